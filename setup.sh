@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Sluice needs to build, test and benchmark.
+# Idempotent: packages already present are skipped; safe to run again.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap          # Bazel 4.2.3
+  protobuf-compiler libprotobuf-dev
+  libabsl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev
+  libgraphviz-dev
+  thrift-compiler libthrift-dev libboost-dev
+  python3-numpy            # .npy round-trip checks in tests and bench scripts
+  python3-torch            # the PyTorch peer in bench/
+)
+# python3-torch is large and only the benchmarks need it.
+if [[ "${SLUICE_SKIP_TORCH:-0}" == "1" ]]; then
+  PACKAGES=("${PACKAGES[@]/python3-torch}")
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  [[ -z "$p" ]] && continue
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ "$(id -u)" != "0" ]]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"

@@ -1,0 +1,8 @@
+"""Stand-in for @rules_cc: re-exports Bazel's native C++ rules."""
+cc_binary = native.cc_binary
+cc_library = native.cc_library
+cc_test = native.cc_test
+cc_import = native.cc_import
+cc_proto_library = native.cc_proto_library
+cc_toolchain = native.cc_toolchain
+cc_toolchain_suite = native.cc_toolchain_suite
