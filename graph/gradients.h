@@ -1,0 +1,34 @@
+// Reverse-mode automatic differentiation over a Graph.
+//
+//   ASSIGN_OR_RETURN(std::vector<Output> grads,
+//                    AddGradients(scope, {loss}, {w1, b1, w2, b2}));
+//
+// Adds nodes computing d(sum of ys)/d(x) for each x, using each op's
+// registered gradient function (OpDef::grad_fn). `grad_ys`, when given, seeds
+// each y's gradient instead of ones. Only the nodes on a path from some x to
+// some y are differentiated; an x no y depends on gets an invalid Output
+// (callers decide whether that is an error). Gradients reaching one tensor
+// from several consumers are summed with AddN.
+//
+// Errors: FailedPrecondition naming the op of a node on the path that has no
+// gradient function (and is not declared non-differentiable); errors of the
+// gradient functions, with the node's name.
+#ifndef SLUICE_GRAPH_GRADIENTS_H_
+#define SLUICE_GRAPH_GRADIENTS_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "graph/scope.h"
+
+namespace sluice {
+
+absl::StatusOr<std::vector<Output>> AddGradients(const Scope& scope,
+                                                 absl::Span<const Output> ys,
+                                                 absl::Span<const Output> xs,
+                                                 absl::Span<const Output> grad_ys = {});
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_GRADIENTS_H_

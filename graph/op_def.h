@@ -1,0 +1,120 @@
+// OpDef: the schema of an op — typed inputs and outputs, attrs with defaults
+// and constraints, traits, a shape function and a gradient function — and
+// OpDefBuilder, which writes one from TensorFlow-style spec strings.
+//
+//   ASSIGN_OR_RETURN(OpDef def,
+//       OpDefBuilder("MatMul")
+//           .Input("a: T").Input("b: T").Output("product: T")
+//           .Attr("transpose_a: bool = false").Attr("transpose_b: bool = false")
+//           .Attr("T: {float, double, int32, int64}")
+//           .SetShapeFn(MatMulShape)
+//           .Build());
+//
+// Argument specs:  "x: T" (type attr), "x: float" (fixed), "x: N * T"
+// (N inputs of type T), "x: Tlist" (a list(type) attr), "ref: Ref(T)".
+// Attr specs:      "name: kind [= default]" with kind one of int, float, bool,
+// string, type, shape, tensor, list(int|float|bool|string|type|shape), a
+// type set "{float, double}", a string set "{'SAME', 'VALID'}", or
+// "int >= 1" / "list(type) >= 1" with a minimum.
+//
+// Thread-compatible; an OpDef is immutable once in a registry except for its
+// gradient function, which OpRegistry sets during start-up.
+#ifndef SLUICE_GRAPH_OP_DEF_H_
+#define SLUICE_GRAPH_OP_DEF_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "graph/attr_value.h"
+#include "graph/types.h"
+
+namespace sluice {
+
+class InferenceContext;
+class Node;
+class Scope;
+struct Output;
+
+struct ArgDef {
+  std::string name;
+  DataType type = DT_INVALID;  // set for a fixed type
+  std::string type_attr;       // or: the attr holding the type
+  std::string number_attr;     // "N * T": the int attr counting the inputs
+  std::string type_list_attr;  // or: a list(type) attr, one type per tensor
+  bool is_ref = false;
+};
+
+struct AttrDef {
+  std::string name;
+  std::string type;  // "int", "list(type)", "string", ...
+  std::optional<AttrValue> default_value;
+  // For "type"/"list(type)": allowed types; for "string": allowed strings.
+  std::optional<AttrValue> allowed_values;
+  bool has_minimum = false;
+  int64_t minimum = 0;
+};
+
+// Fills the output shapes of one node from its input shapes and attrs.
+using ShapeFn = std::function<absl::Status(InferenceContext* ctx)>;
+
+// Builds the gradient of one node. `grad_outputs[k]` is the gradient flowing
+// into output k (an Output with a null node when none flows there); returns one
+// Output per data input, a null one where the input gets no gradient.
+using GradFn = std::function<absl::StatusOr<std::vector<Output>>(
+    const Scope& scope, const Node& node, absl::Span<const Output> grad_outputs)>;
+
+struct OpDef {
+  std::string name;
+  std::vector<ArgDef> inputs;
+  std::vector<ArgDef> outputs;
+  std::vector<AttrDef> attrs;
+  bool is_stateful = false;
+  bool is_commutative = false;
+  bool allows_uninitialized_input = false;
+  ShapeFn shape_fn;  // may be empty: outputs then have unknown shapes
+  GradFn grad_fn;    // may be empty: see no_gradient
+  bool no_gradient = false;  // declared not differentiable (ArgMax, Shape, ...)
+
+  const AttrDef* FindAttr(std::string_view attr_name) const;
+};
+
+class OpDefBuilder {
+ public:
+  explicit OpDefBuilder(std::string name);
+
+  OpDefBuilder& Input(std::string spec);
+  OpDefBuilder& Output(std::string spec);
+  OpDefBuilder& Attr(std::string spec);
+  OpDefBuilder& SetIsStateful();
+  OpDefBuilder& SetIsCommutative();
+  OpDefBuilder& SetAllowsUninitializedInput();
+  OpDefBuilder& SetShapeFn(ShapeFn fn);
+
+  // Parses every spec. Errors (InvalidArgument) name the op and the spec:
+  // a bad type, an arg naming an attr that is not declared, a default that
+  // breaks its own constraint.
+  absl::StatusOr<OpDef> Build() const;
+
+ private:
+  std::string name_;
+  std::vector<std::string> input_specs_;
+  std::vector<std::string> output_specs_;
+  std::vector<std::string> attr_specs_;
+  bool is_stateful_ = false;
+  bool is_commutative_ = false;
+  bool allows_uninitialized_input_ = false;
+  ShapeFn shape_fn_;
+};
+
+// Checks one attr value against its definition (kind, allowed values,
+// minimum). The error names the attr; the caller adds node context.
+absl::Status ValidateAttrValue(const AttrDef& def, const AttrValue& value);
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_OP_DEF_H_

@@ -1,0 +1,64 @@
+// Allocator: aligned host memory with statistics and an optional limit.
+//
+//   CpuAllocator alloc(/*bytes_limit=*/1 << 30);
+//   void* p = alloc.AllocateRaw(64, 4096);   // nullptr past the limit
+//   alloc.DeallocateRaw(p, 4096);
+//   AllocatorStats s = alloc.GetStats();      // bytes_in_use, peak_bytes_in_use
+//
+// Thread-safe.
+#ifndef SLUICE_RUNTIME_ALLOCATOR_H_
+#define SLUICE_RUNTIME_ALLOCATOR_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sluice {
+
+inline constexpr size_t kTensorAlignment = 64;
+
+struct AllocatorStats {
+  int64_t num_allocs = 0;
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t largest_alloc_size = 0;
+  int64_t bytes_limit = 0;  // 0: no limit
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual std::string Name() const = 0;
+  // nullptr when the memory cannot be had (limit reached or system out).
+  virtual void* AllocateRaw(size_t alignment, size_t bytes) = 0;
+  virtual void DeallocateRaw(void* ptr, size_t bytes) = 0;
+  virtual AllocatorStats GetStats() const = 0;
+  virtual void ResetPeakForTesting() {}
+};
+
+class CpuAllocator : public Allocator {
+ public:
+  explicit CpuAllocator(std::string name = "cpu", int64_t bytes_limit = 0);
+  std::string Name() const override { return name_; }
+  void* AllocateRaw(size_t alignment, size_t bytes) override;
+  void DeallocateRaw(void* ptr, size_t bytes) override;
+  AllocatorStats GetStats() const override;
+  void ResetPeakForTesting() override { peak_.store(in_use_.load()); }
+
+ private:
+  const std::string name_;
+  const int64_t limit_;
+  std::atomic<int64_t> num_allocs_{0};
+  std::atomic<int64_t> in_use_{0};
+  std::atomic<int64_t> peak_{0};
+  std::atomic<int64_t> largest_{0};
+};
+
+// The process's allocator for tensors made outside any device (client feeds,
+// fetched results, tests). Never destroyed.
+Allocator* DefaultCpuAllocator();
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_ALLOCATOR_H_

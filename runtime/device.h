@@ -1,0 +1,57 @@
+// Device: where kernels run — an allocator, a thread pool for its executor and
+// kernels, and a container of variables.
+//
+//   std::unique_ptr<Device> cpu = NewCpuDevice(
+//       {.name = "/job:localhost/replica:0/task:0/device:CPU:0", .num_threads = 2});
+//   Tensor t = ...;  cpu->allocator()->GetStats();
+//
+// Thread-safe.
+#ifndef SLUICE_RUNTIME_DEVICE_H_
+#define SLUICE_RUNTIME_DEVICE_H_
+
+#include <memory>
+#include <string>
+
+#include "runtime/allocator.h"
+#include "runtime/resource_mgr.h"
+#include "runtime/thread_pool.h"
+
+namespace sluice {
+
+inline constexpr char kDeviceTypeCpu[] = "CPU";
+inline constexpr char kDeviceTypeGpu[] = "GPU";
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // Full name: /job:J/replica:R/task:T/device:TYPE:ID.
+  const std::string& name() const { return name_; }
+  const std::string& device_type() const { return device_type_; }
+  virtual Allocator* allocator() = 0;
+  virtual ThreadPool* thread_pool() = 0;
+  ResourceMgr* resource_manager() { return &resources_; }
+
+ protected:
+  Device(std::string name, std::string device_type)
+      : name_(std::move(name)), device_type_(std::move(device_type)) {}
+
+ private:
+  const std::string name_;
+  const std::string device_type_;
+  ResourceMgr resources_;
+};
+
+struct CpuDeviceOptions {
+  std::string name = "/job:localhost/replica:0/task:0/device:CPU:0";
+  int num_threads = 0;      // 0: one per hardware thread
+  int64_t memory_limit = 0;  // bytes; 0: none
+};
+
+std::unique_ptr<Device> NewCpuDevice(const CpuDeviceOptions& options);
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_DEVICE_H_

@@ -1,0 +1,55 @@
+// Executor: runs one graph (a partition placed on one device) for a step.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<Executor> ex,
+//                    Executor::Create(std::move(graph), device, kernels));
+//   CallFrame frame;  frame.args = {x};  frame.retvals.resize(1);
+//   RETURN_IF_ERROR(ex->Run({.step_id = 1, .call_frame = &frame}));
+//
+// Dataflow: each node waits on a pending count of its in-edges; ready cheap
+// nodes run inline, expensive ones go to the device's pool (independent nodes
+// run in parallel); a tensor is released when its last consumer has run; the
+// first error stops the step and names the node.
+//
+// Thread-safe: Run may be called concurrently (each call has its own state).
+// The executor owns its graph and kernels; the device must outlive it.
+#ifndef SLUICE_RUNTIME_EXECUTOR_H_
+#define SLUICE_RUNTIME_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/step_stats.h"
+
+namespace sluice {
+
+class Executor {
+ public:
+  struct Args {
+    int64_t step_id = 0;
+    CallFrame* call_frame = nullptr;
+    StepStatsCollector* stats = nullptr;  // optional
+  };
+
+  // Builds every node's kernel (errors name the node). The graph must be
+  // acyclic; nodes need not be placed.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
+                                                          Device* device,
+                                                          const KernelRegistry& kernels);
+  virtual ~Executor() = default;
+
+  // Runs the step to completion (or first error); `done` is called once.
+  virtual void RunAsync(const Args& args, std::function<void(absl::Status)> done) = 0;
+  absl::Status Run(const Args& args);
+
+  virtual const Graph& graph() const = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_EXECUTOR_H_

@@ -1,0 +1,124 @@
+// The kernel API: OpKernel (one node's computation on one device), what it
+// sees when it is built (OpKernelConstruction) and when it runs
+// (OpKernelContext).
+//
+//   class ReluOp : public OpKernel {
+//    public:
+//     absl::Status Compute(OpKernelContext* ctx) override {
+//       const Tensor& x = ctx->input(0);
+//       ASSIGN_OR_RETURN(Tensor* y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
+//       ... write y->flat<float>() ...
+//       return absl::OkStatus();
+//     }
+//     bool IsExpensive() const override { return false; }
+//   };
+//
+// Errors are returned, never thrown or aborted on; the executor adds the node
+// name. Thread-safety: Compute may run concurrently for different steps, so a
+// kernel keeps no per-step state in members (Init-time state is read-only).
+#ifndef SLUICE_RUNTIME_KERNEL_H_
+#define SLUICE_RUNTIME_KERNEL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "graph/graph.h"
+#include "runtime/device.h"
+#include "runtime/resource_mgr.h"
+#include "runtime/tensor.h"
+
+namespace sluice {
+
+// Arguments and results of one executor run (feeds in, fetches out); the
+// internal _Arg/_Retval kernels read and write it.
+struct CallFrame {
+  std::vector<Tensor> args;
+  std::vector<Tensor> retvals;
+};
+
+// A value on an edge: a tensor, or for ref-typed edges (a variable's output)
+// the variable itself.
+struct TensorValue {
+  Tensor tensor;
+  Var* ref = nullptr;
+};
+
+class OpKernelConstruction {
+ public:
+  OpKernelConstruction(const Node& node, Device* device) : node_(node), device_(device) {}
+  const Node& node() const { return node_; }
+  Device* device() const { return device_; }
+  template <typename T>
+  absl::StatusOr<T> GetAttr(std::string_view name) const {
+    return node_.GetAttr<T>(name);
+  }
+  DataType input_type(int i) const { return node_.input_type(i); }
+  DataType output_type(int i) const { return node_.output_type(i); }
+
+ private:
+  const Node& node_;
+  Device* device_;
+};
+
+class OpKernelContext {
+ public:
+  struct Params {
+    const Node* node = nullptr;
+    Device* device = nullptr;
+    int64_t step_id = 0;
+    absl::Span<TensorValue> inputs;
+    absl::Span<TensorValue> outputs;  // sized num_outputs by the caller
+    CallFrame* call_frame = nullptr;
+  };
+  explicit OpKernelContext(const Params& params) : p_(params) {}
+
+  const Node& node() const { return *p_.node; }
+  Device* device() const { return p_.device; }
+  Allocator* allocator() const { return p_.device->allocator(); }
+  ThreadPool* thread_pool() const { return p_.device->thread_pool(); }
+  ResourceMgr* resource_manager() const { return p_.device->resource_manager(); }
+  int64_t step_id() const { return p_.step_id; }
+  CallFrame* call_frame() const { return p_.call_frame; }
+
+  int num_inputs() const { return static_cast<int>(p_.inputs.size()); }
+  int num_outputs() const { return static_cast<int>(p_.outputs.size()); }
+  // The tensor on input i (not for ref inputs: see input_ref).
+  const Tensor& input(int i) const { return p_.inputs[i].tensor; }
+  // The variable on a ref input (an arg declared Ref(T)); nullptr otherwise.
+  Var* input_ref(int i) const { return p_.inputs[i].ref; }
+
+  // ResourceExhausted (naming the device and size) when the allocator refuses.
+  absl::StatusOr<Tensor*> allocate_output(int i, const TensorShape& shape);
+  // Reuses input `in`'s buffer for output `out` when this kernel holds the
+  // only reference to it and dtype and size match; else allocates.
+  absl::StatusOr<Tensor*> forward_input_or_allocate_output(int in, int out,
+                                                           const TensorShape& shape);
+  absl::StatusOr<Tensor> allocate_temp(DataType dtype, const TensorShape& shape);
+  void set_output(int i, Tensor t) { p_.outputs[i].tensor = std::move(t); }
+  void set_output_ref(int i, Var* var) { p_.outputs[i].ref = var; }
+  const Tensor& output(int i) const { return p_.outputs[i].tensor; }
+
+ private:
+  Params p_;
+};
+
+class OpKernel {
+ public:
+  OpKernel() = default;
+  virtual ~OpKernel() = default;
+  OpKernel(const OpKernel&) = delete;
+  OpKernel& operator=(const OpKernel&) = delete;
+
+  // Reads attrs once, when the executor is built. Errors name the attr.
+  virtual absl::Status Init(const OpKernelConstruction& ctx) { return absl::OkStatus(); }
+  virtual absl::Status Compute(OpKernelContext* ctx) = 0;
+  // Cheap kernels run inline in the executor's thread; expensive ones may be
+  // handed to the device's thread pool.
+  virtual bool IsExpensive() const { return true; }
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_KERNEL_H_

@@ -1,0 +1,95 @@
+// KernelRegistry: (op, device type, type constraints) -> kernel factory.
+//
+//   KernelRegistry kernels;
+//   kernels.Register<MatMulOp<float>>(KernelDef("MatMul", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
+//   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k, kernels.CreateKernel(node, device));
+//
+// Thread-safe; register during start-up.
+#ifndef SLUICE_RUNTIME_KERNEL_REGISTRY_H_
+#define SLUICE_RUNTIME_KERNEL_REGISTRY_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+
+class KernelDef {
+ public:
+  KernelDef(std::string op, std::string device_type)
+      : op_(std::move(op)), device_type_(std::move(device_type)) {}
+  // The node's type attr `attr` must be one of `types`.
+  KernelDef& TypeConstraint(std::string attr, std::vector<DataType> types) {
+    constraints_.emplace_back(std::move(attr), std::move(types));
+    return *this;
+  }
+  KernelDef& TypeConstraint(std::string attr, DataType type) {
+    return TypeConstraint(std::move(attr), std::vector<DataType>{type});
+  }
+  // Input or output arg `arg` lives in host memory on this device.
+  KernelDef& HostMemory(std::string arg) {
+    host_memory_.push_back(std::move(arg));
+    return *this;
+  }
+
+  const std::string& op() const { return op_; }
+  const std::string& device_type() const { return device_type_; }
+  const std::vector<std::pair<std::string, std::vector<DataType>>>& constraints() const {
+    return constraints_;
+  }
+  const std::vector<std::string>& host_memory() const { return host_memory_; }
+  // True when the node's attrs satisfy every constraint.
+  bool Matches(const AttrMap& attrs) const;
+  std::string DebugString() const;  // "MatMul on CPU with T in {float}"
+
+ private:
+  std::string op_;
+  std::string device_type_;
+  std::vector<std::pair<std::string, std::vector<DataType>>> constraints_;
+  std::vector<std::string> host_memory_;
+};
+
+using KernelFactory = std::function<std::unique_ptr<OpKernel>()>;
+
+class KernelRegistry {
+ public:
+  KernelRegistry() = default;
+  KernelRegistry(const KernelRegistry&) = delete;
+  KernelRegistry& operator=(const KernelRegistry&) = delete;
+
+  void Register(KernelDef def, KernelFactory factory);
+  template <typename K>
+  void Register(KernelDef def) {
+    Register(std::move(def), [] { return std::make_unique<K>(); });
+  }
+
+  // Builds and Inits the kernel for `node` on `device`. NotFound naming the
+  // node, op, device type and the registered constraints when none matches.
+  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(const Node& node, Device* device) const;
+  // The KernelDef that would serve `node` on `device_type`, or nullptr.
+  const KernelDef* FindKernelDef(const Node& node, std::string_view device_type) const;
+  bool HasKernelsFor(std::string_view op, std::string_view device_type) const;
+  std::vector<std::string> OpsWithKernels(std::string_view device_type) const;
+
+ private:
+  struct Entry {
+    KernelDef def;
+    KernelFactory factory;
+  };
+  mutable absl::Mutex mu_;
+  // op -> entries (all devices)
+  absl::flat_hash_map<std::string, std::vector<std::unique_ptr<Entry>>> kernels_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_KERNEL_REGISTRY_H_

@@ -1,0 +1,90 @@
+// Session: runs a graph — feeds in, fetches out, targets run for effect —
+// with variables that persist across runs.
+//
+//   SessionOptions opts;  opts.ops = BuiltinOps();  opts.kernels = BuiltinKernels();
+//   ASSIGN_OR_RETURN(std::unique_ptr<Session> sess, NewSession(opts, graph_def));
+//   RETURN_IF_ERROR(sess->Run({}, {}, {"init"}).status());
+//   ASSIGN_OR_RETURN(std::vector<Tensor> out,
+//                    sess->Run({{"x:0", batch}}, {"loss:0"}, {"train"}));
+//
+// Only the nodes the fetches and targets need run; a fed tensor cuts its
+// producer out. Each distinct (feeds, fetches, targets) signature is pruned,
+// placed and turned into executors once, then cached.
+//
+// Errors: InvalidArgument for a fetch/feed/target naming no node or output,
+// a feed whose dtype or shape the Placeholder rejects; kernel errors name the
+// node. Thread-safe: Run may be called concurrently.
+#ifndef SLUICE_RUNTIME_SESSION_H_
+#define SLUICE_RUNTIME_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/step_stats.h"
+#include "runtime/tensor.h"
+
+namespace sluice {
+
+struct SessionOptions {
+  const OpRegistry* ops = nullptr;          // required
+  const KernelRegistry* kernels = nullptr;  // required
+  int num_threads = 0;                      // CPU:0's pool; 0: hardware threads
+  int64_t cpu_memory_limit = 0;             // bytes; 0: none
+  // When a node asks for a device that does not exist, place it on CPU:0
+  // instead of failing.
+  bool allow_soft_placement = false;
+};
+
+struct RunOptions {
+  bool trace = false;  // collect per-node step statistics into RunMetadata
+};
+
+struct RunMetadata {
+  StepStats step_stats;
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // Adds the nodes of `def` to the session's graph.
+  virtual absl::Status Extend(const GraphDef& def) = 0;
+
+  // Names are "node:index" or "node" (output 0) for feeds and fetches, node
+  // names for targets. Returns one tensor per fetch, in order.
+  virtual absl::StatusOr<std::vector<Tensor>> Run(
+      const std::vector<std::pair<std::string, Tensor>>& feeds,
+      const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+      const RunOptions& options = {}, RunMetadata* metadata = nullptr) = 0;
+
+  // Convenience over graph-building handles.
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<Output, Tensor>>& feeds,
+                                          const std::vector<Output>& fetches,
+                                          const std::vector<Node*>& targets = {},
+                                          const RunOptions& options = {},
+                                          RunMetadata* metadata = nullptr);
+
+  // The devices the session runs on (full names).
+  virtual std::vector<std::string> ListDevices() const = 0;
+  // Allocator statistics of each device, in ListDevices order.
+  virtual std::vector<AllocatorStats> DeviceMemoryStats() const = 0;
+
+  virtual absl::Status Close() = 0;
+};
+
+// A local session over this process's devices. The graph is copied.
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+                                                    const GraphDef& def);
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+                                                    const Graph& graph);
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_SESSION_H_

@@ -1,0 +1,138 @@
+// Tensor: a dtype, a fully defined shape and a refcounted, 64-byte aligned
+// buffer. Copies share the buffer (Identity and Reshape cost nothing).
+//
+//   Tensor t(DT_FLOAT, TensorShape({2, 3}));           // default CPU allocator
+//   absl::Span<float> v = t.flat<float>();  v[0] = 1;
+//   ASSIGN_OR_RETURN(Tensor r, t.Reshaped(TensorShape({3, 2})));   // shares
+//   Tensor s = Tensor::Scalar<int32_t>(7);
+//   Tensor m = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+//
+// Thread-compatible: concurrent reads are safe; a kernel writes only to
+// tensors it allocated or to variables under their lock. The buffer is freed
+// when the last Tensor sharing it goes away.
+#ifndef SLUICE_RUNTIME_TENSOR_H_
+#define SLUICE_RUNTIME_TENSOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "graph/proto/tensor.pb.h"
+#include "graph/tensor_shape.h"
+#include "graph/types.h"
+#include "runtime/allocator.h"
+
+namespace sluice {
+
+// A block of memory from an allocator, freed on destruction.
+class TensorBuffer {
+ public:
+  // nullptr data when the allocator refused.
+  TensorBuffer(Allocator* allocator, size_t bytes);
+  ~TensorBuffer();
+  TensorBuffer(const TensorBuffer&) = delete;
+  TensorBuffer& operator=(const TensorBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  Allocator* allocator() const { return allocator_; }
+
+ private:
+  Allocator* allocator_;
+  size_t size_;
+  void* data_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // uninitialized: dtype DT_INVALID
+  // Allocates from the default CPU allocator; CHECK-fails only if the process
+  // is out of memory. Kernels use OpKernelContext::allocate_output instead.
+  Tensor(DataType dtype, const TensorShape& shape);
+
+  // ResourceExhausted when the allocator refuses; InvalidArgument for a
+  // shape that is not fully defined or a dtype without a fixed size.
+  static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
+                                         const TensorShape& shape);
+
+  template <typename T>
+  static Tensor Scalar(T value) {
+    Tensor t(DataTypeToEnum<T>::value, TensorShape());
+    *t.data<T>() = value;
+    return t;
+  }
+  template <typename T>
+  static Tensor FromVector(const std::vector<T>& values, const TensorShape& shape);
+  template <typename T>
+  static Tensor FromVector(const std::vector<T>& values) {
+    return FromVector(values, TensorShape({static_cast<int64_t>(values.size())}));
+  }
+
+  // TensorProto -> Tensor with TensorFlow's fill rules (tensor_content wins;
+  // fewer *_val than elements repeat the last). InvalidArgument on a bad
+  // proto (content size mismatch, unsupported dtype).
+  static absl::StatusOr<Tensor> FromProto(const ::tensorflow::TensorProto& proto,
+                                          Allocator* allocator = nullptr);
+  // Writes dtype, shape and tensor_content.
+  void ToProto(::tensorflow::TensorProto* proto) const;
+
+  bool IsInitialized() const { return dtype_ != DT_INVALID; }
+  DataType dtype() const { return dtype_; }
+  const TensorShape& shape() const { return shape_; }
+  int dims() const { return shape_.rank(); }
+  int64_t dim_size(int i) const { return shape_.dim(i); }
+  int64_t NumElements() const { return num_elements_; }
+  size_t TotalBytes() const { return static_cast<size_t>(num_elements_) * DataTypeSize(dtype_); }
+
+  void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(raw_data());
+  }
+  template <typename T>
+  absl::Span<T> flat() const {
+    return absl::Span<T>(data<T>(), static_cast<size_t>(num_elements_));
+  }
+  template <typename T>
+  T& scalar() const {
+    return *data<T>();
+  }
+
+  // Same buffer, another shape with as many elements; InvalidArgument else.
+  absl::StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
+  bool SharesBufferWith(const Tensor& other) const {
+    return buffer_ != nullptr && buffer_ == other.buffer_;
+  }
+  // True when no other Tensor shares this buffer (safe to write in place).
+  bool RefCountIsOne() const { return buffer_.use_count() == 1; }
+  // A new buffer holding the same bytes.
+  Tensor DeepCopy(Allocator* allocator = nullptr) const;
+
+  // "float [2,3] 1 2 3 4 5 6" with at most `max_entries` values.
+  std::string DebugString(int max_entries = 10) const;
+  // The values only, NumPy-like: "[[1 2 3] [4 5 6]]", at most `max_entries`.
+  std::string SummarizeValue(int max_entries = 10) const;
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  TensorShape shape_;
+  int64_t num_elements_ = 0;
+  std::shared_ptr<TensorBuffer> buffer_;
+};
+
+template <typename T>
+Tensor Tensor::FromVector(const std::vector<T>& values, const TensorShape& shape) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  T* d = t.data<T>();
+  for (int64_t i = 0; i < t.NumElements() && i < static_cast<int64_t>(values.size()); ++i) {
+    d[i] = values[i];
+  }
+  return t;
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_TENSOR_H_

@@ -1,0 +1,50 @@
+// ThreadPool: a fixed set of worker threads running scheduled closures.
+//
+//   ThreadPool pool("cpu0", 2);
+//   pool.Schedule([] { ... });
+//   pool.ParallelFor(n, /*min_block=*/4096, [&](int64_t begin, int64_t end) { ... });
+//
+// Thread-safe. The destructor finishes the queued closures, then joins.
+#ifndef SLUICE_RUNTIME_THREAD_POOL_H_
+#define SLUICE_RUNTIME_THREAD_POOL_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace sluice {
+
+class ThreadPool {
+ public:
+  ThreadPool(std::string name, int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  void Schedule(std::function<void()> fn);
+  int num_threads() const { return static_cast<int>(threads_.size()); }
+
+  // Splits [0, total) into at most num_threads()+1 blocks of at least
+  // `min_block` items, runs fn on each (one in the calling thread) and waits.
+  void ParallelFor(int64_t total, int64_t min_block,
+                   const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void WorkerLoop();
+
+  const std::string name_;
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_THREAD_POOL_H_
