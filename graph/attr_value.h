@@ -14,7 +14,7 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,9 +33,9 @@ AttrValue MakeAttr(int64_t v);
 inline AttrValue MakeAttr(int v) { return MakeAttr(static_cast<int64_t>(v)); }
 AttrValue MakeAttr(float v);
 AttrValue MakeAttr(bool v);
-AttrValue MakeAttr(std::string_view v);
-inline AttrValue MakeAttr(const char* v) { return MakeAttr(std::string_view(v)); }
-inline AttrValue MakeAttr(const std::string& v) { return MakeAttr(std::string_view(v)); }
+AttrValue MakeAttr(absl::string_view v);
+inline AttrValue MakeAttr(const char* v) { return MakeAttr(absl::string_view(v)); }
+inline AttrValue MakeAttr(const std::string& v) { return MakeAttr(absl::string_view(v)); }
 AttrValue MakeAttr(DataType v);
 AttrValue MakeAttr(const TensorShape& v);
 AttrValue MakeAttr(const ::tensorflow::TensorProto& v);
@@ -58,7 +58,7 @@ inline AttrValue MakeAttr(const AttrValue& v) { return v; }
 // std::vector<int32_t>, std::vector<float>, std::vector<DataType>,
 // std::vector<std::string>, std::vector<TensorShape>.
 template <typename T>
-absl::StatusOr<T> GetAttr(const AttrMap& attrs, std::string_view name);
+absl::StatusOr<T> GetAttr(const AttrMap& attrs, absl::string_view name);
 
 // Reads a single attr value as T (same T as above).
 template <typename T>

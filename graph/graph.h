@@ -19,7 +19,7 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -62,15 +62,15 @@ class Node {
   const NodeDef& def() const { return def_; }
   const AttrMap& attrs() const { return def_.attr(); }
   template <typename T>
-  absl::StatusOr<T> GetAttr(std::string_view attr_name) const {
+  absl::StatusOr<T> GetAttr(absl::string_view attr_name) const {
     return sluice::GetAttr<T>(def_.attr(), attr_name);
   }
-  void SetAttr(std::string_view attr_name, AttrValue value);
+  void SetAttr(absl::string_view attr_name, AttrValue value);
 
   // The device the graph asked for (possibly partial, possibly empty), and
   // the full device name the placer chose (empty before placement).
   const std::string& requested_device() const { return def_.device(); }
-  void set_requested_device(std::string_view device);
+  void set_requested_device(absl::string_view device);
   const std::string& assigned_device() const { return assigned_device_; }
   void set_assigned_device(std::string device) { assigned_device_ = std::move(device); }
 
@@ -137,7 +137,7 @@ class Graph {
   void RemoveEdge(const Edge* edge);
   void RemoveNode(Node* node);  // and all its edges
 
-  Node* FindNode(std::string_view name) const;
+  Node* FindNode(absl::string_view name) const;
   // Node ids are dense in [0, num_node_ids()); removed ids answer nullptr.
   int num_node_ids() const { return static_cast<int>(nodes_.size()); }
   Node* node(int id) const { return nodes_[id].get(); }
@@ -146,7 +146,7 @@ class Graph {
   std::vector<Node*> nodes() const;
 
   // A name not yet used: `prefix` itself, else prefix_1, prefix_2, ...
-  std::string NewName(std::string_view prefix);
+  std::string NewName(absl::string_view prefix);
 
   // Writes nodes in id order with inputs from the edges: data inputs in slot
   // order, then control inputs "^src".
@@ -180,7 +180,7 @@ struct TensorId {
   std::string node;
   int index = 0;  // Edge::kControlSlot for "^node"
 };
-absl::StatusOr<TensorId> ParseTensorName(std::string_view name);
+absl::StatusOr<TensorId> ParseTensorName(absl::string_view name);
 
 }  // namespace sluice
 

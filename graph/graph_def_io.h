@@ -12,7 +12,7 @@
 #define SLUICE_GRAPH_GRAPH_DEF_IO_H_
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
@@ -23,7 +23,7 @@ enum class GraphFileFormat { kBinary, kText };
 
 // Parses bytes as a GraphDef, binary or text (detected: text when the bytes
 // parse as text format and not as binary). InvalidArgument when neither.
-absl::StatusOr<GraphDef> ParseGraphDef(std::string_view bytes);
+absl::StatusOr<GraphDef> ParseGraphDef(absl::string_view bytes);
 // NotFound / PermissionDenied for unreadable files; parse errors name the path.
 absl::StatusOr<GraphDef> ReadGraphDefFile(const std::string& path);
 absl::Status WriteGraphDefFile(const GraphDef& def, const std::string& path,

@@ -25,7 +25,7 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -80,7 +80,7 @@ struct OpDef {
   GradFn grad_fn;    // may be empty: see no_gradient
   bool no_gradient = false;  // declared not differentiable (ArgMax, Shape, ...)
 
-  const AttrDef* FindAttr(std::string_view attr_name) const;
+  const AttrDef* FindAttr(absl::string_view attr_name) const;
 };
 
 class OpDefBuilder {

@@ -12,7 +12,7 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -34,13 +34,13 @@ class OpRegistry {
   absl::Status Register(OpDef def);
 
   // NotFound when the op is unknown.
-  absl::Status SetGradient(std::string_view op, GradFn fn);
-  absl::Status SetNoGradient(std::string_view op);
+  absl::Status SetGradient(absl::string_view op, GradFn fn);
+  absl::Status SetNoGradient(absl::string_view op);
 
   // nullptr when unknown.
-  const OpDef* Find(std::string_view op) const;
+  const OpDef* Find(absl::string_view op) const;
   // NotFound "unknown op 'X'" when unknown.
-  absl::StatusOr<const OpDef*> LookUp(std::string_view op) const;
+  absl::StatusOr<const OpDef*> LookUp(absl::string_view op) const;
 
   std::vector<std::string> ListOps() const;  // sorted
 

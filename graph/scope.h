@@ -24,7 +24,7 @@
 #include <memory>
 #include <source_location>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
@@ -87,10 +87,10 @@ class Scope {
   static Scope NewRootScope(Graph* graph);
 
   // Name scope "a/b/": nodes built in it are named "a/b/<name>".
-  Scope NewSubScope(std::string_view name) const;
+  Scope NewSubScope(absl::string_view name) const;
   // The next node built gets exactly this name (within the name scope).
-  Scope WithOpName(std::string_view name) const;
-  Scope WithDevice(std::string_view device) const;
+  Scope WithOpName(absl::string_view name) const;
+  Scope WithDevice(absl::string_view device) const;
   // Nodes built in this scope must be placed with `node` ("_class" attr).
   Scope ColocateWith(const Node* node) const;
   Scope ColocateWith(const Output& output) const { return ColocateWith(output.node); }
@@ -110,16 +110,17 @@ class Scope {
 
   // A unique node name under this scope: the WithOpName name when set,
   // else `default_name` (made unique with _1, _2, ...).
-  std::string GetUniqueNameForOp(std::string_view default_name) const;
+  std::string GetUniqueNameForOp(absl::string_view default_name) const;
 
   // Starts a node of op `op`; the call site is recorded for error messages.
-  OpBuilder Op(std::string_view op,
+  OpBuilder Op(absl::string_view op,
                std::source_location loc = std::source_location::current()) const;
 
   // The graph as a GraphDef; the first building error, if any.
   absl::StatusOr<GraphDef> ToGraphDef() const;
 
  private:
+  friend class OpBuilder;
   struct Shared;
   explicit Scope(std::shared_ptr<Shared> shared);
 
@@ -142,21 +143,22 @@ class OpBuilder {
   OpBuilder& InputList(absl::Span<const sluice::Input> inputs);
   OpBuilder& InputList(absl::Span<const Output> inputs);
   template <typename T>
-  OpBuilder& Attr(std::string_view name, const T& value) {
+  OpBuilder& Attr(absl::string_view name, const T& value) {
     return SetAttr(name, MakeAttr(value));
   }
-  OpBuilder& Attr(std::string_view name, std::initializer_list<int64_t> value) {
+  OpBuilder& Attr(absl::string_view name, std::initializer_list<int64_t> value) {
     return SetAttr(name, MakeAttr(absl::Span<const int64_t>(value.begin(), value.size())));
   }
-  OpBuilder& SetAttr(std::string_view name, AttrValue value);
+  OpBuilder& SetAttr(absl::string_view name, AttrValue value);
   OpBuilder& ControlInput(Node* node);
   // The default node name (else the op name).
-  OpBuilder& DefaultName(std::string_view name);
+  OpBuilder& DefaultName(absl::string_view name);
 
   // Builds the node, connects its inputs and infers its shapes. On error the
   // scope records it (with node, op and source line) and nullptr is returned.
   Node* Finalize();
-  // Finalize(), then its output 0 / all its outputs (invalid on error).
+  // Finalize(), then its output 0 / all its outputs (invalid Outputs, as
+  // many as the op declares, on error).
   Output Finalize1();
   std::vector<Output> FinalizeAll();
 

@@ -32,7 +32,7 @@ class InferenceContext {
   const TensorShape& input(int i) const { return inputs_[i]; }
   DataType input_type(int i) const { return node_.input_type(i); }
   template <typename T>
-  absl::StatusOr<T> GetAttr(std::string_view name) const {
+  absl::StatusOr<T> GetAttr(absl::string_view name) const {
     return node_.GetAttr<T>(name);
   }
 

@@ -4,7 +4,7 @@
 
 namespace sluice {
 
-absl::Status AddContext(const absl::Status& status, std::string_view context) {
+absl::Status AddContext(const absl::Status& status, absl::string_view context) {
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat(context, ": ", status.message()));
 }

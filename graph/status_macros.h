@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #define SLUICE_CONCAT_INNER_(a, b) a##b
 #define SLUICE_CONCAT_(a, b) SLUICE_CONCAT_INNER_(a, b)
@@ -33,7 +34,7 @@ namespace sluice {
 
 // Returns `status` with `context` prepended to its message ("context: msg"),
 // keeping the code. OK stays OK.
-absl::Status AddContext(const absl::Status& status, std::string_view context);
+absl::Status AddContext(const absl::Status& status, absl::string_view context);
 
 }  // namespace sluice
 

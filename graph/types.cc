@@ -130,9 +130,9 @@ std::string DataTypeName(DataType t) {
   return absl::StrCat("unknown_type_", static_cast<int>(t));
 }
 
-absl::StatusOr<DataType> DataTypeFromString(std::string_view name) {
+absl::StatusOr<DataType> DataTypeFromString(absl::string_view name) {
   std::string lower = absl::AsciiStrToLower(name);
-  std::string_view s = lower;
+  absl::string_view s = lower;
   if (absl::StartsWith(s, "dt_")) s.remove_prefix(3);
   bool ref = false;
   if (absl::EndsWith(s, "_ref")) {

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "graph/proto/types.pb.h"
@@ -61,7 +61,7 @@ int DataTypeSize(DataType t);
 std::string DataTypeName(DataType t);
 
 // Parses "float", "DT_FLOAT", "float32", "half", "bfloat16", ...
-absl::StatusOr<DataType> DataTypeFromString(std::string_view name);
+absl::StatusOr<DataType> DataTypeFromString(absl::string_view name);
 
 bool IsRefType(DataType t);
 DataType BaseType(DataType t);  // strips _REF

@@ -51,7 +51,7 @@ class OpKernelConstruction {
   const Node& node() const { return node_; }
   Device* device() const { return device_; }
   template <typename T>
-  absl::StatusOr<T> GetAttr(std::string_view name) const {
+  absl::StatusOr<T> GetAttr(absl::string_view name) const {
     return node_.GetAttr<T>(name);
   }
   DataType input_type(int i) const { return node_.input_type(i); }

@@ -75,9 +75,9 @@ class KernelRegistry {
   // node, op, device type and the registered constraints when none matches.
   absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(const Node& node, Device* device) const;
   // The KernelDef that would serve `node` on `device_type`, or nullptr.
-  const KernelDef* FindKernelDef(const Node& node, std::string_view device_type) const;
-  bool HasKernelsFor(std::string_view op, std::string_view device_type) const;
-  std::vector<std::string> OpsWithKernels(std::string_view device_type) const;
+  const KernelDef* FindKernelDef(const Node& node, absl::string_view device_type) const;
+  bool HasKernelsFor(absl::string_view op, absl::string_view device_type) const;
+  std::vector<std::string> OpsWithKernels(absl::string_view device_type) const;
 
  private:
   struct Entry {

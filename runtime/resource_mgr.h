@@ -14,7 +14,7 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -46,11 +46,11 @@ class ResourceMgr {
   // The variable `name` in `container` ("" is the default container),
   // created on first use. FailedPrecondition when it exists with another
   // dtype.
-  absl::StatusOr<Var*> LookupOrCreateVar(std::string_view container, std::string_view name,
+  absl::StatusOr<Var*> LookupOrCreateVar(absl::string_view container, absl::string_view name,
                                          DataType dtype, const TensorShape& shape);
-  Var* FindVar(std::string_view container, std::string_view name) const;  // or nullptr
+  Var* FindVar(absl::string_view container, absl::string_view name) const;  // or nullptr
   std::vector<Var*> ListVars() const;
-  void ClearContainer(std::string_view container);
+  void ClearContainer(absl::string_view container);
 
  private:
   mutable absl::Mutex mu_;

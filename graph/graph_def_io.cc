@@ -1,0 +1,285 @@
+// GraphDef files (binary or text, detected) and GraphDef -> Graph import.
+// See graph_def_io.h.
+#include "graph/graph_def_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/stubs/logging.h"
+#include "google/protobuf/text_format.h"
+#include "graph/algorithm.h"
+#include "graph/shape_inference.h"
+#include "graph/status_macros.h"
+
+namespace sluice {
+namespace {
+
+// Keeps the first text-format error with its (1-based) position.
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (error_.empty()) {
+      error_ = absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message);
+    }
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string error_;
+};
+
+// True when the bytes could be a text-format file: no control characters
+// other than whitespace. Binary GraphDefs are full of small length bytes.
+bool LooksLikeText(absl::string_view bytes) {
+  for (unsigned char c : bytes) {
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') {
+      return false;
+    }
+    if (c == 0x7f) return false;
+  }
+  return true;
+}
+
+// A binary parse succeeds on many byte strings that are not graphs (every
+// field unknown); accept it only when something GraphDef knows was read.
+bool HasKnownContent(const GraphDef& def) {
+  return def.node_size() > 0 || def.has_versions() || def.has_library();
+}
+
+absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& path) {
+  std::string msg = absl::StrCat(std::string(what), " '", path, "': ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return absl::PermissionDeniedError(msg);
+    default:
+      return absl::InvalidArgumentError(msg);
+  }
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f != nullptr) std::fclose(f);
+  }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  FilePtr f(std::fopen(path.c_str(), "rb"));
+  if (f == nullptr) return ErrnoStatus(errno, "cannot open graph file", path);
+  std::string bytes;
+  char buf[1 << 16];
+  while (true) {
+    size_t n = std::fread(buf, 1, sizeof(buf), f.get());
+    bytes.append(buf, n);
+    if (n < sizeof(buf)) break;
+  }
+  if (std::ferror(f.get())) return ErrnoStatus(errno, "cannot read graph file", path);
+  return bytes;
+}
+
+std::string NodeContext(const NodeDef& def) {
+  return absl::StrCat("node '", def.name(), "'");
+}
+
+// Connects the inputs listed in `def` to `dst`.
+absl::Status ConnectInputs(const NodeDef& def, Node* dst, Graph* graph) {
+  int data_inputs = 0;
+  bool seen_control = false;
+  for (const std::string& input : def.input()) {
+    absl::StatusOr<TensorId> id = ParseTensorName(input);
+    if (!id.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          NodeContext(def), ": malformed input '", input, "': ", id.status().message()));
+    }
+    Node* src = graph->FindNode(id->node);
+    if (src == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": input '", input,
+                                                     "' refers to unknown node '", id->node,
+                                                     "'"));
+    }
+    if (id->index == Edge::kControlSlot) {
+      seen_control = true;
+      graph->AddControlEdge(src, dst);
+      continue;
+    }
+    if (seen_control) {
+      return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": data input '", input,
+                                                     "' comes after a control input"));
+    }
+    if (id->index < 0 || id->index >= src->num_outputs()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          NodeContext(def), ": input '", input, "' refers to output ", id->index, " of ",
+          src->DebugName(), ", which has ", src->num_outputs(), " output(s)"));
+    }
+    if (data_inputs >= dst->num_inputs()) {
+      return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": too many data inputs (",
+                                                     "op ", def.op(), " takes ",
+                                                     dst->num_inputs(), ")"));
+    }
+    absl::Status s = graph->AddEdge(src, id->index, dst, data_inputs);
+    if (!s.ok()) {
+      return AddContext(s, absl::StrCat(NodeContext(def), ": input ", data_inputs, " '", input,
+                                        "'"));
+    }
+    ++data_inputs;
+  }
+  if (data_inputs != dst->num_inputs()) {
+    return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": has ", data_inputs,
+                                                   " data input(s), op ", def.op(), " takes ",
+                                                   dst->num_inputs()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GraphDef> ParseGraphDef(absl::string_view bytes) {
+  GraphDef def;
+  std::string text_error;
+  if (LooksLikeText(bytes)) {
+    google::protobuf::io::ArrayInputStream input(bytes.data(), static_cast<int>(bytes.size()));
+    FirstErrorCollector errors;
+    google::protobuf::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&errors);
+    if (parser.Parse(&input, &def)) return def;
+    text_error = errors.error();
+    def.Clear();
+  }
+  {
+    // Invalid UTF-8 in string fields makes protobuf log; the caller gets the
+    // status instead.
+    google::protobuf::LogSilencer silence;
+    if (def.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+        (bytes.empty() || HasKnownContent(def))) {
+      return def;
+    }
+  }
+  std::string msg = "not a GraphDef (binary or text)";
+  if (!text_error.empty()) absl::StrAppend(&msg, "; as text: ", text_error);
+  return absl::InvalidArgumentError(msg);
+}
+
+absl::StatusOr<GraphDef> ReadGraphDefFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+  absl::StatusOr<GraphDef> def = ParseGraphDef(bytes);
+  if (!def.ok()) return AddContext(def.status(), absl::StrCat("graph file '", path, "'"));
+  return def;
+}
+
+absl::Status WriteGraphDefFile(const GraphDef& def, const std::string& path,
+                               GraphFileFormat format) {
+  std::string bytes;
+  if (format == GraphFileFormat::kText) {
+    if (!google::protobuf::TextFormat::PrintToString(def, &bytes)) {
+      return absl::InternalError(absl::StrCat("cannot print graph for '", path, "' as text"));
+    }
+  } else if (!def.SerializeToString(&bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot serialize graph for '", path, "' (larger than 2 GiB?)"));
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return ErrnoStatus(errno, "cannot create graph file", path);
+  size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  int write_errno = errno;
+  if (std::fclose(f) != 0 && written == bytes.size()) {
+    return ErrnoStatus(errno, "cannot write graph file", path);
+  }
+  if (written != bytes.size()) return ErrnoStatus(write_errno, "cannot write graph file", path);
+  return absl::OkStatus();
+}
+
+absl::Status ImportGraphDef(const GraphDef& def, Graph* graph) {
+  // Pass 1: every node, so inputs may name nodes defined later in the file.
+  std::vector<Node*> added;
+  added.reserve(def.node_size());
+  for (const NodeDef& node_def : def.node()) {
+    NodeDef copy = node_def;
+    copy.clear_input();
+    absl::StatusOr<Node*> node = graph->AddNode(std::move(copy));
+    if (!node.ok()) {
+      if (absl::StrContains(node.status().message(), absl::StrCat("'", node_def.name(), "'"))) {
+        return node.status();
+      }
+      return AddContext(node.status(), NodeContext(node_def));
+    }
+    added.push_back(*node);
+  }
+  // Pass 2: edges, data inputs in slot order, then control inputs.
+  for (int i = 0; i < def.node_size(); ++i) {
+    RETURN_IF_ERROR(ConnectInputs(def.node(i), added[i], graph));
+  }
+  if (def.has_versions()) *graph->mutable_versions() = def.versions();
+  if (def.has_library()) graph->mutable_library()->MergeFrom(def.library());
+
+  ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph));
+  std::vector<bool> is_new(graph->num_node_ids(), false);
+  for (Node* n : added) is_new[n->id()] = true;
+  for (Node* n : order) {
+    if (is_new[n->id()]) RETURN_IF_ERROR(InferShapes(n));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GraphDef> PruneGraphDef(const GraphDef& def,
+                                       absl::Span<const std::string> outputs) {
+  absl::flat_hash_map<absl::string_view, int> index;
+  for (int i = 0; i < def.node_size(); ++i) index.emplace(def.node(i).name(), i);
+
+  std::vector<bool> keep(def.node_size(), false);
+  std::deque<int> work;
+  for (const std::string& name : outputs) {
+    absl::StatusOr<TensorId> id = ParseTensorName(name);
+    if (!id.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("malformed tensor or node name '", name, "': ", id.status().message()));
+    }
+    auto it = index.find(id->node);
+    if (it == index.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("'", name, "' names no node in the graph (no node '", id->node, "')"));
+    }
+    if (!keep[it->second]) {
+      keep[it->second] = true;
+      work.push_back(it->second);
+    }
+  }
+  while (!work.empty()) {
+    const NodeDef& node = def.node(work.front());
+    work.pop_front();
+    for (const std::string& input : node.input()) {
+      absl::StatusOr<TensorId> id = ParseTensorName(input);
+      if (!id.ok()) continue;  // ImportGraphDef reports it with the node
+      auto it = index.find(id->node);
+      if (it == index.end() || keep[it->second]) continue;  // dangling: import reports it
+      keep[it->second] = true;
+      work.push_back(it->second);
+    }
+  }
+
+  GraphDef pruned;
+  if (def.has_versions()) *pruned.mutable_versions() = def.versions();
+  if (def.has_library()) *pruned.mutable_library() = def.library();
+  for (int i = 0; i < def.node_size(); ++i) {
+    if (keep[i]) *pruned.add_node() = def.node(i);
+  }
+  return pruned;
+}
+
+}  // namespace sluice

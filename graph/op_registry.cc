@@ -1,0 +1,65 @@
+#include "graph/op_registry.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+
+namespace sluice {
+
+absl::Status OpRegistry::Register(const OpDefBuilder& builder) {
+  ASSIGN_OR_RETURN(OpDef def, builder.Build());
+  return Register(std::move(def));
+}
+
+absl::Status OpRegistry::Register(OpDef def) {
+  absl::MutexLock lock(&mu_);
+  if (ops_.contains(def.name)) {
+    return absl::AlreadyExistsError(absl::StrCat("op '", def.name, "' is already registered"));
+  }
+  std::string name = def.name;
+  ops_.emplace(std::move(name), std::make_unique<OpDef>(std::move(def)));
+  return absl::OkStatus();
+}
+
+absl::Status OpRegistry::SetGradient(absl::string_view op, GradFn fn) {
+  absl::MutexLock lock(&mu_);
+  auto it = ops_.find(op);
+  if (it == ops_.end()) {
+    return absl::NotFoundError(absl::StrCat("gradient for unknown op '", op, "'"));
+  }
+  it->second->grad_fn = std::move(fn);
+  return absl::OkStatus();
+}
+
+absl::Status OpRegistry::SetNoGradient(absl::string_view op) {
+  absl::MutexLock lock(&mu_);
+  auto it = ops_.find(op);
+  if (it == ops_.end()) {
+    return absl::NotFoundError(absl::StrCat("no-gradient mark for unknown op '", op, "'"));
+  }
+  it->second->no_gradient = true;
+  return absl::OkStatus();
+}
+
+const OpDef* OpRegistry::Find(absl::string_view op) const {
+  absl::MutexLock lock(&mu_);
+  auto it = ops_.find(op);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+absl::StatusOr<const OpDef*> OpRegistry::LookUp(absl::string_view op) const {
+  const OpDef* def = Find(op);
+  if (def == nullptr) return absl::NotFoundError(absl::StrCat("unknown op '", op, "'"));
+  return def;
+}
+
+std::vector<std::string> OpRegistry::ListOps() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, def] : ops_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace sluice

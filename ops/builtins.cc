@@ -1,0 +1,72 @@
+#include "ops/builtins.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "graph/status_macros.h"
+#include "ops/array_ops.h"
+#include "ops/gradients.h"
+#include "ops/math_ops.h"
+#include "ops/nn_ops.h"
+#include "ops/random_ops.h"
+#include "ops/state_ops.h"
+#include "ops/training_ops.h"
+#include "runtime/frame_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterBuiltinOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterFrameOps(ops));
+  RETURN_IF_ERROR(RegisterArrayOps(ops));
+  RETURN_IF_ERROR(RegisterMathOps(ops));
+  RETURN_IF_ERROR(RegisterNnOps(ops));
+  RETURN_IF_ERROR(RegisterStateOps(ops));
+  RETURN_IF_ERROR(RegisterRandomOps(ops));
+  RETURN_IF_ERROR(RegisterTrainingOps(ops));
+  RETURN_IF_ERROR(RegisterArrayGradients(ops));
+  RETURN_IF_ERROR(RegisterMathGradients(ops));
+  RETURN_IF_ERROR(RegisterNnGradients(ops));
+  return absl::OkStatus();
+}
+
+void RegisterBuiltinKernels(KernelRegistry* kernels) {
+  RegisterFrameKernels(kernels);
+  RegisterArrayKernels(kernels);
+  RegisterMathKernels(kernels);
+  RegisterNnKernels(kernels);
+  RegisterStateKernels(kernels);
+  RegisterRandomKernels(kernels);
+  RegisterTrainingKernels(kernels);
+}
+
+const OpRegistry* BuiltinOps() {
+  static const OpRegistry* const kOps = [] {
+    auto* ops = new OpRegistry();
+    absl::Status s = RegisterBuiltinOps(ops);
+    if (!s.ok()) {
+      // A broken built-in definition is a bug in Sluice itself, never user input.
+      std::cerr << "sluice: registering built-in ops failed: " << s << "\n";
+      std::abort();
+    }
+    return ops;
+  }();
+  return kOps;
+}
+
+const KernelRegistry* BuiltinKernels() {
+  static const KernelRegistry* const kKernels = [] {
+    auto* kernels = new KernelRegistry();
+    RegisterBuiltinKernels(kernels);
+    return kernels;
+  }();
+  return kKernels;
+}
+
+SessionOptions BuiltinSessionOptions() {
+  SessionOptions options;
+  options.ops = BuiltinOps();
+  options.kernels = BuiltinKernels();
+  return options;
+}
+
+}  // namespace sluice

@@ -1,0 +1,22 @@
+// Gradient functions of the built-in ops, registered into an OpRegistry that
+// already holds their definitions.
+//
+//   RETURN_IF_ERROR(RegisterArrayGradients(&ops));
+//
+// Each gradient builds its nodes with the typed wrappers, in the scope it is
+// given (AddGradients names it "gradients/<node>_grad").
+#ifndef SLUICE_OPS_GRADIENTS_H_
+#define SLUICE_OPS_GRADIENTS_H_
+
+#include "absl/status/status.h"
+#include "graph/op_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterArrayGradients(OpRegistry* ops);
+absl::Status RegisterMathGradients(OpRegistry* ops);
+absl::Status RegisterNnGradients(OpRegistry* ops);
+
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_GRADIENTS_H_

@@ -1,0 +1,308 @@
+// The local Session: prunes the graph to what a run needs, rewrites feeds and
+// fetches into _Arg/_Retval nodes, places it, and runs one Executor per
+// device. Executors are cached per (feeds, fetches, targets) signature.
+#include <map>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "graph/graph_def_io.h"
+#include "graph/shape_inference.h"
+#include "graph/status_macros.h"
+#include "placement/placer.h"
+#include "runtime/executor.h"
+#include "runtime/frame_ops.h"
+#include "runtime/session.h"
+
+namespace sluice {
+namespace {
+
+// A compiled run signature.
+struct Callable {
+  std::unique_ptr<Executor> executor;
+  // Per feed, what the fed output accepts.
+  std::vector<DataType> feed_types;
+  std::vector<TensorShape> feed_shapes;
+};
+
+class DirectSession : public Session {
+ public:
+  explicit DirectSession(const SessionOptions& options) : options_(options) {}
+
+  absl::Status Init(const GraphDef& def);
+  absl::Status Extend(const GraphDef& def) override;
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets,
+                                          const RunOptions& options,
+                                          RunMetadata* metadata) override;
+  std::vector<std::string> ListDevices() const override;
+  std::vector<AllocatorStats> DeviceMemoryStats() const override;
+  absl::Status Close() override;
+
+ private:
+  absl::StatusOr<std::shared_ptr<Callable>> GetCallable(const std::vector<std::string>& feeds,
+                                                        const std::vector<std::string>& fetches,
+                                                        const std::vector<std::string>& targets);
+  absl::StatusOr<std::shared_ptr<Callable>> Compile(const std::vector<std::string>& feeds,
+                                                    const std::vector<std::string>& fetches,
+                                                    const std::vector<std::string>& targets)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  const SessionOptions options_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::atomic<int64_t> next_step_id_{1};
+  mutable absl::Mutex mu_;
+  std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Callable>> callables_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+absl::Status DirectSession::Init(const GraphDef& def) {
+  if (options_.ops == nullptr || options_.kernels == nullptr) {
+    return absl::InvalidArgumentError("SessionOptions needs ops and kernels registries");
+  }
+  CpuDeviceOptions cpu;
+  cpu.num_threads = options_.num_threads;
+  cpu.memory_limit = options_.cpu_memory_limit;
+  devices_.push_back(NewCpuDevice(cpu));
+  absl::MutexLock lock(&mu_);
+  graph_ = std::make_unique<Graph>(options_.ops);
+  return ImportGraphDef(def, graph_.get());
+}
+
+absl::Status DirectSession::Extend(const GraphDef& def) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return absl::FailedPreconditionError("session is closed");
+  // Import into a copy so that a bad extension leaves the graph unchanged.
+  GraphDef merged;
+  graph_->ToGraphDef(&merged);
+  for (const NodeDef& n : def.node()) *merged.add_node() = n;
+  auto graph = std::make_unique<Graph>(options_.ops);
+  RETURN_IF_ERROR(ImportGraphDef(merged, graph.get()));
+  graph_ = std::move(graph);
+  callables_.clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Callable>> DirectSession::GetCallable(
+    const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets) {
+  std::string key = absl::StrCat(absl::StrJoin(feeds, ","), "|", absl::StrJoin(fetches, ","),
+                                 "|", absl::StrJoin(targets, ","));
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (closed_) return absl::FailedPreconditionError("session is closed");
+    auto it = callables_.find(key);
+    if (it != callables_.end()) return it->second;
+  }
+  absl::MutexLock lock(&mu_);
+  auto it = callables_.find(key);
+  if (it != callables_.end()) return it->second;
+  ASSIGN_OR_RETURN(std::shared_ptr<Callable> c, Compile(feeds, fetches, targets));
+  callables_[key] = c;
+  return c;
+}
+
+absl::StatusOr<std::shared_ptr<Callable>> DirectSession::Compile(
+    const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets) {
+  const Graph& g = *graph_;
+  auto resolve = [&](const std::string& name, const char* what) -> absl::StatusOr<Output> {
+    ASSIGN_OR_RETURN(TensorId id, ParseTensorName(name));
+    Node* n = g.FindNode(id.node);
+    if (n == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " '", name, "' names no node in the graph"));
+    }
+    if (id.index == Edge::kControlSlot || id.index >= n->num_outputs()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "': node ",
+                                                     n->DebugName(), " has ", n->num_outputs(),
+                                                     " outputs"));
+    }
+    return Output(n, id.index);
+  };
+  // Fed outputs: (node id, index) -> feed position.
+  std::map<std::pair<int, int>, int> fed;
+  std::vector<Output> feed_outputs;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    ASSIGN_OR_RETURN(Output o, resolve(feeds[i], "feed"));
+    if (!fed.emplace(std::make_pair(o.node->id(), o.index), static_cast<int>(i)).second) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor '", feeds[i], "' is fed twice"));
+    }
+    feed_outputs.push_back(o);
+  }
+  std::vector<Output> fetch_outputs;
+  for (const std::string& f : fetches) {
+    ASSIGN_OR_RETURN(Output o, resolve(f, "fetch"));
+    fetch_outputs.push_back(o);
+  }
+  std::vector<Node*> target_nodes;
+  for (const std::string& t : targets) {
+    Node* n = g.FindNode(t);
+    if (n == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("target '", t, "' names no node in the graph"));
+    }
+    target_nodes.push_back(n);
+  }
+  // What the run needs: backwards from fetches and targets, not through fed edges.
+  std::vector<bool> needed(g.num_node_ids(), false);
+  std::vector<Node*> stack;
+  auto visit = [&](Node* n) {
+    if (!needed[n->id()]) {
+      needed[n->id()] = true;
+      stack.push_back(n);
+    }
+  };
+  for (const Output& o : fetch_outputs) {
+    if (!fed.count({o.node->id(), o.index})) visit(o.node);
+  }
+  for (Node* n : target_nodes) visit(n);
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge* e : n->in_edges()) {
+      if (!e->IsControl() && fed.count({e->src->id(), e->src_output})) continue;
+      visit(e->src);
+    }
+  }
+  // Copy the needed nodes into a new graph, with _Arg for feeds and _Retval for fetches.
+  auto sub = std::make_unique<Graph>(g.registry());
+  std::vector<Node*> copy_of(g.num_node_ids(), nullptr);
+  for (Node* n : g.nodes()) {
+    if (!needed[n->id()]) continue;
+    ASSIGN_OR_RETURN(copy_of[n->id()], sub->AddNode(n->def()));
+  }
+  std::vector<Node*> arg_nodes(feeds.size(), nullptr);
+  auto callable = std::make_shared<Callable>();
+  for (size_t i = 0; i < feed_outputs.size(); ++i) {
+    const Output& o = feed_outputs[i];
+    NodeDef def;
+    def.set_name(sub->NewName(absl::StrCat("_arg_", o.node->name(), "_", o.index)));
+    def.set_op(kArgOp);
+    DataType t = BaseType(o.dtype());
+    (*def.mutable_attr())["T"] = MakeAttr(t);
+    (*def.mutable_attr())["index"] = MakeAttr(static_cast<int64_t>(i));
+    ASSIGN_OR_RETURN(arg_nodes[i], sub->AddNode(std::move(def)));
+    callable->feed_types.push_back(t);
+    TensorShape shape = o.shape();
+    if (o.node->op() == "Placeholder" || o.node->op() == "PlaceholderWithDefault") {
+      absl::StatusOr<TensorShape> s = o.node->GetAttr<TensorShape>("shape");
+      if (s.ok()) shape = *s;
+    }
+    callable->feed_shapes.push_back(shape);
+  }
+  for (Node* n : g.nodes()) {
+    if (!needed[n->id()]) continue;
+    for (const Edge* e : n->in_edges()) {
+      if (e->IsControl()) {
+        if (needed[e->src->id()]) sub->AddControlEdge(copy_of[e->src->id()], copy_of[n->id()]);
+        continue;
+      }
+      auto f = fed.find({e->src->id(), e->src_output});
+      if (f != fed.end()) {
+        RETURN_IF_ERROR(sub->AddEdge(arg_nodes[f->second], 0, copy_of[n->id()], e->dst_input));
+      } else {
+        RETURN_IF_ERROR(
+            sub->AddEdge(copy_of[e->src->id()], e->src_output, copy_of[n->id()], e->dst_input));
+      }
+    }
+  }
+  for (size_t i = 0; i < fetch_outputs.size(); ++i) {
+    const Output& o = fetch_outputs[i];
+    NodeDef def;
+    def.set_name(sub->NewName(absl::StrCat("_retval_", o.node->name(), "_", o.index)));
+    def.set_op(kRetvalOp);
+    (*def.mutable_attr())["T"] = MakeAttr(BaseType(o.dtype()));
+    (*def.mutable_attr())["index"] = MakeAttr(static_cast<int64_t>(i));
+    ASSIGN_OR_RETURN(Node * r, sub->AddNode(std::move(def)));
+    auto f = fed.find({o.node->id(), o.index});
+    if (f != fed.end()) {
+      RETURN_IF_ERROR(sub->AddEdge(arg_nodes[f->second], 0, r, 0));
+    } else {
+      RETURN_IF_ERROR(sub->AddEdge(copy_of[o.node->id()], o.index, r, 0));
+    }
+  }
+  std::vector<Device*> devices;
+  for (const auto& d : devices_) devices.push_back(d.get());
+  PlacerOptions placer_options;
+  placer_options.allow_soft_placement = options_.allow_soft_placement;
+  RETURN_IF_ERROR(PlaceGraph(sub.get(), devices, *options_.kernels, placer_options));
+  ASSIGN_OR_RETURN(callable->executor,
+                   Executor::Create(std::move(sub), devices_[0].get(), *options_.kernels));
+  return callable;
+}
+
+absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
+    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+    const RunOptions& options, RunMetadata* metadata) {
+  std::vector<std::string> feed_names;
+  for (const auto& f : feeds) feed_names.push_back(f.first);
+  ASSIGN_OR_RETURN(std::shared_ptr<Callable> c, GetCallable(feed_names, fetches, targets));
+  CallFrame frame;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const Tensor& t = feeds[i].second;
+    if (!t.IsInitialized() || t.dtype() != c->feed_types[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "feed '", feeds[i].first, "' must be ", DataTypeName(c->feed_types[i]), " ",
+          c->feed_shapes[i].DebugString(), ", got ",
+          t.IsInitialized() ? DataTypeName(t.dtype()) : "an uninitialized tensor", " ",
+          t.shape().DebugString()));
+    }
+    if (!c->feed_shapes[i].IsCompatibleWith(t.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "feed '", feeds[i].first, "' must have shape ", c->feed_shapes[i].DebugString(),
+          ", got ", t.shape().DebugString()));
+    }
+    frame.args.push_back(t);
+  }
+  frame.retvals.resize(fetches.size());
+  std::unique_ptr<StepStatsCollector> collector;
+  if (options.trace) collector = std::make_unique<StepStatsCollector>();
+  Executor::Args args;
+  args.step_id = next_step_id_.fetch_add(1);
+  args.call_frame = &frame;
+  args.stats = collector.get();
+  RETURN_IF_ERROR(c->executor->Run(args));
+  if (metadata != nullptr && collector) metadata->step_stats = collector->Finish();
+  return std::move(frame.retvals);
+}
+
+std::vector<std::string> DirectSession::ListDevices() const {
+  std::vector<std::string> out;
+  for (const auto& d : devices_) out.push_back(d->name());
+  return out;
+}
+
+std::vector<AllocatorStats> DirectSession::DeviceMemoryStats() const {
+  std::vector<AllocatorStats> out;
+  for (const auto& d : devices_) out.push_back(d->allocator()->GetStats());
+  return out;
+}
+
+absl::Status DirectSession::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  callables_.clear();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+                                                    const GraphDef& def) {
+  auto session = std::make_unique<DirectSession>(options);
+  RETURN_IF_ERROR(session->Init(def));
+  return std::unique_ptr<Session>(std::move(session));
+}
+
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+                                                    const Graph& graph) {
+  GraphDef def;
+  graph.ToGraphDef(&def);
+  return NewSession(options, def);
+}
+
+}  // namespace sluice

@@ -1,0 +1,275 @@
+#include "runtime/executor.h"
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "graph/algorithm.h"
+#include "graph/status_macros.h"
+
+namespace sluice {
+namespace {
+
+// One outgoing edge, resolved to the consumer's item and input slot.
+struct OutEdge {
+  int dst_item;
+  int dst_slot;    // absolute index into the step's input slots; -1 for control
+  int src_output;  // -1 for control
+};
+
+// Everything about a node the executor needs at run time, laid out once.
+struct NodeItem {
+  const Node* node = nullptr;
+  std::unique_ptr<OpKernel> kernel;
+  bool expensive = true;
+  bool allows_uninitialized_input = false;
+  int input_start = 0;
+  int num_inputs = 0;
+  int num_outputs = 0;
+  int pending_init = 0;
+  std::vector<bool> input_is_ref;
+  std::vector<OutEdge> out_edges;
+};
+
+class ExecutorImpl;
+
+// The state of one Run.
+struct RunState {
+  RunState(const ExecutorImpl* ex, const Executor::Args& a,
+           std::function<void(absl::Status)> d, int num_slots, int num_items);
+
+  const ExecutorImpl* executor;
+  Executor::Args args;
+  std::function<void(absl::Status)> done;
+  std::vector<TensorValue> slots;
+  std::unique_ptr<std::atomic<int>[]> pending;
+  std::atomic<int> outstanding{0};
+  std::atomic<bool> aborted{false};
+  absl::Mutex mu;
+  absl::Status status ABSL_GUARDED_BY(mu);
+};
+
+class ExecutorImpl : public Executor {
+ public:
+  ExecutorImpl(std::unique_ptr<Graph> graph, Device* device)
+      : graph_(std::move(graph)), device_(device) {}
+
+  absl::Status Initialize(const KernelRegistry& kernels);
+  void RunAsync(const Args& args, std::function<void(absl::Status)> done) override;
+  const Graph& graph() const override { return *graph_; }
+
+  // Runs `item` and then, inline, whatever it makes ready that is cheap (and
+  // one expensive node); the rest goes to the device's pool.
+  void Process(RunState* rs, int item) const;
+
+ private:
+  absl::Status RunNode(RunState* rs, const NodeItem& item,
+                       absl::InlinedVector<TensorValue, 4>* outputs) const;
+  void Finish(RunState* rs) const;
+
+  std::unique_ptr<Graph> graph_;
+  Device* device_;
+  std::vector<NodeItem> items_;
+  std::vector<int> roots_;
+  int num_slots_ = 0;
+};
+
+RunState::RunState(const ExecutorImpl* ex, const Executor::Args& a,
+                   std::function<void(absl::Status)> d, int num_slots, int num_items)
+    : executor(ex), args(a), done(std::move(d)), slots(num_slots),
+      pending(new std::atomic<int>[num_items]) {}
+
+absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
+  ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph_));
+  std::vector<int> item_of(graph_->num_node_ids(), -1);
+  items_.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    Node* n = order[i];
+    item_of[n->id()] = static_cast<int>(i);
+    NodeItem& item = items_[i];
+    item.node = n;
+    ASSIGN_OR_RETURN(item.kernel, kernels.CreateKernel(*n, device_));
+    item.expensive = item.kernel->IsExpensive();
+    item.allows_uninitialized_input = n->op_def().allows_uninitialized_input;
+    item.input_start = num_slots_;
+    item.num_inputs = n->num_inputs();
+    item.num_outputs = n->num_outputs();
+    item.pending_init = static_cast<int>(n->in_edges().size());
+    for (int k = 0; k < n->num_inputs(); ++k) {
+      item.input_is_ref.push_back(IsRefType(n->input_type(k)));
+      if (n->input_edge(k) == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", n->DebugName(), ": input ", k, " is not connected"));
+      }
+    }
+    num_slots_ += item.num_inputs;
+    if (item.pending_init == 0) roots_.push_back(static_cast<int>(i));
+  }
+  for (NodeItem& item : items_) {
+    for (const Edge* e : item.node->out_edges()) {
+      const NodeItem& dst = items_[item_of[e->dst->id()]];
+      item.out_edges.push_back(OutEdge{item_of[e->dst->id()],
+                                       e->IsControl() ? -1 : dst.input_start + e->dst_input,
+                                       e->src_output});
+    }
+  }
+  return absl::OkStatus();
+}
+
+void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> done) {
+  auto* rs = new RunState(this, args, std::move(done), num_slots_, static_cast<int>(items_.size()));
+  for (size_t i = 0; i < items_.size(); ++i) {
+    rs->pending[i].store(items_[i].pending_init, std::memory_order_relaxed);
+  }
+  if (roots_.empty()) {
+    Finish(rs);
+    return;
+  }
+  rs->outstanding.store(static_cast<int>(roots_.size()));
+  // Expensive roots but the last go to the pool; the rest run here.
+  int inline_root = -1;
+  for (int r : roots_) {
+    if (inline_root < 0) {
+      inline_root = r;
+    } else {
+      device_->thread_pool()->Schedule([this, rs, r] { Process(rs, r); });
+    }
+  }
+  Process(rs, inline_root);
+}
+
+absl::Status ExecutorImpl::RunNode(RunState* rs, const NodeItem& item,
+                                   absl::InlinedVector<TensorValue, 4>* outputs) const {
+  TensorValue* inputs = rs->slots.data() + item.input_start;
+  for (int k = 0; k < item.num_inputs; ++k) {
+    TensorValue& v = inputs[k];
+    if (v.ref != nullptr && !item.input_is_ref[k]) {
+      Var* var = v.ref;
+      absl::MutexLock lock(&var->mu);
+      if (!var->initialized && !item.allows_uninitialized_input) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("Attempting to use uninitialized value ", var->name));
+      }
+      v.tensor = var->tensor;
+      v.ref = nullptr;
+    }
+  }
+  outputs->resize(item.num_outputs);
+  OpKernelContext::Params params;
+  params.node = item.node;
+  params.device = device_;
+  params.step_id = rs->args.step_id;
+  params.inputs = absl::MakeSpan(inputs, item.num_inputs);
+  params.outputs = absl::MakeSpan(*outputs);
+  params.call_frame = rs->args.call_frame;
+  OpKernelContext ctx(params);
+  absl::Status s = item.kernel->Compute(&ctx);
+  for (int k = 0; k < item.num_inputs; ++k) inputs[k] = TensorValue();  // release early
+  return s;
+}
+
+void ExecutorImpl::Process(RunState* rs, int first) const {
+  absl::InlinedVector<int, 16> inline_ready;
+  inline_ready.push_back(first);
+  absl::InlinedVector<TensorValue, 4> outputs;
+  StepStatsCollector* stats = rs->args.stats;
+  while (!inline_ready.empty()) {
+    const int id = inline_ready.back();
+    inline_ready.pop_back();
+    const NodeItem& item = items_[id];
+    int ready_count = 0;
+    if (!rs->aborted.load(std::memory_order_relaxed)) {
+      int64_t start_us = stats ? stats->NowMicros() : 0;
+      absl::Status s = RunNode(rs, item, &outputs);
+      if (stats) {
+        int64_t bytes = 0;
+        for (const TensorValue& v : outputs) bytes += v.tensor.TotalBytes();
+        stats->Record(NodeExecStats{item.node->name(), item.node->op(), device_->name(), start_us,
+                                    stats->NowMicros(),
+                                    static_cast<int64_t>(std::hash<std::thread::id>()(
+                                                             std::this_thread::get_id()) %
+                                                         100000),
+                                    bytes});
+      }
+      if (!s.ok()) {
+        absl::MutexLock lock(&rs->mu);
+        if (rs->status.ok()) rs->status = AddContext(s, absl::StrCat("node ", item.node->DebugName()));
+        rs->aborted.store(true);
+      } else {
+        int expensive_inline = -1;
+        for (const OutEdge& e : item.out_edges) {
+          if (e.dst_slot >= 0) {
+            const TensorValue& v = outputs[e.src_output];
+            if (!v.tensor.IsInitialized() && v.ref == nullptr) {
+              absl::MutexLock lock(&rs->mu);
+              if (rs->status.ok()) {
+                rs->status = absl::InternalError(absl::StrCat(
+                    "node ", item.node->DebugName(), " did not produce output ", e.src_output));
+              }
+              rs->aborted.store(true);
+              break;
+            }
+            rs->slots[e.dst_slot] = v;
+          }
+          if (rs->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            ++ready_count;
+            rs->outstanding.fetch_add(1, std::memory_order_relaxed);
+            if (!items_[e.dst_item].expensive) {
+              inline_ready.push_back(e.dst_item);
+            } else if (expensive_inline < 0) {
+              expensive_inline = e.dst_item;
+            } else {
+              int next = e.dst_item;
+              device_->thread_pool()->Schedule([this, rs, next] { Process(rs, next); });
+            }
+          }
+        }
+        // The one expensive node kept here runs after the cheap ones.
+        if (expensive_inline >= 0) inline_ready.insert(inline_ready.begin(), expensive_inline);
+      }
+      outputs.clear();
+    }
+    if (rs->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Finish(rs);
+      return;
+    }
+  }
+}
+
+void ExecutorImpl::Finish(RunState* rs) const {
+  absl::Status s;
+  {
+    absl::MutexLock lock(&rs->mu);
+    s = rs->status;
+  }
+  std::function<void(absl::Status)> done = std::move(rs->done);
+  delete rs;
+  done(s);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph> graph,
+                                                           Device* device,
+                                                           const KernelRegistry& kernels) {
+  auto ex = std::make_unique<ExecutorImpl>(std::move(graph), device);
+  RETURN_IF_ERROR(ex->Initialize(kernels));
+  return std::unique_ptr<Executor>(std::move(ex));
+}
+
+absl::Status Executor::Run(const Args& args) {
+  absl::Notification done;
+  absl::Status result;
+  RunAsync(args, [&](absl::Status s) {
+    result = std::move(s);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
+}
+
+}  // namespace sluice

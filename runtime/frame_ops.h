@@ -1,0 +1,26 @@
+// The runtime's internal ops: _Arg (a value handed into an executor run) and
+// _Retval (a value handed out). The session rewrites fed tensors into _Arg
+// nodes and fetched ones into _Retval nodes, so executors never name ops.
+//
+//   RETURN_IF_ERROR(RegisterFrameOps(&ops));
+//   RegisterFrameKernels(&kernels);
+//
+// Thread-safe.
+#ifndef SLUICE_RUNTIME_FRAME_OPS_H_
+#define SLUICE_RUNTIME_FRAME_OPS_H_
+
+#include "absl/status/status.h"
+#include "graph/op_registry.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+inline constexpr char kArgOp[] = "_Arg";        // attrs T: type, index: int
+inline constexpr char kRetvalOp[] = "_Retval";  // attrs T: type, index: int
+
+absl::Status RegisterFrameOps(OpRegistry* ops);
+void RegisterFrameKernels(KernelRegistry* kernels);
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_FRAME_OPS_H_

@@ -1,0 +1,121 @@
+#include "runtime/kernel_registry.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+
+namespace sluice {
+
+bool KernelDef::Matches(const AttrMap& attrs) const {
+  for (const auto& [attr, types] : constraints_) {
+    auto it = attrs.find(attr);
+    if (it == attrs.end()) return false;
+    if (it->second.value_case() == AttrValue::kType) {
+      if (std::find(types.begin(), types.end(), it->second.type()) == types.end()) return false;
+    } else if (it->second.value_case() == AttrValue::kList) {
+      for (int t : it->second.list().type()) {
+        if (std::find(types.begin(), types.end(), static_cast<DataType>(t)) == types.end()) {
+          return false;
+        }
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string KernelDef::DebugString() const {
+  std::string s = absl::StrCat(op_, " on ", device_type_);
+  for (const auto& [attr, types] : constraints_) {
+    absl::StrAppend(&s, " ", attr, " in {",
+                    absl::StrJoin(types, ",",
+                                  [](std::string* out, DataType t) {
+                                    absl::StrAppend(out, DataTypeName(t));
+                                  }),
+                    "}");
+  }
+  return s;
+}
+
+void KernelRegistry::Register(KernelDef def, KernelFactory factory) {
+  absl::MutexLock lock(&mu_);
+  std::string op = def.op();
+  kernels_[op].push_back(std::make_unique<Entry>(Entry{std::move(def), std::move(factory)}));
+}
+
+const KernelDef* KernelRegistry::FindKernelDef(const Node& node,
+                                               absl::string_view device_type) const {
+  absl::MutexLock lock(&mu_);
+  auto it = kernels_.find(node.op());
+  if (it == kernels_.end()) return nullptr;
+  for (const auto& e : it->second) {
+    if (e->def.device_type() == device_type && e->def.Matches(node.attrs())) return &e->def;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(const Node& node,
+                                                                       Device* device) const {
+  KernelFactory factory;
+  std::vector<std::string> registered;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = kernels_.find(node.op());
+    if (it != kernels_.end()) {
+      for (const auto& e : it->second) {
+        if (e->def.device_type() == device->device_type() && e->def.Matches(node.attrs())) {
+          factory = e->factory;
+          break;
+        }
+        registered.push_back(e->def.DebugString());
+      }
+    }
+  }
+  if (!factory) {
+    std::string attrs;
+    for (const auto& [name, value] : node.attrs()) {
+      if (value.value_case() == AttrValue::kType) {
+        absl::StrAppend(&attrs, attrs.empty() ? "" : ", ", name, "=", DataTypeName(value.type()));
+      }
+    }
+    return absl::NotFoundError(absl::StrCat(
+        "no ", device->device_type(), " kernel for node ", node.DebugName(),
+        attrs.empty() ? "" : absl::StrCat(" with ", attrs), "; registered: ",
+        registered.empty() ? "none" : absl::StrJoin(registered, "; ")));
+  }
+  std::unique_ptr<OpKernel> kernel = factory();
+  OpKernelConstruction ctx(node, device);
+  absl::Status s = kernel->Init(ctx);
+  if (!s.ok()) return AddContext(s, absl::StrCat("node ", node.DebugName()));
+  return kernel;
+}
+
+bool KernelRegistry::HasKernelsFor(absl::string_view op, absl::string_view device_type) const {
+  absl::MutexLock lock(&mu_);
+  auto it = kernels_.find(op);
+  if (it == kernels_.end()) return false;
+  for (const auto& e : it->second) {
+    if (e->def.device_type() == device_type) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> KernelRegistry::OpsWithKernels(absl::string_view device_type) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [op, entries] : kernels_) {
+    for (const auto& e : entries) {
+      if (e->def.device_type() == device_type) {
+        out.push_back(op);
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace sluice

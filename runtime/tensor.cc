@@ -1,0 +1,190 @@
+#include "runtime/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+
+namespace sluice {
+
+TensorBuffer::TensorBuffer(Allocator* allocator, size_t bytes)
+    : allocator_(allocator), size_(bytes), data_(allocator->AllocateRaw(kTensorAlignment, bytes)) {}
+
+TensorBuffer::~TensorBuffer() { allocator_->DeallocateRaw(data_, size_); }
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape) {
+  absl::StatusOr<Tensor> t = Allocate(DefaultCpuAllocator(), dtype, shape);
+  if (!t.ok()) {
+    std::cerr << "Tensor: " << t.status() << "\n";
+    std::abort();  // an internal invariant: callers pass fully defined shapes
+  }
+  *this = *std::move(t);
+}
+
+absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
+                                        const TensorShape& shape) {
+  if (!shape.IsFullyDefined()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot allocate a tensor of partly unknown shape ", shape.DebugString()));
+  }
+  const int elem = DataTypeSize(dtype);
+  if (elem == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot allocate a tensor of type ", DataTypeName(dtype)));
+  }
+  Tensor t;
+  t.dtype_ = BaseType(dtype);
+  t.shape_ = shape;
+  t.num_elements_ = shape.num_elements();
+  size_t bytes = static_cast<size_t>(t.num_elements_) * elem;
+  t.buffer_ = std::make_shared<TensorBuffer>(allocator, bytes);
+  if (t.buffer_->data() == nullptr) {
+    AllocatorStats s = allocator->GetStats();
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "out of memory on ", allocator->Name(), ": allocating ", bytes, " bytes for a ",
+        DataTypeName(dtype), " tensor of shape ", shape.DebugString(), " (in use ",
+        s.bytes_in_use, ", limit ", s.bytes_limit, ")"));
+  }
+  return t;
+}
+
+absl::StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
+  if (!shape.IsFullyDefined() || shape.num_elements() != num_elements_) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot reshape a tensor of shape ",
+                                                   shape_.DebugString(), " into ",
+                                                   shape.DebugString()));
+  }
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::DeepCopy(Allocator* allocator) const {
+  if (!IsInitialized()) return Tensor();
+  absl::StatusOr<Tensor> t =
+      Allocate(allocator ? allocator : DefaultCpuAllocator(), dtype_, shape_);
+  if (!t.ok()) return Tensor();
+  if (TotalBytes() > 0) std::memcpy(t->raw_data(), raw_data(), TotalBytes());
+  return *std::move(t);
+}
+
+namespace {
+
+template <typename T>
+void FillFrom(Tensor* t, const google::protobuf::RepeatedField<T>& values) {
+  auto* d = static_cast<std::remove_cv_t<T>*>(t->raw_data());
+  const int64_t n = t->NumElements();
+  for (int64_t i = 0; i < n; ++i) {
+    d[i] = values.empty() ? T() : values[std::min<int64_t>(i, values.size() - 1)];
+  }
+}
+
+template <typename To, typename From>
+void FillCast(Tensor* t, const google::protobuf::RepeatedField<From>& values) {
+  To* d = t->data<To>();
+  const int64_t n = t->NumElements();
+  for (int64_t i = 0; i < n; ++i) {
+    d[i] = values.empty() ? To() : static_cast<To>(values[std::min<int64_t>(i, values.size() - 1)]);
+  }
+}
+
+template <typename T>
+void AppendValues(const Tensor& t, int max, std::vector<std::string>* out) {
+  const T* d = t.data<T>();
+  for (int64_t i = 0; i < t.NumElements() && i < max; ++i) {
+    if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+      out->push_back(absl::StrCat(static_cast<int>(d[i])));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out->push_back(d[i] ? "True" : "False");
+    } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      out->push_back(absl::StrCat(d[i].ToFloat()));
+    } else {
+      out->push_back(absl::StrCat(d[i]));
+    }
+  }
+}
+
+std::vector<std::string> ValueStrings(const Tensor& t, int max) {
+  std::vector<std::string> v;
+  switch (t.dtype()) {
+    case DT_FLOAT: AppendValues<float>(t, max, &v); break;
+    case DT_DOUBLE: AppendValues<double>(t, max, &v); break;
+    case DT_INT32: AppendValues<int32_t>(t, max, &v); break;
+    case DT_INT64: AppendValues<int64_t>(t, max, &v); break;
+    case DT_UINT8: AppendValues<uint8_t>(t, max, &v); break;
+    case DT_INT8: AppendValues<int8_t>(t, max, &v); break;
+    case DT_INT16: AppendValues<int16_t>(t, max, &v); break;
+    case DT_UINT16: AppendValues<uint16_t>(t, max, &v); break;
+    case DT_BOOL: AppendValues<bool>(t, max, &v); break;
+    case DT_HALF: AppendValues<Half>(t, max, &v); break;
+    case DT_BFLOAT16: AppendValues<BFloat16>(t, max, &v); break;
+    default: break;
+  }
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> Tensor::FromProto(const ::tensorflow::TensorProto& proto,
+                                         Allocator* allocator) {
+  ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
+  if (!shape.IsFullyDefined()) {
+    return absl::InvalidArgumentError("tensor proto has a partly unknown shape");
+  }
+  ASSIGN_OR_RETURN(Tensor t, Allocate(allocator ? allocator : DefaultCpuAllocator(),
+                                      proto.dtype(), shape));
+  const std::string& content = proto.tensor_content();
+  if (!content.empty()) {
+    if (content.size() != t.TotalBytes()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor proto content has ", content.size(), " bytes; a ", DataTypeName(t.dtype()),
+          " tensor of shape ", shape.DebugString(), " needs ", t.TotalBytes()));
+    }
+    std::memcpy(t.raw_data(), content.data(), content.size());
+    return t;
+  }
+  switch (t.dtype()) {
+    case DT_FLOAT: FillFrom(&t, proto.float_val()); break;
+    case DT_DOUBLE: FillFrom(&t, proto.double_val()); break;
+    case DT_INT32: FillFrom(&t, proto.int_val()); break;
+    case DT_INT64: FillCast<int64_t>(&t, proto.int64_val()); break;
+    case DT_UINT8: FillCast<uint8_t>(&t, proto.int_val()); break;
+    case DT_INT8: FillCast<int8_t>(&t, proto.int_val()); break;
+    case DT_INT16: FillCast<int16_t>(&t, proto.int_val()); break;
+    case DT_UINT16: FillCast<uint16_t>(&t, proto.int_val()); break;
+    case DT_BOOL: FillFrom(&t, proto.bool_val()); break;
+    case DT_HALF:
+    case DT_BFLOAT16: FillCast<uint16_t>(&t, proto.half_val()); break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor protos of type ", DataTypeName(t.dtype()), " are not supported"));
+  }
+  return t;
+}
+
+void Tensor::ToProto(::tensorflow::TensorProto* proto) const {
+  proto->Clear();
+  proto->set_dtype(dtype_);
+  shape_.ToProto(proto->mutable_tensor_shape());
+  if (TotalBytes() > 0) proto->set_tensor_content(raw_data(), TotalBytes());
+}
+
+std::string Tensor::SummarizeValue(int max_entries) const {
+  if (!IsInitialized()) return "<uninitialized>";
+  std::vector<std::string> v = ValueStrings(*this, max_entries);
+  std::string body = absl::StrJoin(v, " ");
+  if (num_elements_ > max_entries) absl::StrAppend(&body, " ...");
+  if (shape_.rank() == 0) return body;
+  return absl::StrCat("[", body, "]");
+}
+
+std::string Tensor::DebugString(int max_entries) const {
+  if (!IsInitialized()) return "Tensor<uninitialized>";
+  return absl::StrCat(DataTypeName(dtype_), " ", shape_.DebugString(), " ",
+                      SummarizeValue(max_entries));
+}
+
+}  // namespace sluice

@@ -1,0 +1,84 @@
+#include "runtime/tensor.h"
+
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+TEST(TensorTest, AllocatesAlignedAndCounts) {
+  CpuAllocator alloc("test");
+  {
+    absl::StatusOr<Tensor> t = Tensor::Allocate(&alloc, DT_FLOAT, TensorShape({3, 5}));
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t->raw_data()) % kTensorAlignment, 0u);
+    EXPECT_EQ(t->TotalBytes(), 60u);
+    EXPECT_EQ(alloc.GetStats().bytes_in_use, 60);
+    Tensor copy = *t;  // shares
+    EXPECT_TRUE(copy.SharesBufferWith(*t));
+    EXPECT_FALSE(t->RefCountIsOne());
+  }
+  AllocatorStats s = alloc.GetStats();
+  EXPECT_EQ(s.bytes_in_use, 0);
+  EXPECT_EQ(s.peak_bytes_in_use, 60);
+  EXPECT_EQ(s.num_allocs, 1);
+}
+
+TEST(TensorTest, LimitGivesResourceExhausted) {
+  CpuAllocator alloc("small", 100);
+  absl::StatusOr<Tensor> ok = Tensor::Allocate(&alloc, DT_FLOAT, TensorShape({20}));
+  ASSERT_TRUE(ok.ok());
+  absl::StatusOr<Tensor> bad = Tensor::Allocate(&alloc, DT_FLOAT, TensorShape({10}));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(bad.status().message().find("small"), std::string::npos);
+  EXPECT_FALSE(Tensor::Allocate(&alloc, DT_FLOAT, TensorShape({-1})).ok());
+  EXPECT_FALSE(Tensor::Allocate(&alloc, DT_STRING, TensorShape({1})).ok());
+}
+
+TEST(TensorTest, ReshapeSharesAndChecksCount) {
+  Tensor t = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}));
+  absl::StatusOr<Tensor> r = t.Reshaped(TensorShape({3, 2}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->SharesBufferWith(t));
+  EXPECT_EQ(r->flat<float>()[5], 6);
+  EXPECT_FALSE(t.Reshaped(TensorShape({4})).ok());
+  Tensor d = t.DeepCopy();
+  EXPECT_FALSE(d.SharesBufferWith(t));
+  EXPECT_EQ(d.flat<float>()[2], 3);
+}
+
+TEST(TensorTest, ProtoRoundTripAndFillRules) {
+  Tensor t = Tensor::FromVector<int64_t>({7, -8, 9});
+  tensorflow::TensorProto p;
+  t.ToProto(&p);
+  absl::StatusOr<Tensor> back = Tensor::FromProto(p);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->flat<int64_t>()[1], -8);
+
+  tensorflow::TensorProto splat;  // one float_val fills a [2,3] tensor
+  splat.set_dtype(DT_FLOAT);
+  splat.mutable_tensor_shape()->add_dim()->set_size(2);
+  splat.mutable_tensor_shape()->add_dim()->set_size(3);
+  splat.add_float_val(1.5f);
+  back = Tensor::FromProto(splat);
+  ASSERT_TRUE(back.ok());
+  for (float v : back->flat<float>()) EXPECT_EQ(v, 1.5f);
+
+  tensorflow::TensorProto empty = splat;  // no values: zeros
+  empty.clear_float_val();
+  back = Tensor::FromProto(empty);
+  for (float v : back->flat<float>()) EXPECT_EQ(v, 0.0f);
+
+  tensorflow::TensorProto bad = splat;
+  bad.set_tensor_content("abc");
+  EXPECT_EQ(Tensor::FromProto(bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorTest, DebugString) {
+  Tensor t = Tensor::FromVector<int32_t>({1, 2, 3});
+  EXPECT_EQ(t.DebugString(), "int32 [3] [1 2 3]");
+  EXPECT_EQ(Tensor::Scalar<float>(2.5f).SummarizeValue(), "2.5");
+  EXPECT_EQ(Tensor::FromVector<bool>({true, false}).SummarizeValue(), "[True False]");
+}
+
+}  // namespace
+}  // namespace sluice
