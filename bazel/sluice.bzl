@@ -30,11 +30,16 @@ def sluice_proto_library(name, srcs, deps = [], visibility = None):
     ccs = [s[:-len(".proto")] + ".pb.cc" for s in srcs]
     dep_protos = [d + "_srcs" for d in deps]
     native.filegroup(name = name + "_srcs", srcs = srcs + dep_protos, visibility = visibility)
+    # Paths are relative to the repository root, which is "external/<name>"
+    # when Sluice is used from another workspace.
+    repo = native.repository_name().lstrip("@")
+    root = "external/" + repo if repo else "."
+    out = "$(GENDIR)/external/" + repo if repo else "$(GENDIR)"
     native.genrule(
         name = name + "_genproto",
         srcs = srcs + dep_protos,
         outs = hdrs + ccs,
-        cmd = "protoc --proto_path=. --proto_path=$(GENDIR) --cpp_out=$(GENDIR) " +
+        cmd = "protoc --proto_path=%s --cpp_out=%s " % (root, out) +
               " ".join(["$(location %s)" % s for s in srcs]),
     )
     native.cc_library(

@@ -1,0 +1,34 @@
+// Sluice's public API in one header: build graphs (Scope and the ops::
+// wrappers), differentiate and train them (AddGradients, optimizers), run
+// them (Session), and exchange graphs and tensors as files.
+//
+//   #include "sluice.h"
+//   using namespace sluice;
+//   Scope s = Scope::NewRootScope(BuiltinOps());
+//   Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+//   Output y = ops::Square(s.WithOpName("y"), x);
+//   auto session = NewSession(BuiltinSessionOptions(), *s.graph());
+//   auto out = (*session)->Run({{x, Tensor::Scalar<float>(3)}}, {y});   // 9
+//
+// Depend on the Bazel target @sluice//:sluice (see README.md).
+#ifndef SLUICE_SLUICE_H_
+#define SLUICE_SLUICE_H_
+
+#include "graph/gradients.h"
+#include "graph/graph_def_io.h"
+#include "graph/scope.h"
+#include "graph/status_macros.h"
+#include "ops/array_ops.h"
+#include "ops/builtins.h"
+#include "ops/math_ops.h"
+#include "ops/nn_ops.h"
+#include "ops/optimizers.h"
+#include "ops/random_ops.h"
+#include "ops/state_ops.h"
+#include "ops/training_ops.h"
+#include "runtime/freeze_graph.h"
+#include "runtime/npy.h"
+#include "runtime/session.h"
+#include "runtime/tensor.h"
+
+#endif  // SLUICE_SLUICE_H_
