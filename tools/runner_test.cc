@@ -1,0 +1,439 @@
+// Tests of the runner: the library's pieces, and the built binary run as a
+// user would (exit code, stdout, the one "runner: error: " line on stderr).
+#include "tools/runner_lib.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "graph/graph_def_io.h"
+#include "gtest/gtest.h"
+#include "ops/builtins.h"
+#include "runtime/npy.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// y = x . W with W a variable initialized to [[2], [3]] by "init"; a summary
+// node whose op Sluice lacks hangs off y. TensorFlow's text layout.
+constexpr char kGraph[] = R"pb(node {
+  name: "x"
+  op: "Placeholder"
+  attr {
+    key: "dtype"
+    value {
+      type: DT_FLOAT
+    }
+  }
+  attr {
+    key: "shape"
+    value {
+      shape {
+        dim {
+          size: -1
+        }
+        dim {
+          size: 2
+        }
+      }
+    }
+  }
+}
+node {
+  name: "W/initial_value"
+  op: "Const"
+  attr {
+    key: "dtype"
+    value {
+      type: DT_FLOAT
+    }
+  }
+  attr {
+    key: "value"
+    value {
+      tensor {
+        dtype: DT_FLOAT
+        tensor_shape {
+          dim {
+            size: 2
+          }
+          dim {
+            size: 1
+          }
+        }
+        tensor_content: "\000\000\000@\000\000@@"
+      }
+    }
+  }
+}
+node {
+  name: "W"
+  op: "VariableV2"
+  attr {
+    key: "container"
+    value {
+      s: ""
+    }
+  }
+  attr {
+    key: "dtype"
+    value {
+      type: DT_FLOAT
+    }
+  }
+  attr {
+    key: "shape"
+    value {
+      shape {
+        dim {
+          size: 2
+        }
+        dim {
+          size: 1
+        }
+      }
+    }
+  }
+  attr {
+    key: "shared_name"
+    value {
+      s: ""
+    }
+  }
+}
+node {
+  name: "W/Assign"
+  op: "Assign"
+  input: "W"
+  input: "W/initial_value"
+  attr {
+    key: "T"
+    value {
+      type: DT_FLOAT
+    }
+  }
+  attr {
+    key: "_class"
+    value {
+      list {
+        s: "loc:@W"
+      }
+    }
+  }
+  attr {
+    key: "use_locking"
+    value {
+      b: true
+    }
+  }
+  attr {
+    key: "validate_shape"
+    value {
+      b: true
+    }
+  }
+}
+node {
+  name: "W/read"
+  op: "Identity"
+  input: "W"
+  attr {
+    key: "T"
+    value {
+      type: DT_FLOAT
+    }
+  }
+  attr {
+    key: "_class"
+    value {
+      list {
+        s: "loc:@W"
+      }
+    }
+  }
+}
+node {
+  name: "layer/y"
+  op: "MatMul"
+  input: "x"
+  input: "W/read"
+  attr {
+    key: "T"
+    value {
+      type: DT_FLOAT
+    }
+  }
+  attr {
+    key: "transpose_a"
+    value {
+      b: false
+    }
+  }
+  attr {
+    key: "transpose_b"
+    value {
+      b: false
+    }
+  }
+}
+node {
+  name: "y_summary/tag"
+  op: "Const"
+  attr {
+    key: "dtype"
+    value {
+      type: DT_STRING
+    }
+  }
+  attr {
+    key: "value"
+    value {
+      tensor {
+        dtype: DT_STRING
+        tensor_shape {
+        }
+        string_val: "y"
+      }
+    }
+  }
+}
+node {
+  name: "y_summary"
+  op: "HistogramSummary"
+  input: "y_summary/tag"
+  input: "layer/y"
+  attr {
+    key: "T"
+    value {
+      type: DT_FLOAT
+    }
+  }
+}
+node {
+  name: "init"
+  op: "NoOp"
+  input: "^W/Assign"
+}
+versions {
+  producer: 27
+}
+)pb";
+
+std::string TmpDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TmpDir() + "/runner_test";
+    std::filesystem::create_directories(dir_);
+    graph_ = dir_ + "/graph.pbtxt";
+    WriteFile(graph_, kGraph);
+    x_ = dir_ + "/x.npy";
+    ASSERT_TRUE(WriteNpyFile(Tensor::FromVector<float>({1, 1, 0, 2}, TensorShape({2, 2})), x_).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  struct Result {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+  };
+
+  // Runs the built binary with `args` (and optional environment prefix).
+  Result RunBinary(const std::string& args, const std::string& env = "") {
+    std::string err_path = dir_ + "/stderr.txt";
+    std::string cmd = absl::StrCat(env, " tools/runner ", args, " 2>", err_path);
+    Result r;
+    std::FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+    int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = ReadFile(err_path);
+    return r;
+  }
+
+  // The binary failed cleanly: exit 1 and exactly one error line.
+  void ExpectOneErrorLine(const Result& r, const std::string& fragment) {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    std::vector<std::string> lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_THAT(lines[0], StartsWith("runner: error: "));
+    EXPECT_THAT(lines[0], HasSubstr(fragment));
+  }
+
+  std::string dir_;
+  std::string graph_;
+  std::string x_;
+};
+
+TEST_F(RunnerTest, ParseArgs) {
+  absl::StatusOr<RunnerArgs> a = ParseRunnerArgs(
+      {"--graph=g.pb", "--feed=x=a.npy,y:0=b.npy", "--feed", "z=c.npy", "--init=init",
+       "--target=t1,t2", "--target=t3", "--steps=5", "--fetch=loss", "--fetch=W:0,b",
+       "--out_dir=out"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->graph, "g.pb");
+  ASSERT_EQ(a->feeds.size(), 3u);
+  EXPECT_EQ(a->feeds[1].first, "y:0");
+  EXPECT_EQ(a->feeds[1].second, "b.npy");
+  EXPECT_EQ(a->feeds[2].first, "z");
+  EXPECT_THAT(a->init_targets, ElementsAre("init"));
+  EXPECT_THAT(a->targets, ElementsAre("t1", "t2", "t3"));
+  EXPECT_EQ(a->steps, 5);
+  EXPECT_THAT(a->fetches, ElementsAre("loss", "W:0", "b"));
+  EXPECT_EQ(a->out_dir, "out");
+
+  // A second parse starts from the defaults again.
+  a = ParseRunnerArgs({"--graph=h.pb", "--fetch=y"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->steps, 1);
+  EXPECT_TRUE(a->feeds.empty());
+  EXPECT_TRUE(a->targets.empty());
+  EXPECT_EQ(a->out_dir, "");
+}
+
+TEST_F(RunnerTest, ParseArgsErrors) {
+  auto error = [](std::vector<std::string> args) {
+    absl::StatusOr<RunnerArgs> a = ParseRunnerArgs(args);
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(a.status().message());
+  };
+  EXPECT_THAT(error({"--graph=g", "--fetch=y", "--bogus=1"}), HasSubstr("--bogus"));
+  EXPECT_THAT(error({"--graph=g", "--fetch=y", "--steps=abc"}), HasSubstr("--steps"));
+  EXPECT_THAT(error({"--graph=g", "--fetch=y", "--steps=-2"}), HasSubstr("--steps"));
+  EXPECT_THAT(error({"--fetch=y"}), HasSubstr("--graph"));
+  EXPECT_THAT(error({"--graph=g"}), HasSubstr("nothing to do"));
+  EXPECT_THAT(error({"--graph=g", "--fetch=y", "--feed=x.npy"}), HasSubstr("NAME=FILE"));
+  EXPECT_THAT(error({"--graph=g", "--fetch=y", "stray"}), HasSubstr("stray"));
+  EXPECT_THAT(error({"--graph=g", "--fetch"}), HasSubstr("needs a value"));
+}
+
+TEST_F(RunnerTest, Helpers) {
+  EXPECT_EQ(FetchFileName("layer1/W:0"), "layer1_W_0.npy");
+  EXPECT_EQ(FetchFileName("loss"), "loss.npy");
+  EXPECT_EQ(ResolvePath("a/b.pb", "/home/u"), "/home/u/a/b.pb");
+  EXPECT_EQ(ResolvePath("/abs.pb", "/home/u"), "/abs.pb");
+  EXPECT_EQ(ResolvePath("a.pb", ""), "a.pb");
+  EXPECT_EQ(DescribeFetched("loss", Tensor::Scalar<float>(0.25f)), "loss: float[] 0.25");
+  EXPECT_EQ(DescribeFetched("v", Tensor::FromVector<int32_t>({1, 2, 3})), "v: int32[3] [1 2 3]");
+  EXPECT_EQ(DescribeFetched("big", Tensor(DT_FLOAT, TensorShape({10, 3}))),
+            "big: float[10,3] (30 values)");
+}
+
+TEST_F(RunnerTest, RunGraphDefLibrary) {
+  absl::StatusOr<GraphDef> def = ParseGraphDef(kGraph);
+  ASSERT_TRUE(def.ok()) << def.status();
+  RunRequest req;
+  req.feeds = {{"x", Tensor::FromVector<float>({1, 1, 0, 2}, TensorShape({2, 2}))}};
+  req.init_targets = {"init"};
+  req.fetches = {"layer/y:0", "W"};
+  absl::StatusOr<RunReport> r = RunGraphDef(*def, req, BuiltinSessionOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  // [[1, 1], [0, 2]] . [[2], [3]] = [[5], [6]]
+  EXPECT_THAT(r->fetched[0].flat<float>(), ElementsAre(5.0f, 6.0f));
+  EXPECT_THAT(r->fetched[1].flat<float>(), ElementsAre(2.0f, 3.0f));
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0], "ignoring 1 node(s) with ops Sluice lacks: HistogramSummary (y_summary)");
+
+  // A fetch index out of range, a fetch naming no node.
+  req.fetches = {"layer/y:1"};
+  EXPECT_EQ(RunGraphDef(*def, req, BuiltinSessionOptions()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  req.fetches = {"nope"};
+  EXPECT_EQ(RunGraphDef(*def, req, BuiltinSessionOptions()).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(RunnerTest, BinaryRunsAndWritesNpy) {
+  Result r = RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", x_,
+                                    " --init=init --fetch=layer/y:0,W --out_dir=", dir_, "/out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "layer/y:0: float[2,1] [5 6]\nW: float[2,1] [2 3]\n");
+  EXPECT_EQ(r.err,
+            "runner: warning: ignoring 1 node(s) with ops Sluice lacks: "
+            "HistogramSummary (y_summary)\n");
+  absl::StatusOr<Tensor> y = ReadNpyFile(dir_ + "/out/layer_y_0.npy");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), TensorShape({2, 1}));
+  EXPECT_THAT(y->flat<float>(), ElementsAre(5.0f, 6.0f));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/out/W.npy"));
+}
+
+TEST_F(RunnerTest, BinaryResolvesRelativePathsAgainstWorkingDirectory) {
+  Result r = RunBinary("--graph=graph.pbtxt --feed=x=x.npy --init=init --fetch=layer/y",
+                       absl::StrCat("BUILD_WORKING_DIRECTORY=", dir_));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "layer/y: float[2,1] [5 6]\n");
+}
+
+TEST_F(RunnerTest, BinaryHelp) {
+  Result r = RunBinary("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("--feed"));
+  EXPECT_THAT(r.out, HasSubstr("--out_dir"));
+}
+
+TEST_F(RunnerTest, BinaryErrors) {
+  const std::string base = absl::StrCat("--graph=", graph_, " --feed=x=", x_, " --init=init ");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", dir_, "/missing.pbtxt --fetch=y")),
+                     "missing.pbtxt");
+  WriteFile(dir_ + "/corrupt.pb", std::string("\x0a\xff\xff\x01garbage\x00\x13", 13));
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", dir_, "/corrupt.pb --fetch=y")),
+                     "not a GraphDef");
+  ExpectOneErrorLine(RunBinary(base + "--fetch=y_summary"), "HistogramSummary (y_summary)");
+  ExpectOneErrorLine(RunBinary(base + "--fetch=nope:0"), "no node 'nope'");
+  ExpectOneErrorLine(RunBinary(base + "--fetch=layer/y:3"), "layer/y:3");
+  ExpectOneErrorLine(RunBinary(base + "--target=nope"), "no node 'nope'");
+
+  ASSERT_TRUE(WriteNpyFile(Tensor::FromVector<float>({1, 2, 3}), dir_ + "/bad_shape.npy").ok());
+  ExpectOneErrorLine(
+      RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_, "/bad_shape.npy",
+                             " --init=init --fetch=layer/y")),
+      "float[3]");
+  ASSERT_TRUE(WriteNpyFile(Tensor::FromVector<int32_t>({1, 2}, TensorShape({1, 2})),
+                           dir_ + "/bad_dtype.npy")
+                  .ok());
+  ExpectOneErrorLine(
+      RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_, "/bad_dtype.npy",
+                             " --init=init --fetch=layer/y")),
+      "int32[1,2]");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_,
+                                            "/missing.npy --fetch=layer/y")),
+                     "missing.npy");
+  ExpectOneErrorLine(RunBinary(base + "--fetch=layer/y --bogus"), "--bogus");
+  ExpectOneErrorLine(RunBinary(base + "--fetch=layer/y --steps=many"), "--steps");
+  ExpectOneErrorLine(RunBinary("--fetch=layer/y"), "--graph");
+}
+
+}  // namespace
+}  // namespace sluice
