@@ -31,7 +31,8 @@ class ThreadPool {
   int num_threads() const { return static_cast<int>(threads_.size()); }
 
   // Splits [0, total) into at most num_threads()+1 blocks of at least
-  // `min_block` items, runs fn on each (one in the calling thread) and waits.
+  // `min_block` items, runs fn on each and waits. The calling thread runs
+  // blocks too, so calling it from a pool thread cannot deadlock.
   void ParallelFor(int64_t total, int64_t min_block,
                    const std::function<void(int64_t, int64_t)>& fn);
 

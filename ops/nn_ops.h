@@ -1,0 +1,162 @@
+// Neural-network ops: definitions with shape functions (RegisterNnOps), CPU
+// kernels for float and double (RegisterNnKernels) and typed graph-building
+// wrappers. Names, arguments, attrs and defaults are TensorFlow's.
+//
+//   Scope s = Scope::NewRootScope(BuiltinOps());
+//   Output h = ops::Relu(s, ops::BiasAdd(s, ops::MatMul(s, x, w), b));
+//   Output c = ops::Conv2D(s, images, filter, {1, 2, 2, 1}, "SAME");
+//   Output p = ops::MaxPool(s, c, {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
+//   std::vector<Output> xent = ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, labels);
+//   Output loss = xent[0], backprop = xent[1];
+//
+// Ops: Relu, ReluGrad, BiasAdd, BiasAddGrad, Softmax, LogSoftmax,
+// SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits, Conv2D,
+// Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad. Conv2D and
+// MaxPool kernels take NHWC data (NCHW answers Unimplemented); BiasAdd takes
+// both. Gradients are registered by RegisterNnGradients (ops/gradients.h).
+//
+// Errors: wrappers record the first error in the scope (see graph/scope.h);
+// shape functions and kernels report bad shapes as InvalidArgument naming
+// the shapes. Thread-safety: the wrappers follow Scope (one building thread);
+// the kernels are safe to run concurrently. Ownership: nodes belong to the
+// scope's graph; the registries own what is registered into them.
+#ifndef SLUICE_OPS_NN_OPS_H_
+#define SLUICE_OPS_NN_OPS_H_
+
+#include <cstdint>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterNnOps(OpRegistry* ops);
+void RegisterNnKernels(KernelRegistry* kernels);
+
+namespace ops {
+
+Output Relu(const Scope& scope, Input features,
+            std::source_location loc = std::source_location::current());
+// backprops = gradients where features > 0, else 0.
+Output ReluGrad(const Scope& scope, Input gradients, Input features,
+                std::source_location loc = std::source_location::current());
+
+struct BiasAddAttrs {
+  std::string data_format = "NHWC";  // or "NCHW": bias runs along dim 1
+};
+Output BiasAdd(const Scope& scope, Input value, Input bias, const BiasAddAttrs& attrs = {},
+               std::source_location loc = std::source_location::current());
+// Sums out_backprop over every dimension but the channel one.
+Output BiasAddGrad(const Scope& scope, Input out_backprop, const BiasAddAttrs& attrs = {},
+                   std::source_location loc = std::source_location::current());
+
+// Along the last dimension.
+Output Softmax(const Scope& scope, Input logits,
+               std::source_location loc = std::source_location::current());
+Output LogSoftmax(const Scope& scope, Input logits,
+                  std::source_location loc = std::source_location::current());
+
+// features, labels: [batch, classes]. Returns {loss [batch], backprop [batch, classes]}.
+std::vector<Output> SoftmaxCrossEntropyWithLogits(
+    const Scope& scope, Input features, Input labels,
+    std::source_location loc = std::source_location::current());
+// features: [batch, classes]; labels: [batch] int32 or int64 class indices.
+// Returns {loss, backprop}. A label outside [0, classes) fails at run time.
+std::vector<Output> SparseSoftmaxCrossEntropyWithLogits(
+    const Scope& scope, Input features, Input labels,
+    std::source_location loc = std::source_location::current());
+
+struct Conv2DAttrs {
+  bool use_cudnn_on_gpu = true;
+  std::vector<int64_t> explicit_paddings;  // 8 values with padding "EXPLICIT"
+  std::string data_format = "NHWC";
+  std::vector<int64_t> dilations = {1, 1, 1, 1};
+};
+// input [batch, height, width, in_depth], filter [fh, fw, in_depth, out_depth];
+// padding "SAME", "VALID" or "EXPLICIT".
+Output Conv2D(const Scope& scope, Input input, Input filter, const std::vector<int64_t>& strides,
+              absl::string_view padding, const Conv2DAttrs& attrs = {},
+              std::source_location loc = std::source_location::current());
+// input_sizes: int32 [4], the shape of Conv2D's input.
+Output Conv2DBackpropInput(const Scope& scope, Input input_sizes, Input filter, Input out_backprop,
+                           const std::vector<int64_t>& strides, absl::string_view padding,
+                           const Conv2DAttrs& attrs = {},
+                           std::source_location loc = std::source_location::current());
+// filter_sizes: int32 [4], the shape of Conv2D's filter.
+Output Conv2DBackpropFilter(const Scope& scope, Input input, Input filter_sizes, Input out_backprop,
+                            const std::vector<int64_t>& strides, absl::string_view padding,
+                            const Conv2DAttrs& attrs = {},
+                            std::source_location loc = std::source_location::current());
+
+struct MaxPoolAttrs {
+  std::string data_format = "NHWC";
+};
+// padding "SAME" or "VALID"; padded positions never win the max.
+Output MaxPool(const Scope& scope, Input input, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, absl::string_view padding,
+               const MaxPoolAttrs& attrs = {},
+               std::source_location loc = std::source_location::current());
+// Routes each grad value to the first maximum of its window in orig_input.
+Output MaxPoolGrad(const Scope& scope, Input orig_input, Input orig_output, Input grad,
+                   const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                   absl::string_view padding, const MaxPoolAttrs& attrs = {},
+                   std::source_location loc = std::source_location::current());
+
+}  // namespace ops
+
+// Window arithmetic shared by the shape functions and the kernels.
+namespace nn_internal {
+
+enum class Padding { kSame, kValid, kExplicit };
+absl::StatusOr<Padding> ParsePadding(absl::string_view padding);
+
+struct WindowDim {
+  int64_t output = -1;     // -1 when the input or window size is unknown
+  int64_t pad_before = 0;  // rows/columns of padding before the first element
+};
+// Output size of one spatial dimension of a strided, dilated window. `input`
+// or `window` of -1 gives output -1. InvalidArgument when the (padded) input is
+// smaller than the dilated window, or stride/dilation < 1.
+absl::StatusOr<WindowDim> ComputeWindowDim(int64_t input, int64_t window, int64_t stride,
+                                           int64_t dilation, Padding padding,
+                                           int64_t explicit_before = 0, int64_t explicit_after = 0);
+
+// Attrs of the Conv2D family and of MaxPool read from a node, checked.
+struct WindowAttrs {
+  std::vector<int64_t> strides;            // 4 values, NHWC/NCHW order per data_format
+  std::vector<int64_t> dilations;          // 4 values (all 1 for pooling)
+  std::vector<int64_t> ksize;              // pooling only: 4 values
+  std::vector<int64_t> explicit_paddings;  // 8 values or empty
+  Padding padding = Padding::kValid;
+  bool nchw = false;
+  int h_index() const { return nchw ? 2 : 1; }
+  int w_index() const { return nchw ? 3 : 2; }
+  int c_index() const { return nchw ? 1 : 3; }
+};
+absl::StatusOr<WindowAttrs> ReadConvAttrs(const AttrMap& attrs);
+absl::StatusOr<WindowAttrs> ReadPoolAttrs(const AttrMap& attrs);
+
+// The full geometry of one 2-D window op over NHWC data.
+struct Conv2DGeometry {
+  int64_t batch = 0, in_rows = 0, in_cols = 0, in_depth = 0;
+  int64_t filter_rows = 0, filter_cols = 0, out_depth = 0;
+  int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
+  int64_t out_rows = 0, out_cols = 0, pad_top = 0, pad_left = 0;
+};
+// input_shape NHWC; filter dims (rows, cols, out_depth). Errors as above.
+absl::StatusOr<Conv2DGeometry> ComputeConv2DGeometry(const WindowAttrs& attrs,
+                                                     const TensorShape& input_shape,
+                                                     int64_t filter_rows, int64_t filter_cols,
+                                                     int64_t out_depth);
+
+}  // namespace nn_internal
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_NN_OPS_H_

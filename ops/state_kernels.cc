@@ -1,0 +1,235 @@
+// CPU kernels of the state ops, and the variable-update helpers that the
+// training kernels share (ops/state_ops.h, namespace internal).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/base/attributes.h"
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "ops/state_ops.h"
+
+namespace sluice {
+namespace internal {
+
+VarLockSet::VarLockSet(absl::Span<Var* const> vars) : locked_(vars.begin(), vars.end()) {
+  std::sort(locked_.begin(), locked_.end());
+  locked_.erase(std::unique(locked_.begin(), locked_.end()), locked_.end());
+  for (Var* v : locked_) v->mu.Lock();
+}
+
+VarLockSet::~VarLockSet() {
+  for (auto it = locked_.rbegin(); it != locked_.rend(); ++it) (*it)->mu.Unlock();
+}
+
+absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i) {
+  Var* var = ctx->input_ref(i);
+  if (var == nullptr) {
+    return absl::InternalError(
+        absl::StrCat(ctx->node().DebugName(), ": input ", i, " is not a variable (ref)"));
+  }
+  return var;
+}
+
+void SetRefOutput(OpKernelContext* ctx, int i, Var* var) {
+  ctx->set_output(i, Tensor());
+  ctx->set_output_ref(i, var);
+}
+
+absl::Status CheckInitialized(const Var& var) {
+  if (!var.initialized) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Attempting to use uninitialized value ", var.name));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VarUpdate> VarUpdate::Begin(Var* var, Allocator* allocator) {
+  var->mu.AssertHeld();
+  RETURN_IF_ERROR(CheckInitialized(*var));
+  VarUpdate u;
+  u.var_ = var;
+  u.shape_ = var->tensor.shape();
+  u.size_ = var->tensor.NumElements();
+  if (var->tensor.RefCountIsOne()) {
+    u.data_ = var->tensor.raw_data();
+  } else {
+    ASSIGN_OR_RETURN(u.fresh_, Tensor::Allocate(allocator, var->tensor.dtype(), u.shape_));
+    if (var->tensor.TotalBytes() > 0) {
+      std::memcpy(u.fresh_.raw_data(), var->tensor.raw_data(), var->tensor.TotalBytes());
+    }
+    u.data_ = u.fresh_.raw_data();
+  }
+  return u;
+}
+
+void VarUpdate::Commit() {
+  if (fresh_.IsInitialized()) var_->tensor = std::move(fresh_);
+  fresh_ = Tensor();
+}
+
+}  // namespace internal
+
+namespace {
+
+class VariableOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(shape_, ctx.GetAttr<TensorShape>("shape"));
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(container_, ctx.GetAttr<std::string>("container"));
+    ASSIGN_OR_RETURN(name_, ctx.GetAttr<std::string>("shared_name"));
+    if (name_.empty()) name_ = ctx.node().name();
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var,
+                     ctx->resource_manager()->LookupOrCreateVar(container_, name_, dtype_, shape_));
+    internal::SetRefOutput(ctx, 0, var);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  TensorShape shape_;
+  DataType dtype_ = DT_INVALID;
+  std::string container_;
+  std::string name_;
+};
+
+class AssignOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(validate_shape_, ctx.GetAttr<bool>("validate_shape"));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    const Tensor& value = ctx->input(1);
+    if (value.dtype() != var->dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Assign to variable ", var->name, " of type ", DataTypeName(var->dtype),
+                       ": the value has type ", DataTypeName(value.dtype())));
+    }
+    if (validate_shape_ && !var->declared_shape.IsCompatibleWith(value.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Assign to variable ", var->name, ": the variable's shape ",
+          var->declared_shape.DebugString(), " does not match the value's shape ",
+          value.shape().DebugString(), " (set validate_shape=false to change its shape)"));
+    }
+    absl::MutexLock lock(&var->mu);
+    RETURN_IF_ERROR(Store(ctx, var, value));
+    var->initialized = true;
+    internal::SetRefOutput(ctx, 0, var);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  // Called with var->mu held.
+  static absl::Status Store(OpKernelContext* ctx, Var* var, const Tensor& value) {
+    Tensor& current = var->tensor;
+    if (value.RefCountIsOne()) {
+      // Nobody else can see the value's buffer: the variable may own it.
+      current = value;
+      return absl::OkStatus();
+    }
+    if (var->initialized && current.IsInitialized() && current.RefCountIsOne() &&
+        current.dtype() == value.dtype() && current.shape() == value.shape()) {
+      if (value.TotalBytes() > 0) {
+        std::memcpy(current.raw_data(), value.raw_data(), value.TotalBytes());
+      }
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(ctx->allocator(), value.dtype(), value.shape()));
+    if (value.TotalBytes() > 0) std::memcpy(copy.raw_data(), value.raw_data(), value.TotalBytes());
+    current = std::move(copy);
+    return absl::OkStatus();
+  }
+
+  bool validate_shape_ = true;
+};
+
+template <typename T, bool kAdd>
+class AssignUpdateOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    const Tensor& value = ctx->input(1);
+    absl::MutexLock lock(&var->mu);
+    RETURN_IF_ERROR(internal::CheckInitialized(*var));
+    if (var->tensor.shape() != value.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kAdd ? "AssignAdd" : "AssignSub", " to variable ", var->name,
+                       ": the variable has shape ", var->tensor.shape().DebugString(),
+                       " but the value has shape ", value.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->allocator()));
+    Update(u.data<T>(), value.data<T>(), u.size());
+    u.Commit();
+    internal::SetRefOutput(ctx, 0, var);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  // Out of line: inlined into Compute, GCC loses __restrict and the loop
+  // stays scalar.
+  ABSL_ATTRIBUTE_NOINLINE static void Update(T* __restrict var, const T* __restrict v, int64_t n) {
+    if (kAdd) {
+      internal::ForEachIndex(n, [=](int64_t i) { var[i] += v[i]; });
+    } else {
+      internal::ForEachIndex(n, [=](int64_t i) { var[i] -= v[i]; });
+    }
+  }
+};
+
+class IsVariableInitializedOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    bool initialized;
+    {
+      absl::MutexLock lock(&var->mu);
+      initialized = var->initialized;
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->scalar<bool>() = initialized;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+template <typename T>
+void RegisterAssignUpdate(KernelRegistry* kernels) {
+  constexpr DataType kType = DataTypeToEnum<T>::value;
+  kernels->Register<AssignUpdateOp<T, true>>(
+      KernelDef("AssignAdd", kDeviceTypeCpu).TypeConstraint("T", kType));
+  kernels->Register<AssignUpdateOp<T, false>>(
+      KernelDef("AssignSub", kDeviceTypeCpu).TypeConstraint("T", kType));
+}
+
+}  // namespace
+
+void RegisterStateKernels(KernelRegistry* kernels) {
+  // Variables and Assign move bytes: any type with a fixed size.
+  const std::vector<DataType> fixed_size = {DT_FLOAT,  DT_DOUBLE, DT_INT32,   DT_INT64,
+                                            DT_BOOL,   DT_INT8,   DT_UINT8,   DT_INT16,
+                                            DT_UINT16, DT_HALF,   DT_BFLOAT16};
+  kernels->Register<VariableOp>(
+      KernelDef("VariableV2", kDeviceTypeCpu).TypeConstraint("dtype", fixed_size));
+  kernels->Register<VariableOp>(
+      KernelDef("Variable", kDeviceTypeCpu).TypeConstraint("dtype", fixed_size));
+  kernels->Register<AssignOp>(KernelDef("Assign", kDeviceTypeCpu).TypeConstraint("T", fixed_size));
+  kernels->Register<IsVariableInitializedOp>(
+      KernelDef("IsVariableInitialized", kDeviceTypeCpu).TypeConstraint("dtype", fixed_size));
+  RegisterAssignUpdate<float>(kernels);
+  RegisterAssignUpdate<double>(kernels);
+  RegisterAssignUpdate<int32_t>(kernels);
+  RegisterAssignUpdate<int64_t>(kernels);
+}
+
+}  // namespace sluice
