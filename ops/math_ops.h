@@ -1,0 +1,139 @@
+// Math ops: element-wise arithmetic and comparisons with NumPy broadcasting,
+// unary functions (and the *Grad helper ops TensorFlow graphs contain),
+// Select, AddN, Cast, reductions (Sum, Mean, Max, Min, Prod), ArgMax and
+// MatMul — their definitions (TensorFlow names, args and attrs), CPU kernels
+// and typed graph-building wrappers.
+//
+//   OpRegistry ops;  KernelRegistry kernels;
+//   RETURN_IF_ERROR(RegisterMathOps(&ops));
+//   RegisterMathKernels(&kernels);
+//
+//   Scope s = Scope::NewRootScope(BuiltinOps());
+//   Output h = ops::Tanh(s, ops::Add(s, ops::MatMul(s, x, w), b));
+//   Output loss = ops::Mean(s, ops::Square(s, h), {0, 1});
+//   Output n = ops::Sum(s, x, -1, {.keep_dims = true});
+//   Output i = ops::ArgMax(s, logits, 1);                 // int64
+//   Output f = ops::Cast(s, i, DT_FLOAT);
+//
+// Wrappers follow Scope's error model (graph/scope.h): a bad input records
+// the first error in the scope and returns an invalid Output.
+//
+// Thread-safety: the register functions may be called concurrently on
+// different registries; wrappers are thread-compatible like Scope. Kernels
+// keep no per-step state. Ownership: registries own what is registered;
+// wrappers' nodes belong to the scope's Graph.
+#ifndef SLUICE_OPS_MATH_OPS_H_
+#define SLUICE_OPS_MATH_OPS_H_
+
+#include <source_location>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+// Definitions and shape functions of every op below. AlreadyExists when one
+// is registered already.
+absl::Status RegisterMathOps(OpRegistry* ops);
+// CPU kernels: float and double for every op; int32/int64 where cheap.
+void RegisterMathKernels(KernelRegistry* kernels);
+
+namespace ops {
+
+using Loc = std::source_location;
+
+// Binary element-wise ops with NumPy broadcasting: z = x (op) y.
+Output Add(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output AddV2(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Sub(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Mul(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output RealDiv(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// Rounds toward negative infinity; an integer division by zero is an error.
+Output FloorDiv(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Maximum(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Minimum(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Pow(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+
+// Comparisons with broadcasting; the output is bool.
+Output Equal(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output NotEqual(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Greater(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output GreaterEqual(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Less(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output LessEqual(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+
+// Unary element-wise ops: y = f(x).
+Output Neg(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Square(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Sqrt(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Rsqrt(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Exp(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Log(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Tanh(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Sigmoid(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Reciprocal(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Abs(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Sign(const Scope& scope, Input x, Loc loc = Loc::current());
+
+// Gradient helpers, z from the forward output y and the incoming gradient dy:
+// TanhGrad dy*(1-y^2), SigmoidGrad dy*y*(1-y), SqrtGrad dy*0.5/y,
+// RsqrtGrad dy*(-0.5)*y^3, ReciprocalGrad -dy*y^2.
+Output TanhGrad(const Scope& scope, Input y, Input dy, Loc loc = Loc::current());
+Output SigmoidGrad(const Scope& scope, Input y, Input dy, Loc loc = Loc::current());
+Output SqrtGrad(const Scope& scope, Input y, Input dy, Loc loc = Loc::current());
+Output RsqrtGrad(const Scope& scope, Input y, Input dy, Loc loc = Loc::current());
+Output ReciprocalGrad(const Scope& scope, Input y, Input dy, Loc loc = Loc::current());
+
+// condition ? t : e. Select: condition is a scalar, has t's shape, or is a
+// vector choosing whole rows of t. SelectV2: all three broadcast.
+Output Select(const Scope& scope, Input condition, Input t, Input e, Loc loc = Loc::current());
+Output SelectV2(const Scope& scope, Input condition, Input t, Input e,
+                Loc loc = Loc::current());
+
+// Sum of N >= 1 tensors of one shape and type.
+Output AddN(const Scope& scope, absl::Span<const Output> inputs, Loc loc = Loc::current());
+
+struct CastAttrs {
+  bool truncate = false;  // attr "Truncate"
+};
+Output Cast(const Scope& scope, Input x, DataType dst_type, const CastAttrs& attrs = {},
+            Loc loc = Loc::current());
+
+// Reductions over `axis` (int32/int64 scalar or vector; negative counts from
+// the end; an empty vector reduces nothing).
+struct ReduceAttrs {
+  bool keep_dims = false;
+};
+Output Sum(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
+           Loc loc = Loc::current());
+Output Mean(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
+            Loc loc = Loc::current());
+Output Max(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
+           Loc loc = Loc::current());
+Output Min(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
+           Loc loc = Loc::current());
+Output Prod(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
+            Loc loc = Loc::current());
+
+// Index of the largest value along scalar `dimension` (first one on ties).
+struct ArgMaxAttrs {
+  DataType output_type = DT_INT64;
+};
+Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs = {},
+              Loc loc = Loc::current());
+
+struct MatMulAttrs {
+  bool transpose_a = false;
+  bool transpose_b = false;
+};
+Output MatMul(const Scope& scope, Input a, Input b, const MatMulAttrs& attrs = {},
+              Loc loc = Loc::current());
+
+}  // namespace ops
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_MATH_OPS_H_

@@ -1,0 +1,919 @@
+#include "ops/math_ops.h"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "graph/gradients.h"
+#include "gtest/gtest.h"
+#include "ops/builtins.h"
+#include "ops/testutil/gradient_checker.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+using Feeds = std::vector<std::pair<Output, Tensor>>;
+
+Output Placeholder(const Scope& s, DataType dtype,
+                   std::optional<TensorShape> shape = std::nullopt) {
+  OpBuilder b = s.Op("Placeholder");
+  b.Attr("dtype", dtype);
+  if (shape.has_value()) b.Attr("shape", *shape);
+  return b.Finalize1();
+}
+
+absl::StatusOr<Tensor> TryEval(const Scope& s, const Feeds& feeds, const Output& y) {
+  if (!s.ok()) return s.status();
+  std::vector<Output> xs;
+  std::vector<Tensor> values;
+  for (const auto& [x, v] : feeds) {
+    xs.push_back(x);
+    values.push_back(v);
+  }
+  return EvalWithFeeds(s, xs, values, y);
+}
+
+Tensor Eval(const Scope& s, const Feeds& feeds, const Output& y) {
+  absl::StatusOr<Tensor> r = TryEval(s, feeds, y);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : Tensor();
+}
+
+double GradError(const Scope& s, const Feeds& feeds, const Output& y) {
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return 1e9;
+  std::vector<Output> xs;
+  std::vector<Tensor> values;
+  for (const auto& [x, v] : feeds) {
+    xs.push_back(x);
+    values.push_back(v);
+  }
+  absl::StatusOr<double> err = MaxGradientError(s, xs, values, y);
+  EXPECT_TRUE(err.ok()) << err.status();
+  return err.ok() ? *err : 1e9;
+}
+
+template <typename T>
+void ExpectTensor(const Tensor& t, const TensorShape& shape, const std::vector<T>& expected,
+                  double tolerance = 1e-6) {
+  ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value) << DataTypeName(t.dtype());
+  ASSERT_EQ(t.shape(), shape) << t.shape().DebugString() << " vs " << shape.DebugString();
+  absl::Span<const T> v = t.flat<T>();
+  ASSERT_EQ(v.size(), expected.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(expected[i])) {
+        EXPECT_TRUE(std::isnan(v[i])) << "at " << i;
+      } else if (std::isinf(expected[i])) {
+        EXPECT_EQ(v[i], expected[i]) << "at " << i;
+      } else {
+        EXPECT_NEAR(v[i], expected[i], tolerance) << "at " << i;
+      }
+    } else {
+      EXPECT_EQ(v[i], expected[i]) << "at " << i;
+    }
+  }
+}
+
+// Deterministic values in [lo, hi).
+std::vector<double> Values(int64_t n, uint64_t seed, double lo = -1, double hi = 1) {
+  std::vector<double> v(n);
+  uint64_t state = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (auto& x : v) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = lo + (hi - lo) * static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
+  }
+  return v;
+}
+
+Tensor Doubles(const TensorShape& shape, uint64_t seed, double lo = -1, double hi = 1) {
+  return Tensor::FromVector<double>(Values(shape.num_elements(), seed, lo, hi), shape);
+}
+
+template <typename T>
+Tensor Make(std::vector<T> values, const TensorShape& shape) {
+  return Tensor::FromVector<T>(values, shape);
+}
+
+Input Literal(const Tensor& t) {
+  ::tensorflow::TensorProto proto;
+  t.ToProto(&proto);
+  return Input(std::move(proto));
+}
+
+class MathOpsTest : public ::testing::Test {
+ protected:
+  Scope s_ = Scope::NewRootScope(BuiltinOps());
+};
+
+// ---------------------------------------------------------------------------
+// Registration.
+
+TEST(MathOpsRegistrationTest, EveryOpHasACpuKernelAndShapeFn) {
+  OpRegistry ops;
+  ASSERT_TRUE(RegisterMathOps(&ops).ok());
+  KernelRegistry kernels;
+  RegisterMathKernels(&kernels);
+  for (const std::string& op : ops.ListOps()) {
+    EXPECT_TRUE(kernels.HasKernelsFor(op, kDeviceTypeCpu)) << op;
+    EXPECT_TRUE(static_cast<bool>(ops.Find(op)->shape_fn)) << op;
+  }
+  EXPECT_EQ(RegisterMathOps(&ops).code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST(MathOpsRegistrationTest, GradientsRegistered) {
+  const OpRegistry* ops = BuiltinOps();
+  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow",
+                         "Neg", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid",
+                         "Reciprocal", "Abs", "TanhGrad", "SigmoidGrad", "SqrtGrad",
+                         "RsqrtGrad", "ReciprocalGrad", "Select", "SelectV2", "AddN", "Cast",
+                         "Sum", "Mean", "Max", "Min", "Prod", "MatMul"}) {
+    ASSERT_NE(ops->Find(op), nullptr) << op;
+    EXPECT_TRUE(static_cast<bool>(ops->Find(op)->grad_fn)) << op;
+  }
+  for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
+                         "ArgMax", "Sign", "FloorDiv"}) {
+    ASSERT_NE(ops->Find(op), nullptr) << op;
+    EXPECT_TRUE(ops->Find(op)->no_gradient) << op;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Binary element-wise ops.
+
+TEST_F(MathOpsTest, ArithmeticSameShape) {
+  Output x = Placeholder(s_, DT_FLOAT);
+  Output y = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{x, Make<float>({1, -2, 3, 4}, {2, 2})}, {y, Make<float>({2, 4, -1, 0.5}, {2, 2})}};
+  ExpectTensor<float>(Eval(s_, f, ops::Add(s_, x, y)), {2, 2}, {3, 2, 2, 4.5});
+  ExpectTensor<float>(Eval(s_, f, ops::AddV2(s_, x, y)), {2, 2}, {3, 2, 2, 4.5});
+  ExpectTensor<float>(Eval(s_, f, ops::Sub(s_, x, y)), {2, 2}, {-1, -6, 4, 3.5});
+  ExpectTensor<float>(Eval(s_, f, ops::Mul(s_, x, y)), {2, 2}, {2, -8, -3, 2});
+  ExpectTensor<float>(Eval(s_, f, ops::RealDiv(s_, x, y)), {2, 2}, {0.5, -0.5, -3, 8});
+  ExpectTensor<float>(Eval(s_, f, ops::Maximum(s_, x, y)), {2, 2}, {2, 4, 3, 4});
+  ExpectTensor<float>(Eval(s_, f, ops::Minimum(s_, x, y)), {2, 2}, {1, -2, -1, 0.5});
+  ExpectTensor<float>(Eval(s_, f, ops::Pow(s_, x, y)), {2, 2}, {1, 16, 1.0f / 3, 2}, 1e-5);
+}
+
+TEST_F(MathOpsTest, BroadcastShapes) {
+  Output x = Placeholder(s_, DT_DOUBLE);
+  Output y = Placeholder(s_, DT_DOUBLE);
+  Tensor m = Make<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  // Row vector over a matrix, both ways round.
+  ExpectTensor<double>(Eval(s_, {{x, m}, {y, Make<double>({10, 20, 30}, {3})}}, ops::Add(s_, x, y)),
+                       {2, 3}, {11, 22, 33, 14, 25, 36});
+  ExpectTensor<double>(Eval(s_, {{x, Make<double>({10, 20, 30}, {3})}, {y, m}}, ops::Sub(s_, x, y)),
+                       {2, 3}, {9, 18, 27, 6, 15, 24});
+  // Column vector.
+  ExpectTensor<double>(Eval(s_, {{x, m}, {y, Make<double>({10, 100}, {2, 1})}}, ops::Mul(s_, x, y)),
+                       {2, 3}, {10, 20, 30, 400, 500, 600});
+  // Scalars on either side, including a rank-1 single element.
+  ExpectTensor<double>(Eval(s_, {{x, m}, {y, Tensor::Scalar<double>(2)}}, ops::RealDiv(s_, x, y)),
+                       {2, 3}, {0.5, 1, 1.5, 2, 2.5, 3});
+  ExpectTensor<double>(Eval(s_, {{x, Make<double>({12}, {1})}, {y, m}}, ops::RealDiv(s_, x, y)),
+                       {2, 3}, {12, 6, 4, 3, 2.4, 2});
+  // A one-element operand of higher rank raises the output rank.
+  ExpectTensor<double>(Eval(s_, {{x, Make<double>({1, 2}, {2})}, {y, Make<double>({5}, {1, 1})}},
+                            ops::Add(s_, x, y)),
+                       {1, 2}, {6, 7});
+  // Both operands broadcast: [2,1,3] + [4,1] -> [2,4,3].
+  std::vector<double> expected;
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 4; ++b) {
+      for (int c = 0; c < 3; ++c) expected.push_back((a * 3 + c) + 100.0 * b);
+    }
+  }
+  ExpectTensor<double>(Eval(s_, {{x, Make<double>({0, 1, 2, 3, 4, 5}, {2, 1, 3})},
+                                 {y, Make<double>({0, 100, 200, 300}, {4, 1})}},
+                            ops::Add(s_, x, y)),
+                       {2, 4, 3}, expected);
+  // Empty output.
+  ExpectTensor<double>(Eval(s_, {{x, Make<double>({}, {0, 3})}, {y, Make<double>({1, 2, 3}, {3})}},
+                            ops::Add(s_, x, y)),
+                       {0, 3}, {});
+}
+
+TEST_F(MathOpsTest, IntegerArithmetic) {
+  Output x = Placeholder(s_, DT_INT32);
+  Output y = Placeholder(s_, DT_INT32);
+  Feeds f = {{x, Make<int32_t>({2, -3, 4}, {3})}, {y, Make<int32_t>({3, 2, 0}, {3})}};
+  ExpectTensor<int32_t>(Eval(s_, f, ops::Add(s_, x, y)), {3}, {5, -1, 4});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::Mul(s_, x, y)), {3}, {6, -6, 0});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::Pow(s_, x, y)), {3}, {8, 9, 1});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::Maximum(s_, x, y)), {3}, {3, 2, 4});
+  Output a = Placeholder(s_, DT_INT64);
+  ExpectTensor<int64_t>(Eval(s_, {{a, Make<int64_t>({1, 2}, {2})}}, ops::Sub(s_, a, int64_t{5})),
+                        {2}, {-4, -3});
+}
+
+TEST_F(MathOpsTest, FloorDiv) {
+  Output x = Placeholder(s_, DT_INT32);
+  Output y = Placeholder(s_, DT_INT32);
+  ExpectTensor<int32_t>(
+      Eval(s_, {{x, Make<int32_t>({7, -7, 7, -7, 6, INT32_MIN}, {6})},
+                {y, Make<int32_t>({2, 2, -2, -2, 3, -1}, {6})}},
+           ops::FloorDiv(s_, x, y)),
+      {6}, {3, -4, -4, 3, 2, INT32_MIN});
+  absl::StatusOr<Tensor> r =
+      TryEval(s_, {{x, Make<int32_t>({1, 2}, {2})}, {y, Make<int32_t>({1, 0}, {2})}},
+              ops::FloorDiv(s_, x, y));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Integer division by zero"));
+  Output f = Placeholder(s_, DT_DOUBLE);
+  ExpectTensor<double>(Eval(s_, {{f, Make<double>({7, -7, 0.5}, {3})}}, ops::FloorDiv(s_, f, 2.0)),
+                       {3}, {3, -4, 0});
+}
+
+TEST_F(MathOpsTest, LargeBroadcastUsesAllPaths) {
+  // Large enough to be split across the thread pool.
+  const int64_t rows = 300, cols = 500;
+  Output x = Placeholder(s_, DT_FLOAT);
+  Output y = Placeholder(s_, DT_FLOAT);
+  std::vector<float> xv(rows * cols), yv(cols);
+  for (int64_t i = 0; i < rows * cols; ++i) xv[i] = static_cast<float>(i % 97);
+  for (int64_t j = 0; j < cols; ++j) yv[j] = static_cast<float>(j);
+  Tensor out = Eval(s_, {{x, Make<float>(xv, {rows, cols})}, {y, Make<float>(yv, {cols})}},
+                    ops::Mul(s_, x, y));
+  ASSERT_EQ(out.shape(), TensorShape({rows, cols}));
+  for (int64_t i = 0; i < rows * cols; i += 997) {
+    EXPECT_EQ(out.flat<float>()[i], xv[i] * yv[i % cols]) << i;
+  }
+  Tensor same = Eval(s_, {{x, Make<float>(xv, {rows, cols})}, {y, Make<float>(xv, {rows, cols})}},
+                     ops::Sub(s_, x, y));
+  for (float v : same.flat<float>()) ASSERT_EQ(v, 0.0f);
+}
+
+TEST_F(MathOpsTest, Comparisons) {
+  Output x = Placeholder(s_, DT_FLOAT);
+  Output y = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{x, Make<float>({1, 2, 3}, {3})}, {y, Tensor::Scalar<float>(2)}};
+  ExpectTensor<bool>(Eval(s_, f, ops::Equal(s_, x, y)), {3}, {false, true, false});
+  ExpectTensor<bool>(Eval(s_, f, ops::NotEqual(s_, x, y)), {3}, {true, false, true});
+  ExpectTensor<bool>(Eval(s_, f, ops::Greater(s_, x, y)), {3}, {false, false, true});
+  ExpectTensor<bool>(Eval(s_, f, ops::GreaterEqual(s_, x, y)), {3}, {false, true, true});
+  ExpectTensor<bool>(Eval(s_, f, ops::Less(s_, x, y)), {3}, {true, false, false});
+  ExpectTensor<bool>(Eval(s_, f, ops::LessEqual(s_, x, y)), {3}, {true, true, false});
+  Output i = Placeholder(s_, DT_INT64);
+  ExpectTensor<bool>(Eval(s_, {{i, Make<int64_t>({4, 5, 6, 7}, {2, 2})}},
+                          ops::Less(s_, i, Literal(Make<int64_t>({5, 7}, {2})))),
+                     {2, 2}, {true, true, false, false});
+  Output b = Placeholder(s_, DT_BOOL);
+  ExpectTensor<bool>(Eval(s_, {{b, Make<bool>({true, false}, {2})}}, ops::Equal(s_, b, true)),
+                     {2}, {true, false});
+}
+
+TEST_F(MathOpsTest, BinaryShapeErrors) {
+  Output x = Placeholder(s_, DT_FLOAT, TensorShape({2, 3}));
+  Output y = Placeholder(s_, DT_FLOAT, TensorShape({4}));
+  ops::Add(s_, x, y);
+  ASSERT_FALSE(s_.ok());
+  EXPECT_EQ(s_.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s_.status().message()), HasSubstr("[2,3]"));
+  EXPECT_THAT(std::string(s_.status().message()), HasSubstr("[4]"));
+}
+
+TEST_F(MathOpsTest, BinaryRuntimeShapeError) {
+  Output x = Placeholder(s_, DT_FLOAT);
+  Output y = Placeholder(s_, DT_FLOAT);
+  absl::StatusOr<Tensor> r = TryEval(
+      s_, {{x, Make<float>({1, 2, 3, 4, 5, 6}, {2, 3})}, {y, Make<float>({1, 2}, {2})}},
+      ops::Mul(s_, x, y));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Incompatible shapes: [2,3] vs. [2]"));
+}
+
+// ---------------------------------------------------------------------------
+// Unary ops and gradient helpers.
+
+TEST_F(MathOpsTest, UnaryValues) {
+  Output x = Placeholder(s_, DT_DOUBLE);
+  Feeds f = {{x, Make<double>({-2, 0.5, 4}, {3})}};
+  ExpectTensor<double>(Eval(s_, f, ops::Neg(s_, x)), {3}, {2, -0.5, -4});
+  ExpectTensor<double>(Eval(s_, f, ops::Square(s_, x)), {3}, {4, 0.25, 16});
+  ExpectTensor<double>(Eval(s_, f, ops::Abs(s_, x)), {3}, {2, 0.5, 4});
+  ExpectTensor<double>(Eval(s_, f, ops::Sign(s_, x)), {3}, {-1, 1, 1});
+  ExpectTensor<double>(Eval(s_, f, ops::Reciprocal(s_, x)), {3}, {-0.5, 2, 0.25});
+  ExpectTensor<double>(Eval(s_, f, ops::Exp(s_, x)), {3},
+                       {std::exp(-2.0), std::exp(0.5), std::exp(4.0)});
+  ExpectTensor<double>(Eval(s_, f, ops::Tanh(s_, x)), {3},
+                       {std::tanh(-2.0), std::tanh(0.5), std::tanh(4.0)});
+  ExpectTensor<double>(Eval(s_, f, ops::Sigmoid(s_, x)), {3},
+                       {1 / (1 + std::exp(2.0)), 1 / (1 + std::exp(-0.5)),
+                        1 / (1 + std::exp(-4.0))});
+  Feeds pos = {{x, Make<double>({0.25, 1, 4}, {3})}};
+  ExpectTensor<double>(Eval(s_, pos, ops::Sqrt(s_, x)), {3}, {0.5, 1, 2});
+  ExpectTensor<double>(Eval(s_, pos, ops::Rsqrt(s_, x)), {3}, {2, 1, 0.5});
+  ExpectTensor<double>(Eval(s_, pos, ops::Log(s_, x)), {3}, {std::log(0.25), 0, std::log(4.0)});
+  Output i = Placeholder(s_, DT_INT32);
+  ExpectTensor<int32_t>(Eval(s_, {{i, Make<int32_t>({-3, 0, 5}, {3})}}, ops::Sign(s_, i)), {3},
+                        {-1, 0, 1});
+  ExpectTensor<int32_t>(Eval(s_, {{i, Make<int32_t>({-3, 0, 5}, {3})}}, ops::Abs(s_, i)), {3},
+                        {3, 0, 5});
+  Output fl = Placeholder(s_, DT_FLOAT);
+  ExpectTensor<float>(Eval(s_, {{fl, Make<float>({-1, 1}, {1, 2})}}, ops::Tanh(s_, fl)), {1, 2},
+                      {std::tanh(-1.0f), std::tanh(1.0f)});
+}
+
+TEST_F(MathOpsTest, FloatExpTanhSigmoidAccuracy) {
+  std::vector<float> xs;
+  for (int i = -20000; i <= 20000; ++i) xs.push_back(static_cast<float>(i) * 0.0047f);
+  for (float v : {1e-6f, -1e-6f, 0.624f, 0.626f, -0.626f, 30.0f, -30.0f, 87.0f, -87.0f, 88.7f,
+                  -87.3f, -87.34f, 88.72f, 88.73f, 89.0f, -88.0f, -100.0f, -103.9f, -104.1f,
+                  1000.0f, -1000.0f}) {
+    xs.push_back(v);
+  }
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Output x = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{x, Make<float>(xs, {n})}};
+  Tensor e = Eval(s_, f, ops::Exp(s_, x));
+  Tensor t = Eval(s_, f, ops::Tanh(s_, x));
+  Tensor g = Eval(s_, f, ops::Sigmoid(s_, x));
+  ASSERT_EQ(e.NumElements(), n);
+  ASSERT_EQ(t.NumElements(), n);
+  ASSERT_EQ(g.NumElements(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = xs[i];
+    const double want_e = std::exp(v);
+    if (want_e > 3.4e38) {
+      EXPECT_TRUE(std::isinf(e.flat<float>()[i])) << v;
+    } else if (want_e < 1.2e-38) {
+      EXPECT_NEAR(e.flat<float>()[i], want_e, 1e-44) << v;
+    } else {
+      EXPECT_NEAR(e.flat<float>()[i] / want_e, 1.0, 3e-7) << v;
+    }
+    EXPECT_NEAR(t.flat<float>()[i], std::tanh(v), 3e-7 * std::max(1e-3, std::fabs(std::tanh(v))))
+        << v;
+    EXPECT_NEAR(g.flat<float>()[i], 1 / (1 + std::exp(-v)), 3e-7) << v;
+  }
+  Feeds special = {{x, Make<float>({INFINITY, -INFINITY, NAN}, {3})}};
+  ExpectTensor<float>(Eval(s_, special, ops::Exp(s_, x)), {3}, {INFINITY, 0, NAN});
+  ExpectTensor<float>(Eval(s_, special, ops::Tanh(s_, x)), {3}, {1, -1, NAN});
+  ExpectTensor<float>(Eval(s_, special, ops::Sigmoid(s_, x)), {3}, {1, 0, NAN});
+}
+
+TEST_F(MathOpsTest, GradientHelperValues) {
+  Output y = Placeholder(s_, DT_DOUBLE);
+  Output dy = Placeholder(s_, DT_DOUBLE);
+  Feeds f = {{y, Make<double>({0.5, 2}, {2})}, {dy, Make<double>({3, -1}, {2})}};
+  ExpectTensor<double>(Eval(s_, f, ops::TanhGrad(s_, y, dy)), {2}, {3 * 0.75, -1 * -3.0});
+  ExpectTensor<double>(Eval(s_, f, ops::SigmoidGrad(s_, y, dy)), {2}, {3 * 0.25, -1 * -2.0});
+  ExpectTensor<double>(Eval(s_, f, ops::SqrtGrad(s_, y, dy)), {2}, {3.0, -0.25});
+  ExpectTensor<double>(Eval(s_, f, ops::RsqrtGrad(s_, y, dy)), {2}, {3 * -0.0625, 4.0});
+  ExpectTensor<double>(Eval(s_, f, ops::ReciprocalGrad(s_, y, dy)), {2}, {-0.75, 4.0});
+}
+
+// ---------------------------------------------------------------------------
+// Select, AddN, Cast.
+
+TEST_F(MathOpsTest, Select) {
+  Output c = Placeholder(s_, DT_BOOL);
+  Output t = Placeholder(s_, DT_FLOAT);
+  Output e = Placeholder(s_, DT_FLOAT);
+  Tensor tv = Make<float>({1, 2, 3, 4}, {2, 2});
+  Tensor ev = Make<float>({-1, -2, -3, -4}, {2, 2});
+  ExpectTensor<float>(
+      Eval(s_, {{c, Make<bool>({true, false, false, true}, {2, 2})}, {t, tv}, {e, ev}},
+           ops::Select(s_, c, t, e)),
+      {2, 2}, {1, -2, -3, 4});
+  ExpectTensor<float>(Eval(s_, {{c, Make<bool>({false, true}, {2})}, {t, tv}, {e, ev}},
+                           ops::Select(s_, c, t, e)),
+                      {2, 2}, {-1, -2, 3, 4});
+  ExpectTensor<float>(Eval(s_, {{c, Tensor::Scalar<bool>(false)}, {t, tv}, {e, ev}},
+                           ops::Select(s_, c, t, e)),
+                      {2, 2}, {-1, -2, -3, -4});
+  absl::StatusOr<Tensor> bad = TryEval(
+      s_, {{c, Make<bool>({true, false, true}, {3})}, {t, tv}, {e, ev}}, ops::Select(s_, c, t, e));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("condition of shape [3]"));
+}
+
+TEST_F(MathOpsTest, SelectV2Broadcasts) {
+  Output c = Placeholder(s_, DT_BOOL);
+  Output t = Placeholder(s_, DT_DOUBLE);
+  ExpectTensor<double>(Eval(s_, {{c, Make<bool>({true, false, true}, {3})},
+                                 {t, Make<double>({1, 2, 3, 4, 5, 6}, {2, 3})}},
+                            ops::SelectV2(s_, c, t, 0.0)),
+                       {2, 3}, {1, 0, 3, 4, 0, 6});
+  ExpectTensor<double>(Eval(s_, {{c, Make<bool>({false, true}, {2, 1})},
+                                 {t, Make<double>({1, 2, 3}, {3})}},
+                            ops::SelectV2(s_, c, t, -1.0)),
+                       {2, 3}, {-1, -1, -1, 1, 2, 3});
+  absl::StatusOr<Tensor> bad =
+      TryEval(s_, {{c, Make<bool>({true, false}, {2})}, {t, Make<double>({1, 2, 3}, {3})}},
+              ops::SelectV2(s_, c, t, 0.0));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("Incompatible shapes"));
+}
+
+TEST_F(MathOpsTest, AddN) {
+  Output a = Placeholder(s_, DT_FLOAT);
+  Output b = Placeholder(s_, DT_FLOAT);
+  Output c = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{a, Make<float>({1, 2}, {2})}, {b, Make<float>({10, 20}, {2})},
+             {c, Make<float>({100, 200}, {2})}};
+  ExpectTensor<float>(Eval(s_, f, ops::AddN(s_, {a, b, c})), {2}, {111, 222});
+  ExpectTensor<float>(Eval(s_, f, ops::AddN(s_, {a})), {2}, {1, 2});
+  absl::StatusOr<Tensor> bad =
+      TryEval(s_, {{a, Make<float>({1, 2}, {2})}, {b, Make<float>({1, 2, 3}, {3})}},
+              ops::AddN(s_, {a, b}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("same shape"));
+}
+
+TEST_F(MathOpsTest, Cast) {
+  Output f = Placeholder(s_, DT_FLOAT);
+  Feeds fv = {{f, Make<float>({2.7f, -2.7f, 0, 300}, {4})}};
+  ExpectTensor<int32_t>(Eval(s_, fv, ops::Cast(s_, f, DT_INT32)), {4}, {2, -2, 0, 300});
+  ExpectTensor<int64_t>(Eval(s_, fv, ops::Cast(s_, f, DT_INT64)), {4}, {2, -2, 0, 300});
+  ExpectTensor<bool>(Eval(s_, fv, ops::Cast(s_, f, DT_BOOL)), {4}, {true, true, false, true});
+  ExpectTensor<double>(Eval(s_, fv, ops::Cast(s_, f, DT_DOUBLE)), {4},
+                       {2.7f, -2.7f, 0, 300});
+  ExpectTensor<float>(Eval(s_, fv, ops::Cast(s_, f, DT_FLOAT)), {4}, {2.7f, -2.7f, 0, 300});
+  ExpectTensor<uint8_t>(Eval(s_, fv, ops::Cast(s_, f, DT_UINT8)), {4}, {2, 0, 0, 255});
+  Output b = Placeholder(s_, DT_BOOL);
+  ExpectTensor<float>(Eval(s_, {{b, Make<bool>({true, false}, {2})}}, ops::Cast(s_, b, DT_FLOAT)),
+                      {2}, {1, 0});
+  Output i8 = Placeholder(s_, DT_INT8);
+  ExpectTensor<int32_t>(Eval(s_, {{i8, Make<int8_t>({-5, 7}, {2})}}, ops::Cast(s_, i8, DT_INT32)),
+                        {2}, {-5, 7});
+  ExpectTensor<int64_t>(Eval(s_, {{i8, Make<int8_t>({-5, 7}, {2})}},
+                             ops::Cast(s_, ops::Cast(s_, i8, DT_UINT8), DT_INT64)),
+                        {2}, {251, 7});
+}
+
+// ---------------------------------------------------------------------------
+// Reductions.
+
+TEST_F(MathOpsTest, SumAxes) {
+  Output x = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{x, Make<float>({1, 2, 3, 4, 5, 6}, {2, 3})}};
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, {0, 1})), {}, {21});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, 0)), {3}, {5, 7, 9});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, 1)), {2}, {6, 15});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, -1)), {2}, {6, 15});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, {1}, {.keep_dims = true})), {2, 1}, {6, 15});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, {0, 1}, {.keep_dims = true})), {1, 1}, {21});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, Literal(Make<int32_t>({}, {0})))), {2, 3},
+                      {1, 2, 3, 4, 5, 6});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, int64_t{1})), {2}, {6, 15});
+  ExpectTensor<float>(Eval(s_, f, ops::Sum(s_, x, {1, -1})), {2}, {6, 15});
+}
+
+TEST_F(MathOpsTest, SumGeneralAndLarge) {
+  Output x = Placeholder(s_, DT_DOUBLE);
+  std::vector<double> v(2 * 3 * 4);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  Feeds f = {{x, Make<double>(v, {2, 3, 4})}};
+  // Middle axis: [2,4].
+  std::vector<double> mid;
+  for (int a = 0; a < 2; ++a) {
+    for (int c = 0; c < 4; ++c) mid.push_back(v[a * 12 + c] + v[a * 12 + 4 + c] + v[a * 12 + 8 + c]);
+  }
+  ExpectTensor<double>(Eval(s_, f, ops::Sum(s_, x, 1)), {2, 4}, mid);
+  // Outer and inner axes: [3].
+  std::vector<double> outer_inner(3, 0);
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 3; ++b) {
+      for (int c = 0; c < 4; ++c) outer_inner[b] += v[a * 12 + b * 4 + c];
+    }
+  }
+  ExpectTensor<double>(Eval(s_, f, ops::Sum(s_, x, {0, 2})), {3}, outer_inner);
+  // Size-1 dimensions are skipped: [2,1,3] over axis 1 is a reshape.
+  ExpectTensor<double>(Eval(s_, {{x, Make<double>({1, 2, 3, 4, 5, 6}, {2, 1, 3})}},
+                            ops::Sum(s_, x, 1)),
+                       {2, 3}, {1, 2, 3, 4, 5, 6});
+
+  // Large: every fast path on the pool.
+  Output y = Placeholder(s_, DT_FLOAT);
+  const int64_t rows = 513, cols = 300;
+  std::vector<float> big(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) big[i] = static_cast<float>(i % 7);
+  Feeds g = {{y, Make<float>(big, {rows, cols})}};
+  std::vector<float> col_sums(cols, 0), row_sums(rows, 0);
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      col_sums[c] += big[r * cols + c];
+      row_sums[r] += big[r * cols + c];
+      total += big[r * cols + c];
+    }
+  }
+  ExpectTensor<float>(Eval(s_, g, ops::Sum(s_, y, 0)), {cols}, col_sums);
+  ExpectTensor<float>(Eval(s_, g, ops::Sum(s_, y, 1)), {rows}, row_sums);
+  ExpectTensor<float>(Eval(s_, g, ops::Sum(s_, y, {0, 1})), {}, {static_cast<float>(total)});
+}
+
+TEST_F(MathOpsTest, MeanMaxMinProd) {
+  Output x = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{x, Make<float>({1, 5, 3, -4, 2, 8}, {2, 3})}};
+  ExpectTensor<float>(Eval(s_, f, ops::Mean(s_, x, 1)), {2}, {3, 2});
+  ExpectTensor<float>(Eval(s_, f, ops::Mean(s_, x, {0, 1})), {}, {2.5});
+  ExpectTensor<float>(Eval(s_, f, ops::Max(s_, x, 1)), {2}, {5, 8});
+  ExpectTensor<float>(Eval(s_, f, ops::Max(s_, x, 0)), {3}, {1, 5, 8});
+  ExpectTensor<float>(Eval(s_, f, ops::Min(s_, x, 0)), {3}, {-4, 2, 3});
+  ExpectTensor<float>(Eval(s_, f, ops::Min(s_, x, {0, 1}, {.keep_dims = true})), {1, 1}, {-4});
+  ExpectTensor<float>(Eval(s_, f, ops::Prod(s_, x, 1)), {2}, {15, -64});
+  ExpectTensor<float>(Eval(s_, f, ops::Prod(s_, x, 0)), {3}, {-4, 10, 24});
+  Output i = Placeholder(s_, DT_INT32);
+  ExpectTensor<int32_t>(Eval(s_, {{i, Make<int32_t>({1, 2, 4, 7}, {2, 2})}}, ops::Mean(s_, i, 1)),
+                        {2}, {1, 5});
+  // Reducing an empty dimension gives the identity (NaN for Mean).
+  Feeds empty = {{x, Make<float>({}, {2, 0})}};
+  ExpectTensor<float>(Eval(s_, empty, ops::Sum(s_, x, 1)), {2}, {0, 0});
+  ExpectTensor<float>(Eval(s_, empty, ops::Prod(s_, x, 1)), {2}, {1, 1});
+  ExpectTensor<float>(Eval(s_, empty, ops::Mean(s_, x, 1)), {2}, {NAN, NAN});
+  ExpectTensor<float>(Eval(s_, empty, ops::Max(s_, x, 1)), {2}, {-INFINITY, -INFINITY});
+}
+
+TEST_F(MathOpsTest, ReductionAxisErrors) {
+  Output x = Placeholder(s_, DT_FLOAT, TensorShape({2, 3}));
+  ops::Sum(s_, x, 2);
+  ASSERT_FALSE(s_.ok());
+  EXPECT_EQ(s_.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s_.status().message()), HasSubstr("axis 2 is out of range"));
+
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output y = Placeholder(s, DT_FLOAT);
+  Output axis = Placeholder(s, DT_INT32);
+  absl::StatusOr<Tensor> r = TryEval(
+      s, {{y, Make<float>({1, 2}, {2})}, {axis, Tensor::Scalar<int32_t>(-2)}}, ops::Max(s, y, axis));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Invalid reduction dimension -2"));
+}
+
+TEST_F(MathOpsTest, ReductionShapeInference) {
+  Output x = Placeholder(s_, DT_FLOAT, TensorShape({-1, 4, 5}));
+  EXPECT_EQ(ops::Sum(s_, x, {0, 2}).shape(), TensorShape({4}));
+  EXPECT_EQ(ops::Mean(s_, x, -1, {.keep_dims = true}).shape(), TensorShape({-1, 4, 1}));
+  Output axes = Placeholder(s_, DT_INT32);
+  EXPECT_EQ(ops::Max(s_, x, axes, {.keep_dims = true}).shape(), TensorShape::UnknownOfRank(3));
+  EXPECT_EQ(ops::ArgMax(s_, x, 1).shape(), TensorShape({-1, 5}));
+  EXPECT_EQ(ops::MatMul(s_, Placeholder(s_, DT_FLOAT, TensorShape({-1, 3})),
+                        Placeholder(s_, DT_FLOAT, TensorShape({3, 7})))
+                .shape(),
+            TensorShape({-1, 7}));
+  EXPECT_TRUE(s_.ok()) << s_.status();
+}
+
+// ---------------------------------------------------------------------------
+// ArgMax.
+
+TEST_F(MathOpsTest, ArgMax) {
+  Output x = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{x, Make<float>({1, 9, 9, 4, 2, 0}, {2, 3})}};
+  ExpectTensor<int64_t>(Eval(s_, f, ops::ArgMax(s_, x, 1)), {2}, {1, 0});
+  ExpectTensor<int64_t>(Eval(s_, f, ops::ArgMax(s_, x, 0)), {3}, {1, 0, 0});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::ArgMax(s_, x, -1, {.output_type = DT_INT32})), {2},
+                        {1, 0});
+  Output i = Placeholder(s_, DT_INT32);
+  ExpectTensor<int64_t>(
+      Eval(s_, {{i, Make<int32_t>({3, 1, 4, 1, 5, 9, 2, 6}, {2, 2, 2})}}, ops::ArgMax(s_, i, 1)),
+      {2, 2}, {1, 0, 0, 0});
+
+  // Long rows take the vectorized path; ties keep the first index.
+  std::vector<double> row(2 * 100, 0.0);
+  row[77] = 5;
+  row[90] = 5;
+  row[100 + 3] = -1;
+  for (int j = 0; j < 100; ++j) row[100 + j] -= 2;
+  Output dx = Placeholder(s_, DT_DOUBLE);
+  ExpectTensor<int64_t>(Eval(s_, {{dx, Make<double>(row, {2, 100})}}, ops::ArgMax(s_, dx, 1)),
+                        {2}, {77, 0});
+  row[40] = NAN;
+  ExpectTensor<int64_t>(Eval(s_, {{dx, Make<double>(row, {2, 100})}}, ops::ArgMax(s_, dx, 1)),
+                        {2}, {77, 0});
+
+  Output d = Placeholder(s_, DT_INT32);
+  absl::StatusOr<Tensor> r = TryEval(
+      s_, {{x, Make<float>({1, 2}, {2})}, {d, Tensor::Scalar<int32_t>(1)}}, ops::ArgMax(s_, x, d));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("out of range"));
+}
+
+// ---------------------------------------------------------------------------
+// MatMul.
+
+template <typename T>
+std::vector<T> NaiveMatMul(const std::vector<T>& a, const std::vector<T>& b, int m, int k, int n,
+                           bool ta, bool tb) {
+  std::vector<T> c(m * n, 0);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      for (int p = 0; p < k; ++p) {
+        c[i * n + j] += (ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
+      }
+    }
+  }
+  return c;
+}
+
+TEST_F(MathOpsTest, MatMulSmall) {
+  Output a = Placeholder(s_, DT_FLOAT);
+  Output b = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{a, Make<float>({1, 2, 3, 4, 5, 6}, {2, 3})},
+             {b, Make<float>({7, 8, 9, 10, 11, 12}, {3, 2})}};
+  ExpectTensor<float>(Eval(s_, f, ops::MatMul(s_, a, b)), {2, 2}, {58, 64, 139, 154});
+  ExpectTensor<float>(Eval(s_, f, ops::MatMul(s_, a, b, {.transpose_a = true, .transpose_b = true})),
+                      {3, 3}, {39, 49, 59, 54, 68, 82, 69, 87, 105});
+  Output ia = Placeholder(s_, DT_INT32);
+  Output ib = Placeholder(s_, DT_INT32);
+  ExpectTensor<int32_t>(Eval(s_, {{ia, Make<int32_t>({1, 2, 3, 4}, {2, 2})},
+                                  {ib, Make<int32_t>({5, 6, 7, 8}, {2, 2})}},
+                             ops::MatMul(s_, ia, ib, {.transpose_b = true})),
+                        {2, 2}, {17, 23, 39, 53});
+}
+
+TEST_F(MathOpsTest, MatMulAllTransposes) {
+  const int m = 5, k = 7, n = 4;
+  std::vector<double> av = Values(m * k, 1), bv = Values(k * n, 2);
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      Scope s = Scope::NewRootScope(BuiltinOps());
+      Output a = Placeholder(s, DT_DOUBLE);
+      Output b = Placeholder(s, DT_DOUBLE);
+      TensorShape as = ta ? TensorShape({k, m}) : TensorShape({m, k});
+      TensorShape bs = tb ? TensorShape({n, k}) : TensorShape({k, n});
+      Tensor out = Eval(s, {{a, Make<double>(av, as)}, {b, Make<double>(bv, bs)}},
+                        ops::MatMul(s, a, b, {.transpose_a = ta, .transpose_b = tb}));
+      ExpectTensor<double>(out, {m, n}, NaiveMatMul(av, bv, m, k, n, ta, tb), 1e-12);
+      // Float goes through sgemm.
+      Scope sf = Scope::NewRootScope(BuiltinOps());
+      Output af = Placeholder(sf, DT_FLOAT);
+      Output bf = Placeholder(sf, DT_FLOAT);
+      std::vector<float> avf(av.begin(), av.end()), bvf(bv.begin(), bv.end());
+      Tensor outf = Eval(sf, {{af, Make<float>(avf, as)}, {bf, Make<float>(bvf, bs)}},
+                         ops::MatMul(sf, af, bf, {.transpose_a = ta, .transpose_b = tb}));
+      ExpectTensor<float>(outf, {m, n}, NaiveMatMul(avf, bvf, m, k, n, ta, tb), 1e-5);
+    }
+  }
+}
+
+TEST_F(MathOpsTest, MatMulErrors) {
+  ops::MatMul(s_, Placeholder(s_, DT_FLOAT, TensorShape({2, 3})),
+              Placeholder(s_, DT_FLOAT, TensorShape({4, 5})));
+  ASSERT_FALSE(s_.ok());
+  EXPECT_EQ(s_.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s_.status().message()), HasSubstr("inner dimensions differ"));
+
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output a = Placeholder(s, DT_FLOAT);
+  Output b = Placeholder(s, DT_FLOAT);
+  Output c = ops::MatMul(s, a, b);
+  absl::StatusOr<Tensor> r =
+      TryEval(s, {{a, Make<float>({1, 2, 3, 4, 5, 6}, {2, 3})}, {b, Make<float>({1, 2}, {2, 1})}}, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Matrix size-incompatible"));
+  r = TryEval(s, {{a, Make<float>({1, 2, 3}, {3})}, {b, Make<float>({1, 2}, {2, 1})}}, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("two matrices"));
+  // Empty inner dimension: zeros.
+  ExpectTensor<float>(
+      Eval(s, {{a, Make<float>({}, {2, 0})}, {b, Make<float>({}, {0, 2})}}, c), {2, 2},
+      {0, 0, 0, 0});
+}
+
+// ---------------------------------------------------------------------------
+// Gradients.
+
+using BinaryFn = Output (*)(const Scope&, Input, Input, std::source_location);
+
+struct BinaryCase {
+  const char* name;
+  BinaryFn fn;
+  double lo_x, hi_x, lo_y, hi_y;
+};
+
+const BinaryCase kBinaryCases[] = {
+    {"Add", ops::Add, -1, 1, -1, 1},          {"AddV2", ops::AddV2, -1, 1, -1, 1},
+    {"Sub", ops::Sub, -1, 1, -1, 1},          {"Mul", ops::Mul, -1, 1, -1, 1},
+    {"RealDiv", ops::RealDiv, -1, 1, 0.5, 2}, {"Maximum", ops::Maximum, -1, 1, -1, 1},
+    {"Minimum", ops::Minimum, -1, 1, -1, 1},  {"Pow", ops::Pow, 0.5, 2, -1, 2},
+};
+
+TEST(MathGradTest, BinaryOpsWithBroadcasting) {
+  const std::vector<std::pair<TensorShape, TensorShape>> shapes = {
+      {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{3}, {2, 3}},
+      {{2, 3}, {}},     {{}, {3}},     {{2, 1, 3}, {2, 1}}};
+  for (const BinaryCase& c : kBinaryCases) {
+    for (const auto& [xs, ys] : shapes) {
+      for (bool static_shapes : {true, false}) {
+        Scope s = Scope::NewRootScope(BuiltinOps());
+        Output x = Placeholder(s, DT_DOUBLE, static_shapes ? std::optional(xs) : std::nullopt);
+        Output y = Placeholder(s, DT_DOUBLE, static_shapes ? std::optional(ys) : std::nullopt);
+        Output z = c.fn(s, x, y, std::source_location::current());
+        double err = GradError(s, {{x, Doubles(xs, 3, c.lo_x, c.hi_x)},
+                                   {y, Doubles(ys, 4, c.lo_y, c.hi_y)}},
+                               z);
+        EXPECT_LT(err, 1e-6) << c.name << " " << xs.DebugString() << " " << ys.DebugString()
+                             << (static_shapes ? " static" : " dynamic");
+      }
+    }
+  }
+}
+
+TEST(MathGradTest, PartlyKnownShapes) {
+  // The usual layer: [?, 4] + [4] (bias), and [?, 1] * [?, 3].
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Placeholder(s, DT_DOUBLE, TensorShape({-1, 4}));
+  Output b = Placeholder(s, DT_DOUBLE, TensorShape({4}));
+  EXPECT_LT(GradError(s, {{x, Doubles({3, 4}, 1)}, {b, Doubles({4}, 2)}}, ops::Add(s, x, b)),
+            1e-6);
+  Output u = Placeholder(s, DT_DOUBLE, TensorShape({-1, 1}));
+  Output v = Placeholder(s, DT_DOUBLE, TensorShape({-1, 3}));
+  EXPECT_LT(GradError(s, {{u, Doubles({2, 1}, 3)}, {v, Doubles({2, 3}, 4)}}, ops::Mul(s, u, v)),
+            1e-6);
+}
+
+using UnaryFn = Output (*)(const Scope&, Input, std::source_location);
+
+TEST(MathGradTest, UnaryOps) {
+  struct Case {
+    const char* name;
+    UnaryFn fn;
+    double lo, hi;
+  };
+  const Case cases[] = {
+      {"Neg", ops::Neg, -1, 1},          {"Square", ops::Square, -1, 1},
+      {"Sqrt", ops::Sqrt, 0.5, 2},       {"Rsqrt", ops::Rsqrt, 0.5, 2},
+      {"Exp", ops::Exp, -1, 1},          {"Log", ops::Log, 0.5, 2},
+      {"Tanh", ops::Tanh, -1, 1},        {"Sigmoid", ops::Sigmoid, -2, 2},
+      {"Reciprocal", ops::Reciprocal, 0.5, 2}, {"Abs", ops::Abs, 0.1, 1},
+  };
+  for (const Case& c : cases) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output x = Placeholder(s, DT_DOUBLE);
+    Output y = c.fn(s, x, std::source_location::current());
+    EXPECT_LT(GradError(s, {{x, Doubles({2, 3}, 5, c.lo, c.hi)}}, y), 1e-6) << c.name;
+  }
+  // Abs on negative values too.
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Placeholder(s, DT_DOUBLE);
+  EXPECT_LT(GradError(s, {{x, Doubles({4}, 6, -1, -0.1)}}, ops::Abs(s, x)), 1e-6);
+}
+
+TEST(MathGradTest, GradientHelperOps) {
+  for (BinaryFn fn : {static_cast<BinaryFn>(ops::TanhGrad), static_cast<BinaryFn>(ops::SigmoidGrad),
+                      static_cast<BinaryFn>(ops::SqrtGrad), static_cast<BinaryFn>(ops::RsqrtGrad),
+                      static_cast<BinaryFn>(ops::ReciprocalGrad)}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output y = Placeholder(s, DT_DOUBLE);
+    Output dy = Placeholder(s, DT_DOUBLE);
+    Output z = fn(s, y, dy, std::source_location::current());
+    EXPECT_LT(GradError(s, {{y, Doubles({3}, 7, 0.5, 1.5)}, {dy, Doubles({3}, 8)}}, z), 1e-6)
+        << z.node->op();
+  }
+}
+
+TEST(MathGradTest, SecondOrderTanh) {
+  // d/dx of (d tanh(x)/dx) through TanhGrad's own gradient.
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Placeholder(s, DT_DOUBLE);
+  Output y = ops::Tanh(s, x);
+  absl::StatusOr<std::vector<Output>> g = AddGradients(s, {y}, {x});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_LT(GradError(s, {{x, Doubles({3}, 9)}}, (*g)[0]), 1e-6);
+}
+
+TEST(MathGradTest, SelectAddNCast) {
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output c = Placeholder(s, DT_BOOL);
+    Output t = Placeholder(s, DT_DOUBLE);
+    Output e = Placeholder(s, DT_DOUBLE);
+    Output z = ops::Select(s, c, t, e);
+    absl::StatusOr<std::vector<Output>> g = AddGradients(s, {z}, {t, e});
+    ASSERT_TRUE(g.ok()) << g.status();
+    Feeds f = {{c, Make<bool>({true, false, true}, {3})},
+               {t, Doubles({3}, 1)},
+               {e, Doubles({3}, 2)}};
+    ExpectTensor<double>(Eval(s, f, (*g)[0]), {3}, {1, 0, 1});
+    ExpectTensor<double>(Eval(s, f, (*g)[1]), {3}, {0, 1, 0});
+  }
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output c = Placeholder(s, DT_BOOL);
+    Output t = Placeholder(s, DT_DOUBLE);
+    Output e = Placeholder(s, DT_DOUBLE);
+    // t [2,3] broadcasts against e [3] and c [2,1].
+    Output z = ops::Mul(s, ops::SelectV2(s, c, t, e), ops::SelectV2(s, c, t, e));
+    absl::StatusOr<std::vector<Output>> g = AddGradients(s, {ops::Sum(s, z, {0, 1})}, {t, e});
+    ASSERT_TRUE(g.ok()) << g.status();
+    Feeds f = {{c, Make<bool>({true, false}, {2, 1})},
+               {t, Make<double>({1, 2, 3, 4, 5, 6}, {2, 3})},
+               {e, Make<double>({10, 20, 30}, {3})}};
+    ExpectTensor<double>(Eval(s, f, (*g)[0]), {2, 3}, {2, 4, 6, 0, 0, 0});
+    ExpectTensor<double>(Eval(s, f, (*g)[1]), {3}, {20, 40, 60});
+  }
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output a = Placeholder(s, DT_DOUBLE);
+    Output b = Placeholder(s, DT_DOUBLE);
+    Output z = ops::AddN(s, {a, ops::Square(s, b), a});
+    EXPECT_LT(GradError(s, {{a, Doubles({2, 2}, 1)}, {b, Doubles({2, 2}, 2)}}, z), 1e-6);
+  }
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output x = Placeholder(s, DT_DOUBLE);
+    Output z = ops::Cast(s, ops::Square(s, ops::Cast(s, x, DT_FLOAT)), DT_DOUBLE);
+    absl::StatusOr<std::vector<Output>> g = AddGradients(s, {z}, {x});
+    ASSERT_TRUE(g.ok()) << g.status();
+    ExpectTensor<double>(Eval(s, {{x, Make<double>({1.5, -2}, {2})}}, (*g)[0]), {2}, {3, -4});
+  }
+}
+
+TEST(MathGradTest, Reductions) {
+  using ReduceFn = Output (*)(const Scope&, Input, Input, const ops::ReduceAttrs&,
+                              std::source_location);
+  struct Case {
+    const char* name;
+    ReduceFn fn;
+  };
+  const Case cases[] = {{"Sum", ops::Sum}, {"Mean", ops::Mean}, {"Max", ops::Max},
+                        {"Min", ops::Min}, {"Prod", ops::Prod}};
+  const std::vector<std::vector<int64_t>> axes_list = {{0}, {1}, {-1}, {0, 2}, {0, 1, 2}, {}};
+  for (const Case& c : cases) {
+    for (const auto& axes : axes_list) {
+      for (bool keep_dims : {false, true}) {
+        for (int known : {0, 1, 2}) {  // unknown shape, partly known, fully known
+          Scope s = Scope::NewRootScope(BuiltinOps());
+          std::optional<TensorShape> shape;
+          if (known == 1) shape = TensorShape({-1, 3, 4});
+          if (known == 2) shape = TensorShape({2, 3, 4});
+          Output x = Placeholder(s, DT_DOUBLE, shape);
+          Input axes_input =
+              Literal(Tensor::FromVector<int32_t>(std::vector<int32_t>(axes.begin(), axes.end())));
+          Output y = c.fn(s, x, axes_input, {.keep_dims = keep_dims},
+                          std::source_location::current());
+          double err = GradError(s, {{x, Doubles({2, 3, 4}, 11, 0.5, 1.5)}}, y);
+          EXPECT_LT(err, 1e-6) << c.name << " axes " << axes.size() << " keep " << keep_dims
+                               << " known " << known;
+        }
+      }
+    }
+  }
+}
+
+TEST(MathGradTest, ReductionWithRuntimeAxes) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Placeholder(s, DT_DOUBLE);
+  Output axes = ops::Cast(s, ops::Sum(s, Input({1, 0}), {0}, {.keep_dims = true}), DT_INT32);
+  EXPECT_LT(GradError(s, {{x, Doubles({2, 3}, 12)}}, ops::Mean(s, x, axes)), 1e-6);
+  EXPECT_LT(GradError(s, {{x, Doubles({2, 3}, 13)}}, ops::Sum(s, x, axes)), 1e-6);
+}
+
+TEST(MathGradTest, MaxSplitsTiesAndProdHandlesZeros) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Placeholder(s, DT_DOUBLE);
+  Output m = ops::Max(s, x, 1);
+  Output p = ops::Prod(s, x, 1);
+  absl::StatusOr<std::vector<Output>> gm = AddGradients(s, {m}, {x});
+  absl::StatusOr<std::vector<Output>> gp = AddGradients(s, {p}, {x});
+  ASSERT_TRUE(gm.ok()) << gm.status();
+  ASSERT_TRUE(gp.ok()) << gp.status();
+  Feeds f = {{x, Make<double>({1, 3, 3, 2, 0, 3, 0, 0, 5}, {3, 3})}};
+  ExpectTensor<double>(Eval(s, f, (*gm)[0]), {3, 3}, {0, 0.5, 0.5, 0, 0, 1, 0, 0, 1});
+  ExpectTensor<double>(Eval(s, f, (*gp)[0]), {3, 3}, {9, 3, 3, 0, 6, 0, 0, 0, 0});
+}
+
+TEST(MathGradTest, MatMulAllTransposes) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (bool static_shapes : {false, true}) {
+        Scope s = Scope::NewRootScope(BuiltinOps());
+        TensorShape as = ta ? TensorShape({3, 2}) : TensorShape({2, 3});
+        TensorShape bs = tb ? TensorShape({4, 3}) : TensorShape({3, 4});
+        Output a = Placeholder(s, DT_DOUBLE, static_shapes ? std::optional(as) : std::nullopt);
+        Output b = Placeholder(s, DT_DOUBLE, static_shapes ? std::optional(bs) : std::nullopt);
+        Output z = ops::MatMul(s, a, b, {.transpose_a = ta, .transpose_b = tb});
+        EXPECT_LT(GradError(s, {{a, Doubles(as, 21)}, {b, Doubles(bs, 22)}}, z), 1e-6)
+            << ta << tb;
+      }
+    }
+  }
+}
+
+TEST(MathGradTest, NoGradientOps) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Placeholder(s, DT_DOUBLE);
+  // The comparison is not on a differentiable path: x reaches y only through Select's branches.
+  Output y = ops::Select(s, ops::Greater(s, x, 0.0), x, ops::Neg(s, x));
+  absl::StatusOr<std::vector<Output>> g = AddGradients(s, {y}, {x});
+  ASSERT_TRUE(g.ok()) << g.status();
+  ExpectTensor<double>(Eval(s, {{x, Make<double>({-2, 3}, {2})}}, (*g)[0]), {2}, {-1, 1});
+}
+
+}  // namespace
+}  // namespace sluice
+
