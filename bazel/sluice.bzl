@@ -9,9 +9,10 @@ SLUICE_COPTS = [
 def sluice_cc_library(name, copts = [], **kwargs):
     native.cc_library(name = name, copts = SLUICE_COPTS + copts, **kwargs)
 
-def sluice_cc_test(name, copts = [], deps = [], **kwargs):
+def sluice_cc_test(name, copts = [], deps = [], size = "small", **kwargs):
     native.cc_test(
         name = name,
+        size = size,
         copts = SLUICE_COPTS + copts,
         deps = deps + ["//third_party:gtest_main"],
         **kwargs

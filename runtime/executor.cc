@@ -62,9 +62,9 @@ class ExecutorImpl : public Executor {
   void RunAsync(const Args& args, std::function<void(absl::Status)> done) override;
   const Graph& graph() const override { return *graph_; }
 
-  // Runs `item` and then, inline, whatever it makes ready that is cheap (and
-  // one expensive node); the rest goes to the device's pool.
-  void Process(RunState* rs, int item) const;
+  // Runs the `first` items and then, inline, whatever they make ready that is
+  // cheap (and one expensive node); the rest goes to the device's pool.
+  void Process(RunState* rs, absl::Span<const int> first) const;
 
  private:
   absl::Status RunNode(RunState* rs, const NodeItem& item,
@@ -130,16 +130,19 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
     return;
   }
   rs->outstanding.store(static_cast<int>(roots_.size()));
-  // Expensive roots but the last go to the pool; the rest run here.
-  int inline_root = -1;
+  // Cheap roots (constants, arguments) run here; of the expensive ones the
+  // first runs here too and the rest go to the pool.
+  absl::InlinedVector<int, 16> here;
+  bool kept_expensive = false;
   for (int r : roots_) {
-    if (inline_root < 0) {
-      inline_root = r;
+    if (!items_[r].expensive || !kept_expensive) {
+      kept_expensive |= items_[r].expensive;
+      here.push_back(r);
     } else {
-      device_->thread_pool()->Schedule([this, rs, r] { Process(rs, r); });
+      device_->thread_pool()->Schedule([this, rs, r] { Process(rs, {r}); });
     }
   }
-  Process(rs, inline_root);
+  Process(rs, here);
 }
 
 absl::Status ExecutorImpl::RunNode(RunState* rs, const NodeItem& item,
@@ -172,9 +175,9 @@ absl::Status ExecutorImpl::RunNode(RunState* rs, const NodeItem& item,
   return s;
 }
 
-void ExecutorImpl::Process(RunState* rs, int first) const {
-  absl::InlinedVector<int, 16> inline_ready;
-  inline_ready.push_back(first);
+void ExecutorImpl::Process(RunState* rs, absl::Span<const int> first) const {
+  // A stack: the first items are pushed so that they run in the given order.
+  absl::InlinedVector<int, 16> inline_ready(first.rbegin(), first.rend());
   absl::InlinedVector<TensorValue, 4> outputs;
   StepStatsCollector* stats = rs->args.stats;
   while (!inline_ready.empty()) {
@@ -224,7 +227,7 @@ void ExecutorImpl::Process(RunState* rs, int first) const {
               expensive_inline = e.dst_item;
             } else {
               int next = e.dst_item;
-              device_->thread_pool()->Schedule([this, rs, next] { Process(rs, next); });
+              device_->thread_pool()->Schedule([this, rs, next] { Process(rs, {next}); });
             }
           }
         }
