@@ -16,6 +16,7 @@
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/gradients.h"
+#include "ops/internal/array_util.h"
 
 namespace sluice {
 namespace {
@@ -127,8 +128,8 @@ std::vector<Output> DenseOutputGrads(const Scope& s, const Node& node,
   return g;
 }
 
-absl::StatusOr<array_internal::StridedSliceSpec> MasksOf(const Node& node) {
-  array_internal::StridedSliceSpec m;
+absl::StatusOr<internal::StridedSliceSpec> MasksOf(const Node& node) {
+  internal::StridedSliceSpec m;
   ASSIGN_OR_RETURN(m.begin_mask, node.GetAttr<int64_t>("begin_mask"));
   ASSIGN_OR_RETURN(m.end_mask, node.GetAttr<int64_t>("end_mask"));
   ASSIGN_OR_RETURN(m.ellipsis_mask, node.GetAttr<int64_t>("ellipsis_mask"));
@@ -137,7 +138,7 @@ absl::StatusOr<array_internal::StridedSliceSpec> MasksOf(const Node& node) {
   return m;
 }
 
-ops::StridedSliceAttrs ToAttrs(const array_internal::StridedSliceSpec& m) {
+ops::StridedSliceAttrs ToAttrs(const internal::StridedSliceSpec& m) {
   return {.begin_mask = m.begin_mask,
           .end_mask = m.end_mask,
           .ellipsis_mask = m.ellipsis_mask,
@@ -322,7 +323,7 @@ GradResult TileGrad(const Scope& s, const Node& node, absl::Span<const Output> d
 GradResult StridedSliceGradFn(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(4);
   if (!dy[0].valid()) return grads;
-  ASSIGN_OR_RETURN(array_internal::StridedSliceSpec masks, MasksOf(node));
+  ASSIGN_OR_RETURN(internal::StridedSliceSpec masks, MasksOf(node));
   const Output x = InputOf(node, 0);
   const Output begin = InputOf(node, 1);
   grads[0] = ops::StridedSliceGrad(s, ShapeOf(s, x, begin.dtype()), begin, InputOf(node, 2),
@@ -334,7 +335,7 @@ GradResult StridedSliceGradFn(const Scope& s, const Node& node, absl::Span<const
 GradResult StridedSliceGradGrad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(5);
   if (!dy[0].valid()) return grads;
-  ASSIGN_OR_RETURN(array_internal::StridedSliceSpec masks, MasksOf(node));
+  ASSIGN_OR_RETURN(internal::StridedSliceSpec masks, MasksOf(node));
   grads[4] = ops::StridedSlice(s, dy[0], InputOf(node, 1), InputOf(node, 2), InputOf(node, 3),
                                ToAttrs(masks));
   return Done(s, std::move(grads));

@@ -262,60 +262,6 @@ BroadcastGradientArgsOutputs BroadcastGradientArgs(const Scope& scope, const Inp
                                                    SourceLocation loc = SourceLocation::current());
 
 }  // namespace ops
-
-// Helpers shared by the array shape functions, kernels and gradients. Not
-// part of the public API.
-namespace array_internal {
-
-// StridedSlice's interpretation of begin/end/strides and the masks against
-// an input shape (TensorFlow's ValidateStridedSliceOp).
-struct StridedSliceSpec {
-  int64_t begin_mask = 0;
-  int64_t end_mask = 0;
-  int64_t ellipsis_mask = 0;
-  int64_t new_axis_mask = 0;
-  int64_t shrink_axis_mask = 0;
-};
-
-struct StridedSlicePlan {
-  // One entry per input dimension: where to start, the step, how many.
-  std::vector<int64_t> begin;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> processing_dims;  // -1 where unknown
-  // The output shape (new axes added, shrunk axes removed).
-  TensorShape final_shape;
-  // True when the slice is the whole input, unchanged.
-  bool is_identity = false;
-};
-
-// `begin`, `end` and `strides` hold the constant index inputs (all three the
-// same length). `input_shape` must have a known rank; unknown dimensions give
-// unknown output dimensions. InvalidArgument on a bad slice (zero stride,
-// out-of-range shrink index, more indices than dimensions, two ellipses).
-absl::StatusOr<StridedSlicePlan> PlanStridedSlice(const TensorShape& input_shape,
-                                                  absl::Span<const int64_t> begin,
-                                                  absl::Span<const int64_t> end,
-                                                  absl::Span<const int64_t> strides,
-                                                  const StridedSliceSpec& spec);
-
-// The rank of StridedSlice's output when only the number of index entries
-// (`sparse_dims`) and the input rank are known, with the positions of new
-// axes (size 1). InvalidArgument as above.
-absl::StatusOr<TensorShape> StridedSliceShapeOfRank(int input_rank, int sparse_dims,
-                                                    const StridedSliceSpec& spec);
-
-// Reshape's target shape: `requested` may hold one -1, resolved against
-// `num_elements` (-1 when unknown). InvalidArgument naming both shapes when
-// they cannot match.
-absl::StatusOr<TensorShape> ResolveReshape(const TensorShape& input_shape,
-                                           absl::Span<const int64_t> requested);
-
-// The per-input reduction axes of BroadcastGradientArgs; InvalidArgument
-// "Incompatible shapes: [2,3] vs. [4]".
-absl::Status BroadcastReductionAxes(absl::Span<const int64_t> s0, absl::Span<const int64_t> s1,
-                                    std::vector<int64_t>* r0, std::vector<int64_t>* r1);
-
-}  // namespace array_internal
 }  // namespace sluice
 
 #endif  // SLUICE_OPS_ARRAY_OPS_H_

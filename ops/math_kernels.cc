@@ -1,11 +1,12 @@
-// CPU kernels of the math ops (definitions: math_ops.cc).
+// CPU kernels of the element-wise math ops: unary and binary arithmetic,
+// comparisons, the *Grad helpers, Select, SelectV2, AddN and Cast
+// (definitions: math_ops.cc; reductions and ArgMax: reduction_kernels.cc;
+// MatMul: matmul_kernels.cc).
 //
 // Element-wise kernels take fast paths for equal shapes and scalar operands
 // and otherwise walk a merged broadcast plan (ops/internal/broadcast.h) whose
-// innermost loop is contiguous or a scalar. Reductions merge adjacent reduced
-// and kept dimensions and special-case reduce-all, reduce-rows and
-// reduce-columns. MatMul calls OpenBLAS on the tensors' buffers. Work over
-// kParallelMinElements is split across the device's thread pool.
+// innermost loop is contiguous or a scalar. Work over kParallelMinElements
+// (internal/math_kernel_util.h) is split across the device's thread pool.
 //
 // The project builds at -O2, whose "very cheap" vectorizer skips loops that
 // need a runtime aliasing check, and trapping-math keeps float selects (max,
@@ -14,8 +15,6 @@
 // no code here reads FP exception flags). Set before any include so that
 // every inline function in this translation unit agrees.
 #pragma GCC optimize("O3", "no-trapping-math")
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <bit>
@@ -29,26 +28,14 @@
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/internal/broadcast.h"
+#include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
 
 namespace sluice {
 namespace {
 
-constexpr int64_t kParallelMinElements = int64_t{1} << 16;
-
-// Runs fn over [0, units) — on the device's pool when units * unit_elements
-// is large, else inline.
-void ParallelRange(OpKernelContext* ctx, int64_t units, int64_t unit_elements,
-                   const std::function<void(int64_t, int64_t)>& fn) {
-  ThreadPool* pool = ctx->device() ? ctx->thread_pool() : nullptr;
-  if (pool == nullptr || pool->num_threads() < 2 || units < 2 ||
-      units * unit_elements < kParallelMinElements) {
-    fn(0, units);
-    return;
-  }
-  const int64_t min_block = std::max<int64_t>(1, kParallelMinElements / 2 / unit_elements);
-  pool->ParallelFor(units, min_block, fn);
-}
+using internal::Cpu;
+using internal::MaybeParallelFor;
 
 // ---------------------------------------------------------------------------
 // Element-wise functors: static Apply, inlined into the loops.
@@ -184,7 +171,7 @@ class UnaryOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
     const T* in = x.data<T>();
     T* out = y->data<T>();
-    ParallelRange(ctx, x.NumElements(), 1, [&](int64_t begin, int64_t end) {
+    MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) out[i] = F::Apply(in[i]);
     });
     return absl::OkStatus();
@@ -202,7 +189,7 @@ class BinaryOp : public OpKernel {
       ASSIGN_OR_RETURN(Out * out, AllocateOutput(ctx, x.shape(), x.NumElements(), x, y));
       const T* xd = x.data<T>();
       const T* yd = y.data<T>();
-      ParallelRange(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
+      MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
         internal::BinaryLoopSame<F>(xd + b, yd + b, out + b, e - b);
       });
       return absl::OkStatus();
@@ -211,7 +198,7 @@ class BinaryOp : public OpKernel {
       ASSIGN_OR_RETURN(Out * out, AllocateOutput(ctx, x.shape(), x.NumElements(), x, y));
       const T* xd = x.data<T>();
       const T yv = *y.data<T>();
-      ParallelRange(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
+      MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
         internal::BinaryLoopScalarY<F>(xd + b, yv, out + b, e - b);
       });
       return absl::OkStatus();
@@ -220,7 +207,7 @@ class BinaryOp : public OpKernel {
       ASSIGN_OR_RETURN(Out * out, AllocateOutput(ctx, y.shape(), y.NumElements(), x, y));
       const T xv = *x.data<T>();
       const T* yd = y.data<T>();
-      ParallelRange(ctx, y.NumElements(), 1, [&](int64_t b, int64_t e) {
+      MaybeParallelFor(ctx, y.NumElements(), 1, [&](int64_t b, int64_t e) {
         internal::BinaryLoopScalarX<F>(xv, yd + b, out + b, e - b);
       });
       return absl::OkStatus();
@@ -232,7 +219,7 @@ class BinaryOp : public OpKernel {
     if (n == 0) return absl::OkStatus();
     const T* xd = x.data<T>();
     const T* yd = y.data<T>();
-    ParallelRange(ctx, plan.rows(), plan.inner(), [&](int64_t b, int64_t e) {
+    MaybeParallelFor(ctx, plan.rows(), plan.inner(), [&](int64_t b, int64_t e) {
       internal::BinaryBroadcastRows<F>(plan, xd, yd, out, b, e);
     });
     return absl::OkStatus();
@@ -378,7 +365,7 @@ class AddNOp : public OpKernel {
     std::vector<const T*> in(num);
     for (int k = 0; k < num; ++k) in[k] = ctx->input(k).template data<T>();
     constexpr int64_t kChunk = 4096;  // keeps the output chunk in L1 across inputs
-    ParallelRange(ctx, first.NumElements(), num, [&](int64_t begin, int64_t end) {
+    MaybeParallelFor(ctx, first.NumElements(), num, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; b += kChunk) {
         const int64_t e = std::min(end, b + kChunk);
         const T* a0 = in[0];
@@ -425,7 +412,7 @@ class CastOp : public OpKernel {
       ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
       const Src* in = x.data<Src>();
       Dst* out = y->data<Dst>();
-      ParallelRange(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
+      MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) out[i] = ConvertValue<Dst>(in[i]);
       });
     }
@@ -435,384 +422,7 @@ class CastOp : public OpKernel {
 };
 
 // ---------------------------------------------------------------------------
-// Reductions.
-
-template <typename T> struct SumR {
-  static T Init() { return T(0); }
-  static T Combine(T a, T b) { return a + b; }
-};
-template <typename T> struct ProdR {
-  static T Init() { return T(1); }
-  static T Combine(T a, T b) { return a * b; }
-};
-template <typename T> struct MaxR {
-  static T Init() {
-    if constexpr (std::numeric_limits<T>::has_infinity) {
-      return -std::numeric_limits<T>::infinity();
-    } else {
-      return std::numeric_limits<T>::lowest();
-    }
-  }
-  static T Combine(T a, T b) { return a < b ? b : a; }
-};
-template <typename T> struct MinR {
-  static T Init() {
-    if constexpr (std::numeric_limits<T>::has_infinity) {
-      return std::numeric_limits<T>::infinity();
-    } else {
-      return std::numeric_limits<T>::max();
-    }
-  }
-  static T Combine(T a, T b) { return b < a ? b : a; }
-};
-
-// Reduces n contiguous values with independent lanes so the loop vectorizes.
-template <typename T, typename R>
-T ReduceContiguous(const T* x, int64_t n) {
-  constexpr int kLanes = 128 / sizeof(T);  // four AVX2 registers of partial results
-  int64_t i = 0;
-  T result = R::Init();
-  if (n >= kLanes) {
-    T acc[kLanes];
-    for (int l = 0; l < kLanes; ++l) acc[l] = x[l];
-    for (i = kLanes; i + kLanes <= n; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) acc[l] = R::Combine(acc[l], x[i + l]);
-    }
-    for (int l = 0; l < kLanes; ++l) result = R::Combine(result, acc[l]);
-  }
-  for (; i < n; ++i) result = R::Combine(result, x[i]);
-  return result;
-}
-
-// The input's dimensions merged into alternating kept / reduced groups
-// (size-1 dimensions dropped), and the output shape.
-struct ReducePlan {
-  TensorShape out_shape;
-  std::vector<int64_t> groups;
-  bool first_reduced = false;  // groups[0] is a reduced group
-  int64_t reduced_count = 1;   // input elements per output element
-};
-
-absl::StatusOr<ReducePlan> MakeReducePlan(const TensorShape& in, const Tensor& axes,
-                                          bool keep_dims) {
-  if (axes.dims() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "reduction axes must be a scalar or vector, got shape ", axes.shape().DebugString()));
-  }
-  const int rank = in.rank();
-  std::vector<bool> reduced(rank, false);
-  for (int64_t k = 0; k < axes.NumElements(); ++k) {
-    const int64_t a = axes.dtype() == DT_INT64 ? axes.data<int64_t>()[k]
-                                               : int64_t{axes.data<int32_t>()[k]};
-    if (a < -rank || a >= rank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Invalid reduction dimension ", a, " for input of shape ",
-                       in.DebugString(), " (rank ", rank, ")"));
-    }
-    reduced[a < 0 ? a + rank : a] = true;
-  }
-  ReducePlan plan;
-  int last_kind = -1;  // 0 kept, 1 reduced
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = in.dim(i);
-    if (reduced[i]) {
-      plan.reduced_count *= d;
-      if (keep_dims) plan.out_shape.AddDim(1);
-    } else {
-      plan.out_shape.AddDim(d);
-    }
-    if (d == 1) continue;
-    const int kind = reduced[i] ? 1 : 0;
-    if (kind == last_kind) {
-      plan.groups.back() *= d;
-    } else {
-      if (plan.groups.empty()) plan.first_reduced = reduced[i];
-      plan.groups.push_back(d);
-      last_kind = kind;
-    }
-  }
-  return plan;
-}
-
-template <typename T, typename R, bool kMean>
-class ReduceOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(keep_dims_, ctx.GetAttr<bool>("keep_dims"));
-    return absl::OkStatus();
-  }
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(ReducePlan plan, MakeReducePlan(x.shape(), ctx->input(1), keep_dims_));
-    const bool reduces = plan.first_reduced || plan.groups.size() > 1;
-    if (!reduces && x.NumElements() > 0) {
-      // Only size-1 dimensions are reduced: the output is the input reshaped.
-      ASSIGN_OR_RETURN(Tensor same, x.Reshaped(plan.out_shape));
-      ctx->set_output(0, std::move(same));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    T* o = out->data<T>();
-    const int64_t out_n = out->NumElements();
-    if (x.NumElements() == 0) {
-      std::fill(o, o + out_n, R::Init());
-    } else if (plan.groups.size() == 1) {
-      *o = ReduceAll(ctx, x.data<T>(), x.NumElements());
-    } else if (plan.groups.size() == 2 && !plan.first_reduced) {
-      ReduceRows(ctx, x.data<T>(), plan.groups[0], plan.groups[1], o);
-    } else if (plan.groups.size() == 2) {
-      ReduceColumns(ctx, x.data<T>(), plan.groups[0], plan.groups[1], o);
-    } else {
-      ReduceGeneral(plan, x.data<T>(), o, out_n);
-    }
-    if constexpr (kMean) {
-      if (std::is_floating_point_v<T> || plan.reduced_count > 0) {
-        const T count = static_cast<T>(plan.reduced_count);
-        for (int64_t i = 0; i < out_n; ++i) o[i] /= count;
-      }
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  static T ReduceAll(OpKernelContext* ctx, const T* x, int64_t n) {
-    constexpr int64_t kBlock = int64_t{1} << 15;
-    const int64_t blocks = (n + kBlock - 1) / kBlock;
-    std::vector<T> partial(blocks);
-    ParallelRange(ctx, blocks, kBlock, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) {
-        partial[k] = ReduceContiguous<T, R>(x + k * kBlock, std::min(kBlock, n - k * kBlock));
-      }
-    });
-    return ReduceContiguous<T, R>(partial.data(), blocks);
-  }
-
-  // x is [rows, width]; o[r] = reduce of row r.
-  static void ReduceRows(OpKernelContext* ctx, const T* x, int64_t rows, int64_t width, T* o) {
-    ParallelRange(ctx, rows, width, [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) o[r] = ReduceContiguous<T, R>(x + r * width, width);
-    });
-  }
-
-  // x is [rows, width]; o[j] = reduce of column j. Each worker takes a slice
-  // of columns and streams through the rows.
-  static void ReduceColumns(OpKernelContext* ctx, const T* x, int64_t rows, int64_t width,
-                            T* o) {
-    const int64_t col_block = 64;
-    const int64_t units = (width + col_block - 1) / col_block;
-    ParallelRange(ctx, units, rows * col_block, [&](int64_t b, int64_t e) {
-      const int64_t j0 = b * col_block;
-      const int64_t j1 = std::min(width, e * col_block);
-      T* ob = o + j0;
-      const int64_t w = j1 - j0;
-      std::copy(x + j0, x + j1, ob);
-      for (int64_t r = 1; r < rows; ++r) {
-        const T* xr = x + r * width + j0;
-        for (int64_t j = 0; j < w; ++j) ob[j] = R::Combine(ob[j], xr[j]);
-      }
-    });
-  }
-
-  // Any alternation of kept and reduced groups: walk the input row by row
-  // (the last group), accumulating into the output at the row's offset.
-  static void ReduceGeneral(const ReducePlan& plan, const T* x, T* o, int64_t out_n) {
-    std::fill(o, o + out_n, R::Init());
-    internal::BroadcastPlan<1> walk;
-    walk.dims = plan.groups;
-    walk.strides.resize(plan.groups.size());
-    bool reduced = plan.first_reduced;
-    for (size_t k = 0; k < plan.groups.size(); ++k, reduced = !reduced) {
-      walk.strides[k][0] = reduced ? 0 : 1;
-    }
-    int64_t running = 1;
-    for (int k = static_cast<int>(plan.groups.size()) - 1; k >= 0; --k) {
-      if (walk.strides[k][0] != 0) {
-        walk.strides[k][0] = running;
-        running *= plan.groups[k];
-      }
-    }
-    const int64_t n = walk.inner();
-    const bool inner_reduced = walk.inner_strides()[0] == 0;
-    internal::ForEachRow(walk, 0, walk.rows(), [&](int64_t row, const std::array<int64_t, 1>& off) {
-      const T* xr = x + row * n;
-      T* orow = o + off[0];
-      if (inner_reduced) {
-        *orow = R::Combine(*orow, ReduceContiguous<T, R>(xr, n));
-      } else {
-        for (int64_t i = 0; i < n; ++i) orow[i] = R::Combine(orow[i], xr[i]);
-      }
-    });
-  }
-
-  bool keep_dims_ = false;
-};
-
-// ---------------------------------------------------------------------------
-// ArgMax.
-
-// Index of the first largest of n >= 1 contiguous values: a vectorized max,
-// then a search for it (a plain scan when NaNs hide it).
-template <typename T>
-int64_t ArgMaxContiguous(const T* x, int64_t n) {
-  const T best = ReduceContiguous<T, MaxR<T>>(x, n);
-  for (int64_t r = 0; r < n; ++r) {
-    if (x[r] == best) return r;
-  }
-  int64_t arg = 0;
-  for (int64_t r = 1; r < n; ++r) {
-    if (x[r] > x[arg]) arg = r;
-  }
-  return arg;
-}
-
-template <typename T, typename Idx>
-class ArgMaxOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const Tensor& dim_t = ctx->input(1);
-    if (dim_t.NumElements() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dimension must be a scalar, got shape ", dim_t.shape().DebugString()));
-    }
-    int64_t dim = dim_t.dtype() == DT_INT64 ? *dim_t.data<int64_t>()
-                                           : int64_t{*dim_t.data<int32_t>()};
-    const int rank = x.dims();
-    if (dim < -rank || dim >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat("ArgMax dimension ", dim,
-                                                     " is out of range for input of shape ",
-                                                     x.shape().DebugString()));
-    }
-    if (dim < 0) dim += rank;
-    const int64_t n = x.dim_size(static_cast<int>(dim));
-    TensorShape out_shape = x.shape();
-    out_shape.RemoveDim(static_cast<int>(dim));
-    if (n == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ArgMax over dimension ", dim, " of size 0 (input shape ", x.shape().DebugString(),
-          ")"));
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < dim; ++i) outer *= x.dim_size(i);
-    for (int i = static_cast<int>(dim) + 1; i < rank; ++i) inner *= x.dim_size(i);
-    const T* xd = x.data<T>();
-    Idx* o = out->data<Idx>();
-    std::vector<T> best(inner);
-    for (int64_t a = 0; a < outer; ++a) {
-      const T* xa = xd + a * n * inner;
-      Idx* oa = o + a * inner;
-      if (inner == 1) {
-        *oa = static_cast<Idx>(ArgMaxContiguous(xa, n));
-        continue;
-      }
-      std::copy(xa, xa + inner, best.begin());
-      std::fill(oa, oa + inner, Idx{0});
-      for (int64_t r = 1; r < n; ++r) {
-        const T* xr = xa + r * inner;
-        for (int64_t j = 0; j < inner; ++j) {
-          if (xr[j] > best[j]) {
-            best[j] = xr[j];
-            oa[j] = static_cast<Idx>(r);
-          }
-        }
-      }
-    }
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-// ---------------------------------------------------------------------------
-// MatMul.
-
-// C[m,n] = op(A) op(B), row-major, leading dimensions as stored.
-void Gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
-          int ldb, float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
-}
-void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b,
-          int ldb, double* c) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-}
-template <typename T>
-void Gemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb,
-          T* c) {
-  std::fill(c, c + int64_t{m} * n, T(0));
-  for (int i = 0; i < m; ++i) {
-    T* ci = c + int64_t{i} * n;
-    for (int p = 0; p < k; ++p) {
-      const T av = ta ? a[int64_t{p} * lda + i] : a[int64_t{i} * lda + p];
-      if (tb) {
-        for (int j = 0; j < n; ++j) ci[j] += av * b[int64_t{j} * ldb + p];
-      } else {
-        const T* bp = b + int64_t{p} * ldb;
-        for (int j = 0; j < n; ++j) ci[j] += av * bp[j];
-      }
-    }
-  }
-}
-
-template <typename T>
-class MatMulOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(ta_, ctx.GetAttr<bool>("transpose_a"));
-    ASSIGN_OR_RETURN(tb_, ctx.GetAttr<bool>("transpose_b"));
-    return absl::OkStatus();
-  }
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& a = ctx->input(0);
-    const Tensor& b = ctx->input(1);
-    if (a.dims() != 2 || b.dims() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("MatMul needs two matrices, got shapes ",
-                                                     a.shape().DebugString(), " and ",
-                                                     b.shape().DebugString()));
-    }
-    const int64_t m = a.dim_size(ta_ ? 1 : 0);
-    const int64_t k = a.dim_size(ta_ ? 0 : 1);
-    const int64_t kb = b.dim_size(tb_ ? 1 : 0);
-    const int64_t n = b.dim_size(tb_ ? 0 : 1);
-    if (k != kb) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Matrix size-incompatible: In[0]: ", a.shape().DebugString(), " (transpose_a=", ta_,
-          "), In[1]: ", b.shape().DebugString(), " (transpose_b=", tb_, ")"));
-    }
-    constexpr int64_t kMaxDim = std::numeric_limits<int>::max();
-    if (m > kMaxDim || n > kMaxDim || k > kMaxDim || a.dim_size(1) > kMaxDim ||
-        b.dim_size(1) > kMaxDim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "MatMul dimensions exceed the BLAS limit: ", a.shape().DebugString(), " x ",
-          b.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
-    if (m == 0 || n == 0) return absl::OkStatus();
-    T* c = out->data<T>();
-    if (k == 0) {
-      std::fill(c, c + m * n, T(0));
-      return absl::OkStatus();
-    }
-    Gemm(ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), a.data<T>(),
-         static_cast<int>(a.dim_size(1)), b.data<T>(), static_cast<int>(b.dim_size(1)), c);
-    return absl::OkStatus();
-  }
-
- private:
-  bool ta_ = false;
-  bool tb_ = false;
-};
-
-// ---------------------------------------------------------------------------
 // Registration.
-
-template <typename T>
-KernelDef Cpu(const char* op) {
-  return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", DataTypeToEnum<T>::value);
-}
 
 template <template <typename> class F, typename... Ts>
 void RegisterUnary(KernelRegistry* k, const char* op) {
@@ -829,11 +439,6 @@ void RegisterComparison(KernelRegistry* k, const char* op) {
   (k->Register<BinaryOp<Ts, bool, F<Ts>>>(Cpu<Ts>(op)), ...);
 }
 
-template <template <typename> class R, bool kMean, typename... Ts>
-void RegisterReduction(KernelRegistry* k, const char* op) {
-  (k->Register<ReduceOp<Ts, R<Ts>, kMean>>(Cpu<Ts>(op)), ...);
-}
-
 template <typename Src, typename... Dsts>
 void RegisterCastFrom(KernelRegistry* k) {
   (k->Register<CastOp<Src, Dsts>>(KernelDef("Cast", kDeviceTypeCpu)
@@ -845,13 +450,6 @@ void RegisterCastFrom(KernelRegistry* k) {
 template <typename... Ts>
 void RegisterCasts(KernelRegistry* k) {
   (RegisterCastFrom<Ts, Ts...>(k), ...);
-}
-
-template <typename T, typename... Idxs>
-void RegisterArgMaxFor(KernelRegistry* k) {
-  (k->Register<ArgMaxOp<T, Idxs>>(
-       Cpu<T>("ArgMax").TypeConstraint("output_type", DataTypeToEnum<Idxs>::value)),
-   ...);
 }
 
 void RegisterElementwiseKernels(KernelRegistry* k) {
@@ -908,21 +506,8 @@ void RegisterMathKernels(KernelRegistry* k) {
   k->Register<AddNOp<int64_t>>(Cpu<int64_t>("AddN"));
   RegisterCasts<float, double, int32_t, int64_t, bool, uint8_t, int8_t>(k);
 
-  RegisterReduction<SumR, false, float, double, int32_t, int64_t>(k, "Sum");
-  RegisterReduction<SumR, true, float, double, int32_t, int64_t>(k, "Mean");
-  RegisterReduction<ProdR, false, float, double, int32_t, int64_t>(k, "Prod");
-  RegisterReduction<MaxR, false, float, double, int32_t, int64_t>(k, "Max");
-  RegisterReduction<MinR, false, float, double, int32_t, int64_t>(k, "Min");
-
-  RegisterArgMaxFor<float, int32_t, int64_t>(k);
-  RegisterArgMaxFor<double, int32_t, int64_t>(k);
-  RegisterArgMaxFor<int32_t, int32_t, int64_t>(k);
-  RegisterArgMaxFor<int64_t, int32_t, int64_t>(k);
-
-  k->Register<MatMulOp<float>>(Cpu<float>("MatMul"));
-  k->Register<MatMulOp<double>>(Cpu<double>("MatMul"));
-  k->Register<MatMulOp<int32_t>>(Cpu<int32_t>("MatMul"));
-  k->Register<MatMulOp<int64_t>>(Cpu<int64_t>("MatMul"));
+  internal::RegisterReductionKernels(k);
+  internal::RegisterMatMulKernels(k);
 }
 
 }  // namespace sluice

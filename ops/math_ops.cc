@@ -1,5 +1,5 @@
 // Math op definitions, shape functions and wrappers (kernels: math_kernels.cc,
-// gradients: math_grad.cc).
+// reduction_kernels.cc and matmul_kernels.cc; gradients: math_grad.cc).
 #include "ops/math_ops.h"
 
 #include <algorithm>

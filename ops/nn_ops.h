@@ -110,53 +110,6 @@ Output MaxPoolGrad(const Scope& scope, Input orig_input, Input orig_output, Inpu
                    std::source_location loc = std::source_location::current());
 
 }  // namespace ops
-
-// Window arithmetic shared by the shape functions and the kernels.
-namespace nn_internal {
-
-enum class Padding { kSame, kValid, kExplicit };
-absl::StatusOr<Padding> ParsePadding(absl::string_view padding);
-
-struct WindowDim {
-  int64_t output = -1;     // -1 when the input or window size is unknown
-  int64_t pad_before = 0;  // rows/columns of padding before the first element
-};
-// Output size of one spatial dimension of a strided, dilated window. `input`
-// or `window` of -1 gives output -1. InvalidArgument when the (padded) input is
-// smaller than the dilated window, or stride/dilation < 1.
-absl::StatusOr<WindowDim> ComputeWindowDim(int64_t input, int64_t window, int64_t stride,
-                                           int64_t dilation, Padding padding,
-                                           int64_t explicit_before = 0, int64_t explicit_after = 0);
-
-// Attrs of the Conv2D family and of MaxPool read from a node, checked.
-struct WindowAttrs {
-  std::vector<int64_t> strides;            // 4 values, NHWC/NCHW order per data_format
-  std::vector<int64_t> dilations;          // 4 values (all 1 for pooling)
-  std::vector<int64_t> ksize;              // pooling only: 4 values
-  std::vector<int64_t> explicit_paddings;  // 8 values or empty
-  Padding padding = Padding::kValid;
-  bool nchw = false;
-  int h_index() const { return nchw ? 2 : 1; }
-  int w_index() const { return nchw ? 3 : 2; }
-  int c_index() const { return nchw ? 1 : 3; }
-};
-absl::StatusOr<WindowAttrs> ReadConvAttrs(const AttrMap& attrs);
-absl::StatusOr<WindowAttrs> ReadPoolAttrs(const AttrMap& attrs);
-
-// The full geometry of one 2-D window op over NHWC data.
-struct Conv2DGeometry {
-  int64_t batch = 0, in_rows = 0, in_cols = 0, in_depth = 0;
-  int64_t filter_rows = 0, filter_cols = 0, out_depth = 0;
-  int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
-  int64_t out_rows = 0, out_cols = 0, pad_top = 0, pad_left = 0;
-};
-// input_shape NHWC; filter dims (rows, cols, out_depth). Errors as above.
-absl::StatusOr<Conv2DGeometry> ComputeConv2DGeometry(const WindowAttrs& attrs,
-                                                     const TensorShape& input_shape,
-                                                     int64_t filter_rows, int64_t filter_cols,
-                                                     int64_t out_depth);
-
-}  // namespace nn_internal
 }  // namespace sluice
 
 #endif  // SLUICE_OPS_NN_OPS_H_
