@@ -2,7 +2,6 @@
 // Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter (im2col + OpenBLAS
 // gemm, processed in chunks of output pixels to bound the temporary column
 // buffer), MaxPool and MaxPoolGrad.
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "graph/status_macros.h"
+#include "ops/internal/blas.h"
 #include "ops/internal/nn_kernel_util.h"
 #include "ops/internal/window_geometry.h"
 #include "ops/nn_ops.h"
@@ -33,15 +33,11 @@ using internal::WindowAttrs;
 // Row-major C[m,n] = op(A)[m,k] * op(B)[k,n] + beta * C.
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
           const float* b, float beta, float* c) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, trans_a ? m : k, b,
-              trans_b ? k : n, beta, c, n);
+  internal::Gemm(trans_a, trans_b, m, n, k, a, trans_a ? m : k, b, trans_b ? k : n, c, n, beta);
 }
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const double* a,
           const double* b, double beta, double* c) {
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, trans_a ? m : k, b,
-              trans_b ? k : n, beta, c, n);
+  internal::Gemm(trans_a, trans_b, m, n, k, a, trans_a ? m : k, b, trans_b ? k : n, c, n, beta);
 }
 
 // Column-buffer budget, in elements, for one chunk of output pixels.

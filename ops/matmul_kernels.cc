@@ -1,10 +1,9 @@
-// CPU kernel of MatMul: OpenBLAS gemm on the tensors' buffers for float and
-// double, a plain loop for int32 and int64.
+// CPU kernel of MatMul: OpenBLAS gemm (ops/internal/blas.h) on the tensors'
+// buffers for float and double, a plain loop for int32 and int64.
 // Compiled like math_kernels.cc (see there): -O3 without FP traps, set before
 // any include.
 #pragma GCC optimize("O3", "no-trapping-math")
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "ops/internal/blas.h"
 #include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
 
@@ -21,13 +21,11 @@ namespace {
 // C[m,n] = op(A) op(B), row-major, leading dimensions as stored.
 void Gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
           int ldb, float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+  internal::Gemm(ta, tb, m, n, k, a, lda, b, ldb, c, n);
 }
 void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b,
           int ldb, double* c) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+  internal::Gemm(ta, tb, m, n, k, a, lda, b, ldb, c, n);
 }
 template <typename T>
 void Gemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb,

@@ -265,6 +265,7 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   args.step_id = next_step_id_.fetch_add(1);
   args.call_frame = &frame;
   args.stats = collector.get();
+  args.run_inline = options_.inter_op_parallelism == 1;
   RETURN_IF_ERROR(c->executor->Run(args));
   if (metadata != nullptr && collector) metadata->step_stats = collector->Finish();
   return std::move(frame.retvals);

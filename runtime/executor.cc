@@ -135,7 +135,7 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
   absl::InlinedVector<int, 16> here;
   bool kept_expensive = false;
   for (int r : roots_) {
-    if (!items_[r].expensive || !kept_expensive) {
+    if (!items_[r].expensive || !kept_expensive || args.run_inline) {
       kept_expensive |= items_[r].expensive;
       here.push_back(r);
     } else {
@@ -221,7 +221,7 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const int> first) const {
           if (rs->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) == 1) {
             ++ready_count;
             rs->outstanding.fetch_add(1, std::memory_order_relaxed);
-            if (!items_[e.dst_item].expensive) {
+            if (!items_[e.dst_item].expensive || rs->args.run_inline) {
               inline_ready.push_back(e.dst_item);
             } else if (expensive_inline < 0) {
               expensive_inline = e.dst_item;

@@ -34,6 +34,9 @@ class Executor {
     int64_t step_id = 0;
     CallFrame* call_frame = nullptr;
     StepStatsCollector* stats = nullptr;  // optional
+    // Run every node in the calling thread, one at a time (no inter-op
+    // parallelism). Best when single kernels already use every core.
+    bool run_inline = false;
   };
 
   // Builds every node's kernel (errors name the node). The graph must be

@@ -139,6 +139,23 @@ TEST_F(ExecutorTest, IndependentExpensiveNodesRunInParallel) {
   EXPECT_GE(g_max_running.load(), 2);
 }
 
+TEST_F(ExecutorTest, RunInlineRunsOneNodeAtATime) {
+  auto g = std::make_unique<Graph>(&ops_);
+  Scope s = Scope::NewRootScope(g.get());
+  Output x = Arg(s);
+  for (int i = 0; i < 3; ++i) Retval(s, s.Op("Slow").Input(x).Finalize1(), i);
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<std::unique_ptr<Executor>> ex = Executor::Create(std::move(g), device_.get(), kernels_);
+  ASSERT_TRUE(ex.ok());
+  CallFrame frame;
+  frame.args = {Tensor::Scalar<float>(4)};
+  frame.retvals.resize(3);
+  g_max_running = 0;
+  ASSERT_TRUE((*ex)->Run({.call_frame = &frame, .run_inline = true}).ok());
+  EXPECT_EQ(g_max_running.load(), 1);
+  EXPECT_EQ(frame.retvals[2].scalar<float>(), 4);
+}
+
 TEST_F(ExecutorTest, FirstErrorStopsTheStepAndNamesTheNode) {
   auto g = std::make_unique<Graph>(&ops_);
   Scope s = Scope::NewRootScope(g.get());

@@ -37,6 +37,11 @@ struct SessionOptions {
   const KernelRegistry* kernels = nullptr;  // required
   int num_threads = 0;                      // CPU:0's pool; 0: hardware threads
   int64_t cpu_memory_limit = 0;             // bytes; 0: none
+  // How many nodes of a step may run at once (TensorFlow's
+  // inter_op_parallelism_threads). 1 runs each step's nodes one after the
+  // other in the calling thread: best when the heavy kernels (OpenBLAS GEMMs)
+  // already use every core, as on small machines. 0: up to the CPU pool size.
+  int inter_op_parallelism = 0;
   // When a node asks for a device that does not exist, place it on CPU:0
   // instead of failing.
   bool allow_soft_placement = false;
