@@ -184,7 +184,6 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const int> first) const {
     const int id = inline_ready.back();
     inline_ready.pop_back();
     const NodeItem& item = items_[id];
-    int ready_count = 0;
     if (!rs->aborted.load(std::memory_order_relaxed)) {
       int64_t start_us = stats ? stats->NowMicros() : 0;
       absl::Status s = RunNode(rs, item, &outputs);
@@ -203,23 +202,40 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const int> first) const {
         if (rs->status.ok()) rs->status = AddContext(s, absl::StrCat("node ", item.node->DebugName()));
         rs->aborted.store(true);
       } else {
+        // First fill every consumer's slot, then release consumers, so no
+        // consumer can run (and update a variable) before all reads of this
+        // node's outputs are taken.
+        for (const OutEdge& e : item.out_edges) {
+          if (e.dst_slot < 0) continue;
+          const TensorValue& v = outputs[e.src_output];
+          if (!v.tensor.IsInitialized() && v.ref == nullptr) {
+            absl::MutexLock lock(&rs->mu);
+            if (rs->status.ok()) {
+              rs->status = absl::InternalError(absl::StrCat(
+                  "node ", item.node->DebugName(), " did not produce output ", e.src_output));
+            }
+            rs->aborted.store(true);
+            break;
+          }
+          TensorValue& slot = rs->slots[e.dst_slot];
+          slot = v;
+          const NodeItem& dst = items_[e.dst_item];
+          if (v.ref != nullptr && !dst.input_is_ref[e.dst_slot - dst.input_start]) {
+            // A read of a variable takes its value now: later updates in the
+            // same step copy on write and leave this snapshot alone.
+            // An uninitialized variable is read when the consumer runs (an
+            // Assign ordered before it in this step may initialize it).
+            absl::MutexLock lock(&v.ref->mu);
+            if (v.ref->initialized) {
+              slot.tensor = v.ref->tensor;
+              slot.ref = nullptr;
+            }
+          }
+        }
         int expensive_inline = -1;
         for (const OutEdge& e : item.out_edges) {
-          if (e.dst_slot >= 0) {
-            const TensorValue& v = outputs[e.src_output];
-            if (!v.tensor.IsInitialized() && v.ref == nullptr) {
-              absl::MutexLock lock(&rs->mu);
-              if (rs->status.ok()) {
-                rs->status = absl::InternalError(absl::StrCat(
-                    "node ", item.node->DebugName(), " did not produce output ", e.src_output));
-              }
-              rs->aborted.store(true);
-              break;
-            }
-            rs->slots[e.dst_slot] = v;
-          }
+          if (rs->aborted.load(std::memory_order_relaxed)) break;
           if (rs->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            ++ready_count;
             rs->outstanding.fetch_add(1, std::memory_order_relaxed);
             if (!items_[e.dst_item].expensive || rs->args.run_inline) {
               inline_ready.push_back(e.dst_item);

@@ -79,6 +79,30 @@ TEST(SessionTest, VariablesPersistAcrossRuns) {
   EXPECT_EQ((*r)[0].scalar<float>(), 13);
 }
 
+// Reads of a variable in a step see its value from before the step's own
+// updates, whatever order the executor picks (inline runs last-ready-first).
+TEST(SessionTest, ReadsInAStepSeeTheValueBeforeItsUpdates) {
+  for (int inter_op : {0, 1}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    ops::VariableAndInit v = ops::VariableWithInit(s.WithOpName("v"), 1.0f);
+    Output read = ops::Square(s.WithOpName("read"), v.var);
+    Output slow_read = ops::Exp(s, ops::Neg(s, ops::Neg(s, ops::Log(s, v.var))));
+    ops::AssignAdd(s.WithOpName("bump"), v.var, 10.0f);
+    SessionOptions opts = BuiltinSessionOptions();
+    opts.inter_op_parallelism = inter_op;
+    auto sess = MakeSession(s, opts);
+    ASSERT_TRUE(sess->Run({}, {}, {v.initializer->name()}).ok());
+    for (int step = 0; step < 3; ++step) {
+      absl::StatusOr<std::vector<Tensor>> r =
+          sess->Run({}, {read.name(), slow_read.name()}, {"bump"});
+      ASSERT_TRUE(r.ok()) << r.status();
+      const float before = 1.0f + 10.0f * step;
+      EXPECT_FLOAT_EQ((*r)[0].scalar<float>(), before * before) << "inter_op " << inter_op;
+      EXPECT_NEAR((*r)[1].scalar<float>(), before, 1e-4) << "inter_op " << inter_op;
+    }
+  }
+}
+
 TEST(SessionTest, ExtendAddsNodes) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   ops::Const(s.WithOpName("a"), 2.0f);
