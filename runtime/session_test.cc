@@ -85,9 +85,13 @@ TEST(SessionTest, ReadsInAStepSeeTheValueBeforeItsUpdates) {
   for (int inter_op : {0, 1}) {
     Scope s = Scope::NewRootScope(BuiltinOps());
     ops::VariableAndInit v = ops::VariableWithInit(s.WithOpName("v"), 1.0f);
-    Output read = ops::Square(s.WithOpName("read"), v.var);
-    Output slow_read = ops::Exp(s, ops::Neg(s, ops::Neg(s, ops::Log(s, v.var))));
+    // Built first, so its inputs are ready first in every executor order.
     ops::AssignAdd(s.WithOpName("bump"), v.var, 10.0f);
+    Output read = ops::Square(s.WithOpName("read"), v.var);
+    // This read also waits for a chain, so the update is ready long before it.
+    Output late = ops::Const(s, 0.0f);
+    for (int i = 0; i < 20; ++i) late = ops::Neg(s, late);
+    Output slow_read = ops::Add(s, v.var, late);
     SessionOptions opts = BuiltinSessionOptions();
     opts.inter_op_parallelism = inter_op;
     auto sess = MakeSession(s, opts);
