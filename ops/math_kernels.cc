@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/internal/broadcast.h"
+#include "ops/internal/fast_math.h"
 #include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
 
@@ -96,34 +97,9 @@ template <typename T> struct ReciprocalGradF {
   static T Apply(T y, T dy) { return -dy * y * y; }
 };
 
-// Float exp/tanh/sigmoid written with selects and bit operations only, so
-// loops over them vectorize (libm's are scalar). Relative error below 3e-7
-// for normal results; inf, NaN and underflow behave as in libm.
-inline float FastExp(float x) {
-  float c = x < -104.0f ? -104.0f : x;
-  c = c > 88.7228f ? 88.7228f : c;
-  // e^c = 2^n * e^r with n = round(c / ln 2), |r| <= ln(2)/2. Adding
-  // 1.5 * 2^23 rounds to an integer held in the low mantissa bits.
-  const float shifted = c * 1.44269504088896341f + 12582912.0f;
-  const float n = shifted - 12582912.0f;
-  float r = c - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  // Minimax polynomial for e^r on [-ln2/2, ln2/2].
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  // 2^n as two normal factors, so n may run from -150 (subnormal results) to 128.
-  const int32_t ni = std::bit_cast<int32_t>(shifted) - 0x4B400000;
-  const int32_t n1 = ni >> 1;
-  const int32_t n2 = ni - n1;
-  float result = p * std::bit_cast<float>((n1 + 127) << 23) * std::bit_cast<float>((n2 + 127) << 23);
-  result = x > 88.7228f ? std::numeric_limits<float>::infinity() : result;
-  return x < -104.0f ? 0.0f : result;
-}
+// Float exp/tanh/sigmoid that vectorize (ops/internal/fast_math.h); double
+// uses libm.
+inline float FastExp(float x) { return internal::ExpApprox<float, int32_t>(x); }
 
 inline float FastTanh(float x) {
   const float ax = std::fabs(x);

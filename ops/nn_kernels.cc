@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "graph/status_macros.h"
+#include "ops/internal/fast_math.h"
 #include "ops/internal/nn_kernel_util.h"
 #include "ops/nn_ops.h"
 #include "runtime/kernel.h"
@@ -70,44 +71,15 @@ T RowDotShifted(const T* labels, const T* x, T shift, int64_t n) {
   return s;
 }
 
-// exp(x) for float (scalar or Vec<float>), Cephes-style: x = n ln2 + r,
-// exp(r) by a degree-6 polynomial, 2^n through the exponent bits. Relative
-// error ~1e-7 on [-87.3, 88]; inputs outside are clamped.
-template <typename V, typename I>
-inline V ExpFloat(V x) {
-  const V lo = V{} + -87.33654f, hi = V{} + 88.0f;
-  x = x < lo ? lo : x;
-  x = x > hi ? hi : x;
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  const V n = (x * 1.44269504088896341f + kRound) - kRound;
-  V r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  V p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  I bits;
-  if constexpr (sizeof(V) == sizeof(float)) {
-    bits = (static_cast<int32_t>(n) + 127) << 23;
-  } else {
-    bits = (__builtin_convertvector(n, I) + 127) << 23;
-  }
-  V scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
-}
-
 typedef int32_t VecInt32 __attribute__((vector_size(kVectorBytes)));
 
 // out[i] = exp(x[i] - shift); out may equal x.
 inline void ExpShifted(const float* x, float shift, float* out, int64_t n) {
   Map1(x, out, n, [shift](auto v) {
     if constexpr (sizeof(v) == sizeof(float)) {
-      return ExpFloat<float, int32_t>(v - shift);
+      return internal::ExpApprox<float, int32_t>(v - shift);
     } else {
-      return ExpFloat<Vec<float>, VecInt32>(v - shift);
+      return internal::ExpApprox<Vec<float>, VecInt32>(v - shift);
     }
   });
 }
