@@ -1,3 +1,5 @@
+// The local Session end to end with the built-in ops: feeds, fetches,
+// pruning, errors, variables, tracing, placement requests, concurrency.
 #include "runtime/session.h"
 
 #include <thread>
