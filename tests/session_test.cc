@@ -147,6 +147,22 @@ TEST(SessionTest, TensorsAreFreedAfterTheirLastConsumer) {
   EXPECT_LT(sess->DeviceMemoryStats()[0].peak_bytes_in_use, 4 << 20);
 }
 
+TEST(SessionTest, MemoryLimitGivesResourceExhaustedNamingTheNode) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  ops::Square(s.WithOpName("big_square"), x);
+  SessionOptions opts = BuiltinSessionOptions();
+  opts.cpu_memory_limit = 1 << 20;
+  auto sess = MakeSession(s, opts);
+  Tensor big(DT_FLOAT, TensorShape({1 << 19}));  // 2 MiB, fed from outside the device
+  absl::StatusOr<std::vector<Tensor>> r = sess->Run({{"x", big}}, {"big_square"}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_NE(r.status().message().find("'big_square' (Square)"), std::string::npos) << r.status();
+  Tensor small(DT_FLOAT, TensorShape({1024}));
+  EXPECT_TRUE(sess->Run({{"x", small}}, {"big_square"}, {}).ok());
+}
+
 TEST(SessionTest, TraceIsChromeJson) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output y = ops::Square(s.WithOpName("sq"), ops::Const(s, 3.0f));
