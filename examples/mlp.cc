@@ -56,7 +56,8 @@ absl::Status Main() {
   if (steps < 0 || batch <= 0) return absl::InvalidArgumentError("--steps >= 0 and --batch > 0");
 
   ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
-  Output probabilities = ops::Softmax(m.scope.WithOpName("probabilities"), m.logits);
+  // An output for inference graphs saved with --save_graph (fetched by name).
+  ops::Softmax(m.scope.WithOpName("probabilities"), m.logits);
   RETURN_IF_ERROR(m.scope.status());
   Dataset data = MakeSyntheticDataset({.examples = absl::GetFlag(FLAGS_examples)});
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,

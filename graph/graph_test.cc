@@ -197,6 +197,7 @@ TEST_F(GraphTest, GraphDefRoundTripKeepsEdges) {
   Output a = root.WithOpName("a").Op("Neg").Input(1.0f).Finalize1();
   Output b = root.WithOpName("b").WithControlDependencies({a}).Op("Add").Input(a).Input(a).Finalize1();
   ASSERT_TRUE(root.ok());
+  ASSERT_TRUE(b.valid());
   absl::StatusOr<GraphDef> def = root.ToGraphDef();
   ASSERT_TRUE(def.ok());
   Graph copy(&reg_);

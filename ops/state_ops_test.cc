@@ -252,7 +252,9 @@ class KernelHarness {
     params.outputs = absl::MakeSpan(outputs);
     OpKernelContext ctx(params);
     absl::Status status = (*kernel)->Compute(&ctx);
-    if (status.ok()) EXPECT_NE(outputs[0].ref, nullptr);
+    if (status.ok()) {
+      EXPECT_NE(outputs[0].ref, nullptr);
+    }
     return status;
   }
 

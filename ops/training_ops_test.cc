@@ -115,7 +115,9 @@ TEST(TrainingOpsTest, ApplyAdam) {
     ExpectNear(Fetch<double>(sess.get(), m.var), want_m, 1e-12);
     ExpectNear(Fetch<double>(sess.get(), v.var), want_v, 1e-12);
     ExpectNear(Fetch<double>(sess.get(), var.var), want_var, 1e-12);
-    if (!nesterov) EXPECT_NEAR(Fetch<double>(sess.get(), var.var)[0], 0.99, 1e-6);
+    if (!nesterov) {
+      EXPECT_NEAR(Fetch<double>(sess.get(), var.var)[0], 0.99, 1e-6);
+    }
   }
 }
 

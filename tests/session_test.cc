@@ -26,7 +26,7 @@ TEST(SessionTest, FeedsFetchesAndPruning) {
   Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({2})});
   Output unused = ops::Placeholder(s.WithOpName("unused"), DT_FLOAT);
   ops::Neg(s.WithOpName("needs_unused"), unused);
-  Output y = ops::Mul(s.WithOpName("y"), x, 3.0f);
+  ops::Mul(s.WithOpName("y"), x, 3.0f);
   auto sess = MakeSession(s);
   absl::StatusOr<std::vector<Tensor>> out =
       sess->Run({{"x", Tensor::FromVector<float>({1, 2})}}, {"y:0", "y"}, {});
@@ -69,7 +69,7 @@ TEST(SessionTest, BadFeedsFetchesAndTargetsAreClearErrors) {
 TEST(SessionTest, VariablesPersistAcrossRuns) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   ops::VariableAndInit v = ops::VariableWithInit(s.WithOpName("counter"), 10.0f);
-  Output inc = ops::AssignAdd(s.WithOpName("inc"), v.var, 1.0f);
+  ops::AssignAdd(s.WithOpName("inc"), v.var, 1.0f);
   auto sess = MakeSession(s);
   absl::StatusOr<std::vector<Tensor>> r = sess->Run({}, {"counter"}, {});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -165,7 +165,7 @@ TEST(SessionTest, MemoryLimitGivesResourceExhaustedNamingTheNode) {
 
 TEST(SessionTest, TraceIsChromeJson) {
   Scope s = Scope::NewRootScope(BuiltinOps());
-  Output y = ops::Square(s.WithOpName("sq"), ops::Const(s, 3.0f));
+  ops::Square(s.WithOpName("sq"), ops::Const(s, 3.0f));
   auto sess = MakeSession(s);
   RunOptions opts;
   opts.trace = true;
