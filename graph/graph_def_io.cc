@@ -205,6 +205,23 @@ absl::Status WriteGraphDefFile(const GraphDef& def, const std::string& path,
   return absl::OkStatus();
 }
 
+namespace {
+
+// Graphs from TensorFlow producers up to 21 wrote a Placeholder of unknown
+// shape as an empty `shape {}`; TensorFlow reads it back as unknown, not as a
+// scalar, and so does Sluice.
+constexpr int kLastProducerWithLegacyPlaceholderShape = 21;
+
+void ApplyLegacyPlaceholderShape(int producer, NodeDef* node) {
+  if (producer > kLastProducerWithLegacyPlaceholderShape || node->op() != "Placeholder") return;
+  auto it = node->mutable_attr()->find("shape");
+  if (it == node->mutable_attr()->end() || !it->second.has_shape()) return;
+  tensorflow::TensorShapeProto* shape = it->second.mutable_shape();
+  if (shape->dim_size() == 0 && !shape->unknown_rank()) shape->set_unknown_rank(true);
+}
+
+}  // namespace
+
 absl::Status ImportGraphDef(const GraphDef& def, Graph* graph) {
   // Pass 1: every node, so inputs may name nodes defined later in the file.
   std::vector<Node*> added;
@@ -212,6 +229,7 @@ absl::Status ImportGraphDef(const GraphDef& def, Graph* graph) {
   for (const NodeDef& node_def : def.node()) {
     NodeDef copy = node_def;
     copy.clear_input();
+    ApplyLegacyPlaceholderShape(def.versions().producer(), &copy);
     absl::StatusOr<Node*> node = graph->AddNode(std::move(copy));
     if (!node.ok()) {
       if (absl::StrContains(node.status().message(), absl::StrCat("'", node_def.name(), "'"))) {

@@ -193,3 +193,41 @@ TEST(GraphFilesTest, FrozenMlpWrongFeed) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// TensorFlow producers up to 21 wrote an unknown Placeholder shape as an
+// empty `shape {}`, and read it back as unknown; newer graphs mean a scalar.
+GraphDef PlaceholderGraph(int producer) {
+  absl::StatusOr<GraphDef> def = ParseGraphDef(absl::StrCat(R"pb(
+    node {
+      name: "net_input"
+      op: "Placeholder"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape {} } }
+    }
+    node {
+      name: "out"
+      op: "Neg"
+      input: "net_input"
+      attr { key: "T" value { type: DT_FLOAT } }
+    }
+    versions { producer: )pb", producer, " }"));
+  EXPECT_TRUE(def.ok()) << def.status();
+  return def.ok() ? *def : GraphDef();
+}
+
+TEST(GraphFilesTest, OldProducersEmptyPlaceholderShapeMeansUnknown) {
+  RunRequest req;
+  req.feeds = {{"net_input", Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))}};
+  req.fetches = {"out"};
+  absl::StatusOr<RunReport> old = RunGraphDef(PlaceholderGraph(21), req, BuiltinSessionOptions());
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->fetched[0].flat<float>()[3], -4);
+  absl::StatusOr<RunReport> scalar = RunGraphDef(PlaceholderGraph(27), req, BuiltinSessionOptions());
+  EXPECT_EQ(scalar.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sluice
