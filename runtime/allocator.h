@@ -5,13 +5,17 @@
 //   alloc.DeallocateRaw(p, 4096);
 //   AllocatorStats s = alloc.GetStats();      // bytes_in_use, peak_bytes_in_use
 //
-// Thread-safe.
+// Thread-safe. Lifetime: a tensor buffer keeps a shared-owned allocator
+// (made with std::make_shared, as devices do) alive until the buffer is freed,
+// so tensors may outlive the device or session that made them. An allocator
+// that is not shared-owned must outlive every tensor allocated from it.
 #ifndef SLUICE_RUNTIME_ALLOCATOR_H_
 #define SLUICE_RUNTIME_ALLOCATOR_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace sluice {
@@ -26,7 +30,7 @@ struct AllocatorStats {
   int64_t bytes_limit = 0;  // 0: no limit
 };
 
-class Allocator {
+class Allocator : public std::enable_shared_from_this<Allocator> {
  public:
   virtual ~Allocator() = default;
   virtual std::string Name() const = 0;

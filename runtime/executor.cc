@@ -32,6 +32,9 @@ struct NodeItem {
   int num_outputs = 0;
   int pending_init = 0;
   std::vector<bool> input_is_ref;
+  // Per input: a variable arriving here is read when this node runs, because
+  // this node is ordered after an update of that variable (see Initialize).
+  std::vector<bool> read_when_run;
   std::vector<OutEdge> out_edges;
 };
 
@@ -59,6 +62,13 @@ class ExecutorImpl : public Executor {
       : graph_(std::move(graph)), device_(device) {}
 
   absl::Status Initialize(const KernelRegistry& kernels);
+  // A variable read (a ref output into a non-ref input) normally takes the
+  // variable's value when the variable's node hands it over, so updates in
+  // the same step that are not ordered before the reader stay invisible to it.
+  // A reader that is ordered after an update of the same variable (through
+  // any data or control path) must see that update: its read happens when it
+  // runs. This marks those inputs.
+  void MarkReadsOrderedAfterUpdates(const std::vector<int>& item_of);
   void RunAsync(const Args& args, std::function<void(absl::Status)> done) override;
   const Graph& graph() const override { return *graph_; }
 
@@ -109,6 +119,7 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
     num_slots_ += item.num_inputs;
     if (item.pending_init == 0) roots_.push_back(static_cast<int>(i));
   }
+  MarkReadsOrderedAfterUpdates(item_of);
   for (NodeItem& item : items_) {
     for (const Edge* e : item.node->out_edges()) {
       const NodeItem& dst = items_[item_of[e->dst->id()]];
@@ -118,6 +129,48 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
     }
   }
   return absl::OkStatus();
+}
+
+void ExecutorImpl::MarkReadsOrderedAfterUpdates(const std::vector<int>& item_of) {
+  std::vector<int> seen(items_.size(), -1);  // stamp of the last search that saw the item
+  int stamp = 0;
+  for (NodeItem& item : items_) item.read_when_run.assign(item.num_inputs, false);
+  for (NodeItem& reader : items_) {
+    for (int k = 0; k < reader.num_inputs; ++k) {
+      const Edge* in = reader.node->input_edge(k);
+      if (reader.input_is_ref[k] || !IsRefType(in->src->output_type(in->src_output))) continue;
+      // The updaters: nodes taking the same variable output by reference.
+      std::vector<bool> is_updater(items_.size(), false);
+      bool any = false;
+      for (const Edge* e : in->src->out_edges()) {
+        if (!e->IsControl() && e->src_output == in->src_output &&
+            IsRefType(e->dst->input_type(e->dst_input))) {
+          is_updater[item_of[e->dst->id()]] = true;
+          any = true;
+        }
+      }
+      if (!any) continue;
+      // Is one of them an ancestor of the reader?
+      ++stamp;
+      std::vector<const Node*> stack{reader.node};
+      bool ordered_after = false;
+      while (!stack.empty() && !ordered_after) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        for (const Edge* e : n->in_edges()) {
+          int id = item_of[e->src->id()];
+          if (seen[id] == stamp) continue;
+          seen[id] = stamp;
+          if (is_updater[id]) {
+            ordered_after = true;
+            break;
+          }
+          stack.push_back(e->src);
+        }
+      }
+      reader.read_when_run[k] = ordered_after;
+    }
+  }
 }
 
 void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> done) {
@@ -220,9 +273,11 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const int> first) const {
           TensorValue& slot = rs->slots[e.dst_slot];
           slot = v;
           const NodeItem& dst = items_[e.dst_item];
-          if (v.ref != nullptr && !dst.input_is_ref[e.dst_slot - dst.input_start]) {
-            // A read of a variable takes its value now: later updates in the
-            // same step copy on write and leave this snapshot alone.
+          const int k = e.dst_slot - dst.input_start;
+          if (v.ref != nullptr && !dst.input_is_ref[k] && !dst.read_when_run[k]) {
+            // A read of a variable takes its value now: updates in the same
+            // step that are not ordered before the reader copy on write and
+            // leave this snapshot alone (see MarkReadsOrderedAfterUpdates).
             // An uninitialized variable is read when the consumer runs (an
             // Assign ordered before it in this step may initialize it).
             absl::MutexLock lock(&v.ref->mu);

@@ -11,7 +11,10 @@
 namespace sluice {
 
 TensorBuffer::TensorBuffer(Allocator* allocator, size_t bytes)
-    : allocator_(allocator), size_(bytes), data_(allocator->AllocateRaw(kTensorAlignment, bytes)) {}
+    : owner_(allocator->weak_from_this().lock()),
+      allocator_(allocator),
+      size_(bytes),
+      data_(allocator->AllocateRaw(kTensorAlignment, bytes)) {}
 
 TensorBuffer::~TensorBuffer() { allocator_->DeallocateRaw(data_, size_); }
 

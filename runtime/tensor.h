@@ -41,6 +41,7 @@ class TensorBuffer {
   Allocator* allocator() const { return allocator_; }
 
  private:
+  std::shared_ptr<Allocator> owner_;  // keeps a shared-owned allocator alive
   Allocator* allocator_;
   size_t size_;
   void* data_;

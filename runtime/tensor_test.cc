@@ -23,6 +23,18 @@ TEST(TensorTest, AllocatesAlignedAndCounts) {
   EXPECT_EQ(s.num_allocs, 1);
 }
 
+TEST(TensorTest, BuffersKeepASharedAllocatorAlive) {
+  auto alloc = std::make_shared<CpuAllocator>("shared");
+  std::weak_ptr<CpuAllocator> watch = alloc;
+  absl::StatusOr<Tensor> t = Tensor::Allocate(alloc.get(), DT_FLOAT, TensorShape({8}));
+  ASSERT_TRUE(t.ok());
+  alloc.reset();  // as when the session that made a fetched tensor goes away
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(watch.lock()->GetStats().bytes_in_use, 32);
+  *t = Tensor();
+  EXPECT_TRUE(watch.expired());
+}
+
 TEST(TensorTest, LimitGivesResourceExhausted) {
   CpuAllocator alloc("small", 100);
   absl::StatusOr<Tensor> ok = Tensor::Allocate(&alloc, DT_FLOAT, TensorShape({20}));

@@ -109,6 +109,28 @@ TEST(SessionTest, ReadsInAStepSeeTheValueBeforeItsUpdates) {
   }
 }
 
+// A read ordered after an update (here by a control dependency, as
+// tf.control_dependencies writes it) sees the update, every run.
+TEST(SessionTest, ReadsOrderedAfterAnUpdateSeeIt) {
+  for (int inter_op : {0, 1}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    ops::VariableAndInit v = ops::VariableWithInit(s.WithOpName("v"), 1.0f);
+    Output bump = ops::AssignAdd(s.WithOpName("bump"), v.var, 10.0f);
+    Output after = ops::Identity(s.WithOpName("after").WithControlDependencies({bump}), v.var);
+    Output before = ops::Identity(s.WithOpName("before"), v.var);
+    SessionOptions opts = BuiltinSessionOptions();
+    opts.inter_op_parallelism = inter_op;
+    auto sess = MakeSession(s, opts);
+    ASSERT_TRUE(sess->Run({}, {}, {v.initializer->name()}).ok());
+    for (int step = 0; step < 3; ++step) {
+      absl::StatusOr<std::vector<Tensor>> r = sess->Run({}, {after, before});
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ((*r)[0].scalar<float>(), 11.0f + 10.0f * step) << "inter_op " << inter_op;
+      EXPECT_EQ((*r)[1].scalar<float>(), 1.0f + 10.0f * step) << "inter_op " << inter_op;
+    }
+  }
+}
+
 TEST(SessionTest, ExtendAddsNodes) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   ops::Const(s.WithOpName("a"), 2.0f);
