@@ -13,6 +13,9 @@
 // Errors: FailedPrecondition naming the op of a node on the path that has no
 // gradient function (and is not declared non-differentiable); errors of the
 // gradient functions, with the node's name.
+//
+// Thread-compatible: it adds nodes to the scope's graph, so no other thread
+// may build in that graph meanwhile. The new nodes belong to the graph.
 #ifndef SLUICE_GRAPH_GRADIENTS_H_
 #define SLUICE_GRAPH_GRADIENTS_H_
 

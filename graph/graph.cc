@@ -48,6 +48,10 @@ std::vector<std::string> Node::ColocationNames() const {
 
 std::string Node::DebugName() const { return absl::StrCat("'", name(), "' (", op(), ")"); }
 
+// No op takes or makes this many tensors in one list; larger counts in a
+// graph file are mistakes (or attacks) and must not allocate.
+constexpr int64_t kMaxArgListLength = int64_t{1} << 20;
+
 absl::StatusOr<NodeTypes> ComputeNodeTypes(const OpDef& op_def, const AttrMap& attrs) {
   NodeTypes types;
   auto expand = [&](const std::vector<ArgDef>& args,
@@ -67,9 +71,9 @@ absl::StatusOr<NodeTypes> ComputeNodeTypes(const OpDef& op_def, const AttrMap& a
       int64_t n = 1;
       if (!arg.number_attr.empty()) {
         ASSIGN_OR_RETURN(n, GetAttr<int64_t>(attrs, arg.number_attr));
-        if (n < 0) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("attr '", arg.number_attr, "' is negative"));
+        if (n < 0 || n > kMaxArgListLength) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "attr '", arg.number_attr, "' is ", n, ", outside [0, ", kMaxArgListLength, "]"));
         }
       }
       for (int64_t k = 0; k < n; ++k) out->push_back(t);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -151,6 +152,10 @@ absl::Status ConnectInputs(const NodeDef& def, Node* dst, Graph* graph) {
 }  // namespace
 
 absl::StatusOr<GraphDef> ParseGraphDef(absl::string_view bytes) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph is ", bytes.size(), " bytes; protocol buffers cannot hold more than 2 GiB"));
+  }
   GraphDef def;
   std::string text_error;
   if (LooksLikeText(bytes)) {
@@ -227,6 +232,12 @@ absl::Status ImportGraphDef(const GraphDef& def, Graph* graph) {
   std::vector<Node*> added;
   added.reserve(def.node_size());
   for (const NodeDef& node_def : def.node()) {
+    // Ops named "_..." are the runtime's own (_Arg, _Retval): a graph file
+    // that holds them could write into another run's results.
+    if (absl::StartsWith(node_def.op(), "_")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          NodeContext(node_def), ": op '", node_def.op(), "' is internal to Sluice"));
+    }
     NodeDef copy = node_def;
     copy.clear_input();
     ApplyLegacyPlaceholderShape(def.versions().producer(), &copy);

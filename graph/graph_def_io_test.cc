@@ -290,6 +290,13 @@ TEST_F(GraphDefIoTest, UnknownOp) {
   EXPECT_THAT(s.message(), HasSubstr("FrobnicateV9"));
 }
 
+TEST_F(GraphDefIoTest, InternalOpsAreRejected) {
+  absl::Status s = Import(Parse(R"pb(node { name: "sneaky" op: "_Retval" })pb"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("sneaky"));
+  EXPECT_THAT(s.message(), HasSubstr("internal"));
+}
+
 TEST_F(GraphDefIoTest, DanglingInput) {
   GraphDef def = GoodGraph();
   def.mutable_node(1)->set_input(0, "nope:0");  // z

@@ -7,6 +7,10 @@
 
 namespace sluice {
 
+namespace {
+constexpr int64_t kMaxShapeLikeElements = 1 << 16;
+}  // namespace
+
 InferenceContext::InferenceContext(const Node& node)
     : node_(node), outputs_(node.num_outputs(), TensorShape::Unknown()) {
   inputs_.reserve(node.num_inputs());
@@ -28,6 +32,12 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> InferenceContext::InputAsInt
   const Edge* e = node_.input_edge(i);
   if (e == nullptr) return std::optional<std::vector<int64_t>>();
   if (const auto* proto = InputConstant(i)) {
+    // Shape-like inputs (shapes, axes, perms, begins) are small; a larger
+    // constant is read at run time only.
+    absl::StatusOr<TensorShape> shape = TensorShape::FromProto(proto->tensor_shape());
+    if (!shape.ok() || shape->num_elements() > kMaxShapeLikeElements) {
+      return std::optional<std::vector<int64_t>>();
+    }
     ASSIGN_OR_RETURN(std::vector<int64_t> v, TensorProtoToInts(*proto));
     return std::optional<std::vector<int64_t>>(std::move(v));
   }

@@ -11,7 +11,8 @@ TensorShape TensorShape::Unknown() {
   return s;
 }
 
-TensorShape TensorShape::UnknownOfRank(int rank) {
+TensorShape TensorShape::UnknownOfRank(int64_t rank) {
+  if (rank < 0 || rank > kMaxRank) return Unknown();
   TensorShape s;
   s.dims_.assign(rank, kUnknownDim);
   return s;
@@ -19,12 +20,20 @@ TensorShape TensorShape::UnknownOfRank(int rank) {
 
 absl::StatusOr<TensorShape> TensorShape::FromProto(const tensorflow::TensorShapeProto& proto) {
   if (proto.unknown_rank()) return Unknown();
+  if (proto.dim_size() > kMaxRank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape has rank ", proto.dim_size(), ", above the maximum ", kMaxRank));
+  }
   TensorShape s;
   for (const auto& d : proto.dim()) {
     if (d.size() < -1) {
       return absl::InvalidArgumentError(absl::StrCat("shape has invalid dimension ", d.size()));
     }
     s.dims_.push_back(d.size());
+  }
+  if (s.IsFullyDefined() && s.num_elements() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("shape ", s.DebugString(), " has more than ",
+                                                   kMaxElements, " elements"));
   }
   return s;
 }
@@ -49,7 +58,9 @@ bool TensorShape::IsFullyDefined() const {
 int64_t TensorShape::num_elements() const {
   if (!IsFullyDefined()) return -1;
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_) {
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) return -1;
+  }
   return n;
 }
 

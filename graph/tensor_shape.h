@@ -24,14 +24,19 @@ namespace sluice {
 class TensorShape {
  public:
   static constexpr int64_t kUnknownDim = -1;
+  static constexpr int kMaxRank = 254;                  // as TensorFlow
+  static constexpr int64_t kMaxElements = int64_t{1} << 60;
 
   TensorShape() = default;  // a scalar: rank 0, fully defined
   TensorShape(std::initializer_list<int64_t> dims) : dims_(dims) {}
   explicit TensorShape(absl::Span<const int64_t> dims) : dims_(dims.begin(), dims.end()) {}
   static TensorShape Unknown();
-  static TensorShape UnknownOfRank(int rank);
+  // Unknown dims of the given rank; an unknown rank when `rank` is negative or
+  // above kMaxRank.
+  static TensorShape UnknownOfRank(int64_t rank);
 
-  // Reads a TensorShapeProto (unknown_rank, dims of -1); errors on dims < -1.
+  // Reads a TensorShapeProto (unknown_rank, dims of -1). InvalidArgument for
+  // dims < -1, a rank above kMaxRank, or more than kMaxElements elements.
   static absl::StatusOr<TensorShape> FromProto(const tensorflow::TensorShapeProto& proto);
   void ToProto(tensorflow::TensorShapeProto* proto) const;
 
@@ -41,7 +46,8 @@ class TensorShape {
   const std::vector<int64_t>& dims() const { return dims_; }
   bool IsFullyDefined() const;
 
-  // Product of the dimensions; -1 when any is unknown.
+  // Product of the dimensions; -1 when any is unknown or the product exceeds
+  // kMaxElements.
   int64_t num_elements() const;
 
   void AddDim(int64_t size) { dims_.push_back(size); }

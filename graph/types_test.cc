@@ -67,6 +67,21 @@ TEST(TensorShapeTest, MergeAndCompatibility) {
   EXPECT_EQ(*TensorShape::Unknown().Merge(a), a);
 }
 
+TEST(TensorShapeTest, OverflowAndRankLimits) {
+  tensorflow::TensorShapeProto huge;
+  huge.add_dim()->set_size(int64_t{1} << 62);
+  huge.add_dim()->set_size(4);
+  absl::StatusOr<TensorShape> s = TensorShape::FromProto(huge);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("more than"), std::string::npos);
+  EXPECT_EQ(TensorShape({int64_t{1} << 62, 4}).num_elements(), -1);
+  tensorflow::TensorShapeProto deep;
+  for (int i = 0; i < 300; ++i) deep.add_dim()->set_size(1);
+  EXPECT_FALSE(TensorShape::FromProto(deep).ok());
+  EXPECT_EQ(TensorShape::UnknownOfRank(int64_t{1} << 40).rank(), -1);
+  EXPECT_EQ(TensorShape::UnknownOfRank(3).rank(), 3);
+}
+
 TEST(TensorShapeTest, ProtoRoundTrip) {
   for (const TensorShape& s : {TensorShape({2, -1, 3}), TensorShape(), TensorShape::Unknown()}) {
     tensorflow::TensorShapeProto p;

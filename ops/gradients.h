@@ -5,6 +5,9 @@
 //
 // Each gradient builds its nodes with the typed wrappers, in the scope it is
 // given (AddGradients names it "gradients/<node>_grad").
+//
+// Registration is thread-compatible (call during start-up); the registered
+// functions only build nodes in the scope they are given.
 #ifndef SLUICE_OPS_GRADIENTS_H_
 #define SLUICE_OPS_GRADIENTS_H_
 

@@ -690,6 +690,16 @@ TEST(Conv2DTest, BadStrides) {
   EXPECT_THAT(s.status().message(), HasSubstr("strides"));
 }
 
+TEST(Conv2DTest, HugeStridesAreRejectedNotWrapped) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  ops::Conv2D(s, Ph(s, DT_FLOAT, TensorShape({1, 4, 4, 1})),
+              Ph(s, DT_FLOAT, TensorShape({3, 3, 1, 1})), {1, huge, huge, 1}, "SAME");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("2^31"));
+}
+
 TEST(Conv2DTest, WindowLargerThanValidInput) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   ops::Conv2D(s, Ph(s, DT_FLOAT, TensorShape({1, 2, 2, 1})),

@@ -31,7 +31,7 @@ absl::Status ShapeFromInput(InferenceContext* c) {
     }
     c->set_output(0, TensorShape(absl::MakeConstSpan(*dims)));
   } else if (shape_in.rank() == 1 && shape_in.dim(0) >= 0) {
-    c->set_output(0, TensorShape::UnknownOfRank(static_cast<int>(shape_in.dim(0))));
+    c->set_output(0, TensorShape::UnknownOfRank(shape_in.dim(0)));
   } else {
     c->set_output(0, TensorShape::Unknown());
   }

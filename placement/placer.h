@@ -12,6 +12,9 @@
 // With allow_soft_placement, a request no device can meet is dropped rather
 // than failing. Errors (InvalidArgument) name the node, what it asked for and
 // why no device fits.
+//
+// Thread-compatible: it sets assigned devices on the graph's nodes; the
+// devices are borrowed.
 #ifndef SLUICE_PLACEMENT_PLACER_H_
 #define SLUICE_PLACEMENT_PLACER_H_
 

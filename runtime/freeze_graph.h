@@ -8,6 +8,8 @@
 // Only the nodes the outputs need are kept. A variable becomes a Const of the
 // same name, so consumers are unchanged; nodes that take a variable by
 // reference (Assign, Apply*) cannot be kept and are an error if needed.
+//
+// Thread-safe as far as Session::Run is; the result is a new GraphDef.
 #ifndef SLUICE_RUNTIME_FREEZE_GRAPH_H_
 #define SLUICE_RUNTIME_FREEZE_GRAPH_H_
 

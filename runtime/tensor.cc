@@ -38,6 +38,11 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of type ", DataTypeName(dtype)));
   }
+  if (shape.num_elements() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot allocate a tensor of shape ",
+                                                   shape.DebugString(), ": more than ",
+                                                   TensorShape::kMaxElements, " elements"));
+  }
   Tensor t;
   t.dtype_ = BaseType(dtype);
   t.shape_ = shape;

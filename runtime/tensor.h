@@ -13,6 +13,7 @@
 #ifndef SLUICE_RUNTIME_TENSOR_H_
 #define SLUICE_RUNTIME_TENSOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -108,7 +109,13 @@ class Tensor {
     return buffer_ != nullptr && buffer_ == other.buffer_;
   }
   // True when no other Tensor shares this buffer (safe to write in place).
-  bool RefCountIsOne() const { return buffer_.use_count() == 1; }
+  bool RefCountIsOne() const {
+    const bool one = buffer_.use_count() == 1;  // a relaxed load in libstdc++
+    // Pairs with the release of the other holders' references, so their
+    // reads of the buffer happen before our in-place writes.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return one;
+  }
   // A new buffer holding the same bytes.
   Tensor DeepCopy(Allocator* allocator = nullptr) const;
 

@@ -35,10 +35,15 @@ absl::StatusOr<TensorShape> ShapeFromInput(InferenceContext* c, int i) {
             absl::StrCat("shape ", IntsDebugString(*v), " has a negative dimension"));
       }
     }
+    if (v->size() > TensorShape::kMaxRank) {
+      return absl::InvalidArgumentError(absl::StrCat("a shape of ", v->size(),
+                                                     " dimensions is above the maximum rank ",
+                                                     TensorShape::kMaxRank));
+    }
     return TensorShape(absl::MakeConstSpan(*v));
   }
   const int64_t n = VectorLength(c->input(i));
-  return n >= 0 ? TensorShape::UnknownOfRank(static_cast<int>(n)) : TensorShape::Unknown();
+  return n >= 0 ? TensorShape::UnknownOfRank(n) : TensorShape::Unknown();
 }
 
 // A scalar int (or one-element vector) on input i, when constant.
@@ -69,7 +74,7 @@ absl::Status ConcatShapeImpl(InferenceContext* c, int first_value, int num_value
           " has shape ", c->input(first_value + rank_source).DebugString(), ": ranks differ"));
     }
   }
-  if (rank < 0) {
+  if (rank < 0 || rank > TensorShape::kMaxRank) {
     c->set_output(0, TensorShape::Unknown());
     return absl::OkStatus();
   }
@@ -215,7 +220,7 @@ absl::Status ReshapeShape(InferenceContext* c) {
   RETURN_IF_ERROR(c->WithRank(1, 1));
   const int64_t n = VectorLength(c->input(1));
   c->set_output(0,
-                n >= 0 ? TensorShape::UnknownOfRank(static_cast<int>(n)) : TensorShape::Unknown());
+                n >= 0 ? TensorShape::UnknownOfRank(n) : TensorShape::Unknown());
   return absl::OkStatus();
 }
 
@@ -227,7 +232,7 @@ absl::Status TransposeShape(InferenceContext* c) {
     int64_t rank = x.rank();
     if (rank < 0) rank = VectorLength(c->input(1));
     c->set_output(
-        0, rank >= 0 ? TensorShape::UnknownOfRank(static_cast<int>(rank)) : TensorShape::Unknown());
+        0, rank >= 0 ? TensorShape::UnknownOfRank(rank) : TensorShape::Unknown());
     return absl::OkStatus();
   }
   if (x.rank() >= 0 && static_cast<int64_t>(perm->size()) != x.rank()) {
@@ -237,7 +242,7 @@ absl::Status TransposeShape(InferenceContext* c) {
   }
   RETURN_IF_ERROR(CheckPermutation(*perm, "Transpose: perm"));
   if (x.rank() < 0) {
-    c->set_output(0, TensorShape::UnknownOfRank(static_cast<int>(perm->size())));
+    c->set_output(0, TensorShape::UnknownOfRank(perm->size()));
     return absl::OkStatus();
   }
   TensorShape y = x;
@@ -373,7 +378,7 @@ absl::Status SliceShape(InferenceContext* c) {
   if (begin && static_cast<int64_t>(begin->size()) != rank)
     return length_error("begin", begin->size());
   if (size && static_cast<int64_t>(size->size()) != rank) return length_error("size", size->size());
-  TensorShape out = TensorShape::UnknownOfRank(static_cast<int>(rank));
+  TensorShape out = TensorShape::UnknownOfRank(rank);
   for (int i = 0; i < rank; ++i) {
     const int64_t d = x.rank() >= 0 ? x.dim(i) : -1;
     const int64_t b = begin ? (*begin)[i] : -1;
@@ -449,7 +454,7 @@ absl::Status TileShape(InferenceContext* c) {
   if (!multiples.has_value()) {
     int64_t rank = x.rank() >= 0 ? x.rank() : VectorLength(c->input(1));
     c->set_output(
-        0, rank >= 0 ? TensorShape::UnknownOfRank(static_cast<int>(rank)) : TensorShape::Unknown());
+        0, rank >= 0 ? TensorShape::UnknownOfRank(rank) : TensorShape::Unknown());
     return absl::OkStatus();
   }
   if (x.rank() >= 0 && static_cast<int64_t>(multiples->size()) != x.rank()) {
@@ -457,7 +462,11 @@ absl::Status TileShape(InferenceContext* c) {
         absl::StrCat("Tile: multiples ", IntsDebugString(*multiples), " has ", multiples->size(),
                      " entries but input has shape ", x.DebugString()));
   }
-  TensorShape out = TensorShape::UnknownOfRank(static_cast<int>(multiples->size()));
+  if (multiples->size() > TensorShape::kMaxRank) {
+    c->set_output(0, TensorShape::Unknown());
+    return absl::OkStatus();
+  }
+  TensorShape out = TensorShape::UnknownOfRank(multiples->size());
   for (size_t i = 0; i < multiples->size(); ++i) {
     const int64_t m = (*multiples)[i];
     if (m < 0) {

@@ -66,9 +66,15 @@ absl::StatusOr<Padding> ParsePadding(absl::string_view padding) {
 absl::StatusOr<WindowDim> ComputeWindowDim(int64_t input, int64_t window, int64_t stride,
                                            int64_t dilation, Padding padding,
                                            int64_t explicit_before, int64_t explicit_after) {
-  if (stride < 1 || dilation < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stride (", stride, ") and dilation (", dilation, ") must be >= 1"));
+  // Bounds keep every product below 2^62, so no arithmetic here overflows.
+  constexpr int64_t kMax = int64_t{1} << 31;
+  if (stride < 1 || dilation < 1 || stride > kMax || dilation > kMax) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stride (", stride, ") and dilation (", dilation, ") must be in [1, 2^31]"));
+  }
+  if (input > kMax || window > kMax || explicit_before > kMax || explicit_after > kMax) {
+    return absl::InvalidArgumentError(absl::StrCat("window size ", window, ", input size ", input,
+                                                   " or paddings exceed 2^31"));
   }
   if (input < 0 || window < 0) return WindowDim{};
   if (window < 1) return absl::InvalidArgumentError("window size must be at least 1");
