@@ -1,6 +1,6 @@
 // Helpers shared by the nn ops' CPU kernel files (nn_kernels.cc,
 // conv_kernels.cc): vector-extension loops (Vec<T>, Map1, Map2), a
-// ParallelRange that splits work over the device's pool without deadlocking,
+// ParallelRange that splits large work over the device's pool,
 // float/double registration, and the registration function of
 // conv_kernels.cc.
 //
@@ -14,15 +14,11 @@
 #define SLUICE_OPS_INTERNAL_NN_KERNEL_UTIL_H_
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/thread_pool.h"
@@ -86,52 +82,20 @@ inline void Map2(const T* a, const T* b, T* out, int64_t n, F f) {
   for (; i < n; ++i) out[i] = f(a[i], b[i]);
 }
 
-// Blocks of one ParallelRange call, claimed by whichever thread gets there
-// first. Shared so that a helper closure the pool starts late (after the
-// caller has claimed and finished every block) still finds live state.
-struct BlockWork {
-  std::function<void(int64_t, int64_t)> fn;
-  int64_t total = 0, block = 0, blocks = 0;
-  std::atomic<int64_t> next{0};
-  absl::Mutex mu;
-  int64_t finished ABSL_GUARDED_BY(mu) = 0;
-
-  void RunClaimed() {
-    for (int64_t b = next.fetch_add(1); b < blocks; b = next.fetch_add(1)) {
-      fn(b * block, std::min(total, (b + 1) * block));
-      absl::MutexLock lock(&mu);
-      ++finished;
-    }
-  }
-};
-
 // Runs fn(begin, end) over [0, n), split across the device's threads when the
-// work (n * cost_per_item, roughly in element operations) is large. The
-// caller works through unclaimed blocks itself and waits only for blocks
-// other threads are already running, so it cannot deadlock when called from
-// a pool thread while every other pool thread is busy.
+// work (n * cost_per_item, roughly in element operations) is large enough to
+// pay for it. ThreadPool::ParallelFor lets the caller run unclaimed blocks,
+// so this is safe from a pool thread.
 template <typename Fn>
 void ParallelRange(OpKernelContext* ctx, int64_t n, int64_t cost_per_item, const Fn& fn) {
   constexpr int64_t kMinBlockCost = 1 << 17;
   ThreadPool* pool = ctx->thread_pool();
   const int64_t cost = std::max<int64_t>(1, cost_per_item);
-  const int64_t max_blocks = pool == nullptr ? 1 : pool->num_threads() + 1;
-  const int64_t blocks = std::min(max_blocks, n * cost / kMinBlockCost);
-  if (blocks <= 1) {
+  if (pool == nullptr || n * cost < 2 * kMinBlockCost) {
     if (n > 0) fn(0, n);
     return;
   }
-  auto work = std::make_shared<BlockWork>();
-  work->fn = fn;
-  work->total = n;
-  work->block = (n + blocks - 1) / blocks;
-  work->blocks = (n + work->block - 1) / work->block;
-  for (int64_t i = 1; i < work->blocks; ++i) pool->Schedule([work] { work->RunClaimed(); });
-  work->RunClaimed();
-  absl::MutexLock lock(&work->mu);
-  work->mu.Await(absl::Condition(
-      +[](BlockWork* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu) { return w->finished == w->blocks; },
-      work.get()));
+  pool->ParallelFor(n, (kMinBlockCost + cost - 1) / cost, fn);
 }
 
 // t's shape as text, for error messages.
