@@ -10,7 +10,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <vector>
+
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
 
 namespace sluice::bench {
 
@@ -34,6 +39,18 @@ std::vector<double> TimeRepeated(int reps, Fn&& fn) {
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   return ms;
+}
+
+// The whole main() of a benchmark: parses flags, runs `body`, and turns an
+// error into one "<name>: error: ..." line and exit code 1.
+inline int BenchMain(int argc, char** argv, const char* name, absl::Status (*body)()) {
+  absl::ParseCommandLine(argc, argv);
+  absl::Status s = body();
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", name, std::string(s.message()).c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace sluice::bench

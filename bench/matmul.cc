@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -105,11 +104,5 @@ absl::Status Main() {
 }  // namespace sluice
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  absl::Status s = sluice::Main();
-  if (!s.ok()) {
-    std::fprintf(stderr, "matmul: error: %s\n", std::string(s.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return sluice::bench::BenchMain(argc, argv, "matmul", sluice::Main);
 }

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "bench/bench_util.h"
 #include "examples/mlp_model.h"
 #include "sluice.h"
@@ -137,11 +136,5 @@ absl::Status Main() {
 }  // namespace sluice
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  absl::Status s = sluice::Main();
-  if (!s.ok()) {
-    std::fprintf(stderr, "mlp_step: error: %s\n", std::string(s.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return sluice::bench::BenchMain(argc, argv, "mlp_step", sluice::Main);
 }
