@@ -227,14 +227,14 @@ void ApplyLegacyPlaceholderShape(int producer, NodeDef* node) {
 
 }  // namespace
 
-absl::Status ImportGraphDef(const GraphDef& def, Graph* graph) {
+absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptions& options) {
   // Pass 1: every node, so inputs may name nodes defined later in the file.
   std::vector<Node*> added;
   added.reserve(def.node_size());
   for (const NodeDef& node_def : def.node()) {
     // Ops named "_..." are the runtime's own (_Arg, _Retval): a graph file
     // that holds them could write into another run's results.
-    if (absl::StartsWith(node_def.op(), "_")) {
+    if (!options.allow_internal_ops && absl::StartsWith(node_def.op(), "_")) {
       return absl::InvalidArgumentError(absl::StrCat(
           NodeContext(node_def), ": op '", node_def.op(), "' is internal to Sluice"));
     }

@@ -30,8 +30,13 @@ absl::Status WriteGraphDefFile(const GraphDef& def, const std::string& path,
                                GraphFileFormat format);
 
 // Adds every node of `def` to `graph` (which may already hold nodes), connects
-// the edges and infers shapes in topological order.
-absl::Status ImportGraphDef(const GraphDef& def, Graph* graph);
+// the edges and infers shapes in topological order. Ops whose names start
+// with "_" are internal (the runtime inserts them) and refused, unless
+// `options.allow_internal_ops` (for partition graphs the runtime wrote).
+struct ImportOptions {
+  bool allow_internal_ops = false;
+};
+absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptions& options = {});
 
 // Keeps only the nodes of `def` that the named fetches and targets need
 // (transitively, through data and control inputs). The names are tensor or

@@ -12,11 +12,13 @@
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
+#include "runtime/sendrecv_ops.h"
 
 namespace sluice {
 
 absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterFrameOps(ops));
+  RETURN_IF_ERROR(RegisterSendRecvOps(ops));
   RETURN_IF_ERROR(RegisterArrayOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
@@ -31,6 +33,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
 
 void RegisterBuiltinKernels(KernelRegistry* kernels) {
   RegisterFrameKernels(kernels);
+  RegisterSendRecvKernels(kernels);
   RegisterArrayKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);

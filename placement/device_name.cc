@@ -81,4 +81,18 @@ std::string DeviceName::ToString() const {
   return s;
 }
 
+absl::Status DeviceName::MergeFrom(const DeviceName& other) {
+  if (!IsCompatibleWith(other)) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot merge device names '", ToString(),
+                                                   "' and '", other.ToString(),
+                                                   "': they name different devices"));
+  }
+  if (!job) job = other.job;
+  if (!replica) replica = other.replica;
+  if (!task) task = other.task;
+  if (!type) type = other.type;
+  if (!id) id = other.id;
+  return absl::OkStatus();
+}
+
 }  // namespace sluice

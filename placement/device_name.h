@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -33,6 +34,9 @@ struct DeviceName {
   bool Matches(const DeviceName& full) const;
   // True when some device could satisfy both requests.
   bool IsCompatibleWith(const DeviceName& other) const;
+  // Fills the parts unset here from `other`. InvalidArgument naming both
+  // names when a part set in both differs.
+  absl::Status MergeFrom(const DeviceName& other);
   bool IsFullySpecified() const { return job && replica && task && type && id; }
 
   // The canonical form of the parts that are set.

@@ -1,127 +1,206 @@
 #include "placement/placer.h"
 
-#include <map>
-#include <numeric>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "placement/colocation.h"
 #include "placement/device_name.h"
 
 namespace sluice {
 namespace {
 
-// Union-find over node ids.
-class Groups {
- public:
-  explicit Groups(int n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
-  int Find(int x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-    return x;
-  }
-  void Union(int a, int b) { parent_[Find(a)] = Find(b); }
-
- private:
-  std::vector<int> parent_;
-};
-
 struct Group {
   std::vector<Node*> members;
-  DeviceName request;          // merged requests of the members
-  Node* request_source = nullptr;  // a member whose request is in `request`
+  DeviceName request;              // merged requests of the members
+  Node* request_source = nullptr;  // the first member whose request is in `request`
 };
+
+// What a node asks for: its assigned device, else its requested one.
+const std::string& Wanted(const Node& n) {
+  return n.assigned_device().empty() ? n.requested_device() : n.assigned_device();
+}
+
+// A lone node with no inputs and no state (a Const, a shape): cheap to put
+// wherever its consumers are.
+bool IsMovableSource(const Group& g) {
+  if (g.members.size() != 1 || g.request_source != nullptr) return false;
+  const Node* n = g.members[0];
+  return n->in_edges().empty() && !n->op_def().is_stateful && !n->out_edges().empty();
+}
+
+class Placer {
+ public:
+  Placer(Graph* graph, absl::Span<Device* const> devices, const KernelRegistry& kernels,
+         const PlacerOptions& options)
+      : graph_(graph), devices_(devices), kernels_(kernels), options_(options) {}
+
+  absl::Status Run();
+
+ private:
+  absl::Status ParseDevices();
+  absl::Status BuildGroups();
+  bool HasKernels(const Group& g, size_t d, std::vector<std::string>* reasons) const;
+  // The first device matching `request` with kernels for the group; -1 if none.
+  int FirstFit(const Group& g, const DeviceName& request, std::vector<std::string>* reasons) const;
+  absl::StatusOr<int> Choose(const Group& g) const;
+  absl::Status NoDeviceError(const Group& g, const std::vector<std::string>& reasons) const;
+
+  Graph* graph_;
+  absl::Span<Device* const> devices_;
+  const KernelRegistry& kernels_;
+  const PlacerOptions& options_;
+  std::vector<DeviceName> names_;
+  DeviceName default_;
+  ColocationGroups colocation_;
+  std::vector<Group> groups_;
+};
+
+absl::Status Placer::ParseDevices() {
+  if (devices_.empty()) return absl::FailedPreconditionError("no devices to place on");
+  for (Device* d : devices_) {
+    ASSIGN_OR_RETURN(DeviceName n, DeviceName::Parse(d->name()));
+    names_.push_back(std::move(n));
+  }
+  if (options_.default_device.empty()) {
+    default_ = names_[0];
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(default_, DeviceName::Parse(options_.default_device));
+  for (const DeviceName& n : names_) {
+    if (default_.Matches(n)) return absl::OkStatus();
+  }
+  std::vector<std::string> all;
+  for (Device* d : devices_) all.push_back(d->name());
+  return absl::InvalidArgumentError(absl::StrCat("default device '", options_.default_device,
+                                                 "' matches none of: ", absl::StrJoin(all, ", ")));
+}
+
+absl::Status Placer::BuildGroups() {
+  colocation_ = ComputeColocationGroups(*graph_);
+  groups_.resize(colocation_.members.size());
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    Group& g = groups_[gi];
+    for (int id : colocation_.members[gi]) {
+      Node* n = graph_->node(id);
+      g.members.push_back(n);
+      const std::string& want = Wanted(*n);
+      if (want.empty()) continue;
+      absl::StatusOr<DeviceName> req = DeviceName::Parse(want);
+      if (!req.ok()) return AddContext(req.status(), absl::StrCat("node ", n->DebugName()));
+      if (!g.request.IsCompatibleWith(*req)) {
+        if (options_.allow_soft_placement) continue;
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot place node ", n->DebugName(), " on '", want,
+            "': it must be colocated with ", g.request_source->DebugName(),
+            ", which asks for '", Wanted(*g.request_source), "'"));
+      }
+      RETURN_IF_ERROR(g.request.MergeFrom(*req));
+      if (g.request_source == nullptr) g.request_source = n;
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool Placer::HasKernels(const Group& g, size_t d, std::vector<std::string>* reasons) const {
+  for (Node* m : g.members) {
+    if (kernels_.FindKernelDef(*m, devices_[d]->device_type()) == nullptr) {
+      if (reasons != nullptr) {
+        reasons->push_back(absl::StrCat(devices_[d]->name(), " has no ",
+                                        devices_[d]->device_type(), " kernel for ",
+                                        m->DebugName()));
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+int Placer::FirstFit(const Group& g, const DeviceName& request,
+                     std::vector<std::string>* reasons) const {
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (request.Matches(names_[d]) && HasKernels(g, d, reasons)) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+absl::StatusOr<int> Placer::Choose(const Group& g) const {
+  std::vector<std::string> reasons;
+  if (g.request_source == nullptr) {
+    int d = FirstFit(g, default_, nullptr);
+    if (d < 0) d = FirstFit(g, DeviceName(), &reasons);
+    if (d < 0) return NoDeviceError(g, reasons);
+    return d;
+  }
+  int d = FirstFit(g, g.request, &reasons);
+  if (d >= 0) return d;
+  if (options_.allow_soft_placement) {
+    // Relax the request step by step: any id of the type, then any type on
+    // the same job/task, then anywhere (the default first).
+    DeviceName relaxed = g.request;
+    relaxed.id.reset();
+    if ((d = FirstFit(g, relaxed, nullptr)) >= 0) return d;
+    relaxed.type.reset();
+    if ((d = FirstFit(g, relaxed, nullptr)) >= 0) return d;
+    if ((d = FirstFit(g, default_, nullptr)) >= 0) return d;
+    if ((d = FirstFit(g, DeviceName(), nullptr)) >= 0) return d;
+  }
+  return NoDeviceError(g, reasons);
+}
+
+absl::Status Placer::NoDeviceError(const Group& g, const std::vector<std::string>& reasons) const {
+  Node* who = g.request_source ? g.request_source : g.members[0];
+  std::vector<std::string> names;
+  for (Device* d : devices_) names.push_back(d->name());
+  const std::string& want = Wanted(*who);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "cannot place node ", who->DebugName(),
+      want.empty() ? "" : absl::StrCat(" on '", want, "'"),
+      g.members.size() > 1 ? absl::StrCat(" with its ", g.members.size() - 1, " colocated nodes")
+                           : "",
+      ": ",
+      reasons.empty()
+          ? absl::StrCat("no device matches; available: ", absl::StrJoin(names, ", "))
+          : absl::StrJoin(reasons, "; ")));
+}
+
+absl::Status Placer::Run() {
+  RETURN_IF_ERROR(ParseDevices());
+  RETURN_IF_ERROR(BuildGroups());
+  std::vector<int> chosen(groups_.size(), -1);
+  std::vector<size_t> movable;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    if (IsMovableSource(groups_[gi])) {
+      movable.push_back(gi);
+      continue;
+    }
+    ASSIGN_OR_RETURN(chosen[gi], Choose(groups_[gi]));
+  }
+  for (size_t gi : movable) {
+    const Node* n = groups_[gi].members[0];
+    int common = -1;
+    bool one_device = true;
+    for (const Edge* e : n->out_edges()) {
+      int d = chosen[colocation_.group_of[e->dst->id()]];
+      if (d < 0 || (common >= 0 && d != common)) one_device = false;
+      common = d;
+    }
+    if (one_device && common >= 0 && HasKernels(groups_[gi], common, nullptr)) {
+      chosen[gi] = common;
+    } else {
+      ASSIGN_OR_RETURN(chosen[gi], Choose(groups_[gi]));
+    }
+  }
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    for (Node* m : groups_[gi].members) m->set_assigned_device(devices_[chosen[gi]]->name());
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
 absl::Status PlaceGraph(Graph* graph, absl::Span<Device* const> devices,
                         const KernelRegistry& kernels, const PlacerOptions& options) {
-  if (devices.empty()) return absl::FailedPreconditionError("no devices to place on");
-  std::vector<DeviceName> device_names;
-  for (Device* d : devices) {
-    ASSIGN_OR_RETURN(DeviceName n, DeviceName::Parse(d->name()));
-    device_names.push_back(std::move(n));
-  }
-  Groups uf(graph->num_node_ids());
-  for (Node* n : graph->nodes()) {
-    for (const std::string& other : n->ColocationNames()) {
-      if (Node* o = graph->FindNode(other)) uf.Union(n->id(), o->id());
-    }
-    for (const Edge* e : n->in_edges()) {
-      if (!e->IsControl() && IsRefType(n->input_type(e->dst_input))) {
-        uf.Union(n->id(), e->src->id());
-      }
-    }
-  }
-  std::map<int, Group> groups;
-  for (Node* n : graph->nodes()) {
-    Group& g = groups[uf.Find(n->id())];
-    g.members.push_back(n);
-    const std::string& want =
-        n->assigned_device().empty() ? n->requested_device() : n->assigned_device();
-    if (want.empty()) continue;
-    absl::StatusOr<DeviceName> req = DeviceName::Parse(want);
-    if (!req.ok()) return AddContext(req.status(), absl::StrCat("node ", n->DebugName()));
-    if (!g.request.IsCompatibleWith(*req)) {
-      if (options.allow_soft_placement) continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot place node ", n->DebugName(), " on '", want, "': it is colocated with ",
-          g.request_source->DebugName(), ", which asks for '",
-          g.request_source->requested_device(), "'"));
-    }
-    auto merge = [](auto& into, const auto& from) {
-      if (!into) into = from;
-    };
-    merge(g.request.job, req->job);
-    merge(g.request.replica, req->replica);
-    merge(g.request.task, req->task);
-    merge(g.request.type, req->type);
-    merge(g.request.id, req->id);
-    if (g.request_source == nullptr) g.request_source = n;
-  }
-  for (auto& [root, g] : groups) {
-    std::vector<std::string> reasons;
-    auto fits = [&](size_t d, bool honour_request) {
-      if (honour_request && !g.request.Matches(device_names[d])) return false;
-      for (Node* m : g.members) {
-        if (kernels.FindKernelDef(*m, devices[d]->device_type()) == nullptr) {
-          if (honour_request) {
-            reasons.push_back(absl::StrCat(devices[d]->name(), " has no ",
-                                           devices[d]->device_type(), " kernel for ",
-                                           m->DebugName()));
-          }
-          return false;
-        }
-      }
-      return true;
-    };
-    int chosen = -1;
-    for (size_t d = 0; d < devices.size() && chosen < 0; ++d) {
-      if (fits(d, true)) chosen = static_cast<int>(d);
-    }
-    if (chosen < 0 && options.allow_soft_placement) {
-      for (size_t d = 0; d < devices.size() && chosen < 0; ++d) {
-        if (fits(d, false)) chosen = static_cast<int>(d);
-      }
-    }
-    if (chosen < 0) {
-      Node* who = g.request_source ? g.request_source : g.members[0];
-      std::vector<std::string> names;
-      for (Device* d : devices) names.push_back(d->name());
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot place node ", who->DebugName(),
-          who->requested_device().empty() ? ""
-                                          : absl::StrCat(" on '", who->requested_device(), "'"),
-          g.members.size() > 1 ? absl::StrCat(" with its ", g.members.size() - 1,
-                                              " colocated nodes")
-                               : "",
-          ": ",
-          reasons.empty() ? absl::StrCat("no device matches; available: ",
-                                         absl::StrJoin(names, ", "))
-                          : absl::StrJoin(reasons, "; ")));
-    }
-    for (Node* m : g.members) m->set_assigned_device(devices[chosen]->name());
-  }
-  return absl::OkStatus();
+  return Placer(graph, devices, kernels, options).Run();
 }
 
 }  // namespace sluice

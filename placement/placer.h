@@ -4,20 +4,32 @@
 //   RETURN_IF_ERROR(PlaceGraph(&graph, devices, kernels, opts));
 //   // every node's assigned_device() is now a full device name
 //
-// Rules: a node already assigned keeps its device; a requested (possibly
-// partial) device name is honoured; nodes colocated by "_class" loc:@ attrs or
-// joined by reference edges (a variable and the ops that update it) share one
-// device; only devices with a kernel for every member of a group qualify;
-// otherwise the first device (the default) among those that qualify.
-// With allow_soft_placement, a request no device can meet is dropped rather
-// than failing. Errors (InvalidArgument) name the node, what it asked for and
-// why no device fits.
+// Rules, in order:
+//  - a node already assigned keeps its device; a requested (possibly
+//    partial) device name is honoured;
+//  - colocation groups (placement/colocation.h: "_class" loc:@ attrs from
+//    Scope::ColocateWith, a variable with the ops that assign, apply or read
+//    it) share one device, and their requests are merged;
+//  - only devices with a kernel for every member of a group qualify;
+//  - a group that asks for nothing goes to the default device (the first
+//    device, or options.default_device), except a lone source node (a Const
+//    or other op with no inputs and no state), which joins its consumers when
+//    they all sit on one device, so a layer's constants do not cross devices.
+// With allow_soft_placement, a request no device can meet is relaxed (first
+// its device id, then its device type) rather than failing, and conflicting
+// requests in a group keep the first.
+//
+// Errors (InvalidArgument) name the node, what it asked for and why no
+// device fits: no device matches (listing the devices), no kernel for a
+// member on the matching devices, or two colocated nodes pinned to
+// different devices; a malformed device name names the node and the part.
 //
 // Thread-compatible: it sets assigned devices on the graph's nodes; the
 // devices are borrowed.
 #ifndef SLUICE_PLACEMENT_PLACER_H_
 #define SLUICE_PLACEMENT_PLACER_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,6 +42,9 @@ namespace sluice {
 
 struct PlacerOptions {
   bool allow_soft_placement = false;
+  // Where nodes that ask for nothing go: a (partial) device name, e.g.
+  // "/device:CPU:1"; "" for the first device. Must match some device.
+  std::string default_device;
 };
 
 absl::Status PlaceGraph(Graph* graph, absl::Span<Device* const> devices,

@@ -1,6 +1,7 @@
 // The local Session: prunes the graph to what a run needs, rewrites feeds and
-// fetches into _Arg/_Retval nodes, places it, and runs one Executor per
-// device. Executors are cached per (feeds, fetches, targets) signature.
+// fetches into _Arg/_Retval nodes, places it, partitions it per device, and
+// runs one Executor per device. Executors are cached per (feeds, fetches,
+// targets) signature.
 #include <map>
 #include <memory>
 
@@ -10,17 +11,28 @@
 #include "graph/graph_def_io.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
+#include "absl/synchronization/notification.h"
+#include "placement/partition.h"
 #include "placement/placer.h"
 #include "runtime/executor.h"
 #include "runtime/frame_ops.h"
+#include "runtime/local_devices.h"
+#include "runtime/rendezvous.h"
 #include "runtime/session.h"
 
 namespace sluice {
 namespace {
 
+// One device's share of a compiled signature.
+struct PartitionRun {
+  Device* device = nullptr;
+  std::unique_ptr<Executor> executor;
+  GraphDef def;  // what it runs, for RunMetadata::partition_graphs
+};
+
 // A compiled run signature.
 struct Callable {
-  std::unique_ptr<Executor> executor;
+  std::vector<PartitionRun> partitions;  // in the session's device order
   // Per feed, what the fed output accepts.
   std::vector<DataType> feed_types;
   std::vector<TensorShape> feed_shapes;
@@ -49,6 +61,11 @@ class DirectSession : public Session {
                                                     const std::vector<std::string>& fetches,
                                                     const std::vector<std::string>& targets)
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Places `graph` and builds one executor per device it uses.
+  absl::Status BuildPartitions(std::unique_ptr<Graph> graph, Callable* callable) const;
+  // Runs every partition of a step concurrently; the first error aborts the
+  // others through the step's rendezvous.
+  absl::Status RunPartitions(const Callable& c, Executor::Args args) const;
 
   const SessionOptions options_;
   std::vector<std::unique_ptr<Device>> devices_;
@@ -63,10 +80,13 @@ absl::Status DirectSession::Init(const GraphDef& def) {
   if (options_.ops == nullptr || options_.kernels == nullptr) {
     return absl::InvalidArgumentError("SessionOptions needs ops and kernels registries");
   }
-  CpuDeviceOptions cpu;
-  cpu.num_threads = options_.num_threads;
-  cpu.memory_limit = options_.cpu_memory_limit;
-  devices_.push_back(NewCpuDevice(cpu));
+  LocalDevicesOptions local;
+  local.cpu_threads = options_.num_threads;
+  local.cpu_memory_limit = options_.cpu_memory_limit;
+  local.num_virtual_cpus = options_.num_virtual_cpus;
+  local.virtual_cpu_threads = options_.virtual_cpu_threads;
+  local.virtual_cpu_memory_limit = options_.virtual_cpu_memory_limit;
+  ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
   absl::MutexLock lock(&mu_);
   graph_ = std::make_unique<Graph>(options_.ops);
   return ImportGraphDef(def, graph_.get());
@@ -181,6 +201,7 @@ absl::StatusOr<std::shared_ptr<Callable>> DirectSession::Compile(
     NodeDef def;
     def.set_name(sub->NewName(absl::StrCat("_arg_", o.node->name(), "_", o.index)));
     def.set_op(kArgOp);
+    def.set_device(o.node->requested_device());  // the fed value starts where its node was
     DataType t = BaseType(o.dtype());
     (*def.mutable_attr())["T"] = MakeAttr(t);
     (*def.mutable_attr())["index"] = MakeAttr(static_cast<int64_t>(i));
@@ -224,14 +245,69 @@ absl::StatusOr<std::shared_ptr<Callable>> DirectSession::Compile(
       RETURN_IF_ERROR(sub->AddEdge(copy_of[o.node->id()], o.index, r, 0));
     }
   }
+  RETURN_IF_ERROR(BuildPartitions(std::move(sub), callable.get()));
+  return callable;
+}
+
+absl::Status DirectSession::BuildPartitions(std::unique_ptr<Graph> graph,
+                                            Callable* callable) const {
   std::vector<Device*> devices;
   for (const auto& d : devices_) devices.push_back(d.get());
   PlacerOptions placer_options;
   placer_options.allow_soft_placement = options_.allow_soft_placement;
-  RETURN_IF_ERROR(PlaceGraph(sub.get(), devices, *options_.kernels, placer_options));
-  ASSIGN_OR_RETURN(callable->executor,
-                   Executor::Create(std::move(sub), devices_[0].get(), *options_.kernels));
-  return callable;
+  placer_options.default_device = options_.default_device;
+  RETURN_IF_ERROR(PlaceGraph(graph.get(), devices, *options_.kernels, placer_options));
+  ASSIGN_OR_RETURN(auto parts, Partition(*graph));
+  for (Device* device : devices) {
+    auto it = parts.find(device->name());
+    if (it == parts.end()) continue;
+    PartitionRun run;
+    run.device = device;
+    run.def = std::move(it->second);
+    std::unique_ptr<Graph> part;
+    if (parts.size() == 1) {
+      part = std::move(graph);  // no transfers: run the placed graph as it is
+    } else {
+      part = std::make_unique<Graph>(graph->registry());
+      ImportOptions import;
+      import.allow_internal_ops = true;
+      RETURN_IF_ERROR(AddContext(ImportGraphDef(run.def, part.get(), import),
+                                 absl::StrCat("partition for ", device->name())));
+      for (Node* n : part->nodes()) n->set_assigned_device(device->name());
+    }
+    ASSIGN_OR_RETURN(run.executor, Executor::Create(std::move(part), device, *options_.kernels));
+    callable->partitions.push_back(std::move(run));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DirectSession::RunPartitions(const Callable& c, Executor::Args args) const {
+  if (c.partitions.size() == 1) return c.partitions[0].executor->Run(args);
+  LocalRendezvous rendezvous;
+  args.rendezvous = &rendezvous;
+  std::atomic<int> pending{static_cast<int>(c.partitions.size())};
+  absl::Notification all_done;
+  absl::Mutex mu;
+  absl::Status first_error;
+  auto done = [&](absl::Status s) {
+    if (!s.ok()) {
+      absl::MutexLock lock(&mu);
+      if (first_error.ok()) first_error = s;
+    }
+    if (pending.fetch_sub(1) == 1) all_done.Notify();
+  };
+  // Each partition starts on its own device's pool; the last one in this
+  // thread.
+  for (size_t i = 0; i + 1 < c.partitions.size(); ++i) {
+    const PartitionRun* p = &c.partitions[i];
+    p->device->thread_pool()->Schedule([p, &args, &done] { p->executor->RunAsync(args, done); });
+  }
+  c.partitions.back().executor->RunAsync(args, done);
+  all_done.WaitForNotification();
+  // The partition that failed first aborted the rendezvous with its error;
+  // the others only report being cancelled.
+  absl::Status cause = rendezvous.abort_status();
+  return cause.ok() ? first_error : cause;
 }
 
 absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
@@ -266,8 +342,14 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   args.call_frame = &frame;
   args.stats = collector.get();
   args.run_inline = options_.inter_op_parallelism == 1;
-  RETURN_IF_ERROR(c->executor->Run(args));
-  if (metadata != nullptr && collector) metadata->step_stats = collector->Finish();
+  RETURN_IF_ERROR(RunPartitions(*c, args));
+  if (metadata != nullptr) {
+    if (collector) metadata->step_stats = collector->Finish();
+    if (options.output_partition_graphs) {
+      metadata->partition_graphs.clear();
+      for (const PartitionRun& p : c->partitions) metadata->partition_graphs.push_back(p.def);
+    }
+  }
   return std::move(frame.retvals);
 }
 

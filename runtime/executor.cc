@@ -26,6 +26,7 @@ struct NodeItem {
   const Node* node = nullptr;
   std::unique_ptr<OpKernel> kernel;
   bool expensive = true;
+  bool is_async = false;
   bool allows_uninitialized_input = false;
   int input_start = 0;
   int num_inputs = 0;
@@ -77,8 +78,25 @@ class ExecutorImpl : public Executor {
   void Process(RunState* rs, absl::Span<const int> first) const;
 
  private:
-  absl::Status RunNode(RunState* rs, const NodeItem& item,
-                       absl::InlinedVector<TensorValue, 4>* outputs) const;
+  using ReadyStack = absl::InlinedVector<int, 16>;
+  struct AsyncRun;
+
+  // Takes the current value of variables arriving on non-ref inputs.
+  absl::Status ReadInputs(RunState* rs, const NodeItem& item) const;
+  OpKernelContext::Params MakeParams(RunState* rs, const NodeItem& item,
+                                     absl::Span<TensorValue> outputs) const;
+  void ReleaseInputs(RunState* rs, const NodeItem& item) const;
+  void RecordStats(RunState* rs, const NodeItem& item, int64_t start_us,
+                   absl::Span<const TensorValue> outputs, const OpKernelContext& ctx) const;
+  // Hands a finished node's outputs to its consumers and pushes the ones it
+  // makes ready onto `ready` (extra expensive ones go to the pool); on error
+  // fails the run.
+  void Propagate(RunState* rs, const NodeItem& item, const absl::Status& s,
+                 absl::Span<const TensorValue> outputs, ReadyStack* ready) const;
+  void LaunchAsync(RunState* rs, int id) const;
+  // Records the run's first error and aborts the step's rendezvous.
+  void Fail(RunState* rs, const absl::Status& s) const;
+  bool Aborted(RunState* rs) const;
   void Finish(RunState* rs) const;
 
   std::unique_ptr<Graph> graph_;
@@ -104,6 +122,7 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
     item.node = n;
     ASSIGN_OR_RETURN(item.kernel, kernels.CreateKernel(*n, device_));
     item.expensive = item.kernel->IsExpensive();
+    item.is_async = item.kernel->AsAsync() != nullptr;
     item.allows_uninitialized_input = n->op_def().allows_uninitialized_input;
     item.input_start = num_slots_;
     item.num_inputs = n->num_inputs();
@@ -198,8 +217,7 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
   Process(rs, here);
 }
 
-absl::Status ExecutorImpl::RunNode(RunState* rs, const NodeItem& item,
-                                   absl::InlinedVector<TensorValue, 4>* outputs) const {
+absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item) const {
   TensorValue* inputs = rs->slots.data() + item.input_start;
   for (int k = 0; k < item.num_inputs; ++k) {
     TensorValue& v = inputs[k];
@@ -214,97 +232,178 @@ absl::Status ExecutorImpl::RunNode(RunState* rs, const NodeItem& item,
       v.ref = nullptr;
     }
   }
-  outputs->resize(item.num_outputs);
+  return absl::OkStatus();
+}
+
+OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const NodeItem& item,
+                                                 absl::Span<TensorValue> outputs) const {
   OpKernelContext::Params params;
   params.node = item.node;
   params.device = device_;
   params.step_id = rs->args.step_id;
-  params.inputs = absl::MakeSpan(inputs, item.num_inputs);
-  params.outputs = absl::MakeSpan(*outputs);
+  params.inputs = absl::MakeSpan(rs->slots.data() + item.input_start, item.num_inputs);
+  params.outputs = outputs;
   params.call_frame = rs->args.call_frame;
-  OpKernelContext ctx(params);
-  absl::Status s = item.kernel->Compute(&ctx);
-  for (int k = 0; k < item.num_inputs; ++k) inputs[k] = TensorValue();  // release early
-  return s;
+  params.rendezvous = rs->args.rendezvous;
+  return params;
+}
+
+void ExecutorImpl::ReleaseInputs(RunState* rs, const NodeItem& item) const {
+  TensorValue* inputs = rs->slots.data() + item.input_start;
+  for (int k = 0; k < item.num_inputs; ++k) inputs[k] = TensorValue();
+}
+
+void ExecutorImpl::RecordStats(RunState* rs, const NodeItem& item, int64_t start_us,
+                               absl::Span<const TensorValue> outputs,
+                               const OpKernelContext& ctx) const {
+  StepStatsCollector* stats = rs->args.stats;
+  NodeExecStats n;
+  n.node_name = item.node->name();
+  n.op = item.node->op();
+  n.device = device_->name();
+  n.start_us = start_us;
+  n.end_us = stats->NowMicros();
+  n.thread_id =
+      static_cast<int64_t>(std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000);
+  for (const TensorValue& v : outputs) n.output_bytes += v.tensor.TotalBytes();
+  n.flow_key = ctx.trace_flow_key();
+  n.flow_is_send = ctx.trace_flow_is_send();
+  stats->Record(std::move(n));
+}
+
+void ExecutorImpl::Fail(RunState* rs, const absl::Status& s) const {
+  {
+    absl::MutexLock lock(&rs->mu);
+    if (!rs->status.ok()) return;
+    rs->status = s;
+    rs->aborted.store(true);
+  }
+  if (rs->args.rendezvous != nullptr) rs->args.rendezvous->StartAbort(s);
+}
+
+bool ExecutorImpl::Aborted(RunState* rs) const {
+  if (rs->aborted.load(std::memory_order_relaxed)) return true;
+  if (rs->args.rendezvous != nullptr && rs->args.rendezvous->aborted()) {
+    // Another partition failed; its error is the step's.
+    absl::MutexLock lock(&rs->mu);
+    if (rs->status.ok()) rs->status = absl::CancelledError("step cancelled by another partition");
+    rs->aborted.store(true);
+    return true;
+  }
+  return false;
+}
+
+void ExecutorImpl::Propagate(RunState* rs, const NodeItem& item, const absl::Status& s,
+                             absl::Span<const TensorValue> outputs, ReadyStack* ready) const {
+  if (!s.ok()) {
+    Fail(rs, AddContext(s, absl::StrCat("node ", item.node->DebugName())));
+    return;
+  }
+  // First fill every consumer's slot, then release consumers, so no consumer
+  // can run (and update a variable) before all reads of this node's outputs
+  // are taken.
+  for (const OutEdge& e : item.out_edges) {
+    if (e.dst_slot < 0) continue;
+    const TensorValue& v = outputs[e.src_output];
+    if (!v.tensor.IsInitialized() && v.ref == nullptr) {
+      Fail(rs, absl::InternalError(absl::StrCat("node ", item.node->DebugName(),
+                                                " did not produce output ", e.src_output)));
+      return;
+    }
+    TensorValue& slot = rs->slots[e.dst_slot];
+    slot = v;
+    const NodeItem& dst = items_[e.dst_item];
+    const int k = e.dst_slot - dst.input_start;
+    if (v.ref != nullptr && !dst.input_is_ref[k] && !dst.read_when_run[k]) {
+      // A read of a variable takes its value now: updates in the same step
+      // that are not ordered before the reader copy on write and leave this
+      // snapshot alone (see MarkReadsOrderedAfterUpdates). An uninitialized
+      // variable is read when the consumer runs (an Assign ordered before it
+      // in this step may initialize it).
+      absl::MutexLock lock(&v.ref->mu);
+      if (v.ref->initialized) {
+        slot.tensor = v.ref->tensor;
+        slot.ref = nullptr;
+      }
+    }
+  }
+  int expensive_inline = -1;
+  for (const OutEdge& e : item.out_edges) {
+    if (rs->aborted.load(std::memory_order_relaxed)) break;
+    if (rs->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      rs->outstanding.fetch_add(1, std::memory_order_relaxed);
+      if (!items_[e.dst_item].expensive || rs->args.run_inline) {
+        ready->push_back(e.dst_item);
+      } else if (expensive_inline < 0) {
+        expensive_inline = e.dst_item;
+      } else {
+        int next = e.dst_item;
+        device_->thread_pool()->Schedule([this, rs, next] { Process(rs, {next}); });
+      }
+    }
+  }
+  // The one expensive node kept here runs after the cheap ones.
+  if (expensive_inline >= 0) ready->insert(ready->begin(), expensive_inline);
+}
+
+// The state of an asynchronous kernel between ComputeAsync and its done.
+struct ExecutorImpl::AsyncRun {
+  std::vector<TensorValue> outputs;
+  std::unique_ptr<OpKernelContext> ctx;
+  int64_t start_us = 0;
+};
+
+void ExecutorImpl::LaunchAsync(RunState* rs, int id) const {
+  const NodeItem& item = items_[id];
+  auto* run = new AsyncRun;
+  run->outputs.resize(item.num_outputs);
+  run->start_us = rs->args.stats ? rs->args.stats->NowMicros() : 0;
+  auto done = [this, rs, id, run](absl::Status s) {
+    const NodeItem& item = items_[id];
+    ReleaseInputs(rs, item);
+    if (rs->args.stats) RecordStats(rs, item, run->start_us, run->outputs, *run->ctx);
+    ReadyStack ready;
+    Propagate(rs, item, s, run->outputs, &ready);
+    delete run;
+    // Whatever this made ready continues on this device's pool, not on the
+    // thread (perhaps another device's) that completed the kernel.
+    if (!ready.empty()) {
+      std::vector<int> first(ready.rbegin(), ready.rend());
+      device_->thread_pool()->Schedule([this, rs, first = std::move(first)] { Process(rs, first); });
+    }
+    if (rs->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish(rs);
+  };
+  absl::Status s = ReadInputs(rs, item);
+  run->ctx = std::make_unique<OpKernelContext>(MakeParams(rs, item, absl::MakeSpan(run->outputs)));
+  if (!s.ok()) {
+    done(s);
+    return;
+  }
+  item.kernel->AsAsync()->ComputeAsync(run->ctx.get(), std::move(done));
 }
 
 void ExecutorImpl::Process(RunState* rs, absl::Span<const int> first) const {
   // A stack: the first items are pushed so that they run in the given order.
-  absl::InlinedVector<int, 16> inline_ready(first.rbegin(), first.rend());
+  ReadyStack inline_ready(first.rbegin(), first.rend());
   absl::InlinedVector<TensorValue, 4> outputs;
   StepStatsCollector* stats = rs->args.stats;
   while (!inline_ready.empty()) {
     const int id = inline_ready.back();
     inline_ready.pop_back();
     const NodeItem& item = items_[id];
-    if (!rs->aborted.load(std::memory_order_relaxed)) {
+    if (!Aborted(rs)) {
+      if (item.is_async) {
+        LaunchAsync(rs, id);  // its completion accounts for it in `outstanding`
+        continue;
+      }
       int64_t start_us = stats ? stats->NowMicros() : 0;
-      absl::Status s = RunNode(rs, item, &outputs);
-      if (stats) {
-        int64_t bytes = 0;
-        for (const TensorValue& v : outputs) bytes += v.tensor.TotalBytes();
-        stats->Record(NodeExecStats{item.node->name(), item.node->op(), device_->name(), start_us,
-                                    stats->NowMicros(),
-                                    static_cast<int64_t>(std::hash<std::thread::id>()(
-                                                             std::this_thread::get_id()) %
-                                                         100000),
-                                    bytes});
-      }
-      if (!s.ok()) {
-        absl::MutexLock lock(&rs->mu);
-        if (rs->status.ok()) rs->status = AddContext(s, absl::StrCat("node ", item.node->DebugName()));
-        rs->aborted.store(true);
-      } else {
-        // First fill every consumer's slot, then release consumers, so no
-        // consumer can run (and update a variable) before all reads of this
-        // node's outputs are taken.
-        for (const OutEdge& e : item.out_edges) {
-          if (e.dst_slot < 0) continue;
-          const TensorValue& v = outputs[e.src_output];
-          if (!v.tensor.IsInitialized() && v.ref == nullptr) {
-            absl::MutexLock lock(&rs->mu);
-            if (rs->status.ok()) {
-              rs->status = absl::InternalError(absl::StrCat(
-                  "node ", item.node->DebugName(), " did not produce output ", e.src_output));
-            }
-            rs->aborted.store(true);
-            break;
-          }
-          TensorValue& slot = rs->slots[e.dst_slot];
-          slot = v;
-          const NodeItem& dst = items_[e.dst_item];
-          const int k = e.dst_slot - dst.input_start;
-          if (v.ref != nullptr && !dst.input_is_ref[k] && !dst.read_when_run[k]) {
-            // A read of a variable takes its value now: updates in the same
-            // step that are not ordered before the reader copy on write and
-            // leave this snapshot alone (see MarkReadsOrderedAfterUpdates).
-            // An uninitialized variable is read when the consumer runs (an
-            // Assign ordered before it in this step may initialize it).
-            absl::MutexLock lock(&v.ref->mu);
-            if (v.ref->initialized) {
-              slot.tensor = v.ref->tensor;
-              slot.ref = nullptr;
-            }
-          }
-        }
-        int expensive_inline = -1;
-        for (const OutEdge& e : item.out_edges) {
-          if (rs->aborted.load(std::memory_order_relaxed)) break;
-          if (rs->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            rs->outstanding.fetch_add(1, std::memory_order_relaxed);
-            if (!items_[e.dst_item].expensive || rs->args.run_inline) {
-              inline_ready.push_back(e.dst_item);
-            } else if (expensive_inline < 0) {
-              expensive_inline = e.dst_item;
-            } else {
-              int next = e.dst_item;
-              device_->thread_pool()->Schedule([this, rs, next] { Process(rs, {next}); });
-            }
-          }
-        }
-        // The one expensive node kept here runs after the cheap ones.
-        if (expensive_inline >= 0) inline_ready.insert(inline_ready.begin(), expensive_inline);
-      }
+      outputs.resize(item.num_outputs);
+      absl::Status s = ReadInputs(rs, item);
+      OpKernelContext ctx(MakeParams(rs, item, absl::MakeSpan(outputs)));
+      if (s.ok()) s = item.kernel->Compute(&ctx);
+      ReleaseInputs(rs, item);  // early, so buffers can be reused in place
+      if (stats) RecordStats(rs, item, start_us, outputs, ctx);
+      Propagate(rs, item, s, outputs, &inline_ready);
       outputs.clear();
     }
     if (rs->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) {

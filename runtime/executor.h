@@ -8,7 +8,9 @@
 // Dataflow: each node waits on a pending count of its in-edges; ready cheap
 // nodes run inline, expensive ones go to the device's pool (independent nodes
 // run in parallel); a tensor is released when its last consumer has run; the
-// first error stops the step and names the node.
+// first error stops the step and names the node. Asynchronous kernels (a
+// _Recv waiting for another partition) hold no thread while they wait; their
+// consumers continue on the device's pool.
 //
 // Thread-safe: Run may be called concurrently (each call has its own state).
 // The executor owns its graph and kernels; the device must outlive it.
@@ -24,6 +26,7 @@
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/rendezvous.h"
 #include "runtime/step_stats.h"
 
 namespace sluice {
@@ -37,6 +40,10 @@ class Executor {
     // Run every node in the calling thread, one at a time (no inter-op
     // parallelism). Best when single kernels already use every core.
     bool run_inline = false;
+    // Where this partition's _Send/_Recv kernels meet the step's other
+    // partitions. The first error of this run aborts it, so that the other
+    // partitions stop instead of waiting for tensors that will not come.
+    Rendezvous* rendezvous = nullptr;
   };
 
   // Builds every node's kernel (errors name the node). The graph must be

@@ -1,6 +1,7 @@
 #include "runtime/kernel.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "graph/status_macros.h"
 
 namespace sluice {
@@ -31,6 +32,17 @@ absl::StatusOr<Tensor*> OpKernelContext::forward_input_or_allocate_output(
 
 absl::StatusOr<Tensor> OpKernelContext::allocate_temp(DataType dtype, const TensorShape& shape) {
   return Tensor::Allocate(allocator(), dtype, shape);
+}
+
+absl::Status AsyncOpKernel::Compute(OpKernelContext* ctx) {
+  absl::Notification done;
+  absl::Status result;
+  ComputeAsync(ctx, [&](absl::Status s) {
+    result = std::move(s);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
 }
 
 }  // namespace sluice

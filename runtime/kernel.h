@@ -20,6 +20,8 @@
 #define SLUICE_RUNTIME_KERNEL_H_
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,6 +35,8 @@ namespace sluice {
 
 // Arguments and results of one executor run (feeds in, fetches out); the
 // internal _Arg/_Retval kernels read and write it.
+class Rendezvous;  // runtime/rendezvous.h
+
 struct CallFrame {
   std::vector<Tensor> args;
   std::vector<Tensor> retvals;
@@ -71,6 +75,7 @@ class OpKernelContext {
     absl::Span<TensorValue> inputs;
     absl::Span<TensorValue> outputs;  // sized num_outputs by the caller
     CallFrame* call_frame = nullptr;
+    Rendezvous* rendezvous = nullptr;  // the step's; set when it has several partitions
   };
   explicit OpKernelContext(const Params& params) : p_(params) {}
 
@@ -81,6 +86,9 @@ class OpKernelContext {
   ResourceMgr* resource_manager() const { return p_.device->resource_manager(); }
   int64_t step_id() const { return p_.step_id; }
   CallFrame* call_frame() const { return p_.call_frame; }
+  // Where this step's Send and Recv kernels meet; nullptr for a step of one
+  // partition.
+  Rendezvous* rendezvous() const { return p_.rendezvous; }
 
   int num_inputs() const { return static_cast<int>(p_.inputs.size()); }
   int num_outputs() const { return static_cast<int>(p_.outputs.size()); }
@@ -100,9 +108,23 @@ class OpKernelContext {
   void set_output_ref(int i, Var* var) { p_.outputs[i].ref = var; }
   const Tensor& output(int i) const { return p_.outputs[i].tensor; }
 
+  // For step traces: a kernel that hands a tensor to another device names
+  // the transfer (its rendezvous key), so the trace can draw a flow arrow
+  // from the send to the receive.
+  void set_trace_flow(std::string key, bool is_send) {
+    flow_key_ = std::move(key);
+    flow_is_send_ = is_send;
+  }
+  const std::string& trace_flow_key() const { return flow_key_; }
+  bool trace_flow_is_send() const { return flow_is_send_; }
+
  private:
   Params p_;
+  std::string flow_key_;
+  bool flow_is_send_ = false;
 };
+
+class AsyncOpKernel;
 
 class OpKernel {
  public:
@@ -117,6 +139,21 @@ class OpKernel {
   // Cheap kernels run inline in the executor's thread; expensive ones may be
   // handed to the device's thread pool.
   virtual bool IsExpensive() const { return true; }
+  // Non-null for kernels that finish later (AsyncOpKernel).
+  virtual AsyncOpKernel* AsAsync() { return nullptr; }
+};
+
+// A kernel that waits for something outside the step's dataflow (a tensor
+// from another device or process) without holding a thread: ComputeAsync
+// returns at once and calls `done` exactly once, possibly from another
+// thread. The context and its inputs stay valid until `done` is called.
+class AsyncOpKernel : public OpKernel {
+ public:
+  using DoneCallback = std::function<void(absl::Status)>;
+  virtual void ComputeAsync(OpKernelContext* ctx, DoneCallback done) = 0;
+  // Blocking form, for callers that run a kernel on its own.
+  absl::Status Compute(OpKernelContext* ctx) final;
+  AsyncOpKernel* AsAsync() final { return this; }
 };
 
 }  // namespace sluice

@@ -9,7 +9,11 @@
 //
 // Only the nodes the fetches and targets need run; a fed tensor cuts its
 // producer out. Each distinct (feeds, fetches, targets) signature is pruned,
-// placed and turned into executors once, then cached.
+// placed (placement/placer.h) over the session's devices, partitioned per
+// device (placement/partition.h) and turned into one executor per device
+// once, then cached. The partitions of a step run concurrently and exchange
+// tensors through an in-process rendezvous (no copies); the first error in
+// any partition cancels the others and is the step's error.
 //
 // Errors: InvalidArgument for a fetch/feed/target naming no node or output,
 // a feed whose dtype or shape the Placeholder rejects; kernel errors name the
@@ -42,17 +46,29 @@ struct SessionOptions {
   // other in the calling thread: best when the heavy kernels (OpenBLAS GEMMs)
   // already use every core, as on small machines. 0: up to the CPU pool size.
   int inter_op_parallelism = 0;
-  // When a node asks for a device that does not exist, place it on CPU:0
-  // instead of failing.
+  // When a node asks for a device that does not exist, place it on a
+  // similar device (another of its type, else the default) instead of failing.
   bool allow_soft_placement = false;
+  // Virtual CPU devices CPU:1..CPU:N beside CPU:0, each with its own thread
+  // pool, allocator and memory limit: model-parallel graphs run (and are
+  // tested) on them without GPUs. See runtime/local_devices.h.
+  int num_virtual_cpus = 0;
+  int virtual_cpu_threads = 0;           // per device; 0: hardware threads / (N + 1)
+  int64_t virtual_cpu_memory_limit = 0;  // bytes per device; 0: none
+  // Where nodes that ask for no device go ("" : CPU:0).
+  std::string default_device;
 };
 
 struct RunOptions {
-  bool trace = false;  // collect per-node step statistics into RunMetadata
+  // Collect per-node step statistics of every partition into RunMetadata.
+  bool trace = false;
+  // Return the graph each device ran (with its _Send/_Recv nodes).
+  bool output_partition_graphs = false;
 };
 
 struct RunMetadata {
   StepStats step_stats;
+  std::vector<GraphDef> partition_graphs;  // one per device, in device order
 };
 
 class Session {

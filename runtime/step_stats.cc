@@ -69,6 +69,19 @@ std::string ToChromeTraceJson(const StepStats& stats) {
                     ",\"args\":{\"op\":\"", JsonEscape(n.op), "\",\"output_bytes\":", n.output_bytes,
                     "}}");
   }
+  // Flow arrows: one id per transfer key, from inside the _Send's slice to
+  // inside the _Recv's.
+  std::map<std::string, int> flow_ids;
+  for (const NodeExecStats& n : stats.nodes) {
+    if (n.flow_key.empty()) continue;
+    auto [it, added] = flow_ids.emplace(n.flow_key, static_cast<int>(flow_ids.size()) + 1);
+    sep();
+    const int64_t ts = n.flow_is_send ? n.start_us : (n.start_us + n.end_us) / 2;
+    absl::StrAppend(&out, "{\"ph\":\"", n.flow_is_send ? "s" : "f",
+                    "\",\"bp\":\"e\",\"cat\":\"transfer\",\"name\":\"",
+                    JsonEscape(n.flow_key), "\",\"id\":", it->second,
+                    ",\"pid\":", pids[n.device], ",\"tid\":", n.thread_id, ",\"ts\":", ts, "}");
+  }
   out += "],\"displayTimeUnit\":\"ms\"}";
   return out;
 }

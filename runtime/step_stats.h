@@ -27,6 +27,10 @@ struct NodeExecStats {
   int64_t end_us = 0;
   int64_t thread_id = 0;
   int64_t output_bytes = 0;
+  // A _Send or _Recv names its transfer (the rendezvous key), so the trace
+  // draws an arrow from the send to the matching receive.
+  std::string flow_key;
+  bool flow_is_send = false;
 };
 
 struct StepStats {
@@ -46,8 +50,9 @@ class StepStatsCollector {
   StepStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
-// One "X" (complete) event per node, one track (tid) per device thread, with
-// process names per device.
+// One "X" (complete) event per node; one process (track group) per device,
+// named by the device, with one track per thread; a flow arrow ("s"/"f"
+// events) from each _Send to its _Recv.
 std::string ToChromeTraceJson(const StepStats& stats);
 
 }  // namespace sluice

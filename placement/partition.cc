@@ -1,0 +1,153 @@
+#include "placement/partition.h"
+
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "graph/attr_value.h"
+
+namespace sluice {
+namespace {
+
+std::string TensorName(const Node& n, int index) {
+  return index == 0 ? n.name() : absl::StrCat(n.name(), ":", index);
+}
+
+class Partitioner {
+ public:
+  Partitioner(const Graph& graph, const PartitionOptions& options)
+      : graph_(graph), options_(options) {}
+
+  absl::StatusOr<std::map<std::string, GraphDef>> Run() {
+    for (const Node* n : graph_.nodes()) {
+      const std::string loc = Loc(*n);
+      if (loc.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("cannot partition: node ", n->DebugName(), " has no device"));
+      }
+      NodeDef def = n->def();
+      def.clear_input();
+      def.set_device(loc);
+      for (int k = 0; k < n->num_inputs(); ++k) {
+        const Edge* e = n->input_edge(k);
+        if (Loc(*e->src) == loc) {
+          def.add_input(TensorName(*e->src, e->src_output));
+        } else {
+          def.add_input(RecvFor(*e->src, e->src_output, loc));
+        }
+      }
+      for (const Edge* e : n->in_edges()) {
+        if (!e->IsControl()) continue;
+        if (Loc(*e->src) == loc) {
+          def.add_input(absl::StrCat("^", e->src->name()));
+        } else {
+          def.add_input(absl::StrCat("^", ControlRecvFor(*e->src, loc)));
+        }
+      }
+      *Part(loc)->add_node() = std::move(def);
+    }
+    return std::move(parts_);
+  }
+
+ private:
+  std::string Loc(const Node& n) const {
+    return options_.node_to_loc ? options_.node_to_loc(n) : n.assigned_device();
+  }
+  GraphDef* Part(const std::string& loc) {
+    auto [it, added] = parts_.try_emplace(loc);
+    if (added) *it->second.mutable_versions() = graph_.versions();
+    return &it->second;
+  }
+  int64_t Incarnation(const std::string& device) const {
+    return static_cast<int64_t>(options_.get_incarnation ? options_.get_incarnation(device) : 1);
+  }
+
+  // The _Recv on `dst_loc` for src:index, with its _Send, made once.
+  std::string RecvFor(const Node& src, int index, const std::string& dst_loc) {
+    auto key = std::make_tuple(src.id(), index, dst_loc);
+    auto it = recv_of_.find(key);
+    if (it != recv_of_.end()) return it->second;
+    std::string recv = AddTransfer(TensorName(src, index), src.name(), Loc(src),
+                                   BaseType(src.output_type(index)), src.output_shape(index),
+                                   dst_loc);
+    recv_of_.emplace(std::move(key), recv);
+    return recv;
+  }
+
+  // A control edge crossing devices: src -> Const (on src's device) -> _Send
+  // ... _Recv -> dst, made once per (src, destination device).
+  std::string ControlRecvFor(const Node& src, const std::string& dst_loc) {
+    auto key = std::make_pair(src.id(), dst_loc);
+    auto it = control_recv_of_.find(key);
+    if (it != control_recv_of_.end()) return it->second;
+    const std::string src_loc = Loc(src);
+    NodeDef dummy;
+    dummy.set_name(absl::StrCat("_ctrl_", src.name(), "_", next_id_++));
+    dummy.set_op("Const");
+    dummy.set_device(src_loc);
+    dummy.add_input(absl::StrCat("^", src.name()));
+    ::tensorflow::TensorProto zero;
+    zero.set_dtype(DT_FLOAT);
+    zero.mutable_tensor_shape();
+    zero.add_float_val(0.0f);
+    (*dummy.mutable_attr())["dtype"] = MakeAttr(DT_FLOAT);
+    (*dummy.mutable_attr())["value"] = MakeAttr(zero);
+    std::string dummy_name = dummy.name();
+    *Part(src_loc)->add_node() = std::move(dummy);
+    std::string recv =
+        AddTransfer(dummy_name, src.name(), src_loc, DT_FLOAT, TensorShape({}), dst_loc);
+    control_recv_of_.emplace(std::move(key), recv);
+    return recv;
+  }
+
+  // Adds the _Send of `tensor` on src_loc and its _Recv on dst_loc; returns
+  // the _Recv's name.
+  std::string AddTransfer(const std::string& tensor, const std::string& src_name,
+                          const std::string& src_loc, DataType dtype, const TensorShape& shape,
+                          const std::string& dst_loc) {
+    const int64_t id = next_id_++;
+    const std::string edge = absl::StrCat("edge_", id, "_", src_name);
+    auto common = [&](NodeDef* def) {
+      auto& attr = *def->mutable_attr();
+      attr["T"] = MakeAttr(dtype);
+      attr["tensor_name"] = MakeAttr(edge);
+      attr["send_device"] = MakeAttr(src_loc);
+      attr["send_device_incarnation"] = MakeAttr(Incarnation(src_loc));
+      attr["recv_device"] = MakeAttr(dst_loc);
+      attr["client_terminated"] = MakeAttr(false);
+    };
+    NodeDef send;
+    send.set_name(absl::StrCat("_send_", src_name, "_", id));
+    send.set_op("_Send");
+    send.set_device(src_loc);
+    send.add_input(tensor);
+    common(&send);
+    *Part(src_loc)->add_node() = std::move(send);
+    NodeDef recv;
+    recv.set_name(absl::StrCat("_recv_", src_name, "_", id));
+    recv.set_op("_Recv");
+    recv.set_device(dst_loc);
+    common(&recv);
+    (*recv.mutable_attr())["shape"] = MakeAttr(shape);
+    std::string name = recv.name();
+    *Part(dst_loc)->add_node() = std::move(recv);
+    return name;
+  }
+
+  const Graph& graph_;
+  const PartitionOptions& options_;
+  std::map<std::string, GraphDef> parts_;
+  absl::flat_hash_map<std::tuple<int, int, std::string>, std::string> recv_of_;
+  absl::flat_hash_map<std::pair<int, std::string>, std::string> control_recv_of_;
+  int64_t next_id_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, GraphDef>> Partition(const Graph& graph,
+                                                          const PartitionOptions& options) {
+  return Partitioner(graph, options).Run();
+}
+
+}  // namespace sluice

@@ -1,0 +1,50 @@
+// The devices of this process: CPU:0, N virtual CPU devices (CPU:1..CPU:N,
+// each with its own thread pool, allocator and memory limit: how
+// multi-device runs are built and tested without GPUs), and the devices of
+// registered backends (the CUDA backend registers GPU:k when it is built in
+// and a GPU is visible).
+//
+//   LocalDevicesOptions opts;  opts.num_virtual_cpus = 2;
+//   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Device>> devices, CreateLocalDevices(opts));
+//   // "/job:localhost/replica:0/task:0/device:CPU:0", ".../CPU:1", ".../CPU:2"
+//
+// Thread-safe. RegisterDeviceFactory is meant for start-up.
+#ifndef SLUICE_RUNTIME_LOCAL_DEVICES_H_
+#define SLUICE_RUNTIME_LOCAL_DEVICES_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/device.h"
+
+namespace sluice {
+
+struct LocalDevicesOptions {
+  // Prefix of every device name.
+  std::string name_prefix = "/job:localhost/replica:0/task:0";
+  int cpu_threads = 0;           // CPU:0's pool; 0: one per hardware thread
+  int64_t cpu_memory_limit = 0;  // bytes; 0: none
+  int num_virtual_cpus = 0;      // CPU:1..CPU:N
+  // Per virtual device; 0: hardware threads / (N + 1), at least 1.
+  int virtual_cpu_threads = 0;
+  int64_t virtual_cpu_memory_limit = 0;  // bytes, per virtual device; 0: none
+};
+
+// Makes the devices of one backend (e.g. "GPU"); none is not an error.
+using DeviceFactory =
+    std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>(const LocalDevicesOptions&)>;
+
+// Process-wide; a second factory for the same type replaces the first.
+void RegisterDeviceFactory(const std::string& device_type, DeviceFactory factory);
+
+// CPU devices first (CPU:0, then the virtual ones), then each registered
+// backend's. InvalidArgument for a negative count or limit.
+absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
+    const LocalDevicesOptions& options);
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_LOCAL_DEVICES_H_
