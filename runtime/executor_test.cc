@@ -60,12 +60,38 @@ class FailOp : public OpKernel {
   }
 };
 
+// Finishes later, from another thread: out = in + 10, or an error when the
+// input is negative.
+class LaterOp : public AsyncOpKernel {
+ public:
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    std::thread([ctx, done = std::move(done)] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      const float in = ctx->input(0).data<float>()[0];
+      if (in < 0) {
+        done(absl::OutOfRangeError("negative input"));
+        return;
+      }
+      absl::StatusOr<Tensor*> out = ctx->allocate_output(0, ctx->input(0).shape());
+      if (!out.ok()) {
+        done(out.status());
+        return;
+      }
+      for (int64_t i = 0; i < (*out)->NumElements(); ++i) {
+        (*out)->data<float>()[i] = ctx->input(0).data<float>()[i] + 10;
+      }
+      done(absl::OkStatus());
+    }).detach();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 class ExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(RegisterFrameOps(&ops_).ok());
     RegisterFrameKernels(&kernels_);
-    for (const char* op : {"Inc", "Slow", "Fail"}) {
+    for (const char* op : {"Inc", "Slow", "Fail", "Later"}) {
       ASSERT_TRUE(ops_.Register(OpDefBuilder(op).Input("x: float").Output("y: float")).ok());
     }
     ASSERT_TRUE(ops_.Register(OpDefBuilder("Sum").Input("a: float").Input("b: float").Output("y: float")).ok());
@@ -73,6 +99,7 @@ class ExecutorTest : public ::testing::Test {
     kernels_.Register<SumOp>(KernelDef("Sum", kDeviceTypeCpu));
     kernels_.Register<SlowOp>(KernelDef("Slow", kDeviceTypeCpu));
     kernels_.Register<FailOp>(KernelDef("Fail", kDeviceTypeCpu));
+    kernels_.Register<LaterOp>(KernelDef("Later", kDeviceTypeCpu));
     device_ = NewCpuDevice({.num_threads = 2});
   }
 
@@ -204,6 +231,34 @@ TEST_F(ExecutorTest, ConcurrentRunsAreIndependent) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(good.load(), 200);
+}
+
+TEST_F(ExecutorTest, AsyncKernelsHoldNoThreadAndFeedTheirConsumers) {
+  auto g = std::make_unique<Graph>(&ops_);
+  Scope s = Scope::NewRootScope(g.get());
+  Output x = Arg(s);
+  // Two async nodes in a chain, and eight side by side: with two pool
+  // threads the executor must not block one per waiting kernel.
+  Output chain = s.Op("Later").Input(s.Op("Later").Input(x).Finalize1()).Finalize1();
+  Retval(s, s.Op("Inc").Input(chain).Finalize1(), 0);
+  for (int i = 0; i < 8; ++i) Retval(s, s.Op("Later").Input(x).Finalize1(), i + 1);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::vector<Tensor>> out = RunGraph(std::move(g), Tensor::FromVector<float>({1}), 9);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].flat<float>()[0], 22);
+  for (int i = 1; i <= 8; ++i) EXPECT_EQ((*out)[i].flat<float>()[0], 11);
+}
+
+TEST_F(ExecutorTest, AsyncKernelErrorNamesTheNode) {
+  auto g = std::make_unique<Graph>(&ops_);
+  Scope s = Scope::NewRootScope(g.get());
+  Output y = s.WithOpName("late").Op("Later").Input(Arg(s)).Finalize1();
+  Retval(s, s.Op("Inc").Input(y).Finalize1(), 0);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::vector<Tensor>> out = RunGraph(std::move(g), Tensor::FromVector<float>({-1}), 1);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("late"), std::string::npos) << out.status();
+  EXPECT_NE(out.status().message().find("negative input"), std::string::npos) << out.status();
 }
 
 }  // namespace

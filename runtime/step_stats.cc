@@ -1,5 +1,6 @@
 #include "runtime/step_stats.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -70,13 +71,14 @@ std::string ToChromeTraceJson(const StepStats& stats) {
                     "}}");
   }
   // Flow arrows: one id per transfer key, from inside the _Send's slice to
-  // inside the _Recv's.
+  // inside the _Recv's (whose slice spans its wait).
   std::map<std::string, int> flow_ids;
   for (const NodeExecStats& n : stats.nodes) {
     if (n.flow_key.empty()) continue;
     auto [it, added] = flow_ids.emplace(n.flow_key, static_cast<int>(flow_ids.size()) + 1);
     sep();
-    const int64_t ts = n.flow_is_send ? n.start_us : (n.start_us + n.end_us) / 2;
+    // The send hands over at its start; the receive gets the tensor at its end.
+    const int64_t ts = n.flow_is_send ? n.start_us : std::max(n.start_us, n.end_us - 1);
     absl::StrAppend(&out, "{\"ph\":\"", n.flow_is_send ? "s" : "f",
                     "\",\"bp\":\"e\",\"cat\":\"transfer\",\"name\":\"",
                     JsonEscape(n.flow_key), "\",\"id\":", it->second,
