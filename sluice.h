@@ -1,6 +1,7 @@
 // Sluice's public API in one header: build graphs (Scope and the ops::
 // wrappers), differentiate and train them (AddGradients, optimizers), run
-// them (Session), and exchange graphs and tensors as files.
+// them (Session), replicate training over devices (ReplicateTraining), and
+// exchange graphs and tensors as files.
 //
 //   #include "sluice.h"
 //   using namespace sluice;
@@ -26,6 +27,7 @@
 #include "ops/random_ops.h"
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
+#include "placement/replicate.h"
 #include "runtime/freeze_graph.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"

@@ -8,7 +8,7 @@
 
 namespace sluice {
 
-absl::StatusOr<MlpModel> BuildMlp(const MlpConfig& config) {
+absl::StatusOr<MlpModel> BuildMlpForward(const MlpConfig& config) {
   if (config.layers.size() < 2) return absl::InvalidArgumentError("an MLP needs >= 2 layers");
   MlpModel m{Scope::NewRootScope(BuiltinOps())};
   const Scope& s = m.scope;
@@ -38,19 +38,28 @@ absl::StatusOr<MlpModel> BuildMlp(const MlpConfig& config) {
   m.prediction = ops::ArgMax(s.WithOpName("prediction"), m.logits, 1);
   Output correct = ops::Equal(s, m.prediction, ops::Cast(s, m.labels, DT_INT64));
   m.accuracy = ops::Mean(s.WithOpName("accuracy"), ops::Cast(s, correct, DT_FLOAT), {0});
+  if (!s.ok()) return s.status();
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<Optimizer>> NewMlpOptimizer(const MlpConfig& config) {
+  if (config.optimizer == "adam") return std::make_unique<AdamOptimizer>(config.learning_rate);
+  if (config.optimizer == "momentum") {
+    return std::make_unique<MomentumOptimizer>(config.learning_rate, 0.9);
+  }
+  if (config.optimizer == "sgd") {
+    return std::make_unique<GradientDescentOptimizer>(config.learning_rate);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown optimizer '", config.optimizer, "' (sgd, momentum, adam)"));
+}
+
+absl::StatusOr<MlpModel> BuildMlp(const MlpConfig& config) {
+  ASSIGN_OR_RETURN(MlpModel m, BuildMlpForward(config));
+  const Scope& s = m.scope;
   GlobalStep step = CreateGlobalStep(s);
   m.global_step = step.ref;
-  std::unique_ptr<Optimizer> opt;
-  if (config.optimizer == "adam") {
-    opt = std::make_unique<AdamOptimizer>(config.learning_rate);
-  } else if (config.optimizer == "momentum") {
-    opt = std::make_unique<MomentumOptimizer>(config.learning_rate, 0.9);
-  } else if (config.optimizer == "sgd") {
-    opt = std::make_unique<GradientDescentOptimizer>(config.learning_rate);
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown optimizer '", config.optimizer, "' (sgd, momentum, adam)"));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> opt, NewMlpOptimizer(config));
   if (!s.ok()) return s.status();
   absl::StatusOr<Node*> train = opt->Minimize(s.WithOpName("train"), m.loss, m.weights, &m.global_step);
   if (!train.ok()) return train.status();

@@ -13,6 +13,7 @@
 #define SLUICE_EXAMPLES_MLP_MODEL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,19 @@ struct MlpModel {
   std::vector<Output> weights;
 };
 
+// The whole training graph: BuildMlpForward, a global step, the optimizer of
+// config.optimizer minimizing the loss ("train") and "init".
 absl::StatusOr<MlpModel> BuildMlp(const MlpConfig& config);
+
+// The forward graph only — x, labels, the layers' variables (weights), logits,
+// prediction, loss and accuracy — for callers that build their own training
+// ops (e.g. in-graph replication, placement/replicate.h); global_step, train
+// and init stay unset. InvalidArgument for fewer than 2 layers.
+absl::StatusOr<MlpModel> BuildMlpForward(const MlpConfig& config);
+
+// The optimizer named by config.optimizer at config.learning_rate (momentum
+// 0.9); InvalidArgument for an unknown name.
+absl::StatusOr<std::unique_ptr<Optimizer>> NewMlpOptimizer(const MlpConfig& config);
 
 struct DatasetOptions {
   int64_t examples = 8192;

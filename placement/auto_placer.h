@@ -3,19 +3,42 @@
 // colocation group to one of the given devices so that the predicted step
 // time is small and no device's predicted memory exceeds its limit.
 //
-//   ASSIGN_OR_RETURN(std::vector<DeviceSpec> devs, ParseDeviceSpecs("CPU:0{mem=64M},CPU:1{mem=64M}"));
+//   ASSIGN_OR_RETURN(std::vector<DeviceSpec> devs,
+//                    ParseDeviceSpecs("CPU:0{mem=64M},CPU:1{mem=64M}"));
 //   ASSIGN_OR_RETURN(PlacementReport r, AutoPlace(&graph, {.devices = devs}));
 //   std::cout << r.ToString();   // per-device memory, busy time, predicted step
 //   // every node's requested device is now one of devs[i].name
 //
-// Nodes that already request a device keep it (their group is pinned);
-// colocation groups (placement/colocation.h) move as one. Errors:
-// ResourceExhausted when the model does not fit all devices together (naming
-// the bytes needed and available) or a pinned group exceeds its device;
-// InvalidArgument for no devices or a pinned request no device matches.
+// The algorithm: nodes are list-scheduled in data-flow order; each step takes
+// the ready node and device where it can start earliest (ties: the longer
+// path to the end of the graph, its "static level"), and the node goes to the
+// device where it would finish earliest. A colocation group
+// (placement/colocation.h) is committed, and its memory reserved, when its
+// first member is placed; its other members follow it, so there are no
+// cycles between groups to untangle. Variables, constants and placeholders
+// (zero-FLOP nodes fed only by their own group) do not claim a device at the
+// start: they go with their first consumer when it has room for them. A device
+// that cannot hold a group's memory is skipped. Cost: O((V + E) D log V).
+//
+// Memory, as Baechi counts it: each node's persistent bytes (variables) plus
+// its outputs, none freed before the step ends; ref outputs alias their
+// variable and count once (NodeCost::memory_bytes). Transfers are modelled
+// without link contention, so a variable read can be sent ahead of its use.
+//
+// Nodes that already ask for a device (assigned, else requested) keep it: the
+// request limits their group to the devices it is compatible with, and a
+// group limited to one device claims its memory first. AutoPlace fills the
+// unset parts of each node's request from the chosen DeviceSpec's name.
+// Errors, before anything in the graph changes: ResourceExhausted when the
+// model does not fit all devices together (naming the bytes needed and
+// available), when a pinned group exceeds its device, or when the schedule
+// finds no device with room for a group (naming its first node and bytes);
+// InvalidArgument for no devices, a request no device matches, or colocated
+// nodes whose requests conflict.
 //
 // PredictPlacement simulates any placement (e.g. round-robin or manual) with
-// the same model, so placements can be compared.
+// the same model, so placements can be compared; AutoPlace's report is the
+// prediction for the placement it chose.
 //
 // Thread-compatible; AutoPlace sets requested devices on the graph's nodes.
 #ifndef SLUICE_PLACEMENT_AUTO_PLACER_H_

@@ -46,8 +46,15 @@ struct NodeCost {
   double flops = 0;
   std::vector<int64_t> output_bytes;  // per output (ref outputs: the variable's size)
   int64_t persistent_bytes = 0;       // variables: their storage
+  int64_t ref_output_bytes = 0;       // part of output_bytes that aliases a variable
   bool shapes_known = true;           // false when some size was guessed
   int64_t total_output_bytes() const;
+  // What the node holds on its device during a step, counted conservatively
+  // (no buffer is assumed freed before the step ends): its storage plus its
+  // outputs, except ref outputs, which alias the variable's storage.
+  int64_t memory_bytes() const {
+    return persistent_bytes + total_output_bytes() - ref_output_bytes;
+  }
 };
 
 struct CostModelOptions {
@@ -61,7 +68,8 @@ class CostModel {
   // Cost of a node by id (Node::id()).
   const NodeCost& cost(int node_id) const { return costs_[node_id]; }
   const NodeCost& cost(const Node& node) const { return costs_[node.id()]; }
-  // Seconds the node computes on `device` (flops / speed, at least 1 us for a real op).
+  // Seconds the node computes on `device`: flops / speed, at least 1 us for an
+  // op that computes, 0 for one with no FLOPs (shape-only ops, variables).
   double ComputeSeconds(const Node& node, const DeviceSpec& device) const;
   // Seconds to move `bytes` from one device to another (0 on the same device).
   static double TransferSeconds(int64_t bytes, const DeviceSpec& from, const DeviceSpec& to);

@@ -1,7 +1,10 @@
 #include "placement/partition.h"
 
+#include <algorithm>
+#include <set>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -29,22 +32,28 @@ class Partitioner {
       NodeDef def = n->def();
       def.clear_input();
       def.set_device(loc);
+      // Updates of a variable read here that the read must follow but that
+      // may reach this node only through other devices: ordered directly.
+      std::set<std::string> read_after;
       for (int k = 0; k < n->num_inputs(); ++k) {
         const Edge* e = n->input_edge(k);
         if (Loc(*e->src) == loc) {
           def.add_input(TensorName(*e->src, e->src_output));
+          for (int id : UpdatesBefore(*e, *n)) read_after.insert(graph_.node(id)->name());
         } else {
-          def.add_input(RecvFor(*e->src, e->src_output, loc));
+          def.add_input(RecvFor(*e->src, e->src_output, loc, UpdatesBefore(*e, *n)));
         }
       }
       for (const Edge* e : n->in_edges()) {
         if (!e->IsControl()) continue;
         if (Loc(*e->src) == loc) {
           def.add_input(absl::StrCat("^", e->src->name()));
+          read_after.erase(e->src->name());
         } else {
           def.add_input(absl::StrCat("^", ControlRecvFor(*e->src, loc)));
         }
       }
+      for (const std::string& u : read_after) def.add_input(absl::StrCat("^", u));
       *Part(loc)->add_node() = std::move(def);
     }
     return std::move(parts_);
@@ -63,14 +72,57 @@ class Partitioner {
     return static_cast<int64_t>(options_.get_incarnation ? options_.get_incarnation(device) : 1);
   }
 
-  // The _Recv on `dst_loc` for src:index, with its _Send, made once.
-  std::string RecvFor(const Node& src, int index, const std::string& dst_loc) {
-    auto key = std::make_tuple(src.id(), index, dst_loc);
+  // For `e` reading a variable (a ref output) into a non-ref input of
+  // `reader`: the ids of the variable's updates (nodes taking that output by
+  // reference, on the variable's device) that the reader is ordered after,
+  // through any path. On one device the executor makes such a read see those
+  // updates (runtime/executor.h); across partitions the path may be cut, so
+  // the read (or the _Send carrying it) is ordered after them explicitly.
+  // Empty for any other edge.
+  std::vector<int> UpdatesBefore(const Edge& e, const Node& reader) const {
+    std::vector<int> out;
+    if (!IsRefType(e.src->output_type(e.src_output)) ||
+        IsRefType(reader.input_type(e.dst_input))) {
+      return out;
+    }
+    std::vector<bool> is_update(graph_.num_node_ids(), false);
+    bool any = false;
+    const std::string src_loc = Loc(*e.src);
+    for (const Edge* o : e.src->out_edges()) {
+      if (!o->IsControl() && o->src_output == e.src_output &&
+          IsRefType(o->dst->input_type(o->dst_input)) && Loc(*o->dst) == src_loc) {
+        is_update[o->dst->id()] = any = true;
+      }
+    }
+    if (!any) return out;
+    std::vector<bool> seen(graph_.num_node_ids(), false);
+    std::vector<const Node*> stack = {&reader};
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge* in : n->in_edges()) {
+        if (seen[in->src->id()]) continue;
+        seen[in->src->id()] = true;
+        if (is_update[in->src->id()]) out.push_back(in->src->id());
+        stack.push_back(in->src);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // The _Recv on `dst_loc` for src:index, with its _Send, made once per
+  // (tensor, destination, updates the read must follow).
+  std::string RecvFor(const Node& src, int index, const std::string& dst_loc,
+                      std::vector<int> after) {
+    auto key = std::make_tuple(src.id(), index, dst_loc, after);
     auto it = recv_of_.find(key);
     if (it != recv_of_.end()) return it->second;
+    std::vector<std::string> send_after;
+    for (int id : after) send_after.push_back(graph_.node(id)->name());
     std::string recv = AddTransfer(TensorName(src, index), src.name(), Loc(src),
                                    BaseType(src.output_type(index)), src.output_shape(index),
-                                   dst_loc);
+                                   dst_loc, send_after);
     recv_of_.emplace(std::move(key), recv);
     return recv;
   }
@@ -96,16 +148,17 @@ class Partitioner {
     std::string dummy_name = dummy.name();
     *Part(src_loc)->add_node() = std::move(dummy);
     std::string recv =
-        AddTransfer(dummy_name, src.name(), src_loc, DT_FLOAT, TensorShape({}), dst_loc);
+        AddTransfer(dummy_name, src.name(), src_loc, DT_FLOAT, TensorShape({}), dst_loc, {});
     control_recv_of_.emplace(std::move(key), recv);
     return recv;
   }
 
-  // Adds the _Send of `tensor` on src_loc and its _Recv on dst_loc; returns
-  // the _Recv's name.
+  // Adds the _Send of `tensor` on src_loc, run after the `send_after` nodes
+  // (on src_loc too), and its _Recv on dst_loc; returns the _Recv's name.
   std::string AddTransfer(const std::string& tensor, const std::string& src_name,
                           const std::string& src_loc, DataType dtype, const TensorShape& shape,
-                          const std::string& dst_loc) {
+                          const std::string& dst_loc,
+                          const std::vector<std::string>& send_after) {
     const int64_t id = next_id_++;
     const std::string edge = absl::StrCat("edge_", id, "_", src_name);
     auto common = [&](NodeDef* def) {
@@ -122,6 +175,7 @@ class Partitioner {
     send.set_op("_Send");
     send.set_device(src_loc);
     send.add_input(tensor);
+    for (const std::string& n : send_after) send.add_input(absl::StrCat("^", n));
     common(&send);
     *Part(src_loc)->add_node() = std::move(send);
     NodeDef recv;
@@ -138,7 +192,7 @@ class Partitioner {
   const Graph& graph_;
   const PartitionOptions& options_;
   std::map<std::string, GraphDef> parts_;
-  absl::flat_hash_map<std::tuple<int, int, std::string>, std::string> recv_of_;
+  absl::flat_hash_map<std::tuple<int, int, std::string, std::vector<int>>, std::string> recv_of_;
   absl::flat_hash_map<std::pair<int, std::string>, std::string> control_recv_of_;
   int64_t next_id_ = 0;
 };

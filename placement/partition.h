@@ -9,7 +9,10 @@
 //
 // One pair per (tensor, destination device), however many consumers the
 // tensor has there; its tensor_name is unique in the graph, so with the step
-// id the rendezvous key is unique per step. Each NodeDef's device field holds
+// id the rendezvous key is unique per step. A variable read on another
+// device after updates of that variable (ordered by any path) gets a pair of
+// its own whose _Send runs after those updates, so it sees them as a reader
+// on the variable's device would. Each NodeDef's device field holds
 // its partition's device. The control chain needs the registry to hold
 // Const (the built-in ops do).
 //

@@ -47,8 +47,10 @@ absl::Status LocalRendezvous::Send(const std::string& key, const Tensor& value) 
     }
     slot.sent = true;
     if (slot.waiter) {
+      // The slot stays, emptied, so a second Send or Recv of the key is refused.
       waiter = std::move(slot.waiter);
-      table_.erase(key);
+      slot.waiter = nullptr;
+      slot.received = true;
     } else {
       slot.value = value;
     }
@@ -65,19 +67,17 @@ void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     if (!abort_status_.ok()) {
       status = abort_status_;
     } else {
-      auto it = table_.find(key);
-      if (it == table_.end() || !it->second.sent) {
-        Slot& slot = table_[key];
-        if (slot.waiter) {
-          status = absl::InternalError(
-              absl::StrCat("rendezvous key '", key, "' was received twice"));
-        } else {
-          slot.waiter = std::move(done);
-          return;
-        }
+      Slot& slot = table_[key];
+      if (slot.received || slot.waiter) {
+        status =
+            absl::InternalError(absl::StrCat("rendezvous key '", key, "' was received twice"));
+      } else if (!slot.sent) {
+        slot.waiter = std::move(done);
+        return;
       } else {
-        value = std::move(it->second.value);
-        table_.erase(it);
+        value = std::move(slot.value);
+        slot.value = Tensor();
+        slot.received = true;
       }
     }
   }

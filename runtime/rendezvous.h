@@ -83,8 +83,11 @@ class LocalRendezvous : public Rendezvous {
   absl::Status abort_status() const;
 
  private:
+  // A key's slot lives until the rendezvous dies (or aborts), so that a key
+  // sent or received twice is an error whichever order the calls came in.
   struct Slot {
     bool sent = false;
+    bool received = false;
     Tensor value;
     DoneCallback waiter;  // set when the Recv came first
   };

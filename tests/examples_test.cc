@@ -65,6 +65,27 @@ TEST(ExamplesTest, MlpBadFlagsGiveOneClearLine) {
   }
 }
 
+TEST(ExamplesTest, InGraphReplicationTrainsTheMlpOnTwoTowers) {
+  Result r = RunProgram("in_graph_replication",
+                        "--towers=2 --steps=60 --log_every=20 --hidden=64 --examples=1024");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "over 2 towers")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "step 20: loss=")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "median step: ")) << r.out;
+  size_t final_at = r.out.rfind("final: loss=");
+  ASSERT_NE(final_at, std::string::npos) << r.out;
+  float loss = -1, accuracy = -1;
+  ASSERT_EQ(
+      std::sscanf(r.out.c_str() + final_at, "final: loss=%f accuracy=%f", &loss, &accuracy), 2);
+  EXPECT_GE(accuracy, 0.95f) << r.out;
+  EXPECT_LT(loss, 0.5f);
+
+  Result bad = RunProgram("in_graph_replication", "--towers=3 --batch=128");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_TRUE(absl::StrContains(bad.out, "in_graph_replication: error: --batch (128) must be a "
+                                         "multiple of --towers (3)")) << bad.out;
+}
+
 TEST(ExamplesTest, LinearRegressionFindsTheLine) {
   Result r = RunProgram("linear_regression", "--steps=150 --log_every=50");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -74,6 +95,39 @@ TEST(ExamplesTest, LinearRegressionFindsTheLine) {
   ASSERT_EQ(std::sscanf(r.out.c_str() + at, "final: loss=%f w=%f b=%f", &loss, &w, &b), 3) << r.out;
   EXPECT_NEAR(w, 3.0f, 0.05f);
   EXPECT_NEAR(b, 2.0f, 0.05f);
+}
+
+TEST(ExamplesTest, ModelParallelMlpPutsLayersOnTwoDevices) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  Result r = RunProgram("model_parallel_mlp",
+                        absl::StrCat("--steps=60 --log_every=20 --hidden=64 --examples=1024",
+                                     " --micro_batches=2 --save_graph=", dir, "/placed.pbtxt"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "placement: layer1 784x64 on "
+                                       "/job:localhost/replica:0/task:0/device:CPU:0 (")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "placement: layer2 64x10 on "
+                                       "/job:localhost/replica:0/task:0/device:CPU:1 (")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "step 20: loss=")) << r.out;
+  size_t final_at = r.out.rfind("final: loss=");
+  ASSERT_NE(final_at, std::string::npos) << r.out;
+  float loss = -1, accuracy = -1;
+  ASSERT_EQ(
+      std::sscanf(r.out.c_str() + final_at, "final: loss=%f accuracy=%f", &loss, &accuracy), 2);
+  EXPECT_GE(accuracy, 0.95f) << r.out;
+  EXPECT_LT(loss, 0.5f);
+  FILE* f = std::fopen((dir + "/placed.pbtxt").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string graph;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) graph.append(buf.data(), n);
+  std::fclose(f);
+  EXPECT_TRUE(absl::StrContains(graph, "device: \"/job:localhost/replica:0/task:0/device:CPU:1\""));
+
+  Result bad = RunProgram("model_parallel_mlp", "--devices=CPU:0,GPU:7");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_TRUE(absl::StrContains(bad.out, "model_parallel_mlp: error: --devices: no device matches "
+                                         "'/device:GPU:7'")) << bad.out;
 }
 
 }  // namespace

@@ -1,0 +1,148 @@
+// Pipeline parallelism (placement/pipeline.h) against no pipelining: one
+// training step (plain SGD) of the MLP 1024-2048-2048-2048-10, batch 256,
+// cut into two stages (layers 1-2 | layers 3-4).
+//
+//   bazel run //bench:pipeline [-- --steps=10]
+//
+// Every configuration runs in its own session with the same devices: CPU:0
+// and the virtual CPU:1, each with a pool of --device_threads threads (1 by
+// default, so the two stages can run side by side on two cores):
+//   pipeline_one_device:  both stages on CPU:0, one micro-batch;
+//   pipeline_two_devices: stage 0 on CPU:0, stage 1 on CPU:1, one micro-batch;
+//   pipeline_m<M>:        the same two devices, M micro-batches.
+// Prints `<config>: X ms` (median step over --steps after --warmup) and
+// `<config>_loss: X` (the loss of the last step: all configurations train on
+// the same batches from the same initial weights, so they agree), then
+// `pipeline_best_speedup_vs_one_device: X x` (the fastest two-device
+// configuration against pipeline_one_device).
+#include "placement/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
+#include "examples/mlp_model.h"
+#include "sluice.h"
+
+ABSL_FLAG(int, steps, 10, "timed steps per configuration");
+ABSL_FLAG(int, warmup, 2, "untimed steps first");
+ABSL_FLAG(int, batch, 256, "examples per step");
+ABSL_FLAG(int, device_threads, 1, "threads of each device's pool (CPU:0 and CPU:1)");
+
+namespace sluice {
+namespace {
+
+constexpr int64_t kSizes[] = {1024, 2048, 2048, 2048, 10};
+constexpr int kLayers = 4;
+
+// Dense layers [first, last] (1-based), ReLU after all but the model's last.
+PipelineStage DenseStage(const std::string& device, int first, int last) {
+  PipelineStage stage;
+  stage.device = device;
+  stage.create_variables = [=](const Scope& s) -> absl::StatusOr<std::vector<Output>> {
+    std::vector<Output> vars;
+    for (int l = first; l <= last; ++l) {
+      Scope layer = s.NewSubScope(absl::StrCat("layer", l));
+      const int64_t fan_in = kSizes[l - 1], fan_out = kSizes[l];
+      Output init = ops::Mul(layer,
+                             ops::TruncatedNormal(layer, {fan_in, fan_out}, DT_FLOAT,
+                                                  {.seed = 1, .seed2 = int64_t{l}}),
+                             static_cast<float>(std::sqrt(2.0 / fan_in)));
+      vars.push_back(ops::VariableWithInit(layer.WithOpName("weights"), init).var);
+      vars.push_back(
+          ops::VariableWithInit(layer.WithOpName("bias"), ops::Fill(layer, {fan_out}, 0.0f)).var);
+    }
+    return vars;
+  };
+  stage.apply = [=](const Scope& s, const Output& x,
+                    absl::Span<const Output> vars) -> absl::StatusOr<Output> {
+    Output h = x;
+    for (int l = first; l <= last; ++l) {
+      const int i = 2 * (l - first);
+      h = ops::BiasAdd(s, ops::MatMul(s, h, vars[i]), vars[i + 1]);
+      if (l < kLayers) h = ops::Relu(s, h);
+    }
+    return h;
+  };
+  return stage;
+}
+
+// Builds one configuration, trains it on `batches`; prints its figures and
+// returns its median step time.
+absl::StatusOr<double> RunConfig(const std::string& name, const std::string& device1,
+                                 int micro_batches, const std::vector<Dataset>& batches) {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output x =
+      ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({-1, kSizes[0]})});
+  Output y = ops::Placeholder(root.WithOpName("y"), DT_INT32, {.shape = TensorShape({-1})});
+  std::vector<PipelineStage> stages = {DenseStage("/device:CPU:0", 1, 2),
+                                       DenseStage(device1, 3, 4)};
+  auto xent = [](const Scope& s, const Output& logits,
+                 absl::Span<const Output> t) -> absl::StatusOr<Output> {
+    return ops::Mean(s, ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, t[0])[0], {0});
+  };
+  ASSIGN_OR_RETURN(Pipeline p,
+                   BuildPipeline(root, stages, x, {y}, xent, {.num_micro_batches = micro_batches}));
+  GradientDescentOptimizer sgd(0.01);
+  ASSIGN_OR_RETURN(Node * train, sgd.ApplyGradients(root.WithOpName("train"), p.grads_and_vars));
+  Node* init = ops::GlobalVariablesInitializer(root.WithOpName("init"));
+  RETURN_IF_ERROR(root.status());
+
+  SessionOptions options = BuiltinSessionOptions();
+  options.num_threads = absl::GetFlag(FLAGS_device_threads);
+  options.num_virtual_cpus = 1;
+  options.virtual_cpu_threads = absl::GetFlag(FLAGS_device_threads);
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *root.graph()));
+  RETURN_IF_ERROR(session->Run({}, {}, {init}).status());
+
+  absl::Status status;
+  size_t next = 0;
+  float loss = 0;
+  auto step = [&] {
+    const Dataset& b = batches[next++ % batches.size()];
+    absl::StatusOr<std::vector<Tensor>> out = session->Run({{x, b.x}, {y, b.y}}, {p.loss}, {train});
+    if (!out.ok()) {
+      status = out.status();
+    } else {
+      loss = (*out)[0].scalar<float>();
+    }
+  };
+  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) step();
+  RETURN_IF_ERROR(status);
+  std::vector<double> ms = bench::TimeRepeated(absl::GetFlag(FLAGS_steps), step);
+  RETURN_IF_ERROR(status);
+  std::printf("%s: %.1f ms\n", name.c_str(), bench::Median(ms));
+  std::printf("%s_loss: %.5f\n", name.c_str(), loss);
+  std::fflush(stdout);
+  return bench::Median(ms);
+}
+
+absl::Status Main() {
+  const int batch = absl::GetFlag(FLAGS_batch);
+  Dataset data = MakeSyntheticDataset({.examples = 4096, .features = kSizes[0]});
+  std::vector<Dataset> batches;
+  for (int i = 0; i < 4; ++i) batches.push_back(Batch(data, int64_t{i} * batch, batch));
+
+  ASSIGN_OR_RETURN(double one, RunConfig("pipeline_one_device", "/device:CPU:0", 1, batches));
+  ASSIGN_OR_RETURN(double best, RunConfig("pipeline_two_devices", "/device:CPU:1", 1, batches));
+  for (int m : {2, 4, 8}) {
+    ASSIGN_OR_RETURN(double t,
+                     RunConfig(absl::StrCat("pipeline_m", m), "/device:CPU:1", m, batches));
+    best = std::min(best, t);
+  }
+  std::printf("pipeline_best_speedup_vs_one_device: %.2f x\n", one / best);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  return sluice::bench::BenchMain(argc, argv, "pipeline", sluice::Main);
+}
