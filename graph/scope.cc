@@ -149,6 +149,9 @@ Scope Scope::ColocateWith(const Node* node) const {
   std::vector<std::string> names = node->ColocationNames();
   if (names.empty()) names.push_back(node->name());
   for (const std::string& n : names) s.colocation_.push_back(absl::StrCat("loc:@", n));
+  // The colocation decides the device: an enclosing device scope would only
+  // contradict it (TensorFlow drops it too). WithDevice after this still pins.
+  s.device_.clear();
   return s;
 }
 

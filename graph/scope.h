@@ -91,7 +91,8 @@ class Scope {
   // The next node built gets exactly this name (within the name scope).
   Scope WithOpName(absl::string_view name) const;
   Scope WithDevice(absl::string_view device) const;
-  // Nodes built in this scope must be placed with `node` ("_class" attr).
+  // Nodes built in this scope must be placed with `node` ("_class" attr);
+  // the scope's device request is dropped, since the colocation decides it.
   Scope ColocateWith(const Node* node) const;
   Scope ColocateWith(const Output& output) const { return ColocateWith(output.node); }
   Scope ClearColocation() const;

@@ -68,10 +68,10 @@ TEST(DeviceNameTest, MergeFromConflictNamesBothAndChangesNothing) {
     const char* a;
     const char* b;
   };
-  for (const Case& c : {Case{"/job:ps/device:CPU:0", "/job:worker"},
-                        Case{"/replica:0", "/replica:1"}, Case{"/task:0/cpu:0", "/task:2"},
-                        Case{"/device:GPU:0", "/device:CPU:0"},
-                        Case{"/device:GPU:0", "/device:GPU:1"}}) {
+  for (const Case& c :
+       {Case{"/job:ps/device:CPU:0", "/job:worker"}, Case{"/replica:0", "/replica:1"},
+        Case{"/task:0/cpu:0", "/task:2"}, Case{"/device:GPU:0", "/device:CPU:0"},
+        Case{"/device:GPU:0", "/device:GPU:1"}}) {
     DeviceName a = *DeviceName::Parse(c.a);
     const std::string before = a.ToString();
     const std::string other = DeviceName::Parse(c.b)->ToString();

@@ -81,8 +81,7 @@ class Partitioner {
   // Empty for any other edge.
   std::vector<int> UpdatesBefore(const Edge& e, const Node& reader) const {
     std::vector<int> out;
-    if (!IsRefType(e.src->output_type(e.src_output)) ||
-        IsRefType(reader.input_type(e.dst_input))) {
+    if (!IsRefType(e.src->output_type(e.src_output)) || IsRefType(reader.input_type(e.dst_input))) {
       return out;
     }
     std::vector<bool> is_update(graph_.num_node_ids(), false);
@@ -120,9 +119,9 @@ class Partitioner {
     if (it != recv_of_.end()) return it->second;
     std::vector<std::string> send_after;
     for (int id : after) send_after.push_back(graph_.node(id)->name());
-    std::string recv = AddTransfer(TensorName(src, index), src.name(), Loc(src),
-                                   BaseType(src.output_type(index)), src.output_shape(index),
-                                   dst_loc, send_after);
+    std::string recv =
+        AddTransfer(TensorName(src, index), src.name(), Loc(src), BaseType(src.output_type(index)),
+                    src.output_shape(index), dst_loc, send_after);
     recv_of_.emplace(std::move(key), recv);
     return recv;
   }
@@ -157,8 +156,7 @@ class Partitioner {
   // (on src_loc too), and its _Recv on dst_loc; returns the _Recv's name.
   std::string AddTransfer(const std::string& tensor, const std::string& src_name,
                           const std::string& src_loc, DataType dtype, const TensorShape& shape,
-                          const std::string& dst_loc,
-                          const std::vector<std::string>& send_after) {
+                          const std::string& dst_loc, const std::vector<std::string>& send_after) {
     const int64_t id = next_id_++;
     const std::string edge = absl::StrCat("edge_", id, "_", src_name);
     auto common = [&](NodeDef* def) {

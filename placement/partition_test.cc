@@ -12,11 +12,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "graph/graph_def_io.h"
+#include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math_ops.h"
+#include "ops/state_ops.h"
 #include "runtime/executor.h"
 #include "runtime/local_devices.h"
 #include "runtime/rendezvous.h"
@@ -112,7 +113,8 @@ TEST_F(PartitionTest, EachPartitionHoldsItsDevicesNodesAndTransfers) {
 TEST_F(PartitionTest, OnePairPerTensorAndDestination) {
   absl::StatusOr<std::map<std::string, GraphDef>> parts = Parts();
   ASSERT_TRUE(parts.ok()) << parts.status();
-  // CPU:0 sends `a` twice: once to CPU:1 (for its three consumers), once to CPU:2.
+  // CPU:0 sends `a` twice: once to CPU:1 (for its three consumers), once to
+  // CPU:2.
   std::vector<const NodeDef*> sends = NodesOfOp(parts->at(Cpu(0)), "_Send");
   ASSERT_EQ(sends.size(), 2u);
   std::set<std::string> destinations;
@@ -274,11 +276,13 @@ TEST(PartitionOutputsTest, SecondOutputAndRepeatedControlEdges) {
   absl::StatusOr<std::map<std::string, GraphDef>> parts = Partition(*s.graph());
   ASSERT_TRUE(parts.ok()) << parts.status();
   std::vector<const NodeDef*> sends = NodesOfOp(parts->at(Cpu(0)), "_Send");
-  ASSERT_EQ(sends.size(), 2u);  // rows:1 (for three consumers), and gate's control
+  ASSERT_EQ(sends.size(),
+            2u);  // rows:1 (for three consumers), and gate's control
   std::set<std::string> sent;
   for (const NodeDef* send : sends) sent.insert(send->input(0));
   EXPECT_TRUE(sent.count("rows:1")) << *sent.begin();
-  EXPECT_EQ(NodesOfOp(parts->at(Cpu(0)), "Const").size(), 2u);  // x and the control dummy
+  EXPECT_EQ(NodesOfOp(parts->at(Cpu(0)), "Const").size(),
+            2u);  // x and the control dummy
   const NodeDef* a1 = FindNodeDef(parts->at(Cpu(1)), "after1");
   const NodeDef* a2 = FindNodeDef(parts->at(Cpu(1)), "after2");
   ASSERT_NE(a1, nullptr);
@@ -288,13 +292,66 @@ TEST(PartitionOutputsTest, SecondOutputAndRepeatedControlEdges) {
   EXPECT_EQ(a1->input(0), FindNodeDef(parts->at(Cpu(1)), "n1")->input(0));
 }
 
+// A variable read ordered after an update of the variable must see it, as
+// on one device: read on another device, the read gets its own transfer
+// whose _Send follows the update; read beside the variable but ordered
+// after the update only through another device, the read is ordered after
+// the update directly.
+TEST(PartitionVariableReadsTest, ReadsOrderedAfterUpdatesFollowThemInTheirPartition) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output v = ops::Variable(s.WithOpName("v"), TensorShape({}), DT_FLOAT);
+  Output bump = ops::AssignAdd(s.WithOpName("bump"), v, 1.0f);
+  ops::Neg(s.WithOpName("after").WithControlDependencies({bump}), v);
+  ops::Neg(s.WithOpName("before"), v);
+  Output hop = ops::Neg(s.WithOpName("hop").WithControlDependencies({bump}), 2.0f);
+  ops::Neg(s.WithOpName("local_after").WithControlDependencies({hop}), v);
+  ops::Neg(s.WithOpName("local_before"), v);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (Node* n : s.graph()->nodes()) n->set_assigned_device(Cpu(0));
+  for (const char* n : {"after", "before", "hop"}) Assign(s, n, Cpu(1));
+  for (Node* n : s.graph()->nodes()) {
+    if (n->op() == "Const" && n->out_edges()[0]->dst->name() == "hop") {
+      n->set_assigned_device(Cpu(1));
+    }
+  }
+  absl::StatusOr<std::map<std::string, GraphDef>> parts = Partition(*s.graph());
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  const GraphDef& p0 = parts->at(Cpu(0));
+  const GraphDef& p1 = parts->at(Cpu(1));
+  // Two transfers of v to CPU:1: the one for `after` is sent after `bump`.
+  std::map<std::string, std::vector<std::string>> send_inputs;  // tensor_name -> inputs
+  for (const NodeDef* send : NodesOfOp(p0, "_Send")) {
+    if (send->input(0) != "v") continue;
+    send_inputs[StringAttr(*send, "tensor_name")] =
+        std::vector<std::string>(send->input().begin(), send->input().end());
+  }
+  ASSERT_EQ(send_inputs.size(), 2u);
+  auto tensor_of = [&](const std::string& reader) {
+    const NodeDef* r = FindNodeDef(p1, FindNodeDef(p1, reader)->input(0));
+    return r == nullptr ? std::string("<no recv>") : StringAttr(*r, "tensor_name");
+  };
+  ASSERT_NE(tensor_of("after"), tensor_of("before"));
+  EXPECT_EQ(send_inputs[tensor_of("after")], (std::vector<std::string>{"v", "^bump"}));
+  EXPECT_EQ(send_inputs[tensor_of("before")], (std::vector<std::string>{"v"}));
+  // local_after waits for hop's control transfer and, directly, for bump.
+  const NodeDef* local_after = FindNodeDef(p0, "local_after");
+  ASSERT_NE(local_after, nullptr);
+  ASSERT_EQ(local_after->input_size(), 3);
+  EXPECT_EQ(local_after->input(0), "v");
+  EXPECT_TRUE(absl::StartsWith(local_after->input(1), "^_recv_")) << local_after->input(1);
+  EXPECT_EQ(local_after->input(2), "^bump");
+  EXPECT_EQ(FindNodeDef(p0, "local_before")->input_size(), 1);
+  // bump itself takes v by reference: no ordering added to it.
+  EXPECT_EQ(FindNodeDef(p0, "bump")->input_size(), 2);
+}
+
 // The partitions of a graph, each run by its own executor on its own device
 // with one rendezvous for the step, compute what the whole graph computes.
 TEST(PartitionRunTest, PartitionsRunTogetherThroughARendezvous) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x = ops::Const(s.WithOpName("x"), {1.f, -2.f, 3.f, 0.5f}, TensorShape({2, 2}));
-  Output a = ops::Square(s.WithOpName("a"), x);                      // CPU:0
-  Output b = ops::MatMul(s.WithOpName("b"), a, x);                   // CPU:1
+  Output a = ops::Square(s.WithOpName("a"), x);                               // CPU:0
+  Output b = ops::MatMul(s.WithOpName("b"), a, x);                            // CPU:1
   Output c = ops::Add(s.WithOpName("c").WithControlDependencies({b}), a, b);  // CPU:2
   ASSERT_TRUE(s.ok()) << s.status();
   NodeDef ret;

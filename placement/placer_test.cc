@@ -82,7 +82,8 @@ TEST_F(PlacerTest, ExplicitFullPartialAndLegacyRequests) {
   EXPECT_EQ(DeviceOf(s, "any_cpu"), Cpu(0));
   EXPECT_EQ(DeviceOf(s, "lower_case"), Cpu(1));
   EXPECT_EQ(DeviceOf(s, "none"), Cpu(0));
-  EXPECT_EQ(DeviceOf(s, "x"), Cpu(0));  // consumers on several devices: the default
+  EXPECT_EQ(DeviceOf(s, "x"),
+            Cpu(0));  // consumers on several devices: the default
   for (const Node* n : s.graph()->nodes()) EXPECT_FALSE(n->assigned_device().empty()) << n->name();
 }
 
@@ -197,7 +198,8 @@ TEST_F(PlacerTest, VariableItsAssignAndItsReadShareADevice) {
     EXPECT_EQ(DeviceOf(s, "bump"), Cpu(2));
   }
   {
-    // Parts of requests merge: the job from one member, the device from another.
+    // Parts of requests merge: the job from one member, the device from
+    // another.
     Scope s = Scope::NewRootScope(BuiltinOps());
     ops::VariableAndInit v =
         ops::VariableWithInit(s.WithOpName("v").WithDevice("/job:localhost"), 1.0f);

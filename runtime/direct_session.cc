@@ -145,12 +145,16 @@ absl::StatusOr<std::shared_ptr<Callable>> DirectSession::Compile(
   };
   // Fed outputs: (node id, index) -> feed position.
   std::map<std::pair<int, int>, int> fed;
+  // A fed Placeholder does not run: control edges from it leave its _Arg
+  // instead (as in TensorFlow). Node id -> feed position.
+  std::map<int, int> fed_placeholder;
   std::vector<Output> feed_outputs;
   for (size_t i = 0; i < feeds.size(); ++i) {
     ASSIGN_OR_RETURN(Output o, resolve(feeds[i], "feed"));
     if (!fed.emplace(std::make_pair(o.node->id(), o.index), static_cast<int>(i)).second) {
       return absl::InvalidArgumentError(absl::StrCat("tensor '", feeds[i], "' is fed twice"));
     }
+    if (o.node->op() == "Placeholder") fed_placeholder[o.node->id()] = static_cast<int>(i);
     feed_outputs.push_back(o);
   }
   std::vector<Output> fetch_outputs;
@@ -184,6 +188,7 @@ absl::StatusOr<std::shared_ptr<Callable>> DirectSession::Compile(
     stack.pop_back();
     for (const Edge* e : n->in_edges()) {
       if (!e->IsControl() && fed.count({e->src->id(), e->src_output})) continue;
+      if (e->IsControl() && fed_placeholder.count(e->src->id())) continue;
       visit(e->src);
     }
   }
@@ -218,7 +223,11 @@ absl::StatusOr<std::shared_ptr<Callable>> DirectSession::Compile(
     if (!needed[n->id()]) continue;
     for (const Edge* e : n->in_edges()) {
       if (e->IsControl()) {
-        if (needed[e->src->id()]) sub->AddControlEdge(copy_of[e->src->id()], copy_of[n->id()]);
+        if (needed[e->src->id()]) {
+          sub->AddControlEdge(copy_of[e->src->id()], copy_of[n->id()]);
+        } else if (auto p = fed_placeholder.find(e->src->id()); p != fed_placeholder.end()) {
+          sub->AddControlEdge(arg_nodes[p->second], copy_of[n->id()]);
+        }
         continue;
       }
       auto f = fed.find({e->src->id(), e->src_output});

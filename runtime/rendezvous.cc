@@ -69,8 +69,7 @@ void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     } else {
       Slot& slot = table_[key];
       if (slot.received || slot.waiter) {
-        status =
-            absl::InternalError(absl::StrCat("rendezvous key '", key, "' was received twice"));
+        status = absl::InternalError(absl::StrCat("rendezvous key '", key, "' was received twice"));
       } else if (!slot.sent) {
         slot.waiter = std::move(done);
         return;

@@ -159,7 +159,8 @@ TEST(RendezvousTest, DuplicateRecvIsAnErrorNamingTheKey) {
   EXPECT_FALSE(second.status.ok());
   EXPECT_TRUE(Contains(second.status, key)) << second.status;
   EXPECT_TRUE(Contains(second.status, "received twice")) << second.status;
-  EXPECT_EQ(first.calls, 0);  // the first receiver still waits, and gets the value
+  EXPECT_EQ(first.calls,
+            0);  // the first receiver still waits, and gets the value
   ASSERT_TRUE(rendezvous.Send(key, Tensor::Scalar<float>(9)).ok());
   ASSERT_EQ(first.calls, 1);
   EXPECT_EQ(first.value.scalar<float>(), 9.0f);

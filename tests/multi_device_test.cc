@@ -317,7 +317,8 @@ TEST(MultiDeviceTest, TraceShowsEveryDeviceAndTransferArrows) {
       << "one id per transfer";
   // Without trace, no stats.
   meta = RunMetadata();
-  ASSERT_TRUE(sess->Run({{"x", Iota(TensorShape({4, 3}), 0.f, 0.1f)}}, {"out"}, {}, {}, &meta).ok());
+  ASSERT_TRUE(
+      sess->Run({{"x", Iota(TensorShape({4, 3}), 0.f, 0.1f)}}, {"out"}, {}, {}, &meta).ok());
   EXPECT_TRUE(meta.step_stats.nodes.empty());
 }
 
@@ -337,13 +338,14 @@ Regression BuildRegression(const Scope& root) {
   ops::VariableAndInit b = ops::VariableWithInit(vars.WithOpName("b"), ops::Const(vars, {0.5f}));
   Output x = ops::Placeholder(compute.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({8, 3})});
   Output y = ops::Placeholder(compute.WithOpName("y"), DT_FLOAT, {.shape = TensorShape({8, 1})});
-  Output pred = ops::Add(compute.WithOpName("pred"),
-                         ops::MatMul(compute.WithOpName("xw"), x, w.var), b.var);
-  Output loss = ops::Mean(compute.WithOpName("loss"), ops::Square(compute, ops::Sub(compute, pred, y)),
-                          {0, 1});
+  Output pred =
+      ops::Add(compute.WithOpName("pred"), ops::MatMul(compute.WithOpName("xw"), x, w.var), b.var);
+  Output loss = ops::Mean(compute.WithOpName("loss"),
+                          ops::Square(compute, ops::Sub(compute, pred, y)), {0, 1});
   // Gradients computed beside the model, applied beside the variables.
   GradientDescentOptimizer sgd(0.05);
-  absl::StatusOr<std::vector<GradAndVar>> grads = sgd.ComputeGradients(compute, loss, {w.var, b.var});
+  absl::StatusOr<std::vector<GradAndVar>> grads =
+      sgd.ComputeGradients(compute, loss, {w.var, b.var});
   absl::StatusOr<Node*> train =
       grads.ok() ? sgd.ApplyGradients(vars, *grads) : absl::StatusOr<Node*>(grads.status());
   if (!train.ok()) {
@@ -492,8 +494,8 @@ TEST(MultiDeviceTest, ControlDependencyOnAFedPlaceholder) {
   ops::Neg(s.WithOpName("z").WithDevice("/device:CPU:2").WithControlDependencies({x}), y);
   for (int virtual_cpus : {0, 2}) {
     auto sess = MakeSession(s, Options(virtual_cpus));
-    Result r = sess->Run({{"x", Tensor::Scalar<float>(1)}, {"y", Tensor::Scalar<float>(2)}},
-                         {"z"}, {});
+    Result r =
+        sess->Run({{"x", Tensor::Scalar<float>(1)}, {"y", Tensor::Scalar<float>(2)}}, {"z"}, {});
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ((*r)[0].scalar<float>(), -2.0f);
     // Unfed, the Placeholder runs and says what is missing.
@@ -510,8 +512,8 @@ TEST(MultiDeviceTest, CrossDeviceReadOrderedAfterAnUpdateSeesIt) {
   ops::VariableAndInit v =
       ops::VariableWithInit(s.WithOpName("v").WithDevice("/device:CPU:0"), 1.0f);
   Output bump = ops::AssignAdd(s.WithOpName("bump"), v.var, 10.0f);
-  ops::Add(s.WithOpName("after").WithDevice("/device:CPU:1").WithControlDependencies({bump}),
-           v.var, 0.0f);
+  ops::Add(s.WithOpName("after").WithDevice("/device:CPU:1").WithControlDependencies({bump}), v.var,
+           0.0f);
   ops::Add(s.WithOpName("before").WithDevice("/device:CPU:1"), v.var, 0.0f);
   for (int virtual_cpus : {0, 1}) {
     auto sess = MakeSession(s, Options(virtual_cpus));
@@ -532,11 +534,10 @@ TEST(MultiDeviceTest, ReadOrderedAfterAnUpdateThroughAnotherDeviceSeesIt) {
   ops::VariableAndInit v =
       ops::VariableWithInit(s.WithOpName("v").WithDevice("/device:CPU:0"), 1.0f);
   Output bump = ops::AssignAdd(s.WithOpName("bump"), v.var, 10.0f);
-  Output hop = ops::Neg(s.WithOpName("hop").WithDevice("/device:CPU:1").WithControlDependencies(
-                            {bump}),
-                        2.0f);
-  ops::Add(s.WithOpName("after").WithDevice("/device:CPU:0").WithControlDependencies({hop}),
-           v.var, 0.0f);
+  Output hop = ops::Neg(
+      s.WithOpName("hop").WithDevice("/device:CPU:1").WithControlDependencies({bump}), 2.0f);
+  ops::Add(s.WithOpName("after").WithDevice("/device:CPU:0").WithControlDependencies({hop}), v.var,
+           0.0f);
   for (int virtual_cpus : {0, 1}) {
     auto sess = MakeSession(s, Options(virtual_cpus));
     ASSERT_TRUE(sess->Run({}, {}, {v.initializer->name()}).ok());
