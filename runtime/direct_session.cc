@@ -12,6 +12,7 @@
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "absl/synchronization/notification.h"
+#include "placement/auto_placer.h"
 #include "placement/partition.h"
 #include "placement/placer.h"
 #include "runtime/executor.h"
@@ -262,6 +263,16 @@ absl::Status DirectSession::BuildPartitions(std::unique_ptr<Graph> graph,
                                             Callable* callable) const {
   std::vector<Device*> devices;
   for (const auto& d : devices_) devices.push_back(d.get());
+  if (options_.auto_place) {
+    AutoPlacerOptions auto_options;
+    for (Device* d : devices) {
+      DeviceSpec spec;
+      spec.name = d->name();
+      spec.memory_bytes = d->allocator()->GetStats().bytes_limit;
+      auto_options.devices.push_back(std::move(spec));
+    }
+    RETURN_IF_ERROR(AutoPlace(graph.get(), auto_options).status());
+  }
   PlacerOptions placer_options;
   placer_options.allow_soft_placement = options_.allow_soft_placement;
   placer_options.default_device = options_.default_device;

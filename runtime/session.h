@@ -57,6 +57,11 @@ struct SessionOptions {
   int64_t virtual_cpu_memory_limit = 0;  // bytes per device; 0: none
   // Where nodes that ask for no device go ("" : CPU:0).
   std::string default_device;
+  // Place the nodes that ask for no device with the automatic model-parallel
+  // placer (placement/auto_placer.h) over the session's devices, each with
+  // its memory limit, instead of on the default device. Explicit requests
+  // stay. A graph that fits no combination fails with ResourceExhausted.
+  bool auto_place = false;
 };
 
 struct RunOptions {

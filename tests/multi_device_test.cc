@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "graph/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math_ops.h"
@@ -547,6 +548,63 @@ TEST(MultiDeviceTest, ReadOrderedAfterAnUpdateThroughAnotherDeviceSeesIt) {
       EXPECT_EQ((*r)[0].scalar<float>(), 11.0f + 10.0f * step) << virtual_cpus << " virtual cpus";
     }
   }
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// A three-layer chain whose weights (about 3.8 MiB) fit neither 3 MiB device
+// alone: auto placement splits it, and it runs.
+absl::StatusOr<std::unique_ptr<Session>> ChainSession(int64_t limit, bool auto_place,
+                                                      std::string* y) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output h = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  const std::vector<int64_t> widths = {512, 768, 768, 10};
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    Scope layer = s.NewSubScope(absl::StrCat("layer", i));
+    ops::VariableAndInit w = ops::VariableWithInit(
+        layer.WithOpName("w"), ops::Fill(layer, {widths[i], widths[i + 1]}, 0.001f));
+    h = ops::MatMul(layer, h, w.var);
+  }
+  *y = h.name();  // the graph dies with `s`; the session keeps its copy
+  Node* init = ops::GlobalVariablesInitializer(s);
+  if (!s.ok()) return s.status();
+  SessionOptions opts = BuiltinSessionOptions();
+  opts.num_virtual_cpus = 1;
+  opts.cpu_memory_limit = limit;
+  opts.virtual_cpu_memory_limit = limit;
+  opts.auto_place = auto_place;
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> sess, NewSession(opts, *s.graph()));
+  RETURN_IF_ERROR(sess->Run({}, {}, {init->name()}).status());
+  return sess;
+}
+
+TEST(MultiDeviceTest, AutoPlacementSplitsAModelTooLargeForOneDevice) {
+  std::string y;
+  absl::StatusOr<std::unique_ptr<Session>> one = ChainSession(3 << 20, false, &y);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.status().code(), absl::StatusCode::kResourceExhausted) << one.status();
+
+  absl::StatusOr<std::unique_ptr<Session>> sess = ChainSession(3 << 20, true, &y);
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  RunOptions ro;
+  ro.output_partition_graphs = true;
+  RunMetadata md;
+  Tensor x(DT_FLOAT, TensorShape({4, 512}));
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = 1.0f;
+  Result out = (*sess)->Run({{"x", x}}, {y}, {}, ro, &md);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(md.partition_graphs.size(), 2u);
+  // Every entry: 512 * 0.001 * 768 * 0.001 * 768 * 0.001.
+  EXPECT_NEAR((*out)[0].flat<float>()[0], 512 * 768 * 768 * 1e-9, 1e-5);
+
+  absl::StatusOr<std::unique_ptr<Session>> tiny = ChainSession(1 << 20, true, &y);
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.status().code(), absl::StatusCode::kResourceExhausted) << tiny.status();
+  EXPECT_NE(tiny.status().message().find("needs"), std::string::npos) << tiny.status();
 }
 
 }  // namespace

@@ -32,14 +32,18 @@ ABSL_FLAG(std::vector<std::string>, target, {},
 ABSL_FLAG(int32_t, steps, 1, "how many times to run the --target nodes");
 ABSL_FLAG(std::vector<std::string>, fetch, {},
           "tensors to fetch after the steps (e.g. loss,W:0); comma list, may repeat");
+ABSL_FLAG(int32_t, virtual_cpus, 0,
+          "virtual CPU devices CPU:1..CPU:N beside CPU:0, for graphs that pin nodes to them");
+ABSL_FLAG(bool, auto_place, false,
+          "place nodes without a device request with the automatic model-parallel placer");
 ABSL_FLAG(std::string, out_dir, "",
           "directory to write each fetched tensor to, as <name with ':' and '/' -> '_'>.npy");
 
 namespace sluice {
 namespace {
 
-constexpr const char* kFlagNames[] = {"graph", "feed", "init", "target",
-                                      "steps", "fetch", "out_dir"};
+constexpr const char* kFlagNames[] = {"graph", "feed",         "init",       "target", "steps",
+                                      "fetch", "virtual_cpus", "auto_place", "out_dir"};
 
 // "ScalarSummary (loss_summary), RestoreV2 (save/RestoreV2, save/RestoreV2_1)":
 // nodes grouped by op in order of first appearance, a few names per op.
@@ -258,7 +262,9 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
     if (it == flags.end()) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name, " (see --help)"));
     }
-    if (eq == std::string::npos) {
+    if (eq == std::string::npos && name == "auto_place") {
+      value = "true";  // a bare boolean flag
+    } else if (eq == std::string::npos) {
       if (i + 1 >= args.size()) {
         return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
       }
@@ -279,6 +285,12 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
   parsed.graph = absl::GetFlag(FLAGS_graph);
   parsed.steps = absl::GetFlag(FLAGS_steps);
   parsed.out_dir = absl::GetFlag(FLAGS_out_dir);
+  parsed.virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
+  parsed.auto_place = absl::GetFlag(FLAGS_auto_place);
+  if (parsed.virtual_cpus < 0 || parsed.virtual_cpus > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--virtual_cpus must be in [0, 64], not ", parsed.virtual_cpus));
+  }
   if (parsed.graph.empty()) return absl::InvalidArgumentError("--graph=FILE is required");
   if (parsed.steps < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--steps must be >= 0, not ", parsed.steps));
@@ -320,6 +332,7 @@ std::string UsageText() {
   std::string usage =
       "usage: runner --graph=FILE [--feed=NAME=FILE.npy ...] [--init=NAME] [--target=NAME]\n"
       "              [--steps=N] [--fetch=NAME[,NAME...]] [--out_dir=DIR]\n"
+      "              [--virtual_cpus=N] [--auto_place]\n"
       "Runs a GraphDef (binary or text): the --init nodes once, --steps runs of the\n"
       "--target nodes, then fetches the --fetch tensors once.\n";
   for (const char* name : kFlagNames) {
@@ -347,7 +360,10 @@ absl::Status RunFromArgs(const RunnerArgs& args, std::ostream& out, std::ostream
   request.steps = args.steps;
   request.fetches = args.fetches;
 
-  ASSIGN_OR_RETURN(RunReport report, RunGraphDef(def, request, BuiltinSessionOptions()));
+  SessionOptions options = BuiltinSessionOptions();
+  options.num_virtual_cpus = args.virtual_cpus;
+  options.auto_place = args.auto_place;
+  ASSIGN_OR_RETURN(RunReport report, RunGraphDef(def, request, options));
   for (const std::string& w : report.warnings) err << "runner: warning: " << w << "\n";
 
   std::string out_dir;

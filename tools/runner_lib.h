@@ -69,6 +69,8 @@ struct RunnerArgs {
   int steps = 1;
   std::vector<std::string> fetches;
   std::string out_dir;
+  int virtual_cpus = 0;     // CPU:1..CPU:N beside CPU:0
+  bool auto_place = false;  // SessionOptions::auto_place
   bool help = false;
 };
 

@@ -396,6 +396,25 @@ TEST_F(RunnerTest, BinaryResolvesRelativePathsAgainstWorkingDirectory) {
   EXPECT_EQ(r.out, "layer/y: float[2,1] [5 6]\n");
 }
 
+TEST_F(RunnerTest, BinaryRunsOnVirtualDevices) {
+  // The same graph with its MatMul pinned to CPU:1.
+  std::string pinned = kGraph;
+  const std::string name = "name: \"layer/y\"";
+  pinned.replace(pinned.find(name), name.size(), name + "\n  device: \"/device:CPU:1\"");
+  const std::string path = dir_ + "/pinned.pbtxt";
+  WriteFile(path, pinned);
+  const std::string base = absl::StrCat("--graph=", path, " --feed=x=", x_, " --init=init ");
+  ExpectOneErrorLine(RunBinary(base + "--fetch=layer/y"), "/device:CPU:1");
+  Result r = RunBinary(base + "--virtual_cpus=1 --fetch=layer/y");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "layer/y: float[2,1] [5 6]\n");
+  r = RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", x_,
+                             " --init=init --virtual_cpus=2 --auto_place --fetch=layer/y"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "layer/y: float[2,1] [5 6]\n");
+  ExpectOneErrorLine(RunBinary(base + "--virtual_cpus=-1 --fetch=layer/y"), "--virtual_cpus");
+}
+
 TEST_F(RunnerTest, BinaryHelp) {
   Result r = RunBinary("--help");
   EXPECT_EQ(r.exit_code, 0);
