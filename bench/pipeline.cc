@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ ABSL_FLAG(int, steps, 10, "timed steps per configuration");
 ABSL_FLAG(int, warmup, 2, "untimed steps first");
 ABSL_FLAG(int, batch, 256, "examples per step");
 ABSL_FLAG(int, device_threads, 1, "threads of each device's pool (CPU:0 and CPU:1)");
+ABSL_FLAG(bool, profile, false, "also trace one step per configuration; print # lines");
 
 namespace sluice {
 namespace {
@@ -71,6 +73,28 @@ PipelineStage DenseStage(const std::string& device, int first, int last) {
     return h;
   };
   return stage;
+}
+
+// One traced step: kernel time per op type and busy time per device, as #
+// lines. Kernel intervals include waiting for the process-wide BLAS lock
+// (ops/internal/blas.h).
+void PrintProfile(const std::string& name, const StepStats& stats) {
+  std::map<std::string, double> op_ms, device_ms;
+  int64_t end_us = 0;
+  for (const NodeExecStats& n : stats.nodes) {
+    if (n.op == "_Recv") continue;  // waits, not work
+    const double ms = (n.end_us - n.start_us) / 1000.0;
+    op_ms[n.op] += ms;
+    device_ms[n.device] += ms;
+    end_us = std::max(end_us, n.end_us);
+  }
+  std::printf("# %s traced step %.1f ms\n", name.c_str(), end_us / 1000.0);
+  for (const auto& [device, ms] : device_ms) {
+    std::printf("#   %-48s %8.1f ms of kernels\n", device.c_str(), ms);
+  }
+  for (const auto& [op, ms] : op_ms) {
+    if (ms >= 0.5) std::printf("#   %-48s %8.1f ms\n", op.c_str(), ms);
+  }
 }
 
 // Builds one configuration, trains it on `batches`; prints its figures and
@@ -119,6 +143,14 @@ absl::StatusOr<double> RunConfig(const std::string& name, const std::string& dev
   RETURN_IF_ERROR(status);
   std::printf("%s: %.1f ms\n", name.c_str(), bench::Median(ms));
   std::printf("%s_loss: %.5f\n", name.c_str(), loss);
+  if (absl::GetFlag(FLAGS_profile)) {
+    RunOptions trace;
+    trace.trace = true;
+    RunMetadata metadata;
+    const Dataset& b = batches[0];
+    RETURN_IF_ERROR(session->Run({{x, b.x}, {y, b.y}}, {}, {train}, trace, &metadata).status());
+    PrintProfile(name, metadata.step_stats);
+  }
   std::fflush(stdout);
   return bench::Median(ms);
 }

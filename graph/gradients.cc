@@ -48,6 +48,11 @@ class GradientBuilder {
  private:
   // The sum of the gradients collected for one output (invalid when none).
   Output SumGradients(const OutputKey& key);
+  // Where the backward nodes of `node` go: on the device `node` asked for,
+  // if any, else the caller's.
+  Scope OnDeviceOf(const Scope& s, const Node* node) const {
+    return node->requested_device().empty() ? s : s.WithDevice(node->requested_device());
+  }
   absl::Status BackpropNode(Node* node);
 
   Scope scope_;
@@ -70,7 +75,10 @@ Output GradientBuilder::SumGradients(const OutputKey& key) {
     if (it->second.size() == 1) {
       sum = it->second[0];
     } else {
-      sum = scope_.Op("AddN").InputList(absl::MakeConstSpan(it->second)).Finalize1();
+      sum = OnDeviceOf(scope_, scope_.graph()->node(key.first))
+                .Op("AddN")
+                .InputList(absl::MakeConstSpan(it->second))
+                .Finalize1();
     }
   }
   summed_[key] = sum;
@@ -98,7 +106,7 @@ absl::Status GradientBuilder::BackpropNode(Node* node) {
             "no gradient is defined for op '", node->op(), "' (node '", node->name(),
             "'), which lies between the ys and the xs"));
       }
-      Scope s = scope_.NewSubScope(absl::StrCat(node->name(), "_grad"));
+      Scope s = OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad")), node);
       absl::StatusOr<std::vector<Output>> r = def.grad_fn(s, *node, dy);
       if (!r.ok()) return AddContext(r.status(), absl::StrCat("gradient of node ", node->DebugName()));
       RETURN_IF_ERROR(scope_.status());

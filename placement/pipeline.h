@@ -33,12 +33,13 @@
 // "<name>/backward/<stage name>/", and the outputs below under "<name>/".
 //
 // Errors (InvalidArgument): no stages, fewer than one micro-batch, an invalid
-// input, a stage with no `apply`, a batch whose static size does not divide
-// into M (a batch of unknown size that does not divide fails at run time in
-// the node "<name>/split_input", naming both numbers), targets whose static
-// row count differs from the input's, no stage creating a variable, a loss
-// that is not a scalar. Errors of the stage and loss functions and of
-// AddGradients come back with the stage and micro-batch added.
+// input or target, no loss function, a stage with no `apply`, a batch whose
+// static size does not divide into M (a batch of unknown size that does not
+// divide fails at run time in the node "<name>/split_input", naming both
+// numbers), targets whose static row count differs from the input's, no
+// stage creating a variable, a loss that is not a float or double scalar.
+// Errors of the stage and loss functions and of AddGradients come back with
+// the stage and micro-batch added.
 //
 // Thread-compatible: builds into the scope's graph from one thread.
 // Ownership: every node belongs to the scope's graph; `stages` and the

@@ -225,7 +225,8 @@ TEST_F(PlacerTest, ColocatedNodesPinnedToDifferentDevicesIsAnError) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
   Output a = ops::Neg(s.WithOpName("a").WithDevice("/device:CPU:1"), x);
-  ops::Neg(s.WithOpName("b").WithDevice("/device:CPU:2").ColocateWith(a), x);
+  // The device comes after the colocation: ColocateWith drops an earlier one.
+  ops::Neg(s.WithOpName("b").ColocateWith(a).WithDevice("/device:CPU:2"), x);
   absl::Status st = Place(s);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
