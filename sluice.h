@@ -27,6 +27,8 @@
 #include "ops/random_ops.h"
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
+#include "placement/auto_placer.h"
+#include "placement/pipeline.h"
 #include "placement/replicate.h"
 #include "runtime/freeze_graph.h"
 #include "runtime/npy.h"
