@@ -28,6 +28,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
+#include "examples/dense_stage.h"
 #include "examples/mlp_model.h"
 #include "sluice.h"
 
@@ -40,40 +41,7 @@ ABSL_FLAG(bool, profile, false, "also trace one step per configuration; print # 
 namespace sluice {
 namespace {
 
-constexpr int64_t kSizes[] = {1024, 2048, 2048, 2048, 10};
-constexpr int kLayers = 4;
-
-// Dense layers [first, last] (1-based), ReLU after all but the model's last.
-PipelineStage DenseStage(const std::string& device, int first, int last) {
-  PipelineStage stage;
-  stage.device = device;
-  stage.create_variables = [=](const Scope& s) -> absl::StatusOr<std::vector<Output>> {
-    std::vector<Output> vars;
-    for (int l = first; l <= last; ++l) {
-      Scope layer = s.NewSubScope(absl::StrCat("layer", l));
-      const int64_t fan_in = kSizes[l - 1], fan_out = kSizes[l];
-      Output init = ops::Mul(layer,
-                             ops::TruncatedNormal(layer, {fan_in, fan_out}, DT_FLOAT,
-                                                  {.seed = 1, .seed2 = int64_t{l}}),
-                             static_cast<float>(std::sqrt(2.0 / fan_in)));
-      vars.push_back(ops::VariableWithInit(layer.WithOpName("weights"), init).var);
-      vars.push_back(
-          ops::VariableWithInit(layer.WithOpName("bias"), ops::Fill(layer, {fan_out}, 0.0f)).var);
-    }
-    return vars;
-  };
-  stage.apply = [=](const Scope& s, const Output& x,
-                    absl::Span<const Output> vars) -> absl::StatusOr<Output> {
-    Output h = x;
-    for (int l = first; l <= last; ++l) {
-      const int i = 2 * (l - first);
-      h = ops::BiasAdd(s, ops::MatMul(s, h, vars[i]), vars[i + 1]);
-      if (l < kLayers) h = ops::Relu(s, h);
-    }
-    return h;
-  };
-  return stage;
-}
+const std::vector<int64_t> kSizeList = {1024, 2048, 2048, 2048, 10};
 
 // One traced step: kernel time per op type and busy time per device, as #
 // lines. Kernel intervals include waiting for the process-wide BLAS lock
@@ -103,10 +71,10 @@ absl::StatusOr<double> RunConfig(const std::string& name, const std::string& dev
                                  int micro_batches, const std::vector<Dataset>& batches) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   Output x =
-      ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({-1, kSizes[0]})});
+      ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({-1, kSizeList[0]})});
   Output y = ops::Placeholder(root.WithOpName("y"), DT_INT32, {.shape = TensorShape({-1})});
-  std::vector<PipelineStage> stages = {DenseStage("/device:CPU:0", 1, 2),
-                                       DenseStage(device1, 3, 4)};
+  std::vector<PipelineStage> stages = {DenseStage("/device:CPU:0", kSizeList, 1, 2),
+                                       DenseStage(device1, kSizeList, 3, 4)};
   auto xent = [](const Scope& s, const Output& logits,
                  absl::Span<const Output> t) -> absl::StatusOr<Output> {
     return ops::Mean(s, ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, t[0])[0], {0});
@@ -157,7 +125,7 @@ absl::StatusOr<double> RunConfig(const std::string& name, const std::string& dev
 
 absl::Status Main() {
   const int batch = absl::GetFlag(FLAGS_batch);
-  Dataset data = MakeSyntheticDataset({.examples = 4096, .features = kSizes[0]});
+  Dataset data = MakeSyntheticDataset({.examples = 4096, .features = kSizeList[0]});
   std::vector<Dataset> batches;
   for (int i = 0; i < 4; ++i) batches.push_back(Batch(data, int64_t{i} * batch, batch));
 

@@ -32,6 +32,7 @@
 #include "examples/mlp_model.h"
 #include "placement/device_name.h"
 #include "placement/pipeline.h"
+#include "examples/dense_stage.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, steps, 600, "training steps");
@@ -136,42 +137,6 @@ std::vector<int> AssignLayers(const std::vector<int64_t>& sizes, int num_devices
   return device;
 }
 
-// One stage: layers [first, last] (1-based, as named "layer<l>").
-PipelineStage MakeStage(const std::string& device, std::vector<int64_t> sizes, int first,
-                        int last) {
-  PipelineStage stage;
-  stage.device = device;
-  stage.create_variables = [=](const Scope& s) -> absl::StatusOr<std::vector<Output>> {
-    std::vector<Output> vars;
-    for (int l = first; l <= last; ++l) {
-      Scope layer = s.NewSubScope(absl::StrCat("layer", l));
-      const int64_t fan_in = sizes[l - 1], fan_out = sizes[l];
-      // He initialization: N(0, 2/fan_in), truncated at two deviations.
-      Output init = ops::Mul(layer,
-                             ops::TruncatedNormal(layer, {fan_in, fan_out}, DT_FLOAT,
-                                                  {.seed = 1, .seed2 = int64_t{l}}),
-                             static_cast<float>(std::sqrt(2.0 / fan_in)));
-      vars.push_back(ops::VariableWithInit(layer.WithOpName("weights"), init).var);
-      vars.push_back(
-          ops::VariableWithInit(layer.WithOpName("bias"), ops::Fill(layer, {fan_out}, 0.0f)).var);
-    }
-    return vars;
-  };
-  const int num_layers = static_cast<int>(sizes.size()) - 1;
-  stage.apply = [=](const Scope& s, const Output& x,
-                    absl::Span<const Output> vars) -> absl::StatusOr<Output> {
-    Output h = x;
-    for (int l = first; l <= last; ++l) {
-      Scope layer = s.NewSubScope(absl::StrCat("layer", l));
-      const int i = 2 * (l - first);
-      h = ops::BiasAdd(layer, ops::MatMul(layer, h, vars[i]), vars[i + 1]);
-      if (l < num_layers) h = ops::Relu(layer, h);
-    }
-    return h;
-  };
-  return stage;
-}
-
 absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const std::string& name, double lr) {
   if (name == "adam") return std::make_unique<AdamOptimizer>(lr);
   if (name == "momentum") return std::make_unique<MomentumOptimizer>(lr, 0.9);
@@ -237,7 +202,7 @@ absl::Status Main() {
   for (int first = 1; first <= num_layers;) {
     int last = first;
     while (last < num_layers && layer_device[last] == layer_device[first - 1]) ++last;
-    stages.push_back(MakeStage(devices[layer_device[first - 1]], sizes, first, last));
+    stages.push_back(DenseStage(devices[layer_device[first - 1]], sizes, first, last));
     std::printf("stage %zu: layers %d-%d on %s\n", stages.size() - 1, first, last,
                 devices[layer_device[first - 1]].c_str());
     first = last + 1;
