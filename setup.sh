@@ -13,6 +13,7 @@ PACKAGES=(
   thrift-compiler libthrift-dev libboost-dev
   python3-numpy            # .npy round-trip checks in tests and bench scripts
   python3-torch            # the PyTorch peer in bench/
+  iperf3                   # raw TCP peer of the RecvTensor benchmark
 )
 # python3-torch is large and only the benchmarks need it.
 if [[ "${SLUICE_SKIP_TORCH:-0}" == "1" ]]; then
