@@ -4,6 +4,12 @@
 //   bazel run //examples:model_parallel_mlp
 //   bazel run //examples:model_parallel_mlp -- --devices=CPU:0,CPU:1,CPU:2 --hidden=512,256
 //   bazel run //examples:model_parallel_mlp -- --micro_batches=4 --save_graph=/tmp/placed.pbtxt
+//   bazel run //tools:launch -- --workers=2 -- //examples:model_parallel_mlp   # over two tasks
+//
+// Under the launcher (SLUICE_CONFIG set) each process is one cluster task:
+// worker 0 builds and trains the model, its stages on the first device of
+// each task (one stage per task), and the other tasks only serve their
+// devices until the launcher stops them.
 //
 // Devices: --devices (a comma list, "CPU:1" or "/device:CPU:1"), else two
 // from the session: two GPUs when there are, one GPU and CPU:0, else CPU:0
@@ -32,6 +38,8 @@
 #include "examples/mlp_model.h"
 #include "placement/device_name.h"
 #include "placement/pipeline.h"
+#include "distributed/cluster/cluster_spec.h"
+#include "distributed/server.h"
 #include "examples/dense_stage.h"
 #include "sluice.h"
 
@@ -102,6 +110,22 @@ absl::StatusOr<std::vector<std::string>> ChooseDevices(const std::vector<std::st
     chosen.push_back(available[match - parsed.begin()]);
   }
   if (!chosen.empty()) return chosen;
+  // Several tasks: the first device of each of the first two (a GPU if the
+  // task has one), so that the stages exchange activations over the wire.
+  std::map<std::string, std::string> first_of_task;
+  std::vector<std::string> tasks;
+  for (size_t i = 0; i < available.size(); ++i) {
+    DeviceName task = parsed[i];
+    task.type.reset();
+    task.id.reset();
+    const std::string key = task.ToString();
+    if (!first_of_task.count(key)) tasks.push_back(key);
+    std::string& first = first_of_task[key];
+    if (first.empty() || (parsed[i].type == "GPU" && !absl::StrContains(first, "GPU"))) {
+      first = available[i];
+    }
+  }
+  if (tasks.size() >= 2) return std::vector<std::string>{first_of_task[tasks[0]], first_of_task[tasks[1]]};
   if (gpus.size() >= 2) return std::vector<std::string>{gpus[0], gpus[1]};
   if (gpus.size() == 1) return std::vector<std::string>{gpus[0], cpus[0]};
   if (cpus.size() >= 2) return std::vector<std::string>{cpus[0], cpus[1]};
@@ -185,13 +209,33 @@ absl::Status Main() {
   ASSIGN_OR_RETURN(std::vector<DeviceName> requested, RequestedDevices());
 
   // The session first, to see its devices; the graph is added afterwards.
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = 1;
-  for (const DeviceName& r : requested) {
-    if (r.type == "CPU" && r.id)
-      options.num_virtual_cpus = std::max(options.num_virtual_cpus, *r.id);
+  // In a cluster: one task's server in this process, and a session whose
+  // master places over every task.
+  std::unique_ptr<Server> server;
+  std::unique_ptr<Session> session;
+  absl::StatusOr<TaskConfig> task = TaskConfigFromEnv();
+  if (task.ok()) {
+    ServerOptions server_options;
+    server_options.config = *task;
+    ASSIGN_OR_RETURN(server, Server::Create(server_options));
+    if (task->job != "worker" || task->task != 0) {
+      std::printf("%s: serving its devices for the chief\n", server->task().c_str());
+      std::fflush(stdout);
+      server->Join();  // until the launcher stops the cluster
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(session, server->NewSession(GraphDef()));
+  } else if (task.status().code() != absl::StatusCode::kNotFound) {
+    return task.status();
+  } else {
+    SessionOptions options = BuiltinSessionOptions();
+    options.num_virtual_cpus = 1;
+    for (const DeviceName& r : requested) {
+      if (r.type == "CPU" && r.id)
+        options.num_virtual_cpus = std::max(options.num_virtual_cpus, *r.id);
+    }
+    ASSIGN_OR_RETURN(session, NewSession(options, GraphDef()));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, GraphDef()));
   ASSIGN_OR_RETURN(std::vector<std::string> devices,
                    ChooseDevices(session->ListDevices(), requested));
 

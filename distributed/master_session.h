@@ -1,0 +1,80 @@
+// MasterSession: a session over a whole cluster. It places each run
+// signature's graph over every device of every task (placement/placer.h,
+// with job/task in the device names), partitions it per device, registers
+// each task's partitions with that task's worker, and runs a step by calling
+// every involved worker at once; cross-task tensors move by RecvTensor
+// between the workers themselves.
+//
+//   MasterSessionOptions opts;
+//   opts.workers = &cache;                        // every task of the cluster
+//   opts.ops = BuiltinOps();  opts.kernels = BuiltinKernels();
+//   opts.default_device = "/job:worker/replica:0/task:0";
+//   ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> s, MasterSession::Create(opts, graph_def));
+//   ASSIGN_OR_RETURN(std::vector<Tensor> out, s->Run({{"x:0", x}}, {"loss:0"}, {"train"}));
+//
+// On creation it asks every task for its devices, retrying until
+// `wait_for_cluster_ms`, and fails with Unavailable listing the tasks that
+// never answered. A step that fails on one task is aborted on the others;
+// the step returns the first error (which names the task). A task that
+// restarted since its graphs were registered makes the step fail with
+// Aborted naming it; the next Run registers again (its variables are gone,
+// so a training loop restores them: distributed/training/).
+//
+// Thread-safe: Run may be called concurrently. `workers` is borrowed.
+#ifndef SLUICE_DISTRIBUTED_MASTER_SESSION_H_
+#define SLUICE_DISTRIBUTED_MASTER_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "distributed/worker_interface.h"
+#include "graph/op_registry.h"
+#include "graph/proto/graph.pb.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/session.h"
+
+namespace sluice {
+
+struct MasterSessionOptions {
+  WorkerCache* workers = nullptr;           // required
+  const OpRegistry* ops = nullptr;          // required
+  const KernelRegistry* kernels = nullptr;  // required
+  // Where nodes that ask for no device go: a (partial) device name such as
+  // "/job:worker/replica:0/task:1"; "" for the first device of the cluster.
+  std::string default_device;
+  bool allow_soft_placement = true;
+  int64_t step_timeout_ms = 60000;
+  int64_t wait_for_cluster_ms = 30000;
+};
+
+class MasterSession {
+ public:
+  static absl::StatusOr<std::unique_ptr<MasterSession>> Create(const MasterSessionOptions& options,
+                                                                const tensorflow::GraphDef& def);
+  ~MasterSession();
+
+  absl::Status Extend(const tensorflow::GraphDef& def);
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets,
+                                          const RunOptions& options = {},
+                                          RunMetadata* metadata = nullptr);
+  std::vector<DeviceInfo> ListDevices() const;
+  // Deregisters the session's graphs; later calls fail.
+  absl::Status Close();
+
+ private:
+  class Impl;
+  explicit MasterSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A Session (runtime/session.h) backed by a MasterSession.
+std::unique_ptr<Session> NewSessionOverMaster(std::unique_ptr<MasterSession> master);
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_MASTER_SESSION_H_

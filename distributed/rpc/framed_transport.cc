@@ -1,0 +1,287 @@
+#include "distributed/rpc/framed_transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+
+using apache::thrift::transport::TSocket;
+using apache::thrift::transport::TTransport;
+using apache::thrift::transport::TTransportException;
+
+namespace {
+
+constexpr size_t kInitialWriteBuffer = 4 << 10;
+// A write buffer grown past this (a message of many small fields) is given
+// back after its frame is sent.
+constexpr size_t kRetainedWriteBuffer = 1 << 20;
+
+}  // namespace
+
+FramedTransport::FramedTransport(std::shared_ptr<TTransport> inner,
+                                 FramedTransportOptions options)
+    : TVirtualTransport<FramedTransport>(inner->getConfiguration()),
+      inner_(std::move(inner)),
+      socket_(dynamic_cast<TSocket*>(inner_.get())),
+      options_(options),
+      rbuf_(new uint8_t[std::max<size_t>(options.read_buffer_bytes, 64)]),
+      rcap_(std::max<size_t>(options.read_buffer_bytes, 64)) {
+  EnsureWriteCapacity(kInitialWriteBuffer);
+  knownMessageSize_ = remainingMessageSize_ = 0;
+}
+
+FramedTransport::~FramedTransport() = default;
+
+bool FramedTransport::peek() {
+  if (rend_ > rpos_) return true;
+  return inner_->peek();
+}
+
+void FramedTransport::close() {
+  inner_->close();
+  rpos_ = rend_ = 0;
+  frame_remaining_ = frame_size_ = 0;
+  ResetWrite();
+}
+
+// ---------------------------------------------------------------- reading
+
+bool FramedTransport::FillAtLeast(size_t need) {
+  size_t have = rend_ - rpos_;
+  if (have >= need) return true;
+  if (rpos_ + need > rcap_) {
+    std::memmove(rbuf_.get(), rbuf_.get() + rpos_, have);
+    rpos_ = 0;
+    rend_ = have;
+  }
+  while (rend_ - rpos_ < need) {
+    uint32_t got = inner_->read(rbuf_.get() + rend_, static_cast<uint32_t>(rcap_ - rend_));
+    if (got == 0) return false;
+    rend_ += got;
+  }
+  return true;
+}
+
+bool FramedTransport::ReadFrameHeader() {
+  if (!FillAtLeast(4)) {
+    if (rend_ == rpos_) return false;
+    throw TTransportException(TTransportException::END_OF_FILE,
+                              "connection closed inside a frame header");
+  }
+  uint32_t be;
+  std::memcpy(&be, rbuf_.get() + rpos_, 4);
+  rpos_ += 4;
+  const int32_t size = static_cast<int32_t>(ntohl(be));
+  if (size < 0 || size > options_.max_frame_bytes) {
+    throw TTransportException(
+        TTransportException::CORRUPTED_DATA,
+        absl::StrCat("received a frame of ", size, " bytes; the limit is ", options_.max_frame_bytes));
+  }
+  frame_size_ = frame_remaining_ = static_cast<uint32_t>(size);
+  // Thrift 0.17 counts message bytes per transport and never resets the
+  // count on a server connection; here the budget is the current frame.
+  knownMessageSize_ = remainingMessageSize_ = size;
+  return true;
+}
+
+uint32_t FramedTransport::read(uint8_t* buf, uint32_t len) {
+  if (len == 0) return 0;
+  while (frame_remaining_ == 0) {
+    if (!ReadFrameHeader()) return 0;
+  }
+  const uint32_t want = std::min(len, frame_remaining_);
+  size_t have = rend_ - rpos_;
+  if (have == 0) {
+    if (want >= rcap_) {
+      // Large read: straight from the socket into the caller's memory.
+      uint32_t got = inner_->read(buf, want);
+      if (got == 0) {
+        throw TTransportException(TTransportException::END_OF_FILE,
+                                  "connection closed inside a frame");
+      }
+      frame_remaining_ -= got;
+      remainingMessageSize_ = frame_remaining_;
+      return got;
+    }
+    rpos_ = rend_ = 0;
+    uint32_t got = inner_->read(rbuf_.get(), static_cast<uint32_t>(rcap_));
+    if (got == 0) {
+      throw TTransportException(TTransportException::END_OF_FILE,
+                                "connection closed inside a frame");
+    }
+    rend_ = got;
+    have = got;
+  }
+  const uint32_t n = static_cast<uint32_t>(std::min<size_t>(want, have));
+  std::memcpy(buf, rbuf_.get() + rpos_, n);
+  rpos_ += n;
+  frame_remaining_ -= n;
+  remainingMessageSize_ = frame_remaining_;
+  return n;
+}
+
+uint32_t FramedTransport::readAll(uint8_t* buf, uint32_t len) {
+  uint32_t have = 0;
+  while (have < len) {
+    uint32_t got = read(buf + have, len - have);
+    if (got == 0) {
+      throw TTransportException(TTransportException::END_OF_FILE, "No more data to read.");
+    }
+    have += got;
+  }
+  return have;
+}
+
+const uint8_t* FramedTransport::borrow(uint8_t* /*buf*/, uint32_t* len) {
+  const uint32_t need = *len;
+  if (frame_remaining_ == 0 || need > frame_remaining_ || need > rcap_) return nullptr;
+  if (!FillAtLeast(need)) return nullptr;
+  *len = static_cast<uint32_t>(std::min<size_t>(rend_ - rpos_, frame_remaining_));
+  return rbuf_.get() + rpos_;
+}
+
+void FramedTransport::consume(uint32_t len) {
+  if (len > frame_remaining_ || len > rend_ - rpos_) {
+    throw TTransportException(TTransportException::BAD_ARGS,
+                              "consume() past the borrowed bytes");
+  }
+  rpos_ += len;
+  frame_remaining_ -= len;
+  remainingMessageSize_ = frame_remaining_;
+}
+
+uint32_t FramedTransport::readEnd() {
+  while (frame_remaining_ > 0) {
+    if (rend_ == rpos_ && !FillAtLeast(1)) {
+      throw TTransportException(TTransportException::END_OF_FILE,
+                                "connection closed inside a frame");
+    }
+    const size_t n = std::min<size_t>(rend_ - rpos_, frame_remaining_);
+    rpos_ += n;
+    frame_remaining_ -= static_cast<uint32_t>(n);
+  }
+  const uint32_t size = frame_size_;
+  frame_size_ = 0;
+  return size == 0 ? 0 : size + 4;
+}
+
+// ---------------------------------------------------------------- writing
+
+void FramedTransport::EnsureWriteCapacity(size_t more) {
+  if (wlen_ + more <= wcap_) return;
+  size_t cap = std::max<size_t>({wcap_ * 2, wlen_ + more, kInitialWriteBuffer});
+  std::unique_ptr<uint8_t[]> grown(new uint8_t[cap]);  // not zero-filled
+  if (wbuf_ != nullptr) std::memcpy(grown.get(), wbuf_.get(), wlen_);
+  wbuf_ = std::move(grown);
+  wcap_ = cap;
+}
+
+void FramedTransport::CloseCopySegment() {
+  if (wlen_ > copy_start_) {
+    segments_.push_back(Segment{nullptr, copy_start_, wlen_ - copy_start_});
+    copy_start_ = wlen_;
+  }
+}
+
+void FramedTransport::ResetWrite() {
+  wlen_ = 4;
+  copy_start_ = 0;
+  segments_.clear();
+  write_total_ = 0;
+}
+
+void FramedTransport::write(const uint8_t* buf, uint32_t len) {
+  if (len == 0) return;
+  write_total_ += len;
+  if (len >= options_.copy_threshold_bytes) {
+    CloseCopySegment();
+    segments_.push_back(Segment{buf, 0, len});
+    return;
+  }
+  EnsureWriteCapacity(len);
+  std::memcpy(wbuf_.get() + wlen_, buf, len);
+  wlen_ += len;
+}
+
+void FramedTransport::SendVector(std::vector<struct iovec>* iov) {
+  const int fd = socket_->getSocketFD();
+  if (fd < 0) throw TTransportException(TTransportException::NOT_OPEN, "socket is not open");
+  size_t i = 0;
+  const size_t n = iov->size();
+  while (i < n) {
+    struct msghdr msg;
+    std::memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov->data() + i;
+    msg.msg_iovlen = std::min<size_t>(n - i, IOV_MAX);
+    ssize_t sent = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (sent < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) {
+        throw TTransportException(TTransportException::TIMED_OUT, "send timed out");
+      }
+      throw TTransportException(TTransportException::NOT_OPEN,
+                                absl::StrCat("send failed: ", std::strerror(err)));
+    }
+    size_t left = static_cast<size_t>(sent);
+    while (i < n && left >= (*iov)[i].iov_len) {
+      left -= (*iov)[i].iov_len;
+      ++i;
+    }
+    if (left > 0) {
+      (*iov)[i].iov_base = static_cast<char*>((*iov)[i].iov_base) + left;
+      (*iov)[i].iov_len -= left;
+    }
+  }
+}
+
+void FramedTransport::flush() {
+  if (write_total_ == 0) {
+    inner_->flush();
+    return;
+  }
+  if (write_total_ > static_cast<uint64_t>(options_.max_frame_bytes)) {
+    const uint64_t size = write_total_;
+    ResetWrite();
+    throw TTransportException(
+        TTransportException::BAD_ARGS,
+        absl::StrCat("cannot send a frame of ", size, " bytes; the limit is ", options_.max_frame_bytes));
+  }
+  const uint32_t be = htonl(static_cast<uint32_t>(write_total_));
+  std::memcpy(wbuf_.get(), &be, 4);
+  CloseCopySegment();
+  std::vector<struct iovec> iov;
+  iov.reserve(segments_.size());
+  for (const Segment& s : segments_) {
+    const uint8_t* p = s.external != nullptr ? s.external : wbuf_.get() + s.offset;
+    iov.push_back({const_cast<uint8_t*>(p), s.length});
+  }
+  try {
+    if (socket_ != nullptr) {
+      SendVector(&iov);
+    } else {
+      for (const struct iovec& v : iov) {
+        inner_->write(static_cast<const uint8_t*>(v.iov_base), static_cast<uint32_t>(v.iov_len));
+      }
+      inner_->flush();
+    }
+  } catch (...) {
+    ResetWrite();
+    throw;
+  }
+  ResetWrite();
+  if (wcap_ > kRetainedWriteBuffer) {
+    wbuf_.reset();
+    wcap_ = 0;
+    EnsureWriteCapacity(kInitialWriteBuffer);
+  }
+}
+
+}  // namespace sluice

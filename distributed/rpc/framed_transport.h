@@ -1,0 +1,140 @@
+// FramedTransport: Thrift's framed wire format (a 4-byte big-endian payload
+// length, then the payload) without ever holding a whole frame in memory.
+//
+//   auto socket = std::make_shared<apache::thrift::transport::TSocket>(fd);
+//   auto framed = std::make_shared<FramedTransport>(socket);
+//   TBinaryProtocolT<FramedTransport> protocol(framed);
+//   ... protocol.writeBinary(big); framed->flush();   // big sent from its own memory
+//
+// Compared with Thrift's TFramedTransport (same bytes on the wire, so either
+// end may be the stock class):
+//  - reads go through a small buffer (64 KiB); a read of at least the buffer
+//    size goes from the socket straight into the caller's memory, so a
+//    tensor's bytes land in the tensor;
+//  - writes below `copy_threshold_bytes` are copied into a buffer; larger ones
+//    are kept as (pointer, length) and sent by flush() together with the
+//    frame header in one sendmsg() (when the inner transport is a TSocket);
+//  - frames up to `max_frame_bytes` (default 2 GiB - 1) are accepted, and the
+//    message-size bookkeeping of Thrift 0.17 is reset per frame, so a
+//    long-lived connection never hits its "MaxMessageSize reached" drop.
+//
+// Contract of write(): memory passed in a write of >= copy_threshold_bytes
+// must stay valid and unchanged until the next flush() returns. Thrift's
+// generated code satisfies this: large writes are string/binary fields of
+// argument and result structs that live until the message is flushed; the
+// protocols' own small temporaries are always copied.
+//
+// Thread-compatible: one thread uses a transport at a time (as with any
+// Thrift transport). Owns its buffers; shares the inner transport.
+#ifndef SLUICE_DISTRIBUTED_RPC_FRAMED_TRANSPORT_H_
+#define SLUICE_DISTRIBUTED_RPC_FRAMED_TRANSPORT_H_
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <thrift/transport/TSocket.h>
+#include <thrift/transport/TTransport.h>
+#include <thrift/transport/TVirtualTransport.h>
+
+namespace sluice {
+
+struct FramedTransportOptions {
+  size_t read_buffer_bytes = 64 << 10;
+  // Writes of at least this many bytes are sent from the caller's memory.
+  size_t copy_threshold_bytes = 16 << 10;
+  // Frames (either direction) larger than this are refused.
+  int64_t max_frame_bytes = 0x7fffffff;
+};
+
+class FramedTransport
+    : public apache::thrift::transport::TVirtualTransport<FramedTransport> {
+ public:
+  explicit FramedTransport(std::shared_ptr<apache::thrift::transport::TTransport> inner,
+                           FramedTransportOptions options = {});
+  ~FramedTransport() override;
+  FramedTransport(const FramedTransport&) = delete;
+  FramedTransport& operator=(const FramedTransport&) = delete;
+
+  bool isOpen() const override { return inner_->isOpen(); }
+  bool peek() override;
+  void open() override { inner_->open(); }
+  void close() override;
+  const std::string getOrigin() const override { return inner_->getOrigin(); }
+
+  // TVirtualTransport's non-virtual implementations.
+  uint32_t read(uint8_t* buf, uint32_t len);
+  uint32_t readAll(uint8_t* buf, uint32_t len);
+  void write(const uint8_t* buf, uint32_t len);
+  const uint8_t* borrow(uint8_t* buf, uint32_t* len);
+  void consume(uint32_t len);
+
+  // Skips what is left of the current frame; returns the frame's size.
+  uint32_t readEnd() override;
+  uint32_t writeEnd() override { return static_cast<uint32_t>(write_total_); }
+  // Sends the pending frame (header + buffered and referenced bytes). Throws
+  // TTransportException: TIMED_OUT past the socket's send timeout,
+  // NOT_OPEN when the peer is gone, BAD_ARGS for a frame over the limit.
+  void flush() override;
+
+  const std::shared_ptr<apache::thrift::transport::TTransport>& inner() const { return inner_; }
+  // Payload bytes of the current incoming frame not read yet.
+  uint32_t frame_remaining() const { return frame_remaining_; }
+
+ private:
+  struct Segment {
+    const uint8_t* external;  // nullptr: bytes at `offset` of the write buffer
+    size_t offset;
+    size_t length;
+  };
+
+  // Reads the next frame header; false on a clean end of stream before it.
+  bool ReadFrameHeader();
+  // Makes `need` (<= buffer size) bytes available at rbuf_ + rpos_; false
+  // when the stream ends first.
+  bool FillAtLeast(size_t need);
+  void EnsureWriteCapacity(size_t more);
+  void CloseCopySegment();
+  void ResetWrite();
+  void SendVector(std::vector<struct iovec>* iov);
+
+  std::shared_ptr<apache::thrift::transport::TTransport> inner_;
+  apache::thrift::transport::TSocket* socket_;  // inner_ as a TSocket, or null
+  const FramedTransportOptions options_;
+
+  std::unique_ptr<uint8_t[]> rbuf_;
+  size_t rcap_;
+  size_t rpos_ = 0;
+  size_t rend_ = 0;
+  uint32_t frame_remaining_ = 0;
+  uint32_t frame_size_ = 0;
+
+  // wbuf_[0..4) is room for the frame header.
+  std::unique_ptr<uint8_t[]> wbuf_;
+  size_t wcap_ = 0;
+  size_t wlen_ = 4;
+  size_t copy_start_ = 0;  // start of the copy segment not yet closed
+  std::vector<Segment> segments_;
+  uint64_t write_total_ = 0;  // payload bytes of the pending frame
+};
+
+// Wraps each accepted connection of a stock Thrift server in a FramedTransport.
+class FramedTransportFactory : public apache::thrift::transport::TTransportFactory {
+ public:
+  explicit FramedTransportFactory(FramedTransportOptions options = {}) : options_(options) {}
+  std::shared_ptr<apache::thrift::transport::TTransport> getTransport(
+      std::shared_ptr<apache::thrift::transport::TTransport> trans) override {
+    return std::make_shared<FramedTransport>(std::move(trans), options_);
+  }
+
+ private:
+  FramedTransportOptions options_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_RPC_FRAMED_TRANSPORT_H_

@@ -1,0 +1,244 @@
+#include "distributed/rpc/recv_tensor_reply.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <thrift/TApplicationException.h>
+#include <thrift/protocol/TProtocolException.h>
+
+#include "absl/strings/str_cat.h"
+#include "distributed/rpc/gen-cpp/sluice_types.h"
+#include "distributed/rpc/tensor_wire.h"
+#include "graph/status_macros.h"
+
+namespace sluice {
+
+using apache::thrift::TApplicationException;
+using apache::thrift::protocol::TMessageType;
+using apache::thrift::protocol::TProtocol;
+using apache::thrift::protocol::TProtocolException;
+using apache::thrift::protocol::TType;
+
+namespace {
+
+// Field ids and names of the generated structs (sluice.thrift).
+constexpr int16_t kResultSuccess = 0;
+constexpr int16_t kResultError = 1;
+constexpr int16_t kResponseTensor = 1;
+constexpr int16_t kWireDtype = 1;
+constexpr int16_t kWireShape = 2;
+constexpr int16_t kWireData = 3;
+
+void SkipBytes(TProtocol* in, int64_t n) {
+  uint8_t scratch[16 << 10];
+  auto transport = in->getTransport();
+  while (n > 0) {
+    const uint32_t chunk = static_cast<uint32_t>(std::min<int64_t>(n, sizeof(scratch)));
+    transport->readAll(scratch, chunk);
+    n -= chunk;
+  }
+}
+
+// The `data` field, once dtype and shape are known: straight into a tensor.
+absl::StatusOr<Tensor> ReadDataInto(TProtocol* in, int32_t wire_dtype,
+                                    const std::vector<int64_t>& dims, Allocator* allocator) {
+  int32_t len;
+  in->readI32(len);
+  if (len < 0) throw TProtocolException(TProtocolException::NEGATIVE_SIZE);
+  absl::StatusOr<Tensor> t = [&]() -> absl::StatusOr<Tensor> {
+    ASSIGN_OR_RETURN(DataType dtype, DataTypeFromWire(wire_dtype));
+    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromWire(dims));
+    ASSIGN_OR_RETURN(int64_t bytes, WireByteCount(dtype, shape));
+    if (bytes != len) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor on the wire: a ", DataTypeName(dtype), " tensor of shape ", shape.DebugString(),
+          " has ", bytes, " bytes, but ", len, " came"));
+    }
+    return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype, shape);
+  }();
+  if (!t.ok()) {
+    SkipBytes(in, len);  // keeps the connection in step
+    return t.status();
+  }
+  if (len > 0) in->getTransport()->readAll(static_cast<uint8_t*>(t->raw_data()), len);
+  return t;
+}
+
+absl::StatusOr<Tensor> ReadTensorWire(TProtocol* in, Allocator* allocator) {
+  std::string name;
+  TType ftype;
+  int16_t fid;
+  int32_t dtype = 0;
+  bool have_dtype = false, have_shape = false, have_data = false;
+  std::vector<int64_t> dims;
+  absl::StatusOr<Tensor> direct = absl::InternalError("unset");
+  rpc::TensorWire late;  // data that came before dtype and shape, or strings
+  bool late_data = false;
+  absl::Status bad;
+
+  in->readStructBegin(name);
+  while (true) {
+    in->readFieldBegin(name, ftype, fid);
+    if (ftype == apache::thrift::protocol::T_STOP) break;
+    if (fid == kWireDtype && ftype == apache::thrift::protocol::T_I32) {
+      in->readI32(dtype);
+      have_dtype = true;
+    } else if (fid == kWireShape && ftype == apache::thrift::protocol::T_LIST) {
+      TType etype;
+      uint32_t size;
+      in->readListBegin(etype, size);
+      dims.clear();
+      for (uint32_t i = 0; i < size; ++i) {
+        if (etype == apache::thrift::protocol::T_I64) {
+          int64_t d;
+          in->readI64(d);
+          dims.push_back(d);
+        } else {
+          in->skip(etype);
+          bad = absl::InvalidArgumentError("tensor on the wire has a shape that is not a list of i64");
+        }
+      }
+      in->readListEnd();
+      have_shape = true;
+    } else if (fid == kWireData && ftype == apache::thrift::protocol::T_STRING) {
+      if (have_dtype && have_shape && dtype != static_cast<int32_t>(DT_STRING)) {
+        direct = ReadDataInto(in, dtype, dims, allocator);
+      } else {
+        in->readBinary(late.data);
+        late_data = true;
+      }
+      have_data = true;
+    } else {
+      in->skip(ftype);
+    }
+    in->readFieldEnd();
+  }
+  in->readStructEnd();
+
+  if (!bad.ok()) return bad;
+  if (have_data && !late_data) return direct;
+  late.dtype = dtype;
+  late.shape = std::move(dims);
+  if (!have_dtype) return absl::InvalidArgumentError("tensor on the wire has no dtype");
+  return TensorFromWire(late, allocator);  // no data field: only an empty tensor fits
+}
+
+absl::StatusOr<Tensor> ReadResponse(TProtocol* in, Allocator* allocator) {
+  std::string name;
+  TType ftype;
+  int16_t fid;
+  absl::StatusOr<Tensor> result = absl::InternalError("RecvTensor reply without a tensor");
+  in->readStructBegin(name);
+  while (true) {
+    in->readFieldBegin(name, ftype, fid);
+    if (ftype == apache::thrift::protocol::T_STOP) break;
+    if (fid == kResponseTensor && ftype == apache::thrift::protocol::T_STRUCT) {
+      result = ReadTensorWire(in, allocator);
+    } else {
+      in->skip(ftype);
+    }
+    in->readFieldEnd();
+  }
+  in->readStructEnd();
+  return result;
+}
+
+}  // namespace
+
+void WriteRecvTensorReply(TProtocol* out, int32_t seqid, const Tensor& tensor) {
+  using namespace apache::thrift::protocol;  // NOLINT: T_* type tags
+  std::string strings;
+  const uint8_t* data = static_cast<const uint8_t*>(tensor.raw_data());
+  size_t len = tensor.TotalBytes();
+  if (tensor.dtype() == DT_STRING) {
+    strings = EncodeStringElements(tensor);
+    data = reinterpret_cast<const uint8_t*>(strings.data());
+    len = strings.size();
+  }
+  if (len > static_cast<size_t>(INT32_MAX)) {
+    throw TApplicationException(TApplicationException::INTERNAL_ERROR,
+                                absl::StrCat("tensor of ", len, " bytes is over the 2 GiB a message can carry"));
+  }
+  out->writeMessageBegin("RecvTensor", T_REPLY, seqid);
+  out->writeStructBegin("WorkerService_RecvTensor_result");
+  out->writeFieldBegin("success", T_STRUCT, kResultSuccess);
+  out->writeStructBegin("RecvTensorResponse");
+  out->writeFieldBegin("tensor", T_STRUCT, kResponseTensor);
+  out->writeStructBegin("TensorWire");
+  out->writeFieldBegin("dtype", T_I32, kWireDtype);
+  out->writeI32(static_cast<int32_t>(tensor.dtype()));
+  out->writeFieldEnd();
+  out->writeFieldBegin("shape", T_LIST, kWireShape);
+  out->writeListBegin(T_I64, static_cast<uint32_t>(tensor.dims()));
+  for (int i = 0; i < tensor.dims(); ++i) out->writeI64(tensor.dim_size(i));
+  out->writeListEnd();
+  out->writeFieldEnd();
+  // writeBinary of the binary protocol: the length, then the bytes, which a
+  // FramedTransport keeps by reference until the flush below.
+  out->writeFieldBegin("data", T_STRING, kWireData);
+  out->writeI32(static_cast<int32_t>(len));
+  if (len > 0) out->getTransport()->write(data, static_cast<uint32_t>(len));
+  out->writeFieldEnd();
+  out->writeFieldStop();
+  out->writeStructEnd();  // TensorWire
+  out->writeFieldEnd();
+  out->writeFieldStop();
+  out->writeStructEnd();  // RecvTensorResponse
+  out->writeFieldEnd();
+  out->writeFieldStop();
+  out->writeStructEnd();  // result
+  out->writeMessageEnd();
+  out->getTransport()->writeEnd();
+  out->getTransport()->flush();
+}
+
+absl::StatusOr<Tensor> ReadRecvTensorReply(TProtocol* in, Allocator* allocator) {
+  std::string fname;
+  TMessageType mtype;
+  int32_t seqid;
+  in->readMessageBegin(fname, mtype, seqid);
+  if (mtype == apache::thrift::protocol::T_EXCEPTION) {
+    TApplicationException x;
+    x.read(in);
+    in->readMessageEnd();
+    in->getTransport()->readEnd();
+    throw x;
+  }
+  if (mtype != apache::thrift::protocol::T_REPLY || fname != "RecvTensor") {
+    in->skip(apache::thrift::protocol::T_STRUCT);
+    in->readMessageEnd();
+    in->getTransport()->readEnd();
+    throw TApplicationException(TApplicationException::INVALID_MESSAGE_TYPE,
+                                absl::StrCat("expected the reply to RecvTensor, got message '", fname,
+                                             "' of type ", static_cast<int>(mtype)));
+  }
+  absl::StatusOr<Tensor> result = absl::InternalError("RecvTensor reply with neither a tensor nor an error");
+  bool have_error = false;
+  rpc::RpcError error;
+  std::string name;
+  TType ftype;
+  int16_t fid;
+  in->readStructBegin(name);
+  while (true) {
+    in->readFieldBegin(name, ftype, fid);
+    if (ftype == apache::thrift::protocol::T_STOP) break;
+    if (fid == kResultSuccess && ftype == apache::thrift::protocol::T_STRUCT) {
+      result = ReadResponse(in, allocator);
+    } else if (fid == kResultError && ftype == apache::thrift::protocol::T_STRUCT) {
+      error.read(in);
+      have_error = true;
+    } else {
+      in->skip(ftype);
+    }
+    in->readFieldEnd();
+  }
+  in->readStructEnd();
+  in->readMessageEnd();
+  in->getTransport()->readEnd();
+  if (have_error) throw error;
+  return result;
+}
+
+}  // namespace sluice

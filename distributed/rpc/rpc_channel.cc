@@ -1,0 +1,133 @@
+#include "distributed/rpc/rpc_channel.h"
+
+#include <poll.h>
+
+#include <climits>
+#include <utility>
+
+#include <thrift/TApplicationException.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TMultiplexedProtocol.h>
+#include <thrift/transport/TTransportException.h>
+
+#include "absl/strings/str_cat.h"
+#include "distributed/rpc/tensor_wire.h"
+
+namespace sluice {
+
+using apache::thrift::TApplicationException;
+using apache::thrift::TException;
+using apache::thrift::transport::TTransportException;
+
+namespace {
+
+constexpr size_t kMaxIdleConnections = 16;
+
+// True when an idle connection has something to read: the peer closed it
+// (end of stream or reset) or sent bytes nobody asked for. Either way it is
+// no longer usable.
+bool IsStale(int fd) {
+  if (fd < 0) return true;
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, 0) != 0;
+}
+
+}  // namespace
+
+RpcChannel::RpcChannel(std::string task_name, std::string host_port, RpcOptions options)
+    : task_name_(std::move(task_name)),
+      host_port_(std::move(host_port)),
+      options_(options),
+      address_(ParseHostPort(host_port_)) {}
+
+RpcChannel::~RpcChannel() = default;
+
+std::string RpcChannel::Where() const { return absl::StrCat("task ", task_name_, " at ", host_port_); }
+
+int RpcChannel::IdleConnectionsForTesting() {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(idle_.size());
+}
+
+absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire() {
+  while (true) {
+    std::unique_ptr<Connection> c;
+    {
+      absl::MutexLock lock(&mu_);
+      if (idle_.empty()) break;
+      c = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    if (!IsStale(c->socket->getSocketFD())) return c;
+  }
+  if (!address_.ok()) return address_.status();
+  absl::StatusOr<int> fd = ConnectTcp(*address_, options_.connect_timeout_ms);
+  if (!fd.ok()) return fd.status();
+  auto c = std::make_unique<Connection>();
+  c->socket = std::make_shared<apache::thrift::transport::TSocket>(*fd);
+  c->transport = std::make_shared<FramedTransport>(c->socket);
+  c->protocol =
+      std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(c->transport);
+  c->worker = std::make_unique<rpc::WorkerServiceClient>(
+      std::make_shared<apache::thrift::protocol::TMultiplexedProtocol>(c->protocol, "worker"));
+  c->master = std::make_unique<rpc::MasterServiceClient>(
+      std::make_shared<apache::thrift::protocol::TMultiplexedProtocol>(c->protocol, "master"));
+  return c;
+}
+
+void RpcChannel::Release(std::unique_ptr<Connection> connection) {
+  absl::MutexLock lock(&mu_);
+  if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(connection));
+}
+
+absl::Status RpcChannel::Call(absl::string_view method, int64_t timeout_ms,
+                              absl::FunctionRef<absl::Status(Connection&)> call) {
+  absl::StatusOr<std::unique_ptr<Connection>> acquired = Acquire();
+  if (!acquired.ok()) {
+    return absl::Status(acquired.status().code(), absl::StrCat(Where(), ": ", method, ": ",
+                                                               acquired.status().message()));
+  }
+  std::unique_ptr<Connection> c = std::move(*acquired);
+  const int64_t timeout = timeout_ms > 0 ? std::min<int64_t>(timeout_ms, INT_MAX) : 0;
+  bool keep = true;
+  absl::Status status;
+  try {
+    if (c->timeout_ms != timeout) {
+      c->socket->setRecvTimeout(static_cast<int>(timeout));
+      c->socket->setSendTimeout(static_cast<int>(timeout));
+      c->timeout_ms = timeout;
+    }
+    status = call(*c);
+    if (!status.ok()) {
+      status = absl::Status(status.code(), absl::StrCat(Where(), ": ", method, ": ", status.message()));
+    }
+  } catch (const rpc::RpcError& e) {
+    absl::Status remote = FromRpcError(e);
+    status = absl::Status(remote.code(), absl::StrCat("task ", task_name_, ": ", remote.message()));
+  } catch (const TTransportException& e) {
+    keep = false;
+    if (e.getType() == TTransportException::TIMED_OUT) {
+      status = absl::DeadlineExceededError(
+          absl::StrCat(Where(), ": no reply to ", method, " within the deadline of ", timeout, " ms"));
+    } else {
+      status = absl::UnavailableError(
+          absl::StrCat(Where(), ": connection lost during ", method, " (", e.what(), ")"));
+    }
+  } catch (const TApplicationException& e) {
+    // The exception message was read whole; the connection is still in step.
+    status = absl::Status(
+        e.getType() == TApplicationException::UNKNOWN_METHOD ? absl::StatusCode::kUnimplemented
+                                                              : absl::StatusCode::kInternal,
+        absl::StrCat(Where(), ": ", method, " failed on the server: ", e.what()));
+  } catch (const TException& e) {
+    keep = false;
+    status = absl::InternalError(absl::StrCat(Where(), ": bad reply to ", method, ": ", e.what()));
+  } catch (const std::exception& e) {
+    keep = false;
+    status = absl::InternalError(absl::StrCat(Where(), ": ", method, ": ", e.what()));
+  }
+  if (keep) Release(std::move(c));
+  return status;
+}
+
+}  // namespace sluice

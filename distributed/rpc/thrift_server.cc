@@ -1,0 +1,278 @@
+#include "distributed/rpc/thrift_server.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include <thrift/TApplicationException.h>
+#include <thrift/TProcessor.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TSocket.h>
+#include <thrift/transport/TTransportException.h>
+
+#include "absl/strings/str_cat.h"
+#include "distributed/rpc/framed_transport.h"
+#include "distributed/rpc/recv_tensor_reply.h"
+#include "distributed/rpc/socket_util.h"
+#include "distributed/rpc/tensor_wire.h"
+
+namespace sluice {
+
+using apache::thrift::TApplicationException;
+using apache::thrift::TProcessor;
+using apache::thrift::protocol::TProtocol;
+using apache::thrift::transport::TTransportException;
+
+namespace {
+
+// The generated worker processor with RecvTensor answered from a TensorSource.
+class WorkerProcessor : public rpc::WorkerServiceProcessor {
+ public:
+  WorkerProcessor(std::shared_ptr<rpc::WorkerServiceIf> iface, TensorSource* source)
+      : rpc::WorkerServiceProcessor(std::move(iface)), source_(source) {}
+
+  bool Dispatch(TProtocol* in, TProtocol* out, const std::string& method, int32_t seqid) {
+    return dispatchCall(in, out, method, seqid, nullptr);
+  }
+
+ protected:
+  bool dispatchCall(TProtocol* in, TProtocol* out, const std::string& fname, int32_t seqid,
+                    void* context) override {
+    if (source_ != nullptr && fname == "RecvTensor") {
+      ProcessRecvTensor(in, out, seqid);
+      return true;
+    }
+    return rpc::WorkerServiceProcessor::dispatchCall(in, out, fname, seqid, context);
+  }
+
+ private:
+  void ProcessRecvTensor(TProtocol* in, TProtocol* out, int32_t seqid) {
+    rpc::WorkerService_RecvTensor_args args;
+    args.read(in);
+    in->readMessageEnd();
+    in->getTransport()->readEnd();
+    const rpc::RecvTensorRequest& req = args.req;
+    absl::StatusOr<Tensor> tensor = absl::InternalError("no tensor");
+    try {
+      tensor = source_->WaitForTensor(req.step_id, req.rendezvous_key, req.timeout_ms);
+    } catch (const std::exception& e) {
+      tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key, "': ", e.what()));
+    }
+    if (tensor.ok() && !tensor->IsInitialized()) {
+      tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key,
+                                                "': the producer sent an uninitialized tensor"));
+    }
+    if (tensor.ok()) {
+      absl::Status travel = DataTypeFromWire(static_cast<int32_t>(tensor->dtype())).status();
+      if (travel.ok() && tensor->dtype() != DT_STRING) {
+        travel = WireByteCount(tensor->dtype(), tensor->shape()).status();
+      }
+      if (!travel.ok()) {
+        tensor = absl::Status(travel.code(), absl::StrCat("RecvTensor '", req.rendezvous_key, "': ",
+                                                          travel.message()));
+      }
+    }
+    if (tensor.ok()) {
+      WriteRecvTensorReply(out, seqid, *tensor);
+      return;
+    }
+    rpc::WorkerService_RecvTensor_result result;
+    result.err = ToRpcError(tensor.status());
+    result.__isset.err = true;
+    out->writeMessageBegin("RecvTensor", apache::thrift::protocol::T_REPLY, seqid);
+    result.write(out);
+    out->writeMessageEnd();
+    out->getTransport()->writeEnd();
+    out->getTransport()->flush();
+  }
+
+  TensorSource* const source_;
+};
+
+class MasterProcessor : public rpc::MasterServiceProcessor {
+ public:
+  using rpc::MasterServiceProcessor::MasterServiceProcessor;
+  bool Dispatch(TProtocol* in, TProtocol* out, const std::string& method, int32_t seqid) {
+    return dispatchCall(in, out, method, seqid, nullptr);
+  }
+};
+
+// Routes "service:method" calls (TMultiplexedProtocol's naming) to the
+// worker or master processor without per-call allocations.
+class ServiceMux : public TProcessor {
+ public:
+  ServiceMux(std::string task, std::unique_ptr<WorkerProcessor> worker,
+             std::unique_ptr<MasterProcessor> master)
+      : task_(std::move(task)), worker_(std::move(worker)), master_(std::move(master)) {}
+
+  bool process(std::shared_ptr<TProtocol> in, std::shared_ptr<TProtocol> out,
+               void* /*context*/) override {
+    std::string name;
+    apache::thrift::protocol::TMessageType type;
+    int32_t seqid;
+    in->readMessageBegin(name, type, seqid);
+    const size_t colon = name.find(':');
+    const absl::string_view service =
+        colon == std::string::npos ? absl::string_view() : absl::string_view(name).substr(0, colon);
+    const std::string method = colon == std::string::npos ? name : name.substr(colon + 1);
+    if (type == apache::thrift::protocol::T_CALL) {
+      if (service == "worker" && worker_ != nullptr) {
+        return worker_->Dispatch(in.get(), out.get(), method, seqid);
+      }
+      if (service == "master" && master_ != nullptr) {
+        return master_->Dispatch(in.get(), out.get(), method, seqid);
+      }
+    }
+    in->skip(apache::thrift::protocol::T_STRUCT);
+    in->readMessageEnd();
+    in->getTransport()->readEnd();
+    TApplicationException x(
+        type == apache::thrift::protocol::T_CALL ? TApplicationException::UNKNOWN_METHOD
+                                                 : TApplicationException::INVALID_MESSAGE_TYPE,
+        type != apache::thrift::protocol::T_CALL
+            ? absl::StrCat("task ", task_, " answers only calls ('", name, "')")
+            : absl::StrCat("task ", task_, " serves no service '", service, "' (call '", name,
+                           "'; services are 'worker:' and 'master:')"));
+    out->writeMessageBegin(method, apache::thrift::protocol::T_EXCEPTION, seqid);
+    x.write(out.get());
+    out->writeMessageEnd();
+    out->getTransport()->writeEnd();
+    out->getTransport()->flush();
+    return true;
+  }
+
+ private:
+  const std::string task_;
+  const std::unique_ptr<WorkerProcessor> worker_;
+  const std::unique_ptr<MasterProcessor> master_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ThriftServer>> ThriftServer::Start(
+    const ThriftServerOptions& options, std::shared_ptr<rpc::WorkerServiceIf> worker,
+    TensorSource* tensor_source, std::shared_ptr<rpc::MasterServiceIf> master) {
+  int port = 0;
+  absl::StatusOr<int> fd = ListenTcp(options.host, options.port, &port);
+  if (!fd.ok()) {
+    return absl::Status(fd.status().code(),
+                        absl::StrCat("task ", options.task_name, ": ", fd.status().message()));
+  }
+  auto mux = std::make_shared<ServiceMux>(
+      options.task_name,
+      worker != nullptr ? std::make_unique<WorkerProcessor>(std::move(worker), tensor_source) : nullptr,
+      master != nullptr ? std::make_unique<MasterProcessor>(std::move(master)) : nullptr);
+  std::unique_ptr<ThriftServer> server(new ThriftServer(options, std::move(mux), *fd, port));
+  server->accept_thread_ = std::thread(&ThriftServer::AcceptLoop, server.get());
+  return server;
+}
+
+ThriftServer::ThriftServer(ThriftServerOptions options, std::shared_ptr<TProcessor> mux,
+                           int listen_fd, int port)
+    : options_(std::move(options)), mux_(std::move(mux)), listen_fd_(listen_fd), port_(port) {}
+
+ThriftServer::~ThriftServer() { Stop(); }
+
+void ThriftServer::AcceptLoop() {
+  while (true) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return;
+      }
+      if (err == EINTR || err == ECONNABORTED) continue;
+      // Out of descriptors or memory: wait for connections to close.
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    SetRpcSocketOptions(fd);
+    ReapFinished();
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      close(fd);
+      return;
+    }
+    connections_.emplace_back();
+    Connection* c = &connections_.back();
+    c->fd = fd;
+    c->thread = std::thread(&ThriftServer::Serve, this, c);
+  }
+}
+
+void ThriftServer::Serve(Connection* c) {
+  auto socket = std::make_shared<apache::thrift::transport::TSocket>(c->fd);
+  auto transport = std::make_shared<FramedTransport>(socket);
+  auto protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(transport);
+  std::string problem;
+  try {
+    while (mux_->process(protocol, protocol, nullptr)) {
+    }
+  } catch (const TTransportException& e) {
+    // END_OF_FILE: the client hung up (or Stop() shut the socket down).
+    if (e.getType() != TTransportException::END_OF_FILE &&
+        e.getType() != TTransportException::NOT_OPEN &&
+        e.getType() != TTransportException::TIMED_OUT) {
+      problem = e.what();
+    }
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  bool stopping;
+  {
+    absl::MutexLock lock(&mu_);
+    c->open = false;  // from here on Stop() leaves the fd alone
+    stopping = stopping_;
+  }
+  if (!problem.empty() && !stopping) {
+    std::fprintf(stderr, "ThriftServer %s: dropped a connection: %s\n", options_.task_name.c_str(),
+                 problem.c_str());
+  }
+  socket->close();
+  absl::MutexLock lock(&mu_);
+  c->done = true;
+}
+
+void ThriftServer::ReapFinished() {
+  std::list<Connection> finished;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      auto next = std::next(it);
+      if (it->done) finished.splice(finished.end(), connections_, it);
+      it = next;
+    }
+  }
+  for (Connection& c : finished) c.thread.join();
+}
+
+void ThriftServer::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    stopping_ = true;
+  }
+  // Wakes the blocked accept() (Linux returns EINVAL on a shut-down listener).
+  shutdown(listen_fd_, SHUT_RDWR);
+  if (accept_thread_.joinable()) accept_thread_.join();
+  std::list<Connection> all;
+  {
+    absl::MutexLock lock(&mu_);
+    for (Connection& c : connections_) {
+      if (c.open) shutdown(c.fd, SHUT_RDWR);  // the thread sees end of stream
+    }
+    all.splice(all.end(), connections_);
+  }
+  for (Connection& c : all) c.thread.join();
+  close(listen_fd_);
+  absl::MutexLock lock(&mu_);
+  stopped_ = true;
+}
+
+}  // namespace sluice

@@ -1,0 +1,107 @@
+// ThriftServer: one task's port, serving WorkerService ("worker") and
+// MasterService ("master") multiplexed over framed binary Thrift, one thread
+// per connection.
+//
+//   ThriftServerOptions opts;
+//   opts.port = 4000;  opts.task_name = "/job:ps/replica:0/task:0";
+//   ASSIGN_OR_RETURN(std::unique_ptr<ThriftServer> server,
+//                    ThriftServer::Start(opts, worker_handler, &tensor_source, nullptr));
+//   ... server->port() ...
+//   server->Stop();   // or let it go out of scope
+//
+// RecvTensor calls on the worker service are answered from `tensor_source`
+// without copying: the reply's tensor bytes go from the tensor's buffer to the
+// socket (see recv_tensor_reply.h). Every other call reaches the handlers.
+// Handlers report errors by throwing rpc::RpcError (see tensor_wire.h,
+// ToRpcError); any other exception becomes a TApplicationException.
+//
+// Clients: WorkerStub / MasterStub, or any Thrift client speaking framed
+// binary with TMultiplexedProtocol ("worker" / "master").
+//
+// Thread-safety: Start, port and Stop may be called from any thread; the
+// handlers and the TensorSource are called concurrently from connection
+// threads. Ownership: the server shares the handlers; `tensor_source` is
+// borrowed and must outlive the server.
+#ifndef SLUICE_DISTRIBUTED_RPC_THRIFT_SERVER_H_
+#define SLUICE_DISTRIBUTED_RPC_THRIFT_SERVER_H_
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "distributed/rpc/gen-cpp/MasterService.h"
+#include "distributed/rpc/gen-cpp/WorkerService.h"
+#include "distributed/rpc/tensor_source.h"
+#include "runtime/tensor.h"
+
+namespace apache::thrift {
+class TProcessor;
+}
+
+namespace sluice {
+
+// TensorSource: distributed/rpc/tensor_source.h.
+
+struct ThriftServerOptions {
+  std::string host = "127.0.0.1";  // "0.0.0.0" for all interfaces
+  int port = 0;                    // 0: pick a free port
+  std::string task_name;           // for error messages, e.g. "/job:ps/replica:0/task:0"
+};
+
+class ThriftServer {
+ public:
+  // Binds and listens before returning (Unavailable naming host:port when
+  // the port is taken, InvalidArgument for a bad host), then serves on
+  // background threads. Either handler may be null (that service is absent);
+  // a null `tensor_source` leaves RecvTensor to `worker`.
+  static absl::StatusOr<std::unique_ptr<ThriftServer>> Start(
+      const ThriftServerOptions& options, std::shared_ptr<rpc::WorkerServiceIf> worker,
+      TensorSource* tensor_source, std::shared_ptr<rpc::MasterServiceIf> master);
+
+  ~ThriftServer();  // Stop()
+  ThriftServer(const ThriftServer&) = delete;
+  ThriftServer& operator=(const ThriftServer&) = delete;
+
+  int port() const { return port_; }
+  const std::string& task_name() const { return options_.task_name; }
+
+  // Stops accepting, closes every open connection and joins all threads.
+  // A call still inside a handler (or waiting in the TensorSource) is let
+  // finish first. Idempotent.
+  void Stop();
+
+ private:
+  struct Connection {
+    int fd = -1;
+    bool open = true;  // fd not closed yet (guarded by mu_)
+    bool done = false;
+    std::thread thread;
+  };
+
+  ThriftServer(ThriftServerOptions options, std::shared_ptr<apache::thrift::TProcessor> mux,
+               int listen_fd, int port);
+  void AcceptLoop();
+  void Serve(Connection* connection);
+  void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const ThriftServerOptions options_;
+  const std::shared_ptr<apache::thrift::TProcessor> mux_;
+  const int listen_fd_;
+  const int port_;
+  std::thread accept_thread_;
+
+  absl::Mutex stop_mu_;  // serializes Stop()
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_RPC_THRIFT_SERVER_H_

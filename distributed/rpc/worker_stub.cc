@@ -1,0 +1,85 @@
+#include "distributed/rpc/worker_stub.h"
+
+#include <utility>
+
+#include "distributed/rpc/recv_tensor_reply.h"
+
+namespace sluice {
+
+using Connection = RpcChannel::Connection;
+
+WorkerStub::WorkerStub(std::string task_name, std::string host_port, RpcOptions options)
+    : channel_(std::move(task_name), std::move(host_port), options) {}
+
+absl::StatusOr<rpc::WorkerStatus> WorkerStub::GetStatus() {
+  rpc::WorkerStatus out;
+  absl::Status s = channel_.Call("GetStatus", channel_.options().call_timeout_ms, [&](Connection& c) {
+    c.worker->GetStatus(out);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<std::string> WorkerStub::RegisterGraph(const rpc::RegisterGraphRequest& req) {
+  rpc::RegisterGraphResponse out;
+  absl::Status s = channel_.Call("RegisterGraph", channel_.options().call_timeout_ms, [&](Connection& c) {
+    c.worker->RegisterGraph(out, req);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return std::move(out.graph_handle);
+}
+
+absl::Status WorkerStub::DeregisterGraph(const std::string& graph_handle) {
+  return channel_.Call("DeregisterGraph", channel_.options().call_timeout_ms, [&](Connection& c) {
+    c.worker->DeregisterGraph(graph_handle);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<rpc::RunGraphResponse> WorkerStub::RunGraph(const rpc::RunGraphRequest& req) {
+  const int64_t timeout =
+      req.timeout_ms > 0 ? req.timeout_ms + kRpcDeadlineMarginMs : channel_.options().call_timeout_ms;
+  rpc::RunGraphResponse out;
+  absl::Status s = channel_.Call("RunGraph", timeout, [&](Connection& c) {
+    c.worker->RunGraph(out, req);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::StatusOr<Tensor> WorkerStub::RecvTensor(int64_t step_id, const std::string& key,
+                                              int64_t timeout_ms, Allocator* allocator) {
+  const int64_t timeout =
+      timeout_ms > 0 ? timeout_ms + kRpcDeadlineMarginMs : channel_.options().call_timeout_ms;
+  rpc::RecvTensorRequest req;
+  req.step_id = step_id;
+  req.rendezvous_key = key;
+  req.timeout_ms = timeout_ms;
+  absl::StatusOr<Tensor> out = absl::InternalError("no reply");
+  absl::Status s = channel_.Call("RecvTensor", timeout, [&](Connection& c) {
+    c.worker->send_RecvTensor(req);
+    out = ReadRecvTensorReply(c.protocol.get(), allocator);
+    return out.status();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+absl::Status WorkerStub::AbortStep(int64_t step_id, const absl::Status& reason) {
+  return channel_.Call("AbortStep", channel_.options().call_timeout_ms, [&](Connection& c) {
+    c.worker->AbortStep(step_id, static_cast<int32_t>(reason.code()), std::string(reason.message()));
+    return absl::OkStatus();
+  });
+}
+
+absl::Status WorkerStub::CleanupStep(int64_t step_id) {
+  return channel_.Call("CleanupStep", channel_.options().call_timeout_ms, [&](Connection& c) {
+    c.worker->CleanupStep(step_id);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace sluice

@@ -1,0 +1,175 @@
+#include "distributed/rpc/worker_stub.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "distributed/rpc/master_stub.h"
+#include "distributed/rpc/rpc_testutil.h"
+#include "distributed/rpc/socket_util.h"
+#include "distributed/rpc/tensor_wire.h"
+#include "distributed/rpc/thrift_server.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr char kTask[] = "/job:ps/replica:0/task:0";
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::unique_ptr<ThriftServer> StartServer(std::shared_ptr<rpc::WorkerServiceIf> worker,
+                                          TensorSource* source,
+                                          std::shared_ptr<rpc::MasterServiceIf> master, int port = 0) {
+  ThriftServerOptions opts;
+  opts.task_name = kTask;
+  opts.port = port;
+  absl::StatusOr<std::unique_ptr<ThriftServer>> s = ThriftServer::Start(opts, worker, source, master);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// A port nobody listens on: bound once, then released.
+int ClosedPort() {
+  int port = 0;
+  absl::StatusOr<int> fd = ListenTcp("127.0.0.1", 0, &port);
+  EXPECT_TRUE(fd.ok());
+  close(*fd);
+  return port;
+}
+
+TEST(WorkerStubTest, ClosedPortIsUnavailableNamingTheTaskWithinASecond) {
+  const std::string address = absl::StrCat("127.0.0.1:", ClosedPort());
+  WorkerStub stub(kTask, address);
+  auto t0 = Clock::now();
+  absl::StatusOr<rpc::WorkerStatus> s = stub.GetStatus();
+  EXPECT_LT(MsSince(t0), 1000);
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
+  EXPECT_NE(s.status().message().find(kTask), std::string::npos) << s.status();
+  EXPECT_NE(s.status().message().find(address), std::string::npos) << s.status();
+  EXPECT_NE(s.status().message().find("connection refused"), std::string::npos) << s.status();
+  EXPECT_EQ(stub.RecvTensor(1, "k", 100).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(WorkerStubTest, MalformedAddressIsInvalidArgument) {
+  WorkerStub stub(kTask, "no-port-here");
+  EXPECT_EQ(stub.GetStatus().status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WorkerStubTest, SlowHandlerIsDeadlineExceededWithinBound) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  worker->get_status_delay_ms = 1500;
+  std::unique_ptr<ThriftServer> server = StartServer(worker, nullptr, nullptr);
+  RpcOptions opts;
+  opts.call_timeout_ms = 200;
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", server->port()), opts);
+  auto t0 = Clock::now();
+  absl::StatusOr<rpc::WorkerStatus> s = stub.GetStatus();
+  const double ms = MsSince(t0);
+  EXPECT_GE(ms, 150);
+  EXPECT_LT(ms, 1000);
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kDeadlineExceeded) << s.status();
+  EXPECT_NE(s.status().message().find(kTask), std::string::npos) << s.status();
+  EXPECT_NE(s.status().message().find("200 ms"), std::string::npos) << s.status();
+  EXPECT_EQ(stub.channel().IdleConnectionsForTesting(), 0);  // the late reply's connection is gone
+
+  worker->get_status_delay_ms = 0;
+  EXPECT_TRUE(stub.GetStatus().ok());  // a fresh connection
+}
+
+TEST(WorkerStubTest, ConcurrentCallsFromEightThreads) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  FakeTensorSource source;
+  Tensor t = Tensor::FromVector<float>(std::vector<float>(1000, 0.5f));
+  source.Provide(1, "t", t);
+  std::unique_ptr<ThriftServer> server = StartServer(worker, &source, nullptr);
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", server->port()));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      for (int j = 0; j < 100; ++j) {
+        absl::StatusOr<Tensor> got = stub.RecvTensor(1, "t", 1000);
+        if (!got.ok() || got->NumElements() != 1000 || got->flat<float>()[999] != 0.5f) ++failures;
+        rpc::RunGraphRequest req;
+        req.step_id = i * 1000 + j;
+        if (!TensorToWire(Tensor::Scalar<int64_t>(req.step_id), &req.feeds[3]).ok()) ++failures;
+        absl::StatusOr<rpc::RunGraphResponse> r = stub.RunGraph(req);
+        if (!r.ok()) {
+          ++failures;
+          continue;
+        }
+        absl::StatusOr<Tensor> back = TensorFromWire(r->retvals[3]);
+        if (!back.ok() || back->scalar<int64_t>() != req.step_id) ++failures;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  const int idle = stub.channel().IdleConnectionsForTesting();
+  EXPECT_GE(idle, 1);
+  EXPECT_LE(idle, 8);
+}
+
+TEST(WorkerStubTest, ReconnectsAfterTheServerRestarts) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  std::unique_ptr<ThriftServer> server = StartServer(worker, nullptr, nullptr);
+  const int port = server->port();
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", port));
+  ASSERT_TRUE(stub.GetStatus().ok());
+  server.reset();
+  server = StartServer(worker, nullptr, nullptr, port);
+  ASSERT_NE(server, nullptr);
+  absl::StatusOr<rpc::WorkerStatus> s = stub.GetStatus();  // the pooled connection is stale
+  EXPECT_TRUE(s.ok()) << s.status();
+}
+
+TEST(WorkerStubTest, MissingServiceIsUnimplemented) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  std::unique_ptr<ThriftServer> server = StartServer(worker, nullptr, nullptr);
+  MasterStub master(kTask, absl::StrCat("127.0.0.1:", server->port()));
+  absl::StatusOr<std::vector<rpc::DeviceAttributes>> d = master.ListDevices();
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kUnimplemented) << d.status();
+  EXPECT_NE(d.status().message().find("master"), std::string::npos) << d.status();
+}
+
+TEST(MasterStubTest, SessionLifecycle) {
+  auto master = std::make_shared<FakeMaster>();
+  std::unique_ptr<ThriftServer> server = StartServer(nullptr, nullptr, master);
+  MasterStub stub("/job:chief/replica:0/task:0", absl::StrCat("127.0.0.1:", server->port()));
+  rpc::CreateSessionRequest create;
+  create.graph_def = "graph bytes";
+  absl::StatusOr<std::string> handle = stub.CreateSession(create);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  EXPECT_TRUE(stub.ExtendSession(*handle, "more").ok());
+  rpc::RunStepRequest step;
+  step.session_handle = *handle;
+  step.fetches = {"a:0", "loss"};
+  absl::StatusOr<rpc::RunStepResponse> out = stub.RunStep(step);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->fetches.size(), 2u);
+  absl::StatusOr<Tensor> f = TensorFromWire(out->fetches[1]);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->scalar<int64_t>(), 4);
+  absl::StatusOr<std::vector<rpc::DeviceAttributes>> devices = stub.ListDevices();
+  ASSERT_TRUE(devices.ok());
+  EXPECT_EQ(devices->at(0).device_type, "CPU");
+  EXPECT_TRUE(stub.CloseSession(*handle).ok());
+  absl::Status closed = stub.CloseSession(*handle);
+  EXPECT_EQ(closed.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(closed.message().find("/job:chief/replica:0/task:0"), std::string::npos) << closed;
+  step.session_handle = "bogus";
+  EXPECT_EQ(stub.RunStep(step).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,138 @@
+#include "distributed/server.h"
+
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "distributed/service_handlers.h"
+#include "graph/status_macros.h"
+#include "ops/builtins.h"
+
+namespace sluice {
+namespace {
+
+// Splits "host:port" / "[v6]:port".
+absl::Status SplitAddress(const std::string& address, std::string* host, int* port) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), port)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", address, "' is not host:port"));
+  }
+  *host = address.substr(0, colon);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  return absl::OkStatus();
+}
+
+bool IsIpLiteral(const std::string& host) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
+  const TaskConfig& config = options.config;
+  RETURN_IF_ERROR(config.cluster.ValidateTask(config.job, config.task));
+  std::unique_ptr<Server> server(new Server());
+  server->task_ = TaskName(config.job, config.task);
+  ASSIGN_OR_RETURN(server->address_, config.cluster.Address(config.job, config.task));
+  std::string host;
+  int port = 0;
+  RETURN_IF_ERROR(SplitAddress(server->address_, &host, &port));
+
+  const OpRegistry* ops = options.ops != nullptr ? options.ops : BuiltinOps();
+  const KernelRegistry* kernels = options.kernels != nullptr ? options.kernels : BuiltinKernels();
+  server->cache_ = std::make_unique<ClusterWorkerCache>(config.cluster, server->task_, options.rpc);
+  WorkerOptions worker_options;
+  worker_options.task = server->task_;
+  worker_options.ops = ops;
+  worker_options.kernels = kernels;
+  worker_options.devices = options.devices;
+  worker_options.devices.name_prefix = server->task_;
+  worker_options.peers = server->cache_.get();
+  ASSIGN_OR_RETURN(server->worker_, Worker::Create(worker_options));
+  server->cache_->SetLocalWorker(server->worker_.get());
+
+  server->master_options_.workers = server->cache_.get();
+  server->master_options_.ops = ops;
+  server->master_options_.kernels = kernels;
+  server->master_options_.default_device = server->task_;
+
+  ThriftServerOptions thrift_options;
+  thrift_options.host = IsIpLiteral(host) ? host : "0.0.0.0";
+  thrift_options.port = port;
+  thrift_options.task_name = server->task_;
+  auto worker_handler = std::make_shared<WorkerServiceHandler>(server->worker_.get());
+  auto master_handler = std::make_shared<MasterServiceHandler>(server->master_options_);
+  absl::StatusOr<std::unique_ptr<ThriftServer>> thrift =
+      ThriftServer::Start(thrift_options, worker_handler, server->worker_.get(), master_handler);
+  if (!thrift.ok()) {
+    return AddContext(thrift.status(), absl::StrCat("starting ", server->task_));
+  }
+  server->thrift_ = *std::move(thrift);
+  return server;
+}
+
+Server::~Server() { Stop(); }
+
+std::string Server::target() const {
+  std::string host;
+  int port = 0;
+  (void)SplitAddress(address_, &host, &port);
+  if (host.find(':') != std::string::npos) host = absl::StrCat("[", host, "]");
+  return absl::StrCat("thrift://", host, ":", thrift_->port());
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Server::NewSession(const GraphDef& def,
+                                                            ClusterSessionOptions options) {
+  MasterSessionOptions master = master_options_;
+  if (!options.default_device.empty()) master.default_device = options.default_device;
+  master.allow_soft_placement = options.allow_soft_placement;
+  master.step_timeout_ms = options.step_timeout_ms;
+  master.wait_for_cluster_ms = options.wait_for_cluster_ms;
+  ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session, MasterSession::Create(master, def));
+  return NewSessionOverMaster(std::move(session));
+}
+
+void Server::Join() { stopped_.WaitForNotification(); }
+
+void Server::Stop() {
+  {
+    absl::MutexLock lock(&stop_mu_);
+    if (stopped_flag_) return;
+    stopped_flag_ = true;
+  }
+  if (thrift_ != nullptr) thrift_->Stop();
+  stopped_.Notify();
+}
+
+namespace {
+
+sigset_t TerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  sigset_t set = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a peer that went away is an error, not a signal
+}
+
+int ServeUntilTerminated(Server* server) {
+  sigset_t set = TerminationSignals();
+  int sig = 0;
+  sigwait(&set, &sig);
+  server->Stop();
+  return sig;
+}
+
+}  // namespace sluice

@@ -1,0 +1,91 @@
+// Server: one cluster task in a process: its devices and Worker, the
+// cluster's WorkerCache, and a Thrift server on the task's port exposing
+// WorkerService and MasterService.
+//
+//   ServerOptions opts;
+//   ASSIGN_OR_RETURN(opts.config, TaskConfigFromEnv());   // or TaskConfigFromFlags
+//   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(opts));
+//   if (opts.config.job == "ps") server->Join();          // serve until Stop
+//   ASSIGN_OR_RETURN(auto session, server->NewSession(graph_def, {}));
+//
+// Create binds the task's port before returning (Unavailable naming the
+// address when it is taken). The task's address host decides where it
+// listens: an IP literal listens there, a DNS name (as in Kubernetes)
+// listens on all interfaces.
+//
+// Thread-safe. Stop may be called from any thread (e.g. a signal watcher);
+// the destructor stops.
+#ifndef SLUICE_DISTRIBUTED_SERVER_H_
+#define SLUICE_DISTRIBUTED_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "distributed/cluster/cluster_spec.h"
+#include "distributed/cluster_session.h"
+#include "distributed/cluster_worker_cache.h"
+#include "distributed/master_session.h"
+#include "distributed/rpc/thrift_server.h"
+#include "distributed/worker.h"
+#include "graph/op_registry.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+struct ServerOptions {
+  TaskConfig config;
+  const OpRegistry* ops = nullptr;          // default: the built-in ops
+  const KernelRegistry* kernels = nullptr;  // default: the built-in kernels
+  LocalDevicesOptions devices;              // name_prefix is set from the task
+  RpcOptions rpc;
+};
+
+class Server {
+ public:
+  static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  const std::string& task() const { return task_; }  // "/job:J/replica:0/task:T"
+  int port() const { return thrift_->port(); }
+  std::string target() const;  // "thrift://host:port", for NewRemoteSession
+  Worker* worker() { return worker_.get(); }
+  WorkerCache* worker_cache() { return cache_.get(); }
+
+  // A session whose master runs here, with this task's worker in process.
+  // Nodes that ask for no device go to this task unless
+  // options.default_device says otherwise.
+  absl::StatusOr<std::unique_ptr<Session>> NewSession(const GraphDef& def,
+                                                      ClusterSessionOptions options = {});
+
+  void Join();  // until Stop
+  void Stop();
+
+ private:
+  Server() = default;
+
+  std::string task_;
+  std::string address_;
+  MasterSessionOptions master_options_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<ClusterWorkerCache> cache_;
+  std::unique_ptr<ThriftServer> thrift_;
+  absl::Mutex stop_mu_;
+  bool stopped_flag_ ABSL_GUARDED_BY(stop_mu_) = false;
+  absl::Notification stopped_;
+};
+
+// For a process that only serves its task (a parameter server, a task that
+// holds layers of a model-parallel graph): call BlockTerminationSignals
+// first thing in main (before any thread starts, so that every thread
+// inherits the mask), then ServeUntilTerminated after Create. It returns
+// once SIGTERM or SIGINT arrives and the server has stopped; the signal.
+void BlockTerminationSignals();
+int ServeUntilTerminated(Server* server);
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_SERVER_H_

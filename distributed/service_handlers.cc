@@ -1,0 +1,153 @@
+#include "distributed/service_handlers.h"
+
+#include "absl/strings/str_cat.h"
+#include "distributed/rpc/tensor_wire.h"
+
+namespace sluice {
+namespace {
+
+// Handlers report failures by throwing, which the generated processor turns
+// into the declared RpcError reply.
+void ThrowIfError(const absl::Status& s) {
+  if (!s.ok()) throw ToRpcError(s);
+}
+
+template <typename T>
+T ValueOrThrow(absl::StatusOr<T> v) {
+  ThrowIfError(v.status());
+  return *std::move(v);
+}
+
+absl::StatusOr<GraphDef> ParseGraph(const std::string& bytes, absl::string_view what) {
+  GraphDef def;
+  if (!def.ParseFromString(bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is not a serialized GraphDef"));
+  }
+  return def;
+}
+
+}  // namespace
+
+void WorkerServiceHandler::GetStatus(rpc::WorkerStatus& out) {
+  WorkerInfo info = ValueOrThrow(worker_->GetStatus());
+  out.task = info.task;
+  out.incarnation = info.incarnation;
+  for (const DeviceInfo& d : info.devices) {
+    rpc::DeviceAttributes a;
+    a.name = d.name;
+    a.device_type = d.device_type;
+    a.memory_limit = d.memory_limit;
+    out.devices.push_back(std::move(a));
+  }
+}
+
+void WorkerServiceHandler::RegisterGraph(rpc::RegisterGraphResponse& out,
+                                         const rpc::RegisterGraphRequest& req) {
+  std::map<std::string, GraphDef> partitions;
+  for (const auto& [device, bytes] : req.partitions) {
+    partitions[device] =
+        ValueOrThrow(ParseGraph(bytes, absl::StrCat("the partition for ", device)));
+  }
+  out.graph_handle = ValueOrThrow(worker_->RegisterGraph(req.session_handle, partitions));
+}
+
+void WorkerServiceHandler::DeregisterGraph(const std::string& graph_handle) {
+  ThrowIfError(worker_->DeregisterGraph(graph_handle));
+}
+
+void WorkerServiceHandler::RunGraph(rpc::RunGraphResponse& out, const rpc::RunGraphRequest& req) {
+  RunGraphArgs args;
+  args.graph_handle = req.graph_handle;
+  args.step_id = req.step_id;
+  args.timeout_ms = req.timeout_ms;
+  args.retval_indices = req.retval_indices;
+  for (const auto& [index, wire] : req.feeds) args.feeds[index] = ValueOrThrow(TensorFromWire(wire));
+  std::map<int, Tensor> retvals;
+  ThrowIfError(worker_->RunGraph(args, &retvals));
+  for (const auto& [index, t] : retvals) ThrowIfError(TensorToWire(t, &out.retvals[index]));
+}
+
+// Only reached by clients of the generic path: the server answers RecvTensor
+// from the worker's TensorSource without this copy.
+void WorkerServiceHandler::RecvTensor(rpc::RecvTensorResponse& out,
+                                      const rpc::RecvTensorRequest& req) {
+  Tensor t = ValueOrThrow(worker_->RecvTensor(req.step_id, req.rendezvous_key, req.timeout_ms));
+  ThrowIfError(TensorToWire(t, &out.tensor));
+}
+
+void WorkerServiceHandler::AbortStep(int64_t step_id, int32_t code, const std::string& message) {
+  ThrowIfError(worker_->AbortStep(step_id, absl::Status(static_cast<absl::StatusCode>(code), message)));
+}
+
+void WorkerServiceHandler::CleanupStep(int64_t step_id) {
+  ThrowIfError(worker_->CleanupStep(step_id));
+}
+
+std::shared_ptr<MasterSession> MasterServiceHandler::Find(const std::string& handle) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(handle);
+  if (it == sessions_.end()) {
+    throw ToRpcError(absl::NotFoundError(
+        absl::StrCat("no session '", handle, "' on this master (closed, or the master restarted)")));
+  }
+  return it->second;
+}
+
+void MasterServiceHandler::CreateSession(rpc::CreateSessionResponse& out,
+                                         const rpc::CreateSessionRequest& req) {
+  GraphDef def = ValueOrThrow(ParseGraph(req.graph_def, "the session's graph"));
+  MasterSessionOptions options = options_;
+  options.default_device = req.config.default_device;
+  options.allow_soft_placement = req.config.allow_soft_placement;
+  if (req.config.step_timeout_ms > 0) options.step_timeout_ms = req.config.step_timeout_ms;
+  std::unique_ptr<MasterSession> session = ValueOrThrow(MasterSession::Create(options, def));
+  absl::MutexLock lock(&mu_);
+  out.session_handle = absl::StrCat("master_session_", next_handle_++);
+  sessions_[out.session_handle] = std::move(session);
+}
+
+void MasterServiceHandler::ExtendSession(const std::string& session_handle,
+                                         const std::string& graph_def) {
+  GraphDef def = ValueOrThrow(ParseGraph(graph_def, "the extension"));
+  ThrowIfError(Find(session_handle)->Extend(def));
+}
+
+void MasterServiceHandler::RunStep(rpc::RunStepResponse& out, const rpc::RunStepRequest& req) {
+  std::shared_ptr<MasterSession> session = Find(req.session_handle);
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const rpc::NamedTensor& f : req.feeds) {
+    feeds.emplace_back(f.name, ValueOrThrow(TensorFromWire(f.tensor)));
+  }
+  std::vector<Tensor> fetched = ValueOrThrow(session->Run(feeds, req.fetches, req.targets));
+  for (const Tensor& t : fetched) {
+    rpc::TensorWire wire;
+    ThrowIfError(TensorToWire(t, &wire));
+    out.fetches.push_back(std::move(wire));
+  }
+}
+
+void MasterServiceHandler::CloseSession(const std::string& session_handle) {
+  std::shared_ptr<MasterSession> session;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sessions_.find(session_handle);
+    if (it == sessions_.end()) return;  // closing twice is fine
+    session = it->second;
+    sessions_.erase(it);
+  }
+  ThrowIfError(session->Close());
+}
+
+void MasterServiceHandler::ListDevices(std::vector<rpc::DeviceAttributes>& out) {
+  // The cluster's devices, as a throwaway session discovers them.
+  std::unique_ptr<MasterSession> probe = ValueOrThrow(MasterSession::Create(options_, GraphDef()));
+  for (const DeviceInfo& d : probe->ListDevices()) {
+    rpc::DeviceAttributes a;
+    a.name = d.name;
+    a.device_type = d.device_type;
+    a.memory_limit = d.memory_limit;
+    out.push_back(std::move(a));
+  }
+}
+
+}  // namespace sluice

@@ -1,0 +1,65 @@
+// The Thrift faces of a task: WorkerServiceHandler turns WorkerService calls
+// into calls on a Worker; MasterServiceHandler keeps the MasterSessions that
+// remote clients create and runs their steps. Errors leave as rpc::RpcError
+// (code + message, the message naming this task).
+//
+//   auto worker_handler = std::make_shared<WorkerServiceHandler>(worker.get());
+//   auto master_handler = std::make_shared<MasterServiceHandler>(master_options);
+//   ThriftServer::Start(opts, worker_handler, worker.get(), master_handler);
+//
+// Thread-safe. The worker and the options' pointers are borrowed.
+#ifndef SLUICE_DISTRIBUTED_SERVICE_HANDLERS_H_
+#define SLUICE_DISTRIBUTED_SERVICE_HANDLERS_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "distributed/master_session.h"
+#include "distributed/rpc/gen-cpp/MasterService.h"
+#include "distributed/rpc/gen-cpp/WorkerService.h"
+#include "distributed/worker.h"
+
+namespace sluice {
+
+class WorkerServiceHandler : public rpc::WorkerServiceIf {
+ public:
+  explicit WorkerServiceHandler(Worker* worker) : worker_(worker) {}
+
+  void GetStatus(rpc::WorkerStatus& out) override;
+  void RegisterGraph(rpc::RegisterGraphResponse& out, const rpc::RegisterGraphRequest& req) override;
+  void DeregisterGraph(const std::string& graph_handle) override;
+  void RunGraph(rpc::RunGraphResponse& out, const rpc::RunGraphRequest& req) override;
+  void RecvTensor(rpc::RecvTensorResponse& out, const rpc::RecvTensorRequest& req) override;
+  void AbortStep(int64_t step_id, int32_t code, const std::string& message) override;
+  void CleanupStep(int64_t step_id) override;
+
+ private:
+  Worker* const worker_;
+};
+
+class MasterServiceHandler : public rpc::MasterServiceIf {
+ public:
+  // `options` serve every session; each CreateSession's config overrides
+  // the default device, soft placement and step timeout.
+  explicit MasterServiceHandler(MasterSessionOptions options) : options_(std::move(options)) {}
+
+  void CreateSession(rpc::CreateSessionResponse& out, const rpc::CreateSessionRequest& req) override;
+  void ExtendSession(const std::string& session_handle, const std::string& graph_def) override;
+  void RunStep(rpc::RunStepResponse& out, const rpc::RunStepRequest& req) override;
+  void CloseSession(const std::string& session_handle) override;
+  void ListDevices(std::vector<rpc::DeviceAttributes>& out) override;
+
+ private:
+  std::shared_ptr<MasterSession> Find(const std::string& handle);
+
+  const MasterSessionOptions options_;
+  absl::Mutex mu_;
+  int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_SERVICE_HANDLERS_H_

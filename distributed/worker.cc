@@ -1,0 +1,498 @@
+#include "distributed/worker.h"
+
+#include <atomic>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "distributed/call_pool.h"
+#include "distributed/remote_rendezvous.h"
+#include "graph/graph_def_io.h"
+#include "graph/status_macros.h"
+#include "runtime/executor.h"
+#include "runtime/frame_ops.h"
+
+namespace sluice {
+namespace {
+
+// A step's rendezvous is forgotten this long after its last use when the
+// master never sends CleanupStep (it crashed, or the step was abandoned).
+constexpr absl::Duration kStepTtl = absl::Minutes(5);
+constexpr absl::Duration kSweepInterval = absl::Seconds(10);
+
+struct PartitionRun {
+  Device* device = nullptr;
+  std::unique_ptr<Executor> executor;
+};
+
+// What RegisterGraph built: one executor per partition, and the call frame
+// slots its _Arg / _Retval nodes use (indices are the client graph's, so a
+// task's may have gaps).
+struct RegisteredGraph {
+  std::string session_handle;
+  std::vector<PartitionRun> partitions;
+  std::map<int, std::pair<std::string, DataType>> args;  // index -> (_Arg node, dtype)
+  std::map<int, std::string> retvals;                    // index -> _Retval node
+  int frame_args = 0;                                    // max _Arg index + 1
+  int frame_retvals = 0;                                 // max _Retval index + 1
+};
+
+struct StepEntry {
+  std::shared_ptr<RemoteRendezvous> rendezvous;
+  absl::Time last_used;
+};
+
+// One RunGraph call, shared with its executors' done callbacks so that a call
+// that times out can return while they wind down.
+struct RunState {
+  std::shared_ptr<const RegisteredGraph> graph;
+  std::shared_ptr<RemoteRendezvous> rendezvous;
+  CallFrame frame;
+  std::atomic<int> pending{0};
+  absl::Mutex mu;
+  absl::Status first_error ABSL_GUARDED_BY(mu);
+  absl::Notification all_done;
+};
+
+int64_t NewIncarnation() {
+  absl::BitGen gen;
+  int64_t v = 0;
+  while (v == 0) v = static_cast<int64_t>(absl::Uniform<uint64_t>(gen) >> 1);
+  return v;
+}
+
+}  // namespace
+
+class Worker::Impl {
+ public:
+  explicit Impl(const WorkerOptions& options)
+      : options_(options),
+        incarnation_(NewIncarnation()),
+        call_pool_(absl::StrCat("recv", options.task)) {}
+  ~Impl();
+
+  absl::Status Init();
+
+  absl::StatusOr<WorkerInfo> GetStatus();
+  absl::StatusOr<std::string> RegisterGraph(
+      const std::string& session_handle,
+      const std::map<std::string, tensorflow::GraphDef>& partitions);
+  absl::Status DeregisterGraph(const std::string& graph_handle);
+  absl::Status RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals);
+  absl::StatusOr<Tensor> RecvTensor(int64_t step_id, const std::string& key, int64_t timeout_ms);
+  absl::Status AbortStep(int64_t step_id, const absl::Status& reason);
+  absl::Status CleanupStep(int64_t step_id);
+
+  const std::string& task() const { return options_.task; }
+  std::vector<Device*> devices() const;
+
+ private:
+  absl::Status AddPartition(const std::string& device_name, const tensorflow::GraphDef& def,
+                            RegisteredGraph* graph) const;
+  absl::StatusOr<std::shared_ptr<const RegisteredGraph>> FindGraph(const std::string& handle);
+  absl::Status CheckRunArgs(const RegisteredGraph& graph, const RunGraphArgs& args) const;
+  // The step's rendezvous, made on first use; also forgets stale steps.
+  std::shared_ptr<RemoteRendezvous> GetOrCreateStep(int64_t step_id);
+  // Starts every partition; the last to finish notifies `state->all_done`.
+  void StartPartitions(const std::shared_ptr<RunState>& state, int64_t step_id);
+  void RunDone(RunState* state, const absl::Status& s);
+  absl::Status WithTask(const absl::Status& s) const {
+    return AddContext(s, absl::StrCat("task ", options_.task));
+  }
+
+  const WorkerOptions options_;
+  const int64_t incarnation_;
+  // Declared first, destroyed last: executors and rendezvous use them.
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::map<std::string, Device*> device_by_name_;
+  CallPool call_pool_;  // remote fetches; outlives every rendezvous below
+
+  absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);
+  int64_t next_graph_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<int64_t, StepEntry> steps_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::Now();
+  int runs_in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // RunStates whose executors still run
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+absl::Status Worker::Impl::Init() {
+  if (options_.ops == nullptr || options_.kernels == nullptr) {
+    return absl::InvalidArgumentError("WorkerOptions needs ops and kernels registries");
+  }
+  if (options_.task.empty() || TaskOfDevice(options_.task) != options_.task) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "WorkerOptions.task '", options_.task, "' is not a task name like /job:ps/replica:0/task:0"));
+  }
+  LocalDevicesOptions local = options_.devices;
+  local.name_prefix = options_.task;
+  ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
+  for (const auto& d : devices_) device_by_name_[d->name()] = d.get();
+  return absl::OkStatus();
+}
+
+Worker::Impl::~Impl() {
+  std::vector<std::shared_ptr<RemoteRendezvous>> steps;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+    for (auto& [id, entry] : steps_) steps.push_back(entry.rendezvous);
+  }
+  const absl::Status reason =
+      absl::CancelledError(absl::StrCat("task ", options_.task, " is shutting down"));
+  for (auto& r : steps) r->StartAbort(reason);
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](int* n) { return *n == 0; }, &runs_in_flight_));
+  // Members go in reverse order: steps (each waits for its fetches), graphs,
+  // the call pool, then the devices.
+}
+
+std::vector<Device*> Worker::Impl::devices() const {
+  std::vector<Device*> out;
+  for (const auto& d : devices_) out.push_back(d.get());
+  return out;
+}
+
+absl::StatusOr<WorkerInfo> Worker::Impl::GetStatus() {
+  WorkerInfo info;
+  info.task = options_.task;
+  info.incarnation = incarnation_;
+  for (const auto& d : devices_) {
+    DeviceInfo di;
+    di.name = d->name();
+    di.device_type = d->device_type();
+    di.memory_limit = d->allocator()->GetStats().bytes_limit;
+    info.devices.push_back(std::move(di));
+  }
+  return info;
+}
+
+absl::Status Worker::Impl::AddPartition(const std::string& device_name,
+                                        const tensorflow::GraphDef& def,
+                                        RegisteredGraph* graph) const {
+  auto it = device_by_name_.find(device_name);
+  if (it == device_by_name_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [name, d] : device_by_name_) names.push_back(name);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "partition for device '", device_name, "': not a device of task ", options_.task,
+        " (its devices: ", absl::StrJoin(names, ", "), ")"));
+  }
+  Device* device = it->second;
+  const std::string context = absl::StrCat("partition for ", device_name);
+  auto part = std::make_unique<Graph>(options_.ops);
+  ImportOptions import;
+  import.allow_internal_ops = true;
+  RETURN_IF_ERROR(AddContext(ImportGraphDef(def, part.get(), import), context));
+  for (Node* n : part->nodes()) {
+    n->set_assigned_device(device_name);
+    const bool is_arg = n->op() == kArgOp;
+    if (!is_arg && n->op() != kRetvalOp) continue;
+    ASSIGN_OR_RETURN(int64_t index, n->GetAttr<int64_t>("index"));
+    if (index < 0 || index > (1 << 20)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(context, ": node '", n->name(), "' has index ", index));
+    }
+    const int i = static_cast<int>(index);
+    bool fresh;
+    if (is_arg) {
+      ASSIGN_OR_RETURN(DataType dtype, n->GetAttr<DataType>("T"));
+      fresh = graph->args.emplace(i, std::make_pair(n->name(), dtype)).second;
+      graph->frame_args = std::max(graph->frame_args, i + 1);
+    } else {
+      fresh = graph->retvals.emplace(i, n->name()).second;
+      graph->frame_retvals = std::max(graph->frame_retvals, i + 1);
+    }
+    if (!fresh) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          context, ": node '", n->name(), "' reuses ", n->op(), " index ", i));
+    }
+  }
+  PartitionRun run;
+  run.device = device;
+  absl::StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::Create(std::move(part), device, *options_.kernels);
+  if (!executor.ok()) return AddContext(executor.status(), context);
+  run.executor = *std::move(executor);
+  graph->partitions.push_back(std::move(run));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
+    const std::string& session_handle,
+    const std::map<std::string, tensorflow::GraphDef>& partitions) {
+  if (partitions.empty()) {
+    return WithTask(absl::InvalidArgumentError(
+        absl::StrCat("session ", session_handle, " registered a graph with no partitions")));
+  }
+  auto graph = std::make_shared<RegisteredGraph>();
+  graph->session_handle = session_handle;
+  for (const auto& [device_name, def] : partitions) {
+    RETURN_IF_ERROR(WithTask(AddPartition(device_name, def, graph.get())));
+  }
+  absl::MutexLock lock(&mu_);
+  // The incarnation in the handle keeps a restarted task from accepting a
+  // handle its previous life gave out.
+  std::string handle =
+      absl::StrCat("graph/", next_graph_id_++, "/", absl::Hex(incarnation_));
+  graphs_[handle] = std::move(graph);
+  return handle;
+}
+
+absl::Status Worker::Impl::DeregisterGraph(const std::string& graph_handle) {
+  std::shared_ptr<const RegisteredGraph> graph;  // destroyed outside the lock
+  absl::MutexLock lock(&mu_);
+  auto it = graphs_.find(graph_handle);
+  if (it == graphs_.end()) {
+    return absl::NotFoundError(absl::StrCat("task ", options_.task, ": graph handle ",
+                                            graph_handle, " is not registered"));
+  }
+  graph = std::move(it->second);
+  graphs_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const RegisteredGraph>> Worker::Impl::FindGraph(
+    const std::string& handle) {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) {
+    return absl::UnavailableError(absl::StrCat("task ", options_.task, " is shutting down"));
+  }
+  auto it = graphs_.find(handle);
+  if (it == graphs_.end()) {
+    // Aborted, as TensorFlow does: the master re-registers and retries.
+    return absl::AbortedError(absl::StrCat("task ", options_.task, ": graph handle ", handle,
+                                           " is not registered (task restarted?)"));
+  }
+  return it->second;
+}
+
+absl::Status Worker::Impl::CheckRunArgs(const RegisteredGraph& graph,
+                                        const RunGraphArgs& args) const {
+  for (const auto& [index, value] : args.feeds) {
+    auto it = graph.args.find(index);
+    if (it == graph.args.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("step ", args.step_id, ": feed ", index, " has no _Arg in graph ",
+                       args.graph_handle));
+    }
+    if (value.dtype() != it->second.second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "step ", args.step_id, ": feed ", index, " for node '", it->second.first, "' is ",
+          DataTypeName(value.dtype()), ", expected ", DataTypeName(it->second.second)));
+    }
+  }
+  for (const auto& [index, arg] : graph.args) {
+    if (args.feeds.count(index) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("step ", args.step_id, ": node '",
+                                                     arg.first, "' (_Arg ", index,
+                                                     ") was not fed"));
+    }
+  }
+  for (int index : args.retval_indices) {
+    if (graph.retvals.count(index) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("step ", args.step_id, ": graph ",
+                                                     args.graph_handle, " has no _Retval ", index));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<RemoteRendezvous> Worker::Impl::GetOrCreateStep(int64_t step_id) {
+  std::vector<std::shared_ptr<RemoteRendezvous>> stale;  // destroyed outside the lock
+  std::shared_ptr<RemoteRendezvous> out;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = absl::Now();
+    if (now - last_sweep_ > kSweepInterval) {
+      last_sweep_ = now;
+      for (auto it = steps_.begin(); it != steps_.end();) {
+        // A step some RunGraph still holds is not stale, however old.
+        if (now - it->second.last_used > kStepTtl && it->second.rendezvous.use_count() == 1) {
+          stale.push_back(std::move(it->second.rendezvous));
+          it = steps_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    StepEntry& entry = steps_[step_id];
+    if (entry.rendezvous == nullptr) {
+      entry.rendezvous = std::make_shared<RemoteRendezvous>(
+          step_id, options_.task, options_.peers, &call_pool_, options_.default_timeout_ms);
+      if (shutting_down_) {
+        entry.rendezvous->StartAbort(
+            absl::CancelledError(absl::StrCat("task ", options_.task, " is shutting down")));
+      }
+    }
+    entry.last_used = now;
+    out = entry.rendezvous;
+  }
+  return out;
+}
+
+void Worker::Impl::RunDone(RunState* state, const absl::Status& s) {
+  if (!s.ok()) {
+    absl::MutexLock lock(&state->mu);
+    if (state->first_error.ok()) state->first_error = s;
+  }
+  if (state->pending.fetch_sub(1) == 1) {
+    state->all_done.Notify();
+    absl::MutexLock lock(&mu_);
+    --runs_in_flight_;
+  }
+}
+
+void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64_t step_id) {
+  Executor::Args args;
+  args.step_id = step_id;
+  args.call_frame = &state->frame;
+  args.rendezvous = state->rendezvous.get();
+  const std::vector<PartitionRun>& parts = state->graph->partitions;
+  state->pending.store(static_cast<int>(parts.size()));
+  {
+    absl::MutexLock lock(&mu_);
+    ++runs_in_flight_;
+  }
+  auto done = [this, state](absl::Status s) { RunDone(state.get(), s); };
+  // Each partition starts on its own device's pool; the last one here.
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    const PartitionRun* p = &parts[i];
+    p->device->thread_pool()->Schedule([p, args, done] { p->executor->RunAsync(args, done); });
+  }
+  parts.back().executor->RunAsync(args, done);
+}
+
+absl::Status Worker::Impl::RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredGraph> graph, FindGraph(args.graph_handle));
+  RETURN_IF_ERROR(WithTask(CheckRunArgs(*graph, args)));
+  std::shared_ptr<RemoteRendezvous> rendezvous = GetOrCreateStep(args.step_id);
+  if (rendezvous->aborted()) {
+    return WithTask(AddContext(rendezvous->abort_status(),
+                               absl::StrCat("step ", args.step_id, " was aborted")));
+  }
+  auto state = std::make_shared<RunState>();
+  state->graph = graph;
+  state->rendezvous = rendezvous;
+  state->frame.args.resize(graph->frame_args);
+  for (const auto& [index, value] : args.feeds) state->frame.args[index] = value;
+  state->frame.retvals.resize(graph->frame_retvals);
+  StartPartitions(state, args.step_id);
+
+  const int64_t timeout_ms = args.timeout_ms > 0 ? args.timeout_ms : options_.default_timeout_ms;
+  if (!state->all_done.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
+    absl::Status deadline = absl::DeadlineExceededError(
+        absl::StrCat("task ", options_.task, ": step ", args.step_id, " did not finish within ",
+                     timeout_ms, " ms"));
+    // Stops this task's partitions; the executors finish on their own
+    // threads and `state` lives until they do.
+    rendezvous->StartAbort(deadline);
+    return deadline;
+  }
+  absl::Status status;
+  {
+    absl::MutexLock lock(&state->mu);
+    status = state->first_error;
+  }
+  // The partition that failed first (or the master's AbortStep) aborted the
+  // rendezvous with the cause; the other partitions only report being
+  // cancelled.
+  absl::Status cause = rendezvous->abort_status();
+  if (!cause.ok()) status = cause;
+  if (!status.ok()) {
+    return WithTask(AddContext(status, absl::StrCat("step ", args.step_id)));
+  }
+  for (int index : args.retval_indices) {
+    const Tensor& t = state->frame.retvals[index];
+    if (!t.IsInitialized()) {
+      return WithTask(absl::InternalError(
+          absl::StrCat("step ", args.step_id, ": node '", graph->retvals.at(index),
+                       "' (_Retval ", index, ") produced no value")));
+    }
+    (*retvals)[index] = t;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> Worker::Impl::RecvTensor(int64_t step_id, const std::string& key,
+                                                int64_t timeout_ms) {
+  absl::StatusOr<Rendezvous::ParsedKey> parsed = Rendezvous::ParseKey(key);
+  if (!parsed.ok()) return WithTask(parsed.status());
+  if (parsed->step_id != step_id) {
+    return WithTask(absl::InvalidArgumentError(
+        absl::StrCat("RecvTensor for step ", step_id, " names step ", parsed->step_id, " in its key '",
+                     key, "'")));
+  }
+  if (TaskOfDevice(parsed->src_device) != options_.task) {
+    return WithTask(absl::InvalidArgumentError(absl::StrCat(
+        "RecvTensor key '", key, "' names a sending device of another task")));
+  }
+  std::shared_ptr<RemoteRendezvous> rendezvous = GetOrCreateStep(step_id);
+  if (timeout_ms <= 0) timeout_ms = options_.default_timeout_ms;
+  absl::StatusOr<Tensor> out = rendezvous->WaitForLocal(key, timeout_ms);
+  if (!out.ok()) return WithTask(out.status());
+  return out;
+}
+
+absl::Status Worker::Impl::AbortStep(int64_t step_id, const absl::Status& reason) {
+  // Made when missing, so that a RunGraph or RecvTensor of the step arriving
+  // after the abort fails at once rather than running.
+  GetOrCreateStep(step_id)->StartAbort(
+      reason.ok() ? absl::CancelledError(absl::StrCat("step ", step_id, " cancelled")) : reason);
+  return absl::OkStatus();
+}
+
+absl::Status Worker::Impl::CleanupStep(int64_t step_id) {
+  std::shared_ptr<RemoteRendezvous> gone;  // may wait for fetches: outside the lock
+  absl::MutexLock lock(&mu_);
+  auto it = steps_.find(step_id);
+  if (it != steps_.end()) {
+    gone = std::move(it->second.rendezvous);
+    steps_.erase(it);
+  }
+  return absl::OkStatus();
+}
+
+// ---- Worker ----------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
+  auto impl = std::make_unique<Impl>(options);
+  RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<Worker>(new Worker(std::move(impl)));
+}
+
+Worker::Worker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Worker::~Worker() = default;
+
+absl::StatusOr<WorkerInfo> Worker::GetStatus() { return impl_->GetStatus(); }
+absl::StatusOr<std::string> Worker::RegisterGraph(
+    const std::string& session_handle,
+    const std::map<std::string, tensorflow::GraphDef>& partitions) {
+  return impl_->RegisterGraph(session_handle, partitions);
+}
+absl::Status Worker::DeregisterGraph(const std::string& graph_handle) {
+  return impl_->DeregisterGraph(graph_handle);
+}
+absl::Status Worker::RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals) {
+  return impl_->RunGraph(args, retvals);
+}
+absl::StatusOr<Tensor> Worker::RecvTensor(int64_t step_id, const std::string& key,
+                                          int64_t timeout_ms) {
+  return impl_->RecvTensor(step_id, key, timeout_ms);
+}
+absl::Status Worker::AbortStep(int64_t step_id, const absl::Status& reason) {
+  return impl_->AbortStep(step_id, reason);
+}
+absl::Status Worker::CleanupStep(int64_t step_id) { return impl_->CleanupStep(step_id); }
+const std::string& Worker::task() const { return impl_->task(); }
+std::vector<Device*> Worker::devices() const { return impl_->devices(); }
+
+}  // namespace sluice

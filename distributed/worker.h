@@ -1,0 +1,85 @@
+// Worker: one cluster task's devices and the graph partitions registered on
+// them. It runs a step's partitions when the master says so, keeps each
+// step's transfers in a rendezvous that also fetches tensors sent by other
+// tasks (distributed/remote_rendezvous.h), and answers peers' RecvTensor
+// calls from it.
+//
+//   WorkerOptions opts;
+//   opts.task = "/job:ps/replica:0/task:0";
+//   opts.kernels = BuiltinKernels();  opts.ops = BuiltinOps();
+//   opts.peers = &cache;                       // the cluster's other tasks
+//   ASSIGN_OR_RETURN(std::unique_ptr<Worker> w, Worker::Create(opts));
+//   // then: served by distributed/server.h, or called in-process
+//
+// Variables live in the devices' containers for the worker's lifetime, so
+// every session and every client that places a variable of the same name on
+// this task shares it (between-graph replication relies on this).
+//
+// A step's rendezvous exists from the first RunGraph or RecvTensor naming it
+// until CleanupStep (or, if the master never says, a few minutes later).
+// The first error of a step's partition aborts that step's rendezvous; a
+// RecvTensor from a dead or unreachable peer fails the step with an error
+// naming that task, within the RPC deadline.
+//
+// Thread-safe. `peers` is borrowed and must outlive the worker.
+#ifndef SLUICE_DISTRIBUTED_WORKER_H_
+#define SLUICE_DISTRIBUTED_WORKER_H_
+
+#include <memory>
+#include <string>
+
+#include "distributed/rpc/tensor_source.h"
+#include "distributed/worker_interface.h"
+#include "graph/op_registry.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/local_devices.h"
+
+namespace sluice {
+
+struct WorkerOptions {
+  std::string task;  // "/job:J/replica:0/task:T"; device names start with it
+  const OpRegistry* ops = nullptr;          // required
+  const KernelRegistry* kernels = nullptr;  // required
+  // CPU:0 (+ virtual CPUs, + GPUs of registered backends); name_prefix is
+  // replaced by `task`.
+  LocalDevicesOptions devices;
+  WorkerCache* peers = nullptr;  // required when graphs receive from other tasks
+  int64_t default_timeout_ms = 60000;  // per step when RunGraph gives none
+};
+
+class Worker : public WorkerInterface, public TensorSource {
+ public:
+  static absl::StatusOr<std::unique_ptr<Worker>> Create(const WorkerOptions& options);
+  ~Worker() override;
+
+  // WorkerInterface.
+  absl::StatusOr<WorkerInfo> GetStatus() override;
+  absl::StatusOr<std::string> RegisterGraph(
+      const std::string& session_handle,
+      const std::map<std::string, tensorflow::GraphDef>& partitions) override;
+  absl::Status DeregisterGraph(const std::string& graph_handle) override;
+  absl::Status RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals) override;
+  absl::StatusOr<Tensor> RecvTensor(int64_t step_id, const std::string& key,
+                                    int64_t timeout_ms) override;
+  absl::Status AbortStep(int64_t step_id, const absl::Status& reason) override;
+  absl::Status CleanupStep(int64_t step_id) override;
+
+  // TensorSource (the zero-copy RecvTensor path of the Thrift server).
+  absl::StatusOr<Tensor> WaitForTensor(int64_t step_id, const std::string& key,
+                                       int64_t timeout_ms) override {
+    return RecvTensor(step_id, key, timeout_ms);
+  }
+
+  const std::string& task() const;
+  // This process's devices (for a session that runs on them directly).
+  std::vector<Device*> devices() const;
+
+ private:
+  class Impl;
+  explicit Worker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_WORKER_H_

@@ -1,0 +1,59 @@
+// One cluster task: hosts the task's devices, WorkerService and
+// MasterService on its port until SIGTERM or SIGINT.
+//
+//   bazel run //tools:server -- --cluster=cluster.json --job=ps --task=0
+//   bazel run //tools:server -- --cluster="ps=127.0.0.1:4000;worker=127.0.0.1:4001" --job=worker --task=0
+//   SLUICE_CONFIG='{"cluster": {...}, "task": {"type": "ps", "index": 0}}' server
+//
+// Prints one line when ready; exits 0 after a clean shutdown, 1 on an error
+// (one "server: error: ..." line).
+#include <cstdio>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "distributed/server.h"
+
+ABSL_FLAG(std::string, cluster, "",
+          "cluster spec: a JSON or text-proto file, or inline \"ps=h:p;worker=h:p,h:p\"; "
+          "empty: from $SLUICE_CONFIG");
+ABSL_FLAG(std::string, job, "", "this task's job (with --cluster)");
+ABSL_FLAG(int, task, 0, "this task's index in its job");
+ABSL_FLAG(int, virtual_cpus, 0, "virtual CPU devices CPU:1..N beside CPU:0");
+ABSL_FLAG(int, threads, 0, "CPU:0's threads; 0: one per core");
+
+namespace {
+
+int Fail(const absl::Status& s) {
+  std::cerr << "server: error: " << s.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const absl::Time start = absl::Now();
+  absl::ParseCommandLine(argc, argv);
+  sluice::BlockTerminationSignals();
+
+  sluice::ServerOptions options;
+  absl::StatusOr<sluice::TaskConfig> config = sluice::TaskConfigFromFlags(
+      absl::GetFlag(FLAGS_cluster), absl::GetFlag(FLAGS_job), absl::GetFlag(FLAGS_task));
+  if (!config.ok()) return Fail(config.status());
+  options.config = *std::move(config);
+  options.devices.num_virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
+  options.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<std::unique_ptr<sluice::Server>> server = sluice::Server::Create(options);
+  if (!server.ok()) return Fail(server.status());
+  std::vector<std::string> devices;
+  for (sluice::Device* d : (*server)->worker()->devices()) devices.push_back(d->name());
+  std::printf("server: %s listening on %s (%s); ready in %.0f ms\n", (*server)->task().c_str(),
+              (*server)->target().c_str(), absl::StrJoin(devices, ", ").c_str(),
+              absl::ToDoubleMilliseconds(absl::Now() - start));
+  std::fflush(stdout);
+  int sig = sluice::ServeUntilTerminated(server->get());
+  std::printf("server: %s stopped (signal %d)\n", (*server)->task().c_str(), sig);
+  return 0;
+}
