@@ -118,23 +118,35 @@ class KeyScanner {
       if (pos_ >= text_.size()) return false;
       char e = text_[pos_++];
       switch (e) {
-        case 'n': out->push_back('\n'); break;
-        case 't': out->push_back('\t'); break;
-        case 'r': out->push_back('\r'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
         case 'u': {
           if (pos_ + 4 > text_.size()) return false;
           int code = 0;
           for (int k = 0; k < 4; ++k) {
             char h = text_[pos_++];
             if (!absl::ascii_isxdigit(h)) return false;
-            code = code * 16 + (absl::ascii_isdigit(h) ? h - '0' : absl::ascii_tolower(h) - 'a' + 10);
+            code =
+                code * 16 + (absl::ascii_isdigit(h) ? h - '0' : absl::ascii_tolower(h) - 'a' + 10);
           }
           out->push_back(code < 0x80 ? static_cast<char>(code) : '?');
           break;
         }
-        default: out->push_back(e);
+        default:
+          out->push_back(e);
       }
     }
     return false;
@@ -273,8 +285,8 @@ absl::StatusOr<int> IndexFromPodName() {
   int index = -1;
   if (dash == absl::string_view::npos || !absl::SimpleAtoi(name.substr(dash + 1), &index) ||
       index < 0 || !absl::ascii_isdigit(name[dash + 1])) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "task.index is missing and POD_NAME '", name, "' has no numeric suffix like 'worker-3'"));
+    return absl::InvalidArgumentError(absl::StrCat("task.index is missing and POD_NAME '", name,
+                                                   "' has no numeric suffix like 'worker-3'"));
   }
   return index;
 }
@@ -289,11 +301,21 @@ std::string JsonQuote(absl::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
           out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
@@ -360,8 +382,9 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromTextProto(absl::string_view text) {
     std::vector<std::string> addresses(job.tasks().size());
     for (const auto& [index, address] : job.tasks()) {
       if (index < 0 || index >= static_cast<int>(addresses.size())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "job '", job.name(), "': task keys must be 0..", addresses.size() - 1, ", got ", index));
+        return absl::InvalidArgumentError(absl::StrCat("job '", job.name(),
+                                                       "': task keys must be 0..",
+                                                       addresses.size() - 1, ", got ", index));
       }
       addresses[index] = address;
     }
@@ -418,13 +441,12 @@ int ClusterSpec::num_tasks(absl::string_view job) const {
 absl::StatusOr<std::string> ClusterSpec::Address(absl::string_view job, int task) const {
   const std::vector<std::string>* addresses = FindJob(job);
   if (addresses == nullptr) {
-    return absl::NotFoundError(absl::StrCat("unknown job '", job, "' (the cluster has jobs: ",
-                                            absl::StrJoin(job_names_, ", "), ")"));
+    return absl::NotFoundError(absl::StrCat(
+        "unknown job '", job, "' (the cluster has jobs: ", absl::StrJoin(job_names_, ", "), ")"));
   }
   if (task < 0 || task >= static_cast<int>(addresses->size())) {
-    return absl::InvalidArgumentError(absl::StrCat("task ", task, " of job '", job,
-                                                   "' is out of range [0, ", addresses->size(),
-                                                   ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task ", task, " of job '", job, "' is out of range [0, ", addresses->size(), ")"));
   }
   return (*addresses)[task];
 }
@@ -489,8 +511,7 @@ absl::StatusOr<TaskConfig> ParseTaskConfig(absl::string_view json) {
                        ? index->second.number_value()
                        : -1;
     if (value < 0 || value != static_cast<double>(static_cast<int>(value))) {
-      return absl::InvalidArgumentError(
-          "task config: task.index must be a non-negative integer");
+      return absl::InvalidArgumentError("task config: task.index must be a non-negative integer");
     }
     config.task = static_cast<int>(value);
   }
@@ -523,8 +544,7 @@ absl::StatusOr<TaskConfig> TaskConfigFromFlags(const std::string& cluster, const
     absl::StatusOr<TaskConfig> from_env = TaskConfigFromEnv();
     if (!from_env.ok()) {
       if (absl::IsNotFound(from_env.status())) {
-        return absl::InvalidArgumentError(
-            "no --cluster given and SLUICE_CONFIG is not set");
+        return absl::InvalidArgumentError("no --cluster given and SLUICE_CONFIG is not set");
       }
       return from_env.status();
     }

@@ -47,9 +47,7 @@ std::string TempPath(const std::string& name) {
   return absl::StrCat(dir != nullptr ? dir : "/tmp", "/cluster_spec_test_", name);
 }
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 void ExpectInvalid(const absl::StatusOr<ClusterSpec>& spec, const std::string& substr) {
   ASSERT_FALSE(spec.ok()) << "expected an error containing: " << substr;
@@ -90,7 +88,8 @@ TEST(ClusterSpecTest, UnknownJobAndIndexOutOfRange) {
 
 TEST(ClusterSpecTest, AddressesValidated) {
   EXPECT_TRUE(ClusterSpec::FromJobs({{"w", {"[::1]:80", "127.0.0.1:65535", "a-b.c_d:1"}}}).ok());
-  ExpectInvalid(ClusterSpec::FromJobs({{"w", {"h:1", "h:0"}}}), "job 'w' task 1: bad address 'h:0'");
+  ExpectInvalid(ClusterSpec::FromJobs({{"w", {"h:1", "h:0"}}}),
+                "job 'w' task 1: bad address 'h:0'");
   ExpectInvalid(ClusterSpec::FromJobs({{"w", {"h:70000"}}}), "'h:70000': port must be in 1..65535");
   ExpectInvalid(ClusterSpec::FromJobs({{"w", {"h:x"}}}), "'h:x': port is not a number");
   ExpectInvalid(ClusterSpec::FromJobs({{"w", {"h"}}}), "'h': expected host:port");
@@ -114,8 +113,8 @@ TEST(ClusterSpecTest, JobsValidated) {
 }
 
 TEST(ClusterSpecTest, FromJsonKeepsWrittenOrder) {
-  auto spec = ClusterSpec::FromJson(
-      R"( { "worker" : ["w:1", "w:2"], "ps": ["p:1"], "chief": ["c:1"] } )");
+  auto spec =
+      ClusterSpec::FromJson(R"( { "worker" : ["w:1", "w:2"], "ps": ["p:1"], "chief": ["c:1"] } )");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_THAT(spec->jobs(), ElementsAre("worker", "ps", "chief"));
   EXPECT_EQ(*spec->Address("worker", 1), "w:2");
@@ -187,9 +186,8 @@ TEST(TaskConfigTest, RoundTrip) {
   config.job = "worker";
   config.task = 1;
   std::string json = TaskConfigToJson(config);
-  EXPECT_EQ(json,
-            R"({"cluster": {"worker": ["w:1", "w:2"], "ps": ["p:1"]}, )"
-            R"("task": {"type": "worker", "index": 1}})");
+  EXPECT_EQ(json, R"({"cluster": {"worker": ["w:1", "w:2"], "ps": ["p:1"]}, )"
+                  R"("task": {"type": "worker", "index": 1}})");
   auto parsed = ParseTaskConfig(json);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->cluster == config.cluster);
@@ -199,7 +197,8 @@ TEST(TaskConfigTest, RoundTrip) {
 }
 
 TEST(TaskConfigTest, IndexFromPodName) {
-  const char* json = R"({"task": {"type": "worker"}, "cluster": {"worker": ["a:1", "b:1", "c:1"]}})";
+  const char* json =
+      R"({"task": {"type": "worker"}, "cluster": {"worker": ["a:1", "b:1", "c:1"]}})";
   {
     ScopedEnv pod("POD_NAME", "worker-2");
     auto parsed = ParseTaskConfig(json);
@@ -302,9 +301,7 @@ TEST(TaskConfigTest, FromFlags) {
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/no/such/cluster.json"));
 }
 
-TEST(JsonQuoteTest, Escapes) {
-  EXPECT_EQ(JsonQuote("a\"b\\c\nd\x01"), R"("a\"b\\c\nd\u0001")");
-}
+TEST(JsonQuoteTest, Escapes) { EXPECT_EQ(JsonQuote("a\"b\\c\nd\x01"), R"("a\"b\\c\nd\u0001")"); }
 
 }  // namespace
 }  // namespace sluice

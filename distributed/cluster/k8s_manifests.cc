@@ -37,67 +37,37 @@ std::string JobYaml(const K8sOptions& options, const ClusterSpec& cluster, const
   }
   return absl::StrCat(
       "# Sluice job ", name, ": ", cluster.num_tasks(job), " task(s). Written by //tools:launch.\n",
-      "apiVersion: v1\n",
-      "kind: Service\n",
-      "metadata:\n",
-      "  name: ", name, "\n",
-      "  namespace: ", ns, "\n",
-      "  labels:\n", Labels(job, 4),
-      "spec:\n",
-      "  clusterIP: None\n",
-      "  publishNotReadyAddresses: true\n",
-      "  selector:\n", Labels(job, 4),
-      "  ports:\n",
-      "    - name: \"rpc\"\n",
-      "      port: ", options.port, "\n",
-      "      targetPort: ", options.port, "\n",
-      "---\n",
-      "apiVersion: apps/v1\n",
-      "kind: StatefulSet\n",
-      "metadata:\n",
-      "  name: ", name, "\n",
-      "  namespace: ", ns, "\n",
-      "  labels:\n", Labels(job, 4),
-      "spec:\n",
-      "  serviceName: ", name, "\n",
-      "  replicas: ", cluster.num_tasks(job), "\n",
-      "  podManagementPolicy: Parallel\n",
-      "  selector:\n",
-      "    matchLabels:\n", Labels(job, 6),
-      "  template:\n",
-      "    metadata:\n",
-      "      labels:\n", Labels(job, 8),
-      "    spec:\n",
-      "      containers:\n",
-      "        - name: ", name, "\n",
-      "          image: ", JsonQuote(options.image), "\n",
-      "          command:\n", command,
-      "          ports:\n",
-      "            - containerPort: ", options.port, "\n",
-      "          env:\n",
-      "            - name: \"SLUICE_CONFIG\"\n",
-      "              value: ", JsonQuote(config), "\n",
-      "            - name: \"POD_NAME\"\n",
-      "              valueFrom:\n",
-      "                fieldRef:\n",
-      "                  fieldPath: metadata.name\n");
+      "apiVersion: v1\n", "kind: Service\n", "metadata:\n", "  name: ", name, "\n",
+      "  namespace: ", ns, "\n", "  labels:\n", Labels(job, 4), "spec:\n", "  clusterIP: None\n",
+      "  publishNotReadyAddresses: true\n", "  selector:\n", Labels(job, 4), "  ports:\n",
+      "    - name: \"rpc\"\n", "      port: ", options.port, "\n",
+      "      targetPort: ", options.port, "\n", "---\n", "apiVersion: apps/v1\n",
+      "kind: StatefulSet\n", "metadata:\n", "  name: ", name, "\n", "  namespace: ", ns, "\n",
+      "  labels:\n", Labels(job, 4), "spec:\n", "  serviceName: ", name, "\n",
+      "  replicas: ", cluster.num_tasks(job), "\n", "  podManagementPolicy: Parallel\n",
+      "  selector:\n", "    matchLabels:\n", Labels(job, 6), "  template:\n", "    metadata:\n",
+      "      labels:\n", Labels(job, 8), "    spec:\n", "      containers:\n",
+      "        - name: ", name, "\n", "          image: ", JsonQuote(options.image), "\n",
+      "          command:\n", command, "          ports:\n",
+      "            - containerPort: ", options.port, "\n", "          env:\n",
+      "            - name: \"SLUICE_CONFIG\"\n", "              value: ", JsonQuote(config), "\n",
+      "            - name: \"POD_NAME\"\n", "              valueFrom:\n",
+      "                fieldRef:\n", "                  fieldPath: metadata.name\n");
 }
 
 }  // namespace
 
 absl::StatusOr<ClusterSpec> K8sCluster(const K8sOptions& options) {
   if (!IsDnsLabel(options.k8s_namespace)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "namespace '", options.k8s_namespace, "' is not a DNS label ([a-z0-9-], at most 63)"));
+    return absl::InvalidArgumentError(absl::StrCat("namespace '", options.k8s_namespace,
+                                                   "' is not a DNS label ([a-z0-9-], at most 63)"));
   }
   if (options.port < 1 || options.port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("port must be in 1..65535, not ", options.port));
+    return absl::InvalidArgumentError(absl::StrCat("port must be in 1..65535, not ", options.port));
   }
   if (options.num_ps < 0 || options.num_workers < 1) {
     return absl::InvalidArgumentError(absl::StrCat("need ps >= 0 and workers >= 1, not ",
-                                                   options.num_ps, " and ",
-                                                   options.num_workers));
+                                                   options.num_ps, " and ", options.num_workers));
   }
   ClusterSpec::JobList jobs;
   auto add = [&](const std::string& job, int count) {
@@ -128,10 +98,9 @@ absl::StatusOr<std::vector<K8sFile>> K8sManifests(const K8sOptions& options) {
   files.push_back(
       {"README.txt",
        absl::StrCat("Sluice cluster for image ", options.image, " in namespace ",
-                    options.k8s_namespace, ".\n",
-                    "Apply (from this directory):   kubectl apply", apply, "\n",
-                    "Follow the chief:              kubectl logs -f -n ", options.k8s_namespace,
-                    " worker-0\n",
+                    options.k8s_namespace, ".\n", "Apply (from this directory):   kubectl apply",
+                    apply, "\n", "Follow the chief:              kubectl logs -f -n ",
+                    options.k8s_namespace, " worker-0\n",
                     "Remove:                        kubectl delete", apply, "\n",
                     "StatefulSet pods are restarted when they exit; delete the cluster when the "
                     "chief is done.\n")});

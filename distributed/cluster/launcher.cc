@@ -117,9 +117,9 @@ absl::StatusOr<std::string> ResolveLabel(const std::string& label, const Program
   }
   std::string path = absl::StrCat(base, "/bazel-bin/", relative);
   if (!Exists(path)) {
-    return absl::NotFoundError(absl::StrCat(
-        "program ", label, ": ", path, " does not exist; run `bazel build ", label,
-        "` first, or start the launcher with `bazel run //tools:launch`"));
+    return absl::NotFoundError(
+        absl::StrCat("program ", label, ": ", path, " does not exist; run `bazel build ", label,
+                     "` first, or start the launcher with `bazel run //tools:launch`"));
   }
   return CheckExecutable(path, label);
 }
@@ -165,8 +165,8 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
     absl::string_view value = has_value ? body.substr(eq + 1) : absl::string_view();
     auto need_value = [&]() -> absl::Status {
       if (has_value) return absl::OkStatus();
-      return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value (--",
-                                                     name, "=...)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag --", name, " needs a value (--", name, "=...)"));
     };
     if (name == "ps" || name == "workers" || name == "port") {
       RETURN_IF_ERROR(need_value());
@@ -189,8 +189,8 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
       RETURN_IF_ERROR(need_value());
       double parsed = 0;
       if (!absl::SimpleAtod(value, &parsed) || !(parsed >= 0 && parsed <= 3600)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "bad value '", value, "' for --grace_period_s: want seconds in 0..3600"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("bad value '", value, "' for --grace_period_s: want seconds in 0..3600"));
       }
       options.grace_period_s = parsed;
     } else if (name == "k8s" || name == "image" || name == "namespace") {
@@ -259,7 +259,8 @@ absl::StatusOr<ClusterSpec> LocalCluster(int num_ps, int num_workers) {
   ClusterSpec::JobList jobs;
   auto add = [&](const std::string& job, int first, int count) {
     std::vector<std::string> addresses;
-    for (int i = 0; i < count; ++i) addresses.push_back(absl::StrCat("127.0.0.1:", ports[first + i]));
+    for (int i = 0; i < count; ++i)
+      addresses.push_back(absl::StrCat("127.0.0.1:", ports[first + i]));
     jobs.emplace_back(job, std::move(addresses));
   };
   if (num_ps > 0) add("ps", 0, num_ps);

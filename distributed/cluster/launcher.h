@@ -91,10 +91,10 @@ absl::StatusOr<ClusterSpec> LocalCluster(int num_ps, int num_workers);
 // Where ResolveProgram looks. FromEnvironment() reads BUILD_WORKSPACE_DIRECTORY,
 // BUILD_WORKING_DIRECTORY, PATH and the current directory.
 struct ProgramLocations {
-  std::string workspace_dir;  // set: labels are built there with `bazel`
-  std::string working_dir;    // relative paths resolve here first
-  std::string cwd;            // then here (and bazel-bin/ without workspace_dir)
-  std::string path;           // PATH, for bare names
+  std::string workspace_dir;    // set: labels are built there with `bazel`
+  std::string working_dir;      // relative paths resolve here first
+  std::string cwd;              // then here (and bazel-bin/ without workspace_dir)
+  std::string path;             // PATH, for bare names
   std::string bazel = "bazel";  // the command that builds labels
   static ProgramLocations FromEnvironment();
 };

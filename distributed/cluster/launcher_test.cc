@@ -92,7 +92,7 @@ std::vector<std::string> Lines(const std::string& text) {
 std::vector<pid_t> Pids(const std::string& out) {
   std::vector<pid_t> pids;
   for (const std::string& line : Lines(out)) {
-    for (absl::string_view key : {"] pid=", "] grandchild="}) {
+    for (std::string key : {"] pid=", "] grandchild="}) {
       size_t at = line.find(key);
       if (at == std::string::npos) continue;
       std::string rest = line.substr(at + key.size());
@@ -157,8 +157,8 @@ TEST_F(LauncherTest, ParseArgs) {
 TEST_F(LauncherTest, BadInputIsOneErrorLineAndExit2) {
   std::string not_executable = TmpDir() + "/not_executable";
   std::ofstream(not_executable) << "data";
-  std::filesystem::permissions(not_executable, std::filesystem::perms::owner_read |
-                                                   std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      not_executable, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   struct Case {
     std::vector<std::string> args;
     std::string message;
@@ -267,8 +267,8 @@ TEST_F(LauncherTest, ChiefStatusIsTheExitCodeAndStubbornTasksGetSigkill) {
 }
 
 TEST_F(LauncherTest, NonChiefFailureIsReportedAndTheRestGoOn) {
-  LaunchResult r = Launch({"--workers=3"},
-                          {"worker:1=exit:3", "worker:0=sleepms:600,exit:0", "*=sleep"});
+  LaunchResult r =
+      Launch({"--workers=3"}, {"worker:1=exit:3", "worker:0=sleepms:600,exit:0", "*=sleep"});
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:1 exited with status 3\n"));
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:1 failed; the other tasks go on\n"));
@@ -285,15 +285,15 @@ TEST_F(LauncherTest, FailFastStopsEverything) {
   EXPECT_LT(r.seconds, 3.0);
 
   // Under --chief_only_exit a clean non-chief exit is a failure too.
-  LaunchResult early = Launch({"--workers=2", "--fail_fast", "--chief_only_exit"},
-                              {"worker:1=exit:0", "*=sleep"});
+  LaunchResult early =
+      Launch({"--workers=2", "--fail_fast", "--chief_only_exit"}, {"worker:1=exit:0", "*=sleep"});
   EXPECT_EQ(early.code, 1) << early.out;
   EXPECT_THAT(early.out, HasSubstr("[launch] worker:0 killed by signal 15\n"));
 }
 
 TEST_F(LauncherTest, LinesNeverInterleave) {
-  LaunchResult r = Launch({"--workers=3"}, {"worker:0=lines:200,sleepms:800,exit:0",
-                                            "*=lines:200,sleep"});
+  LaunchResult r =
+      Launch({"--workers=3"}, {"worker:0=lines:200,sleepms:800,exit:0", "*=lines:200,sleep"});
   EXPECT_EQ(r.code, 0);
   std::map<std::string, int> long_lines;
   for (const std::string& line : Lines(r.out)) {
@@ -448,10 +448,10 @@ TEST_F(LauncherTest, KubernetesFlagWritesFiles) {
   std::filesystem::remove_all(dir);
   std::ostringstream out;
   std::ostringstream err;
-  EXPECT_EQ(LaunchMain({"--workers=2", "--k8s=" + dir, "--image=img", "--port=3000", "--",
-                        "/app/train"},
-                       out, err),
-            0)
+  EXPECT_EQ(
+      LaunchMain({"--workers=2", "--k8s=" + dir, "--image=img", "--port=3000", "--", "/app/train"},
+                 out, err),
+      0)
       << err.str();
   EXPECT_THAT(out.str(), HasSubstr("[launch] wrote " + dir + "/worker.yaml\n"));
   EXPECT_THAT(out.str(), HasSubstr("[launch] wrote " + dir + "/README.txt\n"));
@@ -481,8 +481,7 @@ TEST_F(LauncherTest, ResolveProgram) {
   ASSERT_TRUE(path.ok()) << path.status();
   EXPECT_EQ(*path, built);
   EXPECT_EQ(log.str(), "[launch] building //pkg:name\n");
-  EXPECT_EQ(ReadFile(bazel_log),
-            std::filesystem::canonical(ws).string() + " build //pkg:name\n");
+  EXPECT_EQ(ReadFile(bazel_log), std::filesystem::canonical(ws).string() + " build //pkg:name\n");
   EXPECT_EQ(ResolveProgram("//pkg", where, log).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ResolveProgram("//pkg:", where, log).status().code(),
             absl::StatusCode::kInvalidArgument);

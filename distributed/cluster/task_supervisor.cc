@@ -81,7 +81,8 @@ class SignalPipe {
     std::vector<int> signals;
     unsigned char buffer[64];
     ssize_t n;
-    while ((n = read(fds_[0], buffer, sizeof(buffer))) > 0) signals.insert(signals.end(), buffer, buffer + n);
+    while ((n = read(fds_[0], buffer, sizeof(buffer))) > 0)
+      signals.insert(signals.end(), buffer, buffer + n);
     return signals;
   }
 
@@ -102,9 +103,9 @@ struct RunningTask {
   std::string name;    // "worker:1"
   std::string prefix;  // "[worker:1] "
   bool chief = false;
-  pid_t pid = -1;      // also the process group id
-  int fd = -1;         // read end of its output pipe; -1 after EOF
-  std::string pending; // output after the last newline
+  pid_t pid = -1;       // also the process group id
+  int fd = -1;          // read end of its output pipe; -1 after EOF
+  std::string pending;  // output after the last newline
   bool running = false;
 };
 
@@ -161,7 +162,7 @@ class Supervisor {
   bool stopping_ = false;
   bool killed_ = false;  // SIGKILL sent to every group
   Clock::time_point deadline_;
-  int exit_code_ = -1;   // decided by the event that started the stop
+  int exit_code_ = -1;  // decided by the event that started the stop
 };
 
 absl::Status Supervisor::Start(const TaskLaunch& launch) {
