@@ -90,12 +90,13 @@ void RemoteRendezvous::Fetch(int64_t fetch_id, std::string key, std::string tens
       receiver = std::move(it->second);
       fetch_receivers_.erase(it);
     }
+    // The fetch is over before its receiver runs: the receiver may end the
+    // step and destroy this rendezvous (whose destructor waits for pending
+    // fetches), so nothing below touches `this`.
+    --pending_fetches_;
   }
   // Absent when StartAbort already told the receiver; the result is dropped.
   if (receiver) receiver(std::move(status), std::move(value));
-  receiver = nullptr;
-  absl::MutexLock lock(&mu_);
-  --pending_fetches_;
 }
 
 void RemoteRendezvous::StartAbort(const absl::Status& status) {

@@ -23,7 +23,7 @@
 // a waiter returns it; a request for the key after that is refused.
 //
 // Thread-safe. Must outlive every pending fetch: the destructor waits for
-// them.
+// them (not for receivers they are calling: a receiver may destroy it).
 #ifndef SLUICE_DISTRIBUTED_REMOTE_RENDEZVOUS_H_
 #define SLUICE_DISTRIBUTED_REMOTE_RENDEZVOUS_H_
 

@@ -345,7 +345,15 @@ void Worker::Impl::RunDone(RunState* state, const absl::Status& s) {
     if (state->first_error.ok()) state->first_error = s;
   }
   if (state->pending.fetch_sub(1) == 1) {
+    // Let go of the executors and the rendezvous here, before the worker
+    // may be destroyed (it waits for runs_in_flight_), not whenever the
+    // executors drop their last reference to `state`. RunGraph holds its
+    // own references.
+    std::shared_ptr<const RegisteredGraph> graph = std::move(state->graph);
+    std::shared_ptr<RemoteRendezvous> rendezvous = std::move(state->rendezvous);
     state->all_done.Notify();
+    rendezvous = nullptr;
+    graph = nullptr;
     absl::MutexLock lock(&mu_);
     --runs_in_flight_;
   }

@@ -21,7 +21,14 @@
 // RecvTensor from a dead or unreachable peer fails the step with an error
 // naming that task, within the RPC deadline.
 //
-// Thread-safe. `peers` is borrowed and must outlive the worker.
+// RunGraph on an unknown handle is Aborted ("... is not registered (task
+// restarted?)"): the master re-registers the graph and retries. A RunGraph
+// that outlives its timeout aborts the step on this task with
+// DeadlineExceeded naming the task and step.
+//
+// Thread-safe. `peers` is borrowed and must outlive the worker. Destroy the
+// worker only once nobody calls it any more (stop the server first): the
+// destructor aborts running steps and waits for their executors and fetches.
 #ifndef SLUICE_DISTRIBUTED_WORKER_H_
 #define SLUICE_DISTRIBUTED_WORKER_H_
 

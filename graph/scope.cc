@@ -54,6 +54,10 @@ std::vector<double> LiteralValues(const ::tensorflow::TensorProto& p) {
 absl::StatusOr<::tensorflow::TensorProto> ConvertLiteral(const ::tensorflow::TensorProto& p,
                                                          DataType to) {
   if (p.dtype() == to) return p;
+  if (p.dtype() == DT_STRING || to == DT_STRING) {
+    return absl::InvalidArgumentError(absl::StrCat("a ", DataTypeName(p.dtype()),
+                                                   " literal cannot become ", DataTypeName(to)));
+  }
   if (!p.tensor_content().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("a ", DataTypeName(p.dtype()),
                                                    " literal tensor cannot become ",
@@ -98,6 +102,16 @@ Input::Input(std::initializer_list<int32_t> v)
     : is_literal_(true), literal_(MakeLiteral<int32_t>(DT_INT32, v, false)) {}
 Input::Input(std::initializer_list<int64_t> v)
     : is_literal_(true), literal_(MakeLiteral<int64_t>(DT_INT64, v, false)) {}
+Input::Input(const char* v) : Input(std::string(v)) {}
+Input::Input(const std::string& v) : is_literal_(true) {
+  literal_.set_dtype(DT_STRING);
+  literal_.add_string_val(v);
+}
+Input::Input(std::initializer_list<std::string> v) : is_literal_(true) {
+  literal_.set_dtype(DT_STRING);
+  literal_.mutable_tensor_shape()->add_dim()->set_size(v.size());
+  for (const std::string& s : v) literal_.add_string_val(s);
+}
 Input::Input(::tensorflow::TensorProto literal)
     : is_literal_(true), literal_(std::move(literal)) {}
 

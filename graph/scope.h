@@ -64,6 +64,10 @@ class Input {
   Input(std::initializer_list<double> v);
   Input(std::initializer_list<int32_t> v);
   Input(std::initializer_list<int64_t> v);
+  // DT_STRING literals (without these a string literal would become a bool).
+  Input(const char* v);                   // NOLINT
+  Input(const std::string& v);            // NOLINT
+  Input(std::initializer_list<std::string> v);
   // A literal tensor of any dtype and shape.
   explicit Input(::tensorflow::TensorProto literal);
 

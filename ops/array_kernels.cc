@@ -560,6 +560,24 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   kernels->Register(cpu("BroadcastGradientArgs"), Make<BroadcastGradientArgsOp>());
 
   internal::RegisterSliceKernels(kernels);
+
+  // DT_STRING: only the kernels that pass buffers along or read shapes. The
+  // byte-moving kernels above would copy std::string objects bit by bit.
+  kernels->Register(cpu("Const").TypeConstraint("dtype", DT_STRING), Make<ConstOp>());
+  kernels->Register(cpu("PlaceholderWithDefault").TypeConstraint("dtype", DT_STRING),
+                    Make<IdentityOp>());
+  for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {
+    kernels->Register(cpu(op).TypeConstraint("T", DT_STRING), Make<IdentityOp>());
+  }
+  kernels->Register(cpu("Reshape").TypeConstraint("T", DT_STRING), Make<ReshapeOp>());
+  kernels->Register(cpu("ExpandDims").TypeConstraint("T", DT_STRING), Make<ExpandDimsOp>());
+  kernels->Register(cpu("Squeeze").TypeConstraint("T", DT_STRING), Make<SqueezeOp>());
+  kernels->Register(cpu("Shape").TypeConstraint("T", DT_STRING),
+                    [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kShape); });
+  kernels->Register(cpu("Size").TypeConstraint("T", DT_STRING),
+                    [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kSize); });
+  kernels->Register(cpu("Rank").TypeConstraint("T", DT_STRING),
+                    [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kRank); });
 }
 
 }  // namespace sluice

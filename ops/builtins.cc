@@ -5,11 +5,14 @@
 
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
+#include "ops/data_flow_ops.h"
 #include "ops/gradients.h"
+#include "ops/io_ops.h"
 #include "ops/math_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/state_ops.h"
+#include "ops/summary_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/sendrecv_ops.h"
@@ -25,6 +28,9 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterStateOps(ops));
   RETURN_IF_ERROR(RegisterRandomOps(ops));
   RETURN_IF_ERROR(RegisterTrainingOps(ops));
+  RETURN_IF_ERROR(RegisterDataFlowOps(ops));
+  RETURN_IF_ERROR(RegisterSummaryOps(ops));
+  RETURN_IF_ERROR(RegisterIoOps(ops));
   RETURN_IF_ERROR(RegisterArrayGradients(ops));
   RETURN_IF_ERROR(RegisterMathGradients(ops));
   RETURN_IF_ERROR(RegisterNnGradients(ops));
@@ -40,6 +46,9 @@ void RegisterBuiltinKernels(KernelRegistry* kernels) {
   RegisterStateKernels(kernels);
   RegisterRandomKernels(kernels);
   RegisterTrainingKernels(kernels);
+  RegisterDataFlowKernels(kernels);
+  RegisterSummaryKernels(kernels);
+  RegisterIoKernels(kernels);
 }
 
 const OpRegistry* BuiltinOps() {

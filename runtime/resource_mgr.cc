@@ -19,9 +19,9 @@ absl::StatusOr<Var*> ResourceMgr::LookupOrCreateVar(absl::string_view container,
   if (slot == nullptr) {
     slot = std::make_unique<Var>(std::string(name), BaseType(dtype), shape);
   } else if (slot->dtype != BaseType(dtype)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "variable '", name, "' exists with dtype ", DataTypeName(slot->dtype),
-        ", asked for ", DataTypeName(dtype)));
+    return absl::FailedPreconditionError(absl::StrCat("variable '", name, "' exists with dtype ",
+                                                      DataTypeName(slot->dtype), ", asked for ",
+                                                      DataTypeName(dtype)));
   }
   return slot.get();
 }
@@ -39,12 +39,56 @@ std::vector<Var*> ResourceMgr::ListVars() const {
   return out;
 }
 
+absl::StatusOr<ResourceBase*> ResourceMgr::LookupOrCreateResource(
+    absl::string_view container, absl::string_view name, std::type_index type,
+    absl::FunctionRef<absl::StatusOr<std::unique_ptr<ResourceBase>>()> create) {
+  absl::MutexLock lock(&mu_);
+  const std::string key = Key(container, name);
+  auto it = resources_.find(key);
+  if (it != resources_.end()) {
+    if (it->second.type != type) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("resource '", name, "' in container '", container,
+                       "' exists with another type: ", it->second.resource->DebugString()));
+    }
+    return it->second.resource.get();
+  }
+  absl::StatusOr<std::unique_ptr<ResourceBase>> made = create();
+  if (!made.ok()) return made.status();
+  if (*made == nullptr) {
+    return absl::InternalError(absl::StrCat("creating resource '", name, "' in container '",
+                                            container, "' returned nothing"));
+  }
+  ResourceBase* out = made->get();
+  resources_.emplace(key, Entry{type, *std::move(made)});
+  return out;
+}
+
+ResourceBase* ResourceMgr::FindResource(absl::string_view container, absl::string_view name,
+                                        std::type_index type) const {
+  absl::MutexLock lock(&mu_);
+  auto it = resources_.find(Key(container, name));
+  if (it == resources_.end() || it->second.type != type) return nullptr;
+  return it->second.resource.get();
+}
+
 void ResourceMgr::ClearContainer(absl::string_view container) {
+  // Destroyed after the lock is released: a resource's destructor may finish
+  // work (fail waiters) that must not run under this lock.
+  std::vector<std::unique_ptr<ResourceBase>> doomed;
   absl::MutexLock lock(&mu_);
   std::string prefix = absl::StrCat(container, "\x1f");
   for (auto it = vars_.begin(); it != vars_.end();) {
     if (it->first.compare(0, prefix.size(), prefix) == 0) {
       vars_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = resources_.begin(); it != resources_.end();) {
+    if (it->first.compare(0, prefix.size(), prefix) == 0) {
+      doomed.push_back(std::move(it->second.resource));
+      resources_.erase(it++);
     } else {
       ++it;
     }

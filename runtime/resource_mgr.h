@@ -1,4 +1,5 @@
-// Variables and the per-device container that keeps them across steps.
+// Variables and other resources (accumulators, queues, ...): the per-device
+// container that keeps state across steps.
 //
 //   ResourceMgr rm;
 //   Var* v = rm.LookupOrCreateVar("", "w1", DT_FLOAT, TensorShape({784, 1024}));
@@ -6,19 +7,32 @@
 //     absl::MutexLock l(&v->mu);
 //     v->tensor = ...;  v->initialized = true;
 //   }
+//   // Any other resource derives from ResourceBase:
+//   ASSIGN_OR_RETURN(Counter* c, rm.LookupOrCreate<Counter>("", "hits", [] {
+//     return absl::StatusOr<std::unique_ptr<Counter>>(std::make_unique<Counter>());
+//   }));
 //
-// Thread-safe. Var pointers stay valid until the container is cleared or the
-// ResourceMgr is destroyed.
+// Variables and other resources have separate name spaces: a Var and a
+// resource may share a name. Within the resources, one name holds one type.
+//
+// Thread-safe. Var and resource pointers stay valid until the container is
+// cleared or the ResourceMgr is destroyed; the ResourceMgr owns them.
 #ifndef SLUICE_RUNTIME_RESOURCE_MGR_H_
 #define SLUICE_RUNTIME_RESOURCE_MGR_H_
 
+#include <functional>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <type_traits>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/tensor.h"
 
@@ -37,6 +51,18 @@ struct Var {
   bool initialized ABSL_GUARDED_BY(mu) = false;
 };
 
+// A resource kept by a ResourceMgr. Implementations do their own locking.
+class ResourceBase {
+ public:
+  ResourceBase() = default;
+  virtual ~ResourceBase() = default;
+  ResourceBase(const ResourceBase&) = delete;
+  ResourceBase& operator=(const ResourceBase&) = delete;
+
+  // What it is, for error messages: "GradientAccumulator 'w/grad_accum' ...".
+  virtual std::string DebugString() const = 0;
+};
+
 class ResourceMgr {
  public:
   ResourceMgr() = default;
@@ -50,11 +76,47 @@ class ResourceMgr {
                                          DataType dtype, const TensorShape& shape);
   Var* FindVar(absl::string_view container, absl::string_view name) const;  // or nullptr
   std::vector<Var*> ListVars() const;
+
+  // The resource `name` in `container`, made by `create` on first use (under
+  // this manager's lock: `create` must not call back into it; its error is
+  // returned and nothing is stored). FailedPrecondition naming the name when
+  // a resource of another type holds it.
+  template <typename T>
+  absl::StatusOr<T*> LookupOrCreate(absl::string_view container, absl::string_view name,
+                                    std::function<absl::StatusOr<std::unique_ptr<T>>()> create) {
+    static_assert(std::is_base_of_v<ResourceBase, T>, "resources derive from ResourceBase");
+    absl::StatusOr<ResourceBase*> r =
+        LookupOrCreateResource(container, name, typeid(T), [&create]() {
+          absl::StatusOr<std::unique_ptr<T>> made = create();
+          if (!made.ok()) return absl::StatusOr<std::unique_ptr<ResourceBase>>(made.status());
+          return absl::StatusOr<std::unique_ptr<ResourceBase>>(*std::move(made));
+        });
+    if (!r.ok()) return r.status();
+    return static_cast<T*>(*r);
+  }
+  // The resource, or nullptr when there is none of type T under that name.
+  template <typename T>
+  T* Find(absl::string_view container, absl::string_view name) const {
+    return static_cast<T*>(FindResource(container, name, typeid(T)));
+  }
+
+  // Removes the container's variables and resources (destroying them).
   void ClearContainer(absl::string_view container);
 
  private:
+  struct Entry {
+    std::type_index type;
+    std::unique_ptr<ResourceBase> resource;
+  };
+  absl::StatusOr<ResourceBase*> LookupOrCreateResource(
+      absl::string_view container, absl::string_view name, std::type_index type,
+      absl::FunctionRef<absl::StatusOr<std::unique_ptr<ResourceBase>>()> create);
+  ResourceBase* FindResource(absl::string_view container, absl::string_view name,
+                             std::type_index type) const;
+
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<Var>> vars_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Entry> resources_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

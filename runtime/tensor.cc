@@ -1,22 +1,42 @@
 #include "runtime/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
+#include <string>
+#include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "graph/status_macros.h"
 
 namespace sluice {
 
-TensorBuffer::TensorBuffer(Allocator* allocator, size_t bytes)
+TensorBuffer::TensorBuffer(Allocator* allocator, size_t bytes, int64_t num_strings)
     : owner_(allocator->weak_from_this().lock()),
       allocator_(allocator),
       size_(bytes),
-      data_(allocator->AllocateRaw(kTensorAlignment, bytes)) {}
+      data_(allocator->AllocateRaw(kTensorAlignment, bytes)) {
+  if (data_ == nullptr || num_strings <= 0) return;
+  auto* s = static_cast<std::string*>(data_);
+  for (int64_t i = 0; i < num_strings; ++i) new (s + i) std::string();
+  num_strings_ = num_strings;
+}
 
-TensorBuffer::~TensorBuffer() { allocator_->DeallocateRaw(data_, size_); }
+TensorBuffer::~TensorBuffer() {
+  auto* s = static_cast<std::string*>(data_);
+  for (int64_t i = 0; i < num_strings_; ++i) s[i].~basic_string();
+  allocator_->DeallocateRaw(data_, size_);
+}
+
+size_t Tensor::TotalBytes() const {
+  const size_t elem = dtype_ == DT_STRING ? sizeof(std::string) : DataTypeSize(dtype_);
+  return static_cast<size_t>(num_elements_) * elem;
+}
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape) {
   absl::StatusOr<Tensor> t = Allocate(DefaultCpuAllocator(), dtype, shape);
@@ -33,7 +53,8 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of partly unknown shape ", shape.DebugString()));
   }
-  const int elem = DataTypeSize(dtype);
+  const bool strings = BaseType(dtype) == DT_STRING;
+  const size_t elem = strings ? sizeof(std::string) : DataTypeSize(dtype);
   if (elem == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of type ", DataTypeName(dtype)));
@@ -48,7 +69,8 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
   t.shape_ = shape;
   t.num_elements_ = shape.num_elements();
   size_t bytes = static_cast<size_t>(t.num_elements_) * elem;
-  t.buffer_ = std::make_shared<TensorBuffer>(allocator, bytes);
+  t.buffer_ =
+      std::make_shared<TensorBuffer>(allocator, bytes, strings ? t.num_elements_ : int64_t{0});
   if (t.buffer_->data() == nullptr) {
     AllocatorStats s = allocator->GetStats();
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -75,7 +97,13 @@ Tensor Tensor::DeepCopy(Allocator* allocator) const {
   absl::StatusOr<Tensor> t =
       Allocate(allocator ? allocator : DefaultCpuAllocator(), dtype_, shape_);
   if (!t.ok()) return Tensor();
-  if (TotalBytes() > 0) std::memcpy(t->raw_data(), raw_data(), TotalBytes());
+  if (dtype_ == DT_STRING) {
+    const std::string* src = data<std::string>();
+    std::string* dst = t->data<std::string>();
+    for (int64_t i = 0; i < num_elements_; ++i) dst[i] = src[i];
+  } else if (TotalBytes() > 0) {
+    std::memcpy(t->raw_data(), raw_data(), TotalBytes());
+  }
   return *std::move(t);
 }
 
@@ -99,6 +127,54 @@ void FillCast(Tensor* t, const google::protobuf::RepeatedField<From>& values) {
   }
 }
 
+void FillStrings(Tensor* t, const google::protobuf::RepeatedPtrField<std::string>& values) {
+  absl::Span<std::string> d = t->flat<std::string>();
+  if (values.empty()) return;  // already empty strings
+  for (size_t i = 0; i < d.size(); ++i) {
+    d[i] = values[std::min<int64_t>(static_cast<int64_t>(i), values.size() - 1)];
+  }
+}
+
+bool ReadVarint32(absl::string_view* in, uint32_t* v) {
+  uint32_t result = 0;
+  for (int shift = 0; shift <= 28 && !in->empty(); shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>((*in)[0]);
+    in->remove_prefix(1);
+    result |= static_cast<uint32_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+// TensorFlow's tensor_content for strings: n varint32 lengths, then the bytes.
+absl::Status DecodeStringContent(absl::string_view content, Tensor* t) {
+  absl::Span<std::string> d = t->flat<std::string>();
+  std::vector<uint32_t> lengths(d.size());
+  for (uint32_t& len : lengths) {
+    if (!ReadVarint32(&content, &len)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "string tensor proto content is truncated: cannot read the lengths of ", d.size(),
+          " strings"));
+    }
+  }
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (content.size() < lengths[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("string tensor proto content is truncated in string ", i));
+    }
+    d[i].assign(content.data(), lengths[i]);
+    content.remove_prefix(lengths[i]);
+  }
+  if (!content.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("string tensor proto content has ",
+                                                   content.size(), " bytes past its strings"));
+  }
+  return absl::OkStatus();
+}
+
 template <typename T>
 void AppendValues(const Tensor& t, int max, std::vector<std::string>* out) {
   const T* d = t.data<T>();
@@ -107,6 +183,8 @@ void AppendValues(const Tensor& t, int max, std::vector<std::string>* out) {
       out->push_back(absl::StrCat(static_cast<int>(d[i])));
     } else if constexpr (std::is_same_v<T, bool>) {
       out->push_back(d[i] ? "True" : "False");
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out->push_back(absl::StrCat("\"", absl::CEscape(d[i]), "\""));
     } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
       out->push_back(absl::StrCat(d[i].ToFloat()));
     } else {
@@ -129,6 +207,7 @@ std::vector<std::string> ValueStrings(const Tensor& t, int max) {
     case DT_BOOL: AppendValues<bool>(t, max, &v); break;
     case DT_HALF: AppendValues<Half>(t, max, &v); break;
     case DT_BFLOAT16: AppendValues<BFloat16>(t, max, &v); break;
+    case DT_STRING: AppendValues<std::string>(t, max, &v); break;
     default: break;
   }
   return v;
@@ -145,6 +224,14 @@ absl::StatusOr<Tensor> Tensor::FromProto(const ::tensorflow::TensorProto& proto,
   ASSIGN_OR_RETURN(Tensor t, Allocate(allocator ? allocator : DefaultCpuAllocator(),
                                       proto.dtype(), shape));
   const std::string& content = proto.tensor_content();
+  if (t.dtype() == DT_STRING) {
+    if (!content.empty()) {
+      RETURN_IF_ERROR(DecodeStringContent(content, &t));
+    } else {
+      FillStrings(&t, proto.string_val());
+    }
+    return t;
+  }
   if (!content.empty()) {
     if (content.size() != t.TotalBytes()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -177,6 +264,10 @@ void Tensor::ToProto(::tensorflow::TensorProto* proto) const {
   proto->Clear();
   proto->set_dtype(dtype_);
   shape_.ToProto(proto->mutable_tensor_shape());
+  if (dtype_ == DT_STRING) {
+    for (const std::string& v : flat<std::string>()) proto->add_string_val(v);
+    return;
+  }
   if (TotalBytes() > 0) proto->set_tensor_content(raw_data(), TotalBytes());
 }
 

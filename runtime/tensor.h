@@ -6,6 +6,16 @@
 //   ASSIGN_OR_RETURN(Tensor r, t.Reshaped(TensorShape({3, 2})));   // shares
 //   Tensor s = Tensor::Scalar<int32_t>(7);
 //   Tensor m = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+//   Tensor w = Tensor::Scalar<std::string>("hello");     // DT_STRING
+//   w.flat<std::string>()[0] += " world";
+//
+// DT_STRING tensors hold std::string elements, constructed empty when the
+// buffer is allocated and destroyed when the last sharer lets it go. Their
+// bytes are objects, not data: never memcpy raw_data() of a string tensor
+// (DeepCopy, FromProto and ToProto copy element by element; kernels that
+// move raw bytes register only fixed-size dtypes). TotalBytes() of a string
+// tensor is the buffer's size, NumElements() * sizeof(std::string); the
+// characters on the heap are not counted.
 //
 // Thread-compatible: concurrent reads are safe; a kernel writes only to
 // tensors it allocated or to variables under their lock. The buffer is freed
@@ -31,8 +41,10 @@ namespace sluice {
 // A block of memory from an allocator, freed on destruction.
 class TensorBuffer {
  public:
-  // nullptr data when the allocator refused.
-  TensorBuffer(Allocator* allocator, size_t bytes);
+  // nullptr data when the allocator refused. With `num_strings` > 0 the
+  // buffer (of at least num_strings * sizeof(std::string) bytes) holds that
+  // many empty std::string objects, destroyed before the memory is freed.
+  TensorBuffer(Allocator* allocator, size_t bytes, int64_t num_strings = 0);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -46,6 +58,7 @@ class TensorBuffer {
   Allocator* allocator_;
   size_t size_;
   void* data_;
+  int64_t num_strings_ = 0;
 };
 
 class Tensor {
@@ -56,7 +69,8 @@ class Tensor {
   Tensor(DataType dtype, const TensorShape& shape);
 
   // ResourceExhausted when the allocator refuses; InvalidArgument for a
-  // shape that is not fully defined or a dtype without a fixed size.
+  // shape that is not fully defined or a dtype that cannot be held (a
+  // dtype without a fixed size other than DT_STRING).
   static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
                                          const TensorShape& shape);
 
@@ -74,11 +88,13 @@ class Tensor {
   }
 
   // TensorProto -> Tensor with TensorFlow's fill rules (tensor_content wins;
-  // fewer *_val than elements repeat the last). InvalidArgument on a bad
-  // proto (content size mismatch, unsupported dtype).
+  // fewer *_val than elements repeat the last; none gives zeros / empty
+  // strings). Strings come from string_val, or from tensor_content in
+  // TensorFlow's encoding (every length as a varint32, then the bytes).
+  // InvalidArgument on a bad proto (content size mismatch, unsupported dtype).
   static absl::StatusOr<Tensor> FromProto(const ::tensorflow::TensorProto& proto,
                                           Allocator* allocator = nullptr);
-  // Writes dtype, shape and tensor_content.
+  // Writes dtype, shape and tensor_content (string_val for DT_STRING).
   void ToProto(::tensorflow::TensorProto* proto) const;
 
   bool IsInitialized() const { return dtype_ != DT_INVALID; }
@@ -87,7 +103,8 @@ class Tensor {
   int dims() const { return shape_.rank(); }
   int64_t dim_size(int i) const { return shape_.dim(i); }
   int64_t NumElements() const { return num_elements_; }
-  size_t TotalBytes() const { return static_cast<size_t>(num_elements_) * DataTypeSize(dtype_); }
+  // Bytes of the buffer; see the note on DT_STRING above.
+  size_t TotalBytes() const;
 
   void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
   template <typename T>
@@ -116,10 +133,12 @@ class Tensor {
     std::atomic_thread_fence(std::memory_order_acquire);
     return one;
   }
-  // A new buffer holding the same bytes.
+  // A new buffer holding the same values (strings copied one by one).
+  // Uninitialized when the allocator refuses.
   Tensor DeepCopy(Allocator* allocator = nullptr) const;
 
-  // "float [2,3] 1 2 3 4 5 6" with at most `max_entries` values.
+  // "float [2,3] 1 2 3 4 5 6" with at most `max_entries` values; strings are
+  // quoted and C-escaped: string [2] ["a" "b\n"].
   std::string DebugString(int max_entries = 10) const;
   // The values only, NumPy-like: "[[1 2 3] [4 5 6]]", at most `max_entries`.
   std::string SummarizeValue(int max_entries = 10) const;

@@ -43,7 +43,7 @@ TEST(TensorTest, LimitGivesResourceExhausted) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(bad.status().message().find("small"), std::string::npos);
   EXPECT_FALSE(Tensor::Allocate(&alloc, DT_FLOAT, TensorShape({-1})).ok());
-  EXPECT_FALSE(Tensor::Allocate(&alloc, DT_STRING, TensorShape({1})).ok());
+  EXPECT_FALSE(Tensor::Allocate(&alloc, DT_RESOURCE, TensorShape({1})).ok());
 }
 
 TEST(TensorTest, ReshapeSharesAndChecksCount) {
@@ -90,6 +90,91 @@ TEST(TensorTest, DebugString) {
   EXPECT_EQ(t.DebugString(), "int32 [3] [1 2 3]");
   EXPECT_EQ(Tensor::Scalar<float>(2.5f).SummarizeValue(), "2.5");
   EXPECT_EQ(Tensor::FromVector<bool>({true, false}).SummarizeValue(), "[True False]");
+}
+
+// ---- DT_STRING ---------------------------------------------------------------
+
+TEST(TensorStringTest, ElementsStartEmptyAndAreFreedWithTheBuffer) {
+  CpuAllocator alloc("strings");
+  {
+    absl::StatusOr<Tensor> t = Tensor::Allocate(&alloc, DT_STRING, TensorShape({2, 3}));
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->dtype(), DT_STRING);
+    EXPECT_EQ(t->TotalBytes(), 6 * sizeof(std::string));
+    for (const std::string& s : t->flat<std::string>()) EXPECT_TRUE(s.empty());
+    // Long enough to live on the heap: a leak or double free shows under ASan.
+    t->flat<std::string>()[4] = std::string(1000, 'x');
+    Tensor shared = *t;
+    *t = Tensor();
+    EXPECT_EQ(shared.flat<std::string>()[4].size(), 1000u);
+  }
+  EXPECT_EQ(alloc.GetStats().bytes_in_use, 0);
+  EXPECT_EQ(DataTypeToEnum<std::string>::value, DT_STRING);
+}
+
+TEST(TensorStringTest, ScalarFromVectorReshapeAndDeepCopy) {
+  Tensor s = Tensor::Scalar<std::string>("hello");
+  EXPECT_EQ(s.dims(), 0);
+  EXPECT_EQ(s.scalar<std::string>(), "hello");
+
+  Tensor v = Tensor::FromVector<std::string>({"a", "bc", "", "def"}, TensorShape({2, 2}));
+  absl::StatusOr<Tensor> r = v.Reshaped(TensorShape({4}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->SharesBufferWith(v));
+  EXPECT_EQ(r->flat<std::string>()[3], "def");
+
+  Tensor d = v.DeepCopy();
+  EXPECT_FALSE(d.SharesBufferWith(v));
+  d.flat<std::string>()[0] = "changed";
+  EXPECT_EQ(v.flat<std::string>()[0], "a");
+  EXPECT_EQ(d.flat<std::string>()[1], "bc");
+}
+
+TEST(TensorStringTest, ProtoRoundTripAndFillRules) {
+  Tensor v = Tensor::FromVector<std::string>({"x", std::string("n\0ul", 4), "zz"});
+  tensorflow::TensorProto p;
+  v.ToProto(&p);
+  EXPECT_EQ(p.dtype(), DT_STRING);
+  EXPECT_TRUE(p.tensor_content().empty());
+  ASSERT_EQ(p.string_val_size(), 3);
+  absl::StatusOr<Tensor> back = Tensor::FromProto(p);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->shape(), TensorShape({3}));
+  EXPECT_EQ(back->flat<std::string>()[1], std::string("n\0ul", 4));
+
+  tensorflow::TensorProto fill;  // fewer values than elements repeat the last
+  fill.set_dtype(DT_STRING);
+  fill.mutable_tensor_shape()->add_dim()->set_size(4);
+  fill.add_string_val("p");
+  fill.add_string_val("q");
+  back = Tensor::FromProto(fill);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->flat<std::string>()[0], "p");
+  EXPECT_EQ(back->flat<std::string>()[1], "q");
+  EXPECT_EQ(back->flat<std::string>()[3], "q");
+  fill.clear_string_val();  // none: empty strings
+  back = Tensor::FromProto(fill);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->flat<std::string>()[2], "");
+
+  // TensorFlow's tensor_content encoding: varint32 lengths, then the bytes.
+  tensorflow::TensorProto content;
+  content.set_dtype(DT_STRING);
+  content.mutable_tensor_shape()->add_dim()->set_size(2);
+  std::string long_one(200, 'L');
+  content.set_tensor_content(std::string("\x02\xc8\x01", 3) + "ab" + long_one);
+  back = Tensor::FromProto(content);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->flat<std::string>()[0], "ab");
+  EXPECT_EQ(back->flat<std::string>()[1], long_one);
+  content.set_tensor_content(std::string("\x02\x05", 2) + "ab");  // truncated
+  EXPECT_EQ(Tensor::FromProto(content).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorStringTest, DebugStringQuotesAndEscapes) {
+  Tensor v = Tensor::FromVector<std::string>({"a", "b\n"});
+  EXPECT_EQ(v.DebugString(), "string [2] [\"a\" \"b\\n\"]");
+  EXPECT_EQ(Tensor::Scalar<std::string>("hi").SummarizeValue(), "\"hi\"");
 }
 
 }  // namespace

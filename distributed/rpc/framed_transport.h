@@ -33,6 +33,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,10 +67,26 @@ class FramedTransport
   void close() override;
   const std::string getOrigin() const override { return inner_->getOrigin(); }
 
-  // TVirtualTransport's non-virtual implementations.
-  uint32_t read(uint8_t* buf, uint32_t len);
-  uint32_t readAll(uint8_t* buf, uint32_t len);
-  void write(const uint8_t* buf, uint32_t len);
+  // TVirtualTransport's non-virtual implementations. The protocols call
+  // these for every field, so the common case (bytes already buffered, room
+  // in the write buffer) is inline.
+  uint32_t read(uint8_t* buf, uint32_t len) {
+    if (len <= rend_ - rpos_ && len <= frame_remaining_) return TakeBuffered(buf, len);
+    return ReadSlow(buf, len);
+  }
+  uint32_t readAll(uint8_t* buf, uint32_t len) {
+    if (len <= rend_ - rpos_ && len <= frame_remaining_) return TakeBuffered(buf, len);
+    return ReadAllSlow(buf, len);
+  }
+  void write(const uint8_t* buf, uint32_t len) {
+    if (len < options_.copy_threshold_bytes && wlen_ + len <= wcap_) {
+      std::memcpy(wbuf_.get() + wlen_, buf, len);
+      wlen_ += len;
+      write_total_ += len;
+      return;
+    }
+    WriteSlow(buf, len);
+  }
   const uint8_t* borrow(uint8_t* buf, uint32_t* len);
   void consume(uint32_t len);
 
@@ -82,6 +99,8 @@ class FramedTransport
   void flush() override;
 
   const std::shared_ptr<apache::thrift::transport::TTransport>& inner() const { return inner_; }
+  // Bytes received from the inner transport so far (framing included).
+  uint64_t received_bytes() const { return received_bytes_; }
   // Payload bytes of the current incoming frame not read yet.
   uint32_t frame_remaining() const { return frame_remaining_; }
 
@@ -92,6 +111,16 @@ class FramedTransport
     size_t length;
   };
 
+  uint32_t TakeBuffered(uint8_t* buf, uint32_t len) {
+    std::memcpy(buf, rbuf_.get() + rpos_, len);
+    rpos_ += len;
+    frame_remaining_ -= len;
+    remainingMessageSize_ = frame_remaining_;
+    return len;
+  }
+  uint32_t ReadSlow(uint8_t* buf, uint32_t len);
+  uint32_t ReadAllSlow(uint8_t* buf, uint32_t len);
+  void WriteSlow(const uint8_t* buf, uint32_t len);
   // Reads the next frame header; false on a clean end of stream before it.
   bool ReadFrameHeader();
   // Makes `need` (<= buffer size) bytes available at rbuf_ + rpos_; false
@@ -100,7 +129,7 @@ class FramedTransport
   void EnsureWriteCapacity(size_t more);
   void CloseCopySegment();
   void ResetWrite();
-  void SendVector(std::vector<struct iovec>* iov);
+  void SendVector();  // sends iov_
 
   std::shared_ptr<apache::thrift::transport::TTransport> inner_;
   apache::thrift::transport::TSocket* socket_;  // inner_ as a TSocket, or null
@@ -112,6 +141,7 @@ class FramedTransport
   size_t rend_ = 0;
   uint32_t frame_remaining_ = 0;
   uint32_t frame_size_ = 0;
+  uint64_t received_bytes_ = 0;
 
   // wbuf_[0..4) is room for the frame header.
   std::unique_ptr<uint8_t[]> wbuf_;
@@ -119,6 +149,7 @@ class FramedTransport
   size_t wlen_ = 4;
   size_t copy_start_ = 0;  // start of the copy segment not yet closed
   std::vector<Segment> segments_;
+  std::vector<struct iovec> iov_;  // flush()'s scratch, kept to save allocations
   uint64_t write_total_ = 0;  // payload bytes of the pending frame
 };
 

@@ -22,6 +22,9 @@ using apache::thrift::transport::TTransportException;
 namespace {
 
 constexpr size_t kMaxIdleConnections = 16;
+// A connection idle longer than this is checked (one poll()) before reuse:
+// the peer may have restarted meanwhile. Back-to-back calls skip the check.
+constexpr std::chrono::milliseconds kCheckIdleAfter(100);
 
 // True when an idle connection has something to read: the peer closed it
 // (end of stream or reset) or sent bytes nobody asked for. Either way it is
@@ -40,25 +43,42 @@ RpcChannel::RpcChannel(std::string task_name, std::string host_port, RpcOptions 
       options_(options),
       address_(ParseHostPort(host_port_)) {}
 
-RpcChannel::~RpcChannel() = default;
+RpcChannel::~RpcChannel() { delete hot_.exchange(nullptr); }
 
 std::string RpcChannel::Where() const { return absl::StrCat("task ", task_name_, " at ", host_port_); }
 
 int RpcChannel::IdleConnectionsForTesting() {
   absl::MutexLock lock(&mu_);
-  return static_cast<int>(idle_.size());
+  return static_cast<int>(idle_.size()) + (hot_.load() != nullptr ? 1 : 0);
 }
 
-absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire() {
-  while (true) {
-    std::unique_ptr<Connection> c;
-    {
-      absl::MutexLock lock(&mu_);
-      if (idle_.empty()) break;
-      c = std::move(idle_.back());
-      idle_.pop_back();
+bool RpcChannel::Usable(const Connection& c) {
+  return std::chrono::steady_clock::now() - c.idle_since < kCheckIdleAfter ||
+         !IsStale(c.socket->getSocketFD());
+}
+
+absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool pooled,
+                                                                         bool* reused) {
+  *reused = false;
+  if (pooled) {
+    std::unique_ptr<Connection> hot(hot_.exchange(nullptr, std::memory_order_acquire));
+    if (hot != nullptr && Usable(*hot)) {
+      *reused = true;
+      return hot;
     }
-    if (!IsStale(c->socket->getSocketFD())) return c;
+    while (true) {
+      std::unique_ptr<Connection> c;
+      {
+        absl::MutexLock lock(&mu_);
+        if (idle_.empty()) break;
+        c = std::move(idle_.back());
+        idle_.pop_back();
+      }
+      if (Usable(*c)) {
+        *reused = true;
+        return c;
+      }
+    }
   }
   if (!address_.ok()) return address_.status();
   absl::StatusOr<int> fd = ConnectTcp(*address_, options_.connect_timeout_ms);
@@ -76,58 +96,75 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire() {
 }
 
 void RpcChannel::Release(std::unique_ptr<Connection> connection) {
+  connection->idle_since = std::chrono::steady_clock::now();
+  Connection* expected = nullptr;
+  if (hot_.compare_exchange_strong(expected, connection.get(), std::memory_order_release)) {
+    connection.release();
+    return;
+  }
   absl::MutexLock lock(&mu_);
   if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(connection));
 }
 
-absl::Status RpcChannel::Call(absl::string_view method, int64_t timeout_ms,
-                              absl::FunctionRef<absl::Status(Connection&)> call) {
-  absl::StatusOr<std::unique_ptr<Connection>> acquired = Acquire();
-  if (!acquired.ok()) {
-    return absl::Status(acquired.status().code(), absl::StrCat(Where(), ": ", method, ": ",
-                                                               acquired.status().message()));
-  }
-  std::unique_ptr<Connection> c = std::move(*acquired);
-  const int64_t timeout = timeout_ms > 0 ? std::min<int64_t>(timeout_ms, INT_MAX) : 0;
-  bool keep = true;
-  absl::Status status;
+absl::Status RpcChannel::Attempt(Connection& c, absl::string_view method, int64_t timeout,
+                                 absl::FunctionRef<absl::Status(Connection&)> call, bool* keep,
+                                 bool* closed_before_reply) {
+  *keep = true;
+  *closed_before_reply = false;
+  const uint64_t received = c.transport->received_bytes();
   try {
-    if (c->timeout_ms != timeout) {
-      c->socket->setRecvTimeout(static_cast<int>(timeout));
-      c->socket->setSendTimeout(static_cast<int>(timeout));
-      c->timeout_ms = timeout;
+    if (c.timeout_ms != timeout) {
+      c.socket->setRecvTimeout(static_cast<int>(timeout));
+      c.socket->setSendTimeout(static_cast<int>(timeout));
+      c.timeout_ms = timeout;
     }
-    status = call(*c);
-    if (!status.ok()) {
-      status = absl::Status(status.code(), absl::StrCat(Where(), ": ", method, ": ", status.message()));
-    }
+    absl::Status status = call(c);
+    if (status.ok()) return status;
+    return absl::Status(status.code(), absl::StrCat(Where(), ": ", method, ": ", status.message()));
   } catch (const rpc::RpcError& e) {
     absl::Status remote = FromRpcError(e);
-    status = absl::Status(remote.code(), absl::StrCat("task ", task_name_, ": ", remote.message()));
+    return absl::Status(remote.code(), absl::StrCat("task ", task_name_, ": ", remote.message()));
   } catch (const TTransportException& e) {
-    keep = false;
+    *keep = false;
     if (e.getType() == TTransportException::TIMED_OUT) {
-      status = absl::DeadlineExceededError(
+      return absl::DeadlineExceededError(
           absl::StrCat(Where(), ": no reply to ", method, " within the deadline of ", timeout, " ms"));
-    } else {
-      status = absl::UnavailableError(
-          absl::StrCat(Where(), ": connection lost during ", method, " (", e.what(), ")"));
     }
+    *closed_before_reply = c.transport->received_bytes() == received;
+    return absl::UnavailableError(
+        absl::StrCat(Where(), ": connection lost during ", method, " (", e.what(), ")"));
   } catch (const TApplicationException& e) {
     // The exception message was read whole; the connection is still in step.
-    status = absl::Status(
+    return absl::Status(
         e.getType() == TApplicationException::UNKNOWN_METHOD ? absl::StatusCode::kUnimplemented
                                                               : absl::StatusCode::kInternal,
         absl::StrCat(Where(), ": ", method, " failed on the server: ", e.what()));
   } catch (const TException& e) {
-    keep = false;
-    status = absl::InternalError(absl::StrCat(Where(), ": bad reply to ", method, ": ", e.what()));
+    *keep = false;
+    return absl::InternalError(absl::StrCat(Where(), ": bad reply to ", method, ": ", e.what()));
   } catch (const std::exception& e) {
-    keep = false;
-    status = absl::InternalError(absl::StrCat(Where(), ": ", method, ": ", e.what()));
+    *keep = false;
+    return absl::InternalError(absl::StrCat(Where(), ": ", method, ": ", e.what()));
   }
-  if (keep) Release(std::move(c));
-  return status;
+}
+
+absl::Status RpcChannel::Call(absl::string_view method, int64_t timeout_ms,
+                              absl::FunctionRef<absl::Status(Connection&)> call) {
+  const int64_t timeout = timeout_ms > 0 ? std::min<int64_t>(timeout_ms, INT_MAX) : 0;
+  for (int attempt = 0;; ++attempt) {
+    bool reused;
+    absl::StatusOr<std::unique_ptr<Connection>> acquired = Acquire(/*pooled=*/attempt == 0, &reused);
+    if (!acquired.ok()) {
+      return absl::Status(acquired.status().code(), absl::StrCat(Where(), ": ", method, ": ",
+                                                                 acquired.status().message()));
+    }
+    bool keep, closed_before_reply;
+    absl::Status status = Attempt(**acquired, method, timeout, call, &keep, &closed_before_reply);
+    if (keep) Release(std::move(*acquired));
+    // A pooled connection the peer had closed while it sat idle (a restarted
+    // task) fails before any reply byte arrives: once more on a new one.
+    if (!(reused && closed_before_reply)) return status;
+  }
 }
 
 }  // namespace sluice

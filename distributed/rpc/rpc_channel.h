@@ -11,6 +11,10 @@
 //     return absl::OkStatus();
 //   }));
 //
+// A call on a pooled connection that the task closed while it sat idle
+// (say, the task restarted) is sent once more on a new connection, but only
+// when not a byte of the reply had come.
+//
 // Error codes: the task refuses, resets or closes the connection, or cannot
 // be reached within connect_timeout_ms -> Unavailable; no reply within the
 // call's timeout -> DeadlineExceeded; an rpc::RpcError thrown by the
@@ -20,6 +24,8 @@
 #ifndef SLUICE_DISTRIBUTED_RPC_RPC_CHANNEL_H_
 #define SLUICE_DISTRIBUTED_RPC_RPC_CHANNEL_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,6 +63,7 @@ class RpcChannel {
     std::unique_ptr<rpc::WorkerServiceClient> worker;
     std::unique_ptr<rpc::MasterServiceClient> master;
     int64_t timeout_ms = -1;  // the socket timeouts now set
+    std::chrono::steady_clock::time_point idle_since;
   };
 
   RpcChannel(std::string task_name, std::string host_port, RpcOptions options);
@@ -78,8 +85,17 @@ class RpcChannel {
   int IdleConnectionsForTesting() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  absl::StatusOr<std::unique_ptr<Connection>> Acquire() ABSL_LOCKS_EXCLUDED(mu_);
+  // An idle connection when `pooled` (and one is usable), else a new one.
+  absl::StatusOr<std::unique_ptr<Connection>> Acquire(bool pooled, bool* reused)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // One try of a call; `keep`: the connection is still in step;
+  // `closed_before_reply`: it broke before any byte of the reply came.
+  absl::Status Attempt(Connection& c, absl::string_view method, int64_t timeout,
+                       absl::FunctionRef<absl::Status(Connection&)> call, bool* keep,
+                       bool* closed_before_reply);
   void Release(std::unique_ptr<Connection> connection) ABSL_LOCKS_EXCLUDED(mu_);
+  // False when an idle connection has gone stale (checked after 100 ms idle).
+  static bool Usable(const Connection& c);
   std::string Where() const;  // "task T at H:P"
 
   const std::string task_name_;
@@ -87,6 +103,9 @@ class RpcChannel {
   const RpcOptions options_;
   const absl::StatusOr<HostPort> address_;
 
+  // The most recently released connection, taken without the lock (the
+  // common case: calls one after another from one thread).
+  std::atomic<Connection*> hot_{nullptr};
   absl::Mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(mu_);
 };

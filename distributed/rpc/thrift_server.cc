@@ -56,7 +56,7 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     in->readMessageEnd();
     in->getTransport()->readEnd();
     const rpc::RecvTensorRequest& req = args.req;
-    absl::StatusOr<Tensor> tensor = absl::InternalError("no tensor");
+    absl::StatusOr<Tensor> tensor;
     try {
       tensor = source_->WaitForTensor(req.step_id, req.rendezvous_key, req.timeout_ms);
     } catch (const std::exception& e) {
@@ -111,7 +111,9 @@ class ServiceMux : public TProcessor {
 
   bool process(std::shared_ptr<TProtocol> in, std::shared_ptr<TProtocol> out,
                void* /*context*/) override {
-    std::string name;
+    // "worker:RecvTensor" is past std::string's inline capacity; a buffer
+    // per connection thread saves an allocation per call.
+    thread_local std::string name;
     apache::thrift::protocol::TMessageType type;
     int32_t seqid;
     in->readMessageBegin(name, type, seqid);

@@ -70,7 +70,9 @@ void ExpectSameTensor(const Tensor& a, const Tensor& b) {
     return;
   }
   ASSERT_EQ(a.TotalBytes(), b.TotalBytes());
-  if (a.TotalBytes() > 0) EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()), 0);
+  if (a.TotalBytes() > 0) {
+    EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()), 0);
+  }
 }
 
 TEST_F(ThriftServerTest, RecvTensorReturnsExactBytes) {

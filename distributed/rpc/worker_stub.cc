@@ -58,10 +58,19 @@ absl::StatusOr<Tensor> WorkerStub::RecvTensor(int64_t step_id, const std::string
   req.step_id = step_id;
   req.rendezvous_key = key;
   req.timeout_ms = timeout_ms;
-  absl::StatusOr<Tensor> out = absl::InternalError("no reply");
+  absl::StatusOr<Tensor> out;
   absl::Status s = channel_.Call("RecvTensor", timeout, [&](Connection& c) {
-    c.worker->send_RecvTensor(req);
-    out = ReadRecvTensorReply(c.protocol.get(), allocator);
+    // What WorkerServiceClient::send_RecvTensor writes through its
+    // TMultiplexedProtocol, written straight to the binary protocol.
+    apache::thrift::protocol::TProtocol* p = c.protocol.get();
+    p->writeMessageBegin("worker:RecvTensor", apache::thrift::protocol::T_CALL, 0);
+    rpc::WorkerService_RecvTensor_pargs args;
+    args.req = &req;
+    args.write(p);
+    p->writeMessageEnd();
+    p->getTransport()->writeEnd();
+    p->getTransport()->flush();
+    out = ReadRecvTensorReply(p, allocator);
     return out.status();
   });
   if (!s.ok()) return s;

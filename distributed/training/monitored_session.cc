@@ -160,16 +160,14 @@ absl::Status MonitoredSession::Recover(absl::Status error, int* failures) {
       return AddContext(error, absl::StrCat("after ", *failures, " recoveries"));
     }
     ++*failures;
+    ++recoveries_;
     if (session_ != nullptr) {
       session_->Close().IgnoreError();  // its tasks may be gone
       session_.reset();
     }
     absl::SleepFor(absl::Milliseconds(options_.recovery_wait_ms));
     absl::Status created = CreateAndPrepare();
-    if (created.ok()) {
-      ++recoveries_;
-      return absl::OkStatus();
-    }
+    if (created.ok()) return absl::OkStatus();
     if (!IsRecoverable(created)) return created;
     error = created;
   }
@@ -221,6 +219,22 @@ absl::StatusOr<std::vector<Tensor>> MonitoredSession::Run(
   result.reserve(fetches.size());
   for (size_t i = 0; i < fetches.size(); ++i) result.push_back((*out)[where[i]]);
   return result;
+}
+
+absl::StatusOr<std::vector<Tensor>> MonitoredSession::RunWithoutHooks(
+    const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<std::string>& fetches, const std::vector<std::string>& targets) {
+  if (closed_) return absl::FailedPreconditionError("MonitoredSession::Run after Close");
+  int failures = 0;
+  if (session_ == nullptr) {
+    RETURN_IF_ERROR(
+        Recover(absl::UnavailableError("no session (the last recovery failed)"), &failures));
+  }
+  while (true) {
+    absl::StatusOr<std::vector<Tensor>> out = session_->Run(feeds, fetches, targets);
+    if (out.ok() || !IsRecoverable(out.status())) return out;
+    RETURN_IF_ERROR(Recover(out.status(), &failures));
+  }
 }
 
 absl::Status MonitoredSession::Close() {

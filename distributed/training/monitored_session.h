@@ -80,6 +80,11 @@ class MonitoredSession {
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                           const std::vector<std::string>& fetches,
                                           const std::vector<std::string>& targets);
+  // A run the hooks do not see (e.g. a sync worker's token dequeue), with
+  // the same recovery as Run.
+  absl::StatusOr<std::vector<Tensor>> RunWithoutHooks(
+      const std::vector<std::pair<std::string, Tensor>>& feeds,
+      const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
   // True once a hook asked to stop.
   bool ShouldStop() const { return stop_; }
   // The current session (changes after a recovery).

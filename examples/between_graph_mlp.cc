@@ -1,0 +1,316 @@
+// Between-graph data parallelism with parameter servers: every worker
+// process builds the same MLP graph with its variables on the ps tasks
+// (ReplicaDeviceSetter) and trains on its own share of the data, either
+// synchronously (gradients of a step averaged on the ps over
+// --replicas_to_aggregate workers, then applied once) or asynchronously
+// (each worker applies its own gradients as soon as it has them).
+//
+//   bazel run //tools:launch -- --ps=1 --workers=2 -- //examples:between_graph_mlp
+//   bazel run //tools:launch -- --ps=2 --workers=3 -- //examples:between_graph_mlp --async
+//
+// Each process gets its task from $SLUICE_CONFIG (the launcher sets it). A
+// ps task serves its variables until it is stopped. Worker 0 is the chief:
+// it initializes the model (or restores the latest checkpoint of --logdir),
+// saves checkpoints every --checkpoint_steps global steps, writes TensorBoard
+// summaries to --logdir, and after --steps global steps prints
+// "final: loss=<x> accuracy=<y>" over the whole training set.
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "distributed/checkpoint/saver.h"
+#include "distributed/cluster/cluster_spec.h"
+#include "distributed/server.h"
+#include "distributed/summary/summary_writer.h"
+#include "distributed/training/hooks.h"
+#include "distributed/training/monitored_session.h"
+#include "distributed/training/replica_device_setter.h"
+#include "distributed/training/sync_replicas.h"
+#include "examples/mlp_model.h"
+#include "ops/summary_ops.h"
+#include "sluice.h"
+
+ABSL_FLAG(bool, sync, true, "synchronous training (--nosync or --async: asynchronous)");
+ABSL_FLAG(bool, async, false, "asynchronous training");
+ABSL_FLAG(int, steps, 300, "global steps to train");
+ABSL_FLAG(int, batch, 64, "examples per worker and step");
+ABSL_FLAG(std::string, hidden, "256", "hidden layer sizes, comma separated");
+ABSL_FLAG(double, learning_rate, 0.1, "learning rate");
+ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum or adam");
+ABSL_FLAG(int, replicas_to_aggregate, 0, "sync: gradients averaged per step (0: every worker)");
+ABSL_FLAG(std::string, logdir, "/tmp/sluice/between_graph_mlp",
+          "checkpoints and TensorBoard events (\"\": none)");
+ABSL_FLAG(int, checkpoint_steps, 100, "save a checkpoint every N global steps");
+ABSL_FLAG(int, log_every, 50, "print progress every N global steps");
+ABSL_FLAG(int, examples, 8192, "size of the synthetic training set");
+ABSL_FLAG(int, seed, 1, "seed of the initial weights");
+ABSL_FLAG(std::string, dump_weights, "", "chief: write every variable here as .npy at the end");
+
+namespace sluice {
+namespace {
+
+constexpr char kGlobalStep[] = "global_step:0";
+constexpr char kLoss[] = "loss:0";
+
+struct Model {
+  explicit Model(MlpModel forward) : mlp(std::move(forward)) {}
+  MlpModel mlp;
+  std::vector<std::string> ready;  // IsVariableInitialized of every variable
+  std::string train;               // async train op / sync apply_gradients
+  std::string chief_update, token, local_step, init_tokens, set_global_step;
+  std::string summaries;
+  std::unique_ptr<Saver> saver;
+  GraphDef def;
+};
+
+absl::StatusOr<std::vector<int64_t>> LayerSizes() {
+  std::vector<int64_t> sizes = {784};
+  for (absl::string_view h : absl::StrSplit(absl::GetFlag(FLAGS_hidden), ',', absl::SkipEmpty())) {
+    int64_t n;
+    if (!absl::SimpleAtoi(h, &n) || n <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--hidden: bad layer size '", h, "'"));
+    }
+    sizes.push_back(n);
+  }
+  sizes.push_back(10);
+  return sizes;
+}
+
+// The same graph in every worker; only worker_device differs.
+absl::StatusOr<std::unique_ptr<Model>> BuildModel(const TaskConfig& task, bool sync) {
+  MlpConfig config;
+  ASSIGN_OR_RETURN(config.layers, LayerSizes());
+  config.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  config.optimizer = absl::GetFlag(FLAGS_optimizer);
+  config.seed = absl::GetFlag(FLAGS_seed);
+  ASSIGN_OR_RETURN(MlpModel forward, BuildMlpForward(config));
+  auto model = std::make_unique<Model>(std::move(forward));
+  Model& m = *model;
+  const Scope& s = m.mlp.scope;
+  GlobalStep global_step = CreateGlobalStep(s);
+  ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, NewMlpOptimizer(config));
+  ASSIGN_OR_RETURN(std::vector<GradAndVar> grads,
+                   optimizer->ComputeGradients(s, m.mlp.loss, m.mlp.weights));
+  const int workers = task.cluster.num_tasks("worker");
+  if (sync) {
+    SyncReplicasOptions options;
+    options.total_num_replicas = workers;
+    options.replicas_to_aggregate = absl::GetFlag(FLAGS_replicas_to_aggregate) > 0
+                                        ? absl::GetFlag(FLAGS_replicas_to_aggregate)
+                                        : workers;
+    // Bounded waits: a take or token that is not served within this fails
+    // the step (retried below) instead of blocking a stopped cluster.
+    options.take_timeout_ms = 5000;
+    ASSIGN_OR_RETURN(SyncReplicas sr,
+                     BuildSyncReplicas(s, optimizer.get(), grads, global_step.ref, options));
+    m.train = sr.apply_gradients->name();
+    m.chief_update = sr.chief_update->name();
+    m.token = absl::StrCat(sr.token.node->name(), ":0");
+    m.local_step = sr.local_step.node->name();
+    m.init_tokens = sr.init_tokens->name();
+    m.set_global_step = sr.set_global_step->name();
+  } else {
+    ASSIGN_OR_RETURN(Node * train,
+                     optimizer->ApplyGradients(s.WithOpName("train"), grads, &global_step.ref));
+    m.train = train->name();
+  }
+  m.mlp.init = ops::GlobalVariablesInitializer(s.WithOpName("init"));
+  std::vector<Output> vars = m.mlp.weights;
+  vars.push_back(global_step.ref);
+  for (const Output& v : vars) {
+    Output ready = ops::IsVariableInitialized(s.WithOpName(v.node->name() + "_ready"), v);
+    m.ready.push_back(absl::StrCat(ready.node->name(), ":0"));
+  }
+  std::vector<Output> summaries = {ops::ScalarSummary(s, "loss", m.mlp.loss),
+                                   ops::ScalarSummary(s, "accuracy", m.mlp.accuracy),
+                                   ops::HistogramSummary(s, "layer1/weights", m.mlp.weights[0])};
+  m.summaries = absl::StrCat(ops::MergeSummary(s.WithOpName("summaries"), summaries).node->name(), ":0");
+  ASSIGN_OR_RETURN(m.saver, Saver::Build(s, {}));
+  RETURN_IF_ERROR(s.status());
+  ReplicaDeviceSetterOptions setter;
+  setter.num_ps_tasks = task.cluster.num_tasks("ps");
+  setter.worker_device = TaskName(task.job, task.task);
+  setter.strategy = ReplicaDeviceSetterOptions::Strategy::kGreedyByBytes;
+  RETURN_IF_ERROR(ApplyReplicaDeviceSetter(s.graph(), setter).status());
+  ASSIGN_OR_RETURN(m.def, s.ToGraphDef());
+  return model;
+}
+
+// The chief's sync bookkeeping: once per session (also after a recovery),
+// tell the accumulators the global step and open it for every worker.
+class SyncChiefHook : public SessionRunHook {
+ public:
+  explicit SyncChiefHook(const Model& m) : m_(m) {}
+  absl::Status AfterCreateSession(Session* session) override {
+    RETURN_IF_ERROR(session->Run({}, {}, {m_.set_global_step}).status());
+    return session->Run({}, {}, {m_.init_tokens}).status();
+  }
+
+ private:
+  const Model& m_;
+};
+
+// The chief's aggregation loop, on a session of its own: wait for the
+// step's gradients, apply their average, release the next step.
+void RunChiefUpdates(Server* server, const Model& m, const std::atomic<bool>* stop) {
+  std::unique_ptr<Session> session;
+  while (!stop->load()) {
+    if (session == nullptr) {
+      absl::StatusOr<std::unique_ptr<Session>> s = server->NewSession(m.def);
+      if (!s.ok()) continue;  // the cluster is recovering; NewSession waits
+      session = *std::move(s);
+    }
+    absl::Status s = session->Run({}, {}, {m.chief_update}).status();
+    if (!s.ok() && s.code() != absl::StatusCode::kDeadlineExceeded) {
+      session.reset();  // a task died or restarted: start over with a new session
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+}
+
+absl::Status DumpWeights(Session* session, const Model& m, const std::string& dir) {
+  std::vector<std::string> names;
+  for (const Output& w : m.mlp.weights) names.push_back(w.node->name());
+  ASSIGN_OR_RETURN(std::vector<Tensor> values, session->Run({}, names, {}));
+  for (size_t i = 0; i < names.size(); ++i) {
+    RETURN_IF_ERROR(WriteNpyFile(
+        values[i], absl::StrCat(dir, "/", absl::StrReplaceAll(names[i], {{"/", "_"}}), ".npy")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunWorker(Server* server, const TaskConfig& task) {
+  const bool sync = absl::GetFlag(FLAGS_sync) && !absl::GetFlag(FLAGS_async);
+  const bool chief = task.task == 0;
+  const int workers = task.cluster.num_tasks("worker");
+  const int batch = absl::GetFlag(FLAGS_batch), steps = absl::GetFlag(FLAGS_steps);
+  const std::string logdir = absl::GetFlag(FLAGS_logdir);
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, BuildModel(task, sync));
+  const Model& m = *model;
+  Dataset data = MakeSyntheticDataset({.examples = absl::GetFlag(FLAGS_examples)});
+  std::printf("%s: %s training, %d worker(s), batch %d per worker, %d global steps\n",
+              server->task().c_str(), sync ? "synchronous" : "asynchronous", workers, batch, steps);
+
+  StopAtStepHook stop_hook(steps, kGlobalStep);
+  LoggingHook log_hook(kGlobalStep, kLoss, absl::GetFlag(FLAGS_log_every), &std::cout);
+  NanTensorHook nan_hook(kLoss, /*stop_instead=*/false, kGlobalStep);
+  SyncChiefHook sync_hook(m);
+  std::unique_ptr<CheckpointSaverHook> checkpoint_hook;
+  std::unique_ptr<SummaryWriter> writer;
+  std::unique_ptr<SummarySaverHook> summary_hook;
+  MonitoredSessionOptions options;
+  options.create_session = [&] { return server->NewSession(m.def); };
+  options.is_chief = chief;
+  options.init_op = m.mlp.init->name();
+  options.ready_tensors = m.ready;
+  options.hooks = {&stop_hook, &log_hook, &nan_hook};
+  if (chief && !logdir.empty()) {
+    options.saver = m.saver.get();
+    options.checkpoint_dir = logdir;
+    CheckpointSaverOptions every;
+    every.every_steps = absl::GetFlag(FLAGS_checkpoint_steps);
+    every.every_secs = 0;
+    checkpoint_hook = std::make_unique<CheckpointSaverHook>(m.saver.get(), logdir, kGlobalStep, every);
+    ASSIGN_OR_RETURN(writer, SummaryWriter::Create(logdir));
+    summary_hook = std::make_unique<SummarySaverHook>(m.summaries, writer.get(), kGlobalStep,
+                                                      absl::GetFlag(FLAGS_log_every));
+    options.hooks.push_back(checkpoint_hook.get());
+    options.hooks.push_back(summary_hook.get());
+    if (absl::StatusOr<std::string> latest = LatestCheckpoint(logdir); latest.ok()) {
+      std::printf("restored from %s if the model needs it\n", latest->c_str());
+    }
+  }
+  if (chief && sync) options.hooks.push_back(&sync_hook);
+  ASSIGN_OR_RETURN(std::unique_ptr<MonitoredSession> session, MonitoredSession::Create(options));
+
+  std::atomic<bool> stop_updates{false};
+  std::thread updates;
+  if (chief && sync) updates = std::thread(RunChiefUpdates, server, std::cref(m), &stop_updates);
+  int64_t local_steps = 0;
+  absl::Status status;
+  while (status.ok() && !session->ShouldStop()) {
+    int64_t step = local_steps * workers + task.task;  // async: this worker's share
+    std::vector<std::pair<std::string, Tensor>> feeds;
+    if (sync) {
+      absl::StatusOr<std::vector<Tensor>> token = session->RunWithoutHooks({}, {m.token}, {});
+      if (!token.ok()) {
+        if (token.status().code() == absl::StatusCode::kDeadlineExceeded) continue;  // not open yet
+        status = token.status();
+        break;
+      }
+      const int64_t global = (*token)[0].scalar<int64_t>();
+      step = global * workers + task.task;
+      feeds.emplace_back(m.local_step, (*token)[0]);
+    }
+    Dataset b = Batch(data, step * batch, batch);
+    feeds.emplace_back("x", b.x);
+    feeds.emplace_back("labels", b.y);
+    status = session->Run(feeds, {kLoss}, {m.train}).status();
+    ++local_steps;
+  }
+  stop_updates = true;
+  if (updates.joinable()) updates.join();
+  RETURN_IF_ERROR(status);
+  if (chief) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> final_out,
+                     session->session()->Run({{"x", data.x}, {"labels", data.y}},
+                                             {kLoss, "accuracy:0", kGlobalStep}, {}));
+    if (!absl::GetFlag(FLAGS_dump_weights).empty()) {
+      RETURN_IF_ERROR(DumpWeights(session->session(), m, absl::GetFlag(FLAGS_dump_weights)));
+    }
+    std::printf("trained to global step %lld (%d recoveries)\n",
+                static_cast<long long>(final_out[2].scalar<int64_t>()), session->recoveries());
+    std::printf("final: loss=%.4f accuracy=%.4f\n", final_out[0].scalar<float>(),
+                final_out[1].scalar<float>());
+  } else {
+    std::printf("%s: done after %lld local steps\n", server->task().c_str(),
+                static_cast<long long>(local_steps));
+  }
+  std::fflush(stdout);
+  return session->Close();
+}
+
+absl::Status Main() {
+  absl::StatusOr<TaskConfig> task = TaskConfigFromEnv();
+  if (absl::IsNotFound(task.status())) {
+    return absl::FailedPreconditionError(
+        "no cluster: $SLUICE_CONFIG is not set. Start the cluster with the launcher:\n"
+        "  bazel run //tools:launch -- --ps=1 --workers=2 -- //examples:between_graph_mlp");
+  }
+  RETURN_IF_ERROR(task.status());
+  ServerOptions server_options;
+  server_options.config = *task;
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
+  if (task->job == "ps") {
+    std::printf("%s: serving variables at %s\n", server->task().c_str(), server->target().c_str());
+    std::fflush(stdout);
+    server->Join();  // until the launcher stops the cluster
+    return absl::OkStatus();
+  }
+  if (task->job != "worker") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown job '", task->job, "' (ps, worker)"));
+  }
+  return RunWorker(server.get(), *task);
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  absl::Status s = sluice::Main();
+  if (!s.ok()) {
+    std::fprintf(stderr, "between_graph_mlp: error: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
