@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "distributed/checkpoint/saver.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/server.h"
@@ -237,6 +238,7 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
   if (chief && sync) updates = std::thread(RunChiefUpdates, server, std::cref(m), &stop_updates);
   int64_t local_steps = 0;
   absl::Status status;
+  const absl::Time start = absl::Now();
   while (status.ok() && !session->ShouldStop()) {
     int64_t step = local_steps * workers + task.task;  // async: this worker's share
     std::vector<std::pair<std::string, Tensor>> feeds;
@@ -260,6 +262,7 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
   stop_updates = true;
   if (updates.joinable()) updates.join();
   RETURN_IF_ERROR(status);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (chief) {
     ASSIGN_OR_RETURN(std::vector<Tensor> final_out,
                      session->session()->Run({{"x", data.x}, {"labels", data.y}},
@@ -267,8 +270,9 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
     if (!absl::GetFlag(FLAGS_dump_weights).empty()) {
       RETURN_IF_ERROR(DumpWeights(session->session(), m, absl::GetFlag(FLAGS_dump_weights)));
     }
-    std::printf("trained to global step %lld (%d recoveries)\n",
-                static_cast<long long>(final_out[2].scalar<int64_t>()), session->recoveries());
+    const int64_t reached = final_out[2].scalar<int64_t>();
+    std::printf("trained to global step %lld in %.2f s (%.1f steps/s, %d recoveries)\n",
+                static_cast<long long>(reached), seconds, reached / seconds, session->recoveries());
     std::printf("final: loss=%.4f accuracy=%.4f\n", final_out[0].scalar<float>(),
                 final_out[1].scalar<float>());
   } else {
