@@ -110,7 +110,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const TaskConfig& task, bool s
                                         : workers;
     // Bounded waits: a take or token that is not served within this fails
     // the step (retried below) instead of blocking a stopped cluster.
-    options.take_timeout_ms = 5000;
+    options.take_timeout_ms = 1000;
     ASSIGN_OR_RETURN(SyncReplicas sr,
                      BuildSyncReplicas(s, optimizer.get(), grads, global_step.ref, options));
     m.train = sr.apply_gradients->name();
@@ -259,10 +259,10 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
     status = session->Run(feeds, {kLoss}, {m.train}).status();
     ++local_steps;
   }
-  stop_updates = true;
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  stop_updates = true;  // the update thread's pending take times out within 1 s
   if (updates.joinable()) updates.join();
   RETURN_IF_ERROR(status);
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (chief) {
     ASSIGN_OR_RETURN(std::vector<Tensor> final_out,
                      session->session()->Run({{"x", data.x}, {"labels", data.y}},
