@@ -1,6 +1,7 @@
 #include "distributed/worker.h"
 
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <utility>
 #include <vector>
@@ -99,7 +100,11 @@ class Worker::Impl {
   absl::StatusOr<std::shared_ptr<const RegisteredGraph>> FindGraph(const std::string& handle);
   absl::Status CheckRunArgs(const RegisteredGraph& graph, const RunGraphArgs& args) const;
   // The step's rendezvous, made on first use; also forgets stale steps.
+  // nullptr once CleanupStep has ended it as a failed step.
   std::shared_ptr<RemoteRendezvous> GetOrCreateStep(int64_t step_id);
+  absl::Status StepIsOver(int64_t step_id) const {
+    return WithTask(absl::AbortedError(absl::StrCat("step ", step_id, " is over")));
+  }
   // Starts every partition; the last to finish notifies `state->all_done`.
   void StartPartitions(const std::shared_ptr<RunState>& state, int64_t step_id);
   void RunDone(RunState* state, const absl::Status& s);
@@ -118,6 +123,12 @@ class Worker::Impl {
   std::map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);
   int64_t next_graph_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int64_t, StepEntry> steps_ ABSL_GUARDED_BY(mu_);
+  // Failed steps CleanupStep ended, and when: a peer's RecvTensor that
+  // arrives later (it was in flight when the step failed) is refused at once
+  // instead of waiting, in a fresh rendezvous, for a tensor nobody will
+  // send. A step that succeeded has served all its transfers before its
+  // cleanup, so only failed ones (aborted here) are remembered.
+  std::map<int64_t, absl::Time> finished_steps_ ABSL_GUARDED_BY(mu_);
   absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::Now();
   int runs_in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // RunStates whose executors still run
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
@@ -323,7 +334,11 @@ std::shared_ptr<RemoteRendezvous> Worker::Impl::GetOrCreateStep(int64_t step_id)
           ++it;
         }
       }
+      for (auto it = finished_steps_.begin(); it != finished_steps_.end();) {
+        it = now - it->second > kStepTtl ? finished_steps_.erase(it) : std::next(it);
+      }
     }
+    if (finished_steps_.count(step_id) != 0) return nullptr;
     StepEntry& entry = steps_[step_id];
     if (entry.rendezvous == nullptr) {
       entry.rendezvous = std::make_shared<RemoteRendezvous>(
@@ -380,9 +395,17 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
 }
 
 absl::Status Worker::Impl::RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals) {
-  ASSIGN_OR_RETURN(std::shared_ptr<const RegisteredGraph> graph, FindGraph(args.graph_handle));
-  RETURN_IF_ERROR(WithTask(CheckRunArgs(*graph, args)));
+  absl::StatusOr<std::shared_ptr<const RegisteredGraph>> found = FindGraph(args.graph_handle);
+  absl::Status refused = found.ok() ? WithTask(CheckRunArgs(**found, args)) : found.status();
   std::shared_ptr<RemoteRendezvous> rendezvous = GetOrCreateStep(args.step_id);
+  if (rendezvous == nullptr) return StepIsOver(args.step_id);
+  if (!refused.ok()) {
+    // This task's share of the step will never run: peers fetching from it
+    // (their RecvTensor may come before or after this) fail at once.
+    rendezvous->StartAbort(refused);
+    return refused;
+  }
+  std::shared_ptr<const RegisteredGraph> graph = *std::move(found);
   if (rendezvous->aborted()) {
     return WithTask(AddContext(rendezvous->abort_status(),
                                absl::StrCat("step ", args.step_id, " was aborted")));
@@ -444,6 +467,7 @@ absl::StatusOr<Tensor> Worker::Impl::RecvTensor(int64_t step_id, const std::stri
         "RecvTensor key '", key, "' names a sending device of another task")));
   }
   std::shared_ptr<RemoteRendezvous> rendezvous = GetOrCreateStep(step_id);
+  if (rendezvous == nullptr) return StepIsOver(step_id);
   if (timeout_ms <= 0) timeout_ms = options_.default_timeout_ms;
   absl::StatusOr<Tensor> out = rendezvous->WaitForLocal(key, timeout_ms);
   if (!out.ok()) return WithTask(out.status());
@@ -453,19 +477,29 @@ absl::StatusOr<Tensor> Worker::Impl::RecvTensor(int64_t step_id, const std::stri
 absl::Status Worker::Impl::AbortStep(int64_t step_id, const absl::Status& reason) {
   // Made when missing, so that a RunGraph or RecvTensor of the step arriving
   // after the abort fails at once rather than running.
-  GetOrCreateStep(step_id)->StartAbort(
+  std::shared_ptr<RemoteRendezvous> rendezvous = GetOrCreateStep(step_id);
+  if (rendezvous == nullptr) return absl::OkStatus();  // already over
+  rendezvous->StartAbort(
       reason.ok() ? absl::CancelledError(absl::StrCat("step ", step_id, " cancelled")) : reason);
   return absl::OkStatus();
 }
 
 absl::Status Worker::Impl::CleanupStep(int64_t step_id) {
   std::shared_ptr<RemoteRendezvous> gone;  // may wait for fetches: outside the lock
-  absl::MutexLock lock(&mu_);
-  auto it = steps_.find(step_id);
-  if (it != steps_.end()) {
-    gone = std::move(it->second.rendezvous);
-    steps_.erase(it);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = steps_.find(step_id);
+    if (it != steps_.end()) {
+      gone = std::move(it->second.rendezvous);
+      steps_.erase(it);
+    }
+    if (gone == nullptr || gone->aborted()) finished_steps_[step_id] = absl::Now();
+    if (gone == nullptr) return absl::OkStatus();
   }
+  // A peer's RecvTensor may still wait in it (its step failed elsewhere
+  // before this task sent the tensor): nothing will be sent any more, so
+  // it is told now rather than at its deadline.
+  gone->StartAbort(absl::CancelledError(absl::StrCat("step ", step_id, " was cleaned up")));
   return absl::OkStatus();
 }
 

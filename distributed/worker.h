@@ -17,6 +17,12 @@
 //
 // A step's rendezvous exists from the first RunGraph or RecvTensor naming it
 // until CleanupStep (or, if the master never says, a few minutes later).
+// CleanupStep aborts what still waits in the step's rendezvous. A failed
+// (aborted) step is then over for good (the master never reuses step ids):
+// a RecvTensor arriving later (a peer's fetch that was in flight when the
+// step failed elsewhere) or a late RunGraph fails at once with Aborted. A
+// RunGraph this task refuses (unknown handle, bad feeds) aborts the step
+// here too, so peers fetching from it do not wait for their deadline.
 // The first error of a step's partition aborts that step's rendezvous; a
 // RecvTensor from a dead or unreachable peer fails the step with an error
 // naming that task, within the RPC deadline.

@@ -404,13 +404,20 @@ TEST(WorkerTest, AbortStepReleasesAWaitingRunGraph) {
   EXPECT_EQ(wk_status.code(), absl::StatusCode::kAborted) << wk_status;
   EXPECT_TRUE(Contains(wk_status, "client cancelled step 31")) << wk_status;
 
-  // Aborted steps stay aborted until cleaned up; then the id runs afresh.
+  // Aborted steps stay aborted; once cleaned up they are over for good (a
+  // late RecvTensor or RunGraph fails at once), and the next id runs.
   std::map<int, Tensor> out;
   EXPECT_EQ(c.ps()->RunGraph(ArgsFor(g->at(kPs), 31, {}), &out).code(),
             absl::StatusCode::kAborted);
   ASSERT_TRUE(c.ps()->CleanupStep(31).ok());
   ASSERT_TRUE(c.wk()->CleanupStep(31).ok());
-  StepResult r = RunStep(c, *g, 31);
+  const absl::Time late_at = absl::Now();
+  absl::StatusOr<Tensor> late = c.ps()->RecvTensor(31, SendKey(g->at(kPs), 31), 5000);
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kAborted) << late.status();
+  EXPECT_LT(absl::Now() - late_at, absl::Seconds(1));
+  EXPECT_EQ(c.ps()->RunGraph(ArgsFor(g->at(kPs), 31, {}), &out).code(),
+            absl::StatusCode::kAborted);
+  StepResult r = RunStep(c, *g, 32);
   ASSERT_TRUE(r.ok()) << r.Describe();
   EXPECT_EQ(Values(r.fetched.at(0)), (std::vector<float>{-7.f, -8.f}));
 }

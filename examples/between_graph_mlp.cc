@@ -111,6 +111,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const TaskConfig& task, bool s
     // Bounded waits: a take or token that is not served within this fails
     // the step (retried below) instead of blocking a stopped cluster.
     options.take_timeout_ms = 1000;
+    options.replica_index = task.task;  // one token per worker and step
     ASSIGN_OR_RETURN(SyncReplicas sr,
                      BuildSyncReplicas(s, optimizer.get(), grads, global_step.ref, options));
     m.train = sr.apply_gradients->name();
@@ -245,7 +246,14 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
     if (sync) {
       absl::StatusOr<std::vector<Tensor>> token = session->RunWithoutHooks({}, {m.token}, {});
       if (!token.ok()) {
-        if (token.status().code() == absl::StatusCode::kDeadlineExceeded) continue;  // not open yet
+        if (token.status().code() == absl::StatusCode::kDeadlineExceeded) {
+          // Not open yet, or never again: the other workers may have taken
+          // the last step's tokens and the chief finished.
+          absl::StatusOr<std::vector<Tensor>> global =
+              session->RunWithoutHooks({}, {kGlobalStep}, {});
+          if (global.ok() && (*global)[0].scalar<int64_t>() >= steps) break;
+          continue;
+        }
         status = token.status();
         break;
       }

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -17,6 +19,17 @@ namespace sluice {
 namespace {
 
 std::atomic<AtomicFileCrashHook> crash_hook{nullptr};
+
+// SLUICE_TEST_CRASH_IN_ATOMIC_WRITE (see the header): the ordinal of the
+// writer that crashes, 0 when unset.
+int64_t CrashOrdinalFromEnv() {
+  static const int64_t ordinal = [] {
+    const char* v = std::getenv("SLUICE_TEST_CRASH_IN_ATOMIC_WRITE");
+    return v == nullptr ? int64_t{0} : std::max<int64_t>(0, std::atoll(v));
+  }();
+  return ordinal;
+}
+std::atomic<int64_t> writers_created{0};
 
 void Stage(absl::string_view stage, absl::string_view path) {
   if (AtomicFileCrashHook hook = crash_hook.load(std::memory_order_acquire)) hook(stage, path);
@@ -76,7 +89,10 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
   std::string temp = absl::StrCat(path, ".tmp-", RandomSuffix());
   int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(errno, "creating", temp);
-  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(path, std::move(temp), fd));
+  auto writer = std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(path, std::move(temp), fd));
+  const int64_t crash_at = CrashOrdinalFromEnv();
+  writer->crash_in_append_ = crash_at > 0 && writers_created.fetch_add(1) + 1 == crash_at;
+  return writer;
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -87,6 +103,11 @@ AtomicFileWriter::~AtomicFileWriter() {
 
 absl::Status AtomicFileWriter::Append(absl::string_view data) {
   if (done_) return absl::FailedPreconditionError(absl::StrCat("'", path_, "' already committed"));
+  if (crash_in_append_) {
+    // The test failpoint: half of the data reaches the file, then the process dies.
+    (void)!write(fd_, data.data(), data.size() / 2);
+    _exit(86);
+  }
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {

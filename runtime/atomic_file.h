@@ -25,6 +25,13 @@
 // before the rename, "renamed" before the directory fsync) with the target
 // path; a test hook may _exit() there to simulate a crash at that point.
 //
+// Crash testing across processes (TEST ONLY): when the environment variable
+// SLUICE_TEST_CRASH_IN_ATOMIC_WRITE=<n> is set (n >= 1), the n-th
+// AtomicFileWriter this process creates writes the first half of its first
+// Append to the temporary file and then calls _exit(86), leaving a partial
+// temporary file and the target untouched. Multi-process tests use it to
+// kill a parameter server in the middle of a checkpoint write.
+//
 // Thread-safety: a writer is used from one thread; different writers are
 // independent. The hook is set before the writers run.
 #ifndef SLUICE_RUNTIME_ATOMIC_FILE_H_
@@ -65,6 +72,7 @@ class AtomicFileWriter {
   int fd_;
   uint64_t bytes_ = 0;
   bool done_ = false;
+  bool crash_in_append_ = false;  // SLUICE_TEST_CRASH_IN_ATOMIC_WRITE
 };
 
 // The whole file in one call.

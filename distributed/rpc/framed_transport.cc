@@ -61,6 +61,7 @@ bool FramedTransport::FillAtLeast(size_t need) {
     rpos_ = 0;
     rend_ = have;
   }
+  SetWakeup(1);
   while (rend_ - rpos_ < need) {
     uint32_t got = inner_->read(rbuf_.get() + rend_, static_cast<uint32_t>(rcap_ - rend_));
     if (got == 0) return false;
@@ -68,6 +69,13 @@ bool FramedTransport::FillAtLeast(size_t need) {
     received_bytes_ += got;
   }
   return true;
+}
+
+void FramedTransport::SetWakeup(int bytes) {
+  if (bytes == wakeup_bytes_ || socket_ == nullptr) return;
+  const int fd = socket_->getSocketFD();
+  if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes));
+  wakeup_bytes_ = bytes;
 }
 
 bool FramedTransport::ReadFrameHeader() {
@@ -101,7 +109,13 @@ uint32_t FramedTransport::ReadSlow(uint8_t* buf, uint32_t len) {
   size_t have = rend_ - rpos_;
   if (have == 0) {
     if (want >= rcap_) {
-      // Large read: straight from the socket into the caller's memory.
+      // Large read: straight from the socket into the caller's memory. The
+      // bytes are part of the current frame, so waiting for a megabyte of
+      // them at a time cannot stall.
+      SetWakeup(socket_ != nullptr && options_.large_read_bytes > 0 &&
+                        want >= options_.large_read_bytes
+                    ? options_.large_read_wakeup_bytes
+                    : 1);
       uint32_t got = inner_->read(buf, want);
       if (got == 0) {
         throw TTransportException(TTransportException::END_OF_FILE,
@@ -113,6 +127,7 @@ uint32_t FramedTransport::ReadSlow(uint8_t* buf, uint32_t len) {
       return got;
     }
     rpos_ = rend_ = 0;
+    SetWakeup(1);  // a buffer fill takes whatever has come
     uint32_t got = inner_->read(rbuf_.get(), static_cast<uint32_t>(rcap_));
     if (got == 0) {
       throw TTransportException(TTransportException::END_OF_FILE,

@@ -141,6 +141,35 @@ TEST(FramedTransportTest, OverHundredMegabytesOnOneConnection) {
   Exchange(b, a, messages);
 }
 
+TEST(FramedTransportTest, LargeReadsNeverWaitForBytesPastTheMessage) {
+  // Request/reply: after each message the writer waits for an answer, so a
+  // reader that waited for more bytes than the message has would stall.
+  SocketPair s = Connect();
+  s.a->setRecvTimeout(5000);
+  s.b->setRecvTimeout(5000);
+  auto a = std::make_shared<FramedTransport>(s.a);
+  auto b = std::make_shared<FramedTransport>(s.b);
+  const std::vector<size_t> sizes = {(4 << 20) + 3, (5 << 20) + 65535, (8 << 20) - 1, 6 << 20};
+  std::thread answerer([&] {
+    TBinaryProtocol p(b);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      int seq;
+      std::vector<std::string> got = ReadMessage(&p, &seq);
+      WriteMessage(&p, seq, {std::to_string(got.size() == 3 ? got[1].size() : 0)});
+    }
+  });
+  TBinaryProtocol p(a);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    // The large string ends a few bytes before the message does.
+    WriteMessage(&p, static_cast<int>(i), {"start", Pattern(sizes[i], 20), "end"});
+    int seq;
+    std::vector<std::string> answer = ReadMessage(&p, &seq);
+    ASSERT_EQ(answer.size(), 1u);
+    EXPECT_EQ(answer[0], std::to_string(sizes[i]));
+  }
+  answerer.join();
+}
+
 TEST(FramedTransportTest, LargeReadLandsInCallerMemory) {
   SocketPair s = Connect();
   auto writer = std::make_shared<FramedTransport>(s.a);

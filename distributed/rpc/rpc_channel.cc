@@ -87,7 +87,9 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
   c->socket = std::make_shared<apache::thrift::transport::TSocket>(*fd);
   c->transport = std::make_shared<FramedTransport>(c->socket);
   c->protocol =
-      std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(c->transport);
+      std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(
+          c->transport, /*string_limit=*/0, /*container_limit=*/0, /*strict_read=*/true,
+          /*strict_write=*/true);
   c->worker = std::make_unique<rpc::WorkerServiceClient>(
       std::make_shared<apache::thrift::protocol::TMultiplexedProtocol>(c->protocol, "worker"));
   c->master = std::make_unique<rpc::MasterServiceClient>(

@@ -50,6 +50,10 @@ namespace sluice {
 struct RpcOptions {
   int64_t connect_timeout_ms = 3000;
   int64_t call_timeout_ms = 60000;  // per call unless the call says otherwise
+  // WorkerStub::RecvTensor without an allocator receives into a
+  // RecvBufferPool keeping up to this many bytes of freed tensors for
+  // reuse; 0: the default CPU allocator (a fresh buffer every time).
+  int64_t recv_buffer_pool_bytes = 512 << 20;
 };
 
 class RpcChannel {

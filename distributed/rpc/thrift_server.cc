@@ -210,7 +210,11 @@ void ThriftServer::AcceptLoop() {
 void ThriftServer::Serve(Connection* c) {
   auto socket = std::make_shared<apache::thrift::transport::TSocket>(c->fd);
   auto transport = std::make_shared<FramedTransport>(socket);
-  auto protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(transport);
+  // Strict reads: a message must start with the protocol version, so a
+  // stray client (say, an HTTP request) is dropped at once.
+  auto protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(
+      transport, /*string_limit=*/0, /*container_limit=*/0, /*strict_read=*/true,
+      /*strict_write=*/true);
   std::string problem;
   try {
     while (mux_->process(protocol, protocol, nullptr)) {

@@ -16,7 +16,8 @@
 // ToRpcError); any other exception becomes a TApplicationException.
 //
 // Clients: WorkerStub / MasterStub, or any Thrift client speaking framed
-// binary with TMultiplexedProtocol ("worker" / "master").
+// binary (strict, Thrift's default) with TMultiplexedProtocol ("worker" /
+// "master"). A connection that sends anything else is closed.
 //
 // Thread-safety: Start, port and Stop may be called from any thread; the
 // handlers and the TensorSource are called concurrently from connection

@@ -1,5 +1,8 @@
 #include "distributed/rpc/thrift_server.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -18,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/framed_transport.h"
 #include "distributed/rpc/rpc_testutil.h"
+#include "distributed/rpc/socket_util.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "distributed/rpc/worker_stub.h"
 #include "gtest/gtest.h"
@@ -212,6 +216,7 @@ TEST_F(ThriftServerTest, OneConnectionCarriesOverHundredMegabytesEachWay) {
     ExpectSameTensor(*got, big);
   }
   EXPECT_EQ(stub.channel().IdleConnectionsForTesting(), 1);
+  EXPECT_EQ(stub.recv_buffer_pool()->reuses(), 1);  // the second landed in the first's block
 }
 
 TEST_F(ThriftServerTest, StopWithIdleClientsReturnsPromptly) {
@@ -226,6 +231,22 @@ TEST_F(ThriftServerTest, StopWithIdleClientsReturnsPromptly) {
   server_->Stop();  // idempotent
   absl::StatusOr<rpc::WorkerStatus> s = stubs[0]->GetStatus();
   EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
+}
+
+TEST_F(ThriftServerTest, GarbageClientIsDroppedAndOthersKeepWorking) {
+  absl::StatusOr<int> fd = ConnectTcp(HostPort{"127.0.0.1", server_->port()}, 1000);
+  ASSERT_TRUE(fd.ok());
+  const char request[] = "GET / HTTP/1.0\r\n\r\n";
+  ASSERT_EQ(send(*fd, request, sizeof(request) - 1, 0), static_cast<ssize_t>(sizeof(request) - 1));
+  timeval tv{2, 0};
+  setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char c;
+  auto t0 = Clock::now();
+  EXPECT_EQ(recv(*fd, &c, 1, 0), 0);  // closed by the server, not timed out
+  EXPECT_LT(MsSince(t0), 1000);
+  close(*fd);
+  WorkerStub stub(kTask, address_);
+  EXPECT_TRUE(stub.GetStatus().ok());
 }
 
 TEST_F(ThriftServerTest, BusyPortIsAnErrorNamingTheAddress) {

@@ -9,7 +9,10 @@ namespace sluice {
 using Connection = RpcChannel::Connection;
 
 WorkerStub::WorkerStub(std::string task_name, std::string host_port, RpcOptions options)
-    : channel_(std::move(task_name), std::move(host_port), options) {}
+    : channel_(std::move(task_name), std::move(host_port), options),
+      pool_(options.recv_buffer_pool_bytes > 0
+                ? std::make_shared<RecvBufferPool>(options.recv_buffer_pool_bytes)
+                : nullptr) {}
 
 absl::StatusOr<rpc::WorkerStatus> WorkerStub::GetStatus() {
   rpc::WorkerStatus out;
@@ -58,6 +61,7 @@ absl::StatusOr<Tensor> WorkerStub::RecvTensor(int64_t step_id, const std::string
   req.step_id = step_id;
   req.rendezvous_key = key;
   req.timeout_ms = timeout_ms;
+  if (allocator == nullptr) allocator = pool_ != nullptr ? pool_.get() : DefaultCpuAllocator();
   absl::StatusOr<Tensor> out;
   absl::Status s = channel_.Call("RecvTensor", timeout, [&](Connection& c) {
     // What WorkerServiceClient::send_RecvTensor writes through its

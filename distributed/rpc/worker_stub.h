@@ -13,11 +13,13 @@
 #define SLUICE_DISTRIBUTED_RPC_WORKER_STUB_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "distributed/rpc/gen-cpp/WorkerService.h"
+#include "distributed/rpc/recv_buffer_pool.h"
 #include "distributed/rpc/rpc_channel.h"
 #include "runtime/allocator.h"
 #include "runtime/tensor.h"
@@ -42,7 +44,9 @@ class WorkerStub {
   // Deadline: req.timeout_ms + kRpcDeadlineMarginMs when set, else call_timeout_ms.
   absl::StatusOr<rpc::RunGraphResponse> RunGraph(const rpc::RunGraphRequest& req);
   // The tensor's bytes go from the socket straight into a tensor allocated
-  // from `allocator` (default CPU when null). Deadline: timeout_ms +
+  // from `allocator`; when null, from this stub's RecvBufferPool (host
+  // memory reused across steps, see recv_buffer_pool.h), or the default CPU
+  // allocator when RpcOptions::recv_buffer_pool_bytes is 0. Deadline: timeout_ms +
   // kRpcDeadlineMarginMs when timeout_ms > 0, else call_timeout_ms.
   // InvalidArgument when the reply's tensor is malformed.
   absl::StatusOr<Tensor> RecvTensor(int64_t step_id, const std::string& key, int64_t timeout_ms,
@@ -51,9 +55,12 @@ class WorkerStub {
   absl::Status CleanupStep(int64_t step_id);
 
   RpcChannel& channel() { return channel_; }
+  // The pool RecvTensor uses by default; null when disabled.
+  RecvBufferPool* recv_buffer_pool() const { return pool_.get(); }
 
  private:
   RpcChannel channel_;
+  std::shared_ptr<RecvBufferPool> pool_;  // null when disabled
 };
 
 }  // namespace sluice

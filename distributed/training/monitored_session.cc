@@ -201,20 +201,30 @@ absl::StatusOr<std::vector<Tensor>> MonitoredSession::Run(
         Recover(absl::UnavailableError("no session (the last recovery failed)"), &failures));
   }
   absl::StatusOr<std::vector<Tensor>> out;
+  bool stop_requested = false;
   while (true) {
     out = session_->Run(feeds, unique, targets);
-    if (out.ok()) break;
+    if (out.ok()) {
+      // A hook's own session calls (a checkpoint, a summary) may meet the
+      // same failures as the step: they are recovered the same way, and the
+      // step is run again, as TensorFlow's MonitoredSession does.
+      RunContext context(session_.get());
+      absl::Status hooks;
+      for (size_t h = 0; h < options_.hooks.size() && hooks.ok(); ++h) {
+        std::vector<Tensor> values;
+        for (size_t i = hook_begin[h]; i < hook_begin[h + 1]; ++i) values.push_back((*out)[where[i]]);
+        hooks = options_.hooks[h]->AfterRun(values, &context);
+      }
+      if (hooks.ok()) {
+        stop_requested = context.stop_requested();
+        break;
+      }
+      out = hooks;
+    }
     if (!IsRecoverable(out.status())) return out.status();
     RETURN_IF_ERROR(Recover(out.status(), &failures));
   }
-
-  RunContext context(session_.get());
-  for (size_t h = 0; h < options_.hooks.size(); ++h) {
-    std::vector<Tensor> values;
-    for (size_t i = hook_begin[h]; i < hook_begin[h + 1]; ++i) values.push_back((*out)[where[i]]);
-    RETURN_IF_ERROR(options_.hooks[h]->AfterRun(values, &context));
-  }
-  if (context.stop_requested()) stop_ = true;
+  if (stop_requested) stop_ = true;
   std::vector<Tensor> result;
   result.reserve(fetches.size());
   for (size_t i = 0; i < fetches.size(); ++i) result.push_back((*out)[where[i]]);

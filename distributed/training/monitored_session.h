@@ -29,7 +29,8 @@
 // uninitialized).
 //
 // Recovery: a Run failing with Unavailable or Aborted (a task died or
-// restarted) closes the session, waits recovery_wait_ms, creates a new one
+// restarted), in the step or in a hook's AfterRun (e.g. a checkpoint save
+// whose parameter server died), closes the session, waits recovery_wait_ms, creates a new one
 // (with the start-up above: the chief restores the last checkpoint if the
 // restarted task lost variables) and retries the step, up to max_recoveries
 // times in a row; then the last error is returned ("after N recoveries:

@@ -206,6 +206,38 @@ TEST(MonitoredSessionTest, RecoversFromUnavailable) {
   EXPECT_EQ(Fetch<int64_t>(shared.get(), "global_step:0"), 2);
 }
 
+// Fails its first AfterRun with Unavailable, as a checkpoint save does when
+// the parameter server dies under it.
+class FailingOnceHook : public SessionRunHook {
+ public:
+  absl::Status AfterRun(const std::vector<Tensor>&, RunContext*) override {
+    return ++runs == 1 ? absl::UnavailableError("ps died during the save") : absl::OkStatus();
+  }
+  int runs = 0;
+};
+
+TEST(MonitoredSessionTest, RecoversFromAHookFailingWithUnavailable) {
+  TinyModel m;
+  std::shared_ptr<Session> shared = Shared(m);
+  int created = 0;
+  MonitoredSessionOptions o = ChiefOptions(m, shared);
+  o.create_session = [&] {
+    ++created;
+    return ForwardTo(shared);
+  };
+  FailingOnceHook hook;
+  o.hooks = {&hook};
+  absl::StatusOr<std::unique_ptr<MonitoredSession>> ms = MonitoredSession::Create(o);
+  ASSERT_TRUE(ms.ok()) << ms.status();
+  absl::StatusOr<std::vector<Tensor>> out = (*ms)->Run({}, {"loss:0"}, {"train"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*ms)->recoveries(), 1);
+  EXPECT_EQ(created, 2);
+  EXPECT_EQ(hook.runs, 2);
+  // The step was run again in the new session.
+  EXPECT_EQ(Fetch<int64_t>(shared.get(), "global_step:0"), 2);
+}
+
 TEST(MonitoredSessionTest, GivesUpAfterMaxRecoveries) {
   TinyModel m;
   std::shared_ptr<Session> shared = Shared(m);

@@ -16,6 +16,11 @@ namespace {
 constexpr char kWhat[] = "BuildSyncReplicas";
 
 absl::Status CheckOptions(const SyncReplicasOptions& o) {
+  if (o.replica_index >= o.total_num_replicas) {
+    return absl::InvalidArgumentError(absl::StrCat("BuildSyncReplicas: replica_index ", o.replica_index,
+                                                   " is not below total_num_replicas ",
+                                                   o.total_num_replicas));
+  }
   if (o.replicas_to_aggregate < 1 || o.total_num_replicas < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(kWhat, ": replicas_to_aggregate (", o.replicas_to_aggregate,
@@ -111,14 +116,36 @@ absl::StatusOr<SyncReplicas> BuildSyncReplicas(const Scope& scope, Optimizer* op
   // increments global_step; then the next step's tokens.
   ASSIGN_OR_RETURN(Node * train, optimizer->ApplyGradients(scope, averaged, &global_step));
   const std::vector<Node*> after_train = {train};
-  ASSIGN_OR_RETURN(Node * release, EnqueueTokens(on_step, global_step, tokens_per_step, queue,
-                                                 after_train, "release_tokens"));
-  const std::vector<Node*> after_release = {release};
+  // One shared queue (any worker takes any token), or one queue per replica
+  // (each worker takes its own: one contribution per worker and step).
+  std::vector<ops::SyncTokenQueueSpec> queues;
+  int tokens_per_queue = tokens_per_step;
+  if (options.replica_index < 0) {
+    queues.push_back(queue);
+  } else {
+    for (int k = 0; k < options.total_num_replicas; ++k) {
+      queues.push_back({.shared_name = absl::StrCat(queue.shared_name, "_", k)});
+    }
+    tokens_per_queue = (tokens_per_step + options.total_num_replicas - 1) / options.total_num_replicas;
+  }
+  std::vector<Node*> releases, inits;
+  for (size_t q = 0; q < queues.size(); ++q) {
+    const std::string suffix = queues.size() == 1 ? "" : absl::StrCat("_", q);
+    ASSIGN_OR_RETURN(Node * release,
+                     EnqueueTokens(on_step, global_step, tokens_per_queue, queues[q], after_train,
+                                   "release_tokens" + suffix));
+    releases.push_back(release);
+    ASSIGN_OR_RETURN(Node * init, EnqueueTokens(on_step, global_step, tokens_per_queue, queues[q],
+                                                {}, "enqueue_init_tokens" + suffix));
+    inits.push_back(init);
+  }
   ASSIGN_OR_RETURN(out.chief_update,
-                   Built(sync, ops::GroupDeps(sync.WithOpName("chief_update"), after_release)));
+                   Built(sync, ops::GroupDeps(sync.WithOpName("chief_update"), releases)));
   ASSIGN_OR_RETURN(out.init_tokens,
-                   EnqueueTokens(on_step, global_step, tokens_per_step, queue, {}, "init_tokens"));
-  out.token = ops::SyncTokenDequeue(on_step.WithOpName("token"), queue, options.take_timeout_ms);
+                   Built(sync, ops::GroupDeps(sync.WithOpName("init_tokens"), inits)));
+  const size_t mine = options.replica_index < 0 ? 0 : options.replica_index;
+  out.token = ops::SyncTokenDequeue(on_step.WithOpName("token"), queues[mine],
+                                    options.take_timeout_ms);
   RETURN_IF_ERROR(scope.status());
   return out;
 }

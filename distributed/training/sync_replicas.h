@@ -47,9 +47,12 @@
 //    accumulator.
 // Every accumulator op is colocated with its variable and every queue op with
 // global_step, so ApplyReplicaDeviceSetter puts them on the ps tasks.
-// Tokens are not bound to workers: a worker that loops faster than another
-// can take two tokens of one step and contribute twice to it (as in
-// TensorFlow); workers of equal speed contribute once each.
+// With options.replica_index < 0, tokens are not bound to workers: a worker
+// that loops faster than another can take two tokens of one step and
+// contribute twice to it (as in TensorFlow). With replica_index set, each
+// replica k has its own queue "<global_step>/sync_token_q_<k>" and the chief
+// releases ceil(tokens / total_num_replicas) into each: one contribution per
+// worker and step, so the result equals one process with the W-fold batch.
 // options.take_timeout_ms > 0 bounds every take and dequeue
 // (DeadlineExceeded naming the node) so that a lost worker fails the chief's
 // step instead of blocking it forever; there is no other way to cancel them.
@@ -78,6 +81,11 @@ struct SyncReplicasOptions {
   int replicas_to_aggregate = 1;  // gradients averaged per step
   int total_num_replicas = 1;     // worker tasks
   int64_t take_timeout_ms = 0;    // 0: takes and dequeues wait without limit
+  // This worker's index (0 .. total_num_replicas-1): each replica then has a
+  // token queue of its own, so every worker contributes exactly once per
+  // step (what equivalence with the W-fold batch needs). -1: one shared
+  // queue, TensorFlow's behaviour (a fast worker may take two tokens).
+  int replica_index = -1;
 };
 
 struct SyncReplicas {

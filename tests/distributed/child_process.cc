@@ -22,8 +22,9 @@ namespace sluice {
 namespace {
 
 int CountOccurrences(const std::string& text, absl::string_view needle) {
+  const std::string n_str(needle);
   int n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  for (size_t at = text.find(n_str); at != std::string::npos; at = text.find(n_str, at + 1)) ++n;
   return n;
 }
 

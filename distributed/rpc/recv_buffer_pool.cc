@@ -1,0 +1,97 @@
+#include "distributed/rpc/recv_buffer_pool.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace sluice {
+namespace {
+
+constexpr size_t kHugePage = 2 << 20;
+
+size_t BlockSize(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+
+void UpdateMax(std::atomic<int64_t>& target, int64_t value) {
+  int64_t cur = target.load(std::memory_order_relaxed);
+  while (value > cur && !target.compare_exchange_weak(cur, value, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+RecvBufferPool::RecvBufferPool(int64_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
+
+RecvBufferPool::~RecvBufferPool() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [size, block] : free_) std::free(block);
+}
+
+void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
+  if (alignment > kHugePage) return nullptr;
+  void* p = nullptr;
+  size_t size = bytes;
+  if (bytes >= kMinPooledBytes) {
+    size = BlockSize(bytes);
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = free_.find(size);
+      if (it != free_.end()) {
+        p = it->second;
+        free_.erase(it);
+        cached_ -= static_cast<int64_t>(size);
+        ++reuses_;
+      }
+    }
+    if (p == nullptr) {
+      p = std::aligned_alloc(kHugePage, size);
+      if (p != nullptr) madvise(p, size, MADV_HUGEPAGE);  // a hint; errors are fine
+    }
+  } else {
+    const size_t a = std::max<size_t>(alignment, sizeof(void*));
+    p = std::aligned_alloc(a, std::max<size_t>((bytes + a - 1) / a * a, a));
+  }
+  if (p == nullptr) return nullptr;
+  num_allocs_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t now = in_use_.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed) +
+                      static_cast<int64_t>(bytes);
+  UpdateMax(peak_, now);
+  UpdateMax(largest_, static_cast<int64_t>(bytes));
+  return p;
+}
+
+void RecvBufferPool::DeallocateRaw(void* ptr, size_t bytes) {
+  if (ptr == nullptr) return;
+  in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  if (bytes >= kMinPooledBytes) {
+    const size_t size = BlockSize(bytes);
+    absl::MutexLock lock(&mu_);
+    if (cached_ + static_cast<int64_t>(size) <= max_cached_bytes_) {
+      free_.emplace(size, ptr);
+      cached_ += static_cast<int64_t>(size);
+      return;
+    }
+  }
+  std::free(ptr);
+}
+
+AllocatorStats RecvBufferPool::GetStats() const {
+  AllocatorStats s;
+  s.num_allocs = num_allocs_.load();
+  s.bytes_in_use = in_use_.load();
+  s.peak_bytes_in_use = peak_.load();
+  s.largest_alloc_size = largest_.load();
+  return s;
+}
+
+int64_t RecvBufferPool::cached_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return cached_;
+}
+
+int64_t RecvBufferPool::reuses() const {
+  absl::MutexLock lock(&mu_);
+  return reuses_;
+}
+
+}  // namespace sluice

@@ -1,0 +1,64 @@
+#include "distributed/rpc/recv_buffer_pool.h"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "gtest/gtest.h"
+#include "runtime/tensor.h"
+
+namespace sluice {
+namespace {
+
+TEST(RecvBufferPoolTest, ReusesFreedLargeBlocksOfTheSameSize) {
+  auto pool = std::make_shared<RecvBufferPool>(64 << 20);
+  void* a = pool->AllocateRaw(64, 3 << 20);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % (2 << 20), 0u);  // huge-page aligned
+  std::memset(a, 1, 3 << 20);
+  pool->DeallocateRaw(a, 3 << 20);
+  EXPECT_EQ(pool->cached_bytes(), 4 << 20);  // rounded up to 2 MiB pages
+  void* b = pool->AllocateRaw(64, (3 << 20) + 100);  // same 4 MiB block size
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(pool->reuses(), 1);
+  EXPECT_EQ(pool->cached_bytes(), 0);
+  void* c = pool->AllocateRaw(64, 6 << 20);  // another size: a new block
+  EXPECT_NE(c, a);
+  pool->DeallocateRaw(b, (3 << 20) + 100);
+  pool->DeallocateRaw(c, 6 << 20);
+  EXPECT_EQ(pool->cached_bytes(), 10 << 20);
+  AllocatorStats s = pool->GetStats();
+  EXPECT_EQ(s.num_allocs, 3);
+  EXPECT_EQ(s.bytes_in_use, 0);
+  EXPECT_EQ(s.largest_alloc_size, 6 << 20);
+}
+
+TEST(RecvBufferPoolTest, KeepsAtMostTheLimitAndNoSmallBlocks) {
+  auto pool = std::make_shared<RecvBufferPool>(4 << 20);
+  void* a = pool->AllocateRaw(64, 4 << 20);
+  void* b = pool->AllocateRaw(64, 4 << 20);
+  pool->DeallocateRaw(a, 4 << 20);
+  pool->DeallocateRaw(b, 4 << 20);  // over the limit: freed
+  EXPECT_EQ(pool->cached_bytes(), 4 << 20);
+  void* small = pool->AllocateRaw(64, 1000);
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  pool->DeallocateRaw(small, 1000);
+  EXPECT_EQ(pool->cached_bytes(), 4 << 20);
+  EXPECT_EQ(pool->AllocateRaw(4 << 20, 8 << 20), nullptr);  // alignment over 2 MiB
+}
+
+TEST(RecvBufferPoolTest, TensorsKeepThePoolAlive) {
+  auto pool = std::make_shared<RecvBufferPool>();
+  absl::StatusOr<Tensor> t = Tensor::Allocate(pool.get(), DT_FLOAT, TensorShape({1 << 20}));
+  ASSERT_TRUE(t.ok());
+  std::weak_ptr<RecvBufferPool> weak = pool;
+  pool.reset();
+  EXPECT_FALSE(weak.expired());
+  t->flat<float>()[0] = 1;
+  *t = Tensor();
+  EXPECT_TRUE(weak.expired());
+}
+
+}  // namespace
+}  // namespace sluice
