@@ -72,3 +72,9 @@ if [[ -n "$sl" && -n "$pt" ]]; then
 else
   echo "# mlp_step_speedup_vs_pytorch: skipped (no PyTorch figure)"
 fi
+
+echo "## RecvTensor over Thrift vs raw TCP, iperf3 and gloo (bench/recv_tensor_peers.sh)"
+peer_flags=()
+[[ $reps == 50 ]] && peer_flags+=(--quick)
+[[ $build == 0 ]] && peer_flags+=(--no-build)
+bench/recv_tensor_peers.sh "${peer_flags[@]}" || echo "# recv_tensor_peers: failed"

@@ -10,8 +10,8 @@
 // end may be the stock class):
 //  - reads go through a small buffer (64 KiB); a read of at least the buffer
 //    size goes from the socket straight into the caller's memory, so a
-//    tensor's bytes land in the tensor;
-//    large ones wake the reader per megabyte rather than per packet;
+//    tensor's bytes land in the tensor, and a multi-megabyte one wakes the
+//    reader per megabyte rather than per packet (SO_RCVLOWAT);
 //  - writes below `copy_threshold_bytes` are copied into a buffer; larger ones
 //    are kept as (pointer, length) and sent by flush() together with the
 //    frame header in one sendmsg() (when the inner transport is a TSocket);
