@@ -85,31 +85,6 @@ class RemoteSession : public Session {
   std::vector<AllocatorStats> stats_;
 };
 
-// A master in this process with a worker cache of its own.
-class OwningClusterSession : public Session {
- public:
-  OwningClusterSession(std::unique_ptr<ClusterWorkerCache> cache, std::unique_ptr<Session> session)
-      : cache_(std::move(cache)), session_(std::move(session)) {}
-  ~OwningClusterSession() override { session_.reset(); }  // before the cache it uses
-  absl::Status Extend(const GraphDef& def) override { return session_->Extend(def); }
-  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                          const std::vector<std::string>& fetches,
-                                          const std::vector<std::string>& targets,
-                                          const RunOptions& options,
-                                          RunMetadata* metadata) override {
-    return session_->Run(feeds, fetches, targets, options, metadata);
-  }
-  std::vector<std::string> ListDevices() const override { return session_->ListDevices(); }
-  std::vector<AllocatorStats> DeviceMemoryStats() const override {
-    return session_->DeviceMemoryStats();
-  }
-  absl::Status Close() override { return session_->Close(); }
-
- private:
-  std::unique_ptr<ClusterWorkerCache> cache_;
-  std::unique_ptr<Session> session_;
-};
-
 }  // namespace
 
 absl::StatusOr<std::string> ParseThriftTarget(const std::string& target) {
@@ -144,8 +119,7 @@ absl::StatusOr<std::unique_ptr<Session>> NewClusterSession(const ClusterSpec& cl
   master.step_timeout_ms = options.step_timeout_ms;
   master.wait_for_cluster_ms = options.wait_for_cluster_ms;
   ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session, MasterSession::Create(master, def));
-  return std::unique_ptr<Session>(
-      std::make_unique<OwningClusterSession>(std::move(cache), NewSessionOverMaster(std::move(session))));
+  return NewSessionOverMaster(std::move(session), std::move(cache));
 }
 
 }  // namespace sluice

@@ -155,12 +155,7 @@ absl::Status MasterSession::Impl::DiscoverDevices() {
 absl::Status MasterSession::Impl::Extend(const GraphDef& def) {
   absl::MutexLock lock(&mu_);
   if (closed_) return absl::FailedPreconditionError("session is closed");
-  GraphDef merged;
-  graph_->ToGraphDef(&merged);
-  for (const NodeDef& n : def.node()) *merged.add_node() = n;
-  auto graph = std::make_unique<Graph>(options_.ops);
-  RETURN_IF_ERROR(ImportGraphDef(merged, graph.get()));
-  graph_ = std::move(graph);
+  ASSIGN_OR_RETURN(graph_, ExtendGraph(*graph_, def));
   for (const auto& [key, c] : callables_) Deregister(*c);
   callables_.clear();
   return absl::OkStatus();
@@ -169,8 +164,7 @@ absl::Status MasterSession::Impl::Extend(const GraphDef& def) {
 absl::StatusOr<std::shared_ptr<Callable>> MasterSession::Impl::GetCallable(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets, std::string* key) {
-  *key = absl::StrCat(absl::StrJoin(feeds, ","), "|", absl::StrJoin(fetches, ","), "|",
-                      absl::StrJoin(targets, ","));
+  *key = RunSignatureKey(feeds, fetches, targets);
   {
     absl::ReaderMutexLock lock(&mu_);
     if (closed_) return absl::FailedPreconditionError("session is closed");
@@ -365,8 +359,8 @@ namespace {
 
 class SessionOverMaster : public Session {
  public:
-  explicit SessionOverMaster(std::unique_ptr<MasterSession> master)
-      : master_(std::move(master)) {}
+  SessionOverMaster(std::unique_ptr<MasterSession> master, std::unique_ptr<WorkerCache> workers)
+      : workers_(std::move(workers)), master_(std::move(master)) {}
   absl::Status Extend(const GraphDef& def) override { return master_->Extend(def); }
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                           const std::vector<std::string>& fetches,
@@ -393,13 +387,15 @@ class SessionOverMaster : public Session {
   absl::Status Close() override { return master_->Close(); }
 
  private:
+  std::unique_ptr<WorkerCache> workers_;  // declared first: outlives the master using it
   std::unique_ptr<MasterSession> master_;
 };
 
 }  // namespace
 
-std::unique_ptr<Session> NewSessionOverMaster(std::unique_ptr<MasterSession> master) {
-  return std::make_unique<SessionOverMaster>(std::move(master));
+std::unique_ptr<Session> NewSessionOverMaster(std::unique_ptr<MasterSession> master,
+                                              std::unique_ptr<WorkerCache> workers) {
+  return std::make_unique<SessionOverMaster>(std::move(master), std::move(workers));
 }
 
 }  // namespace sluice

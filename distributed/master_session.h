@@ -72,8 +72,10 @@ class MasterSession {
   std::unique_ptr<Impl> impl_;
 };
 
-// A Session (runtime/session.h) backed by a MasterSession.
-std::unique_ptr<Session> NewSessionOverMaster(std::unique_ptr<MasterSession> master);
+// A Session (runtime/session.h) backed by a MasterSession; when given, it
+// also owns the worker cache the master uses (destroyed after the master).
+std::unique_ptr<Session> NewSessionOverMaster(std::unique_ptr<MasterSession> master,
+                                              std::unique_ptr<WorkerCache> workers = nullptr);
 
 }  // namespace sluice
 

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/graph_def_io.h"
 #include "graph/scope.h"
 #include "graph/status_macros.h"
 #include "runtime/frame_ops.h"
@@ -142,6 +144,22 @@ absl::StatusOr<ClientGraph> BuildClientGraph(const Graph& g,
   }
   result.graph = std::move(sub);
   return result;
+}
+
+std::string RunSignatureKey(const std::vector<std::string>& feeds,
+                            const std::vector<std::string>& fetches,
+                            const std::vector<std::string>& targets) {
+  return absl::StrCat(absl::StrJoin(feeds, ","), "|", absl::StrJoin(fetches, ","), "|",
+                      absl::StrJoin(targets, ","));
+}
+
+absl::StatusOr<std::unique_ptr<Graph>> ExtendGraph(const Graph& graph, const GraphDef& extension) {
+  GraphDef merged;
+  graph.ToGraphDef(&merged);
+  for (const NodeDef& n : extension.node()) *merged.add_node() = n;
+  auto extended = std::make_unique<Graph>(graph.registry());
+  RETURN_IF_ERROR(ImportGraphDef(merged, extended.get()));
+  return extended;
 }
 
 absl::Status CheckFeed(const ClientGraph& cg, int i, const std::string& name, const Tensor& t) {

@@ -40,6 +40,15 @@ absl::StatusOr<ClientGraph> BuildClientGraph(const Graph& graph,
                                              const std::vector<std::string>& fetches,
                                              const std::vector<std::string>& targets);
 
+// The key under which a session caches what it built for a run signature.
+std::string RunSignatureKey(const std::vector<std::string>& feeds,
+                            const std::vector<std::string>& fetches,
+                            const std::vector<std::string>& targets);
+
+// `graph` with the nodes of `extension` added (Session::Extend), as a new
+// graph: an extension that does not import leaves `graph` as it was.
+absl::StatusOr<std::unique_ptr<Graph>> ExtendGraph(const Graph& graph, const GraphDef& extension);
+
 // InvalidArgument naming the feed when a value's dtype or shape does not fit.
 absl::Status CheckFeed(const ClientGraph& client_graph, int index, const std::string& name,
                        const Tensor& value);

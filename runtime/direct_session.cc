@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/graph_def_io.h"
 #include "graph/shape_inference.h"
@@ -95,13 +94,7 @@ absl::Status DirectSession::Init(const GraphDef& def) {
 absl::Status DirectSession::Extend(const GraphDef& def) {
   absl::MutexLock lock(&mu_);
   if (closed_) return absl::FailedPreconditionError("session is closed");
-  // Import into a copy so that a bad extension leaves the graph unchanged.
-  GraphDef merged;
-  graph_->ToGraphDef(&merged);
-  for (const NodeDef& n : def.node()) *merged.add_node() = n;
-  auto graph = std::make_unique<Graph>(options_.ops);
-  RETURN_IF_ERROR(ImportGraphDef(merged, graph.get()));
-  graph_ = std::move(graph);
+  ASSIGN_OR_RETURN(graph_, ExtendGraph(*graph_, def));
   callables_.clear();
   return absl::OkStatus();
 }
@@ -109,8 +102,7 @@ absl::Status DirectSession::Extend(const GraphDef& def) {
 absl::StatusOr<std::shared_ptr<Callable>> DirectSession::GetCallable(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
-  std::string key = absl::StrCat(absl::StrJoin(feeds, ","), "|", absl::StrJoin(fetches, ","),
-                                 "|", absl::StrJoin(targets, ","));
+  const std::string key = RunSignatureKey(feeds, fetches, targets);
   {
     absl::ReaderMutexLock lock(&mu_);
     if (closed_) return absl::FailedPreconditionError("session is closed");
