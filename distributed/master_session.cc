@@ -26,7 +26,7 @@ namespace {
 // A device of some task, as the placer sees it: a name and a type.
 class ProxyDevice : public Device {
  public:
-  ProxyDevice(const DeviceInfo& info) : Device(info.name, info.device_type) {}
+  explicit ProxyDevice(const DeviceInfo& info) : Device(info.name, info.device_type) {}
   Allocator* allocator() override { return nullptr; }
   ThreadPool* thread_pool() override { return nullptr; }
 };
