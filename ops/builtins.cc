@@ -5,7 +5,9 @@
 
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
+#include "ops/collective_ops.h"
 #include "ops/data_flow_ops.h"
+#include "ops/gpu/gpu_kernels.h"
 #include "ops/gradients.h"
 #include "ops/io_ops.h"
 #include "ops/math_ops.h"
@@ -31,9 +33,11 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterDataFlowOps(ops));
   RETURN_IF_ERROR(RegisterSummaryOps(ops));
   RETURN_IF_ERROR(RegisterIoOps(ops));
+  RETURN_IF_ERROR(RegisterCollectiveOps(ops));
   RETURN_IF_ERROR(RegisterArrayGradients(ops));
   RETURN_IF_ERROR(RegisterMathGradients(ops));
   RETURN_IF_ERROR(RegisterNnGradients(ops));
+  RETURN_IF_ERROR(RegisterCollectiveGradients(ops));
   return absl::OkStatus();
 }
 
@@ -49,6 +53,9 @@ void RegisterBuiltinKernels(KernelRegistry* kernels) {
   RegisterDataFlowKernels(kernels);
   RegisterSummaryKernels(kernels);
   RegisterIoKernels(kernels);
+  RegisterCollectiveKernels(kernels);
+  // Last: the GPU's host kernels for int32 copy the CPU kernels above.
+  RegisterGpuKernels(kernels);
 }
 
 const OpRegistry* BuiltinOps() {

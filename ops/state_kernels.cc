@@ -1,7 +1,6 @@
 // CPU kernels of the state ops, and the variable-update helpers that the
 // training kernels share (ops/state_ops.h, namespace internal).
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -45,7 +44,37 @@ absl::Status CheckInitialized(const Var& var) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<VarUpdate> VarUpdate::Begin(Var* var, Allocator* allocator) {
+absl::Status CheckScalarInput(OpKernelContext* ctx, int i) {
+  const Tensor& t = ctx->input(i);
+  if (t.dims() == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ",
+                                                 ctx->node().op_def().inputs[i].name,
+                                                 " must be a scalar, got shape ",
+                                                 t.shape().DebugString()));
+}
+
+absl::Status CheckSameShape(OpKernelContext* ctx, const Var& var, const TensorShape& var_shape,
+                            int i, const TensorShape& shape) {
+  if (var_shape == shape) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      ctx->node().op(), ": var ", var.name, " has shape ", var_shape.DebugString(), " but ",
+      ctx->node().op_def().inputs[i].name, " has shape ", shape.DebugString()));
+}
+
+absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    for (size_t j = i + 1; j < vars.size(); ++j) {
+      if (vars[i] == vars[j]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            ctx->node().op(), ": ", ctx->node().op_def().inputs[i].name, " and ",
+            ctx->node().op_def().inputs[j].name, " are the same variable ", vars[i]->name));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VarUpdate> VarUpdate::Begin(Var* var, Device* device) {
   var->mu.AssertHeld();
   RETURN_IF_ERROR(CheckInitialized(*var));
   VarUpdate u;
@@ -55,10 +84,9 @@ absl::StatusOr<VarUpdate> VarUpdate::Begin(Var* var, Allocator* allocator) {
   if (var->tensor.RefCountIsOne()) {
     u.data_ = var->tensor.raw_data();
   } else {
-    ASSIGN_OR_RETURN(u.fresh_, Tensor::Allocate(allocator, var->tensor.dtype(), u.shape_));
-    if (var->tensor.TotalBytes() > 0) {
-      std::memcpy(u.fresh_.raw_data(), var->tensor.raw_data(), var->tensor.TotalBytes());
-    }
+    ASSIGN_OR_RETURN(u.fresh_,
+                     Tensor::Allocate(device->allocator(), var->tensor.dtype(), u.shape_));
+    RETURN_IF_ERROR(device->CopyWithinDevice(var->tensor, &u.fresh_));
     u.data_ = u.fresh_.raw_data();
   }
   return u;
@@ -137,15 +165,14 @@ class AssignOp : public OpKernel {
       current = value;
       return absl::OkStatus();
     }
+    // Copies go through the device: on a GPU both buffers are device memory
+    // and the copy is ordered on its stream like a kernel.
     if (var->initialized && current.IsInitialized() && current.RefCountIsOne() &&
         current.dtype() == value.dtype() && current.shape() == value.shape()) {
-      if (value.TotalBytes() > 0) {
-        std::memcpy(current.raw_data(), value.raw_data(), value.TotalBytes());
-      }
-      return absl::OkStatus();
+      return ctx->device()->CopyWithinDevice(value, &current);
     }
     ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(ctx->allocator(), value.dtype(), value.shape()));
-    if (value.TotalBytes() > 0) std::memcpy(copy.raw_data(), value.raw_data(), value.TotalBytes());
+    RETURN_IF_ERROR(ctx->device()->CopyWithinDevice(value, &copy));
     current = std::move(copy);
     return absl::OkStatus();
   }
@@ -167,7 +194,7 @@ class AssignUpdateOp : public OpKernel {
                        ": the variable has shape ", var->tensor.shape().DebugString(),
                        " but the value has shape ", value.shape().DebugString()));
     }
-    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->allocator()));
+    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->device()));
     Update(u.data<T>(), value.data<T>(), u.size());
     u.Commit();
     internal::SetRefOutput(ctx, 0, var);
@@ -215,17 +242,26 @@ void RegisterAssignUpdate(KernelRegistry* kernels) {
 }  // namespace
 
 void RegisterStateKernels(KernelRegistry* kernels) {
-  // Variables and Assign move bytes: any type with a fixed size.
+  // Variables and Assign move bytes: any type with a fixed size. On a GPU
+  // (device memory; copies through GpuDevice::CopyWithinDevice) the float
+  // types and int64; int32 variables stay on the CPU by convention, as
+  // TensorFlow keeps them (they are shapes and counters). Registering GPU
+  // kernels is harmless without CUDA: no GPU device ever exists then.
   const std::vector<DataType> fixed_size = {DT_FLOAT,  DT_DOUBLE, DT_INT32,   DT_INT64,
                                             DT_BOOL,   DT_INT8,   DT_UINT8,   DT_INT16,
                                             DT_UINT16, DT_HALF,   DT_BFLOAT16};
-  kernels->Register<VariableOp>(
-      KernelDef("VariableV2", kDeviceTypeCpu).TypeConstraint("dtype", fixed_size));
-  kernels->Register<VariableOp>(
-      KernelDef("Variable", kDeviceTypeCpu).TypeConstraint("dtype", fixed_size));
-  kernels->Register<AssignOp>(KernelDef("Assign", kDeviceTypeCpu).TypeConstraint("T", fixed_size));
-  kernels->Register<IsVariableInitializedOp>(
-      KernelDef("IsVariableInitialized", kDeviceTypeCpu).TypeConstraint("dtype", fixed_size));
+  const std::vector<DataType> gpu_types = {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT64};
+  const auto register_for = [kernels](const char* device, const std::vector<DataType>& types) {
+    kernels->Register<VariableOp>(KernelDef("VariableV2", device).TypeConstraint("dtype", types));
+    kernels->Register<VariableOp>(KernelDef("Variable", device).TypeConstraint("dtype", types));
+    kernels->Register<AssignOp>(KernelDef("Assign", device).TypeConstraint("T", types));
+    // The flag is written by the host: a host-memory output.
+    kernels->Register<IsVariableInitializedOp>(KernelDef("IsVariableInitialized", device)
+                                                   .TypeConstraint("dtype", types)
+                                                   .HostMemory("is_initialized"));
+  };
+  register_for(kDeviceTypeCpu, fixed_size);
+  register_for(kDeviceTypeGpu, gpu_types);
   RegisterAssignUpdate<float>(kernels);
   RegisterAssignUpdate<double>(kernels);
   RegisterAssignUpdate<int32_t>(kernels);

@@ -136,20 +136,35 @@ void SetRefOutput(OpKernelContext* ctx, int i, Var* var);
 // `var` is initialized. Call with var->mu held.
 absl::Status CheckInitialized(const Var& var);
 
+// InvalidArgument "<op>: <arg> must be a scalar, got shape ..." unless input
+// `i` is a scalar. Reads only the shape, so it suits device tensors too.
+absl::Status CheckScalarInput(OpKernelContext* ctx, int i);
+
+// InvalidArgument naming var, input `i` and both shapes unless `shape` (of
+// input i: a slot or the gradient) equals `var_shape`.
+absl::Status CheckSameShape(OpKernelContext* ctx, const Var& var, const TensorShape& var_shape,
+                            int i, const TensorShape& shape);
+
+// InvalidArgument when two of `vars` (the ref inputs 0..n-1 of an update) are
+// the same variable: the update loops assume their buffers do not overlap.
+absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars);
+
 // A copy-on-write update of one variable, with var->mu held throughout:
-//   ASSIGN_OR_RETURN(VarUpdate u, VarUpdate::Begin(var, ctx->allocator()));
+//   ASSIGN_OR_RETURN(VarUpdate u, VarUpdate::Begin(var, ctx->device()));
 //   float* w = u.data<float>();   // holds the current value; update in place
 //   ...
 //   u.Commit();
 // data() is the variable's own buffer when nobody else shares it, else a
 // fresh copy that Commit() installs in the variable (readers keep the old
 // buffer). Either way no other tensor aliases data(), so loops over it may
-// use __restrict pointers.
+// use __restrict pointers. The fresh buffer comes from device->allocator()
+// and is filled by device->CopyWithinDevice (ordered like a kernel on a GPU),
+// so data() is device memory on a GPU: only CUDA kernels may touch it.
 class VarUpdate {
  public:
   // FailedPrecondition when uninitialized; ResourceExhausted when a fresh
-  // buffer cannot be had.
-  static absl::StatusOr<VarUpdate> Begin(Var* var, Allocator* allocator);
+  // buffer cannot be had; the device's error when the copy fails.
+  static absl::StatusOr<VarUpdate> Begin(Var* var, Device* device);
 
   template <typename T>
   T* data() const {

@@ -13,43 +13,16 @@
 namespace sluice {
 namespace {
 
+using internal::CheckDistinct;
+using internal::CheckSameShape;
 using internal::VarLockSet;
 using internal::VarUpdate;
 
 // The scalar on input `i`, or InvalidArgument naming the argument.
 template <typename T>
 absl::StatusOr<T> ScalarInput(OpKernelContext* ctx, int i) {
-  const Tensor& t = ctx->input(i);
-  if (t.dims() != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ctx->node().op(), ": ", ctx->node().op_def().inputs[i].name,
-                     " must be a scalar, got shape ", t.shape().DebugString()));
-  }
-  return t.scalar<T>();
-}
-
-// InvalidArgument unless input `i` (grad, delta) has the variable's shape.
-absl::Status CheckSameShape(OpKernelContext* ctx, const Var& var, const TensorShape& var_shape,
-                            int i, const TensorShape& shape) {
-  if (var_shape == shape) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      ctx->node().op(), ": var ", var.name, " has shape ", var_shape.DebugString(), " but ",
-      ctx->node().op_def().inputs[i].name, " has shape ", shape.DebugString()));
-}
-
-// The slots of an update must be variables of their own: the loops assume
-// their buffers do not overlap.
-absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars) {
-  for (size_t i = 0; i < vars.size(); ++i) {
-    for (size_t j = i + 1; j < vars.size(); ++j) {
-      if (vars[i] == vars[j]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            ctx->node().op(), ": ", ctx->node().op_def().inputs[i].name, " and ",
-            ctx->node().op_def().inputs[j].name, " are the same variable ", vars[i]->name));
-      }
-    }
-  }
-  return absl::OkStatus();
+  RETURN_IF_ERROR(internal::CheckScalarInput(ctx, i));
+  return ctx->input(i).scalar<T>();
 }
 
 template <typename T>
@@ -60,7 +33,7 @@ class ApplyGradientDescentOp : public OpKernel {
     ASSIGN_OR_RETURN(const T alpha, ScalarInput<T>(ctx, 1));
     const Tensor& delta = ctx->input(2);
     VarLockSet lock({var});
-    ASSIGN_OR_RETURN(VarUpdate u, VarUpdate::Begin(var, ctx->allocator()));
+    ASSIGN_OR_RETURN(VarUpdate u, VarUpdate::Begin(var, ctx->device()));
     RETURN_IF_ERROR(CheckSameShape(ctx, *var, u.shape(), 2, delta.shape()));
     Update(u.data<T>(), delta.data<T>(), alpha, u.size());
     u.Commit();
@@ -93,8 +66,8 @@ class ApplyMomentumOp : public OpKernel {
     ASSIGN_OR_RETURN(const T momentum, ScalarInput<T>(ctx, 4));
     RETURN_IF_ERROR(CheckDistinct(ctx, {var, accum}));
     VarLockSet lock({var, accum});
-    ASSIGN_OR_RETURN(VarUpdate uv, VarUpdate::Begin(var, ctx->allocator()));
-    ASSIGN_OR_RETURN(VarUpdate ua, VarUpdate::Begin(accum, ctx->allocator()));
+    ASSIGN_OR_RETURN(VarUpdate uv, VarUpdate::Begin(var, ctx->device()));
+    ASSIGN_OR_RETURN(VarUpdate ua, VarUpdate::Begin(accum, ctx->device()));
     RETURN_IF_ERROR(CheckSameShape(ctx, *var, uv.shape(), 1, ua.shape()));
     RETURN_IF_ERROR(CheckSameShape(ctx, *var, uv.shape(), 3, grad.shape()));
     if (nesterov_) {
@@ -150,9 +123,9 @@ class ApplyAdamOp : public OpKernel {
     const Tensor& grad = ctx->input(9);
     RETURN_IF_ERROR(CheckDistinct(ctx, {var, m, v}));
     VarLockSet lock({var, m, v});
-    ASSIGN_OR_RETURN(VarUpdate u_var, VarUpdate::Begin(var, ctx->allocator()));
-    ASSIGN_OR_RETURN(VarUpdate u_m, VarUpdate::Begin(m, ctx->allocator()));
-    ASSIGN_OR_RETURN(VarUpdate u_v, VarUpdate::Begin(v, ctx->allocator()));
+    ASSIGN_OR_RETURN(VarUpdate u_var, VarUpdate::Begin(var, ctx->device()));
+    ASSIGN_OR_RETURN(VarUpdate u_m, VarUpdate::Begin(m, ctx->device()));
+    ASSIGN_OR_RETURN(VarUpdate u_v, VarUpdate::Begin(v, ctx->device()));
     RETURN_IF_ERROR(CheckSameShape(ctx, *var, u_var.shape(), 1, u_m.shape()));
     RETURN_IF_ERROR(CheckSameShape(ctx, *var, u_var.shape(), 2, u_v.shape()));
     RETURN_IF_ERROR(CheckSameShape(ctx, *var, u_var.shape(), 9, grad.shape()));

@@ -51,6 +51,7 @@ class Placer {
   const PlacerOptions& options_;
   std::vector<DeviceName> names_;
   DeviceName default_;
+  bool has_gpu_ = false;
   ColocationGroups colocation_;
   std::vector<Group> groups_;
 };
@@ -61,8 +62,13 @@ absl::Status Placer::ParseDevices() {
     ASSIGN_OR_RETURN(DeviceName n, DeviceName::Parse(d->name()));
     names_.push_back(std::move(n));
   }
+  for (Device* d : devices_) has_gpu_ |= d->device_type() == kDeviceTypeGpu;
   if (options_.default_device.empty()) {
+    // The first device's task; within it a GPU when one can take the group,
+    // else the first device with kernels (CPU:0 comes first).
     default_ = names_[0];
+    default_.type.reset();
+    default_.id.reset();
     return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(default_, DeviceName::Parse(options_.default_device));
@@ -117,6 +123,14 @@ bool Placer::HasKernels(const Group& g, size_t d, std::vector<std::string>* reas
 
 int Placer::FirstFit(const Group& g, const DeviceName& request,
                      std::vector<std::string>* reasons) const {
+  if (has_gpu_ && !request.type.has_value()) {
+    // Ops with a GPU kernel prefer the GPU.
+    DeviceName gpu = request;
+    gpu.type = kDeviceTypeGpu;
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      if (gpu.Matches(names_[d]) && HasKernels(g, d, nullptr)) return static_cast<int>(d);
+    }
+  }
   for (size_t d = 0; d < devices_.size(); ++d) {
     if (request.Matches(names_[d]) && HasKernels(g, d, reasons)) return static_cast<int>(d);
   }

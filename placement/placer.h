@@ -11,8 +11,10 @@
 //    Scope::ColocateWith, a variable with the ops that assign, apply or read
 //    it) share one device, and their requests are merged;
 //  - only devices with a kernel for every member of a group qualify;
+//  - where a request leaves the device type open, a GPU with kernels for the
+//    whole group comes before other devices;
 //  - a group that asks for nothing goes to the default device (the first
-//    device, or options.default_device), except a lone source node (a Const
+//    device's task, or options.default_device), except a lone source node (a Const
 //    or other op with no inputs and no state), which joins its consumers when
 //    they all sit on one device, so a layer's constants do not cross devices.
 // With allow_soft_placement, a request no device can meet is relaxed (first

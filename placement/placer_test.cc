@@ -397,6 +397,31 @@ TEST_F(KernelAvailabilityTest, AColocatedMemberWithoutAKernelRulesTheDeviceOut) 
   EXPECT_EQ(s2.graph()->FindNode("cpu_only")->assigned_device(), Cpu(0));
 }
 
+TEST_F(KernelAvailabilityTest, OpsWithAGpuKernelPreferTheGpu) {
+  Scope s = Scope::NewRootScope(&ops_);
+  Output src = s.WithOpName("src").Op("Source").Finalize1();
+  Build(s, "Anywhere", "anywhere", src);
+  Build(s, "CpuOnly", "cpu_only", src);
+  Build(s.WithDevice("/device:CPU:0"), "Anywhere", "pinned_cpu", src);
+  Build(s.WithDevice("/job:localhost/task:0"), "Anywhere", "task_only", src);
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<Device*> cpu_first = {cpu_.get(), gpu_.get()};
+  absl::Status st = PlaceGraph(s.graph(), cpu_first, kernels_, {});
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(s.graph()->FindNode("anywhere")->assigned_device(), Gpu(0));
+  EXPECT_EQ(s.graph()->FindNode("task_only")->assigned_device(), Gpu(0));
+  EXPECT_EQ(s.graph()->FindNode("cpu_only")->assigned_device(), Cpu(0));
+  EXPECT_EQ(s.graph()->FindNode("pinned_cpu")->assigned_device(), Cpu(0));
+  // A default device set by the user wins over the preference.
+  Scope s2 = Scope::NewRootScope(&ops_);
+  Build(s2, "Anywhere", "anywhere", s2.WithOpName("src").Op("Source").Finalize1());
+  ASSERT_TRUE(s2.ok()) << s2.status();
+  PlacerOptions cpu_default;
+  cpu_default.default_device = "/device:CPU:0";
+  ASSERT_TRUE(PlaceGraph(s2.graph(), cpu_first, kernels_, cpu_default).ok());
+  EXPECT_EQ(s2.graph()->FindNode("anywhere")->assigned_device(), Cpu(0));
+}
+
 TEST_F(KernelAvailabilityTest, NoDeviceWithTheKernelAtAllIsAnError) {
   Scope s = Scope::NewRootScope(&ops_);
   Output src = s.WithOpName("src").Op("Source").Finalize1();

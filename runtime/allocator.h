@@ -22,12 +22,21 @@ namespace sluice {
 
 inline constexpr size_t kTensorAlignment = 64;
 
+// Where an allocator's memory lives. Device memory (a GPU's) cannot be read
+// or written by the host: only kernels and copies of its device touch it.
+enum class MemoryKind { kHost, kDevice };
+
 struct AllocatorStats {
   int64_t num_allocs = 0;
   int64_t bytes_in_use = 0;
   int64_t peak_bytes_in_use = 0;
   int64_t largest_alloc_size = 0;
   int64_t bytes_limit = 0;  // 0: no limit
+  // Caching allocators: bytes taken from the system (in use or cached), the
+  // largest free block among them, and how many requests were refused.
+  int64_t bytes_reserved = 0;
+  int64_t largest_free_block = 0;
+  int64_t num_ooms = 0;
 };
 
 class Allocator : public std::enable_shared_from_this<Allocator> {
@@ -39,6 +48,10 @@ class Allocator : public std::enable_shared_from_this<Allocator> {
   virtual void DeallocateRaw(void* ptr, size_t bytes) = 0;
   virtual AllocatorStats GetStats() const = 0;
   virtual void ResetPeakForTesting() {}
+  virtual MemoryKind memory_kind() const { return MemoryKind::kHost; }
+  // The platform ordinal of the device owning kDevice memory (GPU k); -1 for
+  // host memory.
+  virtual int device_ordinal() const { return -1; }
 };
 
 class CpuAllocator : public Allocator {

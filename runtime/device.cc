@@ -1,8 +1,27 @@
 #include "runtime/device.h"
 
+#include <cstring>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+
 namespace sluice {
+
+absl::Status Device::CopyWithinDevice(const Tensor& src, Tensor* dst) {
+  if (src.TotalBytes() != dst->TotalBytes()) {
+    return absl::InternalError(absl::StrCat("CopyWithinDevice on ", name(), ": ",
+                                            src.TotalBytes(), " bytes into ",
+                                            dst->TotalBytes()));
+  }
+  if (src.dtype() == DT_STRING) {
+    for (int64_t i = 0; i < src.NumElements(); ++i) {
+      dst->flat<std::string>()[i] = src.flat<std::string>()[i];
+    }
+    return absl::OkStatus();
+  }
+  if (src.TotalBytes() > 0) std::memcpy(dst->raw_data(), src.raw_data(), src.TotalBytes());
+  return absl::OkStatus();
+}
 namespace {
 
 class CpuDevice : public Device {

@@ -12,8 +12,10 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "runtime/allocator.h"
 #include "runtime/resource_mgr.h"
+#include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
 namespace sluice {
@@ -33,6 +35,26 @@ class Device {
   virtual Allocator* allocator() = 0;
   virtual ThreadPool* thread_pool() = 0;
   ResourceMgr* resource_manager() { return &resources_; }
+
+  // Devices whose tensors live in memory the host cannot touch (GPUs)
+  // override the rest. The executor uses them to give each kernel its
+  // arguments where its KernelDef wants them (HostMemory args on the host,
+  // the others in device memory).
+  virtual bool has_device_memory() const { return false; }
+  // Host memory for the HostMemory arguments of this device's kernels
+  // (pinned on a GPU, for fast copies).
+  virtual Allocator* host_allocator() { return allocator(); }
+  // A host copy of `t` (this device's memory), once the work queued before
+  // that writes it is done. Blocks the caller. Default: `t` itself.
+  virtual absl::StatusOr<Tensor> CopyToHost(const Tensor& t) { return t; }
+  // `t` (host memory) copied into this device's memory, ready for kernels
+  // queued after this call; `t` may be released at once. Default: `t`.
+  virtual absl::StatusOr<Tensor> CopyFromHost(const Tensor& t) { return t; }
+  // Copies src's bytes into *dst (same size, both allocated by this device),
+  // ordered after the work already queued, like a kernel. Default: memcpy.
+  virtual absl::Status CopyWithinDevice(const Tensor& src, Tensor* dst);
+  // Waits until every queued kernel and copy is done; their first error.
+  virtual absl::Status Sync() { return absl::OkStatus(); }
 
  protected:
   Device(std::string name, std::string device_type)

@@ -4,6 +4,7 @@
 // targets) signature.
 #include <map>
 #include <memory>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -15,6 +16,8 @@
 #include "placement/partition.h"
 #include "placement/placer.h"
 #include "runtime/client_graph.h"
+#include "runtime/collective/collective_executor.h"
+#include "runtime/collective/mailbox.h"
 #include "runtime/executor.h"
 #include "runtime/frame_ops.h"
 #include "runtime/local_devices.h"
@@ -35,6 +38,9 @@ struct PartitionRun {
 struct Callable {
   std::vector<PartitionRun> partitions;  // in the session's device order
   ClientGraph client;  // feed types and shapes (its graph moved into the partitions)
+  // The group_key of every collective op it runs (nodes with group_key and
+  // instance_key attrs, ops/collective_ops.h).
+  std::vector<int64_t> collective_groups;
 };
 
 class DirectSession : public Session {
@@ -64,10 +70,20 @@ class DirectSession : public Session {
   absl::Status BuildPartitions(std::unique_ptr<Graph> graph, Callable* callable) const;
   // Runs every partition of a step concurrently; the first error aborts the
   // others through the step's rendezvous.
-  absl::Status RunPartitions(const Callable& c, Executor::Args args) const;
+  absl::Status RunPartitions(const Callable& c, Executor::Args args);
+  // After a failed step: fails the collectives of c's groups still waiting
+  // for members that will not come, and resets their execution counts so
+  // that the members meet again at the next step. (A concurrent step of the
+  // same groups is aborted too.)
+  void ResetCollectives(const Callable& c, const absl::Status& cause);
 
   const SessionOptions options_;
   std::vector<std::unique_ptr<Device>> devices_;
+  // Where the members of a collective op (ops/collective_ops.h) on this
+  // session's devices meet; declared after devices_ so that collectives
+  // still in flight are failed before their devices go.
+  CollectiveMailbox collective_mailbox_;
+  CollectiveExecutor collectives_{&collective_mailbox_};
   std::atomic<int64_t> next_step_id_{1};
   mutable absl::Mutex mu_;
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
@@ -85,6 +101,10 @@ absl::Status DirectSession::Init(const GraphDef& def) {
   local.num_virtual_cpus = options_.num_virtual_cpus;
   local.virtual_cpu_threads = options_.virtual_cpu_threads;
   local.virtual_cpu_memory_limit = options_.virtual_cpu_memory_limit;
+  local.max_gpus = options_.max_gpus;
+  local.gpu_memory_limit = options_.gpu_memory_limit;
+  local.gpu_memory_fraction = options_.gpu_memory_fraction;
+  local.gpu_poison_allocations = options_.gpu_poison_allocations;
   ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
   absl::MutexLock lock(&mu_);
   graph_ = std::make_unique<Graph>(options_.ops);
@@ -142,6 +162,12 @@ absl::Status DirectSession::BuildPartitions(std::unique_ptr<Graph> graph,
     }
     RETURN_IF_ERROR(AutoPlace(graph.get(), auto_options).status());
   }
+  std::set<int64_t> groups;
+  for (const Node* n : graph->nodes()) {
+    if (!n->attrs().count("group_key") || !n->attrs().count("instance_key")) continue;
+    if (absl::StatusOr<int64_t> g = n->GetAttr<int64_t>("group_key"); g.ok()) groups.insert(*g);
+  }
+  callable->collective_groups.assign(groups.begin(), groups.end());
   PlacerOptions placer_options;
   placer_options.allow_soft_placement = options_.allow_soft_placement;
   placer_options.default_device = options_.default_device;
@@ -170,8 +196,20 @@ absl::Status DirectSession::BuildPartitions(std::unique_ptr<Graph> graph,
   return absl::OkStatus();
 }
 
-absl::Status DirectSession::RunPartitions(const Callable& c, Executor::Args args) const {
-  if (c.partitions.size() == 1) return c.partitions[0].executor->Run(args);
+void DirectSession::ResetCollectives(const Callable& c, const absl::Status& cause) {
+  for (int64_t group : c.collective_groups) {
+    collectives_.ResetGroup(
+        group, absl::AbortedError(absl::StrCat("collective group ", group,
+                                               " reset: the step failed: ", cause.message())));
+  }
+}
+
+absl::Status DirectSession::RunPartitions(const Callable& c, Executor::Args args) {
+  if (c.partitions.size() == 1) {
+    absl::Status s = c.partitions[0].executor->Run(args);
+    if (!s.ok()) ResetCollectives(c, s);
+    return s;
+  }
   LocalRendezvous rendezvous;
   args.rendezvous = &rendezvous;
   std::atomic<int> pending{static_cast<int>(c.partitions.size())};
@@ -180,8 +218,14 @@ absl::Status DirectSession::RunPartitions(const Callable& c, Executor::Args args
   absl::Status first_error;
   auto done = [&](absl::Status s) {
     if (!s.ok()) {
-      absl::MutexLock lock(&mu);
-      if (first_error.ok()) first_error = s;
+      bool first = false;
+      {
+        absl::MutexLock lock(&mu);
+        first = first_error.ok();
+        if (first) first_error = s;
+      }
+      // Partitions blocked in a collective with a member of this one stop.
+      if (first) ResetCollectives(c, s);
     }
     if (pending.fetch_sub(1) == 1) all_done.Notify();
   };
@@ -220,6 +264,7 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   args.call_frame = &frame;
   args.stats = collector.get();
   args.run_inline = options_.inter_op_parallelism == 1;
+  args.collective_executor = &collectives_;
   RETURN_IF_ERROR(RunPartitions(*c, args));
   if (metadata != nullptr) {
     if (collector) metadata->step_stats = collector->Finish();

@@ -37,6 +37,10 @@ struct NodeItem {
   // this node is ordered after an update of that variable (see Initialize).
   std::vector<bool> read_when_run;
   std::vector<OutEdge> out_edges;
+  // On a device with device memory: per input / output, 1 where the kernel
+  // wants host memory (KernelDef::HostMemory). Empty elsewhere.
+  std::vector<uint8_t> input_on_host;
+  std::vector<uint8_t> output_on_host;
 };
 
 class ExecutorImpl;
@@ -81,8 +85,11 @@ class ExecutorImpl : public Executor {
   using ReadyStack = absl::InlinedVector<int, 16>;
   struct AsyncRun;
 
-  // Takes the current value of variables arriving on non-ref inputs.
+  // Takes the current value of variables arriving on non-ref inputs, and on
+  // a device with device memory moves each input to the memory its kernel
+  // wants it in.
   absl::Status ReadInputs(RunState* rs, const NodeItem& item) const;
+  absl::Status MoveToKernelMemory(const NodeItem& item, int k, Tensor* t) const;
   OpKernelContext::Params MakeParams(RunState* rs, const NodeItem& item,
                                      absl::Span<TensorValue> outputs) const;
   void ReleaseInputs(RunState* rs, const NodeItem& item) const;
@@ -121,13 +128,22 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
     NodeItem& item = items_[i];
     item.node = n;
     ASSIGN_OR_RETURN(item.kernel, kernels.CreateKernel(*n, device_));
-    item.expensive = item.kernel->IsExpensive();
+    // A GPU's kernels only enqueue work: they run inline, never via the pool.
+    item.expensive = item.kernel->IsExpensive() && !device_->has_device_memory();
     item.is_async = item.kernel->AsAsync() != nullptr;
     item.allows_uninitialized_input = n->op_def().allows_uninitialized_input;
     item.input_start = num_slots_;
     item.num_inputs = n->num_inputs();
     item.num_outputs = n->num_outputs();
     item.pending_init = static_cast<int>(n->in_edges().size());
+    if (device_->has_device_memory()) {
+      const KernelDef* def = kernels.FindKernelDef(*n, device_->device_type());
+      if (def != nullptr) {
+        ArgMemoryTypes m = HostMemoryArgs(*def, *n);
+        item.input_on_host = std::move(m.input_on_host);
+        item.output_on_host = std::move(m.output_on_host);
+      }
+    }
     for (int k = 0; k < n->num_inputs(); ++k) {
       item.input_is_ref.push_back(IsRefType(n->input_type(k)));
       if (n->input_edge(k) == nullptr) {
@@ -231,7 +247,23 @@ absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item) const 
       v.tensor = var->tensor;
       v.ref = nullptr;
     }
+    if (!item.input_on_host.empty() && v.ref == nullptr) {
+      RETURN_IF_ERROR(MoveToKernelMemory(item, k, &v.tensor));
+    }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ExecutorImpl::MoveToKernelMemory(const NodeItem& item, int k, Tensor* t) const {
+  if (!t->IsInitialized() || t->dtype() == DT_STRING) return absl::OkStatus();
+  const bool want_host = item.input_on_host[k] != 0;
+  if (want_host == !t->on_device()) return absl::OkStatus();
+  absl::StatusOr<Tensor> moved = want_host ? device_->CopyToHost(*t) : device_->CopyFromHost(*t);
+  if (!moved.ok()) {
+    return AddContext(moved.status(), absl::StrCat("moving input ", k, " to ",
+                                                   want_host ? "host" : "device", " memory"));
+  }
+  *t = *std::move(moved);
   return absl::OkStatus();
 }
 
@@ -245,6 +277,8 @@ OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const NodeItem& i
   params.outputs = outputs;
   params.call_frame = rs->args.call_frame;
   params.rendezvous = rs->args.rendezvous;
+  params.collective_executor = rs->args.collective_executor;
+  if (!item.output_on_host.empty()) params.output_on_host = item.output_on_host.data();
   return params;
 }
 
@@ -419,6 +453,9 @@ void ExecutorImpl::Finish(RunState* rs) const {
     absl::MutexLock lock(&rs->mu);
     s = rs->status;
   }
+  // A GPU's kernels finish after their Compute returns: the step ends when
+  // they have, and their errors are its errors.
+  if (device_->has_device_memory()) s.Update(device_->Sync());
   std::function<void(absl::Status)> done = std::move(rs->done);
   delete rs;
   done(s);

@@ -31,6 +31,8 @@
 
 namespace sluice {
 
+class CollectiveExecutor;  // runtime/collective/collective_executor.h
+
 class Executor {
  public:
   struct Args {
@@ -44,6 +46,9 @@ class Executor {
     // partitions. The first error of this run aborts it, so that the other
     // partitions stop instead of waiting for tensors that will not come.
     Rendezvous* rendezvous = nullptr;
+    // Runs the step's collective ops (runtime/collective); nullptr: a
+    // collective op fails with FailedPrecondition.
+    CollectiveExecutor* collective_executor = nullptr;
   };
 
   // Builds every node's kernel (errors name the node). The graph must be

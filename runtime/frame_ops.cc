@@ -76,4 +76,9 @@ void RegisterFrameKernels(KernelRegistry* kernels) {
   kernels->Register<RetvalOp>(KernelDef(kRetvalOp, kDeviceTypeCpu));
 }
 
+void RegisterHostMemoryFrameKernels(KernelRegistry* kernels, const std::string& device_type) {
+  kernels->Register<ArgOp>(KernelDef(kArgOp, device_type).HostMemory("output"));
+  kernels->Register<RetvalOp>(KernelDef(kRetvalOp, device_type).HostMemory("input"));
+}
+
 }  // namespace sluice

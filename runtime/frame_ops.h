@@ -9,6 +9,8 @@
 #ifndef SLUICE_RUNTIME_FRAME_OPS_H_
 #define SLUICE_RUNTIME_FRAME_OPS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "graph/op_registry.h"
 #include "runtime/kernel_registry.h"
@@ -20,6 +22,9 @@ inline constexpr char kRetvalOp[] = "_Retval";  // attrs T: type, index: int
 
 absl::Status RegisterFrameOps(OpRegistry* ops);
 void RegisterFrameKernels(KernelRegistry* kernels);
+// _Arg and _Retval for a device with device memory (GPU): the values stay in
+// host memory (HostMemory output / input); the executor moves them.
+void RegisterHostMemoryFrameKernels(KernelRegistry* kernels, const std::string& device_type);
 
 }  // namespace sluice
 

@@ -7,7 +7,8 @@
 namespace sluice {
 
 absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int i, const TensorShape& shape) {
-  absl::StatusOr<Tensor> t = Tensor::Allocate(allocator(), p_.node->output_type(i), shape);
+  absl::StatusOr<Tensor> t =
+      Tensor::Allocate(output_allocator(i), p_.node->output_type(i), shape);
   if (!t.ok()) {
     return AddContext(t.status(), absl::StrCat("output ", i, " on ", p_.device->name()));
   }
@@ -20,7 +21,8 @@ absl::StatusOr<Tensor*> OpKernelContext::forward_input_or_allocate_output(
   Tensor& input = p_.inputs[in].tensor;
   if (p_.inputs[in].ref == nullptr && input.IsInitialized() && input.RefCountIsOne() &&
       input.dtype() == BaseType(p_.node->output_type(out)) &&
-      input.NumElements() == shape.num_elements()) {
+      input.NumElements() == shape.num_elements() &&
+      input.buffer_allocator()->memory_kind() == output_allocator(out)->memory_kind()) {
     absl::StatusOr<Tensor> reshaped = input.Reshaped(shape);
     if (reshaped.ok()) {
       p_.outputs[out].tensor = *std::move(reshaped);

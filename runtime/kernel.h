@@ -35,7 +35,8 @@ namespace sluice {
 
 // Arguments and results of one executor run (feeds in, fetches out); the
 // internal _Arg/_Retval kernels read and write it.
-class Rendezvous;  // runtime/rendezvous.h
+class Rendezvous;          // runtime/rendezvous.h
+class CollectiveExecutor;  // runtime/collective/collective_executor.h
 
 struct CallFrame {
   std::vector<Tensor> args;
@@ -76,12 +77,25 @@ class OpKernelContext {
     absl::Span<TensorValue> outputs;  // sized num_outputs by the caller
     CallFrame* call_frame = nullptr;
     Rendezvous* rendezvous = nullptr;  // the step's; set when it has several partitions
+    // Per output: 1 when the KernelDef puts it in host memory (HostMemory)
+    // on a device with device memory; nullptr: none is.
+    const uint8_t* output_on_host = nullptr;
+    CollectiveExecutor* collective_executor = nullptr;  // the process's, when it has one
   };
   explicit OpKernelContext(const Params& params) : p_(params) {}
 
   const Node& node() const { return *p_.node; }
   Device* device() const { return p_.device; }
+  // The device's allocator (device memory on a GPU).
   Allocator* allocator() const { return p_.device->allocator(); }
+  // Where output i is allocated: the device's host allocator for a
+  // HostMemory output, else allocator().
+  Allocator* output_allocator(int i) const {
+    return output_on_host(i) ? p_.device->host_allocator() : p_.device->allocator();
+  }
+  bool output_on_host(int i) const {
+    return p_.output_on_host != nullptr && p_.output_on_host[i] != 0;
+  }
   ThreadPool* thread_pool() const { return p_.device->thread_pool(); }
   ResourceMgr* resource_manager() const { return p_.device->resource_manager(); }
   int64_t step_id() const { return p_.step_id; }
@@ -89,6 +103,9 @@ class OpKernelContext {
   // Where this step's Send and Recv kernels meet; nullptr for a step of one
   // partition.
   Rendezvous* rendezvous() const { return p_.rendezvous; }
+  // Where collective ops (ops/collective_ops.h) meet their peers; nullptr
+  // when the caller of the executor provides none.
+  CollectiveExecutor* collective_executor() const { return p_.collective_executor; }
 
   int num_inputs() const { return static_cast<int>(p_.inputs.size()); }
   int num_outputs() const { return static_cast<int>(p_.outputs.size()); }
@@ -97,7 +114,8 @@ class OpKernelContext {
   // The variable on a ref input (an arg declared Ref(T)); nullptr otherwise.
   Var* input_ref(int i) const { return p_.inputs[i].ref; }
 
-  // ResourceExhausted (naming the device and size) when the allocator refuses.
+  // In output_allocator(i). ResourceExhausted naming the output, the device,
+  // the bytes asked and the bytes free when the allocator refuses.
   absl::StatusOr<Tensor*> allocate_output(int i, const TensorShape& shape);
   // Reuses input `in`'s buffer for output `out` when this kernel holds the
   // only reference to it and dtype and size match; else allocates.

@@ -46,6 +46,59 @@ void KernelRegistry::Register(KernelDef def, KernelFactory factory) {
   kernels_[op].push_back(std::make_unique<Entry>(Entry{std::move(def), std::move(factory)}));
 }
 
+int KernelRegistry::RegisterHostKernels(absl::string_view op, absl::string_view device_type,
+                                        const std::function<bool(const KernelDef&)>& accept) {
+  std::vector<std::pair<KernelDef, KernelFactory>> copies;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = kernels_.find(op);
+    if (it == kernels_.end()) return 0;
+    for (const auto& e : it->second) {
+      if (e->def.device_type() != kDeviceTypeCpu || !accept(e->def)) continue;
+      KernelDef def(e->def.op(), std::string(device_type));
+      for (const auto& [attr, types] : e->def.constraints()) def.TypeConstraint(attr, types);
+      def.AllHostMemory();
+      copies.emplace_back(std::move(def), e->factory);
+    }
+  }
+  for (auto& [def, factory] : copies) Register(std::move(def), std::move(factory));
+  return static_cast<int>(copies.size());
+}
+
+ArgMemoryTypes HostMemoryArgs(const KernelDef& def, const Node& node) {
+  ArgMemoryTypes m;
+  m.input_on_host.assign(node.num_inputs(), def.all_host_memory() ? 1 : 0);
+  m.output_on_host.assign(node.num_outputs(), def.all_host_memory() ? 1 : 0);
+  if (def.all_host_memory() || def.host_memory().empty()) return m;
+  // The number of tensors behind each arg of the op's signature.
+  auto count = [&node](const ArgDef& arg) -> int {
+    if (!arg.number_attr.empty()) {
+      absl::StatusOr<int64_t> n = node.GetAttr<int64_t>(arg.number_attr);
+      return n.ok() ? static_cast<int>(*n) : 1;
+    }
+    if (!arg.type_list_attr.empty()) {
+      absl::StatusOr<std::vector<DataType>> types =
+          node.GetAttr<std::vector<DataType>>(arg.type_list_attr);
+      return types.ok() ? static_cast<int>(types->size()) : 1;
+    }
+    return 1;
+  };
+  auto mark = [&](const std::vector<ArgDef>& args, std::vector<uint8_t>* flags) {
+    size_t index = 0;
+    for (const ArgDef& arg : args) {
+      const int n = count(arg);
+      const bool host = std::find(def.host_memory().begin(), def.host_memory().end(),
+                                  arg.name) != def.host_memory().end();
+      for (int k = 0; k < n && index < flags->size(); ++k, ++index) {
+        if (host) (*flags)[index] = 1;
+      }
+    }
+  };
+  mark(node.op_def().inputs, &m.input_on_host);
+  mark(node.op_def().outputs, &m.output_on_host);
+  return m;
+}
+
 const KernelDef* KernelRegistry::FindKernelDef(const Node& node,
                                                absl::string_view device_type) const {
   absl::MutexLock lock(&mu_);

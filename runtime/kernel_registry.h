@@ -34,11 +34,19 @@ class KernelDef {
   KernelDef& TypeConstraint(std::string attr, DataType type) {
     return TypeConstraint(std::move(attr), std::vector<DataType>{type});
   }
-  // Input or output arg `arg` lives in host memory on this device.
+  // Input or output arg `arg` lives in host memory on this device. Only
+  // devices with device memory (GPUs) care: the executor hands such an input
+  // over in host memory and allocates such an output there.
   KernelDef& HostMemory(std::string arg) {
     host_memory_.push_back(std::move(arg));
     return *this;
   }
+  // Every arg lives in host memory: a host kernel registered for a device.
+  KernelDef& AllHostMemory() {
+    all_host_memory_ = true;
+    return *this;
+  }
+  bool all_host_memory() const { return all_host_memory_; }
 
   const std::string& op() const { return op_; }
   const std::string& device_type() const { return device_type_; }
@@ -55,7 +63,16 @@ class KernelDef {
   std::string device_type_;
   std::vector<std::pair<std::string, std::vector<DataType>>> constraints_;
   std::vector<std::string> host_memory_;
+  bool all_host_memory_ = false;
 };
+
+// Per input and per output of `node` (for which `def` matched): 1 where the
+// argument lives in host memory.
+struct ArgMemoryTypes {
+  std::vector<uint8_t> input_on_host;
+  std::vector<uint8_t> output_on_host;
+};
+ArgMemoryTypes HostMemoryArgs(const KernelDef& def, const Node& node);
 
 using KernelFactory = std::function<std::unique_ptr<OpKernel>()>;
 
@@ -77,6 +94,13 @@ class KernelRegistry {
   // The KernelDef that would serve `node` on `device_type`, or nullptr.
   const KernelDef* FindKernelDef(const Node& node, absl::string_view device_type) const;
   bool HasKernelsFor(absl::string_view op, absl::string_view device_type) const;
+  // Registers for `device_type` a copy of each CPU kernel of `op` that
+  // `accept` takes, with AllHostMemory(): the kernel runs on the host on
+  // behalf of that device. This is how int32 shape arithmetic sits beside
+  // GPU kernels without device round trips (TensorFlow's convention too).
+  // Returns how many were registered.
+  int RegisterHostKernels(absl::string_view op, absl::string_view device_type,
+                          const std::function<bool(const KernelDef&)>& accept);
   std::vector<std::string> OpsWithKernels(absl::string_view device_type) const;
 
  private:

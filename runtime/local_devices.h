@@ -31,6 +31,14 @@ struct LocalDevicesOptions {
   // Per virtual device; 0: hardware threads / (N + 1), at least 1.
   int virtual_cpu_threads = 0;
   int64_t virtual_cpu_memory_limit = 0;  // bytes, per virtual device; 0: none
+  // GPU backend (runtime/gpu): how many of the visible GPUs (-1: all), and
+  // each one's memory: a byte limit, else a fraction of its free memory.
+  int max_gpus = -1;
+  int64_t gpu_memory_limit = 0;
+  double gpu_memory_fraction = 0.9;
+  // Tests: fill every fresh GPU block with 0xFF bytes (NaN for floats), so a
+  // kernel that leaves an output element unwritten is caught.
+  bool gpu_poison_allocations = false;
 };
 
 // Makes the devices of one backend (e.g. "GPU"); none is not an error.

@@ -55,6 +55,13 @@ struct SessionOptions {
   int num_virtual_cpus = 0;
   int virtual_cpu_threads = 0;           // per device; 0: hardware threads / (N + 1)
   int64_t virtual_cpu_memory_limit = 0;  // bytes per device; 0: none
+  // GPUs (when built with CUDA and visible): how many (-1: all), a memory
+  // limit per GPU (0: gpu_memory_fraction of its free memory), and poisoning
+  // of fresh GPU memory for tests (runtime/local_devices.h).
+  int max_gpus = -1;
+  int64_t gpu_memory_limit = 0;
+  double gpu_memory_fraction = 0.9;
+  bool gpu_poison_allocations = false;
   // Where nodes that ask for no device go ("" : CPU:0).
   std::string default_device;
   // Place the nodes that ask for no device with the automatic model-parallel

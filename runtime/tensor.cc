@@ -73,10 +73,16 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
       std::make_shared<TensorBuffer>(allocator, bytes, strings ? t.num_elements_ : int64_t{0});
   if (t.buffer_->data() == nullptr) {
     AllocatorStats s = allocator->GetStats();
+    std::string free_part =
+        s.bytes_limit > 0 ? absl::StrCat(s.bytes_limit - s.bytes_in_use, " bytes free of ",
+                                         s.bytes_limit)
+                          : absl::StrCat(s.bytes_in_use, " bytes in use, no limit");
+    if (s.largest_free_block > 0) {
+      absl::StrAppend(&free_part, ", largest free block ", s.largest_free_block);
+    }
     return absl::ResourceExhaustedError(absl::StrCat(
         "out of memory on ", allocator->Name(), ": allocating ", bytes, " bytes for a ",
-        DataTypeName(dtype), " tensor of shape ", shape.DebugString(), " (in use ",
-        s.bytes_in_use, ", limit ", s.bytes_limit, ")"));
+        DataTypeName(dtype), " tensor of shape ", shape.DebugString(), " (", free_part, ")"));
   }
   return t;
 }
@@ -93,6 +99,7 @@ absl::StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
 }
 
 Tensor Tensor::DeepCopy(Allocator* allocator) const {
+  if (on_device()) return Tensor();  // a device copies its own memory
   if (!IsInitialized()) return Tensor();
   absl::StatusOr<Tensor> t =
       Allocate(allocator ? allocator : DefaultCpuAllocator(), dtype_, shape_);
@@ -268,11 +275,13 @@ void Tensor::ToProto(::tensorflow::TensorProto* proto) const {
     for (const std::string& v : flat<std::string>()) proto->add_string_val(v);
     return;
   }
+  if (on_device()) return;  // no values: callers copy device tensors to the host first
   if (TotalBytes() > 0) proto->set_tensor_content(raw_data(), TotalBytes());
 }
 
 std::string Tensor::SummarizeValue(int max_entries) const {
   if (!IsInitialized()) return "<uninitialized>";
+  if (on_device()) return absl::StrCat("<in device memory of ", buffer_->allocator()->Name(), ">");
   std::vector<std::string> v = ValueStrings(*this, max_entries);
   std::string body = absl::StrJoin(v, " ");
   if (num_elements_ > max_entries) absl::StrAppend(&body, " ...");

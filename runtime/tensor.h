@@ -107,6 +107,13 @@ class Tensor {
   size_t TotalBytes() const;
 
   void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
+  // True when the buffer is device memory (a GPU's): the host must not read
+  // or write raw_data(); DebugString shows no values.
+  bool on_device() const {
+    return buffer_ != nullptr && buffer_->allocator()->memory_kind() == MemoryKind::kDevice;
+  }
+  // The allocator of the buffer, nullptr for an uninitialized tensor.
+  Allocator* buffer_allocator() const { return buffer_ ? buffer_->allocator() : nullptr; }
   template <typename T>
   T* data() const {
     return static_cast<T*>(raw_data());
@@ -134,7 +141,7 @@ class Tensor {
     return one;
   }
   // A new buffer holding the same values (strings copied one by one).
-  // Uninitialized when the allocator refuses.
+  // Uninitialized when the allocator refuses or the tensor is on_device().
   Tensor DeepCopy(Allocator* allocator = nullptr) const;
 
   // "float [2,3] 1 2 3 4 5 6" with at most `max_entries` values; strings are

@@ -1,0 +1,385 @@
+// GPU kernels of the array ops (RegisterGpuArrayKernels, ops/gpu/gpu_kernels.h):
+// constants, the identity-like and shape ops (which only touch shapes and
+// share buffers), Fill / ZerosLike / OnesLike, and the host kernels for
+// int32 shape arithmetic. The kernels that move elements (Transpose, Tile,
+// Concat, Split, Pack, Unpack, Slice, StridedSlice(Grad), Gather,
+// UnsortedSegmentSum) are in array_index_kernels.cc.
+//
+// Types. Device kernels serve every fixed-size dtype but int32; int32
+// tensors of GPU nodes live in host memory (TensorFlow's convention: they
+// describe shapes), so each op's int32 instance is its CPU kernel registered
+// for the GPU with every argument in host memory.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "graph/status_macros.h"
+#include "ops/gpu/array.cu.h"
+#include "ops/gpu/gpu_kernel_util.h"
+#include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/internal/array_kernel_util.h"
+#include "ops/internal/array_util.h"
+
+namespace sluice {
+namespace {
+
+using internal::GpuArrayTypes;
+using internal::ReadHostScalar;
+using internal::ReadHostVector;
+using internal::WriteHostInts;
+using ::tensorflow::TensorProto;
+
+// ---- Constants ------------------------------------------------------------------
+
+// An int32 Const: its host tensor (plain host memory, made at Init without
+// touching the GPU) is the HostMemory output.
+class HostConstOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(TensorProto proto, ctx.GetAttr<TensorProto>("value"));
+    ASSIGN_OR_RETURN(value_, Tensor::FromProto(proto));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ctx->set_output(0, value_);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  Tensor value_;
+};
+
+// A Const in device memory. The value is parsed into plain host memory at
+// Init (no device work there) and copied to the GPU once, on the first
+// Compute, which enqueues the copy ahead of the consumers' kernels
+// (CopyFromHost stages it through pinned memory). Every step outputs that
+// buffer; the kernel keeps its own reference, so no consumer ever sees a
+// reference count of one and none writes it in place.
+class GpuConstOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(TensorProto proto, ctx.GetAttr<TensorProto>("value"));
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(host_, Tensor::FromProto(proto));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    Tensor value;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!device_.IsInitialized()) {
+        ASSIGN_OR_RETURN(device_, ctx->device()->CopyFromHost(host_));
+        host_ = Tensor();  // the copy no longer needs it
+      }
+      value = device_;
+    }
+    ctx->set_output(0, std::move(value));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  absl::Mutex mu_;
+  Tensor host_ ABSL_GUARDED_BY(mu_);
+  Tensor device_ ABSL_GUARDED_BY(mu_);
+};
+
+// ---- Buffer sharing (device-agnostic: shapes only) --------------------------
+
+// Identity, StopGradient, PreventGradient, PlaceholderWithDefault.
+class IdentityOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ctx->set_output(0, ctx->input(0));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class NoOpKernel : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override { return absl::OkStatus(); }
+  bool IsExpensive() const override { return false; }
+};
+
+class ReshapeOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(std::vector<int64_t> requested,
+                     ReadHostVector(ctx->input(1), "Reshape: shape"));
+    ASSIGN_OR_RETURN(TensorShape shape, internal::ResolveReshape(x.shape(), requested));
+    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(shape));
+    ctx->set_output(0, std::move(y));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class ExpandDimsOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(int64_t dim, ReadHostScalar(ctx->input(1), "ExpandDims: dim"));
+    ASSIGN_OR_RETURN(int64_t d,
+                     internal::CanonicalAxis(dim, x.dims() + 1, "ExpandDims: dim", x.shape()));
+    TensorShape shape = x.shape();
+    shape.InsertDim(static_cast<int>(d), 1);
+    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(shape));
+    ctx->set_output(0, std::move(y));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class SqueezeOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(squeeze_dims_, ctx.GetAttr<std::vector<int64_t>>("squeeze_dims"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    std::vector<bool> remove(x.dims(), false);
+    for (int64_t d : squeeze_dims_) {
+      ASSIGN_OR_RETURN(int64_t a, internal::CanonicalAxis(
+                                      d, x.dims(), "Squeeze: squeeze_dims entry", x.shape()));
+      if (x.dim_size(a) != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Can not squeeze dim[", a, "], expected a dimension of 1, got ",
+                         x.dim_size(a), " (shape ", x.shape().DebugString(), ")"));
+      }
+      remove[a] = true;
+    }
+    std::vector<int64_t> dims;
+    for (int i = 0; i < x.dims(); ++i) {
+      if (squeeze_dims_.empty() ? x.dim_size(i) != 1 : !remove[i]) dims.push_back(x.dim_size(i));
+    }
+    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(TensorShape(absl::MakeConstSpan(dims))));
+    ctx->set_output(0, std::move(y));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  std::vector<int64_t> squeeze_dims_;
+};
+
+// Shape, Size, Rank: the input stays where it is (only its shape is read);
+// the output is HostMemory.
+class ShapeOp : public OpKernel {
+ public:
+  enum class Kind { kShape, kSize, kRank };
+  explicit ShapeOp(Kind kind) : kind_(kind) {}
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const TensorShape& s = ctx->input(0).shape();
+    std::vector<int64_t> values;
+    TensorShape out_shape;
+    switch (kind_) {
+      case Kind::kShape:
+        values = s.dims();
+        out_shape = TensorShape({static_cast<int64_t>(values.size())});
+        break;
+      case Kind::kSize:
+        values = {ctx->input(0).NumElements()};
+        break;
+      case Kind::kRank:
+        values = {s.rank()};
+        break;
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    return WriteHostInts(values, out);
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  const Kind kind_;
+};
+
+// ---- Creating -----------------------------------------------------------------
+
+// Fill: dims in host memory, the value scalar on the GPU (read by the kernel).
+class FillGpuOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadHostVector(ctx->input(0), "Fill: dims"));
+    const Tensor& value = ctx->input(1);
+    if (value.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Fill: value must be a scalar, got shape ", value.shape().DebugString()));
+    }
+    for (int64_t d : dims) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Fill: dims must be non-negative, got ", internal::IntsDebugString(dims)));
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape(absl::MakeConstSpan(dims))));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(
+        ctx, gpu::LaunchFillFromDevice(out->raw_data(), out->NumElements(),
+                                       DataTypeSize(value.dtype()), value.raw_data(), stream));
+  }
+};
+
+class ZerosLikeGpuOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Tensor * out,
+                     ctx->forward_input_or_allocate_output(0, 0, ctx->input(0).shape()));
+    if (out->TotalBytes() == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    // Zero bits are zero in every dtype served here (IEEE floats, integers, bool).
+    return LaunchStatus(ctx, cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream));
+  }
+};
+
+// The bytes of the value 1 in `dtype` (one of GpuArrayTypes()), little-endian.
+uint64_t OneBits(DataType dtype) {
+  uint64_t bits = 0;
+  auto put = [&bits](auto v) { std::memcpy(&bits, &v, sizeof(v)); };
+  switch (dtype) {
+    case DT_FLOAT:
+      put(1.0f);
+      break;
+    case DT_DOUBLE:
+      put(1.0);
+      break;
+    case DT_HALF:
+      put(Half::FromFloat(1.0f));
+      break;
+    case DT_BFLOAT16:
+      put(BFloat16::FromFloat(1.0f));
+      break;
+    case DT_BOOL:
+      put(true);
+      break;
+    default:  // integers: 1 in the low byte, little-endian
+      bits = 1;
+      break;
+  }
+  return bits;
+}
+
+class OnesLikeGpuOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(
+        ctx, gpu::LaunchFillBits(out->raw_data(), out->NumElements(), DataTypeSize(x.dtype()),
+                                 OneBits(x.dtype()), stream));
+  }
+};
+
+// ---- Host kernels for int32 ----------------------------------------------------
+
+// A CPU kernel whose every type constraint is exactly {int32}: Add<int32>,
+// Cast<int32, int32>, Sum<int32>, ...
+bool OnlyInt32(const KernelDef& def) {
+  if (def.constraints().empty()) return false;
+  for (const auto& [attr, types] : def.constraints()) {
+    if (types.size() != 1 || types[0] != DT_INT32) return false;
+  }
+  return true;
+}
+
+// A CPU kernel serving int32 among other types (the byte movers' `T in
+// {every fixed-size type}`). Its GPU copy matches those other types too, so
+// it is registered after the device kernels, which serve all of them but
+// int32: only int32 nodes fall through to the copy.
+bool ServesInt32(const KernelDef& def) {
+  if (def.constraints().empty()) return false;
+  for (const auto& [attr, types] : def.constraints()) {
+    if (std::find(types.begin(), types.end(), DT_INT32) == types.end()) return false;
+  }
+  return true;
+}
+
+bool AnyKernel(const KernelDef&) { return true; }
+
+}  // namespace
+
+void RegisterGpuArrayKernels(KernelRegistry* kernels) {
+  const std::vector<DataType>& types = GpuArrayTypes();
+  auto gpu = [](const char* op) { return GpuKernel(op); };
+
+  kernels->Register<GpuConstOp>(gpu("Const").TypeConstraint("dtype", types));
+  kernels->Register<HostConstOp>(
+      gpu("Const").TypeConstraint("dtype", DT_INT32).HostMemory("output"));
+
+  for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {
+    kernels->Register<IdentityOp>(gpu(op).TypeConstraint("T", types));
+  }
+  kernels->Register<IdentityOp>(gpu("PlaceholderWithDefault").TypeConstraint("dtype", types));
+  kernels->Register<NoOpKernel>(gpu("NoOp"));
+  kernels->Register<ReshapeOp>(gpu("Reshape").TypeConstraint("T", types).HostMemory("shape"));
+  kernels->Register<ExpandDimsOp>(gpu("ExpandDims").TypeConstraint("T", types).HostMemory("dim"));
+  kernels->Register<SqueezeOp>(gpu("Squeeze").TypeConstraint("T", types));
+  kernels->Register(gpu("Shape").TypeConstraint("T", types).HostMemory("output"),
+                    [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kShape); });
+  kernels->Register(gpu("Size").TypeConstraint("T", types).HostMemory("output"),
+                    [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kSize); });
+  kernels->Register(gpu("Rank").TypeConstraint("T", types).HostMemory("output"),
+                    [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kRank); });
+
+  kernels->Register<FillGpuOp>(gpu("Fill").TypeConstraint("T", types).HostMemory("dims"));
+  kernels->Register<ZerosLikeGpuOp>(gpu("ZerosLike").TypeConstraint("T", types));
+  kernels->Register<OnesLikeGpuOp>(gpu("OnesLike").TypeConstraint("T", types));
+
+  internal::RegisterGpuIndexKernels(kernels);
+
+  // int32: the CPU kernels, on the host. After the device kernels above
+  // (see ServesInt32); the CPU kernels must be registered already.
+  for (const char* op : {"Identity",
+                         "StopGradient",
+                         "PreventGradient",
+                         "PlaceholderWithDefault",
+                         "Reshape",
+                         "ExpandDims",
+                         "Squeeze",
+                         "Shape",
+                         "Size",
+                         "Rank",
+                         "Fill",
+                         "ZerosLike",
+                         "OnesLike",
+                         "Transpose",
+                         "Tile",
+                         "ConcatV2",
+                         "Concat",
+                         "Split",
+                         "Pack",
+                         "Unpack",
+                         "Slice",
+                         "StridedSlice",
+                         "StridedSliceGrad",
+                         "GatherV2",
+                         "Gather",
+                         "UnsortedSegmentSum"}) {
+    kernels->RegisterHostKernels(op, kDeviceTypeGpu, ServesInt32);
+  }
+  // Shape arithmetic of the gradients (math_grad.cc, array_grad.cc). Range
+  // has no kernel yet; it is listed so that one is picked up when added.
+  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "FloorDiv", "Maximum", "Minimum", "Neg",
+                         "Cast", "Prod", "Sum", "Range"}) {
+    kernels->RegisterHostKernels(op, kDeviceTypeGpu, OnlyInt32);
+  }
+  // Every argument is an index vector.
+  for (const char* op : {"BroadcastGradientArgs", "ConcatOffset", "InvertPermutation"}) {
+    kernels->RegisterHostKernels(op, kDeviceTypeGpu, AnyKernel);
+  }
+}
+
+}  // namespace sluice

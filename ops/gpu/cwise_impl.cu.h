@@ -1,0 +1,232 @@
+// Device code shared by the element-wise .cu files (cwise_*.cu): storage and
+// compute types, grid sizing, type dispatch, vector packs, broadcast offsets.
+// For nvcc only: g++-compiled code includes cwise.cu.h instead.
+//
+//   return DispatchFloat(type, body);  // body(Tag<float>{}), body(Tag<__half>{}), ...
+//
+// Every kernel uses grid-stride loops over kThreads-thread blocks, writes each
+// output element from the thread that read its operands (so an output may be
+// a forwarded input), and is launched only for a non-empty range.
+#ifndef SLUICE_OPS_GPU_CWISE_IMPL_CU_H_
+#define SLUICE_OPS_GPU_CWISE_IMPL_CU_H_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+
+#include "ops/gpu/cwise.cu.h"
+
+namespace sluice::gpu::cwise_impl {
+
+inline constexpr int kThreads = 256;
+// Grid cap: this many blocks per multiprocessor (8 blocks of 256 threads fill
+// one SM; four waves of them keep the memory pipes busy).
+inline constexpr int kBlocksPerSm = 32;
+
+// The grid cap of the current device (cached per ordinal).
+inline int MaxBlocks() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cached[kMaxDevices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();  // not this launch's error: forget it
+    return 1024;
+  }
+  if (device < 0 || device >= kMaxDevices) return 1024;
+  int blocks = cached[device].load(std::memory_order_relaxed);
+  if (blocks == 0) {
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        sms <= 0) {
+      (void)cudaGetLastError();
+      sms = 32;
+    }
+    blocks = sms * kBlocksPerSm;
+    cached[device].store(blocks, std::memory_order_relaxed);
+  }
+  return blocks;
+}
+
+// Blocks for `work` grid-stride items (work > 0).
+inline int BlocksFor(int64_t work) {
+  const int64_t need = (work + kThreads - 1) / kThreads;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(need, MaxBlocks())));
+}
+
+// Enqueues kernel<<<BlocksFor(work), kThreads>>>(args...) on `stream`.
+template <typename... Params, typename... Args>
+cudaError_t Launch(void (*kernel)(Params...), int64_t work, cudaStream_t stream, Args... args) {
+  kernel<<<BlocksFor(work), kThreads, 0, stream>>>(args...);
+  return cudaGetLastError();
+}
+
+template <typename I>
+__device__ __forceinline__ I FirstIndex() {
+  return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+}
+template <typename I>
+__device__ __forceinline__ I GridStride() {
+  return static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
+}
+
+// ---------------------------------------------------------------------------
+// Types. Num<T>::C is the type arithmetic on T is done in.
+
+template <typename T>
+struct Num {
+  using C = T;
+  static __device__ __forceinline__ C Up(T v) { return v; }
+  static __device__ __forceinline__ T Down(C v) { return v; }
+};
+template <>
+struct Num<__half> {
+  using C = float;
+  static __device__ __forceinline__ float Up(__half v) { return __half2float(v); }
+  static __device__ __forceinline__ __half Down(float v) { return __float2half_rn(v); }
+};
+template <>
+struct Num<__nv_bfloat16> {
+  using C = float;
+  static __device__ __forceinline__ float Up(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __forceinline__ __nv_bfloat16 Down(float v) { return __float2bfloat16_rn(v); }
+};
+
+template <typename T>
+struct TypeOf;
+template <>
+struct TypeOf<float> {
+  static constexpr CwiseType value = CwiseType::kFloat;
+};
+template <>
+struct TypeOf<__half> {
+  static constexpr CwiseType value = CwiseType::kHalf;
+};
+template <>
+struct TypeOf<__nv_bfloat16> {
+  static constexpr CwiseType value = CwiseType::kBFloat16;
+};
+template <>
+struct TypeOf<double> {
+  static constexpr CwiseType value = CwiseType::kDouble;
+};
+template <>
+struct TypeOf<int32_t> {
+  static constexpr CwiseType value = CwiseType::kInt32;
+};
+template <>
+struct TypeOf<int64_t> {
+  static constexpr CwiseType value = CwiseType::kInt64;
+};
+template <>
+struct TypeOf<bool> {
+  static constexpr CwiseType value = CwiseType::kBool;
+};
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+// body(Tag<T>{}) for the T among Ts whose CwiseType is `type`;
+// cudaErrorNotSupported when none is.
+template <typename... Ts, typename Body>
+cudaError_t DispatchAmong(CwiseType type, Body&& body) {
+  cudaError_t result = cudaErrorNotSupported;
+  (void)((type == TypeOf<Ts>::value ? (result = body(Tag<Ts>{}), true) : false) || ...);
+  return result;
+}
+
+template <typename Body>
+cudaError_t DispatchFloat(CwiseType type, Body&& body) {
+  return DispatchAmong<float, __half, __nv_bfloat16, double>(type, body);
+}
+template <typename Body>
+cudaError_t DispatchFloatInt64(CwiseType type, Body&& body) {
+  return DispatchAmong<float, __half, __nv_bfloat16, double, int64_t>(type, body);
+}
+
+// A run of kVec elements for one 16-byte (or narrower) vector access.
+template <typename T, int kVec>
+struct alignas(sizeof(T) * kVec) Pack {
+  T v[kVec];
+};
+
+template <typename T>
+inline constexpr int kVecOf = sizeof(T) <= 16 ? static_cast<int>(16 / sizeof(T)) : 1;
+
+inline bool AlignedTo(const void* p, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+// Math on float and double (nvcc's overloads, named here so the intent is
+// plain).
+__device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double Sqrt(double x) { return ::sqrt(x); }
+__device__ __forceinline__ float Exp(float x) { return expf(x); }
+__device__ __forceinline__ double Exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float Log(float x) { return logf(x); }
+__device__ __forceinline__ double Log(double x) { return ::log(x); }
+__device__ __forceinline__ float Tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double Tanh(double x) { return ::tanh(x); }
+__device__ __forceinline__ float Floor(float x) { return floorf(x); }
+__device__ __forceinline__ double Floor(double x) { return ::floor(x); }
+__device__ __forceinline__ float Pow(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double Pow(double x, double y) { return ::pow(x, y); }
+
+// ---------------------------------------------------------------------------
+// Broadcast layouts on the device.
+
+// A CwiseLayout with index type I (uint32_t when the output has fewer than
+// 2^31 elements, else int64_t: operands are never larger than the output).
+template <int NOps, typename I>
+struct DeviceLayout {
+  int rank;
+  I dims[kMaxCwiseDims];
+  I strides[kMaxCwiseDims][NOps];
+};
+
+template <int NOps, typename I>
+DeviceLayout<NOps, I> ToDevice(const CwiseLayout<NOps>& layout) {
+  DeviceLayout<NOps, I> d{};
+  d.rank = layout.rank;
+  for (int k = 0; k < kMaxCwiseDims; ++k) {
+    d.dims[k] = static_cast<I>(k < layout.rank ? layout.dims[k] : 1);
+    for (int j = 0; j < NOps; ++j) {
+      d.strides[k][j] = static_cast<I>(k < layout.rank ? layout.strides[k][j] : 0);
+    }
+  }
+  return d;
+}
+
+inline bool FitsUint32Loop(int64_t n) { return n <= std::numeric_limits<int32_t>::max(); }
+
+// Operand offsets of output element i (the outermost dimension needs no
+// division). The loop is unrolled with constant indices so that the layout
+// stays in parameter space (a dynamic index would copy it to local memory).
+template <int NOps, typename I>
+__device__ __forceinline__ void OffsetsOf(const DeviceLayout<NOps, I>& l, I i, I (&off)[NOps]) {
+#pragma unroll
+  for (int j = 0; j < NOps; ++j) off[j] = 0;
+#pragma unroll
+  for (int k = kMaxCwiseDims - 1; k > 0; --k) {
+    if (k < l.rank) {
+      const I d = l.dims[k];
+      const I q = i / d;
+      const I idx = i - q * d;
+      i = q;
+#pragma unroll
+      for (int j = 0; j < NOps; ++j) off[j] += idx * l.strides[k][j];
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < NOps; ++j) off[j] += i * l.strides[0][j];
+}
+
+}  // namespace sluice::gpu::cwise_impl
+
+#endif  // SLUICE_OPS_GPU_CWISE_IMPL_CU_H_

@@ -1,0 +1,30 @@
+// The GPU kernels of the built-in ops, and the GPU devices behind them.
+//
+//   RegisterGpuKernels(&kernels);   // ops/builtins.cc does this
+//
+// Registers every GPU kernel (CUDA kernels, cuBLAS MatMul, the GPU
+// Send/Recv/_Arg/_Retval, host kernels for int32 shape arithmetic) and the
+// "GPU" device factory. Built without CUDA it does nothing, so GPU devices
+// never appear and every op runs on the CPU. Thread-compatible: call once
+// per registry, at start-up.
+#ifndef SLUICE_OPS_GPU_GPU_KERNELS_H_
+#define SLUICE_OPS_GPU_GPU_KERNELS_H_
+
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+void RegisterGpuKernels(KernelRegistry* kernels);
+
+// The families, each in its own file (ops/gpu/*_kernels.cc).
+void RegisterGpuCwiseKernels(KernelRegistry* kernels);      // elementwise, broadcasting, Cast, AddN, Select
+void RegisterGpuReductionKernels(KernelRegistry* kernels);  // Sum, Mean, Max, Min, Prod, ArgMax
+void RegisterGpuNnKernels(KernelRegistry* kernels);         // Relu, softmax, cross-entropy, bias
+void RegisterGpuMatMulKernels(KernelRegistry* kernels);     // cuBLAS
+void RegisterGpuRandomKernels(KernelRegistry* kernels);     // Philox
+void RegisterGpuTrainingKernels(KernelRegistry* kernels);   // Apply*, AssignAdd/Sub
+void RegisterGpuArrayKernels(KernelRegistry* kernels);      // Const, Identity, shapes, Fill, Transpose, host int32 kernels
+
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_GPU_GPU_KERNELS_H_

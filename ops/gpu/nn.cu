@@ -1,0 +1,350 @@
+// CUDA code of the neural-network kernels (launchers: nn.cu.h).
+//
+// Element-wise kernels (Relu, ReluGrad, BiasAdd) are grid-stride loops.
+// Row kernels (softmax, cross-entropies) give each row of `depth` values to
+// one warp when depth <= kWarpRowsMaxDepth, else to one block; the group
+// reduces the row maximum, then the sums of exp(x - max) (and of the labels),
+// then writes the outputs. Each thread writes only the elements it read
+// itself, so an output may alias its input.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "ops/gpu/nn.cu.h"
+
+namespace sluice {
+namespace gpu {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kThreads = 256;
+constexpr int kRowBlockThreads = 512;
+constexpr int64_t kWarpRowsMaxDepth = 1024;
+constexpr int kDefaultSmCount = 80;
+constexpr int64_t kMaxElementwiseBlocks = 8192;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+unsigned GridOf(int64_t blocks, int64_t cap) {
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
+}
+int64_t MaxRowBlocks(int sm_count) {
+  return int64_t{sm_count > 0 ? sm_count : kDefaultSmCount} * 64;
+}
+
+__device__ __forceinline__ float Exp(float v) { return expf(v); }
+__device__ __forceinline__ double Exp(double v) { return exp(v); }
+__device__ __forceinline__ float Log(float v) { return logf(v); }
+__device__ __forceinline__ double Log(double v) { return log(v); }
+
+struct MaxOp {
+  // Only moves to b when a < b: NaNs never become the maximum.
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a < b ? b : a;
+  }
+};
+struct SumOp {
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
+};
+
+template <typename A, typename R>
+__device__ __forceinline__ A WarpAllReduce(A v, R r) {
+#pragma unroll
+  for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
+    v = r(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  }
+  return v;
+}
+
+// Every thread of the block (blockDim.x a multiple of 32) calls it and gets
+// the same result; smem holds at least 32 values.
+template <typename A, typename R>
+__device__ A BlockAllReduce(A v, R r, A* smem) {
+  const int lane = threadIdx.x % kWarp;
+  const int warp = threadIdx.x / kWarp;
+  const int num_warps = blockDim.x / kWarp;
+  v = WarpAllReduce(v, r);
+  __syncthreads();  // smem may still be read by a previous call
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  A total = smem[0];
+  for (int w = 1; w < num_warps; ++w) total = r(total, smem[w]);
+  return total;
+}
+
+// The threads that share a row: a warp or the whole block.
+template <bool kBlock>
+struct RowGroup {
+  __device__ __forceinline__ static int Rank() {
+    return kBlock ? threadIdx.x : threadIdx.x % kWarp;
+  }
+  __device__ __forceinline__ static int Size() { return kBlock ? blockDim.x : kWarp; }
+  __device__ __forceinline__ static int64_t FirstRow() {
+    return kBlock ? int64_t{blockIdx.x}
+                  : int64_t{blockIdx.x} * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  }
+  __device__ __forceinline__ static int64_t RowStride() {
+    return kBlock ? int64_t{gridDim.x} : int64_t{gridDim.x} * (blockDim.x / kWarp);
+  }
+  template <typename A, typename R>
+  __device__ __forceinline__ static A AllReduce(A v, R r, A* smem) {
+    if constexpr (kBlock) {
+      return BlockAllReduce(v, r, smem);
+    } else {
+      return WarpAllReduce(v, r);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Element-wise.
+
+template <typename T>
+__global__ void ReluKernel(const T* x, T* y, int64_t n) {
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const T v = x[i];
+    y[i] = v < T(0) ? T(0) : v;
+  }
+}
+
+template <typename T>
+__global__ void ReluGradKernel(const T* g, const T* f, T* y, int64_t n) {
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    y[i] = f[i] > T(0) ? g[i] : T(0);
+  }
+}
+
+template <typename T, bool kInnerOne>
+__global__ void BiasAddKernel(const T* x, const T* bias, T* y, int64_t n, int64_t channels,
+                              int64_t inner) {
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = kInnerOne ? i % channels : (i / inner) % channels;
+    y[i] = x[i] + bias[c];
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Rows.
+
+template <typename T, bool kLog, bool kBlock>
+__global__ void SoftmaxKernel(const T* x, T* y, int64_t rows, int64_t depth) {
+  using G = RowGroup<kBlock>;
+  __shared__ T smem[kWarp];
+  const int rank = G::Rank(), size = G::Size();
+  for (int64_t row = G::FirstRow(); row < rows; row += G::RowStride()) {
+    const T* xr = x + row * depth;
+    T* yr = y + row * depth;
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = rank; i < depth; i += size) m = MaxOp()(m, xr[i]);
+    m = G::AllReduce(m, MaxOp(), smem);
+    T sum = 0;
+    for (int64_t i = rank; i < depth; i += size) sum += Exp(xr[i] - m);
+    sum = G::AllReduce(sum, SumOp(), smem);
+    if constexpr (kLog) {
+      const T log_sum = Log(sum);
+      for (int64_t i = rank; i < depth; i += size) yr[i] = (xr[i] - m) - log_sum;
+    } else {
+      const T inv = T(1) / sum;
+      for (int64_t i = rank; i < depth; i += size) yr[i] = Exp(xr[i] - m) * inv;
+    }
+  }
+}
+
+template <typename T, bool kBlock>
+__global__ void XentKernel(const T* f, const T* labels, T* loss, T* backprop, int64_t rows,
+                           int64_t depth) {
+  using G = RowGroup<kBlock>;
+  __shared__ T smem[kWarp];
+  const int rank = G::Rank(), size = G::Size();
+  for (int64_t row = G::FirstRow(); row < rows; row += G::RowStride()) {
+    const T* fr = f + row * depth;
+    const T* lr = labels + row * depth;
+    T* br = backprop + row * depth;
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = rank; i < depth; i += size) m = MaxOp()(m, fr[i]);
+    m = G::AllReduce(m, MaxOp(), smem);
+    T sum = 0, label_sum = 0, dot = 0;
+    for (int64_t i = rank; i < depth; i += size) {
+      const T shifted = fr[i] - m;
+      const T l = lr[i];
+      sum += Exp(shifted);
+      label_sum += l;
+      dot += l * shifted;
+    }
+    sum = G::AllReduce(sum, SumOp(), smem);
+    label_sum = G::AllReduce(label_sum, SumOp(), smem);
+    dot = G::AllReduce(dot, SumOp(), smem);
+    const T inv = T(1) / sum;
+    for (int64_t i = rank; i < depth; i += size) br[i] = Exp(fr[i] - m) * inv - lr[i];
+    if (rank == 0) loss[row] = depth == 0 ? T(0) : Log(sum) * label_sum - dot;
+  }
+}
+
+// An out-of-range label cannot be reported from here without a host
+// synchronization, so its row gets a NaN loss and a NaN backprop (as in
+// TensorFlow's GPU kernel); the CPU kernel returns InvalidArgument instead.
+template <typename T, typename L, bool kBlock>
+__global__ void SparseXentKernel(const T* f, const L* labels, T* loss, T* backprop, int64_t rows,
+                                 int64_t depth) {
+  using G = RowGroup<kBlock>;
+  __shared__ T smem[kWarp];
+  const int rank = G::Rank(), size = G::Size();
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  for (int64_t row = G::FirstRow(); row < rows; row += G::RowStride()) {
+    const T* fr = f + row * depth;
+    T* br = backprop + row * depth;
+    const int64_t label = static_cast<int64_t>(labels[row]);
+    const bool valid = label >= 0 && label < depth;
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = rank; i < depth; i += size) m = MaxOp()(m, fr[i]);
+    m = G::AllReduce(m, MaxOp(), smem);
+    T sum = 0;
+    for (int64_t i = rank; i < depth; i += size) sum += Exp(fr[i] - m);
+    sum = G::AllReduce(sum, SumOp(), smem);
+    const T inv = T(1) / sum;
+    const T log_sum = Log(sum);
+    for (int64_t i = rank; i < depth; i += size) {
+      const T shifted = fr[i] - m;  // read before br[i] (which may be fr[i]) is written
+      if (i == label) loss[row] = log_sum - shifted;
+      br[i] = valid ? Exp(shifted) * inv - (i == label ? T(1) : T(0)) : nan;
+    }
+    if (!valid && rank == 0) loss[row] = nan;
+  }
+}
+
+// Launches kernel<.., false> (a warp per row) or kernel<.., true> (a block
+// per row) through `launch(grid, threads, block_rows)`.
+template <typename Launch>
+cudaError_t LaunchRows(int64_t rows, int64_t depth, int sm_count, Launch launch) {
+  if (depth <= kWarpRowsMaxDepth) {
+    launch(GridOf(CeilDiv(rows, kThreads / kWarp), MaxRowBlocks(sm_count)), kThreads, false);
+  } else {
+    launch(GridOf(rows, MaxRowBlocks(sm_count)), kRowBlockThreads, true);
+  }
+  return cudaGetLastError();
+}
+
+unsigned ElementwiseGrid(int64_t n) { return GridOf(CeilDiv(n, kThreads), kMaxElementwiseBlocks); }
+
+}  // namespace
+
+template <typename T>
+cudaError_t LaunchRelu(const T* x, T* y, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  ReluKernel<T><<<ElementwiseGrid(n), kThreads, 0, stream>>>(x, y, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchReluGrad(const T* gradients, const T* features, T* y, int64_t n,
+                           cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  ReluGradKernel<T><<<ElementwiseGrid(n), kThreads, 0, stream>>>(gradients, features, y, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchBiasAdd(const T* x, const T* bias, T* y, int64_t outer, int64_t channels,
+                          int64_t inner, cudaStream_t stream) {
+  const int64_t n = outer * channels * inner;
+  if (n <= 0) return cudaSuccess;
+  if (inner == 1) {
+    BiasAddKernel<T, true>
+        <<<ElementwiseGrid(n), kThreads, 0, stream>>>(x, bias, y, n, channels, inner);
+  } else {
+    BiasAddKernel<T, false>
+        <<<ElementwiseGrid(n), kThreads, 0, stream>>>(x, bias, y, n, channels, inner);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchSoftmax(const T* x, T* y, int64_t rows, int64_t depth, bool log_softmax,
+                          int sm_count, cudaStream_t stream) {
+  if (rows <= 0 || depth <= 0) return cudaSuccess;
+  return LaunchRows(rows, depth, sm_count, [&](unsigned grid, int threads, bool block) {
+    if (log_softmax && block) {
+      SoftmaxKernel<T, true, true><<<grid, threads, 0, stream>>>(x, y, rows, depth);
+    } else if (log_softmax) {
+      SoftmaxKernel<T, true, false><<<grid, threads, 0, stream>>>(x, y, rows, depth);
+    } else if (block) {
+      SoftmaxKernel<T, false, true><<<grid, threads, 0, stream>>>(x, y, rows, depth);
+    } else {
+      SoftmaxKernel<T, false, false><<<grid, threads, 0, stream>>>(x, y, rows, depth);
+    }
+  });
+}
+
+template <typename T>
+cudaError_t LaunchSoftmaxXent(const T* features, const T* labels, T* loss, T* backprop,
+                              int64_t batch, int64_t classes, int sm_count, cudaStream_t stream) {
+  if (batch <= 0 || classes < 0) return cudaSuccess;
+  return LaunchRows(batch, classes, sm_count, [&](unsigned grid, int threads, bool block) {
+    if (block) {
+      XentKernel<T, true>
+          <<<grid, threads, 0, stream>>>(features, labels, loss, backprop, batch, classes);
+    } else {
+      XentKernel<T, false>
+          <<<grid, threads, 0, stream>>>(features, labels, loss, backprop, batch, classes);
+    }
+  });
+}
+
+template <typename T, typename L>
+cudaError_t LaunchSparseSoftmaxXent(const T* features, const L* labels, T* loss, T* backprop,
+                                    int64_t batch, int64_t classes, int sm_count,
+                                    cudaStream_t stream) {
+  if (batch <= 0 || classes < 0) return cudaSuccess;
+  return LaunchRows(batch, classes, sm_count, [&](unsigned grid, int threads, bool block) {
+    if (block) {
+      SparseXentKernel<T, L, true>
+          <<<grid, threads, 0, stream>>>(features, labels, loss, backprop, batch, classes);
+    } else {
+      SparseXentKernel<T, L, false>
+          <<<grid, threads, 0, stream>>>(features, labels, loss, backprop, batch, classes);
+    }
+  });
+}
+
+template cudaError_t LaunchRelu<float>(const float*, float*, int64_t, cudaStream_t);
+template cudaError_t LaunchRelu<double>(const double*, double*, int64_t, cudaStream_t);
+template cudaError_t LaunchReluGrad<float>(const float*, const float*, float*, int64_t,
+                                           cudaStream_t);
+template cudaError_t LaunchReluGrad<double>(const double*, const double*, double*, int64_t,
+                                            cudaStream_t);
+template cudaError_t LaunchBiasAdd<float>(const float*, const float*, float*, int64_t, int64_t,
+                                          int64_t, cudaStream_t);
+template cudaError_t LaunchBiasAdd<double>(const double*, const double*, double*, int64_t, int64_t,
+                                           int64_t, cudaStream_t);
+template cudaError_t LaunchSoftmax<float>(const float*, float*, int64_t, int64_t, bool, int,
+                                          cudaStream_t);
+template cudaError_t LaunchSoftmax<double>(const double*, double*, int64_t, int64_t, bool, int,
+                                           cudaStream_t);
+template cudaError_t LaunchSoftmaxXent<float>(const float*, const float*, float*, float*, int64_t,
+                                              int64_t, int, cudaStream_t);
+template cudaError_t LaunchSoftmaxXent<double>(const double*, const double*, double*, double*,
+                                               int64_t, int64_t, int, cudaStream_t);
+template cudaError_t LaunchSparseSoftmaxXent<float, int32_t>(const float*, const int32_t*, float*,
+                                                             float*, int64_t, int64_t, int,
+                                                             cudaStream_t);
+template cudaError_t LaunchSparseSoftmaxXent<float, int64_t>(const float*, const int64_t*, float*,
+                                                             float*, int64_t, int64_t, int,
+                                                             cudaStream_t);
+template cudaError_t LaunchSparseSoftmaxXent<double, int32_t>(const double*, const int32_t*,
+                                                              double*, double*, int64_t, int64_t,
+                                                              int, cudaStream_t);
+template cudaError_t LaunchSparseSoftmaxXent<double, int64_t>(const double*, const int64_t*,
+                                                              double*, double*, int64_t, int64_t,
+                                                              int, cudaStream_t);
+
+}  // namespace gpu
+}  // namespace sluice

@@ -1,0 +1,151 @@
+// CUDA kernels of the training ops (launchers: ops/gpu/training.cu.h): one
+// grid-stride elementwise kernel per update; scalars come from device memory.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "ops/gpu/training.cu.h"
+
+namespace sluice::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+int GridFor(int64_t n) {
+  int64_t g = (n + kThreads - 1) / kThreads;
+  if (g < 1) g = 1;
+  if (g > kMaxBlocks) g = kMaxBlocks;
+  return static_cast<int>(g);
+}
+
+__device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double Sqrt(double x) { return sqrt(x); }
+
+__device__ __forceinline__ int64_t FirstIndex() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t Stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+template <typename T>
+__global__ void GradientDescentKernel(T* __restrict__ var, const T* __restrict__ alpha,
+                                      const T* __restrict__ delta, int64_t n) {
+  const T a = *alpha;
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) var[i] -= a * delta[i];
+}
+
+template <typename T, bool kNesterov>
+__global__ void MomentumKernel(T* __restrict__ var, T* __restrict__ accum,
+                               const T* __restrict__ lr_p, const T* __restrict__ grad,
+                               const T* __restrict__ momentum_p, int64_t n) {
+  const T lr = *lr_p;
+  const T momentum = *momentum_p;
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    const T g = grad[i];
+    const T a = accum[i] * momentum + g;
+    accum[i] = a;
+    if (kNesterov) {
+      var[i] -= g * lr + a * momentum * lr;
+    } else {
+      var[i] -= lr * a;
+    }
+  }
+}
+
+template <typename T, bool kNesterov>
+__global__ void AdamKernel(T* __restrict__ var, T* __restrict__ m, T* __restrict__ v,
+                           AdamScalars<T> s, const T* __restrict__ grad, int64_t n) {
+  const T one(1);
+  const T beta1 = *s.beta1;
+  const T epsilon = *s.epsilon;
+  const T lr_t = *s.lr * Sqrt(one - *s.beta2_power) / (one - *s.beta1_power);
+  const T one_minus_beta1 = one - beta1;
+  const T one_minus_beta2 = one - *s.beta2;
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    const T g = grad[i];
+    const T mi = m[i] + (g - m[i]) * one_minus_beta1;
+    const T vi = v[i] + (g * g - v[i]) * one_minus_beta2;
+    m[i] = mi;
+    v[i] = vi;
+    const T step = kNesterov ? mi * beta1 + one_minus_beta1 * g : mi;
+    var[i] -= lr_t * step / (Sqrt(vi) + epsilon);
+  }
+}
+
+template <typename T, bool kAdd>
+__global__ void AssignUpdateKernel(T* __restrict__ var, const T* __restrict__ value, int64_t n) {
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    if (kAdd) {
+      var[i] += value[i];
+    } else {
+      var[i] -= value[i];
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t LaunchApplyGradientDescent(T* var, const T* alpha, const T* delta, int64_t n,
+                                       cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  GradientDescentKernel<T><<<GridFor(n), kThreads, 0, stream>>>(var, alpha, delta, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum,
+                                int64_t n, bool nesterov, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  if (nesterov) {
+    MomentumKernel<T, true><<<GridFor(n), kThreads, 0, stream>>>(var, accum, lr, grad, momentum, n);
+  } else {
+    MomentumKernel<T, false>
+        <<<GridFor(n), kThreads, 0, stream>>>(var, accum, lr, grad, momentum, n);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchApplyAdam(T* var, T* m, T* v, const AdamScalars<T>& scalars, const T* grad,
+                            int64_t n, bool nesterov, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  if (nesterov) {
+    AdamKernel<T, true><<<GridFor(n), kThreads, 0, stream>>>(var, m, v, scalars, grad, n);
+  } else {
+    AdamKernel<T, false><<<GridFor(n), kThreads, 0, stream>>>(var, m, v, scalars, grad, n);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LaunchAssignUpdate(T* var, const T* value, int64_t n, bool add, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  if (add) {
+    AssignUpdateKernel<T, true><<<GridFor(n), kThreads, 0, stream>>>(var, value, n);
+  } else {
+    AssignUpdateKernel<T, false><<<GridFor(n), kThreads, 0, stream>>>(var, value, n);
+  }
+  return cudaGetLastError();
+}
+
+#define SLUICE_INSTANTIATE_APPLY_(T)                                                           \
+  template cudaError_t LaunchApplyGradientDescent<T>(T*, const T*, const T*, int64_t,          \
+                                                     cudaStream_t);                            \
+  template cudaError_t LaunchApplyMomentum<T>(T*, T*, const T*, const T*, const T*, int64_t,   \
+                                              bool, cudaStream_t);                             \
+  template cudaError_t LaunchApplyAdam<T>(T*, T*, T*, const AdamScalars<T>&, const T*, int64_t, \
+                                          bool, cudaStream_t);
+SLUICE_INSTANTIATE_APPLY_(float)
+SLUICE_INSTANTIATE_APPLY_(double)
+#undef SLUICE_INSTANTIATE_APPLY_
+
+template cudaError_t LaunchAssignUpdate<float>(float*, const float*, int64_t, bool, cudaStream_t);
+template cudaError_t LaunchAssignUpdate<double>(double*, const double*, int64_t, bool,
+                                                cudaStream_t);
+template cudaError_t LaunchAssignUpdate<int64_t>(int64_t*, const int64_t*, int64_t, bool,
+                                                 cudaStream_t);
+
+}  // namespace sluice::gpu

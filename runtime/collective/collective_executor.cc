@@ -1,0 +1,273 @@
+#include "runtime/collective/collective_executor.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "graph/status_macros.h"
+#include "runtime/collective/deadline_timer.h"
+#include "runtime/collective/local_join.h"
+#include "runtime/collective/reduce_kernels.h"
+#include "runtime/collective/ring.h"
+
+namespace sluice {
+namespace {
+
+using Done = std::function<void(absl::StatusOr<Tensor>)>;
+
+struct LocalRegistry {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, LocalAllReduceImpl> impls ABSL_GUARDED_BY(mu);
+};
+
+LocalRegistry& Registry() {
+  static LocalRegistry* registry = new LocalRegistry();  // never destroyed
+  return *registry;
+}
+
+LocalAllReduceImpl FindLocalAllReduce(const std::string& device_type) {
+  LocalRegistry& reg = Registry();
+  absl::MutexLock lock(&reg.mu);
+  auto it = reg.impls.find(device_type);
+  return it == reg.impls.end() ? nullptr : it->second;
+}
+
+// "/job:w/replica:0/task:1" of "/job:w/replica:0/task:1/device:CPU:0".
+absl::string_view TaskOf(absl::string_view device) {
+  size_t at = device.find("/device:");
+  return at == absl::string_view::npos ? device : device.substr(0, at);
+}
+
+// "CPU" of ".../device:CPU:0"; empty when the name has no device part.
+absl::string_view TypeOf(absl::string_view device) {
+  size_t at = device.find("/device:");
+  if (at == absl::string_view::npos) return {};
+  absl::string_view rest = device.substr(at + 8);
+  return rest.substr(0, rest.find(':'));
+}
+
+// Every member is a device of this member's task.
+bool AllLocal(const CollectiveParams& p) {
+  absl::string_view task = TaskOf(p.group_devices[p.rank]);
+  for (const std::string& d : p.group_devices) {
+    if (TaskOf(d) != task) return false;
+  }
+  return true;
+}
+
+bool AllOfType(const CollectiveParams& p, absl::string_view type) {
+  for (const std::string& d : p.group_devices) {
+    if (TypeOf(d) != type) return false;
+  }
+  return true;
+}
+
+absl::Status CheckInput(const CollectiveParams& p, Device* device, const Tensor& input) {
+  if (device == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(p.DebugString(), ": no device"));
+  }
+  if (!input.IsInitialized()) {
+    return absl::InvalidArgumentError(absl::StrCat(p.DebugString(), ": uninitialized input"));
+  }
+  if (DataTypeSize(input.dtype()) == 0) {
+    return absl::UnimplementedError(absl::StrCat(p.DebugString(), ": collectives of ",
+                                                 DataTypeName(input.dtype()),
+                                                 " are not implemented"));
+  }
+  if (p.kind == CollectiveKind::kAllReduce) {
+    absl::StatusOr<const internal::ReduceKernels*> k = internal::ReduceKernelsFor(input.dtype());
+    if (!k.ok()) return AddContext(k.status(), p.DebugString());
+  }
+  if (p.kind == CollectiveKind::kAllGather && input.dims() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(p.DebugString(), ": all-gather needs inputs of rank >= 1, got a scalar"));
+  }
+  return absl::OkStatus();
+}
+
+Allocator* HostAllocatorOf(Device* d) {
+  return d->has_device_memory() ? d->host_allocator() : d->allocator();
+}
+
+}  // namespace
+
+void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl impl) {
+  LocalRegistry& reg = Registry();
+  absl::MutexLock lock(&reg.mu);
+  reg.impls[device_type] = std::move(impl);
+}
+
+CollectiveExecutor::CollectiveExecutor(CollectiveTransport* transport,
+                                       int64_t default_chunk_bytes)
+    : transport_(transport),
+      default_chunk_bytes_(default_chunk_bytes > 0 ? default_chunk_bytes : 1 << 20),
+      timer_(std::make_unique<internal::CollectiveTimer>()) {}
+
+CollectiveExecutor::~CollectiveExecutor() {
+  timer_.reset();  // no timeout runs past here
+  std::vector<internal::JoinMember> waiting;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [prefix, join] : joins_) {
+      for (auto& m : join->TakeMembers()) waiting.push_back(std::move(m));
+    }
+    joins_.clear();
+  }
+  internal::FailMembers(std::move(waiting),
+                        absl::CancelledError("collective: the executor was destroyed"));
+}
+
+std::string CollectiveExecutor::NextExecution(const CollectiveParams& params) {
+  std::string counter =
+      absl::StrCat("g", params.group_key, "/i", params.instance_key, "/r", params.rank);
+  absl::MutexLock lock(&mu_);
+  int64_t n = executions_[counter]++;
+  return absl::StrCat("g", params.group_key, "/i", params.instance_key, "/n", n);
+}
+
+void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device,
+                             const Tensor& input, Done done) {
+  if (absl::Status s = params_in.Validate(); !s.ok()) return done(s);
+  CollectiveParams params = params_in;
+  if (params.timeout_ms == 0) params.timeout_ms = kDefaultCollectiveTimeoutMs;
+  if (params.chunk_bytes == 0) params.chunk_bytes = default_chunk_bytes_;
+  // Counted even when the input is refused, so later executions still meet.
+  std::string prefix = NextExecution(params);
+  auto fail = [&](const absl::Status& s) {
+    transport_->Abort(prefix + "/", s);
+    done(s);
+  };
+  if (absl::Status s = CheckInput(params, device, input); !s.ok()) return fail(s);
+
+  if (AllLocal(params)) {
+    LocalAllReduceImpl impl;
+    if (params.kind == CollectiveKind::kAllReduce && params.communication_hint != "ring" &&
+        AllOfType(params, device->device_type())) {
+      impl = FindLocalAllReduce(device->device_type());
+    }
+    internal::JoinMember m;
+    m.params = params;
+    m.device = device;
+    m.original = input;
+    m.input = input;
+    m.done = std::move(done);
+    if (!impl && input.on_device()) {
+      absl::StatusOr<Tensor> host = device->CopyToHost(input);
+      if (!host.ok()) return fail(AddContext(host.status(), params.DebugString()));
+      m.input = *std::move(host);
+      m.copy_back = true;
+    }
+    return Join(prefix, std::move(impl), std::move(m));
+  }
+
+  Tensor host = input;
+  const bool copy_back = input.on_device();
+  if (copy_back) {
+    absl::StatusOr<Tensor> h = device->CopyToHost(input);
+    if (!h.ok()) return fail(AddContext(h.status(), params.DebugString()));
+    host = *std::move(h);
+  }
+  const bool source =
+      params.kind == CollectiveKind::kBroadcast && params.rank == params.source_rank;
+  std::string debug = params.DebugString();
+  internal::RingOptions options{std::move(params), prefix, transport_, HostAllocatorOf(device)};
+  internal::RunRing(
+      std::move(options), std::move(host),
+      [done = std::move(done), device, copy_back, source, input,
+       debug = std::move(debug)](absl::StatusOr<Tensor> out) {
+        if (!out.ok()) return done(out.status());
+        if (source) return done(input);
+        if (copy_back) {
+          out = device->CopyFromHost(*out);
+          if (!out.ok()) return done(AddContext(out.status(), debug));
+        }
+        done(std::move(out));
+      });
+}
+
+void CollectiveExecutor::Join(const std::string& prefix, LocalAllReduceImpl impl,
+                              internal::JoinMember member) {
+  std::shared_ptr<internal::LocalJoin> ready;
+  absl::Status refused;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto failed = failed_joins_.find(prefix); failed != failed_joins_.end()) {
+      refused = failed->second;
+    } else {
+      std::shared_ptr<internal::LocalJoin>& join = joins_[prefix];
+      if (join == nullptr) {
+        join = std::make_shared<internal::LocalJoin>(prefix, member.params.group_size(),
+                                                     std::move(impl));
+        std::weak_ptr<internal::LocalJoin> weak = join;
+        join->timer_id = timer_->Schedule(
+            absl::Now() + absl::Milliseconds(member.params.timeout_ms), [this, prefix, weak] {
+              if (auto j = weak.lock()) OnJoinTimeout(prefix, j);
+            });
+      }
+      refused = join->Add(std::move(member));  // keeps the member only when OK
+      if (refused.ok() && join->complete()) {
+        ready = std::move(join);
+        joins_.erase(prefix);
+        timer_->Cancel(ready->timer_id);
+      }
+    }
+  }
+  if (!refused.ok()) {
+    auto d = std::move(member.done);
+    return d(absl::StartsWith(refused.message(), "node '")
+                 ? refused
+                 : AddContext(refused, member.params.DebugString()));
+  }
+  if (ready == nullptr) return;
+  if (ready->impl()) {
+    internal::RunImplJoin(ready->impl(), ready->TakeMembers());
+  } else {
+    internal::RunHostJoin(ready->TakeMembers());
+  }
+}
+
+void CollectiveExecutor::OnJoinTimeout(const std::string& prefix,
+                                       const std::shared_ptr<internal::LocalJoin>& join) {
+  std::vector<internal::JoinMember> waiting;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = joins_.find(prefix);
+    if (it == joins_.end() || it->second != join) return;
+    std::vector<std::string> missing = join->Missing();
+    waiting = join->TakeMembers();
+    joins_.erase(it);
+    if (waiting.empty()) return;
+    status = absl::DeadlineExceededError(absl::StrCat(
+        "collective: ", absl::StrJoin(missing, ", "), missing.size() == 1 ? " has" : " have",
+        " not joined within ", waiting[0].params.timeout_ms, " ms"));
+    failed_joins_[prefix] = status;
+  }
+  internal::FailMembers(std::move(waiting), status);
+}
+
+void CollectiveExecutor::ResetGroup(int64_t group_key, const absl::Status& status) {
+  const std::string group = absl::StrCat("g", group_key, "/");
+  std::vector<internal::JoinMember> waiting;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::erase_if(executions_, [&](const auto& e) { return absl::StartsWith(e.first, group); });
+    absl::erase_if(failed_joins_,
+                   [&](const auto& e) { return absl::StartsWith(e.first, group); });
+    for (auto it = joins_.begin(); it != joins_.end();) {
+      if (absl::StartsWith(it->first, group)) {
+        timer_->Cancel(it->second->timer_id);
+        for (auto& m : it->second->TakeMembers()) waiting.push_back(std::move(m));
+        joins_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  internal::FailMembers(std::move(waiting), status);
+  transport_->Abort(group, status);
+}
+
+}  // namespace sluice

@@ -1,0 +1,113 @@
+// CollectiveExecutor: runs this process's members of collectives.
+//
+//   CollectiveMailbox box;                         // or a remote transport
+//   CollectiveExecutor collectives(&box);
+//   collectives.Run(params, device, input, [](absl::StatusOr<Tensor> out) { ... });
+//
+// How each kind runs (N members, rank r):
+//  - kAllReduce. When every member is a device of this process and a local
+//    implementation is registered for their device type (NCCL for GPUs,
+//    ops/gpu), that runs it. Else a ring over the transport: reduce-scatter
+//    then all-gather. The tensor is cut into N segments and each segment
+//    into chunks of chunk_bytes; every chunk moves through its 2(N-1) ring
+//    steps on its own, so chunks pipeline and all links work at once, and
+//    each member sends and receives about 2(N-1)/N of the tensor. Members of
+//    one process that share the CPU take a shortcut: the last to arrive sums
+//    their inputs for them. kMean divides by N at the end.
+//  - kBroadcast: the source's value travels down the ring (chunk by chunk,
+//    pipelined); non-source inputs only give dtype and shape.
+//  - kAllGather: the members' inputs (same dtype, same shape after dim 0)
+//    concatenated along dim 0 in rank order; a ring all-gather.
+// Device tensors (a GPU's) that take the ring are copied to the host first
+// and the result copied back, so `done` always gets a tensor in the memory
+// the input was in.
+//
+// Errors: params.Validate()'s; dtype/shape disagreements between members
+// (InvalidArgument naming both ranks, detected from the first message); a
+// peer that does not answer within timeout_ms (DeadlineExceeded or
+// Unavailable naming its device and task). After an error the group's
+// instance is aborted on this process so other local members stop too.
+//
+// Execution counting: the n-th Run of (group_key, instance_key, rank)
+// meets the n-th Run of the same instance on the other ranks. ResetGroup
+// forgets the counts and aborts what is in flight (recovery re-forms the
+// group under a new key instead, when members restarted).
+//
+// Thread-safe; `done` may run on any thread and must not block for long.
+#ifndef SLUICE_RUNTIME_COLLECTIVE_COLLECTIVE_EXECUTOR_H_
+#define SLUICE_RUNTIME_COLLECTIVE_COLLECTIVE_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/collective/collective.h"
+#include "runtime/device.h"
+
+namespace sluice {
+
+namespace internal {
+class CollectiveTimer;
+class LocalJoin;
+struct JoinMember;
+}  // namespace internal
+
+// A local all-reduce for devices of one type, all in this process: gets
+// every member's device and input at once, calls `done` once with the
+// members' outputs in rank order.
+using LocalAllReduceImpl = std::function<void(
+    const CollectiveParams& params, const std::vector<Device*>& devices,
+    const std::vector<Tensor>& inputs, std::function<void(absl::StatusOr<std::vector<Tensor>>)> done)>;
+
+// Process-wide, for start-up (the GPU backend registers NCCL under "GPU").
+void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl impl);
+
+class CollectiveExecutor {
+ public:
+  // `transport` must outlive the executor.
+  explicit CollectiveExecutor(CollectiveTransport* transport, int64_t default_chunk_bytes = 1 << 20);
+  ~CollectiveExecutor();
+  CollectiveExecutor(const CollectiveExecutor&) = delete;
+  CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
+
+  // One member's part; `device` is the member's device (its allocator and
+  // copies are used). `done` exactly once.
+  void Run(const CollectiveParams& params, Device* device, const Tensor& input,
+           std::function<void(absl::StatusOr<Tensor>)> done);
+
+  // Aborts the group's collectives in flight here with `status` and forgets
+  // its execution counts.
+  void ResetGroup(int64_t group_key, const absl::Status& status);
+
+  CollectiveTransport* transport() const { return transport_; }
+
+ private:
+  // "g<group>/i<instance>/n<execution>": the prefix of every key of one
+  // execution of an instance.
+  std::string NextExecution(const CollectiveParams& params);
+  // Members all in this process meet in a LocalJoin.
+  void Join(const std::string& prefix, LocalAllReduceImpl impl, internal::JoinMember member);
+  void OnJoinTimeout(const std::string& prefix, const std::shared_ptr<internal::LocalJoin>& join);
+
+  CollectiveTransport* const transport_;
+  const int64_t default_chunk_bytes_;
+  std::unique_ptr<internal::CollectiveTimer> timer_;  // local joins' deadlines
+  absl::Mutex mu_;
+  // "g<group>/i<instance>/r<rank>" -> executions started
+  absl::flat_hash_map<std::string, int64_t> executions_ ABSL_GUARDED_BY(mu_);
+  // execution prefix -> the local members that arrived
+  absl::flat_hash_map<std::string, std::shared_ptr<internal::LocalJoin>> joins_
+      ABSL_GUARDED_BY(mu_);
+  // Local executions that timed out, for members arriving late.
+  absl::flat_hash_map<std::string, absl::Status> failed_joins_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_COLLECTIVE_COLLECTIVE_EXECUTOR_H_

@@ -1,0 +1,71 @@
+// CollectiveMailbox: the in-process CollectiveTransport, and the receiving
+// half of the remote one. Values sent to a key wait until received; a Recv
+// waits until the value arrives, its deadline passes, or its prefix is
+// aborted. Keys are "<to_device>|<key>" internally, so members of one
+// process keep separate boxes.
+//
+//   CollectiveMailbox box;
+//   box.Send("/job:localhost/replica:0/task:0/device:CPU:1", "g1/i7/n0/rs/s0/c0", t, 1000, done);
+//   box.Recv(from, to, "g1/i7/n0/rs/s0/c0", 1000, [](absl::StatusOr<Tensor> v) { ... });
+//
+// Deliver() is what a server calls when a remote peer pushes a value.
+// Deadlines are enforced by one timer thread. Thread-safe.
+#ifndef SLUICE_RUNTIME_COLLECTIVE_MAILBOX_H_
+#define SLUICE_RUNTIME_COLLECTIVE_MAILBOX_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "runtime/collective/collective.h"
+
+namespace sluice {
+
+class CollectiveMailbox : public CollectiveTransport {
+ public:
+  CollectiveMailbox();
+  ~CollectiveMailbox() override;  // fails pending Recvs with Cancelled
+
+  // A value for member `to_device` under `key` (from this process or a
+  // peer). FailedPrecondition if that key already holds a value.
+  absl::Status Deliver(const std::string& to_device, const std::string& key, Tensor value);
+
+  // CollectiveTransport: Send delivers locally (every member is in this
+  // process).
+  void Send(const std::string& to_device, const std::string& key, const Tensor& value,
+            int64_t timeout_ms, std::function<void(absl::Status)> done) override;
+  void Recv(const std::string& from_device, const std::string& to_device, const std::string& key,
+            int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done) override;
+  void Abort(const std::string& key_prefix, const absl::Status& status) override;
+
+  // Values delivered and not yet received (tests, leak checks).
+  size_t PendingValues() const;
+
+ private:
+  struct Waiter;
+  void TimerLoop();
+  // The status of the first aborted prefix of `key`; OK when none.
+  absl::Status AbortedStatus(absl::string_view key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  absl::CondVar timer_cv_;  // signalled on an earlier deadline and on stop
+  absl::flat_hash_map<std::string, Tensor> values_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
+  // Deadline -> waiter key, for the timer thread.
+  std::multimap<absl::Time, std::string> deadlines_ ABSL_GUARDED_BY(mu_);
+  // Aborted key prefixes and why.
+  std::map<std::string, absl::Status> aborted_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread timer_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_COLLECTIVE_MAILBOX_H_

@@ -1,0 +1,168 @@
+// The executor on a device with device memory, without a GPU: a fake
+// accelerator whose "device memory" is host memory tagged kDevice. Checks
+// that each kernel gets its inputs in the memory its KernelDef asks for
+// (HostMemory args on the host, the rest on the device), that HostMemory
+// outputs come from the host allocator, that copies happen only where
+// the kinds differ, and that a step ends with one Sync.
+#include <atomic>
+#include <cstring>
+
+#include "gtest/gtest.h"
+#include "graph/scope.h"
+#include "graph/status_macros.h"
+#include "runtime/executor.h"
+#include "runtime/frame_ops.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kAccel[] = "ACCEL";
+
+// Host memory that claims to be device memory.
+class FakeDeviceAllocator : public CpuAllocator {
+ public:
+  FakeDeviceAllocator() : CpuAllocator("fake_device") {}
+  MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
+  int device_ordinal() const override { return 0; }
+};
+
+class FakeAccelerator : public Device {
+ public:
+  FakeAccelerator() : Device("/job:localhost/replica:0/task:0/device:ACCEL:0", kAccel) {}
+  Allocator* allocator() override { return device_.get(); }
+  ThreadPool* thread_pool() override { return &pool_; }
+  bool has_device_memory() const override { return true; }
+  Allocator* host_allocator() override { return host_.get(); }
+  absl::StatusOr<Tensor> CopyToHost(const Tensor& t) override {
+    ++to_host;
+    return Copy(t, host_.get());
+  }
+  absl::StatusOr<Tensor> CopyFromHost(const Tensor& t) override {
+    ++from_host;
+    return Copy(t, device_.get());
+  }
+  absl::Status Sync() override {
+    ++syncs;
+    return absl::OkStatus();
+  }
+
+  std::atomic<int> to_host{0};
+  std::atomic<int> from_host{0};
+  std::atomic<int> syncs{0};
+
+ private:
+  static absl::StatusOr<Tensor> Copy(const Tensor& t, Allocator* a) {
+    ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(a, t.dtype(), t.shape()));
+    std::memcpy(out.raw_data(), t.raw_data(), t.TotalBytes());
+    return out;
+  }
+  std::shared_ptr<FakeDeviceAllocator> device_ = std::make_shared<FakeDeviceAllocator>();
+  std::shared_ptr<CpuAllocator> host_ = std::make_shared<CpuAllocator>("fake_pinned");
+  ThreadPool pool_{"accel", 1};
+};
+
+// Checks where its input is, then writes in + 1 to its output.
+absl::Status IncChecking(OpKernelContext* ctx, bool input_on_device, bool output_on_device) {
+  if (ctx->input(0).on_device() != input_on_device) {
+    return absl::InternalError(absl::StrCat(ctx->node().name(), ": input in the wrong memory"));
+  }
+  ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, ctx->input(0).shape()));
+  if (out->on_device() != output_on_device) {
+    return absl::InternalError(absl::StrCat(ctx->node().name(), ": output in the wrong memory"));
+  }
+  for (int64_t i = 0; i < out->NumElements(); ++i) {
+    out->flat<float>()[i] = ctx->input(0).flat<float>()[i] + 1;
+  }
+  return absl::OkStatus();
+}
+
+class DeviceIncOp : public OpKernel {  // device in, device out
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override { return IncChecking(ctx, true, true); }
+};
+class HostIncOp : public OpKernel {  // HostMemory in and out
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override { return IncChecking(ctx, false, false); }
+};
+
+class DeviceMemoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(RegisterFrameOps(&ops_).ok());
+    for (const char* op : {"DevInc", "HostInc"}) {
+      ASSERT_TRUE(ops_.Register(OpDefBuilder(op).Input("x: float").Output("y: float")).ok());
+    }
+    kernels_.Register<DeviceIncOp>(KernelDef("DevInc", kAccel));
+    kernels_.Register<HostIncOp>(
+        KernelDef("HostInc", kAccel).HostMemory("x").HostMemory("y"));
+    // _Arg / _Retval: host memory on the accelerator, as the GPU registers them.
+    RegisterFrameKernels(&kernels_);
+    for (const char* op : {kArgOp, kRetvalOp}) {
+      kernels_.RegisterHostKernels(op, kAccel, [](const KernelDef&) { return true; });
+    }
+  }
+
+  absl::StatusOr<float> Run(const std::vector<std::string>& chain) {
+    auto g = std::make_unique<Graph>(&ops_);
+    Scope s = Scope::NewRootScope(g.get());
+    Output x = s.Op(kArgOp).Attr("T", DT_FLOAT).Attr("index", int64_t{0}).Finalize1();
+    for (const std::string& op : chain) x = s.Op(op).Input(x).Finalize1();
+    s.Op(kRetvalOp).Input(x).Attr("index", int64_t{0}).Finalize();
+    RETURN_IF_ERROR(s.status());
+    ASSIGN_OR_RETURN(std::unique_ptr<Executor> ex,
+                     Executor::Create(std::move(g), &device_, kernels_));
+    CallFrame frame;
+    frame.args = {Tensor::FromVector<float>({1, 2})};
+    frame.retvals.resize(1);
+    RETURN_IF_ERROR(ex->Run({.step_id = 1, .call_frame = &frame}));
+    if (frame.retvals[0].on_device()) return absl::InternalError("fetched a device tensor");
+    return frame.retvals[0].flat<float>()[1];
+  }
+
+  OpRegistry ops_;
+  KernelRegistry kernels_;
+  FakeAccelerator device_;
+};
+
+TEST_F(DeviceMemoryTest, InputsMoveOnlyWhereTheKindsDiffer) {
+  // host arg -> Dev -> Dev -> Host -> Host -> Dev -> host retval
+  absl::StatusOr<float> r = Run({"DevInc", "DevInc", "HostInc", "HostInc", "DevInc"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, 2 + 5);
+  EXPECT_EQ(device_.from_host.load(), 2);  // arg -> DevInc, HostInc -> DevInc
+  EXPECT_EQ(device_.to_host.load(), 2);    // DevInc -> HostInc, DevInc -> retval
+  EXPECT_EQ(device_.syncs.load(), 1);
+}
+
+TEST_F(DeviceMemoryTest, AllHostChainCopiesNothing) {
+  absl::StatusOr<float> r = Run({"HostInc", "HostInc"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, 4);
+  EXPECT_EQ(device_.from_host.load() + device_.to_host.load(), 0);
+}
+
+TEST_F(DeviceMemoryTest, HostMemoryArgsMapArgNamesToIndices) {
+  ASSERT_TRUE(ops_.Register(OpDefBuilder("Mixed")
+                                .Input("a: float")
+                                .Input("shape: N * int32")
+                                .Input("b: float")
+                                .Attr("N: int")
+                                .Output("y: float")
+                                .Output("s: int32"))
+                  .ok());
+  auto g = std::make_unique<Graph>(&ops_);
+  Scope s = Scope::NewRootScope(g.get());
+  Output f = s.Op(kArgOp).Attr("T", DT_FLOAT).Attr("index", int64_t{0}).Finalize1();
+  Output i = s.Op(kArgOp).Attr("T", DT_INT32).Attr("index", int64_t{1}).Finalize1();
+  Output m = s.Op("Mixed").Input(f).InputList(std::vector<Output>{i, i}).Input(f).Attr("N", int64_t{2}).Finalize1();
+  ASSERT_TRUE(s.ok()) << s.status();
+  KernelDef def = KernelDef("Mixed", kAccel).HostMemory("shape").HostMemory("s");
+  ArgMemoryTypes types = HostMemoryArgs(def, *m.node);
+  EXPECT_EQ(types.input_on_host, (std::vector<uint8_t>{0, 1, 1, 0}));
+  EXPECT_EQ(types.output_on_host, (std::vector<uint8_t>{0, 1}));
+  KernelDef all = KernelDef("Mixed", kAccel).AllHostMemory();
+  EXPECT_EQ(HostMemoryArgs(all, *m.node).input_on_host, (std::vector<uint8_t>{1, 1, 1, 1}));
+}
+
+}  // namespace
+}  // namespace sluice

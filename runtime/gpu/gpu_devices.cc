@@ -1,0 +1,78 @@
+#include "runtime/gpu/gpu_devices.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "runtime/gpu/gpu_device.h"
+
+namespace sluice {
+
+int VisibleGpuCount(std::string* why_none) {
+  int count = 0;
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();  // leave no error for the next CUDA call to report
+    if (why_none != nullptr) {
+      *why_none = absl::StrCat("cudaGetDeviceCount: ", cudaGetErrorName(code), " (",
+                               cudaGetErrorString(code), ")");
+    }
+    return 0;
+  }
+  if (count <= 0) {
+    if (why_none != nullptr) *why_none = "CUDA sees no device";
+    return 0;
+  }
+  return count;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
+    const LocalDevicesOptions& options) {
+  if (options.max_gpus < -1 || options.gpu_memory_limit < 0) {
+    return absl::InvalidArgumentError(
+        "local device options: max_gpus must be >= -1 and gpu_memory_limit >= 0");
+  }
+  std::vector<std::unique_ptr<Device>> devices;
+  int count = VisibleGpuCount();
+  if (options.max_gpus >= 0) count = std::min(count, options.max_gpus);
+  for (int k = 0; k < count; ++k) {
+    GpuDeviceOptions o;
+    o.name = absl::StrCat(options.name_prefix, "/device:GPU:", k);
+    o.ordinal = k;
+    o.memory_limit = options.gpu_memory_limit;
+    o.memory_fraction = options.gpu_memory_fraction;
+    o.poison_allocations = options.gpu_poison_allocations;
+    ASSIGN_OR_RETURN(std::unique_ptr<GpuDevice> gpu, GpuDevice::Create(o));
+    devices.push_back(std::move(gpu));
+  }
+  // Peer access makes copies between two GPUs direct. Without it (or when
+  // enabling fails, e.g. past the driver's peer limit) cudaMemcpyPeerAsync
+  // still works, staged through host memory, so failures are not errors.
+  for (int a = 0; a < count; ++a) {
+    for (int b = 0; b < count; ++b) {
+      if (a == b) continue;
+      int can = 0;
+      if (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        continue;
+      }
+      if (can == 0 || cudaSetDevice(a) != cudaSuccess) {
+        (void)cudaGetLastError();
+        continue;
+      }
+      const cudaError_t code = cudaDeviceEnablePeerAccess(b, 0);
+      if (code != cudaSuccess) (void)cudaGetLastError();  // incl. already enabled
+    }
+  }
+  return devices;
+}
+
+void RegisterGpuDevices() {
+  static std::once_flag once;
+  std::call_once(once, [] { RegisterDeviceFactory(kDeviceTypeGpu, CreateGpuDevices); });
+}
+
+}  // namespace sluice

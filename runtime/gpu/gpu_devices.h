@@ -1,0 +1,40 @@
+// The GPU backend's entry points: how many GPUs CUDA sees, and the factory
+// that makes one GpuDevice per visible GPU for CreateLocalDevices.
+//
+//   RegisterGpuDevices();    // once, at start-up (ops/builtins does it)
+//   ASSIGN_OR_RETURN(auto devices, CreateLocalDevices(options));  // CPUs, then GPU:0..
+//
+//   std::string why;
+//   if (VisibleGpuCount(&why) == 0) std::cout << "no GPU: " << why << "\n";
+//
+// No GPU is not an error: on a machine without a driver or device CUDA
+// reports an error, and the backend simply makes no devices. Built without
+// CUDA, VisibleGpuCount is 0 ("built without CUDA") and RegisterGpuDevices
+// registers nothing. Thread-safe.
+#ifndef SLUICE_RUNTIME_GPU_GPU_DEVICES_H_
+#define SLUICE_RUNTIME_GPU_GPU_DEVICES_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/device.h"
+#include "runtime/local_devices.h"
+
+namespace sluice {
+
+// GPUs CUDA can use; 0 on any CUDA error, with the reason in *why_none.
+int VisibleGpuCount(std::string* why_none = nullptr);
+
+// GPU:0..GPU:k-1 under options.name_prefix, k = min(visible, max_gpus).
+// Peer access is enabled between every pair that supports it.
+absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
+    const LocalDevicesOptions& options);
+
+// Registers CreateGpuDevices as the "GPU" device factory. Idempotent.
+void RegisterGpuDevices();
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_GPU_GPU_DEVICES_H_

@@ -1,0 +1,405 @@
+// GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu,
+// softmax, cross-entropy, bias), MatMul (float32, TF32 and bfloat16 through
+// the node attr _gpu_precision, half and bfloat16 operands) and the array
+// kernels (Transpose, Tile, ConcatV2, Slice, GatherV2, Fill, ZerosLike,
+// OnesLike, Reshape, ExpandDims, Squeeze, Identity). Skipped without a GPU.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "sluice.h"
+#include "tests/gpu/gpu_compare.h"
+
+namespace sluice::gpu_test {
+namespace {
+
+class GpuNnTest : public GpuTest {};
+class GpuMatMulTest : public GpuTest {};
+class GpuArrayTest : public GpuTest {};
+
+Output IntVector(const Scope& s, const std::vector<int32_t>& v) {
+  return ops::Const<int32_t>(Unplaced(s), v, TensorShape({static_cast<int64_t>(v.size())}));
+}
+
+TEST_F(GpuNnTest, ReluAndReluGrad) {
+  for (const TensorShape& shape :
+       {TensorShape({7}), TensorShape({256, 1024}), TensorShape({3, 5, 7}), TensorShape({0, 4})}) {
+    Tensor x = RandomTensor(rng(), DT_FLOAT, shape, -1, 1);
+    Tensor g = RandomTensor(rng(), DT_FLOAT, shape, -1, 1);
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("Relu ", shape.DebugString()),
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::Relu(s.WithOpName("op"), in[0])};
+                               },
+                               .inputs = {x},
+                               .bound = 0}));
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("ReluGrad ", shape.DebugString()),
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::ReluGrad(s.WithOpName("op"), in[0], in[1])};
+                               },
+                               .inputs = {g, x},
+                               .bound = 0}));
+  }
+}
+
+std::vector<TensorShape> SoftmaxShapes() {
+  return {TensorShape({64, 10}), TensorShape({7, 1000}), TensorShape({3, 1}),
+          TensorShape({256, 33}), TensorShape({2, 3, 17}), TensorShape({1, 5000})};
+}
+
+TEST_F(GpuNnTest, SoftmaxAndLogSoftmax) {
+  for (const TensorShape& shape : SoftmaxShapes()) {
+    Tensor logits = RandomTensor(rng(), DT_FLOAT, shape, -10, 10);
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("Softmax ", shape.DebugString()),
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::Softmax(s.WithOpName("op"), in[0])};
+                               },
+                               .inputs = {logits},
+                               .bound = 1e-5}));
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("LogSoftmax ", shape.DebugString()),
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::LogSoftmax(s.WithOpName("op"), in[0])};
+                               },
+                               .inputs = {logits},
+                               .bound = 1e-5}));
+  }
+  // Large logits: the max is subtracted first on both.
+  Tensor big = RandomTensor(rng(), DT_FLOAT, TensorShape({16, 100}), 500, 1000);
+  EXPECT_TRUE(GpuMatchesCpu({.label = "Softmax of large logits",
+                             .build = [](const Scope& s, const Inputs& in) {
+                               return Outputs{ops::Softmax(s.WithOpName("op"), in[0])};
+                             },
+                             .inputs = {big},
+                             .bound = 1e-5}));
+}
+
+// Rows of random probabilities.
+Tensor RandomDistributions(std::mt19937& rng, int64_t batch, int64_t classes) {
+  Tensor p = RandomTensor(rng, DT_FLOAT, TensorShape({batch, classes}), 0.01, 1);
+  float* d = p.data<float>();
+  for (int64_t b = 0; b < batch; ++b) {
+    float sum = 0;
+    for (int64_t c = 0; c < classes; ++c) sum += d[b * classes + c];
+    for (int64_t c = 0; c < classes; ++c) d[b * classes + c] /= sum;
+  }
+  return p;
+}
+
+TEST_F(GpuNnTest, SoftmaxCrossEntropyWithLogits) {
+  for (const auto& [batch, classes] : std::vector<std::pair<int64_t, int64_t>>{
+           {64, 10}, {256, 10}, {7, 1000}, {1, 3}, {33, 129}}) {
+    Tensor logits = RandomTensor(rng(), DT_FLOAT, TensorShape({batch, classes}), -5, 5);
+    Tensor labels = RandomDistributions(rng(), batch, classes);
+    EXPECT_TRUE(GpuMatchesCpu(
+        {.label = absl::StrCat("SoftmaxCrossEntropyWithLogits ", batch, "x", classes),
+         .build = [](const Scope& s, const Inputs& in) {
+           return ops::SoftmaxCrossEntropyWithLogits(s.WithOpName("op"), in[0], in[1]);
+         },
+         .inputs = {logits, labels},
+         .bound = 1e-5}));
+  }
+}
+
+TEST_F(GpuNnTest, SparseSoftmaxCrossEntropyWithLogits) {
+  for (DataType label_type : {DT_INT32, DT_INT64}) {
+    for (const auto& [batch, classes] : std::vector<std::pair<int64_t, int64_t>>{
+             {64, 10}, {256, 10}, {7, 1000}, {1, 3}, {33, 129}}) {
+      Tensor logits = RandomTensor(rng(), DT_FLOAT, TensorShape({batch, classes}), -5, 5);
+      Tensor labels = RandomTensor(rng(), label_type, TensorShape({batch}), 0, classes);
+      EXPECT_TRUE(GpuMatchesCpu(
+          {.label = absl::StrCat("SparseSoftmaxCrossEntropyWithLogits ", batch, "x", classes, " ",
+                                 DataTypeName(label_type)),
+           .build = [](const Scope& s, const Inputs& in) {
+             return ops::SparseSoftmaxCrossEntropyWithLogits(s.WithOpName("op"), in[0], in[1]);
+           },
+           .inputs = {logits, labels},
+           .bound = 1e-5}));
+    }
+  }
+}
+
+TEST_F(GpuNnTest, BiasAddAndBiasAddGrad) {
+  struct Case {
+    TensorShape value;
+    int64_t channels;
+    std::string format;
+  };
+  for (const Case& c : std::vector<Case>{{TensorShape({64, 100}), 100, "NHWC"},
+                                         {TensorShape({256, 1024}), 1024, "NHWC"},
+                                         {TensorShape({2, 3, 4, 5}), 5, "NHWC"},
+                                         {TensorShape({2, 5, 3, 4}), 5, "NCHW"},
+                                         {TensorShape({3, 7}), 7, "NCHW"},
+                                         {TensorShape({1000, 3}), 3, "NHWC"}}) {
+    Tensor value = RandomTensor(rng(), DT_FLOAT, c.value, -1, 1);
+    Tensor bias = RandomTensor(rng(), DT_FLOAT, TensorShape({c.channels}), -1, 1);
+    const std::string label = absl::StrCat(c.value.DebugString(), " ", c.format);
+    EXPECT_TRUE(GpuMatchesCpu({.label = "BiasAdd " + label,
+                               .build = [f = c.format](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::BiasAdd(s.WithOpName("op"), in[0], in[1],
+                                                             {.data_format = f})};
+                               },
+                               .inputs = {value, bias},
+                               .bound = 1e-6}));
+    const int64_t len = c.value.num_elements() / c.channels;
+    EXPECT_TRUE(GpuMatchesCpu({.label = "BiasAddGrad " + label,
+                               .build = [f = c.format](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::BiasAddGrad(s.WithOpName("op"), in[0],
+                                                                 {.data_format = f})};
+                               },
+                               .inputs = {value},
+                               .bound = len <= 64 ? 1e-5 : 1e-4}));
+  }
+}
+
+// MatMul with transposes and an optional `_gpu_precision` attr.
+BuildFn MatMulBuild(bool ta, bool tb, const std::string& precision) {
+  return [ta, tb, precision](const Scope& s, const Inputs& in) {
+    OpBuilder b = s.WithOpName("op").Op("MatMul");
+    b.Input(in[0]).Input(in[1]).Attr("transpose_a", ta).Attr("transpose_b", tb);
+    if (!precision.empty()) b.Attr("_gpu_precision", precision);
+    return Outputs{b.Finalize1()};
+  };
+}
+
+struct MatMulSize {
+  int64_t m, k, n;
+};
+
+std::vector<MatMulSize> MatMulSizes() {
+  return {{1, 1, 1}, {3, 5, 7}, {64, 784, 256}, {129, 257, 65}, {256, 1024, 10}, {1, 300, 1}};
+}
+
+TensorShape Operand(int64_t rows, int64_t cols, bool transposed) {
+  return transposed ? TensorShape({cols, rows}) : TensorShape({rows, cols});
+}
+
+// The relative error of a dot product grows slowly with k; float32 stays far
+// below these.
+void CheckMatMuls(std::mt19937& rng, const std::string& precision, DataType dtype,
+                  double bound) {
+  for (const MatMulSize& z : MatMulSizes()) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        Tensor a = RandomTensor(rng, dtype, Operand(z.m, z.k, ta), -1, 1);
+        Tensor b = RandomTensor(rng, dtype, Operand(z.k, z.n, tb), -1, 1);
+        KernelCase c{.label = absl::StrCat("MatMul ", DataTypeName(dtype), " ",
+                                           precision.empty() ? "" : precision + " ", z.m, "x",
+                                           z.k, "x", z.n, " ta=", ta, " tb=", tb),
+                     .build = MatMulBuild(ta, tb, ""),
+                     .inputs = {ConvertTo(a, DT_FLOAT), ConvertTo(b, DT_FLOAT)},
+                     .bound = bound,
+                     .gpu_build = MatMulBuild(ta, tb, precision),
+                     .gpu_inputs = {a, b}};
+        EXPECT_TRUE(GpuMatchesCpu(c));
+      }
+    }
+  }
+}
+
+TEST_F(GpuMatMulTest, Float32) { CheckMatMuls(rng(), "", DT_FLOAT, 1e-4); }
+TEST_F(GpuMatMulTest, Float32Explicit) { CheckMatMuls(rng(), "fp32", DT_FLOAT, 1e-4); }
+TEST_F(GpuMatMulTest, TF32) { CheckMatMuls(rng(), "tf32", DT_FLOAT, 1e-3); }
+TEST_F(GpuMatMulTest, BF16Precision) { CheckMatMuls(rng(), "bf16", DT_FLOAT, 1e-2); }
+TEST_F(GpuMatMulTest, HalfOperands) { CheckMatMuls(rng(), "", DT_HALF, 1e-3); }
+TEST_F(GpuMatMulTest, Bfloat16Operands) { CheckMatMuls(rng(), "", DT_BFLOAT16, 1e-2); }
+
+TEST_F(GpuMatMulTest, InvalidPrecisionAttrIsAnError) {
+  if (DryRunOnCpu()) GTEST_SKIP() << "the CPU MatMul ignores _gpu_precision";
+  Tensor a = RandomTensor(rng(), DT_FLOAT, TensorShape({4, 4}), -1, 1);
+  absl::StatusOr<DeviceRun> r = RunOn(kGpu0, MatMulBuild(false, false, "fp8"), {a, a}, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_NE(std::string(r.status().message()).find("op"), std::string::npos) << r.status();
+}
+
+TEST_F(GpuArrayTest, Transpose) {
+  struct Case {
+    TensorShape shape;
+    std::vector<int32_t> perm;
+  };
+  std::vector<Case> cases = {{TensorShape({3, 4}), {1, 0}},
+                             {TensorShape({512, 1000}), {1, 0}},
+                             {TensorShape({2, 3, 4, 5}), {3, 1, 0, 2}},
+                             {TensorShape({7, 1, 9}), {2, 1, 0}},
+                             {TensorShape({5}), {0}},
+                             {TensorShape({0, 3}), {1, 0}}};
+  for (const std::vector<int32_t>& perm : std::vector<std::vector<int32_t>>{
+           {0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}) {
+    cases.push_back({TensorShape({6, 7, 33}), perm});
+  }
+  for (const Case& c : cases) {
+    Tensor x = RandomTensor(rng(), DT_FLOAT, c.shape, -1, 1);
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("Transpose ", c.shape.DebugString(), " {",
+                                                     absl::StrJoin(c.perm, ","), "}"),
+                               .build = [perm = c.perm](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::Transpose(s.WithOpName("op"), in[0],
+                                                               IntVector(s, perm))};
+                               },
+                               .inputs = {x},
+                               .bound = 0}));
+  }
+}
+
+TEST_F(GpuArrayTest, Tile) {
+  struct Case {
+    TensorShape shape;
+    std::vector<int32_t> multiples;
+  };
+  for (const Case& c : std::vector<Case>{{TensorShape({2, 3}), {2, 3}},
+                                         {TensorShape({3, 1, 2}), {1, 4, 2}},
+                                         {TensorShape({5}), {1}},
+                                         {TensorShape({1, 1024}), {256, 1}},
+                                         {TensorShape({4, 5}), {0, 2}}}) {
+    Tensor x = RandomTensor(rng(), DT_FLOAT, c.shape, -1, 1);
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("Tile ", c.shape.DebugString(), " {",
+                                                     absl::StrJoin(c.multiples, ","), "}"),
+                               .build = [m = c.multiples](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::Tile(s.WithOpName("op"), in[0],
+                                                          IntVector(s, m))};
+                               },
+                               .inputs = {x},
+                               .bound = 0}));
+  }
+}
+
+TEST_F(GpuArrayTest, ConcatV2) {
+  struct Case {
+    std::vector<TensorShape> shapes;
+    int32_t axis;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{TensorShape({2, 3}), TensorShape({4, 3})}, 0},
+           {{TensorShape({2, 3}), TensorShape({2, 5}), TensorShape({2, 1})}, 1},
+           {{TensorShape({2, 3, 4}), TensorShape({2, 3, 7})}, -1},
+           {{TensorShape({3, 2, 4}), TensorShape({3, 5, 4}), TensorShape({3, 0, 4})}, 1},
+           {{TensorShape({256, 1024}), TensorShape({256, 1024})}, 1},
+           {{TensorShape({7}), TensorShape({0})}, 0}}) {
+    std::vector<Tensor> xs;
+    std::string shapes;
+    for (const TensorShape& shape : c.shapes) {
+      xs.push_back(RandomTensor(rng(), DT_FLOAT, shape, -1, 1));
+      absl::StrAppend(&shapes, shape.DebugString(), " ");
+    }
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("ConcatV2 ", shapes, "axis ", c.axis),
+                               .build = [axis = c.axis](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::ConcatV2(s.WithOpName("op"), in,
+                                                              ops::Const(Unplaced(s), axis))};
+                               },
+                               .inputs = xs,
+                               .bound = 0}));
+  }
+}
+
+TEST_F(GpuArrayTest, Slice) {
+  struct Case {
+    TensorShape shape;
+    std::vector<int32_t> begin, size;
+  };
+  for (const Case& c : std::vector<Case>{{TensorShape({5, 7, 9}), {1, 2, 3}, {2, -1, 4}},
+                                         {TensorShape({5, 7, 9}), {0, 0, 0}, {5, 7, 9}},
+                                         {TensorShape({100}), {17}, {50}},
+                                         {TensorShape({256, 1024}), {3, 100}, {200, 900}},
+                                         {TensorShape({4, 4}), {2, 2}, {0, 2}}}) {
+    Tensor x = RandomTensor(rng(), DT_FLOAT, c.shape, -1, 1);
+    EXPECT_TRUE(GpuMatchesCpu(
+        {.label = absl::StrCat("Slice ", c.shape.DebugString(), " begin {",
+                               absl::StrJoin(c.begin, ","), "} size {", absl::StrJoin(c.size, ","),
+                               "}"),
+         .build = [b = c.begin, z = c.size](const Scope& s, const Inputs& in) {
+           return Outputs{ops::Slice(s.WithOpName("op"), in[0], IntVector(s, b), IntVector(s, z))};
+         },
+         .inputs = {x},
+         .bound = 0}));
+  }
+}
+
+TEST_F(GpuArrayTest, GatherV2) {
+  struct Case {
+    TensorShape params, indices;
+    int32_t axis;
+    DataType index_type;
+  };
+  for (const Case& c : std::vector<Case>{{TensorShape({10, 4}), TensorShape({6}), 0, DT_INT32},
+                                         {TensorShape({3, 10, 4}), TensorShape({2, 3}), 1, DT_INT64},
+                                         {TensorShape({1000, 64}), TensorShape({256}), 0, DT_INT32},
+                                         {TensorShape({5, 6}), TensorShape({}), 1, DT_INT32},
+                                         {TensorShape({8, 3}), TensorShape({0}), 0, DT_INT64}}) {
+    Tensor params = RandomTensor(rng(), DT_FLOAT, c.params, -1, 1);
+    Tensor indices = RandomTensor(rng(), c.index_type, c.indices, 0, c.params.dim(c.axis));
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("GatherV2 ", c.params.DebugString(), " ",
+                                                     c.indices.DebugString(), " axis ", c.axis),
+                               .build = [axis = c.axis](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::GatherV2(s.WithOpName("op"), in[0], in[1],
+                                                              ops::Const(Unplaced(s), axis))};
+                               },
+                               .inputs = {params, indices},
+                               .bound = 0}));
+  }
+}
+
+TEST_F(GpuArrayTest, FillZerosLikeOnesLike) {
+  Tensor value = RandomTensor(rng(), DT_FLOAT, TensorShape({}), -5, 5);
+  for (const std::vector<int32_t>& dims :
+       std::vector<std::vector<int32_t>>{{3, 4}, {1 << 20}, {2, 0, 3}, {}}) {
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("Fill {", absl::StrJoin(dims, ","), "}"),
+                               .build = [dims](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::Fill(s.WithOpName("op"), IntVector(s, dims),
+                                                          in[0])};
+                               },
+                               .inputs = {value},
+                               .bound = 0}));
+  }
+  for (DataType t : {DT_FLOAT, DT_INT32}) {
+    Tensor x = RandomTensor(rng(), t, TensorShape({37, 29}), -5, 5);
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("ZerosLike ", DataTypeName(t)),
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::ZerosLike(s.WithOpName("op"), in[0])};
+                               },
+                               .inputs = {x},
+                               .bound = 0}));
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("OnesLike ", DataTypeName(t)),
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::OnesLike(s.WithOpName("op"), in[0])};
+                               },
+                               .inputs = {x},
+                               .bound = 0}));
+  }
+}
+
+TEST_F(GpuArrayTest, ReshapeExpandDimsSqueezeIdentity) {
+  Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({6, 1, 20}), -1, 1);
+  EXPECT_TRUE(GpuMatchesCpu({.label = "Reshape",
+                             .build = [](const Scope& s, const Inputs& in) {
+                               return Outputs{ops::Reshape(s.WithOpName("op"), in[0],
+                                                           IntVector(s, {-1, 8, 5}))};
+                             },
+                             .inputs = {x},
+                             .bound = 0}));
+  EXPECT_TRUE(GpuMatchesCpu({.label = "ExpandDims",
+                             .build = [](const Scope& s, const Inputs& in) {
+                               return Outputs{ops::ExpandDims(s.WithOpName("op"), in[0],
+                                                              ops::Const(Unplaced(s), int32_t{-1}))};
+                             },
+                             .inputs = {x},
+                             .bound = 0}));
+  EXPECT_TRUE(GpuMatchesCpu({.label = "Squeeze",
+                             .build = [](const Scope& s, const Inputs& in) {
+                               return Outputs{ops::Squeeze(s.WithOpName("op"), in[0])};
+                             },
+                             .inputs = {x},
+                             .bound = 0}));
+  for (DataType t : {DT_FLOAT, DT_HALF, DT_INT32, DT_INT64, DT_BOOL}) {
+    Tensor y = RandomTensor(rng(), t, TensorShape({33, 17}), -100, 100);
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("Identity ", DataTypeName(t)),
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::Identity(s.WithOpName("op"), in[0])};
+                               },
+                               .inputs = {y},
+                               .bound = 0}));
+  }
+}
+
+}  // namespace
+}  // namespace sluice::gpu_test

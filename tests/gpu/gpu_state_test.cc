@@ -1,0 +1,426 @@
+// GPU tests of stateful and random kernels, and of whole graphs: the apply
+// ops and AssignAdd/AssignSub against the CPU after three steps; random ops
+// by their moments (against the CPU and against theory); the MLP of
+// examples/mlp_model.h trained on the GPU and on the CPU from the same
+// weights; Send/Recv between CPU:0 and GPU:0 (and GPU:0 and GPU:1); and
+// placement without a GPU, the one test here that runs everywhere.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "examples/mlp_model.h"
+#include "gtest/gtest.h"
+#include "runtime/gpu/gpu_devices.h"
+#include "sluice.h"
+#include "tests/gpu/gpu_compare.h"
+
+namespace sluice::gpu_test {
+namespace {
+
+class GpuTrainingTest : public GpuTest {};
+class GpuRandomTest : public GpuTest {};
+class GpuGraphTest : public GpuTest {};
+
+enum class Update { kSgd, kMomentum, kNesterov, kAdam, kAdamNesterov, kAssignAdd, kAssignSub };
+
+const char* UpdateName(Update u) {
+  switch (u) {
+    case Update::kSgd: return "ApplyGradientDescent";
+    case Update::kMomentum: return "ApplyMomentum";
+    case Update::kNesterov: return "ApplyMomentum(nesterov)";
+    case Update::kAdam: return "ApplyAdam";
+    case Update::kAdamNesterov: return "ApplyAdam(nesterov)";
+    case Update::kAssignAdd: return "AssignAdd";
+    case Update::kAssignSub: return "AssignSub";
+  }
+  return "?";
+}
+
+int NumVariables(Update u) {
+  switch (u) {
+    case Update::kMomentum:
+    case Update::kNesterov: return 2;
+    case Update::kAdam:
+    case Update::kAdamNesterov: return 3;
+    default: return 1;
+  }
+}
+
+// Variables (var and its slots) on `device`, initialized from `init`, then
+// one update per tensor of `grads`; returns every variable's final value.
+absl::StatusOr<std::vector<Tensor>> RunUpdates(const char* device, int max_gpus, Update u,
+                                               const std::vector<Tensor>& init,
+                                               const std::vector<Tensor>& grads) {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope d = root.WithDevice(device);
+  Scope c = Unplaced(d);
+  std::vector<Output> vars, init_values;
+  std::vector<Node*> assigns;
+  for (int i = 0; i < NumVariables(u); ++i) {
+    const std::string name = i == 0 ? "var" : absl::StrCat("slot", i);
+    vars.push_back(ops::Variable(d.WithOpName(name), init[i].shape(), DT_FLOAT));
+    init_values.push_back(ops::Placeholder(d.WithOpName(name + "_init"), DT_FLOAT));
+    assigns.push_back(ops::Assign(d.WithOpName(name + "_assign"), vars[i], init_values[i]).node);
+  }
+  Output grad = ops::Placeholder(d.WithOpName("grad"), DT_FLOAT);
+  Output lr = ops::Const(c, 0.05f);
+  Scope a = d.WithOpName("update");
+  Output update;
+  switch (u) {
+    case Update::kSgd: update = ops::ApplyGradientDescent(a, vars[0], lr, grad); break;
+    case Update::kMomentum:
+    case Update::kNesterov:
+      update = ops::ApplyMomentum(a, vars[0], vars[1], lr, grad, ops::Const(c, 0.9f),
+                                  {.use_nesterov = u == Update::kNesterov});
+      break;
+    case Update::kAdam:
+    case Update::kAdamNesterov:
+      update = ops::ApplyAdam(a, vars[0], vars[1], vars[2], ops::Const(c, 0.9f * 0.9f),
+                              ops::Const(c, 0.999f * 0.999f), lr, ops::Const(c, 0.9f),
+                              ops::Const(c, 0.999f), ops::Const(c, 1e-7f), grad,
+                              {.use_nesterov = u == Update::kAdamNesterov});
+      break;
+    case Update::kAssignAdd: update = ops::AssignAdd(a, vars[0], grad); break;
+    case Update::kAssignSub: update = ops::AssignSub(a, vars[0], grad); break;
+  }
+  std::vector<Output> reads;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    reads.push_back(ops::Identity(d.WithOpName(absl::StrCat("read", i)), vars[i]));
+  }
+  RETURN_IF_ERROR(root.status());
+  ASSIGN_OR_RETURN(std::unique_ptr<TestSession> session,
+                   TestSession::Create(root, TestSessionOptions(max_gpus)));
+  std::vector<std::pair<Output, Tensor>> feeds;
+  for (size_t i = 0; i < vars.size(); ++i) feeds.push_back({init_values[i], init[i]});
+  RETURN_IF_ERROR(session->Run(feeds, {}, assigns).status());
+  for (const Tensor& g : grads) {
+    RETURN_IF_ERROR(session->Run({{grad, g}}, {}, {update.node}).status());
+  }
+  ASSIGN_OR_RETURN(std::vector<Tensor> values, session->Run({}, reads, {}));
+  ::testing::AssertionResult placed = session->PlacedOn("update", device);
+  if (!placed) return absl::FailedPreconditionError(placed.message());
+  return values;
+}
+
+TEST_F(GpuTrainingTest, ApplyOpsAndAssignUpdatesMatchCpuAfterThreeSteps) {
+  for (Update u : {Update::kSgd, Update::kMomentum, Update::kNesterov, Update::kAdam,
+                   Update::kAdamNesterov, Update::kAssignAdd, Update::kAssignSub}) {
+    for (const TensorShape& shape : {TensorShape({1000}), TensorShape({257, 129})}) {
+      std::vector<Tensor> init = {RandomTensor(rng(), DT_FLOAT, shape, -1, 1)};
+      if (NumVariables(u) >= 2) init.push_back(RandomTensor(rng(), DT_FLOAT, shape, -0.1, 0.1));
+      if (NumVariables(u) >= 3) init.push_back(RandomTensor(rng(), DT_FLOAT, shape, 0, 0.01));
+      std::vector<Tensor> grads;
+      for (int step = 0; step < 3; ++step) {
+        grads.push_back(RandomTensor(rng(), DT_FLOAT, shape, -1, 1));
+      }
+      const std::string label = absl::StrCat(UpdateName(u), " ", shape.DebugString());
+      absl::StatusOr<std::vector<Tensor>> cpu = RunUpdates(kCpu0, 0, u, init, grads);
+      ASSERT_TRUE(cpu.ok()) << label << " on the CPU: " << cpu.status();
+      absl::StatusOr<std::vector<Tensor>> gpu = RunUpdates(kGpu0, 1, u, init, grads);
+      ASSERT_TRUE(gpu.ok()) << label << " on the GPU: " << gpu.status();
+      for (size_t i = 0; i < cpu->size(); ++i) {
+        EXPECT_TRUE(Close((*gpu)[i], (*cpu)[i], 1e-5)) << label << ", variable " << i;
+      }
+    }
+  }
+}
+
+// ---- Random ops ------------------------------------------------------------
+
+struct Moments {
+  double mean = 0, stddev = 0, min = 0, max = 0;
+};
+
+Moments MomentsOf(const Tensor& t) {
+  const std::vector<double> v = ToDoubles(t);
+  Moments m;
+  m.min = *std::min_element(v.begin(), v.end());
+  m.max = *std::max_element(v.begin(), v.end());
+  double sum = 0, sum2 = 0;
+  for (double x : v) sum += x;
+  m.mean = sum / v.size();
+  for (double x : v) sum2 += (x - m.mean) * (x - m.mean);
+  m.stddev = std::sqrt(sum2 / v.size());
+  return m;
+}
+
+// `runs` runs of one random op of n floats on `device`, in one session.
+absl::StatusOr<std::vector<Tensor>> RandomRuns(const char* device, int max_gpus,
+                                               const std::string& op, int64_t seed, int64_t seed2,
+                                               int runs, int64_t n) {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope d = root.WithDevice(device);
+  Output shape = ops::Const<int32_t>(Unplaced(d), {static_cast<int32_t>(n)}, TensorShape({1}));
+  Scope s = d.WithOpName("op");
+  const ops::RandomAttrs attrs{.seed = seed, .seed2 = seed2};
+  Output out;
+  if (op == "RandomUniform") {
+    out = ops::RandomUniform(s, shape, DT_FLOAT, attrs);
+  } else if (op == "RandomStandardNormal") {
+    out = ops::RandomStandardNormal(s, shape, DT_FLOAT, attrs);
+  } else if (op == "TruncatedNormal") {
+    out = ops::TruncatedNormal(s, shape, DT_FLOAT, attrs);
+  } else {
+    out = ops::RandomUniformInt(s, shape, ops::Const(Unplaced(d), int32_t{-3}),
+                                ops::Const(Unplaced(d), int32_t{7}), attrs);
+  }
+  RETURN_IF_ERROR(root.status());
+  ASSIGN_OR_RETURN(std::unique_ptr<TestSession> session,
+                   TestSession::Create(root, TestSessionOptions(max_gpus)));
+  std::vector<Tensor> results;
+  for (int i = 0; i < runs; ++i) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> r, session->Run({}, {out}, {}));
+    results.push_back(r[0]);
+  }
+  ::testing::AssertionResult placed = session->PlacedOn("op", device);
+  if (!placed) return absl::FailedPreconditionError(placed.message());
+  return results;
+}
+
+double FractionEqual(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = ToDoubles(a), y = ToDoubles(b);
+  int64_t same = 0;
+  for (size_t i = 0; i < x.size(); ++i) same += x[i] == y[i];
+  return static_cast<double>(same) / x.size();
+}
+
+TEST_F(GpuRandomTest, MomentsMatchTheoryAndCpu) {
+  constexpr int64_t kSamples = 1 << 20;
+  // Standard error of the mean and of the stddev is <= 1e-3 here; 5e-3 is
+  // five of them.
+  constexpr double kTol = 5e-3;
+  constexpr double kPi = 3.14159265358979323846;
+  struct Expect {
+    const char* op;
+    double mean, stddev, lo, hi;
+  };
+  // N(0,1) truncated at +-2: variance 1 - 2*2*phi(2) / (Phi(2) - Phi(-2)).
+  const double truncated_sd =
+      std::sqrt(1.0 - 4.0 * std::exp(-2.0) / std::sqrt(2.0 * kPi) / std::erf(2.0 / std::sqrt(2.0)));
+  for (const Expect& e : std::vector<Expect>{{"RandomUniform", 0.5, std::sqrt(1.0 / 12), 0, 1},
+                                             {"RandomStandardNormal", 0, 1, -1e9, 1e9},
+                                             {"TruncatedNormal", 0, truncated_sd, -2, 2}}) {
+    absl::StatusOr<std::vector<Tensor>> gpu = RandomRuns(kGpu0, 1, e.op, 0, 0, 2, kSamples);
+    ASSERT_TRUE(gpu.ok()) << e.op << " on the GPU: " << gpu.status();
+    absl::StatusOr<std::vector<Tensor>> cpu = RandomRuns(kCpu0, 0, e.op, 0, 0, 1, kSamples);
+    ASSERT_TRUE(cpu.ok()) << e.op << " on the CPU: " << cpu.status();
+    const Moments g = MomentsOf((*gpu)[0]), c = MomentsOf((*cpu)[0]);
+    EXPECT_NEAR(g.mean, e.mean, kTol) << e.op;
+    EXPECT_NEAR(g.stddev, e.stddev, kTol) << e.op;
+    EXPECT_NEAR(g.mean, c.mean, 1.5 * kTol) << e.op << " GPU vs CPU";
+    EXPECT_NEAR(g.stddev, c.stddev, 1.5 * kTol) << e.op << " GPU vs CPU";
+    EXPECT_GE(g.min, e.lo) << e.op;
+    if (std::string(e.op) == "RandomUniform") {
+      EXPECT_LT(g.max, e.hi) << e.op;
+    } else {
+      EXPECT_LE(g.max, e.hi) << e.op;
+    }
+    // NaN (an unwritten poisoned element) would poison the moments too.
+    EXPECT_FALSE(std::isnan(g.mean)) << e.op;
+    EXPECT_LT(FractionEqual((*gpu)[0], (*gpu)[1]), 0.01) << e.op << ": two runs gave the same values";
+  }
+}
+
+TEST_F(GpuRandomTest, SameSeedSameSequence) {
+  const int64_t seed = 1 + rng()() % 100000, seed2 = 7;
+  for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
+    absl::StatusOr<std::vector<Tensor>> a = RandomRuns(kGpu0, 1, op, seed, seed2, 2, 100000);
+    absl::StatusOr<std::vector<Tensor>> b = RandomRuns(kGpu0, 1, op, seed, seed2, 2, 100000);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_TRUE(Close((*b)[0], (*a)[0], 0)) << op << ": same seed, different first run";
+    EXPECT_TRUE(Close((*b)[1], (*a)[1], 0)) << op << ": same seed, different second run";
+    EXPECT_LT(FractionEqual((*a)[0], (*a)[1]), 0.01) << op << ": the second run repeated the first";
+    absl::StatusOr<std::vector<Tensor>> other =
+        RandomRuns(kGpu0, 1, op, seed + 1, seed2, 1, 100000);
+    ASSERT_TRUE(other.ok()) << other.status();
+    EXPECT_LT(FractionEqual((*other)[0], (*a)[0]), 0.01) << op << ": another seed, same values";
+  }
+}
+
+TEST_F(GpuRandomTest, RandomUniformInt) {
+  constexpr int64_t kSamples = 1 << 20;
+  absl::StatusOr<std::vector<Tensor>> gpu =
+      RandomRuns(kGpu0, 1, "RandomUniformInt", 0, 0, 1, kSamples);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const Tensor& t = (*gpu)[0];
+  ASSERT_EQ(t.dtype(), DT_INT32);
+  std::vector<int64_t> counts(10, 0);
+  for (int32_t v : t.flat<int32_t>()) {
+    ASSERT_GE(v, -3);
+    ASSERT_LT(v, 7);
+    ++counts[v + 3];
+  }
+  // Each value: expected 1/10 of the samples, standard error ~0.0003.
+  for (int64_t c : counts) EXPECT_NEAR(static_cast<double>(c) / kSamples, 0.1, 0.002);
+  EXPECT_NEAR(MomentsOf(t).mean, 1.5, 0.02);
+}
+
+// ---- Whole graphs ---------------------------------------------------------------
+
+// The tensors each initializer (Assign) of the graph writes, by name.
+std::vector<std::string> InitialValueNames(const Graph& g) {
+  std::vector<std::string> names;
+  for (Node* n : g.nodes()) {
+    if (n->op() != "Assign") continue;
+    const Edge* e = n->input_edge(1);
+    if (e != nullptr) names.push_back(absl::StrCat(e->src->name(), ":", e->src_output));
+  }
+  return names;
+}
+
+TEST_F(GpuGraphTest, MlpTrainsLikeOnTheCpu) {
+  MlpConfig config;
+  config.layers = {784, 256, 256, 10};
+  config.optimizer = "sgd";
+  config.learning_rate = 0.1;
+  absl::StatusOr<MlpModel> m = BuildMlp(config);
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
+      TestSession::Create(m->scope, TestSessionOptions(0));
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> gpu =
+      TestSession::Create(m->scope, TestSessionOptions(1));
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+
+  // The CPU draws the initial weights; the GPU gets the same ones fed.
+  const std::vector<std::string> names = InitialValueNames(*m->scope.graph());
+  ASSERT_FALSE(names.empty());
+  absl::StatusOr<std::vector<Tensor>> init = (*cpu)->Run({}, names, {"init"});
+  ASSERT_TRUE(init.ok()) << init.status();
+  std::vector<std::pair<std::string, Tensor>> init_feeds;
+  for (size_t i = 0; i < names.size(); ++i) init_feeds.push_back({names[i], (*init)[i]});
+  ASSERT_TRUE((*gpu)->Run(init_feeds, {}, {"init"}).ok());
+
+  const Dataset data = MakeSyntheticDataset({.examples = 2048, .seed = rng()()});
+  constexpr int kSteps = 20, kBatch = 64;
+  std::vector<float> cpu_loss, gpu_loss;
+  for (int step = 0; step < kSteps; ++step) {
+    const Dataset b = Batch(data, int64_t{step} * kBatch, kBatch);
+    for (auto [session, losses] : {std::pair{cpu->get(), &cpu_loss}, std::pair{gpu->get(), &gpu_loss}}) {
+      absl::StatusOr<std::vector<Tensor>> out =
+          session->Run({{"x", b.x}, {"labels", b.y}}, {"loss"}, {"train"});
+      ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+      losses->push_back((*out)[0].scalar<float>());
+    }
+  }
+  for (int step = 0; step < kSteps; ++step) {
+    EXPECT_NEAR(gpu_loss[step], cpu_loss[step], 1e-3 * std::abs(cpu_loss[step]))
+        << "step " << step;
+  }
+  EXPECT_LT(gpu_loss.back(), gpu_loss.front()) << "the GPU model did not learn";
+  // The heavy nodes ran on the GPU.
+  for (const char* node : {"layer1/MatMul", "layer2/MatMul", "layer3/MatMul", "loss"}) {
+    EXPECT_TRUE((*gpu)->PlacedOn(node, kGpu0));
+  }
+  int on_cpu = 0;
+  for (const auto& [name, device] : (*gpu)->placed()) on_cpu += DeviceTail(device) == "CPU:0";
+  std::cout << "MLP training step on the GPU session: " << on_cpu << " of "
+            << (*gpu)->placed().size() << " nodes on CPU:0\n";
+}
+
+// x (CPU) -> y = x^2 (GPU:0) -> z = y + x (CPU) -> w = z * y (GPU:0): two
+// transfers each way.
+TEST_F(GpuGraphTest, SendRecvBetweenCpuAndGpu) {
+  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{1} << 22}) {
+    Scope root = Scope::NewRootScope(BuiltinOps());
+    Scope cpu = root.WithDevice(kCpu0), gpu = root.WithDevice(kGpu0);
+    Output x = ops::Placeholder(cpu.WithOpName("x"), DT_FLOAT);
+    Output y = ops::Square(gpu.WithOpName("y"), x);
+    Output z = ops::Add(cpu.WithOpName("z"), y, x);
+    Output w = ops::Mul(gpu.WithOpName("w"), z, y);
+    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, TestSessionOptions(1));
+    ASSERT_TRUE(s.ok()) << s.status();
+    Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
+    absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w, y});
+    ASSERT_TRUE(out.ok()) << out.status();
+    Tensor yv(DT_FLOAT, xv.shape()), zv(DT_FLOAT, xv.shape()), wv(DT_FLOAT, xv.shape());
+    for (int64_t i = 0; i < n; ++i) {
+      const float a = xv.data<float>()[i];
+      yv.data<float>()[i] = a * a;
+      zv.data<float>()[i] = a * a + a;
+      wv.data<float>()[i] = (a * a + a) * (a * a);
+    }
+    EXPECT_TRUE(Close((*out)[0], zv, 1e-6)) << "z, n=" << n;
+    EXPECT_TRUE(Close((*out)[1], wv, 1e-6)) << "w, n=" << n;
+    EXPECT_TRUE(Close((*out)[2], yv, 1e-6)) << "y, n=" << n;
+    EXPECT_TRUE((*s)->PlacedOn("y", kGpu0));
+    EXPECT_TRUE((*s)->PlacedOn("z", kCpu0));
+    EXPECT_TRUE((*s)->PlacedOn("w", kGpu0));
+  }
+}
+
+TEST_F(GpuGraphTest, SendRecvBetweenTwoGpus) {
+  if (const std::string why = NoGpuReason(2); !why.empty()) GTEST_SKIP() << "no 2 GPUs: " << why;
+  for (int64_t n : {int64_t{1000}, int64_t{1} << 22}) {
+    Scope root = Scope::NewRootScope(BuiltinOps());
+    Scope g0 = root.WithDevice(kGpu0), g1 = root.WithDevice(kGpu1);
+    Output x = ops::Placeholder(root.WithDevice(kCpu0).WithOpName("x"), DT_FLOAT);
+    Output y = ops::Square(g0.WithOpName("y"), x);
+    Output z = ops::Add(g1.WithOpName("z"), y, y);  // GPU:0 -> GPU:1
+    Output w = ops::Mul(g0.WithOpName("w"), z, x);  // GPU:1 -> GPU:0
+    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, TestSessionOptions(2));
+    ASSERT_TRUE(s.ok()) << s.status();
+    Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
+    absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w});
+    ASSERT_TRUE(out.ok()) << out.status();
+    Tensor zv(DT_FLOAT, xv.shape()), wv(DT_FLOAT, xv.shape());
+    for (int64_t i = 0; i < n; ++i) {
+      const float a = xv.data<float>()[i];
+      zv.data<float>()[i] = 2 * a * a;
+      wv.data<float>()[i] = 2 * a * a * a;
+    }
+    EXPECT_TRUE(Close((*out)[0], zv, 1e-6)) << "z, n=" << n;
+    EXPECT_TRUE(Close((*out)[1], wv, 1e-6)) << "w, n=" << n;
+    EXPECT_TRUE((*s)->PlacedOn("y", kGpu0));
+    EXPECT_TRUE((*s)->PlacedOn("z", kGpu1));
+    EXPECT_TRUE((*s)->PlacedOn("w", kGpu0));
+  }
+}
+
+// Runs everywhere: a node asking for a GPU that does not exist (GPU:0 on a
+// machine without one, else the one past the last) fails placement with an
+// InvalidArgument naming the GPU; with soft placement it runs elsewhere.
+TEST(GpuPlacementTest, MissingGpuFailsPlacementOrFallsBackWithSoftPlacement) {
+  if (DryRunOnCpu()) GTEST_SKIP() << "a dry run pretends to have GPUs";
+  std::string why;
+  const int gpus = VisibleGpuCount(&why);
+  if (gpus == 0) std::cout << "no GPU: " << why << "\n";
+  const std::string request = absl::StrCat("/device:GPU:", gpus);
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  Output y = ops::Square(root.WithDevice(request).WithOpName("y"), x);
+  ASSERT_TRUE(root.ok()) << root.status();
+  Tensor xv = Tensor::FromVector<float>({1, -2, 3});
+
+  absl::StatusOr<std::unique_ptr<TestSession>> strict = TestSession::Create(root, TestSessionOptions(-1));
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  absl::StatusOr<std::vector<Tensor>> failed = (*strict)->Run({{x, xv}}, {y});
+  ASSERT_FALSE(failed.ok()) << "a node asking for " << request << " ran";
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument) << failed.status();
+  EXPECT_NE(std::string(failed.status().message()).find("GPU"), std::string::npos)
+      << failed.status();
+  EXPECT_NE(std::string(failed.status().message()).find("y"), std::string::npos)
+      << failed.status();
+
+  SessionOptions soft_options = TestSessionOptions(-1);
+  soft_options.allow_soft_placement = true;
+  absl::StatusOr<std::unique_ptr<TestSession>> soft = TestSession::Create(root, soft_options);
+  ASSERT_TRUE(soft.ok()) << soft.status();
+  absl::StatusOr<std::vector<Tensor>> out = (*soft)->Run({{x, xv}}, {y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(Close((*out)[0], Tensor::FromVector<float>({1, 4, 9}), 0));
+  if (gpus == 0) {
+    EXPECT_TRUE((*soft)->PlacedOn("y", kCpu0));
+  } else {
+    ASSERT_TRUE((*soft)->placed().count("y"));
+    EXPECT_NE(DeviceTail((*soft)->placed().at("y")), DeviceTail(request));
+  }
+}
+
+}  // namespace
+}  // namespace sluice::gpu_test
