@@ -39,6 +39,15 @@ class InProcessWorkerCache::Forwarder : public WorkerInterface {
   absl::Status CleanupStep(int64_t step_id) override {
     return Call<absl::Status>([&](WorkerInterface* w) { return w->CleanupStep(step_id); });
   }
+  absl::Status CollectivePush(const std::string& to_device, const std::string& key,
+                              const Tensor& value, int64_t timeout_ms) override {
+    return Call<absl::Status>(
+        [&](WorkerInterface* w) { return w->CollectivePush(to_device, key, value, timeout_ms); });
+  }
+  absl::StatusOr<WorkerInfo> GetStatusWithin(int64_t timeout_ms) override {
+    return Call<absl::StatusOr<WorkerInfo>>(
+        [&](WorkerInterface* w) { return w->GetStatusWithin(timeout_ms); });
+  }
 
  private:
   template <typename R, typename F>

@@ -53,6 +53,10 @@ class FakePeer : public WorkerInterface {
   }
   absl::Status AbortStep(int64_t, const absl::Status&) override { return absl::OkStatus(); }
   absl::Status CleanupStep(int64_t) override { return absl::OkStatus(); }
+  absl::Status CollectivePush(const std::string&, const std::string&, const Tensor&,
+                              int64_t) override {
+    return absl::UnimplementedError("");
+  }
 };
 
 struct Received {

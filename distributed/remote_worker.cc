@@ -9,8 +9,10 @@ namespace sluice {
 RemoteWorker::RemoteWorker(std::string task, std::string address, RpcOptions options)
     : stub_(std::move(task), std::move(address), options) {}
 
-absl::StatusOr<WorkerInfo> RemoteWorker::GetStatus() {
-  ASSIGN_OR_RETURN(rpc::WorkerStatus status, stub_.GetStatus());
+absl::StatusOr<WorkerInfo> RemoteWorker::GetStatus() { return GetStatusWithin(0); }
+
+absl::StatusOr<WorkerInfo> RemoteWorker::GetStatusWithin(int64_t timeout_ms) {
+  ASSIGN_OR_RETURN(rpc::WorkerStatus status, stub_.GetStatus(timeout_ms));
   WorkerInfo info;
   info.task = status.task;
   info.incarnation = status.incarnation;
@@ -67,5 +69,10 @@ absl::Status RemoteWorker::AbortStep(int64_t step_id, const absl::Status& reason
 }
 
 absl::Status RemoteWorker::CleanupStep(int64_t step_id) { return stub_.CleanupStep(step_id); }
+
+absl::Status RemoteWorker::CollectivePush(const std::string& to_device, const std::string& key,
+                                          const Tensor& value, int64_t timeout_ms) {
+  return stub_.CollectivePush(to_device, key, value, timeout_ms);
+}
 
 }  // namespace sluice

@@ -32,6 +32,11 @@ class RemoteWorker : public WorkerInterface {
                                     int64_t timeout_ms) override;
   absl::Status AbortStep(int64_t step_id, const absl::Status& reason) override;
   absl::Status CleanupStep(int64_t step_id) override;
+  // The tensor's bytes go from its buffer to the socket (no copy).
+  absl::Status CollectivePush(const std::string& to_device, const std::string& key,
+                              const Tensor& value, int64_t timeout_ms) override;
+  absl::StatusOr<WorkerInfo> GetStatusWithin(int64_t timeout_ms) override;
+  std::string address() const override { return stub_.host_port(); }
 
  private:
   WorkerStub stub_;

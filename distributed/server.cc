@@ -53,6 +53,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   worker_options.devices = options.devices;
   worker_options.devices.name_prefix = server->task_;
   worker_options.peers = server->cache_.get();
+  worker_options.collective_transport = options.collective_transport;
   ASSIGN_OR_RETURN(server->worker_, Worker::Create(worker_options));
   server->cache_->SetLocalWorker(server->worker_.get());
 
@@ -65,6 +66,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   thrift_options.host = IsIpLiteral(host) ? host : "0.0.0.0";
   thrift_options.port = port;
   thrift_options.task_name = server->task_;
+  thrift_options.tensor_sink = server->worker_.get();  // CollectivePush without a copy
   auto worker_handler = std::make_shared<WorkerServiceHandler>(server->worker_.get());
   auto master_handler = std::make_shared<MasterServiceHandler>(server->master_options_);
   absl::StatusOr<std::unique_ptr<ThriftServer>> thrift =

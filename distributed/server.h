@@ -40,6 +40,8 @@ struct ServerOptions {
   const KernelRegistry* kernels = nullptr;  // default: the built-in kernels
   LocalDevicesOptions devices;              // name_prefix is set from the task
   RpcOptions rpc;
+  // Collectives with members on other tasks (WorkerOptions::collective_transport).
+  RpcCollectiveTransport::Options collective_transport;
 };
 
 class Server {

@@ -83,6 +83,12 @@ void WorkerServiceHandler::CleanupStep(int64_t step_id) {
   ThrowIfError(worker_->CleanupStep(step_id));
 }
 
+void WorkerServiceHandler::CollectivePush(const std::string& to_device, const std::string& key,
+                                          const rpc::TensorWire& value, int64_t timeout_ms) {
+  Tensor t = ValueOrThrow(TensorFromWire(value));
+  ThrowIfError(worker_->CollectivePush(to_device, key, t, timeout_ms));
+}
+
 std::shared_ptr<MasterSession> MasterServiceHandler::Find(const std::string& handle) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);

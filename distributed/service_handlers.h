@@ -34,6 +34,10 @@ class WorkerServiceHandler : public rpc::WorkerServiceIf {
   void RecvTensor(rpc::RecvTensorResponse& out, const rpc::RecvTensorRequest& req) override;
   void AbortStep(int64_t step_id, int32_t code, const std::string& message) override;
   void CleanupStep(int64_t step_id) override;
+  // Only reached by clients of the generic path: the server hands
+  // CollectivePush to the worker's TensorSink without this copy.
+  void CollectivePush(const std::string& to_device, const std::string& key,
+                      const rpc::TensorWire& value, int64_t timeout_ms) override;
 
  private:
   Worker* const worker_;

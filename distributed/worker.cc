@@ -15,9 +15,12 @@
 #include "absl/time/time.h"
 #include "distributed/call_pool.h"
 #include "distributed/remote_rendezvous.h"
+#include "distributed/rpc/recv_buffer_pool.h"
 #include "graph/graph_def_io.h"
 #include "graph/status_macros.h"
 #include "runtime/executor.h"
+#include "runtime/collective/collective_executor.h"
+#include "runtime/collective/mailbox.h"
 #include "runtime/frame_ops.h"
 
 namespace sluice {
@@ -27,6 +30,8 @@ namespace {
 // master never sends CleanupStep (it crashed, or the step was abandoned).
 constexpr absl::Duration kStepTtl = absl::Minutes(5);
 constexpr absl::Duration kSweepInterval = absl::Seconds(10);
+// Freed pushed tensors (collective chunks) kept for the next push.
+constexpr int64_t kPushPoolBytes = 256 << 20;
 
 struct PartitionRun {
   Device* device = nullptr;
@@ -76,7 +81,17 @@ class Worker::Impl {
   explicit Impl(const WorkerOptions& options)
       : options_(options),
         incarnation_(NewIncarnation()),
-        call_pool_(absl::StrCat("recv", options.task)) {}
+        call_pool_(absl::StrCat("recv", options.task)),
+        push_pool_(std::make_shared<RecvBufferPool>(kPushPoolBytes)),
+        collective_transport_(options.peers == nullptr
+                                  ? nullptr
+                                  : std::make_unique<RpcCollectiveTransport>(
+                                        options.task, &mailbox_, options.peers,
+                                        options.collective_transport)),
+        collectives_(std::make_unique<CollectiveExecutor>(
+            collective_transport_ != nullptr
+                ? static_cast<CollectiveTransport*>(collective_transport_.get())
+                : &mailbox_)) {}
   ~Impl();
 
   absl::Status Init();
@@ -90,9 +105,13 @@ class Worker::Impl {
   absl::StatusOr<Tensor> RecvTensor(int64_t step_id, const std::string& key, int64_t timeout_ms);
   absl::Status AbortStep(int64_t step_id, const absl::Status& reason);
   absl::Status CleanupStep(int64_t step_id);
+  absl::Status CollectivePush(const std::string& to_device, const std::string& key,
+                              const Tensor& value);
 
   const std::string& task() const { return options_.task; }
   std::vector<Device*> devices() const;
+  Allocator* push_allocator() const { return push_pool_.get(); }
+  CollectiveExecutor* collective_executor() const { return collectives_.get(); }
 
  private:
   absl::Status AddPartition(const std::string& device_name, const tensorflow::GraphDef& def,
@@ -118,6 +137,14 @@ class Worker::Impl {
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<std::string, Device*> device_by_name_;
   CallPool call_pool_;  // remote fetches; outlives every rendezvous below
+  // Collectives: pushed values land in push_pool_ memory and wait in
+  // mailbox_; the executor runs the partitions' collective ops over the
+  // transport (the mailbox alone without peers). Destroyed in reverse:
+  // executor, transport, mailbox, pool (tensors keep the pool alive).
+  std::shared_ptr<RecvBufferPool> push_pool_;
+  CollectiveMailbox mailbox_;
+  std::unique_ptr<RpcCollectiveTransport> collective_transport_;
+  std::unique_ptr<CollectiveExecutor> collectives_;
 
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);
@@ -159,6 +186,8 @@ Worker::Impl::~Impl() {
   const absl::Status reason =
       absl::CancelledError(absl::StrCat("task ", options_.task, " is shutting down"));
   for (auto& r : steps) r->StartAbort(reason);
+  // Collective ops waiting for peers end now rather than at their deadline.
+  collectives_->transport()->Abort("", reason);
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
       +[](int* n) { return *n == 0; }, &runs_in_flight_));
@@ -379,6 +408,7 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
   args.step_id = step_id;
   args.call_frame = &state->frame;
   args.rendezvous = state->rendezvous.get();
+  args.collective_executor = collectives_.get();
   const std::vector<PartitionRun>& parts = state->graph->partitions;
   state->pending.store(static_cast<int>(parts.size()));
   {
@@ -503,6 +533,15 @@ absl::Status Worker::Impl::CleanupStep(int64_t step_id) {
   return absl::OkStatus();
 }
 
+absl::Status Worker::Impl::CollectivePush(const std::string& to_device, const std::string& key,
+                                          const Tensor& value) {
+  if (device_by_name_.count(to_device) == 0) {
+    return WithTask(absl::InvalidArgumentError(absl::StrCat(
+        "collective message '", key, "' is for ", to_device, ", not a device of this task")));
+  }
+  return WithTask(mailbox_.Deliver(to_device, key, value));
+}
+
 // ---- Worker ----------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
@@ -534,6 +573,12 @@ absl::Status Worker::AbortStep(int64_t step_id, const absl::Status& reason) {
   return impl_->AbortStep(step_id, reason);
 }
 absl::Status Worker::CleanupStep(int64_t step_id) { return impl_->CleanupStep(step_id); }
+absl::Status Worker::CollectivePush(const std::string& to_device, const std::string& key,
+                                    const Tensor& value, int64_t /*timeout_ms*/) {
+  return impl_->CollectivePush(to_device, key, value);
+}
+Allocator* Worker::PushAllocator() { return impl_->push_allocator(); }
+CollectiveExecutor* Worker::collective_executor() const { return impl_->collective_executor(); }
 const std::string& Worker::task() const { return impl_->task(); }
 std::vector<Device*> Worker::devices() const { return impl_->devices(); }
 

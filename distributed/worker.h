@@ -32,6 +32,11 @@
 // that outlives its timeout aborts the step on this task with
 // DeadlineExceeded naming the task and step.
 //
+// Collectives: the worker owns a CollectiveMailbox, a CollectiveExecutor
+// over it (through an RpcCollectiveTransport when `peers` is set) and hands
+// the executor to every partition it runs; peers' CollectivePush calls
+// deliver into the mailbox.
+//
 // Thread-safe. `peers` is borrowed and must outlive the worker. Destroy the
 // worker only once nobody calls it any more (stop the server first): the
 // destructor aborts running steps and waits for their executors and fetches.
@@ -41,6 +46,8 @@
 #include <memory>
 #include <string>
 
+#include "distributed/collective/rpc_transport.h"
+#include "distributed/rpc/tensor_sink.h"
 #include "distributed/rpc/tensor_source.h"
 #include "distributed/worker_interface.h"
 #include "graph/op_registry.h"
@@ -48,6 +55,8 @@
 #include "runtime/local_devices.h"
 
 namespace sluice {
+
+class CollectiveExecutor;  // runtime/collective/collective_executor.h
 
 struct WorkerOptions {
   std::string task;  // "/job:J/replica:0/task:T"; device names start with it
@@ -58,9 +67,11 @@ struct WorkerOptions {
   LocalDevicesOptions devices;
   WorkerCache* peers = nullptr;  // required when graphs receive from other tasks
   int64_t default_timeout_ms = 60000;  // per step when RunGraph gives none
+  // Collectives with members on other tasks (used when `peers` is set).
+  RpcCollectiveTransport::Options collective_transport;
 };
 
-class Worker : public WorkerInterface, public TensorSource {
+class Worker : public WorkerInterface, public TensorSource, public TensorSink {
  public:
   static absl::StatusOr<std::unique_ptr<Worker>> Create(const WorkerOptions& options);
   ~Worker() override;
@@ -76,6 +87,18 @@ class Worker : public WorkerInterface, public TensorSource {
                                     int64_t timeout_ms) override;
   absl::Status AbortStep(int64_t step_id, const absl::Status& reason) override;
   absl::Status CleanupStep(int64_t step_id) override;
+  // Into this task's collective mailbox (the tensor's buffer is shared, not
+  // copied).
+  absl::Status CollectivePush(const std::string& to_device, const std::string& key,
+                              const Tensor& value, int64_t timeout_ms) override;
+
+  // TensorSink (the zero-copy CollectivePush path of the Thrift server):
+  // pushed tensors are received into a buffer pool of the worker.
+  Allocator* PushAllocator() override;
+  absl::Status AcceptCollectivePush(const std::string& to_device, const std::string& key,
+                                    Tensor value, int64_t timeout_ms) override {
+    return CollectivePush(to_device, key, value, timeout_ms);
+  }
 
   // TensorSource (the zero-copy RecvTensor path of the Thrift server).
   absl::StatusOr<Tensor> WaitForTensor(int64_t step_id, const std::string& key,
@@ -86,6 +109,10 @@ class Worker : public WorkerInterface, public TensorSource {
   const std::string& task() const;
   // This process's devices (for a session that runs on them directly).
   std::vector<Device*> devices() const;
+  // Runs the collective ops of every partition this worker runs: members on
+  // this task meet in its mailbox, members on other tasks are reached with
+  // CollectivePush (distributed/collective/rpc_transport.h).
+  CollectiveExecutor* collective_executor() const;
 
  private:
   class Impl;

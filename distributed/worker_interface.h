@@ -66,6 +66,20 @@ class WorkerInterface {
   virtual absl::Status AbortStep(int64_t step_id, const absl::Status& reason) = 0;
   // Forgets the step's transfers.
   virtual absl::Status CleanupStep(int64_t step_id) = 0;
+  // Delivers a collective message (runtime/collective) for member
+  // `to_device` of this task under `key` into the task's collective mailbox;
+  // returns once delivered, never waiting for a receiver. InvalidArgument
+  // when `to_device` is not a device of the task, FailedPrecondition when
+  // the key already holds a value, Unavailable / DeadlineExceeded naming the
+  // task when it cannot be reached within `timeout_ms`.
+  virtual absl::Status CollectivePush(const std::string& to_device, const std::string& key,
+                                      const Tensor& value, int64_t timeout_ms) = 0;
+
+  // GetStatus answered within `timeout_ms` (liveness probes); the default
+  // (in-process workers answer at once) is GetStatus.
+  virtual absl::StatusOr<WorkerInfo> GetStatusWithin(int64_t timeout_ms) { return GetStatus(); }
+  // "host:port" where the task is reached; "" when it is in this process.
+  virtual std::string address() const { return ""; }
 };
 
 // Finds the interface of any task of the cluster.

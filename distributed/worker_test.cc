@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/collective_ops.h"
 #include "ops/math_ops.h"
 #include "ops/state_ops.h"
 #include "placement/partition.h"
@@ -542,6 +543,67 @@ TEST(WorkerTest, StatusAndCreateErrors) {
   opts.task = "/job:ps/replica:0/task:0/device:CPU:0";
   EXPECT_EQ(Worker::Create(opts).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TaskOfDevice("/job:ps/replica:0/task:3/device:GPU:1"), "/job:ps/replica:0/task:3");
+}
+
+// y<i> = the sum of x0 (ps CPU:0), x1 (worker CPU:0) and x2 (worker CPU:1):
+// members on one task meet in its mailbox, the others through
+// CollectivePush.
+Scope AllReduceModel() {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  ops::CollectiveSpec spec;
+  spec.group_key = 3;
+  spec.instance_key = 1;
+  spec.group_devices = {PsCpu(), WkCpu(0), WkCpu(1)};
+  spec.timeout_seconds = 5;
+  for (int i = 0; i < 3; ++i) {
+    Scope on = s.WithDevice(spec.group_devices[i]);
+    Output x = ops::Placeholder(on.WithOpName(absl::StrCat("x", i)), DT_FLOAT,
+                                {.shape = TensorShape({3})});
+    ops::AllReduce(on.WithOpName(absl::StrCat("y", i)), x, ReduceOp::kSum, spec);
+  }
+  return s;
+}
+
+TEST(WorkerTest, CollectiveReduceAcrossTasks) {
+  Cluster c;
+  absl::StatusOr<Registered> g =
+      Register(c, AllReduceModel(), {"x0", "x1", "x2"}, {"y0", "y1", "y2"}, {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (int step = 1; step <= 3; ++step) {
+    const float b = static_cast<float>(step);
+    StepResult r = RunStep(c, *g, step,
+                           {Tensor::FromVector<float>({b, 1, 2}), Tensor::FromVector<float>({b, 10, 20}),
+                            Tensor::FromVector<float>({b, 100, 200})});
+    ASSERT_TRUE(r.ok()) << r.Describe();
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(Values(r.fetched.at(i)), (std::vector<float>{3 * b, 111, 222})) << "y" << i;
+    }
+  }
+  // A push for a device the task does not have.
+  absl::Status bad = c.wk()->CollectivePush(PsCpu(), "k", Tensor::Scalar<float>(1), 1000);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+  EXPECT_TRUE(Contains(bad, kWk)) << bad;
+  ASSERT_NE(c.wk()->collective_executor(), nullptr);
+}
+
+TEST(WorkerTest, CollectiveWithADeadPeerFailsNamingIt) {
+  Cluster c;
+  absl::StatusOr<Registered> g =
+      Register(c, AllReduceModel(), {"x0", "x1", "x2"}, {"y0", "y1", "y2"}, {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  c.cache().SetDead(kPs, true);
+  // Only the worker task runs its share: its members wait on (and push to)
+  // the ps, which is unreachable.
+  const TaskGraph& wk = g->at(kWk);
+  std::vector<Tensor> feeds(3, Tensor::FromVector<float>({1, 2, 3}));
+  std::map<int, Tensor> out;
+  const absl::Time start = absl::Now();
+  absl::Status s = c.wk()->RunGraph(ArgsFor(wk, 9, feeds), &out);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(Contains(s, kPs)) << s;
+  EXPECT_TRUE(Contains(s, "unreachable")) << s;
+  EXPECT_TRUE(c.wk()->CleanupStep(9).ok());
 }
 
 }  // namespace

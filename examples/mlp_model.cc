@@ -8,13 +8,13 @@
 
 namespace sluice {
 
-absl::StatusOr<MlpModel> BuildMlpForward(const MlpConfig& config) {
+absl::StatusOr<MlpModel> BuildMlpTower(const Scope& scope, const MlpConfig& config, Output x,
+                                       Output labels) {
   if (config.layers.size() < 2) return absl::InvalidArgumentError("an MLP needs >= 2 layers");
-  MlpModel m{Scope::NewRootScope(BuiltinOps())};
+  MlpModel m{scope};
   const Scope& s = m.scope;
-  m.x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT,
-                         {.shape = TensorShape({-1, config.layers[0]})});
-  m.labels = ops::Placeholder(s.WithOpName("labels"), DT_INT32, {.shape = TensorShape({-1})});
+  m.x = x;
+  m.labels = labels;
   Output h = m.x;
   for (size_t l = 1; l < config.layers.size(); ++l) {
     Scope layer = s.NewSubScope(absl::StrCat("layer", l));
@@ -40,6 +40,15 @@ absl::StatusOr<MlpModel> BuildMlpForward(const MlpConfig& config) {
   m.accuracy = ops::Mean(s.WithOpName("accuracy"), ops::Cast(s, correct, DT_FLOAT), {0});
   if (!s.ok()) return s.status();
   return m;
+}
+
+absl::StatusOr<MlpModel> BuildMlpForward(const MlpConfig& config) {
+  if (config.layers.size() < 2) return absl::InvalidArgumentError("an MLP needs >= 2 layers");
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT,
+                              {.shape = TensorShape({-1, config.layers[0]})});
+  Output labels = ops::Placeholder(s.WithOpName("labels"), DT_INT32, {.shape = TensorShape({-1})});
+  return BuildMlpTower(s, config, x, labels);
 }
 
 absl::StatusOr<std::unique_ptr<Optimizer>> NewMlpOptimizer(const MlpConfig& config) {

@@ -53,6 +53,16 @@ absl::StatusOr<MlpModel> BuildMlp(const MlpConfig& config);
 // and init stay unset. InvalidArgument for fewer than 2 layers.
 absl::StatusOr<MlpModel> BuildMlpForward(const MlpConfig& config);
 
+// One copy of BuildMlpForward's forward pass, built in `scope` (e.g. a
+// replica's scope pinned to its device) over the given `x` [batch, layers[0]]
+// float and `labels` [batch] int32: the layers' variables with their
+// initializers ("layer<l>/weights", "layer<l>/bias"), logits, prediction,
+// loss and accuracy, named under the scope. The returned model's scope is
+// `scope`; global_step, train and init stay unset. InvalidArgument for fewer
+// than 2 layers.
+absl::StatusOr<MlpModel> BuildMlpTower(const Scope& scope, const MlpConfig& config, Output x,
+                                       Output labels);
+
 // The optimizer named by config.optimizer at config.learning_rate (momentum
 // 0.9); InvalidArgument for an unknown name.
 absl::StatusOr<std::unique_ptr<Optimizer>> NewMlpOptimizer(const MlpConfig& config);

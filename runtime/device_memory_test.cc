@@ -3,7 +3,9 @@
 // that each kernel gets its inputs in the memory its KernelDef asks for
 // (HostMemory args on the host, the rest on the device), that HostMemory
 // outputs come from the host allocator, that copies happen only where
-// the kinds differ, and that a step ends with one Sync.
+// the kinds differ, that a step ends with one Sync, and that host kernels
+// (KernelDef::AllHostMemory) get host memory from ctx->allocator() and
+// allocate_temp.
 #include <atomic>
 #include <cstring>
 
@@ -85,16 +87,54 @@ class HostIncOp : public OpKernel {  // HostMemory in and out
   absl::Status Compute(OpKernelContext* ctx) override { return IncChecking(ctx, false, false); }
 };
 
+// Goes through a temporary: checks that it comes from ctx->allocator(), in
+// the memory the kernel runs against, then writes in + 1 to its output.
+absl::Status IncThroughTemp(OpKernelContext* ctx, bool on_device) {
+  Allocator* want = on_device ? ctx->device()->allocator() : ctx->device()->host_allocator();
+  if (ctx->allocator() != want) {
+    return absl::InternalError(absl::StrCat(ctx->node().name(), ": wrong allocator"));
+  }
+  ASSIGN_OR_RETURN(Tensor temp, ctx->allocate_temp(DT_FLOAT, ctx->input(0).shape()));
+  if (temp.on_device() != on_device || temp.buffer_allocator() != want) {
+    return absl::InternalError(absl::StrCat(ctx->node().name(), ": temporary in the wrong memory"));
+  }
+  // (The fake accelerator's "device memory" is host memory: this works for both.)
+  for (int64_t i = 0; i < temp.NumElements(); ++i) {
+    temp.flat<float>()[i] = ctx->input(0).flat<float>()[i] + 1;
+  }
+  ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, temp.shape()));
+  if (out->on_device() != on_device) {
+    return absl::InternalError(absl::StrCat(ctx->node().name(), ": output in the wrong memory"));
+  }
+  std::memcpy(out->raw_data(), temp.raw_data(), temp.TotalBytes());
+  return absl::OkStatus();
+}
+
+class DeviceTempOp : public OpKernel {  // a device kernel: device temporaries
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override { return IncThroughTemp(ctx, true); }
+};
+class CpuTempOp : public OpKernel {  // a CPU kernel: host temporaries wherever it runs
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override { return IncThroughTemp(ctx, false); }
+};
+
 class DeviceMemoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(RegisterFrameOps(&ops_).ok());
-    for (const char* op : {"DevInc", "HostInc"}) {
+    for (const char* op : {"DevInc", "HostInc", "DevTemp", "HostTemp"}) {
       ASSERT_TRUE(ops_.Register(OpDefBuilder(op).Input("x: float").Output("y: float")).ok());
     }
     kernels_.Register<DeviceIncOp>(KernelDef("DevInc", kAccel));
     kernels_.Register<HostIncOp>(
         KernelDef("HostInc", kAccel).HostMemory("x").HostMemory("y"));
+    kernels_.Register<DeviceTempOp>(KernelDef("DevTemp", kAccel));
+    // A CPU kernel copied to the accelerator as a host kernel.
+    kernels_.Register<CpuTempOp>(KernelDef("HostTemp", kDeviceTypeCpu));
+    ASSERT_EQ(kernels_.RegisterHostKernels("HostTemp", kAccel,
+                                           [](const KernelDef&) { return true; }),
+              1);
     // _Arg / _Retval: host memory on the accelerator, as the GPU registers them.
     RegisterFrameKernels(&kernels_);
     for (const char* op : {kArgOp, kRetvalOp}) {
@@ -139,6 +179,33 @@ TEST_F(DeviceMemoryTest, AllHostChainCopiesNothing) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(*r, 4);
   EXPECT_EQ(device_.from_host.load() + device_.to_host.load(), 0);
+}
+
+TEST_F(DeviceMemoryTest, HostKernelsAllocateHostMemory) {
+  // host arg -> DevTemp -> HostTemp (a CPU kernel) -> DevTemp -> host retval
+  absl::StatusOr<float> r = Run({"DevTemp", "HostTemp", "DevTemp"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, 2 + 3);
+  EXPECT_EQ(device_.from_host.load(), 2);  // arg -> DevTemp, HostTemp -> DevTemp
+  EXPECT_EQ(device_.to_host.load(), 2);    // DevTemp -> HostTemp, DevTemp -> retval
+  // A kernel with only some HostMemory args runs against the device: its
+  // temporaries stay device memory.
+  r = Run({"HostInc", "DevTemp"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, 2 + 2);
+}
+
+TEST_F(DeviceMemoryTest, HostKernelParamPicksTheHostAllocator) {
+  OpKernelContext::Params params;
+  params.device = &device_;
+  EXPECT_EQ(OpKernelContext(params).allocator(), device_.allocator());
+  params.host_kernel = true;
+  OpKernelContext ctx(params);
+  EXPECT_EQ(ctx.allocator(), device_.host_allocator());
+  absl::StatusOr<Tensor> t = ctx.allocate_temp(DT_FLOAT, TensorShape({4}));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_FALSE(t->on_device());
+  EXPECT_EQ(t->buffer_allocator(), device_.host_allocator());
 }
 
 TEST_F(DeviceMemoryTest, HostMemoryArgsMapArgNamesToIndices) {

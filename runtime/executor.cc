@@ -41,6 +41,9 @@ struct NodeItem {
   // wants host memory (KernelDef::HostMemory). Empty elsewhere.
   std::vector<uint8_t> input_on_host;
   std::vector<uint8_t> output_on_host;
+  // On a device with device memory: the kernel runs on the host
+  // (KernelDef::AllHostMemory), so its temporaries are host memory too.
+  bool host_kernel = false;
 };
 
 class ExecutorImpl;
@@ -142,6 +145,7 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
         ArgMemoryTypes m = HostMemoryArgs(*def, *n);
         item.input_on_host = std::move(m.input_on_host);
         item.output_on_host = std::move(m.output_on_host);
+        item.host_kernel = def->all_host_memory();
       }
     }
     for (int k = 0; k < n->num_inputs(); ++k) {
@@ -279,6 +283,7 @@ OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const NodeItem& i
   params.rendezvous = rs->args.rendezvous;
   params.collective_executor = rs->args.collective_executor;
   if (!item.output_on_host.empty()) params.output_on_host = item.output_on_host.data();
+  params.host_kernel = item.host_kernel;
   return params;
 }
 

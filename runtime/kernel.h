@@ -81,13 +81,21 @@ class OpKernelContext {
     // on a device with device memory; nullptr: none is.
     const uint8_t* output_on_host = nullptr;
     CollectiveExecutor* collective_executor = nullptr;  // the process's, when it has one
+    // A host kernel on a device with device memory (KernelDef::AllHostMemory,
+    // e.g. a CPU kernel copied by KernelRegistry::RegisterHostKernels): it
+    // runs on the host, so allocator() and allocate_temp give host memory.
+    bool host_kernel = false;
   };
   explicit OpKernelContext(const Params& params) : p_(params) {}
 
   const Node& node() const { return *p_.node; }
   Device* device() const { return p_.device; }
-  // The device's allocator (device memory on a GPU).
-  Allocator* allocator() const { return p_.device->allocator(); }
+  // Where this kernel's own memory comes from: the device's allocator
+  // (device memory on a GPU), or its host allocator for a host kernel
+  // (Params::host_kernel).
+  Allocator* allocator() const {
+    return p_.host_kernel ? p_.device->host_allocator() : p_.device->allocator();
+  }
   // Where output i is allocated: the device's host allocator for a
   // HostMemory output, else allocator().
   Allocator* output_allocator(int i) const {
@@ -121,6 +129,7 @@ class OpKernelContext {
   // only reference to it and dtype and size match; else allocates.
   absl::StatusOr<Tensor*> forward_input_or_allocate_output(int in, int out,
                                                            const TensorShape& shape);
+  // A scratch tensor from allocator().
   absl::StatusOr<Tensor> allocate_temp(DataType dtype, const TensorShape& shape);
   void set_output(int i, Tensor t) { p_.outputs[i].tensor = std::move(t); }
   void set_output_ref(int i, Var* var) { p_.outputs[i].ref = var; }

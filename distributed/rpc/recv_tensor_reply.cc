@@ -87,7 +87,32 @@ absl::StatusOr<Tensor> ReadDataInto(TProtocol* in, int32_t wire_dtype,
   return t;
 }
 
-absl::StatusOr<Tensor> ReadTensorWire(TProtocol* in, Allocator* allocator) {
+absl::StatusOr<Tensor> ReadResponse(TProtocol* in, Allocator* allocator) {
+  std::string name;
+  TType ftype;
+  int16_t fid;
+  absl::StatusOr<Tensor> result;
+  bool have_tensor = false;
+  in->readStructBegin(name);
+  while (true) {
+    in->readFieldBegin(name, ftype, fid);
+    if (ftype == apache::thrift::protocol::T_STOP) break;
+    if (fid == kResponseTensor && ftype == apache::thrift::protocol::T_STRUCT) {
+      result = ReadTensorWireStruct(in, allocator);
+      have_tensor = true;
+    } else {
+      in->skip(ftype);
+    }
+    in->readFieldEnd();
+  }
+  in->readStructEnd();
+  if (!have_tensor) return absl::InternalError("RecvTensor reply without a tensor");
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> ReadTensorWireStruct(TProtocol* in, Allocator* allocator) {
   std::string name;
   TType ftype;
   int16_t fid;
@@ -146,50 +171,19 @@ absl::StatusOr<Tensor> ReadTensorWire(TProtocol* in, Allocator* allocator) {
   return TensorFromWire(late, allocator);  // no data field: only an empty tensor fits
 }
 
-absl::StatusOr<Tensor> ReadResponse(TProtocol* in, Allocator* allocator) {
-  std::string name;
-  TType ftype;
-  int16_t fid;
-  absl::StatusOr<Tensor> result;
-  bool have_tensor = false;
-  in->readStructBegin(name);
-  while (true) {
-    in->readFieldBegin(name, ftype, fid);
-    if (ftype == apache::thrift::protocol::T_STOP) break;
-    if (fid == kResponseTensor && ftype == apache::thrift::protocol::T_STRUCT) {
-      result = ReadTensorWire(in, allocator);
-      have_tensor = true;
-    } else {
-      in->skip(ftype);
-    }
-    in->readFieldEnd();
-  }
-  in->readStructEnd();
-  if (!have_tensor) return absl::InternalError("RecvTensor reply without a tensor");
-  return result;
-}
-
-}  // namespace
-
-void WriteRecvTensorReply(TProtocol* out, int32_t seqid, const Tensor& tensor) {
+void WriteTensorWireStruct(TProtocol* out, const Tensor& tensor, std::string* strings) {
   using namespace apache::thrift::protocol;  // NOLINT: T_* type tags
-  std::string strings;
   const uint8_t* data = static_cast<const uint8_t*>(tensor.raw_data());
   size_t len = tensor.TotalBytes();
   if (tensor.dtype() == DT_STRING) {
-    strings = EncodeStringElements(tensor);
-    data = reinterpret_cast<const uint8_t*>(strings.data());
-    len = strings.size();
+    *strings = EncodeStringElements(tensor);
+    data = reinterpret_cast<const uint8_t*>(strings->data());
+    len = strings->size();
   }
   if (len > static_cast<size_t>(INT32_MAX)) {
     throw TApplicationException(TApplicationException::INTERNAL_ERROR,
                                 absl::StrCat("tensor of ", len, " bytes is over the 2 GiB a message can carry"));
   }
-  out->writeMessageBegin("RecvTensor", T_REPLY, seqid);
-  out->writeStructBegin("WorkerService_RecvTensor_result");
-  out->writeFieldBegin("success", T_STRUCT, kResultSuccess);
-  out->writeStructBegin("RecvTensorResponse");
-  out->writeFieldBegin("tensor", T_STRUCT, kResponseTensor);
   out->writeStructBegin("TensorWire");
   out->writeFieldBegin("dtype", T_I32, kWireDtype);
   out->writeI32(static_cast<int32_t>(tensor.dtype()));
@@ -200,13 +194,24 @@ void WriteRecvTensorReply(TProtocol* out, int32_t seqid, const Tensor& tensor) {
   out->writeListEnd();
   out->writeFieldEnd();
   // writeBinary of the binary protocol: the length, then the bytes, which a
-  // FramedTransport keeps by reference until the flush below.
+  // FramedTransport keeps by reference until the caller's flush.
   out->writeFieldBegin("data", T_STRING, kWireData);
   out->writeI32(static_cast<int32_t>(len));
   if (len > 0) out->getTransport()->write(data, static_cast<uint32_t>(len));
   out->writeFieldEnd();
   out->writeFieldStop();
-  out->writeStructEnd();  // TensorWire
+  out->writeStructEnd();
+}
+
+void WriteRecvTensorReply(TProtocol* out, int32_t seqid, const Tensor& tensor) {
+  using namespace apache::thrift::protocol;  // NOLINT: T_* type tags
+  std::string strings;  // DT_STRING elements, alive until the flush
+  out->writeMessageBegin("RecvTensor", T_REPLY, seqid);
+  out->writeStructBegin("WorkerService_RecvTensor_result");
+  out->writeFieldBegin("success", T_STRUCT, kResultSuccess);
+  out->writeStructBegin("RecvTensorResponse");
+  out->writeFieldBegin("tensor", T_STRUCT, kResponseTensor);
+  WriteTensorWireStruct(out, tensor, &strings);
   out->writeFieldEnd();
   out->writeFieldStop();
   out->writeStructEnd();  // RecvTensorResponse

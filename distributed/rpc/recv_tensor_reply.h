@@ -19,6 +19,7 @@
 #define SLUICE_DISTRIBUTED_RPC_RECV_TENSOR_REPLY_H_
 
 #include <cstdint>
+#include <string>
 
 #include <thrift/protocol/TProtocol.h>
 
@@ -37,6 +38,17 @@ void WriteRecvTensorReply(apache::thrift::protocol::TProtocol* out, int32_t seqi
 // CPU when null).
 absl::StatusOr<Tensor> ReadRecvTensorReply(apache::thrift::protocol::TProtocol* in,
                                            Allocator* allocator);
+
+// The TensorWire struct alone, for other messages that carry a tensor
+// (CollectivePush, see collective_push.h). Write: the tensor's bytes are
+// referenced until the caller flushes; `strings` holds DT_STRING elements
+// encoded and must live as long. Read: the bytes land in a tensor from
+// `allocator` (default CPU when null); a malformed tensor is a Status after
+// its bytes were consumed.
+void WriteTensorWireStruct(apache::thrift::protocol::TProtocol* out, const Tensor& tensor,
+                           std::string* strings);
+absl::StatusOr<Tensor> ReadTensorWireStruct(apache::thrift::protocol::TProtocol* in,
+                                            Allocator* allocator);
 
 }  // namespace sluice
 

@@ -85,6 +85,41 @@ void FakeWorker::CleanupStep(int64_t step_id) {
   if (step_id < 0) throw ToRpcError(absl::InvalidArgumentError("negative step id"));
 }
 
+void FakeWorker::CollectivePush(const std::string& to_device, const std::string& key,
+                                const rpc::TensorWire& value, int64_t timeout_ms) {
+  if (key == "refuse") {
+    throw ToRpcError(absl::FailedPreconditionError(absl::StrCat("refused push '", key, "'")));
+  }
+  ++pushes;
+  absl::MutexLock lock(&mu_);
+  last_push_key_ = key;
+}
+
+std::string FakeWorker::last_push_key() {
+  absl::MutexLock lock(&mu_);
+  return last_push_key_;
+}
+
+absl::Status FakeTensorSink::AcceptCollectivePush(const std::string& to_device,
+                                                  const std::string& key, Tensor value,
+                                                  int64_t timeout_ms) {
+  absl::MutexLock lock(&mu_);
+  if (!pushed_.emplace(std::make_pair(to_device, key), std::move(value)).second) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a value for '", key, "' to ", to_device, " was already pushed"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> FakeTensorSink::Take(const std::string& to_device, const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = pushed_.find({to_device, key});
+  if (it == pushed_.end()) return absl::NotFoundError(absl::StrCat("no push '", key, "'"));
+  Tensor t = std::move(it->second);
+  pushed_.erase(it);
+  return t;
+}
+
 void FakeMaster::CreateSession(rpc::CreateSessionResponse& out, const rpc::CreateSessionRequest& req) {
   absl::MutexLock lock(&mu_);
   out.session_handle = absl::StrCat("session", next_++);

@@ -1,5 +1,5 @@
 // Fakes for RPC tests: a WorkerService / MasterService handler with
-// scriptable behaviour and an in-memory TensorSource.
+// scriptable behaviour, an in-memory TensorSource and TensorSink.
 //
 //   auto worker = std::make_shared<FakeWorker>("/job:ps/replica:0/task:0");
 //   FakeTensorSource source;
@@ -64,9 +64,33 @@ class FakeWorker : public rpc::WorkerServiceIf {
   void RecvTensor(rpc::RecvTensorResponse& out, const rpc::RecvTensorRequest& req) override;
   void AbortStep(int64_t step_id, int32_t code, const std::string& message) override;
   void CleanupStep(int64_t step_id) override;
+  // The generated (copying) path: counts pushes and keeps the last one's
+  // key; a key "refuse" is answered with FailedPrecondition.
+  void CollectivePush(const std::string& to_device, const std::string& key,
+                      const rpc::TensorWire& value, int64_t timeout_ms) override;
+  std::atomic<int> pushes{0};
+  std::string last_push_key() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const std::string task_;
+  absl::Mutex mu_;
+  std::string last_push_key_ ABSL_GUARDED_BY(mu_);
+};
+
+// Keeps pushed tensors by (to_device, key); refuses a key seen twice
+// (FailedPrecondition), as the collective mailbox does.
+class FakeTensorSink : public TensorSink {
+ public:
+  Allocator* allocator = nullptr;  // PushAllocator's answer
+  Allocator* PushAllocator() override { return allocator; }
+  absl::Status AcceptCollectivePush(const std::string& to_device, const std::string& key,
+                                    Tensor value, int64_t timeout_ms) override;
+  // The pushed tensor (removed); NotFound when none.
+  absl::StatusOr<Tensor> Take(const std::string& to_device, const std::string& key);
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::pair<std::string, std::string>, Tensor> pushed_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeMaster : public rpc::MasterServiceIf {

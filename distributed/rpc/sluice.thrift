@@ -83,6 +83,12 @@ service WorkerService {
   void AbortStep(1: i64 step_id, 2: i32 code, 3: string message) throws (1: RpcError err),
   // Forgets a finished step's rendezvous.
   void CleanupStep(1: i64 step_id) throws (1: RpcError err),
+  // A collective message for member `to_device` of this task under `key`
+  // (runtime/collective): delivered into the task's collective mailbox,
+  // answered at once (it never waits for a receiver). `timeout_ms` is the
+  // sender's deadline, for the server's information.
+  void CollectivePush(1: string to_device, 2: string key, 3: TensorWire value,
+                      4: i64 timeout_ms) throws (1: RpcError err),
 }
 
 struct SessionConfig {

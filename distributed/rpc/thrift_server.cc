@@ -15,6 +15,7 @@
 #include <thrift/transport/TTransportException.h>
 
 #include "absl/strings/str_cat.h"
+#include "distributed/rpc/collective_push.h"
 #include "distributed/rpc/framed_transport.h"
 #include "distributed/rpc/recv_tensor_reply.h"
 #include "distributed/rpc/socket_util.h"
@@ -32,8 +33,9 @@ namespace {
 // The generated worker processor with RecvTensor answered from a TensorSource.
 class WorkerProcessor : public rpc::WorkerServiceProcessor {
  public:
-  WorkerProcessor(std::shared_ptr<rpc::WorkerServiceIf> iface, TensorSource* source)
-      : rpc::WorkerServiceProcessor(std::move(iface)), source_(source) {}
+  WorkerProcessor(std::shared_ptr<rpc::WorkerServiceIf> iface, TensorSource* source,
+                  TensorSink* sink)
+      : rpc::WorkerServiceProcessor(std::move(iface)), source_(source), sink_(sink) {}
 
   bool Dispatch(TProtocol* in, TProtocol* out, const std::string& method, int32_t seqid) {
     return dispatchCall(in, out, method, seqid, nullptr);
@@ -44,6 +46,10 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
                     void* context) override {
     if (source_ != nullptr && fname == "RecvTensor") {
       ProcessRecvTensor(in, out, seqid);
+      return true;
+    }
+    if (sink_ != nullptr && fname == "CollectivePush") {
+      ProcessCollectivePush(in, out, seqid);
       return true;
     }
     return rpc::WorkerServiceProcessor::dispatchCall(in, out, fname, seqid, context);
@@ -90,7 +96,25 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     out->getTransport()->flush();
   }
 
+  void ProcessCollectivePush(TProtocol* in, TProtocol* out, int32_t seqid) {
+    CollectivePushRequest req = ReadCollectivePushArgs(in, sink_->PushAllocator());
+    absl::Status status = req.value.status();
+    if (status.ok()) {
+      try {
+        status = sink_->AcceptCollectivePush(req.to_device, req.key, *std::move(req.value),
+                                             req.timeout_ms);
+      } catch (const std::exception& e) {
+        status = absl::InternalError(absl::StrCat("CollectivePush '", req.key, "': ", e.what()));
+      }
+    } else {
+      status = absl::Status(status.code(), absl::StrCat("CollectivePush '", req.key, "' to ",
+                                                        req.to_device, ": ", status.message()));
+    }
+    WriteCollectivePushReply(out, seqid, status);
+  }
+
   TensorSource* const source_;
+  TensorSink* const sink_;
 };
 
 class MasterProcessor : public rpc::MasterServiceProcessor {
@@ -166,7 +190,9 @@ absl::StatusOr<std::unique_ptr<ThriftServer>> ThriftServer::Start(
   }
   auto mux = std::make_shared<ServiceMux>(
       options.task_name,
-      worker != nullptr ? std::make_unique<WorkerProcessor>(std::move(worker), tensor_source) : nullptr,
+      worker != nullptr
+          ? std::make_unique<WorkerProcessor>(std::move(worker), tensor_source, options.tensor_sink)
+          : nullptr,
       master != nullptr ? std::make_unique<MasterProcessor>(std::move(master)) : nullptr);
   std::unique_ptr<ThriftServer> server(new ThriftServer(options, std::move(mux), *fd, port));
   server->accept_thread_ = std::thread(&ThriftServer::AcceptLoop, server.get());

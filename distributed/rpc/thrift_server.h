@@ -11,7 +11,9 @@
 //
 // RecvTensor calls on the worker service are answered from `tensor_source`
 // without copying: the reply's tensor bytes go from the tensor's buffer to the
-// socket (see recv_tensor_reply.h). Every other call reaches the handlers.
+// socket (see recv_tensor_reply.h). CollectivePush calls go to
+// options.tensor_sink when set, their bytes read straight into the pushed
+// tensor (collective_push.h). Every other call reaches the handlers.
 // Handlers report errors by throwing rpc::RpcError (see tensor_wire.h,
 // ToRpcError); any other exception becomes a TApplicationException.
 //
@@ -37,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "distributed/rpc/gen-cpp/MasterService.h"
 #include "distributed/rpc/gen-cpp/WorkerService.h"
+#include "distributed/rpc/tensor_sink.h"
 #include "distributed/rpc/tensor_source.h"
 #include "runtime/tensor.h"
 
@@ -52,6 +55,11 @@ struct ThriftServerOptions {
   std::string host = "127.0.0.1";  // "0.0.0.0" for all interfaces
   int port = 0;                    // 0: pick a free port
   std::string task_name;           // for error messages, e.g. "/job:ps/replica:0/task:0"
+  // Where CollectivePush calls on the worker service go without copying
+  // (their tensor bytes land in memory from its PushAllocator); null: to the
+  // worker handler (the generated, copying path). Borrowed; must outlive
+  // the server.
+  TensorSink* tensor_sink = nullptr;
 };
 
 class ThriftServer {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "distributed/rpc/collective_push.h"
 #include "distributed/rpc/recv_tensor_reply.h"
 
 namespace sluice {
@@ -15,8 +16,13 @@ WorkerStub::WorkerStub(std::string task_name, std::string host_port, RpcOptions 
                 : nullptr) {}
 
 absl::StatusOr<rpc::WorkerStatus> WorkerStub::GetStatus() {
+  return GetStatus(channel_.options().call_timeout_ms);
+}
+
+absl::StatusOr<rpc::WorkerStatus> WorkerStub::GetStatus(int64_t timeout_ms) {
+  const int64_t timeout = timeout_ms > 0 ? timeout_ms : channel_.options().call_timeout_ms;
   rpc::WorkerStatus out;
-  absl::Status s = channel_.Call("GetStatus", channel_.options().call_timeout_ms, [&](Connection& c) {
+  absl::Status s = channel_.Call("GetStatus", timeout, [&](Connection& c) {
     c.worker->GetStatus(out);
     return absl::OkStatus();
   });
@@ -91,6 +97,16 @@ absl::Status WorkerStub::AbortStep(int64_t step_id, const absl::Status& reason) 
 absl::Status WorkerStub::CleanupStep(int64_t step_id) {
   return channel_.Call("CleanupStep", channel_.options().call_timeout_ms, [&](Connection& c) {
     c.worker->CleanupStep(step_id);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status WorkerStub::CollectivePush(const std::string& to_device, const std::string& key,
+                                        const Tensor& value, int64_t timeout_ms) {
+  const int64_t timeout = timeout_ms > 0 ? timeout_ms : channel_.options().call_timeout_ms;
+  return channel_.Call("CollectivePush", timeout, [&](Connection& c) {
+    WriteCollectivePushCall(c.protocol.get(), to_device, key, value, timeout_ms);
+    c.worker->recv_CollectivePush();
     return absl::OkStatus();
   });
 }

@@ -38,6 +38,8 @@ class WorkerStub {
   const std::string& host_port() const { return channel_.host_port(); }
 
   absl::StatusOr<rpc::WorkerStatus> GetStatus();
+  // With its own deadline (liveness probes); <= 0: call_timeout_ms.
+  absl::StatusOr<rpc::WorkerStatus> GetStatus(int64_t timeout_ms);
   // Returns the graph handle.
   absl::StatusOr<std::string> RegisterGraph(const rpc::RegisterGraphRequest& req);
   absl::Status DeregisterGraph(const std::string& graph_handle);
@@ -53,6 +55,11 @@ class WorkerStub {
                                     Allocator* allocator = nullptr);
   absl::Status AbortStep(int64_t step_id, const absl::Status& reason);
   absl::Status CleanupStep(int64_t step_id);
+  // Delivers a collective message into the task's mailbox. The tensor's
+  // bytes go from `value`'s buffer to the socket (collective_push.h).
+  // Deadline: timeout_ms when > 0, else call_timeout_ms.
+  absl::Status CollectivePush(const std::string& to_device, const std::string& key,
+                              const Tensor& value, int64_t timeout_ms);
 
   RpcChannel& channel() { return channel_; }
   // The pool RecvTensor uses by default; null when disabled.

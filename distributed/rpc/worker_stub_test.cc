@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/master_stub.h"
+#include "distributed/rpc/recv_buffer_pool.h"
 #include "distributed/rpc/rpc_testutil.h"
 #include "distributed/rpc/socket_util.h"
 #include "distributed/rpc/tensor_wire.h"
@@ -140,6 +142,84 @@ TEST(WorkerStubTest, MissingServiceIsUnimplemented) {
   absl::StatusOr<std::vector<rpc::DeviceAttributes>> d = master.ListDevices();
   EXPECT_EQ(d.status().code(), absl::StatusCode::kUnimplemented) << d.status();
   EXPECT_NE(d.status().message().find("master"), std::string::npos) << d.status();
+}
+
+std::unique_ptr<ThriftServer> StartServerWithSink(std::shared_ptr<rpc::WorkerServiceIf> worker,
+                                                  TensorSink* sink) {
+  ThriftServerOptions opts;
+  opts.task_name = kTask;
+  opts.tensor_sink = sink;
+  absl::StatusOr<std::unique_ptr<ThriftServer>> s = ThriftServer::Start(opts, worker, nullptr, nullptr);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+TEST(WorkerStubTest, CollectivePushLandsInTheSinksMemory) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  auto pool = std::make_shared<RecvBufferPool>(64 << 20);
+  FakeTensorSink sink;
+  sink.allocator = pool.get();
+  std::unique_ptr<ThriftServer> server = StartServerWithSink(worker, &sink);
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", server->port()));
+  const std::string cpu = std::string(kTask) + "/device:CPU:0";
+
+  std::vector<float> big(1 << 20);  // 4 MiB: sent by reference, read in place
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 977) * 0.5f;
+  ASSERT_TRUE(stub.CollectivePush(cpu, "g1/i1/n0/rs/s0/c0", Tensor::FromVector<float>(big), 5000).ok());
+  absl::StatusOr<Tensor> got = sink.Take(cpu, "g1/i1/n0/rs/s0/c0");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->NumElements(), static_cast<int64_t>(big.size()));
+  EXPECT_EQ(std::memcmp(got->raw_data(), big.data(), big.size() * sizeof(float)), 0);
+  EXPECT_EQ(pool->GetStats().num_allocs, 1);  // the sink's allocator, no staging copy
+  EXPECT_EQ(worker->pushes.load(), 0);        // the handler's copying path was not taken
+
+  // Small and string tensors, a 2-D shape.
+  Tensor m(DT_INT64, TensorShape({2, 3}));
+  for (int i = 0; i < 6; ++i) m.flat<int64_t>()[i] = i * 7;
+  ASSERT_TRUE(stub.CollectivePush(cpu, "m", m, 5000).ok());
+  got = sink.Take(cpu, "m");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->shape(), TensorShape({2, 3}));
+  EXPECT_EQ(got->flat<int64_t>()[5], 35);
+  Tensor s(DT_STRING, TensorShape({2}));
+  s.flat<std::string>()[0] = "ring";
+  s.flat<std::string>()[1] = "";
+  ASSERT_TRUE(stub.CollectivePush(cpu, "s", s, 5000).ok());
+  got = sink.Take(cpu, "s");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->flat<std::string>()[0], "ring");
+
+  // The sink's error comes back with its code; the connection stays usable.
+  ASSERT_TRUE(stub.CollectivePush(cpu, "twice", m, 5000).ok());
+  absl::Status again = stub.CollectivePush(cpu, "twice", m, 5000);
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition) << again;
+  EXPECT_NE(again.message().find(kTask), std::string::npos) << again;
+  EXPECT_TRUE(stub.CollectivePush(cpu, "after", m, 5000).ok());
+  EXPECT_EQ(stub.channel().IdleConnectionsForTesting(), 1);
+}
+
+TEST(WorkerStubTest, CollectivePushWithoutASinkReachesTheHandler) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  std::unique_ptr<ThriftServer> server = StartServer(worker, nullptr, nullptr);
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", server->port()));
+  Tensor t = Tensor::FromVector<float>(std::vector<float>(100000, 1.0f));
+  ASSERT_TRUE(stub.CollectivePush("/job:ps/replica:0/task:0/device:CPU:0", "k7", t, 5000).ok());
+  EXPECT_EQ(worker->pushes.load(), 1);
+  EXPECT_EQ(worker->last_push_key(), "k7");
+  absl::Status refused = stub.CollectivePush("/job:ps/replica:0/task:0/device:CPU:0", "refuse", t, 5000);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+}
+
+TEST(WorkerStubTest, CollectivePushToAClosedPortIsUnavailableNamingTheTask) {
+  const std::string address = absl::StrCat("127.0.0.1:", ClosedPort());
+  WorkerStub stub(kTask, address);
+  auto t0 = Clock::now();
+  absl::Status s = stub.CollectivePush("/job:ps/replica:0/task:0/device:CPU:0", "k",
+                                       Tensor::Scalar<float>(1), 1000);
+  EXPECT_LT(MsSince(t0), 1000);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find(kTask), std::string::npos) << s;
+  EXPECT_NE(s.message().find(address), std::string::npos) << s;
 }
 
 TEST(MasterStubTest, SessionLifecycle) {

@@ -14,6 +14,10 @@ absl::StatusOr<cudaStream_t> BeginLaunch(OpKernelContext* ctx) {
 
 absl::Status LaunchStatus(OpKernelContext* ctx, cudaError_t result) {
   if (result == cudaSuccess) return absl::OkStatus();
+  // A failed call (e.g. cudaMemsetAsync) also leaves its error as the
+  // thread's last error: clear it (unless sticky), or the next kernel's
+  // launch check on this thread would report it as its own.
+  (void)cudaGetLastError();
   return CudaStatus(result, absl::StrCat(ctx->node().op(), " on ", ctx->device()->name()));
 }
 

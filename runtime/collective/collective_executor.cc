@@ -72,9 +72,8 @@ absl::Status CheckInput(const CollectiveParams& p, Device* device, const Tensor&
     return absl::InvalidArgumentError(absl::StrCat(p.DebugString(), ": uninitialized input"));
   }
   if (DataTypeSize(input.dtype()) == 0) {
-    return absl::UnimplementedError(absl::StrCat(p.DebugString(), ": collectives of ",
-                                                 DataTypeName(input.dtype()),
-                                                 " are not implemented"));
+    return absl::UnimplementedError(absl::StrCat(
+        p.DebugString(), ": collectives of ", DataTypeName(input.dtype()), " are not implemented"));
   }
   if (p.kind == CollectiveKind::kAllReduce) {
     absl::StatusOr<const internal::ReduceKernels*> k = internal::ReduceKernelsFor(input.dtype());
@@ -99,8 +98,7 @@ void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl i
   reg.impls[device_type] = std::move(impl);
 }
 
-CollectiveExecutor::CollectiveExecutor(CollectiveTransport* transport,
-                                       int64_t default_chunk_bytes)
+CollectiveExecutor::CollectiveExecutor(CollectiveTransport* transport, int64_t default_chunk_bytes)
     : transport_(transport),
       default_chunk_bytes_(default_chunk_bytes > 0 ? default_chunk_bytes : 1 << 20),
       timer_(std::make_unique<internal::CollectiveTimer>()) {}
@@ -127,8 +125,8 @@ std::string CollectiveExecutor::NextExecution(const CollectiveParams& params) {
   return absl::StrCat("g", params.group_key, "/i", params.instance_key, "/n", n);
 }
 
-void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device,
-                             const Tensor& input, Done done) {
+void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, const Tensor& input,
+                             Done done) {
   if (absl::Status s = params_in.Validate(); !s.ok()) return done(s);
   CollectiveParams params = params_in;
   if (params.timeout_ms == 0) params.timeout_ms = kDefaultCollectiveTimeoutMs;
@@ -152,13 +150,13 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device,
     m.device = device;
     m.original = input;
     m.input = input;
-    m.done = std::move(done);
     if (!impl && input.on_device()) {
       absl::StatusOr<Tensor> host = device->CopyToHost(input);
       if (!host.ok()) return fail(AddContext(host.status(), params.DebugString()));
       m.input = *std::move(host);
       m.copy_back = true;
     }
+    m.done = std::move(done);
     return Join(prefix, std::move(impl), std::move(m));
   }
 
@@ -173,18 +171,17 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device,
       params.kind == CollectiveKind::kBroadcast && params.rank == params.source_rank;
   std::string debug = params.DebugString();
   internal::RingOptions options{std::move(params), prefix, transport_, HostAllocatorOf(device)};
-  internal::RunRing(
-      std::move(options), std::move(host),
-      [done = std::move(done), device, copy_back, source, input,
-       debug = std::move(debug)](absl::StatusOr<Tensor> out) {
-        if (!out.ok()) return done(out.status());
-        if (source) return done(input);
-        if (copy_back) {
-          out = device->CopyFromHost(*out);
-          if (!out.ok()) return done(AddContext(out.status(), debug));
-        }
-        done(std::move(out));
-      });
+  internal::RunRing(std::move(options), std::move(host),
+                    [done = std::move(done), device, copy_back, source, input,
+                     debug = std::move(debug)](absl::StatusOr<Tensor> out) {
+                      if (!out.ok()) return done(out.status());
+                      if (source) return done(input);
+                      if (copy_back) {
+                        out = device->CopyFromHost(*out);
+                        if (!out.ok()) return done(AddContext(out.status(), debug));
+                      }
+                      done(std::move(out));
+                    });
 }
 
 void CollectiveExecutor::Join(const std::string& prefix, LocalAllReduceImpl impl,
@@ -254,8 +251,7 @@ void CollectiveExecutor::ResetGroup(int64_t group_key, const absl::Status& statu
   {
     absl::MutexLock lock(&mu_);
     absl::erase_if(executions_, [&](const auto& e) { return absl::StartsWith(e.first, group); });
-    absl::erase_if(failed_joins_,
-                   [&](const auto& e) { return absl::StartsWith(e.first, group); });
+    absl::erase_if(failed_joins_, [&](const auto& e) { return absl::StartsWith(e.first, group); });
     for (auto it = joins_.begin(); it != joins_.end();) {
       if (absl::StartsWith(it->first, group)) {
         timer_->Cancel(it->second->timer_id);

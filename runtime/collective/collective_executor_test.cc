@@ -503,11 +503,9 @@ TEST_F(LocalTest, MismatchNamesBothRanks) {
   for (const Result& r : Run(p, inputs)) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(r.status().message().find("rank 0 (" + LocalDev(0) + ")"),
-              absl::string_view::npos)
+    EXPECT_NE(r.status().message().find("rank 0 (" + LocalDev(0) + ")"), absl::string_view::npos)
         << r.status();
-    EXPECT_NE(r.status().message().find("rank 2 (" + LocalDev(2) + ")"),
-              absl::string_view::npos)
+    EXPECT_NE(r.status().message().find("rank 2 (" + LocalDev(2) + ")"), absl::string_view::npos)
         << r.status();
   }
 }
@@ -522,8 +520,7 @@ TEST_F(LocalTest, MissingMemberTimesOutNamingIt) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   for (const Result& r : results) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
-    EXPECT_NE(r.status().message().find("rank 1 (" + LocalDev(1) + ")"),
-              absl::string_view::npos)
+    EXPECT_NE(r.status().message().find("rank 1 (" + LocalDev(1) + ")"), absl::string_view::npos)
         << r.status();
   }
   std::vector<Result> late = Run(p, inputs, {1});
@@ -565,20 +562,21 @@ class FakeDevice : public Device {
 
 TEST(LocalImplTest, RegisteredImplRunsWhenAllMembersAreLocal) {
   static std::atomic<int> calls{0};
-  RegisterLocalAllReduce("FAKE", [](const CollectiveParams& params,
-                                    const std::vector<Device*>& devices,
-                                    const std::vector<Tensor>& inputs,
-                                    std::function<void(absl::StatusOr<std::vector<Tensor>>)> done) {
-    ++calls;
-    std::vector<Tensor> outs;
-    for (size_t r = 0; r < inputs.size(); ++r) {
-      // Marks each output with its rank so the order shows.
-      outs.push_back(Tensor::FromVector<float>({inputs[0].flat<float>()[0] +
-                                                inputs[1].flat<float>()[0] +
-                                                1000.0f * static_cast<float>(r)}));
-    }
-    done(std::move(outs));
-  });
+  calls = 0;  // the test may repeat
+  RegisterLocalAllReduce(
+      "FAKE", [](const CollectiveParams& params, const std::vector<Device*>& devices,
+                 const std::vector<Tensor>& inputs,
+                 std::function<void(absl::StatusOr<std::vector<Tensor>>)> done) {
+        ++calls;
+        std::vector<Tensor> outs;
+        for (size_t r = 0; r < inputs.size(); ++r) {
+          // Marks each output with its rank so the order shows.
+          outs.push_back(
+              Tensor::FromVector<float>({inputs[0].flat<float>()[0] + inputs[1].flat<float>()[0] +
+                                         1000.0f * static_cast<float>(r)}));
+        }
+        done(std::move(outs));
+      });
   std::vector<std::unique_ptr<Device>> owned;
   std::vector<Device*> devices;
   for (int r = 0; r < 2; ++r) {
@@ -661,9 +659,9 @@ TEST(DeviceMemoryTest, ResultsComeBackInDeviceMemory) {
     p.timeout_ms = 5000;
     std::vector<Tensor> inputs;
     for (int r = 0; r < 3; ++r) {
-      std::string name = local ? LocalDev(r, "FAKEGPU")
-                               : absl::StrCat("/job:worker/replica:0/task:", r,
-                                              "/device:FAKEGPU:0");
+      std::string name = local
+                             ? LocalDev(r, "FAKEGPU")
+                             : absl::StrCat("/job:worker/replica:0/task:", r, "/device:FAKEGPU:0");
       owned.push_back(std::make_unique<FakeGpu>(name));
       devices.push_back(owned.back().get());
       p.group_devices.push_back(name);

@@ -27,8 +27,8 @@ const char* KindName(CollectiveKind kind) {
 }
 
 std::string Describe(const JoinMember& m) {
-  std::string s = absl::StrCat(KindName(m.params.kind), " of ", DataTypeName(m.input.dtype()),
-                               " ", m.input.shape().DebugString());
+  std::string s = absl::StrCat(KindName(m.params.kind), " of ", DataTypeName(m.input.dtype()), " ",
+                               m.input.shape().DebugString());
   if (m.params.kind == CollectiveKind::kBroadcast) {
     absl::StrAppend(&s, " from rank ", m.params.source_rank);
   }
@@ -63,10 +63,10 @@ absl::Status CheckAgreement(const std::vector<JoinMember>& m) {
       same = same && a.params.reduce_op == b.params.reduce_op;
     }
     if (!same) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          a.params.DebugString(), ": members disagree: rank ", a.params.rank, " (",
-          a.device->name(), ") runs ", Describe(a), " but rank ", b.params.rank, " (",
-          b.device->name(), ") runs ", Describe(b)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(a.params.DebugString(), ": members disagree: rank ", a.params.rank, " (",
+                       a.device->name(), ") runs ", Describe(a), " but rank ", b.params.rank, " (",
+                       b.device->name(), ") runs ", Describe(b)));
     }
   }
   return absl::OkStatus();
@@ -77,7 +77,8 @@ Allocator* HostAllocatorOf(Device* d) {
 }
 
 absl::StatusOr<Tensor> CopyFor(const JoinMember& m, const Tensor& host) {
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocatorOf(m.device), host.dtype(), host.shape()));
+  ASSIGN_OR_RETURN(Tensor t,
+                   Tensor::Allocate(HostAllocatorOf(m.device), host.dtype(), host.shape()));
   if (host.TotalBytes() > 0) std::memcpy(t.raw_data(), host.raw_data(), host.TotalBytes());
   return t;
 }
@@ -145,9 +146,9 @@ LocalJoin::LocalJoin(std::string prefix, int group_size, LocalAllReduceImpl impl
 absl::Status LocalJoin::Add(JoinMember&& member) {
   JoinMember& slot = members_[member.params.rank];
   if (slot.done) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(member.params.DebugString(), ": rank ", member.params.rank,
-                     " joined execution '", prefix_, "' twice"));
+    return absl::FailedPreconditionError(absl::StrCat(member.params.DebugString(), ": rank ",
+                                                      member.params.rank, " joined execution '",
+                                                      prefix_, "' twice"));
   }
   slot = std::move(member);
   ++arrived_;
@@ -162,9 +163,9 @@ std::vector<std::string> LocalJoin::Missing() const {
   }
   for (size_t r = 0; r < members_.size(); ++r) {
     if (members_[r].done) continue;
-    missing.push_back(any == nullptr ? absl::StrCat("rank ", r)
-                                     : absl::StrCat("rank ", r, " (",
-                                                    any->params.group_devices[r], ")"));
+    missing.push_back(any == nullptr
+                          ? absl::StrCat("rank ", r)
+                          : absl::StrCat("rank ", r, " (", any->params.group_devices[r], ")"));
   }
   return missing;
 }

@@ -28,8 +28,8 @@ namespace internal {
 struct JoinMember {
   CollectiveParams params;
   Device* device = nullptr;
-  Tensor input;     // host memory for RunHostJoin, the device's for RunImplJoin
-  Tensor original;  // what Run got (a broadcast source gets it back)
+  Tensor input;            // host memory for RunHostJoin, the device's for RunImplJoin
+  Tensor original;         // what Run got (a broadcast source gets it back)
   bool copy_back = false;  // the result goes back to device memory
   std::function<void(absl::StatusOr<Tensor>)> done;
 };

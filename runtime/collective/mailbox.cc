@@ -75,8 +75,8 @@ absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std:
     } else {
       auto [slot, inserted] = values_.try_emplace(std::move(box_key), std::move(value));
       if (!inserted) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "collective: a value for '", key, "' to ", to_device, " was already delivered"));
+        return absl::FailedPreconditionError(absl::StrCat("collective: a value for '", key, "' to ",
+                                                          to_device, " was already delivered"));
       }
       return absl::OkStatus();
     }
@@ -108,8 +108,8 @@ void CollectiveMailbox::Recv(const std::string& from_device, const std::string& 
       now = std::move(it->second);
       values_.erase(it);
     } else if (waiters_.contains(box_key)) {
-      now = absl::FailedPreconditionError(absl::StrCat("collective: '", key, "' for ", to_device,
-                                                       " is already being received"));
+      now = absl::FailedPreconditionError(
+          absl::StrCat("collective: '", key, "' for ", to_device, " is already being received"));
     } else {
       if (timeout_ms <= 0) timeout_ms = kDefaultCollectiveTimeoutMs;
       auto w = std::make_shared<Waiter>();
@@ -176,9 +176,9 @@ void CollectiveMailbox::TimerLoop() {
     std::shared_ptr<Waiter> w = std::move(it->second);
     waiters_.erase(it);
     mu_.Unlock();
-    w->done(absl::DeadlineExceededError(absl::StrCat("collective: no message '", w->key,
-                                                     "' from ", w->from_device, " within ",
-                                                     w->timeout_ms, " ms")));
+    w->done(absl::DeadlineExceededError(absl::StrCat("collective: no message '", w->key, "' from ",
+                                                     w->from_device, " within ", w->timeout_ms,
+                                                     " ms")));
     mu_.Lock();
   }
   mu_.Unlock();

@@ -80,8 +80,8 @@ TEST(CollectiveMailboxTest, DeadlineNamesTheSender) {
   ASSERT_FALSE(fast.value->ok());
   const absl::Status& s = fast.value->status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(s.message(), absl::StrCat("collective: no message 'g1/i1/n0/hdr' from ", kB,
-                                      " within 80 ms"));
+  EXPECT_EQ(s.message(),
+            absl::StrCat("collective: no message 'g1/i1/n0/hdr' from ", kB, " within 80 ms"));
   EXPECT_FALSE(slow.done.HasBeenNotified());
   // A value arriving after the deadline waits for a receiver.
   ASSERT_TRUE(box.Deliver(kA, "g1/i1/n0/hdr", Tensor::Scalar<int32_t>(1)).ok());

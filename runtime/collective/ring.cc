@@ -250,8 +250,8 @@ void RingCollective::Start() {
 }
 
 absl::StatusOr<Tensor> RingCollective::CopyOfInput(int64_t begin, int64_t size) const {
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(DefaultCpuAllocator(), input_.dtype(),
-                                              TensorShape({size})));
+  ASSIGN_OR_RETURN(Tensor t,
+                   Tensor::Allocate(DefaultCpuAllocator(), input_.dtype(), TensorShape({size})));
   if (size > 0) std::memcpy(t.raw_data(), InAt(begin), size * esize_);
   return t;
 }
@@ -350,8 +350,7 @@ void RingCollective::Send(const std::string& key, const Tensor& t) {
   });
 }
 
-void RingCollective::Recv(const std::string& key,
-                          std::function<void(absl::StatusOr<Tensor>)> fn) {
+void RingCollective::Recv(const std::string& key, std::function<void(absl::StatusOr<Tensor>)> fn) {
   o_.transport->Recv(prev_, me_, key, p_.timeout_ms, std::move(fn));
 }
 

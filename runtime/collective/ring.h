@@ -41,16 +41,15 @@ namespace internal {
 struct RingOptions {
   // Validated, with timeout_ms and chunk_bytes > 0.
   CollectiveParams params;
-  std::string prefix;                         // the execution's key prefix
-  CollectiveTransport* transport = nullptr;   // borrowed
-  Allocator* output_allocator = nullptr;      // host memory for the result
+  std::string prefix;                        // the execution's key prefix
+  CollectiveTransport* transport = nullptr;  // borrowed
+  Allocator* output_allocator = nullptr;     // host memory for the result
 };
 
 // `input` is host memory; the result is host memory from output_allocator
 // (a broadcast source gets `input` back). For kAllReduce the dtype must be
 // one ReduceKernelsFor supports; for kAllGather the rank at least 1.
-void RunRing(RingOptions options, Tensor input,
-             std::function<void(absl::StatusOr<Tensor>)> done);
+void RunRing(RingOptions options, Tensor input, std::function<void(absl::StatusOr<Tensor>)> done);
 
 }  // namespace internal
 }  // namespace sluice

@@ -12,12 +12,16 @@ EventQueue::EventQueue(int device_ordinal, ThreadPool* pool)
   thread_ = std::thread([this] { Loop(); });
 }
 
-EventQueue::~EventQueue() {
+void EventQueue::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  thread_.join();  // the loop drains every pending event first
+  if (thread_.joinable()) thread_.join();  // the loop drains every pending event first
+}
+
+EventQueue::~EventQueue() {
+  Stop();
   std::vector<cudaEvent_t> events;
   {
     absl::MutexLock lock(&mu_);
@@ -61,6 +65,10 @@ void EventQueue::ThenExecute(cudaStream_t stream, std::function<void(absl::Statu
     }
   }
   if (!status.ok()) {
+    // Callbacks keep buffers alive until a copy is done with them (a copy's
+    // source, a staging buffer): without an event, wait for the stream here
+    // rather than release them under a copy still in flight.
+    (void)cudaStreamSynchronize(stream);
     (void)cudaGetLastError();
     if (event != nullptr) {
       absl::MutexLock lock(&mu_);
@@ -69,8 +77,20 @@ void EventQueue::ThenExecute(cudaStream_t stream, std::function<void(absl::Statu
     pool_->Schedule([done = std::move(done), status] { done(status); });
     return;
   }
-  absl::MutexLock lock(&mu_);
-  pending_.push_back(Pending{event, std::move(done)});
+  {
+    absl::MutexLock lock(&mu_);
+    if (!loop_done_) {
+      pending_.push_back(Pending{event, std::move(done)});
+      return;
+    }
+  }
+  // The loop has drained and returned (the queue is being destroyed): no one
+  // else would ever wait for this event.
+  const cudaError_t code = cudaEventSynchronize(event);
+  status = CudaStatus(code, absl::StrCat("waiting for work on GPU ordinal ", ordinal_));
+  (void)cudaEventDestroy(event);
+  (void)cudaGetLastError();
+  pool_->Schedule([done = std::move(done), status = std::move(status)] { done(status); });
 }
 
 void EventQueue::Loop() {
@@ -85,7 +105,10 @@ void EventQueue::Loop() {
         return stopping_ || !pending_.empty();
       };
       mu_.Await(absl::Condition(&ready));
-      if (pending_.empty()) return;  // stopping, and every event was waited for
+      if (pending_.empty()) {  // stopping, and every event was waited for
+        loop_done_ = true;
+        return;
+      }
       p = std::move(pending_.front());
       pending_.pop_front();
     }

@@ -7,7 +7,10 @@
 //   events.ThenExecute(stream, [](absl::Status s) { ... });  // later, on `pool`
 //
 // Events are pooled and reused. The destructor waits for the pending events
-// and runs their callbacks. Thread-safe.
+// and runs their callbacks; a callback queued after that (by a callback run
+// during shutdown) is waited for by its caller. When no event can be
+// recorded, the caller waits for the stream before `done` gets the error, so
+// `done` never runs before the work it was queued behind. Thread-safe.
 #ifndef SLUICE_RUNTIME_GPU_EVENT_QUEUE_H_
 #define SLUICE_RUNTIME_GPU_EVENT_QUEUE_H_
 
@@ -35,6 +38,10 @@ class EventQueue {
 
   // `done` gets OK, or the CUDA error of recording or waiting.
   void ThenExecute(cudaStream_t stream, std::function<void(absl::Status)> done);
+  // Waits for the pending events and hands their callbacks to the pool;
+  // later ThenExecute calls wait for their own event. Idempotent; the
+  // destructor calls it. Not concurrently with itself.
+  void Stop();
 
  private:
   struct Pending {
@@ -49,6 +56,9 @@ class EventQueue {
   std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<cudaEvent_t> free_events_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Set by Loop as it returns: later ThenExecute calls (a callback run while
+  // the queue shuts down) wait for their event themselves.
+  bool loop_done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

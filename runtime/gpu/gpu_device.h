@@ -16,17 +16,30 @@
 // kernels queued after a copy wait for it.
 //
 // Memory. Device memory comes from a BfcAllocator over cudaMalloc (limit:
-// options.memory_limit, else memory_fraction of the free memory at start);
+// memory_limit, else memory_fraction of the memory free when the context
+// was made);
 // host memory for HostMemory args and copies comes from a BfcAllocator over
 // pinned cudaHostAlloc memory. Tensors of this device with on_device() true
 // are never touched by the host.
 //
+// Sharing. The streams, allocators, event queue, thread pool and cuBLAS
+// handle belong to the process-wide GpuContext of the ordinal
+// (runtime/gpu/gpu_context.h), made by the first GpuDevice of that ordinal;
+// a GpuDevice only adds its name and its own ResourceMgr (sessions never
+// share variables), so creating one is cheap. All devices of one ordinal
+// therefore share one memory limit: the first creation's memory_limit /
+// memory_fraction / pinned_memory_limit / num_threads are kept and later
+// ones ignored. poison_allocations is honoured per device: fresh blocks are
+// poisoned while any live device of the ordinal asked for it. Sync waits for
+// the shared streams, so it also waits for other devices' work on that GPU.
+//
 // Completion. Compute returns once work is enqueued; ThenExecute calls back
-// (on the device's thread pool) when the work queued so far is done, via a
+// (on the context's thread pool) when the work queued so far is done, via a
 // thread that waits for recorded events in order. Sync waits for all of it.
 //
 // Thread-safe: any thread may enqueue (each entry point makes the device
-// current on its thread first); cuBLAS calls are serialized per device.
+// current on its thread first); cuBLAS calls are serialized per GPU.
+// Ownership: the caller owns the GpuDevice; the context outlives it.
 #ifndef SLUICE_RUNTIME_GPU_GPU_DEVICE_H_
 #define SLUICE_RUNTIME_GPU_GPU_DEVICE_H_
 
@@ -36,56 +49,57 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
-#include "runtime/bfc_allocator.h"
 #include "runtime/device.h"
-#include "runtime/gpu/event_queue.h"
+#include "runtime/gpu/gpu_context.h"
 
 namespace sluice {
 
 struct GpuDeviceOptions {
   std::string name = "/job:localhost/replica:0/task:0/device:GPU:0";
   int ordinal = 0;                 // the CUDA device
-  int num_threads = 2;             // the device's pool: launches and callbacks
+  // The GPU's context (see "Sharing"): used by the first device of the
+  // ordinal in the process, ignored afterwards.
+  int num_threads = 2;             // the pool: launches and callbacks
   int64_t memory_limit = 0;        // bytes; 0: memory_fraction of free memory
   double memory_fraction = 0.9;
   int64_t pinned_memory_limit = 0; // bytes of pinned host memory; 0: no limit
-  bool poison_allocations = false; // fill fresh blocks with 0xFF (tests)
+  // Per device: fill fresh blocks with 0xFF (tests) while this device lives.
+  bool poison_allocations = false;
 };
 
 class GpuDevice : public Device {
  public:
-  // Unavailable when the ordinal is not a visible device; the CUDA error
-  // otherwise (streams, handles, memory).
+  // Unavailable when the ordinal is not a visible device; InvalidArgument for
+  // bad limits; the CUDA error when the GPU's context cannot be made
+  // (streams, handles, memory). Cheap once the ordinal's context exists.
   static absl::StatusOr<std::unique_ptr<GpuDevice>> Create(const GpuDeviceOptions& options);
-  // Waits for queued work, then frees streams, events and handles. Tensors of
-  // this device must be gone or must not be used afterwards.
+  // Waits for the GPU's queued work and for the callbacks this device
+  // queued, so none runs after it is gone. Leaves the shared context alone.
+  // Not to be destroyed on the context's thread pool.
   ~GpuDevice() override;
 
   // --- Device ---
-  Allocator* allocator() override { return device_allocator_.get(); }
-  ThreadPool* thread_pool() override { return &pool_; }
+  Allocator* allocator() override { return context_->device_allocator(); }
+  ThreadPool* thread_pool() override { return context_->thread_pool(); }
   bool has_device_memory() const override { return true; }
-  Allocator* host_allocator() override { return pinned_allocator_.get(); }
+  Allocator* host_allocator() override { return context_->pinned_allocator(); }
   absl::StatusOr<Tensor> CopyToHost(const Tensor& t) override;
   absl::StatusOr<Tensor> CopyFromHost(const Tensor& t) override;
   absl::Status CopyWithinDevice(const Tensor& src, Tensor* dst) override;
   absl::Status Sync() override;
 
   // --- For GPU kernels and transfers ---
-  int ordinal() const { return options_.ordinal; }
+  int ordinal() const { return context_->ordinal(); }
   // "NVIDIA H100 80GB HBM3", from cudaGetDeviceProperties.
-  const std::string& gpu_name() const { return gpu_name_; }
-  int multiprocessor_count() const { return sm_count_; }
-  cudaStream_t compute_stream() const { return compute_; }
+  const std::string& gpu_name() const { return context_->gpu_name(); }
+  int multiprocessor_count() const { return context_->multiprocessor_count(); }
+  cudaStream_t compute_stream() const { return context_->compute_stream(); }
   // Makes this device current on the calling thread (cudaSetDevice).
   absl::Status Activate() const;
-  // Calls fn with the device's cuBLAS handle (bound to the compute stream,
+  // Calls fn with the GPU's cuBLAS handle (bound to the compute stream,
   // workspace set) under the handle's lock; `what` names the caller in errors.
   absl::Status WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
                         absl::string_view what);
@@ -99,46 +113,33 @@ class GpuDevice : public Device {
   // kernels queued after this call. Peer access when the two GPUs have it,
   // else the driver stages through host memory.
   absl::StatusOr<Tensor> CopyFromPeer(const Tensor& t);
-  // Bytes of device memory in use and free under this device's limit.
-  AllocatorStats MemoryStats() const { return device_allocator_->GetStats(); }
+  // Bytes of device memory in use and free under the GPU's limit (shared by
+  // every device of this ordinal).
+  AllocatorStats MemoryStats() const { return context_->device_allocator()->GetStats(); }
+  // The shared per-GPU state.
+  GpuContext* context() const { return context_.get(); }
 
  private:
-  // The compute stream as the device allocator's poisoning sees it: shared,
-  // since the allocator may outlive the device (then nothing is poisoned).
-  struct PoisonTarget;
+  // Callbacks this device has queued on the shared event queue or pool and
+  // that have not finished: the destructor waits for them. Shared with the
+  // callbacks, so the count outlives the device.
+  struct InFlight;
 
-  explicit GpuDevice(const GpuDeviceOptions& options);
-  absl::Status Init();
+  GpuDevice(const GpuDeviceOptions& options, std::shared_ptr<GpuContext> context);
+  // `done` wrapped to count as in flight until it has run.
+  std::function<void(absl::Status)> Track(std::function<void(absl::Status)> done);
+  // Runs `fn` on the pool, counted as in flight.
+  void Schedule(std::function<void()> fn);
   // Makes `copy_stream` wait for the compute work queued so far.
   absl::Status CopyAfterCompute(cudaStream_t copy_stream);
   // Makes the compute stream wait for the work queued so far on `copy_stream`.
   absl::Status ComputeAfterCopy(cudaStream_t copy_stream);
-  // Both of the above: `waiter` waits for an event recorded on `waited`.
-  absl::Status StreamWait(cudaStream_t waiter, cudaStream_t waited);
   // CopyWithinDevice where one side is host memory: on the compute stream.
   absl::Status CopyMixedOnCompute(const Tensor& src, Tensor* dst);
 
   const GpuDeviceOptions options_;
-  std::string gpu_name_;
-  int sm_count_ = 0;
-  cudaStream_t compute_ = nullptr;
-  cudaStream_t host_to_device_ = nullptr;
-  cudaStream_t device_to_host_ = nullptr;
-  cudaStream_t device_to_device_ = nullptr;
-  std::shared_ptr<PoisonTarget> poison_;
-  std::shared_ptr<BfcAllocator> device_allocator_;
-  std::shared_ptr<BfcAllocator> pinned_allocator_;
-  std::unique_ptr<EventQueue> events_;
-  // Events for stream-to-stream waits; reusable as soon as the wait is
-  // enqueued (the waiting stream keeps the state it saw).
-  absl::Mutex wait_events_mu_;
-  std::vector<cudaEvent_t> wait_events_ ABSL_GUARDED_BY(wait_events_mu_);
-  absl::Mutex blas_mu_;
-  cublasHandle_t blas_ ABSL_GUARDED_BY(blas_mu_) = nullptr;
-  void* blas_workspace_ = nullptr;
-  // Destroyed first of the members (after ~GpuDevice has drained events_),
-  // running the callbacks still queued while the allocators are alive.
-  ThreadPool pool_;
+  const std::shared_ptr<GpuContext> context_;
+  const std::shared_ptr<InFlight> in_flight_;
 };
 
 }  // namespace sluice

@@ -12,17 +12,20 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "graph/scope.h"
 #include "graph/status_macros.h"
 #include "runtime/executor.h"
 #include "runtime/frame_ops.h"
+#include "runtime/gpu/gpu_context.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/gpu_runtime_kernels.h"
 #include "runtime/rendezvous.h"
@@ -32,11 +35,16 @@
 namespace sluice {
 namespace {
 
+// Every GPU device of the process shares its GPU's context, whose memory
+// limit the first device made fixes: every test here asks for this one, so
+// each sees it whichever test runs first.
+constexpr int64_t kLimit = int64_t{256} << 20;
+
 TEST(GpuDevicesTest, NoGpuMeansNoDevices) {
   std::string why;
   const int visible = VisibleGpuCount(&why);
   LocalDevicesOptions options;
-  options.gpu_memory_limit = int64_t{64} << 20;
+  options.gpu_memory_limit = kLimit;
   absl::StatusOr<std::vector<std::unique_ptr<Device>>> devices = CreateGpuDevices(options);
   ASSERT_TRUE(devices.ok()) << devices.status();
   if (visible == 0) {
@@ -61,8 +69,6 @@ TEST(GpuDevicesTest, MaxGpusLimitsTheDevices) {
 }
 
 #ifdef SLUICE_WITH_CUDA
-
-constexpr int64_t kLimit = int64_t{256} << 20;
 
 std::unique_ptr<GpuDevice> MakeGpu(int ordinal = 0, bool poison = false,
                                    int64_t limit = kLimit) {
@@ -226,13 +232,17 @@ TEST_F(GpuDeviceTest, CopyToHostAsync) {
 }
 
 TEST_F(GpuDeviceTest, OutOfMemoryNamesTheBytes) {
-  std::unique_ptr<GpuDevice> gpu = MakeGpu(0, false, int64_t{64} << 20);
+  std::unique_ptr<GpuDevice> gpu = MakeGpu();
   ASSERT_NE(gpu, nullptr);
-  EXPECT_EQ(gpu->allocator()->AllocateRaw(256, size_t{128} << 20), nullptr);
+  // More than the (shared) limit.
+  const int64_t limit = gpu->MemoryStats().bytes_limit;
+  ASSERT_GT(limit, 0);
+  const int64_t bytes = limit + (int64_t{64} << 20);
+  EXPECT_EQ(gpu->allocator()->AllocateRaw(256, static_cast<size_t>(bytes)), nullptr);
   absl::StatusOr<Tensor> t =
-      Tensor::Allocate(gpu->allocator(), DT_FLOAT, TensorShape({int64_t{32} << 20}));
+      Tensor::Allocate(gpu->allocator(), DT_FLOAT, TensorShape({bytes / 4}));
   ASSERT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted) << t.status();
-  EXPECT_NE(t.status().message().find(std::to_string(int64_t{128} << 20)), std::string::npos)
+  EXPECT_NE(t.status().message().find(std::to_string(bytes)), std::string::npos)
       << t.status();
   EXPECT_NE(t.status().message().find("free"), std::string::npos) << t.status();
   EXPECT_GE(gpu->MemoryStats().num_ooms, 1);
@@ -263,6 +273,106 @@ TEST_F(GpuDeviceTest, WithBlasRunsOnTheComputeStream) {
   absl::StatusOr<Tensor> back = gpu->CopyToHost(*dc);
   ASSERT_TRUE(back.ok()) << back.status();
   ExpectSameBytes(*back, a);
+}
+
+// Two sessions' devices (CreateGpuDevices is what each session calls) share
+// the GPU's state but not their variables.
+TEST_F(GpuDeviceTest, DevicesOfOneGpuShareItsContext) {
+  LocalDevicesOptions options;
+  options.max_gpus = 1;
+  options.gpu_memory_limit = kLimit;
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> first = CreateGpuDevices(options);
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> second = CreateGpuDevices(options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(first->size(), 1u);
+  ASSERT_EQ(second->size(), 1u);
+  auto* a = static_cast<GpuDevice*>((*first)[0].get());
+  auto* b = static_cast<GpuDevice*>((*second)[0].get());
+  EXPECT_EQ(a->context(), b->context());
+  EXPECT_EQ(a->allocator(), b->allocator());
+  EXPECT_EQ(a->host_allocator(), b->host_allocator());
+  EXPECT_EQ(a->thread_pool(), b->thread_pool());
+  EXPECT_EQ(a->compute_stream(), b->compute_stream());
+  EXPECT_NE(a->resource_manager(), b->resource_manager());
+  EXPECT_EQ(a->name(), b->name());
+  // One limit, not 0.9 of what the first left free.
+  EXPECT_EQ(b->MemoryStats().bytes_limit, a->MemoryStats().bytes_limit);
+  // Either can use the other's tensors and Sync after the other is gone.
+  absl::StatusOr<Tensor> on_a = a->CopyFromHost(RandomFloats(4096, 9));
+  ASSERT_TRUE(on_a.ok()) << on_a.status();
+  first->clear();
+  absl::StatusOr<Tensor> back = b->CopyToHost(*on_a);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameBytes(*back, RandomFloats(4096, 9));
+  EXPECT_TRUE(b->Sync().ok());
+}
+
+TEST_F(GpuDeviceTest, CreatingDevicesIsCheap) {
+  std::unique_ptr<GpuDevice> first = MakeGpu();
+  ASSERT_NE(first, nullptr);
+  const AllocatorStats before = first->MemoryStats();
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 50; ++i) {
+    std::unique_ptr<GpuDevice> gpu = MakeGpu();
+    ASSERT_NE(gpu, nullptr);
+    ASSERT_EQ(gpu->allocator(), first->allocator());
+  }
+  const absl::Duration took = absl::Now() - start;
+  // No streams, handles, workspaces or threads per device: well under a
+  // millisecond each; a fresh context costs tens of milliseconds.
+  EXPECT_LT(took, absl::Milliseconds(500)) << "50 devices took " << took;
+  EXPECT_EQ(first->MemoryStats().bytes_reserved, before.bytes_reserved);
+}
+
+TEST_F(GpuDeviceTest, LaterMemoryOptionsKeepTheFirstLimit) {
+  std::unique_ptr<GpuDevice> gpu = MakeGpu();
+  ASSERT_NE(gpu, nullptr);
+  std::unique_ptr<GpuDevice> other = MakeGpu(0, false, kLimit / 2);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->MemoryStats().bytes_limit, gpu->MemoryStats().bytes_limit);
+  EXPECT_EQ(other->context()->options().memory_limit, gpu->context()->options().memory_limit);
+  // Bad options are still refused.
+  GpuDeviceOptions bad;
+  bad.memory_limit = -1;
+  EXPECT_EQ(GpuDevice::Create(bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(GpuDeviceTest, PoisoningCanBeTurnedOnByALaterDevice) {
+  std::unique_ptr<GpuDevice> plain = MakeGpu();
+  ASSERT_NE(plain, nullptr);
+  std::unique_ptr<GpuDevice> poisoned = MakeGpu(0, /*poison=*/true);
+  ASSERT_NE(poisoned, nullptr);
+  {
+    absl::StatusOr<Tensor> dirty = poisoned->CopyFromHost(RandomFloats(3000, 10));
+    ASSERT_TRUE(dirty.ok()) << dirty.status();
+  }
+  absl::StatusOr<Tensor> t =
+      Tensor::Allocate(poisoned->allocator(), DT_FLOAT, TensorShape({3000}));
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Tensor> back = poisoned->CopyToHost(*t);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const auto* bytes = static_cast<const uint8_t*>(back->raw_data());
+  for (size_t i = 0; i < back->TotalBytes(); ++i) ASSERT_EQ(bytes[i], 0xFF) << "byte " << i;
+}
+
+TEST_F(GpuDeviceTest, DestroyingADeviceRunsItsCallbacksFirst) {
+  std::unique_ptr<GpuDevice> keep = MakeGpu();  // the context stays busy
+  std::unique_ptr<GpuDevice> gpu = MakeGpu();
+  ASSERT_NE(keep, nullptr);
+  ASSERT_NE(gpu, nullptr);
+  absl::StatusOr<Tensor> dev = gpu->CopyFromHost(RandomFloats(1 << 20, 11));
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 4; ++i) {
+    gpu->ThenExecute([&ran](absl::Status s) {
+      absl::SleepFor(absl::Milliseconds(50));
+      if (s.ok()) ran.fetch_add(1);
+    });
+  }
+  gpu.reset();
+  EXPECT_EQ(ran.load(), 4);
+  EXPECT_TRUE(keep->Sync().ok());
 }
 
 TEST_F(GpuDeviceTest, PeerCopyBetweenTwoGpus) {

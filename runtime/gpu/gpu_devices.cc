@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 #include "runtime/gpu/gpu_device.h"
 
@@ -29,6 +31,46 @@ int VisibleGpuCount(std::string* why_none) {
   return count;
 }
 
+namespace {
+
+// Peer access makes copies between two GPUs direct. Without it (or when
+// enabling fails, e.g. past the driver's peer limit) cudaMemcpyPeerAsync
+// still works, staged through host memory, so failures are not errors.
+// Process-wide state, like the GPU contexts: done once per pair.
+ABSL_CONST_INIT absl::Mutex peer_mu(absl::kConstInit);
+int peers_enabled_for ABSL_GUARDED_BY(peer_mu) = 0;  // GPUs 0..peers_enabled_for-1 done
+
+void EnablePeerAccess(int count) {
+  absl::MutexLock lock(&peer_mu);
+  const int enabled_for = peers_enabled_for;
+  if (count <= enabled_for) return;
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess) {
+    (void)cudaGetLastError();
+    previous = -1;
+  }
+  for (int a = 0; a < count; ++a) {
+    for (int b = 0; b < count; ++b) {
+      if (a == b || (a < enabled_for && b < enabled_for)) continue;
+      int can = 0;
+      if (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        continue;
+      }
+      if (can == 0 || cudaSetDevice(a) != cudaSuccess) {
+        (void)cudaGetLastError();
+        continue;
+      }
+      const cudaError_t code = cudaDeviceEnablePeerAccess(b, 0);
+      if (code != cudaSuccess) (void)cudaGetLastError();  // incl. already enabled
+    }
+  }
+  if (previous >= 0 && cudaSetDevice(previous) != cudaSuccess) (void)cudaGetLastError();
+  peers_enabled_for = count;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
     const LocalDevicesOptions& options) {
   if (options.max_gpus < -1 || options.gpu_memory_limit < 0) {
@@ -48,25 +90,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
     ASSIGN_OR_RETURN(std::unique_ptr<GpuDevice> gpu, GpuDevice::Create(o));
     devices.push_back(std::move(gpu));
   }
-  // Peer access makes copies between two GPUs direct. Without it (or when
-  // enabling fails, e.g. past the driver's peer limit) cudaMemcpyPeerAsync
-  // still works, staged through host memory, so failures are not errors.
-  for (int a = 0; a < count; ++a) {
-    for (int b = 0; b < count; ++b) {
-      if (a == b) continue;
-      int can = 0;
-      if (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess) {
-        (void)cudaGetLastError();
-        continue;
-      }
-      if (can == 0 || cudaSetDevice(a) != cudaSuccess) {
-        (void)cudaGetLastError();
-        continue;
-      }
-      const cudaError_t code = cudaDeviceEnablePeerAccess(b, 0);
-      if (code != cudaSuccess) (void)cudaGetLastError();  // incl. already enabled
-    }
-  }
+  EnablePeerAccess(count);
   return devices;
 }
 

@@ -1,0 +1,55 @@
+// RpcCollectiveTransport: the CollectiveTransport of a cluster task. Values
+// for members on this task go straight into the task's mailbox; values for
+// members on other tasks are pushed to that task with the CollectivePush
+// RPC (WorkerInterface::CollectivePush), whose server side delivers them
+// into its mailbox. Receiving always reads this task's mailbox.
+//
+//   CollectiveMailbox mailbox;
+//   RpcCollectiveTransport transport("/job:worker/replica:0/task:0", &mailbox, &cache);
+//   CollectiveExecutor collectives(&transport);
+//
+// Dead peers: a push to a task that does not answer fails within its
+// deadline with Unavailable / DeadlineExceeded naming the task; a Recv
+// waiting on a remote sender asks that task for its status every
+// `probe_interval_ms` and fails with Unavailable naming the task as soon as
+// it is unreachable (or restarted: a new incarnation), instead of waiting
+// for the whole timeout. Thread-safe; pushes run on a bounded call pool.
+#ifndef SLUICE_DISTRIBUTED_COLLECTIVE_RPC_TRANSPORT_H_
+#define SLUICE_DISTRIBUTED_COLLECTIVE_RPC_TRANSPORT_H_
+
+#include <memory>
+#include <string>
+
+#include "distributed/call_pool.h"
+#include "distributed/worker_interface.h"
+#include "runtime/collective/mailbox.h"
+
+namespace sluice {
+
+class RpcCollectiveTransport : public CollectiveTransport {
+ public:
+  struct Options {
+    int max_concurrent_pushes = 8;
+    int64_t probe_interval_ms = 1000;
+  };
+  // `mailbox` and `peers` are borrowed and must outlive the transport.
+  RpcCollectiveTransport(std::string task, CollectiveMailbox* mailbox, WorkerCache* peers,
+                         Options options);
+  RpcCollectiveTransport(std::string task, CollectiveMailbox* mailbox, WorkerCache* peers)
+      : RpcCollectiveTransport(std::move(task), mailbox, peers, Options()) {}
+  ~RpcCollectiveTransport() override;
+
+  void Send(const std::string& to_device, const std::string& key, const Tensor& value,
+            int64_t timeout_ms, std::function<void(absl::Status)> done) override;
+  void Recv(const std::string& from_device, const std::string& to_device, const std::string& key,
+            int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done) override;
+  void Abort(const std::string& key_prefix, const absl::Status& status) override;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_COLLECTIVE_RPC_TRANSPORT_H_

@@ -1,0 +1,154 @@
+// CollectiveTrainer: one worker process's training loop for synchronous
+// data parallelism with all-reduce across worker processes
+// (BuildMultiWorkerMirrored, mirrored_strategy.h), with recovery from dead
+// peers. Every worker of a worker-only cluster runs one.
+//
+//   CollectiveTrainerOptions o;
+//   o.server = server.get();                       // this task's Server
+//   o.inputs = {{"x", DT_FLOAT, TensorShape({-1, 784})}, {"labels", DT_INT32, TensorShape({-1})}};
+//   o.replica = [&](const Scope& s, const std::vector<Output>& in) -> absl::StatusOr<ReplicaModel> {...};
+//   o.optimizer = [](double lr) -> absl::StatusOr<std::unique_ptr<Optimizer>> {...};
+//   o.batch = [&](int64_t step, const MemberPlan& p) -> absl::StatusOr<std::vector<Tensor>> {
+//     Dataset b = Batch(data, SliceOffset(p, step), p.per_worker_batch);  return {{b.x, b.y}};
+//   };
+//   o.steps = 1000;  o.scaling = {...};  o.checkpoint_dir = "/shared/ckpt";
+//   ASSIGN_OR_RETURN(std::unique_ptr<CollectiveTrainer> t, CollectiveTrainer::Create(o));
+//   ASSIGN_OR_RETURN(TrainResult r, t->Train());
+//   if (r.plan.chief) ... t->session()->Run(...) on t->model().replica ...
+//
+// A formation: the trainer probes every worker of its job (GetStatus through
+// the server's worker cache) and waits until all answer (start-up, and after
+// a failure unless elastic). The members, their incarnations and the number
+// of failed attempts of that member set give the generation, rank, chief
+// (the lowest member) and scaling (worker_membership.h), the same on every
+// member with no message exchanged. It then builds a new graph: the inputs
+// as placeholders, BuildMultiWorkerMirrored over the members' devices (each
+// member's GPU:0 when it has one, else its CPU:0) with that generation, a
+// Saver over every variable, and a formation barrier (a one-float all-reduce
+// with a long timeout, so that members arriving up to a few collective
+// timeouts apart still meet); and a session confined to this task (a master
+// over this task only: a dead peer never blocks session creation). All
+// members run the barrier; the chief restores the latest checkpoint of
+// checkpoint_dir (or initializes the model when there is none); everyone
+// runs sync_init (the chief's values broadcast to all); then each member
+// reads the global step and trains until `steps`.
+//
+// Training: step g feeds batch(g, plan) and runs the train op; at the steps
+// g + 1 that are multiples of log_every (and the last) every member also
+// fetches the all-reduced loss (a collective: all members fetch it at the
+// same steps) and the chief logs "step N: loss=<x> (<r> steps/s)". The
+// chief alone saves a checkpoint every checkpoint_every global steps and at
+// the end.
+//
+// Recovery: a step (or the formation itself) failing with Unavailable,
+// DeadlineExceeded, Aborted or Cancelled — a collective whose peer died
+// fails within all_reduce.timeout_seconds, naming the peer — is logged
+// ("worker I: step N failed: ..."), the formation's group is reset on this
+// process's collective executor (what is in flight fails, the old group's
+// key is never used again here), its session closed, and a new formation
+// is made as above: without `elastic` once every worker answers again (a
+// restarted worker restores from the latest checkpoint the same way); with
+// `elastic`, after waiting up to elastic_grace_s for every worker, with the
+// workers that answer. Other errors end Train. So does a failure to train
+// again within recovery_timeout_s of the first failure.
+//
+// Elastic limits: a worker that comes back after the survivors re-formed is
+// not taken in; it waits and fails after recovery_timeout_s. The shared
+// checkpoint_dir is the only state the members share.
+//
+// Thread-compatible: one thread calls Train. The server is borrowed and
+// must outlive the trainer; the callbacks are called on the Train thread.
+#ifndef SLUICE_DISTRIBUTED_TRAINING_COLLECTIVE_TRAINER_H_
+#define SLUICE_DISTRIBUTED_TRAINING_COLLECTIVE_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "distributed/server.h"
+#include "distributed/training/mirrored_strategy.h"
+#include "distributed/training/worker_membership.h"
+#include "graph/op_registry.h"
+#include "ops/optimizers.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/session.h"
+
+namespace sluice {
+
+// A batch input, built as a Placeholder named `name`.
+struct TrainerInput {
+  std::string name;
+  DataType dtype = DT_FLOAT;
+  TensorShape shape;  // dim 0 is the batch (-1: any)
+};
+
+struct CollectiveTrainerOptions {
+  Server* server = nullptr;  // required; its task is "/job:<job>/replica:0/task:<i>"
+  std::string job = "worker";
+  const OpRegistry* ops = nullptr;          // default: the built-in ops
+  const KernelRegistry* kernels = nullptr;  // default: the built-in kernels
+
+  std::vector<TrainerInput> inputs;
+  ReplicaFn replica;  // required
+  // The optimizer for a formation's learning rate (required).
+  std::function<absl::StatusOr<std::unique_ptr<Optimizer>>(double learning_rate)> optimizer;
+  // This member's slice of global step `step` (0-based), one tensor per
+  // input (required).
+  std::function<absl::StatusOr<std::vector<Tensor>>(int64_t step, const MemberPlan& plan)> batch;
+
+  int64_t steps = 0;              // train until this global step
+  ScalingOptions scaling;         // initial_workers is set to the job's task count
+  AllReduceOptions all_reduce;    // timeout_seconds: the collective deadline (0: 60 s)
+  std::string checkpoint_dir;     // required, shared by every worker
+  int64_t checkpoint_every = 100; // global steps; <= 0: only at the end
+  bool elastic = false;
+  double elastic_grace_s = 3;
+  double recovery_timeout_s = 120;
+  int64_t log_every = 50;
+  int64_t probe_timeout_ms = 1000;  // per GetStatus of a peer
+  // Progress and recovery lines; default: stdout (flushed).
+  std::function<void(const std::string& line)> log;
+};
+
+struct TrainResult {
+  int64_t global_step = 0;  // reached (== steps)
+  int recoveries = 0;       // formations made after a failure
+  double seconds = 0;       // Train's wall time
+  MemberPlan plan;          // of the last formation
+};
+
+class CollectiveTrainer {
+ public:
+  // InvalidArgument for missing required options, a task not in `job`, or
+  // scaling PlanMembers would refuse.
+  static absl::StatusOr<std::unique_ptr<CollectiveTrainer>> Create(
+      CollectiveTrainerOptions options);
+  ~CollectiveTrainer();
+  CollectiveTrainer(const CollectiveTrainer&) = delete;
+  CollectiveTrainer& operator=(const CollectiveTrainer&) = delete;
+
+  // Trains to options.steps as described above.
+  absl::StatusOr<TrainResult> Train();
+
+  // The last formation, valid after Train until the trainer is destroyed
+  // (nullptr / empty before): its session (on this task only), this
+  // worker's model and its input placeholders. Only non-collective nodes
+  // (model().replica's loss, metrics, variables) may run on one member
+  // alone.
+  Session* session() const;
+  const MultiWorkerModel& model() const;
+  const std::vector<Output>& inputs() const;
+
+  class Impl;
+
+ private:
+  explicit CollectiveTrainer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_TRAINING_COLLECTIVE_TRAINER_H_
