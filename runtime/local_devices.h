@@ -33,6 +33,8 @@ struct LocalDevicesOptions {
   int64_t virtual_cpu_memory_limit = 0;  // bytes, per virtual device; 0: none
   // GPU backend (runtime/gpu): how many of the visible GPUs (-1: all), and
   // each one's memory: a byte limit, else a fraction of its free memory.
+  // The memory options count only for the first GPU devices the process
+  // makes: later ones share those GPUs' allocators (runtime/gpu/gpu_context.h).
   int max_gpus = -1;
   int64_t gpu_memory_limit = 0;
   double gpu_memory_fraction = 0.9;

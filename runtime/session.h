@@ -57,7 +57,9 @@ struct SessionOptions {
   int64_t virtual_cpu_memory_limit = 0;  // bytes per device; 0: none
   // GPUs (when built with CUDA and visible): how many (-1: all), a memory
   // limit per GPU (0: gpu_memory_fraction of its free memory), and poisoning
-  // of fresh GPU memory for tests (runtime/local_devices.h).
+  // of fresh GPU memory for tests (runtime/local_devices.h). Every session
+  // of the process shares each GPU's allocator: the first session's limit
+  // holds for all (runtime/gpu/gpu_context.h).
   int max_gpus = -1;
   int64_t gpu_memory_limit = 0;
   double gpu_memory_fraction = 0.9;

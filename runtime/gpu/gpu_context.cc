@@ -275,14 +275,15 @@ absl::Status GpuContext::Activate(absl::string_view who) const {
 }
 
 absl::Status GpuContext::WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
-                                  absl::string_view what) {
-  RETURN_IF_ERROR(Activate(what));
+                                  absl::string_view what, absl::string_view who) {
+  RETURN_IF_ERROR(Activate(who));
   absl::MutexLock lock(&blas_mu_);
   if (blas_ == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(what, ": GPU ordinal ", options_.ordinal, " has no cuBLAS handle"));
+    return absl::FailedPreconditionError(absl::StrCat(what, ": ", who, " has no cuBLAS handle"));
   }
-  return CublasStatus(fn(blas_), what);
+  const cublasStatus_t code = fn(blas_);
+  if (code == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return CublasStatus(code, absl::StrCat(what, " on ", who));
 }
 
 absl::Status GpuContext::StreamWait(cudaStream_t waiter, cudaStream_t waited,

@@ -94,9 +94,9 @@ class GpuContext {
   // the error.
   absl::Status Activate(absl::string_view who) const;
   // Calls fn with the cuBLAS handle (bound to the compute stream, workspace
-  // set) under the handle's lock; `what` names the call in errors.
+  // set) under the handle's lock; errors say "`what` on `who`".
   absl::Status WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
-                        absl::string_view what);
+                        absl::string_view what, absl::string_view who);
   // Makes `waiter` wait for the work queued so far on `waited`; `who` names
   // the caller in errors.
   absl::Status StreamWait(cudaStream_t waiter, cudaStream_t waited, absl::string_view who);

@@ -82,7 +82,7 @@ absl::Status GpuDevice::Activate() const { return context_->Activate(name()); }
 
 absl::Status GpuDevice::WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
                                  absl::string_view what) {
-  return context_->WithBlas(fn, absl::StrCat(what, " on ", name()));
+  return context_->WithBlas(fn, what, name());
 }
 
 absl::Status GpuDevice::CopyAfterCompute(cudaStream_t copy_stream) {

@@ -28,7 +28,10 @@ namespace sluice {
 int VisibleGpuCount(std::string* why_none = nullptr);
 
 // GPU:0..GPU:k-1 under options.name_prefix, k = min(visible, max_gpus).
-// Peer access is enabled between every pair that supports it.
+// Cheap after the first call: each device is a view of its GPU's
+// process-wide GpuContext (the first call's memory options make it).
+// Peer access is enabled (once per process) between every pair that
+// supports it.
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
     const LocalDevicesOptions& options);
 
