@@ -50,6 +50,15 @@ class RpcCollectiveTransport::Impl {
   void Recv(const std::string& from_device, const std::string& to_device, const std::string& key,
             int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done);
   void Abort(const std::string& key_prefix, const absl::Status& status);
+  // Only a peer reached over the network: an in-process WorkerInterface
+  // (tests) delivers the tensor itself, buffer shared.
+  bool CopiesOnSend(const std::string& to_device) const {
+    if (peers_ == nullptr) return false;
+    const std::string to_task = TaskOfDevice(to_device);
+    if (to_task == task_) return false;
+    absl::StatusOr<WorkerInterface*> peer = peers_->GetWorker(to_task);
+    return peer.ok() && !(*peer)->address().empty();
+  }
 
  private:
   struct Push {
@@ -464,6 +473,10 @@ void RpcCollectiveTransport::Recv(const std::string& from_device, const std::str
 
 void RpcCollectiveTransport::Abort(const std::string& key_prefix, const absl::Status& status) {
   impl_->Abort(key_prefix, status);
+}
+
+bool RpcCollectiveTransport::CopiesOnSend(const std::string& to_device) const {
+  return impl_->CopiesOnSend(to_device);
 }
 
 }  // namespace sluice

@@ -44,6 +44,8 @@ class RpcCollectiveTransport : public CollectiveTransport {
   void Recv(const std::string& from_device, const std::string& to_device, const std::string& key,
             int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done) override;
   void Abort(const std::string& key_prefix, const absl::Status& status) override;
+  // Members on other tasks get the bytes written to their socket.
+  bool CopiesOnSend(const std::string& to_device) const override;
 
  private:
   class Impl;

@@ -9,8 +9,14 @@ namespace sluice {
 namespace {
 
 constexpr size_t kHugePage = 2 << 20;
+constexpr size_t kLargeBytes = 1 << 20;  // from here blocks are whole huge pages
+constexpr size_t kMidAlign = 64 << 10;   // blocks below kLargeBytes
 
-size_t BlockSize(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+size_t BlockAlign(size_t bytes) { return bytes >= kLargeBytes ? kHugePage : kMidAlign; }
+size_t BlockSize(size_t bytes) {
+  const size_t a = BlockAlign(bytes);
+  return (bytes + a - 1) / a * a;
+}
 
 void UpdateMax(std::atomic<int64_t>& target, int64_t value) {
   int64_t cur = target.load(std::memory_order_relaxed);
@@ -31,7 +37,7 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
   if (alignment > kHugePage) return nullptr;
   void* p = nullptr;
   size_t size = bytes;
-  if (bytes >= kMinPooledBytes) {
+  if (bytes >= kMinPooledBytes && alignment <= BlockAlign(bytes)) {
     size = BlockSize(bytes);
     {
       absl::MutexLock lock(&mu_);
@@ -44,8 +50,8 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
       }
     }
     if (p == nullptr) {
-      p = std::aligned_alloc(kHugePage, size);
-      if (p != nullptr) madvise(p, size, MADV_HUGEPAGE);  // a hint; errors are fine
+      p = std::aligned_alloc(BlockAlign(bytes), size);
+      if (p != nullptr && size >= kHugePage) madvise(p, size, MADV_HUGEPAGE);  // a hint
     }
   } else {
     const size_t a = std::max<size_t>(alignment, sizeof(void*));
@@ -63,7 +69,11 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
 void RecvBufferPool::DeallocateRaw(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
-  if (bytes >= kMinPooledBytes) {
+  // A block of a pooled size with the block alignment can be kept: even one
+  // that took the unpooled path (asked for a larger power-of-two alignment)
+  // was rounded up to that alignment, so it is at least BlockSize long.
+  if (bytes >= kMinPooledBytes &&
+      reinterpret_cast<uintptr_t>(ptr) % BlockAlign(bytes) == 0) {
     const size_t size = BlockSize(bytes);
     absl::MutexLock lock(&mu_);
     if (cached_ + static_cast<int64_t>(size) <= max_cached_bytes_) {

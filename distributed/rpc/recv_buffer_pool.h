@@ -8,10 +8,13 @@
 //
 // Why: a fresh 64 MiB buffer costs ~40 ms of page faults (zeroing included)
 // while the socket fills it, several times the transfer itself; training
-// receives the same parameter shapes every step. Blocks of at least 1 MiB
-// are rounded up to 2 MiB, aligned to 2 MiB and advised to use transparent
-// huge pages; smaller ones go to aligned_alloc and are not kept. Alignments
-// above 2 MiB are refused (nullptr).
+// receives the same parameter shapes every step, and collective chunks
+// (about 1 MiB, a few elements more or less) come back every push. Blocks
+// of at least 1 MiB are rounded up to 2 MiB, aligned to 2 MiB and advised
+// to use transparent huge pages; blocks of 256 KiB to 1 MiB are rounded up
+// to 64 KiB (so near sizes share one class) and aligned to 64 KiB; smaller
+// ones go to aligned_alloc and are not kept. Alignments above 2 MiB are
+// refused (nullptr).
 //
 // Thread-safe. Must be owned by a std::shared_ptr (tensors keep their
 // allocator alive through it, see runtime/allocator.h); cached blocks are
@@ -33,7 +36,7 @@ namespace sluice {
 
 class RecvBufferPool : public Allocator {
  public:
-  static constexpr size_t kMinPooledBytes = 1 << 20;
+  static constexpr size_t kMinPooledBytes = 256 << 10;
 
   explicit RecvBufferPool(int64_t max_cached_bytes = 512 << 20);
   ~RecvBufferPool() override;

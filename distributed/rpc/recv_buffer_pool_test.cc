@@ -48,6 +48,26 @@ TEST(RecvBufferPoolTest, KeepsAtMostTheLimitAndNoSmallBlocks) {
   EXPECT_EQ(pool->AllocateRaw(4 << 20, 8 << 20), nullptr);  // alignment over 2 MiB
 }
 
+// Collective chunks of a little under 1 MiB (a segment cut into equal
+// parts) share one 64 KiB-rounded class and are reused.
+TEST(RecvBufferPoolTest, ReusesMidSizedBlocksOfNearSizes) {
+  auto pool = std::make_shared<RecvBufferPool>(64 << 20);
+  const size_t chunk = (1 << 20) - 4 * 1000;
+  void* a = pool->AllocateRaw(64, chunk);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % (64 << 10), 0u);
+  std::memset(a, 1, chunk);
+  pool->DeallocateRaw(a, chunk);
+  EXPECT_EQ(pool->cached_bytes(), 1 << 20);
+  void* b = pool->AllocateRaw(64, chunk + 12);
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(pool->reuses(), 1);
+  pool->DeallocateRaw(b, chunk + 12);
+  void* small = pool->AllocateRaw(64, 100 << 10);  // under 256 KiB: not kept
+  pool->DeallocateRaw(small, 100 << 10);
+  EXPECT_EQ(pool->cached_bytes(), 1 << 20);
+}
+
 TEST(RecvBufferPoolTest, TensorsKeepThePoolAlive) {
   auto pool = std::make_shared<RecvBufferPool>();
   absl::StatusOr<Tensor> t = Tensor::Allocate(pool.get(), DT_FLOAT, TensorShape({1 << 20}));

@@ -2,6 +2,7 @@
 // GPU device factory.
 #include "ops/gpu/gpu_kernels.h"
 
+#include "ops/gpu/nccl_collectives.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "runtime/gpu/gpu_runtime_kernels.h"
 
@@ -17,6 +18,7 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuMatMulKernels(kernels);
   RegisterGpuRandomKernels(kernels);
   RegisterGpuTrainingKernels(kernels);
+  RegisterNcclCollectives();  // the collective executor's all-reduce for GPUs
 }
 
 }  // namespace sluice

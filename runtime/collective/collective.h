@@ -84,6 +84,11 @@ class CollectiveTransport {
   // Fails every pending and later Recv whose key starts with `key_prefix`
   // with `status`, and drops values already delivered under it.
   virtual void Abort(const std::string& key_prefix, const absl::Status& status) = 0;
+  // True when Send hands `to_device` a copy of the value's bytes (a member
+  // in another process), never the buffer itself: the sender may then send
+  // a view of memory that it leaves unchanged until `done`, instead of a
+  // fresh tensor the receiver would own.
+  virtual bool CopiesOnSend(const std::string& to_device) const { return false; }
 };
 
 }  // namespace sluice

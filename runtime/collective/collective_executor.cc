@@ -10,6 +10,7 @@
 #include "runtime/collective/deadline_timer.h"
 #include "runtime/collective/local_join.h"
 #include "runtime/collective/reduce_kernels.h"
+#include "runtime/bfc_allocator.h"
 #include "runtime/collective/ring.h"
 
 namespace sluice {
@@ -17,9 +18,14 @@ namespace {
 
 using Done = std::function<void(absl::StatusOr<Tensor>)>;
 
+// The most host memory the ring's pool keeps (results in use included);
+// past it results come from the device's host allocator.
+constexpr int64_t kHostPoolBytes = int64_t{1} << 30;
+
 struct LocalRegistry {
   absl::Mutex mu;
   absl::flat_hash_map<std::string, LocalAllReduceImpl> impls ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<std::string, CrossProcessAllReduceImpl> cross ABSL_GUARDED_BY(mu);
 };
 
 LocalRegistry& Registry() {
@@ -32,6 +38,13 @@ LocalAllReduceImpl FindLocalAllReduce(const std::string& device_type) {
   absl::MutexLock lock(&reg.mu);
   auto it = reg.impls.find(device_type);
   return it == reg.impls.end() ? nullptr : it->second;
+}
+
+CrossProcessAllReduceImpl FindCrossProcessAllReduce(const std::string& device_type) {
+  LocalRegistry& reg = Registry();
+  absl::MutexLock lock(&reg.mu);
+  auto it = reg.cross.find(device_type);
+  return it == reg.cross.end() ? nullptr : it->second;
 }
 
 // "/job:w/replica:0/task:1" of "/job:w/replica:0/task:1/device:CPU:0".
@@ -86,6 +99,12 @@ absl::Status CheckInput(const CollectiveParams& p, Device* device, const Tensor&
   return absl::OkStatus();
 }
 
+// The input is where the device computes: its own memory on a device that
+// has some (a GPU's int32 lives on the host and takes the host path).
+bool InDeviceMemory(Device* d, const Tensor& input) {
+  return input.on_device() || !d->has_device_memory();
+}
+
 Allocator* HostAllocatorOf(Device* d) {
   return d->has_device_memory() ? d->host_allocator() : d->allocator();
 }
@@ -98,9 +117,27 @@ void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl i
   reg.impls[device_type] = std::move(impl);
 }
 
+void RegisterCrossProcessAllReduce(const std::string& device_type,
+                                   CrossProcessAllReduceImpl impl) {
+  LocalRegistry& reg = Registry();
+  absl::MutexLock lock(&reg.mu);
+  reg.cross[device_type] = std::move(impl);
+}
+
+bool HasLocalAllReduce(const std::string& device_type) {
+  return FindLocalAllReduce(device_type) != nullptr;
+}
+
+bool HasCrossProcessAllReduce(const std::string& device_type) {
+  return FindCrossProcessAllReduce(device_type) != nullptr;
+}
+
 CollectiveExecutor::CollectiveExecutor(CollectiveTransport* transport, int64_t default_chunk_bytes)
     : transport_(transport),
       default_chunk_bytes_(default_chunk_bytes > 0 ? default_chunk_bytes : 1 << 20),
+      host_pool_(std::make_shared<BfcAllocator>(
+          std::make_unique<HostSubAllocator>(),
+          BfcAllocator::Options{.name = "collective_host", .memory_limit = kHostPoolBytes})),
       timer_(std::make_unique<internal::CollectiveTimer>()) {}
 
 CollectiveExecutor::~CollectiveExecutor() {
@@ -142,7 +179,7 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
   if (AllLocal(params)) {
     LocalAllReduceImpl impl;
     if (params.kind == CollectiveKind::kAllReduce && params.communication_hint != "ring" &&
-        AllOfType(params, device->device_type())) {
+        InDeviceMemory(device, input) && AllOfType(params, device->device_type())) {
       impl = FindLocalAllReduce(device->device_type());
     }
     internal::JoinMember m;
@@ -160,6 +197,18 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
     return Join(prefix, std::move(impl), std::move(m));
   }
 
+  if (params.kind == CollectiveKind::kAllReduce && params.communication_hint != "ring" &&
+      InDeviceMemory(device, input) && AllOfType(params, device->device_type())) {
+    if (CrossProcessAllReduceImpl cross = FindCrossProcessAllReduce(device->device_type())) {
+      absl::Status taken = cross(params, prefix, device, input, transport_, done);
+      if (taken.ok()) return;
+      if (!absl::IsUnimplemented(taken)) {
+        return fail(absl::StartsWith(taken.message(), "node '")
+                        ? taken
+                        : AddContext(taken, params.DebugString()));
+      }
+    }  // else the ring below
+  }
   Tensor host = input;
   const bool copy_back = input.on_device();
   if (copy_back) {
@@ -170,7 +219,8 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
   const bool source =
       params.kind == CollectiveKind::kBroadcast && params.rank == params.source_rank;
   std::string debug = params.DebugString();
-  internal::RingOptions options{std::move(params), prefix, transport_, HostAllocatorOf(device)};
+  internal::RingOptions options{std::move(params), prefix, transport_, HostAllocatorOf(device),
+                                host_pool_.get()};
   internal::RunRing(std::move(options), std::move(host),
                     [done = std::move(done), device, copy_back, source, input,
                      debug = std::move(debug)](absl::StatusOr<Tensor> out) {

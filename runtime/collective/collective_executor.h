@@ -14,6 +14,12 @@
 //    each member sends and receives about 2(N-1)/N of the tensor. Members of
 //    one process that share the CPU take a shortcut: the last to arrive sums
 //    their inputs for them. kMean divides by N at the end.
+//    Members spread over processes, all devices of one type: a
+//    cross-process implementation registered for that type (NCCL for GPUs,
+//    ops/gpu) takes the collective when it accepts it; else the ring.
+//    Registered implementations are skipped for communication_hint "ring"
+//    and for inputs in host memory on a device that has its own (a GPU's
+//    int32).
 //  - kBroadcast: the source's value travels down the ring (chunk by chunk,
 //    pipelined); non-source inputs only give dtype and shape.
 //  - kAllGather: the members' inputs (same dtype, same shape after dim 0)
@@ -68,6 +74,29 @@ using LocalAllReduceImpl = std::function<void(
 // Process-wide, for start-up (the GPU backend registers NCCL under "GPU").
 void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl impl);
 
+// An all-reduce for members that are all devices of one type, in several
+// processes: one member's part. `execution` is the prefix of this
+// execution's transport keys ("g1/i7/n0"); the implementation's own keys
+// must start with "g<group_key>/" so that ResetGroup aborts them too.
+// Returns OK when it took the member: `done` is then called exactly once
+// with the result in the input's memory. Returns Unimplemented (without
+// calling `done`) to leave the member to the CPU ring: every member must
+// decide alike, from params and the input's dtype and shape only. Any other
+// error fails the member (`done` not called by the implementation).
+using CrossProcessAllReduceImpl = std::function<absl::Status(
+    const CollectiveParams& params, const std::string& execution, Device* device,
+    const Tensor& input, CollectiveTransport* transport,
+    std::function<void(absl::StatusOr<Tensor>)> done)>;
+
+// Process-wide, for start-up (the GPU backend registers NCCL under "GPU").
+// Every process of a group must register the same implementations.
+void RegisterCrossProcessAllReduce(const std::string& device_type,
+                                   CrossProcessAllReduceImpl impl);
+
+// Whether an implementation is registered for `device_type` (tests).
+bool HasLocalAllReduce(const std::string& device_type);
+bool HasCrossProcessAllReduce(const std::string& device_type);
+
 class CollectiveExecutor {
  public:
   // `transport` must outlive the executor.
@@ -97,6 +126,9 @@ class CollectiveExecutor {
 
   CollectiveTransport* const transport_;
   const int64_t default_chunk_bytes_;
+  // Host memory for ring results and piece copies, cached for the next
+  // execution (fresh pages cost more than the transfer; see ring.h).
+  const std::shared_ptr<Allocator> host_pool_;
   std::unique_ptr<internal::CollectiveTimer> timer_;  // local joins' deadlines
   absl::Mutex mu_;
   // "g<group>/i<instance>/r<rank>" -> executions started

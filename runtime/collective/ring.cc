@@ -46,6 +46,27 @@ Range Split(int64_t total, int64_t parts, int64_t i) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Chains a member runs at once (all-reduce, all-gather): enough to keep
+// every link busy, few enough that the chunks in flight stay bounded.
+constexpr int64_t kBytesInFlight = 32 << 20;
+constexpr int64_t kMinChainsInFlight = 4;
+
+// Hands out one block: bytes inside a tensor's buffer, which it keeps
+// alive. Lets a piece of the input go to a transport that copies it without
+// a copy here first.
+class ViewAllocator : public Allocator {
+ public:
+  ViewAllocator(Tensor owner, void* at) : owner_(std::move(owner)), at_(at) {}
+  std::string Name() const override { return "collective_input_view"; }
+  void* AllocateRaw(size_t /*alignment*/, size_t /*bytes*/) override { return at_; }
+  void DeallocateRaw(void* /*ptr*/, size_t /*bytes*/) override {}
+  AllocatorStats GetStats() const override { return {}; }
+
+ private:
+  const Tensor owner_;
+  void* const at_;
+};
+
 // Errors from peers (aborts) already carry a node's context.
 absl::Status WithContext(const absl::Status& s, const CollectiveParams& p) {
   if (s.ok() || absl::StartsWith(s.message(), "node '")) return s;
@@ -113,9 +134,18 @@ class RingCollective : public std::enable_shared_from_this<RingCollective> {
   Tensor Header() const;
   void OnHeader(absl::StatusOr<Tensor> t);
 
-  // A fresh 1-D tensor holding input elements [begin, begin + size).
-  absl::StatusOr<Tensor> CopyOfInput(int64_t begin, int64_t size) const;
+  // A 1-D tensor holding input elements [begin, begin + size): a view of
+  // the input when the transport copies what it sends to the next member,
+  // else a copy.
+  absl::StatusOr<Tensor> PieceOfInput(int64_t begin, int64_t size) const;
+  // Host memory from the scratch allocator, else from `fallback`.
+  absl::StatusOr<Tensor> AllocateHost(Allocator* fallback, const TensorShape& shape) const;
   void StartChain(int64_t c);
+  // Starts the next chain not yet started, if any (a chain ended here).
+  void StartNextChain() {
+    const int64_t c = next_chain_.fetch_add(1, std::memory_order_relaxed);
+    if (c < chunks_ && !finished_.load(std::memory_order_relaxed)) StartChain(c);
+  }
   void Step(int64_t c, int s, Tensor carry);
   void OnPiece(int64_t c, int s, absl::StatusOr<Tensor> t);
   void OnBroadcastPiece(int64_t c, absl::StatusOr<Tensor> t);
@@ -151,6 +181,9 @@ class RingCollective : public std::enable_shared_from_this<RingCollective> {
   int steps_ = 0;       // all steps of a chain
   int ag_base_ = 0;     // the segment sent at all-gather step 0
   int pos_ = 0;         // broadcast: distance from the source along the ring
+  int64_t window_ = 0;  // chains started at once
+  bool send_views_ = false;  // the transport copies what goes to next_
+  std::atomic<int64_t> next_chain_{0};
   // One for the start, one per chain, header receive and send in flight.
   std::atomic<int64_t> pending_{1};
   std::atomic<bool> finished_{false};
@@ -182,10 +215,14 @@ absl::Status RingCollective::Init() {
       chunks_ = CeilDiv(elems, chunk_elems);
       break;
   }
+  window_ = p_.kind == CollectiveKind::kBroadcast
+                ? chunks_
+                : std::min(chunks_, std::max(kMinChainsInFlight, kBytesInFlight / p_.chunk_bytes));
+  send_views_ = o_.transport->CopiesOnSend(next_);
   if (p_.kind == CollectiveKind::kBroadcast && pos_ == 0) {
     output_ = input_;
   } else {
-    ASSIGN_OR_RETURN(output_, Tensor::Allocate(o_.output_allocator, input_.dtype(), out_shape));
+    ASSIGN_OR_RETURN(output_, AllocateHost(o_.output_allocator, out_shape));
   }
   if (p_.kind == CollectiveKind::kAllGather && block_ > 0) {
     std::memcpy(OutAt(r_ * block_), input_.raw_data(), block_ * esize_);
@@ -243,15 +280,28 @@ void RingCollective::Start() {
   pending_.fetch_add(1, std::memory_order_relaxed);
   auto self = shared_from_this();
   Recv(o_.prefix + "/hdr", [self](absl::StatusOr<Tensor> t) { self->OnHeader(std::move(t)); });
-  for (int64_t c = 0; c < chunks_ && !finished_.load(std::memory_order_relaxed); ++c) {
+  next_chain_.store(window_, std::memory_order_relaxed);
+  for (int64_t c = 0; c < window_ && !finished_.load(std::memory_order_relaxed); ++c) {
     StartChain(c);
   }
   Release();
 }
 
-absl::StatusOr<Tensor> RingCollective::CopyOfInput(int64_t begin, int64_t size) const {
-  ASSIGN_OR_RETURN(Tensor t,
-                   Tensor::Allocate(DefaultCpuAllocator(), input_.dtype(), TensorShape({size})));
+absl::StatusOr<Tensor> RingCollective::AllocateHost(Allocator* fallback,
+                                                    const TensorShape& shape) const {
+  if (o_.scratch_allocator != nullptr) {
+    absl::StatusOr<Tensor> t = Tensor::Allocate(o_.scratch_allocator, input_.dtype(), shape);
+    if (t.ok()) return t;
+  }
+  return Tensor::Allocate(fallback, input_.dtype(), shape);
+}
+
+absl::StatusOr<Tensor> RingCollective::PieceOfInput(int64_t begin, int64_t size) const {
+  if (send_views_) {
+    auto view = std::make_shared<ViewAllocator>(input_, const_cast<char*>(InAt(begin)));
+    return Tensor::Allocate(view.get(), input_.dtype(), TensorShape({size}));
+  }
+  ASSIGN_OR_RETURN(Tensor t, AllocateHost(DefaultCpuAllocator(), TensorShape({size})));
   if (size > 0) std::memcpy(t.raw_data(), InAt(begin), size * esize_);
   return t;
 }
@@ -265,7 +315,7 @@ void RingCollective::StartChain(int64_t c) {
   std::string key = absl::StrCat(o_.prefix, "/bc/c", c);
   Range p = Piece(0, c);
   if (pos_ == 0) {
-    absl::StatusOr<Tensor> piece = CopyOfInput(p.begin, p.size);
+    absl::StatusOr<Tensor> piece = PieceOfInput(p.begin, p.size);
     if (!piece.ok()) return Fail(piece.status());
     Send(key, *piece);
     return;
@@ -280,7 +330,7 @@ void RingCollective::Step(int64_t c, int s, Tensor carry) {
   if (s == 0) {
     const int seg = SendSegment(0);
     Range p = Piece(seg, c);
-    absl::StatusOr<Tensor> piece = CopyOfInput(InputOffset(seg, p.begin), p.size);
+    absl::StatusOr<Tensor> piece = PieceOfInput(InputOffset(seg, p.begin), p.size);
     if (!piece.ok()) {
       Fail(piece.status());
       return Release();
@@ -328,6 +378,8 @@ void RingCollective::OnPiece(int64_t c, int s, absl::StatusOr<Tensor> t) {
   if (s + 1 < steps_) {
     Step(c, s + 1, *std::move(t));
   } else {
+    t = Tensor();  // back to its pool before the next chain takes memory
+    StartNextChain();
     Release();
   }
 }

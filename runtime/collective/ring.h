@@ -17,9 +17,17 @@
 // ring to the member before it. Keys: "<prefix>/hdr", "<prefix>/rs/s<s>/c<c>",
 // "<prefix>/ag/s<s>/c<c>", "<prefix>/bc/c<c>".
 //
-// Messages are fresh 1-D host tensors. A received piece belongs to its
-// receiver, which adds into it and passes it on; a sender never touches a
-// tensor after sending it.
+// Messages are 1-D host tensors. A received piece belongs to its receiver,
+// which adds into it and passes it on; a sender never touches a tensor
+// after sending it. Pieces of the input itself go out as views of the
+// input's buffer when the transport copies them to the peer
+// (CollectiveTransport::CopiesOnSend), else as fresh copies.
+//
+// Memory: at most kMaxChainsInFlight-ish chunks are in flight per member
+// (a new chain starts when one ends here), so the transport's buffers stay
+// bounded whatever the tensor's size; the result and piece copies come from
+// scratch_allocator when given (a caching pool: no page faults on reuse),
+// else from output_allocator / the default CPU allocator.
 //
 // The first error aborts "<prefix>/" on the transport (failing the other
 // local members of this execution) and is the result; later ones are
@@ -44,6 +52,10 @@ struct RingOptions {
   std::string prefix;                        // the execution's key prefix
   CollectiveTransport* transport = nullptr;  // borrowed
   Allocator* output_allocator = nullptr;     // host memory for the result
+  // Cached host memory tried first for the result and piece copies; may be
+  // null. Borrowed: must outlive the result (shared-owned allocators are
+  // kept alive by their buffers).
+  Allocator* scratch_allocator = nullptr;
 };
 
 // `input` is host memory; the result is host memory from output_allocator

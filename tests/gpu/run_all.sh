@@ -7,7 +7,9 @@
 # 1. nvidia-smi -L
 # 2. bazel test //tests/gpu/... //runtime/gpu/... //ops/gpu/... (not cached)
 # 3. builds and runs bench/gpu_matmul, bench/gpu_mlp_step,
-#    bench/gpu_copy_bandwidth and bench/torch_gpu_mlp.py, then the ratios.
+#    bench/gpu_copy_bandwidth, bench/gpu_nccl_allreduce (NCCL bus bandwidth
+#    over all GPUs; no figure with one GPU) and bench/torch_gpu_mlp.py, then
+#    the ratios.
 # Every `name: value unit` figure is printed and also written to
 # FIGURES_FILE. Every step runs even when an earlier one fails; the exit
 # status is non-zero when any failed, and the failed steps are listed last.
@@ -36,7 +38,7 @@ if ! bazel test //tests/gpu/... //runtime/gpu/... //ops/gpu/... \
 fi
 
 step "building the GPU benchmarks"
-benches=(gpu_matmul gpu_mlp_step gpu_copy_bandwidth)
+benches=(gpu_matmul gpu_mlp_step gpu_copy_bandwidth gpu_nccl_allreduce)
 built=1
 if ! bazel build "${benches[@]/#/\/\/bench:}"; then
   failed+=("bazel build benchmarks")
@@ -67,6 +69,7 @@ if [[ $built == 1 ]]; then
   bench gpu_matmul bazel-bin/bench/gpu_matmul
   bench gpu_mlp_step bazel-bin/bench/gpu_mlp_step
   bench gpu_copy_bandwidth bazel-bin/bench/gpu_copy_bandwidth
+  bench gpu_nccl_allreduce bazel-bin/bench/gpu_nccl_allreduce
 fi
 
 # The PyTorch peer: the first Python whose torch sees a CUDA device.
