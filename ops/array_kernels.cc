@@ -19,8 +19,11 @@
 #include "absl/strings/string_view.h"
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
+#include "ops/internal/array_kernel_checks.h"
 #include "ops/internal/array_kernel_util.h"
 #include "ops/internal/array_util.h"
+#include "ops/internal/index_tensors.h"
+#include "ops/internal/shape_kernels.h"
 
 namespace sluice {
 namespace {
@@ -29,12 +32,18 @@ using internal::AllTypes;
 using internal::CanonicalAxis;
 using internal::CheckPermutation;
 using internal::DispatchBySize;
+using internal::ExpandDimsOp;
+using internal::IdentityOp;
 using internal::IntsDebugString;
 using internal::Make;
+using internal::NoOpKernel;
 using internal::Product;
 using internal::ReadInts;
 using internal::ReadScalar;
 using internal::ReadVector;
+using internal::ReshapeOp;
+using internal::ShapeOp;
+using internal::SqueezeOp;
 using internal::WriteInts;
 using ::tensorflow::TensorProto;
 
@@ -89,40 +98,14 @@ class PlaceholderOp : public OpKernel {
   TensorShape shape_;
 };
 
-// Identity, StopGradient, PreventGradient, PlaceholderWithDefault.
-class IdentityOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ctx->set_output(0, ctx->input(0));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-class NoOpKernel : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override { return absl::OkStatus(); }
-  bool IsExpensive() const override { return false; }
-};
-
 // ---- Creating ------------------------------------------------------------------
 
 class FillOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadVector(ctx->input(0), "Fill: dims"));
     const Tensor& value = ctx->input(1);
-    if (value.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Fill: value must be a scalar, got shape ", value.shape().DebugString()));
-    }
-    for (int64_t d : dims) {
-      if (d < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Fill: dims must be non-negative, got ", IntsDebugString(dims)));
-      }
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape(absl::MakeConstSpan(dims))));
+    ASSIGN_OR_RETURN(TensorShape shape, internal::FillShape(ctx->input(0), value));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     FillElements(static_cast<char*>(out->raw_data()), out->NumElements(),
                  static_cast<const char*>(value.raw_data()), DataTypeSize(value.dtype()));
     return absl::OkStatus();
@@ -195,67 +178,6 @@ class OnesLikeOp : public OpKernel {
 
 // ---- Shapes -----------------------------------------------------------------
 
-class ReshapeOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> requested, ReadVector(ctx->input(1), "Reshape: shape"));
-    ASSIGN_OR_RETURN(TensorShape shape, internal::ResolveReshape(x.shape(), requested));
-    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(shape));
-    ctx->set_output(0, std::move(y));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-class ExpandDimsOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(int64_t dim, ReadScalar(ctx->input(1), "ExpandDims: dim"));
-    ASSIGN_OR_RETURN(int64_t d, CanonicalAxis(dim, x.dims() + 1, "ExpandDims: dim", x.shape()));
-    TensorShape shape = x.shape();
-    shape.InsertDim(static_cast<int>(d), 1);
-    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(shape));
-    ctx->set_output(0, std::move(y));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-class SqueezeOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(squeeze_dims_, ctx.GetAttr<std::vector<int64_t>>("squeeze_dims"));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    std::vector<bool> remove(x.dims(), false);
-    for (int64_t d : squeeze_dims_) {
-      ASSIGN_OR_RETURN(int64_t a,
-                       CanonicalAxis(d, x.dims(), "Squeeze: squeeze_dims entry", x.shape()));
-      if (x.dim_size(a) != 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Can not squeeze dim[", a, "], expected a dimension of 1, got ",
-                         x.dim_size(a), " (shape ", x.shape().DebugString(), ")"));
-      }
-      remove[a] = true;
-    }
-    std::vector<int64_t> dims;
-    for (int i = 0; i < x.dims(); ++i) {
-      if (squeeze_dims_.empty() ? x.dim_size(i) != 1 : !remove[i]) dims.push_back(x.dim_size(i));
-    }
-    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(TensorShape(absl::MakeConstSpan(dims))));
-    ctx->set_output(0, std::move(y));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-
- private:
-  std::vector<int64_t> squeeze_dims_;
-};
-
 template <typename T>
 class InvertPermutationOp : public OpKernel {
  public:
@@ -275,36 +197,6 @@ class InvertPermutationOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-// Shape, Size, Rank.
-class ShapeOp : public OpKernel {
- public:
-  enum class Kind { kShape, kSize, kRank };
-  explicit ShapeOp(Kind kind) : kind_(kind) {}
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const TensorShape& s = ctx->input(0).shape();
-    std::vector<int64_t> values;
-    TensorShape out_shape;
-    switch (kind_) {
-      case Kind::kShape:
-        values = s.dims();
-        out_shape = TensorShape({static_cast<int64_t>(values.size())});
-        break;
-      case Kind::kSize:
-        values = {ctx->input(0).NumElements()};
-        break;
-      case Kind::kRank:
-        values = {s.rank()};
-        break;
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    return WriteInts(values, out);
-  }
-  bool IsExpensive() const override { return false; }
-
- private:
-  const Kind kind_;
-};
-
 // ---- Joining and splitting ------------------------------------------------------
 
 // ConcatV2 (axis last) and Concat (axis first).
@@ -314,29 +206,11 @@ class ConcatOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const int n = ctx->num_inputs() - 1;
     const int first = axis_first_ ? 1 : 0;
-    ASSIGN_OR_RETURN(int64_t axis_value,
-                     ReadScalar(ctx->input(axis_first_ ? 0 : n), "Concat: axis"));
+    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanConcat(*ctx, axis_first_));
+    const int64_t axis = plan.axis;
     const Tensor& x0 = ctx->input(first);
     const int rank = x0.dims();
-    if (rank == 0) {
-      return absl::InvalidArgumentError("Concat: can't concatenate scalars (use Pack instead)");
-    }
-    ASSIGN_OR_RETURN(int64_t axis, CanonicalAxis(axis_value, rank, "Concat: axis", x0.shape()));
-    TensorShape out_shape = x0.shape();
-    int64_t axis_size = 0;
-    for (int i = 0; i < n; ++i) {
-      const Tensor& x = ctx->input(first + i);
-      bool match = x.dims() == rank;
-      for (int d = 0; match && d < rank; ++d) match = d == axis || x.dim_size(d) == x0.dim_size(d);
-      if (!match) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Concat: dimensions of inputs should match except along axis ", axis, ": shape[0] = ",
-            x0.shape().DebugString(), " vs. shape[", i, "] = ", x.shape().DebugString()));
-      }
-      axis_size += x.dim_size(axis);
-    }
-    out_shape.set_dim(static_cast<int>(axis), axis_size);
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     const size_t esize = DataTypeSize(x0.dtype());
     const int64_t outer = Product(x0.shape().dims(), 0, axis);
     std::vector<size_t> chunk(n);
@@ -414,23 +288,15 @@ class SplitOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(1);
     const int64_t num = ctx->num_outputs();
-    ASSIGN_OR_RETURN(int64_t axis_value, ReadScalar(ctx->input(0), "Split: axis"));
-    ASSIGN_OR_RETURN(int64_t axis, CanonicalAxis(axis_value, x.dims(), "Split: axis", x.shape()));
-    const int64_t d = x.dim_size(axis);
-    if (d % num != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Number of ways to split should evenly divide the split dimension, but got split_dim ",
-          axis, " (size = ", d, ") and num_split ", num));
-    }
+    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanSplit(ctx->input(0), x, num));
     if (num == 1) {
       ctx->set_output(0, x);
       return absl::OkStatus();
     }
-    TensorShape out_shape = x.shape();
-    out_shape.set_dim(static_cast<int>(axis), d / num);
-    const size_t chunk =
-        static_cast<size_t>(Product(out_shape.dims(), axis, x.dims())) * DataTypeSize(x.dtype());
-    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, axis), chunk, out_shape);
+    const int64_t axis = plan.axis;
+    const size_t chunk = static_cast<size_t>(Product(plan.out_shape.dims(), axis, x.dims())) *
+                         DataTypeSize(x.dtype());
+    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, axis), chunk, plan.out_shape);
   }
 };
 
@@ -443,17 +309,9 @@ class PackOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const int n = ctx->num_inputs();
     const Tensor& x0 = ctx->input(0);
-    for (int i = 1; i < n; ++i) {
-      if (ctx->input(i).shape() != x0.shape()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Pack: shapes of all inputs must match: values[0].shape = ", x0.shape().DebugString(),
-            " != values[", i, "].shape = ", ctx->input(i).shape().DebugString()));
-      }
-    }
-    ASSIGN_OR_RETURN(int64_t axis, CanonicalAxis(axis_, x0.dims() + 1, "Pack: axis", x0.shape()));
-    TensorShape out_shape = x0.shape();
-    out_shape.InsertDim(static_cast<int>(axis), n);
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanPack(*ctx, axis_));
+    const int64_t axis = plan.axis;
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     const int64_t outer = Product(x0.shape().dims(), 0, axis);
     const size_t chunk =
         static_cast<size_t>(Product(x0.shape().dims(), axis, x0.dims())) * DataTypeSize(x0.dtype());
@@ -481,17 +339,11 @@ class UnpackOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const int64_t num = ctx->num_outputs();
-    ASSIGN_OR_RETURN(int64_t axis, CanonicalAxis(axis_, x.dims(), "Unpack: axis", x.shape()));
-    if (x.dim_size(axis) != num) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Unpack: input shape ", x.shape().DebugString(), " has ", x.dim_size(axis),
-                       " along axis ", axis, " but num = ", num));
-    }
-    TensorShape out_shape = x.shape();
-    out_shape.RemoveDim(static_cast<int>(axis));
+    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanUnpack(x, axis_, num));
+    const int64_t axis = plan.axis;
     const size_t chunk = static_cast<size_t>(Product(x.shape().dims(), axis + 1, x.dims())) *
                          DataTypeSize(x.dtype());
-    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, axis), chunk, out_shape);
+    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, axis), chunk, plan.out_shape);
   }
 
  private:

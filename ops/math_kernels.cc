@@ -25,10 +25,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/fast_math.h"
+#include "ops/internal/math_kernel_checks.h"
 #include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
 
@@ -243,22 +243,10 @@ class SelectOp : public OpKernel {
     const Tensor& cond = ctx->input(0);
     const Tensor& t = ctx->input(1);
     const Tensor& e = ctx->input(2);
-    if (t.shape() != e.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat("'t' and 'e' must have the same shape: ",
-                                                     t.shape().DebugString(), " vs. ",
-                                                     e.shape().DebugString()));
-    }
-    if (cond.dims() == 0) {
+    ASSIGN_OR_RETURN(internal::SelectCondition mode, internal::CheckSelectShapes(cond, t, e));
+    if (mode == internal::SelectCondition::kScalar) {
       ctx->set_output(0, *cond.data<bool>() ? t : e);
       return absl::OkStatus();
-    }
-    const bool same = cond.shape() == t.shape();
-    const bool rows = cond.dims() == 1 && t.dims() >= 2 && cond.dim_size(0) == t.dim_size(0);
-    if (!same && !rows) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "condition of shape ", cond.shape().DebugString(),
-          " must be a scalar, have the shape of t and e ", t.shape().DebugString(),
-          ", or be a vector of their first dimension"));
     }
     ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(1, 0, t.shape()));
     const bool* c = cond.data<bool>();
@@ -266,7 +254,7 @@ class SelectOp : public OpKernel {
     const T* ed = e.data<T>();
     T* o = out->data<T>();
     const int64_t n = t.NumElements();
-    if (same) {
+    if (mode == internal::SelectCondition::kSame) {
       for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? td[i] : ed[i];
       return absl::OkStatus();
     }
@@ -324,14 +312,7 @@ class AddNOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& first = ctx->input(0);
     const int num = ctx->num_inputs();
-    for (int k = 1; k < num; ++k) {
-      if (ctx->input(k).shape() != first.shape()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "AddN inputs must have the same shape: input 0 has shape ",
-            first.shape().DebugString(), ", input ", k, " has shape ",
-            ctx->input(k).shape().DebugString()));
-      }
-    }
+    RETURN_IF_ERROR(internal::CheckAddNShapes(*ctx));
     if (num == 1) {
       ctx->set_output(0, first);
       return absl::OkStatus();

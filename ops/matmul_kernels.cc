@@ -7,11 +7,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
-#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/internal/blas.h"
+#include "ops/internal/math_kernel_checks.h"
 #include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
 
@@ -57,27 +56,8 @@ class MatMulOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    if (a.dims() != 2 || b.dims() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("MatMul needs two matrices, got shapes ",
-                                                     a.shape().DebugString(), " and ",
-                                                     b.shape().DebugString()));
-    }
-    const int64_t m = a.dim_size(ta_ ? 1 : 0);
-    const int64_t k = a.dim_size(ta_ ? 0 : 1);
-    const int64_t kb = b.dim_size(tb_ ? 1 : 0);
-    const int64_t n = b.dim_size(tb_ ? 0 : 1);
-    if (k != kb) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Matrix size-incompatible: In[0]: ", a.shape().DebugString(), " (transpose_a=", ta_,
-          "), In[1]: ", b.shape().DebugString(), " (transpose_b=", tb_, ")"));
-    }
-    constexpr int64_t kMaxDim = std::numeric_limits<int>::max();
-    if (m > kMaxDim || n > kMaxDim || k > kMaxDim || a.dim_size(1) > kMaxDim ||
-        b.dim_size(1) > kMaxDim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "MatMul dimensions exceed the BLAS limit: ", a.shape().DebugString(), " x ",
-          b.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(internal::MatMulDims d, internal::CheckMatMulShapes(a, b, ta_, tb_, "BLAS"));
+    const int64_t m = d.m, k = d.k, n = d.n;
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
     if (m == 0 || n == 0) return absl::OkStatus();
     T* c = out->data<T>();

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "graph/status_macros.h"
 #include "ops/internal/fast_math.h"
+#include "ops/internal/nn_kernel_checks.h"
 #include "ops/internal/nn_kernel_util.h"
 #include "ops/nn_ops.h"
 #include "runtime/kernel.h"
@@ -29,7 +29,6 @@ using internal::Map1;
 using internal::Map2;
 using internal::ParallelRange;
 using internal::RegisterFloatKernels;
-using internal::ShapeStr;
 using internal::Vec;
 
 template <typename T>
@@ -115,11 +114,7 @@ class ReluGradOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& g = ctx->input(0);
     const Tensor& f = ctx->input(1);
-    if (g.shape() != f.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ReluGrad: gradients and features must have the same shape, got ",
-                       ShapeStr(g), " and ", ShapeStr(f)));
-    }
+    RETURN_IF_ERROR(internal::CheckReluGradShapes(g, f));
     ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, g.shape()));
     const T* gp = g.data<T>();
     const T* fp = f.data<T>();
@@ -138,34 +133,9 @@ class ReluGradOp : public OpKernel {
 // ---------------------------------------------------------------------------
 // BiasAdd, BiasAddGrad.
 
-absl::StatusOr<bool> ReadNchw(const OpKernelConstruction& ctx) {
-  absl::StatusOr<std::string> format = ctx.GetAttr<std::string>("data_format");
-  if (!format.ok()) return format.status();
-  if (*format != "NHWC" && *format != "NCHW") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown data_format '", *format, "'"));
-  }
-  return *format == "NCHW";
-}
-
-// value viewed as [outer, channels, inner]: NHWC has inner 1, NCHW outer = batch.
-struct ChannelView {
-  int64_t outer = 0, channels = 0, inner = 0;
-};
-
-absl::StatusOr<ChannelView> ViewChannels(absl::string_view op, const Tensor& value, bool nchw) {
-  if (value.dims() < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": value must be at least 2-D, got shape ", ShapeStr(value)));
-  }
-  ChannelView v;
-  const int c = nchw ? 1 : value.dims() - 1;
-  v.channels = value.dim_size(c);
-  v.outer = 1;
-  for (int i = 0; i < c; ++i) v.outer *= value.dim_size(i);
-  v.inner = 1;
-  for (int i = c + 1; i < value.dims(); ++i) v.inner *= value.dim_size(i);
-  return v;
-}
+using internal::ChannelView;
+using internal::ReadNchw;
+using internal::ViewChannels;
 
 template <typename T>
 class BiasAddOp : public OpKernel {
@@ -179,11 +149,7 @@ class BiasAddOp : public OpKernel {
     const Tensor& value = ctx->input(0);
     const Tensor& bias = ctx->input(1);
     ASSIGN_OR_RETURN(ChannelView v, ViewChannels("BiasAdd", value, nchw_));
-    if (bias.dims() != 1 || bias.dim_size(0) != v.channels) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("BiasAdd: bias must be a vector of the channel size ", v.channels,
-                       " (value shape ", ShapeStr(value), "), got bias shape ", ShapeStr(bias)));
-    }
+    RETURN_IF_ERROR(internal::CheckBiasShape(value, bias, v));
     ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, value.shape()));
     const T* in = value.data<T>();
     const T* b = bias.data<T>();
@@ -248,20 +214,12 @@ class BiasAddGradOp : public OpKernel {
 // ---------------------------------------------------------------------------
 // Softmax, LogSoftmax (along the last dimension).
 
-absl::Status CheckLogits(absl::string_view op, const Tensor& logits) {
-  if (logits.dims() < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": logits must have rank >= 1, got shape ", ShapeStr(logits)));
-  }
-  return absl::OkStatus();
-}
-
 template <typename T, bool kLog>
 class SoftmaxOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    RETURN_IF_ERROR(CheckLogits(kLog ? "LogSoftmax" : "Softmax", x));
+    RETURN_IF_ERROR(internal::CheckLogits(kLog ? "LogSoftmax" : "Softmax", x));
     // LogSoftmax uses its output as scratch while it still reads x.
     Tensor* y = nullptr;
     if (kLog) {
@@ -301,26 +259,13 @@ class SoftmaxOp : public OpKernel {
 //   loss = log(sum exp(f - m)) * sum(labels) - sum(labels * (f - m))
 //   backprop = softmax(f) - labels
 
-absl::Status CheckFeatures(absl::string_view op, const Tensor& features) {
-  if (features.dims() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": features must be 2-D [batch, classes], got shape ", ShapeStr(features)));
-  }
-  return absl::OkStatus();
-}
-
 template <typename T>
 class SoftmaxXentOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& features = ctx->input(0);
     const Tensor& labels = ctx->input(1);
-    RETURN_IF_ERROR(CheckFeatures("SoftmaxCrossEntropyWithLogits", features));
-    if (labels.shape() != features.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "SoftmaxCrossEntropyWithLogits: features and labels must have the same shape, got ",
-          ShapeStr(features), " and ", ShapeStr(labels)));
-    }
+    RETURN_IF_ERROR(internal::CheckSoftmaxXentShapes(features, labels));
     const int64_t batch = features.dim_size(0), classes = features.dim_size(1);
     ASSIGN_OR_RETURN(Tensor * loss, ctx->allocate_output(0, TensorShape({batch})));
     ASSIGN_OR_RETURN(Tensor * backprop,
@@ -359,13 +304,8 @@ class SparseSoftmaxXentOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& features = ctx->input(0);
     const Tensor& labels = ctx->input(1);
-    RETURN_IF_ERROR(CheckFeatures("SparseSoftmaxCrossEntropyWithLogits", features));
+    RETURN_IF_ERROR(internal::CheckSparseSoftmaxXentShapes(features, labels));
     const int64_t batch = features.dim_size(0), classes = features.dim_size(1);
-    if (labels.dims() != 1 || labels.dim_size(0) != batch) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "SparseSoftmaxCrossEntropyWithLogits: labels must be a vector of the batch size ", batch,
-          " (features shape ", ShapeStr(features), "), got labels shape ", ShapeStr(labels)));
-    }
     const L* lab = labels.data<L>();
     for (int64_t r = 0; r < batch; ++r) {
       if (lab[r] < 0 || lab[r] >= classes) {

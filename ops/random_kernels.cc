@@ -5,34 +5,17 @@
 #include <limits>
 #include <numbers>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
+#include "ops/internal/random_kernel_checks.h"
 #include "ops/random_ops.h"
 
 namespace sluice {
 namespace {
-
-// Reads the `shape` input: a vector of non-negative int32 or int64 values.
-absl::StatusOr<TensorShape> ShapeFromTensor(const Node& node, const Tensor& t) {
-  if (t.dims() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        node.op(), ": shape must be a vector, got a tensor of shape ", t.shape().DebugString()));
-  }
-  TensorShape shape;
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    const int64_t d = t.dtype() == DT_INT32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-    if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(node.op(), ": shape has a negative dimension ",
-                                                     d, " (", t.SummarizeValue(), ")"));
-    }
-    shape.AddDim(d);
-  }
-  return shape;
-}
 
 template <typename T>
 T FromDouble(double v) {
@@ -100,7 +83,8 @@ template <typename T, Distribution kDist>
 class RandomFloatOp : public RandomKernelBase {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromTensor(ctx->node(), ctx->input(0)));
+    ASSIGN_OR_RETURN(TensorShape shape,
+                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     T* data = out->data<T>();
     const int64_t n = out->NumElements();
@@ -130,20 +114,11 @@ template <typename T>
 class RandomUniformIntOp : public RandomKernelBase {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromTensor(ctx->node(), ctx->input(0)));
-    const Tensor& lo_t = ctx->input(1);
-    const Tensor& hi_t = ctx->input(2);
-    if (lo_t.dims() != 0 || hi_t.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("RandomUniformInt: minval and maxval must be scalars, got shapes ",
-                       lo_t.shape().DebugString(), " and ", hi_t.shape().DebugString()));
-    }
-    const T lo = lo_t.scalar<T>();
-    const T hi = hi_t.scalar<T>();
-    if (lo >= hi) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "RandomUniformInt: need minval < maxval, got minval ", lo, " and maxval ", hi));
-    }
+    ASSIGN_OR_RETURN(TensorShape shape,
+                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
+    ASSIGN_OR_RETURN(auto bounds, internal::ReadUniformIntBounds<T>(ctx->input(1), ctx->input(2)));
+    const T lo = bounds.first;
+    const T hi = bounds.second;
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(hi) - lo);
     // Largest multiple of `range` that fits: draws at or beyond it are redone

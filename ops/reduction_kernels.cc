@@ -12,9 +12,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/internal/broadcast.h"
+#include "ops/internal/math_kernel_checks.h"
 #include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
 
@@ -74,54 +74,13 @@ T ReduceContiguous(const T* x, int64_t n) {
   return result;
 }
 
-// The input's dimensions merged into alternating kept / reduced groups
-// (size-1 dimensions dropped), and the output shape.
-struct ReducePlan {
-  TensorShape out_shape;
-  std::vector<int64_t> groups;
-  bool first_reduced = false;  // groups[0] is a reduced group
-  int64_t reduced_count = 1;   // input elements per output element
-};
+using ReducePlan = internal::ReductionGroups;
 
+// Sum, Mean, ... of x over the reduction_indices `axes`.
 absl::StatusOr<ReducePlan> MakeReducePlan(const TensorShape& in, const Tensor& axes,
                                           bool keep_dims) {
-  if (axes.dims() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "reduction axes must be a scalar or vector, got shape ", axes.shape().DebugString()));
-  }
-  const int rank = in.rank();
-  std::vector<bool> reduced(rank, false);
-  for (int64_t k = 0; k < axes.NumElements(); ++k) {
-    const int64_t a = axes.dtype() == DT_INT64 ? axes.data<int64_t>()[k]
-                                               : int64_t{axes.data<int32_t>()[k]};
-    if (a < -rank || a >= rank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Invalid reduction dimension ", a, " for input of shape ",
-                       in.DebugString(), " (rank ", rank, ")"));
-    }
-    reduced[a < 0 ? a + rank : a] = true;
-  }
-  ReducePlan plan;
-  int last_kind = -1;  // 0 kept, 1 reduced
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = in.dim(i);
-    if (reduced[i]) {
-      plan.reduced_count *= d;
-      if (keep_dims) plan.out_shape.AddDim(1);
-    } else {
-      plan.out_shape.AddDim(d);
-    }
-    if (d == 1) continue;
-    const int kind = reduced[i] ? 1 : 0;
-    if (kind == last_kind) {
-      plan.groups.back() *= d;
-    } else {
-      if (plan.groups.empty()) plan.first_reduced = reduced[i];
-      plan.groups.push_back(d);
-      last_kind = kind;
-    }
-  }
-  return plan;
+  ASSIGN_OR_RETURN(std::vector<int64_t> axis_values, internal::ReadReductionAxes(axes));
+  return internal::GroupReduction(in, axis_values, keep_dims);
 }
 
 template <typename T, typename R, bool kMean>
@@ -261,32 +220,9 @@ class ArgMaxOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const Tensor& dim_t = ctx->input(1);
-    if (dim_t.NumElements() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dimension must be a scalar, got shape ", dim_t.shape().DebugString()));
-    }
-    int64_t dim = dim_t.dtype() == DT_INT64 ? *dim_t.data<int64_t>()
-                                           : int64_t{*dim_t.data<int32_t>()};
-    const int rank = x.dims();
-    if (dim < -rank || dim >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat("ArgMax dimension ", dim,
-                                                     " is out of range for input of shape ",
-                                                     x.shape().DebugString()));
-    }
-    if (dim < 0) dim += rank;
-    const int64_t n = x.dim_size(static_cast<int>(dim));
-    TensorShape out_shape = x.shape();
-    out_shape.RemoveDim(static_cast<int>(dim));
-    if (n == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ArgMax over dimension ", dim, " of size 0 (input shape ", x.shape().DebugString(),
-          ")"));
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < dim; ++i) outer *= x.dim_size(i);
-    for (int i = static_cast<int>(dim) + 1; i < rank; ++i) inner *= x.dim_size(i);
+    ASSIGN_OR_RETURN(internal::ArgMaxPlan plan, internal::PlanArgMax(x, ctx->input(1)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
+    const int64_t outer = plan.outer, n = plan.n, inner = plan.inner;
     const T* xd = x.data<T>();
     Idx* o = out->data<Idx>();
     std::vector<T> best(inner);

@@ -13,20 +13,17 @@
 #include "absl/strings/string_view.h"
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
+#include "ops/internal/array_kernel_checks.h"
 #include "ops/internal/array_kernel_util.h"
 #include "ops/internal/array_util.h"
+#include "ops/internal/index_tensors.h"
 
 namespace sluice {
 namespace {
 
-using internal::CanonicalAxis;
-using internal::CheckPermutation;
 using internal::DispatchBySize;
-using internal::IntsDebugString;
 using internal::Product;
 using internal::ReadInts;
-using internal::ReadScalar;
-using internal::ReadVector;
 
 // ---- Byte movers ---------------------------------------------------------
 
@@ -168,63 +165,14 @@ class TransposeOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> perm, ReadVector(ctx->input(1), "Transpose: perm"));
-    if (static_cast<int>(perm.size()) != x.dims()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Transpose: perm ", IntsDebugString(perm), " has ", perm.size(),
-                       " entries but x has shape ", x.shape().DebugString()));
-    }
-    RETURN_IF_ERROR(CheckPermutation(perm, "Transpose: perm"));
-    TensorShape out_shape = x.shape();
-    for (size_t i = 0; i < perm.size(); ++i) out_shape.set_dim(i, x.dim_size(perm[i]));
-
-    // Drop size-1 dimensions, then merge input dims that stay adjacent.
-    std::vector<int64_t> keep_index(x.dims(), -1);
-    std::vector<int64_t> dims;
-    for (int i = 0; i < x.dims(); ++i) {
-      if (x.dim_size(i) != 1) {
-        keep_index[i] = static_cast<int64_t>(dims.size());
-        dims.push_back(x.dim_size(i));
-      }
-    }
-    std::vector<int64_t> p;
-    for (int64_t q : perm) {
-      if (keep_index[q] >= 0) p.push_back(keep_index[q]);
-    }
-    // Merge runs p[i], p[i]+1, ... into one dimension.
-    std::vector<std::vector<int64_t>> groups;  // in output order
-    for (size_t i = 0; i < p.size(); ++i) {
-      if (i > 0 && p[i] == p[i - 1] + 1) {
-        groups.back().push_back(p[i]);
-      } else {
-        groups.push_back({p[i]});
-      }
-    }
-    // Merged dims in input order, and the perm over them.
-    std::vector<size_t> order(groups.size());
-    for (size_t g = 0; g < groups.size(); ++g) order[g] = g;
-    std::sort(order.begin(), order.end(),
-              [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
-    std::vector<int64_t> merged_dims(groups.size()), merged_perm(groups.size());
-    std::vector<int64_t> rank_in_input(groups.size());
-    for (size_t k = 0; k < order.size(); ++k) {
-      rank_in_input[order[k]] = static_cast<int64_t>(k);
-      int64_t n = 1;
-      for (int64_t d : groups[order[k]]) n *= dims[d];
-      merged_dims[k] = n;
-    }
-    for (size_t g = 0; g < groups.size(); ++g) merged_perm[g] = rank_in_input[g];
-
-    bool identity = true;
-    for (size_t g = 0; g < merged_perm.size(); ++g)
-      identity = identity && merged_perm[g] == static_cast<int64_t>(g);
-    if (identity) {
-      ASSIGN_OR_RETURN(Tensor y, x.Reshaped(out_shape));
+    ASSIGN_OR_RETURN(internal::TransposePlan plan, internal::PlanTranspose(x, ctx->input(1)));
+    if (plan.is_identity) {
+      ASSIGN_OR_RETURN(Tensor y, x.Reshaped(plan.out_shape));
       ctx->set_output(0, std::move(y));
       return absl::OkStatus();
     }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
-    TransposeBytes(static_cast<const char*>(x.raw_data()), merged_dims, merged_perm,
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
+    TransposeBytes(static_cast<const char*>(x.raw_data()), plan.merged_dims, plan.merged_perm,
                    static_cast<char*>(y->raw_data()), DataTypeSize(x.dtype()));
     return absl::OkStatus();
   }
@@ -255,26 +203,12 @@ class TileOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> multiples, ReadVector(ctx->input(1), "Tile: multiples"));
-    if (static_cast<int>(multiples.size()) != x.dims()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Tile: multiples ", IntsDebugString(multiples), " has ", multiples.size(),
-                       " entries but input has shape ", x.shape().DebugString()));
-    }
-    TensorShape out_shape = x.shape();
-    bool identity = true;
-    for (int i = 0; i < x.dims(); ++i) {
-      if (multiples[i] < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Tile: multiples ", IntsDebugString(multiples), " must be non-negative"));
-      }
-      out_shape.set_dim(i, x.dim_size(i) * multiples[i]);
-      identity = identity && multiples[i] == 1;
-    }
-    if (identity) {
+    ASSIGN_OR_RETURN(internal::TilePlan plan, internal::PlanTile(x, ctx->input(1)));
+    if (plan.is_identity) {
       ctx->set_output(0, x);
       return absl::OkStatus();
     }
+    const TensorShape& out_shape = plan.out_shape;
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     const int rank = x.dims();
@@ -286,7 +220,7 @@ class TileOp : public OpKernel {
       out_block[d] = out_block[d + 1] * out_shape.dim(d);
     }
     TileBlock(static_cast<const char*>(x.raw_data()), static_cast<char*>(out->raw_data()), 0,
-              x.shape().dims(), multiples, in_block, out_block);
+              x.shape().dims(), plan.multiples, in_block, out_block);
     return absl::OkStatus();
   }
 };
@@ -297,81 +231,31 @@ class SliceOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> begin, ReadVector(ctx->input(1), "Slice: begin"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> size, ReadVector(ctx->input(2), "Slice: size"));
-    const int rank = x.dims();
-    if (static_cast<int>(begin.size()) != rank || static_cast<int>(size.size()) != rank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Slice: expected begin and size of length ", rank, " for input shape ",
-                       x.shape().DebugString(), ", got begin ", IntsDebugString(begin),
-                       " and size ", IntsDebugString(size)));
-    }
-    bool identity = true;
-    for (int i = 0; i < rank; ++i) {
-      const int64_t d = x.dim_size(i);
-      if (size[i] == -1) size[i] = d - begin[i];
-      if (begin[i] < 0 || begin[i] > d || size[i] < 0 || begin[i] + size[i] > d) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Slice: expected begin[", i, "] in [0, ", d, "] and size[", i, "] in [0, ",
-                         d - begin[i], "], but got begin ", IntsDebugString(begin), " and size ",
-                         IntsDebugString(size), " for input shape ", x.shape().DebugString()));
-      }
-      identity = identity && begin[i] == 0 && size[i] == d;
-    }
-    if (identity) {
+    ASSIGN_OR_RETURN(internal::SlicePlan plan,
+                     internal::PlanSlice(x, ctx->input(1), ctx->input(2)));
+    if (plan.is_identity) {
       ctx->set_output(0, x);
       return absl::OkStatus();
     }
-    TensorShape out_shape(absl::MakeConstSpan(size));
+    TensorShape out_shape(absl::MakeConstSpan(plan.size));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    std::vector<int64_t> strides(rank, 1);
-    StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), begin, strides, size,
-                          static_cast<char*>(out->raw_data()), DataTypeSize(x.dtype()));
+    std::vector<int64_t> strides(x.dims(), 1);
+    StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), plan.begin, strides,
+                          plan.size, static_cast<char*>(out->raw_data()), DataTypeSize(x.dtype()));
     return absl::OkStatus();
   }
 };
 
-absl::StatusOr<internal::StridedSliceSpec> ReadSpec(const OpKernelConstruction& ctx) {
-  internal::StridedSliceSpec spec;
-  ASSIGN_OR_RETURN(spec.begin_mask, ctx.GetAttr<int64_t>("begin_mask"));
-  ASSIGN_OR_RETURN(spec.end_mask, ctx.GetAttr<int64_t>("end_mask"));
-  ASSIGN_OR_RETURN(spec.ellipsis_mask, ctx.GetAttr<int64_t>("ellipsis_mask"));
-  ASSIGN_OR_RETURN(spec.new_axis_mask, ctx.GetAttr<int64_t>("new_axis_mask"));
-  ASSIGN_OR_RETURN(spec.shrink_axis_mask, ctx.GetAttr<int64_t>("shrink_axis_mask"));
-  return spec;
-}
-
-// Reads begin/end/strides (inputs first..first+2) and plans the slice of a
-// tensor of `shape`.
-absl::StatusOr<internal::StridedSlicePlan> PlanFromInputs(OpKernelContext* ctx, int first,
-                                                          const TensorShape& shape,
-                                                          const internal::StridedSliceSpec& spec) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> begin,
-                   ReadVector(ctx->input(first), "StridedSlice: begin"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> end,
-                   ReadVector(ctx->input(first + 1), "StridedSlice: end"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> strides,
-                   ReadVector(ctx->input(first + 2), "StridedSlice: strides"));
-  absl::StatusOr<internal::StridedSlicePlan> plan =
-      internal::PlanStridedSlice(shape, begin, end, strides, spec);
-  if (!plan.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(plan.status().message(), " (input shape ", shape.DebugString(), ", begin ",
-                     IntsDebugString(begin), ", end ", IntsDebugString(end), ", strides ",
-                     IntsDebugString(strides), ")"));
-  }
-  return plan;
-}
-
 class StridedSliceOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(spec_, ReadSpec(ctx));
+    ASSIGN_OR_RETURN(spec_, internal::ReadStridedSliceSpec(ctx));
     return absl::OkStatus();
   }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::StridedSlicePlan plan, PlanFromInputs(ctx, 1, x.shape(), spec_));
+    ASSIGN_OR_RETURN(internal::StridedSlicePlan plan,
+                     internal::PlanStridedSliceOfInputs(*ctx, 1, x.shape(), spec_));
     if (plan.is_identity) {
       ASSIGN_OR_RETURN(Tensor y, x.Reshaped(plan.final_shape));
       ctx->set_output(0, std::move(y));
@@ -391,34 +275,22 @@ class StridedSliceOp : public OpKernel {
 class StridedSliceGradOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(spec_, ReadSpec(ctx));
+    ASSIGN_OR_RETURN(spec_, internal::ReadStridedSliceSpec(ctx));
     return absl::OkStatus();
   }
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     ReadVector(ctx->input(0), "StridedSliceGrad: shape"));
-    for (int64_t d : dims) {
-      if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "StridedSliceGrad: shape ", IntsDebugString(dims), " must be non-negative"));
-      }
-    }
-    const TensorShape shape(absl::MakeConstSpan(dims));
+    ASSIGN_OR_RETURN(internal::StridedSliceGradPlan grad,
+                     internal::PlanStridedSliceGrad(*ctx, spec_));
     const Tensor& dy = ctx->input(4);
-    ASSIGN_OR_RETURN(internal::StridedSlicePlan plan, PlanFromInputs(ctx, 1, shape, spec_));
-    if (dy.shape() != plan.final_shape) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "StridedSliceGrad: dy has shape ", dy.shape().DebugString(), " but the slice of ",
-          shape.DebugString(), " has shape ", plan.final_shape.DebugString()));
-    }
+    const internal::StridedSlicePlan& plan = grad.slice;
     if (plan.is_identity) {
-      ASSIGN_OR_RETURN(Tensor y, dy.Reshaped(shape));
+      ASSIGN_OR_RETURN(Tensor y, dy.Reshaped(grad.shape));
       ctx->set_output(0, std::move(y));
       return absl::OkStatus();
     }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, grad.shape));
     if (out->TotalBytes() > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
-    StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), dims, plan.begin, plan.strides,
+    StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), grad.dims, plan.begin, plan.strides,
                          plan.processing_dims, static_cast<char*>(dy.raw_data()),
                          DataTypeSize(dy.dtype()));
     return absl::OkStatus();
@@ -433,27 +305,12 @@ class GatherOp : public OpKernel {
  public:
   explicit GatherOp(bool has_axis) : has_axis_(has_axis) {}
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    if (has_axis_) {
-      ASSIGN_OR_RETURN(int64_t batch_dims, ctx.GetAttr<int64_t>("batch_dims"));
-      if (batch_dims != 0) {
-        return absl::UnimplementedError(
-            absl::StrCat("GatherV2: batch_dims = ", batch_dims, " is not supported (only 0)"));
-      }
-    }
-    return absl::OkStatus();
+    return internal::CheckGatherBatchDims(ctx, has_axis_);
   }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& params = ctx->input(0);
     const Tensor& indices = ctx->input(1);
-    int64_t axis_value = 0;
-    if (has_axis_) {
-      ASSIGN_OR_RETURN(axis_value, ReadScalar(ctx->input(2), "GatherV2: axis"));
-    }
-    if (params.dims() == 0) {
-      return absl::InvalidArgumentError("Gather: params must be at least 1-D, got a scalar");
-    }
-    ASSIGN_OR_RETURN(int64_t axis,
-                     CanonicalAxis(axis_value, params.dims(), "Gather: axis", params.shape()));
+    ASSIGN_OR_RETURN(int64_t axis, internal::GatherAxis(*ctx, has_axis_));
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadInts(indices, "Gather: indices"));
     const int64_t limit = params.dim_size(axis);
     for (size_t i = 0; i < idx.size(); ++i) {
@@ -462,12 +319,10 @@ class GatherOp : public OpKernel {
             absl::StrCat("Gather: indices[", i, "] = ", idx[i], " is not in [0, ", limit, ")"));
       }
     }
+    ASSIGN_OR_RETURN(
+        Tensor * out,
+        ctx->allocate_output(0, internal::GatherShape(params.shape(), indices.shape(), axis)));
     const std::vector<int64_t>& pd = params.shape().dims();
-    std::vector<int64_t> out_dims(pd.begin(), pd.begin() + axis);
-    out_dims.insert(out_dims.end(), indices.shape().dims().begin(), indices.shape().dims().end());
-    out_dims.insert(out_dims.end(), pd.begin() + axis + 1, pd.end());
-    ASSIGN_OR_RETURN(Tensor * out,
-                     ctx->allocate_output(0, TensorShape(absl::MakeConstSpan(out_dims))));
     const int64_t outer = Product(pd, 0, axis);
     const size_t inner =
         static_cast<size_t>(Product(pd, axis + 1, pd.size())) * DataTypeSize(params.dtype());
@@ -495,27 +350,13 @@ class UnsortedSegmentSumOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& data = ctx->input(0);
     const Tensor& ids = ctx->input(1);
-    ASSIGN_OR_RETURN(int64_t num, ReadScalar(ctx->input(2), "UnsortedSegmentSum: num_segments"));
-    if (num < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("UnsortedSegmentSum: num_segments must be non-negative, got ", num));
-    }
-    bool prefix = ids.dims() <= data.dims();
-    for (int i = 0; prefix && i < ids.dims(); ++i) prefix = ids.dim_size(i) == data.dim_size(i);
-    if (!prefix) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("UnsortedSegmentSum: data.shape = ", data.shape().DebugString(),
-                       " does not start with segment_ids.shape = ", ids.shape().DebugString()));
-    }
-    std::vector<int64_t> out_dims = {num};
-    out_dims.insert(out_dims.end(), data.shape().dims().begin() + ids.dims(),
-                    data.shape().dims().end());
-    ASSIGN_OR_RETURN(Tensor * out,
-                     ctx->allocate_output(0, TensorShape(absl::MakeConstSpan(out_dims))));
+    ASSIGN_OR_RETURN(internal::SegmentSumPlan plan, internal::PlanUnsortedSegmentSum(*ctx));
+    const int64_t num = plan.num_segments;
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     T* o = out->data<T>();
     std::fill_n(o, out->NumElements(), T{});
     ASSIGN_OR_RETURN(std::vector<int64_t> seg, ReadInts(ids, "UnsortedSegmentSum: segment_ids"));
-    const int64_t inner = Product(data.shape().dims(), ids.dims(), data.dims());
+    const int64_t inner = plan.inner;
     const T* d = data.data<T>();
     for (size_t i = 0; i < seg.size(); ++i) {
       const int64_t s = seg[i];

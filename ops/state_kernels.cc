@@ -44,6 +44,17 @@ absl::Status CheckInitialized(const Var& var) {
   return absl::OkStatus();
 }
 
+absl::Status CheckAssignUpdate(absl::string_view op, const Var& var, const TensorShape& value) {
+  RETURN_IF_ERROR(CheckInitialized(var));
+  if (var.tensor.shape() != value) {
+    return absl::InvalidArgumentError(absl::StrCat(op, " to variable ", var.name,
+                                                   ": the variable has shape ",
+                                                   var.tensor.shape().DebugString(),
+                                                   " but the value has shape ", value.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckScalarInput(OpKernelContext* ctx, int i) {
   const Tensor& t = ctx->input(i);
   if (t.dims() == 0) return absl::OkStatus();
@@ -187,13 +198,8 @@ class AssignUpdateOp : public OpKernel {
     ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
     const Tensor& value = ctx->input(1);
     absl::MutexLock lock(&var->mu);
-    RETURN_IF_ERROR(internal::CheckInitialized(*var));
-    if (var->tensor.shape() != value.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kAdd ? "AssignAdd" : "AssignSub", " to variable ", var->name,
-                       ": the variable has shape ", var->tensor.shape().DebugString(),
-                       " but the value has shape ", value.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(
+        internal::CheckAssignUpdate(kAdd ? "AssignAdd" : "AssignSub", *var, value.shape()));
     ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->device()));
     Update(u.data<T>(), value.data<T>(), u.size());
     u.Commit();

@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "graph/op_registry.h"
 #include "graph/scope.h"
@@ -135,6 +136,11 @@ void SetRefOutput(OpKernelContext* ctx, int i, Var* var);
 // FailedPrecondition "Attempting to use uninitialized value <name>" unless
 // `var` is initialized. Call with var->mu held.
 absl::Status CheckInitialized(const Var& var);
+
+// AssignAdd / AssignSub (`op`): CheckInitialized, then InvalidArgument naming
+// the variable and both shapes unless `value` has the variable's shape. Call
+// with var->mu held.
+absl::Status CheckAssignUpdate(absl::string_view op, const Var& var, const TensorShape& value);
 
 // InvalidArgument "<op>: <arg> must be a scalar, got shape ..." unless input
 // `i` is a scalar. Reads only the shape, so it suits device tensors too.

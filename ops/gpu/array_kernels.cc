@@ -1,6 +1,7 @@
 // GPU kernels of the array ops (RegisterGpuArrayKernels, ops/gpu/gpu_kernels.h):
 // constants, the identity-like and shape ops (which only touch shapes and
-// share buffers), Fill / ZerosLike / OnesLike, and the host kernels for
+// share buffers: the device-agnostic kernels of ops/internal/shape_kernels.h),
+// Fill / ZerosLike / OnesLike, and the host kernels for
 // int32 shape arithmetic. The kernels that move elements (Transpose, Tile,
 // Concat, Split, Pack, Unpack, Slice, StridedSlice(Grad), Gather,
 // UnsortedSegmentSum) are in array_index_kernels.cc.
@@ -13,27 +14,29 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 #include "ops/gpu/array.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/internal/array_kernel_util.h"
-#include "ops/internal/array_util.h"
+#include "ops/internal/array_kernel_checks.h"
+#include "ops/internal/shape_kernels.h"
 
 namespace sluice {
 namespace {
 
+using internal::ExpandDimsOp;
 using internal::GpuArrayTypes;
-using internal::ReadHostScalar;
-using internal::ReadHostVector;
-using internal::WriteHostInts;
+using internal::IdentityOp;
+using internal::NoOpKernel;
+using internal::ReshapeOp;
+using internal::ShapeOp;
+using internal::SqueezeOp;
 using ::tensorflow::TensorProto;
 
 // ---- Constants ------------------------------------------------------------------
@@ -92,137 +95,15 @@ class GpuConstOp : public OpKernel {
   Tensor device_ ABSL_GUARDED_BY(mu_);
 };
 
-// ---- Buffer sharing (device-agnostic: shapes only) --------------------------
-
-// Identity, StopGradient, PreventGradient, PlaceholderWithDefault.
-class IdentityOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ctx->set_output(0, ctx->input(0));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-class NoOpKernel : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override { return absl::OkStatus(); }
-  bool IsExpensive() const override { return false; }
-};
-
-class ReshapeOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> requested,
-                     ReadHostVector(ctx->input(1), "Reshape: shape"));
-    ASSIGN_OR_RETURN(TensorShape shape, internal::ResolveReshape(x.shape(), requested));
-    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(shape));
-    ctx->set_output(0, std::move(y));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-class ExpandDimsOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(int64_t dim, ReadHostScalar(ctx->input(1), "ExpandDims: dim"));
-    ASSIGN_OR_RETURN(int64_t d,
-                     internal::CanonicalAxis(dim, x.dims() + 1, "ExpandDims: dim", x.shape()));
-    TensorShape shape = x.shape();
-    shape.InsertDim(static_cast<int>(d), 1);
-    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(shape));
-    ctx->set_output(0, std::move(y));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-class SqueezeOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(squeeze_dims_, ctx.GetAttr<std::vector<int64_t>>("squeeze_dims"));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    std::vector<bool> remove(x.dims(), false);
-    for (int64_t d : squeeze_dims_) {
-      ASSIGN_OR_RETURN(int64_t a, internal::CanonicalAxis(
-                                      d, x.dims(), "Squeeze: squeeze_dims entry", x.shape()));
-      if (x.dim_size(a) != 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Can not squeeze dim[", a, "], expected a dimension of 1, got ",
-                         x.dim_size(a), " (shape ", x.shape().DebugString(), ")"));
-      }
-      remove[a] = true;
-    }
-    std::vector<int64_t> dims;
-    for (int i = 0; i < x.dims(); ++i) {
-      if (squeeze_dims_.empty() ? x.dim_size(i) != 1 : !remove[i]) dims.push_back(x.dim_size(i));
-    }
-    ASSIGN_OR_RETURN(Tensor y, x.Reshaped(TensorShape(absl::MakeConstSpan(dims))));
-    ctx->set_output(0, std::move(y));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-
- private:
-  std::vector<int64_t> squeeze_dims_;
-};
-
-// Shape, Size, Rank: the input stays where it is (only its shape is read);
-// the output is HostMemory.
-class ShapeOp : public OpKernel {
- public:
-  enum class Kind { kShape, kSize, kRank };
-  explicit ShapeOp(Kind kind) : kind_(kind) {}
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const TensorShape& s = ctx->input(0).shape();
-    std::vector<int64_t> values;
-    TensorShape out_shape;
-    switch (kind_) {
-      case Kind::kShape:
-        values = s.dims();
-        out_shape = TensorShape({static_cast<int64_t>(values.size())});
-        break;
-      case Kind::kSize:
-        values = {ctx->input(0).NumElements()};
-        break;
-      case Kind::kRank:
-        values = {s.rank()};
-        break;
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    return WriteHostInts(values, out);
-  }
-  bool IsExpensive() const override { return false; }
-
- private:
-  const Kind kind_;
-};
-
 // ---- Creating -----------------------------------------------------------------
 
 // Fill: dims in host memory, the value scalar on the GPU (read by the kernel).
 class FillGpuOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadHostVector(ctx->input(0), "Fill: dims"));
     const Tensor& value = ctx->input(1);
-    if (value.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Fill: value must be a scalar, got shape ", value.shape().DebugString()));
-    }
-    for (int64_t d : dims) {
-      if (d < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Fill: dims must be non-negative, got ", internal::IntsDebugString(dims)));
-      }
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape(absl::MakeConstSpan(dims))));
+    ASSIGN_OR_RETURN(TensorShape shape, internal::FillShape(ctx->input(0), value));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(

@@ -105,20 +105,6 @@ struct ReciprocalGradF {
   }
 };
 
-template <typename F>
-struct Same {
-  const CwiseLayout<2>& layout;
-  const void* x;
-  const void* y;
-  void* out;
-  cudaStream_t stream;
-  template <typename TagT>
-  cudaError_t operator()(TagT) const {
-    using T = typename TagT::type;
-    return BinaryT<T, T>(layout, x, y, out, stream, F{});
-  }
-};
-
 }  // namespace
 }  // namespace cwise_impl
 

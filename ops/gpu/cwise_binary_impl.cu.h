@@ -145,6 +145,26 @@ cudaError_t BinaryT(const CwiseLayout<2>& layout, const void* xv, const void* yv
                 ToDevice<2, int64_t>(layout), f);
 }
 
+// The dispatch body (body(Tag<T>{})) of functor F over `layout`: the output
+// has the operands' type T (Same), or bool for the comparisons (ToBool).
+template <typename F, bool kBoolOut>
+struct BinaryBody {
+  const CwiseLayout<2>& layout;
+  const void* x;
+  const void* y;
+  void* out;
+  cudaStream_t stream;
+  template <typename TagT>
+  cudaError_t operator()(TagT) const {
+    using T = typename TagT::type;
+    return BinaryT<T, std::conditional_t<kBoolOut, bool, T>>(layout, x, y, out, stream, F{});
+  }
+};
+template <typename F>
+using Same = BinaryBody<F, false>;
+template <typename F>
+using ToBool = BinaryBody<F, true>;
+
 // LaunchBinary's comparisons (cwise_compare.cu).
 cudaError_t LaunchCompare(BinaryFn fn, CwiseType type, const CwiseLayout<2>& layout, const void* x,
                           const void* y, void* out, cudaStream_t stream);

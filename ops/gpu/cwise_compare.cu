@@ -47,19 +47,6 @@ struct LessEqualF {
 };
 
 template <typename F>
-struct ToBool {
-  const CwiseLayout<2>& layout;
-  const void* x;
-  const void* y;
-  void* out;
-  cudaStream_t stream;
-  template <typename TagT>
-  cudaError_t operator()(TagT) const {
-    return BinaryT<typename TagT::type, bool>(layout, x, y, out, stream, F{});
-  }
-};
-
-template <typename F>
 cudaError_t Equality(CwiseType type, const ToBool<F>& body) {
   return DispatchAmong<float, __half, __nv_bfloat16, double, int64_t, bool>(type, body);
 }

@@ -96,36 +96,22 @@ struct Num<__nv_bfloat16> {
   static __device__ __forceinline__ __nv_bfloat16 Down(float v) { return __float2bfloat16_rn(v); }
 };
 
+// TypeOf<T>::value: the CwiseType of the element type T.
 template <typename T>
 struct TypeOf;
-template <>
-struct TypeOf<float> {
-  static constexpr CwiseType value = CwiseType::kFloat;
-};
-template <>
-struct TypeOf<__half> {
-  static constexpr CwiseType value = CwiseType::kHalf;
-};
-template <>
-struct TypeOf<__nv_bfloat16> {
-  static constexpr CwiseType value = CwiseType::kBFloat16;
-};
-template <>
-struct TypeOf<double> {
-  static constexpr CwiseType value = CwiseType::kDouble;
-};
-template <>
-struct TypeOf<int32_t> {
-  static constexpr CwiseType value = CwiseType::kInt32;
-};
-template <>
-struct TypeOf<int64_t> {
-  static constexpr CwiseType value = CwiseType::kInt64;
-};
-template <>
-struct TypeOf<bool> {
-  static constexpr CwiseType value = CwiseType::kBool;
-};
+#define SLUICE_CWISE_TYPE_OF_(T, kType)                  \
+  template <>                                            \
+  struct TypeOf<T> {                                     \
+    static constexpr CwiseType value = CwiseType::kType; \
+  };
+SLUICE_CWISE_TYPE_OF_(float, kFloat)
+SLUICE_CWISE_TYPE_OF_(__half, kHalf)
+SLUICE_CWISE_TYPE_OF_(__nv_bfloat16, kBFloat16)
+SLUICE_CWISE_TYPE_OF_(double, kDouble)
+SLUICE_CWISE_TYPE_OF_(int32_t, kInt32)
+SLUICE_CWISE_TYPE_OF_(int64_t, kInt64)
+SLUICE_CWISE_TYPE_OF_(bool, kBool)
+#undef SLUICE_CWISE_TYPE_OF_
 
 template <typename T>
 struct Tag {

@@ -23,6 +23,7 @@
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/internal/broadcast.h"
+#include "ops/internal/math_kernel_checks.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 
@@ -127,13 +128,7 @@ class AddNGpuOp : public TypedGpuOp {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& first = ctx->input(0);
     const int num = ctx->num_inputs();
-    for (int k = 1; k < num; ++k) {
-      if (ctx->input(k).shape() != first.shape()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "AddN inputs must have the same shape: input 0 has shape ", first.shape().DebugString(),
-            ", input ", k, " has shape ", ctx->input(k).shape().DebugString()));
-      }
-    }
+    RETURN_IF_ERROR(internal::CheckAddNShapes(*ctx));
     if (num == 1) {
       ctx->set_output(0, first);
       return absl::OkStatus();
@@ -156,23 +151,10 @@ class SelectGpuOp : public OpKernel {
     const Tensor& cond = ctx->input(0);
     const Tensor& t = ctx->input(1);
     const Tensor& e = ctx->input(2);
-    if (t.shape() != e.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'t' and 'e' must have the same shape: ", t.shape().DebugString(), " vs. ",
-                       e.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(internal::SelectCondition checked, internal::CheckSelectShapes(cond, t, e));
     gpu::SelectCondition mode = gpu::SelectCondition::kScalar;
-    if (cond.dims() != 0) {
-      const bool same = cond.shape() == t.shape();
-      const bool rows = cond.dims() == 1 && t.dims() >= 2 && cond.dim_size(0) == t.dim_size(0);
-      if (!same && !rows) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("condition of shape ", cond.shape().DebugString(),
-                         " must be a scalar, have the shape of t and e ", t.shape().DebugString(),
-                         ", or be a vector of their first dimension"));
-      }
-      mode = same ? gpu::SelectCondition::kSame : gpu::SelectCondition::kRows;
-    }
+    if (checked == internal::SelectCondition::kSame) mode = gpu::SelectCondition::kSame;
+    if (checked == internal::SelectCondition::kRows) mode = gpu::SelectCondition::kRows;
     // The CPU hands t or e through for a scalar condition; here the
     // condition is in device memory, so the kernel picks.
     ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(1, 0, t.shape()));

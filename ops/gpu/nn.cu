@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <limits>
 
+#include "ops/gpu/block_reduce.cu.h"
 #include "ops/gpu/nn.cu.h"
 
 namespace sluice {
 namespace gpu {
 namespace {
 
-constexpr int kWarp = 32;
 constexpr int kThreads = 256;
 constexpr int kRowBlockThreads = 512;
 constexpr int64_t kWarpRowsMaxDepth = 1024;
@@ -52,31 +52,6 @@ struct SumOp {
     return a + b;
   }
 };
-
-template <typename A, typename R>
-__device__ __forceinline__ A WarpAllReduce(A v, R r) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
-    v = r(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  }
-  return v;
-}
-
-// Every thread of the block (blockDim.x a multiple of 32) calls it and gets
-// the same result; smem holds at least 32 values.
-template <typename A, typename R>
-__device__ A BlockAllReduce(A v, R r, A* smem) {
-  const int lane = threadIdx.x % kWarp;
-  const int warp = threadIdx.x / kWarp;
-  const int num_warps = blockDim.x / kWarp;
-  v = WarpAllReduce(v, r);
-  __syncthreads();  // smem may still be read by a previous call
-  if (lane == 0) smem[warp] = v;
-  __syncthreads();
-  A total = smem[0];
-  for (int w = 1; w < num_warps; ++w) total = r(total, smem[w]);
-  return total;
-}
 
 // The threads that share a row: a warp or the whole block.
 template <bool kBlock>
@@ -315,36 +290,21 @@ cudaError_t LaunchSparseSoftmaxXent(const T* features, const L* labels, T* loss,
   });
 }
 
-template cudaError_t LaunchRelu<float>(const float*, float*, int64_t, cudaStream_t);
-template cudaError_t LaunchRelu<double>(const double*, double*, int64_t, cudaStream_t);
-template cudaError_t LaunchReluGrad<float>(const float*, const float*, float*, int64_t,
-                                           cudaStream_t);
-template cudaError_t LaunchReluGrad<double>(const double*, const double*, double*, int64_t,
-                                            cudaStream_t);
-template cudaError_t LaunchBiasAdd<float>(const float*, const float*, float*, int64_t, int64_t,
-                                          int64_t, cudaStream_t);
-template cudaError_t LaunchBiasAdd<double>(const double*, const double*, double*, int64_t, int64_t,
-                                           int64_t, cudaStream_t);
-template cudaError_t LaunchSoftmax<float>(const float*, float*, int64_t, int64_t, bool, int,
-                                          cudaStream_t);
-template cudaError_t LaunchSoftmax<double>(const double*, double*, int64_t, int64_t, bool, int,
-                                           cudaStream_t);
-template cudaError_t LaunchSoftmaxXent<float>(const float*, const float*, float*, float*, int64_t,
-                                              int64_t, int, cudaStream_t);
-template cudaError_t LaunchSoftmaxXent<double>(const double*, const double*, double*, double*,
-                                               int64_t, int64_t, int, cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<float, int32_t>(const float*, const int32_t*, float*,
-                                                             float*, int64_t, int64_t, int,
-                                                             cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<float, int64_t>(const float*, const int64_t*, float*,
-                                                             float*, int64_t, int64_t, int,
-                                                             cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<double, int32_t>(const double*, const int32_t*,
-                                                              double*, double*, int64_t, int64_t,
-                                                              int, cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<double, int64_t>(const double*, const int64_t*,
-                                                              double*, double*, int64_t, int64_t,
-                                                              int, cudaStream_t);
+#define SLUICE_INSTANTIATE_NN_(T)                                                                 \
+  template cudaError_t LaunchRelu<T>(const T*, T*, int64_t, cudaStream_t);                        \
+  template cudaError_t LaunchReluGrad<T>(const T*, const T*, T*, int64_t, cudaStream_t);          \
+  template cudaError_t LaunchBiasAdd<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,        \
+                                        cudaStream_t);                                            \
+  template cudaError_t LaunchSoftmax<T>(const T*, T*, int64_t, int64_t, bool, int, cudaStream_t); \
+  template cudaError_t LaunchSoftmaxXent<T>(const T*, const T*, T*, T*, int64_t, int64_t, int,    \
+                                            cudaStream_t);                                        \
+  template cudaError_t LaunchSparseSoftmaxXent<T, int32_t>(const T*, const int32_t*, T*, T*,      \
+                                                           int64_t, int64_t, int, cudaStream_t);  \
+  template cudaError_t LaunchSparseSoftmaxXent<T, int64_t>(const T*, const int64_t*, T*, T*,      \
+                                                           int64_t, int64_t, int, cudaStream_t);
+SLUICE_INSTANTIATE_NN_(float)
+SLUICE_INSTANTIATE_NN_(double)
+#undef SLUICE_INSTANTIATE_NN_
 
 }  // namespace gpu
 }  // namespace sluice

@@ -1,17 +1,14 @@
 // GPU kernels of Relu, ReluGrad, BiasAdd, BiasAddGrad, Softmax, LogSoftmax,
 // SoftmaxCrossEntropyWithLogits and SparseSoftmaxCrossEntropyWithLogits for
 // float and double (the types the OpDefs allow; CUDA code: nn.cu). Shapes
-// are checked as the CPU kernels (ops/nn_kernels.cc) check them, with the
-// same messages. One difference: SparseSoftmaxCrossEntropyWithLogits keeps
-// its labels in device memory and cannot check them without a
+// are checked by the CPU kernels' code (ops/internal/nn_kernel_checks.h),
+// with the same messages. One difference: SparseSoftmaxCrossEntropyWithLogits
+// keeps its labels in device memory and cannot check them without a
 // synchronization, so a row with an out-of-range label gets a NaN loss and
 // NaN backprop where the CPU returns InvalidArgument (TensorFlow does the
 // same on GPUs).
 #include <cstdint>
-#include <string>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "graph/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
@@ -19,11 +16,14 @@
 #include "ops/gpu/reduction.cu.h"
 #include "ops/gpu/reduction_launch.h"
 #include "ops/gpu/reduction_plan.h"
+#include "ops/internal/nn_kernel_checks.h"
 
 namespace sluice {
 namespace {
 
-std::string ShapeStr(const Tensor& t) { return t.shape().DebugString(); }
+using internal::ChannelView;
+using internal::ReadNchw;
+using internal::ViewChannels;
 
 // ---------------------------------------------------------------------------
 // Relu, ReluGrad.
@@ -47,11 +47,7 @@ class ReluGradGpuOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& g = ctx->input(0);
     const Tensor& f = ctx->input(1);
-    if (g.shape() != f.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ReluGrad: gradients and features must have the same shape, got ",
-                       ShapeStr(g), " and ", ShapeStr(f)));
-    }
+    RETURN_IF_ERROR(internal::CheckReluGradShapes(g, f));
     ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, g.shape()));
     if (g.NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
@@ -63,35 +59,6 @@ class ReluGradGpuOp : public OpKernel {
 
 // ---------------------------------------------------------------------------
 // BiasAdd, BiasAddGrad.
-
-absl::StatusOr<bool> ReadNchw(const OpKernelConstruction& ctx) {
-  absl::StatusOr<std::string> format = ctx.GetAttr<std::string>("data_format");
-  if (!format.ok()) return format.status();
-  if (*format != "NHWC" && *format != "NCHW") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown data_format '", *format, "'"));
-  }
-  return *format == "NCHW";
-}
-
-// value viewed as [outer, channels, inner]: NHWC has inner 1, NCHW outer = batch.
-struct ChannelView {
-  int64_t outer = 0, channels = 0, inner = 0;
-};
-
-absl::StatusOr<ChannelView> ViewChannels(absl::string_view op, const Tensor& value, bool nchw) {
-  if (value.dims() < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": value must be at least 2-D, got shape ", ShapeStr(value)));
-  }
-  ChannelView v;
-  const int c = nchw ? 1 : value.dims() - 1;
-  v.channels = value.dim_size(c);
-  v.outer = 1;
-  for (int i = 0; i < c; ++i) v.outer *= value.dim_size(i);
-  v.inner = 1;
-  for (int i = c + 1; i < value.dims(); ++i) v.inner *= value.dim_size(i);
-  return v;
-}
 
 template <typename T>
 class BiasAddGpuOp : public OpKernel {
@@ -105,11 +72,7 @@ class BiasAddGpuOp : public OpKernel {
     const Tensor& value = ctx->input(0);
     const Tensor& bias = ctx->input(1);
     ASSIGN_OR_RETURN(ChannelView v, ViewChannels("BiasAdd", value, nchw_));
-    if (bias.dims() != 1 || bias.dim_size(0) != v.channels) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("BiasAdd: bias must be a vector of the channel size ", v.channels,
-                       " (value shape ", ShapeStr(value), "), got bias shape ", ShapeStr(bias)));
-    }
+    RETURN_IF_ERROR(internal::CheckBiasShape(value, bias, v));
     ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, value.shape()));
     if (value.NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
@@ -162,11 +125,7 @@ class SoftmaxGpuOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    if (x.dims() < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(kLog ? "LogSoftmax" : "Softmax",
-                                                     ": logits must have rank >= 1, got shape ",
-                                                     ShapeStr(x)));
-    }
+    RETURN_IF_ERROR(internal::CheckLogits(kLog ? "LogSoftmax" : "Softmax", x));
     ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
     const int64_t depth = x.dim_size(x.dims() - 1);
     if (depth == 0 || x.NumElements() == 0) return absl::OkStatus();
@@ -181,26 +140,13 @@ class SoftmaxGpuOp : public OpKernel {
 // ---------------------------------------------------------------------------
 // Cross entropies.
 
-absl::Status CheckFeatures(absl::string_view op, const Tensor& features) {
-  if (features.dims() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": features must be 2-D [batch, classes], got shape ", ShapeStr(features)));
-  }
-  return absl::OkStatus();
-}
-
 template <typename T>
 class SoftmaxXentGpuOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& features = ctx->input(0);
     const Tensor& labels = ctx->input(1);
-    RETURN_IF_ERROR(CheckFeatures("SoftmaxCrossEntropyWithLogits", features));
-    if (labels.shape() != features.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "SoftmaxCrossEntropyWithLogits: features and labels must have the same shape, got ",
-          ShapeStr(features), " and ", ShapeStr(labels)));
-    }
+    RETURN_IF_ERROR(internal::CheckSoftmaxXentShapes(features, labels));
     const int64_t batch = features.dim_size(0), classes = features.dim_size(1);
     ASSIGN_OR_RETURN(Tensor * loss, ctx->allocate_output(0, TensorShape({batch})));
     ASSIGN_OR_RETURN(Tensor * backprop,
@@ -221,13 +167,8 @@ class SparseSoftmaxXentGpuOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& features = ctx->input(0);
     const Tensor& labels = ctx->input(1);
-    RETURN_IF_ERROR(CheckFeatures("SparseSoftmaxCrossEntropyWithLogits", features));
+    RETURN_IF_ERROR(internal::CheckSparseSoftmaxXentShapes(features, labels));
     const int64_t batch = features.dim_size(0), classes = features.dim_size(1);
-    if (labels.dims() != 1 || labels.dim_size(0) != batch) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "SparseSoftmaxCrossEntropyWithLogits: labels must be a vector of the batch size ", batch,
-          " (features shape ", ShapeStr(features), "), got labels shape ", ShapeStr(labels)));
-    }
     ASSIGN_OR_RETURN(Tensor * loss, ctx->allocate_output(0, TensorShape({batch})));
     ASSIGN_OR_RETURN(Tensor * backprop,
                      ctx->forward_input_or_allocate_output(0, 1, features.shape()));

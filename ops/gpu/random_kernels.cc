@@ -7,34 +7,17 @@
 #include <atomic>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/random.cu.h"
+#include "ops/internal/random_kernel_checks.h"
 
 namespace sluice {
 namespace {
-
-// The `shape` input (host memory): a vector of non-negative int32 or int64.
-absl::StatusOr<TensorShape> ShapeFromHostTensor(const Node& node, const Tensor& t) {
-  if (t.dims() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        node.op(), ": shape must be a vector, got a tensor of shape ", t.shape().DebugString()));
-  }
-  TensorShape shape;
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    const int64_t d = t.dtype() == DT_INT32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-    if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(node.op(), ": shape has a negative dimension ",
-                                                     d, " (", t.SummarizeValue(), ")"));
-    }
-    shape.AddDim(d);
-  }
-  return shape;
-}
 
 // The Philox key of one kernel and its next unused counter block.
 class GpuRandomKernelBase : public OpKernel {
@@ -87,7 +70,8 @@ template <DataType kType, gpu::RandomDistribution kDist>
 class RandomFloatGpuOp : public GpuRandomKernelBase {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromHostTensor(ctx->node(), ctx->input(0)));
+    ASSIGN_OR_RETURN(TensorShape shape,
+                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     const int64_t n = out->NumElements();
     if (n == 0) return absl::OkStatus();
@@ -102,20 +86,12 @@ template <typename T>
 class RandomUniformIntGpuOp : public GpuRandomKernelBase {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromHostTensor(ctx->node(), ctx->input(0)));
-    const Tensor& lo_t = ctx->input(1);
-    const Tensor& hi_t = ctx->input(2);
-    if (lo_t.dims() != 0 || hi_t.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("RandomUniformInt: minval and maxval must be scalars, got shapes ",
-                       lo_t.shape().DebugString(), " and ", hi_t.shape().DebugString()));
-    }
-    const T lo = lo_t.scalar<T>();  // host memory (HostMemory args)
-    const T hi = hi_t.scalar<T>();
-    if (lo >= hi) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "RandomUniformInt: need minval < maxval, got minval ", lo, " and maxval ", hi));
-    }
+    ASSIGN_OR_RETURN(TensorShape shape,
+                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
+    // minval and maxval are in host memory (HostMemory args).
+    ASSIGN_OR_RETURN(auto bounds, internal::ReadUniformIntBounds<T>(ctx->input(1), ctx->input(2)));
+    const T lo = bounds.first;
+    const T hi = bounds.second;
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     const int64_t n = out->NumElements();
     if (n == 0) return absl::OkStatus();

@@ -24,6 +24,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/gpu/block_reduce.cu.h"
 #include "ops/gpu/reduction.cu.h"
 
 namespace sluice {
@@ -31,7 +32,6 @@ namespace gpu {
 namespace {
 
 constexpr int kDefaultSmCount = 80;
-constexpr int kWarp = 32;
 constexpr int64_t kMaxGridYZ = 65535;
 constexpr int kTileThreads = 256;  // bx * by of the column tiles
 constexpr int kWarpRowsMaxWidth = 512;
@@ -174,35 +174,6 @@ struct MeanFinal {
     }
   }
 };
-
-// ---------------------------------------------------------------------------
-// Warp and block reductions. All 32 lanes of the warp (all threads of the
-// block, blockDim.x a multiple of 32) must call them; every caller gets the
-// same result.
-
-template <typename A, typename R>
-__device__ __forceinline__ A WarpAllReduce(A v, R r) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
-    v = r(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  }
-  return v;
-}
-
-// smem: at least 32 elements of shared memory.
-template <typename A, typename R>
-__device__ A BlockAllReduce(A v, R r, A* smem) {
-  const int lane = threadIdx.x % kWarp;
-  const int warp = threadIdx.x / kWarp;
-  const int num_warps = blockDim.x / kWarp;
-  v = WarpAllReduce(v, r);
-  __syncthreads();  // smem may still be read by a previous call
-  if (lane == 0) smem[warp] = v;
-  __syncthreads();
-  A total = smem[0];
-  for (int w = 1; w < num_warps; ++w) total = r(total, smem[w]);
-  return total;
-}
 
 // ---------------------------------------------------------------------------
 // Kernels.

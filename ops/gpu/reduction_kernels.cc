@@ -1,35 +1,27 @@
 // GPU kernels of Sum, Mean, Prod, Max, Min and ArgMax (CUDA code:
 // reduction.cu). Same shapes, semantics and errors as the CPU kernels
-// (ops/reduction_kernels.cc); the axes (reduction_indices, ArgMax's
-// dimension) are HostMemory inputs, read on the host to plan the launch.
+// (ops/reduction_kernels.cc; shared checks: ops/internal/math_kernel_checks.h);
+// the axes (reduction_indices, ArgMax's dimension) are HostMemory inputs, read
+// on the host to plan the launch.
 // Types: float, double, int64, half, bfloat16 (half and bfloat16 accumulate
 // in float). int32 is left to the host kernels that serve int32 shape
 // arithmetic on GPUs.
 #include <cstdint>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/reduction.cu.h"
 #include "ops/gpu/reduction_launch.h"
 #include "ops/gpu/reduction_plan.h"
+#include "ops/internal/math_kernel_checks.h"
 
 namespace sluice {
 namespace {
 
 using internal::GpuReducePlan;
 using internal::GpuReduceTypeOf;
-
-// The values of an int32 or int64 host tensor.
-std::vector<int64_t> HostIndices(const Tensor& t) {
-  std::vector<int64_t> values(t.NumElements());
-  for (int64_t k = 0; k < t.NumElements(); ++k) {
-    values[k] = t.dtype() == DT_INT64 ? t.data<int64_t>()[k] : int64_t{t.data<int32_t>()[k]};
-  }
-  return values;
-}
 
 template <typename T, gpu::ReduceOp kOp>
 class ReduceGpuOp : public OpKernel {
@@ -41,13 +33,8 @@ class ReduceGpuOp : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const Tensor& axes = ctx->input(1);
-    if (axes.dims() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "reduction axes must be a scalar or vector, got shape ", axes.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(GpuReducePlan plan,
-                     internal::MakeGpuReducePlan(x.shape(), HostIndices(axes), keep_dims_));
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes, internal::ReadReductionAxes(ctx->input(1)));
+    ASSIGN_OR_RETURN(GpuReducePlan plan, internal::MakeGpuReducePlan(x.shape(), axes, keep_dims_));
     if (plan.kind == GpuReducePlan::Kind::kIdentity) {
       // Only size-1 dimensions are reduced: the output is the input reshaped.
       ASSIGN_OR_RETURN(Tensor same, x.Reshaped(plan.out_shape));
@@ -68,35 +55,14 @@ class ArgMaxGpuOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const Tensor& dim_t = ctx->input(1);
-    if (dim_t.NumElements() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("dimension must be a scalar, got shape ", dim_t.shape().DebugString()));
-    }
-    int64_t dim = HostIndices(dim_t)[0];
-    const int rank = x.dims();
-    if (dim < -rank || dim >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat("ArgMax dimension ", dim,
-                                                     " is out of range for input of shape ",
-                                                     x.shape().DebugString()));
-    }
-    if (dim < 0) dim += rank;
-    const int64_t n = x.dim_size(static_cast<int>(dim));
-    if (n == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ArgMax over dimension ", dim, " of size 0 (input shape ", x.shape().DebugString(), ")"));
-    }
-    TensorShape out_shape = x.shape();
-    out_shape.RemoveDim(static_cast<int>(dim));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    ASSIGN_OR_RETURN(internal::ArgMaxPlan plan, internal::PlanArgMax(x, ctx->input(1)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < dim; ++i) outer *= x.dim_size(i);
-    for (int i = static_cast<int>(dim) + 1; i < rank; ++i) inner *= x.dim_size(i);
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(
-        ctx, gpu::LaunchArgMax(GpuReduceTypeOf<T>::value, sizeof(Idx) == 8, x.raw_data(), outer, n,
-                               inner, out->raw_data(), GpuOf(ctx)->multiprocessor_count(), stream));
+    return LaunchStatus(ctx,
+                        gpu::LaunchArgMax(GpuReduceTypeOf<T>::value, sizeof(Idx) == 8, x.raw_data(),
+                                          plan.outer, plan.n, plan.inner, out->raw_data(),
+                                          GpuOf(ctx)->multiprocessor_count(), stream));
   }
   bool IsExpensive() const override { return false; }
 };

@@ -1,45 +1,23 @@
 #include "ops/gpu/reduction_plan.h"
 
-#include "absl/strings/str_cat.h"
+#include <utility>
+
+#include "graph/status_macros.h"
+#include "ops/internal/math_kernel_checks.h"
 
 namespace sluice {
 namespace internal {
 
 absl::StatusOr<GpuReducePlan> MakeGpuReducePlan(const TensorShape& in,
                                                 absl::Span<const int64_t> axes, bool keep_dims) {
-  const int rank = in.rank();
-  std::vector<bool> is_reduced(rank, false);
-  for (const int64_t a : axes) {
-    if (a < -rank || a >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat("Invalid reduction dimension ", a,
-                                                     " for input of shape ", in.DebugString(),
-                                                     " (rank ", rank, ")"));
-    }
-    is_reduced[a < 0 ? a + rank : a] = true;
-  }
+  ASSIGN_OR_RETURN(ReductionGroups groups, GroupReduction(in, axes, keep_dims));
   GpuReducePlan plan;
-  int64_t in_count = 1;
-  int last_kind = -1;  // 0 kept, 1 reduced
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = in.dim(i);
-    in_count *= d;
-    if (is_reduced[i]) {
-      plan.reduced_count *= d;
-      if (keep_dims) plan.out_shape.AddDim(1);
-    } else {
-      plan.out_shape.AddDim(d);
-      plan.out_count *= d;
-    }
-    if (d == 1) continue;
-    const int kind = is_reduced[i] ? 1 : 0;
-    if (kind == last_kind) {
-      plan.groups.back() *= d;
-    } else {
-      if (plan.groups.empty()) plan.first_reduced = is_reduced[i];
-      plan.groups.push_back(d);
-      last_kind = kind;
-    }
-  }
+  plan.out_shape = std::move(groups.out_shape);
+  plan.out_count = groups.out_count;
+  plan.reduced_count = groups.reduced_count;
+  plan.groups = std::move(groups.groups);
+  plan.first_reduced = groups.first_reduced;
+  const int64_t in_count = plan.out_count * plan.reduced_count;
   const size_t n = plan.groups.size();
   using Kind = GpuReducePlan::Kind;
   if (in_count == 0) {

@@ -6,7 +6,6 @@
 // memory: the host checks only their shapes, the kernel reads the values.
 #include <cstdint>
 
-#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
@@ -133,13 +132,8 @@ class AssignUpdateGpuOp : public OpKernel {
     const Tensor& value = ctx->input(1);
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     absl::MutexLock lock(&var->mu);
-    RETURN_IF_ERROR(internal::CheckInitialized(*var));
-    if (var->tensor.shape() != value.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kAdd ? "AssignAdd" : "AssignSub", " to variable ", var->name,
-                       ": the variable has shape ", var->tensor.shape().DebugString(),
-                       " but the value has shape ", value.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(
+        internal::CheckAssignUpdate(kAdd ? "AssignAdd" : "AssignSub", *var, value.shape()));
     ASSIGN_OR_RETURN(VarUpdate u, VarUpdate::Begin(var, ctx->device()));
     RETURN_IF_ERROR(LaunchStatus(ctx, gpu::LaunchAssignUpdate<T>(u.data<T>(), value.data<T>(),
                                                                  u.size(), kAdd, stream)));

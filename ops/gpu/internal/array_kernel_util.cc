@@ -1,11 +1,7 @@
-// Index tensors in host memory for the GPU array kernels (see array_kernel_util.h).
+// The dtypes of the GPU array kernels (see array_kernel_util.h).
 #include "ops/gpu/internal/array_kernel_util.h"
 
-#include <cstdint>
 #include <vector>
-
-#include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
 
 namespace sluice {
 namespace internal {
@@ -15,66 +11,6 @@ const std::vector<DataType>& GpuArrayTypes() {
       new std::vector<DataType>{DT_FLOAT, DT_DOUBLE, DT_HALF,   DT_BFLOAT16, DT_INT64,
                                 DT_INT16, DT_INT8,   DT_UINT16, DT_UINT8,    DT_BOOL};
   return *types;
-}
-
-absl::StatusOr<std::vector<int64_t>> ReadHostInts(const Tensor& t, absl::string_view what) {
-  if (t.on_device()) {
-    return absl::InternalError(
-        absl::StrCat(what, " is in device memory; the kernel must declare it HostMemory"));
-  }
-  std::vector<int64_t> v(t.NumElements());
-  if (t.dtype() == DT_INT32) {
-    const int32_t* p = t.data<int32_t>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else if (t.dtype() == DT_INT64) {
-    const int64_t* p = t.data<int64_t>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be int32 or int64, got ", DataTypeName(t.dtype())));
-  }
-  return v;
-}
-
-absl::StatusOr<std::vector<int64_t>> ReadHostVector(const Tensor& t, absl::string_view what) {
-  if (t.dims() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a vector, got shape ", t.shape().DebugString()));
-  }
-  return ReadHostInts(t, what);
-}
-
-absl::StatusOr<int64_t> ReadHostScalar(const Tensor& t, absl::string_view what) {
-  if (t.NumElements() != 1 || t.dims() > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
-  }
-  ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadHostInts(t, what));
-  return v[0];
-}
-
-absl::Status WriteHostInts(absl::Span<const int64_t> values, Tensor* t) {
-  if (t->on_device()) {
-    return absl::InternalError("an index output is in device memory; it must be HostMemory");
-  }
-  if (t->dtype() == DT_INT64) {
-    int64_t* p = t->data<int64_t>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
-    return absl::OkStatus();
-  }
-  if (t->dtype() != DT_INT32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("index output must be int32 or int64, got ", DataTypeName(t->dtype())));
-  }
-  int32_t* p = t->data<int32_t>();
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] > INT32_MAX || values[i] < INT32_MIN) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("value ", values[i], " does not fit in int32; use out_type int64"));
-    }
-    p[i] = static_cast<int32_t>(values[i]);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace internal
