@@ -73,6 +73,7 @@ ABSL_FLAG(int, iters, 0, "busbw: timed runs per size; 0: about 1.5 s worth, 5 to
 ABSL_FLAG(std::string, grads, "100x10000,100x1000", "fused: gradient sets, <count>x<floats>");
 ABSL_FLAG(int, steps, 20, "fused: timed steps per configuration");
 ABSL_FLAG(int64_t, chunk_bytes, 0, "ring chunk bytes; 0: the executor's default");
+ABSL_FLAG(int64_t, max_bytes_in_flight, 0, "ring chunks in flight per process, bytes; 0: the default");
 ABSL_FLAG(int, max_concurrent_pushes, 0, "pushes in flight per process; 0: the transport's default");
 ABSL_FLAG(bool, verbose, false, "busbw: every rank prints its CPU time and page faults per run");
 ABSL_FLAG(int, rank, -1, "internal: this process's task (set by the parent)");
@@ -116,13 +117,15 @@ std::string DeviceName(int task) {
 // This process's CPU time (user + system) and minor page faults so far.
 struct Usage {
   double cpu_ms = 0;
+  double sys_ms = 0;
   int64_t minflt = 0;
+  int64_t switches = 0;  // voluntary + involuntary context switches
 };
 Usage GetUsage() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   auto ms = [](const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec * 1e-3; };
-  return {ms(u.ru_utime) + ms(u.ru_stime), u.ru_minflt};
+  return {ms(u.ru_utime) + ms(u.ru_stime), ms(u.ru_stime), u.ru_minflt, u.ru_nvcsw + u.ru_nivcsw};
 }
 
 // ------------------------------------------------------------------ a rank
@@ -136,8 +139,14 @@ class Rank {
   absl::Status Start(const std::vector<int64_t>& ports);
   absl::Status Busbw(const std::vector<int64_t>& sizes);
   absl::Status Fused(const std::vector<std::pair<int64_t, int64_t>>& sets);
-  // A last barrier, so no rank stops its server while a peer still talks.
-  absl::Status Finish() { return Barrier(); }
+  // A last barrier, so no rank stops its server while a peer still talks;
+  // then a pause, since the barrier's last message is delivered (and ends
+  // the barrier on its receiver) before the receiver replies to it.
+  absl::Status Finish() {
+    RETURN_IF_ERROR(Barrier());
+    absl::SleepFor(absl::Milliseconds(300));
+    return absl::OkStatus();
+  }
 
  private:
   CollectiveParams Params(int64_t group, int64_t instance) const {
@@ -148,6 +157,7 @@ class Rank {
     p.group_devices = group_;
     p.rank = rank_;
     p.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+    p.max_bytes_in_flight = absl::GetFlag(FLAGS_max_bytes_in_flight);
     p.node_name = absl::StrCat("bench_allreduce_", instance);
     return p;
   }
@@ -270,9 +280,13 @@ absl::Status Rank::Busbw(const std::vector<int64_t>& sizes) {
     }
     if (absl::GetFlag(FLAGS_verbose)) {
       const Usage after = GetUsage();
-      std::printf("# rank %d n%d %s: %.3f ms, cpu %.3f ms/run, %.0f minor faults/run\n", rank_, n_,
-                  SizeLabel(sizes[i]).c_str(), bench::Median(ms), (after.cpu_ms - before.cpu_ms) / iters,
-                  static_cast<double>(after.minflt - before.minflt) / iters);
+      std::printf(
+          "# rank %d n%d %s: %.3f ms, cpu %.3f ms/run (system %.3f), %.0f minor faults/run, "
+          "%.0f context switches/run\n",
+          rank_, n_, SizeLabel(sizes[i]).c_str(), bench::Median(ms),
+          (after.cpu_ms - before.cpu_ms) / iters, (after.sys_ms - before.sys_ms) / iters,
+          static_cast<double>(after.minflt - before.minflt) / iters,
+          static_cast<double>(after.switches - before.switches) / iters);
       std::fflush(stdout);
     }
     names.push_back(absl::StrCat("n", n_, "_", SizeLabel(sizes[i])));

@@ -15,6 +15,7 @@ use). torch runs one intra-op thread (its best on these 2 vCPUs).
 """
 import argparse
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -65,11 +66,18 @@ def rank_main(args):
         for _ in range(args.warmup - 1):
             dist.all_reduce(x)
         times = []
+        cpu0 = time.process_time()
+        sys0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
         for _ in range(iterations(nbytes, args.iters)):
             dist.barrier()
             t0 = time.perf_counter()
             dist.all_reduce(x)
             times.append(time.perf_counter() - t0)
+        if args.verbose:
+            cpu = (time.process_time() - cpu0) / len(times) * 1e3
+            sys_ms = (resource.getrusage(resource.RUSAGE_SELF).ru_stime - sys0) / len(times) * 1e3
+            print(f"# gloo rank {args.rank} n{n} {label(nbytes)}: {statistics.median(times) * 1e3:.3f} ms,"
+                  f" cpu {cpu:.3f} ms/run (system {sys_ms:.3f})", flush=True)
         medians.append(statistics.median(times))
     slowest = torch.tensor(medians, dtype=torch.float64)
     dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
@@ -95,6 +103,8 @@ def run_group(args, n):
                MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1", GOMP_SPINCOUNT="0")
     common = [sys.executable, os.path.abspath(__file__), "--world", str(n), "--sizes", args.sizes,
               "--warmup", str(args.warmup), "--iters", str(args.iters)]
+    if args.verbose:
+        common.append("--verbose")
     ranks = [subprocess.Popen(common + ["--rank", str(r)], env=env) for r in range(n)]
     try:
         codes = [p.wait(timeout=1200) for p in ranks]
@@ -116,6 +126,7 @@ def main():
     ap.add_argument("--sizes", default="4K,64K,1M,4M,16M,64M,256M")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--iters", type=int, default=0, help="0: about 1.5 s worth, 5 to 40")
+    ap.add_argument("--verbose", action="store_true", help="every rank prints its CPU time per run")
     args = ap.parse_args()
     if args.rank >= 0:
         return rank_main(args)

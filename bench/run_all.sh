@@ -78,3 +78,6 @@ peer_flags=()
 [[ $reps == 50 ]] && peer_flags+=(--quick)
 [[ $build == 0 ]] && peer_flags+=(--no-build)
 bench/recv_tensor_peers.sh "${peer_flags[@]}" || echo "# recv_tensor_peers: failed"
+
+echo "## all-reduce across processes vs gloo, fused vs unfused, all-reduce vs ps step (bench/allreduce.sh)"
+bench/allreduce.sh "${peer_flags[@]}" || echo "# allreduce: failed"

@@ -29,7 +29,10 @@ namespace sluice {
 class RpcCollectiveTransport : public CollectiveTransport {
  public:
   struct Options {
-    int max_concurrent_pushes = 8;
+    // Pushes in flight per task (each on its own connection and thread).
+    // 4 on 2-vCPU loopback runs beat 8 by 5-20% with 3-4 processes (fewer
+    // threads contending) and tie with 2 (bench/RESULTS.md, issue 6).
+    int max_concurrent_pushes = 4;
     int64_t probe_interval_ms = 1000;
   };
   // `mailbox` and `peers` are borrowed and must outlive the transport.

@@ -32,6 +32,7 @@ absl::Status CollectiveParams::Validate() const {
   }
   if (timeout_ms < 0) return invalid("negative timeout_ms ", timeout_ms);
   if (chunk_bytes < 0) return invalid("negative chunk_bytes ", chunk_bytes);
+  if (max_bytes_in_flight < 0) return invalid("negative max_bytes_in_flight ", max_bytes_in_flight);
   if (communication_hint != "auto" && communication_hint != "ring" &&
       communication_hint != "nccl") {
     return invalid("communication_hint '", communication_hint,

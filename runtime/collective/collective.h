@@ -50,6 +50,9 @@ struct CollectiveParams {
   int64_t timeout_ms = 0;
   // Ring pipelining: the bytes of one message; 0: the executor's default.
   int64_t chunk_bytes = 0;
+  // Ring all-reduce / all-gather: about how many bytes of chunks a member
+  // has in flight at once (at least 4 chunks); 0: 32 MiB.
+  int64_t max_bytes_in_flight = 0;
   // "auto", "ring" (the CPU ring even for GPUs) or "nccl".
   std::string communication_hint = "auto";
   std::string node_name;  // for errors

@@ -219,8 +219,11 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
   const bool source =
       params.kind == CollectiveKind::kBroadcast && params.rank == params.source_rank;
   std::string debug = params.DebugString();
+  // A GPU's results go through its (pinned) host allocator to be copied
+  // back; a CPU's come from the caching pool.
+  Allocator* scratch = device->has_device_memory() ? nullptr : host_pool_.get();
   internal::RingOptions options{std::move(params), prefix, transport_, HostAllocatorOf(device),
-                                host_pool_.get()};
+                                scratch};
   internal::RunRing(std::move(options), std::move(host),
                     [done = std::move(done), device, copy_back, source, input,
                      debug = std::move(debug)](absl::StatusOr<Tensor> out) {

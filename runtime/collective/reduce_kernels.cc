@@ -1,5 +1,12 @@
 #include "runtime/collective/reduce_kernels.h"
 
+#include <algorithm>
+#include <cstring>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 
 namespace sluice {
@@ -52,6 +59,29 @@ constexpr ReduceKernels kInt32 = KernelsOf<int32_t>(DT_INT32);
 constexpr ReduceKernels kInt64 = KernelsOf<int64_t>(DT_INT64);
 
 }  // namespace
+
+void CopyToResult(void* dst, const void* src, size_t bytes) {
+#if defined(__AVX__)
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  // Up to the first 32-byte boundary of the destination, then whole
+  // 32-byte streaming stores, then the tail.
+  const size_t head = std::min(bytes, (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32);
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  const size_t body = bytes / 32 * 32;
+  for (size_t i = 0; i < body; i += 32) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
+  }
+  _mm_sfence();  // the streamed stores are visible before whoever reads next
+  std::memcpy(d + body, s + body, bytes - body);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
 
 absl::StatusOr<const ReduceKernels*> ReduceKernelsFor(DataType dtype) {
   switch (dtype) {

@@ -9,6 +9,7 @@
 #ifndef SLUICE_RUNTIME_COLLECTIVE_REDUCE_KERNELS_H_
 #define SLUICE_RUNTIME_COLLECTIVE_REDUCE_KERNELS_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,11 @@ struct ReduceKernels {
 // The kernels for `dtype` (float, double, int32, int64); Unimplemented naming
 // the dtype for the others.
 absl::StatusOr<const ReduceKernels*> ReduceKernelsFor(DataType dtype);
+
+// memcpy for data the caller will not read again soon (a ring's all-gather
+// pieces landing in the result): non-temporal stores where the CPU has
+// them, so the destination is not read into the cache first.
+void CopyToResult(void* dst, const void* src, size_t bytes);
 
 }  // namespace internal
 }  // namespace sluice

@@ -48,7 +48,7 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Chains a member runs at once (all-reduce, all-gather): enough to keep
 // every link busy, few enough that the chunks in flight stay bounded.
-constexpr int64_t kBytesInFlight = 32 << 20;
+constexpr int64_t kDefaultBytesInFlight = 32 << 20;
 constexpr int64_t kMinChainsInFlight = 4;
 
 // Hands out one block: bytes inside a tensor's buffer, which it keeps
@@ -92,6 +92,9 @@ class RingCollective : public std::enable_shared_from_this<RingCollective> {
  private:
   absl::Status Init();
   int Mod(int64_t x) const { return static_cast<int>(((x % n_) + n_) % n_); }
+  int64_t BytesInFlight() const {
+    return p_.max_bytes_in_flight > 0 ? p_.max_bytes_in_flight : kDefaultBytesInFlight;
+  }
 
   Range Segment(int seg) const {
     switch (p_.kind) {
@@ -138,6 +141,9 @@ class RingCollective : public std::enable_shared_from_this<RingCollective> {
   // the input when the transport copies what it sends to the next member,
   // else a copy.
   absl::StatusOr<Tensor> PieceOfInput(int64_t begin, int64_t size) const;
+  // A 1-D tensor of `size` elements at `at` inside `of`'s buffer (kept
+  // alive by the view); only for the transport's sends (send_views_).
+  absl::StatusOr<Tensor> View(const Tensor& of, const char* at, int64_t size) const;
   // Host memory from the scratch allocator, else from `fallback`.
   absl::StatusOr<Tensor> AllocateHost(Allocator* fallback, const TensorShape& shape) const;
   void StartChain(int64_t c);
@@ -217,7 +223,7 @@ absl::Status RingCollective::Init() {
   }
   window_ = p_.kind == CollectiveKind::kBroadcast
                 ? chunks_
-                : std::min(chunks_, std::max(kMinChainsInFlight, kBytesInFlight / p_.chunk_bytes));
+                : std::min(chunks_, std::max(kMinChainsInFlight, BytesInFlight() / p_.chunk_bytes));
   send_views_ = o_.transport->CopiesOnSend(next_);
   if (p_.kind == CollectiveKind::kBroadcast && pos_ == 0) {
     output_ = input_;
@@ -296,11 +302,13 @@ absl::StatusOr<Tensor> RingCollective::AllocateHost(Allocator* fallback,
   return Tensor::Allocate(fallback, input_.dtype(), shape);
 }
 
+absl::StatusOr<Tensor> RingCollective::View(const Tensor& of, const char* at, int64_t size) const {
+  auto view = std::make_shared<ViewAllocator>(of, const_cast<char*>(at));
+  return Tensor::Allocate(view.get(), input_.dtype(), TensorShape({size}));
+}
+
 absl::StatusOr<Tensor> RingCollective::PieceOfInput(int64_t begin, int64_t size) const {
-  if (send_views_) {
-    auto view = std::make_shared<ViewAllocator>(input_, const_cast<char*>(InAt(begin)));
-    return Tensor::Allocate(view.get(), input_.dtype(), TensorShape({size}));
-  }
+  if (send_views_) return View(input_, InAt(begin), size);
   ASSIGN_OR_RETURN(Tensor t, AllocateHost(DefaultCpuAllocator(), TensorShape({size})));
   if (size > 0) std::memcpy(t.raw_data(), InAt(begin), size * esize_);
   return t;
@@ -370,12 +378,24 @@ void RingCollective::OnPiece(int64_t c, int s, absl::StatusOr<Tensor> t) {
       kernels_->add(got, InAt(p.begin), p.size);
     } else if (s == rs_steps_ - 1) {
       const int64_t divisor = p_.reduce_op == ReduceOp::kMean ? n_ : 1;
-      kernels_->finish(got, InAt(p.begin), OutAt(p.begin), p.size, divisor);
+      if (send_views_) {
+        // Reduced straight into the result, which the all-gather then
+        // sends from: one write of the piece instead of two.
+        kernels_->sum(OutAt(p.begin), got, InAt(p.begin), p.size);
+        if (divisor != 1) kernels_->divide(OutAt(p.begin), p.size, divisor);
+        t = View(output_, OutAt(p.begin), p.size);
+      } else {
+        kernels_->finish(got, InAt(p.begin), OutAt(p.begin), p.size, divisor);
+      }
     } else {
-      std::memcpy(OutAt(p.begin), got, p.size * esize_);
+      CopyToResult(OutAt(p.begin), got, p.size * esize_);
     }
   }
   if (s + 1 < steps_) {
+    if (!t.ok()) {
+      Fail(t.status());
+      return Release();
+    }
     Step(c, s + 1, *std::move(t));
   } else {
     t = Tensor();  // back to its pool before the next chain takes memory

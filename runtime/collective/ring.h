@@ -23,11 +23,12 @@
 // input's buffer when the transport copies them to the peer
 // (CollectiveTransport::CopiesOnSend), else as fresh copies.
 //
-// Memory: at most kMaxChainsInFlight-ish chunks are in flight per member
-// (a new chain starts when one ends here), so the transport's buffers stay
-// bounded whatever the tensor's size; the result and piece copies come from
-// scratch_allocator when given (a caching pool: no page faults on reuse),
-// else from output_allocator / the default CPU allocator.
+// Memory: about params.max_bytes_in_flight of chunks (32 MiB by default,
+// at least 4 chunks) are in flight per member: a new chain starts when one
+// ends here, so the transport's buffers stay bounded whatever the tensor's
+// size. The result and piece copies come from scratch_allocator when given
+// (a caching pool: no page faults on reuse), else from output_allocator /
+// the default CPU allocator.
 //
 // The first error aborts "<prefix>/" on the transport (failing the other
 // local members of this execution) and is the result; later ones are
@@ -58,8 +59,8 @@ struct RingOptions {
   Allocator* scratch_allocator = nullptr;
 };
 
-// `input` is host memory; the result is host memory from output_allocator
-// (a broadcast source gets `input` back). For kAllReduce the dtype must be
+// `input` is host memory; the result is host memory from scratch_allocator
+// or output_allocator (a broadcast source gets `input` back). For kAllReduce the dtype must be
 // one ReduceKernelsFor supports; for kAllGather the rank at least 1.
 void RunRing(RingOptions options, Tensor input, std::function<void(absl::StatusOr<Tensor>)> done);
 
