@@ -18,6 +18,8 @@
 // result is checked against the exact sum.
 //   allreduce_busbw_n<N>_<size>: GB/s   bytes * 2(N-1)/N / time (NCCL-tests)
 //   allreduce_time_n<N>_<size>: ms
+// --verbose adds, per rank and size, "#" lines with its CPU time (user and
+// system), minor page faults and context switches per run.
 //
 // --mode=fused: each rank builds a graph of G constant "gradients" of E
 // floats, all-reduced (mean) with AllReduceGradientsOfMember

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <iterator>
 
 namespace sluice {
 namespace {
@@ -42,11 +41,8 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
     size = BlockSize(bytes);
     {
       absl::MutexLock lock(&mu_);
-      // The block freed last (equal keys keep their insertion order): its
-      // bytes are the likeliest to be in the cache still.
-      auto [first, last] = free_.equal_range(size);
-      if (first != last) {
-        auto it = std::prev(last);
+      auto it = free_.find(size);
+      if (it != free_.end()) {
         p = it->second;
         free_.erase(it);
         cached_ -= static_cast<int64_t>(size);

@@ -14,8 +14,7 @@
 // to use transparent huge pages; blocks of 256 KiB to 1 MiB are rounded up
 // to 64 KiB (so near sizes share one class) and aligned to 64 KiB; smaller
 // ones go to aligned_alloc and are not kept. Alignments above 2 MiB are
-// refused (nullptr). The block of a size freed last is handed out first
-// (still in the cache, most likely).
+// refused (nullptr).
 //
 // Thread-safe. Must be owned by a std::shared_ptr (tensors keep their
 // allocator alive through it, see runtime/allocator.h); cached blocks are

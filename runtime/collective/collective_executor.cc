@@ -10,7 +10,7 @@
 #include "runtime/collective/deadline_timer.h"
 #include "runtime/collective/local_join.h"
 #include "runtime/collective/reduce_kernels.h"
-#include "runtime/bfc_allocator.h"
+#include "runtime/collective/host_pool.h"
 #include "runtime/collective/ring.h"
 
 namespace sluice {
@@ -135,9 +135,7 @@ bool HasCrossProcessAllReduce(const std::string& device_type) {
 CollectiveExecutor::CollectiveExecutor(CollectiveTransport* transport, int64_t default_chunk_bytes)
     : transport_(transport),
       default_chunk_bytes_(default_chunk_bytes > 0 ? default_chunk_bytes : 1 << 20),
-      host_pool_(std::make_shared<BfcAllocator>(
-          std::make_unique<HostSubAllocator>(),
-          BfcAllocator::Options{.name = "collective_host", .memory_limit = kHostPoolBytes})),
+      host_pool_(internal::NewCollectiveHostPool(kHostPoolBytes)),
       timer_(std::make_unique<internal::CollectiveTimer>()) {}
 
 CollectiveExecutor::~CollectiveExecutor() {

@@ -167,6 +167,8 @@ TEST_P(RingViewsTest, AllReduceSumAndMeanWithFewChainsInFlight) {
         for (int r = 0; r < n; ++r) {
           ASSERT_TRUE(results[r].ok()) << what << " rank " << r << ": " << results[r].status();
           ASSERT_EQ(results[r]->NumElements(), elems) << what;
+          // From the executor's caching pool (host_pool.h), reused next time.
+          EXPECT_EQ(results[r]->buffer_allocator()->Name(), "collective_host") << what;
           for (int64_t i = 0; i < elems; ++i) {
             const double want = op == ReduceOp::kMean ? sum[i] / n : sum[i];
             ASSERT_NEAR(results[r]->flat<float>()[i], want, 1e-4) << what << " [" << i << "]";
