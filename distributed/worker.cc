@@ -111,6 +111,9 @@ class Worker::Impl {
   const std::string& task() const { return options_.task; }
   std::vector<Device*> devices() const;
   Allocator* push_allocator() const { return push_pool_.get(); }
+  Tensor TakeLanding(const std::string& to_device, const std::string& key) {
+    return mailbox_.TakeLanding(to_device, key);
+  }
   CollectiveExecutor* collective_executor() const { return collectives_.get(); }
 
  private:
@@ -578,6 +581,9 @@ absl::Status Worker::CollectivePush(const std::string& to_device, const std::str
   return impl_->CollectivePush(to_device, key, value);
 }
 Allocator* Worker::PushAllocator() { return impl_->push_allocator(); }
+Tensor Worker::LandingFor(const std::string& to_device, const std::string& key) {
+  return impl_->TakeLanding(to_device, key);
+}
 CollectiveExecutor* Worker::collective_executor() const { return impl_->collective_executor(); }
 const std::string& Worker::task() const { return impl_->task(); }
 std::vector<Device*> Worker::devices() const { return impl_->devices(); }

@@ -95,6 +95,9 @@ class Worker : public WorkerInterface, public TensorSource, public TensorSink {
   // TensorSink (the zero-copy CollectivePush path of the Thrift server):
   // pushed tensors are received into a buffer pool of the worker.
   Allocator* PushAllocator() override;
+  // The memory a local member's receive registered for the key (the ring's
+  // result: all-gather pieces land where they belong).
+  Tensor LandingFor(const std::string& to_device, const std::string& key) override;
   absl::Status AcceptCollectivePush(const std::string& to_device, const std::string& key,
                                     Tensor value, int64_t timeout_ms) override {
     return CollectivePush(to_device, key, value, timeout_ms);

@@ -47,8 +47,9 @@ class RpcCollectiveTransport::Impl {
 
   void Send(const std::string& to_device, const std::string& key, const Tensor& value,
             int64_t timeout_ms, std::function<void(absl::Status)> done);
+  // `landing` may be uninitialized (none).
   void Recv(const std::string& from_device, const std::string& to_device, const std::string& key,
-            int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done);
+            Tensor landing, int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done);
   void Abort(const std::string& key_prefix, const absl::Status& status);
   // Only a peer reached over the network: an in-process WorkerInterface
   // (tests) delivers the tensor itself, buffer shared.
@@ -83,6 +84,7 @@ class RpcCollectiveTransport::Impl {
     absl::Time deadline;
     absl::Time slice_end;
     int64_t incarnation = 0;  // the sender's, as this receive first saw it
+    bool landing = false;     // registered in the mailbox
     std::function<void(absl::StatusOr<Tensor>)> done;
   };
 
@@ -245,13 +247,17 @@ std::string RpcCollectiveTransport::Impl::AddressOf(const std::string& task) {
 
 void RpcCollectiveTransport::Impl::Recv(const std::string& from_device,
                                         const std::string& to_device, const std::string& key,
-                                        int64_t timeout_ms,
+                                        Tensor landing, int64_t timeout_ms,
                                         std::function<void(absl::StatusOr<Tensor>)> done) {
   std::string from_task = TaskOfDevice(from_device);
   if (from_task == task_ || peers_ == nullptr) {
     return mailbox_->Recv(from_device, to_device, key, timeout_ms, std::move(done));
   }
   auto op = std::make_shared<RecvOp>();
+  if (landing.IsInitialized()) {
+    mailbox_->ExpectInto(to_device, key, std::move(landing));
+    op->landing = true;
+  }
   op->from_device = from_device;
   op->from_task = std::move(from_task);
   op->to_device = to_device;
@@ -269,6 +275,7 @@ void RpcCollectiveTransport::Impl::Recv(const std::string& from_device,
     }
   }
   if (op->id == 0) {
+    if (op->landing) mailbox_->DropLanding(to_device, key);
     return op->done(absl::CancelledError(absl::StrCat(
         "collective: task ", task_, " is shutting down; '", key, "' not received")));
   }
@@ -342,6 +349,8 @@ void RpcCollectiveTransport::Impl::Finish(const std::shared_ptr<RecvOp>& op,
     absl::MutexLock lock(&mu_);
     recvs_.erase(op->id);
   }
+  // Delivered values took their landing with them; a failed receive's stays.
+  if (op->landing && !value.ok()) mailbox_->DropLanding(op->to_device, op->key);
   std::function<void(absl::StatusOr<Tensor>)> done = std::move(op->done);
   done(std::move(value));
   Left();
@@ -468,7 +477,14 @@ void RpcCollectiveTransport::Send(const std::string& to_device, const std::strin
 void RpcCollectiveTransport::Recv(const std::string& from_device, const std::string& to_device,
                                   const std::string& key, int64_t timeout_ms,
                                   std::function<void(absl::StatusOr<Tensor>)> done) {
-  impl_->Recv(from_device, to_device, key, timeout_ms, std::move(done));
+  impl_->Recv(from_device, to_device, key, Tensor(), timeout_ms, std::move(done));
+}
+
+void RpcCollectiveTransport::RecvInto(const std::string& from_device,
+                                      const std::string& to_device, const std::string& key,
+                                      Tensor landing, int64_t timeout_ms,
+                                      std::function<void(absl::StatusOr<Tensor>)> done) {
+  impl_->Recv(from_device, to_device, key, std::move(landing), timeout_ms, std::move(done));
 }
 
 void RpcCollectiveTransport::Abort(const std::string& key_prefix, const absl::Status& status) {

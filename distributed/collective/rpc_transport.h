@@ -46,6 +46,11 @@ class RpcCollectiveTransport : public CollectiveTransport {
             int64_t timeout_ms, std::function<void(absl::Status)> done) override;
   void Recv(const std::string& from_device, const std::string& to_device, const std::string& key,
             int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done) override;
+  // From a member on another task, `landing` waits in the mailbox for the
+  // server that reads the push (Worker::LandingFor).
+  void RecvInto(const std::string& from_device, const std::string& to_device,
+                const std::string& key, Tensor landing, int64_t timeout_ms,
+                std::function<void(absl::StatusOr<Tensor>)> done) override;
   void Abort(const std::string& key_prefix, const absl::Status& status) override;
   // Members on other tasks get the bytes written to their socket.
   bool CopiesOnSend(const std::string& to_device) const override;

@@ -47,8 +47,10 @@ void WriteCollectivePushCall(TProtocol* out, const std::string& to_device, const
   out->getTransport()->flush();
 }
 
-CollectivePushRequest ReadCollectivePushArgs(TProtocol* in, Allocator* allocator) {
+CollectivePushRequest ReadCollectivePushArgs(TProtocol* in, Allocator* allocator,
+                                             const LandingLookup& landing_for) {
   CollectivePushRequest req;
+  bool have_to_device = false, have_key = false;
   req.value = absl::InvalidArgumentError("CollectivePush without a value");
   std::string name;
   TType ftype;
@@ -59,10 +61,14 @@ CollectivePushRequest ReadCollectivePushArgs(TProtocol* in, Allocator* allocator
     if (ftype == apache::thrift::protocol::T_STOP) break;
     if (fid == kArgToDevice && ftype == apache::thrift::protocol::T_STRING) {
       in->readString(req.to_device);
+      have_to_device = true;
     } else if (fid == kArgKey && ftype == apache::thrift::protocol::T_STRING) {
       in->readString(req.key);
+      have_key = true;
     } else if (fid == kArgValue && ftype == apache::thrift::protocol::T_STRUCT) {
-      req.value = ReadTensorWireStruct(in, allocator);
+      Tensor landing;
+      if (landing_for && have_to_device && have_key) landing = landing_for(req.to_device, req.key);
+      req.value = ReadTensorWireStruct(in, allocator, &landing);
     } else if (fid == kArgTimeout && ftype == apache::thrift::protocol::T_I64) {
       in->readI64(req.timeout_ms);
     } else {

@@ -21,6 +21,7 @@
 #define SLUICE_DISTRIBUTED_RPC_COLLECTIVE_PUSH_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <thrift/protocol/TProtocol.h>
@@ -44,10 +45,17 @@ struct CollectivePushRequest {
   absl::StatusOr<Tensor> value;  // InvalidArgument when malformed or absent
 };
 
+// Where a push for (to_device, key) may land (see TensorSink::LandingFor);
+// called at most once per push, before its bytes are read.
+using LandingLookup = std::function<Tensor(const std::string& to_device, const std::string& key)>;
+
 // Reads the call's arguments, the message end and the frame end; the
-// tensor comes from `allocator` (default CPU when null).
+// tensor comes from `allocator` (default CPU when null), or lands in what
+// `landing_for` names (when given, and the push names its device and key
+// before its value, as WriteCollectivePushCall does).
 CollectivePushRequest ReadCollectivePushArgs(apache::thrift::protocol::TProtocol* in,
-                                             Allocator* allocator);
+                                             Allocator* allocator,
+                                             const LandingLookup& landing_for = nullptr);
 
 // Writes and flushes the reply: success, or an RpcError carrying `status`.
 void WriteCollectivePushReply(apache::thrift::protocol::TProtocol* out, int32_t seqid,

@@ -59,9 +59,11 @@ void AdviseHugePages(void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-// The `data` field, once dtype and shape are known: straight into a tensor.
+// The `data` field, once dtype and shape are known: straight into a tensor
+// (landing's buffer when it fits).
 absl::StatusOr<Tensor> ReadDataInto(TProtocol* in, int32_t wire_dtype,
-                                    const std::vector<int64_t>& dims, Allocator* allocator) {
+                                    const std::vector<int64_t>& dims, Allocator* allocator,
+                                    const Tensor* landing) {
   int32_t len;
   in->readI32(len);
   if (len < 0) throw TProtocolException(TProtocolException::NEGATIVE_SIZE);
@@ -73,6 +75,10 @@ absl::StatusOr<Tensor> ReadDataInto(TProtocol* in, int32_t wire_dtype,
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor on the wire: a ", DataTypeName(dtype), " tensor of shape ", shape.DebugString(),
           " has ", bytes, " bytes, but ", len, " came"));
+    }
+    if (landing != nullptr && landing->IsInitialized() && landing->dtype() == dtype &&
+        landing->NumElements() == shape.num_elements() && !landing->on_device()) {
+      return landing->Reshaped(shape);
     }
     return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype, shape);
   }();
@@ -112,7 +118,8 @@ absl::StatusOr<Tensor> ReadResponse(TProtocol* in, Allocator* allocator) {
 
 }  // namespace
 
-absl::StatusOr<Tensor> ReadTensorWireStruct(TProtocol* in, Allocator* allocator) {
+absl::StatusOr<Tensor> ReadTensorWireStruct(TProtocol* in, Allocator* allocator,
+                                            const Tensor* landing) {
   std::string name;
   TType ftype;
   int16_t fid;
@@ -150,7 +157,7 @@ absl::StatusOr<Tensor> ReadTensorWireStruct(TProtocol* in, Allocator* allocator)
       have_shape = true;
     } else if (fid == kWireData && ftype == apache::thrift::protocol::T_STRING) {
       if (have_dtype && have_shape && dtype != static_cast<int32_t>(DT_STRING)) {
-        direct = ReadDataInto(in, dtype, dims, allocator);
+        direct = ReadDataInto(in, dtype, dims, allocator, landing);
       } else {
         in->readBinary(late.data);
         late_data = true;

@@ -43,12 +43,15 @@ absl::StatusOr<Tensor> ReadRecvTensorReply(apache::thrift::protocol::TProtocol* 
 // (CollectivePush, see collective_push.h). Write: the tensor's bytes are
 // referenced until the caller flushes; `strings` holds DT_STRING elements
 // encoded and must live as long. Read: the bytes land in a tensor from
-// `allocator` (default CPU when null); a malformed tensor is a Status after
-// its bytes were consumed.
+// `allocator` (default CPU when null), or straight into `landing` when it
+// is given and has the dtype and element count that arrive (the result
+// then shares landing's buffer, in the shape that came); a malformed
+// tensor is a Status after its bytes were consumed.
 void WriteTensorWireStruct(apache::thrift::protocol::TProtocol* out, const Tensor& tensor,
                            std::string* strings);
 absl::StatusOr<Tensor> ReadTensorWireStruct(apache::thrift::protocol::TProtocol* in,
-                                            Allocator* allocator);
+                                            Allocator* allocator,
+                                            const Tensor* landing = nullptr);
 
 }  // namespace sluice
 

@@ -25,6 +25,13 @@ class TensorSink {
   // Memory for pushed tensors (their bytes are read from the socket straight
   // into it); null: the default CPU allocator.
   virtual Allocator* PushAllocator() = 0;
+  // Memory the receiver registered for this push (a tensor whose buffer the
+  // bytes may be read straight into when dtype and element count match),
+  // taken: asked once per push, before its bytes are read. Uninitialized:
+  // none, the bytes go to PushAllocator's memory.
+  virtual Tensor LandingFor(const std::string& to_device, const std::string& key) {
+    return Tensor();
+  }
   // Takes the tensor a peer pushed for member `to_device` under `key`; an
   // error goes back to the pusher. Must not block for long.
   virtual absl::Status AcceptCollectivePush(const std::string& to_device, const std::string& key,

@@ -97,7 +97,11 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
   }
 
   void ProcessCollectivePush(TProtocol* in, TProtocol* out, int32_t seqid) {
-    CollectivePushRequest req = ReadCollectivePushArgs(in, sink_->PushAllocator());
+    CollectivePushRequest req =
+        ReadCollectivePushArgs(in, sink_->PushAllocator(),
+                               [this](const std::string& to_device, const std::string& key) {
+                                 return sink_->LandingFor(to_device, key);
+                               });
     absl::Status status = req.value.status();
     if (status.ok()) {
       try {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -84,6 +85,18 @@ class CollectiveTransport {
   virtual void Recv(const std::string& from_device, const std::string& to_device,
                     const std::string& key, int64_t timeout_ms,
                     std::function<void(absl::StatusOr<Tensor>)> done) = 0;
+  // Recv, and where the transport can, the value's bytes are written
+  // straight into `landing` (host memory of the dtype and element count the
+  // caller expects, left alone by the caller until `done`): `done` then gets
+  // a tensor sharing landing's buffer (compare raw_data()). Saves the copy
+  // out of the transport's receive buffer. Only values pushed from another
+  // process land; others, and a value of another size, arrive as Recv gives
+  // them. The default ignores `landing`.
+  virtual void RecvInto(const std::string& from_device, const std::string& to_device,
+                        const std::string& key, Tensor landing, int64_t timeout_ms,
+                        std::function<void(absl::StatusOr<Tensor>)> done) {
+    Recv(from_device, to_device, key, timeout_ms, std::move(done));
+  }
   // Fails every pending and later Recv whose key starts with `key_prefix`
   // with `status`, and drops values already delivered under it.
   virtual void Abort(const std::string& key_prefix, const absl::Status& status) = 0;

@@ -46,6 +46,7 @@ CollectiveMailbox::~CollectiveMailbox() {
     waiters_.clear();
     deadlines_.clear();
     values_.clear();
+    landings_.clear();
   }
   for (auto& w : cancelled) {
     w->done(absl::CancelledError(absl::StrCat("collective: mailbox destroyed while waiting for '",
@@ -64,8 +65,15 @@ absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std:
                                         Tensor value) {
   std::string box_key = BoxKey(to_device, key);
   std::shared_ptr<Waiter> waiter;
+  Tensor landing;  // released outside the lock
   {
     absl::MutexLock lock(&mu_);
+    if (!landings_.empty()) {
+      if (auto it = landings_.find(box_key); it != landings_.end()) {
+        landing = std::move(it->second);
+        landings_.erase(it);
+      }
+    }
     if (!aborted_.empty() && !AbortedStatus(key).ok()) return absl::OkStatus();  // dropped
     auto it = waiters_.find(box_key);
     if (it != waiters_.end()) {
@@ -126,11 +134,50 @@ void CollectiveMailbox::Recv(const std::string& from_device, const std::string& 
   done(std::move(now));
 }
 
+void CollectiveMailbox::ExpectInto(const std::string& to_device, const std::string& key,
+                                   Tensor landing) {
+  std::string box_key = BoxKey(to_device, key);
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || values_.contains(box_key)) return;
+  if (!aborted_.empty() && !AbortedStatus(key).ok()) return;
+  landings_.insert_or_assign(std::move(box_key), std::move(landing));
+}
+
+Tensor CollectiveMailbox::TakeLanding(const std::string& to_device, const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  if (landings_.empty()) return Tensor();
+  auto it = landings_.find(BoxKey(to_device, key));
+  if (it == landings_.end()) return Tensor();
+  Tensor landing = std::move(it->second);
+  landings_.erase(it);
+  ++landings_taken_;
+  return landing;
+}
+
+void CollectiveMailbox::DropLanding(const std::string& to_device, const std::string& key) {
+  Tensor dropped;  // released outside the lock
+  absl::MutexLock lock(&mu_);
+  if (landings_.empty()) return;
+  auto it = landings_.find(BoxKey(to_device, key));
+  if (it == landings_.end()) return;
+  dropped = std::move(it->second);
+  landings_.erase(it);
+}
+
 void CollectiveMailbox::Abort(const std::string& key_prefix, const absl::Status& status) {
   std::vector<std::shared_ptr<Waiter>> failed;
+  std::vector<Tensor> dropped;  // released outside the lock
   {
     absl::MutexLock lock(&mu_);
     aborted_.emplace(key_prefix, status);  // the first status for a prefix stays
+    for (auto it = landings_.begin(); it != landings_.end();) {
+      if (absl::StartsWith(UserKey(it->first), key_prefix)) {
+        dropped.push_back(std::move(it->second));
+        landings_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       if (absl::StartsWith(it->second->key, key_prefix)) {
         deadlines_.erase(it->second->deadline);
@@ -154,6 +201,16 @@ void CollectiveMailbox::Abort(const std::string& key_prefix, const absl::Status&
 size_t CollectiveMailbox::PendingValues() const {
   absl::MutexLock lock(&mu_);
   return values_.size();
+}
+
+size_t CollectiveMailbox::PendingLandings() const {
+  absl::MutexLock lock(&mu_);
+  return landings_.size();
+}
+
+int64_t CollectiveMailbox::LandingsTaken() const {
+  absl::MutexLock lock(&mu_);
+  return landings_taken_;
 }
 
 void CollectiveMailbox::TimerLoop() {

@@ -10,6 +10,13 @@
 //
 // Deliver() is what a server calls when a remote peer pushes a value.
 // Deadlines are enforced by one timer thread. Thread-safe.
+//
+// Landings: a receiver that knows where a value should end up registers
+// that memory for its key (ExpectInto); the server reading a peer's push
+// asks for it (TakeLanding) and reads the bytes straight into it, then
+// delivers the tensor that shares it. A landing is forgotten when its key
+// is delivered or aborted, or by DropLanding; it keeps its buffer alive
+// until then.
 #ifndef SLUICE_RUNTIME_COLLECTIVE_MAILBOX_H_
 #define SLUICE_RUNTIME_COLLECTIVE_MAILBOX_H_
 
@@ -45,8 +52,22 @@ class CollectiveMailbox : public CollectiveTransport {
             int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done) override;
   void Abort(const std::string& key_prefix, const absl::Status& status) override;
 
+  // Registers `landing` (a host tensor the receiver leaves alone until its
+  // Recv ends) as where the value for `to_device` under `key` may be read
+  // into; nothing when that value is already here or the key is aborted.
+  void ExpectInto(const std::string& to_device, const std::string& key, Tensor landing);
+  // The landing registered for the key, unregistered; an uninitialized
+  // tensor when there is none.
+  Tensor TakeLanding(const std::string& to_device, const std::string& key);
+  // Forgets the key's landing, if any (its receive failed).
+  void DropLanding(const std::string& to_device, const std::string& key);
+
   // Values delivered and not yet received (tests, leak checks).
   size_t PendingValues() const;
+  // Landings registered and not yet taken or forgotten (tests, leak checks).
+  size_t PendingLandings() const;
+  // Landings handed out by TakeLanding so far.
+  int64_t LandingsTaken() const;
 
  private:
   struct Waiter;
@@ -58,6 +79,8 @@ class CollectiveMailbox : public CollectiveTransport {
   absl::CondVar timer_cv_;  // signalled on an earlier deadline and on stop
   absl::flat_hash_map<std::string, Tensor> values_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Tensor> landings_ ABSL_GUARDED_BY(mu_);
+  int64_t landings_taken_ ABSL_GUARDED_BY(mu_) = 0;
   // Deadline -> waiter key, for the timer thread.
   std::multimap<absl::Time, std::string> deadlines_ ABSL_GUARDED_BY(mu_);
   // Aborted key prefixes and why.

@@ -145,5 +145,53 @@ TEST(CollectiveMailboxTest, SecondRecvOfAKeyFails) {
   EXPECT_TRUE(first.value->ok());
 }
 
+TEST(CollectiveMailboxTest, LandingIsTakenOnceAndForgottenOnDelivery) {
+  CollectiveMailbox box;
+  Tensor result = Tensor::FromVector<float>({0, 0, 0, 0});
+  absl::StatusOr<Tensor> piece = result.Reshaped(TensorShape({4}));
+  ASSERT_TRUE(piece.ok());
+  box.ExpectInto(kA, "g1/i1/n0/ag/s0/c0", *piece);
+  EXPECT_EQ(box.PendingLandings(), 1u);
+  EXPECT_FALSE(box.TakeLanding(kB, "g1/i1/n0/ag/s0/c0").IsInitialized());  // another member
+  Tensor landing = box.TakeLanding(kA, "g1/i1/n0/ag/s0/c0");
+  ASSERT_TRUE(landing.IsInitialized());
+  EXPECT_TRUE(landing.SharesBufferWith(result));
+  EXPECT_FALSE(box.TakeLanding(kA, "g1/i1/n0/ag/s0/c0").IsInitialized());  // once
+  EXPECT_EQ(box.LandingsTaken(), 1);
+  landing.flat<float>()[1] = 5;  // what a server reading the push does
+  Got got;
+  box.Recv(kB, kA, "g1/i1/n0/ag/s0/c0", 1000, got.Callback());
+  ASSERT_TRUE(box.Deliver(kA, "g1/i1/n0/ag/s0/c0", landing).ok());
+  ASSERT_TRUE(got.WaitFor(absl::Seconds(1)));
+  ASSERT_TRUE(got.value->ok());
+  EXPECT_EQ((*got.value)->raw_data(), result.raw_data());
+  EXPECT_EQ(result.flat<float>()[1], 5.0f);
+
+  // A landing nobody took goes when its key is delivered another way.
+  box.ExpectInto(kA, "g1/i1/n0/ag/s1/c0", *piece);
+  ASSERT_TRUE(box.Deliver(kA, "g1/i1/n0/ag/s1/c0", Tensor::FromVector<float>({1, 2, 3, 4})).ok());
+  EXPECT_EQ(box.PendingLandings(), 0u);
+  // No landing for a value already here (the receive takes it as it is).
+  box.ExpectInto(kA, "g1/i1/n0/ag/s1/c0", *piece);
+  EXPECT_EQ(box.PendingLandings(), 0u);
+}
+
+TEST(CollectiveMailboxTest, AbortAndDropForgetLandings) {
+  CollectiveMailbox box;
+  Tensor result = Tensor::FromVector<float>({0, 0});
+  box.ExpectInto(kA, "g1/i1/n0/ag/s0/c0", result);
+  box.ExpectInto(kA, "g1/i1/n0/ag/s0/c1", result);
+  box.ExpectInto(kA, "g1/i2/n0/ag/s0/c0", result);
+  EXPECT_FALSE(result.RefCountIsOne());
+  box.Abort("g1/i1/", absl::AbortedError("peer died"));
+  EXPECT_EQ(box.PendingLandings(), 1u);
+  box.ExpectInto(kA, "g1/i1/n0/ag/s1/c0", result);  // aborted prefix: refused
+  EXPECT_EQ(box.PendingLandings(), 1u);
+  box.DropLanding(kA, "g1/i2/n0/ag/s0/c0");
+  EXPECT_EQ(box.PendingLandings(), 0u);
+  EXPECT_TRUE(result.RefCountIsOne());  // nothing keeps the result's buffer
+  EXPECT_EQ(box.LandingsTaken(), 0);
+}
+
 }  // namespace
 }  // namespace sluice

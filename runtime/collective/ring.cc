@@ -160,6 +160,10 @@ class RingCollective : public std::enable_shared_from_this<RingCollective> {
 
   void Send(const std::string& key, const Tensor& t);
   void Recv(const std::string& key, std::function<void(absl::StatusOr<Tensor>)> fn);
+  // Recv, asking the transport to read the bytes into `landing` (a view of
+  // the result) when it is initialized.
+  void RecvInto(const std::string& key, Tensor landing,
+                std::function<void(absl::StatusOr<Tensor>)> fn);
   void Fail(const absl::Status& status);
   void Release() {
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
@@ -330,7 +334,13 @@ void RingCollective::StartChain(int64_t c) {
   }
   pending_.fetch_add(1, std::memory_order_relaxed);
   auto self = shared_from_this();
-  Recv(key, [self, c](absl::StatusOr<Tensor> t) { self->OnBroadcastPiece(c, std::move(t)); });
+  Tensor landing;
+  if (p.size > 0 && (send_views_ || pos_ == n_ - 1)) {
+    absl::StatusOr<Tensor> view = View(output_, OutAt(p.begin), p.size);
+    if (view.ok()) landing = *std::move(view);
+  }
+  RecvInto(key, std::move(landing),
+           [self, c](absl::StatusOr<Tensor> t) { self->OnBroadcastPiece(c, std::move(t)); });
 }
 
 void RingCollective::Step(int64_t c, int s, Tensor carry) {
@@ -348,7 +358,19 @@ void RingCollective::Step(int64_t c, int s, Tensor carry) {
   Send(key, carry);
   carry = Tensor();  // the receiver owns it now
   auto self = shared_from_this();
-  Recv(key, [self, c, s](absl::StatusOr<Tensor> t) { self->OnPiece(c, s, std::move(t)); });
+  Tensor landing;
+  if (s >= rs_steps_ && (send_views_ || s == steps_ - 1)) {
+    // An all-gather piece only gets copied into the result (and passed on,
+    // as a view, to a member whose transport copies it): let it arrive
+    // there in the first place.
+    const Range p = Piece(RecvSegment(s), c);
+    if (p.size > 0) {
+      absl::StatusOr<Tensor> view = View(output_, OutAt(p.begin), p.size);
+      if (view.ok()) landing = *std::move(view);
+    }
+  }
+  RecvInto(key, std::move(landing),
+           [self, c, s](absl::StatusOr<Tensor> t) { self->OnPiece(c, s, std::move(t)); });
 }
 
 bool RingCollective::CheckPiece(const absl::StatusOr<Tensor>& t, int64_t size,
@@ -387,7 +409,7 @@ void RingCollective::OnPiece(int64_t c, int s, absl::StatusOr<Tensor> t) {
       } else {
         kernels_->finish(got, InAt(p.begin), OutAt(p.begin), p.size, divisor);
       }
-    } else {
+    } else if (got != OutAt(p.begin)) {  // else it landed in the result
       CopyToResult(OutAt(p.begin), got, p.size * esize_);
     }
   }
@@ -408,7 +430,9 @@ void RingCollective::OnBroadcastPiece(int64_t c, absl::StatusOr<Tensor> t) {
   const Range p = Piece(0, c);
   std::string key = absl::StrCat(o_.prefix, "/bc/c", c);
   if (!CheckPiece(t, p.size, key)) return Release();
-  if (p.size > 0) std::memcpy(OutAt(p.begin), t->raw_data(), p.size * esize_);
+  if (p.size > 0 && t->raw_data() != OutAt(p.begin)) {  // else it landed in the result
+    std::memcpy(OutAt(p.begin), t->raw_data(), p.size * esize_);
+  }
   if (pos_ < n_ - 1) Send(key, *t);
   Release();
 }
@@ -424,6 +448,12 @@ void RingCollective::Send(const std::string& key, const Tensor& t) {
 
 void RingCollective::Recv(const std::string& key, std::function<void(absl::StatusOr<Tensor>)> fn) {
   o_.transport->Recv(prev_, me_, key, p_.timeout_ms, std::move(fn));
+}
+
+void RingCollective::RecvInto(const std::string& key, Tensor landing,
+                              std::function<void(absl::StatusOr<Tensor>)> fn) {
+  if (!landing.IsInitialized()) return Recv(key, std::move(fn));
+  o_.transport->RecvInto(prev_, me_, key, std::move(landing), p_.timeout_ms, std::move(fn));
 }
 
 void RingCollective::Fail(const absl::Status& status) {

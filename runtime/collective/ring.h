@@ -21,7 +21,10 @@
 // which adds into it and passes it on; a sender never touches a tensor
 // after sending it. Pieces of the input itself go out as views of the
 // input's buffer when the transport copies them to the peer
-// (CollectiveTransport::CopiesOnSend), else as fresh copies.
+// (CollectiveTransport::CopiesOnSend), else as fresh copies. All-gather and
+// broadcast pieces are received into the result itself where the transport
+// can (CollectiveTransport::RecvInto) when they go on as views or not at
+// all: no copy out of a receive buffer.
 //
 // Memory: about params.max_bytes_in_flight of chunks (32 MiB by default,
 // at least 4 chunks) are in flight per member: a new chain starts when one
