@@ -13,8 +13,10 @@
 // else its CPU:0. A worker whose peer dies does not exit: it waits for the
 // peer to come back (--recovery_timeout_s), then every worker starts again
 // from the latest checkpoint in --checkpoint_dir, which they all share;
-// with --elastic the survivors go on without it after --elastic_grace_s
-// (distributed/training/collective_trainer.h). Worker 0 (with --elastic,
+// with --elastic the survivors go on without it after --elastic_grace_s,
+// and take it back when it is restarted (they look for it every
+// --rejoin_check_every steps; distributed/training/collective_trainer.h).
+// Worker 0 (with --elastic,
 // the lowest surviving worker) logs progress and, after --steps global
 // steps, prints "final: loss=<x> accuracy=<y>" over the whole training set.
 #include <cstdio>
@@ -48,6 +50,9 @@ ABSL_FLAG(double, collective_timeout_s, 10, "a collective whose peer does not an
 ABSL_FLAG(double, recovery_timeout_s, 120, "after a failure, give up when not training again within this");
 ABSL_FLAG(bool, elastic, false, "go on without dead workers instead of waiting for them");
 ABSL_FLAG(double, elastic_grace_s, 3, "--elastic: how long to wait for every worker after a failure");
+ABSL_FLAG(int64_t, rejoin_check_every, 50,
+          "--elastic: with a worker missing, look for it every this many steps and take it back "
+          "(0: never)");
 ABSL_FLAG(bool, elastic_keep_global_batch, false,
           "--elastic: keep the global batch (per-worker batches grow); else keep each worker's");
 ABSL_FLAG(bool, scale_lr_with_workers, false,
@@ -152,6 +157,7 @@ absl::Status Main() {
   o.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   o.elastic = absl::GetFlag(FLAGS_elastic);
   o.elastic_grace_s = absl::GetFlag(FLAGS_elastic_grace_s);
+  o.rejoin_check_every = absl::GetFlag(FLAGS_rejoin_check_every);
   o.recovery_timeout_s = absl::GetFlag(FLAGS_recovery_timeout_s);
   o.log_every = absl::GetFlag(FLAGS_log_every);
   ASSIGN_OR_RETURN(std::unique_ptr<CollectiveTrainer> trainer, CollectiveTrainer::Create(o));
@@ -165,15 +171,18 @@ absl::Status Main() {
   std::fflush(stdout);
   ASSIGN_OR_RETURN(TrainResult result, trainer->Train());
   if (!result.plan.chief) {
-    std::printf("%s: done at global step %lld (%d recoveries)\n", server->task().c_str(),
-                static_cast<long long>(result.global_step), result.recoveries);
+    std::printf("%s: done at global step %lld (%d recoveries, %d rejoins)\n",
+                server->task().c_str(), static_cast<long long>(result.global_step),
+                result.recoveries, result.rejoins);
     std::fflush(stdout);
     return absl::OkStatus();
   }
-  std::printf("trained to global step %lld in %.1f s (%.1f steps/s, %d recoveries, %zu workers)\n",
-              static_cast<long long>(result.global_step), result.seconds,
-              result.global_step / std::max(result.seconds, 1e-9), result.recoveries,
-              result.plan.members.size());
+  std::printf(
+      "trained to global step %lld in %.1f s (%.1f steps/s, %d recoveries, %zu workers, %d "
+      "rejoins)\n",
+      static_cast<long long>(result.global_step), result.seconds,
+      result.global_step / std::max(result.seconds, 1e-9), result.recoveries,
+      result.plan.members.size(), result.rejoins);
   // This worker's copy of the model over the whole training set: its own
   // loss and accuracy (not the all-reduced ones, which need every worker).
   const ReplicaModel& replica = trainer->model().replica;

@@ -1,9 +1,11 @@
 #include "distributed/training/collective_trainer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -30,6 +32,11 @@ constexpr int64_t kGenerationStride = 1000;
 // The barrier's instance, relative to first_instance_key: past
 // MultiWorkerMirrored's (buckets, loss 50000+, broadcasts 100000+).
 constexpr int64_t kBarrierInstance = 200000;
+// The rejoin vote's instance (elastic formations missing a worker).
+constexpr int64_t kRejoinVoteInstance = 200001;
+// The chief's probe of a missing worker at a rejoin check waits at most
+// this long: the members wait for the chief's vote meanwhile.
+constexpr int64_t kRejoinProbeTimeoutMs = 300;
 constexpr absl::Duration kProbeInterval = absl::Milliseconds(200);
 
 // The sessions of a formation see only this task: placement never needs the
@@ -89,6 +96,10 @@ struct Formation {
   std::unique_ptr<Optimizer> optimizer;
   MultiWorkerModel model;
   Output barrier;
+  // Elastic formations missing a worker: this member's vote (a float
+  // scalar placeholder) and the members' sum; else empty.
+  Output vote_in;
+  Output vote;
   std::unique_ptr<Saver> saver;
   std::unique_ptr<Session> session;
 };
@@ -131,7 +142,11 @@ class CollectiveTrainer::Impl {
   // Barrier, restore or init, sync_init; returns the global step.
   absl::StatusOr<int64_t> Start(Formation* f);
   // Trains from `step` to o_.steps; `*progressed` once a step succeeded.
-  absl::Status TrainSteps(Formation* f, int64_t step, bool* progressed);
+  // Returns early, OK, with `*rejoin` set when the members voted to re-form
+  // with a returning worker (the chief saved the step first).
+  absl::Status TrainSteps(Formation* f, int64_t step, bool* progressed, bool* rejoin);
+  // Whether a worker outside the formation answers a short probe (chief).
+  bool MissingWorkerIsBack(const Formation& f);
   absl::Status Save(Formation* f, int64_t step);
   // Forgets the current formation after `why`.
   void Leave(const absl::Status& why);
@@ -244,6 +259,15 @@ absl::StatusOr<std::unique_ptr<Formation>> CollectiveTrainer::Impl::Build(
   f->barrier = ops::AllReduce(on.WithOpName("formation_barrier"),
                               ops::Const(on.WithOpName("formation_barrier/one"), 1.0f),
                               ReduceOp::kSum, spec);
+  if (o_.elastic && o_.rejoin_check_every > 0 &&
+      static_cast<int>(plan.members.size()) < workers_) {
+    ops::CollectiveSpec vote = spec;
+    vote.instance_key = o_.all_reduce.first_instance_key + kRejoinVoteInstance;
+    vote.timeout_seconds = CollectiveTimeoutS();
+    f->vote_in = ops::Placeholder(on.WithOpName("rejoin_vote/mine"), DT_FLOAT,
+                                  {.shape = TensorShape({})});
+    f->vote = ops::AllReduce(on.WithOpName("rejoin_vote"), f->vote_in, ReduceOp::kSum, vote);
+  }
   RETURN_IF_ERROR(root.status());
   ASSIGN_OR_RETURN(f->saver, Saver::Build(root, {}));
   ASSIGN_OR_RETURN(GraphDef def, root.ToGraphDef());
@@ -304,7 +328,19 @@ absl::Status CollectiveTrainer::Impl::Save(Formation* f, int64_t step) {
   return absl::OkStatus();
 }
 
-absl::Status CollectiveTrainer::Impl::TrainSteps(Formation* f, int64_t step, bool* progressed) {
+bool CollectiveTrainer::Impl::MissingWorkerIsBack(const Formation& f) {
+  for (int i = 0; i < workers_; ++i) {
+    if (absl::c_linear_search(f.plan.members, i)) continue;
+    absl::StatusOr<WorkerInterface*> w = o_.server->worker_cache()->GetWorker(Task(i));
+    if (!w.ok()) continue;
+    const int64_t timeout = std::min<int64_t>(o_.probe_timeout_ms, kRejoinProbeTimeoutMs);
+    if ((*w)->GetStatusWithin(timeout).ok()) return true;
+  }
+  return false;
+}
+
+absl::Status CollectiveTrainer::Impl::TrainSteps(Formation* f, int64_t step, bool* progressed,
+                                                 bool* rejoin) {
   Session* s = f->session.get();
   absl::Time last_log = absl::Now();
   int64_t last_step = step;
@@ -319,14 +355,29 @@ absl::Status CollectiveTrainer::Impl::TrainSteps(Formation* f, int64_t step, boo
     for (size_t i = 0; i < batch.size(); ++i) feeds.emplace_back(f->inputs[i], batch[i]);
     const int64_t next = step + 1;
     const bool log = (o_.log_every > 0 && next % o_.log_every == 0) || next == o_.steps;
+    // Every member votes at the same steps (the vote is a collective).
+    const bool vote = f->vote.node != nullptr && next % o_.rejoin_check_every == 0 &&
+                      next < o_.steps;
     std::vector<Output> fetches;
     if (log) fetches.push_back(f->model.loss);
+    if (vote) {
+      const bool back = f->plan.chief && MissingWorkerIsBack(*f);
+      feeds.emplace_back(f->vote_in, Tensor::Scalar<float>(back ? 1.0f : 0.0f));
+      fetches.push_back(f->vote);
+    }
     absl::StatusOr<std::vector<Tensor>> out = s->Run(feeds, fetches, {f->model.train});
     if (!out.ok()) {
       return AddContext(out.status(), absl::StrCat("step ", next, " failed"));
     }
     *progressed = true;
     step = reached_ = next;
+    if (vote && out->back().scalar<float>() > 0) {
+      *rejoin = true;
+      if (f->plan.chief && last_saved_ != step) RETURN_IF_ERROR(Save(f, step));
+      Log(absl::StrCat(Me(), ": a missing worker is back: re-forming at global step ", step,
+                       " (elastic)"));
+      return absl::OkStatus();
+    }
     if (!f->plan.chief) continue;
     if (log) {
       const absl::Time now = absl::Now();
@@ -358,6 +409,7 @@ absl::StatusOr<TrainResult> CollectiveTrainer::Impl::Train() {
   bool after_failure = false;
   absl::Time deadline = start + recovery;
   absl::Status failure;
+  bool rejoining = false;  // this formation takes back a returning worker
   while (true) {
     ASSIGN_OR_RETURN(std::vector<Probed> up, WaitForMembers(after_failure, deadline, failure));
     std::vector<MemberId> ids;
@@ -370,7 +422,11 @@ absl::StatusOr<TrainResult> CollectiveTrainer::Impl::Train() {
         if (p.id.index == m) devices.push_back(p.device);
       }
     }
-    if (after_failure) ++result.recoveries;
+    if (rejoining) {
+      ++result.rejoins;
+    } else if (after_failure) {
+      ++result.recoveries;
+    }
     Log(absl::StrFormat(
         "%s: generation %d: workers [%s], rank %d%s, batch %d per worker (%d global), lr %g",
         Me(), plan.generation, absl::StrJoin(plan.members, ","), plan.rank,
@@ -378,14 +434,24 @@ absl::StatusOr<TrainResult> CollectiveTrainer::Impl::Train() {
         plan.learning_rate));
     ASSIGN_OR_RETURN(current_, Build(plan, devices));
 
-    bool progressed = false;
+    bool progressed = false, rejoin = false;
     absl::Status s;
     absl::StatusOr<int64_t> step = Start(current_.get());
     if (!step.ok()) {
       s = AddContext(step.status(), absl::StrCat("forming generation ", plan.generation));
     } else {
       reached_ = *step;
-      s = TrainSteps(current_.get(), *step, &progressed);
+      s = TrainSteps(current_.get(), *step, &progressed, &rejoin);
+    }
+    rejoining = false;
+    if (s.ok() && rejoin) {
+      Leave(absl::AbortedError(absl::StrCat(Me(), ": re-forming to take back a worker")));
+      // As after a failure, elastic: every worker that answers within the
+      // grace period; the same member set on every member.
+      after_failure = true;
+      rejoining = true;
+      deadline = absl::Now() + recovery;
+      continue;
     }
     if (s.ok()) {
       result.global_step = reached_;

@@ -52,9 +52,17 @@
 // workers that answer. Other errors end Train. So does a failure to train
 // again within recovery_timeout_s of the first failure.
 //
-// Elastic limits: a worker that comes back after the survivors re-formed is
-// not taken in; it waits and fails after recovery_timeout_s. The shared
-// checkpoint_dir is the only state the members share.
+// Rejoining (elastic): a formation without every worker of the job checks
+// every rejoin_check_every global steps whether one is back. At those steps
+// (the same on every member) the chief probes the missing workers and every
+// member runs one more collective, a vote: the sum of the members' votes,
+// where only the chief's can be 1. When it says a worker is back, the chief
+// saves a checkpoint of that step and all members leave the formation and
+// form a new one with every worker that answers; the returning worker
+// (which, like any starting worker, waits for all workers and then sits in
+// the formation barrier) is in it, restores through sync_init and trains on.
+// This counts as a rejoin, not a recovery. The shared checkpoint_dir is the
+// only state the members share.
 //
 // Thread-compatible: one thread calls Train. The server is borrowed and
 // must outlive the trainer; the callbacks are called on the Train thread.
@@ -106,6 +114,10 @@ struct CollectiveTrainerOptions {
   int64_t checkpoint_every = 100; // global steps; <= 0: only at the end
   bool elastic = false;
   double elastic_grace_s = 3;
+  // Elastic formations missing a worker look for it every this many global
+  // steps (see "Rejoining" above); <= 0: never, a worker that comes back
+  // is not taken in and fails after recovery_timeout_s.
+  int64_t rejoin_check_every = 50;
   double recovery_timeout_s = 120;
   int64_t log_every = 50;
   int64_t probe_timeout_ms = 1000;  // per GetStatus of a peer
@@ -116,6 +128,7 @@ struct CollectiveTrainerOptions {
 struct TrainResult {
   int64_t global_step = 0;  // reached (== steps)
   int recoveries = 0;       // formations made after a failure
+  int rejoins = 0;          // formations made to take back a returning worker
   double seconds = 0;       // Train's wall time
   MemberPlan plan;          // of the last formation
 };

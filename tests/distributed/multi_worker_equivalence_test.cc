@@ -79,7 +79,7 @@ void ExpectSameWeightsAsOneSession(int workers, const std::string& bucket_bytes)
   for (int t = 1; t < workers; ++t) {
     ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10)));
     EXPECT_FALSE(LinesWith(cluster.process(t)->Output(),
-                           absl::StrCat("done at global step ", kSteps, " (0 recoveries)"))
+                           absl::StrCat("done at global step ", kSteps, " (0 recoveries, 0 rejoins)"))
                      .empty())
         << cluster.process(t)->Output();
   }

@@ -6,7 +6,11 @@
 //    checkpoint and the chief reaches the last step;
 //  - with --elastic, not restarted, the survivors re-form as 2 workers and
 //    finish; when the chief dies, the lowest survivor becomes the chief,
-//    restores the checkpoint and finishes.
+//    restores the checkpoint and finishes;
+//  - with --elastic and the killed worker restarted after the survivors
+//    re-formed, they take it back at their next rejoin check: all three
+//    finish in one formation, the returning one restored to the step the
+//    chief saved when they re-formed.
 #include <signal.h>
 
 #include <string>
@@ -124,6 +128,59 @@ TEST(MultiWorkerFaultTest, ElasticSurvivorsReformWithoutTheKilledWorker) {
   EXPECT_FALSE(LinesWith(out, "1 recoveries, 2 workers").empty()) << out;
   // Each survivor kept its 16 rows: the global batch went from 48 to 32.
   EXPECT_FALSE(LinesWith(out, "batch 16 per worker (32 global)").empty()) << out;
+}
+
+TEST(MultiWorkerFaultTest, ElasticSurvivorsTakeBackARestartedWorker) {
+  const std::string ckpt = FreshDir("ckpt-elastic-rejoin");
+  MultiWorkerCluster cluster(kWorkers);
+  std::vector<std::string> flags = Flags(ckpt, /*elastic=*/true);
+  flags.push_back("--rejoin_check_every=10");
+  // Long enough that the pair is still training when worker 2 is back.
+  constexpr int kLongSteps = 4000;
+  flags.push_back(absl::StrCat("--steps=", kLongSteps));
+  ASSERT_TRUE(StartAndTrainTo(&cluster, flags, kCheckpointEvery + 5));
+  cluster.process(2)->Signal(SIGKILL);
+  ASSERT_FALSE(WaitForLine(cluster.process(0), "workers [0,1], rank 0",
+                           absl::Seconds(kCollectiveTimeoutS + 10))
+                   .empty())
+      << cluster.process(0)->Output();
+  // The pair trains on, checking for worker 2 every 10 steps, until it is
+  // back: then all three re-form and finish together.
+  ChildProcess* back = cluster.Start(2, flags);
+  ASSERT_NE(back, nullptr);
+  const std::string rejoin =
+      WaitForLine(cluster.process(0), "a missing worker is back", absl::Seconds(20));
+  ASSERT_FALSE(rejoin.empty()) << cluster.process(0)->Output();
+  for (int t = 0; t < kWorkers; ++t) {
+    EXPECT_FALSE(WaitForLine(cluster.process(t),
+                             "workers [0,1,2], rank " + std::to_string(t), absl::Seconds(30))
+                     .empty())
+        << "worker " << t << ":\n" << cluster.process(t)->Output();
+  }
+  ASSERT_TRUE(ExitsZero(cluster.process(0), absl::Seconds(120)));
+  for (int t = 1; t < kWorkers; ++t) ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10)));
+  const std::string out = cluster.process(0)->Output();
+  float loss = 0, accuracy = 0;
+  EXPECT_TRUE(ParseFinal(out, &loss, &accuracy)) << out;
+  EXPECT_FALSE(LinesWith(out, absl::StrCat("trained to global step ", kLongSteps)).empty()) << out;
+  EXPECT_FALSE(LinesWith(out, "1 recoveries, 3 workers, 1 rejoins").empty()) << out;
+  for (int t = 0; t < 2; ++t) {  // the first formation, and the one after the rejoin
+    EXPECT_EQ(LinesWith(cluster.process(t)->Output(), "workers [0,1,2], rank " + std::to_string(t))
+                  .size(),
+              2u)
+        << cluster.process(t)->Output();
+  }
+  std::printf("%s\n", rejoin.c_str());
+  // The chief saved the step it re-formed at, and restored it for the three.
+  const std::vector<std::string> restored = LinesWith(out, "restored ");
+  ASSERT_FALSE(restored.empty()) << out;
+  EXPECT_TRUE(absl::StrContains(restored.back(), "model.ckpt-")) << restored.back();
+  // The returning worker trained to the end in the new formation.
+  EXPECT_FALSE(LinesWith(back->Output(), absl::StrCat("done at global step ", kLongSteps,
+                                                      " (0 recoveries, 0 rejoins)"))
+                   .empty())
+      << back->Output();
+  EXPECT_GT(accuracy, 0.5) << out;
 }
 
 TEST(MultiWorkerFaultTest, ElasticLowestSurvivorTakesOverWhenTheChiefDies) {
