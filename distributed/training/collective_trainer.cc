@@ -134,8 +134,9 @@ class CollectiveTrainer::Impl {
 
   // Every worker that answers a probe now (this one included).
   std::vector<Probed> Probe(std::map<int, std::string>* errors);
-  // Waits for the members of the next formation (see the header).
-  absl::StatusOr<std::vector<Probed>> WaitForMembers(bool after_failure, absl::Time deadline,
+  // Waits for the members of the next formation (see the header): every
+  // worker, or with `elastic_wait` those that answer within the grace.
+  absl::StatusOr<std::vector<Probed>> WaitForMembers(bool elastic_wait, absl::Time deadline,
                                                      const absl::Status& why);
   absl::StatusOr<std::unique_ptr<Formation>> Build(const MemberPlan& plan,
                                                    const std::vector<std::string>& devices);
@@ -190,8 +191,8 @@ std::vector<Probed> CollectiveTrainer::Impl::Probe(std::map<int, std::string>* e
 }
 
 absl::StatusOr<std::vector<Probed>> CollectiveTrainer::Impl::WaitForMembers(
-    bool after_failure, absl::Time deadline, const absl::Status& why) {
-  const bool elastic = o_.elastic && after_failure;
+    bool elastic_wait, absl::Time deadline, const absl::Status& why) {
+  const bool elastic = o_.elastic && elastic_wait;
   const absl::Time grace_end = absl::Now() + absl::Seconds(o_.elastic_grace_s);
   std::string waiting_for;
   while (true) {
@@ -410,8 +411,13 @@ absl::StatusOr<TrainResult> CollectiveTrainer::Impl::Train() {
   absl::Time deadline = start + recovery;
   absl::Status failure;
   bool rejoining = false;  // this formation takes back a returning worker
+  // An elastic worker joining a job that already trained (it restarted, or
+  // the job resumes) need not wait for every worker: a worker that is gone
+  // for good must not keep it out, and formations grow as workers arrive.
+  const bool resuming = o_.elastic && LatestCheckpoint(o_.checkpoint_dir).ok();
   while (true) {
-    ASSIGN_OR_RETURN(std::vector<Probed> up, WaitForMembers(after_failure, deadline, failure));
+    ASSIGN_OR_RETURN(std::vector<Probed> up,
+                     WaitForMembers(after_failure || resuming, deadline, failure));
     std::vector<MemberId> ids;
     for (const Probed& p : up) ids.push_back(p.id);
     const std::string key = MembersKey(ids);

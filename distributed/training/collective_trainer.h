@@ -18,7 +18,9 @@
 //
 // A formation: the trainer probes every worker of its job (GetStatus through
 // the server's worker cache) and waits until all answer (start-up, and after
-// a failure unless elastic). The members, their incarnations and the number
+// a failure unless elastic; an elastic worker that starts when
+// checkpoint_dir already holds a checkpoint waits only elastic_grace_s, as
+// after a failure). The members, their incarnations and the number
 // of failed attempts of that member set give the generation, rank, chief
 // (the lowest member) and scaling (worker_membership.h), the same on every
 // member with no message exchanged. It then builds a new graph: the inputs

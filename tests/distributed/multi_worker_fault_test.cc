@@ -10,7 +10,8 @@
 //  - with --elastic and the killed worker restarted after the survivors
 //    re-formed, they take it back at their next rejoin check: all three
 //    finish in one formation, the returning one restored to the step the
-//    chief saved when they re-formed.
+//    chief saved when they re-formed; a worker restarted while another is
+//    gone for good joins without waiting for that one.
 #include <signal.h>
 
 #include <string>
@@ -181,6 +182,43 @@ TEST(MultiWorkerFaultTest, ElasticSurvivorsTakeBackARestartedWorker) {
                    .empty())
       << back->Output();
   EXPECT_GT(accuracy, 0.5) << out;
+}
+
+TEST(MultiWorkerFaultTest, ElasticRestartedWorkerJoinsWhileAnotherIsGoneForGood) {
+  const std::string ckpt = FreshDir("ckpt-elastic-partial");
+  MultiWorkerCluster cluster(kWorkers);
+  std::vector<std::string> flags = Flags(ckpt, /*elastic=*/true);
+  constexpr int kLongSteps = 4000;
+  flags.push_back("--rejoin_check_every=10");
+  flags.push_back(absl::StrCat("--steps=", kLongSteps));
+  ASSERT_TRUE(StartAndTrainTo(&cluster, flags, kCheckpointEvery + 5));
+  ChildProcess* chief = cluster.process(0);
+  cluster.process(2)->Signal(SIGKILL);  // gone for good
+  ASSERT_FALSE(WaitForLine(chief, "workers [0,1], rank 0", absl::Seconds(kCollectiveTimeoutS + 10))
+                   .empty())
+      << chief->Output();
+  cluster.process(1)->Signal(SIGKILL);
+  ASSERT_FALSE(WaitForLine(chief, "workers [0], rank 0", absl::Seconds(kCollectiveTimeoutS + 10))
+                   .empty())
+      << chief->Output();
+
+  // Worker 1 restarts: a checkpoint exists, so it waits for worker 2 only
+  // the grace period, and the chief takes it back at a rejoin check.
+  ChildProcess* back = cluster.Start(1, flags);
+  ASSERT_NE(back, nullptr);
+  EXPECT_FALSE(WaitForLine(back, "going on without worker 2", absl::Seconds(20)).empty())
+      << back->Output();
+  EXPECT_FALSE(WaitForLine(back, "workers [0,1], rank 1", absl::Seconds(20)).empty())
+      << back->Output() << "\nchief:\n" << chief->Output();
+  ASSERT_TRUE(ExitsZero(chief, absl::Seconds(120)));
+  ASSERT_TRUE(ExitsZero(back, absl::Seconds(10)));
+  const std::string out = chief->Output();
+  float loss = 0, accuracy = 0;
+  EXPECT_TRUE(ParseFinal(out, &loss, &accuracy)) << out;
+  EXPECT_FALSE(LinesWith(out, "2 recoveries, 2 workers, 1 rejoins").empty()) << out;
+  EXPECT_FALSE(
+      LinesWith(back->Output(), absl::StrCat("done at global step ", kLongSteps)).empty())
+      << back->Output();
 }
 
 TEST(MultiWorkerFaultTest, ElasticLowestSurvivorTakesOverWhenTheChiefDies) {
