@@ -1,6 +1,5 @@
 #include "distributed/training/collective_trainer.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <utility>
@@ -17,6 +16,7 @@
 #include "distributed/checkpoint/saver.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/master_session.h"
+#include "distributed/training/background_prober.h"
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
@@ -34,9 +34,9 @@ constexpr int64_t kGenerationStride = 1000;
 constexpr int64_t kBarrierInstance = 200000;
 // The rejoin vote's instance (elastic formations missing a worker).
 constexpr int64_t kRejoinVoteInstance = 200001;
-// The chief's probe of a missing worker at a rejoin check waits at most
-// this long: the members wait for the chief's vote meanwhile.
-constexpr int64_t kRejoinProbeTimeoutMs = 300;
+// How often the chief of a formation missing a worker probes it (on a
+// thread of its own: a rejoin check only reads the last answer).
+constexpr absl::Duration kRejoinProbeInterval = absl::Milliseconds(500);
 constexpr absl::Duration kProbeInterval = absl::Milliseconds(200);
 
 // The sessions of a formation see only this task: placement never needs the
@@ -102,6 +102,8 @@ struct Formation {
   Output vote;
   std::unique_ptr<Saver> saver;
   std::unique_ptr<Session> session;
+  // The chief of a formation with a vote: whether a missing worker answers.
+  std::unique_ptr<BackgroundProber> missing_prober;
 };
 
 }  // namespace
@@ -146,8 +148,8 @@ class CollectiveTrainer::Impl {
   // Returns early, OK, with `*rejoin` set when the members voted to re-form
   // with a returning worker (the chief saved the step first).
   absl::Status TrainSteps(Formation* f, int64_t step, bool* progressed, bool* rejoin);
-  // Whether a worker outside the formation answers a short probe (chief).
-  bool MissingWorkerIsBack(const Formation& f);
+  // Whether a worker outside `members` answers a probe.
+  bool MissingWorkerIsBack(const std::vector<int>& members);
   absl::Status Save(Formation* f, int64_t step);
   // Forgets the current formation after `why`.
   void Leave(const absl::Status& why);
@@ -268,6 +270,11 @@ absl::StatusOr<std::unique_ptr<Formation>> CollectiveTrainer::Impl::Build(
     f->vote_in = ops::Placeholder(on.WithOpName("rejoin_vote/mine"), DT_FLOAT,
                                   {.shape = TensorShape({})});
     f->vote = ops::AllReduce(on.WithOpName("rejoin_vote"), f->vote_in, ReduceOp::kSum, vote);
+    if (plan.chief) {
+      f->missing_prober = std::make_unique<BackgroundProber>(
+          [this, members = plan.members] { return MissingWorkerIsBack(members); },
+          kRejoinProbeInterval);
+    }
   }
   RETURN_IF_ERROR(root.status());
   ASSIGN_OR_RETURN(f->saver, Saver::Build(root, {}));
@@ -329,13 +336,11 @@ absl::Status CollectiveTrainer::Impl::Save(Formation* f, int64_t step) {
   return absl::OkStatus();
 }
 
-bool CollectiveTrainer::Impl::MissingWorkerIsBack(const Formation& f) {
+bool CollectiveTrainer::Impl::MissingWorkerIsBack(const std::vector<int>& members) {
   for (int i = 0; i < workers_; ++i) {
-    if (absl::c_linear_search(f.plan.members, i)) continue;
+    if (absl::c_linear_search(members, i)) continue;
     absl::StatusOr<WorkerInterface*> w = o_.server->worker_cache()->GetWorker(Task(i));
-    if (!w.ok()) continue;
-    const int64_t timeout = std::min<int64_t>(o_.probe_timeout_ms, kRejoinProbeTimeoutMs);
-    if ((*w)->GetStatusWithin(timeout).ok()) return true;
+    if (w.ok() && (*w)->GetStatusWithin(o_.probe_timeout_ms).ok()) return true;
   }
   return false;
 }
@@ -362,7 +367,7 @@ absl::Status CollectiveTrainer::Impl::TrainSteps(Formation* f, int64_t step, boo
     std::vector<Output> fetches;
     if (log) fetches.push_back(f->model.loss);
     if (vote) {
-      const bool back = f->plan.chief && MissingWorkerIsBack(*f);
+      const bool back = f->missing_prober != nullptr && f->missing_prober->last();
       feeds.emplace_back(f->vote_in, Tensor::Scalar<float>(back ? 1.0f : 0.0f));
       fetches.push_back(f->vote);
     }

@@ -55,14 +55,16 @@
 // again within recovery_timeout_s of the first failure.
 //
 // Rejoining (elastic): a formation without every worker of the job checks
-// every rejoin_check_every global steps whether one is back. At those steps
-// (the same on every member) the chief probes the missing workers and every
-// member runs one more collective, a vote: the sum of the members' votes,
-// where only the chief's can be 1. When it says a worker is back, the chief
-// saves a checkpoint of that step and all members leave the formation and
-// form a new one with every worker that answers; the returning worker
-// (which, like any starting worker, waits for all workers and then sits in
-// the formation barrier) is in it, restores through sync_init and trains on.
+// every rejoin_check_every global steps whether one is back. The chief
+// probes the missing workers on a thread of its own (every 0.5 s); at
+// those steps (the same on every member) every member runs one more
+// collective, a vote: the sum of the members' votes, where only the
+// chief's can be 1 (its prober's last answer). When the vote says a worker
+// is back, the chief saves a checkpoint of that step, and all members leave
+// the formation and form a new one with every worker that answers. The
+// returning worker (which, like any starting worker, waits for the workers
+// and then sits in the formation barrier) is in it, gets the chief's values
+// through sync_init and trains on.
 // This counts as a rejoin, not a recovery. The shared checkpoint_dir is the
 // only state the members share.
 //
