@@ -44,7 +44,8 @@ ABSL_FLAG(double, learning_rate, 0.1, "learning rate");
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum or adam");
 ABSL_FLAG(int64_t, bucket_bytes, 4 << 20, "gradient fusion bucket size in bytes (0: no fusion)");
 ABSL_FLAG(std::string, checkpoint_dir, "",
-          "checkpoints, shared by every worker (default: /tmp/sluice_multi_worker_<cluster hash>)");
+          "checkpoints, shared by every worker (default: /tmp/sluice/multi_worker_mlp/<cluster hash>, "
+          "one per launch: `rm -rf /tmp/sluice` clears them)");
 ABSL_FLAG(int, checkpoint_every, 100, "the chief saves a checkpoint every N global steps");
 ABSL_FLAG(double, collective_timeout_s, 10, "a collective whose peer does not answer fails after this");
 ABSL_FLAG(double, recovery_timeout_s, 120, "after a failure, give up when not training again within this");
@@ -83,14 +84,15 @@ absl::StatusOr<MlpConfig> ConfigFromFlags() {
 }
 
 // The same directory for every worker of a cluster: named after a hash of
-// the cluster's addresses (the launcher picks fresh ports for each run).
+// the cluster's addresses (the launcher picks fresh ports for each run, so
+// each launch starts afresh), beside the other examples' under /tmp/sluice.
 std::string DefaultCheckpointDir(const ClusterSpec& cluster) {
   uint64_t h = 14695981039346656037ull;
   for (char c : cluster.ToJson()) {
     h ^= static_cast<unsigned char>(c);
     h *= 1099511628211ull;
   }
-  return absl::StrCat("/tmp/sluice_multi_worker_", absl::Hex(h, absl::kZeroPad16));
+  return absl::StrCat("/tmp/sluice/multi_worker_mlp/", absl::Hex(h, absl::kZeroPad16));
 }
 
 absl::Status DumpWeights(Session* session, const std::vector<Output>& variables,
