@@ -68,12 +68,7 @@ absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std:
   Tensor landing;  // released outside the lock
   {
     absl::MutexLock lock(&mu_);
-    if (!landings_.empty()) {
-      if (auto it = landings_.find(box_key); it != landings_.end()) {
-        landing = std::move(it->second);
-        landings_.erase(it);
-      }
-    }
+    landing = EraseLanding(box_key);  // the value is here: its landing is done
     if (!aborted_.empty() && !AbortedStatus(key).ok()) return absl::OkStatus();  // dropped
     auto it = waiters_.find(box_key);
     if (it != waiters_.end()) {
@@ -143,25 +138,26 @@ void CollectiveMailbox::ExpectInto(const std::string& to_device, const std::stri
   landings_.insert_or_assign(std::move(box_key), std::move(landing));
 }
 
-Tensor CollectiveMailbox::TakeLanding(const std::string& to_device, const std::string& key) {
-  absl::MutexLock lock(&mu_);
+Tensor CollectiveMailbox::EraseLanding(const std::string& box_key) {
   if (landings_.empty()) return Tensor();
-  auto it = landings_.find(BoxKey(to_device, key));
+  auto it = landings_.find(box_key);
   if (it == landings_.end()) return Tensor();
   Tensor landing = std::move(it->second);
   landings_.erase(it);
-  ++landings_taken_;
+  return landing;
+}
+
+Tensor CollectiveMailbox::TakeLanding(const std::string& to_device, const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  Tensor landing = EraseLanding(BoxKey(to_device, key));
+  if (landing.IsInitialized()) ++landings_taken_;
   return landing;
 }
 
 void CollectiveMailbox::DropLanding(const std::string& to_device, const std::string& key) {
   Tensor dropped;  // released outside the lock
   absl::MutexLock lock(&mu_);
-  if (landings_.empty()) return;
-  auto it = landings_.find(BoxKey(to_device, key));
-  if (it == landings_.end()) return;
-  dropped = std::move(it->second);
-  landings_.erase(it);
+  dropped = EraseLanding(BoxKey(to_device, key));
 }
 
 void CollectiveMailbox::Abort(const std::string& key_prefix, const absl::Status& status) {

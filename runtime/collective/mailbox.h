@@ -72,6 +72,8 @@ class CollectiveMailbox : public CollectiveTransport {
  private:
   struct Waiter;
   void TimerLoop();
+  // Unregisters and returns the landing of `box_key` (uninitialized: none).
+  Tensor EraseLanding(const std::string& box_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The status of the first aborted prefix of `key`; OK when none.
   absl::Status AbortedStatus(absl::string_view key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 

@@ -159,11 +159,18 @@ class RingCollective : public std::enable_shared_from_this<RingCollective> {
   bool CheckPiece(const absl::StatusOr<Tensor>& t, int64_t size, const std::string& key);
 
   void Send(const std::string& key, const Tensor& t);
-  void Recv(const std::string& key, std::function<void(absl::StatusOr<Tensor>)> fn);
-  // Recv, asking the transport to read the bytes into `landing` (a view of
-  // the result) when it is initialized.
-  void RecvInto(const std::string& key, Tensor landing,
-                std::function<void(absl::StatusOr<Tensor>)> fn);
+  // Asks the transport to read the bytes into `landing` (see ResultView)
+  // when it is initialized.
+  void Recv(const std::string& key, Tensor landing,
+            std::function<void(absl::StatusOr<Tensor>)> fn);
+  // A view of the result's piece `p`, where a received piece that only gets
+  // copied into the result (and passed on as a view, or not at all) may
+  // land; uninitialized for an empty piece.
+  Tensor ResultView(const Range& p) const {
+    if (p.size == 0) return Tensor();
+    absl::StatusOr<Tensor> view = View(output_, OutAt(p.begin), p.size);
+    return view.ok() ? *std::move(view) : Tensor();
+  }
   void Fail(const absl::Status& status);
   void Release() {
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
@@ -289,7 +296,8 @@ void RingCollective::Start() {
   Send(o_.prefix + "/hdr", Header());
   pending_.fetch_add(1, std::memory_order_relaxed);
   auto self = shared_from_this();
-  Recv(o_.prefix + "/hdr", [self](absl::StatusOr<Tensor> t) { self->OnHeader(std::move(t)); });
+  Recv(o_.prefix + "/hdr", Tensor(),
+       [self](absl::StatusOr<Tensor> t) { self->OnHeader(std::move(t)); });
   next_chain_.store(window_, std::memory_order_relaxed);
   for (int64_t c = 0; c < window_ && !finished_.load(std::memory_order_relaxed); ++c) {
     StartChain(c);
@@ -334,13 +342,8 @@ void RingCollective::StartChain(int64_t c) {
   }
   pending_.fetch_add(1, std::memory_order_relaxed);
   auto self = shared_from_this();
-  Tensor landing;
-  if (p.size > 0 && (send_views_ || pos_ == n_ - 1)) {
-    absl::StatusOr<Tensor> view = View(output_, OutAt(p.begin), p.size);
-    if (view.ok()) landing = *std::move(view);
-  }
-  RecvInto(key, std::move(landing),
-           [self, c](absl::StatusOr<Tensor> t) { self->OnBroadcastPiece(c, std::move(t)); });
+  Recv(key, send_views_ || pos_ == n_ - 1 ? ResultView(p) : Tensor(),
+       [self, c](absl::StatusOr<Tensor> t) { self->OnBroadcastPiece(c, std::move(t)); });
 }
 
 void RingCollective::Step(int64_t c, int s, Tensor carry) {
@@ -358,19 +361,10 @@ void RingCollective::Step(int64_t c, int s, Tensor carry) {
   Send(key, carry);
   carry = Tensor();  // the receiver owns it now
   auto self = shared_from_this();
-  Tensor landing;
-  if (s >= rs_steps_ && (send_views_ || s == steps_ - 1)) {
-    // An all-gather piece only gets copied into the result (and passed on,
-    // as a view, to a member whose transport copies it): let it arrive
-    // there in the first place.
-    const Range p = Piece(RecvSegment(s), c);
-    if (p.size > 0) {
-      absl::StatusOr<Tensor> view = View(output_, OutAt(p.begin), p.size);
-      if (view.ok()) landing = *std::move(view);
-    }
-  }
-  RecvInto(key, std::move(landing),
-           [self, c, s](absl::StatusOr<Tensor> t) { self->OnPiece(c, s, std::move(t)); });
+  // All-gather pieces land in the result.
+  const bool land = s >= rs_steps_ && (send_views_ || s == steps_ - 1);
+  Recv(key, land ? ResultView(Piece(RecvSegment(s), c)) : Tensor(),
+       [self, c, s](absl::StatusOr<Tensor> t) { self->OnPiece(c, s, std::move(t)); });
 }
 
 bool RingCollective::CheckPiece(const absl::StatusOr<Tensor>& t, int64_t size,
@@ -446,13 +440,11 @@ void RingCollective::Send(const std::string& key, const Tensor& t) {
   });
 }
 
-void RingCollective::Recv(const std::string& key, std::function<void(absl::StatusOr<Tensor>)> fn) {
-  o_.transport->Recv(prev_, me_, key, p_.timeout_ms, std::move(fn));
-}
-
-void RingCollective::RecvInto(const std::string& key, Tensor landing,
-                              std::function<void(absl::StatusOr<Tensor>)> fn) {
-  if (!landing.IsInitialized()) return Recv(key, std::move(fn));
+void RingCollective::Recv(const std::string& key, Tensor landing,
+                          std::function<void(absl::StatusOr<Tensor>)> fn) {
+  if (!landing.IsInitialized()) {
+    return o_.transport->Recv(prev_, me_, key, p_.timeout_ms, std::move(fn));
+  }
   o_.transport->RecvInto(prev_, me_, key, std::move(landing), p_.timeout_ms, std::move(fn));
 }
 
