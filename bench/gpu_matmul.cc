@@ -13,11 +13,19 @@
 // median of --reps samples after --warmup. Prints per precision
 //   gpu_matmul_N_P_session: X TFLOP/s, gpu_matmul_N_P_cublas: Y TFLOP/s,
 //   gpu_matmul_N_P_ratio: X/Y (target >= 0.95)
-// and `gpu: none (<reason>)` (exit 0) where no GPU is visible.
+// Then the figure of a bf16 user: the product of two DT_BFLOAT16 variables
+// (cast once from the same values) against cublasGemmEx on bf16 buffers,
+//   gpu_matmul_N_bf16_tensors_session / _cublas / _ratio,
+// and whether Session::Run returns only when the GPU work is done: the wall
+// time of K runs with one cudaDeviceSynchronize after them, against K times
+// the median run,
+//   gpu_matmul_N_bf16_tensors_run_returns_after_work: 1 (or 0, with both times)
+// Prints `gpu: none (<reason>)` (exit 0) where no GPU is visible.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -62,6 +70,14 @@ Tensor HostRandom(int64_t n, uint64_t seed) {
   return t;
 }
 
+Tensor ToBFloat16(const Tensor& t) {
+  Tensor out(DT_BFLOAT16, t.shape());
+  const float* src = t.flat<float>().data();
+  BFloat16* dst = static_cast<BFloat16*>(out.raw_data());
+  for (int64_t i = 0; i < t.NumElements(); ++i) dst[i] = BFloat16::FromFloat(src[i]);
+  return out;
+}
+
 cublasComputeType_t ComputeType(GpuMatMulPrecision p) {
   switch (p) {
     case GpuMatMulPrecision::kTF32: return CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -73,6 +89,9 @@ cublasComputeType_t ComputeType(GpuMatMulPrecision p) {
 // cuBLAS on its own stream and handle, with its own copies of a and b.
 class DirectGemm {
  public:
+  DirectGemm() = default;
+  DirectGemm(const DirectGemm&) = delete;
+  DirectGemm& operator=(const DirectGemm&) = delete;
   ~DirectGemm() {
     if (handle_ != nullptr) cublasDestroy(handle_);
     for (void* p : {a_, b_, c_}) {
@@ -83,8 +102,10 @@ class DirectGemm {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
+  // a and b: float or bfloat16 host tensors of the same shape.
   absl::Status Init(const Tensor& a, const Tensor& b) {
     n_ = a.dim_size(0);
+    type_ = a.dtype() == DT_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
     const size_t bytes = a.TotalBytes();
     RETURN_IF_ERROR(Cuda(cudaSetDevice(0), "cudaSetDevice"));
     RETURN_IF_ERROR(Cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream"));
@@ -105,9 +126,10 @@ class DirectGemm {
     const int n = static_cast<int>(n_);
     RETURN_IF_ERROR(Cuda(cudaEventRecord(start_, stream_), "cudaEventRecord"));
     // Row-major C = A B is column-major C^T = B^T A^T.
-    RETURN_IF_ERROR(Blas(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b_,
-                                      CUDA_R_32F, n, a_, CUDA_R_32F, n, &zero, c_, CUDA_R_32F, n,
-                                      ComputeType(p), CUBLAS_GEMM_DEFAULT),
+    RETURN_IF_ERROR(Blas(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b_, type_,
+                                      n, a_, type_, n, &zero, c_, type_, n,
+                                      type_ == CUDA_R_16BF ? CUBLAS_COMPUTE_32F : ComputeType(p),
+                                      CUBLAS_GEMM_DEFAULT),
                          "cublasGemmEx"));
     RETURN_IF_ERROR(Cuda(cudaEventRecord(stop_, stream_), "cudaEventRecord"));
     RETURN_IF_ERROR(Cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize"));
@@ -118,6 +140,7 @@ class DirectGemm {
 
  private:
   int64_t n_ = 0;
+  cudaDataType_t type_ = CUDA_R_32F;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   cublasHandle_t handle_ = nullptr;
@@ -125,6 +148,62 @@ class DirectGemm {
   void* b_ = nullptr;
   void* c_ = nullptr;
 };
+
+// MatMul on DT_BFLOAT16 tensors ("c16"), Session::Run against cuBLAS, and
+// whether Run waits for the product.
+absl::Status Bfloat16Tensors(Session* session, const Tensor& ta, const Tensor& tb, int reps,
+                             int warmup) {
+  const int64_t n = ta.dim_size(0);
+  DirectGemm direct;
+  RETURN_IF_ERROR(direct.Init(ToBFloat16(ta), ToBFloat16(tb)));
+  absl::Status status;
+  auto session_call = [&] {
+    absl::Status s = session->Run({}, {}, {"c16"}).status();
+    if (!s.ok()) status = s;
+  };
+  for (int i = 0; i < warmup; ++i) {
+    session_call();
+    RETURN_IF_ERROR(direct.TimedCall(GpuMatMulPrecision::kFloat32).status());
+  }
+  RETURN_IF_ERROR(status);
+  std::vector<double> session_ms, direct_ms;
+  const int rounds = 4, per_round = (reps + rounds - 1) / rounds;
+  for (int r = 0; r < rounds; ++r) {
+    for (double v : bench::TimeRepeated(per_round, session_call)) session_ms.push_back(v);
+    RETURN_IF_ERROR(status);
+    for (int i = 0; i < per_round; ++i) {
+      ASSIGN_OR_RETURN(double ms, direct.TimedCall(GpuMatMulPrecision::kFloat32));
+      direct_ms.push_back(ms);
+    }
+  }
+  // K runs back to back, then the device drained: when Run returns only
+  // after its GPU work, the drain adds nothing.
+  const int k = 20;
+  RETURN_IF_ERROR(Cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < k; ++i) session_call();
+  const auto t1 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(Cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+  const auto t2 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(status);
+  const double returned_ms = std::chrono::duration<double, std::milli>(t1 - t0).count() / k;
+  const double drained_ms = std::chrono::duration<double, std::milli>(t2 - t0).count() / k;
+
+  const double flop = 2.0 * n * n * n;
+  const double sm = bench::Median(session_ms), dm = bench::Median(direct_ms);
+  const std::string key = absl::StrCat("gpu_matmul_", n, "_bf16_tensors");
+  std::printf("%s_session: %.1f TFLOP/s\n", key.c_str(), flop / (sm * 1e-3) * 1e-12);
+  std::printf("%s_cublas: %.1f TFLOP/s\n", key.c_str(), flop / (dm * 1e-3) * 1e-12);
+  std::printf("%s_session_ms: %.3f ms\n", key.c_str(), sm);
+  std::printf("%s_cublas_ms: %.3f ms\n", key.c_str(), dm);
+  std::printf("%s_ratio: %.3f (target >= 0.95)\n", key.c_str(), dm / sm);
+  std::printf("%s_run_returned_ms: %.3f ms\n", key.c_str(), returned_ms);
+  std::printf("%s_run_drained_ms: %.3f ms\n", key.c_str(), drained_ms);
+  // Within 2% (timer and launch noise): Run waited for its work.
+  std::printf("%s_run_returns_after_work: %d\n", key.c_str(),
+              drained_ms <= returned_ms * 1.02 ? 1 : 0);
+  return absl::OkStatus();
+}
 
 absl::Status Main() {
   std::string why;
@@ -156,13 +235,23 @@ absl::Status Main() {
   Output assign_a = ops::Assign(gpu.WithOpName("assign_a"), a, a_init);
   Output assign_b = ops::Assign(gpu.WithOpName("assign_b"), b, b_init);
   ops::MatMul(gpu.WithOpName("c"), a, b);
+  // The same values as bf16 tensors, cast once on the GPU.
+  Output a16 = ops::Variable(gpu.WithOpName("a16"), TensorShape({n, n}), DT_BFLOAT16);
+  Output b16 = ops::Variable(gpu.WithOpName("b16"), TensorShape({n, n}), DT_BFLOAT16);
+  Output assign_a16 = ops::Assign(gpu.WithOpName("assign_a16"), a16,
+                                  ops::Cast(gpu, a_init, DT_BFLOAT16));
+  Output assign_b16 = ops::Assign(gpu.WithOpName("assign_b16"), b16,
+                                  ops::Cast(gpu, b_init, DT_BFLOAT16));
+  ops::MatMul(gpu.WithOpName("c16"), a16, b16);
   RETURN_IF_ERROR(root.status());
   SessionOptions options = BuiltinSessionOptions();
   // Room beside the session's device memory for the direct buffers.
   options.gpu_memory_limit = int64_t{8} << 30;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *root.graph()));
   RETURN_IF_ERROR(
-      session->Run({{a_init, ta}, {b_init, tb}}, {}, {assign_a.node, assign_b.node}).status());
+      session->Run({{a_init, ta}, {b_init, tb}}, {},
+                   {assign_a.node, assign_b.node, assign_a16.node, assign_b16.node})
+          .status());
   // Check once that the product runs on the GPU.
   {
     RunOptions ro;
@@ -180,8 +269,8 @@ absl::Status Main() {
     }
   }
 
-  DirectGemm direct;
-  RETURN_IF_ERROR(direct.Init(ta, tb));
+  auto direct = std::make_unique<DirectGemm>();
+  RETURN_IF_ERROR(direct->Init(ta, tb));
 
   const double flop = 2.0 * n * n * n;
   for (GpuMatMulPrecision p : precisions) {
@@ -194,7 +283,7 @@ absl::Status Main() {
     std::vector<double> direct_ms, session_ms;
     for (int i = 0; i < warmup; ++i) {
       session_call();
-      RETURN_IF_ERROR(direct.TimedCall(p).status());
+      RETURN_IF_ERROR(direct->TimedCall(p).status());
     }
     RETURN_IF_ERROR(status);
     const int rounds = 4, per_round = (reps + rounds - 1) / rounds;
@@ -202,7 +291,7 @@ absl::Status Main() {
       for (double v : bench::TimeRepeated(per_round, session_call)) session_ms.push_back(v);
       RETURN_IF_ERROR(status);
       for (int i = 0; i < per_round; ++i) {
-        ASSIGN_OR_RETURN(double ms, direct.TimedCall(p));
+        ASSIGN_OR_RETURN(double ms, direct->TimedCall(p));
         direct_ms.push_back(ms);
       }
     }
@@ -216,7 +305,8 @@ absl::Status Main() {
     std::fflush(stdout);
   }
   SetGpuMatMulPrecision(GpuMatMulPrecision::kFloat32);
-  return absl::OkStatus();
+  direct.reset();  // frees the float buffers
+  return Bfloat16Tensors(session.get(), ta, tb, reps, warmup);
 }
 
 }  // namespace

@@ -188,6 +188,7 @@ absl::StatusOr<std::shared_ptr<Callable>> MasterSession::Impl::Compile(
   PlacerOptions placer_options;
   placer_options.allow_soft_placement = options_.allow_soft_placement;
   placer_options.default_device = options_.default_device;
+  placer_options.whole_graph = graph_.get();
   RETURN_IF_ERROR(PlaceGraph(cg.graph.get(), devices, *options_.kernels, placer_options));
   PartitionOptions partition_options;
   partition_options.get_incarnation = [this](const std::string& device) -> uint64_t {

@@ -6,8 +6,9 @@
 //
 //   bazel run //examples:mirrored_mlp -- --replicas=3 --steps=600
 //
-// Devices: every GPU of the process when there is one, else CPU:0 and
-// --replicas - 1 virtual CPU devices. --batch is the global batch of a step
+// Devices: --devices when given (e.g. GPU:0,CPU:0 with one GPU), else every
+// GPU of the process when there is one, else CPU:0 and --replicas - 1
+// virtual CPU devices. --batch is the global batch of a step
 // (a multiple of the replica count). Prints progress lines like
 // examples/mlp and ends with "final: loss=<x> accuracy=<y>" over the whole
 // training set (replica 0's copy of the model).
@@ -24,12 +25,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "distributed/training/mirrored_strategy.h"
 #include "examples/mlp_model.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, replicas, 2,
           "replicas on CPUs when the process has no GPU (with GPUs: one per GPU)");
+ABSL_FLAG(std::string, devices, "",
+          "replica devices, comma separated (GPU:0,CPU:0); default every GPU, else the CPUs");
 ABSL_FLAG(int, steps, 600, "training steps");
 ABSL_FLAG(int, batch, 128, "examples per step, split evenly between the replicas");
 ABSL_FLAG(int64_t, bucket_bytes, 4 << 20, "gradient fusion bucket size in bytes (0: no fusion)");
@@ -42,18 +46,40 @@ ABSL_FLAG(int, examples, 8192, "size of the synthetic training set");
 namespace sluice {
 namespace {
 
-// The devices to replicate over: the GPUs, else the CPUs, of a session with
-// these options.
+// The session's device whose name ends with `wanted` ("GPU:0" or
+// "/device:GPU:0" match ".../device:GPU:0").
+absl::StatusOr<std::string> FindDevice(const std::vector<std::string>& listed,
+                                       absl::string_view wanted) {
+  absl::ConsumePrefix(&wanted, "/device:");
+  for (const std::string& d : listed) {
+    if (absl::EndsWith(d, absl::StrCat("device:", wanted))) return d;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--devices: no device ", wanted, " here (",
+                                                 absl::StrJoin(listed, ", "), ")"));
+}
+
+// The devices to replicate over: --devices, else the GPUs, else the CPUs, of
+// a session with these options.
 absl::StatusOr<std::vector<std::string>> ReplicaDevices(const SessionOptions& options) {
-  std::vector<std::string> gpus, cpus;
+  std::vector<std::string> listed, gpus, cpus;
   {
     // A probe session over an empty graph, closed before the real one opens.
     Scope empty = Scope::NewRootScope(BuiltinOps());
     ASSIGN_OR_RETURN(std::unique_ptr<Session> probe, NewSession(options, *empty.graph()));
-    for (const std::string& d : probe->ListDevices()) {
-      (absl::StrContains(d, "device:GPU:") ? gpus : cpus).push_back(d);
-    }
+    listed = probe->ListDevices();
     RETURN_IF_ERROR(probe->Close());
+  }
+  const std::string wanted = absl::GetFlag(FLAGS_devices);
+  if (!wanted.empty()) {
+    std::vector<std::string> chosen;
+    for (absl::string_view w : absl::StrSplit(wanted, ',', absl::SkipEmpty())) {
+      ASSIGN_OR_RETURN(std::string d, FindDevice(listed, w));
+      chosen.push_back(std::move(d));
+    }
+    return chosen;
+  }
+  for (const std::string& d : listed) {
+    (absl::StrContains(d, "device:GPU:") ? gpus : cpus).push_back(d);
   }
   return gpus.empty() ? cpus : gpus;
 }

@@ -1,5 +1,8 @@
 #include "placement/placer.h"
 
+#include <set>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
@@ -11,6 +14,8 @@ namespace {
 
 struct Group {
   std::vector<Node*> members;
+  // Members of the group in PlacerOptions::whole_graph that this graph lacks.
+  std::vector<const Node*> whole_members;
   DeviceName request;              // merged requests of the members
   Node* request_source = nullptr;  // the first member whose request is in `request`
 };
@@ -23,7 +28,9 @@ const std::string& Wanted(const Node& n) {
 // A lone node with no inputs and no state (a Const, a shape): cheap to put
 // wherever its consumers are.
 bool IsMovableSource(const Group& g) {
-  if (g.members.size() != 1 || g.request_source != nullptr) return false;
+  if (g.members.size() != 1 || g.request_source != nullptr || !g.whole_members.empty()) {
+    return false;
+  }
   const Node* n = g.members[0];
   return n->in_edges().empty() && !n->op_def().is_stateful && !n->out_edges().empty();
 }
@@ -39,6 +46,10 @@ class Placer {
  private:
   absl::Status ParseDevices();
   absl::Status BuildGroups();
+  // Adds each group's members in options_.whole_graph (see PlacerOptions).
+  void AddWholeGraphMembers();
+  // Whether some device at hand has a kernel for n.
+  bool HasAnyKernel(const Node& n) const;
   bool HasKernels(const Group& g, size_t d, std::vector<std::string>* reasons) const;
   // The first device matching `request` with kernels for the group; -1 if none.
   int FirstFit(const Group& g, const DeviceName& request, std::vector<std::string>* reasons) const;
@@ -107,16 +118,52 @@ absl::Status Placer::BuildGroups() {
   return absl::OkStatus();
 }
 
-bool Placer::HasKernels(const Group& g, size_t d, std::vector<std::string>* reasons) const {
-  for (Node* m : g.members) {
-    if (kernels_.FindKernelDef(*m, devices_[d]->device_type()) == nullptr) {
-      if (reasons != nullptr) {
-        reasons->push_back(absl::StrCat(devices_[d]->name(), " has no ",
-                                        devices_[d]->device_type(), " kernel for ",
-                                        m->DebugName()));
+void Placer::AddWholeGraphMembers() {
+  const Graph* whole = options_.whole_graph;
+  if (whole == nullptr || whole == graph_) return;
+  const ColocationGroups whole_groups = ComputeColocationGroups(*whole);
+  for (Group& g : groups_) {
+    std::set<int> seen_groups;
+    std::set<std::string> here;
+    for (const Node* m : g.members) here.insert(m->name());
+    for (Node* m : g.members) {
+      const Node* w = whole->FindNode(m->name());
+      if (w == nullptr || !seen_groups.insert(whole_groups.group_of[w->id()]).second) continue;
+      for (int id : whole_groups.members[whole_groups.group_of[w->id()]]) {
+        const Node* other = whole->node(id);
+        if (here.count(other->name()) || !HasAnyKernel(*other)) continue;
+        g.whole_members.push_back(other);
+        const std::string& want = Wanted(*other);
+        if (want.empty()) continue;
+        absl::StatusOr<DeviceName> req = DeviceName::Parse(want);
+        if (!req.ok() || !g.request.IsCompatibleWith(*req)) continue;  // not this run's to judge
+        if (g.request.MergeFrom(*req).ok() && g.request_source == nullptr) g.request_source = m;
       }
-      return false;
     }
+  }
+}
+
+bool Placer::HasAnyKernel(const Node& n) const {
+  for (Device* d : devices_) {
+    if (kernels_.FindKernelDef(n, d->device_type()) != nullptr) return true;
+  }
+  return false;
+}
+
+bool Placer::HasKernels(const Group& g, size_t d, std::vector<std::string>* reasons) const {
+  auto has = [&](const Node& m) {
+    if (kernels_.FindKernelDef(m, devices_[d]->device_type()) != nullptr) return true;
+    if (reasons != nullptr) {
+      reasons->push_back(absl::StrCat(devices_[d]->name(), " has no ", devices_[d]->device_type(),
+                                      " kernel for ", m.DebugName()));
+    }
+    return false;
+  };
+  for (const Node* m : g.members) {
+    if (!has(*m)) return false;
+  }
+  for (const Node* m : g.whole_members) {
+    if (!has(*m)) return false;
   }
   return true;
 }
@@ -180,6 +227,7 @@ absl::Status Placer::NoDeviceError(const Group& g, const std::vector<std::string
 absl::Status Placer::Run() {
   RETURN_IF_ERROR(ParseDevices());
   RETURN_IF_ERROR(BuildGroups());
+  AddWholeGraphMembers();
   std::vector<int> chosen(groups_.size(), -1);
   std::vector<size_t> movable;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {

@@ -10,7 +10,8 @@
 //  - colocation groups (placement/colocation.h: "_class" loc:@ attrs from
 //    Scope::ColocateWith, a variable with the ops that assign, apply or read
 //    it) share one device, and their requests are merged;
-//  - only devices with a kernel for every member of a group qualify;
+//  - only devices with a kernel for every member of a group qualify; with
+//    options.whole_graph, the members the group has there count too;
 //  - where a request leaves the device type open, a GPU with kernels for the
 //    whole group comes before other devices;
 //  - a group that asks for nothing goes to the default device (the first
@@ -47,6 +48,15 @@ struct PlacerOptions {
   // Where nodes that ask for nothing go: a (partial) device name, e.g.
   // "/device:CPU:1"; "" for the first device. Must match some device.
   std::string default_device;
+  // The graph `graph` was pruned from (a session's whole graph, the same
+  // node names), or null. A colocation group's members in the whole graph
+  // then also need kernels on its device (those with a kernel on no device
+  // type at hand are left out) and their requests are merged where they
+  // agree, so that a variable lands on the same device in every run
+  // signature whichever of its users the signature keeps (TensorFlow places
+  // the whole graph once). Without it, a variable read by a CPU-only op in
+  // one run and only by GPU ops in another was two variables on two devices.
+  const Graph* whole_graph = nullptr;
 };
 
 absl::Status PlaceGraph(Graph* graph, absl::Span<Device* const> devices,

@@ -317,6 +317,8 @@ class KernelAvailabilityTest : public ::testing::Test {
     ASSERT_TRUE(ops_.Register(OpDefBuilder("Source").Output("y: float")).ok());
     ASSERT_TRUE(ops_.Register(OpDefBuilder("CpuOnly").Input("x: float").Output("y: float")).ok());
     ASSERT_TRUE(ops_.Register(OpDefBuilder("Anywhere").Input("x: float").Output("y: float")).ok());
+    // An op of a graph file with no kernel anywhere (a summary, say).
+    ASSERT_TRUE(ops_.Register(OpDefBuilder("Nowhere").Input("x: float").Output("y: float")).ok());
     for (const char* type : {kDeviceTypeCpu, kDeviceTypeGpu}) {
       kernels_.Register<NeverRunKernel>(KernelDef("Source", type));
       kernels_.Register<NeverRunKernel>(KernelDef("Anywhere", type));
@@ -435,6 +437,59 @@ TEST_F(KernelAvailabilityTest, NoDeviceWithTheKernelAtAllIsAnError) {
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
   EXPECT_TRUE(Contains(st, "'cpu_only' (CpuOnly)")) << st;
   EXPECT_TRUE(Contains(st, "no GPU kernel")) << st;
+}
+
+// A run signature keeps only some members of a colocation group (a variable
+// and the ops using it): with the whole graph at hand, the members it pruned
+// still rule devices out, so the group lands where it would in any other
+// signature. (between_graph_mlp --sync on a GPU machine: global_step was put
+// on the GPU by the init run and on the CPU by the run whose CPU-only token
+// enqueue is colocated with it: two variables, one never initialized.)
+TEST_F(KernelAvailabilityTest, PrunedColocationMembersStillRuleDevicesOut) {
+  auto build = [&](bool with_cpu_only) {
+    auto s = std::make_unique<Scope>(Scope::NewRootScope(&ops_));
+    Output src = s->WithOpName("src").Op("Source").Finalize1();
+    Output var = Build(*s, "Anywhere", "var", src);
+    Build(s->ColocateWith(var), "Anywhere", "init", src);
+    if (with_cpu_only) {
+      Build(s->ColocateWith(var), "CpuOnly", "enqueue", src);
+      Build(s->ColocateWith(var), "Nowhere", "summary", src);  // no kernel: left out
+    }
+    return s;
+  };
+  std::unique_ptr<Scope> whole = build(true);
+  std::unique_ptr<Scope> pruned = build(false);  // the init run's graph
+  ASSERT_TRUE(whole->ok() && pruned->ok());
+  std::vector<Device*> devices = {cpu_.get(), gpu_.get()};
+
+  ASSERT_TRUE(PlaceGraph(pruned->graph(), devices, kernels_, {}).ok());
+  EXPECT_EQ(pruned->graph()->FindNode("var")->assigned_device(), Gpu(0));  // alone: the GPU
+
+  std::unique_ptr<Scope> again = build(false);
+  PlacerOptions opts;
+  opts.whole_graph = whole->graph();
+  absl::Status st = PlaceGraph(again->graph(), devices, kernels_, opts);
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(again->graph()->FindNode("var")->assigned_device(), Cpu(0));
+  EXPECT_EQ(again->graph()->FindNode("init")->assigned_device(), Cpu(0));
+}
+
+// Pinned members of the whole group pin the pruned group too.
+TEST_F(KernelAvailabilityTest, PrunedColocationMembersRequestsCount) {
+  auto build = [&](bool with_pinned) {
+    auto s = std::make_unique<Scope>(Scope::NewRootScope(&ops_));
+    Output src = s->WithOpName("src").Op("Source").Finalize1();
+    Output var = Build(*s, "Anywhere", "var", src);
+    if (with_pinned) Build(s->ColocateWith(var).WithDevice("/device:CPU:0"), "Anywhere", "pin", src);
+    return s;
+  };
+  std::unique_ptr<Scope> whole = build(true);
+  std::unique_ptr<Scope> pruned = build(false);
+  PlacerOptions opts;
+  opts.whole_graph = whole->graph();
+  std::vector<Device*> devices = {cpu_.get(), gpu_.get()};
+  ASSERT_TRUE(PlaceGraph(pruned->graph(), devices, kernels_, opts).ok());
+  EXPECT_EQ(pruned->graph()->FindNode("var")->assigned_device(), Cpu(0));
 }
 
 }  // namespace

@@ -171,6 +171,7 @@ absl::Status DirectSession::BuildPartitions(std::unique_ptr<Graph> graph,
   PlacerOptions placer_options;
   placer_options.allow_soft_placement = options_.allow_soft_placement;
   placer_options.default_device = options_.default_device;
+  placer_options.whole_graph = graph_.get();
   RETURN_IF_ERROR(PlaceGraph(graph.get(), devices, *options_.kernels, placer_options));
   ASSIGN_OR_RETURN(auto parts, Partition(*graph));
   for (Device* device : devices) {

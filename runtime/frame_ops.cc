@@ -76,9 +76,12 @@ void RegisterFrameKernels(KernelRegistry* kernels) {
   kernels->Register<RetvalOp>(KernelDef(kRetvalOp, kDeviceTypeCpu));
 }
 
-void RegisterHostMemoryFrameKernels(KernelRegistry* kernels, const std::string& device_type) {
-  kernels->Register<ArgOp>(KernelDef(kArgOp, device_type).HostMemory("output"));
-  kernels->Register<RetvalOp>(KernelDef(kRetvalOp, device_type).HostMemory("input"));
+void RegisterHostMemoryFrameKernels(KernelRegistry* kernels, const std::string& device_type,
+                                    const std::vector<DataType>& types) {
+  kernels->Register<ArgOp>(
+      KernelDef(kArgOp, device_type).TypeConstraint("T", types).HostMemory("output"));
+  kernels->Register<RetvalOp>(
+      KernelDef(kRetvalOp, device_type).TypeConstraint("T", types).HostMemory("input"));
 }
 
 }  // namespace sluice

@@ -10,6 +10,7 @@
 #define SLUICE_RUNTIME_FRAME_OPS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "graph/op_registry.h"
@@ -23,8 +24,12 @@ inline constexpr char kRetvalOp[] = "_Retval";  // attrs T: type, index: int
 absl::Status RegisterFrameOps(OpRegistry* ops);
 void RegisterFrameKernels(KernelRegistry* kernels);
 // _Arg and _Retval for a device with device memory (GPU): the values stay in
-// host memory (HostMemory output / input); the executor moves them.
-void RegisterHostMemoryFrameKernels(KernelRegistry* kernels, const std::string& device_type);
+// host memory (HostMemory output / input); the executor moves them. Only for
+// `types`, those the device can hold: a fed or fetched value of another type
+// (a string) gets its _Arg or _Retval on a device that can, instead of a
+// transfer the device has no kernel for.
+void RegisterHostMemoryFrameKernels(KernelRegistry* kernels, const std::string& device_type,
+                                    const std::vector<DataType>& types);
 
 }  // namespace sluice
 

@@ -14,6 +14,7 @@
 
 #include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/cwise_impl.cu.h"
+#include "ops/gpu/vector_loop.h"
 
 namespace sluice::gpu::cwise_impl {
 
@@ -28,43 +29,42 @@ __device__ __forceinline__ Out ApplyBinary(const F& f, typename Num<T>::C a, typ
   }
 }
 
-// kMode 0: x[i], y[i]; 1: x[i], y[0]; 2: x[0], y[i]. The first n / kVec * kVec
-// elements go by Pack<.., kVec> (pointers aligned for it), the rest singly.
+// kMode 0: x[i], y[i]; 1: x[i], y[0]; 2: x[0], y[i]. Whole packs of kVec
+// go by Pack<.., kVec> (pointers aligned for it), the rest singly.
 template <typename T, typename Out, typename F, int kVec, int kMode>
 __global__ void __launch_bounds__(kThreads)
     BinaryFlatKernel(const T* x, const T* y, Out* out, int64_t n, F f) {
   using N = Num<T>;
   using C = typename N::C;
-  const int64_t first = FirstIndex<int64_t>();
-  const int64_t stride = GridStride<int64_t>();
   C x0{}, y0{};
   if constexpr (kMode == 2) x0 = N::Up(x[0]);
   if constexpr (kMode == 1) y0 = N::Up(y[0]);
-  const int64_t packs = n / kVec;
-  if constexpr (kVec > 1) {
-    using PT = Pack<T, kVec>;
-    using PO = Pack<Out, kVec>;
-    for (int64_t p = first; p < packs; p += stride) {
-      PT a{}, b{};
-      if constexpr (kMode != 2) a = reinterpret_cast<const PT*>(x)[p];
-      if constexpr (kMode != 1) b = reinterpret_cast<const PT*>(y)[p];
-      PO o;
+  ForEachVectorized<kVec>(
+      n, FirstIndex<int64_t>(), GridStride<int64_t>(),
+      [&](int64_t p) {
+        if constexpr (kVec > 1) {
+          using PT = Pack<T, kVec>;
+          using PO = Pack<Out, kVec>;
+          PT a{}, b{};
+          if constexpr (kMode != 2) a = reinterpret_cast<const PT*>(x)[p];
+          if constexpr (kMode != 1) b = reinterpret_cast<const PT*>(y)[p];
+          PO o;
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) {
+          for (int k = 0; k < kVec; ++k) {
+            C xa = x0, yb = y0;
+            if constexpr (kMode != 2) xa = N::Up(a.v[k]);
+            if constexpr (kMode != 1) yb = N::Up(b.v[k]);
+            o.v[k] = ApplyBinary<T, Out>(f, xa, yb);
+          }
+          reinterpret_cast<PO*>(out)[p] = o;
+        }
+      },
+      [&](int64_t i) {
         C xa = x0, yb = y0;
-        if constexpr (kMode != 2) xa = N::Up(a.v[k]);
-        if constexpr (kMode != 1) yb = N::Up(b.v[k]);
-        o.v[k] = ApplyBinary<T, Out>(f, xa, yb);
-      }
-      reinterpret_cast<PO*>(out)[p] = o;
-    }
-  }
-  for (int64_t i = packs * kVec + first; i < n; i += stride) {
-    C xa = x0, yb = y0;
-    if constexpr (kMode != 2) xa = N::Up(x[i]);
-    if constexpr (kMode != 1) yb = N::Up(y[i]);
-    out[i] = ApplyBinary<T, Out>(f, xa, yb);
-  }
+        if constexpr (kMode != 2) xa = N::Up(x[i]);
+        if constexpr (kMode != 1) yb = N::Up(y[i]);
+        out[i] = ApplyBinary<T, Out>(f, xa, yb);
+      });
 }
 
 // Two merged dimensions (rows x cols), each operand with its own strides.

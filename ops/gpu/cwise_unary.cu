@@ -7,6 +7,7 @@
 
 #include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/cwise_impl.cu.h"
+#include "ops/gpu/vector_loop.h"
 
 namespace sluice::gpu {
 namespace cwise_impl {
@@ -80,23 +81,22 @@ struct ReciprocalF {
   }
 };
 
-// y[i] = f(x[i]); the first n / kVec * kVec elements by Pack (aligned).
+// y[i] = f(x[i]); whole packs of kVec by Pack (aligned), the rest singly.
 template <typename T, typename F, int kVec>
 __global__ void __launch_bounds__(kThreads) UnaryKernel(const T* x, T* y, int64_t n, F f) {
   using N = Num<T>;
-  const int64_t first = FirstIndex<int64_t>();
-  const int64_t stride = GridStride<int64_t>();
-  const int64_t packs = n / kVec;
-  if constexpr (kVec > 1) {
-    using P = Pack<T, kVec>;
-    for (int64_t p = first; p < packs; p += stride) {
-      P v = reinterpret_cast<const P*>(x)[p];
+  ForEachVectorized<kVec>(
+      n, FirstIndex<int64_t>(), GridStride<int64_t>(),
+      [&](int64_t p) {
+        if constexpr (kVec > 1) {
+          using P = Pack<T, kVec>;
+          P v = reinterpret_cast<const P*>(x)[p];
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) v.v[k] = N::Down(f(N::Up(v.v[k])));
-      reinterpret_cast<P*>(y)[p] = v;
-    }
-  }
-  for (int64_t i = packs * kVec + first; i < n; i += stride) y[i] = N::Down(f(N::Up(x[i])));
+          for (int k = 0; k < kVec; ++k) v.v[k] = N::Down(f(N::Up(v.v[k])));
+          reinterpret_cast<P*>(y)[p] = v;
+        }
+      },
+      [&](int64_t i) { y[i] = N::Down(f(N::Up(x[i]))); });
 }
 
 template <typename F>

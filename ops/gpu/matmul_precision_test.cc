@@ -1,7 +1,10 @@
-// The GPU MatMul precision setting (plain C++: runs without a GPU). The
-// BUILD rule sets SLUICE_GPU_MATMUL=tf32 for this test.
+// The GPU MatMul precision setting (plain C++: runs without a GPU). The test
+// sets SLUICE_GPU_MATMUL=tf32 itself, before main, so that it holds however
+// the binary is started (under bazel test, or alone on a machine without
+// Bazel, where an `env` of the BUILD rule would not reach it).
 #include "ops/gpu/matmul_precision.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -9,7 +12,11 @@
 namespace sluice {
 namespace {
 
+// Before any test reads the setting, which takes the environment once.
+const bool kEnvironmentSet = setenv("SLUICE_GPU_MATMUL", "tf32", /*overwrite=*/1) == 0;
+
 TEST(GpuMatMulPrecisionTest, StartsFromTheEnvironmentThenFollowsSet) {
+  ASSERT_TRUE(kEnvironmentSet);
   EXPECT_EQ(GetGpuMatMulPrecision(), GpuMatMulPrecision::kTF32);
   SetGpuMatMulPrecision(GpuMatMulPrecision::kBF16);
   EXPECT_EQ(GetGpuMatMulPrecision(), GpuMatMulPrecision::kBF16);

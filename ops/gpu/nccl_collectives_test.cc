@@ -10,6 +10,9 @@
 #include "runtime/collective/collective_executor.h"
 #include "runtime/kernel_registry.h"
 
+#if defined(SLUICE_WITH_NCCL)
+#include "ops/gpu/internal/nccl_util.h"
+#endif
 #if defined(SLUICE_WITH_CUDA)
 #include <cstdint>
 #include <memory>
@@ -98,6 +101,18 @@ TEST(NcclCollectivesTest, NonGpuMembersAreDeclinedOrRefused) {
 #endif
 }
 
+#if defined(SLUICE_WITH_NCCL)
+// Runs without a GPU: the rule that sends workers sharing a GPU to the ring.
+TEST(NcclCollectivesTest, SharedGpusAreFoundByUuid) {
+  using internal::MembersShareAGpu;
+  EXPECT_FALSE(MembersShareAGpu({"a", "b"}));
+  EXPECT_FALSE(MembersShareAGpu({"a", "b", "c"}));
+  EXPECT_TRUE(MembersShareAGpu({"a", "a"}));
+  EXPECT_TRUE(MembersShareAGpu({"a", "b", "a"}));
+  EXPECT_FALSE(MembersShareAGpu({"a"}));
+}
+#endif
+
 // "" when NCCL can run over `count` GPUs here; else why not.
 std::string NoGpuReason(int count) {
   if (!NcclAvailable()) return "built without NCCL";
@@ -150,13 +165,18 @@ TEST(NcclCollectivesTest, GroupOfOneGpuThroughASession) {
   Output mean = ops::AllReduce(g0, x, ReduceOp::kMean, Spec(2, {Gpu(0)}));
   std::unique_ptr<Session> sess = MakeSession(s, 1);
   ASSERT_NE(sess, nullptr);
-  for (int step = 0; step < 2; ++step) {
-    std::vector<float> v = IntegerFloats(4099, step);
-    absl::StatusOr<std::vector<Tensor>> out =
-        sess->Run({{x, Tensor::FromVector<float>(v)}}, {sum, mean});
-    ASSERT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(Values<float>((*out)[0]), v) << "step " << step;
-    EXPECT_EQ(Values<float>((*out)[1]), v) << "step " << step;
+  // 131073 and 269322 (mirrored_mlp's fused bucket) are sizes whose tail a
+  // one-rank ncclAvg of NCCL < 2.29.7 leaves unwritten (NVIDIA/nccl#1950).
+  int step = 0;
+  for (int64_t n : {int64_t{4099}, int64_t{131073}, int64_t{269322}}) {
+    for (int rep = 0; rep < 2; ++rep, ++step) {
+      std::vector<float> v = IntegerFloats(n, step);
+      absl::StatusOr<std::vector<Tensor>> out =
+          sess->Run({{x, Tensor::FromVector<float>(v)}}, {sum, mean});
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(Values<float>((*out)[0]), v) << "n " << n << " step " << step;
+      EXPECT_EQ(Values<float>((*out)[1]), v) << "n " << n << " step " << step;
+    }
   }
 }
 

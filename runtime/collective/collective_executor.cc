@@ -173,6 +173,11 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
     done(s);
   };
   if (absl::Status s = CheckInput(params, device, input); !s.ok()) return fail(s);
+  // A group of one: the sum, mean, gather or broadcast is the input itself.
+  // No implementation is asked: NCCL before 2.29.7 leaves the tail of a
+  // one-rank ncclAvg unwritten (NVIDIA/nccl#1950), which made one-GPU
+  // mirrored training with fused gradient buckets diverge.
+  if (params.group_size() == 1) return done(input);
 
   if (AllLocal(params)) {
     LocalAllReduceImpl impl;
@@ -198,7 +203,15 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
   if (params.kind == CollectiveKind::kAllReduce && params.communication_hint != "ring" &&
       InDeviceMemory(device, input) && AllOfType(params, device->device_type())) {
     if (CrossProcessAllReduceImpl cross = FindCrossProcessAllReduce(device->device_type())) {
-      absl::Status taken = cross(params, prefix, device, input, transport_, done);
+      // Handed back with Unimplemented after it took the member: the ring.
+      auto on_done = [this, params, prefix, device, input,
+                      done](absl::StatusOr<Tensor> out) mutable {
+        if (!out.ok() && absl::IsUnimplemented(out.status())) {
+          return RunOnRing(std::move(params), prefix, device, input, std::move(done));
+        }
+        done(std::move(out));
+      };
+      absl::Status taken = cross(params, prefix, device, input, transport_, std::move(on_done));
       if (taken.ok()) return;
       if (!absl::IsUnimplemented(taken)) {
         return fail(absl::StartsWith(taken.message(), "node '")
@@ -207,11 +220,20 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
       }
     }  // else the ring below
   }
+  RunOnRing(std::move(params), prefix, device, input, std::move(done));
+}
+
+void CollectiveExecutor::RunOnRing(CollectiveParams params, const std::string& prefix,
+                                   Device* device, const Tensor& input, Done done) {
   Tensor host = input;
   const bool copy_back = input.on_device();
   if (copy_back) {
     absl::StatusOr<Tensor> h = device->CopyToHost(input);
-    if (!h.ok()) return fail(AddContext(h.status(), params.DebugString()));
+    if (!h.ok()) {
+      absl::Status s = AddContext(h.status(), params.DebugString());
+      transport_->Abort(prefix + "/", s);
+      return done(s);
+    }
     host = *std::move(h);
   }
   const bool source =

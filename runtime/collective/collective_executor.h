@@ -5,6 +5,8 @@
 //   collectives.Run(params, device, input, [](absl::StatusOr<Tensor> out) { ... });
 //
 // How each kind runs (N members, rank r):
+//  - N = 1: every kind's result is the input itself (the same buffer); no
+//    implementation is asked.
 //  - kAllReduce. When every member is a device of this process and a local
 //    implementation is registered for their device type (NCCL for GPUs,
 //    ops/gpu), that runs it. Else a ring over the transport: reduce-scatter
@@ -86,6 +88,10 @@ void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl i
 // calling `done`) to leave the member to the CPU ring: every member must
 // decide alike, from params and the input's dtype and shape only. Any other
 // error fails the member (`done` not called by the implementation).
+// A member it took may still be handed back: `done` with Unimplemented runs
+// the CPU ring for that execution, for a decision the members can only make
+// together (NCCL's, when two processes turn out to share a GPU). Every
+// member of the execution must be handed back alike.
 using CrossProcessAllReduceImpl = std::function<absl::Status(
     const CollectiveParams& params, const std::string& execution, Device* device,
     const Tensor& input, CollectiveTransport* transport,
@@ -123,6 +129,9 @@ class CollectiveExecutor {
   // "g<group>/i<instance>/n<execution>": the prefix of every key of one
   // execution of an instance.
   std::string NextExecution(const CollectiveParams& params);
+  // The CPU ring (through host memory when the input is on a device).
+  void RunOnRing(CollectiveParams params, const std::string& prefix, Device* device,
+                 const Tensor& input, std::function<void(absl::StatusOr<Tensor>)> done);
   // Members all in this process meet in a LocalJoin.
   void Join(const std::string& prefix, LocalAllReduceImpl impl, internal::JoinMember member);
   void OnJoinTimeout(const std::string& prefix, const std::shared_ptr<internal::LocalJoin>& join);

@@ -1,5 +1,6 @@
 #include "runtime/collective/collective_executor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -144,7 +145,8 @@ void ExpectReduced(const std::vector<Tensor>& inputs, const std::vector<Result>&
     const Tensor& got = *results[r];
     ASSERT_EQ(got.dtype(), inputs[r].dtype()) << what;
     ASSERT_EQ(got.shape(), inputs[r].shape()) << what;
-    EXPECT_FALSE(got.SharesBufferWith(inputs[r])) << what;
+    // One member's result is its input; several members' are fresh.
+    EXPECT_EQ(got.SharesBufferWith(inputs[r]), n == 1) << what;
     for (int64_t i = 0; i < elems; ++i) {
       if constexpr (std::is_floating_point_v<T>) {
         ASSERT_NEAR(got.flat<T>()[i], want[i], 1e-6) << what << " rank " << r << " [" << i << "]";
@@ -682,6 +684,59 @@ TEST(DeviceMemoryTest, ResultsComeBackInDeviceMemory) {
       EXPECT_EQ(results[r]->flat<float>()[2999], 6.0f);
     }
   }
+}
+
+// A group of one returns its input, asking no implementation, whatever the
+// device: NCCL 2.28's one-rank average left the last n % 32 elements of a
+// large output unwritten (NVIDIA/nccl#1950), so one-GPU mirrored training with
+// fused buckets diverged on an H200. The stand-in implementation here writes
+// like that NCCL does; before the fix its NaN tail came back.
+TEST(GroupOfOneTest, ReturnsTheInputWithoutAnImplementation) {
+  static std::atomic<int> calls{0};
+  calls = 0;
+  RegisterLocalAllReduce(
+      "ONERANK", [](const CollectiveParams& params, const std::vector<Device*>& devices,
+                    const std::vector<Tensor>& inputs,
+                    std::function<void(absl::StatusOr<std::vector<Tensor>>)> done) {
+        ++calls;
+        const Tensor& x = inputs[0];
+        Tensor out(x.dtype(), x.shape());
+        const int64_t n = x.NumElements();
+        float* o = out.flat<float>().data();
+        for (int64_t i = 0; i < n; ++i) o[i] = std::nanf("");
+        // NCCL's oneRankReduce: up to 32 blocks of 16 KiB or more, each
+        // block a multiple of 4 elements of n / blocks.
+        const int64_t blocks = std::min<int64_t>(32, (n * 4 + 16383) / 16384);
+        const int64_t per_block = (n / blocks + 3) / 4 * 4;
+        for (int64_t i = 0; i < std::min(n, per_block * blocks); ++i) o[i] = x.flat<float>()[i];
+        done(std::vector<Tensor>{out});
+      });
+  FakeDevice device(LocalDev(0, "ONERANK"));
+  CollectiveMailbox box;
+  CollectiveExecutor exec(&box);
+  const int64_t n = 269322;  // the fused bucket of mirrored_mlp --hidden=256,256
+  std::vector<float> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = 0.001f * static_cast<float>(i % 1000);
+  const Tensor input = Tensor::FromVector<float>(values);
+  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+                              CollectiveKind::kBroadcast}) {
+    for (ReduceOp op : {ReduceOp::kMean, ReduceOp::kSum}) {
+      CollectiveParams p;
+      p.kind = kind;
+      p.reduce_op = op;
+      p.group_key = 9;
+      p.instance_key = 1;
+      p.group_devices = {device.name()};
+      p.rank = 0;
+      p.source_rank = 0;
+      std::vector<Result> results = RunMembers({&exec}, {&device}, p, {input});
+      ASSERT_TRUE(results[0].ok()) << results[0].status();
+      ASSERT_EQ(results[0]->NumElements(), n);
+      EXPECT_EQ(results[0]->flat<float>()[n - 1], values[n - 1]);
+      EXPECT_EQ(std::memcmp(results[0]->raw_data(), input.raw_data(), input.TotalBytes()), 0);
+    }
+  }
+  EXPECT_EQ(calls.load(), 0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "runtime/collective/collective_executor.h"
@@ -58,7 +59,9 @@ class XpuDevice : public Device {
 
 std::string Xpu(int task) { return absl::StrCat("/job:w/replica:0/task:", task, "/device:XPU:0"); }
 
-enum class Mode { kDecline, kTake, kRefuse };
+// kHandBack: takes the member, then hands it back later, from another
+// thread, with Unimplemented (NCCL, once the members found they share a GPU).
+enum class Mode { kDecline, kTake, kRefuse, kHandBack };
 std::atomic<Mode> g_mode{Mode::kDecline};
 std::atomic<int> g_calls{0};
 
@@ -70,6 +73,13 @@ absl::Status FakeCrossProcess(const CollectiveParams& p, const std::string& exec
   ++g_calls;
   if (g_mode == Mode::kDecline) return absl::UnimplementedError("not this one");
   if (g_mode == Mode::kRefuse) return absl::InternalError("the fake refuses");
+  if (g_mode == Mode::kHandBack) {
+    std::thread([done] {
+      absl::SleepFor(absl::Milliseconds(20));
+      done(absl::UnimplementedError("members share a GPU"));
+    }).detach();
+    return absl::OkStatus();
+  }
   EXPECT_EQ(execution.rfind(absl::StrCat("g", p.group_key, "/i", p.instance_key, "/n"), 0), 0u)
       << execution;
   absl::StatusOr<Tensor> mine = device->CopyToHost(input);
@@ -173,6 +183,16 @@ TEST_F(CrossProcessAllReduceTest, UnimplementedFallsBackToTheRing) {
   g_mode = Mode::kDecline;
   ExpectSums(RunBoth(Params()), /*on_device=*/true);
   EXPECT_EQ(g_calls, 2);
+}
+
+// Two workers sharing one GPU: NCCL refuses such a communicator ("Duplicate
+// GPU detected"), which members learn only together, after they were taken.
+TEST_F(CrossProcessAllReduceTest, HandedBackLaterRunsTheRing) {
+  g_mode = Mode::kHandBack;
+  ExpectSums(RunBoth(Params()), /*on_device=*/true);
+  EXPECT_EQ(g_calls, 2);
+  ExpectSums(RunBoth(Params()), /*on_device=*/true);  // the next execution too
+  EXPECT_EQ(g_calls, 4);
 }
 
 TEST_F(CrossProcessAllReduceTest, RingHintAndHostInputsSkipTheImplementation) {

@@ -188,7 +188,10 @@ void RegisterGpuRuntimeKernels(KernelRegistry* kernels) {
       KernelDef(kRecvOp, kDeviceTypeGpu).TypeConstraint("T", in_device_memory));
   kernels->Register<GpuRecvOp>(
       KernelDef(kRecvOp, kDeviceTypeGpu).TypeConstraint("T", DT_INT32).HostMemory("tensor"));
-  RegisterHostMemoryFrameKernels(kernels, kDeviceTypeGpu);
+  // Fed and fetched values of the types a GPU moves; a string stays on a CPU.
+  std::vector<DataType> frame_types = in_device_memory;
+  frame_types.push_back(DT_INT32);
+  RegisterHostMemoryFrameKernels(kernels, kDeviceTypeGpu, frame_types);
 }
 
 }  // namespace sluice

@@ -25,7 +25,9 @@ struct ShapePair {
 };
 
 // Broadcasting shape pairs: equal, scalar either side, row, column, 3-D and
-// 4-D with size-1 dimensions, and sizes that are no multiple of a block.
+// 4-D with size-1 dimensions, and sizes that are no multiple of a block;
+// then rank 0, 1 to 3 elements (fewer than a vector pack: the unvectorized
+// kernels, which once wrote nothing) and a large odd size.
 std::vector<ShapePair> BroadcastShapes() {
   return {
       {TensorShape({4, 5}), TensorShape({4, 5})},
@@ -40,6 +42,11 @@ std::vector<ShapePair> BroadcastShapes() {
       {TensorShape({257, 129}), TensorShape({129})},
       {TensorShape({1 << 20}), TensorShape({1 << 20})},
       {TensorShape({0, 5}), TensorShape({5})},
+      {TensorShape({}), TensorShape({})},
+      {TensorShape({1}), TensorShape({1})},
+      {TensorShape({2}), TensorShape({2})},
+      {TensorShape({3}), TensorShape({})},
+      {TensorShape({(1 << 20) + 3}), TensorShape({(1 << 20) + 3})},
   };
 }
 
@@ -173,7 +180,8 @@ std::vector<UnaryOp> FloatUnaryOps() {
 TEST_F(GpuCwiseTest, UnaryFloat) {
   for (const UnaryOp& op : FloatUnaryOps()) {
     for (const TensorShape& shape :
-         {TensorShape({}), TensorShape({7}), TensorShape({33, 65}), TensorShape({1 << 20}),
+         {TensorShape({}), TensorShape({1}), TensorShape({2}), TensorShape({3}), TensorShape({7}),
+          TensorShape({33, 65}), TensorShape({1 << 20}), TensorShape({(1 << 20) + 3}),
           TensorShape({0})}) {
       Tensor x = RandomTensor(rng(), DT_FLOAT, shape, op.lo, op.hi);
       EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat(op.name, " ", shape.DebugString()),
@@ -315,7 +323,9 @@ TEST_F(GpuCwiseTest, CastHalfAndBfloat16RoundTrips) {
 
 TEST_F(GpuCwiseTest, AddN) {
   for (int n : {1, 2, 3, 5, 9}) {
-    for (const TensorShape& shape : {TensorShape({}), TensorShape({37, 53}), TensorShape({1 << 18})}) {
+    for (const TensorShape& shape : {TensorShape({}), TensorShape({1}), TensorShape({3}),
+                                     TensorShape({37, 53}), TensorShape({1 << 18}),
+                                     TensorShape({0})}) {
       std::vector<Tensor> xs;
       for (int i = 0; i < n; ++i) xs.push_back(RandomTensor(rng(), DT_FLOAT, shape, -1, 1));
       BuildFn build = [](const Scope& s, const Inputs& in) {

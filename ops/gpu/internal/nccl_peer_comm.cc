@@ -84,6 +84,20 @@ Tensor BytesTensor(const void* data, size_t n) {
   return t;
 }
 
+// The 16 bytes of GPU `ordinal`'s UUID (unique across hosts, unlike a PCI
+// bus id).
+absl::StatusOr<std::string> GpuUuid(int ordinal) {
+  cudaDeviceProp prop;
+  if (cudaError_t e = cudaGetDeviceProperties(&prop, ordinal); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return CudaStatus(e, absl::StrCat("reading the UUID of GPU ", ordinal));
+  }
+  return std::string(prop.uuid.bytes, sizeof(prop.uuid.bytes));
+}
+
+// What rank 0 sends under the id key when the members share a GPU.
+constexpr char kDeclineByte = 0;
+
 // "<execution>\n<dtype>\n<count>": what rank 0 announces.
 std::string EncodeOrder(const std::string& execution, DataType dtype, int64_t count) {
   return absl::StrCat(execution, "\n", static_cast<int>(dtype), "\n", count);
@@ -137,6 +151,10 @@ std::string NcclPeerComm::Describe() const {
 
 std::string NcclPeerComm::IdKey() const { return absl::StrCat("g", group_key_, "/nccl_id"); }
 
+std::string NcclPeerComm::UuidKey(int rank) const {
+  return absl::StrCat("g", group_key_, "/nccl_uuid/", rank);
+}
+
 std::string NcclPeerComm::OrderKey(int64_t seq) const {
   return absl::StrCat("g", group_key_, "/nccl_order/", seq);
 }
@@ -148,6 +166,8 @@ void NcclPeerComm::Enqueue(NcclMember member) {
     if (state_ == State::kFailed) {
       actions.push_back(
           [done = std::move(member.done), s = WithContext(failed_, member.params)] { done(s); });
+    } else if (state_ == State::kDeclined) {
+      actions.push_back([done = std::move(member.done), s = Declined()] { done(s); });
     } else if (!leader() && waiting_.contains(member.execution)) {
       actions.push_back(
           [done = std::move(member.done), s = absl::FailedPreconditionError(absl::StrCat(
@@ -174,15 +194,32 @@ void NcclPeerComm::StartLocked(int ordinal, int64_t timeout_ms, Actions& actions
   state_ = State::kStarting;
   const absl::Time deadline = absl::Now() + absl::Milliseconds(timeout_ms);
   std::shared_ptr<NcclPeerComm> self = shared_from_this();
+  absl::StatusOr<std::string> uuid = GpuUuid(ordinal);
+  if (!uuid.ok()) return FailLocked(AddContext(uuid.status(), Describe()), actions);
   if (leader()) {
-    actions.push_back([self, ordinal, deadline] {
-      std::thread([self, ordinal, deadline] {
-        self->InitThread(ordinal, nullptr, deadline);
-      }).detach();
-    });
+    uuids_.assign(devices_.size(), "");
+    uuids_[0] = *uuid;
+    uuids_missing_ = static_cast<int>(devices_.size()) - 1;
+    for (int r = 1; r < static_cast<int>(devices_.size()); ++r) {
+      actions.push_back([self, r, ordinal, deadline, timeout_ms] {
+        self->transport_->Recv(self->devices_[r], self->devices_[0], self->UuidKey(r), timeout_ms,
+                               [self, r, ordinal, deadline](absl::StatusOr<Tensor> t) {
+                                 self->OnUuid(r, std::move(t), ordinal, deadline);
+                               });
+      });
+    }
     return;
   }
-  actions.push_back([self, ordinal, deadline, timeout_ms] {
+  const Tensor mine = BytesTensor(uuid->data(), uuid->size());
+  actions.push_back([self, mine, ordinal, deadline, timeout_ms] {
+    self->transport_->Send(self->devices_[0], self->UuidKey(self->rank_), mine, timeout_ms,
+                           [self](absl::Status s) {
+                             if (s.ok()) return;
+                             self->Fail(AddContext(
+                                 s, absl::StrCat(self->Describe(),
+                                                 ": sending this GPU's UUID to rank 0 (",
+                                                 self->devices_[0], ")")));
+                           });
     self->transport_->Recv(self->devices_[0], self->devices_[self->rank_], self->IdKey(),
                            timeout_ms, [self, ordinal, deadline](absl::StatusOr<Tensor> id) {
                              self->OnId(std::move(id), ordinal, deadline);
@@ -190,11 +227,83 @@ void NcclPeerComm::StartLocked(int ordinal, int64_t timeout_ms, Actions& actions
   });
 }
 
+void NcclPeerComm::OnUuid(int r, absl::StatusOr<Tensor> uuid, int ordinal, absl::Time deadline) {
+  Actions actions;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ != State::kStarting) return;  // failed meanwhile
+    if (!uuid.ok()) {
+      FailLocked(AddContext(uuid.status(), absl::StrCat(Describe(), ": receiving the GPU UUID of rank ",
+                                                        r, " (", devices_[r], ")")),
+                 actions);
+    } else if (!uuid->IsInitialized() || uuid->on_device() || uuid->dtype() != DT_UINT8) {
+      FailLocked(absl::InvalidArgumentError(absl::StrCat(Describe(), ": rank ", r,
+                                                         " sent a GPU UUID of ",
+                                                         DataTypeName(uuid->dtype()))),
+                 actions);
+    } else {
+      uuids_[r] = std::string(static_cast<const char*>(uuid->raw_data()), uuid->TotalBytes());
+      if (--uuids_missing_ == 0) {
+        const bool shared = MembersShareAGpu(uuids_);
+        std::shared_ptr<NcclPeerComm> self = shared_from_this();
+        if (shared) {
+          const int64_t timeout_ms =
+              std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now()));
+          const Tensor no = BytesTensor(&kDeclineByte, 1);
+          actions.push_back([self, no, timeout_ms] {
+            for (size_t k = 1; k < self->devices_.size(); ++k) {
+              self->transport_->Send(self->devices_[k], self->IdKey(), no, timeout_ms,
+                                     [](absl::Status) {});  // a dead peer fails its own way
+            }
+          });
+          DeclineLocked(actions);
+        } else {
+          actions.push_back([self, ordinal, deadline] {
+            std::thread([self, ordinal, deadline] {
+              self->InitThread(ordinal, nullptr, deadline);
+            }).detach();
+          });
+        }
+      }
+    }
+  }
+  RunActions(actions);
+}
+
+absl::Status NcclPeerComm::Declined() const {
+  return absl::UnimplementedError(
+      absl::StrCat(Describe(), ": members of [", absl::StrJoin(devices_, ", "),
+                   "] share a GPU, which NCCL cannot span; the CPU ring takes the group"));
+}
+
+void NcclPeerComm::DeclineLocked(Actions& actions) {
+  if (state_ == State::kFailed || state_ == State::kDeclined) return;
+  state_ = State::kDeclined;
+  const absl::Status no = Declined();
+  for (Waiting& w : arrivals_) {
+    actions.push_back([done = std::move(w.member.done), no] { done(no); });
+  }
+  arrivals_.clear();
+  for (auto& [execution, w] : waiting_) {
+    actions.push_back([done = std::move(w.member.done), no] { done(no); });
+  }
+  waiting_.clear();
+}
+
 void NcclPeerComm::OnId(absl::StatusOr<Tensor> id, int ordinal, absl::Time deadline) {
   if (!id.ok()) {
     return Fail(AddContext(
         id.status(),
         absl::StrCat(Describe(), ": receiving the NCCL id from rank 0 (", devices_[0], ")")));
+  }
+  if (id->IsInitialized() && !id->on_device() && id->dtype() == DT_UINT8 &&
+      id->TotalBytes() == 1) {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      DeclineLocked(actions);
+    }
+    return RunActions(actions);
   }
   if (!id->IsInitialized() || id->on_device() || id->dtype() != DT_UINT8 ||
       id->TotalBytes() != sizeof(ncclUniqueId)) {

@@ -7,10 +7,15 @@
 //                  .input = x, .done = done});
 //
 // Creation (once per transport, group_key, group_devices, rank and GPU):
-// rank 0 calls ncclGetUniqueId and sends the id's NCCL_UNIQUE_ID_BYTES to
-// every other rank through the CollectiveTransport under "g<group>/nccl_id";
-// every rank then calls ncclCommInitRank (non-blocking, on a thread of its
-// own) and waits at most the first member's timeout for all ranks to join.
+// every other rank sends its GPU's UUID to rank 0 under
+// "g<group>/nccl_uuid/<rank>". When two members are on one GPU (workers
+// sharing it), NCCL cannot make the communicator ("Duplicate GPU detected"):
+// rank 0 then sends every rank a one-byte "no" under "g<group>/nccl_id" and
+// every member, now and later, is handed back to the CPU ring (its done gets
+// Unimplemented; see CrossProcessAllReduceImpl). Otherwise rank 0 calls
+// ncclGetUniqueId and sends the id's NCCL_UNIQUE_ID_BYTES there; every rank
+// then calls ncclCommInitRank (non-blocking, on a thread of its own) and
+// waits at most the first member's timeout for all ranks to join.
 //
 // Order. NCCL needs every rank to launch the collectives of a communicator
 // in the same order, but the instances of one step become ready in any
@@ -90,7 +95,8 @@ class NcclPeerComm : public std::enable_shared_from_this<NcclPeerComm> {
   void Poll(absl::Time now);
 
  private:
-  enum class State { kNew, kStarting, kReady, kFailed };
+  // kDeclined: members share a GPU; the CPU ring takes every all-reduce.
+  enum class State { kNew, kStarting, kReady, kFailed, kDeclined };
   // A member that waits for its turn (follower) or for the communicator.
   struct Waiting {
     NcclMember member;
@@ -110,6 +116,7 @@ class NcclPeerComm : public std::enable_shared_from_this<NcclPeerComm> {
   bool leader() const { return rank_ == 0; }
   std::string Describe() const;  // "NCCL communicator of group 1 (rank 0 of 2 on ...)"
   std::string IdKey() const;
+  std::string UuidKey(int rank) const;
   std::string OrderKey(int64_t seq) const;
 
   // Rank 0: makes the id, sends it, then InitRank. Others get the id first.
@@ -119,6 +126,11 @@ class NcclPeerComm : public std::enable_shared_from_this<NcclPeerComm> {
   // then ncclCommInitRankConfig on GPU `ordinal` and the wait for all ranks.
   void InitThread(int ordinal, const ncclUniqueId* given_id, absl::Time deadline);
   void OnId(absl::StatusOr<Tensor> id, int ordinal, absl::Time deadline);
+  // Rank 0: rank r's GPU UUID; when all are in, decides NCCL or the ring.
+  void OnUuid(int r, absl::StatusOr<Tensor> uuid, int ordinal, absl::Time deadline);
+  // Hands every waiting member back to the ring, and later ones too.
+  void DeclineLocked(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Declined() const;  // what a handed-back member's done gets
   void OnOrder(int64_t seq, absl::StatusOr<Tensor> order);
   // Launches what may go now; posts the next order Recv (followers).
   void PumpLocked(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -149,6 +161,9 @@ class NcclPeerComm : public std::enable_shared_from_this<NcclPeerComm> {
   std::map<std::string, Waiting> waiting_ ABSL_GUARDED_BY(mu_);
   // Others: the orders received and not yet launched, in sequence.
   std::deque<Order> orders_ ABSL_GUARDED_BY(mu_);
+  // Rank 0: the members' GPU UUIDs by rank ("" until received).
+  std::vector<std::string> uuids_ ABSL_GUARDED_BY(mu_);
+  int uuids_missing_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;    // rank 0: next to send; others: next to receive
   bool receiving_ ABSL_GUARDED_BY(mu_) = false;  // an order Recv is posted
   // All-reduces launched and not finished: deadline and execution.

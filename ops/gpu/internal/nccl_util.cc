@@ -90,5 +90,14 @@ absl::StatusOr<ncclRedOp_t> NcclReduceOp(ReduceOp op) {
   return absl::InvalidArgumentError("unknown reduce op");
 }
 
+bool MembersShareAGpu(const std::vector<std::string>& uuids) {
+  for (size_t i = 0; i < uuids.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (uuids[i] == uuids[j]) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace internal
 }  // namespace sluice

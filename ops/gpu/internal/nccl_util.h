@@ -11,6 +11,9 @@
 
 #include <nccl.h>
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -32,6 +35,10 @@ absl::StatusOr<ncclDataType_t> NcclDataType(DataType dtype);
 
 // kSum -> ncclSum, kMean -> ncclAvg (Unimplemented before NCCL 2.10).
 absl::StatusOr<ncclRedOp_t> NcclReduceOp(ReduceOp op);
+
+// Whether two of the members' GPU UUIDs (one per rank) are equal: NCCL
+// cannot make a communicator over them ("Duplicate GPU detected").
+bool MembersShareAGpu(const std::vector<std::string>& uuids);
 
 }  // namespace internal
 }  // namespace sluice

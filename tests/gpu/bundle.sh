@@ -1,0 +1,94 @@
+#!/bin/bash
+# Packs the GPU suite for a GPU machine that has the NVIDIA driver and the
+# CUDA 13 libraries but no Bazel and no Debian packages. Run here (where the
+# CUDA toolkit is, GPU or not):
+#
+#   tests/gpu/bundle.sh [OUT_DIR]        (default gpu_bundle/, git-ignored)
+#
+# It builds every GPU test, the GPU benchmarks, the GPU-capable examples,
+# the launcher and the runner, then writes OUT_DIR/sluice-gpu/ with
+#   bin/   the binaries
+#   lib/   every shared library `ldd` lists for them except glibc,
+#          libstdc++/libgcc_s and the CUDA libraries (cudart, cuBLAS, NCCL),
+#          which the GPU machine has in /usr/local/cuda/lib64
+#   bench/torch_gpu_mlp.py   the PyTorch peer
+#   run.sh                   tests/gpu/run_bundle.sh
+# and OUT_DIR/sluice-gpu.tar.xz of it. On the GPU machine:
+#
+#   tar xJf sluice-gpu.tar.xz && sluice-gpu/run.sh
+#
+# or straight from OUT_DIR/sluice-gpu/run.sh when the folder was copied.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+out=${1:-gpu_bundle}
+root="$out/sluice-gpu"
+
+# label -> name in bin/ (the basename of the label).
+targets=(
+  //tests/gpu:gpu_kernels_test
+  //tests/gpu:gpu_host_types_test
+  //runtime/gpu:gpu_device_test
+  //ops/gpu:cwise_kernels_test
+  //ops/gpu:array_kernels_registration_test
+  //ops/gpu:reduction_plan_test
+  //ops/gpu:philox_test
+  //ops/gpu:matmul_random_training_kernels_test
+  //ops/gpu:matmul_precision_test
+  //ops/gpu:nccl_collectives_test
+  //ops/gpu:vector_loop_test
+  //bench:gpu_matmul
+  //bench:gpu_mlp_step
+  //bench:gpu_copy_bandwidth
+  //bench:gpu_nccl_allreduce
+  //examples:mlp
+  //examples:mirrored_mlp
+  //examples:model_parallel_mlp
+  //examples:between_graph_mlp
+  //examples:multi_worker_mlp
+  //tools:launch
+  //tools:server
+  //tools:runner
+)
+
+if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "bundle: no CUDA toolkit at /usr/local/cuda: the binaries would have no GPU code" >&2
+  exit 1
+fi
+
+echo "bundle: building ${#targets[@]} targets"
+bazel build "${targets[@]}" --curses=no --color=no --show_progress_rate_limit=60
+
+rm -rf "$root"
+mkdir -p "$root/bin" "$root/lib" "$root/bench"
+for t in "${targets[@]}"; do
+  pkg=${t#//}
+  pkg=${pkg%%:*}
+  name=${t##*:}
+  cp -L "bazel-bin/$pkg/$name" "$root/bin/$name"
+done
+cp bench/torch_gpu_mlp.py "$root/bench/"
+cp tests/gpu/run_bundle.sh "$root/run.sh"
+chmod +x "$root/run.sh"
+
+# What the GPU machine provides itself: the C runtime and the CUDA libraries.
+provided='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libnccl)\.so'
+for b in "$root"/bin/*; do
+  # "name => /path (0x...)": the resolved ones; a "not found" is an error.
+  if ldd "$b" | grep -q 'not found'; then
+    echo "bundle: $b has unresolved libraries:" >&2
+    ldd "$b" | grep 'not found' >&2
+    exit 1
+  fi
+  ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' |
+    while read -r soname path; do
+      if [[ "$soname" =~ $provided ]]; then continue; fi
+      [[ -e "$root/lib/$soname" ]] || cp -L "$path" "$root/lib/$soname"
+    done
+done
+# The executables find lib/ through LD_LIBRARY_PATH (run.sh sets it).
+
+echo "bundle: $(ls "$root/bin" | wc -l) binaries, $(ls "$root/lib" | wc -l) libraries," \
+  "$(du -sh "$root" | cut -f1) unpacked"
+tar -C "$out" -cJf "$out/sluice-gpu.tar.xz" sluice-gpu
+echo "bundle: $out/sluice-gpu.tar.xz ($(du -h "$out/sluice-gpu.tar.xz" | cut -f1))"

@@ -1,0 +1,81 @@
+// Values of types a GPU cannot hold (strings) stay off the GPU when a graph
+// is placed over a CPU and a GPU: their feeds, fetches and transfers run on
+// the CPU. Placement only, against a GPU-typed stand-in device: it runs on
+// any machine and needs the GPU kernels registered (a CUDA build), as CI has.
+// (A TF-written graph fetching a string Const failed on an H200 with "no GPU
+// kernel for node '_recv_...' (_Recv) with T=string": the fetch's _Retval had
+// gone to the GPU, whose _Arg/_Retval took every type.)
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "placement/partition.h"
+#include "placement/placer.h"
+#include "runtime/client_graph.h"
+#include "runtime/local_devices.h"
+#include "sluice.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kGpu0[] = "/job:localhost/replica:0/task:0/device:GPU:0";
+
+// Its name and type are all the placer reads.
+class StandInGpu : public Device {
+ public:
+  StandInGpu() : Device(kGpu0, kDeviceTypeGpu) {}
+  Allocator* allocator() override { return nullptr; }
+  ThreadPool* thread_pool() override { return nullptr; }
+};
+
+bool HasGpuKernels() {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output y = ops::Square(s, ops::Placeholder(s, DT_FLOAT));
+  return BuiltinKernels()->FindKernelDef(*y.node, kDeviceTypeGpu) != nullptr;
+}
+
+TEST(GpuHostTypesTest, StringFeedsFetchesAndTransfersStayOnTheCpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  ops::Const(s.WithOpName("file_name"), Tensor::FromVector<std::string>({"train.tfrecord"}));
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  ops::Square(s.WithOpName("y"), x);
+  ops::Identity(s.WithOpName("tag"), ops::Placeholder(s.WithOpName("label"), DT_STRING));
+  ASSERT_TRUE(s.ok()) << s.status();
+
+  absl::StatusOr<ClientGraph> cg =
+      BuildClientGraph(*s.graph(), {"x:0", "label:0"}, {"file_name:0", "y:0", "tag:0"}, {});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  LocalDevicesOptions local;
+  local.cpu_threads = 1;
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  StandInGpu gpu;
+  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
+  absl::Status placed = PlaceGraph(cg->graph.get(), devices, *BuiltinKernels(), {});
+  ASSERT_TRUE(placed.ok()) << placed;
+
+  // Every node has a kernel on the type of its device.
+  for (const Node* n : cg->graph->nodes()) {
+    const std::string type = n->assigned_device() == kGpu0 ? kDeviceTypeGpu : kDeviceTypeCpu;
+    EXPECT_NE(BuiltinKernels()->FindKernelDef(*n, type), nullptr)
+        << n->DebugName() << " on " << n->assigned_device();
+  }
+  EXPECT_EQ(cg->graph->FindNode("y")->assigned_device(), kGpu0);  // the float work: the GPU
+
+  // No string crosses to the GPU.
+  absl::StatusOr<std::map<std::string, GraphDef>> parts = Partition(*cg->graph);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  auto gpu_part = parts->find(kGpu0);
+  ASSERT_NE(gpu_part, parts->end());
+  for (const NodeDef& nd : gpu_part->second.node()) {
+    auto t = nd.attr().find("T");
+    if (t == nd.attr().end()) continue;
+    EXPECT_NE(t->second.type(), ::tensorflow::DT_STRING) << nd.name() << " (" << nd.op() << ")";
+  }
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,174 @@
+#!/bin/bash
+# The GPU suite on a machine without Bazel: run from the folder that
+# tests/gpu/bundle.sh wrote (it is copied there as run.sh).
+#
+#   sluice-gpu/run.sh [--quick] [FIGURES_FILE]     (default sluice-gpu/figures.txt)
+#
+# 1. nvidia-smi -L
+# 2. every GPU test binary (gtest; a test that skips says why)
+# 3. the examples on the GPU and, for reference, on the CPU (the GPUs hidden
+#    with CUDA_VISIBLE_DEVICES=): mlp, mirrored_mlp (one replica per GPU, and
+#    GPU:0 + CPU:0), model_parallel_mlp, between_graph_mlp --sync and --async
+#    and multi_worker_mlp through the launcher (two workers on one machine);
+#    each must reach its CPU accuracy (within 0.01)
+# 4. the benchmarks (gpu_matmul, gpu_mlp_step, gpu_copy_bandwidth,
+#    gpu_nccl_allreduce) and the PyTorch peer bench/torch_gpu_mlp.py
+#    (skipped with --quick)
+# Every step runs even when an earlier one fails, under a time limit. Logs go
+# to sluice-gpu/logs/; `name: value unit` figures to FIGURES_FILE. A table of
+# every step is printed last; the exit status is 1 when any step failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+quick=0
+if [[ "${1:-}" == "--quick" ]]; then
+  quick=1
+  shift
+fi
+figures=${1:-$here/figures.txt}
+logs=$here/logs
+mkdir -p "$logs"
+: >"$figures"
+export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bin=$here/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+rows=()      # "step|status|detail"
+failures=0
+row() {  # step status detail
+  rows+=("$1|$2|$3")
+  [[ "$2" == FAIL ]] && failures=$((failures + 1))
+  printf '== %-44s %-5s %s\n' "$1" "$2" "$3"
+}
+
+# Runs a command with a time limit, output to logs/NAME.log; returns its status.
+run_logged() {  # name limit_s command...
+  local name=$1 limit=$2
+  shift 2
+  echo "## $name: $*" >"$logs/$name.log"
+  timeout --kill-after=10 "$limit" "$@" >>"$logs/$name.log" 2>&1
+}
+
+echo "## GPUs"
+if nvidia-smi -L; then
+  {
+    echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "# gpus: $(nvidia-smi -L | paste -sd ';' -)"
+    echo "# driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+  } >>"$figures"
+else
+  row nvidia-smi FAIL "no GPU visible"
+fi
+
+# ---- 2. Tests ---------------------------------------------------------------
+for t in "$bin"/*_test; do
+  name=$(basename "$t")
+  run_logged "$name" 600 "$t" --gtest_color=no
+  rc=$?
+  passed=$(grep -oE '^\[  PASSED  \] [0-9]+' "$logs/$name.log" | grep -oE '[0-9]+$' || echo 0)
+  skipped=$(grep -oE '^\[  SKIPPED \] [0-9]+ test' "$logs/$name.log" | grep -oE '[0-9]+' || echo 0)
+  failed_tests=$(grep -E '^\[  FAILED  \] [A-Za-z]' "$logs/$name.log" | grep -v ' listed below' |
+                   sed 's/^\[  FAILED  \] //; s/ (.*//' | sort -u | paste -sd ' ' -)
+  detail="${passed:-0} passed, ${skipped:-0} skipped"
+  if [[ $rc == 0 ]]; then
+    row "$name" ok "$detail"
+  else
+    row "$name" FAIL "exit $rc; $detail; failed: ${failed_tests:-see logs/$name.log}"
+  fi
+done
+
+# ---- 3. Examples, GPU against CPU ---------------------------------------------
+# "final: loss=L accuracy=A" -> A
+accuracy_of() { sed -nE 's/.*final: loss=[^ ]+ accuracy=([0-9.]+).*/\1/p' "$1" | tail -1; }
+
+# Runs one example on the GPU and its reference on the CPU (the GPUs hidden)
+# and compares their final accuracy. The CPU command is the GPU one unless
+# cpu_cmd (an array) is set by the caller.
+cpu_cmd=()
+example() {  # name command...
+  local name=$1
+  shift
+  local reference=("$@")
+  ((${#cpu_cmd[@]} > 0)) && reference=("${cpu_cmd[@]}")
+  cpu_cmd=()
+  run_logged "$name.gpu" 300 "$@"
+  local rc_gpu=$?
+  CUDA_VISIBLE_DEVICES= run_logged "$name.cpu" 300 "${reference[@]}"
+  local rc_cpu=$?
+  local gpu cpu
+  gpu=$(accuracy_of "$logs/$name.gpu.log")
+  cpu=$(accuracy_of "$logs/$name.cpu.log")
+  if [[ $rc_gpu != 0 || -z "$gpu" ]]; then
+    row "$name" FAIL "GPU run: exit $rc_gpu, $(tail -1 "$logs/$name.gpu.log" | cut -c1-120)"
+  elif [[ $rc_cpu != 0 || -z "$cpu" ]]; then
+    row "$name" FAIL "CPU run: exit $rc_cpu, $(tail -1 "$logs/$name.cpu.log" | cut -c1-120)"
+  elif awk -v g="$gpu" -v c="$cpu" 'BEGIN { exit !(g - c >= -0.01) }'; then
+    row "$name" ok "accuracy GPU $gpu, CPU $cpu"
+  else
+    row "$name" FAIL "accuracy GPU $gpu < CPU $cpu"
+  fi
+  echo "example_${name}_accuracy_gpu: $gpu" >>"$figures"
+  echo "example_${name}_accuracy_cpu: $cpu" >>"$figures"
+}
+
+example mlp "$bin/mlp"
+example mirrored_mlp "$bin/mirrored_mlp"
+cpu_cmd=("$bin/mirrored_mlp" --replicas=2)
+example mirrored_mlp_gpu_cpu "$bin/mirrored_mlp" --devices=GPU:0,CPU:0
+example model_parallel_mlp "$bin/model_parallel_mlp"
+example between_graph_sync \
+  "$bin/launch" --ps=1 --workers=2 -- "$bin/between_graph_mlp" --sync --logdir=
+example between_graph_async \
+  "$bin/launch" --ps=1 --workers=2 -- "$bin/between_graph_mlp" --async --logdir=
+example multi_worker_mlp "$bin/launch" --workers=2 -- "$bin/multi_worker_mlp"
+
+# ---- 4. Benchmarks and the PyTorch peer -------------------------------------------
+bench() {  # name command...
+  local name=$1
+  shift
+  run_logged "$name" 400 "$@"
+  local rc=$?
+  grep -E '^[A-Za-z0-9_]+: ' "$logs/$name.log" >>"$figures"
+  if [[ $rc != 0 ]]; then
+    row "$name" FAIL "exit $rc, $(tail -1 "$logs/$name.log" | cut -c1-120)"
+  elif grep -q '^gpu: none' "$logs/$name.log"; then
+    row "$name" FAIL "found no GPU"
+  else
+    row "$name" ok "$(grep -cE '^[A-Za-z0-9_]+: ' "$logs/$name.log") figures"
+  fi
+}
+
+if [[ $quick == 0 ]]; then
+  bench gpu_matmul "$bin/gpu_matmul"
+  bench gpu_mlp_step "$bin/gpu_mlp_step"
+  bench gpu_copy_bandwidth "$bin/gpu_copy_bandwidth"
+  bench gpu_nccl_allreduce "$bin/gpu_nccl_allreduce"
+  if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
+      >/dev/null 2>&1; then
+    bench torch_gpu_mlp python3 "$here/bench/torch_gpu_mlp.py"
+  else
+    row torch_gpu_mlp FAIL "python3 has no torch with CUDA"
+  fi
+  ratio() {  # name ours theirs: theirs / ours
+    local o t
+    o=$(awk -F': ' -v k="$2" '$1 == k { split($2, a, " "); v = a[1] } END { print v }' "$figures")
+    t=$(awk -F': ' -v k="$3" '$1 == k { split($2, a, " "); v = a[1] } END { print v }' "$figures")
+    [[ -n "$o" && -n "$t" ]] &&
+      awk -v o="$o" -v t="$t" -v n="$1" 'BEGIN { printf "%s: %.2f x\n", n, t / o }' >>"$figures"
+  }
+  ratio gpu_mlp_step_speedup_vs_torch gpu_mlp_step torch_gpu_mlp_step
+  ratio gpu_mlp_step_resident_speedup_vs_torch gpu_mlp_step_resident torch_gpu_mlp_step_resident
+fi
+
+echo
+echo "## figures ($figures)"
+cat "$figures"
+echo
+echo "## summary (logs in $logs)"
+printf '%-46s %-5s %s\n' step result detail
+for r in "${rows[@]}"; do
+  IFS='|' read -r s st d <<<"$r"
+  printf '%-46s %-5s %s\n' "$s" "$st" "$d"
+done
+echo "${#rows[@]} steps, $failures failed"
+[[ $failures == 0 ]]
