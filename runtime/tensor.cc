@@ -64,11 +64,20 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
                                                    shape.DebugString(), ": more than ",
                                                    TensorShape::kMaxElements, " elements"));
   }
+  // The byte count, checked: a shape from the wire ([2^59 + 1] strings) must
+  // not wrap to a small buffer that its elements are then constructed into.
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), elem, &bytes) ||
+      bytes > kMaxTensorBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate a ", DataTypeName(BaseType(dtype)), " tensor of shape ",
+        shape.DebugString(), ": ", shape.num_elements(), " elements of ", elem,
+        " bytes exceed the largest tensor, ", kMaxTensorBytes, " bytes"));
+  }
   Tensor t;
   t.dtype_ = BaseType(dtype);
   t.shape_ = shape;
   t.num_elements_ = shape.num_elements();
-  size_t bytes = static_cast<size_t>(t.num_elements_) * elem;
   t.buffer_ =
       std::make_shared<TensorBuffer>(allocator, bytes, strings ? t.num_elements_ : int64_t{0});
   if (t.buffer_->data() == nullptr) {

@@ -68,7 +68,13 @@ class Tensor {
   // is out of memory. Kernels use OpKernelContext::allocate_output instead.
   Tensor(DataType dtype, const TensorShape& shape);
 
-  // ResourceExhausted when the allocator refuses; InvalidArgument for a
+  // The most bytes one tensor may take (its element storage; strings count
+  // sizeof(std::string) each): 2^46, 64 TiB, past any device's memory and
+  // far below where a byte count overflows.
+  static constexpr size_t kMaxTensorBytes = size_t{1} << 46;
+
+  // ResourceExhausted when the allocator refuses or the byte count exceeds
+  // kMaxTensorBytes (checked without overflow); InvalidArgument for a
   // shape that is not fully defined or a dtype that cannot be held (a
   // dtype without a fixed size other than DT_STRING).
   static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,

@@ -1,5 +1,7 @@
 #include "runtime/tensor.h"
 
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -175,6 +177,26 @@ TEST(TensorStringTest, DebugStringQuotesAndEscapes) {
   Tensor v = Tensor::FromVector<std::string>({"a", "b\n"});
   EXPECT_EQ(v.DebugString(), "string [2] [\"a\" \"b\\n\"]");
   EXPECT_EQ(Tensor::Scalar<std::string>("hi").SummarizeValue(), "\"hi\"");
+}
+
+// A shape whose byte count wraps around (2^59 + 1 strings of 32 bytes is
+// 32 bytes modulo 2^64) is refused before anything is allocated or
+// constructed; so is one past kMaxTensorBytes.
+TEST(TensorTest, ByteCountsThatOverflowAreRefused) {
+  CpuAllocator alloc("test");
+  for (DataType dtype : {DT_STRING, DT_FLOAT, DT_DOUBLE}) {
+    for (const TensorShape& shape :
+         {TensorShape({(int64_t{1} << 59) + 1}), TensorShape({int64_t{1} << 30, int64_t{1} << 29}),
+          TensorShape({int64_t{1} << 45, 3})}) {
+      absl::StatusOr<Tensor> t = Tensor::Allocate(&alloc, dtype, shape);
+      ASSERT_FALSE(t.ok()) << DataTypeName(dtype) << " " << shape.DebugString();
+      EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted) << t.status();
+      EXPECT_NE(std::string(t.status().message()).find("exceed the largest tensor"),
+                std::string::npos)
+          << t.status();
+    }
+  }
+  EXPECT_EQ(alloc.GetStats().bytes_in_use, 0);
 }
 
 }  // namespace

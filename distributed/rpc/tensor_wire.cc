@@ -115,6 +115,14 @@ absl::StatusOr<Tensor> TensorFromWire(const rpc::TensorWire& wire, Allocator* al
         "tensor on the wire: a ", DataTypeName(dtype), " tensor of shape ", shape.DebugString(),
         " has ", bytes, " bytes, but ", wire.data.size(), " came"));
   }
+  // Each string element takes at least its 4-byte length on the wire: a
+  // shape that claims more elements than the bytes can hold is refused
+  // before any string is constructed.
+  if (dtype == DT_STRING && shape.num_elements() > static_cast<int64_t>(wire.data.size() / 4)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor on the wire: a string tensor of shape ", shape.DebugString(), " needs at least ",
+        shape.num_elements(), " 4-byte lengths, but ", wire.data.size(), " bytes came"));
+  }
   ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(),
                                               dtype, shape));
   if (dtype == DT_STRING) {

@@ -129,6 +129,24 @@ TEST(TensorWireTest, RejectsBadStrings) {
   EXPECT_EQ(TensorFromWire(w).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Hostile shapes: 2^59 + 1 strings (32 bytes each wraps the byte count to
+// 32) and 2^30 strings in 8 bytes are refused before anything is built.
+TEST(TensorWireTest, RejectsStringShapesTheBytesCannotHold) {
+  rpc::TensorWire w;
+  w.dtype = static_cast<int32_t>(DT_STRING);
+  w.data = std::string("\x00\0\0\0\x00\0\0\0", 8);
+  for (int64_t n : {(int64_t{1} << 59) + 1, int64_t{1} << 30, int64_t{3}}) {
+    w.shape = {n};
+    absl::StatusOr<Tensor> t = TensorFromWire(w);
+    ASSERT_FALSE(t.ok()) << n;
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << t.status();
+  }
+  w.shape = {2};  // two empty strings: fine
+  absl::StatusOr<Tensor> t = TensorFromWire(w);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->NumElements(), 2);
+}
+
 TEST(TensorWireTest, UninitializedTensorCannotTravel) {
   rpc::TensorWire wire;
   EXPECT_EQ(TensorToWire(Tensor(), &wire).code(), absl::StatusCode::kInvalidArgument);

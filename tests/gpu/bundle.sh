@@ -73,7 +73,12 @@ chmod +x "$root/run.sh"
 
 # What the GPU machine provides itself: the C runtime and the CUDA libraries.
 provided='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libnccl)\.so'
-for b in "$root"/bin/*; do
+# ldd reads each binary where Bazel put it: test binaries find Bazel's
+# _solib_k8/ libraries through a RUNPATH relative to their own place.
+for t in "${targets[@]}"; do
+  pkg=${t#//}
+  pkg=${pkg%%:*}
+  b="bazel-bin/$pkg/${t##*:}"
   # "name => /path (0x...)": the resolved ones; a "not found" is an error.
   if ldd "$b" | grep -q 'not found'; then
     echo "bundle: $b has unresolved libraries:" >&2
@@ -90,5 +95,5 @@ done
 
 echo "bundle: $(ls "$root/bin" | wc -l) binaries, $(ls "$root/lib" | wc -l) libraries," \
   "$(du -sh "$root" | cut -f1) unpacked"
-tar -C "$out" -cJf "$out/sluice-gpu.tar.xz" sluice-gpu
+XZ_OPT=-T0 tar -C "$out" -cJf "$out/sluice-gpu.tar.xz" sluice-gpu
 echo "bundle: $out/sluice-gpu.tar.xz ($(du -h "$out/sluice-gpu.tar.xz" | cut -f1))"
