@@ -9,9 +9,13 @@
 #include "distributed/service_handlers.h"
 #include "graph/status_macros.h"
 #include "ops/builtins.h"
+#include "ops/file_write_policy.h"
 
 namespace sluice {
 namespace {
+
+// Where the examples keep their checkpoints and logs by default.
+constexpr char kDefaultFileWriteRoot[] = "/tmp/sluice";
 
 // Splits "host:port" / "[v6]:port".
 absl::Status SplitAddress(const std::string& address, std::string* host, int* port) {
@@ -42,6 +46,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   std::string host;
   int port = 0;
   RETURN_IF_ERROR(SplitAddress(server->address_, &host, &port));
+
+  // Graphs a remote client sends may write only under the job's directories.
+  std::vector<std::string> roots = options.file_write_roots;
+  roots.push_back(kDefaultFileWriteRoot);
+  RETURN_IF_ERROR(RestrictGraphFileWrites(roots));
 
   const OpRegistry* ops = options.ops != nullptr ? options.ops : BuiltinOps();
   const KernelRegistry* kernels = options.kernels != nullptr ? options.kernels : BuiltinKernels();

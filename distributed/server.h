@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -42,6 +43,10 @@ struct ServerOptions {
   RpcOptions rpc;
   // Collectives with members on other tasks (WorkerOptions::collective_transport).
   RpcCollectiveTransport::Options collective_transport;
+  // Where graphs run in this process may write files (SaveV2): the job's
+  // checkpoint and log directories. /tmp/sluice is always among them. The
+  // restriction is process-wide (ops/file_write_policy.h).
+  std::vector<std::string> file_write_roots;
 };
 
 class Server {

@@ -1,6 +1,7 @@
 #include "distributed/service_handlers.h"
 
 #include "absl/strings/str_cat.h"
+#include "distributed/random_id.h"
 #include "distributed/rpc/tensor_wire.h"
 
 namespace sluice {
@@ -108,7 +109,7 @@ void MasterServiceHandler::CreateSession(rpc::CreateSessionResponse& out,
   if (req.config.step_timeout_ms > 0) options.step_timeout_ms = req.config.step_timeout_ms;
   std::unique_ptr<MasterSession> session = ValueOrThrow(MasterSession::Create(options, def));
   absl::MutexLock lock(&mu_);
-  out.session_handle = absl::StrCat("master_session_", next_handle_++);
+  out.session_handle = absl::StrCat("master_session/", RandomId128());  // unguessable
   sessions_[out.session_handle] = std::move(session);
 }
 

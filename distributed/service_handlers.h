@@ -60,7 +60,6 @@ class MasterServiceHandler : public rpc::MasterServiceIf {
 
   const MasterSessionOptions options_;
   absl::Mutex mu_;
-  int64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
 };
 

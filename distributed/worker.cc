@@ -1,5 +1,6 @@
 #include "distributed/worker.h"
 
+#include <algorithm>
 #include <atomic>
 #include <iterator>
 #include <map>
@@ -14,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "distributed/call_pool.h"
+#include "distributed/random_id.h"
 #include "distributed/remote_rendezvous.h"
 #include "distributed/rpc/recv_buffer_pool.h"
 #include "graph/graph_def_io.h"
@@ -151,7 +153,6 @@ class Worker::Impl {
 
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);
-  int64_t next_graph_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int64_t, StepEntry> steps_ ABSL_GUARDED_BY(mu_);
   // Failed steps CleanupStep ended, and when: a peer's RecvTensor that
   // arrives later (it was in flight when the step failed) is refused at once
@@ -282,10 +283,10 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
     RETURN_IF_ERROR(WithTask(AddPartition(device_name, def, graph.get())));
   }
   absl::MutexLock lock(&mu_);
-  // The incarnation in the handle keeps a restarted task from accepting a
-  // handle its previous life gave out.
-  std::string handle =
-      absl::StrCat("graph/", next_graph_id_++, "/", absl::Hex(incarnation_));
+  // Unguessable (a capability: no other client can run or deregister the
+  // graph); the incarnation keeps a restarted task from accepting a handle
+  // its previous life gave out.
+  std::string handle = absl::StrCat("graph/", RandomId128(), "/", absl::Hex(incarnation_));
   graphs_[handle] = std::move(graph);
   return handle;
 }
@@ -451,7 +452,8 @@ absl::Status Worker::Impl::RunGraph(const RunGraphArgs& args, std::map<int, Tens
   state->frame.retvals.resize(graph->frame_retvals);
   StartPartitions(state, args.step_id);
 
-  const int64_t timeout_ms = args.timeout_ms > 0 ? args.timeout_ms : options_.default_timeout_ms;
+  const int64_t timeout_ms = std::min(
+      args.timeout_ms > 0 ? args.timeout_ms : options_.default_timeout_ms, options_.max_timeout_ms);
   if (!state->all_done.WaitForNotificationWithTimeout(absl::Milliseconds(timeout_ms))) {
     absl::Status deadline = absl::DeadlineExceededError(
         absl::StrCat("task ", options_.task, ": step ", args.step_id, " did not finish within ",
@@ -502,6 +504,7 @@ absl::StatusOr<Tensor> Worker::Impl::RecvTensor(int64_t step_id, const std::stri
   std::shared_ptr<RemoteRendezvous> rendezvous = GetOrCreateStep(step_id);
   if (rendezvous == nullptr) return StepIsOver(step_id);
   if (timeout_ms <= 0) timeout_ms = options_.default_timeout_ms;
+  timeout_ms = std::min(timeout_ms, options_.max_timeout_ms);
   absl::StatusOr<Tensor> out = rendezvous->WaitForLocal(key, timeout_ms);
   if (!out.ok()) return WithTask(out.status());
   return out;

@@ -67,6 +67,9 @@ struct WorkerOptions {
   LocalDevicesOptions devices;
   WorkerCache* peers = nullptr;  // required when graphs receive from other tasks
   int64_t default_timeout_ms = 60000;  // per step when RunGraph gives none
+  // The longest a RunGraph or RecvTensor waits, whatever the caller asks: a
+  // peer cannot hold a thread (and shutdown) for longer.
+  int64_t max_timeout_ms = 30 * 60 * 1000;
   // Collectives with members on other tasks (used when `peers` is set).
   RpcCollectiveTransport::Options collective_transport;
 };

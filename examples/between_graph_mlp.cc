@@ -16,6 +16,7 @@
 // "final: loss=<x> accuracy=<y>" over the whole training set.
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -301,6 +302,12 @@ absl::Status Main() {
   RETURN_IF_ERROR(task.status());
   ServerOptions server_options;
   server_options.config = *task;
+  // The chief's checkpoints are written by the ps tasks that hold the
+  // variables: graphs may write there (and under /tmp/sluice), nowhere else.
+  if (!absl::GetFlag(FLAGS_logdir).empty()) {
+    server_options.file_write_roots.push_back(
+        std::filesystem::absolute(absl::GetFlag(FLAGS_logdir)).string());
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
   if (task->job == "ps") {
     std::printf("%s: serving variables at %s\n", server->task().c_str(), server->target().c_str());

@@ -128,6 +128,8 @@ absl::Status Main() {
   ServerOptions server_options;
   server_options.config = *task;
   server_options.rpc.connect_timeout_ms = 1000;
+  server_options.file_write_roots.push_back(
+      std::filesystem::absolute(checkpoint_dir).string());
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
 
   const Dataset data = MakeSyntheticDataset({.examples = absl::GetFlag(FLAGS_examples)});

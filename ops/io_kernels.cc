@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "ops/file_write_policy.h"
 #include "ops/internal/checkpoint_shard.h"
 #include "ops/io_ops.h"
 #include "runtime/atomic_file.h"
@@ -64,6 +65,7 @@ class SaveV2Op : public OpKernel {
     for (int64_t i = 0; i < n; ++i) {
       entries.push_back({args.names[i], ctx->input(static_cast<int>(3 + i))});
     }
+    RETURN_IF_ERROR(CheckGraphFileWrite(args.prefix));
     RETURN_IF_ERROR(CreateDirectories(DirectoryOf(args.prefix)));
     return internal::WriteCheckpointShard(args.prefix, entries);
   }

@@ -87,7 +87,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path, std::string temp_path, int 
 absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
     const std::string& path) {
   std::string temp = absl::StrCat(path, ".tmp-", RandomSuffix());
-  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoStatus(errno, "creating", temp);
   auto writer = std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(path, std::move(temp), fd));
   const int64_t crash_at = CrashOrdinalFromEnv();

@@ -11,7 +11,8 @@
 //   RETURN_IF_ERROR(w->Commit());      // fsync, rename, fsync the directory
 //   // or, for a small file:  RETURN_IF_ERROR(WriteFileAtomically(path, contents));
 //
-// The temporary file is "<path>.tmp-<random hex>"; a writer destroyed
+// Files are created 0600 (owner only: checkpoints hold the model). The
+// temporary file is "<path>.tmp-<random hex>"; a writer destroyed
 // without Commit (an error, an early return) removes it. A process that dies
 // before Commit leaves it behind: whoever owns the directory may delete
 // "*.tmp-*" files (the Saver does for its own checkpoints).

@@ -1,6 +1,7 @@
 #include "runtime/atomic_file.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,6 +117,15 @@ TEST(AtomicFileTest, CrashBeforeRenameLeavesThePreviousFile) {
   ASSERT_TRUE(WriteFileAtomically(path, "previous").ok());
   EXPECT_EQ(CrashWhileWriting(path, "renamed"), 42);
   EXPECT_EQ(ReadFileToString(path)->size(), 4u * 4096);
+}
+
+TEST(AtomicFileTest, FilesAreOwnerOnly) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/owner_only";
+  ASSERT_TRUE(WriteFileAtomically(path, "secret weights").ok());
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 }  // namespace

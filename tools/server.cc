@@ -9,6 +9,8 @@
 // (one "server: error: ..." line).
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -23,6 +25,9 @@ ABSL_FLAG(std::string, job, "", "this task's job (with --cluster)");
 ABSL_FLAG(int, task, 0, "this task's index in its job");
 ABSL_FLAG(int, virtual_cpus, 0, "virtual CPU devices CPU:1..N beside CPU:0");
 ABSL_FLAG(int, threads, 0, "CPU:0's threads; 0: one per core");
+ABSL_FLAG(std::vector<std::string>, write_dirs, {},
+          "directories (absolute, comma separated) where the graphs this task runs may write "
+          "files (checkpoints); /tmp/sluice always; nowhere else");
 
 namespace {
 
@@ -45,6 +50,7 @@ int main(int argc, char** argv) {
   options.config = *std::move(config);
   options.devices.num_virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
   options.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
+  options.file_write_roots = absl::GetFlag(FLAGS_write_dirs);
   absl::StatusOr<std::unique_ptr<sluice::Server>> server = sluice::Server::Create(options);
   if (!server.ok()) return Fail(server.status());
   std::vector<std::string> devices;

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/io_ops.h"
@@ -202,6 +204,30 @@ absl::Status Saver::Restore(Session* session, const std::string& prefix) {
                        .status();
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat("restoring checkpoint '", prefix, "': ", s.message()));
+}
+
+absl::StatusOr<std::string> Saver::RestoreNewest(Session* session, const std::string& dir) {
+  ASSIGN_OR_RETURN(std::vector<std::string> kept, ListCheckpoints(dir));
+  if (kept.empty()) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint in '", dir, "'"));
+  }
+  std::vector<std::string> failures;
+  for (size_t i = kept.size(); i-- > 0;) {
+    absl::Status s = Restore(session, kept[i]);
+    if (s.ok()) {
+      if (!failures.empty()) {
+        std::fprintf(stderr, "saver: restored '%s' instead (%zu newer checkpoint(s) unusable)\n",
+                     kept[i].c_str(), failures.size());
+      }
+      return kept[i];
+    }
+    if (!absl::IsDataLoss(s) && !absl::IsNotFound(s)) return s;
+    std::fprintf(stderr, "saver: skipping an unusable checkpoint: %s\n",
+                 std::string(s.message()).c_str());
+    failures.push_back(std::string(s.message()));
+  }
+  return absl::DataLossError(absl::StrCat("no checkpoint in '", dir, "' restores: ",
+                                          absl::StrJoin(failures, "; ")));
 }
 
 }  // namespace sluice

@@ -91,6 +91,12 @@ class Saver {
                                    const std::string& basename = "model.ckpt");
   // Assigns every variable from the shards of `prefix`.
   absl::Status Restore(Session* session, const std::string& prefix);
+  // Restores the newest checkpoint of `dir` that restores: one whose shard
+  // is corrupt (DataLoss) or missing (NotFound) is passed over, with a line
+  // on stderr naming it, for the one before it. Returns the prefix restored.
+  // NotFound when `dir` has no checkpoint; DataLoss naming each one when
+  // every kept checkpoint fails (nothing the user saved is dropped silently).
+  absl::StatusOr<std::string> RestoreNewest(Session* session, const std::string& dir);
 
   const SaverNodeNames& node_names() const { return names_; }
   int num_shards() const { return names_.num_shards; }

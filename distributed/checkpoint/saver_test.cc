@@ -217,6 +217,38 @@ TEST_F(SaverTest, CorruptShardIsDataLossOnRestore) {
   EXPECT_TRUE(Contains(st, "w2")) << st;
 }
 
+// A corrupt latest checkpoint no longer stops the chief: the one before is
+// restored (and a corrupt state of every kept one is an error, not a fresh
+// start).
+TEST_F(SaverTest, RestoreNewestFallsBackPastACorruptLatest) {
+  MakeSaver();
+  std::unique_ptr<Session> sess = NewSess();
+  ASSERT_TRUE(sess->Run({}, {}, {"init"}).ok());
+  const std::string dir = TestDir("fallback");
+  EXPECT_EQ(saver_->RestoreNewest(sess.get(), dir).status().code(), StatusCode::kNotFound);
+  absl::StatusOr<std::string> first = saver_->Save(sess.get(), dir, 1);
+  ASSERT_TRUE(first.ok());
+  Bump(sess.get());
+  absl::StatusOr<std::string> second = saver_->Save(sess.get(), dir, 2);
+  ASSERT_TRUE(second.ok());
+  Bump(sess.get());
+  auto corrupt = [](const std::string& prefix) {
+    const std::string shard = Saver::ShardFilename(prefix, 0, 2);
+    std::string bytes = *ReadFileToString(shard);
+    bytes[bytes.size() / 2] ^= 0x40;
+    ASSERT_TRUE(WriteFileAtomically(shard, bytes).ok());
+  };
+  corrupt(*second);
+  absl::StatusOr<std::string> restored = saver_->RestoreNewest(sess.get(), dir);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(*restored, *first);
+  EXPECT_EQ(Values(sess.get()), (std::vector<double>{1, 7, 0.5}));
+  corrupt(*first);
+  absl::StatusOr<std::string> none = saver_->RestoreNewest(sess.get(), dir);
+  EXPECT_EQ(none.status().code(), StatusCode::kDataLoss) << none.status();
+  EXPECT_TRUE(Contains(none.status(), *first) && Contains(none.status(), *second)) << none.status();
+}
+
 TEST_F(SaverTest, InterruptedSaveLeavesThePreviousCheckpointUsable) {
   MakeSaver();
   std::unique_ptr<Session> sess = NewSess();

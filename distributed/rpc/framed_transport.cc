@@ -19,6 +19,8 @@ using apache::thrift::transport::TTransportException;
 namespace {
 
 constexpr size_t kInitialWriteBuffer = 4 << 10;
+// The longest read handed to the inner transport at once (see ReadSlow).
+constexpr uint32_t kMaxInnerRead = 64 << 20;
 // A write buffer grown past this (a message of many small fields) is given
 // back after its frame is sent.
 constexpr size_t kRetainedWriteBuffer = 1 << 20;
@@ -48,6 +50,7 @@ void FramedTransport::close() {
   inner_->close();
   rpos_ = rend_ = 0;
   frame_remaining_ = frame_size_ = 0;
+  frame_open_ = false;
   ResetWrite();
 }
 
@@ -94,6 +97,7 @@ bool FramedTransport::ReadFrameHeader() {
         absl::StrCat("received a frame of ", size, " bytes; the limit is ", options_.max_frame_bytes));
   }
   frame_size_ = frame_remaining_ = static_cast<uint32_t>(size);
+  frame_open_ = true;
   // Thrift 0.17 counts message bytes per transport and never resets the
   // count on a server connection; here the budget is the current frame.
   knownMessageSize_ = remainingMessageSize_ = size;
@@ -116,7 +120,9 @@ uint32_t FramedTransport::ReadSlow(uint8_t* buf, uint32_t len) {
                         want >= options_.large_read_bytes
                     ? options_.large_read_wakeup_bytes
                     : 1);
-      uint32_t got = inner_->read(buf, want);
+      // At most kMaxInnerRead per call: libthrift 0.17's TSocket refuses a
+      // read longer than its TConfiguration's message limit (100 MiB).
+      uint32_t got = inner_->read(buf, std::min(want, kMaxInnerRead));
       if (got == 0) {
         throw TTransportException(TTransportException::END_OF_FILE,
                                   "connection closed inside a frame");
@@ -159,7 +165,15 @@ uint32_t FramedTransport::ReadAllSlow(uint8_t* buf, uint32_t len) {
 
 const uint8_t* FramedTransport::borrow(uint8_t* /*buf*/, uint32_t* len) {
   const uint32_t need = *len;
-  if (frame_remaining_ == 0 || need > frame_remaining_ || need > rcap_) return nullptr;
+  if (frame_open_ && need > frame_remaining_) {
+    // No well-formed message reads past its frame. Refused here, before the
+    // protocol sizes a string of `need` bytes (a 12-byte request declaring a
+    // 2 GiB method name made it zero-fill 2 GiB).
+    throw TTransportException(TTransportException::CORRUPTED_DATA,
+                              absl::StrCat("a read of ", need, " bytes in a frame with ",
+                                           frame_remaining_, " left"));
+  }
+  if (frame_remaining_ == 0 || need > rcap_) return nullptr;
   if (!FillAtLeast(need)) return nullptr;
   *len = static_cast<uint32_t>(std::min<size_t>(rend_ - rpos_, frame_remaining_));
   return rbuf_.get() + rpos_;
@@ -187,6 +201,7 @@ uint32_t FramedTransport::readEnd() {
   }
   const uint32_t size = frame_size_;
   frame_size_ = 0;
+  frame_open_ = false;
   return size == 0 ? 0 : size + 4;
 }
 

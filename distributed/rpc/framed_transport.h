@@ -17,7 +17,12 @@
 //    frame header in one sendmsg() (when the inner transport is a TSocket);
 //  - frames up to `max_frame_bytes` (default 2 GiB - 1) are accepted, and the
 //    message-size bookkeeping of Thrift 0.17 is reset per frame, so a
-//    long-lived connection never hits its "MaxMessageSize reached" drop.
+//    long-lived connection never hits its "MaxMessageSize reached" drop;
+//    the socket is read at most 64 MiB at a time (a TSocket of 0.17 refuses
+//    longer reads), so frames of any allowed size pass;
+//  - a read that would run past the end of its frame is refused
+//    (CORRUPTED_DATA) before the caller sizes anything for it: a string a
+//    hostile peer declares longer than the frame it sent costs no memory.
 //
 // Contract of write(): memory passed in a write of >= copy_threshold_bytes
 // must stay valid and unchanged until the next flush() returns. Thrift's
@@ -110,6 +115,8 @@ class FramedTransport
   // Bytes received from the inner transport so far (framing included).
   uint64_t received_bytes() const { return received_bytes_; }
   // Payload bytes of the current incoming frame not read yet.
+  // Bytes read from the socket and not yet consumed.
+  size_t buffered_bytes() const { return rend_ - rpos_; }
   uint32_t frame_remaining() const { return frame_remaining_; }
 
  private:
@@ -151,6 +158,7 @@ class FramedTransport
   size_t rend_ = 0;
   uint32_t frame_remaining_ = 0;
   uint32_t frame_size_ = 0;
+  bool frame_open_ = false;  // a frame header was read and readEnd() not yet called
   uint64_t received_bytes_ = 0;
   int wakeup_bytes_ = 1;  // the socket's SO_RCVLOWAT
 

@@ -1,5 +1,6 @@
 #include "distributed/rpc/framed_transport.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@ namespace {
 
 using apache::thrift::TConfiguration;
 using apache::thrift::protocol::TBinaryProtocol;
+using apache::thrift::protocol::TBinaryProtocolT;
 using apache::thrift::protocol::TMessageType;
 using apache::thrift::transport::TFramedTransport;
 using apache::thrift::transport::TSocket;
@@ -187,6 +189,43 @@ TEST(FramedTransportTest, LargeReadLandsInCallerMemory) {
   t.join();
 }
 
+// Past Thrift 0.17's 100 MiB TConfiguration limit, which a TSocket applies
+// to each read it is handed: a 256 MiB frame read in one call.
+TEST(FramedTransportTest, FramesPastAHundredMegabytes) {
+  SocketPair s = Connect();
+  auto writer = std::make_shared<FramedTransport>(s.a);
+  auto reader = std::make_shared<FramedTransport>(s.b);
+  const std::string payload = Pattern(256 << 20, 13);
+  std::thread t([&] {
+    writer->write(reinterpret_cast<const uint8_t*>(payload.data()), static_cast<uint32_t>(payload.size()));
+    writer->flush();
+  });
+  std::unique_ptr<uint8_t[]> dest(new uint8_t[payload.size()]);
+  reader->readAll(dest.get(), static_cast<uint32_t>(payload.size()));
+  EXPECT_EQ(std::memcmp(dest.get(), payload.data(), payload.size()), 0);
+  EXPECT_EQ(reader->readEnd(), payload.size() + 4);
+  t.join();
+}
+
+// A 12-byte request whose method name claims 2 GiB: refused before the
+// protocol sizes a string for it (it used to zero-fill 2 GiB first).
+TEST(FramedTransportTest, StringsLongerThanTheirFrameAreRefusedBeforeAllocation) {
+  SocketPair s = Connect();
+  auto reader = std::make_shared<FramedTransport>(s.b);
+  // Frame of 8 bytes: version word, then a name length of 0x7fffff00.
+  const uint8_t frame[] = {0, 0, 0, 8, 0x80, 0x01, 0x00, 0x01, 0x7f, 0xff, 0xff, 0x00};
+  ASSERT_EQ(::write(s.a->getSocketFD(), frame, sizeof(frame)), static_cast<ssize_t>(sizeof(frame)));
+  TBinaryProtocolT<FramedTransport> protocol(reader);
+  std::string name;
+  TMessageType type;
+  int32_t seq;
+  rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  EXPECT_THROW(protocol.readMessageBegin(name, type, seq), TTransportException);
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 << 10) << "KiB of peak memory grew";
+}
+
 TEST(FramedTransportTest, RefusesFramesOverTheLimit) {
   SocketPair s = Connect();
   FramedTransportOptions small;
@@ -248,7 +287,7 @@ TEST(FramedTransportTest, BorrowAndConsumeStayInsideTheFrame) {
   EXPECT_EQ(std::memcmp(p, "ello", 4), 0);
   reader->consume(4);
   len = 1;
-  EXPECT_EQ(reader->borrow(nullptr, &len), nullptr);  // the frame is used up
+  EXPECT_THROW(reader->borrow(nullptr, &len), TTransportException);  // past the frame's end
   reader->readEnd();
   uint8_t rest[5];
   reader->readAll(rest, 5);

@@ -107,6 +107,14 @@ void SetRpcSocketOptions(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+void SetKeepalive(int fd) {
+  int one = 1, idle = 60, interval = 10, count = 6;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 void SetSocketTimeouts(int fd, int64_t timeout_ms) {
   timeval tv;
   tv.tv_sec = static_cast<time_t>(timeout_ms / 1000);

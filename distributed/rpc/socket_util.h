@@ -40,6 +40,10 @@ absl::StatusOr<int> ListenTcp(const std::string& host, int port, int* bound_port
 void SetRpcSocketOptions(int fd);
 
 // Sets SO_RCVTIMEO and SO_SNDTIMEO (0: none).
+// TCP keepalive: a peer that vanished (host down, cable out) is found
+// within about two minutes of silence instead of never.
+void SetKeepalive(int fd);
+
 void SetSocketTimeouts(int fd, int64_t timeout_ms);
 
 }  // namespace sluice

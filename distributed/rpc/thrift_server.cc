@@ -1,11 +1,16 @@
 #include "distributed/rpc/thrift_server.h"
 
+#include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <system_error>
 #include <utility>
 
 #include <thrift/TApplicationException.h>
@@ -181,6 +186,18 @@ class ServiceMux : public TProcessor {
   const std::unique_ptr<MasterProcessor> master_;
 };
 
+// Waits up to timeout_ms for `fd` to have bytes (or be closed); false when
+// none came.
+bool WaitReadable(int fd, int64_t timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  for (;;) {
+    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(timeout_ms, 1 << 30)));
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR) return true;  // let the read report it
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ThriftServer>> ThriftServer::Start(
@@ -210,6 +227,7 @@ ThriftServer::ThriftServer(ThriftServerOptions options, std::shared_ptr<TProcess
 ThriftServer::~ThriftServer() { Stop(); }
 
 void ThriftServer::AcceptLoop() {
+  int backoff_ms = 1;
   while (true) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
@@ -219,35 +237,95 @@ void ThriftServer::AcceptLoop() {
         if (stopping_) return;
       }
       if (err == EINTR || err == ECONNABORTED) continue;
-      // Out of descriptors or memory: wait for connections to close.
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      // Out of descriptors (EMFILE) or memory: back off, up to a second,
+      // while connections close; finished ones are reaped meanwhile.
+      if (!refusing_) {
+        std::fprintf(stderr, "ThriftServer %s: accept: %s; backing off\n",
+                     options_.task_name.c_str(), std::strerror(err));
+        refusing_ = true;
+      }
+      ReapFinished();
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min(backoff_ms * 2, 1000);
       continue;
     }
+    backoff_ms = 1;
     SetRpcSocketOptions(fd);
+    SetKeepalive(fd);
     ReapFinished();
-    absl::MutexLock lock(&mu_);
-    if (stopping_) {
-      close(fd);
-      return;
+    const char* refusal = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) {
+        close(fd);
+        return;
+      }
+      if (open_connections_ >= options_.max_connections) {
+        refusal = "at its connection limit";
+      } else {
+        connections_.emplace_back();
+        Connection* c = &connections_.back();
+        c->fd = fd;
+        try {
+          c->thread = std::thread(&ThriftServer::Serve, this, c);
+          ++open_connections_;
+        } catch (const std::system_error&) {
+          // No thread to serve it (the process's limit): refuse, do not die.
+          connections_.pop_back();
+          refusal = "out of threads";
+        }
+      }
     }
-    connections_.emplace_back();
-    Connection* c = &connections_.back();
-    c->fd = fd;
-    c->thread = std::thread(&ThriftServer::Serve, this, c);
+    if (refusal != nullptr) {
+      Refuse(fd, refusal);
+    } else {
+      refusing_ = false;
+    }
+  }
+}
+
+void ThriftServer::Refuse(int fd, const char* why) {
+  sockaddr_storage peer;
+  socklen_t len = sizeof(peer);
+  char host[64] = "?";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
+    (void)getnameinfo(reinterpret_cast<sockaddr*>(&peer), len, host, sizeof(host), nullptr, 0,
+                      NI_NUMERICHOST);
+  }
+  close(fd);
+  if (!refusing_) {
+    std::fprintf(stderr, "ThriftServer %s: refused a connection from %s: %s (%d connections)\n",
+                 options_.task_name.c_str(), host, why, options_.max_connections);
+    refusing_ = true;
   }
 }
 
 void ThriftServer::Serve(Connection* c) {
   auto socket = std::make_shared<apache::thrift::transport::TSocket>(c->fd);
-  auto transport = std::make_shared<FramedTransport>(socket);
+  if (options_.io_timeout_ms > 0) {
+    socket->setRecvTimeout(static_cast<int>(options_.io_timeout_ms));
+    socket->setSendTimeout(static_cast<int>(options_.io_timeout_ms));
+  }
+  FramedTransportOptions framing;
+  framing.max_frame_bytes = std::min<int64_t>(options_.max_message_bytes, 0x7fffffff);
+  auto transport = std::make_shared<FramedTransport>(socket, framing);
   // Strict reads: a message must start with the protocol version, so a
-  // stray client (say, an HTTP request) is dropped at once.
+  // stray client (say, an HTTP request) is dropped at once. No string or
+  // container is sized past its frame (FramedTransport refuses such reads;
+  // the limits are the backstop).
+  const int32_t limit = static_cast<int32_t>(framing.max_frame_bytes);
   auto protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(
-      transport, /*string_limit=*/0, /*container_limit=*/0, /*strict_read=*/true,
+      transport, /*string_limit=*/limit, /*container_limit=*/limit, /*strict_read=*/true,
       /*strict_write=*/true);
   std::string problem;
   try {
-    while (mux_->process(protocol, protocol, nullptr)) {
+    for (;;) {
+      // Idle between requests: closed after idle_timeout_ms.
+      if (options_.idle_timeout_ms > 0 && transport->buffered_bytes() == 0 &&
+          !WaitReadable(c->fd, options_.idle_timeout_ms)) {
+        break;
+      }
+      if (!mux_->process(protocol, protocol, nullptr)) break;
     }
   } catch (const TTransportException& e) {
     // END_OF_FILE: the client hung up (or Stop() shut the socket down).
@@ -272,6 +350,7 @@ void ThriftServer::Serve(Connection* c) {
   socket->close();
   absl::MutexLock lock(&mu_);
   c->done = true;
+  --open_connections_;
 }
 
 void ThriftServer::ReapFinished() {

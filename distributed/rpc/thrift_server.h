@@ -1,6 +1,6 @@
 // ThriftServer: one task's port, serving WorkerService ("worker") and
 // MasterService ("master") multiplexed over framed binary Thrift, one thread
-// per connection.
+// per connection, up to options.max_connections of them.
 //
 //   ThriftServerOptions opts;
 //   opts.port = 4000;  opts.task_name = "/job:ps/replica:0/task:0";
@@ -60,6 +60,20 @@ struct ThriftServerOptions {
   // worker handler (the generated, copying path). Borrowed; must outlive
   // the server.
   TensorSink* tensor_sink = nullptr;
+
+  // Limits against peers that misbehave or attack (SECURITY.md).
+  // The largest request frame: larger ones close the connection, and no
+  // string or container of a request is sized past its frame.
+  int64_t max_message_bytes = int64_t{1} << 30;
+  // Connections served at once; more are accepted and closed at once (one
+  // line on stderr per burst).
+  int max_connections = 256;
+  // A connection with no request for this long is closed (clients open a
+  // new one). 0: never.
+  int64_t idle_timeout_ms = 10 * 60 * 1000;
+  // A request (or reply) that stalls mid-frame for this long drops the
+  // connection; TCP keepalive finds vanished peers.
+  int64_t io_timeout_ms = 60 * 1000;
 };
 
 class ThriftServer {
@@ -97,6 +111,9 @@ class ThriftServer {
   void AcceptLoop();
   void Serve(Connection* connection);
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
+  // Closes an accepted fd the server will not serve, logging the first of a
+  // burst.
+  void Refuse(int fd, const char* why);
 
   const ThriftServerOptions options_;
   const std::shared_ptr<apache::thrift::TProcessor> mux_;
@@ -109,6 +126,9 @@ class ThriftServer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
+  int open_connections_ ABSL_GUARDED_BY(mu_) = 0;  // not yet done
+  bool refusing_ = false;  // accept thread only: a refusal was logged
+
 };
 
 }  // namespace sluice

@@ -1,5 +1,6 @@
 #include "distributed/rpc/thrift_server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/protocol/TMultiplexedProtocol.h>
@@ -246,6 +248,79 @@ TEST_F(ThriftServerTest, GarbageClientIsDroppedAndOthersKeepWorking) {
   EXPECT_LT(MsSince(t0), 1000);
   close(*fd);
   WorkerStub stub(kTask, address_);
+  EXPECT_TRUE(stub.GetStatus().ok());
+}
+
+// Closed by the peer within `ms`: recv sees end of stream, not a timeout.
+bool ClosedWithin(int fd, int ms) {
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char c;
+  return recv(fd, &c, 1, 0) == 0;
+}
+
+// Hostile frames: a method name declared 2 GiB long in a 12-byte request, a
+// list of 2^31 structs, a frame over the limit. Each costs its connection
+// and no memory; the server keeps answering.
+TEST_F(ThriftServerTest, HostileFramesCostTheirConnectionOnly) {
+  const std::vector<std::string> inputs = {
+      // frame 8: version|call, name length 0x7fffff00
+      std::string("\x00\x00\x00\x08\x80\x01\x00\x01\x7f\xff\xff\x00", 12),
+      // frame 2^31 - 1 (over the server's limit)
+      std::string("\x7f\xff\xff\xff\x80\x01\x00\x01", 8),
+      // "worker:GetStatus" then a struct field 1 of type list<struct> of 2^31 - 1
+      std::string("\x00\x00\x00\x25\x80\x01\x00\x01\x00\x00\x00\x10worker:GetStatus"
+                  "\x00\x00\x00\x01\x0f\x00\x01\x0c\x7f\xff\xff\xff",
+                  41),
+  };
+  rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  for (const std::string& input : inputs) {
+    absl::StatusOr<int> fd = ConnectTcp(HostPort{"127.0.0.1", server_->port()}, 1000);
+    ASSERT_TRUE(fd.ok());
+    ASSERT_EQ(send(*fd, input.data(), input.size(), 0), static_cast<ssize_t>(input.size()));
+    EXPECT_TRUE(ClosedWithin(*fd, 2000)) << "input of " << input.size() << " bytes";
+    close(*fd);
+  }
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 << 10) << "KiB of peak memory grew";
+  WorkerStub stub(kTask, address_);
+  EXPECT_TRUE(stub.GetStatus().ok());
+}
+
+// Past max_connections a connection is closed at once; a slot freed by a
+// closing client is served again. Idle connections close after
+// idle_timeout_ms.
+TEST(ThriftServerLimitsTest, ConnectionCapAndIdleTimeout) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  ThriftServerOptions opts;
+  opts.task_name = kTask;
+  opts.max_connections = 2;
+  opts.idle_timeout_ms = 300;
+  absl::StatusOr<std::unique_ptr<ThriftServer>> server =
+      ThriftServer::Start(opts, worker, nullptr, nullptr);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const HostPort address{"127.0.0.1", (*server)->port()};
+  std::vector<int> held;
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<int> fd = ConnectTcp(address, 1000);
+    ASSERT_TRUE(fd.ok());
+    held.push_back(*fd);
+  }
+  absl::StatusOr<int> extra = ConnectTcp(address, 1000);
+  ASSERT_TRUE(extra.ok());
+  auto t0 = Clock::now();
+  EXPECT_TRUE(ClosedWithin(*extra, 250));  // refused well before the idle timeout
+  EXPECT_LT(MsSince(t0), 250);
+  close(*extra);
+  // The two idle ones are closed by the idle timeout...
+  for (int fd : held) {
+    EXPECT_TRUE(ClosedWithin(fd, 3000));
+    close(fd);
+  }
+  // ... after which a client is served.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", (*server)->port()));
   EXPECT_TRUE(stub.GetStatus().ok());
 }
 

@@ -305,9 +305,10 @@ absl::StatusOr<int64_t> CollectiveTrainer::Impl::Start(Formation* f) {
   }
   if (f->plan.chief) {
     bool restored = false;
-    absl::StatusOr<std::string> latest = LatestCheckpoint(o_.checkpoint_dir);
+    // The newest checkpoint that restores (a corrupt latest one is passed
+    // over for the one before).
+    absl::StatusOr<std::string> latest = f->saver->RestoreNewest(s, o_.checkpoint_dir);
     if (latest.ok()) {
-      RETURN_IF_ERROR(f->saver->Restore(s, *latest));
       restored = true;
     } else if (absl::IsNotFound(latest.status())) {
       RETURN_IF_ERROR(s->Run({}, {}, {f->model.init}).status());

@@ -81,13 +81,14 @@ absl::Status MonitoredSession::PrepareChief() {
   }
   std::string how;
   if (options_.saver != nullptr && !options_.checkpoint_dir.empty()) {
-    absl::StatusOr<std::string> prefix = LatestCheckpoint(options_.checkpoint_dir);
+    // The newest checkpoint that restores (a corrupt latest one is passed
+    // over for the one before).
+    absl::StatusOr<std::string> prefix =
+        options_.saver->RestoreNewest(session_.get(), options_.checkpoint_dir);
     if (prefix.ok()) {
-      RETURN_IF_ERROR(AddContext(options_.saver->Restore(session_.get(), *prefix),
-                                 absl::StrCat("chief restoring '", *prefix, "'")));
       how = absl::StrCat("restoring '", *prefix, "'");
     } else if (!absl::IsNotFound(prefix.status())) {
-      return AddContext(prefix.status(), "chief looking for a checkpoint");
+      return AddContext(prefix.status(), "chief restoring a checkpoint");
     }
   }
   if (how.empty()) {

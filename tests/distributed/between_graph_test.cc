@@ -88,8 +88,11 @@ class ExampleCluster {
   }
 
   // Starts the ps and waits until it serves.
-  ::testing::AssertionResult StartPs(std::vector<std::string> env = {}) {
-    ChildProcess* ps = Start("ps", 0, {}, std::move(env));
+  // `flags` as the launcher passes them to every task (a ps writes the
+  // chief's checkpoints only under the --logdir it was given).
+  ::testing::AssertionResult StartPs(std::vector<std::string> flags = {},
+                                     std::vector<std::string> env = {}) {
+    ChildProcess* ps = Start("ps", 0, std::move(flags), std::move(env));
     if (ps == nullptr) return ::testing::AssertionFailure() << "ps did not start";
     if (!ps->WaitForOutput("serving variables", absl::Seconds(10))) {
       return ::testing::AssertionFailure() << "ps not serving:\n" << ps->Output();
@@ -390,7 +393,7 @@ TEST(BetweenGraphTest, KilledWorkerLeavesTheChiefRunningAndRejoins) {
 TEST(BetweenGraphTest, KilledPsIsRestoredFromTheLatestCheckpoint) {
   const std::string logdir = FreshDir("ps-kill-logdir");
   ExampleCluster cluster;
-  ASSERT_TRUE(cluster.StartPs());
+  ASSERT_TRUE(cluster.StartPs({"--logdir=" + logdir}));
   std::vector<std::string> flags = CommonFlags();
   for (const char* f : {"--async", "--steps=3000", "--checkpoint_steps=100", "--log_every=50"}) {
     flags.push_back(f);
@@ -407,7 +410,7 @@ TEST(BetweenGraphTest, KilledPsIsRestoredFromTheLatestCheckpoint) {
   ASSERT_TRUE(cluster.process("ps", 0)->WaitForExit(absl::Seconds(5)).has_value());
   const std::vector<int64_t> at_kill = LoggedSteps(chief->Output());
   absl::SleepFor(absl::Milliseconds(300));
-  ASSERT_TRUE(cluster.StartPs());
+  ASSERT_TRUE(cluster.StartPs({"--logdir=" + logdir}));
 
   ASSERT_TRUE(ExitsZero(chief, absl::Seconds(45)));
   EXPECT_TRUE(ExitsZero(worker1, absl::Seconds(15)));
@@ -437,7 +440,7 @@ TEST(BetweenGraphTest, CrashInACheckpointWriteKeepsThePreviousCheckpoint) {
   const std::string logdir = FreshDir("crash-logdir");
   ExampleCluster cluster;
   // The ps dies in the middle of writing its shard of the third checkpoint.
-  ASSERT_TRUE(cluster.StartPs({"SLUICE_TEST_CRASH_IN_ATOMIC_WRITE=3"}));
+  ASSERT_TRUE(cluster.StartPs({"--logdir=" + logdir}, {"SLUICE_TEST_CRASH_IN_ATOMIC_WRITE=3"}));
   std::vector<std::string> flags = CommonFlags();
   for (const char* f : {"--async", "--steps=2500", "--checkpoint_steps=100", "--log_every=50"}) {
     flags.push_back(f);
@@ -492,7 +495,7 @@ TEST(BetweenGraphTest, CrashInACheckpointWriteKeepsThePreviousCheckpoint) {
 
   // And the job: the ps comes back (without the failpoint) and the chief
   // restores and finishes.
-  ASSERT_TRUE(cluster.StartPs());
+  ASSERT_TRUE(cluster.StartPs({"--logdir=" + logdir}));
   ASSERT_TRUE(ExitsZero(chief, absl::Seconds(45)));
   EXPECT_TRUE(ExitsZero(worker1, absl::Seconds(15)));
   float loss = -1, accuracy = -1;

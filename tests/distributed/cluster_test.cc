@@ -11,10 +11,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,7 @@
 #include "distributed/cluster/launcher.h"
 #include "distributed/cluster_session.h"
 #include "gtest/gtest.h"
+#include "ops/io_ops.h"
 #include "sluice.h"
 #include "tests/distributed/child_process.h"
 
@@ -407,8 +411,9 @@ TEST_F(ClusterTest, KilledWorkerFailsTheStepThenRejoins) {
   ExpectSameTrace(*more, Trace(want.begin() + 3, want.end()));
 }
 
-TEST_F(ClusterTest, SixtyFourMiBTensorCrossesTasks) {
-  constexpr int64_t kElements = 16 << 20;  // 64 MiB of floats
+// Past Thrift 0.17's 100 MiB read limit (which a TSocket applies per read).
+TEST_F(ClusterTest, TwoHundredFiftySixMiBTensorCrossesTasks) {
+  constexpr int64_t kElements = 64 << 20;  // 256 MiB of floats
   Scope root = Scope::NewRootScope(BuiltinOps());
   // Fed on worker 0, doubled on the ps, passed through worker 1, fetched here.
   Output x = ops::Placeholder(root.WithDevice("/job:worker/task:0").WithOpName("big"), DT_FLOAT,
@@ -445,8 +450,41 @@ TEST_F(ClusterTest, SixtyFourMiBTensorCrossesTasks) {
   }
   EXPECT_EQ(mismatches, 0);
   EXPECT_EQ(got_sum, want_sum);
-  std::printf("64 MiB worker0 -> ps -> worker1 -> client: %.0f ms\n",
+  std::printf("256 MiB worker0 -> ps -> worker1 -> client: %.0f ms\n",
               absl::ToDoubleMilliseconds(took));
+}
+
+// A client's graph may not write files outside the job's directories on a
+// task (before: a SaveV2 could overwrite ~/.ssh/authorized_keys there).
+TEST_F(ClusterTest, GraphsWriteFilesOnlyUnderTheJobsDirectories) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string outside = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/not-a-job-dir/stolen");
+  const std::string inside =
+      absl::StrCat("/tmp/sluice/cluster_test-", getpid(), "/model.ckpt");
+  for (const auto& [prefix, allowed] : {std::pair{outside, false}, std::pair{inside, true}}) {
+    Scope root = Scope::NewRootScope(BuiltinOps());
+    Scope ps = root.WithDevice("/job:ps/task:0");
+    Output value = ops::Const(ps.WithOpName("value"), Tensor::FromVector<float>({1, 2, 3}));
+    ops::SaveV2(ps.WithOpName("save"), ops::Const(ps, Tensor::Scalar<std::string>(prefix)),
+                ops::Const(ps, Tensor::FromVector<std::string>({"v"})),
+                ops::Const(ps, Tensor::FromVector<std::string>({""})), {value});
+    ASSERT_TRUE(root.ok()) << root.status();
+    GraphDef def;
+    root.graph()->ToGraphDef(&def);
+    absl::StatusOr<std::unique_ptr<Session>> session = NewSession(def);
+    ASSERT_TRUE(session.ok()) << session.status();
+    absl::StatusOr<std::vector<Tensor>> out = (*session)->Run({}, {}, {"save"});
+    if (allowed) {
+      EXPECT_TRUE(out.ok()) << out.status();
+    } else {
+      ASSERT_FALSE(out.ok()) << prefix << " was written";
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kPermissionDenied) << out.status();
+      EXPECT_TRUE(absl::StrContains(out.status().message(), "graphs may write files only under"))
+          << out.status();
+      EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(prefix).parent_path()));
+    }
+  }
+  std::filesystem::remove_all(std::filesystem::path(inside).parent_path());
 }
 
 }  // namespace
