@@ -128,7 +128,7 @@ absl::StatusOr<std::string> ResolveLabel(const std::string& label, const Program
 
 std::string LaunchUsage() {
   return "usage: launch [--ps=N] [--workers=N] [--fail_fast] [--chief_only_exit]\n"
-         "              [--grace_period_s=S] [--k8s=DIR --image=IMG [--port=2222]\n"
+         "              [--grace_period_s=S] [--max_restarts=N] [--k8s=DIR --image=IMG [--port=2222]\n"
          "              [--namespace=default]] -- PROGRAM [ARGS...]\n"
          "Starts PROGRAM once per task of a local cluster (ps and worker jobs on free\n"
          "127.0.0.1 ports) with its place in SLUICE_CONFIG, prefixes each task's output\n"
@@ -140,7 +140,9 @@ std::string LaunchUsage() {
          "  --workers=N         worker tasks (default 1); worker 0 is the chief\n"
          "  --fail_fast         a failing non-chief task stops everything\n"
          "  --chief_only_exit   any non-chief exit, even status 0, counts as a failure\n"
-         "  --grace_period_s=S  SIGTERM to SIGKILL delay when stopping (default 5)\n";
+         "  --grace_period_s=S  SIGTERM to SIGKILL delay when stopping (default 5)\n"
+         "  --max_restarts=N    a failed non-chief task is started again at its address,\n"
+         "                      up to N times, after 1, 2, 4... s (default 3; 0: never)\n";
 }
 
 absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
@@ -168,12 +170,13 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
       return absl::InvalidArgumentError(
           absl::StrCat("flag --", name, " needs a value (--", name, "=...)"));
     };
-    if (name == "ps" || name == "workers" || name == "port") {
+    if (name == "ps" || name == "workers" || name == "port" || name == "max_restarts") {
       RETURN_IF_ERROR(need_value());
-      int lo = name == "ps" ? 0 : 1;
+      int lo = name == "ps" || name == "max_restarts" ? 0 : 1;
       int hi = name == "port" ? 65535 : 10000;
       ASSIGN_OR_RETURN(int parsed, ParseIntFlag(name, value, lo, hi));
       if (name == "ps") options.num_ps = parsed;
+      if (name == "max_restarts") options.max_restarts = parsed;
       if (name == "workers") options.num_workers = parsed;
       if (name == "port") {
         options.port = parsed;
@@ -317,6 +320,7 @@ absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string&
   supervisor_options.fail_fast = options.fail_fast;
   supervisor_options.chief_only_exit = options.chief_only_exit;
   supervisor_options.grace_period_s = options.grace_period_s;
+  supervisor_options.max_restarts = options.max_restarts;
   const char* working_dir = std::getenv("BUILD_WORKING_DIRECTORY");
   if (working_dir != nullptr) supervisor_options.working_dir = working_dir;
 

@@ -60,6 +60,7 @@ struct LaunchOptions {
   bool fail_fast = false;
   bool chief_only_exit = false;
   double grace_period_s = 5;
+  int max_restarts = 3;  // SupervisorOptions::max_restarts
   // Kubernetes output; empty k8s_dir means run locally.
   std::string k8s_dir;
   std::string image;

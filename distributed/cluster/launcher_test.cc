@@ -267,13 +267,34 @@ TEST_F(LauncherTest, ChiefStatusIsTheExitCodeAndStubbornTasksGetSigkill) {
 }
 
 TEST_F(LauncherTest, NonChiefFailureIsReportedAndTheRestGoOn) {
-  LaunchResult r =
-      Launch({"--workers=3"}, {"worker:1=exit:3", "worker:0=sleepms:600,exit:0", "*=sleep"});
+  LaunchResult r = Launch({"--workers=3", "--max_restarts=0"},
+                          {"worker:1=exit:3", "worker:0=sleepms:600,exit:0", "*=sleep"});
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:1 exited with status 3\n"));
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:1 failed; the other tasks go on\n"));
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 exited with status 0\n"));
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:2 killed by signal 15\n"));
+}
+
+// A failed task is started again at its address within a budget, with
+// backoff (1 s, 2 s); past the budget it stays down and the rest go on.
+TEST_F(LauncherTest, FailedTasksAreRestartedWithinABudget) {
+  LaunchResult r = Launch({"--ps=1", "--workers=1", "--max_restarts=2"},
+                          {"ps=sleepms:100,exit:3", "worker:0=sleepms:4500,exit:0"});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("[launch] ps:0 failed; restarting in 1s (1 of 2)\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] ps:0 failed; restarting in 2s (2 of 2)\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] ps:0 failed; the other tasks go on\n"));
+  int starts = 0;
+  for (const std::string& line : Lines(r.out)) starts += absl::StartsWith(line, "[launch] started ps:0");
+  EXPECT_EQ(starts, 3) << r.out;
+  // The same SLUICE_CONFIG (so the same address) each time.
+  std::vector<std::string> configs;
+  for (const std::string& line : Lines(r.out)) {
+    if (absl::StartsWith(line, "[ps:0] config ")) configs.push_back(line.substr(0, line.find(" pid=")));
+  }
+  ASSERT_EQ(configs.size(), 3u) << r.out;
+  for (const std::string& c : configs) EXPECT_EQ(c, configs.front());
 }
 
 TEST_F(LauncherTest, FailFastStopsEverything) {

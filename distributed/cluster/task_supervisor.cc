@@ -103,6 +103,10 @@ struct RunningTask {
   std::string name;    // "worker:1"
   std::string prefix;  // "[worker:1] "
   bool chief = false;
+  TaskLaunch launch;             // to start it again
+  int restarts = 0;              // done so far
+  bool restart_pending = false;  // starts again at restart_at
+  Clock::time_point restart_at;
   pid_t pid = -1;       // also the process group id
   int fd = -1;          // read end of its output pipe; -1 after EOF
   std::string pending;  // output after the last newline
@@ -135,6 +139,14 @@ class Supervisor {
   void Say(absl::string_view text) {
     out_ << "[launch] " << text << "\n";
     out_.flush();
+  }
+  // Forks and execs the task's program (a first start or a restart).
+  absl::Status Spawn(RunningTask& task);
+  // Starts the tasks whose restart is due.
+  void RestartDue();
+  bool AnyRestartPending() const {
+    return std::any_of(tasks_.begin(), tasks_.end(),
+                       [](const RunningTask& t) { return t.restart_pending; });
   }
   void Pump(RunningTask& task);
   void EmitLines(RunningTask& task, bool flush_partial);
@@ -170,9 +182,18 @@ absl::Status Supervisor::Start(const TaskLaunch& launch) {
   task.name = absl::StrCat(launch.job, ":", launch.index);
   task.prefix = absl::StrCat("[", task.name, "] ");
   task.chief = launch.chief;
+  task.launch = launch;
   if (launch.argv.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("task ", task.name, ": no program"));
   }
+  if (absl::Status s = Spawn(task); !s.ok()) return s;
+  has_chief_ = has_chief_ || task.chief;
+  tasks_.push_back(std::move(task));
+  return absl::OkStatus();
+}
+
+absl::Status Supervisor::Spawn(RunningTask& task) {
+  const TaskLaunch& launch = task.launch;
 
   // Everything the child needs is built before fork.
   std::vector<std::string> env_strings;
@@ -243,12 +264,12 @@ absl::Status Supervisor::Start(const TaskLaunch& launch) {
   if (devnull >= 0) close(devnull);
   setpgid(pid, pid);  // also done by the child; whichever runs first wins
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  if (task.fd >= 0) close(task.fd);  // a restart: the old pipe's reader
   task.pid = pid;
   task.fd = fds[0];
   task.running = true;
-  has_chief_ = has_chief_ || task.chief;
+  task.pending.clear();
   Say(absl::StrCat("started ", task.name, " (pid ", pid, ")"));
-  tasks_.push_back(std::move(task));
   return absl::OkStatus();
 }
 
@@ -311,12 +332,35 @@ void Supervisor::OnExit(RunningTask& task, int status) {
   }
   bool failed = code != 0 || options_.chief_only_exit;
   if (!failed) return;
+  if (!options_.fail_fast && !options_.chief_only_exit && task.restarts < options_.max_restarts) {
+    ++task.restarts;
+    const int delay_s = std::min(30, 1 << std::min(task.restarts - 1, 5));
+    task.restart_pending = true;
+    task.restart_at = Clock::now() + std::chrono::seconds(delay_s);
+    Say(absl::StrCat(task.name, " failed; restarting in ", delay_s, "s (", task.restarts, " of ",
+                     options_.max_restarts, ")"));
+    return;
+  }
   any_failed_ = true;
   if (options_.fail_fast) {
     exit_code_ = code != 0 ? code : 1;
     Stop(absl::StrCat(task.name, " failed (--fail_fast)"));
   } else if (has_chief_) {
     Say(absl::StrCat(task.name, " failed; the other tasks go on"));
+  }
+}
+
+void Supervisor::RestartDue() {
+  if (stopping_) return;
+  const Clock::time_point now = Clock::now();
+  for (RunningTask& task : tasks_) {
+    if (!task.restart_pending || now < task.restart_at) continue;
+    task.restart_pending = false;
+    absl::Status s = Spawn(task);
+    if (!s.ok()) {
+      any_failed_ = true;
+      Say(absl::StrCat(task.name, " could not be restarted: ", s.message()));
+    }
   }
 }
 
@@ -382,6 +426,7 @@ int Supervisor::Run(SignalPipe& signals) {
       if (fds[i].revents != 0) Pump(*polled[i - 1]);
     }
     Reap();
+    RestartDue();
     if (stopping_ && !killed_ && Clock::now() >= deadline_) {
       for (const RunningTask& task : tasks_) {
         if (task.running) {
@@ -392,7 +437,7 @@ int Supervisor::Run(SignalPipe& signals) {
       SignalGroups(SIGKILL);
       killed_ = true;
     }
-    if (NumRunning() == 0) {
+    if (NumRunning() == 0 && (stopping_ || !AnyRestartPending())) {
       // Wait (within the grace period) for grandchildren left in the groups.
       if (!stopping_ || killed_ || !AnyGroupAlive()) break;
     }

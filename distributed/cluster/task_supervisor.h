@@ -15,6 +15,9 @@
 // thread polls the pipes; a line is written whole ("[worker:1] text\n"), so
 // lines of different tasks never mix (lines over 64 KiB are split).
 //
+// Restarts: see SupervisorOptions::max_restarts; each is announced
+// ("[launch] ps:0 killed by signal 9; restarting in 1s (1 of 3)").
+//
 // Stopping: SIGTERM to every task's process group, SIGKILL to what is left
 // after the grace period, then a last SIGKILL sweep of the groups so no
 // grandchild outlives the run.
@@ -43,6 +46,12 @@ struct TaskLaunch {
 
 struct SupervisorOptions {
   bool fail_fast = false;        // a failing non-chief task stops everything
+  // A non-chief task that fails (non-zero exit or a signal) is started again
+  // with the same arguments and environment (so at the same address), up to
+  // this many times, after 1, 2, 4 ... s (at most 30 s); the chief's
+  // recovery takes it from there. 0: never (a failed task stays down).
+  // Not under fail_fast or chief_only_exit.
+  int max_restarts = 3;
   bool chief_only_exit = false;  // a non-chief task exiting at all counts as failing
   double grace_period_s = 5;     // SIGTERM -> SIGKILL
   std::string working_dir;       // of the tasks; empty: this process's

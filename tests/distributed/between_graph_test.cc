@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "distributed/checkpoint/checkpoint_state.h"
 #include "distributed/checkpoint/saver.h"
@@ -503,6 +505,79 @@ TEST(BetweenGraphTest, CrashInACheckpointWriteKeepsThePreviousCheckpoint) {
   const std::vector<int64_t> steps = LoggedSteps(chief->Output());
   ASSERT_FALSE(steps.empty());
   EXPECT_GE(steps.back(), 2500 - 50);
+}
+
+// The pid of `task` ("ps:0") in the launcher's "[launch] started ps:0 (pid N)"
+// lines: the latest start's; -1 when none.
+pid_t LaunchedPid(const std::string& out, const std::string& task) {
+  pid_t pid = -1;
+  const std::string needle = absl::StrCat("[launch] started ", task, " (pid ");
+  for (size_t at = out.find(needle); at != std::string::npos; at = out.find(needle, at + 1)) {
+    pid = static_cast<pid_t>(std::atoi(out.c_str() + at + needle.size()));
+  }
+  return pid;
+}
+
+// Steps the chief logged through the launcher ("[worker:0] step N: ...").
+int64_t ChiefStep(const std::string& out) {
+  std::string chief;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (absl::ConsumePrefix(&line, "[worker:0] ")) absl::StrAppend(&chief, line, "\n");
+  }
+  std::vector<int64_t> steps = LoggedSteps(chief);
+  return steps.empty() ? -1 : steps.back();
+}
+
+bool WaitForChiefStep(ChildProcess* launcher, int64_t step, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline && launcher->Running()) {
+    if (ChiefStep(launcher->Output()) >= step) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return false;
+}
+
+// As a user would: the launcher runs the job, a ps and then a worker are
+// killed with SIGKILL; the launcher starts each again at its address and
+// the chief's recovery finishes the training. (Before: "ps:0 failed; the
+// other tasks go on", and the workers waited without a word.)
+TEST(BetweenGraphTest, LauncherRestartsKilledTasksAndTrainingFinishes) {
+  const std::string logdir = FreshDir("launcher-restarts");
+  std::vector<std::string> argv = {RunfilePath("tools/launch"), "--ps=1", "--workers=2", "--",
+                                   RunfilePath("examples/between_graph_mlp")};
+  for (const std::string& f : CommonFlags()) argv.push_back(f);
+  for (const char* f : {"--async", "--steps=3000", "--checkpoint_steps=100", "--log_every=50"}) {
+    argv.push_back(f);
+  }
+  argv.push_back("--logdir=" + logdir);
+  absl::StatusOr<std::unique_ptr<ChildProcess>> launcher = ChildProcess::Start(
+      argv, {"BUILD_WORKING_DIRECTORY=", "SLUICE_CONFIG="}, TestTmpPath(absl::StrCat("launcher-", getpid(), ".log")));
+  ASSERT_TRUE(launcher.ok()) << launcher.status();
+  ChildProcess* l = launcher->get();
+  ASSERT_TRUE(WaitForChiefStep(l, 300, absl::Seconds(30))) << l->Output();
+
+  const pid_t ps = LaunchedPid(l->Output(), "ps:0");
+  ASSERT_GT(ps, 0) << l->Output();
+  ASSERT_EQ(kill(ps, SIGKILL), 0);
+  ASSERT_TRUE(l->WaitForOutput("[launch] ps:0 failed; restarting in 1s (1 of 3)", absl::Seconds(10)))
+      << l->Output();
+  ASSERT_TRUE(l->WaitForOutputCount("[launch] started ps:0", 2, absl::Seconds(10))) << l->Output();
+  const int64_t after_ps = ChiefStep(l->Output());
+  ASSERT_TRUE(WaitForChiefStep(l, after_ps + 200, absl::Seconds(60))) << l->Output();
+
+  const pid_t worker = LaunchedPid(l->Output(), "worker:1");
+  ASSERT_GT(worker, 0) << l->Output();
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  ASSERT_TRUE(l->WaitForOutputCount("[launch] started worker:1", 2, absl::Seconds(10)))
+      << l->Output();
+
+  std::optional<int> status = l->WaitForExit(absl::Seconds(120));
+  ASSERT_TRUE(status.has_value()) << "still running:\n" << l->Output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << DescribeStatus(*status) << ":\n" << l->Output();
+  float loss = -1, accuracy = -1;
+  ASSERT_TRUE(ParseFinal(l->Output(), &loss, &accuracy)) << l->Output();
+  EXPECT_GT(accuracy, 0.8f) << l->Output();
 }
 
 }  // namespace
