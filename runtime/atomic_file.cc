@@ -47,6 +47,7 @@ absl::Status ErrnoStatus(int err, absl::string_view what, absl::string_view path
       return absl::PermissionDeniedError(message);
     case ENOSPC:
     case EDQUOT:
+    case EFBIG:  // past the file size the process may write (RLIMIT_FSIZE)
       return absl::ResourceExhaustedError(message);
     case EEXIST:
       return absl::AlreadyExistsError(message);

@@ -1,5 +1,7 @@
 #include "distributed/training/checkpoint_saver_hook.h"
 
+#include <cstdio>
+
 #include <utility>
 
 #include "absl/time/clock.h"
@@ -37,7 +39,13 @@ absl::Status CheckpointSaverHook::AfterRun(const std::vector<Tensor>& values,
   ASSIGN_OR_RETURN(int64_t step, internal::ReadScalarInt64(context->session(), global_step_));
   if (step == last_saved_step_ && !last_prefix_.empty()) return absl::OkStatus();
   if (by_time || step >= last_saved_step_ + options_.every_steps) {
-    return Save(context->session(), step);
+    absl::Status saved = Save(context->session(), step);
+    if (!absl::IsResourceExhausted(saved)) return saved;
+    // Disk full: train on and try again one interval later.
+    std::fprintf(stderr, "checkpoint: could not save step %lld to %s (training goes on): %s\n",
+                 static_cast<long long>(step), dir_.c_str(), std::string(saved.message()).c_str());
+    last_saved_step_ = step;
+    last_saved_time_ = absl::Now();
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,10 @@
 // after the exact step they hold; End saves unless the last save already
 // holds the final step. Old checkpoints go as the Saver's max_to_keep says.
 //
+// A save during training that finds the disk full (ResourceExhausted) does
+// not stop training: one line on stderr names the checkpoint and the error,
+// and the next save is tried one interval later. The save at End reports it.
+//
 // Errors: the Saver's; InvalidArgument when the global step is not an
 // int32/int64 scalar. Thread-compatible. Ownership: the saver is borrowed.
 #ifndef SLUICE_DISTRIBUTED_TRAINING_CHECKPOINT_SAVER_HOOK_H_

@@ -395,7 +395,14 @@ absl::Status CollectiveTrainer::Impl::TrainSteps(Formation* f, int64_t step, boo
       last_step = step;
     }
     if (o_.checkpoint_every > 0 && step % o_.checkpoint_every == 0 && step < o_.steps) {
-      RETURN_IF_ERROR(Save(f, step));
+      absl::Status saved = Save(f, step);
+      if (absl::IsResourceExhausted(saved)) {
+        // Disk full: train on; the next interval tries again.
+        Log(absl::StrCat(Me(), ": could not save step ", step, " (training goes on): ",
+                         saved.message()));
+      } else {
+        RETURN_IF_ERROR(saved);
+      }
     }
   }
   if (f->plan.chief && last_saved_ != step) RETURN_IF_ERROR(Save(f, step));

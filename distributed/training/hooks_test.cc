@@ -1,5 +1,8 @@
 #include "distributed/training/hooks.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -135,6 +138,39 @@ TEST(CheckpointSaverHookTest, SavesEveryNStepsAndAtEnd) {
     EXPECT_TRUE(std::filesystem::exists(Saver::ShardFilename(prefix, 0, m.saver->num_shards())))
         << prefix;
   }
+}
+
+// A save that finds no room (here: past RLIMIT_FSIZE, as ENOSPC would be)
+// leaves training running; the next interval's save is tried again.
+TEST(CheckpointSaverHookTest, DiskFullDoesNotStopTraining) {
+  TinyModel m(SaverOptions{.max_to_keep = 0});
+  ASSERT_NE(m.saver, nullptr);
+  const std::string dir = TempDir("disk-full");
+  CheckpointSaverHook ckpt(m.saver.get(), dir, "global_step:0",
+                           {.every_steps = 5, .every_secs = 0});
+  StopAtStepHook stop(12, "global_step:0");
+  std::unique_ptr<MonitoredSession> ms = Start(m, {&ckpt, &stop});
+  ASSERT_NE(ms, nullptr);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(ms->Run({}, {}, {"train"}).ok());
+  ASSERT_EQ(ckpt.last_saved(), dir + "/model.ckpt-5");
+  rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  sighandler_t old_handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit tiny = old_limit;
+  tiny.rlim_cur = 8;  // every shard is larger
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  int64_t steps = 6;
+  while (!ms->ShouldStop() && steps < 40) {
+    absl::Status s = ms->Run({}, {}, {"train"}).status();
+    ASSERT_TRUE(s.ok()) << s;
+    ++steps;
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(steps, 12);                                   // trained to the end
+  EXPECT_EQ(ckpt.last_saved(), dir + "/model.ckpt-5");   // step 10 found no room
+  ASSERT_TRUE(ms->Close().ok());                           // room again: End saves
+  EXPECT_EQ(ckpt.last_saved(), dir + "/model.ckpt-12");
 }
 
 TEST(CheckpointSaverHookTest, HonoursMaxToKeep) {
