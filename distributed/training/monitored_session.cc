@@ -1,6 +1,7 @@
 #include "distributed/training/monitored_session.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "absl/strings/ascii.h"
@@ -156,9 +157,22 @@ absl::Status MonitoredSession::CreateAndPrepare() {
 }
 
 absl::Status MonitoredSession::Recover(absl::Status error, int* failures) {
+  const absl::Time start = absl::Now();
+  absl::Time last_said = start;
   while (true) {
     if (*failures >= options_.max_recoveries) {
       return AddContext(error, absl::StrCat("after ", *failures, " recoveries"));
+    }
+    const double waited = absl::ToDoubleSeconds(absl::Now() - start);
+    if (waited >= options_.recovery_timeout_s) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "gave up recovering after ", static_cast<int64_t>(waited), " s (recovery_timeout_s ",
+          options_.recovery_timeout_s, "); last: ", error.message()));
+    }
+    if (absl::ToDoubleSeconds(absl::Now() - last_said) >= options_.waiting_log_every_s) {
+      std::fprintf(stderr, "monitored session: waiting %lld s for the cluster to answer: %s\n",
+                   static_cast<long long>(waited), std::string(error.message()).c_str());
+      last_said = absl::Now();
     }
     ++*failures;
     ++recoveries_;

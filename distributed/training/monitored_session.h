@@ -70,6 +70,12 @@ struct MonitoredSessionOptions {
   int64_t wait_for_ready_ms = 120000;
   int max_recoveries = 20;
   int64_t recovery_wait_ms = 500;
+  // A recovery that has not made a working session within this long gives
+  // up (DeadlineExceeded naming the last error, which names the task).
+  // While it waits, a line on stderr every `waiting_log_every_s` says for
+  // how long and what it waits for.
+  double recovery_timeout_s = 300;
+  double waiting_log_every_s = 5;
   std::vector<SessionRunHook*> hooks;
 };
 
@@ -99,8 +105,8 @@ class MonitoredSession {
   // Creates session_ and runs the start-up and the hooks' AfterCreateSession.
   absl::Status CreateAndPrepare();
   // After `error` (Unavailable / Aborted): closes the session, waits and
-  // CreateAndPrepare again, until it works or `*failures` (recoveries tried
-  // in a row, updated) reaches max_recoveries.
+  // CreateAndPrepare again, until it works, `*failures` (recoveries tried
+  // in a row, updated) reaches max_recoveries or recovery_timeout_s passes.
   absl::Status Recover(absl::Status error, int* failures);
   absl::Status PrepareChief();
   absl::Status WaitForReady();

@@ -256,6 +256,36 @@ TEST(MonitoredSessionTest, GivesUpAfterMaxRecoveries) {
   EXPECT_EQ((*ms)->recoveries(), 2);
 }
 
+// While a task is gone the session says what it waits for, and gives up
+// after recovery_timeout_s with an error naming the last failure (before:
+// the workers waited without a word).
+TEST(MonitoredSessionTest, WaitingIsReportedAndBoundedInTime) {
+  TinyModel m;
+  std::shared_ptr<Session> shared = Shared(m);
+  auto failures = std::make_shared<FailureBudget>(0);
+  MonitoredSessionOptions o = ChiefOptions(m, shared);
+  o.create_session = [&] { return ForwardTo(shared, failures); };
+  o.max_recoveries = 1000;
+  o.recovery_wait_ms = 20;
+  o.recovery_timeout_s = 0.5;
+  o.waiting_log_every_s = 0.1;
+  absl::StatusOr<std::unique_ptr<MonitoredSession>> ms = MonitoredSession::Create(o);
+  ASSERT_TRUE(ms.ok()) << ms.status();
+  failures->Set(1000000);
+  testing::internal::CaptureStderr();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<Tensor>> out = (*ms)->Run({}, {}, {"train"});
+  const absl::Duration took = absl::Now() - start;
+  const std::string said = testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(out.status())) << out.status();
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("gave up recovering after"));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("injected failure"));
+  EXPECT_LT(took, absl::Seconds(3));
+  EXPECT_THAT(said, HasSubstr("monitored session: waiting"));
+  EXPECT_THAT(said, HasSubstr("injected failure"));
+}
+
 TEST(MonitoredSessionTest, OtherErrorsAreNotRetried) {
   TinyModel m;
   absl::StatusOr<std::unique_ptr<MonitoredSession>> ms =
