@@ -1,7 +1,6 @@
 #include "distributed/training/checkpoint_saver_hook.h"
 
 #include <cstdio>
-
 #include <utility>
 
 #include "absl/time/clock.h"

@@ -16,7 +16,6 @@
 #include "ops/gpu/internal/nccl_peer_comm.h"
 #include "ops/gpu/internal/nccl_util.h"
 #include "runtime/collective/collective_executor.h"
-#include "runtime/gpu/cuda_status.h"
 #include "runtime/gpu/gpu_device.h"
 
 namespace sluice {
@@ -119,19 +118,6 @@ absl::StatusOr<std::vector<Tensor>> RunLocal(const CollectiveParams& params,
   }
   const int64_t count = first.NumElements();
   if (count == 0) return outputs;
-  if (gpus.size() == 1) {
-    // One rank: a copy. NCCL before 2.29.7 leaves the tail of a one-rank
-    // ncclAvg unwritten (NVIDIA/nccl#1950). (The collective executor answers
-    // groups of one itself; this guards direct callers.)
-    const cudaError_t e =
-        cudaMemcpyAsync(outputs[0].raw_data(), first.raw_data(), first.TotalBytes(),
-                        cudaMemcpyDeviceToDevice, gpus[0]->compute_stream());
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      return CudaStatus(e, absl::StrCat(what, ": copying the one member's input"));
-    }
-    return outputs;
-  }
 
   ASSIGN_OR_RETURN(std::vector<ncclComm_t> comms, Comms().Get(ordinals, what));
   absl::MutexLock lock(Comms().launch_mu());

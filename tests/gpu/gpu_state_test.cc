@@ -8,7 +8,6 @@
 #include <cmath>
 #include <iostream>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -276,6 +275,43 @@ std::vector<std::string> InitialValueNames(const Graph& g) {
   return names;
 }
 
+// The names of one model's nodes, the same in its CPU and GPU graphs.
+struct ModelNames {
+  std::string init, loss, train;
+};
+
+// The CPU draws the initial weights (running `names.init`); the GPU gets the
+// same ones fed. Then kSteps steps of `names.train` on both, fed the same
+// batches, and the losses compared step by step (relative 1e-3).
+void TrainSideBySide(const Graph& graph, TestSession* cpu, TestSession* gpu,
+                     const ModelNames& names, uint32_t data_seed) {
+  const std::vector<std::string> initial = InitialValueNames(graph);
+  ASSERT_FALSE(initial.empty());
+  absl::StatusOr<std::vector<Tensor>> values = cpu->Run({}, initial, {names.init});
+  ASSERT_TRUE(values.ok()) << values.status();
+  std::vector<std::pair<std::string, Tensor>> init_feeds;
+  for (size_t i = 0; i < initial.size(); ++i) init_feeds.push_back({initial[i], (*values)[i]});
+  ASSERT_TRUE(gpu->Run(init_feeds, {}, {names.init}).ok());
+
+  const Dataset data = MakeSyntheticDataset({.examples = 2048, .seed = data_seed});
+  constexpr int kSteps = 20, kBatch = 64;
+  std::vector<float> cpu_loss, gpu_loss;
+  for (int step = 0; step < kSteps; ++step) {
+    const Dataset b = Batch(data, int64_t{step} * kBatch, kBatch);
+    for (auto [session, losses] : {std::pair{cpu, &cpu_loss}, std::pair{gpu, &gpu_loss}}) {
+      absl::StatusOr<std::vector<Tensor>> out =
+          session->Run({{"x", b.x}, {"labels", b.y}}, {names.loss}, {names.train});
+      ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+      losses->push_back((*out)[0].scalar<float>());
+    }
+  }
+  for (int step = 0; step < kSteps; ++step) {
+    EXPECT_NEAR(gpu_loss[step], cpu_loss[step], 1e-3 * std::abs(cpu_loss[step]))
+        << "step " << step;
+  }
+  EXPECT_LT(gpu_loss.back(), gpu_loss.front()) << "the GPU model did not learn";
+}
+
 TEST_F(GpuGraphTest, MlpTrainsLikeOnTheCpu) {
   MlpConfig config;
   config.layers = {784, 256, 256, 10};
@@ -290,32 +326,8 @@ TEST_F(GpuGraphTest, MlpTrainsLikeOnTheCpu) {
       TestSession::Create(m->scope, TestSessionOptions(1));
   ASSERT_TRUE(gpu.ok()) << gpu.status();
 
-  // The CPU draws the initial weights; the GPU gets the same ones fed.
-  const std::vector<std::string> names = InitialValueNames(*m->scope.graph());
-  ASSERT_FALSE(names.empty());
-  absl::StatusOr<std::vector<Tensor>> init = (*cpu)->Run({}, names, {"init"});
-  ASSERT_TRUE(init.ok()) << init.status();
-  std::vector<std::pair<std::string, Tensor>> init_feeds;
-  for (size_t i = 0; i < names.size(); ++i) init_feeds.push_back({names[i], (*init)[i]});
-  ASSERT_TRUE((*gpu)->Run(init_feeds, {}, {"init"}).ok());
-
-  const Dataset data = MakeSyntheticDataset({.examples = 2048, .seed = rng()()});
-  constexpr int kSteps = 20, kBatch = 64;
-  std::vector<float> cpu_loss, gpu_loss;
-  for (int step = 0; step < kSteps; ++step) {
-    const Dataset b = Batch(data, int64_t{step} * kBatch, kBatch);
-    for (auto [session, losses] : {std::pair{cpu->get(), &cpu_loss}, std::pair{gpu->get(), &gpu_loss}}) {
-      absl::StatusOr<std::vector<Tensor>> out =
-          session->Run({{"x", b.x}, {"labels", b.y}}, {"loss"}, {"train"});
-      ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
-      losses->push_back((*out)[0].scalar<float>());
-    }
-  }
-  for (int step = 0; step < kSteps; ++step) {
-    EXPECT_NEAR(gpu_loss[step], cpu_loss[step], 1e-3 * std::abs(cpu_loss[step]))
-        << "step " << step;
-  }
-  EXPECT_LT(gpu_loss.back(), gpu_loss.front()) << "the GPU model did not learn";
+  ASSERT_NO_FATAL_FAILURE(TrainSideBySide(*m->scope.graph(), cpu->get(), gpu->get(),
+                                          {"init", "loss", "train"}, rng()()));
   // The heavy nodes ran on the GPU.
   for (const char* node : {"layer1/MatMul", "layer2/MatMul", "layer3/MatMul", "loss"}) {
     EXPECT_TRUE((*gpu)->PlacedOn(node, kGpu0));
@@ -368,35 +380,11 @@ TEST_F(GpuGraphTest, MirroredFusedMomentumTrainsLikeOnTheCpu) {
       TestSession::Create(on_gpu->scope, TestSessionOptions(1));
   ASSERT_TRUE(gpu.ok()) << gpu.status();
 
-  // The same node names in both graphs: the CPU's initial values feed the GPU's.
-  const std::string init = on_cpu->model.init->name();
-  const std::vector<std::string> names = InitialValueNames(*on_cpu->scope.graph());
-  ASSERT_FALSE(names.empty());
-  absl::StatusOr<std::vector<Tensor>> values = (*cpu)->Run({}, names, {init});
-  ASSERT_TRUE(values.ok()) << values.status();
-  std::vector<std::pair<std::string, Tensor>> init_feeds;
-  for (size_t i = 0; i < names.size(); ++i) init_feeds.push_back({names[i], (*values)[i]});
-  ASSERT_TRUE((*gpu)->Run(init_feeds, {}, {on_gpu->model.init->name()}).ok());
-
-  const Dataset data = MakeSyntheticDataset({.examples = 2048, .seed = rng()()});
-  constexpr int kSteps = 20, kBatch = 64;
-  std::vector<float> cpu_loss, gpu_loss;
-  for (int step = 0; step < kSteps; ++step) {
-    const Dataset b = Batch(data, int64_t{step} * kBatch, kBatch);
-    for (auto [session, built, losses] :
-         {std::tuple{cpu->get(), &*on_cpu, &cpu_loss}, std::tuple{gpu->get(), &*on_gpu, &gpu_loss}}) {
-      absl::StatusOr<std::vector<Tensor>> out =
-          session->Run({{"x", b.x}, {"labels", b.y}}, {built->model.loss.node->name()},
-                       {built->model.train->name()});
-      ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
-      losses->push_back((*out)[0].scalar<float>());
-    }
-  }
-  for (int step = 0; step < kSteps; ++step) {
-    EXPECT_NEAR(gpu_loss[step], cpu_loss[step], 1e-3 * std::abs(cpu_loss[step]))
-        << "step " << step;
-  }
-  EXPECT_LT(gpu_loss.back(), gpu_loss.front()) << "the GPU model did not learn";
+  // The same node names in both graphs.
+  ASSERT_NO_FATAL_FAILURE(TrainSideBySide(
+      *on_cpu->scope.graph(), cpu->get(), gpu->get(),
+      {on_cpu->model.init->name(), on_cpu->model.loss.node->name(), on_cpu->model.train->name()},
+      rng()()));
 }
 
 // x (CPU) -> y = x^2 (GPU:0) -> z = y + x (CPU) -> w = z * y (GPU:0): two
