@@ -51,6 +51,8 @@ class RpcCollectiveTransport::Impl {
   void Recv(const std::string& from_device, const std::string& to_device, const std::string& key,
             Tensor landing, int64_t timeout_ms, std::function<void(absl::StatusOr<Tensor>)> done);
   void Abort(const std::string& key_prefix, const absl::Status& status);
+  void TellAborted(const std::string& to_device, const std::string& key_prefix,
+                   const absl::Status& status, int64_t timeout_ms);
   // Only a peer reached over the network: an in-process WorkerInterface
   // (tests) delivers the tensor itself, buffer shared.
   bool CopiesOnSend(const std::string& to_device) const {
@@ -438,6 +440,15 @@ void RpcCollectiveTransport::Impl::Abort(const std::string& key_prefix,
   }
 }
 
+void RpcCollectiveTransport::Impl::TellAborted(const std::string& to_device,
+                                               const std::string& key_prefix,
+                                               const absl::Status& status, int64_t timeout_ms) {
+  // Members on this task saw the Abort that came before.
+  if (peers_ == nullptr || TaskOfDevice(to_device) == task_) return;
+  Send(to_device, CollectiveMailbox::AbortKey(key_prefix), CollectiveMailbox::AbortNotice(status),
+       timeout_ms, [](absl::Status) {});
+}
+
 void RpcCollectiveTransport::Impl::Shutdown() {
   std::deque<std::shared_ptr<Push>> queued;
   std::vector<std::string> keys;
@@ -489,6 +500,12 @@ void RpcCollectiveTransport::RecvInto(const std::string& from_device,
 
 void RpcCollectiveTransport::Abort(const std::string& key_prefix, const absl::Status& status) {
   impl_->Abort(key_prefix, status);
+}
+
+void RpcCollectiveTransport::TellAborted(const std::string& to_device,
+                                         const std::string& key_prefix,
+                                         const absl::Status& status, int64_t timeout_ms) {
+  impl_->TellAborted(to_device, key_prefix, status, timeout_ms);
 }
 
 bool RpcCollectiveTransport::CopiesOnSend(const std::string& to_device) const {

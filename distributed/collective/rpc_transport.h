@@ -13,7 +13,9 @@
 // waiting on a remote sender asks that task for its status every
 // `probe_interval_ms` and fails with Unavailable naming the task as soon as
 // it is unreachable (or restarted: a new incarnation), instead of waiting
-// for the whole timeout. Thread-safe; pushes run on a bounded call pool.
+// for the whole timeout. A member whose execution fails tells the member
+// waiting on it (TellAborted), which then fails with that root cause.
+// Thread-safe; pushes run on a bounded call pool.
 #ifndef SLUICE_DISTRIBUTED_COLLECTIVE_RPC_TRANSPORT_H_
 #define SLUICE_DISTRIBUTED_COLLECTIVE_RPC_TRANSPORT_H_
 
@@ -52,6 +54,9 @@ class RpcCollectiveTransport : public CollectiveTransport {
                 const std::string& key, Tensor landing, int64_t timeout_ms,
                 std::function<void(absl::StatusOr<Tensor>)> done) override;
   void Abort(const std::string& key_prefix, const absl::Status& status) override;
+  // A member on another task gets an abort notice pushed (errors dropped).
+  void TellAborted(const std::string& to_device, const std::string& key_prefix,
+                   const absl::Status& status, int64_t timeout_ms) override;
   // Members on other tasks get the bytes written to their socket.
   bool CopiesOnSend(const std::string& to_device) const override;
 

@@ -18,6 +18,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "distributed/in_process_worker_cache.h"
+#include "runtime/collective/collective_executor.h"
+#include "runtime/device.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -272,6 +274,82 @@ TEST(RpcCollectiveTransportTest, DestructionEndsWaitingReceives) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   ASSERT_TRUE(got->done.HasBeenNotified());
   EXPECT_EQ(got->value.status().code(), absl::StatusCode::kCancelled) << got->value.status();
+}
+
+TEST(RpcCollectiveTransportTest, TellAbortedFailsThePeersReceiveWithTheRootCause) {
+  TwoTasks c;
+  auto got = StartRecv(c.t1_.get(), Cpu(kTask0), Cpu(kTask1), "g1/i1/n0/rs/s1/c0", 20000);
+  auto other = StartRecv(c.t1_.get(), Cpu(kTask0), Cpu(kTask1), "g1/i2/n0/rs/s1/c0", 20000);
+  const absl::Status why = absl::UnavailableError("collective peer task 2 is unreachable");
+  c.t0_->TellAborted(Cpu(kTask1), "g1/i1/n0/", why, 1000);
+  ASSERT_TRUE(got->done.WaitForNotificationWithTimeout(absl::Seconds(2)));
+  EXPECT_EQ(got->value.status(), why);
+  EXPECT_FALSE(other->done.HasBeenNotified());
+  c.t0_->Abort("g1/i2/", absl::AbortedError("done"));  // local only: task 1 still waits
+  EXPECT_FALSE(other->done.WaitForNotificationWithTimeout(absl::Milliseconds(100)));
+  c.t1_->Abort("g1/i2/", absl::AbortedError("done"));
+  // A dead peer: nothing to tell, nothing fails here.
+  c.cache_.SetDead(kTask1, true);
+  c.t0_->TellAborted(Cpu(kTask1), "g1/i3/n0/", why, 100);
+}
+
+// The ring 0 -> 1 -> 2 -> 0 over three tasks whose member on task 2 never
+// runs (its task answers, so the failure is a timeout). Member 0, which
+// waits on task 2, fails at its deadline; member 1, which waits on member 0
+// and would wait much longer, fails right after it with the same root cause
+// naming task 2, not with its own timeout naming task 0.
+TEST(RpcCollectiveTransportTest, AFailedMemberTellsTheNextOneTheRootCause) {
+  constexpr char kTask2[] = "/job:worker/replica:0/task:2";
+  const std::vector<std::string> tasks = {kTask0, kTask1, kTask2};
+  CollectiveMailbox boxes[3];
+  std::vector<std::unique_ptr<FakeTask>> peers;
+  InProcessWorkerCache cache;
+  for (int t = 0; t < 3; ++t) {
+    peers.push_back(std::make_unique<FakeTask>(tasks[t], &boxes[t]));
+    cache.Add(tasks[t], peers.back().get());
+  }
+  std::vector<std::unique_ptr<RpcCollectiveTransport>> transports;
+  std::vector<std::unique_ptr<CollectiveExecutor>> execs;
+  std::vector<std::unique_ptr<Device>> devices;
+  for (int t = 0; t < 3; ++t) {
+    transports.push_back(std::make_unique<RpcCollectiveTransport>(tasks[t], &boxes[t], &cache));
+    execs.push_back(std::make_unique<CollectiveExecutor>(transports.back().get(), 4096));
+    devices.push_back(NewCpuDevice({.name = Cpu(tasks[t]), .num_threads = 1}));
+  }
+  CollectiveParams p;
+  p.kind = CollectiveKind::kAllReduce;
+  p.group_key = 1;
+  p.instance_key = 1;
+  for (const std::string& t : tasks) p.group_devices.push_back(Cpu(t));
+  p.node_name = "c";
+  const Tensor input = Tensor::FromVector<float>(std::vector<float>(6000, 1.0f));
+  std::vector<std::shared_ptr<Got>> got;
+  const absl::Time start = absl::Now();
+  for (int r = 0; r < 2; ++r) {
+    CollectiveParams mine = p;
+    mine.rank = r;
+    mine.timeout_ms = r == 0 ? 500 : 30000;
+    auto g = std::make_shared<Got>();
+    execs[r]->Run(mine, devices[r].get(), input, [g, start](absl::StatusOr<Tensor> v) {
+      g->value = std::move(v);
+      g->took = absl::Now() - start;
+      g->done.Notify();
+    });
+    got.push_back(g);
+  }
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(got[r]->done.WaitForNotificationWithTimeout(absl::Seconds(10))) << "rank " << r;
+    const absl::Status s = got[r]->value.status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), Cpu(kTask2))) << "rank " << r << ": " << s;
+    EXPECT_LT(got[r]->took, absl::Seconds(5)) << "rank " << r << ": " << s;
+  }
+  EXPECT_TRUE(absl::StrContains(got[1]->value.status().message(),
+                                absl::StrCat("collective member ", Cpu(kTask0), " (rank 0 of 3) failed")))
+      << got[1]->value.status();
+  execs.clear();
+  transports.clear();
+  cache.Quiesce();
 }
 
 }  // namespace

@@ -100,6 +100,13 @@ class CollectiveTransport {
   // Fails every pending and later Recv whose key starts with `key_prefix`
   // with `status`, and drops values already delivered under it.
   virtual void Abort(const std::string& key_prefix, const absl::Status& status) = 0;
+  // Tells member `to_device`, which may be waiting on this one, that the
+  // execution under `key_prefix` failed here with `status`: it fails at once
+  // with that root cause instead of at its deadline. Best effort, within
+  // `timeout_ms`. The default does nothing: a transport whose members are
+  // all in this process reaches them through Abort.
+  virtual void TellAborted(const std::string& to_device, const std::string& key_prefix,
+                           const absl::Status& status, int64_t timeout_ms) {}
   // True when Send hands `to_device` a copy of the value's bytes (a member
   // in another process), never the buffer itself: the sender may then send
   // a view of memory that it leaves unchanged until `done`, instead of a

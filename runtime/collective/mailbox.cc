@@ -1,10 +1,13 @@
 #include "runtime/collective/mailbox.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace sluice {
 
@@ -18,6 +21,9 @@ struct CollectiveMailbox::Waiter {
 
 namespace {
 
+// Ends every abort notice's key; never the end of a message key.
+constexpr absl::string_view kAbortSuffix = "!abort";
+
 std::string BoxKey(const std::string& to_device, const std::string& key) {
   return absl::StrCat(to_device, "|", key);
 }
@@ -30,7 +36,35 @@ absl::string_view UserKey(absl::string_view box_key) {
 
 }  // namespace
 
-CollectiveMailbox::CollectiveMailbox() : timer_([this] { TimerLoop(); }) {}
+CollectiveMailbox::CollectiveMailbox(absl::Duration retention)
+    : retention_(retention), next_sweep_(absl::Now() + retention / 4),
+      timer_([this] { TimerLoop(); }) {}
+
+std::string CollectiveMailbox::AbortKey(const std::string& key_prefix) {
+  return absl::StrCat(key_prefix, kAbortSuffix);
+}
+
+// A string tensor [code, message].
+Tensor CollectiveMailbox::AbortNotice(const absl::Status& status) {
+  return Tensor::FromVector<std::string>(
+      {absl::StrCat(static_cast<int>(status.code())), std::string(status.message())});
+}
+
+namespace {
+
+// The status an abort notice carries; Internal for a malformed notice (the
+// prefix is aborted all the same: someone said the execution failed).
+absl::Status NoticeStatus(const Tensor& notice, const std::string& key) {
+  int code = 0;
+  if (notice.dtype() != DT_STRING || notice.NumElements() != 2 ||
+      !absl::SimpleAtoi(notice.flat<std::string>()[0], &code) || code <= 0 || code > 16) {
+    return absl::InternalError(
+        absl::StrCat("collective: a malformed abort notice arrived for '", key, "'"));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(code), notice.flat<std::string>()[1]);
+}
+
+}  // namespace
 
 CollectiveMailbox::~CollectiveMailbox() {
   {
@@ -55,14 +89,19 @@ CollectiveMailbox::~CollectiveMailbox() {
 }
 
 absl::Status CollectiveMailbox::AbortedStatus(absl::string_view key) const {
-  for (const auto& [prefix, status] : aborted_) {
-    if (absl::StartsWith(key, prefix)) return status;
+  for (const auto& [prefix, aborted] : aborted_) {
+    if (absl::StartsWith(key, prefix)) return aborted.status;
   }
   return absl::OkStatus();
 }
 
 absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std::string& key,
                                         Tensor value) {
+  if (absl::EndsWith(key, kAbortSuffix)) {
+    const std::string prefix = key.substr(0, key.size() - kAbortSuffix.size());
+    Abort(prefix, NoticeStatus(value, prefix));
+    return absl::OkStatus();
+  }
   std::string box_key = BoxKey(to_device, key);
   std::shared_ptr<Waiter> waiter;
   Tensor landing;  // released outside the lock
@@ -76,7 +115,8 @@ absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std:
       deadlines_.erase(waiter->deadline);
       waiters_.erase(it);
     } else {
-      auto [slot, inserted] = values_.try_emplace(std::move(box_key), std::move(value));
+      auto [slot, inserted] =
+          values_.try_emplace(std::move(box_key), Stored{std::move(value), absl::Now()});
       if (!inserted) {
         return absl::FailedPreconditionError(absl::StrCat("collective: a value for '", key, "' to ",
                                                           to_device, " was already delivered"));
@@ -108,7 +148,7 @@ void CollectiveMailbox::Recv(const std::string& from_device, const std::string& 
                !aborted.ok()) {
       now = aborted;
     } else if (auto it = values_.find(box_key); it != values_.end()) {
-      now = std::move(it->second);
+      now = std::move(it->second.value);
       values_.erase(it);
     } else if (waiters_.contains(box_key)) {
       now = absl::FailedPreconditionError(
@@ -165,7 +205,15 @@ void CollectiveMailbox::Abort(const std::string& key_prefix, const absl::Status&
   std::vector<Tensor> dropped;  // released outside the lock
   {
     absl::MutexLock lock(&mu_);
-    aborted_.emplace(key_prefix, status);  // the first status for a prefix stays
+    // The first status for a prefix stays.
+    if (aborted_.try_emplace(key_prefix, Aborted{status, absl::Now()}).second &&
+        aborted_.size() > kMaxAbortedPrefixes) {
+      auto oldest = aborted_.begin();
+      for (auto it = aborted_.begin(); it != aborted_.end(); ++it) {
+        if (it->second.at < oldest->second.at) oldest = it;
+      }
+      aborted_.erase(oldest);
+    }
     for (auto it = landings_.begin(); it != landings_.end();) {
       if (absl::StartsWith(UserKey(it->first), key_prefix)) {
         dropped.push_back(std::move(it->second));
@@ -209,18 +257,42 @@ int64_t CollectiveMailbox::LandingsTaken() const {
   return landings_taken_;
 }
 
+size_t CollectiveMailbox::AbortedPrefixes() const {
+  absl::MutexLock lock(&mu_);
+  return aborted_.size();
+}
+
+void CollectiveMailbox::Sweep(absl::Time now) {
+  const absl::Time cutoff = now - retention_;
+  for (auto it = aborted_.begin(); it != aborted_.end();) {
+    if (it->second.at < cutoff) {
+      aborted_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = values_.begin(); it != values_.end();) {
+    if (it->second.at < cutoff) {
+      values_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  next_sweep_ = now + std::max(retention_ / 4, absl::Milliseconds(10));
+}
+
 void CollectiveMailbox::TimerLoop() {
   mu_.Lock();
   while (!stopping_) {
-    if (deadlines_.empty()) {
-      timer_cv_.Wait(&mu_);
+    const absl::Time now = absl::Now();
+    if (now >= next_sweep_) Sweep(now);
+    if (deadlines_.empty() || deadlines_.begin()->first > now) {
+      const absl::Time wake =
+          deadlines_.empty() ? next_sweep_ : std::min(next_sweep_, deadlines_.begin()->first);
+      timer_cv_.WaitWithDeadline(&mu_, wake);
       continue;
     }
     auto first = deadlines_.begin();
-    if (first->first > absl::Now()) {
-      timer_cv_.WaitWithDeadline(&mu_, first->first);
-      continue;
-    }
     // One expired waiter at a time, in deadline order: its callback may abort
     // the execution, and waiters that expire later then see that error.
     auto it = waiters_.find(first->second);

@@ -11,6 +11,14 @@
 // Deliver() is what a server calls when a remote peer pushes a value.
 // Deadlines are enforced by one timer thread. Thread-safe.
 //
+// Abort notices: a member whose execution failed tells the member waiting
+// on it by delivering AbortNotice(status) under AbortKey(prefix); Deliver
+// then aborts the prefix here, so that member fails at once with the root
+// cause instead of at its deadline naming the messenger.
+//
+// Nothing is kept forever: aborted prefixes, and values nobody received,
+// are forgotten `retention` after they arrived (the timer thread sweeps).
+//
 // Landings: a receiver that knows where a value should end up registers
 // that memory for its key (ExpectInto); the server reading a peer's push
 // asks for it (TakeLanding) and reads the bytes straight into it, then
@@ -37,8 +45,20 @@ namespace sluice {
 
 class CollectiveMailbox : public CollectiveTransport {
  public:
-  CollectiveMailbox();
+  // Longer than any collective's timeout: a value may wait that long for
+  // its receiver.
+  static constexpr absl::Duration kDefaultRetention = absl::Hours(1);
+  // At most this many aborted prefixes are remembered (the oldest go first);
+  // every receive checks them.
+  static constexpr size_t kMaxAbortedPrefixes = 4096;
+
+  explicit CollectiveMailbox(absl::Duration retention = kDefaultRetention);
   ~CollectiveMailbox() override;  // fails pending Recvs with Cancelled
+
+  // The key and value that, delivered to a member, abort `key_prefix` there
+  // with `status`.
+  static std::string AbortKey(const std::string& key_prefix);
+  static Tensor AbortNotice(const absl::Status& status);
 
   // A value for member `to_device` under `key` (from this process or a
   // peer). FailedPrecondition if that key already holds a value.
@@ -68,25 +88,39 @@ class CollectiveMailbox : public CollectiveTransport {
   size_t PendingLandings() const;
   // Landings handed out by TakeLanding so far.
   int64_t LandingsTaken() const;
+  // Aborted prefixes remembered (tests, leak checks).
+  size_t AbortedPrefixes() const;
 
  private:
   struct Waiter;
+  struct Stored {
+    Tensor value;
+    absl::Time at;
+  };
+  struct Aborted {
+    absl::Status status;
+    absl::Time at;
+  };
   void TimerLoop();
+  // Forgets what has been kept longer than retention_.
+  void Sweep(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Unregisters and returns the landing of `box_key` (uninitialized: none).
   Tensor EraseLanding(const std::string& box_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The status of the first aborted prefix of `key`; OK when none.
   absl::Status AbortedStatus(absl::string_view key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
+  const absl::Duration retention_;
   mutable absl::Mutex mu_;
   absl::CondVar timer_cv_;  // signalled on an earlier deadline and on stop
-  absl::flat_hash_map<std::string, Tensor> values_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Stored> values_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Tensor> landings_ ABSL_GUARDED_BY(mu_);
   int64_t landings_taken_ ABSL_GUARDED_BY(mu_) = 0;
   // Deadline -> waiter key, for the timer thread.
   std::multimap<absl::Time, std::string> deadlines_ ABSL_GUARDED_BY(mu_);
-  // Aborted key prefixes and why.
-  std::map<std::string, absl::Status> aborted_ ABSL_GUARDED_BY(mu_);
+  // Aborted key prefixes, why and when.
+  std::map<std::string, Aborted> aborted_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_sweep_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread timer_;
 };

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -191,6 +192,56 @@ TEST(CollectiveMailboxTest, AbortAndDropForgetLandings) {
   EXPECT_EQ(box.PendingLandings(), 0u);
   EXPECT_TRUE(result.RefCountIsOne());  // nothing keeps the result's buffer
   EXPECT_EQ(box.LandingsTaken(), 0);
+}
+
+TEST(CollectiveMailboxTest, AbortNoticeAbortsThePrefixWithItsStatus) {
+  CollectiveMailbox box;
+  Got waiting, other;
+  box.Recv(kB, kA, "g1/i1/n0/rs/s1/c0", 5000, waiting.Callback());
+  box.Recv(kB, kA, "g1/i2/n0/rs/s1/c0", 5000, other.Callback());
+  const absl::Status why = absl::UnavailableError("task 2 is unreachable");
+  ASSERT_TRUE(
+      box.Deliver(kA, CollectiveMailbox::AbortKey("g1/i1/n0/"), CollectiveMailbox::AbortNotice(why))
+          .ok());
+  ASSERT_TRUE(waiting.WaitFor(absl::Seconds(1)));
+  EXPECT_EQ(waiting.value->status(), why);
+  EXPECT_FALSE(other.done.HasBeenNotified());
+  EXPECT_EQ(box.PendingValues(), 0u);  // a notice is not a value
+
+  // A malformed notice still aborts its prefix, as Internal.
+  ASSERT_TRUE(box.Deliver(kA, CollectiveMailbox::AbortKey("g1/i2/"), Tensor::Scalar<float>(1)).ok());
+  ASSERT_TRUE(other.WaitFor(absl::Seconds(1)));
+  EXPECT_EQ(other.value->status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(other.value->status().message().find("malformed abort notice"), std::string::npos);
+}
+
+TEST(CollectiveMailboxTest, AbortedPrefixesAndUnreceivedValuesExpire) {
+  CollectiveMailbox box(absl::Milliseconds(100));
+  box.Abort("g1/i1/", absl::AbortedError("reset"));
+  ASSERT_TRUE(box.Deliver(kA, "g1/i2/n0/hdr", Tensor::Scalar<float>(1)).ok());
+  EXPECT_EQ(box.AbortedPrefixes(), 1u);
+  EXPECT_EQ(box.PendingValues(), 1u);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while ((box.AbortedPrefixes() > 0 || box.PendingValues() > 0) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(box.AbortedPrefixes(), 0u);
+  EXPECT_EQ(box.PendingValues(), 0u);
+  // Forgotten means usable again.
+  Got late;
+  box.Recv(kB, kA, "g1/i1/n5/hdr", 5000, late.Callback());
+  EXPECT_FALSE(late.done.HasBeenNotified());
+  ASSERT_TRUE(box.Deliver(kA, "g1/i1/n5/hdr", Tensor::Scalar<float>(2)).ok());
+  ASSERT_TRUE(late.WaitFor(absl::Seconds(1)));
+  EXPECT_TRUE(late.value->ok());
+}
+
+TEST(CollectiveMailboxTest, AbortedPrefixesAreBounded) {
+  CollectiveMailbox box;
+  for (size_t i = 0; i < CollectiveMailbox::kMaxAbortedPrefixes + 10; ++i) {
+    box.Abort(absl::StrCat("g", i, "/"), absl::AbortedError("reset"));
+  }
+  EXPECT_EQ(box.AbortedPrefixes(), CollectiveMailbox::kMaxAbortedPrefixes);
 }
 
 }  // namespace

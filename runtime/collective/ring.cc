@@ -50,6 +50,9 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // every link busy, few enough that the chunks in flight stay bounded.
 constexpr int64_t kDefaultBytesInFlight = 32 << 20;
 constexpr int64_t kMinChainsInFlight = 4;
+// How long telling the next member of a failure may take (a dead one does
+// not answer).
+constexpr int64_t kTellAbortedTimeoutMs = 5000;
 
 // Hands out one block: bytes inside a tensor's buffer, which it keeps
 // alive. Lets a piece of the input go to a transport that copies it without
@@ -453,6 +456,14 @@ void RingCollective::Fail(const absl::Status& status) {
   absl::Status s = WithContext(status, p_);
   Done done = std::move(done_);
   o_.transport->Abort(o_.prefix + "/", s);
+  // The next member waits on this one (and its successor on it): it learns
+  // the root cause now, not from its own timeout naming this member.
+  o_.transport->TellAborted(
+      next_, o_.prefix + "/",
+      absl::Status(status.code(), absl::StrCat("collective member ", me_, " (rank ", r_, " of ", n_,
+                                               ") failed: ", status.message())),
+      std::min<int64_t>(p_.timeout_ms > 0 ? p_.timeout_ms : kDefaultCollectiveTimeoutMs,
+                        kTellAbortedTimeoutMs));
   done(s);
 }
 
