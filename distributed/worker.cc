@@ -108,7 +108,8 @@ class Worker::Impl {
   absl::Status AbortStep(int64_t step_id, const absl::Status& reason);
   absl::Status CleanupStep(int64_t step_id);
   absl::Status CollectivePush(const std::string& to_device, const std::string& key,
-                              const Tensor& value);
+                              const Tensor& value,
+                              const std::string& sender);
 
   const std::string& task() const { return options_.task; }
   std::vector<Device*> devices() const;
@@ -540,12 +541,12 @@ absl::Status Worker::Impl::CleanupStep(int64_t step_id) {
 }
 
 absl::Status Worker::Impl::CollectivePush(const std::string& to_device, const std::string& key,
-                                          const Tensor& value) {
+                                          const Tensor& value, const std::string& sender) {
   if (device_by_name_.count(to_device) == 0) {
     return WithTask(absl::InvalidArgumentError(absl::StrCat(
         "collective message '", key, "' is for ", to_device, ", not a device of this task")));
   }
-  return WithTask(mailbox_.Deliver(to_device, key, value));
+  return WithTask(mailbox_.Deliver(to_device, key, value, sender));
 }
 
 // ---- Worker ----------------------------------------------------------------
@@ -581,7 +582,12 @@ absl::Status Worker::AbortStep(int64_t step_id, const absl::Status& reason) {
 absl::Status Worker::CleanupStep(int64_t step_id) { return impl_->CleanupStep(step_id); }
 absl::Status Worker::CollectivePush(const std::string& to_device, const std::string& key,
                                     const Tensor& value, int64_t /*timeout_ms*/) {
-  return impl_->CollectivePush(to_device, key, value);
+  return impl_->CollectivePush(to_device, key, value, /*sender=*/"");
+}
+absl::Status Worker::AcceptCollectivePush(const std::string& to_device, const std::string& key,
+                                          Tensor value, int64_t /*timeout_ms*/,
+                                          const std::string& sender) {
+  return impl_->CollectivePush(to_device, key, value, sender);
 }
 Allocator* Worker::PushAllocator() { return impl_->push_allocator(); }
 Tensor Worker::LandingFor(const std::string& to_device, const std::string& key) {

@@ -101,10 +101,11 @@ class Worker : public WorkerInterface, public TensorSource, public TensorSink {
   // The memory a local member's receive registered for the key (the ring's
   // result: all-gather pieces land where they belong).
   Tensor LandingFor(const std::string& to_device, const std::string& key) override;
+  // A value from `sender` (the TLS identity of the pushing task) is
+  // received only by a member that expects it from that task.
   absl::Status AcceptCollectivePush(const std::string& to_device, const std::string& key,
-                                    Tensor value, int64_t timeout_ms) override {
-    return CollectivePush(to_device, key, value, timeout_ms);
-  }
+                                    Tensor value, int64_t timeout_ms,
+                                    const std::string& sender) override;
 
   // TensorSource (the zero-copy RecvTensor path of the Thrift server).
   absl::StatusOr<Tensor> WaitForTensor(int64_t step_id, const std::string& key,

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <thrift/transport/TSSLSocket.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace sluice {
@@ -31,7 +33,11 @@ FramedTransport::FramedTransport(std::shared_ptr<TTransport> inner,
                                  FramedTransportOptions options)
     : TVirtualTransport<FramedTransport>(inner->getConfiguration()),
       inner_(std::move(inner)),
-      socket_(dynamic_cast<TSocket*>(inner_.get())),
+      // TLS (a TSSLSocket is a TSocket too) must go through the inner
+      // transport: the fd carries ciphertext, never plaintext sent around it.
+      socket_(dynamic_cast<apache::thrift::transport::TSSLSocket*>(inner_.get()) != nullptr
+                  ? nullptr
+                  : dynamic_cast<TSocket*>(inner_.get())),
       options_(options),
       rbuf_(new uint8_t[std::max<size_t>(options.read_buffer_bytes, 64)]),
       rcap_(std::max<size_t>(options.read_buffer_bytes, 64)) {

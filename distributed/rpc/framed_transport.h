@@ -14,7 +14,8 @@
 //    reader per megabyte rather than per packet (SO_RCVLOWAT);
 //  - writes below `copy_threshold_bytes` are copied into a buffer; larger ones
 //    are kept as (pointer, length) and sent by flush() together with the
-//    frame header in one sendmsg() (when the inner transport is a TSocket);
+//    frame header in one sendmsg() (when the inner transport is a plain
+//    TSocket; over TLS every byte goes through the TSSLSocket);
 //  - frames up to `max_frame_bytes` (default 2 GiB - 1) are accepted, and the
 //    message-size bookkeeping of Thrift 0.17 is reset per frame, so a
 //    long-lived connection never hits its "MaxMessageSize reached" drop;

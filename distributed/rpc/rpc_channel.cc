@@ -2,14 +2,17 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <climits>
 #include <utility>
 
 #include <thrift/TApplicationException.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/protocol/TMultiplexedProtocol.h>
+#include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TTransportException.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/tensor_wire.h"
 
@@ -84,7 +87,20 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
   absl::StatusOr<int> fd = ConnectTcp(*address_, options_.connect_timeout_ms);
   if (!fd.ok()) return fd.status();
   auto c = std::make_unique<Connection>();
-  c->socket = std::make_shared<apache::thrift::transport::TSocket>(*fd);
+  if (options_.tls != nullptr) {
+    // A channel named by address only (a remote session's target) takes any
+    // task of the job.
+    const std::string expected = absl::StartsWith(task_name_, "/job:") ? task_name_ : "";
+    TlsSocket tls = options_.tls->Connect(*fd, expected);
+    const int handshake_ms = static_cast<int>(std::max<int64_t>(options_.connect_timeout_ms, 1));
+    tls.socket->setRecvTimeout(handshake_ms);
+    tls.socket->setSendTimeout(handshake_ms);
+    absl::StatusOr<std::string> peer = tls.Handshake();
+    if (!peer.ok()) return peer.status();
+    c->socket = std::move(tls.socket);
+  } else {
+    c->socket = std::make_shared<apache::thrift::transport::TSocket>(*fd);
+  }
   c->transport = std::make_shared<FramedTransport>(c->socket);
   c->protocol =
       std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(

@@ -16,7 +16,8 @@
 // when not a byte of the reply had come.
 //
 // Error codes: the task refuses, resets or closes the connection, or cannot
-// be reached within connect_timeout_ms -> Unavailable; no reply within the
+// be reached within connect_timeout_ms -> Unavailable; its TLS certificate
+// is not of the job's CA or names another task -> Unauthenticated; no reply within the
 // call's timeout -> DeadlineExceeded; an rpc::RpcError thrown by the
 // server's handler -> its code, its message after "task T: ".
 //
@@ -44,6 +45,7 @@
 #include "distributed/rpc/gen-cpp/MasterService.h"
 #include "distributed/rpc/gen-cpp/WorkerService.h"
 #include "distributed/rpc/socket_util.h"
+#include "distributed/rpc/tls_context.h"
 
 namespace sluice {
 
@@ -54,6 +56,10 @@ struct RpcOptions {
   // RecvBufferPool keeping up to this many bytes of freed tensors for
   // reuse; 0: the default CPU allocator (a fresh buffer every time).
   int64_t recv_buffer_pool_bytes = 512 << 20;
+  // Mutual TLS (tls_context.h): each new connection's handshake runs within
+  // connect_timeout_ms and checks that the server's certificate names this
+  // channel's task. Null: plaintext.
+  std::shared_ptr<const TlsContext> tls;
 };
 
 class RpcChannel {

@@ -40,6 +40,7 @@ absl::StatusOr<Tensor> FakeTensorSource::WaitForTensor(int64_t step_id, const st
 }
 
 void FakeWorker::GetStatus(rpc::WorkerStatus& out) {
+  ++status_calls;
   if (get_status_delay_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(get_status_delay_ms.load()));
   }
@@ -102,8 +103,9 @@ std::string FakeWorker::last_push_key() {
 
 absl::Status FakeTensorSink::AcceptCollectivePush(const std::string& to_device,
                                                   const std::string& key, Tensor value,
-                                                  int64_t timeout_ms) {
+                                                  int64_t timeout_ms, const std::string& sender) {
   absl::MutexLock lock(&mu_);
+  last_sender_ = sender;
   if (!pushed_.emplace(std::make_pair(to_device, key), std::move(value)).second) {
     return absl::FailedPreconditionError(
         absl::StrCat("a value for '", key, "' to ", to_device, " was already pushed"));

@@ -50,6 +50,7 @@ class FakeWorker : public rpc::WorkerServiceIf {
   std::atomic<int64_t> registered_bytes{0};
   std::atomic<int64_t> last_aborted_step{-1};
   std::atomic<int32_t> last_abort_code{0};
+  std::atomic<int> status_calls{0};  // GetStatus calls answered
 
   void GetStatus(rpc::WorkerStatus& out) override;
   // Handle "graph<bytes of all partitions>".
@@ -84,13 +85,20 @@ class FakeTensorSink : public TensorSink {
   Allocator* allocator = nullptr;  // PushAllocator's answer
   Allocator* PushAllocator() override { return allocator; }
   absl::Status AcceptCollectivePush(const std::string& to_device, const std::string& key,
-                                    Tensor value, int64_t timeout_ms) override;
+                                    Tensor value, int64_t timeout_ms,
+                                    const std::string& sender) override;
+  // The sender named with the last push.
+  std::string last_sender() {
+    absl::MutexLock lock(&mu_);
+    return last_sender_;
+  }
   // The pushed tensor (removed); NotFound when none.
   absl::StatusOr<Tensor> Take(const std::string& to_device, const std::string& key);
 
  private:
   absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, Tensor> pushed_ ABSL_GUARDED_BY(mu_);
+  std::string last_sender_ ABSL_GUARDED_BY(mu_);
 };
 
 class FakeMaster : public rpc::MasterServiceIf {

@@ -33,9 +33,12 @@ class TensorSink {
     return Tensor();
   }
   // Takes the tensor a peer pushed for member `to_device` under `key`; an
-  // error goes back to the pusher. Must not block for long.
+  // error goes back to the pusher. `sender`: the pushing task as its TLS
+  // certificate names it ("" on a plaintext connection). Must not block for
+  // long.
   virtual absl::Status AcceptCollectivePush(const std::string& to_device, const std::string& key,
-                                            Tensor value, int64_t timeout_ms) = 0;
+                                            Tensor value, int64_t timeout_ms,
+                                            const std::string& sender) = 0;
 };
 
 }  // namespace sluice

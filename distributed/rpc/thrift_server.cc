@@ -16,10 +16,12 @@
 #include <thrift/TApplicationException.h>
 #include <thrift/TProcessor.h>
 #include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "distributed/rpc/collective_push.h"
 #include "distributed/rpc/framed_transport.h"
 #include "distributed/rpc/recv_tensor_reply.h"
@@ -42,8 +44,10 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
                   TensorSink* sink)
       : rpc::WorkerServiceProcessor(std::move(iface)), source_(source), sink_(sink) {}
 
-  bool Dispatch(TProtocol* in, TProtocol* out, const std::string& method, int32_t seqid) {
-    return dispatchCall(in, out, method, seqid, nullptr);
+  // `peer`: the connection's authenticated identity ("" without TLS).
+  bool Dispatch(TProtocol* in, TProtocol* out, const std::string& method, int32_t seqid,
+                const std::string* peer) {
+    return dispatchCall(in, out, method, seqid, const_cast<std::string*>(peer));
   }
 
  protected:
@@ -54,7 +58,8 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
       return true;
     }
     if (sink_ != nullptr && fname == "CollectivePush") {
-      ProcessCollectivePush(in, out, seqid);
+      const std::string* peer = static_cast<const std::string*>(context);
+      ProcessCollectivePush(in, out, seqid, peer != nullptr ? *peer : std::string());
       return true;
     }
     return rpc::WorkerServiceProcessor::dispatchCall(in, out, fname, seqid, context);
@@ -101,7 +106,8 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     out->getTransport()->flush();
   }
 
-  void ProcessCollectivePush(TProtocol* in, TProtocol* out, int32_t seqid) {
+  void ProcessCollectivePush(TProtocol* in, TProtocol* out, int32_t seqid,
+                             const std::string& peer) {
     CollectivePushRequest req =
         ReadCollectivePushArgs(in, sink_->PushAllocator(),
                                [this](const std::string& to_device, const std::string& key) {
@@ -111,7 +117,7 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     if (status.ok()) {
       try {
         status = sink_->AcceptCollectivePush(req.to_device, req.key, *std::move(req.value),
-                                             req.timeout_ms);
+                                             req.timeout_ms, peer);
       } catch (const std::exception& e) {
         status = absl::InternalError(absl::StrCat("CollectivePush '", req.key, "': ", e.what()));
       }
@@ -142,8 +148,10 @@ class ServiceMux : public TProcessor {
              std::unique_ptr<MasterProcessor> master)
       : task_(std::move(task)), worker_(std::move(worker)), master_(std::move(master)) {}
 
+  // `context`: the connection's peer identity (a std::string), or null.
   bool process(std::shared_ptr<TProtocol> in, std::shared_ptr<TProtocol> out,
-               void* /*context*/) override {
+               void* context) override {
+    const std::string* peer = static_cast<const std::string*>(context);
     // "worker:RecvTensor" is past std::string's inline capacity; a buffer
     // per connection thread saves an allocation per call.
     thread_local std::string name;
@@ -156,7 +164,7 @@ class ServiceMux : public TProcessor {
     const std::string method = colon == std::string::npos ? name : name.substr(colon + 1);
     if (type == apache::thrift::protocol::T_CALL) {
       if (service == "worker" && worker_ != nullptr) {
-        return worker_->Dispatch(in.get(), out.get(), method, seqid);
+        return worker_->Dispatch(in.get(), out.get(), method, seqid, peer);
       }
       if (service == "master" && master_ != nullptr) {
         return master_->Dispatch(in.get(), out.get(), method, seqid);
@@ -185,6 +193,18 @@ class ServiceMux : public TProcessor {
   const std::unique_ptr<WorkerProcessor> worker_;
   const std::unique_ptr<MasterProcessor> master_;
 };
+
+// The numeric address of `fd`'s peer ("?" when unknown).
+std::string PeerAddress(int fd) {
+  sockaddr_storage peer;
+  socklen_t len = sizeof(peer);
+  char host[64] = "?";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
+    (void)getnameinfo(reinterpret_cast<sockaddr*>(&peer), len, host, sizeof(host), nullptr, 0,
+                      NI_NUMERICHOST);
+  }
+  return host;
+}
 
 // Waits up to timeout_ms for `fd` to have bytes (or be closed); false when
 // none came.
@@ -285,27 +305,78 @@ void ThriftServer::AcceptLoop() {
 }
 
 void ThriftServer::Refuse(int fd, const char* why) {
-  sockaddr_storage peer;
-  socklen_t len = sizeof(peer);
-  char host[64] = "?";
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
-    (void)getnameinfo(reinterpret_cast<sockaddr*>(&peer), len, host, sizeof(host), nullptr, 0,
-                      NI_NUMERICHOST);
-  }
+  const std::string host = PeerAddress(fd);
   close(fd);
   if (!refusing_) {
     std::fprintf(stderr, "ThriftServer %s: refused a connection from %s: %s (%d connections)\n",
-                 options_.task_name.c_str(), host, why, options_.max_connections);
+                 options_.task_name.c_str(), host.c_str(), why, options_.max_connections);
     refusing_ = true;
   }
 }
 
 void ThriftServer::Serve(Connection* c) {
-  auto socket = std::make_shared<apache::thrift::transport::TSocket>(c->fd);
-  if (options_.io_timeout_ms > 0) {
-    socket->setRecvTimeout(static_cast<int>(options_.io_timeout_ms));
-    socket->setSendTimeout(static_cast<int>(options_.io_timeout_ms));
+  TlsSocket tls;
+  std::shared_ptr<apache::thrift::transport::TSocket> socket;
+  if (options_.tls != nullptr) {
+    tls = options_.tls->Accept(c->fd);
+    socket = tls.socket;
+  } else {
+    socket = std::make_shared<apache::thrift::transport::TSocket>(c->fd);
   }
+  // Bounds the TLS handshake too.
+  const int io_timeout = static_cast<int>(
+      options_.io_timeout_ms > 0 ? std::min<int64_t>(options_.io_timeout_ms, 1 << 30) : 60000);
+  socket->setRecvTimeout(io_timeout);
+  socket->setSendTimeout(io_timeout);
+  std::string peer;  // the authenticated identity
+  std::string problem;
+  if (tls.socket != nullptr) {
+    absl::StatusOr<std::string> who = tls.Handshake();
+    if (who.ok()) {
+      peer = *std::move(who);
+    } else {
+      problem = "refused";
+      LogRefusedHandshake(PeerAddress(c->fd), who.status());
+    }
+  }
+  if (problem.empty()) problem = ServeCalls(c, socket, tls, peer);
+  bool stopping;
+  {
+    absl::MutexLock lock(&mu_);
+    c->open = false;  // from here on Stop() leaves the fd alone
+    stopping = stopping_;
+  }
+  if (!problem.empty() && problem != "refused" && !stopping) {
+    std::fprintf(stderr, "ThriftServer %s: dropped a connection: %s\n", options_.task_name.c_str(),
+                 problem.c_str());
+  }
+  socket->close();
+  absl::MutexLock lock(&mu_);
+  c->done = true;
+  --open_connections_;
+}
+
+void ThriftServer::LogRefusedHandshake(const std::string& address, const absl::Status& why) {
+  // One line per refusal, at most one a second (a scan would flood the
+  // log); how many more were refused is said with the next line.
+  absl::MutexLock lock(&log_mu_);
+  const absl::Time now = absl::Now();
+  if (now - last_refusal_logged_ < absl::Seconds(1)) {
+    ++refusals_unlogged_;
+    return;
+  }
+  std::string more =
+      refusals_unlogged_ > 0 ? absl::StrCat(" (", refusals_unlogged_, " more refused since the last line)") : "";
+  std::fprintf(stderr, "ThriftServer %s: refused a connection from %s: %s%s\n",
+               options_.task_name.c_str(), address.c_str(), std::string(why.message()).c_str(),
+               more.c_str());
+  last_refusal_logged_ = now;
+  refusals_unlogged_ = 0;
+}
+
+std::string ThriftServer::ServeCalls(Connection* c,
+                                     const std::shared_ptr<apache::thrift::transport::TSocket>& socket,
+                                     const TlsSocket& tls, std::string& peer) {
   FramedTransportOptions framing;
   framing.max_frame_bytes = std::min<int64_t>(options_.max_message_bytes, 0x7fffffff);
   auto transport = std::make_shared<FramedTransport>(socket, framing);
@@ -320,12 +391,14 @@ void ThriftServer::Serve(Connection* c) {
   std::string problem;
   try {
     for (;;) {
-      // Idle between requests: closed after idle_timeout_ms.
+      // Idle between requests: closed after idle_timeout_ms. (TLS may hold
+      // a decrypted request already.)
       if (options_.idle_timeout_ms > 0 && transport->buffered_bytes() == 0 &&
+          !(tls.socket != nullptr && tls.socket->hasPendingDataToRead()) &&
           !WaitReadable(c->fd, options_.idle_timeout_ms)) {
         break;
       }
-      if (!mux_->process(protocol, protocol, nullptr)) break;
+      if (!mux_->process(protocol, protocol, peer.empty() ? nullptr : &peer)) break;
     }
   } catch (const TTransportException& e) {
     // END_OF_FILE: the client hung up (or Stop() shut the socket down).
@@ -337,20 +410,7 @@ void ThriftServer::Serve(Connection* c) {
   } catch (const std::exception& e) {
     problem = e.what();
   }
-  bool stopping;
-  {
-    absl::MutexLock lock(&mu_);
-    c->open = false;  // from here on Stop() leaves the fd alone
-    stopping = stopping_;
-  }
-  if (!problem.empty() && !stopping) {
-    std::fprintf(stderr, "ThriftServer %s: dropped a connection: %s\n", options_.task_name.c_str(),
-                 problem.c_str());
-  }
-  socket->close();
-  absl::MutexLock lock(&mu_);
-  c->done = true;
-  --open_connections_;
+  return problem;
 }
 
 void ThriftServer::ReapFinished() {

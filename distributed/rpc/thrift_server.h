@@ -37,15 +37,20 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "distributed/rpc/gen-cpp/MasterService.h"
 #include "distributed/rpc/gen-cpp/WorkerService.h"
 #include "distributed/rpc/tensor_sink.h"
 #include "distributed/rpc/tensor_source.h"
+#include "distributed/rpc/tls_context.h"
 #include "runtime/tensor.h"
 
 namespace apache::thrift {
 class TProcessor;
+namespace transport {
+class TSocket;
 }
+}  // namespace apache::thrift
 
 namespace sluice {
 
@@ -72,8 +77,12 @@ struct ThriftServerOptions {
   // new one). 0: never.
   int64_t idle_timeout_ms = 10 * 60 * 1000;
   // A request (or reply) that stalls mid-frame for this long drops the
-  // connection; TCP keepalive finds vanished peers.
+  // connection; TCP keepalive finds vanished peers. Bounds a TLS handshake.
   int64_t io_timeout_ms = 60 * 1000;
+  // Mutual TLS on every connection (tls_context.h): a peer without a
+  // certificate of the job's CA is refused at the handshake, with a line on
+  // stderr naming its address. Null: plaintext, anyone may call.
+  std::shared_ptr<const TlsContext> tls;
 };
 
 class ThriftServer {
@@ -110,6 +119,11 @@ class ThriftServer {
                int listen_fd, int port);
   void AcceptLoop();
   void Serve(Connection* connection);
+  // Answers calls until the peer leaves; what went wrong ("" for nothing).
+  std::string ServeCalls(Connection* connection,
+                         const std::shared_ptr<apache::thrift::transport::TSocket>& socket,
+                         const TlsSocket& tls, std::string& peer);
+  void LogRefusedHandshake(const std::string& address, const absl::Status& why);
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
   // Closes an accepted fd the server will not serve, logging the first of a
   // burst.
@@ -128,6 +142,9 @@ class ThriftServer {
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
   int open_connections_ ABSL_GUARDED_BY(mu_) = 0;  // not yet done
   bool refusing_ = false;  // accept thread only: a refusal was logged
+  absl::Mutex log_mu_;
+  absl::Time last_refusal_logged_ ABSL_GUARDED_BY(log_mu_) = absl::InfinitePast();
+  int64_t refusals_unlogged_ ABSL_GUARDED_BY(log_mu_) = 0;
 
 };
 

@@ -95,8 +95,28 @@ absl::Status CollectiveMailbox::AbortedStatus(absl::string_view key) const {
   return absl::OkStatus();
 }
 
+namespace {
+
+// "/job:w/replica:0/task:1" of "/job:w/replica:0/task:1/device:CPU:0".
+absl::string_view TaskPart(absl::string_view device) {
+  const size_t at = device.find("/device:");
+  return at == absl::string_view::npos ? device : device.substr(0, at);
+}
+
+// OK when `sender` (authenticated, or "" for unknown) may send what a
+// receive expects from `from_device`.
+absl::Status CheckSender(const std::string& sender, const std::string& from_device,
+                         const std::string& to_device, const std::string& key) {
+  if (sender.empty() || sender == TaskPart(from_device)) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      absl::StrCat("collective: '", key, "' for ", to_device, " came from task ", sender,
+                   "; it is expected from ", from_device));
+}
+
+}  // namespace
+
 absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std::string& key,
-                                        Tensor value) {
+                                        Tensor value, const std::string& sender) {
   if (absl::EndsWith(key, kAbortSuffix)) {
     const std::string prefix = key.substr(0, key.size() - kAbortSuffix.size());
     Abort(prefix, NoticeStatus(value, prefix));
@@ -111,12 +131,15 @@ absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std:
     if (!aborted_.empty() && !AbortedStatus(key).ok()) return absl::OkStatus();  // dropped
     auto it = waiters_.find(box_key);
     if (it != waiters_.end()) {
+      // Refused, and the receive goes on waiting for its real sender.
+      absl::Status from = CheckSender(sender, it->second->from_device, to_device, key);
+      if (!from.ok()) return from;
       waiter = std::move(it->second);
       deadlines_.erase(waiter->deadline);
       waiters_.erase(it);
     } else {
       auto [slot, inserted] =
-          values_.try_emplace(std::move(box_key), Stored{std::move(value), absl::Now()});
+          values_.try_emplace(std::move(box_key), Stored{std::move(value), absl::Now(), sender});
       if (!inserted) {
         return absl::FailedPreconditionError(absl::StrCat("collective: a value for '", key, "' to ",
                                                           to_device, " was already delivered"));
@@ -148,7 +171,12 @@ void CollectiveMailbox::Recv(const std::string& from_device, const std::string& 
                !aborted.ok()) {
       now = aborted;
     } else if (auto it = values_.find(box_key); it != values_.end()) {
-      now = std::move(it->second.value);
+      absl::Status from = CheckSender(it->second.sender, from_device, to_device, key);
+      if (from.ok()) {
+        now = std::move(it->second.value);
+      } else {
+        now = from;
+      }
       values_.erase(it);
     } else if (waiters_.contains(box_key)) {
       now = absl::FailedPreconditionError(

@@ -62,7 +62,13 @@ class CollectiveMailbox : public CollectiveTransport {
 
   // A value for member `to_device` under `key` (from this process or a
   // peer). FailedPrecondition if that key already holds a value.
-  absl::Status Deliver(const std::string& to_device, const std::string& key, Tensor value);
+  // `sender`: the task that sent it, as authenticated by the transport (""
+  // when unknown: this process, or a plaintext connection). A value from a
+  // known sender is received only by a Recv whose `from_device` is on that
+  // task; any other gets PermissionDenied naming both (injected values fail
+  // the collective instead of entering it).
+  absl::Status Deliver(const std::string& to_device, const std::string& key, Tensor value,
+                       const std::string& sender = "");
 
   // CollectiveTransport: Send delivers locally (every member is in this
   // process).
@@ -96,6 +102,7 @@ class CollectiveMailbox : public CollectiveTransport {
   struct Stored {
     Tensor value;
     absl::Time at;
+    std::string sender;
   };
   struct Aborted {
     absl::Status status;

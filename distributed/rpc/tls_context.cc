@@ -1,0 +1,189 @@
+#include "distributed/rpc/tls_context.h"
+
+#include <openssl/ssl.h>
+#include <sys/stat.h>
+
+#include <utility>
+
+#include <thrift/transport/TSSLSocket.h>
+#include <thrift/transport/TTransportException.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+
+namespace sluice {
+
+using apache::thrift::transport::AccessManager;
+using apache::thrift::transport::SSLTLS;
+using apache::thrift::transport::TSSLException;
+using apache::thrift::transport::TSSLSocket;
+using apache::thrift::transport::TSSLSocketFactory;
+using apache::thrift::transport::TTransportException;
+
+std::string CredentialStem(const std::string& identity) {
+  // "/job:J/replica:R/task:T" -> "J-T".
+  std::string job, task;
+  for (absl::string_view part : absl::StrSplit(identity, '/', absl::SkipEmpty())) {
+    if (absl::ConsumePrefix(&part, "job:")) job = std::string(part);
+    if (absl::ConsumePrefix(&part, "task:")) task = std::string(part);
+  }
+  int index;
+  std::string stem = !job.empty() && absl::SimpleAtoi(task, &index) && index >= 0
+                         ? absl::StrCat(job, "-", index)
+                         : identity;
+  for (char& c : stem) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_';
+    if (!ok) c = '_';
+  }
+  return stem;
+}
+
+// Called by TSSLSocket::authorize after OpenSSL verified the chain: the
+// certificate carries no subjectAltName, so each common name is offered
+// here. Records the peer's name; a client also requires the one it expects.
+class TlsPeerCheck : public AccessManager {
+ public:
+  explicit TlsPeerCheck(std::string expected) : expected_(std::move(expected)) {}
+
+  Decision verify(const sockaddr_storage&) noexcept override { return SKIP; }
+  Decision verify(const sockaddr_storage&, const char*, int) noexcept override { return SKIP; }
+  Decision verify(const std::string&, const char* name, int size) noexcept override {
+    if (name == nullptr || size <= 0) return DENY;
+    std::string got(name, static_cast<size_t>(size));
+    absl::MutexLock lock(&mu_);
+    if (!expected_.empty() && got != expected_) {
+      refused_ = got;
+      return DENY;
+    }
+    peer_ = std::move(got);
+    return ALLOW;
+  }
+
+  std::string peer() const {
+    absl::MutexLock lock(&mu_);
+    return peer_;
+  }
+  std::string refused() const {
+    absl::MutexLock lock(&mu_);
+    return refused_;
+  }
+  const std::string& expected() const { return expected_; }
+
+ private:
+  const std::string expected_;
+  mutable absl::Mutex mu_;
+  std::string peer_ ABSL_GUARDED_BY(mu_);
+  std::string refused_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<std::string> TlsSocket::Handshake() {
+  try {
+    // A write of nothing runs SSL_accept / SSL_connect and the identity
+    // check when not done yet, and sends nothing else (TSSLSocket has no
+    // public handshake call).
+    uint8_t none = 0;
+    socket->write(&none, 0);
+  } catch (const TSSLException& e) {
+    if (!check->refused().empty()) {
+      return absl::UnauthenticatedError(absl::StrCat("the peer is '", check->refused(),
+                                                     "', not '", check->expected(), "'"));
+    }
+    return absl::UnauthenticatedError(absl::StrCat("TLS handshake failed: ", e.what()));
+  } catch (const TTransportException& e) {
+    if (e.getType() == TTransportException::TIMED_OUT) {
+      return absl::DeadlineExceededError("TLS handshake timed out");
+    }
+    return absl::UnavailableError(absl::StrCat("TLS handshake failed: ", e.what()));
+  }
+  return check->peer();
+}
+
+std::string TlsSocket::peer() const { return check == nullptr ? "" : check->peer(); }
+
+class TlsContext::Factory : public TSSLSocketFactory {
+ public:
+  explicit Factory(bool server) : TSSLSocketFactory(SSLTLS) {
+    this->server(server);
+    SSL_CTX* ctx = ctx_->get();
+    SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+    // No session tickets: a client's pooled connection must have nothing
+    // to read while idle (RpcChannel takes that as a closed connection).
+    SSL_CTX_set_num_tickets(ctx, 0);
+    // Close without waiting for the peer's close_notify (never blocks on a
+    // vanished peer); frames carry their lengths, so a cut is always seen.
+    SSL_CTX_set_quiet_shutdown(ctx, 1);
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    // Both directions: a certificate of the job's CA, or no connection.
+    authenticate(true);
+    // Set once here, so that createSocket never changes the factory (each
+    // socket then gets its own check).
+    access(std::make_shared<TlsPeerCheck>(""));
+  }
+};
+
+namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::Load(const std::string& dir,
+                                                                   const std::string& identity) {
+  const std::string ca = absl::StrCat(dir, "/ca.crt");
+  const std::string stem = absl::StrCat(dir, "/", CredentialStem(identity));
+  const std::string cert = stem + ".crt";
+  const std::string key = stem + ".key";
+  for (const std::string& f : {ca, cert, key}) {
+    if (!Exists(f)) {
+      return absl::NotFoundError(absl::StrCat("TLS credentials of '", identity, "': no file ", f));
+    }
+  }
+  try {
+    auto server = std::make_unique<Factory>(/*server=*/true);
+    auto client = std::make_unique<Factory>(/*server=*/false);
+    for (Factory* f : {server.get(), client.get()}) {
+      f->loadTrustedCertificates(ca.c_str());
+      f->loadCertificate(cert.c_str());
+      f->loadPrivateKey(key.c_str());
+    }
+    return std::shared_ptr<const TlsContext>(
+        new TlsContext(dir, identity, std::move(server), std::move(client)));
+  } catch (const TTransportException& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS credentials of '", identity, "' in ", dir, ": ", e.what()));
+  }
+}
+
+TlsContext::TlsContext(std::string dir, std::string identity, std::unique_ptr<Factory> server,
+                       std::unique_ptr<Factory> client)
+    : dir_(std::move(dir)),
+      identity_(std::move(identity)),
+      server_(std::move(server)),
+      client_(std::move(client)) {}
+
+TlsContext::~TlsContext() = default;
+
+TlsSocket TlsContext::Accept(int fd) const {
+  TlsSocket s;
+  s.socket = server_->createSocket(fd);
+  s.check = std::make_shared<TlsPeerCheck>("");
+  s.socket->access(s.check);
+  return s;
+}
+
+TlsSocket TlsContext::Connect(int fd, const std::string& expected_peer) const {
+  TlsSocket s;
+  s.socket = client_->createSocket(fd);
+  s.check = std::make_shared<TlsPeerCheck>(expected_peer);
+  s.socket->access(s.check);
+  return s;
+}
+
+}  // namespace sluice
