@@ -4,7 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/cluster_worker_cache.h"
 #include "distributed/master_session.h"
+#include "distributed/rpc/job_credentials.h"
 #include "distributed/rpc/master_stub.h"
+#include "distributed/rpc/socket_util.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "graph/status_macros.h"
 #include "ops/builtins.h"
@@ -97,11 +99,33 @@ absl::StatusOr<std::string> ParseThriftTarget(const std::string& target) {
   return target.substr(kScheme.size());
 }
 
+namespace {
+
+// options.rpc with its TLS context: the one given, or the "client"
+// credentials of options.security (or the environment's).
+absl::StatusOr<RpcOptions> ClientRpc(const ClusterSessionOptions& options,
+                                     const std::vector<std::string>& addresses) {
+  RpcOptions rpc = options.rpc;
+  if (rpc.tls != nullptr) return rpc;
+  const TransportSecurity security =
+      options.security.unset() ? TransportSecurityFromEnv() : options.security;
+  std::vector<std::string> hosts;
+  for (const std::string& a : addresses) {
+    absl::StatusOr<HostPort> hp = ParseHostPort(a);
+    hosts.push_back(hp.ok() ? hp->host : a);
+  }
+  ASSIGN_OR_RETURN(rpc.tls, ResolveTransportSecurity(security, kClientIdentity, hosts));
+  return rpc;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const std::string& target,
                                                           const GraphDef& def,
                                                           const ClusterSessionOptions& options) {
   ASSIGN_OR_RETURN(std::string address, ParseThriftTarget(target));
-  auto session = std::make_unique<RemoteSession>(address, options.rpc);
+  ASSIGN_OR_RETURN(RpcOptions rpc, ClientRpc(options, {address}));
+  auto session = std::make_unique<RemoteSession>(address, rpc);
   RETURN_IF_ERROR(session->Create(def, options));
   return std::unique_ptr<Session>(std::move(session));
 }
@@ -109,7 +133,15 @@ absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const std::string& tar
 absl::StatusOr<std::unique_ptr<Session>> NewClusterSession(const ClusterSpec& cluster,
                                                            const GraphDef& def,
                                                            const ClusterSessionOptions& options) {
-  auto cache = std::make_unique<ClusterWorkerCache>(cluster, "", options.rpc);
+  std::vector<std::string> addresses;
+  for (const std::string& job : cluster.jobs()) {
+    for (int t = 0; t < cluster.num_tasks(job); ++t) {
+      absl::StatusOr<std::string> a = cluster.Address(job, t);
+      if (a.ok()) addresses.push_back(*a);
+    }
+  }
+  ASSIGN_OR_RETURN(RpcOptions rpc, ClientRpc(options, addresses));
+  auto cache = std::make_unique<ClusterWorkerCache>(cluster, "", rpc);
   MasterSessionOptions master;
   master.workers = cache.get();
   master.ops = BuiltinOps();

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/rpc/worker_stub.h"
+#include "distributed/transport_security.h"
 #include "graph/graph.h"
 #include "runtime/session.h"
 
@@ -36,6 +37,10 @@ struct ClusterSessionOptions {
   int64_t step_timeout_ms = 60000;     // a step that takes longer fails
   int64_t wait_for_cluster_ms = 30000;  // for every task to answer at creation
   RpcOptions rpc;
+  // When rpc.tls is null: this process connects as the job's "client"
+  // identity from security.tls_dir, or in plaintext when insecure (loopback
+  // targets only). Unset: from the environment (transport_security.h).
+  TransportSecurity security;
 };
 
 absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const std::string& target,

@@ -52,9 +52,29 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   roots.push_back(kDefaultFileWriteRoot);
   RETURN_IF_ERROR(RestrictGraphFileWrites(roots));
 
+  // The task listens on `host`, and its peers' hosts are where this task's
+  // own connections go: an insecure run must stay on loopback for both.
+  const TransportSecurity security =
+      options.security.unset() ? TransportSecurityFromEnv() : options.security;
+  std::vector<std::string> hosts = {host};
+  for (const std::string& job : config.cluster.jobs()) {
+    for (int t = 0; t < config.cluster.num_tasks(job); ++t) {
+      std::string peer_host;
+      int peer_port;
+      absl::StatusOr<std::string> address = config.cluster.Address(job, t);
+      if (address.ok() && SplitAddress(*address, &peer_host, &peer_port).ok()) {
+        hosts.push_back(peer_host);
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const TlsContext> tls,
+                   ResolveTransportSecurity(security, server->task_, hosts));
+  RpcOptions rpc = options.rpc;
+  rpc.tls = tls;
+
   const OpRegistry* ops = options.ops != nullptr ? options.ops : BuiltinOps();
   const KernelRegistry* kernels = options.kernels != nullptr ? options.kernels : BuiltinKernels();
-  server->cache_ = std::make_unique<ClusterWorkerCache>(config.cluster, server->task_, options.rpc);
+  server->cache_ = std::make_unique<ClusterWorkerCache>(config.cluster, server->task_, rpc);
   WorkerOptions worker_options;
   worker_options.task = server->task_;
   worker_options.ops = ops;
@@ -76,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   thrift_options.port = port;
   thrift_options.task_name = server->task_;
   thrift_options.tensor_sink = server->worker_.get();  // CollectivePush without a copy
+  thrift_options.tls = tls;
   auto worker_handler = std::make_shared<WorkerServiceHandler>(server->worker_.get());
   auto master_handler = std::make_shared<MasterServiceHandler>(server->master_options_);
   absl::StatusOr<std::unique_ptr<ThriftServer>> thrift =

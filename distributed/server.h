@@ -9,7 +9,8 @@
 //   ASSIGN_OR_RETURN(auto session, server->NewSession(graph_def, {}));
 //
 // Create binds the task's port before returning (Unavailable naming the
-// address when it is taken). The task's address host decides where it
+// address when it is taken). Every connection is mutual TLS unless
+// options.security says insecure (see transport_security.h). The task's address host decides where it
 // listens: an IP literal listens there, a DNS name (as in Kubernetes)
 // listens on all interfaces.
 //
@@ -29,6 +30,7 @@
 #include "distributed/cluster_worker_cache.h"
 #include "distributed/master_session.h"
 #include "distributed/rpc/thrift_server.h"
+#include "distributed/transport_security.h"
 #include "distributed/worker.h"
 #include "graph/op_registry.h"
 #include "runtime/kernel_registry.h"
@@ -47,6 +49,12 @@ struct ServerOptions {
   // checkpoint and log directories. /tmp/sluice is always among them. The
   // restriction is process-wide (ops/file_write_policy.h).
   std::vector<std::string> file_write_roots;
+  // Mutual TLS with the job's credentials (the task's own certificate, and
+  // the cluster's peers must show theirs), or an explicit insecure
+  // loopback run. Unset: from the environment (SLUICE_TLS_DIR,
+  // SLUICE_INSECURE), as tools:launch sets it; neither set is an error.
+  // Sets rpc.tls for this task's own connections.
+  TransportSecurity security;
 };
 
 class Server {

@@ -1,9 +1,14 @@
 // One cluster task: hosts the task's devices, WorkerService and
 // MasterService on its port until SIGTERM or SIGINT.
 //
-//   bazel run //tools:server -- --cluster=cluster.json --job=ps --task=0
-//   bazel run //tools:server -- --cluster="ps=127.0.0.1:4000;worker=127.0.0.1:4001" --job=worker --task=0
-//   SLUICE_CONFIG='{"cluster": {...}, "task": {"type": "ps", "index": 0}}' server
+//   bazel run //tools:server -- --cluster=cluster.json --job=ps --task=0 --tls_dir=/job/tls
+//   bazel run //tools:server -- --cluster="ps=127.0.0.1:4000;worker=127.0.0.1:4001" \
+//       --job=worker --task=0 --insecure          # plaintext, loopback debugging only
+//   SLUICE_CONFIG='{"cluster": {...}, "task": {"type": "ps", "index": 0}}' SLUICE_TLS_DIR=... server
+//
+// Every connection is mutual TLS with the job's credentials (tools:launch
+// makes them: ca.crt, <job>-<task>.crt/.key); --insecure, loopback only,
+// turns it off and says so.
 //
 // Prints one line when ready; exits 0 after a clean shutdown, 1 on an error
 // (one "server: error: ..." line).
@@ -29,6 +34,13 @@ ABSL_FLAG(std::vector<std::string>, write_dirs, {},
           "directories (absolute, comma separated) where the graphs this task runs may write "
           "files (checkpoints); /tmp/sluice always; nowhere else");
 
+ABSL_FLAG(std::string, tls_dir, "",
+          "the job's TLS credentials (ca.crt, this task's certificate and key); empty: "
+          "$SLUICE_TLS_DIR");
+ABSL_FLAG(bool, insecure, false,
+          "plaintext with no authentication, for a debug run on loopback (also "
+          "$SLUICE_INSECURE=1)");
+
 namespace {
 
 int Fail(const absl::Status& s) {
@@ -51,6 +63,12 @@ int main(int argc, char** argv) {
   options.devices.num_virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
   options.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
   options.file_write_roots = absl::GetFlag(FLAGS_write_dirs);
+  options.security = sluice::TransportSecurityFromEnv();
+  if (!absl::GetFlag(FLAGS_tls_dir).empty()) options.security.tls_dir = absl::GetFlag(FLAGS_tls_dir);
+  if (absl::GetFlag(FLAGS_insecure)) {
+    options.security.insecure = true;
+    options.security.tls_dir.clear();
+  }
   absl::StatusOr<std::unique_ptr<sluice::Server>> server = sluice::Server::Create(options);
   if (!server.ok()) return Fail(server.status());
   std::vector<std::string> devices;

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 
@@ -35,6 +36,26 @@ std::string JobYaml(const K8sOptions& options, const ClusterSpec& cluster, const
   for (const std::string& arg : options.command) {
     absl::StrAppend(&command, "            - ", JsonQuote(arg), "\n");
   }
+  const bool tls = !options.tls_files.empty();
+  std::string security_env =
+      tls ? absl::StrCat("            - name: \"SLUICE_TLS_DIR\"\n", "              value: ",
+                         JsonQuote(kK8sTlsDir), "\n")
+          : "            - name: \"SLUICE_INSECURE\"\n              value: \"1\"\n";
+  std::string resources;
+  if (job == "worker" && options.gpus_per_worker > 0) {
+    resources = absl::StrCat("          resources:\n", "            limits:\n",
+                             "              nvidia.com/gpu: ", options.gpus_per_worker, "\n");
+  }
+  std::string mounts = absl::StrCat("          volumeMounts:\n", "            - name: \"data\"\n",
+                                    "              mountPath: ", JsonQuote(kK8sDataDir), "\n");
+  std::string volumes;
+  if (tls) {
+    absl::StrAppend(&mounts, "            - name: \"tls\"\n", "              mountPath: ",
+                    JsonQuote(kK8sTlsDir), "\n", "              readOnly: true\n");
+    volumes = absl::StrCat("      volumes:\n", "        - name: \"tls\"\n", "          secret:\n",
+                           "            secretName: \"sluice-tls\"\n",
+                           "            defaultMode: 0400\n");
+  }
   return absl::StrCat(
       "# Sluice job ", name, ": ", cluster.num_tasks(job), " task(s). Written by //tools:launch.\n",
       "apiVersion: v1\n", "kind: Service\n", "metadata:\n", "  name: ", name, "\n",
@@ -52,7 +73,22 @@ std::string JobYaml(const K8sOptions& options, const ClusterSpec& cluster, const
       "            - containerPort: ", options.port, "\n", "          env:\n",
       "            - name: \"SLUICE_CONFIG\"\n", "              value: ", JsonQuote(config), "\n",
       "            - name: \"POD_NAME\"\n", "              valueFrom:\n",
-      "                fieldRef:\n", "                  fieldPath: metadata.name\n");
+      "                fieldRef:\n", "                  fieldPath: metadata.name\n", security_env,
+      resources, mounts, "      restartPolicy: \"Always\"\n", volumes,
+      "  volumeClaimTemplates:\n", "    - metadata:\n", "        name: \"data\"\n",
+      "      spec:\n", "        accessModes: [\"ReadWriteOnce\"]\n", "        resources:\n",
+      "          requests:\n", "            storage: ", JsonQuote(options.storage), "\n");
+}
+
+std::string SecretYaml(const K8sOptions& options) {
+  std::string data;
+  for (const auto& [name, text] : options.tls_files) {
+    absl::StrAppend(&data, "  ", JsonQuote(name), ": ", JsonQuote(absl::Base64Escape(text)), "\n");
+  }
+  return absl::StrCat("# The job's TLS credentials (a CA made for this job, a certificate per task).\n",
+                      "apiVersion: v1\n", "kind: Secret\n", "metadata:\n",
+                      "  name: \"sluice-tls\"\n", "  namespace: ", JsonQuote(options.k8s_namespace),
+                      "\n", "type: Opaque\n", "data:\n", data);
 }
 
 }  // namespace
@@ -88,9 +124,14 @@ absl::StatusOr<std::vector<K8sFile>> K8sManifests(const K8sOptions& options) {
   if (options.command.empty() || options.command[0].empty()) {
     return absl::InvalidArgumentError("no command given");
   }
+  if (options.storage.empty()) return absl::InvalidArgumentError("no storage size given");
   ASSIGN_OR_RETURN(ClusterSpec cluster, K8sCluster(options));
   std::vector<K8sFile> files;
   std::string apply;
+  if (!options.tls_files.empty()) {
+    files.push_back({"tls-secret.yaml", SecretYaml(options)});
+    absl::StrAppend(&apply, " -f tls-secret.yaml");
+  }
   for (const std::string& job : cluster.jobs()) {
     files.push_back({job + ".yaml", JobYaml(options, cluster, job)});
     absl::StrAppend(&apply, " -f ", job, ".yaml");
@@ -103,7 +144,15 @@ absl::StatusOr<std::vector<K8sFile>> K8sManifests(const K8sOptions& options) {
                     options.k8s_namespace, " worker-0\n",
                     "Remove:                        kubectl delete", apply, "\n",
                     "StatefulSet pods are restarted when they exit; delete the cluster when the "
-                    "chief is done.\n")});
+                    "chief is done.\n",
+                    "Checkpoints and event files survive a pod's restart only under ", kK8sDataDir,
+                    " (each pod's PersistentVolumeClaim): pass e.g. --checkpoint_dir=", kK8sDataDir,
+                    "/ckpt --logdir=", kK8sDataDir, "/logs to the program.\n",
+                    options.tls_files.empty()
+                        ? "Tasks talk in PLAINTEXT (--insecure): keep the namespace closed.\n"
+                        : "Tasks use mutual TLS with the credentials in tls-secret.yaml (a CA "
+                          "made for this job); keep that file private.\n",
+                    "Build the image with the Dockerfile at the root of the Sluice source.\n")});
   return files;
 }
 

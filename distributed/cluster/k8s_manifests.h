@@ -11,13 +11,17 @@
 // Every pod gets env SLUICE_CONFIG = {"cluster": {...}, "task": {"type": JOB}}
 // (no index) and POD_NAME from metadata.name, so ParseTaskConfig takes the
 // index from the StatefulSet ordinal ("worker-3" -> 3). The Services publish
-// not-ready addresses, so tasks resolve each other while starting up.
+// not-ready addresses, so tasks resolve each other while starting up. Pods
+// restart when their program exits (restartPolicy Always) at the same DNS
+// name; what they write under /data is on their own PersistentVolumeClaim
+// and survives it.
 //
 // YAML is written by hand; every string is JSON-quoted (valid YAML).
 // Thread-safety: pure functions. Ownership: plain values.
 #ifndef SLUICE_DISTRIBUTED_CLUSTER_K8S_MANIFESTS_H_
 #define SLUICE_DISTRIBUTED_CLUSTER_K8S_MANIFESTS_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,7 +38,20 @@ struct K8sOptions {
   int port = 2222;  // every task listens on it, in its own pod
   std::string k8s_namespace = "default";
   std::vector<std::string> command;  // program (a path inside the image) and args
+  // The job's TLS credentials by file name (MakeJobCredentials): written as
+  // the Secret "sluice-tls", mounted read-only at kK8sTlsDir in every pod
+  // (SLUICE_TLS_DIR). Empty: plaintext (SLUICE_INSECURE=1).
+  std::map<std::string, std::string> tls_files;
+  // nvidia.com/gpu each worker pod asks for (a limit; 0: none).
+  int gpus_per_worker = 0;
+  // Each pod's PersistentVolumeClaim (volumeClaimTemplates), mounted at
+  // kK8sDataDir: where checkpoints and event files must go to outlive a
+  // pod's restart.
+  std::string storage = "10Gi";
 };
+
+inline constexpr char kK8sTlsDir[] = "/etc/sluice/tls";
+inline constexpr char kK8sDataDir[] = "/data";
 
 struct K8sFile {
   std::string name;  // relative to the output directory: "worker.yaml"
@@ -46,8 +63,9 @@ struct K8sFile {
 // 1..65535 or bad counts.
 absl::StatusOr<ClusterSpec> K8sCluster(const K8sOptions& options);
 
-// One "<job>.yaml" per job (Service + StatefulSet) and README.txt. Errors as
-// K8sCluster, plus InvalidArgument for an empty image or command.
+// One "<job>.yaml" per job (Service + StatefulSet), "tls-secret.yaml" when
+// there are credentials, and README.txt. Errors as K8sCluster, plus
+// InvalidArgument for an empty image, command or storage size.
 absl::StatusOr<std::vector<K8sFile>> K8sManifests(const K8sOptions& options);
 
 // Writes the files into `dir` (created if needed). Internal error naming the

@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "distributed/cluster/k8s_manifests.h"
 #include "distributed/cluster/task_supervisor.h"
+#include "distributed/rpc/job_credentials.h"
 #include "graph/status_macros.h"
 
 namespace sluice {
@@ -128,8 +129,9 @@ absl::StatusOr<std::string> ResolveLabel(const std::string& label, const Program
 
 std::string LaunchUsage() {
   return "usage: launch [--ps=N] [--workers=N] [--fail_fast] [--chief_only_exit]\n"
-         "              [--grace_period_s=S] [--max_restarts=N] [--k8s=DIR --image=IMG [--port=2222]\n"
-         "              [--namespace=default]] -- PROGRAM [ARGS...]\n"
+         "              [--grace_period_s=S] [--max_restarts=N] [--insecure]\n"
+         "              [--k8s=DIR --image=IMG [--port=2222] [--namespace=default]\n"
+         "               [--gpus_per_worker=N] [--storage=10Gi]] -- PROGRAM [ARGS...]\n"
          "Starts PROGRAM once per task of a local cluster (ps and worker jobs on free\n"
          "127.0.0.1 ports) with its place in SLUICE_CONFIG, prefixes each task's output\n"
          "with [job:index], and stops every task when the chief (worker 0) exits.\n"
@@ -142,7 +144,12 @@ std::string LaunchUsage() {
          "  --chief_only_exit   any non-chief exit, even status 0, counts as a failure\n"
          "  --grace_period_s=S  SIGTERM to SIGKILL delay when stopping (default 5)\n"
          "  --max_restarts=N    a failed non-chief task is started again at its address,\n"
-         "                      up to N times, after 1, 2, 4... s (default 3; 0: never)\n";
+         "                      up to N times, after 1, 2, 4... s (default 3; 0: never)\n"
+         "  --insecure          no TLS between tasks (default: mutual TLS with a CA and\n"
+         "                      certificates made for this run)\n"
+         "  --gpus_per_worker=N with --k8s: each worker pod requests N nvidia.com/gpu\n"
+         "  --storage=SIZE      with --k8s: each pod's volume for checkpoints and logs at\n"
+         "                      /data (a PersistentVolumeClaim; default 10Gi)\n";
 }
 
 absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
@@ -170,24 +177,31 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
       return absl::InvalidArgumentError(
           absl::StrCat("flag --", name, " needs a value (--", name, "=...)"));
     };
-    if (name == "ps" || name == "workers" || name == "port" || name == "max_restarts") {
+    if (name == "ps" || name == "workers" || name == "port" || name == "max_restarts" ||
+        name == "gpus_per_worker") {
       RETURN_IF_ERROR(need_value());
-      int lo = name == "ps" || name == "max_restarts" ? 0 : 1;
+      int lo = name == "ps" || name == "max_restarts" || name == "gpus_per_worker" ? 0 : 1;
       int hi = name == "port" ? 65535 : 10000;
       ASSIGN_OR_RETURN(int parsed, ParseIntFlag(name, value, lo, hi));
       if (name == "ps") options.num_ps = parsed;
       if (name == "max_restarts") options.max_restarts = parsed;
       if (name == "workers") options.num_workers = parsed;
+      if (name == "gpus_per_worker") {
+        options.gpus_per_worker = parsed;
+        k8s_only_flag = true;
+      }
       if (name == "port") {
         options.port = parsed;
         k8s_only_flag = true;
       }
-    } else if (name == "fail_fast" || name == "chief_only_exit") {
+    } else if (name == "fail_fast" || name == "chief_only_exit" || name == "insecure") {
       bool parsed = true;
       if (has_value) {
         ASSIGN_OR_RETURN(parsed, ParseBoolFlag(name, value));
       }
-      (name == "fail_fast" ? options.fail_fast : options.chief_only_exit) = parsed;
+      (name == "fail_fast"         ? options.fail_fast
+       : name == "chief_only_exit" ? options.chief_only_exit
+                                   : options.insecure) = parsed;
     } else if (name == "grace_period_s") {
       RETURN_IF_ERROR(need_value());
       double parsed = 0;
@@ -196,7 +210,7 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
             absl::StrCat("bad value '", value, "' for --grace_period_s: want seconds in 0..3600"));
       }
       options.grace_period_s = parsed;
-    } else if (name == "k8s" || name == "image" || name == "namespace") {
+    } else if (name == "k8s" || name == "image" || name == "namespace" || name == "storage") {
       RETURN_IF_ERROR(need_value());
       if (value.empty()) {
         return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a non-empty value"));
@@ -204,6 +218,7 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
       if (name == "k8s") options.k8s_dir = std::string(value);
       if (name == "image") options.image = std::string(value);
       if (name == "namespace") options.k8s_namespace = std::string(value);
+      if (name == "storage") options.storage = std::string(value);
       if (name != "k8s") k8s_only_flag = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag '", arg, "' (see --help)"));
@@ -216,7 +231,12 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
         "no program given: launch [flags] -- PROGRAM [ARGS...] (see --help)");
   }
   if (options.k8s_dir.empty() && k8s_only_flag) {
-    return absl::InvalidArgumentError("--image, --port and --namespace only apply with --k8s=DIR");
+    return absl::InvalidArgumentError(
+        "--image, --port, --namespace, --gpus_per_worker and --storage only apply with --k8s=DIR");
+  }
+  if (!options.k8s_dir.empty() && options.insecure) {
+    return absl::InvalidArgumentError(
+        "--insecure is for a debug run on loopback; a Kubernetes cluster uses TLS");
   }
   if (!options.k8s_dir.empty() && options.image.empty()) {
     return absl::InvalidArgumentError("--k8s=DIR needs --image=IMAGE");
@@ -324,6 +344,32 @@ absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string&
   const char* working_dir = std::getenv("BUILD_WORKING_DIRECTORY");
   if (working_dir != nullptr) supervisor_options.working_dir = working_dir;
 
+  // Mutual TLS unless --insecure: credentials made for this run, in a
+  // private directory removed when the run ends.
+  std::vector<std::string> security_env = {"SLUICE_INSECURE=1", "SLUICE_TLS_DIR="};
+  std::string credentials_root;
+  if (options.insecure) {
+    out << "[launch] --insecure: tasks talk in plaintext and accept any caller" << std::endl;
+  } else {
+    std::string pattern = (std::filesystem::temp_directory_path() / "sluice-job-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("cannot create a directory for the job's TLS "
+                                              "credentials in ", pattern, ": ", std::strerror(errno)));
+    }
+    credentials_root = pattern;
+    std::vector<std::string> identities = cluster.AllTasks();
+    identities.push_back(kClientIdentity);
+    const std::string dir = credentials_root + "/tls";
+    absl::Status made = WriteJobCredentials(dir, identities);
+    if (!made.ok()) {
+      std::filesystem::remove_all(credentials_root);
+      return made;
+    }
+    security_env = {"SLUICE_TLS_DIR=" + dir, "SLUICE_INSECURE="};
+    out << "[launch] mutual TLS: a new CA and " << identities.size() << " certificates in " << dir
+        << std::endl;
+  }
+
   std::vector<TaskLaunch> tasks;
   for (const std::string& job : cluster.jobs()) {
     for (int i = 0; i < cluster.num_tasks(job); ++i) {
@@ -334,11 +380,17 @@ absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string&
       task.argv.push_back(program);
       task.argv.insert(task.argv.end(), args.begin(), args.end());
       task.env = {absl::StrCat("SLUICE_CONFIG=", TaskConfigToJson({cluster, job, i}))};
+      task.env.insert(task.env.end(), security_env.begin(), security_env.end());
       tasks.push_back(std::move(task));
     }
   }
   out << "[launch] cluster " << cluster.ToJson() << std::endl;
-  return SuperviseTasks(tasks, supervisor_options, out);
+  absl::StatusOr<int> code = SuperviseTasks(tasks, supervisor_options, out);
+  if (!credentials_root.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(credentials_root, ignored);
+  }
+  return code;
 }
 
 int LaunchMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -367,6 +419,21 @@ int LaunchMain(const std::vector<std::string>& args, std::ostream& out, std::ost
     k8s.port = options->port;
     k8s.k8s_namespace = options->k8s_namespace;
     k8s.command = options->program;
+    k8s.gpus_per_worker = options->gpus_per_worker;
+    k8s.storage = options->storage;
+    if (!options->insecure) {
+      absl::StatusOr<ClusterSpec> names = K8sCluster(k8s);
+      if (!names.ok()) return fail(names.status(), 2);
+      std::vector<std::string> identities;
+      for (const std::string& job : names->jobs()) {
+        for (int t = 0; t < names->num_tasks(job); ++t) identities.push_back(TaskName(job, t));
+      }
+      identities.push_back(kClientIdentity);
+      absl::StatusOr<std::map<std::string, std::string>> credentials =
+          MakeJobCredentials(identities);
+      if (!credentials.ok()) return fail(credentials.status(), 1);
+      k8s.tls_files = *std::move(credentials);
+    }
     absl::StatusOr<std::vector<K8sFile>> files = K8sManifests(k8s);
     if (!files.ok()) return fail(files.status(), 2);
     absl::Status written = WriteK8sFiles(options->k8s_dir, *files);

@@ -17,7 +17,16 @@
 //                                until torn down: one that exits on its own,
 //                                even with status 0, counts as failed
 //   --grace_period_s=S (5)       SIGTERM to SIGKILL delay when tearing down
+//   --insecure                   plaintext between tasks (loopback debugging)
 //   --k8s=DIR --image=IMG [--port=2222] [--namespace=default]
+//       [--gpus_per_worker=N] [--storage=10Gi]
+//
+// Security: every run gets a new CA and a certificate per task (and one
+// for "client"), made with OpenSSL's library into a private temporary
+// directory that each task finds in SLUICE_TLS_DIR; tasks accept only
+// connections that show one of them (mutual TLS 1.3). The directory is
+// removed when the launcher exits. With --k8s the credentials go into a
+// Secret mounted by every pod.
 //
 // Local runs: PROGRAM is a path (relative paths resolve against the
 // directory `bazel run` was started from, then the workspace root; a bare
@@ -61,11 +70,16 @@ struct LaunchOptions {
   bool chief_only_exit = false;
   double grace_period_s = 5;
   int max_restarts = 3;  // SupervisorOptions::max_restarts
+  // Plaintext between tasks (SLUICE_INSECURE=1) instead of mutual TLS with
+  // credentials made for this job.
+  bool insecure = false;
   // Kubernetes output; empty k8s_dir means run locally.
   std::string k8s_dir;
   std::string image;
   int port = 2222;
   std::string k8s_namespace = "default";
+  int gpus_per_worker = 0;       // K8sOptions::gpus_per_worker
+  std::string storage = "10Gi";  // K8sOptions::storage
   // PROGRAM then its arguments.
   std::vector<std::string> program;
   bool help = false;

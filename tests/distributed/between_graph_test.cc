@@ -33,11 +33,16 @@
 #include "distributed/cluster_session.h"
 #include "examples/mlp_model.h"
 #include "gtest/gtest.h"
+#include "tests/distributed/test_credentials.h"
 #include "sluice.h"
 #include "tests/distributed/child_process.h"
 
 namespace sluice {
 namespace {
+
+// Every process of these tests uses mutual TLS, as a launched job does.
+const ::testing::Environment* const kTls =
+    ::testing::AddGlobalTestEnvironment(new TestJobCredentials);
 
 // A small model and data set, so that a step takes about a millisecond.
 constexpr int kHidden = 32;

@@ -28,12 +28,17 @@
 #include "distributed/cluster/launcher.h"
 #include "distributed/cluster_session.h"
 #include "gtest/gtest.h"
+#include "tests/distributed/test_credentials.h"
 #include "ops/io_ops.h"
 #include "sluice.h"
 #include "tests/distributed/child_process.h"
 
 namespace sluice {
 namespace {
+
+// Every process of these tests uses mutual TLS, as a launched job does.
+const ::testing::Environment* const kTls =
+    ::testing::AddGlobalTestEnvironment(new TestJobCredentials);
 
 constexpr char kPs[] = "/job:ps/replica:0/task:0";
 constexpr char kWorker1[] = "/job:worker/replica:0/task:1";

@@ -24,12 +24,17 @@
 #include "distributed/cluster/launcher.h"
 #include "distributed/cluster_session.h"
 #include "gtest/gtest.h"
+#include "tests/distributed/test_credentials.h"
 #include "ops/collective_ops.h"
 #include "sluice.h"
 #include "tests/distributed/child_process.h"
 
 namespace sluice {
 namespace {
+
+// Every process of these tests uses mutual TLS, as a launched job does.
+const ::testing::Environment* const kTls =
+    ::testing::AddGlobalTestEnvironment(new TestJobCredentials);
 
 constexpr int kTasks = 3;
 constexpr float kCollectiveTimeoutS = 5;

@@ -14,11 +14,16 @@
 #include "absl/strings/str_replace.h"
 #include "examples/mlp_model.h"
 #include "gtest/gtest.h"
+#include "tests/distributed/test_credentials.h"
 #include "sluice.h"
 #include "tests/distributed/multi_worker_testutil.h"
 
 namespace sluice {
 namespace {
+
+// Every process of these tests uses mutual TLS, as a launched job does.
+const ::testing::Environment* const kTls =
+    ::testing::AddGlobalTestEnvironment(new TestJobCredentials);
 
 constexpr int kHidden = 32;
 constexpr int kExamples = 1024;

@@ -22,10 +22,15 @@
 #include "absl/time/clock.h"
 #include "distributed/checkpoint/checkpoint_state.h"
 #include "gtest/gtest.h"
+#include "tests/distributed/test_credentials.h"
 #include "tests/distributed/multi_worker_testutil.h"
 
 namespace sluice {
 namespace {
+
+// Every process of these tests uses mutual TLS, as a launched job does.
+const ::testing::Environment* const kTls =
+    ::testing::AddGlobalTestEnvironment(new TestJobCredentials);
 
 constexpr int kWorkers = 3;
 constexpr int kSteps = 400;
