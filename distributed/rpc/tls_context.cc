@@ -3,11 +3,15 @@
 #include <openssl/ssl.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <utility>
+
+#include <thrift/TOutput.h>
 
 #include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TTransportException.h>
 
+#include "absl/base/call_once.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -92,7 +96,15 @@ absl::StatusOr<std::string> TlsSocket::Handshake() {
       return absl::UnauthenticatedError(absl::StrCat("the peer is '", check->refused(),
                                                      "', not '", check->expected(), "'"));
     }
-    return absl::UnauthenticatedError(absl::StrCat("TLS handshake failed: ", e.what()));
+    // SSL_ERROR_SYSCALL (5) and SSL_ERROR_ZERO_RETURN (6): the connection
+    // broke (a peer that died or restarted), which callers treat as a peer
+    // that is unavailable; the rest is the TLS protocol saying no.
+    const absl::string_view what = e.what();
+    if (absl::StrContains(what, "SSL_error_code = 5") ||
+        absl::StrContains(what, "SSL_error_code = 6")) {
+      return absl::UnavailableError(absl::StrCat("connection lost in the TLS handshake: ", what));
+    }
+    return absl::UnauthenticatedError(absl::StrCat("TLS handshake failed: ", what));
   } catch (const TTransportException& e) {
     if (e.getType() == TTransportException::TIMED_OUT) {
       return absl::DeadlineExceededError("TLS handshake timed out");
@@ -134,8 +146,23 @@ bool Exists(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Thrift prints through one process-wide function; a handshake that failed
+// (a refused peer, already reported by the server) also makes TSSLSocket's
+// close print "SSL_shutdown: shutdown while in init". That line is dropped;
+// the rest goes to stderr as before.
+void ThriftOutput(const char* message) {
+  if (absl::StrContains(message, "SSL_shutdown: shutdown while in init")) return;
+  std::fprintf(stderr, "Thrift: %s\n", message);
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::Load(const std::string& dir,
                                                                    const std::string& identity) {
+  static absl::once_flag output_once;
+  absl::call_once(output_once, [] { apache::thrift::GlobalOutput.setOutputFunction(ThriftOutput); });
   const std::string ca = absl::StrCat(dir, "/ca.crt");
   const std::string stem = absl::StrCat(dir, "/", CredentialStem(identity));
   const std::string cert = stem + ".crt";
