@@ -16,7 +16,11 @@
 //                                     buffer every time (page faults included)
 //   raw_tcp_64MiB: GB/s               recv() into one reused buffer
 //   raw_tcp_64MiB_rcvlowat: GB/s      same, the receiver woken per MiB (SO_RCVLOWAT)
+//   recv_tensor_tls_64MiB: GB/s       RecvTensor over mutual TLS 1.3 (a second
+//                                     server of the same process, job credentials
+//                                     made for the run)
 //   recv_tensor_4B_rtt_{pinned,unpinned}_{p50,p99}: us
+//   recv_tensor_tls_4B_rtt_{pinned,unpinned}_{p50,p99}: us
 //   raw_tcp_4B_rtt_{pinned,unpinned}_{p50,p99}: us
 // "pinned": both processes (all their threads) on CPU 0; "unpinned": the
 // scheduler's choice over all CPUs, which is bimodal on two vCPUs: both ends
@@ -43,9 +47,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "bench/bench_util.h"
+#include "distributed/rpc/job_credentials.h"
 #include "distributed/rpc/rpc_testutil.h"
 #include "distributed/rpc/socket_util.h"
 #include "distributed/rpc/thrift_server.h"
+#include "distributed/rpc/tls_context.h"
 #include "distributed/rpc/worker_stub.h"
 #include "graph/status_macros.h"
 #include "runtime/tensor.h"
@@ -55,6 +61,7 @@ ABSL_FLAG(int, transfers, 20, "timed 64 MiB transfers per figure; 0: no throughp
 ABSL_FLAG(int, pings, 3000, "timed 4-byte round trips per figure; 0: no latency figures");
 ABSL_FLAG(int64_t, bytes, 64 << 20, "size of the large tensor");
 ABSL_FLAG(int, pin_cpu, -1, "server role: pin the process to this CPU");
+ABSL_FLAG(std::string, tls_dir, "", "server role: the job credentials of its TLS server");
 ABSL_FLAG(std::string, server_ports, "",
           "client role: \"THRIFT,RAW\" of a server already started with --role=server "
           "(e.g. to profile one side); only the unpinned figures are taken");
@@ -64,6 +71,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kStep = 1;
+constexpr char kBenchTask[] = "/job:bench/replica:0/task:0";
 
 void PinTo(int cpu) {
   cpu_set_t set;
@@ -140,15 +148,23 @@ int ServerMain() {
   for (float& v : big.flat<float>()) v = 1.0f;
   source.Add("big", big);
   source.Add("small", Tensor::Scalar<float>(3.0f));
-  auto worker = std::make_shared<FakeWorker>("/job:bench/replica:0/task:0");
+  auto worker = std::make_shared<FakeWorker>(kBenchTask);
   ThriftServerOptions opts;
-  opts.task_name = "/job:bench/replica:0/task:0";
+  opts.task_name = kBenchTask;
   absl::StatusOr<std::unique_ptr<ThriftServer>> server = ThriftServer::Start(opts, worker, &source, nullptr);
+  absl::StatusOr<std::shared_ptr<const TlsContext>> tls =
+      TlsContext::Load(absl::GetFlag(FLAGS_tls_dir), kBenchTask);
+  absl::StatusOr<std::unique_ptr<ThriftServer>> tls_server =
+      tls.ok() ? absl::InternalError("not started") : tls.status();
+  if (tls.ok()) {
+    opts.tls = *tls;
+    tls_server = ThriftServer::Start(opts, worker, &source, nullptr);
+  }
   int raw_port = 0;
   absl::StatusOr<int> raw = ListenTcp("127.0.0.1", 0, &raw_port);
-  if (!server.ok() || !raw.ok()) {
-    std::fprintf(stderr, "recv_tensor server: %s %s\n", server.status().ToString().c_str(),
-                 raw.status().ToString().c_str());
+  if (!server.ok() || !raw.ok() || !tls_server.ok()) {
+    std::fprintf(stderr, "recv_tensor server: %s %s %s\n", server.status().ToString().c_str(),
+                 raw.status().ToString().c_str(), tls_server.status().ToString().c_str());
     return 1;
   }
   std::thread acceptor([&] {
@@ -159,7 +175,7 @@ int ServerMain() {
       std::thread(ServeRaw, fd, static_cast<const char*>(big.raw_data()), big.TotalBytes()).detach();
     }
   });
-  std::printf("%d %d\n", (*server)->port(), raw_port);
+  std::printf("%d %d %d\n", (*server)->port(), raw_port, (*tls_server)->port());
   std::fflush(stdout);
   // Runs until the client closes our stdin.
   char c;
@@ -175,13 +191,35 @@ struct Peer {
   int to_child = -1;
   int thrift_port = 0;
   int raw_port = 0;
+  int tls_port = 0;
 };
+
+// The job credentials both processes use: made once per run.
+const std::string& TlsDir() {
+  static const std::string* dir = [] {
+    char pattern[] = "/tmp/sluice-bench-tls-XXXXXX";
+    std::string* d = new std::string(mkdtemp(pattern) != nullptr ? pattern : "/tmp");
+    *d += "/tls";
+    absl::Status made = WriteJobCredentials(*d, {kBenchTask, kClientIdentity});
+    if (!made.ok()) std::fprintf(stderr, "recv_tensor: %s\n", made.ToString().c_str());
+    return d;
+  }();
+  return *dir;
+}
+
+RpcOptions TlsClient() {
+  RpcOptions o;
+  absl::StatusOr<std::shared_ptr<const TlsContext>> tls = TlsContext::Load(TlsDir(), kClientIdentity);
+  if (tls.ok()) o.tls = *tls;
+  return o;
+}
 
 absl::StatusOr<Peer> SpawnServer(int pin_cpu) {
   int in_pipe[2], out_pipe[2];
   if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0) return absl::InternalError("pipe failed");
   const std::string pin_flag = absl::StrCat("--pin_cpu=", pin_cpu);
   const std::string bytes_flag = absl::StrCat("--bytes=", absl::GetFlag(FLAGS_bytes));
+  const std::string tls_flag = absl::StrCat("--tls_dir=", TlsDir());
   pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
@@ -190,7 +228,7 @@ absl::StatusOr<Peer> SpawnServer(int pin_cpu) {
     close(in_pipe[1]);
     close(out_pipe[0]);
     execl("/proc/self/exe", "recv_tensor", "--role=server", pin_flag.c_str(), bytes_flag.c_str(),
-          static_cast<char*>(nullptr));
+          tls_flag.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(in_pipe[0]);
@@ -206,7 +244,7 @@ absl::StatusOr<Peer> SpawnServer(int pin_cpu) {
     ++len;
   }
   close(out_pipe[0]);
-  if (std::sscanf(line, "%d %d", &peer.thrift_port, &peer.raw_port) != 2) {
+  if (std::sscanf(line, "%d %d %d", &peer.thrift_port, &peer.raw_port, &peer.tls_port) != 3) {
     return absl::InternalError("the server process did not start");
   }
   return peer;
@@ -229,10 +267,11 @@ absl::Status Throughput(const Peer& peer) {
   const int transfers = absl::GetFlag(FLAGS_transfers);
   const int64_t bytes = absl::GetFlag(FLAGS_bytes);
   const std::string label = absl::StrCat(bytes >> 20, "MiB");
-  WorkerStub stub("/job:bench/replica:0/task:0", absl::StrCat("127.0.0.1:", peer.thrift_port));
+  WorkerStub stub(kBenchTask, absl::StrCat("127.0.0.1:", peer.thrift_port));
+  WorkerStub tls_stub(kBenchTask, absl::StrCat("127.0.0.1:", peer.tls_port), TlsClient());
   absl::Status status;
-  auto recv_tensor = [&](Allocator* alloc) {
-    absl::StatusOr<Tensor> t = stub.RecvTensor(kStep, "big", 10000, alloc);
+  auto recv_tensor = [&](Allocator* alloc, WorkerStub* via) {
+    absl::StatusOr<Tensor> t = via->RecvTensor(kStep, "big", 10000, alloc);
     if (!t.ok()) {
       status = t.status();
     } else if (static_cast<int64_t>(t->TotalBytes()) != bytes) {
@@ -271,14 +310,17 @@ absl::Status Throughput(const Peer& peer) {
     }
   };
   // Interleaved, so that load from elsewhere on the machine hits all alike.
-  std::vector<double> fresh_ms, reused_ms, raw_ms, tuned_ms;
+  std::vector<double> fresh_ms, reused_ms, raw_ms, tuned_ms, tls_ms;
   for (int i = 0; i < transfers + 2; ++i) {
-    std::vector<double> f = bench::TimeRepeated(1, [&] { recv_tensor(DefaultCpuAllocator()); });
-    std::vector<double> r = bench::TimeRepeated(1, [&] { recv_tensor(nullptr); });
+    std::vector<double> f =
+        bench::TimeRepeated(1, [&] { recv_tensor(DefaultCpuAllocator(), &stub); });
+    std::vector<double> r = bench::TimeRepeated(1, [&] { recv_tensor(nullptr, &stub); });
+    std::vector<double> t = bench::TimeRepeated(1, [&] { recv_tensor(nullptr, &tls_stub); });
     std::vector<double> w = bench::TimeRepeated(1, [&] { raw(fd); });
     std::vector<double> l = bench::TimeRepeated(1, raw_tuned);
     if (i < 2) continue;  // warm-up
     fresh_ms.push_back(f[0]);
+    tls_ms.push_back(t[0]);
     reused_ms.push_back(r[0]);
     raw_ms.push_back(w[0]);
     tuned_ms.push_back(l[0]);
@@ -292,16 +334,22 @@ absl::Status Throughput(const Peer& peer) {
   std::printf("recv_tensor_%s_fresh_buffer: %.2f GB/s\n", label.c_str(), gbs(fresh_ms));
   std::printf("raw_tcp_%s: %.2f GB/s\n", label.c_str(), gbs(raw_ms));
   std::printf("raw_tcp_%s_rcvlowat: %.2f GB/s\n", label.c_str(), gbs(tuned_ms));
+  std::printf("recv_tensor_tls_%s: %.2f GB/s\n", label.c_str(), gbs(tls_ms));
   std::fflush(stdout);
   return absl::OkStatus();
 }
 
 absl::Status Latency(const Peer& peer, const char* pinning) {
   const int pings = absl::GetFlag(FLAGS_pings);
-  WorkerStub stub("/job:bench/replica:0/task:0", absl::StrCat("127.0.0.1:", peer.thrift_port));
+  WorkerStub stub(kBenchTask, absl::StrCat("127.0.0.1:", peer.thrift_port));
+  WorkerStub tls_stub(kBenchTask, absl::StrCat("127.0.0.1:", peer.tls_port), TlsClient());
   absl::Status status;
   auto rpc = [&] {
     absl::StatusOr<Tensor> t = stub.RecvTensor(kStep, "small", 10000);
+    if (!t.ok()) status = t.status();
+  };
+  auto tls_rpc = [&] {
+    absl::StatusOr<Tensor> t = tls_stub.RecvTensor(kStep, "small", 10000);
     if (!t.ok()) status = t.status();
   };
   ASSIGN_OR_RETURN(int fd, ConnectTcp(HostPort{"127.0.0.1", peer.raw_port}, 3000));
@@ -312,13 +360,15 @@ absl::Status Latency(const Peer& peer, const char* pinning) {
   };
   for (int i = 0; i < 200; ++i) {
     rpc();
+    tls_rpc();
     ping();
   }
   // Alternating blocks, so that load from elsewhere hits both alike.
   constexpr int kBlock = 50;
-  std::vector<double> rpc_ms, raw_ms;
+  std::vector<double> rpc_ms, raw_ms, tls_ms;
   for (int done = 0; done < pings; done += kBlock) {
     for (double ms : bench::TimeRepeated(kBlock, rpc)) rpc_ms.push_back(ms);
+    for (double ms : bench::TimeRepeated(kBlock, tls_rpc)) tls_ms.push_back(ms);
     for (double ms : bench::TimeRepeated(kBlock, ping)) raw_ms.push_back(ms);
   }
   close(fd);
@@ -331,6 +381,10 @@ absl::Status Latency(const Peer& peer, const char* pinning) {
   for (double q : {0.50, 0.99}) {
     std::printf("raw_tcp_4B_rtt_%s_p%d: %.1f us\n", pinning, static_cast<int>(q * 100),
                 Percentile(raw_ms, q) * 1000);
+  }
+  for (double q : {0.50, 0.99}) {
+    std::printf("recv_tensor_tls_4B_rtt_%s_p%d: %.1f us\n", pinning, static_cast<int>(q * 100),
+                Percentile(tls_ms, q) * 1000);
   }
   std::fflush(stdout);
   return absl::OkStatus();

@@ -111,3 +111,9 @@ ratio recv_tensor_4B_p50_vs_gloo_unpinned "$(value recv_tensor_4B_rtt_unpinned_p
   "$(value gloo_4B_rtt_unpinned_p50)" "target < 1"
 ratio recv_tensor_4B_p50_vs_gloo_pinned "$(value recv_tensor_4B_rtt_pinned_p50)" \
   "$(value gloo_4B_rtt_pinned_p50)" "target < 1"
+ratio recv_tensor_tls_64MiB_vs_plaintext "$(value recv_tensor_tls_64MiB)" "$(value recv_tensor_64MiB)" \
+  "target >= 0.67 (TLS within 1.5x)"
+ratio recv_tensor_tls_64MiB_vs_gloo "$(value recv_tensor_tls_64MiB)" "$(value gloo_sendrecv_64MiB)" \
+  "gloo is plaintext"
+ratio recv_tensor_tls_4B_p50_vs_plaintext_pinned "$(value recv_tensor_tls_4B_rtt_pinned_p50)" \
+  "$(value recv_tensor_4B_rtt_pinned_p50)" "the same RPC over TLS"

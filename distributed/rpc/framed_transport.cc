@@ -33,11 +33,10 @@ FramedTransport::FramedTransport(std::shared_ptr<TTransport> inner,
                                  FramedTransportOptions options)
     : TVirtualTransport<FramedTransport>(inner->getConfiguration()),
       inner_(std::move(inner)),
-      // TLS (a TSSLSocket is a TSocket too) must go through the inner
+      socket_(dynamic_cast<TSocket*>(inner_.get())),
+      // TLS (a TSSLSocket is a TSocket too) is written through the inner
       // transport: the fd carries ciphertext, never plaintext sent around it.
-      socket_(dynamic_cast<apache::thrift::transport::TSSLSocket*>(inner_.get()) != nullptr
-                  ? nullptr
-                  : dynamic_cast<TSocket*>(inner_.get())),
+      tls_(dynamic_cast<apache::thrift::transport::TSSLSocket*>(inner_.get()) != nullptr),
       options_(options),
       rbuf_(new uint8_t[std::max<size_t>(options.read_buffer_bytes, 64)]),
       rcap_(std::max<size_t>(options.read_buffer_bytes, 64)) {
@@ -122,7 +121,9 @@ uint32_t FramedTransport::ReadSlow(uint8_t* buf, uint32_t len) {
       // Large read: straight from the socket into the caller's memory. The
       // bytes are part of the current frame, so waiting for a megabyte of
       // them at a time cannot stall.
-      SetWakeup(socket_ != nullptr && options_.large_read_bytes > 0 &&
+      // (Not over TLS: OpenSSL reads records piecemeal, and measured no
+      // better with it.)
+      SetWakeup(socket_ != nullptr && !tls_ && options_.large_read_bytes > 0 &&
                         want >= options_.large_read_bytes
                     ? options_.large_read_wakeup_bytes
                     : 1);
@@ -305,7 +306,7 @@ void FramedTransport::flush() {
     iov_.push_back({const_cast<uint8_t*>(p), s.length});
   }
   try {
-    if (socket_ != nullptr) {
+    if (socket_ != nullptr && !tls_) {
       SendVector();
     } else {
       for (const struct iovec& v : iov_) {

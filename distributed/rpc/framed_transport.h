@@ -151,6 +151,7 @@ class FramedTransport
 
   std::shared_ptr<apache::thrift::transport::TTransport> inner_;
   apache::thrift::transport::TSocket* socket_;  // inner_ as a TSocket, or null
+  const bool tls_;  // inner_ is a TSSLSocket: never write to the fd directly
   const FramedTransportOptions options_;
 
   std::unique_ptr<uint8_t[]> rbuf_;

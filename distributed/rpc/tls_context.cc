@@ -129,6 +129,9 @@ class TlsContext::Factory : public TSSLSocketFactory {
     // vanished peer); frames carry their lengths, so a cut is always seen.
     SSL_CTX_set_quiet_shutdown(ctx, 1);
     SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    // AES-128-GCM first: as safe for this use and the fastest with AES-NI.
+    SSL_CTX_set_ciphersuites(
+        ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
     // Both directions: a certificate of the job's CA, or no connection.
     authenticate(true);
     // Set once here, so that createSocket never changes the factory (each
