@@ -13,7 +13,6 @@
 #include <system_error>
 #include <utility>
 
-#include <thrift/TApplicationException.h>
 #include <thrift/TProcessor.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TSSLSocket.h>
@@ -22,177 +21,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "distributed/rpc/collective_push.h"
 #include "distributed/rpc/framed_transport.h"
-#include "distributed/rpc/recv_tensor_reply.h"
+#include "distributed/rpc/service_processor.h"
 #include "distributed/rpc/socket_util.h"
-#include "distributed/rpc/tensor_wire.h"
 
 namespace sluice {
 
-using apache::thrift::TApplicationException;
 using apache::thrift::TProcessor;
-using apache::thrift::protocol::TProtocol;
 using apache::thrift::transport::TTransportException;
 
 namespace {
-
-// The generated worker processor with RecvTensor answered from a TensorSource.
-class WorkerProcessor : public rpc::WorkerServiceProcessor {
- public:
-  WorkerProcessor(std::shared_ptr<rpc::WorkerServiceIf> iface, TensorSource* source,
-                  TensorSink* sink)
-      : rpc::WorkerServiceProcessor(std::move(iface)), source_(source), sink_(sink) {}
-
-  // `peer`: the connection's authenticated identity ("" without TLS).
-  bool Dispatch(TProtocol* in, TProtocol* out, const std::string& method, int32_t seqid,
-                const std::string* peer) {
-    return dispatchCall(in, out, method, seqid, const_cast<std::string*>(peer));
-  }
-
- protected:
-  bool dispatchCall(TProtocol* in, TProtocol* out, const std::string& fname, int32_t seqid,
-                    void* context) override {
-    if (source_ != nullptr && fname == "RecvTensor") {
-      ProcessRecvTensor(in, out, seqid);
-      return true;
-    }
-    if (sink_ != nullptr && fname == "CollectivePush") {
-      const std::string* peer = static_cast<const std::string*>(context);
-      ProcessCollectivePush(in, out, seqid, peer != nullptr ? *peer : std::string());
-      return true;
-    }
-    return rpc::WorkerServiceProcessor::dispatchCall(in, out, fname, seqid, context);
-  }
-
- private:
-  void ProcessRecvTensor(TProtocol* in, TProtocol* out, int32_t seqid) {
-    rpc::WorkerService_RecvTensor_args args;
-    args.read(in);
-    in->readMessageEnd();
-    in->getTransport()->readEnd();
-    const rpc::RecvTensorRequest& req = args.req;
-    absl::StatusOr<Tensor> tensor;
-    try {
-      tensor = source_->WaitForTensor(req.step_id, req.rendezvous_key, req.timeout_ms);
-    } catch (const std::exception& e) {
-      tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key, "': ", e.what()));
-    }
-    if (tensor.ok() && !tensor->IsInitialized()) {
-      tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key,
-                                                "': the producer sent an uninitialized tensor"));
-    }
-    if (tensor.ok()) {
-      absl::Status travel = DataTypeFromWire(static_cast<int32_t>(tensor->dtype())).status();
-      if (travel.ok() && tensor->dtype() != DT_STRING) {
-        travel = WireByteCount(tensor->dtype(), tensor->shape()).status();
-      }
-      if (!travel.ok()) {
-        tensor = absl::Status(travel.code(), absl::StrCat("RecvTensor '", req.rendezvous_key, "': ",
-                                                          travel.message()));
-      }
-    }
-    if (tensor.ok()) {
-      WriteRecvTensorReply(out, seqid, *tensor);
-      return;
-    }
-    rpc::WorkerService_RecvTensor_result result;
-    result.err = ToRpcError(tensor.status());
-    result.__isset.err = true;
-    out->writeMessageBegin("RecvTensor", apache::thrift::protocol::T_REPLY, seqid);
-    result.write(out);
-    out->writeMessageEnd();
-    out->getTransport()->writeEnd();
-    out->getTransport()->flush();
-  }
-
-  void ProcessCollectivePush(TProtocol* in, TProtocol* out, int32_t seqid,
-                             const std::string& peer) {
-    CollectivePushRequest req =
-        ReadCollectivePushArgs(in, sink_->PushAllocator(),
-                               [this](const std::string& to_device, const std::string& key) {
-                                 return sink_->LandingFor(to_device, key);
-                               });
-    absl::Status status = req.value.status();
-    if (status.ok()) {
-      try {
-        status = sink_->AcceptCollectivePush(req.to_device, req.key, *std::move(req.value),
-                                             req.timeout_ms, peer);
-      } catch (const std::exception& e) {
-        status = absl::InternalError(absl::StrCat("CollectivePush '", req.key, "': ", e.what()));
-      }
-    } else {
-      status = absl::Status(status.code(), absl::StrCat("CollectivePush '", req.key, "' to ",
-                                                        req.to_device, ": ", status.message()));
-    }
-    WriteCollectivePushReply(out, seqid, status);
-  }
-
-  TensorSource* const source_;
-  TensorSink* const sink_;
-};
-
-class MasterProcessor : public rpc::MasterServiceProcessor {
- public:
-  using rpc::MasterServiceProcessor::MasterServiceProcessor;
-  bool Dispatch(TProtocol* in, TProtocol* out, const std::string& method, int32_t seqid) {
-    return dispatchCall(in, out, method, seqid, nullptr);
-  }
-};
-
-// Routes "service:method" calls (TMultiplexedProtocol's naming) to the
-// worker or master processor without per-call allocations.
-class ServiceMux : public TProcessor {
- public:
-  ServiceMux(std::string task, std::unique_ptr<WorkerProcessor> worker,
-             std::unique_ptr<MasterProcessor> master)
-      : task_(std::move(task)), worker_(std::move(worker)), master_(std::move(master)) {}
-
-  // `context`: the connection's peer identity (a std::string), or null.
-  bool process(std::shared_ptr<TProtocol> in, std::shared_ptr<TProtocol> out,
-               void* context) override {
-    const std::string* peer = static_cast<const std::string*>(context);
-    // "worker:RecvTensor" is past std::string's inline capacity; a buffer
-    // per connection thread saves an allocation per call.
-    thread_local std::string name;
-    apache::thrift::protocol::TMessageType type;
-    int32_t seqid;
-    in->readMessageBegin(name, type, seqid);
-    const size_t colon = name.find(':');
-    const absl::string_view service =
-        colon == std::string::npos ? absl::string_view() : absl::string_view(name).substr(0, colon);
-    const std::string method = colon == std::string::npos ? name : name.substr(colon + 1);
-    if (type == apache::thrift::protocol::T_CALL) {
-      if (service == "worker" && worker_ != nullptr) {
-        return worker_->Dispatch(in.get(), out.get(), method, seqid, peer);
-      }
-      if (service == "master" && master_ != nullptr) {
-        return master_->Dispatch(in.get(), out.get(), method, seqid);
-      }
-    }
-    in->skip(apache::thrift::protocol::T_STRUCT);
-    in->readMessageEnd();
-    in->getTransport()->readEnd();
-    TApplicationException x(
-        type == apache::thrift::protocol::T_CALL ? TApplicationException::UNKNOWN_METHOD
-                                                 : TApplicationException::INVALID_MESSAGE_TYPE,
-        type != apache::thrift::protocol::T_CALL
-            ? absl::StrCat("task ", task_, " answers only calls ('", name, "')")
-            : absl::StrCat("task ", task_, " serves no service '", service, "' (call '", name,
-                           "'; services are 'worker:' and 'master:')"));
-    out->writeMessageBegin(method, apache::thrift::protocol::T_EXCEPTION, seqid);
-    x.write(out.get());
-    out->writeMessageEnd();
-    out->getTransport()->writeEnd();
-    out->getTransport()->flush();
-    return true;
-  }
-
- private:
-  const std::string task_;
-  const std::unique_ptr<WorkerProcessor> worker_;
-  const std::unique_ptr<MasterProcessor> master_;
-};
 
 // The numeric address of `fd`'s peer ("?" when unknown).
 std::string PeerAddress(int fd) {
@@ -229,12 +67,9 @@ absl::StatusOr<std::unique_ptr<ThriftServer>> ThriftServer::Start(
     return absl::Status(fd.status().code(),
                         absl::StrCat("task ", options.task_name, ": ", fd.status().message()));
   }
-  auto mux = std::make_shared<ServiceMux>(
-      options.task_name,
-      worker != nullptr
-          ? std::make_unique<WorkerProcessor>(std::move(worker), tensor_source, options.tensor_sink)
-          : nullptr,
-      master != nullptr ? std::make_unique<MasterProcessor>(std::move(master)) : nullptr);
+  std::shared_ptr<TProcessor> mux = NewServiceProcessor(options.task_name, std::move(worker),
+                                                        tensor_source, options.tensor_sink,
+                                                        std::move(master));
   std::unique_ptr<ThriftServer> server(new ThriftServer(options, std::move(mux), *fd, port));
   server->accept_thread_ = std::thread(&ThriftServer::AcceptLoop, server.get());
   return server;

@@ -162,7 +162,13 @@ absl::StatusOr<CheckpointShard> CheckpointShard::Read(const std::string& path,
     }
     return file.status();
   }
-  const absl::string_view bytes = *file;
+  return Parse(*file, path, allocator);
+}
+
+absl::StatusOr<CheckpointShard> CheckpointShard::Parse(absl::string_view bytes,
+                                                       const std::string& path,
+                                                       Allocator* allocator) {
+  if (allocator == nullptr) allocator = DefaultCpuAllocator();
   auto loss = [&path](absl::string_view what) {
     return absl::DataLossError(absl::StrCat("checkpoint shard '", path, "' ", what));
   };

@@ -47,6 +47,9 @@ class CheckpointShard {
   // `allocator` (nullptr: the default CPU allocator).
   static absl::StatusOr<CheckpointShard> Read(const std::string& path,
                                               Allocator* allocator = nullptr);
+  // Read, of a file's bytes already in memory; `path` names it in errors.
+  static absl::StatusOr<CheckpointShard> Parse(absl::string_view bytes, const std::string& path,
+                                               Allocator* allocator = nullptr);
 
   // NotFound naming the file and tensor when absent; InvalidArgument when
   // the stored dtype is not `dtype`. Shares the stored tensor's buffer.

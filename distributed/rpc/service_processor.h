@@ -1,0 +1,43 @@
+// The Thrift processor behind a task's port: "worker:" and "master:" calls
+// (TMultiplexedProtocol's naming) routed to the WorkerService and
+// MasterService handlers, with RecvTensor answered from a TensorSource and
+// CollectivePush read into a TensorSink without copying (recv_tensor_reply.h,
+// collective_push.h). ThriftServer runs one per server; a fuzzer feeds it
+// bytes directly.
+//
+//   std::shared_ptr<TProcessor> p = NewServiceProcessor(task, worker, &source, &sink, master);
+//   std::string peer = "/job:worker/replica:0/task:1";   // the TLS identity, or none
+//   while (p->process(protocol, protocol, &peer)) {}
+//
+// process()'s `context` is the connection's authenticated peer (a
+// std::string*, or null on a plaintext connection): pushes are handed to
+// the sink with it. Any other call, or a reply instead of a call, is
+// answered with a TApplicationException and the connection stays usable.
+// Transport and protocol errors are thrown (the caller drops the
+// connection). Thread-compatible: one protocol per thread; the handlers,
+// source and sink must be thread-safe when shared by several connections.
+#ifndef SLUICE_DISTRIBUTED_RPC_SERVICE_PROCESSOR_H_
+#define SLUICE_DISTRIBUTED_RPC_SERVICE_PROCESSOR_H_
+
+#include <memory>
+#include <string>
+
+#include <thrift/TProcessor.h>
+
+#include "distributed/rpc/gen-cpp/MasterService.h"
+#include "distributed/rpc/gen-cpp/WorkerService.h"
+#include "distributed/rpc/tensor_sink.h"
+#include "distributed/rpc/tensor_source.h"
+
+namespace sluice {
+
+// Either handler may be null (that service is absent); a null `source`
+// leaves RecvTensor to `worker`, a null `sink` CollectivePush. `source` and
+// `sink` are borrowed.
+std::shared_ptr<apache::thrift::TProcessor> NewServiceProcessor(
+    const std::string& task, std::shared_ptr<rpc::WorkerServiceIf> worker, TensorSource* source,
+    TensorSink* sink, std::shared_ptr<rpc::MasterServiceIf> master);
+
+}  // namespace sluice
+
+#endif  // SLUICE_DISTRIBUTED_RPC_SERVICE_PROCESSOR_H_
