@@ -94,10 +94,26 @@ std::shared_ptr<MasterSession> MasterServiceHandler::Find(const std::string& han
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);
   if (it == sessions_.end()) {
-    throw ToRpcError(absl::NotFoundError(
-        absl::StrCat("no session '", handle, "' on this master (closed, or the master restarted)")));
+    throw ToRpcError(absl::NotFoundError(absl::StrCat(
+        "no session '", handle,
+        "' on this master (closed, unused past its idle limit, or the master restarted)")));
   }
-  return it->second;
+  it->second.last_used = absl::Now();
+  return it->second.session;
+}
+
+std::vector<std::shared_ptr<MasterSession>> MasterServiceHandler::TakeIdleSessions() {
+  std::vector<std::shared_ptr<MasterSession>> idle;
+  const absl::Time now = absl::Now();
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (now - it->second.last_used > session_idle_ttl_) {
+      idle.push_back(std::move(it->second.session));
+      it = sessions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return idle;
 }
 
 void MasterServiceHandler::CreateSession(rpc::CreateSessionResponse& out,
@@ -108,9 +124,14 @@ void MasterServiceHandler::CreateSession(rpc::CreateSessionResponse& out,
   options.allow_soft_placement = req.config.allow_soft_placement;
   if (req.config.step_timeout_ms > 0) options.step_timeout_ms = req.config.step_timeout_ms;
   std::unique_ptr<MasterSession> session = ValueOrThrow(MasterSession::Create(options, def));
-  absl::MutexLock lock(&mu_);
-  out.session_handle = absl::StrCat("master_session/", RandomId128());  // unguessable
-  sessions_[out.session_handle] = std::move(session);
+  std::vector<std::shared_ptr<MasterSession>> idle;
+  {
+    absl::MutexLock lock(&mu_);
+    out.session_handle = absl::StrCat("master_session/", RandomId128());  // unguessable
+    sessions_[out.session_handle] = Entry{std::move(session), absl::Now()};
+    idle = TakeIdleSessions();
+  }
+  for (auto& s : idle) (void)s->Close();  // their graphs deregistered, outside the lock
 }
 
 void MasterServiceHandler::ExtendSession(const std::string& session_handle,
@@ -139,7 +160,7 @@ void MasterServiceHandler::CloseSession(const std::string& session_handle) {
     absl::MutexLock lock(&mu_);
     auto it = sessions_.find(session_handle);
     if (it == sessions_.end()) return;  // closing twice is fine
-    session = it->second;
+    session = std::move(it->second.session);
     sessions_.erase(it);
   }
   ThrowIfError(session->Close());

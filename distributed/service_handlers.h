@@ -46,8 +46,12 @@ class WorkerServiceHandler : public rpc::WorkerServiceIf {
 class MasterServiceHandler : public rpc::MasterServiceIf {
  public:
   // `options` serve every session; each CreateSession's config overrides
-  // the default device, soft placement and step timeout.
-  explicit MasterServiceHandler(MasterSessionOptions options) : options_(std::move(options)) {}
+  // the default device, soft placement and step timeout. A session no call
+  // used for `session_idle_ttl` is closed (its client is gone); calls on it
+  // then fail NotFound.
+  explicit MasterServiceHandler(MasterSessionOptions options,
+                                absl::Duration session_idle_ttl = absl::Hours(24))
+      : options_(std::move(options)), session_idle_ttl_(session_idle_ttl) {}
 
   void CreateSession(rpc::CreateSessionResponse& out, const rpc::CreateSessionRequest& req) override;
   void ExtendSession(const std::string& session_handle, const std::string& graph_def) override;
@@ -56,11 +60,18 @@ class MasterServiceHandler : public rpc::MasterServiceIf {
   void ListDevices(std::vector<rpc::DeviceAttributes>& out) override;
 
  private:
+  struct Entry {
+    std::shared_ptr<MasterSession> session;
+    absl::Time last_used;
+  };
   std::shared_ptr<MasterSession> Find(const std::string& handle);
+  // Takes the sessions idle past session_idle_ttl_ out of sessions_.
+  std::vector<std::shared_ptr<MasterSession>> TakeIdleSessions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const MasterSessionOptions options_;
+  const absl::Duration session_idle_ttl_;
   absl::Mutex mu_;
-  std::map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Entry> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

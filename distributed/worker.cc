@@ -123,6 +123,10 @@ class Worker::Impl {
   absl::Status AddPartition(const std::string& device_name, const tensorflow::GraphDef& def,
                             RegisteredGraph* graph) const;
   absl::StatusOr<std::shared_ptr<const RegisteredGraph>> FindGraph(const std::string& handle);
+  // Unregisters the graphs unused for graph_idle_ttl (checked at most every
+  // minute); the caller destroys them after releasing mu_.
+  std::vector<std::shared_ptr<const RegisteredGraph>> DropIdleGraphs()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckRunArgs(const RegisteredGraph& graph, const RunGraphArgs& args) const;
   // The step's rendezvous, made on first use; also forgets stale steps.
   // nullptr once CleanupStep has ended it as a failed step.
@@ -154,6 +158,8 @@ class Worker::Impl {
 
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> graph_last_used_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_graph_sweep_ ABSL_GUARDED_BY(mu_) = absl::Now();
   std::map<int64_t, StepEntry> steps_ ABSL_GUARDED_BY(mu_);
   // Failed steps CleanupStep ended, and when: a peer's RecvTensor that
   // arrives later (it was in flight when the step failed) is refused at once
@@ -283,13 +289,36 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
   for (const auto& [device_name, def] : partitions) {
     RETURN_IF_ERROR(WithTask(AddPartition(device_name, def, graph.get())));
   }
+  std::vector<std::shared_ptr<const RegisteredGraph>> dropped;  // destroyed after the lock
   absl::MutexLock lock(&mu_);
   // Unguessable (a capability: no other client can run or deregister the
   // graph); the incarnation keeps a restarted task from accepting a handle
   // its previous life gave out.
   std::string handle = absl::StrCat("graph/", RandomId128(), "/", absl::Hex(incarnation_));
   graphs_[handle] = std::move(graph);
+  graph_last_used_[handle] = absl::Now();
+  dropped = DropIdleGraphs();
   return handle;
+}
+
+std::vector<std::shared_ptr<const RegisteredGraph>> Worker::Impl::DropIdleGraphs() {
+  std::vector<std::shared_ptr<const RegisteredGraph>> dropped;
+  const absl::Time now = absl::Now();
+  if (now < next_graph_sweep_) return dropped;
+  next_graph_sweep_ = now + std::min(options_.graph_idle_ttl / 4, absl::Minutes(1));
+  for (auto it = graph_last_used_.begin(); it != graph_last_used_.end();) {
+    if (now - it->second > options_.graph_idle_ttl) {
+      auto g = graphs_.find(it->first);
+      if (g != graphs_.end()) {
+        dropped.push_back(std::move(g->second));
+        graphs_.erase(g);
+      }
+      it = graph_last_used_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return dropped;
 }
 
 absl::Status Worker::Impl::DeregisterGraph(const std::string& graph_handle) {
@@ -302,6 +331,7 @@ absl::Status Worker::Impl::DeregisterGraph(const std::string& graph_handle) {
   }
   graph = std::move(it->second);
   graphs_.erase(it);
+  graph_last_used_.erase(graph_handle);
   return absl::OkStatus();
 }
 
@@ -312,10 +342,13 @@ absl::StatusOr<std::shared_ptr<const RegisteredGraph>> Worker::Impl::FindGraph(
     return absl::UnavailableError(absl::StrCat("task ", options_.task, " is shutting down"));
   }
   auto it = graphs_.find(handle);
+  if (it != graphs_.end()) graph_last_used_[handle] = absl::Now();
   if (it == graphs_.end()) {
     // Aborted, as TensorFlow does: the master re-registers and retries.
-    return absl::AbortedError(absl::StrCat("task ", options_.task, ": graph handle ", handle,
-                                           " is not registered (task restarted?)"));
+    return absl::AbortedError(
+        absl::StrCat("task ", options_.task, ": graph handle ", handle,
+                     " is not registered (the task restarted, or the graph sat unused past its "
+                     "idle limit)"));
   }
   return it->second;
 }

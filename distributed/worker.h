@@ -70,6 +70,10 @@ struct WorkerOptions {
   // The longest a RunGraph or RecvTensor waits, whatever the caller asks: a
   // peer cannot hold a thread (and shutdown) for longer.
   int64_t max_timeout_ms = 30 * 60 * 1000;
+  // A registered graph no RunGraph used for this long is dropped (its
+  // client is gone). A master that comes back finds its handle Aborted and
+  // registers the graph again, as after a task restart.
+  absl::Duration graph_idle_ttl = absl::Hours(1);
   // Collectives with members on other tasks (used when `peers` is set).
   RpcCollectiveTransport::Options collective_transport;
 };

@@ -55,7 +55,8 @@ std::vector<float> Values(const Tensor& t) {
 }
 
 std::unique_ptr<Worker> MakeWorker(const std::string& task, int virtual_cpus, WorkerCache* peers,
-                                   int64_t timeout_ms) {
+                                   int64_t timeout_ms,
+                                   absl::Duration graph_idle_ttl = absl::Hours(1)) {
   WorkerOptions opts;
   opts.task = task;
   opts.ops = BuiltinOps();
@@ -66,6 +67,7 @@ std::unique_ptr<Worker> MakeWorker(const std::string& task, int virtual_cpus, Wo
   opts.devices.cpu_memory_limit = int64_t{1} << 30;
   opts.peers = peers;
   opts.default_timeout_ms = timeout_ms;
+  opts.graph_idle_ttl = graph_idle_ttl;
   absl::StatusOr<std::unique_ptr<Worker>> w = Worker::Create(opts);
   EXPECT_TRUE(w.ok()) << w.status();
   return w.ok() ? *std::move(w) : nullptr;
@@ -74,8 +76,9 @@ std::unique_ptr<Worker> MakeWorker(const std::string& task, int virtual_cpus, Wo
 // The two tasks. The cache is declared first so it outlives the workers.
 class Cluster {
  public:
-  explicit Cluster(int64_t timeout_ms = 10000)
-      : ps_(MakeWorker(kPs, 0, &cache_, timeout_ms)), wk_(MakeWorker(kWk, 1, &cache_, timeout_ms)) {
+  explicit Cluster(int64_t timeout_ms = 10000, absl::Duration graph_idle_ttl = absl::Hours(1))
+      : ps_(MakeWorker(kPs, 0, &cache_, timeout_ms, graph_idle_ttl)),
+        wk_(MakeWorker(kWk, 1, &cache_, timeout_ms, graph_idle_ttl)) {
     cache_.Add(kPs, ps_.get());
     cache_.Add(kWk, wk_.get());
   }
@@ -473,6 +476,30 @@ TEST(WorkerTest, UnknownAndDeregisteredHandles) {
   absl::StatusOr<Registered> g2 = Register(c, PsToWorkerModel(), {}, {"b"}, {});
   ASSERT_TRUE(g2.ok()) << g2.status();
   EXPECT_NE(g2->at(kPs).handle, handle);
+}
+
+// A graph whose client went away is dropped after graph_idle_ttl unused; a
+// graph in use stays (a RunGraph, even a refused one, counts as a use).
+TEST(WorkerTest, GraphsUnusedPastTheirIdleLimitAreDropped) {
+  Cluster c(10000, absl::Milliseconds(300));
+  absl::StatusOr<Registered> used = Register(c, PsToWorkerModel(), {}, {"b"}, {});
+  absl::StatusOr<Registered> idle = Register(c, PsToWorkerModel(), {}, {"b"}, {});
+  ASSERT_TRUE(used.ok() && idle.ok());
+  std::map<int, Tensor> out;
+  for (int i = 0; i < 8; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    RunGraphArgs touch = ArgsFor(used->at(kPs), 100 + i, {});
+    touch.feeds[99] = Tensor::Scalar<float>(0);  // refused, after the lookup
+    EXPECT_EQ(c.ps()->RunGraph(touch, &out).code(), absl::StatusCode::kInvalidArgument);
+  }
+  // The next registration sweeps.
+  ASSERT_TRUE(Register(c, PsToWorkerModel(), {}, {"b"}, {}).ok());
+  EXPECT_EQ(c.ps()->DeregisterGraph(idle->at(kPs).handle).code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(c.ps()->DeregisterGraph(used->at(kPs).handle).ok());
+  RunGraphArgs gone = ArgsFor(idle->at(kPs), 200, {});
+  absl::Status s = c.ps()->RunGraph(gone, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;  // the master registers again
+  EXPECT_TRUE(Contains(s, "idle limit")) << s;
 }
 
 TEST(WorkerTest, RegisterGraphRefusesBadPartitions) {

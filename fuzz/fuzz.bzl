@@ -5,7 +5,7 @@ load("//bazel:sluice.bzl", "SLUICE_COPTS")
 def sluice_fuzzer(name, srcs, deps):
     """Defines NAME (the fuzzer) and NAME_corpus_test.
 
-    With --config=fuzz (clang-14, see fuzz/run.sh) NAME links libFuzzer's
+    In the fuzz build (clang-14, fuzz/fuzz.bazelrc, fuzz/run.sh) NAME links libFuzzer's
     main; otherwise standalone_main.cc, which runs the inputs it is given.
     NAME_corpus_test runs every file of corpus/NAME/ in the ordinary build.
     """

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang-14, libFuzzer, ASan and UBSan
-# (--config=fuzz, in an output base of its own beside the ordinary build;
+# (fuzz/fuzz.bazelrc, in an output base of its own beside the ordinary build;
 # the shared disk cache keeps rebuilds cheap) and runs each for a bounded
 # time, starting from a copy of its corpus in fuzz/corpus/.
 #
@@ -28,16 +28,17 @@ if ((${#targets[@]} == 0)); then
 fi
 
 base="$HOME/.cache/sluice-fuzz-output-base"
+fuzz_bazel() { bazel --noworkspace_rc --bazelrc=fuzz/fuzz.bazelrc --output_base="$base" "$@"; }
 artifacts="${FUZZ_ARTIFACTS:-/tmp/sluice-fuzz}"
+suppressions="$PWD/fuzz/ubsan_suppressions.txt"
 mkdir -p "$artifacts"
 quiet=(--curses=no --color=no --show_progress_rate_limit=60)
 labels=()
 for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
 
 passed=0; failed=0
-if ! bazel --output_base="$base" build --config=fuzz "${quiet[@]}" "${labels[@]}" 2>&1 |
-    grep -E "error|ERROR|Elapsed" ; then :; fi
-bin="$(bazel --output_base="$base" info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
+fuzz_bazel build "${quiet[@]}" "${labels[@]}" 2>&1 | grep -E "error|ERROR|Elapsed"
+bin="$(fuzz_bazel info bazel-bin 2>/dev/null)/fuzz"
 for t in "${targets[@]}"; do
   if [[ ! -x "$bin/$t" ]]; then
     echo "fuzz $t: FAILED (not built)"
@@ -49,7 +50,8 @@ for t in "${targets[@]}"; do
   log="$artifacts/$t.log"
   # -rss_limit_mb: an input may not make the target hold more than 2 GiB;
   # -timeout: nor take more than 10 s.
-  (cd "$artifacts" && "$bin/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+  (cd "$artifacts" && UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$suppressions" \
+      "$bin/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
       -artifact_prefix="$artifacts/$t-" -print_final_stats=1 "$work" >"$log" 2>&1)
   status=$?
   runs=$(grep -oE "stat::number_of_executed_units: *[0-9]+" "$log" | grep -oE "[0-9]+$" | tail -1)
@@ -64,6 +66,6 @@ for t in "${targets[@]}"; do
   fi
   rm -rf "$work"
 done
-bazel --output_base="$base" shutdown >/dev/null 2>&1 || true
+fuzz_bazel shutdown >/dev/null 2>&1 || true
 echo "fuzz: ${passed} passed, ${failed} failed"
 [[ $failed -eq 0 ]]

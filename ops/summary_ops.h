@@ -30,7 +30,7 @@
 #ifndef SLUICE_OPS_SUMMARY_OPS_H_
 #define SLUICE_OPS_SUMMARY_OPS_H_
 
-#include <source_location>
+#include "graph/source_location.h"
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"

@@ -249,10 +249,18 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
   TensorShape shape;
   int64_t num_elements = 1;
   bool overflow = false;
+  bool empty = false;  // a zero dimension: no elements, however large the others
   for (int64_t d : *header.shape) {
     shape.AddDim(d);
-    if (d != 0 && num_elements > std::numeric_limits<int64_t>::max() / d) overflow = true;
-    num_elements *= d;
+    if (d == 0) {
+      empty = true;
+    } else if (!overflow && __builtin_mul_overflow(num_elements, d, &num_elements)) {
+      overflow = true;  // found by fuzz/npy_fuzzer: the product used to wrap
+    }
+  }
+  if (empty) {
+    num_elements = 0;
+    overflow = false;
   }
   const int64_t elem = DataTypeSize(dtype);
   if (overflow || num_elements > std::numeric_limits<int64_t>::max() / elem) {

@@ -148,6 +148,21 @@ TEST(NpyTest, MalformedHeader) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Found by fuzz/npy_fuzzer (UBSan: the element count's product overflowed
+// before the size check): refused, and a zero dimension still means empty.
+TEST(NpyTest, ShapesWhoseProductOverflows) {
+  absl::StatusOr<Tensor> huge = ParseNpy(NpyWithHeader(
+      "{'descr': '|i1', 'fortran_order': False, 'shape': (2333333233333, 2, 333323333332, 2, 2), }",
+      ""));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument) << huge.status();
+  EXPECT_NE(huge.status().message().find("too large"), absl::string_view::npos) << huge.status();
+  absl::StatusOr<Tensor> empty = ParseNpy(
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3, 5), }", ""));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->NumElements(), 0);
+}
+
 TEST(NpyTest, UnsupportedDtype) {
   absl::StatusOr<Tensor> t = ParseNpy(
       NpyWithHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", "12345678"));
