@@ -10,9 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_format.h"
 
 namespace sluice {
@@ -198,6 +201,26 @@ absl::Status CreateDirectories(const std::string& dir) {
 
 void SetAtomicFileCrashHookForTesting(AtomicFileCrashHook hook) {
   crash_hook.store(hook, std::memory_order_release);
+}
+
+absl::StatusOr<int> RemoveOrphanedTempFiles(const std::string& dir, absl::Duration older_than) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    return absl::NotFoundError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
+  }
+  const absl::Time cutoff = absl::Now() - older_than;
+  int removed = 0;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const std::string name = it->path().filename().string();
+    if (!absl::StrContains(name, ".tmp-") || !it->is_regular_file(ec)) continue;
+    struct stat st;
+    if (stat(it->path().c_str(), &st) != 0) continue;
+    if (absl::FromTimeT(st.st_mtime) > cutoff) continue;
+    if (std::filesystem::remove(it->path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace sluice

@@ -15,7 +15,8 @@
 // temporary file is "<path>.tmp-<random hex>"; a writer destroyed
 // without Commit (an error, an early return) removes it. A process that dies
 // before Commit leaves it behind: whoever owns the directory may delete
-// "*.tmp-*" files (the Saver does for its own checkpoints).
+// "*.tmp-*" files (RemoveOrphanedTempFiles; the Saver does for its own
+// checkpoints).
 //
 // Errors name the file and the failing system call with errno's text:
 // NotFound / PermissionDenied / ResourceExhausted (disk full) as errno says,
@@ -45,6 +46,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace sluice {
 
@@ -84,6 +86,12 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 // mkdir -p. OK when the directory already exists.
 absl::Status CreateDirectories(const std::string& dir);
+
+// Removes the temporary files ("<path>.tmp-<hex>") in `dir` last modified
+// more than `older_than` ago: what writers that died before Commit left.
+// Younger ones may belong to a writer still at work and stay. Returns how
+// many were removed; NotFound when `dir` does not exist.
+absl::StatusOr<int> RemoveOrphanedTempFiles(const std::string& dir, absl::Duration older_than);
 
 using AtomicFileCrashHook = void (*)(absl::string_view stage, absl::string_view path);
 // nullptr removes the hook.

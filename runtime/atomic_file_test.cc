@@ -2,9 +2,11 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -57,6 +59,29 @@ TEST(AtomicFileTest, AbandonedWriterRemovesItsTemporary) {
   }
   EXPECT_EQ(*ReadFileToString(path), "old");
   EXPECT_EQ(List(dir), std::vector<std::string>{"f"});
+}
+
+// What a writer that died before Commit leaves is removed once old enough;
+// a writer at work (a young temporary) and other files stay.
+TEST(AtomicFileTest, OrphanedTemporariesAreRemovedWhenOld) {
+  std::string dir = TestDir("orphans");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/model.ckpt-10.shard-0-of-1", "kept").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/model.ckpt-20.shard-0-of-1.tmp-0123abcd", "dead").ok());
+  struct timeval old_times[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+  ASSERT_EQ(utimes((dir + "/model.ckpt-20.shard-0-of-1.tmp-0123abcd").c_str(), old_times), 0);
+  auto live = AtomicFileWriter::Create(dir + "/model.ckpt-30.shard-0-of-1");
+  ASSERT_TRUE(live.ok());
+  absl::StatusOr<int> removed = RemoveOrphanedTempFiles(dir, absl::Minutes(10));
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 1);
+  std::vector<std::string> left = List(dir);
+  std::sort(left.begin(), left.end());
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0], "model.ckpt-10.shard-0-of-1");
+  EXPECT_TRUE(absl::StartsWith(left[1], "model.ckpt-30.shard-0-of-1.tmp-")) << left[1];
+  ASSERT_TRUE((*live)->Commit().ok());
+  EXPECT_EQ(RemoveOrphanedTempFiles(dir + "/missing", absl::Minutes(1)).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST(AtomicFileTest, ErrorsNameTheFile) {

@@ -22,6 +22,9 @@
 namespace sluice {
 namespace {
 
+// Temporary files older than this in a checkpoint directory are orphans.
+constexpr absl::Duration kOrphanAge = absl::Minutes(10);
+
 bool IsVariable(const Node& n) { return n.op() == "VariableV2" || n.op() == "Variable"; }
 
 // One shard's key: the canonical form of a requested device ("" stays "").
@@ -194,6 +197,9 @@ absl::Status Saver::UpdateState(const std::string& dir, const std::string& name)
   for (const std::string& d : dropped) {
     DeleteCheckpointFiles(absl::StartsWith(d, "/") ? d : absl::StrCat(dir, "/", d));
   }
+  // Shards a task was writing when it died. A save takes seconds; ten
+  // minutes leaves any write still at work alone.
+  (void)RemoveOrphanedTempFiles(dir, kOrphanAge);
   return absl::OkStatus();
 }
 
