@@ -143,18 +143,25 @@ absl::StatusOr<Tensor> ReadTensorWireStruct(TProtocol* in, Allocator* allocator,
       uint32_t size;
       in->readListBegin(etype, size);
       dims.clear();
+      if (size > static_cast<uint32_t>(TensorShape::kMaxRank)) {
+        bad = absl::InvalidArgumentError(absl::StrCat("tensor on the wire has rank ", size,
+                                                      "; at most ", TensorShape::kMaxRank));
+      }
       for (uint32_t i = 0; i < size; ++i) {
-        if (etype == apache::thrift::protocol::T_I64) {
+        if (etype == apache::thrift::protocol::T_I64 && bad.ok()) {
           int64_t d;
           in->readI64(d);
           dims.push_back(d);
         } else {
           in->skip(etype);
-          bad = absl::InvalidArgumentError("tensor on the wire has a shape that is not a list of i64");
+          if (bad.ok()) {
+            bad = absl::InvalidArgumentError(
+                "tensor on the wire has a shape that is not a list of i64");
+          }
         }
       }
       in->readListEnd();
-      have_shape = true;
+      have_shape = bad.ok();
     } else if (fid == kWireData && ftype == apache::thrift::protocol::T_STRING) {
       if (have_dtype && have_shape && dtype != static_cast<int32_t>(DT_STRING)) {
         direct = ReadDataInto(in, dtype, dims, allocator, landing);

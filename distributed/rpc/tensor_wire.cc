@@ -24,6 +24,10 @@ absl::StatusOr<DataType> DataTypeFromWire(int32_t dtype) {
 }
 
 absl::StatusOr<TensorShape> ShapeFromWire(const std::vector<int64_t>& dims) {
+  if (dims.size() > static_cast<size_t>(TensorShape::kMaxRank)) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor on the wire has rank ", dims.size(),
+                                                   "; at most ", TensorShape::kMaxRank));
+  }
   for (int64_t d : dims) {
     if (d < 0) {
       return absl::InvalidArgumentError(

@@ -114,6 +114,16 @@ TEST(TensorWireTest, RejectsBadWires) {
   w = good;
   w.shape = {1LL << 40, 1LL << 40};
   EXPECT_EQ(TensorFromWire(w).status().code(), absl::StatusCode::kInvalidArgument);
+
+  // Rank at most 254, as TensorFlow's.
+  w = good;
+  w.shape.assign(255, 1);
+  w.shape[0] = 4;
+  t = TensorFromWire(w);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("rank 255"), std::string::npos) << t.status();
+  w.shape.pop_back();
+  EXPECT_TRUE(TensorFromWire(w).ok());
 }
 
 TEST(TensorWireTest, RejectsBadStrings) {
