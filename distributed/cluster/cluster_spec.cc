@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -510,7 +511,10 @@ absl::StatusOr<TaskConfig> ParseTaskConfig(absl::string_view json) {
     double value = index->second.kind_case() == google::protobuf::Value::kNumberValue
                        ? index->second.number_value()
                        : -1;
-    if (value < 0 || value != static_cast<double>(static_cast<int>(value))) {
+    // The range check comes first: converting a double past int's range is
+    // undefined (found by fuzz/cluster_spec_fuzzer with "index": 1e32).
+    if (!(value >= 0 && value <= std::numeric_limits<int>::max()) ||
+        value != static_cast<double>(static_cast<int>(value))) {
       return absl::InvalidArgumentError("task config: task.index must be a non-negative integer");
     }
     config.task = static_cast<int>(value);

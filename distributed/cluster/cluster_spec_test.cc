@@ -234,6 +234,12 @@ TEST(TaskConfigTest, ParseErrors) {
               HasSubstr("task.type"));
   EXPECT_THAT(message(R"({"cluster": {"w": ["h:1"]}, "task": {"type": "w", "index": 0.5}})"),
               HasSubstr("task.index must be a non-negative integer"));
+  // Past int's range (found by fuzz/cluster_spec_fuzzer: the conversion was
+  // undefined behavior before the check).
+  EXPECT_THAT(message(R"({"cluster": {"w": ["h:1"]}, "task": {"type": "w", "index": 1e32}})"),
+              HasSubstr("task.index must be a non-negative integer"));
+  EXPECT_THAT(message(R"({"cluster": {"w": ["h:1"]}, "task": {"type": "w", "index": 2147483648}})"),
+              HasSubstr("task.index must be a non-negative integer"));
   EXPECT_THAT(message(R"({"cluster": {"w": ["h:1"]}, "task": {"type": "ps", "index": 0}})"),
               HasSubstr("unknown job 'ps'"));
   EXPECT_THAT(message(R"({"cluster": {"w": ["h:0"]}, "task": {"type": "w", "index": 0}})"),
