@@ -104,16 +104,11 @@ namespace {
 // options.rpc with its TLS context: the one given, or the "client"
 // credentials of options.security (or the environment's).
 absl::StatusOr<RpcOptions> ClientRpc(const ClusterSessionOptions& options,
-                                     const std::vector<std::string>& addresses) {
+                                     const std::vector<std::string>& hosts) {
   RpcOptions rpc = options.rpc;
   if (rpc.tls != nullptr) return rpc;
   const TransportSecurity security =
       options.security.unset() ? TransportSecurityFromEnv() : options.security;
-  std::vector<std::string> hosts;
-  for (const std::string& a : addresses) {
-    absl::StatusOr<HostPort> hp = ParseHostPort(a);
-    hosts.push_back(hp.ok() ? hp->host : a);
-  }
   ASSIGN_OR_RETURN(rpc.tls, ResolveTransportSecurity(security, kClientIdentity, hosts));
   return rpc;
 }
@@ -124,7 +119,8 @@ absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const std::string& tar
                                                           const GraphDef& def,
                                                           const ClusterSessionOptions& options) {
   ASSIGN_OR_RETURN(std::string address, ParseThriftTarget(target));
-  ASSIGN_OR_RETURN(RpcOptions rpc, ClientRpc(options, {address}));
+  absl::StatusOr<HostPort> hp = ParseHostPort(address);
+  ASSIGN_OR_RETURN(RpcOptions rpc, ClientRpc(options, {hp.ok() ? hp->host : address}));
   auto session = std::make_unique<RemoteSession>(address, rpc);
   RETURN_IF_ERROR(session->Create(def, options));
   return std::unique_ptr<Session>(std::move(session));
@@ -133,14 +129,7 @@ absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const std::string& tar
 absl::StatusOr<std::unique_ptr<Session>> NewClusterSession(const ClusterSpec& cluster,
                                                            const GraphDef& def,
                                                            const ClusterSessionOptions& options) {
-  std::vector<std::string> addresses;
-  for (const std::string& job : cluster.jobs()) {
-    for (int t = 0; t < cluster.num_tasks(job); ++t) {
-      absl::StatusOr<std::string> a = cluster.Address(job, t);
-      if (a.ok()) addresses.push_back(*a);
-    }
-  }
-  ASSIGN_OR_RETURN(RpcOptions rpc, ClientRpc(options, addresses));
+  ASSIGN_OR_RETURN(RpcOptions rpc, ClientRpc(options, ClusterHosts(cluster)));
   auto cache = std::make_unique<ClusterWorkerCache>(cluster, "", rpc);
   MasterSessionOptions master;
   master.workers = cache.get();

@@ -56,17 +56,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   // own connections go: an insecure run must stay on loopback for both.
   const TransportSecurity security =
       options.security.unset() ? TransportSecurityFromEnv() : options.security;
-  std::vector<std::string> hosts = {host};
-  for (const std::string& job : config.cluster.jobs()) {
-    for (int t = 0; t < config.cluster.num_tasks(job); ++t) {
-      std::string peer_host;
-      int peer_port;
-      absl::StatusOr<std::string> address = config.cluster.Address(job, t);
-      if (address.ok() && SplitAddress(*address, &peer_host, &peer_port).ok()) {
-        hosts.push_back(peer_host);
-      }
-    }
-  }
+  std::vector<std::string> hosts = ClusterHosts(config.cluster);
+  hosts.push_back(host);
   ASSIGN_OR_RETURN(std::shared_ptr<const TlsContext> tls,
                    ResolveTransportSecurity(security, server->task_, hosts));
   RpcOptions rpc = options.rpc;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "distributed/rpc/socket_util.h"
 
 namespace sluice {
 
@@ -17,6 +18,19 @@ TransportSecurity TransportSecurityFromEnv() {
     s.insecure = std::string(insecure) == "1" || std::string(insecure) == "true";
   }
   return s;
+}
+
+std::vector<std::string> ClusterHosts(const ClusterSpec& cluster) {
+  std::vector<std::string> hosts;
+  for (const std::string& job : cluster.jobs()) {
+    for (int t = 0; t < cluster.num_tasks(job); ++t) {
+      absl::StatusOr<std::string> address = cluster.Address(job, t);
+      if (!address.ok()) continue;
+      absl::StatusOr<HostPort> hp = ParseHostPort(*address);
+      hosts.push_back(hp.ok() ? hp->host : *address);
+    }
+  }
+  return hosts;
 }
 
 bool IsLoopbackHost(const std::string& host) {

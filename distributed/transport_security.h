@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "distributed/cluster/cluster_spec.h"
 #include "distributed/rpc/tls_context.h"
 
 namespace sluice {
@@ -46,6 +47,10 @@ TransportSecurity TransportSecurityFromEnv();
 absl::StatusOr<std::shared_ptr<const TlsContext>> ResolveTransportSecurity(
     const TransportSecurity& security, const std::string& identity,
     const std::vector<std::string>& hosts);
+
+// The hosts of every task of `cluster` (the addresses' host parts), where
+// a process of the job connects: what an insecure run must keep on loopback.
+std::vector<std::string> ClusterHosts(const ClusterSpec& cluster);
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool IsLoopbackHost(const std::string& host);

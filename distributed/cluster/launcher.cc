@@ -424,10 +424,7 @@ int LaunchMain(const std::vector<std::string>& args, std::ostream& out, std::ost
     if (!options->insecure) {
       absl::StatusOr<ClusterSpec> names = K8sCluster(k8s);
       if (!names.ok()) return fail(names.status(), 2);
-      std::vector<std::string> identities;
-      for (const std::string& job : names->jobs()) {
-        for (int t = 0; t < names->num_tasks(job); ++t) identities.push_back(TaskName(job, t));
-      }
+      std::vector<std::string> identities = names->AllTasks();
       identities.push_back(kClientIdentity);
       absl::StatusOr<std::map<std::string, std::string>> credentials =
           MakeJobCredentials(identities);
