@@ -44,8 +44,8 @@ std::string PeerAddress(int fd) {
   return host;
 }
 
-// Waits up to timeout_ms for `fd` to have bytes (or be closed); false when
-// none came.
+// Waits up to timeout_ms (< 0: no limit) for `fd` to have bytes (or be
+// closed); false when none came.
 bool WaitReadable(int fd, int64_t timeout_ms) {
   pollfd p{fd, POLLIN, 0};
   for (;;) {
@@ -179,6 +179,7 @@ void ThriftServer::Serve(Connection* c) {
   {
     absl::MutexLock lock(&mu_);
     c->open = false;  // from here on Stop() leaves the fd alone
+    c->in_call = false;  // (when the call threw)
     stopping = stopping_;
   }
   if (!problem.empty() && problem != "refused" && !stopping) {
@@ -228,12 +229,22 @@ std::string ThriftServer::ServeCalls(Connection* c,
     for (;;) {
       // Idle between requests: closed after idle_timeout_ms. (TLS may hold
       // a decrypted request already.)
-      if (options_.idle_timeout_ms > 0 && transport->buffered_bytes() == 0 &&
+      if (transport->buffered_bytes() == 0 &&
           !(tls.socket != nullptr && tls.socket->hasPendingDataToRead()) &&
-          !WaitReadable(c->fd, options_.idle_timeout_ms)) {
+          !WaitReadable(c->fd, options_.idle_timeout_ms > 0 ? options_.idle_timeout_ms : -1)) {
         break;
       }
-      if (!mux_->process(protocol, protocol, peer.empty() ? nullptr : &peer)) break;
+      {
+        // A request is coming: Stop() now waits for its reply (bounded by
+        // drain_timeout_ms); once stopping, no new call starts.
+        absl::MutexLock lock(&mu_);
+        if (stopping_) break;
+        c->in_call = true;
+      }
+      const bool more = mux_->process(protocol, protocol, peer.empty() ? nullptr : &peer);
+      absl::MutexLock lock(&mu_);
+      c->in_call = false;
+      if (!more || stopping_) break;
     }
   } catch (const TTransportException& e) {
     // END_OF_FILE: the client hung up (or Stop() shut the socket down).
@@ -261,6 +272,13 @@ void ThriftServer::ReapFinished() {
   for (Connection& c : finished) c.thread.join();
 }
 
+bool ThriftServer::NoCallInFlight() const {
+  for (const Connection& c : connections_) {
+    if (c.open && c.in_call) return false;
+  }
+  return true;
+}
+
 void ThriftServer::Stop() {
   absl::MutexLock stop_lock(&stop_mu_);
   {
@@ -274,8 +292,15 @@ void ThriftServer::Stop() {
   std::list<Connection> all;
   {
     absl::MutexLock lock(&mu_);
+    // Idle connections close now (their threads see end of stream); those
+    // inside a call once the reply is out, or at the drain deadline.
     for (Connection& c : connections_) {
-      if (c.open) shutdown(c.fd, SHUT_RDWR);  // the thread sees end of stream
+      if (c.open && !c.in_call) shutdown(c.fd, SHUT_RDWR);
+    }
+    mu_.AwaitWithTimeout(absl::Condition(this, &ThriftServer::NoCallInFlight),
+                         absl::Milliseconds(std::max<int64_t>(options_.drain_timeout_ms, 0)));
+    for (Connection& c : connections_) {
+      if (c.open) shutdown(c.fd, SHUT_RDWR);
     }
     all.splice(all.end(), connections_);
   }

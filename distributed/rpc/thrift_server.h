@@ -79,6 +79,11 @@ struct ThriftServerOptions {
   // A request (or reply) that stalls mid-frame for this long drops the
   // connection; TCP keepalive finds vanished peers. Bounds a TLS handshake.
   int64_t io_timeout_ms = 60 * 1000;
+  // Stop() lets a call already inside a handler finish and write its reply
+  // for up to this long before it closes the connection under it: a peer
+  // whose request was acted on (say, a collective chunk delivered just
+  // before this process exits) gets its answer, not a broken connection.
+  int64_t drain_timeout_ms = 2000;
   // Mutual TLS on every connection (tls_context.h): a peer without a
   // certificate of the job's CA is refused at the handshake, with a line on
   // stderr naming its address. Null: plaintext, anyone may call.
@@ -102,15 +107,17 @@ class ThriftServer {
   int port() const { return port_; }
   const std::string& task_name() const { return options_.task_name; }
 
-  // Stops accepting, closes every open connection and joins all threads.
-  // A call still inside a handler (or waiting in the TensorSource) is let
-  // finish first. Idempotent.
+  // Stops accepting and closes every idle connection at once; a connection
+  // inside a call is closed once its reply is written, or after
+  // options.drain_timeout_ms. Then joins all threads (a handler still
+  // waiting, say in the TensorSource, is waited for). Idempotent.
   void Stop();
 
  private:
   struct Connection {
     int fd = -1;
-    bool open = true;  // fd not closed yet (guarded by mu_)
+    bool open = true;   // fd not closed yet (guarded by mu_)
+    bool in_call = false;  // between reading a request and writing its reply (mu_)
     bool done = false;
     std::thread thread;
   };
@@ -125,6 +132,8 @@ class ThriftServer {
                          const TlsSocket& tls, std::string& peer);
   void LogRefusedHandshake(const std::string& address, const absl::Status& why);
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
+  // No open connection is inside a call (Stop's drain condition).
+  bool NoCallInFlight() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Closes an accepted fd the server will not serve, logging the first of a
   // burst.
   void Refuse(int fd, const char* why);

@@ -235,6 +235,48 @@ TEST_F(ThriftServerTest, StopWithIdleClientsReturnsPromptly) {
   EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
 }
 
+// A call inside a handler when Stop() comes still gets its reply: the peer
+// learns its request was acted on (Stop waits for it, up to the drain
+// timeout), and no new call starts.
+TEST_F(ThriftServerTest, StopLetsACallInsideAHandlerWriteItsReply) {
+  WorkerStub stub(kTask, address_);
+  auto pending = std::async(std::launch::async, [&] { return stub.RecvTensor(4, "late", 5000); });
+  while (source_.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto t0 = Clock::now();
+  auto stopped = std::async(std::launch::async, [&] { server_->Stop(); });
+  EXPECT_EQ(stopped.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  source_.Provide(4, "late", Tensor::Scalar<float>(7));
+  absl::StatusOr<Tensor> got = pending.get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->scalar<float>(), 7);
+  stopped.get();
+  EXPECT_LT(MsSince(t0), 1500);
+  EXPECT_EQ(stub.GetStatus().status().code(), absl::StatusCode::kUnavailable);
+}
+
+// A call that does not finish within the drain timeout loses its
+// connection at the deadline (the client hears at once, not when the
+// handler gives up).
+TEST(ThriftServerDrainTest, ACallPastTheDrainTimeoutLosesItsConnection) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  FakeTensorSource source;
+  ThriftServerOptions opts;
+  opts.task_name = kTask;
+  opts.drain_timeout_ms = 100;
+  absl::StatusOr<std::unique_ptr<ThriftServer>> server =
+      ThriftServer::Start(opts, worker, &source, nullptr);
+  ASSERT_TRUE(server.ok()) << server.status();
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", (*server)->port()));
+  auto pending = std::async(std::launch::async, [&] { return stub.RecvTensor(4, "never", 1500); });
+  while (source.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto t0 = Clock::now();
+  auto stopped = std::async(std::launch::async, [&] { (*server)->Stop(); });
+  absl::StatusOr<Tensor> got = pending.get();
+  EXPECT_LT(MsSince(t0), 1000);  // the source's own deadline is 1.5 s
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable) << got.status();
+  stopped.get();  // once the handler gives up
+}
+
 TEST_F(ThriftServerTest, GarbageClientIsDroppedAndOthersKeepWorking) {
   absl::StatusOr<int> fd = ConnectTcp(HostPort{"127.0.0.1", server_->port()}, 1000);
   ASSERT_TRUE(fd.ok());

@@ -80,9 +80,9 @@ void ExpectSameWeightsAsOneSession(int workers, const std::string& bucket_bytes)
   flags.push_back("--dump_weights=" + dump);
   ChildProcess* chief = cluster.Start(0, flags);
   ASSERT_NE(chief, nullptr);
-  ASSERT_TRUE(ExitsZero(chief, absl::Seconds(40)));
+  ASSERT_TRUE(ExitsZero(chief, absl::Seconds(40))) << cluster.AllOutputs();
   for (int t = 1; t < workers; ++t) {
-    ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10)));
+    ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10))) << cluster.AllOutputs();
     EXPECT_FALSE(LinesWith(cluster.process(t)->Output(),
                            absl::StrCat("done at global step ", kSteps, " (0 recoveries, 0 rejoins)"))
                      .empty())

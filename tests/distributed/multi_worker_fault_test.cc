@@ -102,8 +102,10 @@ TEST(MultiWorkerFaultTest, KilledWorkerIsNamedAndTrainingResumesFromTheCheckpoin
   const std::string restored =
       WaitForLine(cluster.process(0), "restored ", absl::Seconds(20));
   EXPECT_TRUE(absl::StrContains(restored, *latest)) << restored << " vs " << *latest;
-  ASSERT_TRUE(ExitsZero(cluster.process(0), absl::Seconds(60)));
-  for (int t = 1; t < kWorkers; ++t) ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10)));
+  ASSERT_TRUE(ExitsZero(cluster.process(0), absl::Seconds(60))) << cluster.AllOutputs();
+  for (int t = 1; t < kWorkers; ++t) {
+    ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10))) << cluster.AllOutputs();
+  }
   const std::string out = cluster.process(0)->Output();
   float loss = 0, accuracy = 0;
   EXPECT_TRUE(ParseFinal(out, &loss, &accuracy)) << out;
@@ -126,8 +128,8 @@ TEST(MultiWorkerFaultTest, ElasticSurvivorsReformWithoutTheKilledWorker) {
                      .empty())
         << cluster.process(t)->Output();
   }
-  ASSERT_TRUE(ExitsZero(cluster.process(0), absl::Seconds(60)));
-  ASSERT_TRUE(ExitsZero(cluster.process(1), absl::Seconds(10)));
+  ASSERT_TRUE(ExitsZero(cluster.process(0), absl::Seconds(60))) << cluster.AllOutputs();
+  ASSERT_TRUE(ExitsZero(cluster.process(1), absl::Seconds(10))) << cluster.AllOutputs();
   const std::string out = cluster.process(0)->Output();
   float loss = 0, accuracy = 0;
   EXPECT_TRUE(ParseFinal(out, &loss, &accuracy)) << out;
@@ -171,8 +173,10 @@ TEST(MultiWorkerFaultTest, ElasticSurvivorsTakeBackARestartedWorker) {
                      .empty())
         << "worker " << t << ":\n" << cluster.process(t)->Output();
   }
-  ASSERT_TRUE(ExitsZero(cluster.process(0), absl::Seconds(120)));
-  for (int t = 1; t < kWorkers; ++t) ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10)));
+  ASSERT_TRUE(ExitsZero(cluster.process(0), absl::Seconds(120))) << cluster.AllOutputs();
+  for (int t = 1; t < kWorkers; ++t) {
+    ASSERT_TRUE(ExitsZero(cluster.process(t), absl::Seconds(10))) << cluster.AllOutputs();
+  }
   const std::string out = cluster.process(0)->Output();
   float loss = 0, accuracy = 0;
   EXPECT_TRUE(ParseFinal(out, &loss, &accuracy)) << out;
@@ -249,7 +253,7 @@ TEST(MultiWorkerFaultTest, ElasticLowestSurvivorTakesOverWhenTheChiefDies) {
   EXPECT_FALSE(WaitForLine(new_chief, "restored ", absl::Seconds(10)).empty())
       << new_chief->Output();
   ASSERT_TRUE(ExitsZero(new_chief, absl::Seconds(60)));
-  ASSERT_TRUE(ExitsZero(cluster.process(2), absl::Seconds(10)));
+  ASSERT_TRUE(ExitsZero(cluster.process(2), absl::Seconds(10))) << cluster.AllOutputs();
   const std::string out = new_chief->Output();
   float loss = 0, accuracy = 0;
   EXPECT_TRUE(ParseFinal(out, &loss, &accuracy)) << out;

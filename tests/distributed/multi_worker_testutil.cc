@@ -42,6 +42,14 @@ ChildProcess* MultiWorkerCluster::process(int task) {
   return it == procs_.end() ? nullptr : it->second.get();
 }
 
+std::string MultiWorkerCluster::AllOutputs() const {
+  std::string all;
+  for (const auto& [task, p] : procs_) {
+    absl::StrAppend(&all, "---- worker ", task, " ----\n", p->Output(), "\n");
+  }
+  return all;
+}
+
 ::testing::AssertionResult ExitsZero(ChildProcess* p, absl::Duration timeout) {
   if (p == nullptr) return ::testing::AssertionFailure() << "no process";
   std::optional<int> status = p->WaitForExit(timeout);

@@ -37,6 +37,9 @@ class MultiWorkerCluster {
   // (with a test failure).
   ChildProcess* Start(int task, std::vector<std::string> flags);
   ChildProcess* process(int task);
+  // What every started worker printed so far, task by task (for failure
+  // messages: one worker's error is often another's doing).
+  std::string AllOutputs() const;
 
  private:
   ClusterSpec spec_;
