@@ -139,8 +139,9 @@ absl::StatusOr<std::unique_ptr<Session>> NewClusterSession(const ClusterSpec& cl
   master.allow_soft_placement = options.allow_soft_placement;
   master.step_timeout_ms = options.step_timeout_ms;
   master.wait_for_cluster_ms = options.wait_for_cluster_ms;
-  ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session, MasterSession::Create(master, def));
-  return NewSessionOverMaster(std::move(session), std::move(cache));
+  ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session,
+                   MasterSession::Create(master, def, std::move(cache)));
+  return std::unique_ptr<Session>(std::move(session));
 }
 
 }  // namespace sluice

@@ -14,24 +14,32 @@
 #include "distributed/call_pool.h"
 #include "graph/graph_def_io.h"
 #include "graph/status_macros.h"
-#include "placement/partition.h"
-#include "placement/placer.h"
+#include "placement/compile_signature.h"
 #include "runtime/client_graph.h"
 #include "runtime/device.h"
 #include "runtime/frame_ops.h"
+#include "runtime/signature_cache.h"
+#include "runtime/step_barrier.h"
 
 namespace sluice {
 namespace {
 
-// A device of some task, as the placer sees it: a name and a type.
+// A device of some task, as the placer sees it: a name, a type and the
+// memory limit its task reports.
 class ProxyDevice : public Device {
  public:
-  explicit ProxyDevice(const DeviceInfo& info) : Device(info.name, info.device_type) {}
+  explicit ProxyDevice(const DeviceInfo& info)
+      : Device(info.name, info.device_type), memory_limit_(info.memory_limit) {}
   Allocator* allocator() override { return nullptr; }
   ThreadPool* thread_pool() override { return nullptr; }
+  int64_t memory_limit() override { return memory_limit_; }
+
+ private:
+  const int64_t memory_limit_;
 };
 
-// One task's share of a compiled run signature.
+// One task's share of a compiled run signature: its registered graph and
+// the call frame slots it reads and fills.
 struct TaskPart {
   std::string task;
   WorkerInterface* worker = nullptr;
@@ -40,17 +48,14 @@ struct TaskPart {
   std::vector<int> retval_indices;
 };
 
-struct Callable {
+// A compiled run signature (placement/compile_signature.h), registered
+// with every task it runs on; each task builds its share with the same
+// step engine a local session uses.
+struct ClusterSignature {
   ClientGraph client;  // feed types and shapes
   std::vector<TaskPart> parts;
   std::vector<GraphDef> partition_graphs;
 };
-
-// Root causes first: a task that reports being aborted or cancelled only
-// echoes another's failure.
-bool IsEcho(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kAborted || s.code() == absl::StatusCode::kCancelled;
-}
 
 }  // namespace
 
@@ -66,20 +71,15 @@ class MasterSession::Impl {
                                           const std::vector<std::string>& fetches,
                                           const std::vector<std::string>& targets,
                                           const RunOptions& options, RunMetadata* metadata);
-  std::vector<DeviceInfo> ListDevices() const { return device_infos_; }
+  const std::vector<DeviceInfo>& device_infos() const { return device_infos_; }
   absl::Status Close();
 
  private:
   absl::Status DiscoverDevices();
-  absl::StatusOr<std::shared_ptr<Callable>> GetCallable(const std::vector<std::string>& feeds,
-                                                        const std::vector<std::string>& fetches,
-                                                        const std::vector<std::string>& targets,
-                                                        std::string* key);
-  absl::StatusOr<std::shared_ptr<Callable>> Compile(const std::vector<std::string>& feeds,
-                                                    const std::vector<std::string>& fetches,
-                                                    const std::vector<std::string>& targets)
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  void Deregister(const Callable& c);
+  absl::StatusOr<std::shared_ptr<ClusterSignature>> Compile(
+      const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
+      const std::vector<std::string>& targets);
+  void Deregister(const ClusterSignature& c);
   void Forget(const std::string& key);
   int64_t NewStepId();
 
@@ -91,10 +91,9 @@ class MasterSession::Impl {
   std::map<std::string, uint64_t> incarnations_;  // task -> incarnation
   absl::Mutex rng_mu_;
   absl::BitGen rng_ ABSL_GUARDED_BY(rng_mu_);
+  SignatureCache<ClusterSignature> signatures_;
   mutable absl::Mutex mu_;
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::shared_ptr<Callable>> callables_ ABSL_GUARDED_BY(mu_);
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 absl::Status MasterSession::Impl::Init(const GraphDef& def) {
@@ -153,50 +152,36 @@ absl::Status MasterSession::Impl::DiscoverDevices() {
 }
 
 absl::Status MasterSession::Impl::Extend(const GraphDef& def) {
-  absl::MutexLock lock(&mu_);
-  if (closed_) return absl::FailedPreconditionError("session is closed");
-  ASSIGN_OR_RETURN(graph_, ExtendGraph(*graph_, def));
-  for (const auto& [key, c] : callables_) Deregister(*c);
-  callables_.clear();
+  if (signatures_.closed()) return absl::FailedPreconditionError("session is closed");
+  {
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(graph_, ExtendGraph(*graph_, def));
+  }
+  for (const auto& c : signatures_.Clear()) Deregister(*c);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<Callable>> MasterSession::Impl::GetCallable(
-    const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
-    const std::vector<std::string>& targets, std::string* key) {
-  *key = RunSignatureKey(feeds, fetches, targets);
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    if (closed_) return absl::FailedPreconditionError("session is closed");
-    auto it = callables_.find(*key);
-    if (it != callables_.end()) return it->second;
-  }
-  absl::MutexLock lock(&mu_);
-  auto it = callables_.find(*key);
-  if (it != callables_.end()) return it->second;
-  ASSIGN_OR_RETURN(std::shared_ptr<Callable> c, Compile(feeds, fetches, targets));
-  callables_[*key] = c;
-  return c;
-}
-
-absl::StatusOr<std::shared_ptr<Callable>> MasterSession::Impl::Compile(
+absl::StatusOr<std::shared_ptr<ClusterSignature>> MasterSession::Impl::Compile(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
-  ASSIGN_OR_RETURN(ClientGraph cg, BuildClientGraph(*graph_, feeds, fetches, targets));
-  std::vector<Device*> devices;
-  for (const auto& d : devices_) devices.push_back(d.get());
-  PlacerOptions placer_options;
-  placer_options.allow_soft_placement = options_.allow_soft_placement;
-  placer_options.default_device = options_.default_device;
-  placer_options.whole_graph = graph_.get();
-  RETURN_IF_ERROR(PlaceGraph(cg.graph.get(), devices, *options_.kernels, placer_options));
-  PartitionOptions partition_options;
-  partition_options.get_incarnation = [this](const std::string& device) -> uint64_t {
+  SignatureCompileOptions o;
+  for (const auto& d : devices_) o.devices.push_back(d.get());
+  o.kernels = options_.kernels;
+  o.allow_soft_placement = options_.allow_soft_placement;
+  o.default_device = options_.default_device;
+  o.auto_place = options_.auto_place;
+  o.get_incarnation = [this](const std::string& device) -> uint64_t {
     auto it = incarnations_.find(TaskOfDevice(device));
     return it == incarnations_.end() ? 1 : it->second;
   };
-  ASSIGN_OR_RETURN(auto parts, Partition(*cg.graph, partition_options));
-  auto callable = std::make_shared<Callable>();
+  absl::StatusOr<CompiledSignature> compiled;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    compiled = CompileSignature(*graph_, feeds, fetches, targets, o);
+  }
+  RETURN_IF_ERROR(compiled.status());
+  std::map<std::string, GraphDef>& parts = compiled->partitions;
+  auto callable = std::make_shared<ClusterSignature>();
   std::map<std::string, std::map<std::string, GraphDef>> by_task;
   for (auto& [device, def] : parts) {
     callable->partition_graphs.push_back(def);
@@ -223,23 +208,19 @@ absl::StatusOr<std::shared_ptr<Callable>> MasterSession::Impl::Compile(
     part.graph_handle = *std::move(handle);
     callable->parts.push_back(std::move(part));
   }
-  cg.graph = nullptr;
-  callable->client = std::move(cg);
+  callable->client = std::move(compiled->client);
   return callable;
 }
 
-void MasterSession::Impl::Deregister(const Callable& c) {
+void MasterSession::Impl::Deregister(const ClusterSignature& c) {
   for (const TaskPart& p : c.parts) {
     if (!p.graph_handle.empty()) (void)p.worker->DeregisterGraph(p.graph_handle);
   }
 }
 
 void MasterSession::Impl::Forget(const std::string& key) {
-  absl::MutexLock lock(&mu_);
-  auto it = callables_.find(key);
-  if (it == callables_.end()) return;
-  std::shared_ptr<Callable> c = it->second;
-  callables_.erase(it);
+  std::shared_ptr<ClusterSignature> c = signatures_.Erase(key);
+  if (c == nullptr) return;
   // The graphs of a task that is gone are gone with it; the others go now.
   pool_.Schedule([this, c] { Deregister(*c); });
 }
@@ -255,19 +236,26 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
     const RunOptions& options, RunMetadata* metadata) {
   std::vector<std::string> feed_names;
   for (const auto& f : feeds) feed_names.push_back(f.first);
-  std::string key;
-  ASSIGN_OR_RETURN(std::shared_ptr<Callable> c, GetCallable(feed_names, fetches, targets, &key));
+  const std::string key = RunSignatureKey(feed_names, fetches, targets);
+  ASSIGN_OR_RETURN(std::shared_ptr<ClusterSignature> c, signatures_.GetOrBuild(key, [&]() {
+    return Compile(feed_names, fetches, targets);
+  }));
   for (size_t i = 0; i < feeds.size(); ++i) {
     RETURN_IF_ERROR(CheckFeed(c->client, static_cast<int>(i), feeds[i].first, feeds[i].second));
   }
   const int64_t step_id = NewStepId();
   const int n = static_cast<int>(c->parts.size());
   std::vector<std::map<int, Tensor>> results(n);
-  std::vector<absl::Status> statuses(n);
-  std::atomic<int> pending{n};
-  std::atomic<bool> aborted{false};
   absl::Notification all_done;
-  auto run_part = [&, step_id](int i) {
+  absl::Status status;
+  // The step engine's fan-in (runtime/step_barrier.h), over one RunGraph
+  // per task; its root cause is the step's error.
+  StepBarrier* barrier = StepBarrier::Create(n, nullptr, [&](absl::Status s) {
+    status = std::move(s);
+    all_done.Notify();
+  });
+  std::atomic<bool> aborted{false};
+  auto run_part = [&, step_id](int i, const StepBarrier::StatusCallback& report) {
     const TaskPart& p = c->parts[i];
     RunGraphArgs args;
     args.graph_handle = p.graph_handle;
@@ -275,36 +263,33 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
     args.timeout_ms = options_.step_timeout_ms;
     for (int a : p.arg_indices) args.feeds[a] = feeds[a].second;
     args.retval_indices = p.retval_indices;
-    statuses[i] = p.worker->RunGraph(args, &results[i]);
-    if (!statuses[i].ok() && !aborted.exchange(true)) {
-      // Stop the step everywhere else, so nobody waits for this task's
-      // tensors until the deadline.
+    absl::Status s = p.worker->RunGraph(args, &results[i]);
+    if (!s.ok() && !aborted.exchange(true)) {
+      // Stop the step everywhere else, so that nobody waits for this
+      // task's tensors until the deadline.
       for (int j = 0; j < n; ++j) {
-        if (j != i) (void)c->parts[j].worker->AbortStep(step_id, statuses[i]);
+        if (j != i) (void)c->parts[j].worker->AbortStep(step_id, s);
       }
     }
-    if (pending.fetch_sub(1) == 1) all_done.Notify();
+    report(s);
   };
-  for (int i = 1; i < n; ++i) pool_.Schedule([&run_part, i] { run_part(i); });
-  if (n > 0) run_part(0);
+  for (int i = 1; i < n; ++i) {
+    pool_.Schedule([&run_part, i, report = barrier->Get()] { run_part(i, report); });
+  }
+  if (n > 0) run_part(0, barrier->Get());
   // A step with nothing to run (no fetches, no targets) has no parts and
   // is done at once (it waited forever: found by service_handlers_test).
-  if (n > 0) all_done.WaitForNotification();
+  all_done.WaitForNotification();
   // Transfers of the step are forgotten in the background.
   for (const TaskPart& p : c->parts) {
     WorkerInterface* w = p.worker;
     pool_.Schedule([w, step_id] { (void)w->CleanupStep(step_id); });
   }
-  absl::Status first;
-  for (const absl::Status& s : statuses) {
-    if (s.ok()) continue;
-    if (first.ok() || (IsEcho(first) && !IsEcho(s))) first = s;
-  }
-  if (!first.ok()) {
+  if (!status.ok()) {
     // A task may have restarted (its graphs gone) or be gone: register
     // afresh on the next run.
     Forget(key);
-    return first;
+    return status;
   }
   std::vector<Tensor> out(fetches.size());
   for (int i = 0; i < n; ++i) {
@@ -324,25 +309,24 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
 }
 
 absl::Status MasterSession::Impl::Close() {
-  std::map<std::string, std::shared_ptr<Callable>> callables;
-  {
-    absl::MutexLock lock(&mu_);
-    if (closed_) return absl::OkStatus();
-    closed_ = true;
-    callables.swap(callables_);
-  }
-  for (const auto& [key, c] : callables) Deregister(*c);
+  std::vector<std::shared_ptr<ClusterSignature>> signatures;
+  if (!signatures_.Close(&signatures)) return absl::OkStatus();
+  for (const auto& c : signatures) Deregister(*c);
   return absl::OkStatus();
 }
 
-MasterSession::MasterSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MasterSession::MasterSession(std::unique_ptr<WorkerCache> owned_workers,
+                             std::unique_ptr<Impl> impl)
+    : owned_workers_(std::move(owned_workers)), impl_(std::move(impl)) {}
 MasterSession::~MasterSession() = default;
 
 absl::StatusOr<std::unique_ptr<MasterSession>> MasterSession::Create(
-    const MasterSessionOptions& options, const GraphDef& def) {
+    const MasterSessionOptions& options, const GraphDef& def,
+    std::unique_ptr<WorkerCache> owned_workers) {
   auto impl = std::make_unique<Impl>(options);
   RETURN_IF_ERROR(impl->Init(def));
-  return std::unique_ptr<MasterSession>(new MasterSession(std::move(impl)));
+  return std::unique_ptr<MasterSession>(
+      new MasterSession(std::move(owned_workers), std::move(impl)));
 }
 
 absl::Status MasterSession::Extend(const GraphDef& def) { return impl_->Extend(def); }
@@ -354,51 +338,24 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Run(
   return impl_->Run(feeds, fetches, targets, options, metadata);
 }
 
-std::vector<DeviceInfo> MasterSession::ListDevices() const { return impl_->ListDevices(); }
+std::vector<DeviceInfo> MasterSession::DeviceInfos() const { return impl_->device_infos(); }
+
+std::vector<std::string> MasterSession::ListDevices() const {
+  std::vector<std::string> out;
+  for (const DeviceInfo& d : impl_->device_infos()) out.push_back(d.name);
+  return out;
+}
+
+std::vector<AllocatorStats> MasterSession::DeviceMemoryStats() const {
+  std::vector<AllocatorStats> out;
+  for (const DeviceInfo& d : impl_->device_infos()) {
+    AllocatorStats s;
+    s.bytes_limit = d.memory_limit;
+    out.push_back(s);
+  }
+  return out;
+}
 
 absl::Status MasterSession::Close() { return impl_->Close(); }
-
-namespace {
-
-class SessionOverMaster : public Session {
- public:
-  SessionOverMaster(std::unique_ptr<MasterSession> master, std::unique_ptr<WorkerCache> workers)
-      : workers_(std::move(workers)), master_(std::move(master)) {}
-  absl::Status Extend(const GraphDef& def) override { return master_->Extend(def); }
-  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                          const std::vector<std::string>& fetches,
-                                          const std::vector<std::string>& targets,
-                                          const RunOptions& options,
-                                          RunMetadata* metadata) override {
-    return master_->Run(feeds, fetches, targets, options, metadata);
-  }
-  std::vector<std::string> ListDevices() const override {
-    std::vector<std::string> out;
-    for (const DeviceInfo& d : master_->ListDevices()) out.push_back(d.name);
-    return out;
-  }
-  // Memory statistics stay with each task; a cluster session reports limits.
-  std::vector<AllocatorStats> DeviceMemoryStats() const override {
-    std::vector<AllocatorStats> out;
-    for (const DeviceInfo& d : master_->ListDevices()) {
-      AllocatorStats s;
-      s.bytes_limit = d.memory_limit;
-      out.push_back(s);
-    }
-    return out;
-  }
-  absl::Status Close() override { return master_->Close(); }
-
- private:
-  std::unique_ptr<WorkerCache> workers_;  // declared first: outlives the master using it
-  std::unique_ptr<MasterSession> master_;
-};
-
-}  // namespace
-
-std::unique_ptr<Session> NewSessionOverMaster(std::unique_ptr<MasterSession> master,
-                                              std::unique_ptr<WorkerCache> workers) {
-  return std::make_unique<SessionOverMaster>(std::move(master), std::move(workers));
-}
 
 }  // namespace sluice

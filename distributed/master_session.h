@@ -20,7 +20,9 @@
 // Aborted naming it; the next Run registers again (its variables are gone,
 // so a training loop restores them: distributed/training/).
 //
-// Thread-safe: Run may be called concurrently. `workers` is borrowed.
+// A Session (runtime/session.h): code written against a local session runs
+// on a cluster unchanged. Thread-safe: Run may be called concurrently.
+// `workers` is borrowed unless handed over to Create.
 #ifndef SLUICE_DISTRIBUTED_MASTER_SESSION_H_
 #define SLUICE_DISTRIBUTED_MASTER_SESSION_H_
 
@@ -46,36 +48,45 @@ struct MasterSessionOptions {
   // "/job:worker/replica:0/task:1"; "" for the first device of the cluster.
   std::string default_device;
   bool allow_soft_placement = true;
+  // Nodes that ask for no device are placed by the automatic model-parallel
+  // placer (placement/auto_placer.h) over every device of the cluster, each
+  // within the memory limit its task reports.
+  bool auto_place = false;
   int64_t step_timeout_ms = 60000;
   int64_t wait_for_cluster_ms = 30000;
 };
 
-class MasterSession {
+class MasterSession : public Session {
  public:
-  static absl::StatusOr<std::unique_ptr<MasterSession>> Create(const MasterSessionOptions& options,
-                                                                const tensorflow::GraphDef& def);
-  ~MasterSession();
+  // `owned_workers`, when given, is options.workers, kept alive (and
+  // destroyed after the session).
+  static absl::StatusOr<std::unique_ptr<MasterSession>> Create(
+      const MasterSessionOptions& options, const tensorflow::GraphDef& def,
+      std::unique_ptr<WorkerCache> owned_workers = nullptr);
+  ~MasterSession() override;
 
-  absl::Status Extend(const tensorflow::GraphDef& def);
+  absl::Status Extend(const tensorflow::GraphDef& def) override;
+  using Session::Run;
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                           const std::vector<std::string>& fetches,
                                           const std::vector<std::string>& targets,
                                           const RunOptions& options = {},
-                                          RunMetadata* metadata = nullptr);
-  std::vector<DeviceInfo> ListDevices() const;
+                                          RunMetadata* metadata = nullptr) override;
+  std::vector<std::string> ListDevices() const override;
+  // Memory statistics stay with each task; a cluster session reports limits.
+  std::vector<AllocatorStats> DeviceMemoryStats() const override;
   // Deregisters the session's graphs; later calls fail.
-  absl::Status Close();
+  absl::Status Close() override;
+
+  // Every device of the cluster, as its task describes it.
+  std::vector<DeviceInfo> DeviceInfos() const;
 
  private:
   class Impl;
-  explicit MasterSession(std::unique_ptr<Impl> impl);
+  MasterSession(std::unique_ptr<WorkerCache> owned_workers, std::unique_ptr<Impl> impl);
+  std::unique_ptr<WorkerCache> owned_workers_;  // declared first: outlives impl_
   std::unique_ptr<Impl> impl_;
 };
-
-// A Session (runtime/session.h) backed by a MasterSession; when given, it
-// also owns the worker cache the master uses (destroyed after the master).
-std::unique_ptr<Session> NewSessionOverMaster(std::unique_ptr<MasterSession> master,
-                                              std::unique_ptr<WorkerCache> workers = nullptr);
 
 }  // namespace sluice
 

@@ -53,7 +53,7 @@ class RemoteRendezvous : public Rendezvous {
   // What peers' RecvTensor calls read: waits up to `timeout_ms` for the
   // tensor a local partition sends under `key`.
   absl::StatusOr<Tensor> WaitForLocal(const std::string& key, int64_t timeout_ms);
-  absl::Status abort_status() const { return local_.abort_status(); }
+  absl::Status abort_status() const override { return local_.abort_status(); }
 
  private:
   // One pending local receive that WaitForLocal callers share.

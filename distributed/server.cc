@@ -117,7 +117,7 @@ absl::StatusOr<std::unique_ptr<Session>> Server::NewSession(const GraphDef& def,
   master.step_timeout_ms = options.step_timeout_ms;
   master.wait_for_cluster_ms = options.wait_for_cluster_ms;
   ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session, MasterSession::Create(master, def));
-  return NewSessionOverMaster(std::move(session));
+  return std::unique_ptr<Session>(std::move(session));
 }
 
 void Server::Join() { stopped_.WaitForNotification(); }

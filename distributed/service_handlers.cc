@@ -68,12 +68,10 @@ void WorkerServiceHandler::RunGraph(rpc::RunGraphResponse& out, const rpc::RunGr
   for (const auto& [index, t] : retvals) ThrowIfError(TensorToWire(t, &out.retvals[index]));
 }
 
-// Only reached by clients of the generic path: the server answers RecvTensor
-// from the worker's TensorSource without this copy.
-void WorkerServiceHandler::RecvTensor(rpc::RecvTensorResponse& out,
-                                      const rpc::RecvTensorRequest& req) {
-  Tensor t = ValueOrThrow(worker_->RecvTensor(req.step_id, req.rendezvous_key, req.timeout_ms));
-  ThrowIfError(TensorToWire(t, &out.tensor));
+// Never reached: the server answers RecvTensor from the worker's
+// TensorSource, without copying (rpc/service_processor.h).
+void WorkerServiceHandler::RecvTensor(rpc::RecvTensorResponse&, const rpc::RecvTensorRequest&) {
+  ThrowIfError(absl::InternalError("RecvTensor reached the copying handler"));
 }
 
 void WorkerServiceHandler::AbortStep(int64_t step_id, int32_t code, const std::string& message) {
@@ -169,7 +167,7 @@ void MasterServiceHandler::CloseSession(const std::string& session_handle) {
 void MasterServiceHandler::ListDevices(std::vector<rpc::DeviceAttributes>& out) {
   // The cluster's devices, as a throwaway session discovers them.
   std::unique_ptr<MasterSession> probe = ValueOrThrow(MasterSession::Create(options_, GraphDef()));
-  for (const DeviceInfo& d : probe->ListDevices()) {
+  for (const DeviceInfo& d : probe->DeviceInfos()) {
     rpc::DeviceAttributes a;
     a.name = d.name;
     a.device_type = d.device_type;

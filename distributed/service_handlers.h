@@ -31,6 +31,8 @@ class WorkerServiceHandler : public rpc::WorkerServiceIf {
   void RegisterGraph(rpc::RegisterGraphResponse& out, const rpc::RegisterGraphRequest& req) override;
   void DeregisterGraph(const std::string& graph_handle) override;
   void RunGraph(rpc::RunGraphResponse& out, const rpc::RunGraphRequest& req) override;
+  // Never called: the server answers RecvTensor from the worker itself
+  // (a TensorSource), without copying.
   void RecvTensor(rpc::RecvTensorResponse& out, const rpc::RecvTensorRequest& req) override;
   void AbortStep(int64_t step_id, int32_t code, const std::string& message) override;
   void CleanupStep(int64_t step_id) override;

@@ -21,6 +21,7 @@
 #include "graph/graph_def_io.h"
 #include "graph/status_macros.h"
 #include "runtime/executor.h"
+#include "runtime/step_partitions.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/collective/mailbox.h"
 #include "runtime/frame_ops.h"
@@ -35,17 +36,12 @@ constexpr absl::Duration kSweepInterval = absl::Seconds(10);
 // Freed pushed tensors (collective chunks) kept for the next push.
 constexpr int64_t kPushPoolBytes = 256 << 20;
 
-struct PartitionRun {
-  Device* device = nullptr;
-  std::unique_ptr<Executor> executor;
-};
-
-// What RegisterGraph built: one executor per partition, and the call frame
-// slots its _Arg / _Retval nodes use (indices are the client graph's, so a
-// task's may have gaps).
+// What RegisterGraph built: the partitions' executors (the step engine's,
+// as a local session's), and the call frame slots their _Arg / _Retval
+// nodes use (indices are the client graph's, so a task's may have gaps).
 struct RegisteredGraph {
   std::string session_handle;
-  std::vector<PartitionRun> partitions;
+  std::unique_ptr<StepPartitions> partitions;
   std::map<int, std::pair<std::string, DataType>> args;  // index -> (_Arg node, dtype)
   std::map<int, std::string> retvals;                    // index -> _Retval node
   int frame_args = 0;                                    // max _Arg index + 1
@@ -57,15 +53,13 @@ struct StepEntry {
   absl::Time last_used;
 };
 
-// One RunGraph call, shared with its executors' done callbacks so that a call
-// that times out can return while they wind down.
+// One RunGraph call, shared with the step's done callback so that a call
+// that times out can return while its executors wind down.
 struct RunState {
   std::shared_ptr<const RegisteredGraph> graph;
   std::shared_ptr<RemoteRendezvous> rendezvous;
   CallFrame frame;
-  std::atomic<int> pending{0};
-  absl::Mutex mu;
-  absl::Status first_error ABSL_GUARDED_BY(mu);
+  absl::Status status;  // written before all_done is notified
   absl::Notification all_done;
 };
 
@@ -120,8 +114,8 @@ class Worker::Impl {
   CollectiveExecutor* collective_executor() const { return collectives_.get(); }
 
  private:
-  absl::Status AddPartition(const std::string& device_name, const tensorflow::GraphDef& def,
-                            RegisteredGraph* graph) const;
+  // Records the _Arg / _Retval slots of one registered partition.
+  absl::Status AddFrameSlots(const StepPartitions::Part& part, RegisteredGraph* graph) const;
   absl::StatusOr<std::shared_ptr<const RegisteredGraph>> FindGraph(const std::string& handle);
   // Unregisters the graphs unused for graph_idle_ttl (checked at most every
   // minute); the caller destroys them after releasing mu_.
@@ -134,9 +128,8 @@ class Worker::Impl {
   absl::Status StepIsOver(int64_t step_id) const {
     return WithTask(absl::AbortedError(absl::StrCat("step ", step_id, " is over")));
   }
-  // Starts every partition; the last to finish notifies `state->all_done`.
+  // Starts the step's partitions; when they are done, `state->all_done`.
   void StartPartitions(const std::shared_ptr<RunState>& state, int64_t step_id);
-  void RunDone(RunState* state, const absl::Status& s);
   absl::Status WithTask(const absl::Status& s) const {
     return AddContext(s, absl::StrCat("task ", options_.task));
   }
@@ -226,54 +219,32 @@ absl::StatusOr<WorkerInfo> Worker::Impl::GetStatus() {
   return info;
 }
 
-absl::Status Worker::Impl::AddPartition(const std::string& device_name,
-                                        const tensorflow::GraphDef& def,
-                                        RegisteredGraph* graph) const {
-  auto it = device_by_name_.find(device_name);
-  if (it == device_by_name_.end()) {
-    std::vector<std::string> names;
-    for (const auto& [name, d] : device_by_name_) names.push_back(name);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "partition for device '", device_name, "': not a device of task ", options_.task,
-        " (its devices: ", absl::StrJoin(names, ", "), ")"));
-  }
-  Device* device = it->second;
-  const std::string context = absl::StrCat("partition for ", device_name);
-  auto part = std::make_unique<Graph>(options_.ops);
-  ImportOptions import;
-  import.allow_internal_ops = true;
-  RETURN_IF_ERROR(AddContext(ImportGraphDef(def, part.get(), import), context));
-  for (Node* n : part->nodes()) {
-    n->set_assigned_device(device_name);
-    const bool is_arg = n->op() == kArgOp;
-    if (!is_arg && n->op() != kRetvalOp) continue;
-    ASSIGN_OR_RETURN(int64_t index, n->GetAttr<int64_t>("index"));
+absl::Status Worker::Impl::AddFrameSlots(const StepPartitions::Part& part,
+                                         RegisteredGraph* graph) const {
+  const std::string context = absl::StrCat("partition for ", part.device->name());
+  for (const tensorflow::NodeDef& n : part.def.node()) {
+    const bool is_arg = n.op() == kArgOp;
+    if (!is_arg && n.op() != kRetvalOp) continue;
+    ASSIGN_OR_RETURN(int64_t index, GetAttr<int64_t>(n.attr(), "index"));
     if (index < 0 || index > (1 << 20)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(context, ": node '", n->name(), "' has index ", index));
+          absl::StrCat(context, ": node '", n.name(), "' has index ", index));
     }
     const int i = static_cast<int>(index);
     bool fresh;
     if (is_arg) {
-      ASSIGN_OR_RETURN(DataType dtype, n->GetAttr<DataType>("T"));
-      fresh = graph->args.emplace(i, std::make_pair(n->name(), dtype)).second;
+      ASSIGN_OR_RETURN(DataType dtype, GetAttr<DataType>(n.attr(), "T"));
+      fresh = graph->args.emplace(i, std::make_pair(n.name(), dtype)).second;
       graph->frame_args = std::max(graph->frame_args, i + 1);
     } else {
-      fresh = graph->retvals.emplace(i, n->name()).second;
+      fresh = graph->retvals.emplace(i, n.name()).second;
       graph->frame_retvals = std::max(graph->frame_retvals, i + 1);
     }
     if (!fresh) {
       return absl::InvalidArgumentError(absl::StrCat(
-          context, ": node '", n->name(), "' reuses ", n->op(), " index ", i));
+          context, ": node '", n.name(), "' reuses ", n.op(), " index ", i));
     }
   }
-  PartitionRun run;
-  run.device = device;
-  absl::StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::Create(std::move(part), device, *options_.kernels);
-  if (!executor.ok()) return AddContext(executor.status(), context);
-  run.executor = *std::move(executor);
-  graph->partitions.push_back(std::move(run));
   return absl::OkStatus();
 }
 
@@ -284,10 +255,29 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
     return WithTask(absl::InvalidArgumentError(
         absl::StrCat("session ", session_handle, " registered a graph with no partitions")));
   }
+  std::vector<PartitionGraph> graphs;
+  for (const auto& [device_name, def] : partitions) {
+    auto it = device_by_name_.find(device_name);
+    if (it == device_by_name_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [name, d] : device_by_name_) names.push_back(name);
+      return WithTask(absl::InvalidArgumentError(absl::StrCat(
+          "partition for device '", device_name, "': not a device of task ", options_.task,
+          " (its devices: ", absl::StrJoin(names, ", "), ")")));
+    }
+    PartitionGraph g;
+    g.device = it->second;
+    g.def = def;
+    graphs.push_back(std::move(g));
+  }
   auto graph = std::make_shared<RegisteredGraph>();
   graph->session_handle = session_handle;
-  for (const auto& [device_name, def] : partitions) {
-    RETURN_IF_ERROR(WithTask(AddPartition(device_name, def, graph.get())));
+  absl::StatusOr<std::unique_ptr<StepPartitions>> built =
+      StepPartitions::Build(std::move(graphs), options_.ops, *options_.kernels);
+  RETURN_IF_ERROR(WithTask(built.status()));
+  graph->partitions = *std::move(built);
+  for (const StepPartitions::Part& part : graph->partitions->parts()) {
+    RETURN_IF_ERROR(WithTask(AddFrameSlots(part, graph.get())));
   }
   std::vector<std::shared_ptr<const RegisteredGraph>> dropped;  // destroyed after the lock
   absl::MutexLock lock(&mu_);
@@ -421,45 +411,29 @@ std::shared_ptr<RemoteRendezvous> Worker::Impl::GetOrCreateStep(int64_t step_id)
   return out;
 }
 
-void Worker::Impl::RunDone(RunState* state, const absl::Status& s) {
-  if (!s.ok()) {
-    absl::MutexLock lock(&state->mu);
-    if (state->first_error.ok()) state->first_error = s;
-  }
-  if (state->pending.fetch_sub(1) == 1) {
-    // Let go of the executors and the rendezvous here, before the worker
-    // may be destroyed (it waits for runs_in_flight_), not whenever the
-    // executors drop their last reference to `state`. RunGraph holds its
-    // own references.
-    std::shared_ptr<const RegisteredGraph> graph = std::move(state->graph);
-    std::shared_ptr<RemoteRendezvous> rendezvous = std::move(state->rendezvous);
-    state->all_done.Notify();
-    rendezvous = nullptr;
-    graph = nullptr;
-    absl::MutexLock lock(&mu_);
-    --runs_in_flight_;
-  }
-}
-
 void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64_t step_id) {
   Executor::Args args;
   args.step_id = step_id;
   args.call_frame = &state->frame;
   args.rendezvous = state->rendezvous.get();
   args.collective_executor = collectives_.get();
-  const std::vector<PartitionRun>& parts = state->graph->partitions;
-  state->pending.store(static_cast<int>(parts.size()));
   {
     absl::MutexLock lock(&mu_);
     ++runs_in_flight_;
   }
-  auto done = [this, state](absl::Status s) { RunDone(state.get(), s); };
-  // Each partition starts on its own device's pool; the last one here.
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    const PartitionRun* p = &parts[i];
-    p->device->thread_pool()->Schedule([p, args, done] { p->executor->RunAsync(args, done); });
-  }
-  parts.back().executor->RunAsync(args, done);
+  state->graph->partitions->RunAsync(args, [this, state](absl::Status s) {
+    // Let go of the executors and the rendezvous here, before the worker
+    // may be destroyed (it waits for runs_in_flight_), not whenever the
+    // last reference to `state` goes. RunGraph holds its own references.
+    std::shared_ptr<const RegisteredGraph> graph = std::move(state->graph);
+    std::shared_ptr<RemoteRendezvous> rendezvous = std::move(state->rendezvous);
+    state->status = std::move(s);
+    state->all_done.Notify();
+    rendezvous = nullptr;
+    graph = nullptr;
+    absl::MutexLock lock(&mu_);
+    --runs_in_flight_;
+  });
 }
 
 absl::Status Worker::Impl::RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals) {
@@ -497,16 +471,8 @@ absl::Status Worker::Impl::RunGraph(const RunGraphArgs& args, std::map<int, Tens
     rendezvous->StartAbort(deadline);
     return deadline;
   }
-  absl::Status status;
-  {
-    absl::MutexLock lock(&state->mu);
-    status = state->first_error;
-  }
-  // The partition that failed first (or the master's AbortStep) aborted the
-  // rendezvous with the cause; the other partitions only report being
-  // cancelled.
-  absl::Status cause = rendezvous->abort_status();
-  if (!cause.ok()) status = cause;
+  // The root cause: the first failure here, or the master's AbortStep.
+  const absl::Status& status = state->status;
   if (!status.ok()) {
     return WithTask(AddContext(status, absl::StrCat("step ", args.step_id)));
   }

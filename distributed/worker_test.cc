@@ -21,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "distributed/in_process_worker_cache.h"
+#include "distributed/master_session.h"
 #include "graph/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
@@ -631,6 +632,70 @@ TEST(WorkerTest, CollectiveWithADeadPeerFailsNamingIt) {
   EXPECT_TRUE(Contains(s, kPs)) << s;
   EXPECT_TRUE(Contains(s, "unreachable")) << s;
   EXPECT_TRUE(c.wk()->CleanupStep(9).ok());
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// The master compiles run signatures with the step engine's CompileSignature,
+// so it places automatically when asked, as a local session does: two 40 MiB
+// variables on a task whose two devices hold 64 MiB each go one per device
+// (without it, both go to the default device and do not fit).
+TEST(MasterSessionTest, AutoPlacementSpreadsWhatDoesNotFitOneDevice) {
+  constexpr int64_t kLimit = int64_t{64} << 20;
+  WorkerOptions opts;
+  opts.task = kWk;
+  opts.ops = BuiltinOps();
+  opts.kernels = BuiltinKernels();
+  opts.devices.cpu_threads = 2;
+  opts.devices.cpu_memory_limit = kLimit;
+  opts.devices.num_virtual_cpus = 1;
+  opts.devices.virtual_cpu_threads = 1;
+  opts.devices.virtual_cpu_memory_limit = kLimit;
+
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  const int64_t n = 10 << 20;  // floats: 40 MiB
+  std::vector<std::string> inits;
+  for (const char* name : {"a", "b"}) {
+    Output v = ops::Variable(s.WithOpName(name), TensorShape({n}), DT_FLOAT);
+    Output zeros = ops::Fill(s.WithOpName(absl::StrCat(name, "_zeros")),
+                             Input({n}), 0.0f);
+    ops::Assign(s.WithOpName(absl::StrCat(name, "_init")), v, zeros);
+    inits.push_back(absl::StrCat(name, "_init"));
+  }
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<GraphDef> def = s.ToGraphDef();
+  ASSERT_TRUE(def.ok()) << def.status();
+
+  for (bool auto_place : {false, true}) {
+    // A fresh task each time: variables outlive the sessions that made them.
+    absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(opts);
+    ASSERT_TRUE(worker.ok()) << worker.status();
+    InProcessWorkerCache cache;
+    cache.Add(kWk, worker->get());
+    MasterSessionOptions master;
+    master.workers = &cache;
+    master.ops = BuiltinOps();
+    master.kernels = BuiltinKernels();
+    master.auto_place = auto_place;
+    absl::StatusOr<std::unique_ptr<MasterSession>> session = MasterSession::Create(master, *def);
+    ASSERT_TRUE(session.ok()) << session.status();
+    RunMetadata metadata;
+    absl::StatusOr<std::vector<Tensor>> out =
+        (*session)->Run({}, {}, inits, {.output_partition_graphs = true}, &metadata);
+    if (!auto_place) {
+      // Everything on the default device, which cannot hold both.
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted) << out.status();
+      EXPECT_TRUE(Contains(out.status(), "out of memory on " + WkCpu(0))) << out.status();
+    } else {
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(metadata.partition_graphs.size(), 2u);
+    }
+    ASSERT_TRUE((*session)->Close().ok());
+  }
 }
 
 }  // namespace

@@ -35,6 +35,9 @@ class Device {
   virtual Allocator* allocator() = 0;
   virtual ThreadPool* thread_pool() = 0;
   ResourceMgr* resource_manager() { return &resources_; }
+  // The bytes its allocator may hand out (0: no limit); what the automatic
+  // placer plans with. A device of another task overrides it.
+  virtual int64_t memory_limit() { return allocator()->GetStats().bytes_limit; }
 
   // Devices whose tensors live in memory the host cannot touch (GPUs)
   // override the rest. The executor uses them to give each kernel its

@@ -60,6 +60,8 @@ class Rendezvous {
   // from the Send (or StartAbort) that provides it.
   virtual void RecvAsync(const std::string& key, DoneCallback done) = 0;
   virtual void StartAbort(const absl::Status& status) = 0;
+  // The status StartAbort was first called with (OK when never aborted).
+  virtual absl::Status abort_status() const = 0;
 
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
 
@@ -79,8 +81,7 @@ class LocalRendezvous : public Rendezvous {
   absl::Status Send(const std::string& key, const Tensor& value) override;
   void RecvAsync(const std::string& key, DoneCallback done) override;
   void StartAbort(const absl::Status& status) override;
-  // The status StartAbort was first called with (OK when never aborted).
-  absl::Status abort_status() const;
+  absl::Status abort_status() const override;
 
  private:
   // A key's slot lives until the rendezvous dies (or aborts), so that a key

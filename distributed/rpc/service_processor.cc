@@ -18,7 +18,8 @@ using apache::thrift::protocol::TProtocol;
 
 namespace {
 
-// The generated worker processor with RecvTensor answered from a TensorSource.
+// The generated worker processor with RecvTensor always answered from the
+// TensorSource.
 class WorkerProcessor : public rpc::WorkerServiceProcessor {
  public:
   WorkerProcessor(std::shared_ptr<rpc::WorkerServiceIf> iface, TensorSource* source,
@@ -34,7 +35,9 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
  protected:
   bool dispatchCall(TProtocol* in, TProtocol* out, const std::string& fname, int32_t seqid,
                     void* context) override {
-    if (source_ != nullptr && fname == "RecvTensor") {
+    // One RecvTensor path: the zero-copy one, from the TensorSource (the
+    // handler's copying RecvTensor is never called).
+    if (fname == "RecvTensor") {
       ProcessRecvTensor(in, out, seqid);
       return true;
     }
@@ -53,9 +56,13 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     in->readMessageEnd();
     in->getTransport()->readEnd();
     const rpc::RecvTensorRequest& req = args.req;
-    absl::StatusOr<Tensor> tensor;
+    absl::StatusOr<Tensor> tensor =
+        absl::UnimplementedError(absl::StrCat("RecvTensor '", req.rendezvous_key,
+                                              "': this server has no tensors to give"));
     try {
-      tensor = source_->WaitForTensor(req.step_id, req.rendezvous_key, req.timeout_ms);
+      if (source_ != nullptr) {
+        tensor = source_->WaitForTensor(req.step_id, req.rendezvous_key, req.timeout_ms);
+      }
     } catch (const std::exception& e) {
       tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key, "': ", e.what()));
     }

@@ -31,8 +31,9 @@
 
 namespace sluice {
 
-// Either handler may be null (that service is absent); a null `source`
-// leaves RecvTensor to `worker`, a null `sink` CollectivePush. `source` and
+// Either handler may be null (that service is absent). RecvTensor is always
+// answered from `source` (null: Unimplemented; `worker`'s RecvTensor is
+// never called); a null `sink` leaves CollectivePush to `worker`. `source` and
 // `sink` are borrowed.
 std::shared_ptr<apache::thrift::TProcessor> NewServiceProcessor(
     const std::string& task, std::shared_ptr<rpc::WorkerServiceIf> worker, TensorSource* source,

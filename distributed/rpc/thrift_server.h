@@ -95,7 +95,7 @@ class ThriftServer {
   // Binds and listens before returning (Unavailable naming host:port when
   // the port is taken, InvalidArgument for a bad host), then serves on
   // background threads. Either handler may be null (that service is absent);
-  // a null `tensor_source` leaves RecvTensor to `worker`.
+  // RecvTensor is answered from `tensor_source` only (null: Unimplemented).
   static absl::StatusOr<std::unique_ptr<ThriftServer>> Start(
       const ThriftServerOptions& options, std::shared_ptr<rpc::WorkerServiceIf> worker,
       TensorSource* tensor_source, std::shared_ptr<rpc::MasterServiceIf> master);

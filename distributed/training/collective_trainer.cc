@@ -289,8 +289,7 @@ absl::StatusOr<std::unique_ptr<Formation>> CollectiveTrainer::Impl::Build(
   master.default_device = task;
   master.step_timeout_ms = static_cast<int64_t>((BarrierTimeoutS() + 30) * 1000);
   master.wait_for_cluster_ms = 10000;
-  ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> ms, MasterSession::Create(master, def));
-  f->session = NewSessionOverMaster(std::move(ms), std::move(cache));
+  ASSIGN_OR_RETURN(f->session, MasterSession::Create(master, def, std::move(cache)));
   return f;
 }
 

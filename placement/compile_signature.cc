@@ -1,0 +1,48 @@
+#include "placement/compile_signature.h"
+
+#include <utility>
+
+#include "graph/status_macros.h"
+#include "placement/auto_placer.h"
+#include "placement/placer.h"
+#include "runtime/step_partitions.h"
+
+namespace sluice {
+
+absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
+                                                   const std::vector<std::string>& feeds,
+                                                   const std::vector<std::string>& fetches,
+                                                   const std::vector<std::string>& targets,
+                                                   const SignatureCompileOptions& options) {
+  if (options.kernels == nullptr) {
+    return absl::InvalidArgumentError("CompileSignature: no kernel registry");
+  }
+  ASSIGN_OR_RETURN(ClientGraph client, BuildClientGraph(graph, feeds, fetches, targets));
+  Graph* pruned = client.graph.get();
+  if (options.auto_place) {
+    AutoPlacerOptions auto_options;
+    for (Device* d : options.devices) {
+      DeviceSpec spec;
+      spec.name = d->name();
+      spec.memory_bytes = d->memory_limit();
+      auto_options.devices.push_back(std::move(spec));
+    }
+    RETURN_IF_ERROR(AutoPlace(pruned, auto_options).status());
+  }
+  CompiledSignature out;
+  out.collective_groups = CollectiveGroupsOf(*pruned);
+  PlacerOptions placer;
+  placer.allow_soft_placement = options.allow_soft_placement;
+  placer.default_device = options.default_device;
+  placer.whole_graph = &graph;
+  RETURN_IF_ERROR(PlaceGraph(pruned, options.devices, *options.kernels, placer));
+  PartitionOptions partition;
+  partition.get_incarnation = options.get_incarnation;
+  ASSIGN_OR_RETURN(out.partitions, Partition(*pruned, partition));
+  if (out.partitions.size() == 1) out.single_partition = std::move(client.graph);
+  client.graph = nullptr;
+  out.client = std::move(client);
+  return out;
+}
+
+}  // namespace sluice

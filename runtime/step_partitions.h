@@ -1,0 +1,89 @@
+// StepPartitions: the executors of one compiled run signature, one per
+// device, and how a step runs them. The local session and the worker both
+// build and run their partitions here (the master fans out over tasks with
+// the same StepBarrier).
+//
+//   std::vector<PartitionGraph> graphs = ...;  // from CompileSignature
+//   ASSIGN_OR_RETURN(std::unique_ptr<StepPartitions> parts,
+//                    StepPartitions::Build(std::move(graphs), kernels));
+//   Executor::Args args;  args.step_id = 7;  args.call_frame = &frame;
+//   RETURN_IF_ERROR(parts->Run(args));
+//
+// A step starts every partition on its device's thread pool (the last in
+// the calling thread). The first failure aborts the step's rendezvous (so
+// that partitions waiting for its tensors stop) and resets the collective
+// groups the partitions use (so that members waiting in them stop, and meet
+// again at the next step); `done` then gets the root cause: the status the
+// rendezvous was aborted with when set (a partition's own failure, or an
+// abort from outside, such as the master's), else the first failure.
+//
+// Thread-safe: concurrent steps may run the same StepPartitions (each with
+// its own Args). Ownership: devices and the kernel registry are borrowed
+// and must outlive it; a step's rendezvous, call frame and collective
+// executor must outlive the step (until `done`).
+#ifndef SLUICE_RUNTIME_STEP_PARTITIONS_H_
+#define SLUICE_RUNTIME_STEP_PARTITIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/proto/graph.pb.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+// One device's partition: a graph to import (a partition GraphDef, whose
+// _Send/_Recv ops are allowed), or one already imported and placed.
+struct PartitionGraph {
+  Device* device = nullptr;
+  tensorflow::GraphDef def;
+  std::unique_ptr<Graph> graph;  // when set, `def` is only kept for reports
+};
+
+class StepPartitions {
+ public:
+  struct Part {
+    Device* device = nullptr;
+    std::unique_ptr<Executor> executor;
+    tensorflow::GraphDef def;  // what it runs (RunMetadata::partition_graphs)
+  };
+
+  // Imports each partition (with `ops`, the registry of the whole graph),
+  // pins its nodes to its device and creates its executor. Errors name the
+  // partition's device (and the node, for a kernel that cannot be built).
+  static absl::StatusOr<std::unique_ptr<StepPartitions>> Build(
+      std::vector<PartitionGraph> graphs, const OpRegistry* ops, const KernelRegistry& kernels);
+
+  // Runs one step (see above); `done` is called once. When args.rendezvous
+  // is null and there is more than one partition, the step gets an
+  // in-process rendezvous of its own.
+  void RunAsync(Executor::Args args, std::function<void(absl::Status)> done) const;
+  // RunAsync, waiting for it.
+  absl::Status Run(const Executor::Args& args) const;
+
+  const std::vector<Part>& parts() const { return parts_; }
+  // The group_key of every collective op of the partitions, sorted.
+  const std::vector<int64_t>& collective_groups() const { return collective_groups_; }
+
+ private:
+  StepPartitions() = default;
+  void ResetCollectives(CollectiveExecutor* collectives, const absl::Status& cause) const;
+
+  std::vector<Part> parts_;
+  std::vector<int64_t> collective_groups_;
+};
+
+// The group_key of every collective op in `graph` (nodes with group_key and
+// instance_key attrs, ops/collective_ops.h), sorted and unique.
+std::vector<int64_t> CollectiveGroupsOf(const Graph& graph);
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_STEP_PARTITIONS_H_
