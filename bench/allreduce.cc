@@ -23,7 +23,7 @@
 //
 // --mode=fused: each rank builds a graph of G constant "gradients" of E
 // floats, all-reduced (mean) with AllReduceGradientsOfMember
-// (distributed/training/all_reduce_gradients.h) into a NoOp, and runs it
+// (training/all_reduce_gradients.h) into a NoOp, and runs it
 // through its own Server's session; bucket_bytes 0 (one all-reduce per
 // gradient) against 4 MiB (one fused all-reduce). Median over the steps,
 // each preceded by a barrier:
@@ -61,7 +61,7 @@
 #include "bench/bench_util.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/server.h"
-#include "distributed/training/all_reduce_gradients.h"
+#include "training/all_reduce_gradients.h"
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"

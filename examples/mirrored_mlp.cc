@@ -26,7 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "distributed/training/mirrored_strategy.h"
+#include "training/mirrored_strategy.h"
 #include "examples/mlp_model.h"
 #include "sluice.h"
 

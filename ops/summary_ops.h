@@ -1,7 +1,7 @@
 // Summary ops for TensorBoard (TensorFlow's names, args and attrs): each
 // emits a scalar string holding a serialized tensorflow.Summary
 // (graph/proto/summary.proto), which an event writer
-// (distributed/summary/summary_writer.h) appends to an event file.
+// (training/summary/summary_writer.h) appends to an event file.
 //
 //   ScalarSummary(tags: string, values: T) -> summary: string
 //       one Value{tag, simple_value} per element; tags and values have the

@@ -81,7 +81,7 @@
 
 #include "absl/status/statusor.h"
 #include "distributed/server.h"
-#include "distributed/training/mirrored_strategy.h"
+#include "training/mirrored_strategy.h"
 #include "distributed/training/worker_membership.h"
 #include "graph/op_registry.h"
 #include "ops/optimizers.h"

@@ -20,7 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "distributed/checkpoint/checkpoint_state.h"
+#include "training/checkpoint/checkpoint_state.h"
 #include "gtest/gtest.h"
 #include "tests/distributed/test_credentials.h"
 #include "tests/distributed/multi_worker_testutil.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "distributed/training/mirrored_strategy.h"
+#include "training/mirrored_strategy.h"
 #include "examples/mlp_model.h"
 #include "graph/status_macros.h"
 #include "gtest/gtest.h"

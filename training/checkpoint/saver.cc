@@ -1,0 +1,239 @@
+#include "training/checkpoint/saver.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+#include "ops/array_ops.h"
+#include "ops/io_ops.h"
+#include "ops/state_ops.h"
+#include "placement/device_name.h"
+#include "runtime/atomic_file.h"
+
+namespace sluice {
+namespace {
+
+// Temporary files older than this in a checkpoint directory are orphans.
+constexpr absl::Duration kOrphanAge = absl::Minutes(10);
+
+bool IsVariable(const Node& n) { return n.op() == "VariableV2" || n.op() == "Variable"; }
+
+// One shard's key: the canonical form of a requested device ("" stays "").
+std::string ShardKey(const Node& var) {
+  absl::StatusOr<DeviceName> d = DeviceName::Parse(var.requested_device());
+  return d.ok() ? d->ToString() : var.requested_device();
+}
+
+Tensor StringVector(const std::vector<std::string>& v) {
+  return Tensor::FromVector<std::string>(v);
+}
+
+// Builds shard k's nodes; returns the restoring Assigns.
+absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& scope, const Output& prefix,
+                                              const std::string& device,
+                                              const std::vector<Node*>& vars, int k, int n,
+                                              Node** save_node) {
+  Scope s = scope.NewSubScope(absl::StrCat("shard_", k)).ColocateWith(vars[0]);
+  if (!device.empty()) s = s.WithDevice(device);
+  std::vector<std::string> names;
+  std::vector<Output> values;
+  std::vector<DataType> dtypes;
+  for (Node* v : vars) {
+    names.push_back(v->name());
+    values.emplace_back(v, 0);
+    dtypes.push_back(BaseType(v->output_type(0)));
+  }
+  const std::vector<std::string> slices(vars.size());
+  Output file = ops::StringJoin(s.WithOpName("filename"),
+                                {Input(prefix), Input(absl::StrCat(".shard-", k, "-of-", n))});
+  Output tensor_names = ops::Const(s.WithOpName("tensor_names"), StringVector(names));
+  Output shape_and_slices = ops::Const(s.WithOpName("shape_and_slices"), StringVector(slices));
+  *save_node = ops::SaveV2(s.WithOpName("save"), file, tensor_names, shape_and_slices, values);
+  std::vector<Output> restored =
+      ops::RestoreV2(s.WithOpName("restore"), file, tensor_names, shape_and_slices, dtypes);
+  std::vector<Node*> assigns;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    Scope a = s.ClearColocation().ColocateWith(vars[i]);
+    if (!device.empty()) a = a.WithDevice(device);
+    Output assigned =
+        ops::Assign(a.WithOpName(absl::StrCat("assign_", i)), Output(vars[i], 0), restored[i]);
+    assigns.push_back(assigned.node);
+  }
+  RETURN_IF_ERROR(s.status());
+  return assigns;
+}
+
+// Deletes every file of checkpoint `prefix` (its shards and any temporaries
+// a crashed writer left); best effort.
+void DeleteCheckpointFiles(const std::string& prefix) {
+  const size_t slash = prefix.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
+  const std::string stem =
+      absl::StrCat(slash == std::string::npos ? prefix : prefix.substr(slash + 1), ".shard-");
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> doomed;
+  while (dirent* e = readdir(d)) {
+    if (absl::StartsWith(e->d_name, stem)) doomed.push_back(absl::StrCat(dir, "/", e->d_name));
+  }
+  closedir(d);
+  for (const std::string& f : doomed) unlink(f.c_str());
+}
+
+}  // namespace
+
+std::string Saver::ShardFilename(absl::string_view prefix, int shard, int num_shards) {
+  return absl::StrCat(prefix, ".shard-", shard, "-of-", num_shards);
+}
+
+absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
+                                                    std::vector<Node*> variables,
+                                                    SaverOptions options) {
+  RETURN_IF_ERROR(scope.status());
+  if (variables.empty()) {
+    for (Node* n : scope.graph()->nodes()) {
+      if (IsVariable(*n)) variables.push_back(n);
+    }
+  }
+  if (variables.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Saver '", options.name, "': the graph has no variables to save"));
+  }
+  absl::flat_hash_set<Node*> seen;
+  std::map<std::string, std::vector<Node*>> shards;  // sorted by device
+  for (Node* v : variables) {
+    if (v == nullptr || !IsVariable(*v)) {
+      return absl::InvalidArgumentError(absl::StrCat("Saver '", options.name,
+                                                     "': ", v ? v->DebugName() : "a null node",
+                                                     " is not a variable (VariableV2)"));
+    }
+    if (!seen.insert(v).second) continue;
+    shards[options.sharded ? ShardKey(*v) : std::string()].push_back(v);
+  }
+  for (auto& [device, vars] : shards) {
+    std::sort(vars.begin(), vars.end(),
+              [](const Node* a, const Node* b) { return a->name() < b->name(); });
+  }
+
+  Scope s = scope.NewSubScope(options.name);
+  Output prefix = ops::Placeholder(s.WithOpName("prefix"), DT_STRING, {.shape = TensorShape()});
+  RETURN_IF_ERROR(s.status());
+  const int n = static_cast<int>(shards.size());
+  std::vector<Node*> saves;
+  std::vector<Node*> assigns;
+  int k = 0;
+  for (const auto& [device, vars] : shards) {
+    Node* save = nullptr;
+    // Unsharded, the one shard is colocated with its first variable.
+    ASSIGN_OR_RETURN(std::vector<Node*> a, BuildShard(s, prefix, device, vars, k++, n, &save));
+    saves.push_back(save);
+    assigns.insert(assigns.end(), a.begin(), a.end());
+  }
+  Scope top = s.ClearColocation().WithDevice("");
+  Node* save_all = ops::GroupDeps(top.WithOpName("save_all"), saves);
+  Node* restore_all = ops::GroupDeps(top.WithOpName("restore_all"), assigns);
+  RETURN_IF_ERROR(s.status());
+  SaverNodeNames names;
+  names.prefix_feed = absl::StrCat(prefix.node->name(), ":0");
+  names.save_target = save_all->name();
+  names.restore_target = restore_all->name();
+  names.num_shards = n;
+  return std::unique_ptr<Saver>(new Saver(std::move(names), std::move(options)));
+}
+
+std::unique_ptr<Saver> Saver::FromNames(SaverNodeNames names, SaverOptions options) {
+  return std::unique_ptr<Saver>(new Saver(std::move(names), std::move(options)));
+}
+
+absl::StatusOr<std::string> Saver::Save(Session* session, const std::string& dir, int64_t step,
+                                        const std::string& basename) {
+  if (dir.empty() || basename.empty() || absl::StrContains(basename, '/') ||
+      absl::StrContains(basename, '\n')) {
+    return absl::InvalidArgumentError(absl::StrCat("Saver '", options_.name,
+                                                   "': bad checkpoint directory '", dir,
+                                                   "' or basename '", basename, "'"));
+  }
+  RETURN_IF_ERROR(CreateDirectories(dir));
+  const std::string name = absl::StrCat(basename, "-", step);
+  const std::string prefix = absl::StrCat(dir, "/", name);
+  absl::Status s = session
+                       ->Run({{names_.prefix_feed, Tensor::Scalar<std::string>(prefix)}}, {},
+                             {names_.save_target})
+                       .status();
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("saving checkpoint '", prefix, "': ", s.message()));
+  }
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(UpdateState(dir, name));
+  return prefix;
+}
+
+absl::Status Saver::UpdateState(const std::string& dir, const std::string& name) {
+  CheckpointState state;
+  absl::StatusOr<CheckpointState> old = ReadCheckpointState(dir);
+  if (old.ok()) {
+    state = *std::move(old);
+  } else if (!absl::IsNotFound(old.status()) && !absl::IsDataLoss(old.status())) {
+    return old.status();  // a corrupt state file is replaced; its checkpoints are not pruned
+  }
+  state.kept.erase(std::remove(state.kept.begin(), state.kept.end(), name), state.kept.end());
+  state.kept.push_back(name);
+  std::vector<std::string> dropped;
+  if (options_.max_to_keep > 0 && state.kept.size() > static_cast<size_t>(options_.max_to_keep)) {
+    const size_t extra = state.kept.size() - options_.max_to_keep;
+    dropped.assign(state.kept.begin(), state.kept.begin() + extra);
+    state.kept.erase(state.kept.begin(), state.kept.begin() + extra);
+  }
+  RETURN_IF_ERROR(WriteCheckpointState(dir, state));
+  for (const std::string& d : dropped) {
+    DeleteCheckpointFiles(absl::StartsWith(d, "/") ? d : absl::StrCat(dir, "/", d));
+  }
+  // Shards a task was writing when it died. A save takes seconds; ten
+  // minutes leaves any write still at work alone.
+  (void)RemoveOrphanedTempFiles(dir, kOrphanAge);
+  return absl::OkStatus();
+}
+
+absl::Status Saver::Restore(Session* session, const std::string& prefix) {
+  absl::Status s = session
+                       ->Run({{names_.prefix_feed, Tensor::Scalar<std::string>(prefix)}}, {},
+                             {names_.restore_target})
+                       .status();
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat("restoring checkpoint '", prefix, "': ", s.message()));
+}
+
+absl::StatusOr<std::string> Saver::RestoreNewest(Session* session, const std::string& dir) {
+  ASSIGN_OR_RETURN(std::vector<std::string> kept, ListCheckpoints(dir));
+  if (kept.empty()) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint in '", dir, "'"));
+  }
+  std::vector<std::string> failures;
+  for (size_t i = kept.size(); i-- > 0;) {
+    absl::Status s = Restore(session, kept[i]);
+    if (s.ok()) {
+      if (!failures.empty()) {
+        std::fprintf(stderr, "saver: restored '%s' instead (%zu newer checkpoint(s) unusable)\n",
+                     kept[i].c_str(), failures.size());
+      }
+      return kept[i];
+    }
+    if (!absl::IsDataLoss(s) && !absl::IsNotFound(s)) return s;
+    std::fprintf(stderr, "saver: skipping an unusable checkpoint: %s\n",
+                 std::string(s.message()).c_str());
+    failures.push_back(std::string(s.message()));
+  }
+  return absl::DataLossError(absl::StrCat("no checkpoint in '", dir, "' restores: ",
+                                          absl::StrJoin(failures, "; ")));
+}
+
+}  // namespace sluice
