@@ -254,6 +254,14 @@ OpDefBuilder& OpDefBuilder::SetAllowsUninitializedInput() {
   allows_uninitialized_input_ = true;
   return *this;
 }
+OpDefBuilder& OpDefBuilder::SetIsVariable() {
+  is_variable_ = true;
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::SetIsPlaceholder() {
+  is_placeholder_ = true;
+  return *this;
+}
 OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
   shape_fn_ = std::move(fn);
   return *this;
@@ -265,6 +273,8 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   def.is_stateful = is_stateful_;
   def.is_commutative = is_commutative_;
   def.allows_uninitialized_input = allows_uninitialized_input_;
+  def.is_variable = is_variable_;
+  def.is_placeholder = is_placeholder_;
   def.shape_fn = shape_fn_;
   auto context = [&](absl::string_view what, const std::string& spec) {
     return absl::StrCat("op '", name_, "' ", what, " \"", spec, "\"");

@@ -76,6 +76,11 @@ struct OpDef {
   bool is_stateful = false;
   bool is_commutative = false;
   bool allows_uninitialized_input = false;
+  // Traits the runtime, placement and training layers ask about instead of
+  // comparing op names: the op holds a variable's storage (Variable,
+  // VariableV2), or it is a feed point (Placeholder, PlaceholderWithDefault).
+  bool is_variable = false;
+  bool is_placeholder = false;
   ShapeFn shape_fn;  // may be empty: outputs then have unknown shapes
   GradFn grad_fn;    // may be empty: see no_gradient
   bool no_gradient = false;  // declared not differentiable (ArgMax, Shape, ...)
@@ -93,6 +98,8 @@ class OpDefBuilder {
   OpDefBuilder& SetIsStateful();
   OpDefBuilder& SetIsCommutative();
   OpDefBuilder& SetAllowsUninitializedInput();
+  OpDefBuilder& SetIsVariable();
+  OpDefBuilder& SetIsPlaceholder();
   OpDefBuilder& SetShapeFn(ShapeFn fn);
 
   // Parses every spec. Errors (InvalidArgument) name the op and the spec:
@@ -108,6 +115,8 @@ class OpDefBuilder {
   bool is_stateful_ = false;
   bool is_commutative_ = false;
   bool allows_uninitialized_input_ = false;
+  bool is_variable_ = false;
+  bool is_placeholder_ = false;
   ShapeFn shape_fn_;
 };
 

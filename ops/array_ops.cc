@@ -69,6 +69,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                .Output("output: dtype")
                                .Attr("dtype: type")
                                .Attr("shape: shape")
+                               .SetIsPlaceholder()
                                .SetShapeFn(internal::PlaceholderShape),
                            {{"shape", MakeAttr(TensorShape::Unknown())}}));
   RETURN_IF_ERROR(Register(ops, OpDefBuilder("PlaceholderWithDefault")
@@ -76,6 +77,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .Output("output: dtype")
                                     .Attr("dtype: type")
                                     .Attr("shape: shape")
+                                    .SetIsPlaceholder()
                                     .SetShapeFn(internal::PlaceholderWithDefaultShape)));
 
   // Identity-like.

@@ -8,6 +8,16 @@
 namespace sluice {
 namespace {
 
+// Code asks an op's traits, not its name (placement, checkpoints, feeds).
+TEST(BuiltinsTest, VariablesAndPlaceholdersCarryTheirTraits) {
+  for (const std::string& op : BuiltinOps()->ListOps()) {
+    const OpDef* def = BuiltinOps()->Find(op);
+    ASSERT_NE(def, nullptr);
+    EXPECT_EQ(def->is_variable, op == "Variable" || op == "VariableV2") << op;
+    EXPECT_EQ(def->is_placeholder, op == "Placeholder" || op == "PlaceholderWithDefault") << op;
+  }
+}
+
 TEST(BuiltinsTest, EveryOpHasACpuKernel) {
   std::vector<std::string> missing;
   for (const std::string& op : BuiltinOps()->ListOps()) {

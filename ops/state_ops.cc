@@ -51,6 +51,7 @@ absl::Status RegisterVariableOp(OpRegistry* ops, std::string name) {
                            .Attr("container: string = ''")
                            .Attr("shared_name: string = ''")
                            .SetIsStateful()
+                           .SetIsVariable()
                            .SetShapeFn(VariableShape));
 }
 

@@ -304,7 +304,7 @@ NodeCost ComputeNodeCost(const Node& node, int64_t unknown_dim) {
     cost.output_bytes.push_back(bytes);
     if (IsRefType(node.output_type(i))) cost.ref_output_bytes += bytes;
   }
-  if (node.op() == "VariableV2" || node.op() == "Variable") {
+  if (node.op_def().is_variable) {
     absl::StatusOr<TensorShape> shape = node.GetAttr<TensorShape>("shape");
     absl::StatusOr<DataType> dtype = node.GetAttr<DataType>("dtype");
     const TensorShape& s =

@@ -29,10 +29,7 @@ bool IsVariableNode(const Node& n) {
   return false;
 }
 
-bool IsPlaceholder(const Node& n) {
-  return n.op() == "Placeholder" || n.op() == "PlaceholderV2" ||
-         n.op() == "PlaceholderWithDefault";
-}
+bool IsPlaceholder(const Node& n) { return n.op_def().is_placeholder; }
 
 // An Identity reading a variable's ref output: the variable's "read" node.
 bool IsVariableRead(const Node& n) {

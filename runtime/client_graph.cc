@@ -42,7 +42,8 @@ absl::StatusOr<ClientGraph> BuildClientGraph(const Graph& g,
     if (!fed.emplace(std::make_pair(o.node->id(), o.index), static_cast<int>(i)).second) {
       return absl::InvalidArgumentError(absl::StrCat("tensor '", feeds[i], "' is fed twice"));
     }
-    if (o.node->op() == "Placeholder") fed_placeholder[o.node->id()] = static_cast<int>(i);
+    // A Placeholder (not one with a default: that has an input).
+    if (o.node->op_def().is_placeholder && o.node->num_inputs() == 0) fed_placeholder[o.node->id()] = static_cast<int>(i);
     feed_outputs.push_back(o);
   }
   std::vector<Output> fetch_outputs;
@@ -101,7 +102,7 @@ absl::StatusOr<ClientGraph> BuildClientGraph(const Graph& g,
     ASSIGN_OR_RETURN(arg_nodes[i], sub->AddNode(std::move(def)));
     result.feed_types.push_back(t);
     TensorShape shape = o.shape();
-    if (o.node->op() == "Placeholder" || o.node->op() == "PlaceholderWithDefault") {
+    if (o.node->op_def().is_placeholder) {
       absl::StatusOr<TensorShape> s = o.node->GetAttr<TensorShape>("shape");
       if (s.ok()) shape = *s;
     }

@@ -11,7 +11,7 @@
 namespace sluice {
 namespace {
 
-bool IsVariable(const Node& n) { return n.op() == "VariableV2" || n.op() == "Variable"; }
+bool IsVariable(const Node& n) { return n.op_def().is_variable; }
 
 // Bytes of a variable from its attrs; 0 when its shape is not fully defined.
 int64_t VariableBytes(const Node& n) {

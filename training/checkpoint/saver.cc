@@ -25,7 +25,7 @@ namespace {
 // Temporary files older than this in a checkpoint directory are orphans.
 constexpr absl::Duration kOrphanAge = absl::Minutes(10);
 
-bool IsVariable(const Node& n) { return n.op() == "VariableV2" || n.op() == "Variable"; }
+bool IsVariable(const Node& n) { return n.op_def().is_variable; }
 
 // One shard's key: the canonical form of a requested device ("" stays "").
 std::string ShardKey(const Node& var) {
