@@ -1,5 +1,5 @@
 // NCCL all-reduce bus bandwidth over every GPU of this machine, through
-// Sluice's local NCCL implementation (ops/gpu/nccl_collectives.h: the one a
+// Sluice's local NCCL implementation (runtime/gpu/nccl_collectives.h: the one a
 // session's collective executor calls), for 1 MiB .. 256 MiB of float32.
 //
 //   bazel run //bench:gpu_nccl_allreduce [-- --sizes_mib=1,4,16,64,256]
@@ -26,7 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
 #include "graph/status_macros.h"
-#include "ops/gpu/nccl_collectives.h"
+#include "runtime/gpu/nccl_collectives.h"
 #include "runtime/collective/collective.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/gpu_devices.h"

@@ -70,6 +70,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   worker_options.task = server->task_;
   worker_options.ops = ops;
   worker_options.kernels = kernels;
+  worker_options.backends = options.backends != nullptr ? options.backends : BuiltinBackends();
   worker_options.devices = options.devices;
   worker_options.devices.name_prefix = server->task_;
   worker_options.peers = server->cache_.get();

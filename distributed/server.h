@@ -41,6 +41,7 @@ struct ServerOptions {
   TaskConfig config;
   const OpRegistry* ops = nullptr;          // default: the built-in ops
   const KernelRegistry* kernels = nullptr;  // default: the built-in kernels
+  const BackendRegistry* backends = nullptr;  // default: the built-in backends
   LocalDevicesOptions devices;              // name_prefix is set from the task
   RpcOptions rpc;
   // Collectives with members on other tasks (WorkerOptions::collective_transport).

@@ -87,7 +87,8 @@ class Worker::Impl {
         collectives_(std::make_unique<CollectiveExecutor>(
             collective_transport_ != nullptr
                 ? static_cast<CollectiveTransport*>(collective_transport_.get())
-                : &mailbox_)) {}
+                : &mailbox_,
+            options.backends)) {}
   ~Impl();
 
   absl::Status Init();
@@ -175,7 +176,11 @@ absl::Status Worker::Impl::Init() {
   }
   LocalDevicesOptions local = options_.devices;
   local.name_prefix = options_.task;
-  ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
+  if (options_.backends != nullptr) {
+    ASSIGN_OR_RETURN(devices_, options_.backends->CreateDevices(local));
+  } else {
+    ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
+  }
   for (const auto& d : devices_) device_by_name_[d->name()] = d.get();
   return absl::OkStatus();
 }

@@ -51,6 +51,7 @@
 #include "distributed/rpc/tensor_source.h"
 #include "distributed/worker_interface.h"
 #include "graph/op_registry.h"
+#include "runtime/backend.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/local_devices.h"
 
@@ -62,7 +63,10 @@ struct WorkerOptions {
   std::string task;  // "/job:J/replica:0/task:T"; device names start with it
   const OpRegistry* ops = nullptr;          // required
   const KernelRegistry* kernels = nullptr;  // required
-  // CPU:0 (+ virtual CPUs, + GPUs of registered backends); name_prefix is
+  // The backends whose devices the task has and whose all-reduce its
+  // collectives use (runtime/backend.h); null: CPU devices only. Borrowed.
+  const BackendRegistry* backends = nullptr;
+  // CPU:0 (+ virtual CPUs, + the backends' devices); name_prefix is
   // replaced by `task`.
   LocalDevicesOptions devices;
   WorkerCache* peers = nullptr;  // required when graphs receive from other tasks

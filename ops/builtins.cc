@@ -7,7 +7,8 @@
 #include "ops/array_ops.h"
 #include "ops/collective_ops.h"
 #include "ops/data_flow_ops.h"
-#include "ops/gpu/gpu_kernels.h"
+#include "ops/cpu_backend.h"
+#include "ops/gpu/gpu_backend.h"
 #include "ops/gradients.h"
 #include "ops/io_ops.h"
 #include "ops/math_ops.h"
@@ -41,21 +42,21 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   return absl::OkStatus();
 }
 
-void RegisterBuiltinKernels(KernelRegistry* kernels) {
-  RegisterFrameKernels(kernels);
-  RegisterSendRecvKernels(kernels);
-  RegisterArrayKernels(kernels);
-  RegisterMathKernels(kernels);
-  RegisterNnKernels(kernels);
-  RegisterStateKernels(kernels);
-  RegisterRandomKernels(kernels);
-  RegisterTrainingKernels(kernels);
-  RegisterDataFlowKernels(kernels);
-  RegisterSummaryKernels(kernels);
-  RegisterIoKernels(kernels);
-  RegisterCollectiveKernels(kernels);
-  // Last: the GPU's host kernels for int32 copy the CPU kernels above.
-  RegisterGpuKernels(kernels);
+void RegisterBuiltinKernels(KernelRegistry* kernels) { BuiltinBackends()->RegisterKernels(kernels); }
+
+const BackendRegistry* BuiltinBackends() {
+  static const BackendRegistry* const kBackends = [] {
+    auto* backends = new BackendRegistry();
+    // CPU first: the GPU's host kernels for int32 copy the CPU kernels.
+    absl::Status s = backends->Add(NewCpuBackend());
+    if (s.ok()) s = backends->Add(NewGpuBackend());
+    if (!s.ok()) {
+      std::cerr << "sluice: registering the built-in backends failed: " << s << "\n";
+      std::abort();
+    }
+    return backends;
+  }();
+  return kBackends;
 }
 
 const OpRegistry* BuiltinOps() {
@@ -85,6 +86,7 @@ SessionOptions BuiltinSessionOptions() {
   SessionOptions options;
   options.ops = BuiltinOps();
   options.kernels = BuiltinKernels();
+  options.backends = BuiltinBackends();
   return options;
 }
 

@@ -1,9 +1,11 @@
-// The built-in ops: one list that registers every op family's definitions,
-// gradients and CPU kernels (STYLE.md §5: explicit, no static registrars).
+// The built-ins: one list that registers every op family's definitions and
+// gradients, and the one list of backends (CPU, then GPU: their devices,
+// kernels and all-reduce; runtime/backend.h). STYLE.md §5: explicit, no
+// static registrars, no process-global device tables.
 //
 //   OpRegistry ops;  KernelRegistry kernels;
 //   RETURN_IF_ERROR(RegisterBuiltinOps(&ops));
-//   RegisterBuiltinKernels(&kernels);
+//   BuiltinBackends()->RegisterKernels(&kernels);  // = RegisterBuiltinKernels
 //   // or the process-wide, lazily built pair:
 //   Scope root = Scope::NewRootScope(BuiltinOps());
 //   SessionOptions opts = BuiltinSessionOptions();
@@ -14,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "graph/op_registry.h"
+#include "runtime/backend.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/session.h"
 
@@ -21,13 +24,16 @@ namespace sluice {
 
 // Op definitions and their gradient functions.
 absl::Status RegisterBuiltinOps(OpRegistry* ops);
-// CPU kernels for them.
+// Every built-in backend's kernels for them.
 void RegisterBuiltinKernels(KernelRegistry* kernels);
 
 // Registries holding every built-in, built on first use and never destroyed.
 const OpRegistry* BuiltinOps();
 const KernelRegistry* BuiltinKernels();
-// SessionOptions with the built-in registries filled in.
+// The CPU backend (ops/cpu_backend.h), then the GPU backend
+// (ops/gpu/gpu_backend.h), which makes no devices without CUDA or a GPU.
+const BackendRegistry* BuiltinBackends();
+// SessionOptions with the built-in registries and backends filled in.
 SessionOptions BuiltinSessionOptions();
 
 }  // namespace sluice

@@ -54,7 +54,7 @@ class DirectSession : public Session {
   // session's devices meet; declared after devices_ so that collectives
   // still in flight are failed before their devices go.
   CollectiveMailbox collective_mailbox_;
-  CollectiveExecutor collectives_{&collective_mailbox_};
+  CollectiveExecutor collectives_{&collective_mailbox_, options_.backends};
   std::atomic<int64_t> next_step_id_{1};
   SignatureCache<LocalSignature> signatures_;
   mutable absl::Mutex mu_;
@@ -75,7 +75,11 @@ absl::Status DirectSession::Init(const GraphDef& def) {
   local.gpu_memory_limit = options_.gpu_memory_limit;
   local.gpu_memory_fraction = options_.gpu_memory_fraction;
   local.gpu_poison_allocations = options_.gpu_poison_allocations;
-  ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
+  if (options_.backends != nullptr) {
+    ASSIGN_OR_RETURN(devices_, options_.backends->CreateDevices(local));
+  } else {
+    ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
+  }
   absl::MutexLock lock(&mu_);
   graph_ = std::make_unique<Graph>(options_.ops);
   return ImportGraphDef(def, graph_.get());

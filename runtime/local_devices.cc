@@ -1,33 +1,12 @@
 #include "runtime/local_devices.h"
 
 #include <algorithm>
-#include <map>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 
 namespace sluice {
-namespace {
-
-struct Factories {
-  absl::Mutex mu;
-  std::map<std::string, DeviceFactory> by_type ABSL_GUARDED_BY(mu);
-};
-
-Factories& GetFactories() {
-  static Factories* factories = new Factories;  // never destroyed
-  return *factories;
-}
-
-}  // namespace
-
-void RegisterDeviceFactory(const std::string& device_type, DeviceFactory factory) {
-  Factories& f = GetFactories();
-  absl::MutexLock lock(&f.mu);
-  f.by_type[device_type] = std::move(factory);
-}
 
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
     const LocalDevicesOptions& options) {
@@ -52,16 +31,6 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
                         : std::max(1, hardware / (options.num_virtual_cpus + 1));
     v.memory_limit = options.virtual_cpu_memory_limit;
     devices.push_back(NewCpuDevice(v));
-  }
-  std::vector<DeviceFactory> factories;
-  {
-    Factories& f = GetFactories();
-    absl::MutexLock lock(&f.mu);
-    for (const auto& [type, factory] : f.by_type) factories.push_back(factory);
-  }
-  for (const DeviceFactory& factory : factories) {
-    ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Device>> more, factory(options));
-    for (auto& d : more) devices.push_back(std::move(d));
   }
   return devices;
 }

@@ -1,18 +1,17 @@
-// The devices of this process: CPU:0, N virtual CPU devices (CPU:1..CPU:N,
-// each with its own thread pool, allocator and memory limit: how
-// multi-device runs are built and tested without GPUs), and the devices of
-// registered backends (the CUDA backend registers GPU:k when it is built in
-// and a GPU is visible).
+// The CPU devices of this process: CPU:0 and N virtual CPU devices
+// (CPU:1..CPU:N, each with its own thread pool, allocator and memory limit:
+// how multi-device runs are built and tested without GPUs). Other device
+// types come from their backends (runtime/backend.h); the options for
+// them are here too, so that one struct configures every backend.
 //
 //   LocalDevicesOptions opts;  opts.num_virtual_cpus = 2;
 //   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Device>> devices, CreateLocalDevices(opts));
 //   // "/job:localhost/replica:0/task:0/device:CPU:0", ".../CPU:1", ".../CPU:2"
 //
-// Thread-safe. RegisterDeviceFactory is meant for start-up.
+// Thread-safe.
 #ifndef SLUICE_RUNTIME_LOCAL_DEVICES_H_
 #define SLUICE_RUNTIME_LOCAL_DEVICES_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,15 +42,8 @@ struct LocalDevicesOptions {
   bool gpu_poison_allocations = false;
 };
 
-// Makes the devices of one backend (e.g. "GPU"); none is not an error.
-using DeviceFactory =
-    std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>(const LocalDevicesOptions&)>;
-
-// Process-wide; a second factory for the same type replaces the first.
-void RegisterDeviceFactory(const std::string& device_type, DeviceFactory factory);
-
-// CPU devices first (CPU:0, then the virtual ones), then each registered
-// backend's. InvalidArgument for a negative count or limit.
+// CPU:0, then the virtual ones. InvalidArgument for a negative count or
+// limit.
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
     const LocalDevicesOptions& options);
 

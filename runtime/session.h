@@ -30,6 +30,7 @@
 #include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "graph/scope.h"
+#include "runtime/backend.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/step_stats.h"
 #include "runtime/tensor.h"
@@ -64,6 +65,11 @@ struct SessionOptions {
   int64_t gpu_memory_limit = 0;
   double gpu_memory_fraction = 0.9;
   bool gpu_poison_allocations = false;
+  // The backends whose devices the session runs on, and whose all-reduce
+  // its collectives use (runtime/backend.h; BuiltinBackends() for Sluice's
+  // own). Null: this process's CPU devices only. Borrowed. The kernels
+  // registry must hold kernels for them (BackendRegistry::RegisterKernels).
+  const BackendRegistry* backends = nullptr;
   // Where nodes that ask for no device go ("" : CPU:0).
   std::string default_device;
   // Place the nodes that ask for no device with the automatic model-parallel

@@ -313,7 +313,7 @@ TEST(RpcCollectiveTransportTest, AFailedMemberTellsTheNextOneTheRootCause) {
   std::vector<std::unique_ptr<Device>> devices;
   for (int t = 0; t < 3; ++t) {
     transports.push_back(std::make_unique<RpcCollectiveTransport>(tasks[t], &boxes[t], &cache));
-    execs.push_back(std::make_unique<CollectiveExecutor>(transports.back().get(), 4096));
+    execs.push_back(std::make_unique<CollectiveExecutor>(transports.back().get(), nullptr, 4096));
     devices.push_back(NewCpuDevice({.name = Cpu(tasks[t]), .num_threads = 1}));
   }
   CollectiveParams p;

@@ -1,15 +1,11 @@
-// Built with CUDA: every GPU kernel family, the GPU runtime kernels and the
-// GPU device factory.
+// Built with CUDA: every GPU kernel family and the GPU runtime kernels.
 #include "ops/gpu/gpu_kernels.h"
 
-#include "ops/gpu/nccl_collectives.h"
-#include "runtime/gpu/gpu_devices.h"
 #include "runtime/gpu/gpu_runtime_kernels.h"
 
 namespace sluice {
 
 void RegisterGpuKernels(KernelRegistry* kernels) {
-  RegisterGpuDevices();
   RegisterGpuRuntimeKernels(kernels);
   RegisterGpuArrayKernels(kernels);
   RegisterGpuCwiseKernels(kernels);
@@ -18,7 +14,6 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuMatMulKernels(kernels);
   RegisterGpuRandomKernels(kernels);
   RegisterGpuTrainingKernels(kernels);
-  RegisterNcclCollectives();  // the collective executor's all-reduce for GPUs
 }
 
 }  // namespace sluice

@@ -1,12 +1,13 @@
-// The GPU kernels of the built-in ops, and the GPU devices behind them.
+// The GPU kernels of the built-in ops (the GPU backend's kernels,
+// ops/gpu/gpu_backend.h).
 //
-//   RegisterGpuKernels(&kernels);   // ops/builtins.cc does this
+//   RegisterGpuKernels(&kernels);   // GpuBackend::RegisterKernels does this
 //
 // Registers every GPU kernel (CUDA kernels, cuBLAS MatMul, the GPU
-// Send/Recv/_Arg/_Retval, host kernels for int32 shape arithmetic) and the
-// "GPU" device factory. Built without CUDA it does nothing, so GPU devices
-// never appear and every op runs on the CPU. Thread-compatible: call once
-// per registry, at start-up.
+// Send/Recv/_Arg/_Retval, host kernels for int32 shape arithmetic). Built
+// without CUDA it does nothing (and the backend makes no GPU devices), so
+// every op runs on the CPU. Thread-compatible: call once per registry, at
+// start-up.
 #ifndef SLUICE_OPS_GPU_GPU_KERNELS_H_
 #define SLUICE_OPS_GPU_GPU_KERNELS_H_
 

@@ -1,4 +1,4 @@
-#include "ops/gpu/nccl_collectives.h"
+#include "runtime/gpu/nccl_collectives.h"
 
 #include <string>
 #include <vector>
@@ -6,12 +6,12 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
-#include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/gpu_backend.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/kernel_registry.h"
 
 #if defined(SLUICE_WITH_NCCL)
-#include "ops/gpu/internal/nccl_util.h"
+#include "runtime/gpu/internal/nccl_util.h"
 #endif
 #if defined(SLUICE_WITH_CUDA)
 #include <cstdint>
@@ -36,22 +36,22 @@
 namespace sluice {
 namespace {
 
-// Runs without a GPU: RegisterGpuKernels registers the NCCL all-reduce for
-// "GPU" when built with NCCL, and nothing otherwise.
-TEST(NcclRegistrationTest, RegisterGpuKernelsRegistersNcclForGpus) {
-  KernelRegistry kernels;
-  RegisterGpuKernels(&kernels);
+// Runs without a GPU: the GPU backend brings NCCL's all-reduce for "GPU"
+// when built with NCCL, and none otherwise; the CPU backend none.
+TEST(NcclBackendTest, TheGpuBackendProvidesNcclForGpus) {
+  BackendRegistry backends;
+  ASSERT_TRUE(backends.Add(NewGpuBackend()).ok());
 #if defined(SLUICE_WITH_NCCL)
   EXPECT_TRUE(NcclAvailable());
-  EXPECT_TRUE(HasLocalAllReduce("GPU"));
-  EXPECT_TRUE(HasCrossProcessAllReduce("GPU"));
+  EXPECT_TRUE(backends.LocalAllReduceFor("GPU") != nullptr);
+  EXPECT_TRUE(backends.CrossProcessAllReduceFor("GPU") != nullptr);
 #else
   EXPECT_FALSE(NcclAvailable());
-  EXPECT_FALSE(HasLocalAllReduce("GPU"));
-  EXPECT_FALSE(HasCrossProcessAllReduce("GPU"));
+  EXPECT_TRUE(backends.LocalAllReduceFor("GPU") == nullptr);
+  EXPECT_TRUE(backends.CrossProcessAllReduceFor("GPU") == nullptr);
 #endif
-  EXPECT_FALSE(HasLocalAllReduce("CPU"));
-  EXPECT_FALSE(HasCrossProcessAllReduce("CPU"));
+  EXPECT_TRUE(backends.LocalAllReduceFor("CPU") == nullptr);
+  EXPECT_TRUE(backends.CrossProcessAllReduceFor("CPU") == nullptr);
 }
 
 #if defined(SLUICE_WITH_CUDA)
@@ -277,14 +277,15 @@ TEST(NcclCollectivesTest, TwoGpusHalfAndBfloat16) {
 // ranks reach the instances in opposite orders.
 TEST(NcclCollectivesTest, AcrossTwoSimulatedProcesses) {
   if (std::string why = NoGpuReason(2); !why.empty()) GTEST_SKIP() << "no GPU: " << why;
-  RegisterNcclCollectives();
+  BackendRegistry backends;
+  ASSERT_TRUE(backends.Add(NewGpuBackend()).ok());
   const std::vector<std::string> names = {"/job:worker/replica:0/task:0/device:GPU:0",
                                           "/job:worker/replica:0/task:1/device:GPU:0"};
   std::vector<std::unique_ptr<GpuDevice>> gpus;
   for (int k = 0; k < 2; ++k) gpus.push_back(MakeGpu(names[k], k));
   ASSERT_TRUE(gpus[0] && gpus[1]);
   CollectiveMailbox box;
-  CollectiveExecutor exec0(&box), exec1(&box);
+  CollectiveExecutor exec0(&box, &backends), exec1(&box, &backends);
   CollectiveExecutor* execs[] = {&exec0, &exec1};
   constexpr int64_t kSize = 300000;
   constexpr int kInstances = 3;

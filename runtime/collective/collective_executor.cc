@@ -22,31 +22,6 @@ using Done = std::function<void(absl::StatusOr<Tensor>)>;
 // past it results come from the device's host allocator.
 constexpr int64_t kHostPoolBytes = int64_t{1} << 30;
 
-struct LocalRegistry {
-  absl::Mutex mu;
-  absl::flat_hash_map<std::string, LocalAllReduceImpl> impls ABSL_GUARDED_BY(mu);
-  absl::flat_hash_map<std::string, CrossProcessAllReduceImpl> cross ABSL_GUARDED_BY(mu);
-};
-
-LocalRegistry& Registry() {
-  static LocalRegistry* registry = new LocalRegistry();  // never destroyed
-  return *registry;
-}
-
-LocalAllReduceImpl FindLocalAllReduce(const std::string& device_type) {
-  LocalRegistry& reg = Registry();
-  absl::MutexLock lock(&reg.mu);
-  auto it = reg.impls.find(device_type);
-  return it == reg.impls.end() ? nullptr : it->second;
-}
-
-CrossProcessAllReduceImpl FindCrossProcessAllReduce(const std::string& device_type) {
-  LocalRegistry& reg = Registry();
-  absl::MutexLock lock(&reg.mu);
-  auto it = reg.cross.find(device_type);
-  return it == reg.cross.end() ? nullptr : it->second;
-}
-
 // "/job:w/replica:0/task:1" of "/job:w/replica:0/task:1/device:CPU:0".
 absl::string_view TaskOf(absl::string_view device) {
   size_t at = device.find("/device:");
@@ -111,29 +86,11 @@ Allocator* HostAllocatorOf(Device* d) {
 
 }  // namespace
 
-void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl impl) {
-  LocalRegistry& reg = Registry();
-  absl::MutexLock lock(&reg.mu);
-  reg.impls[device_type] = std::move(impl);
-}
-
-void RegisterCrossProcessAllReduce(const std::string& device_type,
-                                   CrossProcessAllReduceImpl impl) {
-  LocalRegistry& reg = Registry();
-  absl::MutexLock lock(&reg.mu);
-  reg.cross[device_type] = std::move(impl);
-}
-
-bool HasLocalAllReduce(const std::string& device_type) {
-  return FindLocalAllReduce(device_type) != nullptr;
-}
-
-bool HasCrossProcessAllReduce(const std::string& device_type) {
-  return FindCrossProcessAllReduce(device_type) != nullptr;
-}
-
-CollectiveExecutor::CollectiveExecutor(CollectiveTransport* transport, int64_t default_chunk_bytes)
+CollectiveExecutor::CollectiveExecutor(CollectiveTransport* transport,
+                                       const AllReduceProvider* all_reduce,
+                                       int64_t default_chunk_bytes)
     : transport_(transport),
+      all_reduce_(all_reduce),
       default_chunk_bytes_(default_chunk_bytes > 0 ? default_chunk_bytes : 1 << 20),
       host_pool_(internal::NewCollectiveHostPool(kHostPoolBytes)),
       timer_(std::make_unique<internal::CollectiveTimer>()) {}
@@ -183,7 +140,7 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
     LocalAllReduceImpl impl;
     if (params.kind == CollectiveKind::kAllReduce && params.communication_hint != "ring" &&
         InDeviceMemory(device, input) && AllOfType(params, device->device_type())) {
-      impl = FindLocalAllReduce(device->device_type());
+      if (all_reduce_ != nullptr) impl = all_reduce_->LocalAllReduceFor(device->device_type());
     }
     internal::JoinMember m;
     m.params = params;
@@ -202,7 +159,9 @@ void CollectiveExecutor::Run(const CollectiveParams& params_in, Device* device, 
 
   if (params.kind == CollectiveKind::kAllReduce && params.communication_hint != "ring" &&
       InDeviceMemory(device, input) && AllOfType(params, device->device_type())) {
-    if (CrossProcessAllReduceImpl cross = FindCrossProcessAllReduce(device->device_type())) {
+    CrossProcessAllReduceImpl cross;
+    if (all_reduce_ != nullptr) cross = all_reduce_->CrossProcessAllReduceFor(device->device_type());
+    if (cross) {
       // Handed back with Unimplemented after it took the member: the ring.
       auto on_done = [this, params, prefix, device, input,
                       done](absl::StatusOr<Tensor> out) mutable {

@@ -50,6 +50,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,8 +77,6 @@ using LocalAllReduceImpl = std::function<void(
     const CollectiveParams& params, const std::vector<Device*>& devices,
     const std::vector<Tensor>& inputs, std::function<void(absl::StatusOr<std::vector<Tensor>>)> done)>;
 
-// Process-wide, for start-up (the GPU backend registers NCCL under "GPU").
-void RegisterLocalAllReduce(const std::string& device_type, LocalAllReduceImpl impl);
 
 // An all-reduce for members that are all devices of one type, in several
 // processes: one member's part. `execution` is the prefix of this
@@ -97,19 +96,50 @@ using CrossProcessAllReduceImpl = std::function<absl::Status(
     const Tensor& input, CollectiveTransport* transport,
     std::function<void(absl::StatusOr<Tensor>)> done)>;
 
-// Process-wide, for start-up (the GPU backend registers NCCL under "GPU").
-// Every process of a group must register the same implementations.
-void RegisterCrossProcessAllReduce(const std::string& device_type,
-                                   CrossProcessAllReduceImpl impl);
+// Where an executor finds a device type's own all-reduce (the backends it
+// runs with: runtime/backend.h); a type without one takes the CPU ring.
+// Every process of a group must provide the same implementations.
+class AllReduceProvider {
+ public:
+  virtual ~AllReduceProvider() = default;
+  // Null when the type has none.
+  virtual LocalAllReduceImpl LocalAllReduceFor(const std::string& device_type) const = 0;
+  virtual CrossProcessAllReduceImpl CrossProcessAllReduceFor(
+      const std::string& device_type) const = 0;
+};
 
-// Whether an implementation is registered for `device_type` (tests).
-bool HasLocalAllReduce(const std::string& device_type);
-bool HasCrossProcessAllReduce(const std::string& device_type);
+// An AllReduceProvider from explicit entries (tests; a BackendRegistry is
+// the usual provider). Fill it before an executor uses it.
+class AllReduceTable : public AllReduceProvider {
+ public:
+  void SetLocal(const std::string& device_type, LocalAllReduceImpl impl) {
+    local_[device_type] = std::move(impl);
+  }
+  void SetCrossProcess(const std::string& device_type, CrossProcessAllReduceImpl impl) {
+    cross_[device_type] = std::move(impl);
+  }
+  LocalAllReduceImpl LocalAllReduceFor(const std::string& device_type) const override {
+    auto it = local_.find(device_type);
+    return it == local_.end() ? nullptr : it->second;
+  }
+  CrossProcessAllReduceImpl CrossProcessAllReduceFor(
+      const std::string& device_type) const override {
+    auto it = cross_.find(device_type);
+    return it == cross_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<std::string, LocalAllReduceImpl> local_;
+  std::map<std::string, CrossProcessAllReduceImpl> cross_;
+};
 
 class CollectiveExecutor {
  public:
-  // `transport` must outlive the executor.
-  explicit CollectiveExecutor(CollectiveTransport* transport, int64_t default_chunk_bytes = 1 << 20);
+  // `transport` and `all_reduce` (null: the CPU ring for every device type)
+  // must outlive the executor.
+  explicit CollectiveExecutor(CollectiveTransport* transport,
+                              const AllReduceProvider* all_reduce = nullptr,
+                              int64_t default_chunk_bytes = 1 << 20);
   ~CollectiveExecutor();
   CollectiveExecutor(const CollectiveExecutor&) = delete;
   CollectiveExecutor& operator=(const CollectiveExecutor&) = delete;
@@ -137,6 +167,7 @@ class CollectiveExecutor {
   void OnJoinTimeout(const std::string& prefix, const std::shared_ptr<internal::LocalJoin>& join);
 
   CollectiveTransport* const transport_;
+  const AllReduceProvider* const all_reduce_;
   const int64_t default_chunk_bytes_;
   // Host memory for ring results and piece copies, cached for the next
   // execution (fresh pages cost more than the transfer; see ring.h).

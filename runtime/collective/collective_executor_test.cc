@@ -75,7 +75,7 @@ class Cluster {
   explicit Cluster(int n, int64_t chunk_bytes = 4096) {
     for (int r = 0; r < n; ++r) {
       devices_.push_back(NewCpuDevice({.name = RemoteDev(r), .num_threads = 1}));
-      execs_.push_back(std::make_unique<CollectiveExecutor>(&box_, chunk_bytes));
+      execs_.push_back(std::make_unique<CollectiveExecutor>(&box_, nullptr, chunk_bytes));
     }
   }
   CollectiveParams Params(CollectiveKind kind, int64_t instance = 1) const {
@@ -565,7 +565,8 @@ class FakeDevice : public Device {
 TEST(LocalImplTest, RegisteredImplRunsWhenAllMembersAreLocal) {
   static std::atomic<int> calls{0};
   calls = 0;  // the test may repeat
-  RegisterLocalAllReduce(
+  AllReduceTable table;
+  table.SetLocal(
       "FAKE", [](const CollectiveParams& params, const std::vector<Device*>& devices,
                  const std::vector<Tensor>& inputs,
                  std::function<void(absl::StatusOr<std::vector<Tensor>>)> done) {
@@ -586,7 +587,7 @@ TEST(LocalImplTest, RegisteredImplRunsWhenAllMembersAreLocal) {
     devices.push_back(owned.back().get());
   }
   CollectiveMailbox box;
-  CollectiveExecutor exec(&box);
+  CollectiveExecutor exec(&box, &table);
   CollectiveParams p;
   p.group_key = 3;
   p.instance_key = 1;
@@ -652,7 +653,7 @@ class FakeGpu : public Device {
 TEST(DeviceMemoryTest, ResultsComeBackInDeviceMemory) {
   for (bool local : {false, true}) {
     CollectiveMailbox box;
-    CollectiveExecutor exec(&box, 4096);
+    CollectiveExecutor exec(&box, nullptr, 4096);
     std::vector<std::unique_ptr<FakeGpu>> owned;
     std::vector<Device*> devices;
     CollectiveParams p;
@@ -694,7 +695,8 @@ TEST(DeviceMemoryTest, ResultsComeBackInDeviceMemory) {
 TEST(GroupOfOneTest, ReturnsTheInputWithoutAnImplementation) {
   static std::atomic<int> calls{0};
   calls = 0;
-  RegisterLocalAllReduce(
+  AllReduceTable table;
+  table.SetLocal(
       "ONERANK", [](const CollectiveParams& params, const std::vector<Device*>& devices,
                     const std::vector<Tensor>& inputs,
                     std::function<void(absl::StatusOr<std::vector<Tensor>>)> done) {
@@ -713,7 +715,7 @@ TEST(GroupOfOneTest, ReturnsTheInputWithoutAnImplementation) {
       });
   FakeDevice device(LocalDev(0, "ONERANK"));
   CollectiveMailbox box;
-  CollectiveExecutor exec(&box);
+  CollectiveExecutor exec(&box, &table);
   const int64_t n = 269322;  // the fused bucket of mirrored_mlp --hidden=256,256
   std::vector<float> values(n);
   for (int64_t i = 0; i < n; ++i) values[i] = 0.001f * static_cast<float>(i % 1000);

@@ -1,5 +1,5 @@
 // The executor's hook for cross-process all-reduce implementations
-// (RegisterCrossProcessAllReduce), on a fake device type "XPU" whose
+// (an AllReduceProvider), on a fake device type "XPU" whose
 // "device memory" is host memory flagged as device memory.
 #include <atomic>
 #include <cstring>
@@ -101,12 +101,12 @@ absl::Status FakeCrossProcess(const CollectiveParams& p, const std::string& exec
 
 class CrossProcessAllReduceTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { RegisterCrossProcessAllReduce("XPU", &FakeCrossProcess); }
   void SetUp() override {
     g_calls = 0;
+    table_.SetCrossProcess("XPU", &FakeCrossProcess);
     for (int r = 0; r < 2; ++r) {
       devices_.push_back(std::make_unique<XpuDevice>(Xpu(r)));
-      execs_.push_back(std::make_unique<CollectiveExecutor>(&box_));
+      execs_.push_back(std::make_unique<CollectiveExecutor>(&box_, &table_));
     }
   }
 
@@ -160,15 +160,16 @@ class CrossProcessAllReduceTest : public ::testing::Test {
     }
   }
 
+  AllReduceTable table_;   // what the executors' backends provide
   CollectiveMailbox box_;  // outlives the executors
   std::vector<std::unique_ptr<XpuDevice>> devices_;
   std::vector<std::unique_ptr<CollectiveExecutor>> execs_;
 };
 
-TEST_F(CrossProcessAllReduceTest, Registered) {
-  EXPECT_TRUE(HasCrossProcessAllReduce("XPU"));
-  EXPECT_FALSE(HasCrossProcessAllReduce("NPU"));
-  EXPECT_FALSE(HasLocalAllReduce("XPU"));
+TEST_F(CrossProcessAllReduceTest, Provided) {
+  EXPECT_TRUE(table_.CrossProcessAllReduceFor("XPU") != nullptr);
+  EXPECT_TRUE(table_.CrossProcessAllReduceFor("NPU") == nullptr);
+  EXPECT_TRUE(table_.LocalAllReduceFor("XPU") == nullptr);
 }
 
 TEST_F(CrossProcessAllReduceTest, TakenByTheImplementation) {

@@ -120,7 +120,7 @@ struct Group {
   explicit Group(int n) {
     for (int r = 0; r < n; ++r) {
       devices.push_back(NewCpuDevice({.name = Dev(r), .num_threads = 1}));
-      execs.push_back(std::make_unique<CollectiveExecutor>(&transport, 4096));
+      execs.push_back(std::make_unique<CollectiveExecutor>(&transport, nullptr, 4096));
     }
   }
   // Runs every member's part at once; the results in rank order.

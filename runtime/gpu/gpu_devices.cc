@@ -94,9 +94,4 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
   return devices;
 }
 
-void RegisterGpuDevices() {
-  static std::once_flag once;
-  std::call_once(once, [] { RegisterDeviceFactory(kDeviceTypeGpu, CreateGpuDevices); });
-}
-
 }  // namespace sluice

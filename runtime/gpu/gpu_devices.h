@@ -1,16 +1,15 @@
-// The GPU backend's entry points: how many GPUs CUDA sees, and the factory
-// that makes one GpuDevice per visible GPU for CreateLocalDevices.
+// The GPU backend's devices: how many GPUs CUDA sees, and one GpuDevice per
+// visible GPU (what the GPU backend, ops/gpu/gpu_backend.h, makes).
 //
-//   RegisterGpuDevices();    // once, at start-up (ops/builtins does it)
-//   ASSIGN_OR_RETURN(auto devices, CreateLocalDevices(options));  // CPUs, then GPU:0..
+//   ASSIGN_OR_RETURN(auto devices, CreateGpuDevices(options));  // GPU:0..GPU:k-1
 //
 //   std::string why;
 //   if (VisibleGpuCount(&why) == 0) std::cout << "no GPU: " << why << "\n";
 //
 // No GPU is not an error: on a machine without a driver or device CUDA
 // reports an error, and the backend simply makes no devices. Built without
-// CUDA, VisibleGpuCount is 0 ("built without CUDA") and RegisterGpuDevices
-// registers nothing. Thread-safe.
+// CUDA, VisibleGpuCount is 0 ("built without CUDA") and CreateGpuDevices
+// makes none. Thread-safe.
 #ifndef SLUICE_RUNTIME_GPU_GPU_DEVICES_H_
 #define SLUICE_RUNTIME_GPU_GPU_DEVICES_H_
 
@@ -34,9 +33,6 @@ int VisibleGpuCount(std::string* why_none = nullptr);
 // supports it.
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
     const LocalDevicesOptions& options);
-
-// Registers CreateGpuDevices as the "GPU" device factory. Idempotent.
-void RegisterGpuDevices();
 
 }  // namespace sluice
 

@@ -19,6 +19,4 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
   return std::vector<std::unique_ptr<Device>>();
 }
 
-void RegisterGpuDevices() {}
-
 }  // namespace sluice

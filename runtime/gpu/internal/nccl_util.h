@@ -1,13 +1,13 @@
-// Helpers shared by the NCCL collectives (ops/gpu/nccl_collectives.cc and
-// ops/gpu/internal/nccl_peer_comm.cc): NCCL return codes as absl::Status,
+// Helpers shared by the NCCL collectives (runtime/gpu/nccl_collectives.cc and
+// runtime/gpu/internal/nccl_peer_comm.cc): NCCL return codes as absl::Status,
 // and Sluice's dtypes and reductions as NCCL's.
 //
 //   RETURN_IF_ERROR(internal::NcclStatus(ncclGroupEnd(), nullptr, what));
 //   ASSIGN_OR_RETURN(ncclDataType_t type, internal::NcclDataType(DT_FLOAT));
 //
 // Thread-safety: pure functions. Internal to ops/gpu; only built with NCCL.
-#ifndef SLUICE_OPS_GPU_INTERNAL_NCCL_UTIL_H_
-#define SLUICE_OPS_GPU_INTERNAL_NCCL_UTIL_H_
+#ifndef SLUICE_RUNTIME_GPU_INTERNAL_NCCL_UTIL_H_
+#define SLUICE_RUNTIME_GPU_INTERNAL_NCCL_UTIL_H_
 
 #include <nccl.h>
 
@@ -43,4 +43,4 @@ bool MembersShareAGpu(const std::vector<std::string>& uuids);
 }  // namespace internal
 }  // namespace sluice
 
-#endif  // SLUICE_OPS_GPU_INTERNAL_NCCL_UTIL_H_
+#endif  // SLUICE_RUNTIME_GPU_INTERNAL_NCCL_UTIL_H_

@@ -1,10 +1,8 @@
-// Built without NCCL (or without CUDA): nothing is registered and GPU
-// all-reduces take the executor's CPU ring.
-#include "ops/gpu/nccl_collectives.h"
+// Built without NCCL (or without CUDA): the GPU backend provides no
+// all-reduce, and GPU all-reduces take the executor's CPU ring.
+#include "runtime/gpu/nccl_collectives.h"
 
 namespace sluice {
-
-void RegisterNcclCollectives() {}
 
 bool NcclAvailable() { return false; }
 

@@ -1,6 +1,6 @@
 // Built with NCCL: the local (ncclCommInitAll) and cross-process
 // (ncclCommInitRank, internal/nccl_peer_comm.h) all-reduce for GPUs.
-#include "ops/gpu/nccl_collectives.h"
+#include "runtime/gpu/nccl_collectives.h"
 
 #include <nccl.h>
 
@@ -13,8 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
-#include "ops/gpu/internal/nccl_peer_comm.h"
-#include "ops/gpu/internal/nccl_util.h"
+#include "runtime/gpu/internal/nccl_peer_comm.h"
+#include "runtime/gpu/internal/nccl_util.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/gpu/gpu_device.h"
 
@@ -182,11 +182,6 @@ absl::Status NcclCrossProcessAllReduce(const CollectiveParams& params, const std
                                      .input = input,
                                      .done = std::move(done)});
   return absl::OkStatus();
-}
-
-void RegisterNcclCollectives() {
-  RegisterLocalAllReduce(kDeviceTypeGpu, &NcclLocalAllReduce);
-  RegisterCrossProcessAllReduce(kDeviceTypeGpu, &NcclCrossProcessAllReduce);
 }
 
 }  // namespace sluice

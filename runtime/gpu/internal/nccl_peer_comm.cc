@@ -1,4 +1,4 @@
-#include "ops/gpu/internal/nccl_peer_comm.h"
+#include "runtime/gpu/internal/nccl_peer_comm.h"
 
 #include <cuda_runtime_api.h>
 
@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
-#include "ops/gpu/internal/nccl_util.h"
+#include "runtime/gpu/internal/nccl_util.h"
 #include "runtime/gpu/cuda_status.h"
 
 namespace sluice {

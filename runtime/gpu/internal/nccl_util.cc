@@ -1,4 +1,4 @@
-#include "ops/gpu/internal/nccl_util.h"
+#include "runtime/gpu/internal/nccl_util.h"
 
 #include <string>
 

@@ -1,12 +1,12 @@
 // NCCL all-reduce for GPU members of a collective (runtime/collective).
 //
-//   RegisterNcclCollectives();   // RegisterGpuKernels does it
-//   // then a CollectiveExecutor runs every all-reduce whose members are all
-//   // GPUs with NCCL instead of the CPU ring (communication_hint "auto" or
-//   // "nccl"; "ring" keeps the CPU ring).
+//   // The GPU backend (ops/gpu/gpu_backend.h) provides them; a
+//   // CollectiveExecutor handed that backend runs every all-reduce whose
+//   // members are all GPUs with NCCL instead of the CPU ring
+//   // (communication_hint "auto" or "nccl"; "ring" keeps the CPU ring).
 //
-// Two implementations, registered under "GPU":
-//  - Local (RegisterLocalAllReduce): every member is a GPU of this process.
+// Two implementations, for "GPU":
+//  - Local (the GPU backend's LocalAllReduce): every member is a GPU of this process.
 //    One communicator per ordered list of GPU ordinals, made once with
 //    ncclCommInitAll and kept for the process; each all-reduce is one
 //    ncclGroupStart / ncclAllReduce per GPU on its compute stream (its
@@ -15,12 +15,12 @@
 //    fresh memory from each device's allocator; `done` runs as soon as the
 //    work is enqueued (later kernels on the same streams are ordered after
 //    it; asynchronous NCCL/CUDA errors surface in the step's device Sync).
-//  - Cross-process (RegisterCrossProcessAllReduce): the members are GPUs in
+//  - Cross-process (its CrossProcessAllReduce): the members are GPUs in
 //    several processes. Rank 0's ncclGetUniqueId travels to the others
 //    through the collective transport (Thrift between workers), each member
 //    makes its communicator with ncclCommInitRank once per group, and every
 //    all-reduce is launched in the order rank 0 chose
-//    (ops/gpu/internal/nccl_peer_comm.h); `done` runs when the GPU finished
+//    (runtime/gpu/internal/nccl_peer_comm.h); `done` runs when the GPU finished
 //    it, and a watchdog turns a dead peer into DeadlineExceeded instead of a
 //    hang. A dtype NCCL lacks leaves the collective to the CPU ring.
 //
@@ -37,8 +37,8 @@
 // Built without NCCL (or without CUDA) registration does nothing,
 // NcclAvailable() is false and the two functions fail with Unimplemented.
 // Thread-safe.
-#ifndef SLUICE_OPS_GPU_NCCL_COLLECTIVES_H_
-#define SLUICE_OPS_GPU_NCCL_COLLECTIVES_H_
+#ifndef SLUICE_RUNTIME_GPU_NCCL_COLLECTIVES_H_
+#define SLUICE_RUNTIME_GPU_NCCL_COLLECTIVES_H_
 
 #include <functional>
 #include <string>
@@ -51,9 +51,6 @@
 #include "runtime/tensor.h"
 
 namespace sluice {
-
-// Registers both implementations under "GPU". Idempotent.
-void RegisterNcclCollectives();
 
 // Whether this build has NCCL.
 bool NcclAvailable();
@@ -74,4 +71,4 @@ absl::Status NcclCrossProcessAllReduce(const CollectiveParams& params, const std
 
 }  // namespace sluice
 
-#endif  // SLUICE_OPS_GPU_NCCL_COLLECTIVES_H_
+#endif  // SLUICE_RUNTIME_GPU_NCCL_COLLECTIVES_H_

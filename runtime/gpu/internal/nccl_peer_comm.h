@@ -40,8 +40,8 @@
 //
 // Thread-safe. Communicators live until the process ends; the transport must
 // outlive the communicators made over it.
-#ifndef SLUICE_OPS_GPU_INTERNAL_NCCL_PEER_COMM_H_
-#define SLUICE_OPS_GPU_INTERNAL_NCCL_PEER_COMM_H_
+#ifndef SLUICE_RUNTIME_GPU_INTERNAL_NCCL_PEER_COMM_H_
+#define SLUICE_RUNTIME_GPU_INTERNAL_NCCL_PEER_COMM_H_
 
 #include <nccl.h>
 
@@ -178,4 +178,4 @@ class NcclPeerComm : public std::enable_shared_from_this<NcclPeerComm> {
 }  // namespace internal
 }  // namespace sluice
 
-#endif  // SLUICE_OPS_GPU_INTERNAL_NCCL_PEER_COMM_H_
+#endif  // SLUICE_RUNTIME_GPU_INTERNAL_NCCL_PEER_COMM_H_

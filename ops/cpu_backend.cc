@@ -1,0 +1,49 @@
+#include "ops/cpu_backend.h"
+
+#include "ops/array_ops.h"
+#include "ops/collective_ops.h"
+#include "ops/data_flow_ops.h"
+#include "ops/io_ops.h"
+#include "ops/math_ops.h"
+#include "ops/nn_ops.h"
+#include "ops/random_ops.h"
+#include "ops/state_ops.h"
+#include "ops/summary_ops.h"
+#include "ops/training_ops.h"
+#include "runtime/frame_ops.h"
+#include "runtime/local_devices.h"
+#include "runtime/sendrecv_ops.h"
+
+namespace sluice {
+namespace {
+
+class CpuBackend : public Backend {
+ public:
+  std::string device_type() const override { return kDeviceTypeCpu; }
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
+      const LocalDevicesOptions& options) const override {
+    return CreateLocalDevices(options);
+  }
+  void RegisterKernels(KernelRegistry* kernels) const override { RegisterCpuKernels(kernels); }
+};
+
+}  // namespace
+
+void RegisterCpuKernels(KernelRegistry* kernels) {
+  RegisterFrameKernels(kernels);
+  RegisterSendRecvKernels(kernels);
+  RegisterArrayKernels(kernels);
+  RegisterMathKernels(kernels);
+  RegisterNnKernels(kernels);
+  RegisterStateKernels(kernels);
+  RegisterRandomKernels(kernels);
+  RegisterTrainingKernels(kernels);
+  RegisterDataFlowKernels(kernels);
+  RegisterSummaryKernels(kernels);
+  RegisterIoKernels(kernels);
+  RegisterCollectiveKernels(kernels);
+}
+
+std::unique_ptr<Backend> NewCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace sluice
