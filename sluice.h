@@ -30,6 +30,7 @@
 #include "placement/auto_placer.h"
 #include "placement/pipeline.h"
 #include "placement/replicate.h"
+#include "runtime/direct_session.h"
 #include "runtime/freeze_graph.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"

@@ -17,6 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
+#include "runtime/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, reps, 200, "timed runs per graph");

@@ -37,6 +37,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
 #include "ops/gpu/matmul_precision.h"
+#include "runtime/direct_session.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 

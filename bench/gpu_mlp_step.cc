@@ -26,6 +26,7 @@
 #include "bench/bench_util.h"
 #include "examples/mlp_model.h"
 #include "ops/gpu/matmul_precision.h"
+#include "runtime/direct_session.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 

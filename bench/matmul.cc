@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
+#include "runtime/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(std::string, sizes, "256,1024,2048", "square matrix sizes, comma separated");

@@ -19,6 +19,7 @@
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
 #include "examples/mlp_model.h"
+#include "runtime/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, steps, 50, "timed steps");

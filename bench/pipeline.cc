@@ -30,6 +30,7 @@
 #include "bench/bench_util.h"
 #include "examples/dense_stage.h"
 #include "examples/mlp_model.h"
+#include "runtime/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, steps, 10, "timed steps per configuration");

@@ -25,6 +25,7 @@
 #include "bench/bench_util.h"
 #include "placement/auto_placer.h"
 #include "placement/colocation.h"
+#include "runtime/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(std::string, devices, "CPU:0,CPU:1", "DeviceSpecs of the two (or more) devices");

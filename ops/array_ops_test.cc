@@ -12,6 +12,7 @@
 #include "ops/builtins.h"
 #include "ops/gradients.h"
 #include "ops/testutil/gradient_checker.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

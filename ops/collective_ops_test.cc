@@ -13,6 +13,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "runtime/device.h"
+#include "runtime/direct_session.h"
 #include "runtime/executor.h"
 #include "runtime/session.h"
 

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

@@ -15,6 +15,7 @@
 #include "ops/builtins.h"
 #include "ops/internal/checkpoint_shard.h"
 #include "runtime/atomic_file.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "ops/builtins.h"
 #include "ops/testutil/gradient_checker.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
 

@@ -8,6 +8,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "runtime/device.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

@@ -15,6 +15,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/histogram.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

@@ -10,6 +10,7 @@
 #include "ops/builtins.h"
 #include "ops/state_ops.h"
 #include "runtime/device.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

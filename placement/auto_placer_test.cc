@@ -19,6 +19,7 @@
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
 #include "placement/colocation.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

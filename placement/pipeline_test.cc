@@ -17,6 +17,7 @@
 #include "ops/nn_ops.h"
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

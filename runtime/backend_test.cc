@@ -11,6 +11,7 @@
 #include "graph/scope.h"
 #include "graph/status_macros.h"
 #include "gtest/gtest.h"
+#include "runtime/direct_session.h"
 #include "runtime/frame_ops.h"
 #include "runtime/session.h"
 

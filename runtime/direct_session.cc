@@ -2,6 +2,8 @@
 // devices (placement/compile_signature.h), builds its partitions' executors
 // and runs them (runtime/step_partitions.h): the step engine the worker
 // uses too. Compiled signatures are cached per (feeds, fetches, targets).
+#include "runtime/direct_session.h"
+
 #include <memory>
 
 #include "absl/strings/str_cat.h"

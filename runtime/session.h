@@ -1,8 +1,9 @@
 // Session: runs a graph — feeds in, fetches out, targets run for effect —
 // with variables that persist across runs.
 //
-//   SessionOptions opts;  opts.ops = BuiltinOps();  opts.kernels = BuiltinKernels();
-//   ASSIGN_OR_RETURN(std::unique_ptr<Session> sess, NewSession(opts, graph_def));
+//   SessionOptions opts = BuiltinSessionOptions();        // ops/builtins.h
+//   ASSIGN_OR_RETURN(std::unique_ptr<Session> sess,
+//                    NewSession(opts, graph_def));       // runtime/direct_session.h
 //   RETURN_IF_ERROR(sess->Run({}, {}, {"init"}).status());
 //   ASSIGN_OR_RETURN(std::vector<Tensor> out,
 //                    sess->Run({{"x:0", batch}}, {"loss:0"}, {"train"}));
@@ -119,12 +120,6 @@ class Session {
 
   virtual absl::Status Close() = 0;
 };
-
-// A local session over this process's devices. The graph is copied.
-absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
-                                                    const GraphDef& def);
-absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
-                                                    const Graph& graph);
 
 }  // namespace sluice
 

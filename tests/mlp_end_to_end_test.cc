@@ -4,6 +4,7 @@
 
 #include "examples/mlp_model.h"
 #include "gtest/gtest.h"
+#include "runtime/direct_session.h"
 #include "sluice.h"
 #include "tools/runner_lib.h"
 

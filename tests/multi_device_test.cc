@@ -23,6 +23,7 @@
 #include "ops/math_ops.h"
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

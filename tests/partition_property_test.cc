@@ -19,6 +19,7 @@
 #include "ops/math_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/state_ops.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

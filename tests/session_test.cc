@@ -1,5 +1,6 @@
 // The local Session end to end with the built-in ops: feeds, fetches,
 // pruning, errors, variables, tracing, placement requests, concurrency.
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 #include <thread>

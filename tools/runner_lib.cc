@@ -19,6 +19,7 @@
 #include "graph/graph_def_io.h"
 #include "graph/status_macros.h"
 #include "ops/builtins.h"
+#include "runtime/direct_session.h"
 #include "runtime/npy.h"
 
 ABSL_FLAG(std::string, graph, "", "GraphDef file to run, binary (.pb) or text (.pbtxt)");

@@ -6,6 +6,7 @@
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
+#include "runtime/direct_session.h"
 
 namespace sluice {
 

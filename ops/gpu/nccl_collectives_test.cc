@@ -1,3 +1,4 @@
+#include "runtime/direct_session.h"
 #include "runtime/gpu/nccl_collectives.h"
 
 #include <string>

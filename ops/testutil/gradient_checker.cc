@@ -7,6 +7,7 @@
 #include "graph/gradients.h"
 #include "graph/status_macros.h"
 #include "ops/builtins.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {

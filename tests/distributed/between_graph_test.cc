@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "runtime/direct_session.h"
 #include "training/checkpoint/checkpoint_state.h"
 #include "training/checkpoint/saver.h"
 #include "distributed/cluster/cluster_spec.h"

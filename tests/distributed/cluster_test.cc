@@ -28,6 +28,7 @@
 #include "distributed/cluster/launcher.h"
 #include "distributed/cluster_session.h"
 #include "gtest/gtest.h"
+#include "runtime/direct_session.h"
 #include "tests/distributed/test_credentials.h"
 #include "ops/io_ops.h"
 #include "sluice.h"

@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "examples/mlp_model.h"
 #include "gtest/gtest.h"
+#include "runtime/direct_session.h"
 #include "tests/distributed/test_credentials.h"
 #include "sluice.h"
 #include "tests/distributed/multi_worker_testutil.h"

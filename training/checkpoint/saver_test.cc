@@ -17,6 +17,7 @@
 #include "ops/io_ops.h"
 #include "ops/state_ops.h"
 #include "runtime/atomic_file.h"
+#include "runtime/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
