@@ -97,6 +97,18 @@ void StepPartitions::RunAsync(Executor::Args args, std::function<void(absl::Stat
 }
 
 absl::Status StepPartitions::Run(const Executor::Args& args) const {
+  if (parts_.size() == 1) {
+    // The common local step: no barrier, no hand-off (executor_empty_run
+    // pays ~0.4 us for them), the same outcome.
+    absl::Status s = parts_[0].executor->Run(args);
+    if (s.ok()) return s;
+    ResetCollectives(args.collective_executor, s);
+    if (args.rendezvous != nullptr) {
+      absl::Status cause = args.rendezvous->abort_status();
+      if (!cause.ok()) return cause;
+    }
+    return s;
+  }
   absl::Notification finished;
   absl::Status status;
   RunAsync(args, [&](absl::Status s) {
