@@ -249,12 +249,20 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
   absl::Notification all_done;
   absl::Status status;
   // The step engine's fan-in (runtime/step_barrier.h), over one RunGraph
-  // per task; its root cause is the step's error.
-  StepBarrier* barrier = StepBarrier::Create(n, nullptr, [&](absl::Status s) {
-    status = std::move(s);
-    all_done.Notify();
-  });
-  std::atomic<bool> aborted{false};
+  // per task; its root cause is the step's error. The first failure stops
+  // the step everywhere else, so that nobody waits for that task's tensors
+  // until the deadline.
+  StepBarrier* barrier = StepBarrier::Create(
+      n,
+      [&c, step_id](int failed, const absl::Status& s) {
+        for (int j = 0; j < static_cast<int>(c->parts.size()); ++j) {
+          if (j != failed) (void)c->parts[j].worker->AbortStep(step_id, s);
+        }
+      },
+      [&](absl::Status s) {
+        status = std::move(s);
+        all_done.Notify();
+      });
   auto run_part = [&, step_id](int i, const StepBarrier::StatusCallback& report) {
     const TaskPart& p = c->parts[i];
     RunGraphArgs args;
@@ -263,20 +271,12 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
     args.timeout_ms = options_.step_timeout_ms;
     for (int a : p.arg_indices) args.feeds[a] = feeds[a].second;
     args.retval_indices = p.retval_indices;
-    absl::Status s = p.worker->RunGraph(args, &results[i]);
-    if (!s.ok() && !aborted.exchange(true)) {
-      // Stop the step everywhere else, so that nobody waits for this
-      // task's tensors until the deadline.
-      for (int j = 0; j < n; ++j) {
-        if (j != i) (void)c->parts[j].worker->AbortStep(step_id, s);
-      }
-    }
-    report(s);
+    report(p.worker->RunGraph(args, &results[i]));
   };
   for (int i = 1; i < n; ++i) {
-    pool_.Schedule([&run_part, i, report = barrier->Get()] { run_part(i, report); });
+    pool_.Schedule([&run_part, i, report = barrier->Get(i)] { run_part(i, report); });
   }
-  if (n > 0) run_part(0, barrier->Get());
+  if (n > 0) run_part(0, barrier->Get(0));
   // A step with nothing to run (no fetches, no targets) has no parts and
   // is done at once (it waited forever: found by service_handlers_test).
   all_done.WaitForNotification();

@@ -176,11 +176,7 @@ absl::Status Worker::Impl::Init() {
   }
   LocalDevicesOptions local = options_.devices;
   local.name_prefix = options_.task;
-  if (options_.backends != nullptr) {
-    ASSIGN_OR_RETURN(devices_, options_.backends->CreateDevices(local));
-  } else {
-    ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
-  }
+  ASSIGN_OR_RETURN(devices_, CreateDevices(options_.backends, local));
   for (const auto& d : devices_) device_by_name_[d->name()] = d.get();
   return absl::OkStatus();
 }

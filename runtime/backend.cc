@@ -58,4 +58,9 @@ CrossProcessAllReduceImpl BackendRegistry::CrossProcessAllReduceFor(
   return b == nullptr ? nullptr : b->CrossProcessAllReduce();
 }
 
+absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
+    const BackendRegistry* backends, const LocalDevicesOptions& options) {
+  return backends != nullptr ? backends->CreateDevices(options) : CreateLocalDevices(options);
+}
+
 }  // namespace sluice

@@ -80,6 +80,11 @@ class BackendRegistry : public AllReduceProvider {
   std::vector<std::unique_ptr<Backend>> backends_;
 };
 
+// What a session or worker runs on: `backends`' devices, or this process's
+// CPU devices alone when `backends` is null (runtime/local_devices.h).
+absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
+    const BackendRegistry* backends, const LocalDevicesOptions& options);
+
 }  // namespace sluice
 
 #endif  // SLUICE_RUNTIME_BACKEND_H_

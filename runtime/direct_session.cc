@@ -77,11 +77,7 @@ absl::Status DirectSession::Init(const GraphDef& def) {
   local.gpu_memory_limit = options_.gpu_memory_limit;
   local.gpu_memory_fraction = options_.gpu_memory_fraction;
   local.gpu_poison_allocations = options_.gpu_poison_allocations;
-  if (options_.backends != nullptr) {
-    ASSIGN_OR_RETURN(devices_, options_.backends->CreateDevices(local));
-  } else {
-    ASSIGN_OR_RETURN(devices_, CreateLocalDevices(local));
-  }
+  ASSIGN_OR_RETURN(devices_, CreateDevices(options_.backends, local));
   absl::MutexLock lock(&mu_);
   graph_ = std::make_unique<Graph>(options_.ops);
   return ImportGraphDef(def, graph_.get());

@@ -4,9 +4,7 @@
 
 namespace sluice {
 
-StepBarrier* StepBarrier::Create(int parts,
-                                 std::function<void(const absl::Status&)> on_first_error,
-                                 StatusCallback done) {
+StepBarrier* StepBarrier::Create(int parts, ErrorCallback on_first_error, StatusCallback done) {
   if (parts <= 0) {
     done(absl::OkStatus());
     return nullptr;
@@ -14,19 +12,18 @@ StepBarrier* StepBarrier::Create(int parts,
   return new StepBarrier(parts, std::move(on_first_error), std::move(done));
 }
 
-StepBarrier::StepBarrier(int parts, std::function<void(const absl::Status&)> on_first_error,
-                         StatusCallback done)
+StepBarrier::StepBarrier(int parts, ErrorCallback on_first_error, StatusCallback done)
     : on_first_error_(std::move(on_first_error)), done_(std::move(done)), pending_(parts) {}
 
-StepBarrier::StatusCallback StepBarrier::Get() {
-  return [this](absl::Status s) { Report(s); };
+StepBarrier::StatusCallback StepBarrier::Get(int part) {
+  return [this, part](absl::Status s) { Report(part, s); };
 }
 
 bool StepBarrier::IsEcho(const absl::Status& s) {
   return s.code() == absl::StatusCode::kAborted || s.code() == absl::StatusCode::kCancelled;
 }
 
-void StepBarrier::Report(const absl::Status& s) {
+void StepBarrier::Report(int part, const absl::Status& s) {
   bool first_error = false;
   {
     absl::MutexLock lock(&mu_);
@@ -37,7 +34,7 @@ void StepBarrier::Report(const absl::Status& s) {
   }
   // Outside the lock (stopping the others makes them report), and before
   // this part counts as done, so that the barrier outlives the call.
-  if (first_error && on_first_error_) on_first_error_(s);
+  if (first_error && on_first_error_) on_first_error_(part, s);
   absl::Status root;
   {
     absl::MutexLock lock(&mu_);

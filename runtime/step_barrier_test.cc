@@ -13,12 +13,12 @@ TEST(StepBarrierTest, DoneOnceAfterEveryPartWithOkWhenAllSucceed) {
   int done_calls = 0, first_error_calls = 0;
   absl::Status result = absl::UnknownError("unset");
   StepBarrier* b = StepBarrier::Create(
-      3, [&](const absl::Status&) { ++first_error_calls; },
+      3, [&](int, const absl::Status&) { ++first_error_calls; },
       [&](absl::Status s) {
         ++done_calls;
         result = s;
       });
-  auto r1 = b->Get(), r2 = b->Get(), r3 = b->Get();
+  auto r1 = b->Get(0), r2 = b->Get(1), r3 = b->Get(2);
   r1(absl::OkStatus());
   r2(absl::OkStatus());
   EXPECT_EQ(done_calls, 0);
@@ -32,9 +32,9 @@ TEST(StepBarrierTest, TheRootCauseWinsOverEchoesWhicheverComesFirst) {
   std::vector<absl::Status> first_errors;
   absl::Status result;
   StepBarrier* b = StepBarrier::Create(
-      3, [&](const absl::Status& s) { first_errors.push_back(s); },
+      3, [&](int, const absl::Status& s) { first_errors.push_back(s); },
       [&](absl::Status s) { result = s; });
-  auto r1 = b->Get(), r2 = b->Get(), r3 = b->Get();
+  auto r1 = b->Get(0), r2 = b->Get(1), r3 = b->Get(2);
   r1(absl::CancelledError("stopped because of another part"));
   r2(absl::UnavailableError("task 2 is gone"));
   r3(absl::AbortedError("aborted"));
@@ -47,7 +47,7 @@ TEST(StepBarrierTest, TheRootCauseWinsOverEchoesWhicheverComesFirst) {
 TEST(StepBarrierTest, OnlyEchoesGiveTheFirstEcho) {
   absl::Status result;
   StepBarrier* b = StepBarrier::Create(2, nullptr, [&](absl::Status s) { result = s; });
-  auto r1 = b->Get(), r2 = b->Get();
+  auto r1 = b->Get(0), r2 = b->Get(1);
   r1(absl::AbortedError("first"));
   r2(absl::CancelledError("second"));
   EXPECT_EQ(result.message(), "first");
@@ -68,7 +68,7 @@ TEST(StepBarrierTest, ConcurrentReportsAndASlowFirstErrorHandler) {
     constexpr int kParts = 8;
     StepBarrier* b = StepBarrier::Create(
         kParts,
-        [&](const absl::Status&) {
+        [&](int, const absl::Status&) {
           handler_running = true;
           std::this_thread::sleep_for(std::chrono::milliseconds(2));
           handler_running = false;
@@ -79,7 +79,7 @@ TEST(StepBarrierTest, ConcurrentReportsAndASlowFirstErrorHandler) {
         });
     std::vector<std::thread> threads;
     for (int i = 0; i < kParts; ++i) {
-      threads.emplace_back([r = b->Get(), i] {
+      threads.emplace_back([r = b->Get(i), i] {
         r(i == 3 ? absl::InternalError("boom") : absl::OkStatus());
       });
     }

@@ -51,14 +51,22 @@ absl::StatusOr<std::unique_ptr<StepPartitions>> StepPartitions::Build(
   return out;
 }
 
-void StepPartitions::ResetCollectives(CollectiveExecutor* collectives,
-                                      const absl::Status& cause) const {
-  if (collectives == nullptr) return;
+void StepPartitions::StopStep(const Executor::Args& args, const absl::Status& cause) const {
+  // The failed executor aborted the rendezvous already; an abort from
+  // outside may have come first and is kept.
+  if (args.rendezvous != nullptr) args.rendezvous->StartAbort(cause);
+  if (args.collective_executor == nullptr) return;
   for (int64_t group : collective_groups_) {
-    collectives->ResetGroup(
+    args.collective_executor->ResetGroup(
         group, absl::AbortedError(absl::StrCat("collective group ", group,
                                                " reset: the step failed: ", cause.message())));
   }
+}
+
+absl::Status StepPartitions::RootCause(const Executor::Args& args, absl::Status failure) {
+  if (failure.ok() || args.rendezvous == nullptr) return failure;
+  absl::Status cause = args.rendezvous->abort_status();
+  return cause.ok() ? failure : cause;
 }
 
 void StepPartitions::RunAsync(Executor::Args args, std::function<void(absl::Status)> done) const {
@@ -69,45 +77,28 @@ void StepPartitions::RunAsync(Executor::Args args, std::function<void(absl::Stat
     own = std::make_shared<LocalRendezvous>();
     args.rendezvous = own.get();
   }
-  Rendezvous* rendezvous = args.rendezvous;
-  CollectiveExecutor* collectives = args.collective_executor;
   StepBarrier* barrier = StepBarrier::Create(
       static_cast<int>(parts_.size()),
-      [this, rendezvous, collectives](const absl::Status& s) {
-        // The executor aborted the rendezvous already; an abort from
-        // outside may have come first and is kept.
-        if (rendezvous != nullptr) rendezvous->StartAbort(s);
-        ResetCollectives(collectives, s);
-      },
-      [own, rendezvous, done = std::move(done)](absl::Status s) {
-        if (!s.ok() && rendezvous != nullptr) {
-          absl::Status cause = rendezvous->abort_status();
-          if (!cause.ok()) s = cause;
-        }
-        done(s);
-      });
+      [this, args](int, const absl::Status& s) { StopStep(args, s); },
+      [own, args, done = std::move(done)](absl::Status s) { done(RootCause(args, s)); });
   if (barrier == nullptr) return;  // no partitions: done already ran
   // Each partition starts on its own device's pool; the last one here.
-  for (size_t i = 0; i + 1 < parts_.size(); ++i) {
+  const int last = static_cast<int>(parts_.size()) - 1;
+  for (int i = 0; i < last; ++i) {
     const Part* p = &parts_[i];
     p->device->thread_pool()->Schedule(
-        [p, args, report = barrier->Get()] { p->executor->RunAsync(args, report); });
+        [p, args, report = barrier->Get(i)] { p->executor->RunAsync(args, report); });
   }
-  parts_.back().executor->RunAsync(args, barrier->Get());
+  parts_[last].executor->RunAsync(args, barrier->Get(last));
 }
 
 absl::Status StepPartitions::Run(const Executor::Args& args) const {
   if (parts_.size() == 1) {
-    // The common local step: no barrier, no hand-off (executor_empty_run
-    // pays ~0.4 us for them), the same outcome.
+    // The common local step, without the barrier and the hand-off
+    // (executor_empty_run pays ~0.4 us for them); the same outcome.
     absl::Status s = parts_[0].executor->Run(args);
-    if (s.ok()) return s;
-    ResetCollectives(args.collective_executor, s);
-    if (args.rendezvous != nullptr) {
-      absl::Status cause = args.rendezvous->abort_status();
-      if (!cause.ok()) return cause;
-    }
-    return s;
+    if (!s.ok()) StopStep(args, s);
+    return RootCause(args, s);
   }
   absl::Notification finished;
   absl::Status status;

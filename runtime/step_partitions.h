@@ -74,7 +74,11 @@ class StepPartitions {
 
  private:
   StepPartitions() = default;
-  void ResetCollectives(CollectiveExecutor* collectives, const absl::Status& cause) const;
+  // After the first failure: aborts the step's rendezvous and resets the
+  // partitions' collective groups.
+  void StopStep(const Executor::Args& args, const absl::Status& cause) const;
+  // The step's error: the rendezvous's abort status when set, else `failure`.
+  static absl::Status RootCause(const Executor::Args& args, absl::Status failure);
 
   std::vector<Part> parts_;
   std::vector<int64_t> collective_groups_;
