@@ -4,18 +4,22 @@
 //
 //   bazel run //bench:gpu_mlp_step [-- --steps=200 --warmup=20]
 //
-// Two variants, each the median step time over --steps after --warmup, the
+// Four variants, each the median step time over --steps after --warmup, the
 // loss fetched every step (as PyTorch's loss.item()):
 //   gpu_mlp_step: X ms            the batch fed from host memory each step
-//   gpu_mlp_step_resident: Y ms   the batch already on the GPU (the model's
-//                                 x and labels read variables filled once),
+//   gpu_mlp_step_resident: Y ms   the batch already on the GPU (x reads a
+//                                 variable filled once, labels a GPU Const),
 //                                 which leaves the host->device copy out
+// each with step capture (the default: replayed as a CUDA graph once its
+// shapes repeat; `_replayed_steps` says how many timed steps were) and as
+// `..._executor` without it (SessionOptions::capture_steps = false).
 // The placer puts the nodes (no device requested) on the GPU where it has
 // kernels; `#` lines say how many ended elsewhere. MatMuls run in the
 // process-wide precision (SLUICE_GPU_MATMUL, default fp32). Without a GPU it
 // prints `gpu: none (<reason>)` and exits 0.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,31 +64,75 @@ int ReportPlacement(const char* variant, const RunMetadata& md) {
   return off_gpu;
 }
 
-// The model's graph with Placeholders x and labels replaced by Identities of
-// variables "x_resident" (GPU:0) and "labels_resident", filled by the
-// returned initializers from Placeholders "x_resident_init" and
-// "labels_resident_init".
-absl::StatusOr<GraphDef> ResidentBatchGraph(MlpModel& m, int64_t batch, int64_t features) {
+// The model's graph with Placeholder x replaced by an Identity of variable
+// "x_resident" (GPU:0), filled by the returned initializer "x_resident_assign"
+// from Placeholder "x_resident_init", and Placeholder labels by a Const on
+// GPU:0 holding `labels` (int32 stays in host memory there, as in
+// TensorFlow).
+absl::StatusOr<GraphDef> ResidentBatchGraph(MlpModel& m, int64_t batch, int64_t features,
+                                            const Tensor& labels) {
   Scope s = m.scope;
   Scope gpu = s.WithDevice(kGpu);
   Output x_var = ops::Variable(gpu.WithOpName("x_resident"), TensorShape({batch, features}),
                                DT_FLOAT);
   Output x_init = ops::Placeholder(gpu.WithOpName("x_resident_init"), DT_FLOAT);
   ops::Assign(gpu.WithOpName("x_resident_assign"), x_var, x_init);
-  Output y_var = ops::Variable(s.WithOpName("labels_resident"), TensorShape({batch}), DT_INT32);
-  Output y_init = ops::Placeholder(s.WithOpName("labels_resident_init"), DT_INT32);
-  ops::Assign(s.WithOpName("labels_resident_assign"), y_var, y_init);
   RETURN_IF_ERROR(s.status());
   ASSIGN_OR_RETURN(GraphDef def, s.ToGraphDef());
   for (NodeDef& n : *def.mutable_node()) {
-    if (n.name() != "x" && n.name() != "labels") continue;
-    const bool is_x = n.name() == "x";
-    n.set_op("Identity");
-    n.mutable_attr()->clear();
-    (*n.mutable_attr())["T"] = MakeAttr(is_x ? DT_FLOAT : DT_INT32);
-    n.add_input(is_x ? "x_resident" : "labels_resident");
+    if (n.name() == "x") {
+      n.set_op("Identity");
+      n.mutable_attr()->clear();
+      (*n.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
+      n.add_input("x_resident");
+    } else if (n.name() == "labels") {
+      n.set_op("Const");
+      n.set_device(kGpu);
+      n.mutable_attr()->clear();
+      (*n.mutable_attr())["dtype"] = MakeAttr(DT_INT32);
+      tensorflow::TensorProto value;
+      labels.ToProto(&value);
+      *(*n.mutable_attr())["value"].mutable_tensor() = value;
+    }
   }
   return def;
+}
+
+// Times one variant: a first step reporting placement, `warmup` steps, then
+// the median of `steps` (the loss read every step). Prints NAME, its loss
+// after, how many nodes left GPU:0 and whether the timed steps were replays.
+absl::Status TimeVariant(
+    const std::string& name, const char* label, int warmup, int steps,
+    const std::function<absl::StatusOr<std::vector<Tensor>>(const RunOptions&, RunMetadata*)>&
+        run) {
+  RunOptions first;
+  first.output_partition_graphs = true;
+  RunMetadata md;
+  RETURN_IF_ERROR(run(first, &md).status());
+  std::printf("%s_nodes_off_gpu: %d nodes\n", name.c_str(), ReportPlacement(label, md));
+  absl::Status status;
+  float loss = 0;
+  int replayed = 0;
+  auto step = [&] {
+    RunMetadata step_md;
+    absl::StatusOr<std::vector<Tensor>> out = run({}, &step_md);
+    if (!out.ok()) {
+      status = out.status();
+    } else {
+      loss = (*out)[0].scalar<float>();
+      replayed += step_md.step_replayed ? 1 : 0;
+    }
+  };
+  for (int i = 0; i < warmup; ++i) step();
+  RETURN_IF_ERROR(status);
+  replayed = 0;
+  std::vector<double> ms = bench::TimeRepeated(steps, step);
+  RETURN_IF_ERROR(status);
+  std::printf("%s: %.3f ms\n", name.c_str(), bench::Median(ms));
+  std::printf("%s_loss_after: %.4f\n", name.c_str(), loss);
+  std::printf("%s_replayed_steps: %d of %d\n", name.c_str(), replayed, steps);
+  std::fflush(stdout);
+  return absl::OkStatus();
 }
 
 absl::Status Main() {
@@ -106,72 +154,40 @@ absl::Status Main() {
   std::vector<Dataset> batches;
   for (int i = 0; i < 16; ++i) batches.push_back(Batch(data, int64_t{i} * batch, batch));
 
-  // Fed from the host.
-  {
+  // Fed from the host, with and without step capture (a CUDA graph per
+  // step once its shapes repeat: SessionOptions::capture_steps).
+  for (const bool capture : {true, false}) {
+    const std::string name = capture ? "gpu_mlp_step" : "gpu_mlp_step_executor";
     ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
-    ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                     NewSession(BuiltinSessionOptions(), *m.scope.graph()));
+    SessionOptions options = BuiltinSessionOptions();
+    options.capture_steps = capture;
+    ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *m.scope.graph()));
     RETURN_IF_ERROR(session->Run({}, {}, {m.init}).status());
-    absl::Status status;
-    float loss = 0;
     int next = 0;
-    auto step = [&](const RunOptions& ro, RunMetadata* md) {
+    RETURN_IF_ERROR(TimeVariant(name, "fed", warmup, steps, [&](const RunOptions& ro,
+                                                                RunMetadata* md) {
       const Dataset& b = batches[next++ % batches.size()];
-      absl::StatusOr<std::vector<Tensor>> out =
-          session->Run({{m.x, b.x}, {m.labels, b.y}}, {m.loss}, {m.train}, ro, md);
-      if (!out.ok()) {
-        status = out.status();
-      } else {
-        loss = (*out)[0].scalar<float>();
-      }
-    };
-    RunOptions ro;
-    ro.output_partition_graphs = true;
-    RunMetadata md;
-    step(ro, &md);
-    RETURN_IF_ERROR(status);
-    std::printf("gpu_mlp_step_nodes_off_gpu: %d nodes\n", ReportPlacement("fed", md));
-    for (int i = 0; i < warmup; ++i) step({}, nullptr);
-    RETURN_IF_ERROR(status);
-    std::vector<double> ms = bench::TimeRepeated(steps, [&] { step({}, nullptr); });
-    RETURN_IF_ERROR(status);
-    std::printf("gpu_mlp_step: %.3f ms\n", bench::Median(ms));
-    std::printf("gpu_mlp_step_loss_after: %.4f\n", loss);
-    std::fflush(stdout);
+      return session->Run({{m.x, b.x}, {m.labels, b.y}}, {m.loss}, {m.train}, ro, md);
+    }));
   }
 
   // The batch already on the GPU.
-  {
+  for (const bool capture : {true, false}) {
+    const std::string name =
+        capture ? "gpu_mlp_step_resident" : "gpu_mlp_step_resident_executor";
     ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
-    ASSIGN_OR_RETURN(GraphDef def, ResidentBatchGraph(m, batch, config.layers[0]));
-    ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(BuiltinSessionOptions(), def));
-    RETURN_IF_ERROR(session
-                        ->Run({{"x_resident_init", batches[0].x},
-                               {"labels_resident_init", batches[0].y}},
-                              {}, {"init", "x_resident_assign", "labels_resident_assign"})
-                        .status());
-    RunOptions ro;
-    ro.output_partition_graphs = true;
-    RunMetadata md;
-    RETURN_IF_ERROR(session->Run({}, {"loss"}, {"train"}, ro, &md).status());
-    std::printf("gpu_mlp_step_resident_nodes_off_gpu: %d nodes\n", ReportPlacement("resident", md));
-    absl::Status status;
-    float loss = 0;
-    auto step = [&] {
-      absl::StatusOr<std::vector<Tensor>> out = session->Run({}, {"loss"}, {"train"});
-      if (!out.ok()) {
-        status = out.status();
-      } else {
-        loss = (*out)[0].scalar<float>();
-      }
-    };
-    for (int i = 0; i < warmup; ++i) step();
-    RETURN_IF_ERROR(status);
-    std::vector<double> ms = bench::TimeRepeated(steps, step);
-    RETURN_IF_ERROR(status);
-    std::printf("gpu_mlp_step_resident: %.3f ms\n", bench::Median(ms));
-    std::printf("gpu_mlp_step_resident_loss_after: %.4f\n", loss);
-    std::fflush(stdout);
+    ASSIGN_OR_RETURN(GraphDef def,
+                     ResidentBatchGraph(m, batch, config.layers[0], batches[0].y));
+    SessionOptions options = BuiltinSessionOptions();
+    options.capture_steps = capture;
+    ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, def));
+    RETURN_IF_ERROR(
+        session->Run({{"x_resident_init", batches[0].x}}, {}, {"init", "x_resident_assign"})
+            .status());
+    RETURN_IF_ERROR(TimeVariant(name, "resident", warmup, steps,
+                                [&](const RunOptions& ro, RunMetadata* md) {
+                                  return session->Run({}, {"loss"}, {"train"}, ro, md);
+                                }));
   }
   return absl::OkStatus();
 }

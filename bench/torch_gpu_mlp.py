@@ -11,11 +11,16 @@ Configurations, each measured in this one process:
   fed / resident    the batch copied from host memory each step (pinned,
                     non_blocking, its best) / already on the GPU
   sgd foreach       torch.optim.SGD(foreach=True), the fast default on CUDA
+  cuda graph        the whole resident step (forward, backward, SGD step)
+                    captured once by hand with torch.cuda.graph after a
+                    warm-up on a side stream (PyTorch's documented recipe),
+                    then replayed: g.replay(), loss.item(), synchronize
 Prints `torch_gpu_mlp_step_<precision>_<batch>: X ms` (median step) for each,
 then the figures gpu_mlp_step.cc is compared with, at its default float32
 precision:
-  torch_gpu_mlp_step: X ms            fp32, batch fed from the host
-  torch_gpu_mlp_step_resident: Y ms   fp32, batch on the GPU
+  torch_gpu_mlp_step: X ms              fp32, batch fed from the host
+  torch_gpu_mlp_step_resident: Y ms     fp32, batch on the GPU
+  torch_gpu_mlp_step_cuda_graph: Z ms   fp32, batch on the GPU, CUDA graph
 Without torch or CUDA it prints a `#` line saying why and exits 0.
 """
 import argparse
@@ -29,7 +34,7 @@ def median(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
-def measure(torch, tf32, resident, steps, warmup, batch):
+def measure(torch, tf32, resident, steps, warmup, batch, graph=False):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     dev = torch.device("cuda:0")
@@ -52,7 +57,29 @@ def measure(torch, tf32, resident, steps, warmup, batch):
             for _ in range(16)]
     on_gpu = [(x.to(dev), y.to(dev)) for x, y in host]
 
+    if graph:
+        static_x, static_y = on_gpu[0]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                opt.zero_grad(set_to_none=True)
+                loss_fn(model(static_x), static_y).backward()
+                opt.step()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            static_loss = loss_fn(model(static_x), static_y)
+            static_loss.backward()
+            opt.step()
+
     def step(i):
+        if graph:
+            g.replay()
+            value = static_loss.item()
+            torch.cuda.synchronize()
+            return value
         if resident:
             x, y = on_gpu[i % len(on_gpu)]
         else:
@@ -97,8 +124,12 @@ def main():
             name = f"{'tf32' if tf32 else 'fp32'}_{'resident' if resident else 'fed'}"
             results[name] = measure(torch, tf32, resident, a.steps, a.warmup, a.batch)
             print(f"torch_gpu_mlp_step_{name}: {results[name]:.3f} ms", flush=True)
+        name = f"{'tf32' if tf32 else 'fp32'}_cuda_graph"
+        results[name] = measure(torch, tf32, True, a.steps, a.warmup, a.batch, graph=True)
+        print(f"torch_gpu_mlp_step_{name}: {results[name]:.3f} ms", flush=True)
     print(f"torch_gpu_mlp_step: {results['fp32_fed']:.3f} ms")
     print(f"torch_gpu_mlp_step_resident: {results['fp32_resident']:.3f} ms")
+    print(f"torch_gpu_mlp_step_cuda_graph: {results['fp32_cuda_graph']:.3f} ms")
     return 0
 
 

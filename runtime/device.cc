@@ -22,6 +22,14 @@ absl::Status Device::CopyWithinDevice(const Tensor& src, Tensor* dst) {
   if (src.TotalBytes() > 0) std::memcpy(dst->raw_data(), src.raw_data(), src.TotalBytes());
   return absl::OkStatus();
 }
+absl::Status Device::BeginCapture() {
+  return absl::UnimplementedError(absl::StrCat(name(), " cannot capture a step"));
+}
+
+absl::StatusOr<std::unique_ptr<CapturedWork>> Device::EndCapture() {
+  return absl::FailedPreconditionError(absl::StrCat(name(), " is not capturing"));
+}
+
 namespace {
 
 class CpuDevice : public Device {

@@ -20,6 +20,15 @@
 
 namespace sluice {
 
+// The work of one step recorded by Device::BeginCapture/EndCapture (a CUDA
+// graph on a GPU). Replay queues it again, on the same memory, ordered like
+// a kernel; the device's Sync waits for it.
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+  virtual absl::Status Replay() = 0;
+};
+
 inline constexpr char kDeviceTypeCpu[] = "CPU";
 inline constexpr char kDeviceTypeGpu[] = "GPU";
 
@@ -58,6 +67,19 @@ class Device {
   virtual absl::Status CopyWithinDevice(const Tensor& src, Tensor* dst);
   // Waits until every queued kernel and copy is done; their first error.
   virtual absl::Status Sync() { return absl::OkStatus(); }
+
+  // Step capture (runtime/step_replay.h): whether BeginCapture can work.
+  virtual bool can_capture() const { return false; }
+  // Between BeginCapture and
+  // EndCapture the work this device's kernels and device-to-device copies
+  // queue is recorded instead of run, host<->device copies fail, and Sync
+  // returns at once; every block allocated meanwhile stays reserved for the
+  // recording until the CapturedWork is gone. The caller keeps every other
+  // user of the device out for the duration. Unimplemented by default.
+  virtual absl::Status BeginCapture();
+  // Ends the recording. A failure (a copy or call that cannot be recorded)
+  // ends it too.
+  virtual absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture();
 
  protected:
   Device(std::string name, std::string device_type)

@@ -20,6 +20,7 @@
 #include "runtime/session.h"
 #include "runtime/signature_cache.h"
 #include "runtime/step_partitions.h"
+#include "runtime/step_replay.h"
 
 namespace sluice {
 namespace {
@@ -28,6 +29,8 @@ namespace {
 struct LocalSignature {
   ClientGraph client;
   std::unique_ptr<StepPartitions> partitions;
+  // Set for a one-partition step on a device that can record it.
+  std::unique_ptr<StepReplay> replay;
 };
 
 class DirectSession : public Session {
@@ -46,6 +49,8 @@ class DirectSession : public Session {
   absl::Status Close() override;
 
  private:
+  // Runs a step whose signature may be recorded and replayed.
+  absl::Status RunReplayable(const LocalSignature& c, const Executor::Args& args, bool* replayed);
   absl::StatusOr<std::shared_ptr<LocalSignature>> Compile(const std::vector<std::string>& feeds,
                                                           const std::vector<std::string>& fetches,
                                                           const std::vector<std::string>& targets);
@@ -58,6 +63,11 @@ class DirectSession : public Session {
   CollectiveMailbox collective_mailbox_;
   CollectiveExecutor collectives_{&collective_mailbox_, options_.backends};
   std::atomic<int64_t> next_step_id_{1};
+  // Steps hold it shared; a step that records (StepReplay) holds it
+  // exclusively, so nothing else queues work on its device meanwhile. Used
+  // only when some device can record.
+  absl::Mutex steps_mu_;
+  bool any_device_can_capture_ = false;
   SignatureCache<LocalSignature> signatures_;
   mutable absl::Mutex mu_;
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
@@ -78,6 +88,9 @@ absl::Status DirectSession::Init(const GraphDef& def) {
   local.gpu_memory_fraction = options_.gpu_memory_fraction;
   local.gpu_poison_allocations = options_.gpu_poison_allocations;
   ASSIGN_OR_RETURN(devices_, CreateDevices(options_.backends, local));
+  for (const auto& d : devices_) {
+    any_device_can_capture_ |= options_.capture_steps && d->can_capture();
+  }
   absl::MutexLock lock(&mu_);
   graph_ = std::make_unique<Graph>(options_.ops);
   return ImportGraphDef(def, graph_.get());
@@ -118,6 +131,10 @@ absl::StatusOr<std::shared_ptr<LocalSignature>> DirectSession::Compile(
   ASSIGN_OR_RETURN(signature->partitions,
                    StepPartitions::Build(std::move(graphs), options_.ops, *options_.kernels));
   signature->client = std::move(c.client);
+  const std::vector<StepPartitions::Part>& parts = signature->partitions->parts();
+  if (options_.capture_steps && parts.size() == 1) {
+    signature->replay = StepReplay::Create(parts[0].device, parts[0].executor.get());
+  }
   return signature;
 }
 
@@ -146,8 +163,18 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   args.stats = collector.get();
   args.run_inline = options_.inter_op_parallelism == 1;
   args.collective_executor = &collectives_;
-  RETURN_IF_ERROR(c->partitions->Run(args));
+  bool replayed = false;
+  if (!any_device_can_capture_) {
+    RETURN_IF_ERROR(c->partitions->Run(args));
+  } else if (c->replay != nullptr) {
+    RETURN_IF_ERROR(RunReplayable(*c, args, &replayed));
+  } else {
+    // Kept out while a step of the same devices records.
+    absl::ReaderMutexLock lock(&steps_mu_);
+    RETURN_IF_ERROR(c->partitions->Run(args));
+  }
   if (metadata != nullptr) {
+    metadata->step_replayed = replayed;
     if (collector) metadata->step_stats = collector->Finish();
     if (options.output_partition_graphs) {
       metadata->partition_graphs.clear();
@@ -157,6 +184,20 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
     }
   }
   return std::move(frame.retvals);
+}
+
+absl::Status DirectSession::RunReplayable(const LocalSignature& c, const Executor::Args& args,
+                                          bool* replayed) {
+  // A step that would record takes the session's steps exclusively, but
+  // only if none is running: one may be waiting for another (a queue), and
+  // recording can wait for a later step.
+  if (c.replay->NeedsExclusiveDevice(*args.call_frame) && steps_mu_.TryLock()) {
+    absl::Status s = c.replay->Run(args, /*may_record=*/true, replayed);
+    steps_mu_.Unlock();
+    return s;
+  }
+  absl::ReaderMutexLock lock(&steps_mu_);
+  return c.replay->Run(args, /*may_record=*/false, replayed);
 }
 
 std::vector<std::string> DirectSession::ListDevices() const {

@@ -10,6 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "graph/algorithm.h"
 #include "graph/status_macros.h"
+#include "runtime/frame_ops.h"
 
 namespace sluice {
 namespace {
@@ -44,6 +45,8 @@ struct NodeItem {
   // On a device with device memory: the kernel runs on the host
   // (KernelDef::AllHostMemory), so its temporaries are host memory too.
   bool host_kernel = false;
+  // A _Retval: with Args::retvals_on_device its input stays where it is.
+  bool is_retval = false;
 };
 
 class ExecutorImpl;
@@ -139,6 +142,7 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
     item.num_inputs = n->num_inputs();
     item.num_outputs = n->num_outputs();
     item.pending_init = static_cast<int>(n->in_edges().size());
+    item.is_retval = n->op() == kRetvalOp;
     if (device_->has_device_memory()) {
       const KernelDef* def = kernels.FindKernelDef(*n, device_->device_type());
       if (def != nullptr) {
@@ -251,7 +255,8 @@ absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item) const 
       v.tensor = var->tensor;
       v.ref = nullptr;
     }
-    if (!item.input_on_host.empty() && v.ref == nullptr) {
+    if (!item.input_on_host.empty() && v.ref == nullptr &&
+        !(item.is_retval && rs->args.retvals_on_device)) {
       RETURN_IF_ERROR(MoveToKernelMemory(item, k, &v.tensor));
     }
   }

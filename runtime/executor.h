@@ -49,6 +49,10 @@ class Executor {
     // Runs the step's collective ops (runtime/collective); nullptr: a
     // collective op fails with FailedPrecondition.
     CollectiveExecutor* collective_executor = nullptr;
+    // On a device with device memory: fetched values (_Retval inputs) stay
+    // in device memory instead of being copied to the host (a captured step
+    // copies them out after each replay; runtime/step_replay.h).
+    bool retvals_on_device = false;
   };
 
   // Builds every node's kernel (errors name the node). The graph must be

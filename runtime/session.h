@@ -78,6 +78,11 @@ struct SessionOptions {
   // its memory limit, instead of on the default device. Explicit requests
   // stay. A graph that fits no combination fails with ResourceExhausted.
   bool auto_place = false;
+  // A signature whose step runs on one device that can record it (a GPU:
+  // CUDA graphs) is recorded once its feed shapes repeat and replayed from
+  // then on, with one launch per step (runtime/step_replay.h says which
+  // steps qualify and when it falls back to the executor).
+  bool capture_steps = true;
 };
 
 struct RunOptions {
@@ -90,6 +95,9 @@ struct RunOptions {
 struct RunMetadata {
   StepStats step_stats;
   std::vector<GraphDef> partition_graphs;  // one per device, in device order
+  // The step replayed a recording of an earlier one (a CUDA graph;
+  // SessionOptions::capture_steps, runtime/step_replay.h).
+  bool step_replayed = false;
 };
 
 class Session {

@@ -183,6 +183,7 @@ absl::Status GpuContext::Init() {
     absl::MutexLock lock(&blas_mu_);
     RETURN_IF_ERROR(CublasStatus(cublasCreate(&blas_), "creating the cuBLAS handle"));
     RETURN_IF_ERROR(CublasStatus(cublasSetStream(blas_, compute_), "binding cuBLAS to a stream"));
+    blas_stream_ = compute_;
     RETURN_IF_ERROR(CublasStatus(cublasSetWorkspace(blas_, blas_workspace_, kBlasWorkspaceBytes),
                                  "setting the cuBLAS workspace"));
     RETURN_IF_ERROR(CublasStatus(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH),
@@ -274,12 +275,21 @@ absl::Status GpuContext::Activate(absl::string_view who) const {
   return CudaStatus(code, absl::StrCat(who, ": making GPU ordinal ", options_.ordinal, " current"));
 }
 
-absl::Status GpuContext::WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
+absl::Status GpuContext::WithBlas(cudaStream_t stream,
+                                  absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
                                   absl::string_view what, absl::string_view who) {
   RETURN_IF_ERROR(Activate(who));
   absl::MutexLock lock(&blas_mu_);
   if (blas_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(what, ": ", who, " has no cuBLAS handle"));
+  }
+  if (stream != blas_stream_) {
+    // cublasSetStream also drops the workspace: set it again.
+    RETURN_IF_ERROR(CublasStatus(cublasSetStream(blas_, stream),
+                                 absl::StrCat("binding cuBLAS to a stream on ", who)));
+    blas_stream_ = stream;
+    RETURN_IF_ERROR(CublasStatus(cublasSetWorkspace(blas_, blas_workspace_, kBlasWorkspaceBytes),
+                                 absl::StrCat("setting the cuBLAS workspace on ", who)));
   }
   const cublasStatus_t code = fn(blas_);
   if (code == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();

@@ -93,9 +93,9 @@ class GpuContext {
   // Makes the GPU current on the calling thread; `who` names the caller in
   // the error.
   absl::Status Activate(absl::string_view who) const;
-  // Calls fn with the cuBLAS handle (bound to the compute stream, workspace
-  // set) under the handle's lock; errors say "`what` on `who`".
-  absl::Status WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
+  // Calls fn with the cuBLAS handle (bound to `stream`, workspace set) under
+  // the handle's lock; errors say "`what` on `who`".
+  absl::Status WithBlas(cudaStream_t stream, absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
                         absl::string_view what, absl::string_view who);
   // Makes `waiter` wait for the work queued so far on `waited`; `who` names
   // the caller in errors.
@@ -133,6 +133,7 @@ class GpuContext {
   std::vector<cudaEvent_t> wait_events_ ABSL_GUARDED_BY(wait_events_mu_);
   absl::Mutex blas_mu_;
   cublasHandle_t blas_ ABSL_GUARDED_BY(blas_mu_) = nullptr;
+  cudaStream_t blas_stream_ ABSL_GUARDED_BY(blas_mu_) = nullptr;
   void* blas_workspace_ = nullptr;
   // Destroyed first of the members (after ~GpuContext has drained events_),
   // running the callbacks still queued while the allocators are alive.

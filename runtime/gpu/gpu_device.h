@@ -46,12 +46,16 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/functional/function_ref.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/capture_arena.h"
 #include "runtime/device.h"
 #include "runtime/gpu/gpu_context.h"
 
@@ -82,7 +86,10 @@ class GpuDevice : public Device {
   ~GpuDevice() override;
 
   // --- Device ---
-  Allocator* allocator() override { return context_->device_allocator(); }
+  Allocator* allocator() override {
+    Allocator* recording = capture_allocator_.load(std::memory_order_acquire);
+    return recording != nullptr ? recording : context_->device_allocator();
+  }
   ThreadPool* thread_pool() override { return context_->thread_pool(); }
   bool has_device_memory() const override { return true; }
   Allocator* host_allocator() override { return context_->pinned_allocator(); }
@@ -90,13 +97,28 @@ class GpuDevice : public Device {
   absl::StatusOr<Tensor> CopyFromHost(const Tensor& t) override;
   absl::Status CopyWithinDevice(const Tensor& src, Tensor* dst) override;
   absl::Status Sync() override;
+  // Recording a step is a CUDA stream capture: while it lasts this device's
+  // kernels queue onto a capture stream of its own (compute_stream()),
+  // allocate from a CaptureArena, and CopyFromHost uploads at once (the
+  // value is part of the recording: a recorded step's host values depend
+  // only on its feed shapes). CopyToHost and host-side copies fail. Other
+  // devices of the GPU are unaffected. The recording replays as a CUDA graph
+  // on the compute stream.
+  bool can_capture() const override { return true; }
+  absl::Status BeginCapture() override;
+  absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override;
 
   // --- For GPU kernels and transfers ---
   int ordinal() const { return context_->ordinal(); }
   // "NVIDIA H100 80GB HBM3", from cudaGetDeviceProperties.
   const std::string& gpu_name() const { return context_->gpu_name(); }
   int multiprocessor_count() const { return context_->multiprocessor_count(); }
-  cudaStream_t compute_stream() const { return context_->compute_stream(); }
+  // The stream kernels queue on: the GPU's compute stream, or the capture
+  // stream while this device records a step.
+  cudaStream_t compute_stream() const {
+    cudaStream_t recording = capture_stream_.load(std::memory_order_acquire);
+    return recording != nullptr ? recording : context_->compute_stream();
+  }
   // Makes this device current on the calling thread (cudaSetDevice).
   absl::Status Activate() const;
   // Calls fn with the GPU's cuBLAS handle (bound to the compute stream,
@@ -124,6 +146,8 @@ class GpuDevice : public Device {
   // that have not finished: the destructor waits for them. Shared with the
   // callbacks, so the count outlives the device.
   struct InFlight;
+  // A recording under way.
+  struct Capture;
 
   GpuDevice(const GpuDeviceOptions& options, std::shared_ptr<GpuContext> context);
   // `done` wrapped to count as in flight until it has run.
@@ -136,10 +160,20 @@ class GpuDevice : public Device {
   absl::Status ComputeAfterCopy(cudaStream_t copy_stream);
   // CopyWithinDevice where one side is host memory: on the compute stream.
   absl::Status CopyMixedOnCompute(const Tensor& src, Tensor* dst);
+  bool capturing() const { return capture_stream_.load(std::memory_order_acquire) != nullptr; }
+  // FailedPrecondition naming `what` while recording.
+  absl::Status RefuseWhileCapturing(absl::string_view what) const;
+  // CopyFromHost while recording: a synchronous upload into arena memory.
+  absl::StatusOr<Tensor> UploadWhileCapturing(const Tensor& t);
 
   const GpuDeviceOptions options_;
   const std::shared_ptr<GpuContext> context_;
   const std::shared_ptr<InFlight> in_flight_;
+  absl::Mutex capture_mu_;
+  std::unique_ptr<Capture> capture_ ABSL_GUARDED_BY(capture_mu_);
+  // Set while recording (read by kernels' threads without the lock).
+  std::atomic<cudaStream_t> capture_stream_{nullptr};
+  std::atomic<Allocator*> capture_allocator_{nullptr};
 };
 
 }  // namespace sluice

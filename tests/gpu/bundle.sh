@@ -11,7 +11,7 @@
 #   lib/   every shared library `ldd` lists for them except glibc,
 #          libstdc++/libgcc_s and the CUDA libraries (cudart, cuBLAS, NCCL),
 #          which the GPU machine has in /usr/local/cuda/lib64
-#   bench/torch_gpu_mlp.py   the PyTorch peer
+#   bench/torch_gpu_*.py     the PyTorch peers
 #   run.sh                   tests/gpu/run_bundle.sh
 # and OUT_DIR/sluice-gpu.tar.xz of it. On the GPU machine:
 #
@@ -67,7 +67,7 @@ for t in "${targets[@]}"; do
   name=${t##*:}
   cp -L "bazel-bin/$pkg/$name" "$root/bin/$name"
 done
-cp bench/torch_gpu_mlp.py "$root/bench/"
+cp bench/torch_gpu_mlp.py bench/torch_gpu_matmul.py "$root/bench/"
 cp tests/gpu/run_bundle.sh "$root/run.sh"
 chmod +x "$root/run.sh"
 

@@ -4,6 +4,10 @@
 #
 #   sluice-gpu/run.sh [--quick] [FIGURES_FILE]     (default sluice-gpu/figures.txt)
 #
+# SLUICE_GPU_BUDGET_S (default 3600) bounds the whole run: a step that would
+# start past it is listed as SKIP, and each step's own limit is cut to what
+# is left, so the table is printed even on a short lease.
+#
 # 1. nvidia-smi -L
 # 2. every GPU test binary (gtest; a test that skips says why)
 # 3. the examples on the GPU and, for reference, on the CPU (the GPUs hidden
@@ -12,7 +16,8 @@
 #    and multi_worker_mlp through the launcher (two workers on one machine);
 #    each must reach its CPU accuracy (within 0.01)
 # 4. the benchmarks (gpu_matmul, gpu_mlp_step, gpu_copy_bandwidth,
-#    gpu_nccl_allreduce) and the PyTorch peer bench/torch_gpu_mlp.py
+#    gpu_nccl_allreduce) and the PyTorch peers bench/torch_gpu_mlp.py and
+#    bench/torch_gpu_matmul.py
 #    (skipped with --quick)
 # Every step runs even when an earlier one fails, under a time limit. Logs go
 # to sluice-gpu/logs/; `name: value unit` figures to FIGURES_FILE. A table of
@@ -28,11 +33,14 @@ figures=${1:-$here/figures.txt}
 logs=$here/logs
 mkdir -p "$logs"
 : >"$figures"
+# Every program says why a step it runs is not recorded as a CUDA graph.
+export SLUICE_LOG_STEP_CAPTURE=1
 export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin=$here/bin
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+budget=${SLUICE_GPU_BUDGET_S:-3600}
 rows=()      # "step|status|detail"
 failures=0
 row() {  # step status detail
@@ -41,12 +49,23 @@ row() {  # step status detail
   printf '== %-44s %-5s %s\n' "$1" "$2" "$3"
 }
 
-# Runs a command with a time limit, output to logs/NAME.log; returns its status.
+# Runs a command with a time limit (cut to what is left of the budget),
+# output to logs/NAME.log; returns its status (125 when past the budget).
 run_logged() {  # name limit_s command...
   local name=$1 limit=$2
   shift 2
+  local left=$((budget - SECONDS - 5))
   echo "## $name: $*" >"$logs/$name.log"
-  timeout --kill-after=10 "$limit" "$@" >>"$logs/$name.log" 2>&1
+  if ((left < 10)); then
+    echo "skipped: the run's budget of ${budget} s is spent" >>"$logs/$name.log"
+    return 125
+  fi
+  ((limit > left)) && limit=$left
+  local start=$SECONDS
+  timeout --kill-after=5 "$limit" "$@" >>"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "## $name: exit $rc after $((SECONDS - start)) s" >>"$logs/$name.log"
+  return $rc
 }
 
 echo "## GPUs"
@@ -146,6 +165,7 @@ if [[ $quick == 0 ]]; then
   if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
       >/dev/null 2>&1; then
     bench torch_gpu_mlp python3 "$here/bench/torch_gpu_mlp.py"
+    bench torch_gpu_matmul python3 "$here/bench/torch_gpu_matmul.py"
   else
     row torch_gpu_mlp FAIL "python3 has no torch with CUDA"
   fi
@@ -158,6 +178,11 @@ if [[ $quick == 0 ]]; then
   }
   ratio gpu_mlp_step_speedup_vs_torch gpu_mlp_step torch_gpu_mlp_step
   ratio gpu_mlp_step_resident_speedup_vs_torch gpu_mlp_step_resident torch_gpu_mlp_step_resident
+  ratio gpu_mlp_step_resident_speedup_vs_torch_cuda_graph gpu_mlp_step_resident \
+    torch_gpu_mlp_step_cuda_graph
+  ratio gpu_mlp_step_capture_speedup gpu_mlp_step gpu_mlp_step_executor
+  ratio gpu_mlp_step_resident_capture_speedup gpu_mlp_step_resident \
+    gpu_mlp_step_resident_executor
 fi
 
 echo
