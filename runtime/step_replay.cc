@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "runtime/capture_epoch.h"
 #include "runtime/frame_ops.h"
 
 namespace sluice {
@@ -12,6 +13,7 @@ namespace sluice {
 // What one recording reads and writes besides the variables.
 struct StepReplay::Recording {
   FeedKey key;
+  uint64_t epoch = 0;  // CaptureEpoch() when recorded
   std::unique_ptr<CapturedWork> work;
   std::vector<Tensor> feeds;    // device buffers the recording reads
   std::vector<Tensor> retvals;  // what the recording's _Retvals got
@@ -97,6 +99,10 @@ absl::Status StepReplay::Run(const Executor::Args& args, bool may_record, bool* 
 absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
                                    bool* replayed) {
   const FeedKey key = KeyOf(*args.call_frame);
+  if (recording_ != nullptr && recording_->epoch != CaptureEpoch()) {
+    recording_.reset();  // a setting its kernels read has changed
+    repeats_ = 0;
+  }
   if (recording_ != nullptr && recording_->key == key) {
     if (VariablesKept()) {
       *replayed = true;
@@ -125,6 +131,7 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
 absl::Status StepReplay::Record(const Executor::Args& args, const FeedKey& key) {
   auto rec = std::make_unique<Recording>();
   rec->key = key;
+  rec->epoch = CaptureEpoch();
   for (const Tensor& t : args.call_frame->args) {
     if (t.dtype() == DT_STRING) return Disable("a string feed cannot be recorded", args);
     absl::StatusOr<Tensor> on_device = device_->CopyFromHost(t);

@@ -23,10 +23,12 @@
 // updated in place where the step allows; where an update copies on write (a
 // reader still holds the old value), the step is recorded again holding
 // every variable, each update's copy then copied back at the end into the
-// buffer the variable keeps. Before each replay the variables of the device must still have
-// the buffers they had after the recording: a restore or an Assign from
-// another signature since makes the step run through the executor and be
-// recorded again once its shapes repeat.
+// buffer the variable keeps. Before each replay the device's variables must
+// still have the buffers they had after the recording: a restore or an
+// Assign from another signature since makes the step run through the
+// executor and be recorded again once its shapes repeat; so does a change
+// of a process-wide setting that kernels read on the host
+// (runtime/capture_epoch.h).
 //
 // Memory: the blocks the recorded step allocated stay reserved while the
 // recording lives (the step's temporaries are not reused within it either).

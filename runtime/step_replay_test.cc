@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "runtime/backend.h"
 #include "runtime/capture_arena.h"
+#include "runtime/capture_epoch.h"
 #include "runtime/direct_session.h"
 #include "runtime/frame_ops.h"
 #include "runtime/session.h"
@@ -500,6 +501,20 @@ TEST_F(StepReplayTest, AVariableGivenANewBufferStopsReplayUntilRecordedAgain) {
   auto [again, replayed_again] = Step(s.get(), x);
   EXPECT_TRUE(replayed_again);
   EXPECT_EQ(again, (8 * 1 + 6 * 2) * 2.0f);
+}
+
+// A process-wide setting read by kernels on the host (the GPU MatMul
+// precision) changed: recordings made before are not replayed.
+TEST_F(StepReplayTest, ANewCaptureEpochDropsTheRecording) {
+  std::unique_ptr<Session> s = NewRecSession(TrainingGraph(), true);
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Run({{"w0", Floats({1})}}, {}, {"init"}).ok());
+  for (int i = 0; i < 3; ++i) Step(s.get(), Floats({0}));
+  EXPECT_TRUE(Step(s.get(), Floats({0})).second);
+  AdvanceCaptureEpoch();
+  EXPECT_FALSE(Step(s.get(), Floats({0})).second);
+  EXPECT_FALSE(Step(s.get(), Floats({0})).second);
+  EXPECT_TRUE(Step(s.get(), Floats({0})).second);  // recorded again
 }
 
 TEST_F(StepReplayTest, StatefulOpsAreNeverRecorded) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/capture_epoch.h"
 
 namespace sluice {
 namespace {
@@ -31,7 +32,9 @@ std::atomic<GpuMatMulPrecision>& Setting() {
 }  // namespace
 
 void SetGpuMatMulPrecision(GpuMatMulPrecision precision) {
-  Setting().store(precision, std::memory_order_relaxed);
+  if (Setting().exchange(precision, std::memory_order_relaxed) != precision) {
+    AdvanceCaptureEpoch();  // recorded MatMuls chose their compute type already
+  }
 }
 
 GpuMatMulPrecision GetGpuMatMulPrecision() { return Setting().load(std::memory_order_relaxed); }
