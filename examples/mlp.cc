@@ -103,7 +103,8 @@ absl::Status Main() {
   if (!absl::GetFlag(FLAGS_save_graph).empty()) {
     ASSIGN_OR_RETURN(GraphDef def, m.scope.ToGraphDef());
     ASSIGN_OR_RETURN(GraphDef frozen,
-                     FreezeGraph(session.get(), def, {"prediction", "probabilities"}));
+                     FreezeGraph(session.get(), *BuiltinOps(), def,
+                                 {"prediction", "probabilities"}));
     std::string path = InWorkingDir(absl::GetFlag(FLAGS_save_graph));
     bool text = absl::EndsWith(path, ".pbtxt");
     RETURN_IF_ERROR(WriteGraphDefFile(frozen, path, text ? GraphFileFormat::kText

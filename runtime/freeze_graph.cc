@@ -6,12 +6,27 @@
 
 namespace sluice {
 
-absl::StatusOr<GraphDef> FreezeGraph(Session* session, const GraphDef& graph,
+namespace {
+
+// Whether `op` takes an input by reference (an update: Assign, Apply*, ...).
+bool TakesARef(const OpDef* op) {
+  if (op == nullptr) return false;
+  for (const ArgDef& arg : op->inputs) {
+    if (arg.is_ref) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<GraphDef> FreezeGraph(Session* session, const OpRegistry& ops,
+                                     const GraphDef& graph,
                                      const std::vector<std::string>& outputs) {
   ASSIGN_OR_RETURN(GraphDef pruned, PruneGraphDef(graph, outputs));
   std::vector<std::string> var_names;
   for (const NodeDef& n : pruned.node()) {
-    if (n.op() == "VariableV2" || n.op() == "Variable") var_names.push_back(n.name());
+    const OpDef* op = ops.Find(n.op());
+    if (op != nullptr && op->is_variable) var_names.push_back(n.name());
   }
   std::vector<Tensor> values;
   if (!var_names.empty()) {
@@ -34,10 +49,10 @@ absl::StatusOr<GraphDef> FreezeGraph(Session* session, const GraphDef& graph,
       continue;
     }
     *copy = n;
+    if (!TakesARef(ops.Find(n.op()))) continue;
     for (const std::string& in : n.input()) {
       for (const std::string& v : var_names) {
-        if ((in == v || in == "^" + v) && (n.op() == "Assign" || n.op().rfind("Apply", 0) == 0 ||
-                                           n.op() == "AssignAdd" || n.op() == "AssignSub")) {
+        if (in == v || in == v + ":0") {
           return absl::InvalidArgumentError(absl::StrCat(
               "cannot freeze: node '", n.name(), "' (", n.op(), ") updates variable '", v,
               "' and is needed by the outputs"));

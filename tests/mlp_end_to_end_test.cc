@@ -35,7 +35,8 @@ TEST(MlpEndToEndTest, TrainsAndSavedGraphRunsTheSameInTheRunner) {
 
   absl::StatusOr<GraphDef> def = m->scope.ToGraphDef();
   ASSERT_TRUE(def.ok());
-  absl::StatusOr<GraphDef> frozen = FreezeGraph(session->get(), *def, {"prediction", "probabilities"});
+  absl::StatusOr<GraphDef> frozen =
+      FreezeGraph(session->get(), *BuiltinOps(), *def, {"prediction", "probabilities"});
   ASSERT_TRUE(frozen.ok()) << frozen.status();
   for (const NodeDef& n : frozen->node()) EXPECT_NE(n.op(), "VariableV2") << n.name();
   std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/mlp.pb";
@@ -65,7 +66,8 @@ TEST(MlpEndToEndTest, FreezingAGraphThatUpdatesVariablesIsRefused) {
   auto session = NewSession(BuiltinSessionOptions(), *m->scope.graph());
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE((*session)->Run({}, {}, {m->init}).ok());
-  absl::StatusOr<GraphDef> frozen = FreezeGraph(session->get(), *m->scope.ToGraphDef(), {"train"});
+  absl::StatusOr<GraphDef> frozen =
+      FreezeGraph(session->get(), *BuiltinOps(), *m->scope.ToGraphDef(), {"train"});
   EXPECT_EQ(frozen.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(frozen.status().message().find("updates variable"), std::string::npos);
 }
