@@ -15,6 +15,7 @@
 #ifndef SLUICE_SLUICE_H_
 #define SLUICE_SLUICE_H_
 
+#include "builtin_session.h"
 #include "graph/gradients.h"
 #include "graph/graph_def_io.h"
 #include "graph/scope.h"

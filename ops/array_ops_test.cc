@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "builtin_session.h"
 #include "gmock/gmock.h"
 #include "graph/gradients.h"
 #include "graph/graph_def_io.h"

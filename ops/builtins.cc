@@ -82,12 +82,4 @@ const KernelRegistry* BuiltinKernels() {
   return kKernels;
 }
 
-SessionOptions BuiltinSessionOptions() {
-  SessionOptions options;
-  options.ops = BuiltinOps();
-  options.kernels = BuiltinKernels();
-  options.backends = BuiltinBackends();
-  return options;
-}
-
 }  // namespace sluice

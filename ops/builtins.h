@@ -8,7 +8,7 @@
 //   BuiltinBackends()->RegisterKernels(&kernels);  // = RegisterBuiltinKernels
 //   // or the process-wide, lazily built pair:
 //   Scope root = Scope::NewRootScope(BuiltinOps());
-//   SessionOptions opts = BuiltinSessionOptions();
+//   SessionOptions opts = BuiltinSessionOptions();   // builtin_session.h
 //
 // Thread-safe.
 #ifndef SLUICE_OPS_BUILTINS_H_
@@ -18,7 +18,6 @@
 #include "graph/op_registry.h"
 #include "runtime/backend.h"
 #include "runtime/kernel_registry.h"
-#include "runtime/session.h"
 
 namespace sluice {
 
@@ -33,8 +32,6 @@ const KernelRegistry* BuiltinKernels();
 // The CPU backend (ops/cpu_backend.h), then the GPU backend
 // (ops/gpu/gpu_backend.h), which makes no devices without CUDA or a GPU.
 const BackendRegistry* BuiltinBackends();
-// SessionOptions with the built-in registries and backends filled in.
-SessionOptions BuiltinSessionOptions();
 
 }  // namespace sluice
 

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "builtin_session.h"
 #include "graph/gradients.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "builtin_session.h"
 #include "gmock/gmock.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"

@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "builtin_session.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "builtin_session.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"

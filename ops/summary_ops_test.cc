@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "builtin_session.h"
 #include "graph/proto/summary.pb.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"

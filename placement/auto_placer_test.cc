@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "builtin_session.h"
 #include "graph/scope.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"

@@ -1,7 +1,7 @@
 // Session: runs a graph — feeds in, fetches out, targets run for effect —
 // with variables that persist across runs.
 //
-//   SessionOptions opts = BuiltinSessionOptions();        // ops/builtins.h
+//   SessionOptions opts = BuiltinSessionOptions();        // builtin_session.h
 //   ASSIGN_OR_RETURN(std::unique_ptr<Session> sess,
 //                    NewSession(opts, graph_def));       // runtime/direct_session.h
 //   RETURN_IF_ERROR(sess->Run({}, {}, {"init"}).status());

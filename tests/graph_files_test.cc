@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "builtin_session.h"
 #include "gmock/gmock.h"
 #include "graph/proto/summary.pb.h"
 #include "graph/graph_def_io.h"

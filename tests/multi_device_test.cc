@@ -16,6 +16,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "builtin_session.h"
 #include "gtest/gtest.h"
 #include "graph/status_macros.h"
 #include "ops/array_ops.h"

@@ -1,5 +1,6 @@
 // The local Session end to end with the built-in ops: feeds, fetches,
 // pruning, errors, variables, tracing, placement requests, concurrency.
+#include "builtin_session.h"
 #include "runtime/direct_session.h"
 #include "runtime/session.h"
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "builtin_session.h"
 #include "graph/graph_def_io.h"
 #include "graph/status_macros.h"
 #include "ops/builtins.h"

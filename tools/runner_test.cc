@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "builtin_session.h"
 #include "gmock/gmock.h"
 #include "graph/graph_def_io.h"
 #include "gtest/gtest.h"

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "builtin_session.h"
 #include "runtime/direct_session.h"
 #include "training/all_reduce_gradients.h"
 #include "gtest/gtest.h"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "builtin_session.h"
 #include "runtime/direct_session.h"
 #include "training/replica_device_setter.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,6 @@
 #include "training/training_testutil.h"
 
+#include "builtin_session.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math_ops.h"

@@ -1,3 +1,4 @@
+#include "builtin_session.h"
 #include "runtime/direct_session.h"
 #include "runtime/gpu/nccl_collectives.h"
 

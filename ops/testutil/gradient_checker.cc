@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "builtin_session.h"
 #include "graph/gradients.h"
 #include "graph/status_macros.h"
 #include "ops/builtins.h"

@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "builtin_session.h"
 #include "runtime/direct_session.h"
 #include "runtime/gpu/gpu_devices.h"
 

@@ -428,7 +428,9 @@ TEST_F(GpuGraphTest, MlpStepsReplayedAsCudaGraphsMatchTheExecutor) {
   constexpr int kSteps = 40, kBatch = 64;
   int replayed = 0;
   for (int step = 0; step < kSteps; ++step) {
-    if (step == kSteps / 2) ASSERT_NO_FATAL_FAILURE(init_both(initial));  // new buffers
+    if (step == kSteps / 2) {
+      ASSERT_NO_FATAL_FAILURE(init_both(initial));  // new buffers
+    }
     const Dataset b = Batch(data, int64_t{step} * kBatch, kBatch);
     RunMetadata md;
     absl::StatusOr<std::vector<Tensor>> got = (*replaying)->Run(
@@ -443,7 +445,9 @@ TEST_F(GpuGraphTest, MlpStepsReplayedAsCudaGraphsMatchTheExecutor) {
   }
   std::cout << "replayed " << replayed << " of " << kSteps << " steps\n";
   // Two executor runs before each recording: at least 2 x (20 - 2).
-  if (!DryRunOnCpu()) EXPECT_GE(replayed, 2 * (kSteps / 2 - 2));
+  if (!DryRunOnCpu()) {
+    EXPECT_GE(replayed, 2 * (kSteps / 2 - 2));
+  }
 }
 
 // One-GPU mirrored training (gradients fused into one bucket, all-reduced,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "builtin_session.h"
 #include "runtime/direct_session.h"
 #include "training/summary/record_reader.h"
 #include "gtest/gtest.h"
