@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "graph/scope.h"
@@ -565,6 +566,45 @@ TEST_F(StepReplayTest, TracedStepsRunThroughTheExecutor) {
   ASSERT_TRUE(s->Run({{"x", Floats({0})}}, {"loss"}, {"train"}, traced, &md).ok());
   EXPECT_FALSE(md.step_replayed);
   EXPECT_FALSE(md.step_stats.nodes.empty());
+}
+
+// Steps of several signatures from several threads while one of them
+// records: the recording waits for no step (it is skipped while others
+// run) and no step's work lands in another's recording, so every thread's
+// results match a session that never records.
+TEST_F(StepReplayTest, ConcurrentStepsOfOtherSignaturesStayOutOfARecording) {
+  const GraphDef def = TrainingGraph();
+  std::unique_ptr<Session> s = NewRecSession(def, true);
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Run({{"w0", Floats({1, 2, 3})}}, {}, {"init"}).ok());
+  constexpr int kThreads = 4, kRuns = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0}, failed{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRuns; ++i) {
+        // Fetching wx: reads w, updates nothing; its value follows w, which
+        // only the training thread (t == 0) changes, by whole steps.
+        const Tensor x = Floats({1, 1, 1});
+        absl::StatusOr<std::vector<Tensor>> out =
+            t == 0 ? s->Run({{"x", Floats({0, 0, 0})}}, {"loss"}, {"train"})
+                   : s->Run({{"x", x}}, {"sum"}, {});
+        if (!out.ok()) {
+          ++failed;
+          continue;
+        }
+        // w stays [1, 2, 3]: the training thread's x is all zeros.
+        if ((*out)[0].scalar<float>() != (t == 0 ? 0.0f : 6.0f)) ++wrong;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+  // And the training signature does get recorded and replayed afterwards.
+  bool replayed = false;
+  for (int i = 0; i < 4 && !replayed; ++i) replayed = Step(s.get(), Floats({0, 0, 0})).second;
+  EXPECT_TRUE(replayed);
 }
 
 TEST(CaptureArenaTest, HoldsFreedBlocksUntilReleaseThenPassesFreesOn) {

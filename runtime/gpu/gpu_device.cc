@@ -189,9 +189,12 @@ absl::StatusOr<Tensor> GpuDevice::UploadWhileCapturing(const Tensor& t) {
   ASSIGN_OR_RETURN(Tensor dev, Tensor::Allocate(allocator(), t.dtype(), t.shape()));
   const size_t bytes = t.TotalBytes();
   if (bytes == 0) return dev;
-  // On the host-to-device stream, which is not recorded; done before this
-  // returns, so before any replay.
+  // On the host-to-device stream, which is not recorded, after the compute
+  // work already queued (the block may have been freed by another session's
+  // kernels still queued there); done before this returns, so before any
+  // replay.
   const cudaStream_t h2d = context_->host_to_device_stream();
+  RETURN_IF_ERROR(CopyAfterCompute(h2d));
   cudaError_t code =
       cudaMemcpyAsync(dev.raw_data(), t.raw_data(), bytes, cudaMemcpyHostToDevice, h2d);
   if (code == cudaSuccess) code = cudaStreamSynchronize(h2d);
