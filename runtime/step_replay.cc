@@ -29,8 +29,6 @@ bool BlocksRecording(const Node& n) {
   return def.is_stateful && !def.is_variable && n.op() != kArgOp && n.op() != kRetvalOp;
 }
 
-const void* BufferOf(const Tensor& t) { return t.raw_data(); }
-
 bool LogCapture() {
   static const bool log = std::getenv("SLUICE_LOG_STEP_CAPTURE") != nullptr;
   return log;
@@ -70,6 +68,16 @@ StepReplay::FeedKey StepReplay::KeyOf(const CallFrame& frame) {
   return key;
 }
 
+bool StepReplay::Matches(const FeedKey& key, const CallFrame& frame) {
+  if (key.size() != frame.args.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key[i].first != frame.args[i].dtype() || key[i].second != frame.args[i].shape()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::vector<StepReplay::VarState> StepReplay::DeviceVars() const {
   std::vector<VarState> out;
   for (Var* v : device_->resource_manager()->ListVars()) {
@@ -82,9 +90,8 @@ std::vector<StepReplay::VarState> StepReplay::DeviceVars() const {
 bool StepReplay::NeedsExclusiveDevice(const CallFrame& frame) const {
   absl::MutexLock lock(&mu_);
   if (!disabled_.empty()) return false;
-  const FeedKey key = KeyOf(frame);
-  if (recording_ != nullptr && recording_->key == key) return false;
-  return key == last_key_ && repeats_ >= options_.min_runs_before_capture;
+  if (recording_ != nullptr && Matches(recording_->key, frame)) return false;
+  return Matches(last_key_, frame) && repeats_ >= options_.min_runs_before_capture;
 }
 
 absl::Status StepReplay::Run(const Executor::Args& args, bool may_record, bool* replayed) {
@@ -98,12 +105,12 @@ absl::Status StepReplay::Run(const Executor::Args& args, bool may_record, bool* 
 
 absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
                                    bool* replayed) {
-  const FeedKey key = KeyOf(*args.call_frame);
+  const CallFrame& frame = *args.call_frame;
   if (recording_ != nullptr && recording_->epoch != CaptureEpoch()) {
     recording_.reset();  // a setting its kernels read has changed
     repeats_ = 0;
   }
-  if (recording_ != nullptr && recording_->key == key) {
+  if (recording_ != nullptr && Matches(recording_->key, frame)) {
     if (VariablesKept()) {
       *replayed = true;
       return Replay(args.call_frame);
@@ -111,13 +118,13 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
     recording_.reset();  // a variable has a new buffer: record again later
     repeats_ = 0;
   }
-  if (key != last_key_) {
-    last_key_ = key;
+  if (!Matches(last_key_, frame)) {
+    last_key_ = KeyOf(frame);
     repeats_ = 0;
   }
   if (repeats_ >= options_.min_runs_before_capture) {
     if (!may_record) return executor_->Run(args);
-    absl::Status s = Record(args, key);
+    absl::Status s = Record(args, last_key_);
     *replayed = s.ok() && recording_ != nullptr;
     return s;
   }
@@ -145,13 +152,13 @@ absl::Status StepReplay::Record(const Executor::Args& args, const FeedKey& key) 
     std::vector<std::pair<Var*, const void*>> buffers;
     for (const VarState& v : *backups) {
       absl::MutexLock lock(&v.var->mu);
-      buffers.emplace_back(v.var, BufferOf(v.var->tensor));
+      buffers.emplace_back(v.var, v.var->tensor.raw_data());
     }
     absl::Status s = RecordOnce(args, nullptr, rec.get());
     bool moved = false;
     for (size_t i = 0; i < buffers.size(); ++i) {
       absl::MutexLock lock(&buffers[i].first->mu);
-      if (BufferOf(buffers[i].first->tensor) == buffers[i].second) continue;
+      if (buffers[i].first->tensor.raw_data() == buffers[i].second) continue;
       moved = true;  // a copy-on-write update: its old buffer is gone
       buffers[i].first->tensor = (*backups)[i].tensor;
       buffers[i].first->initialized = (*backups)[i].initialized;
@@ -221,7 +228,7 @@ absl::Status StepReplay::Disable(absl::string_view why, const Executor::Args& ar
 }
 
 absl::Status StepReplay::Keep(std::unique_ptr<Recording> rec, CallFrame* frame) {
-  for (const VarState& v : DeviceVars()) rec->buffers.emplace_back(v.var, BufferOf(v.tensor));
+  for (const VarState& v : DeviceVars()) rec->buffers.emplace_back(v.var, v.tensor.raw_data());
   recording_ = std::move(rec);
   return Replay(frame);
 }
@@ -229,7 +236,7 @@ absl::Status StepReplay::Keep(std::unique_ptr<Recording> rec, CallFrame* frame) 
 bool StepReplay::VariablesKept() const {
   for (const auto& [var, buffer] : recording_->buffers) {
     absl::MutexLock lock(&var->mu);
-    if (BufferOf(var->tensor) != buffer) return false;
+    if (var->tensor.raw_data() != buffer) return false;
   }
   return true;
 }
@@ -241,7 +248,7 @@ absl::Status StepReplay::KeepVariableBuffers(const std::vector<VarState>& before
       absl::MutexLock lock(&v.var->mu);
       now = v.var->tensor;
     }
-    if (BufferOf(now) == BufferOf(v.tensor)) continue;
+    if (now.raw_data() == v.tensor.raw_data()) continue;
     if (!v.tensor.IsInitialized() || !now.IsInitialized() || !now.on_device() ||
         !v.tensor.on_device() || now.dtype() != v.tensor.dtype() ||
         now.shape() != v.tensor.shape()) {

@@ -97,6 +97,9 @@ class StepReplay {
 
   StepReplay(Device* device, Executor* executor, StepReplayOptions options);
   static FeedKey KeyOf(const CallFrame& frame);
+  // Whether the frame's feeds have `key`'s types and shapes (no copy: on
+  // every replay).
+  static bool Matches(const FeedKey& key, const CallFrame& frame);
   std::vector<VarState> DeviceVars() const;
   absl::Status RunLocked(const Executor::Args& args, bool may_record, bool* replayed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
