@@ -13,20 +13,13 @@
 #include "graph/scope.h"
 #include "graph/status_macros.h"
 #include "runtime/executor.h"
+#include "runtime/fake_device_memory.h"
 #include "runtime/frame_ops.h"
 
 namespace sluice {
 namespace {
 
 constexpr char kAccel[] = "ACCEL";
-
-// Host memory that claims to be device memory.
-class FakeDeviceAllocator : public CpuAllocator {
- public:
-  FakeDeviceAllocator() : CpuAllocator("fake_device") {}
-  MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
-  int device_ordinal() const override { return 0; }
-};
 
 class FakeAccelerator : public Device {
  public:
@@ -58,7 +51,7 @@ class FakeAccelerator : public Device {
     std::memcpy(out.raw_data(), t.raw_data(), t.TotalBytes());
     return out;
   }
-  std::shared_ptr<FakeDeviceAllocator> device_ = std::make_shared<FakeDeviceAllocator>();
+  std::shared_ptr<FakeDeviceMemory> device_ = std::make_shared<FakeDeviceMemory>("fake_device");
   std::shared_ptr<CpuAllocator> host_ = std::make_shared<CpuAllocator>("fake_pinned");
   ThreadPool pool_{"accel", 1};
 };

@@ -21,6 +21,7 @@
 #include "runtime/capture_arena.h"
 #include "runtime/capture_epoch.h"
 #include "runtime/direct_session.h"
+#include "runtime/fake_device_memory.h"
 #include "runtime/frame_ops.h"
 #include "runtime/session.h"
 
@@ -28,14 +29,6 @@ namespace sluice {
 namespace {
 
 constexpr char kRec[] = "REC";
-
-// Host memory that claims to be device memory.
-class FakeDeviceAllocator : public CpuAllocator {
- public:
-  FakeDeviceAllocator() : CpuAllocator("rec_device") {}
-  MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
-  int device_ordinal() const override { return 0; }
-};
 
 class RecordedWork : public CapturedWork {
  public:
@@ -115,7 +108,7 @@ class RecordingDevice : public Device {
     return out;
   }
 
-  std::shared_ptr<FakeDeviceAllocator> device_ = std::make_shared<FakeDeviceAllocator>();
+  std::shared_ptr<FakeDeviceMemory> device_ = std::make_shared<FakeDeviceMemory>("rec_device");
   std::shared_ptr<CpuAllocator> host_ = std::make_shared<CpuAllocator>("rec_host");
   ThreadPool pool_{"rec", 1};
   // Touched by the one thread that runs a recorded step.

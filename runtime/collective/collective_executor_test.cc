@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "runtime/collective/mailbox.h"
+#include "runtime/fake_device_memory.h"
 
 namespace sluice {
 namespace {
@@ -608,18 +609,11 @@ TEST(LocalImplTest, RegisteredImplRunsWhenAllMembersAreLocal) {
   EXPECT_EQ(results[1]->buffer_allocator(), devices[1]->allocator());
 }
 
-// Host memory that pretends to be a device's, with counted copies.
-class FakeDeviceMemory : public CpuAllocator {
- public:
-  FakeDeviceMemory() : CpuAllocator("fake_device_memory") {}
-  MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
-};
-
 class FakeGpu : public Device {
  public:
   explicit FakeGpu(std::string name)
       : Device(std::move(name), "FAKEGPU"),
-        memory_(std::make_shared<FakeDeviceMemory>()),
+        memory_(std::make_shared<FakeDeviceMemory>("fake_device_memory", /*ordinal=*/-1)),
         host_(std::make_shared<CpuAllocator>("fake_pinned")),
         pool_("fakegpu", 1) {}
   Allocator* allocator() override { return memory_.get(); }

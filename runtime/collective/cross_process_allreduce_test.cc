@@ -18,24 +18,18 @@
 #include "runtime/collective/collective_executor.h"
 #include "runtime/collective/mailbox.h"
 #include "runtime/device.h"
+#include "runtime/fake_device_memory.h"
 
 namespace sluice {
 namespace {
 
 using Result = absl::StatusOr<Tensor>;
 
-class FakeDeviceMemory : public CpuAllocator {
- public:
-  FakeDeviceMemory() : CpuAllocator("xpu") {}
-  MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
-  int device_ordinal() const override { return 0; }
-};
-
 class XpuDevice : public Device {
  public:
   explicit XpuDevice(std::string name)
       : Device(std::move(name), "XPU"),
-        memory_(std::make_shared<FakeDeviceMemory>()),
+        memory_(std::make_shared<FakeDeviceMemory>("xpu")),
         cpu_(NewCpuDevice({.name = "/job:x/replica:0/task:0/device:CPU:0", .num_threads = 1})) {}
   Allocator* allocator() override { return memory_.get(); }
   ThreadPool* thread_pool() override { return cpu_->thread_pool(); }
