@@ -17,7 +17,11 @@ protobuf. Without a CUDA toolkit (@local_cuda's CUDA_FOUND is False)
 cuda_library is an empty library and if_cuda picks its second argument.
 """
 
-load("@local_cuda//:defs.bzl", "CUDA_FOUND", "NCCL_FOUND", "NVCC")
+load("@local_cuda//:defs.bzl", "CUDA_FOUND", "CUDA_LIB_DIR", "NCCL_FOUND", "NVCC")
+
+# Where the forwarding functions of cuBLAS and NCCL look last for the
+# libraries (runtime/gpu/cublas_library.h).
+CUDA_LIB_DIR_COPTS = ["-DSLUICE_CUDA_LIB_DIR=\\\"%s\\\"" % CUDA_LIB_DIR]
 
 CUDA_ARCH_FLAGS = ["-gencode=arch=compute_90,code=sm_90"]
 

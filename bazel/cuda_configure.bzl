@@ -5,8 +5,10 @@
 
 The toolkit is looked for in $CUDA_PATH, else /usr/local/cuda. When found,
 @local_cuda has cc_library targets for the headers (declared, so Bazel's
-inclusion check accepts them), cudart, cublas (with cublasLt) and nccl, and
-@local_cuda//:defs.bzl says CUDA_FOUND = True and where nvcc is. When not
+inclusion check accepts them) and cudart, and @local_cuda//:defs.bzl says
+CUDA_FOUND = True, where nvcc is and where the libraries are (CUDA_LIB_DIR).
+cuBLAS and NCCL are not linked: the GPU backend opens them when it first
+needs them (runtime/gpu/cublas_library.h), looking in CUDA_LIB_DIR last. When not
 found the targets are empty and CUDA_FOUND = False: GPU code is left out and
 everything CPU still builds.
 """
@@ -29,10 +31,8 @@ def _cuda_configure_impl(ctx):
 # No CUDA toolkit at {root}: empty stand-ins.
 cc_library(name = "cuda_headers")
 cc_library(name = "cudart")
-cc_library(name = "cublas")
-cc_library(name = "nccl")
 """.format(root = root))
-        ctx.file("defs.bzl", "CUDA_FOUND = False\nNVCC = \"\"\nCUDA_ROOT = \"\"\nNCCL_FOUND = False\n")
+        ctx.file("defs.bzl", "CUDA_FOUND = False\nNVCC = \"\"\nCUDA_ROOT = \"\"\nCUDA_LIB_DIR = \"\"\nNCCL_FOUND = False\n")
         return
     ctx.symlink(root + "/include", "include")
     has_nccl = ctx.path(lib + "/libnccl.so").exists and ctx.path(root + "/include/nccl.h").exists
@@ -45,12 +45,9 @@ cc_library(
     includes = ["include"],
 )
 cc_library(name = "cudart", linkopts = [{link}, "-lcudart"], deps = [":cuda_headers"])
-cc_library(name = "cublas", linkopts = [{link}, "-lcublas", "-lcublasLt"], deps = [":cudart"])
-cc_library(name = "nccl", linkopts = {nccl}, deps = [":cudart"])
-""".format(root = root, link = link,
-           nccl = "[%s, \"-lnccl\"]" % link if has_nccl else "[]"))
-    ctx.file("defs.bzl", "CUDA_FOUND = True\nNVCC = \"{nvcc}\"\nCUDA_ROOT = \"{root}\"\nNCCL_FOUND = {nccl}\n".format(
-        nvcc = nvcc, root = root, nccl = "True" if has_nccl else "False"))
+""".format(root = root, link = link))
+    ctx.file("defs.bzl", "CUDA_FOUND = True\nNVCC = \"{nvcc}\"\nCUDA_ROOT = \"{root}\"\nCUDA_LIB_DIR = \"{lib}\"\nNCCL_FOUND = {nccl}\n".format(
+        nvcc = nvcc, root = root, lib = lib, nccl = "True" if has_nccl else "False"))
 
 cuda_configure = repository_rule(
     implementation = _cuda_configure_impl,

@@ -23,7 +23,8 @@ done
 
 echo "# machine: $(nproc) vCPUs, $(lscpu | sed -n 's/^Model name: *//p'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-targets=(//bench:executor_overhead //bench:matmul //bench:mlp_step)
+targets=(//bench:executor_overhead //bench:matmul //bench:mlp_step //bench:process_start
+         //tools:server //tools:runner //tools:launch)
 if [[ $build == 1 ]] && ! bazel build "${targets[@]}" >/dev/null 2>&1; then
   bazel build "${targets[@]}" 2>&1 | grep -E "error|ERROR" | head -20 >&2
   echo "run_all: the build failed (see above); --no-build runs the binaries already built" >&2
@@ -72,6 +73,9 @@ if [[ -n "$sl" && -n "$pt" ]]; then
 else
   echo "# mlp_step_speedup_vs_pytorch: skipped (no PyTorch figure)"
 fi
+
+echo "## starting a tool: peak RSS and wall time of --help (cuBLAS and NCCL are opened on first GPU use)"
+run "$bin/process_start" --runs=20 bazel-bin/tools/server bazel-bin/tools/runner bazel-bin/tools/launch
 
 echo "## RecvTensor over Thrift vs raw TCP, iperf3 and gloo (bench/recv_tensor_peers.sh)"
 peer_flags=()

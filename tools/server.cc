@@ -19,6 +19,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "distributed/server.h"
@@ -52,6 +53,8 @@ int Fail(const absl::Status& s) {
 
 int main(int argc, char** argv) {
   const absl::Time start = absl::Now();
+  absl::SetProgramUsageMessage(
+      "one cluster task: server --cluster=SPEC --job=JOB --task=N [--tls_dir=DIR | --insecure]");
   absl::ParseCommandLine(argc, argv);
   sluice::BlockTerminationSignals();
 

@@ -1,6 +1,7 @@
 #include "distributed/rpc/tls_context.h"
 
 #include <openssl/ssl.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -160,12 +161,28 @@ void ThriftOutput(const char* message) {
   std::fprintf(stderr, "Thrift: %s\n", message);
 }
 
+// OpenSSL writes through its socket BIO with write(), not send(MSG_NOSIGNAL):
+// a TLS write to a peer that died raises SIGPIPE, whose default kills the
+// process (a worker of an elastic job, say, when another was killed). As
+// gRPC does, a process that speaks TLS ignores SIGPIPE, so the write fails
+// with EPIPE and the RPC with an error naming the peer. A handler the
+// program installed itself is left alone.
+void IgnoreSigpipeUnlessHandled() {
+  struct sigaction current;
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::Load(const std::string& dir,
                                                                    const std::string& identity) {
   static absl::once_flag output_once;
-  absl::call_once(output_once, [] { apache::thrift::GlobalOutput.setOutputFunction(ThriftOutput); });
+  absl::call_once(output_once, [] {
+    apache::thrift::GlobalOutput.setOutputFunction(ThriftOutput);
+    IgnoreSigpipeUnlessHandled();
+  });
   const std::string ca = absl::StrCat(dir, "/ca.crt");
   const std::string stem = absl::StrCat(dir, "/", CredentialStem(identity));
   const std::string cert = stem + ".crt";

@@ -3,10 +3,12 @@
 // client of another job's CA, and a server that is not the task asked for
 // are refused, the server logging the refused peer's address; the server
 // names each push's authenticated sender.
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -93,6 +95,23 @@ TEST_F(TlsTest, CredentialFilesArePrivate) {
   EXPECT_EQ(MakeJobCredentials({kPs, kPs}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TlsContext::Load(dir_, "/job:ps/replica:0/task:7").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// OpenSSL writes with write(): to a peer that died, that raises SIGPIPE.
+// Once TLS is loaded the process ignores it, and such a write fails with
+// EPIPE instead of killing the process (an elastic worker whose peer was
+// killed, for one).
+TEST_F(TlsTest, AWriteToAPeerThatWentAwayIsAnErrorNotASignal) {
+  struct sigaction current;
+  ASSERT_EQ(sigaction(SIGPIPE, nullptr, &current), 0);
+  EXPECT_EQ(current.sa_handler, SIG_IGN);
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  close(fds[1]);
+  const char byte = 1;
+  EXPECT_EQ(write(fds[0], &byte, 1), -1);
+  EXPECT_EQ(errno, EPIPE);
+  close(fds[0]);
 }
 
 TEST_F(TlsTest, CallsAndLargeTensorsPassBetweenMembersOfTheJob) {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/gpu/cublas_library.h"
 
 namespace sluice {
 
@@ -30,6 +31,10 @@ absl::Status CudaStatus(cudaError_t code, absl::string_view what) {
 
 absl::Status CublasStatus(cublasStatus_t code, absl::string_view what) {
   if (code == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  if (!CublasLoaded()) {
+    const absl::Status load = LoadCublas();
+    if (!load.ok()) return absl::Status(load.code(), absl::StrCat(what, ": ", load.message()));
+  }
   std::string message = absl::StrCat(what, ": ", cublasGetStatusName(code), " (",
                                      cublasGetStatusString(code), ")");
   switch (code) {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/gpu/nccl_library.h"
 
 namespace sluice {
 namespace internal {
@@ -35,6 +36,10 @@ const char* CodeName(ncclResult_t result) {
 
 absl::Status NcclStatus(ncclResult_t result, ncclComm_t comm, absl::string_view what) {
   if (result == ncclSuccess) return absl::OkStatus();
+  if (!NcclLoaded()) {
+    const absl::Status load = LoadNccl();
+    if (!load.ok()) return absl::Status(load.code(), absl::StrCat(what, ": ", load.message()));
+  }
   std::string message = absl::StrCat(what, ": NCCL ", CodeName(result), " (", result,
                                      "): ", ncclGetErrorString(result));
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 13, 0)
