@@ -19,7 +19,7 @@
 #include "graph/gradients.h"
 #include "graph/graph_def_io.h"
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math_ops.h"

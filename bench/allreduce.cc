@@ -62,7 +62,7 @@
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/server.h"
 #include "training/all_reduce_gradients.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "runtime/collective/collective_executor.h"

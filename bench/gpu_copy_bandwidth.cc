@@ -27,7 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "runtime/tensor.h"

@@ -53,7 +53,7 @@
 #include "distributed/rpc/thrift_server.h"
 #include "distributed/rpc/tls_context.h"
 #include "distributed/rpc/worker_stub.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/tensor.h"
 
 ABSL_FLAG(std::string, role, "client", "client, or server (started by the client)");

@@ -8,7 +8,7 @@
 #include "distributed/rpc/master_stub.h"
 #include "distributed/rpc/socket_util.h"
 #include "distributed/rpc/tensor_wire.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/builtins.h"
 
 namespace sluice {

@@ -13,7 +13,7 @@
 #include "absl/time/clock.h"
 #include "distributed/call_pool.h"
 #include "graph/graph_def_io.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "placement/compile_signature.h"
 #include "runtime/client_graph.h"
 #include "runtime/device.h"

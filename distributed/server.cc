@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "distributed/service_handlers.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/builtins.h"
 #include "ops/file_write_policy.h"
 

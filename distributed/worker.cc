@@ -19,7 +19,7 @@
 #include "distributed/remote_rendezvous.h"
 #include "distributed/rpc/recv_buffer_pool.h"
 #include "graph/graph_def_io.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/executor.h"
 #include "runtime/step_partitions.h"
 #include "runtime/collective/collective_executor.h"

@@ -22,7 +22,7 @@
 #include "absl/time/time.h"
 #include "distributed/in_process_worker_cache.h"
 #include "distributed/master_session.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"

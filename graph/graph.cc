@@ -7,7 +7,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace {

@@ -21,7 +21,7 @@
 #include "google/protobuf/text_format.h"
 #include "graph/algorithm.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace {

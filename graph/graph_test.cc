@@ -7,7 +7,7 @@
 #include "graph/graph_def_io.h"
 #include "graph/scope.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace {

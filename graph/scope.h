@@ -22,7 +22,7 @@
 
 #include <initializer_list>
 #include <memory>
-#include "graph/source_location.h"
+#include "base/source_location.h"
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>

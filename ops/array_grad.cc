@@ -13,7 +13,7 @@
 #include "graph/graph.h"
 #include "graph/scope.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/gradients.h"
 #include "ops/internal/array_util.h"

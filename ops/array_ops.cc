@@ -13,7 +13,7 @@
 #include "graph/attr_value.h"
 #include "graph/op_def.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/array_shape_fns.h"
 
 namespace sluice {

@@ -35,7 +35,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <optional>
-#include "graph/source_location.h"
+#include "base/source_location.h"
 #include <string>
 #include <vector>
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/collective_ops.h"
 #include "ops/data_flow_ops.h"

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/collective_ops.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/kernel.h"

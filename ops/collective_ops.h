@@ -42,7 +42,7 @@
 #define SLUICE_OPS_COLLECTIVE_OPS_H_
 
 #include <cstdint>
-#include "graph/source_location.h"
+#include "base/source_location.h"
 #include <string>
 #include <vector>
 

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/blas.h"
 #include "ops/internal/nn_kernel_util.h"
 #include "ops/internal/window_geometry.h"

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/data_flow_ops.h"
 #include "ops/internal/async_wait.h"
 #include "ops/internal/gradient_accumulator.h"

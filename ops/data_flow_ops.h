@@ -57,7 +57,7 @@
 #define SLUICE_OPS_DATA_FLOW_OPS_H_
 
 #include <cstdint>
-#include "graph/source_location.h"
+#include "base/source_location.h"
 #include <string>
 
 #include "absl/status/status.h"

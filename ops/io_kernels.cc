@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/file_write_policy.h"
 #include "ops/internal/checkpoint_shard.h"
 #include "ops/io_ops.h"

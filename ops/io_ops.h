@@ -50,7 +50,7 @@
 #ifndef SLUICE_OPS_IO_OPS_H_
 #define SLUICE_OPS_IO_OPS_H_
 
-#include "graph/source_location.h"
+#include "base/source_location.h"
 #include <string>
 #include <vector>
 

@@ -25,7 +25,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/fast_math.h"
 #include "ops/internal/math_kernel_checks.h"

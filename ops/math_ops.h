@@ -25,7 +25,7 @@
 #ifndef SLUICE_OPS_MATH_OPS_H_
 #define SLUICE_OPS_MATH_OPS_H_
 
-#include "graph/source_location.h"
+#include "base/source_location.h"
 #include <vector>
 
 #include "absl/status/status.h"

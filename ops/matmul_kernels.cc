@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/blas.h"
 #include "ops/internal/math_kernel_checks.h"
 #include "ops/internal/math_kernel_util.h"

@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/gradients.h"
 #include "ops/nn_ops.h"
 

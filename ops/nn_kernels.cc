@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/fast_math.h"
 #include "ops/internal/nn_kernel_checks.h"
 #include "ops/internal/nn_kernel_util.h"

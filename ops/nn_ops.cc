@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "graph/op_def.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/window_geometry.h"
 
 namespace sluice {

@@ -24,7 +24,7 @@
 #define SLUICE_OPS_NN_OPS_H_
 
 #include <cstdint>
-#include "graph/source_location.h"
+#include "base/source_location.h"
 #include <string>
 #include <vector>
 

@@ -10,7 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/random_kernel_checks.h"
 #include "ops/random_ops.h"
 

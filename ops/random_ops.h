@@ -22,7 +22,7 @@
 #define SLUICE_OPS_RANDOM_OPS_H_
 
 #include <cstdint>
-#include "graph/source_location.h"
+#include "base/source_location.h"
 
 #include "absl/status/status.h"
 #include "graph/op_registry.h"

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/math_kernel_checks.h"
 #include "ops/internal/math_kernel_util.h"

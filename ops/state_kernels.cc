@@ -6,7 +6,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/state_ops.h"
 
 namespace sluice {

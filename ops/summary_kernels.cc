@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/proto/summary.pb.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/histogram.h"
 #include "ops/summary_ops.h"
 

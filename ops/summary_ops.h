@@ -30,7 +30,7 @@
 #ifndef SLUICE_OPS_SUMMARY_OPS_H_
 #define SLUICE_OPS_SUMMARY_OPS_H_
 
-#include "graph/source_location.h"
+#include "base/source_location.h"
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"

@@ -29,7 +29,7 @@
 #ifndef SLUICE_OPS_TRAINING_OPS_H_
 #define SLUICE_OPS_TRAINING_OPS_H_
 
-#include "graph/source_location.h"
+#include "base/source_location.h"
 
 #include "absl/status/status.h"
 #include "graph/op_registry.h"

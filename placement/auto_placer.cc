@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/algorithm.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "placement/colocation.h"
 #include "placement/device_name.h"
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "placement/auto_placer.h"
 #include "placement/placer.h"
 #include "runtime/step_partitions.h"

@@ -10,7 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "graph/types.h"
 #include "placement/device_name.h"
 

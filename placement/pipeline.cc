@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/gradients.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/math_ops.h"
 

@@ -10,7 +10,7 @@
 #include "graph/algorithm.h"
 #include "graph/gradients.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "graph/types.h"
 #include "ops/array_ops.h"
 #include "ops/math_ops.h"

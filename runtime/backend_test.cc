@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "runtime/direct_session.h"
 #include "runtime/frame_ops.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/graph_def_io.h"
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/frame_ops.h"
 
 namespace sluice {

@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/executor.h"
 #include "runtime/fake_device_memory.h"
 #include "runtime/frame_ops.h"

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/graph_def_io.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "placement/compile_signature.h"
 #include "runtime/client_graph.h"
 #include "runtime/collective/collective_executor.h"

@@ -9,7 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "graph/algorithm.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/frame_ops.h"
 
 namespace sluice {

@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/frame_ops.h"
 
 namespace sluice {

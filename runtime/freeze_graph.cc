@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/graph_def_io.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/shape_inference.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/rendezvous.h"
 
 namespace sluice {

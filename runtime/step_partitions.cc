@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "graph/graph_def_io.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/rendezvous.h"
 #include "runtime/step_barrier.h"

@@ -6,7 +6,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "runtime/frame_ops.h"
 #include "runtime/rendezvous.h"

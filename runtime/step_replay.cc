@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/capture_epoch.h"
 #include "runtime/frame_ops.h"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "runtime/backend.h"
 #include "runtime/capture_arena.h"

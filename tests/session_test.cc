@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math_ops.h"

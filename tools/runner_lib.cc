@@ -18,7 +18,7 @@
 #include "absl/strings/str_replace.h"
 #include "builtin_session.h"
 #include "graph/graph_def_io.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/builtins.h"
 #include "runtime/direct_session.h"
 #include "runtime/npy.h"

@@ -19,7 +19,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "graph/graph_def_io.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/builtins.h"
 #include "placement/device_name.h"
 #include "tools/dot_graph.h"

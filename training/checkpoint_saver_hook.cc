@@ -5,7 +5,7 @@
 
 #include "absl/time/clock.h"
 #include "training/hook_values.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 

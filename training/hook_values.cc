@@ -1,7 +1,7 @@
 #include "training/hook_values.h"
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace internal {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "training/hook_values.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 

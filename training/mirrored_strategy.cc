@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "graph/types.h"
 #include "ops/array_ops.h"
 #include "ops/collective_ops.h"

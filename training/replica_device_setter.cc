@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "placement/colocation.h"
 #include "placement/device_name.h"
 

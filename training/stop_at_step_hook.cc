@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "training/hook_values.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 

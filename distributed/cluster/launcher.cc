@@ -23,7 +23,7 @@
 #include "distributed/cluster/k8s_manifests.h"
 #include "distributed/cluster/task_supervisor.h"
 #include "distributed/rpc/job_credentials.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/tls_context.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/atomic_file.h"
 
 namespace sluice {

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/gen-cpp/sluice_types.h"
 #include "distributed/rpc/tensor_wire.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 

@@ -17,7 +17,7 @@
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/master_session.h"
 #include "distributed/training/background_prober.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/collective_ops.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "graph/types.h"
 #include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/cwise_layout.h"

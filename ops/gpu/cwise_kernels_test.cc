@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"

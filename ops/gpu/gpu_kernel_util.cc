@@ -1,7 +1,7 @@
 #include "ops/gpu/gpu_kernel_util.h"
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/gpu/cuda_status.h"
 
 namespace sluice {

@@ -9,7 +9,7 @@
 // same on GPUs).
 #include <cstdint>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/nn.cu.h"

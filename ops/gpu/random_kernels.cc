@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/random.cu.h"

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/reduction.cu.h"

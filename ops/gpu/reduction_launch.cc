@@ -1,7 +1,7 @@
 #include "ops/gpu/reduction_launch.h"
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 
 namespace sluice {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/math_kernel_checks.h"
 
 namespace sluice {

@@ -6,7 +6,7 @@
 // memory: the host checks only their shapes, the kernel reads the values.
 #include <cstdint>
 
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/training.cu.h"

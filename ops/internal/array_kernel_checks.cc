@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/index_tensors.h"
 
 namespace sluice {

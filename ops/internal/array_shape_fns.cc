@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "graph/attr_value.h"
 #include "graph/proto/tensor.pb.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
 #include "ops/internal/array_util.h"

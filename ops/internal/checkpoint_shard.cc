@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/atomic_file.h"
 #include "runtime/crc32c.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace internal {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/internal/array_util.h"
 #include "ops/internal/index_tensors.h"
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
 #include "graph/gradients.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "ops/builtins.h"
 #include "runtime/direct_session.h"
 #include "runtime/session.h"

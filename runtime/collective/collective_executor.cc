@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/collective/deadline_timer.h"
 #include "runtime/collective/local_join.h"
 #include "runtime/collective/reduce_kernels.h"

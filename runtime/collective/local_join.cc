@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/collective/reduce_kernels.h"
 
 namespace sluice {

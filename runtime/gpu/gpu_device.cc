@@ -5,7 +5,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/gpu/cuda_status.h"
 
 namespace sluice {

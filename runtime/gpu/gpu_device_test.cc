@@ -22,7 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "graph/scope.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/executor.h"
 #include "runtime/frame_ops.h"
 #include "runtime/gpu/gpu_context.h"

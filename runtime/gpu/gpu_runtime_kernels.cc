@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/frame_ops.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/rendezvous.h"

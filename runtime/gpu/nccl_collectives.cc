@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/gpu/internal/nccl_peer_comm.h"
 #include "runtime/gpu/internal/nccl_util.h"
 #include "runtime/collective/collective_executor.h"

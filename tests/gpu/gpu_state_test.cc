@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "training/mirrored_strategy.h"
 #include "examples/mlp_model.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/atomic_file.h"
 #include "runtime/crc32c.h"
 

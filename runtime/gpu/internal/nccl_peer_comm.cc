@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/gpu/internal/nccl_util.h"
 #include "runtime/gpu/cuda_status.h"
 

@@ -1,4 +1,4 @@
-#include "graph/status_macros.h"
+#include "base/status_macros.h"
 
 #include "absl/strings/str_cat.h"
 

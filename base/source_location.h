@@ -4,8 +4,8 @@
 // There the same interface is built on __builtin_FILE / __builtin_LINE,
 // which every supported compiler has. Include this instead of
 // <source_location>.
-#ifndef SLUICE_GRAPH_SOURCE_LOCATION_H_
-#define SLUICE_GRAPH_SOURCE_LOCATION_H_
+#ifndef SLUICE_BASE_SOURCE_LOCATION_H_
+#define SLUICE_BASE_SOURCE_LOCATION_H_
 
 #include <cstdint>
 #include <source_location>
@@ -38,4 +38,4 @@ struct source_location {
 }  // namespace std
 #endif
 
-#endif  // SLUICE_GRAPH_SOURCE_LOCATION_H_
+#endif  // SLUICE_BASE_SOURCE_LOCATION_H_

@@ -6,8 +6,8 @@
 //     ASSIGN_OR_RETURN(int n, CountThings());
 //     ...
 //   }
-#ifndef SLUICE_GRAPH_STATUS_MACROS_H_
-#define SLUICE_GRAPH_STATUS_MACROS_H_
+#ifndef SLUICE_BASE_STATUS_MACROS_H_
+#define SLUICE_BASE_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -38,4 +38,4 @@ absl::Status AddContext(const absl::Status& status, absl::string_view context);
 
 }  // namespace sluice
 
-#endif  // SLUICE_GRAPH_STATUS_MACROS_H_
+#endif  // SLUICE_BASE_STATUS_MACROS_H_
