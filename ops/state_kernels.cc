@@ -7,6 +7,7 @@
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ops/state_kernels.h"
 #include "ops/state_ops.h"
 
 namespace sluice {
@@ -191,27 +192,23 @@ class AssignOp : public OpKernel {
   bool validate_shape_ = true;
 };
 
-template <typename T, bool kAdd>
-class AssignUpdateOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
-    const Tensor& value = ctx->input(1);
-    absl::MutexLock lock(&var->mu);
-    RETURN_IF_ERROR(
-        internal::CheckAssignUpdate(kAdd ? "AssignAdd" : "AssignSub", *var, value.shape()));
-    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->device()));
-    Update(u.data<T>(), value.data<T>(), u.size());
-    u.Commit();
-    internal::SetRefOutput(ctx, 0, var);
+// The CPU's arithmetic of AssignAdd / AssignSub (ops/state_kernels.h).
+struct CpuAssignImpl {
+  template <typename T>
+  static absl::Status AssignUpdate(OpKernelContext*, T* var, const T* value, int64_t n,
+                                   bool add) {
+    if (add) {
+      Loop<T, true>(var, value, n);
+    } else {
+      Loop<T, false>(var, value, n);
+    }
     return absl::OkStatus();
   }
-  bool IsExpensive() const override { return false; }
 
- private:
-  // Out of line: inlined into Compute, GCC loses __restrict and the loop
+  // Out of line: inlined into its caller, GCC loses __restrict and the loop
   // stays scalar.
-  ABSL_ATTRIBUTE_NOINLINE static void Update(T* __restrict var, const T* __restrict v, int64_t n) {
+  template <typename T, bool kAdd>
+  ABSL_ATTRIBUTE_NOINLINE static void Loop(T* __restrict var, const T* __restrict v, int64_t n) {
     if (kAdd) {
       internal::ForEachIndex(n, [=](int64_t i) { var[i] += v[i]; });
     } else {
@@ -236,15 +233,6 @@ class IsVariableInitializedOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-template <typename T>
-void RegisterAssignUpdate(KernelRegistry* kernels) {
-  constexpr DataType kType = DataTypeToEnum<T>::value;
-  kernels->Register<AssignUpdateOp<T, true>>(
-      KernelDef("AssignAdd", kDeviceTypeCpu).TypeConstraint("T", kType));
-  kernels->Register<AssignUpdateOp<T, false>>(
-      KernelDef("AssignSub", kDeviceTypeCpu).TypeConstraint("T", kType));
-}
-
 }  // namespace
 
 void RegisterStateKernels(KernelRegistry* kernels) {
@@ -268,10 +256,10 @@ void RegisterStateKernels(KernelRegistry* kernels) {
   };
   register_for(kDeviceTypeCpu, fixed_size);
   register_for(kDeviceTypeGpu, gpu_types);
-  RegisterAssignUpdate<float>(kernels);
-  RegisterAssignUpdate<double>(kernels);
-  RegisterAssignUpdate<int32_t>(kernels);
-  RegisterAssignUpdate<int64_t>(kernels);
+  RegisterAssignUpdateFor<CpuAssignImpl, float>(kernels, kDeviceTypeCpu);
+  RegisterAssignUpdateFor<CpuAssignImpl, double>(kernels, kDeviceTypeCpu);
+  RegisterAssignUpdateFor<CpuAssignImpl, int32_t>(kernels, kDeviceTypeCpu);
+  RegisterAssignUpdateFor<CpuAssignImpl, int64_t>(kernels, kDeviceTypeCpu);
 }
 
 }  // namespace sluice
