@@ -17,7 +17,9 @@ namespace {
 
 // Three significant digits, trailing zeros dropped: 1.5, 32, 2.25, 123.
 std::string ThreeDigits(double v) {
-  std::string s = absl::StrFormat(v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+  // The precision as an argument: clang requires a constant format string.
+  const int digits = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  std::string s = absl::StrFormat("%.*f", digits, v);
   if (s.find('.') != std::string::npos) {
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();
