@@ -22,10 +22,12 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "base/status_macros.h"
+#include "ops/cwise_kernels.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/fast_math.h"
 #include "ops/internal/math_kernel_checks.h"
@@ -137,207 +139,134 @@ template <typename T> struct SignF {
 };
 
 // ---------------------------------------------------------------------------
-// Unary and binary kernels.
+// The CPU's arithmetic for the shells of ops/cwise_kernels.h: one loop per
+// (type, functor), reached through the descriptor the kernel was registered
+// with.
 
 template <typename T, typename F>
-class UnaryOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
-    const T* in = x.data<T>();
-    T* out = y->data<T>();
-    MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = F::Apply(in[i]);
-    });
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
+absl::Status UnaryLoop(OpKernelContext* ctx, const Tensor& x, Tensor* y) {
+  const T* in = x.data<T>();
+  T* out = y->data<T>();
+  MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = F::Apply(in[i]);
+  });
+  return absl::OkStatus();
+}
 
 template <typename T, typename Out, typename F>
-class BinaryOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const Tensor& y = ctx->input(1);
-    if (x.shape() == y.shape()) {
-      ASSIGN_OR_RETURN(Out * out, AllocateOutput(ctx, x.shape(), x.NumElements(), x, y));
-      const T* xd = x.data<T>();
-      const T* yd = y.data<T>();
-      MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
+absl::Status BinaryLoop(OpKernelContext* ctx, const BinaryShapes& shapes, const Tensor& x,
+                        const Tensor& y, Tensor* result) {
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  Out* out = result->data<Out>();
+  const int64_t n = result->NumElements();
+  switch (shapes.kind) {
+    case BinaryShapes::Kind::kSame:
+      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
         internal::BinaryLoopSame<F>(xd + b, yd + b, out + b, e - b);
       });
-      return absl::OkStatus();
-    }
-    if (y.NumElements() == 1 && y.dims() <= x.dims()) {
-      ASSIGN_OR_RETURN(Out * out, AllocateOutput(ctx, x.shape(), x.NumElements(), x, y));
-      const T* xd = x.data<T>();
-      const T yv = *y.data<T>();
-      MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
+      break;
+    case BinaryShapes::Kind::kScalarY: {
+      const T yv = *yd;
+      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
         internal::BinaryLoopScalarY<F>(xd + b, yv, out + b, e - b);
       });
-      return absl::OkStatus();
+      break;
     }
-    if (x.NumElements() == 1 && x.dims() <= y.dims()) {
-      ASSIGN_OR_RETURN(Out * out, AllocateOutput(ctx, y.shape(), y.NumElements(), x, y));
-      const T xv = *x.data<T>();
-      const T* yd = y.data<T>();
-      MaybeParallelFor(ctx, y.NumElements(), 1, [&](int64_t b, int64_t e) {
+    case BinaryShapes::Kind::kScalarX: {
+      const T xv = *xd;
+      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
         internal::BinaryLoopScalarX<F>(xv, yd + b, out + b, e - b);
       });
-      return absl::OkStatus();
+      break;
     }
-    ASSIGN_OR_RETURN(internal::BroadcastPlan<2> plan,
-                     internal::MakeBroadcastPlan<2>({&x.shape(), &y.shape()}));
-    const int64_t n = plan.out_shape.num_elements();
-    ASSIGN_OR_RETURN(Out * out, AllocateOutput(ctx, plan.out_shape, n, x, y));
-    if (n == 0) return absl::OkStatus();
-    const T* xd = x.data<T>();
-    const T* yd = y.data<T>();
-    MaybeParallelFor(ctx, plan.rows(), plan.inner(), [&](int64_t b, int64_t e) {
-      internal::BinaryBroadcastRows<F>(plan, xd, yd, out, b, e);
-    });
-    return absl::OkStatus();
+    case BinaryShapes::Kind::kBroadcast:
+      MaybeParallelFor(ctx, shapes.plan.rows(), shapes.plan.inner(), [&](int64_t b, int64_t e) {
+        internal::BinaryBroadcastRows<F>(shapes.plan, xd, yd, out, b, e);
+      });
+      break;
   }
-  bool IsExpensive() const override { return false; }
-
- private:
-  // Reuses the buffer of an input as large as the output when the types
-  // match: such an input is read at exactly the output's offsets.
-  static absl::StatusOr<Out*> AllocateOutput(OpKernelContext* ctx, const TensorShape& shape,
-                                             int64_t n, const Tensor& x, const Tensor& y) {
-    Tensor* out;
-    if (std::is_same_v<T, Out> && x.NumElements() == n) {
-      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(0, 0, shape));
-    } else if (std::is_same_v<T, Out> && y.NumElements() == n) {
-      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(1, 0, shape));
-    } else {
-      ASSIGN_OR_RETURN(out, ctx->allocate_output(0, shape));
-    }
-    return out->data<Out>();
-  }
-};
+  return absl::OkStatus();
+}
 
 // Integer division: a zero divisor is an error, not a crash.
 template <typename T, typename F>
-class IntegerDivOp : public BinaryOp<T, T, F> {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& y = ctx->input(1);
-    const T* yd = y.data<T>();
-    bool has_zero = false;
-    for (int64_t i = 0; i < y.NumElements(); ++i) has_zero |= yd[i] == T(0);
-    if (has_zero) return absl::InvalidArgumentError("Integer division by zero");
-    return BinaryOp<T, T, F>::Compute(ctx);
-  }
-};
-
-// ---------------------------------------------------------------------------
-// Select, SelectV2, AddN, Cast.
+absl::Status IntegerDivLoop(OpKernelContext* ctx, const BinaryShapes& shapes, const Tensor& x,
+                            const Tensor& y, Tensor* out) {
+  const T* yd = y.data<T>();
+  bool has_zero = false;
+  for (int64_t i = 0; i < y.NumElements(); ++i) has_zero |= yd[i] == T(0);
+  if (has_zero) return absl::InvalidArgumentError("Integer division by zero");
+  return BinaryLoop<T, T, F>(ctx, shapes, x, y, out);
+}
 
 template <typename T>
-class SelectOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& cond = ctx->input(0);
-    const Tensor& t = ctx->input(1);
-    const Tensor& e = ctx->input(2);
-    ASSIGN_OR_RETURN(internal::SelectCondition mode, internal::CheckSelectShapes(cond, t, e));
-    if (mode == internal::SelectCondition::kScalar) {
-      ctx->set_output(0, *cond.data<bool>() ? t : e);
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(1, 0, t.shape()));
-    const bool* c = cond.data<bool>();
-    const T* td = t.data<T>();
-    const T* ed = e.data<T>();
-    T* o = out->data<T>();
-    const int64_t n = t.NumElements();
-    if (mode == internal::SelectCondition::kSame) {
-      for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? td[i] : ed[i];
-      return absl::OkStatus();
-    }
-    const int64_t rows_n = cond.dim_size(0);
-    const int64_t width = rows_n == 0 ? 0 : n / rows_n;
-    for (int64_t r = 0; r < rows_n; ++r) {
-      const T* src = (c[r] ? td : ed) + r * width;
-      if (src != o + r * width) std::copy(src, src + width, o + r * width);
-    }
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-template <typename T>
-class SelectV2Op : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& cond = ctx->input(0);
-    const Tensor& t = ctx->input(1);
-    const Tensor& e = ctx->input(2);
-    if (cond.dims() == 0 && t.shape() == e.shape()) {
-      ctx->set_output(0, *cond.data<bool>() ? t : e);
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(internal::BroadcastPlan<3> plan,
-                     internal::MakeBroadcastPlan<3>({&cond.shape(), &t.shape(), &e.shape()}));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    const bool* c = cond.data<bool>();
-    const T* td = t.data<T>();
-    const T* ed = e.data<T>();
-    T* o = out->data<T>();
-    const int64_t n = plan.inner();
-    const auto& s = plan.inner_strides();
-    internal::ForEachRow(plan, 0, plan.rows(), [&](int64_t row, const std::array<int64_t, 3>& off) {
-      T* orow = o + row * n;
-      const bool* cr = c + off[0];
-      const T* tr = td + off[1];
-      const T* er = ed + off[2];
-      if (s[0] != 0 && s[1] != 0 && s[2] != 0) {
-        for (int64_t i = 0; i < n; ++i) orow[i] = cr[i] ? tr[i] : er[i];
-      } else {
-        for (int64_t i = 0; i < n; ++i) orow[i] = cr[i * s[0]] ? tr[i * s[1]] : er[i * s[2]];
+absl::Status AddNLoop(OpKernelContext* ctx, Tensor* out) {
+  const int num = ctx->num_inputs();
+  T* o = out->data<T>();
+  std::vector<const T*> in(num);
+  for (int k = 0; k < num; ++k) in[k] = ctx->input(k).template data<T>();
+  constexpr int64_t kChunk = 4096;  // keeps the output chunk in L1 across inputs
+  MaybeParallelFor(ctx, out->NumElements(), num, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; b += kChunk) {
+      const int64_t e = std::min(end, b + kChunk);
+      const T* a0 = in[0];
+      const T* a1 = in[1];
+      for (int64_t i = b; i < e; ++i) o[i] = a0[i] + a1[i];
+      for (int k = 2; k < num; ++k) {
+        const T* ak = in[k];
+        for (int64_t i = b; i < e; ++i) o[i] += ak[i];
       }
-    });
+    }
+  });
+  return absl::OkStatus();
+}
+
+// Select with cond of t's shape (kSame) or one per row (kRows); a scalar
+// cond never gets here (the shell hands t or e through).
+template <typename T>
+absl::Status SelectLoop(internal::SelectCondition mode, const Tensor& cond, const Tensor& t,
+                        const Tensor& e, Tensor* out) {
+  const bool* c = cond.data<bool>();
+  const T* td = t.data<T>();
+  const T* ed = e.data<T>();
+  T* o = out->data<T>();
+  const int64_t n = t.NumElements();
+  if (mode == internal::SelectCondition::kSame) {
+    for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? td[i] : ed[i];
     return absl::OkStatus();
   }
-  bool IsExpensive() const override { return false; }
-};
+  const int64_t rows_n = cond.dim_size(0);
+  const int64_t width = rows_n == 0 ? 0 : n / rows_n;
+  for (int64_t r = 0; r < rows_n; ++r) {
+    const T* src = (c[r] ? td : ed) + r * width;
+    if (src != o + r * width) std::copy(src, src + width, o + r * width);
+  }
+  return absl::OkStatus();
+}
 
 template <typename T>
-class AddNOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& first = ctx->input(0);
-    const int num = ctx->num_inputs();
-    RETURN_IF_ERROR(internal::CheckAddNShapes(*ctx));
-    if (num == 1) {
-      ctx->set_output(0, first);
-      return absl::OkStatus();
+absl::Status SelectV2Loop(const internal::BroadcastPlan<3>& plan, const Tensor& cond,
+                          const Tensor& t, const Tensor& e, Tensor* out) {
+  const bool* c = cond.data<bool>();
+  const T* td = t.data<T>();
+  const T* ed = e.data<T>();
+  T* o = out->data<T>();
+  const int64_t n = plan.inner();
+  const auto& s = plan.inner_strides();
+  internal::ForEachRow(plan, 0, plan.rows(), [&](int64_t row, const std::array<int64_t, 3>& off) {
+    T* orow = o + row * n;
+    const bool* cr = c + off[0];
+    const T* tr = td + off[1];
+    const T* er = ed + off[2];
+    if (s[0] != 0 && s[1] != 0 && s[2] != 0) {
+      for (int64_t i = 0; i < n; ++i) orow[i] = cr[i] ? tr[i] : er[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) orow[i] = cr[i * s[0]] ? tr[i * s[1]] : er[i * s[2]];
     }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, first.shape()));
-    T* o = out->data<T>();
-    std::vector<const T*> in(num);
-    for (int k = 0; k < num; ++k) in[k] = ctx->input(k).template data<T>();
-    constexpr int64_t kChunk = 4096;  // keeps the output chunk in L1 across inputs
-    MaybeParallelFor(ctx, first.NumElements(), num, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; b += kChunk) {
-        const int64_t e = std::min(end, b + kChunk);
-        const T* a0 = in[0];
-        const T* a1 = in[1];
-        for (int64_t i = b; i < e; ++i) o[i] = a0[i] + a1[i];
-        for (int k = 2; k < num; ++k) {
-          const T* ak = in[k];
-          for (int64_t i = b; i < e; ++i) o[i] += ak[i];
-        }
-      }
-    });
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
+  });
+  return absl::OkStatus();
+}
 
 template <typename Dst, typename Src>
 inline Dst ConvertValue(Src v) {
@@ -359,48 +288,98 @@ inline Dst ConvertValue(Src v) {
 }
 
 template <typename Src, typename Dst>
-class CastOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    if constexpr (std::is_same_v<Src, Dst>) {
-      ctx->set_output(0, x);
-    } else {
-      ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
-      const Src* in = x.data<Src>();
-      Dst* out = y->data<Dst>();
-      MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) out[i] = ConvertValue<Dst>(in[i]);
-      });
-    }
-    return absl::OkStatus();
+absl::Status CastLoop(OpKernelContext* ctx, const Tensor& x, Tensor* y) {
+  const Src* in = x.data<Src>();
+  Dst* out = y->data<Dst>();
+  MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[i] = ConvertValue<Dst>(in[i]);
+  });
+  return absl::OkStatus();
+}
+
+struct CpuCwiseImpl {
+  using UnaryFn = absl::Status (*)(OpKernelContext*, const Tensor&, Tensor*);
+  using BinaryFn = absl::Status (*)(OpKernelContext*, const BinaryShapes&, const Tensor&,
+                                    const Tensor&, Tensor*);
+  using AddNFn = absl::Status (*)(OpKernelContext*, Tensor*);
+  struct SelectFn {
+    absl::Status (*select)(internal::SelectCondition, const Tensor&, const Tensor&, const Tensor&,
+                           Tensor*);
+    absl::Status (*select_v2)(const internal::BroadcastPlan<3>&, const Tensor&, const Tensor&,
+                              const Tensor&, Tensor*);
+  };
+  using CastFn = absl::Status (*)(OpKernelContext*, const Tensor&, Tensor*);
+
+  // The condition is in host memory: a scalar one hands t or e through.
+  static constexpr bool kConditionOnHost = true;
+
+  static absl::Status Unary(OpKernelContext* ctx, UnaryFn fn, const Tensor& x, Tensor* y) {
+    return fn(ctx, x, y);
   }
-  bool IsExpensive() const override { return false; }
+  static absl::Status Binary(OpKernelContext* ctx, BinaryFn fn, const BinaryShapes& shapes,
+                             const Tensor& x, const Tensor& y, Tensor* out) {
+    return fn(ctx, shapes, x, y, out);
+  }
+  static absl::Status AddN(OpKernelContext* ctx, AddNFn fn, Tensor* out) { return fn(ctx, out); }
+  static absl::Status Select(OpKernelContext*, const SelectFn& fn, internal::SelectCondition mode,
+                             const Tensor& cond, const Tensor& t, const Tensor& e, Tensor* out) {
+    return fn.select(mode, cond, t, e, out);
+  }
+  static absl::Status SelectV2(OpKernelContext*, const SelectFn& fn,
+                               const internal::BroadcastPlan<3>& plan, const Tensor& cond,
+                               const Tensor& t, const Tensor& e, Tensor* out) {
+    return fn.select_v2(plan, cond, t, e, out);
+  }
+  static absl::Status Cast(OpKernelContext* ctx, CastFn fn, const Tensor& x, Tensor* y) {
+    return fn(ctx, x, y);
+  }
 };
 
 // ---------------------------------------------------------------------------
 // Registration.
 
+using Impl = CpuCwiseImpl;
+
 template <template <typename> class F, typename... Ts>
 void RegisterUnary(KernelRegistry* k, const char* op) {
-  (k->Register<UnaryOp<Ts, F<Ts>>>(Cpu<Ts>(op)), ...);
+  (k->Register(Cpu<Ts>(op),
+               [] { return std::make_unique<UnaryOp<Impl>>(&UnaryLoop<Ts, F<Ts>>); }),
+   ...);
 }
 
 template <template <typename> class F, typename... Ts>
 void RegisterBinary(KernelRegistry* k, const char* op) {
-  (k->Register<BinaryOp<Ts, Ts, F<Ts>>>(Cpu<Ts>(op)), ...);
+  (k->Register(Cpu<Ts>(op),
+               [] {
+                 return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<Ts, Ts, F<Ts>>,
+                                                         /*same_type=*/true);
+               }),
+   ...);
 }
 
 template <template <typename> class F, typename... Ts>
 void RegisterComparison(KernelRegistry* k, const char* op) {
-  (k->Register<BinaryOp<Ts, bool, F<Ts>>>(Cpu<Ts>(op)), ...);
+  (k->Register(Cpu<Ts>(op),
+               [] {
+                 return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<Ts, bool, F<Ts>>,
+                                                         /*same_type=*/std::is_same_v<Ts, bool>);
+               }),
+   ...);
+}
+
+template <typename T>
+void RegisterIntegerDiv(KernelRegistry* k, const char* op) {
+  k->Register(Cpu<T>(op), [] {
+    return std::make_unique<BinaryOp<Impl>>(&IntegerDivLoop<T, FloorDivF<T>>, /*same_type=*/true);
+  });
 }
 
 template <typename Src, typename... Dsts>
 void RegisterCastFrom(KernelRegistry* k) {
-  (k->Register<CastOp<Src, Dsts>>(KernelDef("Cast", kDeviceTypeCpu)
-                                      .TypeConstraint("SrcT", DataTypeToEnum<Src>::value)
-                                      .TypeConstraint("DstT", DataTypeToEnum<Dsts>::value)),
+  (k->Register(KernelDef("Cast", kDeviceTypeCpu)
+                   .TypeConstraint("SrcT", DataTypeToEnum<Src>::value)
+                   .TypeConstraint("DstT", DataTypeToEnum<Dsts>::value),
+               [] { return std::make_unique<CastOp<Impl>>(&CastLoop<Src, Dsts>); }),
    ...);
 }
 
@@ -416,8 +395,8 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterBinary<MulF, float, double, int32_t, int64_t>(k, "Mul");
   RegisterBinary<DivF, float, double>(k, "RealDiv");
   RegisterBinary<FloorDivF, float, double>(k, "FloorDiv");
-  k->Register<IntegerDivOp<int32_t, FloorDivF<int32_t>>>(Cpu<int32_t>("FloorDiv"));
-  k->Register<IntegerDivOp<int64_t, FloorDivF<int64_t>>>(Cpu<int64_t>("FloorDiv"));
+  RegisterIntegerDiv<int32_t>(k, "FloorDiv");
+  RegisterIntegerDiv<int64_t>(k, "FloorDiv");
   RegisterBinary<MaxF, float, double, int32_t, int64_t>(k, "Maximum");
   RegisterBinary<MinF, float, double, int32_t, int64_t>(k, "Minimum");
   RegisterBinary<PowF, float, double, int32_t, int64_t>(k, "Pow");
@@ -447,20 +426,33 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
 }
 
 template <typename... Ts>
-void RegisterSelectAndAddN(KernelRegistry* k) {
-  (k->Register<SelectOp<Ts>>(Cpu<Ts>("Select")), ...);
-  (k->Register<SelectV2Op<Ts>>(Cpu<Ts>("SelectV2")), ...);
+void RegisterSelect(KernelRegistry* k) {
+  (k->Register(Cpu<Ts>("Select"),
+               [] {
+                 return std::make_unique<SelectOp<Impl>>(
+                     Impl::SelectFn{&SelectLoop<Ts>, &SelectV2Loop<Ts>});
+               }),
+   ...);
+  (k->Register(Cpu<Ts>("SelectV2"),
+               [] {
+                 return std::make_unique<SelectV2Op<Impl>>(
+                     Impl::SelectFn{&SelectLoop<Ts>, &SelectV2Loop<Ts>});
+               }),
+   ...);
+}
+
+template <typename... Ts>
+void RegisterAddN(KernelRegistry* k) {
+  (k->Register(Cpu<Ts>("AddN"), [] { return std::make_unique<AddNOp<Impl>>(&AddNLoop<Ts>); }),
+   ...);
 }
 
 }  // namespace
 
 void RegisterMathKernels(KernelRegistry* k) {
   RegisterElementwiseKernels(k);
-  RegisterSelectAndAddN<float, double, int32_t, int64_t, bool>(k);
-  k->Register<AddNOp<float>>(Cpu<float>("AddN"));
-  k->Register<AddNOp<double>>(Cpu<double>("AddN"));
-  k->Register<AddNOp<int32_t>>(Cpu<int32_t>("AddN"));
-  k->Register<AddNOp<int64_t>>(Cpu<int64_t>("AddN"));
+  RegisterSelect<float, double, int32_t, int64_t, bool>(k);
+  RegisterAddN<float, double, int32_t, int64_t>(k);
   RegisterCasts<float, double, int32_t, int64_t, bool, uint8_t, int8_t>(k);
 
   internal::RegisterReductionKernels(k);

@@ -1,9 +1,9 @@
-// GPU kernels of the element-wise math ops (RegisterGpuCwiseKernels in
+// GPU arithmetic of the element-wise math ops (RegisterGpuCwiseKernels in
 // gpu_kernels.h): unary and binary arithmetic with NumPy broadcasting,
-// comparisons, the *Grad helpers, Cast, AddN, Select and SelectV2. They
-// mirror the CPU kernels of ops/math_kernels.cc: the same shape checks and
-// error messages (ops/internal/broadcast.h), the same input forwarding, the
-// same arithmetic; the CUDA code is in cwise_*.cu behind cwise.cu.h.
+// comparisons, the *Grad helpers, Cast, AddN, Select and SelectV2. The
+// shells of ops/cwise_kernels.h check the shapes, forward inputs and
+// allocate exactly as for the CPU; the CUDA code is in cwise_*.cu behind
+// cwise.cu.h.
 //
 // Every argument lives in device memory (no HostMemory args). Shapes are
 // checked and outputs allocated before anything touches CUDA; outputs with
@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/types.h"
+#include "ops/cwise_kernels.h"
 #include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/cwise_layout.h"
 #include "ops/gpu/gpu_kernel_util.h"
@@ -52,114 +53,61 @@ absl::StatusOr<gpu::CwiseType> CwiseTypeOf(DataType dtype) {
   }
 }
 
-// A kernel whose Init maps the type of input 0 (its T) to a CwiseType.
-class TypedGpuOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(type_, CwiseTypeOf(ctx.input_type(0)));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
+// The GPU's arithmetic for the shells of ops/cwise_kernels.h: the
+// descriptors name a CUDA kernel; types come from the tensors.
+struct GpuCwiseImpl {
+  using UnaryFn = gpu::UnaryFn;
+  using BinaryFn = gpu::BinaryFn;
+  struct AddNFn {};
+  struct SelectFn {};
+  struct CastFn {};
 
- protected:
-  gpu::CwiseType type_ = gpu::CwiseType::kFloat;
-};
+  // The condition is in device memory: the kernel picks, even for a scalar.
+  static constexpr bool kConditionOnHost = false;
 
-class UnaryGpuOp : public TypedGpuOp {
- public:
-  explicit UnaryGpuOp(gpu::UnaryFn fn) : fn_(fn) {}
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
-    const int64_t n = x.NumElements();
-    if (n == 0) return absl::OkStatus();
+  static absl::Status Unary(OpKernelContext* ctx, UnaryFn fn, const Tensor& x, Tensor* y) {
+    ASSIGN_OR_RETURN(gpu::CwiseType type, CwiseTypeOf(x.dtype()));
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchUnary(fn_, type_, x.raw_data(), y->raw_data(), n, stream));
+    return LaunchStatus(
+        ctx, gpu::LaunchUnary(fn, type, x.raw_data(), y->raw_data(), x.NumElements(), stream));
   }
 
- private:
-  const gpu::UnaryFn fn_;
-};
-
-// x (op) y with NumPy broadcasting; `bool_output` for the comparisons.
-class BinaryGpuOp : public TypedGpuOp {
- public:
-  BinaryGpuOp(gpu::BinaryFn fn, bool bool_output) : fn_(fn), bool_output_(bool_output) {}
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const Tensor& y = ctx->input(1);
-    TensorShape out_shape;
+  static absl::Status Binary(OpKernelContext* ctx, BinaryFn fn, const BinaryShapes& shapes,
+                             const Tensor& x, const Tensor& y, Tensor* out) {
+    ASSIGN_OR_RETURN(gpu::CwiseType type, CwiseTypeOf(x.dtype()));
     gpu::CwiseLayout<2> layout;
-    if (x.shape() == y.shape()) {
-      out_shape = x.shape();
+    if (shapes.kind == BinaryShapes::Kind::kSame) {
       layout = gpu::FlatCwiseLayout<2>(x.NumElements());
+    } else if (shapes.kind == BinaryShapes::Kind::kBroadcast) {
+      ASSIGN_OR_RETURN(layout, CwiseLayoutOf(shapes.plan));
     } else {
+      // A scalar operand: the kernel broadcasts it through a plan too.
       ASSIGN_OR_RETURN(internal::BroadcastPlan<2> plan,
                        internal::MakeBroadcastPlan<2>({&x.shape(), &y.shape()}));
       ASSIGN_OR_RETURN(layout, CwiseLayoutOf(plan));
-      out_shape = std::move(plan.out_shape);
     }
-    const int64_t n = out_shape.num_elements();
-    // An input as large as the output is read at exactly the output's
-    // offsets, so its buffer may be reused (as on the CPU).
-    Tensor* out;
-    if (!bool_output_ && x.NumElements() == n) {
-      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(0, 0, out_shape));
-    } else if (!bool_output_ && y.NumElements() == n) {
-      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(1, 0, out_shape));
-    } else {
-      ASSIGN_OR_RETURN(out, ctx->allocate_output(0, out_shape));
-    }
-    if (n == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchBinary(fn_, type_, layout, x.raw_data(), y.raw_data(),
+    return LaunchStatus(ctx, gpu::LaunchBinary(fn, type, layout, x.raw_data(), y.raw_data(),
                                                out->raw_data(), stream));
   }
 
- private:
-  const gpu::BinaryFn fn_;
-  const bool bool_output_;
-};
-
-class AddNGpuOp : public TypedGpuOp {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& first = ctx->input(0);
+  static absl::Status AddN(OpKernelContext* ctx, AddNFn, Tensor* out) {
     const int num = ctx->num_inputs();
-    RETURN_IF_ERROR(internal::CheckAddNShapes(*ctx));
-    if (num == 1) {
-      ctx->set_output(0, first);
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, first.shape()));
-    const int64_t n = first.NumElements();
-    if (n == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(gpu::CwiseType type, CwiseTypeOf(out->dtype()));
     std::vector<const void*> inputs(num);
     for (int k = 0; k < num; ++k) inputs[k] = ctx->input(k).raw_data();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx,
-                        gpu::LaunchAddN(type_, inputs.data(), num, out->raw_data(), n, stream));
+    return LaunchStatus(ctx, gpu::LaunchAddN(type, inputs.data(), num, out->raw_data(),
+                                             out->NumElements(), stream));
   }
-};
 
-// Select and SelectV2 move whole elements: any type of 1, 2, 4 or 8 bytes.
-class SelectGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& cond = ctx->input(0);
-    const Tensor& t = ctx->input(1);
-    const Tensor& e = ctx->input(2);
-    ASSIGN_OR_RETURN(internal::SelectCondition checked, internal::CheckSelectShapes(cond, t, e));
+  // Select and SelectV2 move whole elements: any type of 1, 2, 4 or 8 bytes.
+  static absl::Status Select(OpKernelContext* ctx, SelectFn, internal::SelectCondition checked,
+                             const Tensor& cond, const Tensor& t, const Tensor& e, Tensor* out) {
     gpu::SelectCondition mode = gpu::SelectCondition::kScalar;
     if (checked == internal::SelectCondition::kSame) mode = gpu::SelectCondition::kSame;
     if (checked == internal::SelectCondition::kRows) mode = gpu::SelectCondition::kRows;
-    // The CPU hands t or e through for a scalar condition; here the
-    // condition is in device memory, so the kernel picks.
-    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(1, 0, t.shape()));
     const int64_t n = t.NumElements();
-    if (n == 0) return absl::OkStatus();
     const int64_t width = mode == gpu::SelectCondition::kRows ? n / cond.dim_size(0) : 1;
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx,
@@ -167,66 +115,33 @@ class SelectGpuOp : public OpKernel {
                                           static_cast<const bool*>(cond.raw_data()), t.raw_data(),
                                           e.raw_data(), out->raw_data(), n, stream));
   }
-  bool IsExpensive() const override { return false; }
-};
 
-class SelectV2GpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& cond = ctx->input(0);
-    const Tensor& t = ctx->input(1);
-    const Tensor& e = ctx->input(2);
+  static absl::Status SelectV2(OpKernelContext* ctx, SelectFn,
+                               const internal::BroadcastPlan<3>& plan, const Tensor& cond,
+                               const Tensor& t, const Tensor& e, Tensor* out) {
     const bool* c = static_cast<const bool*>(cond.raw_data());
     const int elem_bytes = DataTypeSize(t.dtype());
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     if (cond.dims() == 0 && t.shape() == e.shape()) {
-      ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(1, 0, t.shape()));
-      const int64_t n = t.NumElements();
-      if (n == 0) return absl::OkStatus();
-      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
       return LaunchStatus(ctx, gpu::LaunchSelect(elem_bytes, gpu::SelectCondition::kScalar,
                                                  /*row_width=*/1, c, t.raw_data(), e.raw_data(),
-                                                 out->raw_data(), n, stream));
+                                                 out->raw_data(), t.NumElements(), stream));
     }
-    ASSIGN_OR_RETURN(internal::BroadcastPlan<3> plan,
-                     internal::MakeBroadcastPlan<3>({&cond.shape(), &t.shape(), &e.shape()}));
     ASSIGN_OR_RETURN(gpu::CwiseLayout<3> layout, CwiseLayoutOf(plan));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx, gpu::LaunchSelectV2(elem_bytes, layout, c, t.raw_data(), e.raw_data(),
                                                  out->raw_data(), stream));
   }
-  bool IsExpensive() const override { return false; }
-};
 
-class CastGpuOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    same_type_ = BaseType(ctx.input_type(0)) == BaseType(ctx.output_type(0));
-    ASSIGN_OR_RETURN(src_, CwiseTypeOf(ctx.input_type(0)));
-    ASSIGN_OR_RETURN(dst_, CwiseTypeOf(ctx.output_type(0)));
-    return absl::OkStatus();
-  }
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    if (same_type_) {
-      ctx->set_output(0, x);
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
-    const int64_t n = x.NumElements();
-    if (n == 0) return absl::OkStatus();
+  static absl::Status Cast(OpKernelContext* ctx, CastFn, const Tensor& x, Tensor* y) {
+    ASSIGN_OR_RETURN(gpu::CwiseType src, CwiseTypeOf(x.dtype()));
+    ASSIGN_OR_RETURN(gpu::CwiseType dst, CwiseTypeOf(y->dtype()));
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchCast(src_, dst_, x.raw_data(), y->raw_data(), n, stream));
+    return LaunchStatus(
+        ctx, gpu::LaunchCast(src, dst, x.raw_data(), y->raw_data(), x.NumElements(), stream));
   }
-  bool IsExpensive() const override { return false; }
-
- private:
-  bool same_type_ = false;
-  gpu::CwiseType src_ = gpu::CwiseType::kFloat;
-  gpu::CwiseType dst_ = gpu::CwiseType::kFloat;
 };
+
+using Impl = GpuCwiseImpl;
 
 // ---------------------------------------------------------------------------
 // Registration.
@@ -245,13 +160,15 @@ const std::vector<DataType>& FloatInt64Types() {
 void RegisterUnary(KernelRegistry* k, const char* op, gpu::UnaryFn fn,
                    const std::vector<DataType>& types) {
   k->Register(GpuKernel(op).TypeConstraint("T", types),
-              [fn] { return std::make_unique<UnaryGpuOp>(fn); });
+              [fn] { return std::make_unique<UnaryOp<Impl>>(fn); });
 }
 
 void RegisterBinary(KernelRegistry* k, const char* op, gpu::BinaryFn fn,
                     const std::vector<DataType>& types, bool bool_output = false) {
   k->Register(GpuKernel(op).TypeConstraint("T", types),
-              [fn, bool_output] { return std::make_unique<BinaryGpuOp>(fn, bool_output); });
+              [fn, bool_output] {
+                return std::make_unique<BinaryOp<Impl>>(fn, /*same_type=*/!bool_output);
+              });
 }
 
 }  // namespace
@@ -298,11 +215,14 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
   RegisterBinary(k, "Less", BinaryFn::kLess, fi, true);
   RegisterBinary(k, "LessEqual", BinaryFn::kLessEqual, fi, true);
 
-  k->Register<AddNGpuOp>(GpuKernel("AddN").TypeConstraint("T", fi));
+  k->Register(GpuKernel("AddN").TypeConstraint("T", fi),
+              [] { return std::make_unique<AddNOp<Impl>>(Impl::AddNFn{}); });
   std::vector<DataType> select_types = fi;
   select_types.push_back(DT_BOOL);
-  k->Register<SelectGpuOp>(GpuKernel("Select").TypeConstraint("T", select_types));
-  k->Register<SelectV2GpuOp>(GpuKernel("SelectV2").TypeConstraint("T", select_types));
+  k->Register(GpuKernel("Select").TypeConstraint("T", select_types),
+              [] { return std::make_unique<SelectOp<Impl>>(Impl::SelectFn{}); });
+  k->Register(GpuKernel("SelectV2").TypeConstraint("T", select_types),
+              [] { return std::make_unique<SelectV2Op<Impl>>(Impl::SelectFn{}); });
 
   // Cast between every pair of these but int32 -> int32 (a host kernel,
   // array_kernels.cc); Src == Dst hands the input through.
@@ -313,8 +233,8 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
     for (DataType dst : cast_types) {
       if (src != DT_INT32 || dst != DT_INT32) dsts.push_back(dst);
     }
-    k->Register<CastGpuOp>(
-        GpuKernel("Cast").TypeConstraint("SrcT", src).TypeConstraint("DstT", dsts));
+    k->Register(GpuKernel("Cast").TypeConstraint("SrcT", src).TypeConstraint("DstT", dsts),
+                [] { return std::make_unique<CastOp<Impl>>(Impl::CastFn{}); });
   }
 }
 
