@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "ops/array_index_kernels.h"
 #include "ops/array_ops.h"
 #include "ops/internal/array_kernel_checks.h"
 #include "ops/internal/array_kernel_util.h"
@@ -199,43 +200,6 @@ class InvertPermutationOp : public OpKernel {
 
 // ---- Joining and splitting ------------------------------------------------------
 
-// ConcatV2 (axis last) and Concat (axis first).
-class ConcatOp : public OpKernel {
- public:
-  explicit ConcatOp(bool axis_first) : axis_first_(axis_first) {}
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const int n = ctx->num_inputs() - 1;
-    const int first = axis_first_ ? 1 : 0;
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanConcat(*ctx, axis_first_));
-    const int64_t axis = plan.axis;
-    const Tensor& x0 = ctx->input(first);
-    const int rank = x0.dims();
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    const size_t esize = DataTypeSize(x0.dtype());
-    const int64_t outer = Product(x0.shape().dims(), 0, axis);
-    std::vector<size_t> chunk(n);
-    size_t out_row = 0;
-    for (int i = 0; i < n; ++i) {
-      const Tensor& x = ctx->input(first + i);
-      chunk[i] = static_cast<size_t>(Product(x.shape().dims(), axis, rank)) * esize;
-      out_row += chunk[i];
-    }
-    char* dst = static_cast<char*>(out->raw_data());
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int i = 0; i < n; ++i) {
-        if (chunk[i] == 0) continue;
-        std::memcpy(dst, static_cast<const char*>(ctx->input(first + i).raw_data()) + o * chunk[i],
-                    chunk[i]);
-        dst += chunk[i];
-      }
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  const bool axis_first_;
-};
-
 class ConcatOffsetOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -267,87 +231,40 @@ class ConcatOffsetOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-// Writes `num` outputs; output i takes, for each of `outer` rows, the i-th
-// run of `chunk` bytes of the input row.
-absl::Status SplitRows(OpKernelContext* ctx, const Tensor& x, int64_t num, int64_t outer,
-                       size_t chunk, const TensorShape& out_shape) {
-  const char* src = static_cast<const char*>(x.raw_data());
-  for (int64_t i = 0; i < num; ++i) {
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(static_cast<int>(i), out_shape));
-    if (chunk == 0) continue;
+// The CPU's element moves for the join and split shells of
+// ops/array_index_kernels.h (the others: slice_kernels.cc).
+struct CpuJoinImpl {
+  static absl::Status ConcatColumns(OpKernelContext*, const std::vector<const Tensor*>& inputs,
+                                    const std::vector<int64_t>& widths, int64_t rows,
+                                    Tensor* out) {
+    const size_t esize = DataTypeSize(out->dtype());
     char* dst = static_cast<char*>(out->raw_data());
-    for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(dst + o * chunk, src + (o * num + i) * chunk, chunk);
-    }
-  }
-  return absl::OkStatus();
-}
-
-class SplitOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(1);
-    const int64_t num = ctx->num_outputs();
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanSplit(ctx->input(0), x, num));
-    if (num == 1) {
-      ctx->set_output(0, x);
-      return absl::OkStatus();
-    }
-    const int64_t axis = plan.axis;
-    const size_t chunk = static_cast<size_t>(Product(plan.out_shape.dims(), axis, x.dims())) *
-                         DataTypeSize(x.dtype());
-    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, axis), chunk, plan.out_shape);
-  }
-};
-
-class PackOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(axis_, ctx.GetAttr<int64_t>("axis"));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const int n = ctx->num_inputs();
-    const Tensor& x0 = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanPack(*ctx, axis_));
-    const int64_t axis = plan.axis;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    const int64_t outer = Product(x0.shape().dims(), 0, axis);
-    const size_t chunk =
-        static_cast<size_t>(Product(x0.shape().dims(), axis, x0.dims())) * DataTypeSize(x0.dtype());
-    if (chunk == 0) return absl::OkStatus();
-    char* dst = static_cast<char*>(out->raw_data());
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int i = 0; i < n; ++i) {
-        std::memcpy(dst, static_cast<const char*>(ctx->input(i).raw_data()) + o * chunk, chunk);
+    for (int64_t o = 0; o < rows; ++o) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const size_t chunk = static_cast<size_t>(widths[i]) * esize;
+        if (chunk == 0) continue;
+        std::memcpy(dst, static_cast<const char*>(inputs[i]->raw_data()) + o * chunk, chunk);
         dst += chunk;
       }
     }
     return absl::OkStatus();
   }
 
- private:
-  int64_t axis_ = 0;
-};
-
-class UnpackOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(axis_, ctx.GetAttr<int64_t>("axis"));
+  static absl::Status SplitRows(OpKernelContext* ctx, const Tensor& x, int64_t num,
+                                int64_t outer, int64_t chunk_elements,
+                                const TensorShape& out_shape) {
+    const size_t chunk = static_cast<size_t>(chunk_elements) * DataTypeSize(x.dtype());
+    const char* src = static_cast<const char*>(x.raw_data());
+    for (int64_t i = 0; i < num; ++i) {
+      ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(static_cast<int>(i), out_shape));
+      if (chunk == 0) continue;
+      char* dst = static_cast<char*>(out->raw_data());
+      for (int64_t o = 0; o < outer; ++o) {
+        std::memcpy(dst + o * chunk, src + (o * num + i) * chunk, chunk);
+      }
+    }
     return absl::OkStatus();
   }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const int64_t num = ctx->num_outputs();
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanUnpack(x, axis_, num));
-    const int64_t axis = plan.axis;
-    const size_t chunk = static_cast<size_t>(Product(x.shape().dims(), axis + 1, x.dims())) *
-                         DataTypeSize(x.dtype());
-    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, axis), chunk, plan.out_shape);
-  }
-
- private:
-  int64_t axis_ = 0;
 };
 
 class BroadcastGradientArgsOp : public OpKernel {
@@ -402,13 +319,13 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
                     [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kRank); });
 
   kernels->Register(cpu("ConcatV2").TypeConstraint("T", all),
-                    [] { return std::make_unique<ConcatOp>(/*axis_first=*/false); });
+                    [] { return std::make_unique<ConcatOp<CpuJoinImpl>>(/*axis_first=*/false); });
   kernels->Register(cpu("Concat").TypeConstraint("T", all),
-                    [] { return std::make_unique<ConcatOp>(/*axis_first=*/true); });
+                    [] { return std::make_unique<ConcatOp<CpuJoinImpl>>(/*axis_first=*/true); });
   kernels->Register(cpu("ConcatOffset"), Make<ConcatOffsetOp>());
-  kernels->Register(cpu("Split").TypeConstraint("T", all), Make<SplitOp>());
-  kernels->Register(cpu("Pack").TypeConstraint("T", all), Make<PackOp>());
-  kernels->Register(cpu("Unpack").TypeConstraint("T", all), Make<UnpackOp>());
+  kernels->Register(cpu("Split").TypeConstraint("T", all), Make<SplitOp<CpuJoinImpl>>());
+  kernels->Register(cpu("Pack").TypeConstraint("T", all), Make<PackOp<CpuJoinImpl>>());
+  kernels->Register(cpu("Unpack").TypeConstraint("T", all), Make<UnpackOp<CpuJoinImpl>>());
   kernels->Register(cpu("BroadcastGradientArgs"), Make<BroadcastGradientArgsOp>());
 
   internal::RegisterSliceKernels(kernels);

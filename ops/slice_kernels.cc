@@ -1,6 +1,6 @@
-// CPU kernels of the array ops that index or rearrange elements: Slice,
+// CPU element moves of the array ops that index or rearrange elements: Slice,
 // StridedSlice, StridedSliceGrad, GatherV2, Gather, UnsortedSegmentSum, Tile
-// and Transpose. All but UnsortedSegmentSum move bytes, so one kernel serves
+// and Transpose (their shells: ops/array_index_kernels.h). All but UnsortedSegmentSum move bytes, so one kernel serves
 // every fixed-size dtype.
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "ops/array_index_kernels.h"
 #include "ops/array_ops.h"
 #include "ops/internal/array_kernel_checks.h"
 #include "ops/internal/array_kernel_util.h"
@@ -161,22 +162,6 @@ void TransposeBytes(const char* in, absl::Span<const int64_t> in_dims,
   });
 }
 
-class TransposeOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::TransposePlan plan, internal::PlanTranspose(x, ctx->input(1)));
-    if (plan.is_identity) {
-      ASSIGN_OR_RETURN(Tensor y, x.Reshaped(plan.out_shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
-    TransposeBytes(static_cast<const char*>(x.raw_data()), plan.merged_dims, plan.merged_perm,
-                   static_cast<char*>(y->raw_data()), DataTypeSize(x.dtype()));
-    return absl::OkStatus();
-  }
-};
 
 // Writes the tile of dimension d onward: the input block at `in` (dims
 // in_dims[d:]) into `out` (dims out_dims[d:]).
@@ -199,118 +184,56 @@ void TileBlock(const char* in, char* out, int d, absl::Span<const int64_t> in_di
   for (int64_t m = 1; m < multiples[d]; ++m) std::memcpy(out + m * one_tile, out, one_tile);
 }
 
-class TileOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::TilePlan plan, internal::PlanTile(x, ctx->input(1)));
-    if (plan.is_identity) {
-      ctx->set_output(0, x);
-      return absl::OkStatus();
-    }
-    const TensorShape& out_shape = plan.out_shape;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
+
+// ---- Indexing -------------------------------------------------------------------
+
+// The CPU's element moves for the shells of ops/array_index_kernels.h
+// (the join and split ones: array_kernels.cc).
+struct CpuSliceImpl {
+  static absl::Status Transpose(OpKernelContext*, const Tensor& x,
+                                const internal::TransposePlan& plan, Tensor* y) {
+    TransposeBytes(static_cast<const char*>(x.raw_data()), plan.merged_dims, plan.merged_perm,
+                   static_cast<char*>(y->raw_data()), DataTypeSize(x.dtype()));
+    return absl::OkStatus();
+  }
+
+  static absl::Status Tile(OpKernelContext*, const Tensor& x, const internal::TilePlan& plan,
+                           Tensor* out) {
     const int rank = x.dims();
     const size_t esize = DataTypeSize(x.dtype());
     // Bytes of one block of dims [d, rank), for input and output.
     std::vector<size_t> in_block(rank + 1, esize), out_block(rank + 1, esize);
     for (int d = rank - 1; d >= 0; --d) {
       in_block[d] = in_block[d + 1] * x.dim_size(d);
-      out_block[d] = out_block[d + 1] * out_shape.dim(d);
+      out_block[d] = out_block[d + 1] * plan.out_shape.dim(d);
     }
     TileBlock(static_cast<const char*>(x.raw_data()), static_cast<char*>(out->raw_data()), 0,
               x.shape().dims(), plan.multiples, in_block, out_block);
     return absl::OkStatus();
   }
-};
 
-// ---- Indexing -------------------------------------------------------------------
-
-class SliceOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::SlicePlan plan,
-                     internal::PlanSlice(x, ctx->input(1), ctx->input(2)));
-    if (plan.is_identity) {
-      ctx->set_output(0, x);
-      return absl::OkStatus();
-    }
-    TensorShape out_shape(absl::MakeConstSpan(plan.size));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
-    std::vector<int64_t> strides(x.dims(), 1);
-    StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), plan.begin, strides,
-                          plan.size, static_cast<char*>(out->raw_data()), DataTypeSize(x.dtype()));
-    return absl::OkStatus();
-  }
-};
-
-class StridedSliceOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(spec_, internal::ReadStridedSliceSpec(ctx));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::StridedSlicePlan plan,
-                     internal::PlanStridedSliceOfInputs(*ctx, 1, x.shape(), spec_));
-    if (plan.is_identity) {
-      ASSIGN_OR_RETURN(Tensor y, x.Reshaped(plan.final_shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.final_shape));
-    StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), plan.begin,
-                          plan.strides, plan.processing_dims, static_cast<char*>(out->raw_data()),
-                          DataTypeSize(x.dtype()));
+  static absl::Status StridedGather(OpKernelContext*, const Tensor& x,
+                                    const std::vector<int64_t>& begin,
+                                    const std::vector<int64_t>& strides,
+                                    const std::vector<int64_t>& size, Tensor* out,
+                                    const char* /*op*/) {
+    StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), begin, strides,
+                          size, static_cast<char*>(out->raw_data()), DataTypeSize(x.dtype()));
     return absl::OkStatus();
   }
 
- private:
-  internal::StridedSliceSpec spec_;
-};
-
-class StridedSliceGradOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(spec_, internal::ReadStridedSliceSpec(ctx));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(internal::StridedSliceGradPlan grad,
-                     internal::PlanStridedSliceGrad(*ctx, spec_));
-    const Tensor& dy = ctx->input(4);
-    const internal::StridedSlicePlan& plan = grad.slice;
-    if (plan.is_identity) {
-      ASSIGN_OR_RETURN(Tensor y, dy.Reshaped(grad.shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, grad.shape));
-    if (out->TotalBytes() > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
-    StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), grad.dims, plan.begin, plan.strides,
+  static absl::Status StridedScatter(OpKernelContext*, const Tensor& dy,
+                                     const std::vector<int64_t>& dims,
+                                     const internal::StridedSlicePlan& plan, Tensor* out) {
+    std::memset(out->raw_data(), 0, out->TotalBytes());
+    StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), dims, plan.begin, plan.strides,
                          plan.processing_dims, static_cast<char*>(dy.raw_data()),
                          DataTypeSize(dy.dtype()));
     return absl::OkStatus();
   }
 
- private:
-  internal::StridedSliceSpec spec_;
-};
-
-// GatherV2 (axis input) and Gather (axis 0).
-class GatherOp : public OpKernel {
- public:
-  explicit GatherOp(bool has_axis) : has_axis_(has_axis) {}
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    return internal::CheckGatherBatchDims(ctx, has_axis_);
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& params = ctx->input(0);
-    const Tensor& indices = ctx->input(1);
-    ASSIGN_OR_RETURN(int64_t axis, internal::GatherAxis(*ctx, has_axis_));
+  static absl::Status Gather(OpKernelContext*, const Tensor& params, const Tensor& indices,
+                             int64_t axis, Tensor* out) {
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadInts(indices, "Gather: indices"));
     const int64_t limit = params.dim_size(axis);
     for (size_t i = 0; i < idx.size(); ++i) {
@@ -319,9 +242,6 @@ class GatherOp : public OpKernel {
             absl::StrCat("Gather: indices[", i, "] = ", idx[i], " is not in [0, ", limit, ")"));
       }
     }
-    ASSIGN_OR_RETURN(
-        Tensor * out,
-        ctx->allocate_output(0, internal::GatherShape(params.shape(), indices.shape(), axis)));
     const std::vector<int64_t>& pd = params.shape().dims();
     const int64_t outer = Product(pd, 0, axis);
     const size_t inner =
@@ -340,19 +260,10 @@ class GatherOp : public OpKernel {
     return absl::OkStatus();
   }
 
- private:
-  const bool has_axis_;
-};
-
-template <typename T>
-class UnsortedSegmentSumOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& data = ctx->input(0);
-    const Tensor& ids = ctx->input(1);
-    ASSIGN_OR_RETURN(internal::SegmentSumPlan plan, internal::PlanUnsortedSegmentSum(*ctx));
+  template <typename T>
+  static absl::Status UnsortedSegmentSum(OpKernelContext*, const Tensor& data, const Tensor& ids,
+                                         const internal::SegmentSumPlan& plan, Tensor* out) {
     const int64_t num = plan.num_segments;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     T* o = out->data<T>();
     std::fill_n(o, out->NumElements(), T{});
     ASSIGN_OR_RETURN(std::vector<int64_t> seg, ReadInts(ids, "UnsortedSegmentSum: segment_ids"));
@@ -373,6 +284,8 @@ class UnsortedSegmentSumOp : public OpKernel {
   }
 };
 
+using Impl = CpuSliceImpl;
+
 }  // namespace
 
 namespace internal {
@@ -381,24 +294,25 @@ void RegisterSliceKernels(KernelRegistry* kernels) {
   const std::vector<DataType>& all = AllTypes();
   auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
 
-  kernels->Register(cpu("Transpose").TypeConstraint("T", all), Make<TransposeOp>());
-  kernels->Register(cpu("Tile").TypeConstraint("T", all), Make<TileOp>());
+  kernels->Register(cpu("Transpose").TypeConstraint("T", all), Make<TransposeOp<Impl>>());
+  kernels->Register(cpu("Tile").TypeConstraint("T", all), Make<TileOp<Impl>>());
 
-  kernels->Register(cpu("Slice").TypeConstraint("T", all), Make<SliceOp>());
-  kernels->Register(cpu("StridedSlice").TypeConstraint("T", all), Make<StridedSliceOp>());
-  kernels->Register(cpu("StridedSliceGrad").TypeConstraint("T", all), Make<StridedSliceGradOp>());
+  kernels->Register(cpu("Slice").TypeConstraint("T", all), Make<SliceOp<Impl>>());
+  kernels->Register(cpu("StridedSlice").TypeConstraint("T", all), Make<StridedSliceOp<Impl>>());
+  kernels->Register(cpu("StridedSliceGrad").TypeConstraint("T", all),
+                    Make<StridedSliceGradOp<Impl>>());
   kernels->Register(cpu("GatherV2").TypeConstraint("Tparams", all),
-                    [] { return std::make_unique<GatherOp>(/*has_axis=*/true); });
+                    [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/true); });
   kernels->Register(cpu("Gather").TypeConstraint("Tparams", all),
-                    [] { return std::make_unique<GatherOp>(/*has_axis=*/false); });
+                    [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/false); });
   kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_FLOAT),
-                    Make<UnsortedSegmentSumOp<float>>());
+                    Make<UnsortedSegmentSumOp<Impl, float>>());
   kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_DOUBLE),
-                    Make<UnsortedSegmentSumOp<double>>());
+                    Make<UnsortedSegmentSumOp<Impl, double>>());
   kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_INT32),
-                    Make<UnsortedSegmentSumOp<int32_t>>());
+                    Make<UnsortedSegmentSumOp<Impl, int32_t>>());
   kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_INT64),
-                    Make<UnsortedSegmentSumOp<int64_t>>());
+                    Make<UnsortedSegmentSumOp<Impl, int64_t>>());
 }
 
 }  // namespace internal

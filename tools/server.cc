@@ -2,8 +2,8 @@
 // MasterService on its port until SIGTERM or SIGINT.
 //
 //   bazel run //tools:server -- --cluster=cluster.json --job=ps --task=0 --tls_dir=/job/tls
-//   bazel run //tools:server -- --cluster="ps=127.0.0.1:4000;worker=127.0.0.1:4001" \
-//       --job=worker --task=0 --insecure          # plaintext, loopback debugging only
+//   # plaintext, loopback debugging only:
+//   bazel run //tools:server -- --cluster="ps=127.0.0.1:4000;worker=127.0.0.1:4001" --job=worker --task=0 --insecure
 //   SLUICE_CONFIG='{"cluster": {...}, "task": {"type": "ps", "index": 0}}' SLUICE_TLS_DIR=... server
 //
 // Every connection is mutual TLS with the job's credentials (tools:launch

@@ -1,11 +1,9 @@
-// GPU kernels of the array ops that move elements: Transpose, Tile,
-// ConcatV2 / Concat, Split, Pack, Unpack, Slice, StridedSlice,
-// StridedSliceGrad, GatherV2 / Gather and UnsortedSegmentSum. The host side
-// checks the arguments with the CPU kernels' code (ops/internal/
-// array_kernel_checks.h: same checks, same messages), reads the index
-// arguments from host memory (HostMemory args) and enqueues one of the
-// launchers of array.cu.h. Buffers are shared, as on the CPU, where the
-// result equals the input (identity Transpose, Tile, Slice, StridedSlice).
+// GPU element moves of the array ops: Transpose, Tile, ConcatV2 / Concat,
+// Split, Pack, Unpack, Slice, StridedSlice, StridedSliceGrad, GatherV2 /
+// Gather and UnsortedSegmentSum. Their shells (ops/array_index_kernels.h)
+// check the arguments, read the index arguments from host memory (HostMemory
+// args), share the input where the result equals it and allocate, as on the
+// CPU; GpuIndexImpl enqueues one of the launchers of array.cu.h.
 //
 // Differences from the CPU kernels, forced by indices that stay on the GPU:
 // Gather writes zeros for out-of-range indices instead of failing, and
@@ -18,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "ops/array_index_kernels.h"
 #include "ops/gpu/array.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/internal/array_kernel_util.h"
@@ -96,83 +95,7 @@ absl::Status StridedGather(OpKernelContext* ctx, const Tensor& in, Tensor* out,
 
 // ---- Transposing and tiling ----------------------------------------------
 
-class TransposeGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::TransposePlan plan, internal::PlanTranspose(x, ctx->input(1)));
-    if (x.NumElements() == 0) return ctx->allocate_output(0, plan.out_shape).status();
-    if (plan.is_identity) {
-      ASSIGN_OR_RETURN(Tensor y, x.Reshaped(plan.out_shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
-    const std::vector<int64_t>& merged_dims = plan.merged_dims;
-    const std::vector<int64_t>& merged_perm = plan.merged_perm;
-    const int esize = DataTypeSize(x.dtype());
-    const size_t rank = merged_dims.size();
-    if (rank == 2 || (rank == 3 && merged_perm[0] == 0 && merged_perm[1] == 2)) {
-      // [rows, cols] -> [cols, rows], or that per batch entry.
-      const int64_t batch = rank == 2 ? 1 : merged_dims[0];
-      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-      return LaunchStatus(
-          ctx, gpu::LaunchBatchTranspose(x.raw_data(), y->raw_data(), batch, merged_dims[rank - 2],
-                                         merged_dims[rank - 1], esize, stream));
-    }
-    const std::vector<int64_t> in_strides = RowMajorStrides(merged_dims);
-    std::vector<int64_t> out_dims(rank), steps(rank);
-    for (size_t k = 0; k < rank; ++k) {
-      out_dims[k] = merged_dims[merged_perm[k]];
-      steps[k] = in_strides[merged_perm[k]];
-    }
-    ASSIGN_OR_RETURN(gpu::StridedMap map, MakeStridedMap(out_dims, steps, 0, "Transpose"));
-    return StridedGather(ctx, x, y, map);
-  }
-};
 
-class TileGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::TilePlan plan, internal::PlanTile(x, ctx->input(1)));
-    if (plan.is_identity) {
-      ctx->set_output(0, x);
-      return absl::OkStatus();
-    }
-    const std::vector<int64_t>& multiples = plan.multiples;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    // Drop dims of 1 repeated once; fold a dim repeated once into the one
-    // before it (coordinate c*n + c' modulo in*n is (c mod in)*n + c').
-    std::vector<int64_t> in_dims, mults;
-    for (int i = 0; i < x.dims(); ++i) {
-      const int64_t n = x.dim_size(i);
-      if (n == 1 && multiples[i] == 1) continue;
-      if (!in_dims.empty() && multiples[i] == 1) {
-        in_dims.back() *= n;
-      } else {
-        in_dims.push_back(n);
-        mults.push_back(multiples[i]);
-      }
-    }
-    if (in_dims.size() > static_cast<size_t>(gpu::kMaxArrayDims)) {
-      return absl::UnimplementedError(
-          absl::StrCat("Tile: input shape ", x.shape().DebugString(), " with multiples ",
-                       IntsDebugString(multiples), " needs ", in_dims.size(),
-                       " dimensions; the GPU kernel takes at most ", gpu::kMaxArrayDims));
-    }
-    gpu::TileMap map;
-    map.rank = static_cast<int>(in_dims.size());
-    for (size_t i = 0; i < in_dims.size(); ++i) {
-      map.in_dims[i] = in_dims[i];
-      map.out_dims[i] = in_dims[i] * mults[i];
-    }
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchTile(x.raw_data(), out->raw_data(), out->NumElements(),
-                                             DataTypeSize(x.dtype()), map, stream));
-  }
-};
 
 // ---- Joining and splitting ------------------------------------------------
 
@@ -205,56 +128,6 @@ absl::Status ConcatColumns(OpKernelContext* ctx, const std::vector<const Tensor*
   return flush();
 }
 
-// ConcatV2 (axis last) and Concat (axis first).
-class ConcatGpuOp : public OpKernel {
- public:
-  explicit ConcatGpuOp(bool axis_first) : axis_first_(axis_first) {}
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const int n = ctx->num_inputs() - 1;
-    const int first = axis_first_ ? 1 : 0;
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanConcat(*ctx, axis_first_));
-    const int64_t axis = plan.axis;
-    const Tensor& x0 = ctx->input(first);
-    std::vector<const Tensor*> inputs(n);
-    std::vector<int64_t> widths(n);
-    for (int i = 0; i < n; ++i) {
-      inputs[i] = &ctx->input(first + i);
-      widths[i] = Product(inputs[i]->shape().dims(), axis, x0.dims());
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    return ConcatColumns(ctx, inputs, widths, Product(x0.shape().dims(), 0, axis), out);
-  }
-
- private:
-  const bool axis_first_;
-};
-
-class PackGpuOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(axis_, ctx.GetAttr<int64_t>("axis"));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const int n = ctx->num_inputs();
-    const Tensor& x0 = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanPack(*ctx, axis_));
-    const int64_t axis = plan.axis;
-    if (n == 1) {
-      ASSIGN_OR_RETURN(Tensor y, x0.Reshaped(plan.out_shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    std::vector<const Tensor*> inputs(n);
-    for (int i = 0; i < n; ++i) inputs[i] = &ctx->input(i);
-    const std::vector<int64_t> widths(n, Product(x0.shape().dims(), axis, x0.dims()));
-    return ConcatColumns(ctx, inputs, widths, Product(x0.shape().dims(), 0, axis), out);
-  }
-
- private:
-  int64_t axis_ = 0;
-};
 
 // Output i (of num) takes, from each of `outer` rows of x, the i-th run of
 // `chunk` elements.
@@ -273,124 +146,9 @@ absl::Status SplitRows(OpKernelContext* ctx, const Tensor& x, int64_t num, int64
   return absl::OkStatus();
 }
 
-class SplitGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(1);
-    const int64_t num = ctx->num_outputs();
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanSplit(ctx->input(0), x, num));
-    if (num == 1) {
-      ctx->set_output(0, x);
-      return absl::OkStatus();
-    }
-    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, plan.axis),
-                     Product(plan.out_shape.dims(), plan.axis, x.dims()), plan.out_shape);
-  }
-};
-
-class UnpackGpuOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(axis_, ctx.GetAttr<int64_t>("axis"));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const int64_t num = ctx->num_outputs();
-    ASSIGN_OR_RETURN(internal::AxisPlan plan, internal::PlanUnpack(x, axis_, num));
-    if (num == 1) {
-      ASSIGN_OR_RETURN(Tensor y, x.Reshaped(plan.out_shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    return SplitRows(ctx, x, num, Product(x.shape().dims(), 0, plan.axis),
-                     Product(x.shape().dims(), plan.axis + 1, x.dims()), plan.out_shape);
-  }
-
- private:
-  int64_t axis_ = 0;
-};
 
 // ---- Slicing --------------------------------------------------------------
 
-class SliceGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::SlicePlan plan,
-                     internal::PlanSlice(x, ctx->input(1), ctx->input(2)));
-    if (plan.is_identity) {
-      ctx->set_output(0, x);
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out,
-                     ctx->allocate_output(0, TensorShape(absl::MakeConstSpan(plan.size))));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    const std::vector<int64_t> strides(x.dims(), 1);
-    ASSIGN_OR_RETURN(gpu::StridedMap map,
-                     BoxMap(x.shape().dims(), plan.begin, strides, plan.size, "Slice"));
-    return StridedGather(ctx, x, out, map);
-  }
-};
-
-class StridedSliceGpuOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(spec_, internal::ReadStridedSliceSpec(ctx));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::StridedSlicePlan plan,
-                     internal::PlanStridedSliceOfInputs(*ctx, 1, x.shape(), spec_));
-    if (plan.is_identity) {
-      ASSIGN_OR_RETURN(Tensor y, x.Reshaped(plan.final_shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.final_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(gpu::StridedMap map, BoxMap(x.shape().dims(), plan.begin, plan.strides,
-                                                 plan.processing_dims, "StridedSlice"));
-    return StridedGather(ctx, x, out, map);
-  }
-
- private:
-  internal::StridedSliceSpec spec_;
-};
-
-class StridedSliceGradGpuOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(spec_, internal::ReadStridedSliceSpec(ctx));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(internal::StridedSliceGradPlan grad,
-                     internal::PlanStridedSliceGrad(*ctx, spec_));
-    const Tensor& dy = ctx->input(4);
-    const internal::StridedSlicePlan& plan = grad.slice;
-    if (plan.is_identity) {
-      ASSIGN_OR_RETURN(Tensor y, dy.Reshaped(grad.shape));
-      ctx->set_output(0, std::move(y));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, grad.shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    RETURN_IF_ERROR(
-        LaunchStatus(ctx, cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream)));
-    if (dy.NumElements() == 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(gpu::StridedMap map, BoxMap(grad.dims, plan.begin, plan.strides,
-                                                 plan.processing_dims, "StridedSliceGrad"));
-    return LaunchStatus(ctx,
-                        gpu::LaunchStridedScatter(dy.raw_data(), out->raw_data(), dy.NumElements(),
-                                                  DataTypeSize(dy.dtype()), map, stream));
-  }
-
- private:
-  internal::StridedSliceSpec spec_;
-};
 
 // ---- Gathering and scattering ------------------------------------------------
 
@@ -402,24 +160,107 @@ absl::Status CheckIndexType(const Tensor& t, absl::string_view what) {
       absl::StrCat(what, " must be int32 or int64, got ", DataTypeName(t.dtype())));
 }
 
-// GatherV2 (axis input, host memory) and Gather (axis 0). Indices stay on
-// the GPU; out-of-range ones give rows of zeros.
-class GatherGpuOp : public OpKernel {
- public:
-  explicit GatherGpuOp(bool has_axis) : has_axis_(has_axis) {}
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    return internal::CheckGatherBatchDims(ctx, has_axis_);
+// The GPU's element moves for the shells of ops/array_index_kernels.h.
+// Gather's indices and UnsortedSegmentSum's ids stay on the GPU: an index
+// out of range gives a row of zeros, an id >= num_segments is dropped (as a
+// negative one is), where the CPU returns InvalidArgument.
+struct GpuIndexImpl {
+  static absl::Status Transpose(OpKernelContext* ctx, const Tensor& x,
+                                const internal::TransposePlan& plan, Tensor* y) {
+    const std::vector<int64_t>& merged_dims = plan.merged_dims;
+    const std::vector<int64_t>& merged_perm = plan.merged_perm;
+    const int esize = DataTypeSize(x.dtype());
+    const size_t rank = merged_dims.size();
+    if (rank == 2 || (rank == 3 && merged_perm[0] == 0 && merged_perm[1] == 2)) {
+      // [rows, cols] -> [cols, rows], or that per batch entry.
+      const int64_t batch = rank == 2 ? 1 : merged_dims[0];
+      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+      return LaunchStatus(
+          ctx, gpu::LaunchBatchTranspose(x.raw_data(), y->raw_data(), batch, merged_dims[rank - 2],
+                                         merged_dims[rank - 1], esize, stream));
+    }
+    const std::vector<int64_t> in_strides = RowMajorStrides(merged_dims);
+    std::vector<int64_t> out_dims(rank), steps(rank);
+    for (size_t k = 0; k < rank; ++k) {
+      out_dims[k] = merged_dims[merged_perm[k]];
+      steps[k] = in_strides[merged_perm[k]];
+    }
+    ASSIGN_OR_RETURN(gpu::StridedMap map, MakeStridedMap(out_dims, steps, 0, "Transpose"));
+    return ::sluice::StridedGather(ctx, x, y, map);
   }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& params = ctx->input(0);
-    const Tensor& indices = ctx->input(1);
-    ASSIGN_OR_RETURN(int64_t axis, internal::GatherAxis(*ctx, has_axis_));
+
+  static absl::Status Tile(OpKernelContext* ctx, const Tensor& x, const internal::TilePlan& plan,
+                           Tensor* out) {
+    const std::vector<int64_t>& multiples = plan.multiples;
+    // Drop dims of 1 repeated once; fold a dim repeated once into the one
+    // before it (coordinate c*n + c' modulo in*n is (c mod in)*n + c').
+    std::vector<int64_t> in_dims, mults;
+    for (int i = 0; i < x.dims(); ++i) {
+      const int64_t n = x.dim_size(i);
+      if (n == 1 && multiples[i] == 1) continue;
+      if (!in_dims.empty() && multiples[i] == 1) {
+        in_dims.back() *= n;
+      } else {
+        in_dims.push_back(n);
+        mults.push_back(multiples[i]);
+      }
+    }
+    if (in_dims.size() > static_cast<size_t>(gpu::kMaxArrayDims)) {
+      return absl::UnimplementedError(
+          absl::StrCat("Tile: input shape ", x.shape().DebugString(), " with multiples ",
+                       IntsDebugString(multiples), " needs ", in_dims.size(),
+                       " dimensions; the GPU kernel takes at most ", gpu::kMaxArrayDims));
+    }
+    gpu::TileMap map;
+    map.rank = static_cast<int>(in_dims.size());
+    for (size_t i = 0; i < in_dims.size(); ++i) {
+      map.in_dims[i] = in_dims[i];
+      map.out_dims[i] = in_dims[i] * mults[i];
+    }
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchTile(x.raw_data(), out->raw_data(), out->NumElements(),
+                                             DataTypeSize(x.dtype()), map, stream));
+  }
+
+  static absl::Status ConcatColumns(OpKernelContext* ctx, const std::vector<const Tensor*>& inputs,
+                                    const std::vector<int64_t>& widths, int64_t rows,
+                                    Tensor* out) {
+    return ::sluice::ConcatColumns(ctx, inputs, widths, rows, out);
+  }
+
+  static absl::Status SplitRows(OpKernelContext* ctx, const Tensor& x, int64_t num,
+                                int64_t outer, int64_t chunk, const TensorShape& out_shape) {
+    return ::sluice::SplitRows(ctx, x, num, outer, chunk, out_shape);
+  }
+
+  static absl::Status StridedGather(OpKernelContext* ctx, const Tensor& x,
+                                    const std::vector<int64_t>& begin,
+                                    const std::vector<int64_t>& strides,
+                                    const std::vector<int64_t>& size, Tensor* out,
+                                    const char* op) {
+    ASSIGN_OR_RETURN(gpu::StridedMap map, BoxMap(x.shape().dims(), begin, strides, size, op));
+    return ::sluice::StridedGather(ctx, x, out, map);
+  }
+
+  static absl::Status StridedScatter(OpKernelContext* ctx, const Tensor& dy,
+                                     const std::vector<int64_t>& dims,
+                                     const internal::StridedSlicePlan& plan, Tensor* out) {
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    RETURN_IF_ERROR(
+        LaunchStatus(ctx, cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream)));
+    if (dy.NumElements() == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(gpu::StridedMap map, BoxMap(dims, plan.begin, plan.strides,
+                                                 plan.processing_dims, "StridedSliceGrad"));
+    return LaunchStatus(ctx,
+                        gpu::LaunchStridedScatter(dy.raw_data(), out->raw_data(), dy.NumElements(),
+                                                  DataTypeSize(dy.dtype()), map, stream));
+  }
+
+  static absl::Status Gather(OpKernelContext* ctx, const Tensor& params, const Tensor& indices,
+                             int64_t axis, Tensor* out) {
     RETURN_IF_ERROR(CheckIndexType(indices, "Gather: indices"));
-    ASSIGN_OR_RETURN(
-        Tensor * out,
-        ctx->allocate_output(0, internal::GatherShape(params.shape(), indices.shape(), axis)));
-    const std::vector<int64_t>& pd = params.shape().dims();
     if (out->NumElements() == 0) return absl::OkStatus();
+    const std::vector<int64_t>& pd = params.shape().dims();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(
         ctx,
@@ -428,21 +269,11 @@ class GatherGpuOp : public OpKernel {
                           Product(pd, axis + 1, pd.size()), DataTypeSize(params.dtype()), stream));
   }
 
- private:
-  const bool has_axis_;
-};
-
-// num_segments in host memory; ids on the GPU (those >= num_segments are
-// dropped, like negative ones).
-template <typename T>
-class UnsortedSegmentSumGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& data = ctx->input(0);
-    const Tensor& ids = ctx->input(1);
-    ASSIGN_OR_RETURN(internal::SegmentSumPlan plan, internal::PlanUnsortedSegmentSum(*ctx));
+  template <typename T>
+  static absl::Status UnsortedSegmentSum(OpKernelContext* ctx, const Tensor& data,
+                                         const Tensor& ids, const internal::SegmentSumPlan& plan,
+                                         Tensor* out) {
     RETURN_IF_ERROR(CheckIndexType(ids, "UnsortedSegmentSum: segment_ids"));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx, gpu::LaunchUnsortedSegmentSum(
@@ -450,6 +281,8 @@ class UnsortedSegmentSumGpuOp : public OpKernel {
                                  ids.NumElements(), plan.inner, plan.num_segments, stream));
   }
 };
+
+using Impl = GpuIndexImpl;
 
 }  // namespace
 
@@ -459,24 +292,24 @@ void RegisterGpuIndexKernels(KernelRegistry* kernels) {
   const std::vector<DataType>& types = GpuArrayTypes();
   auto gpu = [](const char* op) { return GpuKernel(op); };
 
-  kernels->Register<TransposeGpuOp>(gpu("Transpose").TypeConstraint("T", types).HostMemory("perm"));
-  kernels->Register<TileGpuOp>(gpu("Tile").TypeConstraint("T", types).HostMemory("multiples"));
+  kernels->Register<TransposeOp<Impl>>(gpu("Transpose").TypeConstraint("T", types).HostMemory("perm"));
+  kernels->Register<TileOp<Impl>>(gpu("Tile").TypeConstraint("T", types).HostMemory("multiples"));
   kernels->Register(gpu("ConcatV2").TypeConstraint("T", types).HostMemory("axis"),
-                    [] { return std::make_unique<ConcatGpuOp>(/*axis_first=*/false); });
+                    [] { return std::make_unique<ConcatOp<Impl>>(/*axis_first=*/false); });
   kernels->Register(gpu("Concat").TypeConstraint("T", types).HostMemory("concat_dim"),
-                    [] { return std::make_unique<ConcatGpuOp>(/*axis_first=*/true); });
-  kernels->Register<SplitGpuOp>(gpu("Split").TypeConstraint("T", types).HostMemory("split_dim"));
-  kernels->Register<PackGpuOp>(gpu("Pack").TypeConstraint("T", types));
-  kernels->Register<UnpackGpuOp>(gpu("Unpack").TypeConstraint("T", types));
+                    [] { return std::make_unique<ConcatOp<Impl>>(/*axis_first=*/true); });
+  kernels->Register<SplitOp<Impl>>(gpu("Split").TypeConstraint("T", types).HostMemory("split_dim"));
+  kernels->Register<PackOp<Impl>>(gpu("Pack").TypeConstraint("T", types));
+  kernels->Register<UnpackOp<Impl>>(gpu("Unpack").TypeConstraint("T", types));
 
-  kernels->Register<SliceGpuOp>(
+  kernels->Register<SliceOp<Impl>>(
       gpu("Slice").TypeConstraint("T", types).HostMemory("begin").HostMemory("size"));
-  kernels->Register<StridedSliceGpuOp>(gpu("StridedSlice")
+  kernels->Register<StridedSliceOp<Impl>>(gpu("StridedSlice")
                                            .TypeConstraint("T", types)
                                            .HostMemory("begin")
                                            .HostMemory("end")
                                            .HostMemory("strides"));
-  kernels->Register<StridedSliceGradGpuOp>(gpu("StridedSliceGrad")
+  kernels->Register<StridedSliceGradOp<Impl>>(gpu("StridedSliceGrad")
                                                .TypeConstraint("T", types)
                                                .HostMemory("shape")
                                                .HostMemory("begin")
@@ -484,14 +317,14 @@ void RegisterGpuIndexKernels(KernelRegistry* kernels) {
                                                .HostMemory("strides"));
 
   kernels->Register(gpu("GatherV2").TypeConstraint("Tparams", types).HostMemory("axis"),
-                    [] { return std::make_unique<GatherGpuOp>(/*has_axis=*/true); });
+                    [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/true); });
   kernels->Register(gpu("Gather").TypeConstraint("Tparams", types),
-                    [] { return std::make_unique<GatherGpuOp>(/*has_axis=*/false); });
-  kernels->Register<UnsortedSegmentSumGpuOp<float>>(
+                    [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/false); });
+  kernels->Register<UnsortedSegmentSumOp<Impl, float>>(
       gpu("UnsortedSegmentSum").TypeConstraint("T", DT_FLOAT).HostMemory("num_segments"));
-  kernels->Register<UnsortedSegmentSumGpuOp<double>>(
+  kernels->Register<UnsortedSegmentSumOp<Impl, double>>(
       gpu("UnsortedSegmentSum").TypeConstraint("T", DT_DOUBLE).HostMemory("num_segments"));
-  kernels->Register<UnsortedSegmentSumGpuOp<int64_t>>(
+  kernels->Register<UnsortedSegmentSumOp<Impl, int64_t>>(
       gpu("UnsortedSegmentSum").TypeConstraint("T", DT_INT64).HostMemory("num_segments"));
 }
 
