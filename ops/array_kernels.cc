@@ -20,6 +20,7 @@
 #include "base/status_macros.h"
 #include "ops/array_index_kernels.h"
 #include "ops/array_ops.h"
+#include "ops/fill_kernels.h"
 #include "ops/internal/array_kernel_checks.h"
 #include "ops/internal/array_kernel_util.h"
 #include "ops/internal/array_util.h"
@@ -101,78 +102,20 @@ class PlaceholderOp : public OpKernel {
 
 // ---- Creating ------------------------------------------------------------------
 
-class FillOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& value = ctx->input(1);
-    ASSIGN_OR_RETURN(TensorShape shape, internal::FillShape(ctx->input(0), value));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+// The CPU's writes for the shells of ops/fill_kernels.h.
+struct CpuFillImpl {
+  static absl::Status Fill(OpKernelContext*, const Tensor& value, Tensor* out) {
     FillElements(static_cast<char*>(out->raw_data()), out->NumElements(),
                  static_cast<const char*>(value.raw_data()), DataTypeSize(value.dtype()));
     return absl::OkStatus();
   }
-};
-
-class ZerosLikeOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Tensor * out,
-                     ctx->forward_input_or_allocate_output(0, 0, ctx->input(0).shape()));
-    if (out->TotalBytes() > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
+  static absl::Status Zero(OpKernelContext*, Tensor* out) {
+    std::memset(out->raw_data(), 0, out->TotalBytes());
     return absl::OkStatus();
   }
-};
-
-// The bytes of the value 1 in `dtype`.
-uint64_t OneBits(DataType dtype) {
-  uint64_t bits = 0;
-  auto put = [&bits](auto v) { std::memcpy(&bits, &v, sizeof(v)); };
-  switch (dtype) {
-    case DT_FLOAT:
-      put(1.0f);
-      break;
-    case DT_DOUBLE:
-      put(1.0);
-      break;
-    case DT_HALF:
-      put(Half::FromFloat(1.0f));
-      break;
-    case DT_BFLOAT16:
-      put(BFloat16::FromFloat(1.0f));
-      break;
-    case DT_BOOL:
-      put(true);
-      break;
-    case DT_INT8:
-      put(int8_t{1});
-      break;
-    case DT_UINT8:
-      put(uint8_t{1});
-      break;
-    case DT_INT16:
-      put(int16_t{1});
-      break;
-    case DT_UINT16:
-      put(uint16_t{1});
-      break;
-    case DT_INT32:
-      put(int32_t{1});
-      break;
-    default:
-      put(int64_t{1});
-      break;
-  }
-  return bits;
-}
-
-class OnesLikeOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
-    const uint64_t one = OneBits(x.dtype());
+  static absl::Status FillBits(OpKernelContext*, uint64_t bits, Tensor* out) {
     FillElements(static_cast<char*>(out->raw_data()), out->NumElements(),
-                 reinterpret_cast<const char*>(&one), DataTypeSize(x.dtype()));
+                 reinterpret_cast<const char*>(&bits), DataTypeSize(out->dtype()));
     return absl::OkStatus();
   }
 };
@@ -300,9 +243,9 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   }
   kernels->Register(cpu("NoOp"), Make<NoOpKernel>());
 
-  kernels->Register(cpu("Fill").TypeConstraint("T", all), Make<FillOp>());
-  kernels->Register(cpu("ZerosLike").TypeConstraint("T", all), Make<ZerosLikeOp>());
-  kernels->Register(cpu("OnesLike").TypeConstraint("T", all), Make<OnesLikeOp>());
+  kernels->Register(cpu("Fill").TypeConstraint("T", all), Make<FillOp<CpuFillImpl>>());
+  kernels->Register(cpu("ZerosLike").TypeConstraint("T", all), Make<ZerosLikeOp<CpuFillImpl>>());
+  kernels->Register(cpu("OnesLike").TypeConstraint("T", all), Make<OnesLikeOp<CpuFillImpl>>());
 
   kernels->Register(cpu("Reshape").TypeConstraint("T", all), Make<ReshapeOp>());
   kernels->Register(cpu("InvertPermutation").TypeConstraint("T", DT_INT32),

@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "ops/fill_kernels.h"
 #include "ops/gpu/array.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
@@ -97,70 +98,23 @@ class GpuConstOp : public OpKernel {
 
 // ---- Creating -----------------------------------------------------------------
 
-// Fill: dims in host memory, the value scalar on the GPU (read by the kernel).
-class FillGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& value = ctx->input(1);
-    ASSIGN_OR_RETURN(TensorShape shape, internal::FillShape(ctx->input(0), value));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
+// The GPU's writes for the shells of ops/fill_kernels.h. Fill's dims are in
+// host memory, its value scalar on the GPU (read by the kernel).
+struct GpuFillImpl {
+  static absl::Status Fill(OpKernelContext* ctx, const Tensor& value, Tensor* out) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(
         ctx, gpu::LaunchFillFromDevice(out->raw_data(), out->NumElements(),
                                        DataTypeSize(value.dtype()), value.raw_data(), stream));
   }
-};
-
-class ZerosLikeGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Tensor * out,
-                     ctx->forward_input_or_allocate_output(0, 0, ctx->input(0).shape()));
-    if (out->TotalBytes() == 0) return absl::OkStatus();
+  static absl::Status Zero(OpKernelContext* ctx, Tensor* out) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    // Zero bits are zero in every dtype served here (IEEE floats, integers, bool).
     return LaunchStatus(ctx, cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream));
   }
-};
-
-// The bytes of the value 1 in `dtype` (one of GpuArrayTypes()), little-endian.
-uint64_t OneBits(DataType dtype) {
-  uint64_t bits = 0;
-  auto put = [&bits](auto v) { std::memcpy(&bits, &v, sizeof(v)); };
-  switch (dtype) {
-    case DT_FLOAT:
-      put(1.0f);
-      break;
-    case DT_DOUBLE:
-      put(1.0);
-      break;
-    case DT_HALF:
-      put(Half::FromFloat(1.0f));
-      break;
-    case DT_BFLOAT16:
-      put(BFloat16::FromFloat(1.0f));
-      break;
-    case DT_BOOL:
-      put(true);
-      break;
-    default:  // integers: 1 in the low byte, little-endian
-      bits = 1;
-      break;
-  }
-  return bits;
-}
-
-class OnesLikeGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, x.shape()));
-    if (out->NumElements() == 0) return absl::OkStatus();
+  static absl::Status FillBits(OpKernelContext* ctx, uint64_t bits, Tensor* out) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(
-        ctx, gpu::LaunchFillBits(out->raw_data(), out->NumElements(), DataTypeSize(x.dtype()),
-                                 OneBits(x.dtype()), stream));
+    return LaunchStatus(ctx, gpu::LaunchFillBits(out->raw_data(), out->NumElements(),
+                                                 DataTypeSize(out->dtype()), bits, stream));
   }
 };
 
@@ -215,9 +169,10 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   kernels->Register(gpu("Rank").TypeConstraint("T", types).HostMemory("output"),
                     [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kRank); });
 
-  kernels->Register<FillGpuOp>(gpu("Fill").TypeConstraint("T", types).HostMemory("dims"));
-  kernels->Register<ZerosLikeGpuOp>(gpu("ZerosLike").TypeConstraint("T", types));
-  kernels->Register<OnesLikeGpuOp>(gpu("OnesLike").TypeConstraint("T", types));
+  kernels->Register<FillOp<GpuFillImpl>>(
+      gpu("Fill").TypeConstraint("T", types).HostMemory("dims"));
+  kernels->Register<ZerosLikeOp<GpuFillImpl>>(gpu("ZerosLike").TypeConstraint("T", types));
+  kernels->Register<OnesLikeOp<GpuFillImpl>>(gpu("OnesLike").TypeConstraint("T", types));
 
   internal::RegisterGpuIndexKernels(kernels);
 

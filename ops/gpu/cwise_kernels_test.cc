@@ -214,7 +214,9 @@ TEST_F(GpuCwiseKernelsTest, TypesOfEachOp) {
         const KernelDef* def = kernels_.FindKernelDef(*y.node, kDeviceTypeGpu);
         if (t == DT_INT32) {
           // int32 is shape arithmetic: at most a host kernel (ops/gpu array family).
-          if (def != nullptr) EXPECT_TRUE(def->all_host_memory()) << op;
+          if (def != nullptr) {
+            EXPECT_TRUE(def->all_host_memory()) << op;
+          }
           continue;
         }
         EXPECT_EQ(def != nullptr, want) << op << " " << DataTypeName(t);
