@@ -38,30 +38,39 @@ namespace sluice {
 
 // How a binary op's operands meet: equal shapes, a scalar on one side (of
 // no more dimensions than the other), or a general broadcast (`plan`).
+// `out_shape` points at x's or y's shape, or at plan.out_shape: no shape is
+// copied on the way (this runs for every Add and Mul), and the struct is
+// filled in place and never copied.
 struct BinaryShapes {
   enum class Kind { kSame, kScalarY, kScalarX, kBroadcast };
+
+  BinaryShapes() = default;
+  BinaryShapes(const BinaryShapes&) = delete;
+  BinaryShapes& operator=(const BinaryShapes&) = delete;
+
   Kind kind = Kind::kSame;
-  TensorShape out_shape;
+  const TensorShape* out_shape = nullptr;
   internal::BroadcastPlan<2> plan;  // kBroadcast only
 };
 
-// Classifies x (op) y; InvalidArgument for shapes that do not broadcast.
-inline absl::StatusOr<BinaryShapes> ClassifyBinaryShapes(const Tensor& x, const Tensor& y) {
-  BinaryShapes s;
+// Classifies x (op) y into *s; InvalidArgument for shapes that do not
+// broadcast. x and y must outlive *s.
+inline absl::Status ClassifyBinaryShapes(const Tensor& x, const Tensor& y, BinaryShapes* s) {
   if (x.shape() == y.shape()) {
-    s.out_shape = x.shape();
+    s->kind = BinaryShapes::Kind::kSame;
+    s->out_shape = &x.shape();
   } else if (y.NumElements() == 1 && y.dims() <= x.dims()) {
-    s.kind = BinaryShapes::Kind::kScalarY;
-    s.out_shape = x.shape();
+    s->kind = BinaryShapes::Kind::kScalarY;
+    s->out_shape = &x.shape();
   } else if (x.NumElements() == 1 && x.dims() <= y.dims()) {
-    s.kind = BinaryShapes::Kind::kScalarX;
-    s.out_shape = y.shape();
+    s->kind = BinaryShapes::Kind::kScalarX;
+    s->out_shape = &y.shape();
   } else {
-    s.kind = BinaryShapes::Kind::kBroadcast;
-    ASSIGN_OR_RETURN(s.plan, internal::MakeBroadcastPlan<2>({&x.shape(), &y.shape()}));
-    s.out_shape = s.plan.out_shape;
+    s->kind = BinaryShapes::Kind::kBroadcast;
+    ASSIGN_OR_RETURN(s->plan, internal::MakeBroadcastPlan<2>({&x.shape(), &y.shape()}));
+    s->out_shape = &s->plan.out_shape;
   }
-  return s;
+  return absl::OkStatus();
 }
 
 template <typename Impl>
@@ -91,15 +100,17 @@ class BinaryOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& y = ctx->input(1);
-    ASSIGN_OR_RETURN(BinaryShapes shapes, ClassifyBinaryShapes(x, y));
-    const int64_t n = shapes.out_shape.num_elements();
+    BinaryShapes shapes;
+    RETURN_IF_ERROR(ClassifyBinaryShapes(x, y, &shapes));
+    const TensorShape& out_shape = *shapes.out_shape;
+    const int64_t n = out_shape.num_elements();
     Tensor* out;
     if (same_type_ && x.NumElements() == n) {
-      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(0, 0, shapes.out_shape));
+      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(0, 0, out_shape));
     } else if (same_type_ && y.NumElements() == n) {
-      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(1, 0, shapes.out_shape));
+      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(1, 0, out_shape));
     } else {
-      ASSIGN_OR_RETURN(out, ctx->allocate_output(0, shapes.out_shape));
+      ASSIGN_OR_RETURN(out, ctx->allocate_output(0, out_shape));
     }
     if (n == 0) return absl::OkStatus();
     return Impl::Binary(ctx, fn_, shapes, x, y, out);
@@ -168,18 +179,19 @@ class SelectV2Op : public OpKernel {
     const Tensor& cond = ctx->input(0);
     const Tensor& t = ctx->input(1);
     const Tensor& e = ctx->input(2);
-    if (Impl::kConditionOnHost && cond.dims() == 0 && t.shape() == e.shape()) {
-      ctx->set_output(0, *cond.data<bool>() ? t : e);
-      return absl::OkStatus();
+    if (cond.dims() == 0 && t.shape() == e.shape()) {
+      // Select with a scalar condition: no broadcast to plan.
+      if (Impl::kConditionOnHost) {
+        ctx->set_output(0, *cond.data<bool>() ? t : e);
+        return absl::OkStatus();
+      }
+      ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(1, 0, t.shape()));
+      if (out->NumElements() == 0) return absl::OkStatus();
+      return Impl::Select(ctx, fn_, internal::SelectCondition::kScalar, cond, t, e, out);
     }
     ASSIGN_OR_RETURN(internal::BroadcastPlan<3> plan,
                      internal::MakeBroadcastPlan<3>({&cond.shape(), &t.shape(), &e.shape()}));
-    Tensor* out;
-    if (cond.dims() == 0 && t.shape() == e.shape()) {
-      ASSIGN_OR_RETURN(out, ctx->forward_input_or_allocate_output(1, 0, t.shape()));
-    } else {
-      ASSIGN_OR_RETURN(out, ctx->allocate_output(0, plan.out_shape));
-    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     return Impl::SelectV2(ctx, fn_, plan, cond, t, e, out);
   }

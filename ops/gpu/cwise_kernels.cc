@@ -119,17 +119,12 @@ struct GpuCwiseImpl {
   static absl::Status SelectV2(OpKernelContext* ctx, SelectFn,
                                const internal::BroadcastPlan<3>& plan, const Tensor& cond,
                                const Tensor& t, const Tensor& e, Tensor* out) {
-    const bool* c = static_cast<const bool*>(cond.raw_data());
-    const int elem_bytes = DataTypeSize(t.dtype());
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    if (cond.dims() == 0 && t.shape() == e.shape()) {
-      return LaunchStatus(ctx, gpu::LaunchSelect(elem_bytes, gpu::SelectCondition::kScalar,
-                                                 /*row_width=*/1, c, t.raw_data(), e.raw_data(),
-                                                 out->raw_data(), t.NumElements(), stream));
-    }
     ASSIGN_OR_RETURN(gpu::CwiseLayout<3> layout, CwiseLayoutOf(plan));
-    return LaunchStatus(ctx, gpu::LaunchSelectV2(elem_bytes, layout, c, t.raw_data(), e.raw_data(),
-                                                 out->raw_data(), stream));
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchSelectV2(DataTypeSize(t.dtype()), layout,
+                                                 static_cast<const bool*>(cond.raw_data()),
+                                                 t.raw_data(), e.raw_data(), out->raw_data(),
+                                                 stream));
   }
 
   static absl::Status Cast(OpKernelContext* ctx, CastFn, const Tensor& x, Tensor* y) {
