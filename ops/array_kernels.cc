@@ -20,6 +20,7 @@
 #include "base/status_macros.h"
 #include "ops/array_index_kernels.h"
 #include "ops/array_ops.h"
+#include "ops/const_kernel.h"
 #include "ops/fill_kernels.h"
 #include "ops/internal/array_kernel_checks.h"
 #include "ops/internal/array_kernel_util.h"
@@ -47,7 +48,6 @@ using internal::ReshapeOp;
 using internal::ShapeOp;
 using internal::SqueezeOp;
 using internal::WriteInts;
-using ::tensorflow::TensorProto;
 
 // Fills `n` elements at `dst` with the element at `value`.
 void FillElements(char* dst, int64_t n, const char* value, size_t esize) {
@@ -60,24 +60,6 @@ void FillElements(char* dst, int64_t n, const char* value, size_t esize) {
 }
 
 // ---- Constants and feeds ---------------------------------------------------
-
-class ConstOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(TensorProto proto, ctx.GetAttr<TensorProto>("value"));
-    Allocator* allocator = ctx.device() != nullptr ? ctx.device()->allocator() : nullptr;
-    ASSIGN_OR_RETURN(value_, Tensor::FromProto(proto, allocator));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ctx->set_output(0, value_);
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-
- private:
-  Tensor value_;
-};
 
 class PlaceholderOp : public OpKernel {
  public:
@@ -235,7 +217,7 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   const std::vector<DataType>& all = AllTypes();
   auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
 
-  kernels->Register(cpu("Const").TypeConstraint("dtype", all), Make<ConstOp>());
+  kernels->Register(cpu("Const").TypeConstraint("dtype", all), Make<ConstOp<ConstMemory::kDevice>>());
   kernels->Register(cpu("Placeholder"), Make<PlaceholderOp>());
   kernels->Register(cpu("PlaceholderWithDefault").TypeConstraint("dtype", all), Make<IdentityOp>());
   for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {
@@ -275,7 +257,7 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
 
   // DT_STRING: only the kernels that pass buffers along or read shapes. The
   // byte-moving kernels above would copy std::string objects bit by bit.
-  kernels->Register(cpu("Const").TypeConstraint("dtype", DT_STRING), Make<ConstOp>());
+  kernels->Register(cpu("Const").TypeConstraint("dtype", DT_STRING), Make<ConstOp<ConstMemory::kDevice>>());
   kernels->Register(cpu("PlaceholderWithDefault").TypeConstraint("dtype", DT_STRING),
                     Make<IdentityOp>());
   for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {

@@ -1,18 +1,17 @@
-// CPU kernel of MatMul: OpenBLAS gemm (ops/internal/blas.h) on the tensors'
-// buffers for float and double, a plain loop for int32 and int64.
+// The CPU's part of MatMul (the shell: ops/matmul_kernels.h): OpenBLAS gemm
+// (ops/internal/blas.h) on the tensors' buffers for float and double, a
+// plain loop for int32 and int64.
 // Compiled like math_kernels.cc (see there): -O3 without FP traps, set before
 // any include.
 #pragma GCC optimize("O3", "no-trapping-math")
 
-
 #include <algorithm>
 #include <cstdint>
 
-#include "base/status_macros.h"
 #include "ops/internal/blas.h"
-#include "ops/internal/math_kernel_checks.h"
 #include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
+#include "ops/matmul_kernels.h"
 
 namespace sluice {
 namespace {
@@ -44,35 +43,20 @@ void Gemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b
   }
 }
 
+// The CPU's part of MatMulOp (ops/matmul_kernels.h).
 template <typename T>
-class MatMulOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(ta_, ctx.GetAttr<bool>("transpose_a"));
-    ASSIGN_OR_RETURN(tb_, ctx.GetAttr<bool>("transpose_b"));
+struct CpuMatMulImpl {
+  static constexpr const char* kLibrary = "BLAS";
+  absl::Status Init(const OpKernelConstruction&) { return absl::OkStatus(); }
+  absl::Status Gemm(OpKernelContext*, const MatMulArgs& p, Tensor* out) const {
+    sluice::Gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.a.data<T>(), p.lda,
+                 p.b.data<T>(), p.ldb, out->data<T>());
     return absl::OkStatus();
   }
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& a = ctx->input(0);
-    const Tensor& b = ctx->input(1);
-    ASSIGN_OR_RETURN(internal::MatMulDims d, internal::CheckMatMulShapes(a, b, ta_, tb_, "BLAS"));
-    const int64_t m = d.m, k = d.k, n = d.n;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
-    if (m == 0 || n == 0) return absl::OkStatus();
-    T* c = out->data<T>();
-    if (k == 0) {
-      std::fill(c, c + m * n, T(0));
-      return absl::OkStatus();
-    }
-    Gemm(ta_, tb_, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), a.data<T>(),
-         static_cast<int>(a.dim_size(1)), b.data<T>(), static_cast<int>(b.dim_size(1)), c);
+  absl::Status Zero(OpKernelContext*, Tensor* out) const {
+    std::fill(out->data<T>(), out->data<T>() + out->NumElements(), T(0));
     return absl::OkStatus();
   }
-
- private:
-  bool ta_ = false;
-  bool tb_ = false;
 };
 
 }  // namespace
@@ -80,10 +64,10 @@ class MatMulOp : public OpKernel {
 namespace internal {
 
 void RegisterMatMulKernels(KernelRegistry* k) {
-  k->Register<MatMulOp<float>>(Cpu<float>("MatMul"));
-  k->Register<MatMulOp<double>>(Cpu<double>("MatMul"));
-  k->Register<MatMulOp<int32_t>>(Cpu<int32_t>("MatMul"));
-  k->Register<MatMulOp<int64_t>>(Cpu<int64_t>("MatMul"));
+  k->Register<MatMulOp<CpuMatMulImpl<float>>>(Cpu<float>("MatMul"));
+  k->Register<MatMulOp<CpuMatMulImpl<double>>>(Cpu<double>("MatMul"));
+  k->Register<MatMulOp<CpuMatMulImpl<int32_t>>>(Cpu<int32_t>("MatMul"));
+  k->Register<MatMulOp<CpuMatMulImpl<int64_t>>>(Cpu<int64_t>("MatMul"));
 }
 
 }  // namespace internal

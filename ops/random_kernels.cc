@@ -1,17 +1,17 @@
-// CPU kernels of the random ops: one std::mt19937_64 per kernel, seeded from
-// (seed, seed2) or from std::random_device, advanced under a mutex.
+// The CPU's part of the random ops (the shells: ops/random_kernels.h): one
+// std::mt19937_64 per kernel, seeded from (seed, seed2) or from
+// std::random_device, advanced under a mutex.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numbers>
 #include <random>
-#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "base/status_macros.h"
-#include "ops/internal/random_kernel_checks.h"
+#include "ops/random_kernels.h"
 #include "ops/random_ops.h"
 
 namespace sluice {
@@ -30,28 +30,45 @@ BFloat16 FromDouble<BFloat16>(double v) {
   return BFloat16::FromFloat(static_cast<float>(v));
 }
 
-// A seeded generator shared by every run of one kernel.
-class RandomKernelBase : public OpKernel {
+// The CPU's generator for the shells of ops/random_kernels.h: one
+// std::mt19937_64, advanced under a mutex.
+class CpuRandomGen {
  public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(int64_t seed, ctx.GetAttr<int64_t>("seed"));
-    ASSIGN_OR_RETURN(int64_t seed2, ctx.GetAttr<int64_t>("seed2"));
+  void Seed(const std::array<uint32_t, 4>& words) {
+    std::seed_seq seq(words.begin(), words.end());
     absl::MutexLock lock(&mu_);
-    if (seed == 0 && seed2 == 0) {
-      std::random_device device;
-      std::seed_seq seq{device(), device(), device(), device()};
-      engine_.seed(seq);
-    } else {
-      const uint64_t a = static_cast<uint64_t>(seed);
-      const uint64_t b = static_cast<uint64_t>(seed2);
-      std::seed_seq seq{static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32),
-                        static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32)};
-      engine_.seed(seq);
+    engine_.seed(seq);
+  }
+
+  template <typename T>
+  absl::Status Floats(OpKernelContext*, RandomDistribution dist, Tensor* out) {
+    T* data = out->data<T>();
+    const int64_t n = out->NumElements();
+    absl::MutexLock lock(&mu_);
+    for (int64_t i = 0; i < n; ++i) data[i] = FromDouble<T>(Draw(dist));
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  absl::Status Ints(OpKernelContext*, T lo, uint64_t range, Tensor* out) {
+    // Largest multiple of `range` that fits: draws at or beyond it are redone
+    // so every value is equally likely.
+    const uint64_t limit =
+        std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % range;
+    T* data = out->data<T>();
+    const int64_t n = out->NumElements();
+    absl::MutexLock lock(&mu_);
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t x;
+      do {
+        x = engine_();
+      } while (x >= limit);
+      data[i] = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(lo)) + x % range);
     }
     return absl::OkStatus();
   }
 
- protected:
+ private:
   // Uniform in [0, 1) with 53 random bits.
   double Uniform() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
@@ -70,37 +87,13 @@ class RandomKernelBase : public OpKernel {
     has_spare_ = true;
     return r * std::cos(theta);
   }
-
-  absl::Mutex mu_;
-  std::mt19937_64 engine_ ABSL_GUARDED_BY(mu_);
-  bool has_spare_ ABSL_GUARDED_BY(mu_) = false;
-  double spare_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
-enum class Distribution { kUniform, kNormal, kTruncatedNormal };
-
-template <typename T, Distribution kDist>
-class RandomFloatOp : public RandomKernelBase {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape,
-                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    T* data = out->data<T>();
-    const int64_t n = out->NumElements();
-    absl::MutexLock lock(&mu_);
-    for (int64_t i = 0; i < n; ++i) data[i] = FromDouble<T>(Draw());
-    return absl::OkStatus();
-  }
-
- private:
-  double Draw() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    switch (kDist) {
-      case Distribution::kUniform:
+  double Draw(RandomDistribution dist) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    switch (dist) {
+      case RandomDistribution::kUniform:
         return Uniform();
-      case Distribution::kNormal:
+      case RandomDistribution::kNormal:
         return Normal();
-      case Distribution::kTruncatedNormal:
+      case RandomDistribution::kTruncatedNormal:
         break;
     }
     while (true) {
@@ -108,51 +101,28 @@ class RandomFloatOp : public RandomKernelBase {
       if (std::fabs(z) <= 2.0) return z;
     }
   }
-};
 
-template <typename T>
-class RandomUniformIntOp : public RandomKernelBase {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape,
-                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
-    ASSIGN_OR_RETURN(auto bounds, internal::ReadUniformIntBounds<T>(ctx->input(1), ctx->input(2)));
-    const T lo = bounds.first;
-    const T hi = bounds.second;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(hi) - lo);
-    // Largest multiple of `range` that fits: draws at or beyond it are redone
-    // so every value is equally likely.
-    const uint64_t limit =
-        std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % range;
-    T* data = out->data<T>();
-    absl::MutexLock lock(&mu_);
-    for (int64_t i = 0; i < out->NumElements(); ++i) {
-      uint64_t x;
-      do {
-        x = engine_();
-      } while (x >= limit);
-      data[i] = static_cast<T>(static_cast<int64_t>(lo) + static_cast<int64_t>(x % range));
-    }
-    return absl::OkStatus();
-  }
+  absl::Mutex mu_;
+  std::mt19937_64 engine_ ABSL_GUARDED_BY(mu_);
+  bool has_spare_ ABSL_GUARDED_BY(mu_) = false;
+  double spare_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 template <typename T>
 void RegisterFloatKernels(KernelRegistry* kernels) {
   constexpr DataType kType = DataTypeToEnum<T>::value;
   const std::vector<DataType> shape_types = {DT_INT32, DT_INT64};
-  kernels->Register<RandomFloatOp<T, Distribution::kUniform>>(
+  kernels->Register<RandomFloatOp<CpuRandomGen, T, RandomDistribution::kUniform>>(
       KernelDef("RandomUniform", kDeviceTypeCpu)
           .TypeConstraint("dtype", kType)
           .TypeConstraint("T", shape_types)
           .HostMemory("shape"));
-  kernels->Register<RandomFloatOp<T, Distribution::kNormal>>(
+  kernels->Register<RandomFloatOp<CpuRandomGen, T, RandomDistribution::kNormal>>(
       KernelDef("RandomStandardNormal", kDeviceTypeCpu)
           .TypeConstraint("dtype", kType)
           .TypeConstraint("T", shape_types)
           .HostMemory("shape"));
-  kernels->Register<RandomFloatOp<T, Distribution::kTruncatedNormal>>(
+  kernels->Register<RandomFloatOp<CpuRandomGen, T, RandomDistribution::kTruncatedNormal>>(
       KernelDef("TruncatedNormal", kDeviceTypeCpu)
           .TypeConstraint("dtype", kType)
           .TypeConstraint("T", shape_types)
@@ -161,7 +131,7 @@ void RegisterFloatKernels(KernelRegistry* kernels) {
 
 template <typename T>
 void RegisterIntKernel(KernelRegistry* kernels) {
-  kernels->Register<RandomUniformIntOp<T>>(
+  kernels->Register<RandomUniformIntOp<CpuRandomGen, T>>(
       KernelDef("RandomUniformInt", kDeviceTypeCpu)
           .TypeConstraint("Tout", DataTypeToEnum<T>::value)
           .TypeConstraint("T", std::vector<DataType>{DT_INT32, DT_INT64})

@@ -1,4 +1,5 @@
-// CPU kernels of the math reductions (Sum, Mean, Prod, Max, Min) and ArgMax.
+// The CPU's part of the math reductions (Sum, Mean, Prod, Max, Min) and
+// ArgMax (the shells: ops/reduction_kernels.h).
 // Reductions merge adjacent reduced and kept dimensions and special-case
 // reduce-all, reduce-rows and reduce-columns.
 // Compiled like math_kernels.cc (see there): -O3 without FP traps, set before
@@ -12,11 +13,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "base/status_macros.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/math_kernel_checks.h"
 #include "ops/internal/math_kernel_util.h"
 #include "ops/math_ops.h"
+#include "ops/reduction_kernels.h"
 
 namespace sluice {
 namespace {
@@ -76,32 +77,14 @@ T ReduceContiguous(const T* x, int64_t n) {
 
 using ReducePlan = internal::ReductionGroups;
 
-// Sum, Mean, ... of x over the reduction_indices `axes`.
-absl::StatusOr<ReducePlan> MakeReducePlan(const TensorShape& in, const Tensor& axes,
-                                          bool keep_dims) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> axis_values, internal::ReadReductionAxes(axes));
-  return internal::GroupReduction(in, axis_values, keep_dims);
-}
-
+// The CPU's part of ReduceOp (ops/reduction_kernels.h): R combines, kMean
+// divides by the count afterwards.
 template <typename T, typename R, bool kMean>
-class ReduceOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(keep_dims_, ctx.GetAttr<bool>("keep_dims"));
-    return absl::OkStatus();
-  }
+struct CpuReduceImpl {
+  static constexpr bool kExpensive = true;
 
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(ReducePlan plan, MakeReducePlan(x.shape(), ctx->input(1), keep_dims_));
-    const bool reduces = plan.first_reduced || plan.groups.size() > 1;
-    if (!reduces && x.NumElements() > 0) {
-      // Only size-1 dimensions are reduced: the output is the input reshaped.
-      ASSIGN_OR_RETURN(Tensor same, x.Reshaped(plan.out_shape));
-      ctx->set_output(0, std::move(same));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
+  static absl::Status Reduce(OpKernelContext* ctx, const Tensor& x, const ReducePlan& plan,
+                             Tensor* out) {
     T* o = out->data<T>();
     const int64_t out_n = out->NumElements();
     if (x.NumElements() == 0) {
@@ -193,8 +176,6 @@ class ReduceOp : public OpKernel {
       }
     });
   }
-
-  bool keep_dims_ = false;
 };
 
 // ---------------------------------------------------------------------------
@@ -215,13 +196,11 @@ int64_t ArgMaxContiguous(const T* x, int64_t n) {
   return arg;
 }
 
+// The CPU's part of ArgMaxOp (ops/reduction_kernels.h).
 template <typename T, typename Idx>
-class ArgMaxOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::ArgMaxPlan plan, internal::PlanArgMax(x, ctx->input(1)));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
+struct CpuArgMaxImpl {
+  static absl::Status ArgMax(OpKernelContext*, const Tensor& x, const internal::ArgMaxPlan& plan,
+                             Tensor* out) {
     const int64_t outer = plan.outer, n = plan.n, inner = plan.inner;
     const T* xd = x.data<T>();
     Idx* o = out->data<Idx>();
@@ -247,7 +226,6 @@ class ArgMaxOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-  bool IsExpensive() const override { return false; }
 };
 
 // ---------------------------------------------------------------------------
@@ -255,12 +233,12 @@ class ArgMaxOp : public OpKernel {
 
 template <template <typename> class R, bool kMean, typename... Ts>
 void RegisterReduction(KernelRegistry* k, const char* op) {
-  (k->Register<ReduceOp<Ts, R<Ts>, kMean>>(Cpu<Ts>(op)), ...);
+  (k->Register<ReduceOp<CpuReduceImpl<Ts, R<Ts>, kMean>>>(Cpu<Ts>(op)), ...);
 }
 
 template <typename T, typename... Idxs>
 void RegisterArgMaxFor(KernelRegistry* k) {
-  (k->Register<ArgMaxOp<T, Idxs>>(
+  (k->Register<ArgMaxOp<CpuArgMaxImpl<T, Idxs>>>(
        Cpu<T>("ArgMax").TypeConstraint("output_type", DataTypeToEnum<Idxs>::value)),
    ...);
 }

@@ -17,9 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "ops/const_kernel.h"
 #include "ops/fill_kernels.h"
 #include "ops/gpu/array.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
@@ -38,63 +37,6 @@ using internal::NoOpKernel;
 using internal::ReshapeOp;
 using internal::ShapeOp;
 using internal::SqueezeOp;
-using ::tensorflow::TensorProto;
-
-// ---- Constants ------------------------------------------------------------------
-
-// An int32 Const: its host tensor (plain host memory, made at Init without
-// touching the GPU) is the HostMemory output.
-class HostConstOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(TensorProto proto, ctx.GetAttr<TensorProto>("value"));
-    ASSIGN_OR_RETURN(value_, Tensor::FromProto(proto));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ctx->set_output(0, value_);
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-
- private:
-  Tensor value_;
-};
-
-// A Const in device memory. The value is parsed into plain host memory at
-// Init (no device work there) and copied to the GPU once, on the first
-// Compute, which enqueues the copy ahead of the consumers' kernels
-// (CopyFromHost stages it through pinned memory). Every step outputs that
-// buffer; the kernel keeps its own reference, so no consumer ever sees a
-// reference count of one and none writes it in place.
-class GpuConstOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(TensorProto proto, ctx.GetAttr<TensorProto>("value"));
-    absl::MutexLock lock(&mu_);
-    ASSIGN_OR_RETURN(host_, Tensor::FromProto(proto));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    Tensor value;
-    {
-      absl::MutexLock lock(&mu_);
-      if (!device_.IsInitialized()) {
-        ASSIGN_OR_RETURN(device_, ctx->device()->CopyFromHost(host_));
-        host_ = Tensor();  // the copy no longer needs it
-      }
-      value = device_;
-    }
-    ctx->set_output(0, std::move(value));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-
- private:
-  absl::Mutex mu_;
-  Tensor host_ ABSL_GUARDED_BY(mu_);
-  Tensor device_ ABSL_GUARDED_BY(mu_);
-};
 
 // ---- Creating -----------------------------------------------------------------
 
@@ -150,8 +92,8 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   const std::vector<DataType>& types = GpuArrayTypes();
   auto gpu = [](const char* op) { return GpuKernel(op); };
 
-  kernels->Register<GpuConstOp>(gpu("Const").TypeConstraint("dtype", types));
-  kernels->Register<HostConstOp>(
+  kernels->Register<ConstOp<ConstMemory::kUploaded>>(gpu("Const").TypeConstraint("dtype", types));
+  kernels->Register<ConstOp<ConstMemory::kHost>>(
       gpu("Const").TypeConstraint("dtype", DT_INT32).HostMemory("output"));
 
   for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {

@@ -1,5 +1,6 @@
-// GPU kernel of MatMul: one cublasGemmEx on the device's compute stream, for
-// float, double, half and bfloat16 (16-bit types accumulate in float32).
+// The GPU's part of MatMul (the shell: ops/matmul_kernels.h): one
+// cublasGemmEx on the device's compute stream, for float, double, half and
+// bfloat16 (16-bit types accumulate in float32).
 // float32 honours GpuMatMulPrecision (ops/gpu/matmul_precision.h): the
 // process-wide setting, or the node's `_gpu_precision` attr.
 //
@@ -23,7 +24,7 @@
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/matmul_precision.h"
-#include "ops/internal/math_kernel_checks.h"
+#include "ops/matmul_kernels.h"
 
 namespace sluice {
 namespace {
@@ -63,12 +64,13 @@ cublasComputeType_t FloatComputeType(GpuMatMulPrecision precision) {
   return CUBLAS_COMPUTE_32F;
 }
 
+// The GPU's part of MatMulOp (ops/matmul_kernels.h).
 template <typename T>
-class MatMulGpuOp : public OpKernel {
+class GpuMatMulImpl {
  public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(ta_, ctx.GetAttr<bool>("transpose_a"));
-    ASSIGN_OR_RETURN(tb_, ctx.GetAttr<bool>("transpose_b"));
+  static constexpr const char* kLibrary = "cuBLAS";
+
+  absl::Status Init(const OpKernelConstruction& ctx) {
     if (ctx.node().attrs().count(kGpuPrecisionAttr) == 0) return absl::OkStatus();
     absl::StatusOr<std::string> name = ctx.GetAttr<std::string>(kGpuPrecisionAttr);
     absl::StatusOr<GpuMatMulPrecision> p =
@@ -81,21 +83,17 @@ class MatMulGpuOp : public OpKernel {
     return absl::OkStatus();
   }
 
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& a = ctx->input(0);
-    const Tensor& b = ctx->input(1);
-    ASSIGN_OR_RETURN(internal::MatMulDims d, internal::CheckMatMulShapes(a, b, ta_, tb_, "cuBLAS"));
-    const int64_t m = d.m, k = d.k, n = d.n;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({m, n})));
-    if (m == 0 || n == 0) return absl::OkStatus();
+  // k == 0: an empty sum, zeros (all-zero bits are 0 in every float type).
+  absl::Status Zero(OpKernelContext* ctx, Tensor* out) const {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    if (k == 0) {
-      // An empty sum: zeros (all-zero bits are 0 in every float type).
-      const cudaError_t e = cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream);
-      if (e != cudaSuccess) (void)cudaGetLastError();  // not left for the next launch to find
-      return LaunchStatus(ctx, e);
-    }
+    const cudaError_t e = cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream);
+    if (e != cudaSuccess) (void)cudaGetLastError();  // not left for the next launch to find
+    return LaunchStatus(ctx, e);
+  }
 
+  absl::Status Gemm(OpKernelContext* ctx, const MatMulArgs& p, Tensor* out) const {
+    // Makes the GPU current; WithBlas puts the handle on its compute stream.
+    RETURN_IF_ERROR(BeginLaunch(ctx).status());
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
     if constexpr (std::is_same_v<T, float>) {
       compute = FloatComputeType(precision_.value_or(GetGpuMatMulPrecision()));
@@ -106,15 +104,10 @@ class MatMulGpuOp : public OpKernel {
     const Scale one(1);
     const Scale zero(0);
     constexpr cudaDataType_t kType = BlasTypes<T>::kData;
-    const int im = static_cast<int>(m);
-    const int in = static_cast<int>(n);
-    const int ik = static_cast<int>(k);
-    const int lda = static_cast<int>(a.dim_size(1));
-    const int ldb = static_cast<int>(b.dim_size(1));
-    const cublasOperation_t op_a = ta_ ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_b = tb_ ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const void* a_data = a.raw_data();
-    const void* b_data = b.raw_data();
+    const cublasOperation_t op_a = p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const void* a_data = p.a.raw_data();
+    const void* b_data = p.b.raw_data();
     void* c_data = out->raw_data();
     return GpuOf(ctx)->WithBlas(
         [&](cublasHandle_t handle) -> cublasStatus_t {
@@ -129,20 +122,19 @@ class MatMulGpuOp : public OpKernel {
             s = cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
             if (s != CUBLAS_STATUS_SUCCESS) return s;
           }
-          s = cublasGemmEx(handle, op_b, op_a, in, im, ik, &one, b_data, kType, ldb, a_data, kType,
-                           lda, &zero, c_data, kType, in, compute, CUBLAS_GEMM_DEFAULT);
+          s = cublasGemmEx(handle, op_b, op_a, p.n, p.m, p.k, &one, b_data, kType, p.ldb, a_data,
+                           kType, p.lda, &zero, c_data, kType, p.n, compute, CUBLAS_GEMM_DEFAULT);
           if (mode != CUBLAS_DEFAULT_MATH) {
             const cublasStatus_t restored = cublasSetMathMode(handle, mode);
             if (s == CUBLAS_STATUS_SUCCESS) s = restored;
           }
           return s;
         },
-        absl::StrCat("MatMul '", ctx->node().name(), "' (", m, "x", k, " by ", k, "x", n, ")"));
+        absl::StrCat("MatMul '", ctx->node().name(), "' (", p.m, "x", p.k, " by ", p.k, "x", p.n,
+                     ")"));
   }
 
  private:
-  bool ta_ = false;
-  bool tb_ = false;
   // The node's own precision (float only); unset: the process-wide one.
   std::optional<GpuMatMulPrecision> precision_;
 };
@@ -150,10 +142,10 @@ class MatMulGpuOp : public OpKernel {
 }  // namespace
 
 void RegisterGpuMatMulKernels(KernelRegistry* kernels) {
-  kernels->Register<MatMulGpuOp<float>>(GpuKernel("MatMul").TypeConstraint("T", DT_FLOAT));
-  kernels->Register<MatMulGpuOp<double>>(GpuKernel("MatMul").TypeConstraint("T", DT_DOUBLE));
-  kernels->Register<MatMulGpuOp<Half>>(GpuKernel("MatMul").TypeConstraint("T", DT_HALF));
-  kernels->Register<MatMulGpuOp<BFloat16>>(GpuKernel("MatMul").TypeConstraint("T", DT_BFLOAT16));
+  kernels->Register<MatMulOp<GpuMatMulImpl<float>>>(GpuKernel("MatMul").TypeConstraint("T", DT_FLOAT));
+  kernels->Register<MatMulOp<GpuMatMulImpl<double>>>(GpuKernel("MatMul").TypeConstraint("T", DT_DOUBLE));
+  kernels->Register<MatMulOp<GpuMatMulImpl<Half>>>(GpuKernel("MatMul").TypeConstraint("T", DT_HALF));
+  kernels->Register<MatMulOp<GpuMatMulImpl<BFloat16>>>(GpuKernel("MatMul").TypeConstraint("T", DT_BFLOAT16));
 }
 
 }  // namespace sluice

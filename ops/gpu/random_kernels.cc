@@ -1,124 +1,105 @@
-// GPU kernels of the random ops: Philox4x32-10 (ops/gpu/philox.h) keyed per
-// kernel from (seed, seed2) — or from std::random_device when both are 0, as
-// on the CPU — and a counter that each run advances atomically by the blocks
-// it reads, so successive runs differ and a seeded graph repeats exactly.
+// The GPU's part of the random ops (the shells: ops/random_kernels.h):
+// Philox4x32-10 (ops/gpu/philox.h) keyed per kernel from (seed, seed2) — or
+// from std::random_device when both are 0, as on the CPU — and a counter
+// that each run advances atomically by the blocks it reads, so successive
+// runs differ and a seeded graph repeats exactly.
 // `shape` (and RandomUniformInt's minval/maxval, which are checked on the
 // host) are HostMemory; the output is written by the CUDA kernel.
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <random>
-#include <utility>
+#include <type_traits>
 #include <vector>
 
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/random.cu.h"
-#include "ops/internal/random_kernel_checks.h"
+#include "ops/random_kernels.h"
 
 namespace sluice {
 namespace {
 
-// The Philox key of one kernel and its next unused counter block.
-class GpuRandomKernelBase : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(int64_t seed, ctx.GetAttr<int64_t>("seed"));
-    ASSIGN_OR_RETURN(int64_t seed2, ctx.GetAttr<int64_t>("seed2"));
-    uint32_t words[2];
-    if (seed == 0 && seed2 == 0) {
-      std::random_device device;
-      words[0] = device();
-      words[1] = device();
-    } else {
-      // The same seeds always give the same key (seed_seq is specified).
-      const uint64_t a = static_cast<uint64_t>(seed);
-      const uint64_t b = static_cast<uint64_t>(seed2);
-      std::seed_seq seq{static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32),
-                        static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32)};
-      seq.generate(words, words + 2);
-    }
-    key_ = uint64_t{words[0]} | (uint64_t{words[1]} << 32);
-    return absl::OkStatus();
-  }
-
- protected:
-  // The first of `blocks` counter blocks that are this run's alone.
-  uint64_t ReserveBlocks(int64_t blocks) {
-    return next_block_.fetch_add(static_cast<uint64_t>(blocks), std::memory_order_relaxed);
-  }
-  uint64_t key() const { return key_; }
-
- private:
-  uint64_t key_ = 0;
-  std::atomic<uint64_t> next_block_{0};
-};
-
-template <DataType kType>
+template <typename T>
 constexpr gpu::RandomElement ElementOf() {
-  if constexpr (kType == DT_HALF) {
+  if constexpr (std::is_same_v<T, Half>) {
     return gpu::RandomElement::kHalf;
-  } else if constexpr (kType == DT_BFLOAT16) {
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
     return gpu::RandomElement::kBFloat16;
   } else {
-    static_assert(kType == DT_FLOAT, "GPU random kernels: float, half, bfloat16");
+    static_assert(std::is_same_v<T, float>, "GPU random kernels: float, half, bfloat16");
     return gpu::RandomElement::kFloat;
   }
 }
 
-template <DataType kType, gpu::RandomDistribution kDist>
-class RandomFloatGpuOp : public GpuRandomKernelBase {
+constexpr gpu::RandomDistribution GpuDistribution(RandomDistribution dist) {
+  switch (dist) {
+    case RandomDistribution::kUniform:
+      return gpu::RandomDistribution::kUniform;
+    case RandomDistribution::kNormal:
+      return gpu::RandomDistribution::kNormal;
+    case RandomDistribution::kTruncatedNormal:
+      break;
+  }
+  return gpu::RandomDistribution::kTruncatedNormal;
+}
+
+// The GPU's generator for the shells of ops/random_kernels.h: the kernel's
+// Philox key and its next unused counter block.
+class GpuRandomGen {
  public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape,
-                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+  void Seed(const std::array<uint32_t, 4>& words) {
+    // The same seeds always give the same key (seed_seq is specified).
+    std::seed_seq seq(words.begin(), words.end());
+    uint32_t key[2];
+    seq.generate(key, key + 2);
+    key_ = uint64_t{key[0]} | (uint64_t{key[1]} << 32);
+  }
+
+  template <typename T>
+  absl::Status Floats(OpKernelContext* ctx, RandomDistribution dist, Tensor* out) {
     const int64_t n = out->NumElements();
-    if (n == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     const uint64_t base = ReserveBlocks(gpu::RandomFloatBlocks(n));
-    return LaunchStatus(ctx, gpu::LaunchRandomFloat(kDist, ElementOf<kType>(), out->raw_data(), n,
-                                                    key(), base, stream));
+    return LaunchStatus(ctx, gpu::LaunchRandomFloat(GpuDistribution(dist), ElementOf<T>(),
+                                                    out->raw_data(), n, key_, base, stream));
   }
-};
 
-template <typename T>
-class RandomUniformIntGpuOp : public GpuRandomKernelBase {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(TensorShape shape,
-                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
-    // minval and maxval are in host memory (HostMemory args).
-    ASSIGN_OR_RETURN(auto bounds, internal::ReadUniformIntBounds<T>(ctx->input(1), ctx->input(2)));
-    const T lo = bounds.first;
-    const T hi = bounds.second;
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+  template <typename T>
+  absl::Status Ints(OpKernelContext* ctx, T lo, uint64_t range, Tensor* out) {
     const int64_t n = out->NumElements();
-    if (n == 0) return absl::OkStatus();
-    // hi - lo in unsigned arithmetic: exact for every int64 pair with lo < hi.
-    const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(hi)) -
-                           static_cast<uint64_t>(static_cast<int64_t>(lo));
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     const uint64_t base = ReserveBlocks(gpu::RandomIntBlocks(n));
     return LaunchStatus(
-        ctx, gpu::LaunchRandomUniformInt(out->data<T>(), n, lo, range, key(), base, stream));
+        ctx, gpu::LaunchRandomUniformInt(out->data<T>(), n, lo, range, key_, base, stream));
   }
+
+ private:
+  // The first of `blocks` counter blocks that are this run's alone.
+  uint64_t ReserveBlocks(int64_t blocks) {
+    return next_block_.fetch_add(static_cast<uint64_t>(blocks), std::memory_order_relaxed);
+  }
+
+  uint64_t key_ = 0;  // set once, at Init
+  std::atomic<uint64_t> next_block_{0};
 };
 
-template <DataType kType>
+template <typename T>
 void RegisterFloatKernels(KernelRegistry* kernels) {
+  constexpr DataType kType = DataTypeToEnum<T>::value;
   const std::vector<DataType> shape_types = {DT_INT32, DT_INT64};
-  kernels->Register<RandomFloatGpuOp<kType, gpu::RandomDistribution::kUniform>>(
+  kernels->Register<RandomFloatOp<GpuRandomGen, T, RandomDistribution::kUniform>>(
       GpuKernel("RandomUniform")
           .TypeConstraint("dtype", kType)
           .TypeConstraint("T", shape_types)
           .HostMemory("shape"));
-  kernels->Register<RandomFloatGpuOp<kType, gpu::RandomDistribution::kNormal>>(
+  kernels->Register<RandomFloatOp<GpuRandomGen, T, RandomDistribution::kNormal>>(
       GpuKernel("RandomStandardNormal")
           .TypeConstraint("dtype", kType)
           .TypeConstraint("T", shape_types)
           .HostMemory("shape"));
-  kernels->Register<RandomFloatGpuOp<kType, gpu::RandomDistribution::kTruncatedNormal>>(
+  kernels->Register<RandomFloatOp<GpuRandomGen, T, RandomDistribution::kTruncatedNormal>>(
       GpuKernel("TruncatedNormal")
           .TypeConstraint("dtype", kType)
           .TypeConstraint("T", shape_types)
@@ -127,7 +108,7 @@ void RegisterFloatKernels(KernelRegistry* kernels) {
 
 template <typename T>
 void RegisterIntKernel(KernelRegistry* kernels) {
-  kernels->Register<RandomUniformIntGpuOp<T>>(
+  kernels->Register<RandomUniformIntOp<GpuRandomGen, T>>(
       GpuKernel("RandomUniformInt")
           .TypeConstraint("Tout", DataTypeToEnum<T>::value)
           .TypeConstraint("T", std::vector<DataType>{DT_INT32, DT_INT64})
@@ -139,9 +120,9 @@ void RegisterIntKernel(KernelRegistry* kernels) {
 }  // namespace
 
 void RegisterGpuRandomKernels(KernelRegistry* kernels) {
-  RegisterFloatKernels<DT_FLOAT>(kernels);
-  RegisterFloatKernels<DT_HALF>(kernels);
-  RegisterFloatKernels<DT_BFLOAT16>(kernels);
+  RegisterFloatKernels<float>(kernels);
+  RegisterFloatKernels<Half>(kernels);
+  RegisterFloatKernels<BFloat16>(kernels);
   RegisterIntKernel<int32_t>(kernels);
   RegisterIntKernel<int64_t>(kernels);
 }

@@ -1,5 +1,5 @@
-// GPU kernels of Sum, Mean, Prod, Max, Min and ArgMax (CUDA code:
-// reduction.cu). Same shapes, semantics and errors as the CPU kernels
+// The GPU's part of Sum, Mean, Prod, Max, Min and ArgMax (the shells:
+// ops/reduction_kernels.h; CUDA code: reduction.cu). Same shapes, semantics and errors as the CPU kernels
 // (ops/reduction_kernels.cc; shared checks: ops/internal/math_kernel_checks.h);
 // the axes (reduction_indices, ArgMax's dimension) are HostMemory inputs, read
 // on the host to plan the launch.
@@ -16,6 +16,7 @@
 #include "ops/gpu/reduction_launch.h"
 #include "ops/gpu/reduction_plan.h"
 #include "ops/internal/math_kernel_checks.h"
+#include "ops/reduction_kernels.h"
 
 namespace sluice {
 namespace {
@@ -23,53 +24,33 @@ namespace {
 using internal::GpuReducePlan;
 using internal::GpuReduceTypeOf;
 
+// The GPU's part of ReduceOp (ops/reduction_kernels.h).
 template <typename T, gpu::ReduceOp kOp>
-class ReduceGpuOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(keep_dims_, ctx.GetAttr<bool>("keep_dims"));
-    return absl::OkStatus();
-  }
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, internal::ReadReductionAxes(ctx->input(1)));
-    ASSIGN_OR_RETURN(GpuReducePlan plan, internal::MakeGpuReducePlan(x.shape(), axes, keep_dims_));
-    if (plan.kind == GpuReducePlan::Kind::kIdentity) {
-      // Only size-1 dimensions are reduced: the output is the input reshaped.
-      ASSIGN_OR_RETURN(Tensor same, x.Reshaped(plan.out_shape));
-      ctx->set_output(0, std::move(same));
-      return absl::OkStatus();
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
+struct GpuReduceImpl {
+  static constexpr bool kExpensive = false;  // only enqueues
+  static absl::Status Reduce(OpKernelContext* ctx, const Tensor& x,
+                             const internal::ReductionGroups& groups, Tensor* out) {
+    const GpuReducePlan plan = internal::PlanGpuReduction(groups);
     return internal::EnqueueGpuReduction(ctx, kOp, GpuReduceTypeOf<T>::value, x, plan, out);
   }
-  bool IsExpensive() const override { return false; }  // only enqueues
-
- private:
-  bool keep_dims_ = false;
 };
 
+// The GPU's part of ArgMaxOp (ops/reduction_kernels.h).
 template <typename T, typename Idx>
-class ArgMaxGpuOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::ArgMaxPlan plan, internal::PlanArgMax(x, ctx->input(1)));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
-    if (out->NumElements() == 0) return absl::OkStatus();
+struct GpuArgMaxImpl {
+  static absl::Status ArgMax(OpKernelContext* ctx, const Tensor& x, const internal::ArgMaxPlan& plan,
+                             Tensor* out) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx,
                         gpu::LaunchArgMax(GpuReduceTypeOf<T>::value, sizeof(Idx) == 8, x.raw_data(),
                                           plan.outer, plan.n, plan.inner, out->raw_data(),
                                           GpuOf(ctx)->multiprocessor_count(), stream));
   }
-  bool IsExpensive() const override { return false; }
 };
 
 template <gpu::ReduceOp kOp, typename... Ts>
 void RegisterReduction(KernelRegistry* kernels, const char* op) {
-  (kernels->Register<ReduceGpuOp<Ts, kOp>>(GpuKernel(op)
+  (kernels->Register<ReduceOp<GpuReduceImpl<Ts, kOp>>>(GpuKernel(op)
                                                .TypeConstraint("T", DataTypeToEnum<Ts>::value)
                                                .HostMemory("reduction_indices")),
    ...);
@@ -77,12 +58,12 @@ void RegisterReduction(KernelRegistry* kernels, const char* op) {
 
 template <typename... Ts>
 void RegisterArgMax(KernelRegistry* kernels) {
-  (kernels->Register<ArgMaxGpuOp<Ts, int64_t>>(GpuKernel("ArgMax")
+  (kernels->Register<ArgMaxOp<GpuArgMaxImpl<Ts, int64_t>>>(GpuKernel("ArgMax")
                                                    .TypeConstraint("T", DataTypeToEnum<Ts>::value)
                                                    .TypeConstraint("output_type", DT_INT64)
                                                    .HostMemory("dimension")),
    ...);
-  (kernels->Register<ArgMaxGpuOp<Ts, int32_t>>(GpuKernel("ArgMax")
+  (kernels->Register<ArgMaxOp<GpuArgMaxImpl<Ts, int32_t>>>(GpuKernel("ArgMax")
                                                    .TypeConstraint("T", DataTypeToEnum<Ts>::value)
                                                    .TypeConstraint("output_type", DT_INT32)
                                                    .HostMemory("dimension")),
@@ -92,12 +73,12 @@ void RegisterArgMax(KernelRegistry* kernels) {
 }  // namespace
 
 void RegisterGpuReductionKernels(KernelRegistry* kernels) {
-  using gpu::ReduceOp;
-  RegisterReduction<ReduceOp::kSum, float, double, int64_t, Half, BFloat16>(kernels, "Sum");
-  RegisterReduction<ReduceOp::kMean, float, double, int64_t, Half, BFloat16>(kernels, "Mean");
-  RegisterReduction<ReduceOp::kProd, float, double, int64_t, Half, BFloat16>(kernels, "Prod");
-  RegisterReduction<ReduceOp::kMax, float, double, int64_t, Half, BFloat16>(kernels, "Max");
-  RegisterReduction<ReduceOp::kMin, float, double, int64_t, Half, BFloat16>(kernels, "Min");
+  using Op = gpu::ReduceOp;
+  RegisterReduction<Op::kSum, float, double, int64_t, Half, BFloat16>(kernels, "Sum");
+  RegisterReduction<Op::kMean, float, double, int64_t, Half, BFloat16>(kernels, "Mean");
+  RegisterReduction<Op::kProd, float, double, int64_t, Half, BFloat16>(kernels, "Prod");
+  RegisterReduction<Op::kMax, float, double, int64_t, Half, BFloat16>(kernels, "Max");
+  RegisterReduction<Op::kMin, float, double, int64_t, Half, BFloat16>(kernels, "Min");
   RegisterArgMax<float, double, int64_t, Half, BFloat16>(kernels);
 }
 

@@ -8,9 +8,7 @@
 namespace sluice {
 namespace internal {
 
-absl::StatusOr<GpuReducePlan> MakeGpuReducePlan(const TensorShape& in,
-                                                absl::Span<const int64_t> axes, bool keep_dims) {
-  ASSIGN_OR_RETURN(ReductionGroups groups, GroupReduction(in, axes, keep_dims));
+GpuReducePlan PlanGpuReduction(ReductionGroups groups) {
   GpuReducePlan plan;
   plan.out_shape = std::move(groups.out_shape);
   plan.out_count = groups.out_count;
@@ -35,6 +33,12 @@ absl::StatusOr<GpuReducePlan> MakeGpuReducePlan(const TensorShape& in,
     plan.kind = Kind::kGeneral;
   }
   return plan;
+}
+
+absl::StatusOr<GpuReducePlan> MakeGpuReducePlan(const TensorShape& in,
+                                                absl::Span<const int64_t> axes, bool keep_dims) {
+  ASSIGN_OR_RETURN(ReductionGroups groups, GroupReduction(in, axes, keep_dims));
+  return PlanGpuReduction(std::move(groups));
 }
 
 }  // namespace internal

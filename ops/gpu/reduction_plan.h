@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/tensor_shape.h"
+#include "ops/internal/math_kernel_checks.h"
 
 namespace sluice {
 namespace internal {
@@ -42,6 +43,9 @@ struct GpuReducePlan {
 
 // InvalidArgument naming the axis and the shape when an axis is outside
 // [-rank, rank). Repeated axes count once, as on the CPU.
+// The launch view of groups already made (ReduceOp's shell makes them).
+GpuReducePlan PlanGpuReduction(ReductionGroups groups);
+
 absl::StatusOr<GpuReducePlan> MakeGpuReducePlan(const TensorShape& in,
                                                 absl::Span<const int64_t> axes, bool keep_dims);
 
