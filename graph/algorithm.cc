@@ -37,7 +37,7 @@ std::string DescribeCycle(const Graph& graph, const std::vector<bool>& pending) 
     path.push_back(cur);
     Node* pred = nullptr;
     for (const Edge* e : cur->in_edges()) {
-      if (!pending[e->src->id()]) continue;
+      if (!pending[e->src->id()] || e->src->IsNextIteration()) continue;
       if (pred == nullptr || e->src->id() < pred->id()) pred = e->src;
     }
     if (pred == nullptr) return "";  // cannot happen when `pending` stalled
@@ -68,7 +68,9 @@ absl::StatusOr<std::vector<Node*>> TopologicalOrder(const Graph& graph) {
     Node* node = graph.node(id);
     if (node == nullptr) continue;
     ++live;
-    pending_inputs[id] = static_cast<int>(node->in_edges().size());
+    for (const Edge* e : node->in_edges()) {
+      if (!e->src->IsNextIteration()) ++pending_inputs[id];
+    }
     if (pending_inputs[id] == 0) ready.push(id);
   }
 
@@ -78,6 +80,7 @@ absl::StatusOr<std::vector<Node*>> TopologicalOrder(const Graph& graph) {
     Node* node = graph.node(ready.top());
     ready.pop();
     order.push_back(node);
+    if (node->IsNextIteration()) continue;  // back edges
     for (const Edge* e : node->out_edges()) {
       if (--pending_inputs[e->dst->id()] == 0) ready.push(e->dst->id());
     }

@@ -13,9 +13,10 @@
 
 namespace sluice {
 
-// Every live node, each after all its inputs (data and control). Ties keep id
-// order. InvalidArgument naming the nodes of one cycle when there is a cycle:
-// "graph has a cycle: a -> b -> c -> a".
+// Every live node, each after all its inputs (data and control). Edges out of
+// NextIteration nodes close while loops (TensorFlow's back edges) and are
+// not followed. Ties keep id order. InvalidArgument naming the nodes of one
+// cycle when there is another cycle: "graph has a cycle: a -> b -> c -> a".
 absl::StatusOr<std::vector<Node*>> TopologicalOrder(const Graph& graph);
 
 // The nodes `roots` need, transitively through in-edges (roots included).

@@ -145,6 +145,17 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
   std::vector<bool> to_y = Reach(g, ys_, /*forward=*/false);
   on_path_.assign(g.num_node_ids(), false);
   for (int i = 0; i < g.num_node_ids(); ++i) on_path_[i] = from_x[i] && to_y[i];
+  for (Node* n : g.nodes()) {
+    // A loop between the xs and the ys: its back edge would stall the
+    // backward pass (TensorFlow keeps the forward values on stacks; not yet).
+    const ControlFlowRole role = n->control_flow();
+    if (on_path_[n->id()] && (role == ControlFlowRole::kEnter || role == ControlFlowRole::kExit ||
+                              role == ControlFlowRole::kNextIteration)) {
+      return absl::UnimplementedError(absl::StrCat(
+          "AddGradients: gradients through while loops are not supported yet (", n->DebugName(),
+          " lies between the ys and the xs); gradients through conds are"));
+    }
+  }
 
   pending_.assign(g.num_node_ids(), 0);
   for (Node* n : g.nodes()) {

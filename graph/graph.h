@@ -92,6 +92,10 @@ class Node {
   const std::vector<const Edge*>& out_edges() const { return out_edges_; }
 
   bool IsStateful() const { return op_def_->is_stateful; }
+  ControlFlowRole control_flow() const { return op_def_->control_flow; }
+  // An edge out of a NextIteration closes a loop: the one kind of edge that
+  // may form a cycle.
+  bool IsNextIteration() const { return control_flow() == ControlFlowRole::kNextIteration; }
 
   // Names from the "_class" attr's "loc:@name" entries.
   std::vector<std::string> ColocationNames() const;

@@ -262,6 +262,11 @@ OpDefBuilder& OpDefBuilder::SetIsPlaceholder() {
   is_placeholder_ = true;
   return *this;
 }
+
+OpDefBuilder& OpDefBuilder::SetControlFlowRole(ControlFlowRole role) {
+  control_flow_ = role;
+  return *this;
+}
 OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
   shape_fn_ = std::move(fn);
   return *this;
@@ -275,6 +280,7 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   def.allows_uninitialized_input = allows_uninitialized_input_;
   def.is_variable = is_variable_;
   def.is_placeholder = is_placeholder_;
+  def.control_flow = control_flow_;
   def.shape_fn = shape_fn_;
   auto context = [&](absl::string_view what, const std::string& spec) {
     return absl::StrCat("op '", name_, "' ", what, " \"", spec, "\"");

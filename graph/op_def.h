@@ -68,6 +68,19 @@ using ShapeFn = std::function<absl::Status(InferenceContext* ctx)>;
 using GradFn = std::function<absl::StatusOr<std::vector<Output>>(
     const Scope& scope, const Node& node, absl::Span<const Output> grad_outputs)>;
 
+// The part an op plays in TensorFlow 1.x control flow (the executor gives
+// these ops their frame and deadness semantics; runtime/executor.h).
+enum class ControlFlowRole {
+  kNone,
+  kSwitch,         // Switch, RefSwitch: forwards to one of two outputs
+  kMerge,          // Merge, RefMerge: forwards its first live input
+  kEnter,          // Enter, RefEnter: into a child frame
+  kExit,           // Exit, RefExit: back to the parent frame
+  kNextIteration,  // NextIteration, RefNextIteration: to the next iteration
+  kLoopCond,       // LoopCond: the loop's predicate
+  kControlTrigger, // ControlTrigger: runs even when its inputs are dead
+};
+
 struct OpDef {
   std::string name;
   std::vector<ArgDef> inputs;
@@ -81,6 +94,7 @@ struct OpDef {
   // VariableV2), or it is a feed point (Placeholder, PlaceholderWithDefault).
   bool is_variable = false;
   bool is_placeholder = false;
+  ControlFlowRole control_flow = ControlFlowRole::kNone;
   ShapeFn shape_fn;  // may be empty: outputs then have unknown shapes
   GradFn grad_fn;    // may be empty: see no_gradient
   bool no_gradient = false;  // declared not differentiable (ArgMax, Shape, ...)
@@ -100,6 +114,7 @@ class OpDefBuilder {
   OpDefBuilder& SetAllowsUninitializedInput();
   OpDefBuilder& SetIsVariable();
   OpDefBuilder& SetIsPlaceholder();
+  OpDefBuilder& SetControlFlowRole(ControlFlowRole role);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
 
   // Parses every spec. Errors (InvalidArgument) name the op and the spec:
@@ -117,6 +132,7 @@ class OpDefBuilder {
   bool allows_uninitialized_input_ = false;
   bool is_variable_ = false;
   bool is_placeholder_ = false;
+  ControlFlowRole control_flow_ = ControlFlowRole::kNone;
   ShapeFn shape_fn_;
 };
 

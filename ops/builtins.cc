@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/collective_ops.h"
+#include "ops/control_flow_ops.h"
 #include "ops/data_flow_ops.h"
 #include "ops/cpu_backend.h"
 #include "ops/gpu/gpu_backend.h"
@@ -26,6 +27,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterFrameOps(ops));
   RETURN_IF_ERROR(RegisterSendRecvOps(ops));
   RETURN_IF_ERROR(RegisterArrayOps(ops));
+  RETURN_IF_ERROR(RegisterControlFlowOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));
@@ -38,6 +40,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterArrayGradients(ops));
   RETURN_IF_ERROR(RegisterMathGradients(ops));
   RETURN_IF_ERROR(RegisterNnGradients(ops));
+  RETURN_IF_ERROR(RegisterControlFlowGradients(ops));
   RETURN_IF_ERROR(RegisterCollectiveGradients(ops));
   return absl::OkStatus();
 }

@@ -2,6 +2,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/collective_ops.h"
+#include "ops/control_flow_ops.h"
 #include "ops/data_flow_ops.h"
 #include "ops/io_ops.h"
 #include "ops/math_ops.h"
@@ -33,6 +34,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterFrameKernels(kernels);
   RegisterSendRecvKernels(kernels);
   RegisterArrayKernels(kernels);
+  RegisterControlFlowKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

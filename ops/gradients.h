@@ -19,6 +19,7 @@ namespace sluice {
 absl::Status RegisterArrayGradients(OpRegistry* ops);
 absl::Status RegisterMathGradients(OpRegistry* ops);
 absl::Status RegisterNnGradients(OpRegistry* ops);
+absl::Status RegisterControlFlowGradients(OpRegistry* ops);
 
 }  // namespace sluice
 

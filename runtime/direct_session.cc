@@ -19,6 +19,8 @@
 #include "runtime/local_devices.h"
 #include "runtime/session.h"
 #include "runtime/signature_cache.h"
+#include "runtime/rendezvous.h"
+#include "runtime/step_deadline.h"
 #include "runtime/step_partitions.h"
 #include "runtime/step_replay.h"
 
@@ -163,6 +165,14 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   args.stats = collector.get();
   args.run_inline = options_.inter_op_parallelism == 1;
   args.collective_executor = &collectives_;
+  // A timed step gets a rendezvous (if its partitions have none) for the
+  // deadline to abort.
+  std::unique_ptr<LocalRendezvous> timed_rendezvous;
+  if (options.timeout_in_ms > 0) {
+    timed_rendezvous = std::make_unique<LocalRendezvous>();
+    args.rendezvous = timed_rendezvous.get();
+  }
+  const StepDeadline deadline(options.timeout_in_ms, args.rendezvous);
   bool replayed = false;
   if (!any_device_can_capture_) {
     RETURN_IF_ERROR(c->partitions->Run(args));

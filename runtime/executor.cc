@@ -1,16 +1,20 @@
 #include "runtime/executor.h"
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "graph/algorithm.h"
 #include "base/status_macros.h"
+#include "graph/algorithm.h"
+#include "runtime/control_flow_info.h"
 #include "runtime/frame_ops.h"
+#include "runtime/sendrecv_ops.h"
 
 namespace sluice {
 namespace {
@@ -18,21 +22,33 @@ namespace {
 // One outgoing edge, resolved to the consumer's item and input slot.
 struct OutEdge {
   int dst_item;
-  int dst_slot;    // absolute index into the step's input slots; -1 for control
+  int dst_slot;    // index into the consumer's frame's input slots; -1 for control
   int src_output;  // -1 for control
 };
+
+// How the executor treats a node's outputs (runtime/control_flow_info.h and
+// graph/op_def.h's ControlFlowRole). Switch is kNormal: the output it does
+// not set is dead.
+enum class ItemKind : uint8_t { kNormal, kMerge, kEnter, kExit, kNextIteration, kControlTrigger };
 
 // Everything about a node the executor needs at run time, laid out once.
 struct NodeItem {
   const Node* node = nullptr;
   std::unique_ptr<OpKernel> kernel;
+  ItemKind kind = ItemKind::kNormal;
   bool expensive = true;
   bool is_async = false;
   bool allows_uninitialized_input = false;
-  int input_start = 0;
+  // An output the kernel leaves unset is dead (Switch), not an error.
+  bool may_leave_outputs_unset = false;
+  int frame = 0;         // the static frame the node runs in
+  int local_id = 0;      // index into its frame's per-iteration counters
+  int input_start = 0;   // first input slot, in its frame's slots
   int num_inputs = 0;
   int num_outputs = 0;
-  int pending_init = 0;
+  int pending_init = 0;  // in-edges; for a Merge its control in-edges
+  int child_frame = -1;  // an Enter: the frame it leads into
+  bool is_constant_enter = false;
   std::vector<bool> input_is_ref;
   // Per input: a variable arriving here is read when this node runs, because
   // this node is ordered after an update of that variable (see Initialize).
@@ -47,25 +63,123 @@ struct NodeItem {
   bool host_kernel = false;
   // A _Retval: with Args::retvals_on_device its input stays where it is.
   bool is_retval = false;
+  bool is_send = false;
+};
+
+// A static frame's layout: its nodes' input slots and initial pending counts.
+struct FrameLayout {
+  FrameInfo info;
+  int num_slots = 0;
+  std::vector<int> pending_init;  // by local id
+};
+
+struct FrameState;
+
+// The state of one iteration of one frame (the root frame has one).
+struct IterationState {
+  IterationState(const FrameLayout& layout, int64_t iter)
+      : iter(iter),
+        slots(layout.num_slots),
+        pending(new std::atomic<int>[layout.pending_init.size()]),
+        dead(new std::atomic<int>[layout.pending_init.size()]),
+        merge_live(new uint8_t[layout.pending_init.size()]) {
+    for (size_t i = 0; i < layout.pending_init.size(); ++i) {
+      pending[i].store(layout.pending_init[i], std::memory_order_relaxed);
+      dead[i].store(0, std::memory_order_relaxed);
+      merge_live[i] = 0;
+    }
+  }
+
+  const int64_t iter;
+  std::vector<TensorValue> slots;
+  // Inputs not yet arrived; for a Merge, control inputs not yet arrived.
+  std::unique_ptr<std::atomic<int>[]> pending;
+  // Dead inputs arrived.
+  std::unique_ptr<std::atomic<int>[]> dead;
+  // A Merge's first live input: guarded by merge_mu.
+  absl::Mutex merge_mu;
+  std::unique_ptr<uint8_t[]> merge_live;
+  // Below: a loop frame's iterations only, guarded by the frame's mu.
+  int outstanding_ops = 0;     // nodes of this iteration ready or running
+  int outstanding_frames = 0;  // child frames started from this iteration
+  // Child frames by static frame index; guarded by the frame's mu (the
+  // root frame's too).
+  absl::flat_hash_map<int, std::unique_ptr<FrameState>> children;
+};
+
+// One value on its way into a new iteration, or a loop invariant.
+struct PendingValue {
+  int item;  // the Enter or NextIteration that produced it
+  TensorValue value;
+  bool dead = false;
+};
+
+// The state of one execution of a static frame: the root frame, or one loop
+// started from one iteration of its parent frame.
+struct FrameState {
+  FrameState(const FrameLayout* layout, FrameState* parent, IterationState* parent_iter,
+             int static_id)
+      : layout(layout), parent(parent), parent_iter(parent_iter), static_id(static_id),
+        pending_enters(layout->info.num_enters) {
+    iterations.push_back(std::make_unique<IterationState>(*layout, 0));
+  }
+  bool is_root() const { return parent == nullptr; }
+
+  IterationState* Iteration(int64_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (i < first_iter || i >= first_iter + static_cast<int64_t>(iterations.size())) {
+      return nullptr;
+    }
+    return iterations[i - first_iter].get();
+  }
+  int64_t newest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return first_iter + static_cast<int64_t>(iterations.size()) - 1;
+  }
+
+  const FrameLayout* const layout;
+  FrameState* const parent;
+  IterationState* const parent_iter;
+  const int static_id;  // index of `layout` among the executor's frames
+  absl::Mutex mu;
+  // The live iterations, oldest first; iteration 0 exists from the start.
+  std::deque<std::unique_ptr<IterationState>> iterations ABSL_GUARDED_BY(mu);
+  int64_t first_iter ABSL_GUARDED_BY(mu) = 0;
+  int pending_enters ABSL_GUARDED_BY(mu);  // Enters into the frame not yet run
+  std::vector<PendingValue> invariants ABSL_GUARDED_BY(mu);  // constant Enters' values
+  // NextIteration values waiting while parallel_iterations are live.
+  std::deque<PendingValue> deferred ABSL_GUARDED_BY(mu);
+  // Exits that were dead in the newest iteration: their consumers in the
+  // parent get dead inputs when the frame ends.
+  std::vector<int> dead_exits ABSL_GUARDED_BY(mu);
+};
+
+// A node ready to run in one iteration of one frame.
+struct TaggedNode {
+  int id;
+  FrameState* frame;
+  IterationState* iter;
+  bool dead;
 };
 
 class ExecutorImpl;
 
 // The state of one Run.
 struct RunState {
-  RunState(const ExecutorImpl* ex, const Executor::Args& a,
-           std::function<void(absl::Status)> d, int num_slots, int num_items);
+  RunState(const ExecutorImpl* ex, const Executor::Args& a, std::function<void(absl::Status)> d,
+           const FrameLayout* root_layout)
+      : executor(ex), args(a), done(std::move(d)),
+        root(std::make_unique<FrameState>(root_layout, nullptr, nullptr, 0)) {}
 
   const ExecutorImpl* executor;
   Executor::Args args;
   std::function<void(absl::Status)> done;
-  std::vector<TensorValue> slots;
-  std::unique_ptr<std::atomic<int>[]> pending;
-  std::atomic<int> outstanding{0};
+  std::unique_ptr<FrameState> root;  // owns every loop frame through its iterations
+  std::atomic<int> outstanding{0};   // nodes ready or running, in every frame
   std::atomic<bool> aborted{false};
   absl::Mutex mu;
   absl::Status status ABSL_GUARDED_BY(mu);
 };
+
+bool HasValue(const TensorValue& v) { return v.tensor.IsInitialized() || v.ref != nullptr; }
 
 class ExecutorImpl : public Executor {
  public:
@@ -83,30 +197,64 @@ class ExecutorImpl : public Executor {
   void RunAsync(const Args& args, std::function<void(absl::Status)> done) override;
   const Graph& graph() const override { return *graph_; }
 
-  // Runs the `first` items and then, inline, whatever they make ready that is
+  // Runs the `first` nodes and then, inline, whatever they make ready that is
   // cheap (and one expensive node); the rest goes to the device's pool.
-  void Process(RunState* rs, absl::Span<const int> first) const;
+  void Process(RunState* rs, absl::Span<const TaggedNode> first) const;
 
  private:
-  using ReadyStack = absl::InlinedVector<int, 16>;
+  using ReadyStack = absl::InlinedVector<TaggedNode, 16>;
   struct AsyncRun;
+
+  absl::Status InitializeFrames(absl::Span<Node* const> order, const std::vector<int>& item_of);
 
   // Takes the current value of variables arriving on non-ref inputs, and on
   // a device with device memory moves each input to the memory its kernel
   // wants it in.
-  absl::Status ReadInputs(RunState* rs, const NodeItem& item) const;
+  absl::Status ReadInputs(RunState* rs, const NodeItem& item, TensorValue* inputs) const;
   absl::Status MoveToKernelMemory(const NodeItem& item, int k, Tensor* t) const;
-  OpKernelContext::Params MakeParams(RunState* rs, const NodeItem& item,
+  OpKernelContext::Params MakeParams(RunState* rs, const NodeItem& item, TensorValue* inputs,
                                      absl::Span<TensorValue> outputs) const;
-  void ReleaseInputs(RunState* rs, const NodeItem& item) const;
+  void ReleaseInputs(const NodeItem& item, TensorValue* inputs) const;
   void RecordStats(RunState* rs, const NodeItem& item, int64_t start_us,
                    absl::Span<const TensorValue> outputs, const OpKernelContext& ctx) const;
-  // Hands a finished node's outputs to its consumers and pushes the ones it
-  // makes ready onto `ready` (extra expensive ones go to the pool); on error
-  // fails the run.
-  void Propagate(RunState* rs, const NodeItem& item, const absl::Status& s,
+
+  // Hands a finished (or dead) node's outputs on — within its iteration, into
+  // a child frame (Enter), to the parent frame (Exit) or to the next
+  // iteration (NextIteration) — and pushes the nodes it makes ready onto
+  // `ready` (extra expensive ones go to the pool); on error fails the run.
+  void Propagate(RunState* rs, const TaggedNode& t, const absl::Status& s,
                  absl::Span<const TensorValue> outputs, ReadyStack* ready) const;
-  void LaunchAsync(RunState* rs, int id) const;
+  // Delivers `item`'s outputs (all dead when `dead`) to its consumers in one
+  // iteration; pushes those it makes ready. Returns how many.
+  int ActivateNodes(RunState* rs, const NodeItem& item, bool dead,
+                    absl::Span<const TensorValue> outputs, FrameState* frame,
+                    IterationState* iter, ReadyStack* ready) const;
+  // ActivateNodes, with a loop frame's lock and iteration accounting.
+  void ActivateInFrame(RunState* rs, const NodeItem& item, bool dead,
+                       absl::Span<const TensorValue> outputs, FrameState* frame,
+                       IterationState* iter, ReadyStack* ready) const;
+  // Keeps the cheap nodes pushed since `from` and one expensive node for this
+  // thread; schedules the other expensive ones on the pool.
+  void Dispatch(RunState* rs, ReadyStack* ready, size_t from) const;
+
+  // Loops (see FrameState).
+  FrameState* FindOrCreateChild(FrameState* frame, IterationState* iter, int child) const;
+  void RunEnter(RunState* rs, const TaggedNode& t, absl::Span<const TensorValue> outputs,
+                ReadyStack* ready) const;
+  void RunNextIteration(RunState* rs, const TaggedNode& t, absl::Span<const TensorValue> outputs,
+                        ReadyStack* ready) const;
+  IterationState* StartIteration(RunState* rs, FrameState* frame, ReadyStack* ready) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(frame->mu);
+  // Ends the oldest iterations while they are done; true when the frame is.
+  bool CleanupIterations(RunState* rs, FrameState* frame, ReadyStack* ready) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(frame->mu);
+  // One node of a loop iteration is done.
+  void FinishInFrame(RunState* rs, FrameState* frame, IterationState* iter,
+                     ReadyStack* ready) const;
+  // A finished loop frame: its dead exits reach the parent, and it is freed.
+  void DeleteFrame(RunState* rs, FrameState* frame, ReadyStack* ready) const;
+
+  void LaunchAsync(RunState* rs, const TaggedNode& t) const;
   // Records the run's first error and aborts the step's rendezvous.
   void Fail(RunState* rs, const absl::Status& s) const;
   bool Aborted(RunState* rs) const;
@@ -115,14 +263,9 @@ class ExecutorImpl : public Executor {
   std::unique_ptr<Graph> graph_;
   Device* device_;
   std::vector<NodeItem> items_;
+  std::vector<FrameLayout> frames_;  // [0]: the root frame
   std::vector<int> roots_;
-  int num_slots_ = 0;
 };
-
-RunState::RunState(const ExecutorImpl* ex, const Executor::Args& a,
-                   std::function<void(absl::Status)> d, int num_slots, int num_items)
-    : executor(ex), args(a), done(std::move(d)), slots(num_slots),
-      pending(new std::atomic<int>[num_items]) {}
 
 absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
   ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph_));
@@ -138,11 +281,37 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
     item.expensive = item.kernel->IsExpensive() && !device_->has_device_memory();
     item.is_async = item.kernel->AsAsync() != nullptr;
     item.allows_uninitialized_input = n->op_def().allows_uninitialized_input;
-    item.input_start = num_slots_;
     item.num_inputs = n->num_inputs();
     item.num_outputs = n->num_outputs();
     item.pending_init = static_cast<int>(n->in_edges().size());
     item.is_retval = n->op() == kRetvalOp;
+    item.is_send = n->op() == kSendOp;
+    switch (n->control_flow()) {
+      case ControlFlowRole::kSwitch:
+        item.may_leave_outputs_unset = true;
+        break;
+      case ControlFlowRole::kMerge:
+        item.kind = ItemKind::kMerge;
+        item.pending_init = item.pending_init - item.num_inputs;  // its control inputs
+        break;
+      case ControlFlowRole::kEnter: {
+        item.kind = ItemKind::kEnter;
+        absl::StatusOr<bool> constant = n->GetAttr<bool>("is_constant");
+        item.is_constant_enter = constant.ok() && *constant;
+        break;
+      }
+      case ControlFlowRole::kExit:
+        item.kind = ItemKind::kExit;
+        break;
+      case ControlFlowRole::kNextIteration:
+        item.kind = ItemKind::kNextIteration;
+        break;
+      case ControlFlowRole::kControlTrigger:
+        item.kind = ItemKind::kControlTrigger;
+        break;
+      default:
+        break;
+    }
     if (device_->has_device_memory()) {
       const KernelDef* def = kernels.FindKernelDef(*n, device_->device_type());
       if (def != nullptr) {
@@ -159,9 +328,9 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
             absl::StrCat("node ", n->DebugName(), ": input ", k, " is not connected"));
       }
     }
-    num_slots_ += item.num_inputs;
-    if (item.pending_init == 0) roots_.push_back(static_cast<int>(i));
+    if (n->in_edges().empty()) roots_.push_back(static_cast<int>(i));
   }
+  RETURN_IF_ERROR(InitializeFrames(order, item_of));
   MarkReadsOrderedAfterUpdates(item_of);
   for (NodeItem& item : items_) {
     for (const Edge* e : item.node->out_edges()) {
@@ -170,6 +339,24 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
                                        e->IsControl() ? -1 : dst.input_start + e->dst_input,
                                        e->src_output});
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ExecutorImpl::InitializeFrames(absl::Span<Node* const> order,
+                                            const std::vector<int>& item_of) {
+  ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(*graph_, order));
+  frames_.resize(info.frames.size());
+  for (size_t f = 0; f < info.frames.size(); ++f) frames_[f].info = info.frames[f];
+  for (Node* n : order) {
+    NodeItem& item = items_[item_of[n->id()]];
+    FrameLayout& frame = frames_[info.frame_of[n->id()]];
+    item.frame = info.frame_of[n->id()];
+    item.local_id = static_cast<int>(frame.pending_init.size());
+    frame.pending_init.push_back(item.pending_init);
+    item.input_start = frame.num_slots;
+    frame.num_slots += item.num_inputs;
+    item.child_frame = info.enter_child[n->id()];
   }
   return absl::OkStatus();
 }
@@ -217,32 +404,36 @@ void ExecutorImpl::MarkReadsOrderedAfterUpdates(const std::vector<int>& item_of)
 }
 
 void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> done) {
-  auto* rs = new RunState(this, args, std::move(done), num_slots_, static_cast<int>(items_.size()));
-  for (size_t i = 0; i < items_.size(); ++i) {
-    rs->pending[i].store(items_[i].pending_init, std::memory_order_relaxed);
-  }
+  auto* rs = new RunState(this, args, std::move(done), &frames_[0]);
   if (roots_.empty()) {
     Finish(rs);
     return;
   }
+  FrameState* root = rs->root.get();
+  IterationState* iter0;
+  {
+    absl::MutexLock lock(&root->mu);
+    iter0 = root->Iteration(0);
+  }
   rs->outstanding.store(static_cast<int>(roots_.size()));
   // Cheap roots (constants, arguments) run here; of the expensive ones the
   // first runs here too and the rest go to the pool.
-  absl::InlinedVector<int, 16> here;
+  absl::InlinedVector<TaggedNode, 16> here;
   bool kept_expensive = false;
   for (int r : roots_) {
+    const TaggedNode t{r, root, iter0, false};
     if (!items_[r].expensive || !kept_expensive || args.run_inline) {
       kept_expensive |= items_[r].expensive;
-      here.push_back(r);
+      here.push_back(t);
     } else {
-      device_->thread_pool()->Schedule([this, rs, r] { Process(rs, {r}); });
+      device_->thread_pool()->Schedule([this, rs, t] { Process(rs, {t}); });
     }
   }
   Process(rs, here);
 }
 
-absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item) const {
-  TensorValue* inputs = rs->slots.data() + item.input_start;
+absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item,
+                                      TensorValue* inputs) const {
   for (int k = 0; k < item.num_inputs; ++k) {
     TensorValue& v = inputs[k];
     if (v.ref != nullptr && !item.input_is_ref[k]) {
@@ -277,12 +468,13 @@ absl::Status ExecutorImpl::MoveToKernelMemory(const NodeItem& item, int k, Tenso
 }
 
 OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const NodeItem& item,
+                                                 TensorValue* inputs,
                                                  absl::Span<TensorValue> outputs) const {
   OpKernelContext::Params params;
   params.node = item.node;
   params.device = device_;
   params.step_id = rs->args.step_id;
-  params.inputs = absl::MakeSpan(rs->slots.data() + item.input_start, item.num_inputs);
+  params.inputs = absl::MakeSpan(inputs, item.num_inputs);
   params.outputs = outputs;
   params.call_frame = rs->args.call_frame;
   params.rendezvous = rs->args.rendezvous;
@@ -292,8 +484,7 @@ OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const NodeItem& i
   return params;
 }
 
-void ExecutorImpl::ReleaseInputs(RunState* rs, const NodeItem& item) const {
-  TensorValue* inputs = rs->slots.data() + item.input_start;
+void ExecutorImpl::ReleaseInputs(const NodeItem& item, TensorValue* inputs) const {
   for (int k = 0; k < item.num_inputs; ++k) inputs[k] = TensorValue();
 }
 
@@ -337,57 +528,271 @@ bool ExecutorImpl::Aborted(RunState* rs) const {
   return false;
 }
 
-void ExecutorImpl::Propagate(RunState* rs, const NodeItem& item, const absl::Status& s,
+int ExecutorImpl::ActivateNodes(RunState* rs, const NodeItem& item, bool dead,
+                                absl::Span<const TensorValue> outputs, FrameState* frame,
+                                IterationState* iter, ReadyStack* ready) const {
+  // First fill every consumer's slot, then release consumers, so no consumer
+  // can run (and update a variable) before all reads of this node's outputs
+  // are taken. A Merge takes its input when it decides (below).
+  if (!dead) {
+    for (const OutEdge& e : item.out_edges) {
+      if (e.dst_slot < 0) continue;
+      const TensorValue& v = outputs[e.src_output];
+      if (!HasValue(v)) {
+        if (item.may_leave_outputs_unset) continue;  // a dead output
+        Fail(rs, absl::InternalError(absl::StrCat("node ", item.node->DebugName(),
+                                                  " did not produce output ", e.src_output)));
+        return 0;
+      }
+      const NodeItem& dst = items_[e.dst_item];
+      if (dst.kind == ItemKind::kMerge) continue;
+      TensorValue& slot = iter->slots[e.dst_slot];
+      slot = v;
+      const int k = e.dst_slot - dst.input_start;
+      if (v.ref != nullptr && !dst.input_is_ref[k] && !dst.read_when_run[k]) {
+        // A read of a variable takes its value now: updates in the same step
+        // that are not ordered before the reader copy on write and leave this
+        // snapshot alone (see MarkReadsOrderedAfterUpdates). An uninitialized
+        // variable is read when the consumer runs (an Assign ordered before it
+        // in this step may initialize it).
+        absl::MutexLock lock(&v.ref->mu);
+        if (v.ref->initialized) {
+          slot.tensor = v.ref->tensor;
+          slot.ref = nullptr;
+        }
+      }
+    }
+  }
+  int activated = 0;
+  for (const OutEdge& e : item.out_edges) {
+    if (rs->aborted.load(std::memory_order_relaxed)) break;
+    const NodeItem& dst = items_[e.dst_item];
+    const int k = dst.local_id;
+    const bool edge_dead = dead || (e.src_output >= 0 && !HasValue(outputs[e.src_output]));
+    bool now_ready = false;
+    bool dst_dead = false;
+    if (dst.kind == ItemKind::kMerge) {
+      // Ready once its control inputs are in and either a live data input
+      // arrives (the first one is taken) or every data input is dead.
+      absl::MutexLock lock(&iter->merge_mu);
+      const bool live = iter->merge_live[k] != 0;
+      if (e.dst_slot < 0) {
+        const int left = iter->pending[k].fetch_sub(1, std::memory_order_relaxed) - 1;
+        dst_dead = !live && iter->dead[k].load(std::memory_order_relaxed) == dst.num_inputs;
+        now_ready = left == 0 && (live || dst_dead);
+      } else if (!edge_dead) {
+        if (!live) {
+          iter->merge_live[k] = 1;
+          iter->slots[e.dst_slot] = outputs[e.src_output];
+          now_ready = iter->pending[k].load(std::memory_order_relaxed) == 0;
+        }
+      } else {
+        const int d = iter->dead[k].fetch_add(1, std::memory_order_relaxed) + 1;
+        dst_dead = !live && d == dst.num_inputs;
+        now_ready = dst_dead && iter->pending[k].load(std::memory_order_relaxed) == 0;
+      }
+    } else {
+      // The dead count is raised before the pending count falls, so the
+      // thread that takes it to zero sees every dead input.
+      if (edge_dead) iter->dead[k].fetch_add(1, std::memory_order_relaxed);
+      now_ready = iter->pending[k].fetch_sub(1, std::memory_order_acq_rel) == 1;
+      if (now_ready && dst.kind != ItemKind::kControlTrigger) {
+        dst_dead = iter->dead[k].load(std::memory_order_relaxed) > 0;
+      }
+    }
+    if (now_ready) {
+      ready->push_back(TaggedNode{e.dst_item, frame, iter, dst_dead});
+      ++activated;
+    }
+  }
+  if (activated > 0) rs->outstanding.fetch_add(activated, std::memory_order_relaxed);
+  return activated;
+}
+
+void ExecutorImpl::ActivateInFrame(RunState* rs, const NodeItem& item, bool dead,
+                                   absl::Span<const TensorValue> outputs, FrameState* frame,
+                                   IterationState* iter, ReadyStack* ready) const {
+  if (frame->is_root()) {
+    ActivateNodes(rs, item, dead, outputs, frame, iter, ready);
+    return;
+  }
+  absl::MutexLock lock(&frame->mu);
+  iter->outstanding_ops += ActivateNodes(rs, item, dead, outputs, frame, iter, ready);
+}
+
+void ExecutorImpl::Dispatch(RunState* rs, ReadyStack* ready, size_t from) const {
+  if (rs->args.run_inline || ready->size() <= from) return;
+  // The one expensive node kept here runs after the cheap ones.
+  size_t kept = from;
+  bool kept_expensive = false;
+  TaggedNode expensive{};
+  for (size_t i = from; i < ready->size(); ++i) {
+    const TaggedNode t = (*ready)[i];
+    if (!items_[t.id].expensive || t.dead) {
+      (*ready)[kept++] = t;
+    } else if (!kept_expensive) {
+      kept_expensive = true;
+      expensive = t;
+    } else {
+      device_->thread_pool()->Schedule([this, rs, t] { Process(rs, {t}); });
+    }
+  }
+  ready->resize(kept);
+  if (kept_expensive) ready->insert(ready->begin(), expensive);
+}
+
+void ExecutorImpl::Propagate(RunState* rs, const TaggedNode& t, const absl::Status& s,
                              absl::Span<const TensorValue> outputs, ReadyStack* ready) const {
+  const NodeItem& item = items_[t.id];
   if (!s.ok()) {
     Fail(rs, AddContext(s, absl::StrCat("node ", item.node->DebugName())));
     return;
   }
-  // First fill every consumer's slot, then release consumers, so no consumer
-  // can run (and update a variable) before all reads of this node's outputs
-  // are taken.
-  for (const OutEdge& e : item.out_edges) {
-    if (e.dst_slot < 0) continue;
-    const TensorValue& v = outputs[e.src_output];
-    if (!v.tensor.IsInitialized() && v.ref == nullptr) {
-      Fail(rs, absl::InternalError(absl::StrCat("node ", item.node->DebugName(),
-                                                " did not produce output ", e.src_output)));
+  const size_t from = ready->size();
+  switch (item.kind) {
+    case ItemKind::kEnter:
+      RunEnter(rs, t, outputs, ready);
+      break;
+    case ItemKind::kExit:
+      if (t.dead) {
+        // Dead on a continuing iteration: dropped. Dead on the newest: the
+        // whole loop may be dead; its consumers hear so when the frame ends.
+        absl::MutexLock lock(&t.frame->mu);
+        if (t.iter->iter == t.frame->newest()) t.frame->dead_exits.push_back(t.id);
+      } else {
+        ActivateInFrame(rs, item, false, outputs, t.frame->parent, t.frame->parent_iter, ready);
+      }
+      break;
+    case ItemKind::kNextIteration:
+      if (!t.dead) RunNextIteration(rs, t, outputs, ready);  // a dead one ends the loop
+      break;
+    default:
+      ActivateInFrame(rs, item, t.dead, outputs, t.frame, t.iter, ready);
+      break;
+  }
+  if (!t.frame->is_root()) FinishInFrame(rs, t.frame, t.iter, ready);
+  Dispatch(rs, ready, from);
+}
+
+FrameState* ExecutorImpl::FindOrCreateChild(FrameState* frame, IterationState* iter,
+                                            int child) const {
+  absl::MutexLock lock(&frame->mu);
+  std::unique_ptr<FrameState>& state = iter->children[child];
+  if (state == nullptr) {
+    state = std::make_unique<FrameState>(&frames_[child], frame, iter, child);
+    ++iter->outstanding_frames;
+  }
+  return state.get();
+}
+
+void ExecutorImpl::RunEnter(RunState* rs, const TaggedNode& t,
+                            absl::Span<const TensorValue> outputs, ReadyStack* ready) const {
+  const NodeItem& item = items_[t.id];
+  FrameState* child = FindOrCreateChild(t.frame, t.iter, item.child_frame);
+  bool done;
+  {
+    absl::MutexLock lock(&child->mu);
+    if (item.is_constant_enter) {
+      // A loop invariant: every iteration, present and future, gets it.
+      PendingValue v{t.id, t.dead ? TensorValue() : outputs[0], t.dead};
+      for (auto& iter : child->iterations) {
+        iter->outstanding_ops += ActivateNodes(rs, item, v.dead, {&v.value, 1}, child,
+                                               iter.get(), ready);
+      }
+      child->invariants.push_back(std::move(v));
+    } else {
+      // Iteration 0 lives until every Enter has run.
+      IterationState* first = child->Iteration(0);
+      first->outstanding_ops += ActivateNodes(rs, item, t.dead, outputs, child, first, ready);
+    }
+    --child->pending_enters;
+    done = CleanupIterations(rs, child, ready);
+  }
+  if (done) DeleteFrame(rs, child, ready);
+}
+
+void ExecutorImpl::RunNextIteration(RunState* rs, const TaggedNode& t,
+                                    absl::Span<const TensorValue> outputs,
+                                    ReadyStack* ready) const {
+  const NodeItem& item = items_[t.id];
+  FrameState* frame = t.frame;
+  absl::MutexLock lock(&frame->mu);
+  IterationState* next = frame->Iteration(t.iter->iter + 1);
+  if (next == nullptr) {
+    if (static_cast<int>(frame->iterations.size()) >= frame->layout->info.parallel_iterations) {
+      // parallel_iterations are live: the value waits for the oldest to end.
+      frame->deferred.push_back(PendingValue{t.id, outputs[0], false});
       return;
     }
-    TensorValue& slot = rs->slots[e.dst_slot];
-    slot = v;
-    const NodeItem& dst = items_[e.dst_item];
-    const int k = e.dst_slot - dst.input_start;
-    if (v.ref != nullptr && !dst.input_is_ref[k] && !dst.read_when_run[k]) {
-      // A read of a variable takes its value now: updates in the same step
-      // that are not ordered before the reader copy on write and leave this
-      // snapshot alone (see MarkReadsOrderedAfterUpdates). An uninitialized
-      // variable is read when the consumer runs (an Assign ordered before it
-      // in this step may initialize it).
-      absl::MutexLock lock(&v.ref->mu);
-      if (v.ref->initialized) {
-        slot.tensor = v.ref->tensor;
-        slot.ref = nullptr;
+    next = StartIteration(rs, frame, ready);
+  }
+  next->outstanding_ops += ActivateNodes(rs, item, false, outputs, frame, next, ready);
+}
+
+IterationState* ExecutorImpl::StartIteration(RunState* rs, FrameState* frame,
+                                             ReadyStack* ready) const {
+  frame->iterations.push_back(
+      std::make_unique<IterationState>(*frame->layout, frame->newest() + 1));
+  IterationState* iter = frame->iterations.back().get();
+  for (const PendingValue& v : frame->invariants) {
+    iter->outstanding_ops += ActivateNodes(rs, items_[v.item], v.dead, {&v.value, 1}, frame,
+                                           iter, ready);
+  }
+  return iter;
+}
+
+bool ExecutorImpl::CleanupIterations(RunState* rs, FrameState* frame, ReadyStack* ready) const {
+  while (!frame->iterations.empty()) {
+    IterationState* oldest = frame->iterations.front().get();
+    if (oldest->outstanding_ops > 0 || oldest->outstanding_frames > 0) break;
+    if (oldest->iter == 0 && frame->pending_enters > 0) break;
+    frame->iterations.pop_front();  // frees the iteration's tensors
+    ++frame->first_iter;
+    if (!frame->deferred.empty()) {
+      // The values every NextIteration of the newest iteration deferred.
+      IterationState* next = StartIteration(rs, frame, ready);
+      while (!frame->deferred.empty()) {
+        PendingValue v = std::move(frame->deferred.front());
+        frame->deferred.pop_front();
+        next->outstanding_ops += ActivateNodes(rs, items_[v.item], false, {&v.value, 1}, frame,
+                                               next, ready);
       }
     }
   }
-  int expensive_inline = -1;
-  for (const OutEdge& e : item.out_edges) {
-    if (rs->aborted.load(std::memory_order_relaxed)) break;
-    if (rs->pending[e.dst_item].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      rs->outstanding.fetch_add(1, std::memory_order_relaxed);
-      if (!items_[e.dst_item].expensive || rs->args.run_inline) {
-        ready->push_back(e.dst_item);
-      } else if (expensive_inline < 0) {
-        expensive_inline = e.dst_item;
-      } else {
-        int next = e.dst_item;
-        device_->thread_pool()->Schedule([this, rs, next] { Process(rs, {next}); });
-      }
-    }
+  return frame->iterations.empty() && frame->pending_enters == 0;
+}
+
+void ExecutorImpl::FinishInFrame(RunState* rs, FrameState* frame, IterationState* iter,
+                                 ReadyStack* ready) const {
+  bool done;
+  {
+    absl::MutexLock lock(&frame->mu);
+    --iter->outstanding_ops;
+    done = CleanupIterations(rs, frame, ready);
   }
-  // The one expensive node kept here runs after the cheap ones.
-  if (expensive_inline >= 0) ready->insert(ready->begin(), expensive_inline);
+  if (done) DeleteFrame(rs, frame, ready);
+}
+
+void ExecutorImpl::DeleteFrame(RunState* rs, FrameState* frame, ReadyStack* ready) const {
+  FrameState* parent = frame->parent;
+  IterationState* parent_iter = frame->parent_iter;
+  std::vector<int> dead_exits;
+  {
+    absl::MutexLock lock(&frame->mu);  // nothing else touches a finished frame
+    dead_exits = std::move(frame->dead_exits);
+  }
+  bool parent_done = false;
+  {
+    absl::MutexLock lock(&parent->mu);
+    for (int id : dead_exits) {
+      const int n = ActivateNodes(rs, items_[id], /*dead=*/true, {}, parent, parent_iter, ready);
+      if (!parent->is_root()) parent_iter->outstanding_ops += n;
+    }
+    --parent_iter->outstanding_frames;
+    parent_iter->children.erase(frame->static_id);  // frees `frame`
+    if (!parent->is_root()) parent_done = CleanupIterations(rs, parent, ready);
+  }
+  if (parent_done) DeleteFrame(rs, parent, ready);
 }
 
 // The state of an asynchronous kernel between ComputeAsync and its done.
@@ -397,28 +802,30 @@ struct ExecutorImpl::AsyncRun {
   int64_t start_us = 0;
 };
 
-void ExecutorImpl::LaunchAsync(RunState* rs, int id) const {
-  const NodeItem& item = items_[id];
+void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
+  const NodeItem& item = items_[t.id];
+  TensorValue* inputs = t.iter->slots.data() + item.input_start;
   auto* run = new AsyncRun;
   run->outputs.resize(item.num_outputs);
   run->start_us = rs->args.stats ? rs->args.stats->NowMicros() : 0;
-  auto done = [this, rs, id, run](absl::Status s) {
-    const NodeItem& item = items_[id];
-    ReleaseInputs(rs, item);
+  auto done = [this, rs, t, inputs, run](absl::Status s) {
+    const NodeItem& item = items_[t.id];
+    ReleaseInputs(item, inputs);
     if (rs->args.stats) RecordStats(rs, item, run->start_us, run->outputs, *run->ctx);
     ReadyStack ready;
-    Propagate(rs, item, s, run->outputs, &ready);
+    Propagate(rs, t, s, run->outputs, &ready);
     delete run;
     // Whatever this made ready continues on this device's pool, not on the
     // thread (perhaps another device's) that completed the kernel.
     if (!ready.empty()) {
-      std::vector<int> first(ready.rbegin(), ready.rend());
+      std::vector<TaggedNode> first(ready.rbegin(), ready.rend());
       device_->thread_pool()->Schedule([this, rs, first = std::move(first)] { Process(rs, first); });
     }
     if (rs->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish(rs);
   };
-  absl::Status s = ReadInputs(rs, item);
-  run->ctx = std::make_unique<OpKernelContext>(MakeParams(rs, item, absl::MakeSpan(run->outputs)));
+  absl::Status s = ReadInputs(rs, item, inputs);
+  run->ctx = std::make_unique<OpKernelContext>(
+      MakeParams(rs, item, inputs, absl::MakeSpan(run->outputs)));
   if (!s.ok()) {
     done(s);
     return;
@@ -426,29 +833,47 @@ void ExecutorImpl::LaunchAsync(RunState* rs, int id) const {
   item.kernel->AsAsync()->ComputeAsync(run->ctx.get(), std::move(done));
 }
 
-void ExecutorImpl::Process(RunState* rs, absl::Span<const int> first) const {
-  // A stack: the first items are pushed so that they run in the given order.
+void ExecutorImpl::Process(RunState* rs, absl::Span<const TaggedNode> first) const {
+  // A stack: the first nodes are pushed so that they run in the given order.
   ReadyStack inline_ready(first.rbegin(), first.rend());
   absl::InlinedVector<TensorValue, 4> outputs;
   StepStatsCollector* stats = rs->args.stats;
   while (!inline_ready.empty()) {
-    const int id = inline_ready.back();
+    const TaggedNode t = inline_ready.back();
     inline_ready.pop_back();
-    const NodeItem& item = items_[id];
+    const NodeItem& item = items_[t.id];
     if (!Aborted(rs)) {
-      if (item.is_async) {
-        LaunchAsync(rs, id);  // its completion accounts for it in `outstanding`
+      if (t.dead) {
+        if (item.is_retval) {
+          const Edge* in = item.node->input_edge(0);
+          Fail(rs, absl::InvalidArgumentError(absl::StrCat(
+                       "fetched tensor ", in->src->name(), ":", in->src_output,
+                       " was not computed: it is on a branch of a cond (Switch) that was "
+                       "not taken")));
+        } else if (item.is_send) {
+          // The receiver would wait for a value that never comes.
+          Fail(rs, absl::UnimplementedError(absl::StrCat(
+                       "node ", item.node->DebugName(),
+                       " would send a dead tensor (from a branch of a cond that was not taken) "
+                       "to another device; place the cond's consumers on its device")));
+        } else {
+          Propagate(rs, t, absl::OkStatus(), {}, &inline_ready);  // a dead node does not run
+        }
+      } else if (item.is_async) {
+        LaunchAsync(rs, t);  // its completion accounts for it in `outstanding`
         continue;
+      } else {
+        int64_t start_us = stats ? stats->NowMicros() : 0;
+        TensorValue* inputs = t.iter->slots.data() + item.input_start;
+        outputs.resize(item.num_outputs);
+        absl::Status s = ReadInputs(rs, item, inputs);
+        OpKernelContext ctx(MakeParams(rs, item, inputs, absl::MakeSpan(outputs)));
+        if (s.ok()) s = item.kernel->Compute(&ctx);
+        ReleaseInputs(item, inputs);  // early, so buffers can be reused in place
+        if (stats) RecordStats(rs, item, start_us, outputs, ctx);
+        Propagate(rs, t, s, outputs, &inline_ready);
+        outputs.clear();
       }
-      int64_t start_us = stats ? stats->NowMicros() : 0;
-      outputs.resize(item.num_outputs);
-      absl::Status s = ReadInputs(rs, item);
-      OpKernelContext ctx(MakeParams(rs, item, absl::MakeSpan(outputs)));
-      if (s.ok()) s = item.kernel->Compute(&ctx);
-      ReleaseInputs(rs, item);  // early, so buffers can be reused in place
-      if (stats) RecordStats(rs, item, start_us, outputs, ctx);
-      Propagate(rs, item, s, outputs, &inline_ready);
-      outputs.clear();
     }
     if (rs->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       Finish(rs);

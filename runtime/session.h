@@ -22,6 +22,7 @@
 #ifndef SLUICE_RUNTIME_SESSION_H_
 #define SLUICE_RUNTIME_SESSION_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -90,6 +91,9 @@ struct RunOptions {
   bool trace = false;
   // Return the graph each device ran (with its _Send/_Recv nodes).
   bool output_partition_graphs = false;
+  // Stop the step with DeadlineExceeded after this long (0: no limit), e.g.
+  // a while loop that never ends (runtime/step_deadline.h). Local sessions.
+  int64_t timeout_in_ms = 0;
 };
 
 struct RunMetadata {

@@ -23,9 +23,11 @@ struct StepReplay::Recording {
 
 namespace {
 
-// Ops whose state would be frozen into a recording.
+// Ops whose state would be frozen into a recording, and control flow (a
+// recording would freeze the branches and trip counts of its step).
 bool BlocksRecording(const Node& n) {
   const OpDef& def = n.op_def();
+  if (def.control_flow != ControlFlowRole::kNone) return true;
   return def.is_stateful && !def.is_variable && n.op() != kArgOp && n.op() != kRetvalOp;
 }
 

@@ -1,0 +1,74 @@
+// Control-flow overhead: a tf.while_loop of small ops, built with
+// ops::WhileLoop, run through Session::Run.
+//
+//   bazel run //bench:while_loop [-- --iterations=1000 --reps=50]
+//
+// The loop carries an int32 counter and a float scalar:
+//   while i < n:  x = x * 0.999 + 0.001;  i = i + 1
+// four ops per iteration (Less, Mul, Add, Add) plus the loop's own nodes
+// (Merge, Switch, LoopCond, Identity, NextIteration). Printed: the median
+// step time divided by the iteration count, with parallel_iterations 1 (each
+// iteration after the last) and 10 (TensorFlow's default). Its peer is
+// bench/torch_loop.py, the same loop as a Python loop of PyTorch eager ops.
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "bench/bench_util.h"
+#include "ops/control_flow_builders.h"
+#include "runtime/direct_session.h"
+#include "sluice.h"
+
+ABSL_FLAG(int, iterations, 1000, "loop iterations per step");
+ABSL_FLAG(int, reps, 50, "timed steps");
+
+namespace sluice {
+namespace {
+
+absl::StatusOr<double> MicrosPerIteration(int n, int reps, int64_t parallel) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output limit = ops::Const(s, n);
+  ASSIGN_OR_RETURN(
+      std::vector<Output> out,
+      ops::WhileLoop(
+          s, {ops::Const(s, 0), ops::Const(s, 1.0f)},
+          [&](const Scope& c, absl::Span<const Output> v) { return ops::Less(c, v[0], limit); },
+          [](const Scope& b, absl::Span<const Output> v) {
+            return std::vector<Output>{ops::Add(b, v[0], 1),
+                                       ops::Add(b, ops::Mul(b, v[1], 0.999f), 0.001f)};
+          },
+          {.parallel_iterations = parallel}));
+  RETURN_IF_ERROR(s.status());
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                   NewSession(BuiltinSessionOptions(), *s.graph()));
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> r, session->Run({}, out, {}));
+    if (r[0].scalar<int32_t>() != n) return absl::InternalError("the loop miscounted");
+  }
+  absl::Status status;
+  std::vector<double> ms = bench::TimeRepeated(reps, [&] {
+    absl::StatusOr<std::vector<Tensor>> r = session->Run({}, out, {});
+    if (!r.ok()) status = r.status();
+  });
+  RETURN_IF_ERROR(status);
+  return bench::Median(ms) * 1000.0 / n;
+}
+
+absl::Status Main() {
+  const int n = absl::GetFlag(FLAGS_iterations);
+  const int reps = absl::GetFlag(FLAGS_reps);
+  for (int64_t parallel : {1, 10}) {
+    ASSIGN_OR_RETURN(double us, MicrosPerIteration(n, reps, parallel));
+    std::printf("while_loop_%d_parallel%lld: %.3f us/iteration\n", n,
+                static_cast<long long>(parallel), us);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  return sluice::bench::BenchMain(argc, argv, "while_loop", sluice::Main);
+}
