@@ -22,6 +22,8 @@
 #include "base/status_macros.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/control_flow_builders.h"
+#include "ops/control_flow_ops.h"
 #include "ops/math_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/optimizers.h"

@@ -23,7 +23,7 @@ done
 
 echo "# machine: $(nproc) vCPUs, $(lscpu | sed -n 's/^Model name: *//p'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-targets=(//bench:executor_overhead //bench:matmul //bench:mlp_step //bench:process_start
+targets=(//bench:executor_overhead //bench:matmul //bench:mlp_step //bench:while_loop //bench:process_start
          //tools:server //tools:runner //tools:launch)
 if [[ $build == 1 ]] && ! bazel build "${targets[@]}" >/dev/null 2>&1; then
   bazel build "${targets[@]}" 2>&1 | grep -E "error|ERROR" | head -20 >&2
@@ -57,6 +57,14 @@ else
   echo "# pytorch_mlp: skipped (python3-torch is not installed for $py)"
 fi
 
+echo "## a 1,000-iteration while loop of small ops: Sluice (tf.while_loop) vs a Python loop of PyTorch eager ops"
+run "$bin/while_loop" --iterations=1000 --reps="$steps"
+if "$py" -c "import torch" 2>/dev/null; then
+  run "$py" bench/torch_loop.py --iterations=1000 --reps="$steps"
+else
+  echo "# torch_loop: skipped (python3-torch is not installed for $py)"
+fi
+
 # Comparison ratios from the figures above.
 value() { awk -F': ' -v k="$1" '$1 == k { split($2, a, " "); print a[1] }' "$out" | tail -1; }
 echo "## comparison"
@@ -72,6 +80,11 @@ if [[ -n "$sl" && -n "$pt" ]]; then
   awk -v a="$sl" -v b="${s1:-$sl}" -v p="$pt" 'BEGIN { s = a < b ? a : b; printf "mlp_step_speedup_vs_pytorch: %.2fx (best Sluice configuration vs best PyTorch configuration)\n", p / s }'
 else
   echo "# mlp_step_speedup_vs_pytorch: skipped (no PyTorch figure)"
+fi
+
+wl=$(value while_loop_1000_parallel10); tl=$(value torch_loop_1000)
+if [[ -n "$wl" && -n "$tl" ]]; then
+  awk -v s="$wl" -v p="$tl" 'BEGIN { printf "while_loop_speedup_vs_pytorch_python_loop: %.2fx\n", p / s }'
 fi
 
 echo "## starting a tool: peak RSS and wall time of --help (cuBLAS and NCCL are opened on first GPU use)"

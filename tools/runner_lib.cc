@@ -1,6 +1,7 @@
 // The `runner` tool's logic. See runner_lib.h.
 #include "tools/runner_lib.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -38,14 +39,18 @@ ABSL_FLAG(int32_t, virtual_cpus, 0,
           "virtual CPU devices CPU:1..CPU:N beside CPU:0, for graphs that pin nodes to them");
 ABSL_FLAG(bool, auto_place, false,
           "place nodes without a device request with the automatic model-parallel placer");
+ABSL_FLAG(bool, check, false,
+          "list every op of the graph Sluice lacks, with node counts, and run nothing "
+          "(exit code 3 when some are lacking)");
 ABSL_FLAG(std::string, out_dir, "",
           "directory to write each fetched tensor to, as <name with ':' and '/' -> '_'>.npy");
 
 namespace sluice {
 namespace {
 
-constexpr const char* kFlagNames[] = {"graph", "feed",         "init",       "target", "steps",
-                                      "fetch", "virtual_cpus", "auto_place", "out_dir"};
+constexpr const char* kFlagNames[] = {"graph",        "feed",       "init",  "target",
+                                      "steps",        "fetch",      "check", "virtual_cpus",
+                                      "auto_place",   "out_dir"};
 
 // "ScalarSummary (loss_summary), RestoreV2 (save/RestoreV2, save/RestoreV2_1)":
 // nodes grouped by op in order of first appearance, a few names per op.
@@ -264,7 +269,7 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
     if (it == flags.end()) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name, " (see --help)"));
     }
-    if (eq == std::string::npos && name == "auto_place") {
+    if (eq == std::string::npos && (name == "auto_place" || name == "check")) {
       value = "true";  // a bare boolean flag
     } else if (eq == std::string::npos) {
       if (i + 1 >= args.size()) {
@@ -289,6 +294,7 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
   parsed.out_dir = absl::GetFlag(FLAGS_out_dir);
   parsed.virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
   parsed.auto_place = absl::GetFlag(FLAGS_auto_place);
+  parsed.check = absl::GetFlag(FLAGS_check);
   if (parsed.virtual_cpus < 0 || parsed.virtual_cpus > 64) {
     return absl::InvalidArgumentError(
         absl::StrCat("--virtual_cpus must be in [0, 64], not ", parsed.virtual_cpus));
@@ -305,10 +311,48 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
     }
     parsed.feeds.emplace_back(feed.substr(0, eq), feed.substr(eq + 1));
   }
-  if (parsed.fetches.empty() && parsed.targets.empty() && parsed.init_targets.empty()) {
+  if (!parsed.check && parsed.fetches.empty() && parsed.targets.empty() &&
+      parsed.init_targets.empty()) {
     return absl::InvalidArgumentError("nothing to do: give --fetch, --target or --init");
   }
   return parsed;
+}
+
+OpCheck CheckGraphOps(const GraphDef& def, const OpRegistry& ops) {
+  OpCheck check;
+  absl::flat_hash_map<std::string, int> count;
+  std::vector<std::string> order;
+  auto see = [&](const std::string& op) {
+    ++check.num_nodes;
+    auto [it, inserted] = count.try_emplace(op, 0);
+    if (inserted) order.push_back(op);
+    ++it->second;
+  };
+  for (const NodeDef& n : def.node()) see(n.op());
+  for (const auto& f : def.library().function()) {
+    for (const NodeDef& n : f.node_def()) see(n.op());
+  }
+  check.num_ops = static_cast<int>(order.size());
+  for (const std::string& op : order) {
+    if (ops.Find(op) != nullptr) continue;
+    check.missing.emplace_back(op, count[op]);
+    check.missing_nodes += count[op];
+  }
+  std::stable_sort(check.missing.begin(), check.missing.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return check;
+}
+
+std::string FormatOpCheck(const OpCheck& check, absl::string_view graph_name) {
+  std::string text = absl::StrCat(graph_name, ": ", check.num_nodes, " nodes, ", check.num_ops,
+                                  " distinct ops; ");
+  if (check.missing.empty()) return absl::StrCat(text, "Sluice has every one\n");
+  absl::StrAppend(&text, "Sluice lacks ", check.missing.size(), " of them (",
+                  check.missing_nodes, check.missing_nodes == 1 ? " node" : " nodes", "):\n");
+  for (const auto& [op, n] : check.missing) {
+    absl::StrAppend(&text, "  ", op, ": ", n, n == 1 ? " node\n" : " nodes\n");
+  }
+  return text;
 }
 
 std::string ResolvePath(absl::string_view path, absl::string_view working_dir) {
@@ -335,6 +379,7 @@ std::string UsageText() {
       "usage: runner --graph=FILE [--feed=NAME=FILE.npy ...] [--init=NAME] [--target=NAME]\n"
       "              [--steps=N] [--fetch=NAME[,NAME...]] [--out_dir=DIR]\n"
       "              [--virtual_cpus=N] [--auto_place]\n"
+      "       runner --graph=FILE --check\n"
       "Runs a GraphDef (binary or text): the --init nodes once, --steps runs of the\n"
       "--target nodes, then fetches the --fetch tensors once.\n";
   for (const char* name : kFlagNames) {
@@ -401,6 +446,17 @@ int RunnerMain(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (parsed->help) {
     out << UsageText();
     return 0;
+  }
+  if (parsed->check) {
+    const char* wd = std::getenv("BUILD_WORKING_DIRECTORY");
+    absl::StatusOr<GraphDef> def = ReadGraphDefFile(ResolvePath(parsed->graph, wd ? wd : ""));
+    if (!def.ok()) {
+      err << "runner: error: " << OneLine(def.status()) << "\n";
+      return 1;
+    }
+    const OpCheck check = CheckGraphOps(*def, *BuiltinOps());
+    out << FormatOpCheck(check, parsed->graph);
+    return check.missing.empty() ? 0 : 3;
   }
   absl::Status s = RunFromArgs(*parsed, out, err);
   if (!s.ok()) {

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
+#include "graph/op_registry.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
 
@@ -60,6 +61,19 @@ struct RunReport {
 absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& request,
                                       const SessionOptions& options);
 
+// --check: every op of `def` (its nodes and its function library) that
+// `ops` lacks, with how many nodes use it, most used first.
+struct OpCheck {
+  int num_nodes = 0;
+  int num_ops = 0;  // distinct ops
+  std::vector<std::pair<std::string, int>> missing;  // op, nodes
+  int missing_nodes = 0;
+};
+OpCheck CheckGraphOps(const GraphDef& def, const OpRegistry& ops);
+// "model.pb: 120 nodes, 31 distinct ops; Sluice lacks 2 of them (5 nodes):"
+// and one "  Op: N nodes" line each (or "...; Sluice has every one").
+std::string FormatOpCheck(const OpCheck& check, absl::string_view graph_name);
+
 // The parsed command line.
 struct RunnerArgs {
   std::string graph;
@@ -71,6 +85,7 @@ struct RunnerArgs {
   std::string out_dir;
   int virtual_cpus = 0;     // CPU:1..CPU:N beside CPU:0
   bool auto_place = false;  // SessionOptions::auto_place
+  bool check = false;       // --check: list the ops Sluice lacks, run nothing
   bool help = false;
 };
 
@@ -94,7 +109,8 @@ std::string DescribeFetched(absl::string_view name, const Tensor& tensor, int ma
 // BUILD_WORKING_DIRECTORY environment variable (set by `bazel run`), reads
 // the graph and feeds, runs with the built-in ops, prints fetched tensors to
 // `out` and writes them under --out_dir, warnings and errors to `err`.
-// Returns the process exit code: 0, or 1 after one "runner: error: " line.
+// Returns the process exit code: 0, or 1 after one "runner: error: " line;
+// with --check, 0 when Sluice has every op of the graph and 3 when not.
 int RunnerMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace sluice

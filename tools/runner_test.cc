@@ -413,6 +413,32 @@ TEST_F(RunnerTest, BinaryRunsOnVirtualDevices) {
   ExpectOneErrorLine(RunBinary(base + "--virtual_cpus=-1 --fetch=layer/y"), "--virtual_cpus");
 }
 
+TEST_F(RunnerTest, BinaryCheckListsTheOpsSluiceLacks) {
+  Result r = RunBinary(absl::StrCat("--graph=", graph_, " --check"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(" distinct ops; Sluice has every one\n"));
+  // Two nodes of an op Sluice lacks (the Identity and a Const) and one of
+  // another.
+  std::string lacking = kGraph;
+  auto rename = [&](const std::string& from, const std::string& to) {
+    const size_t at = lacking.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    lacking.replace(at, from.size(), to);
+  };
+  rename("op: \"Identity\"", "op: \"FancyOp\"");
+  rename("op: \"Const\"", "op: \"FancyOp\"");
+  rename("op: \"HistogramSummary\"", "op: \"OtherOp\"");
+  const std::string path = dir_ + "/lacking.pbtxt";
+  WriteFile(path, lacking);
+  r = RunBinary(absl::StrCat("--graph=", path, " --check"));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Sluice lacks 2 of them (3 nodes):\n  FancyOp: 2 nodes\n"
+                               "  OtherOp: 1 node\n"));
+  EXPECT_EQ(r.err, "");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", dir_, "/missing.pbtxt --check")),
+                     "missing.pbtxt");
+}
+
 TEST_F(RunnerTest, BinaryHelp) {
   Result r = RunBinary("--help");
   EXPECT_EQ(r.exit_code, 0);
