@@ -3,20 +3,25 @@
 #include <deque>
 #include <map>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "graph/algorithm.h"
+#include "graph/control_flow_info.h"
 
 namespace sluice {
 namespace {
 
 using OutputKey = std::pair<int, int>;  // (node id, output index)
 
-// Nodes reachable from `starts` along data edges, forward or backward.
-std::vector<bool> Reach(const Graph& g, absl::Span<const Output> starts, bool forward) {
+// Nodes reachable from `starts` along data edges, forward or backward, not
+// entering `boundary` nodes.
+std::vector<bool> Reach(const Graph& g, absl::Span<const Output> starts, bool forward,
+                        const absl::flat_hash_set<const Node*>& boundary) {
   std::vector<bool> seen(g.num_node_ids(), false);
   std::deque<Node*> queue;
   for (const Output& o : starts) {
-    if (!seen[o.node->id()]) {
+    if (!seen[o.node->id()] && !boundary.contains(o.node)) {
       seen[o.node->id()] = true;
       queue.push_back(o.node);
     }
@@ -28,7 +33,7 @@ std::vector<bool> Reach(const Graph& g, absl::Span<const Output> starts, bool fo
     for (const Edge* e : edges) {
       if (e->IsControl()) continue;
       Node* next = forward ? e->dst : e->src;
-      if (!seen[next->id()]) {
+      if (!seen[next->id()] && !boundary.contains(next)) {
         seen[next->id()] = true;
         queue.push_back(next);
       }
@@ -40,8 +45,10 @@ std::vector<bool> Reach(const Graph& g, absl::Span<const Output> starts, bool fo
 class GradientBuilder {
  public:
   GradientBuilder(const Scope& scope, absl::Span<const Output> ys, absl::Span<const Output> xs,
-                  absl::Span<const Output> grad_ys)
-      : scope_(scope.NewSubScope("gradients")), ys_(ys), xs_(xs), grad_ys_(grad_ys) {}
+                  absl::Span<const Output> grad_ys,
+                  const absl::flat_hash_set<const Node*>& boundary)
+      : scope_(scope.NewSubScope("gradients")), ys_(ys), xs_(xs), grad_ys_(grad_ys),
+        boundary_(boundary) {}
 
   absl::StatusOr<std::vector<Output>> Run();
 
@@ -54,6 +61,19 @@ class GradientBuilder {
     return node->requested_device().empty() ? s : s.WithDevice(node->requested_device());
   }
   absl::Status BackpropNode(Node* node);
+  // Finds the while loops between the ys and the xs: loops run as child
+  // frames of the ys' frame are each differentiated as one node (the
+  // registry's WhileLoopGradFn) once all their on-path Exits are ready.
+  absl::Status FindLoops();
+  absl::Status BackpropLoop(int loop);
+  // Hands `grad` (may be invalid) to input edge `e`'s source and releases it.
+  void PassToInput(const Edge* e, const Output& grad);
+
+  struct Loop {
+    std::vector<Node*> exits;    // on the path
+    std::vector<Node*> enters;   // all of the loop's
+    int exits_ready = 0;
+  };
 
   Scope scope_;
   absl::Span<const Output> ys_;
@@ -64,6 +84,9 @@ class GradientBuilder {
   std::deque<Node*> ready_;
   std::map<OutputKey, std::vector<Output>> grads_;
   std::map<OutputKey, Output> summed_;
+  const absl::flat_hash_set<const Node*>& boundary_;
+  std::vector<int> loop_of_;  // by node id: index into loops_, -1 outside loops
+  std::vector<Loop> loops_;
 };
 
 Output GradientBuilder::SumGradients(const OutputKey& key) {
@@ -121,10 +144,86 @@ absl::Status GradientBuilder::BackpropNode(Node* node) {
   for (int i = 0; i < node->num_inputs(); ++i) {
     const Edge* e = node->input_edge(i);
     if (e == nullptr || !on_path_[e->src->id()]) continue;
-    if (i < static_cast<int>(dx.size()) && dx[i].valid()) {
-      grads_[{e->src->id(), e->src_output}].push_back(dx[i]);
+    PassToInput(e, i < static_cast<int>(dx.size()) ? dx[i] : Output());
+  }
+  return absl::OkStatus();
+}
+
+void GradientBuilder::PassToInput(const Edge* e, const Output& grad) {
+  if (grad.valid()) grads_[{e->src->id(), e->src_output}].push_back(grad);
+  if (--pending_[e->src->id()] == 0) ready_.push_back(e->src);
+}
+
+absl::Status GradientBuilder::FindLoops() {
+  const Graph& g = *scope_.graph();
+  loop_of_.assign(g.num_node_ids(), -1);
+  bool any = false;
+  for (Node* n : g.nodes()) any |= on_path_[n->id()] && n->control_flow() != ControlFlowRole::kNone;
+  if (!any) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(g));
+  ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(g, order));
+  // The frame the ys' values are in (an Exit's value is in its parent's).
+  const Node* y = ys_[0].node;
+  int level = info.frame_of[y->id()];
+  if (y->control_flow() == ControlFlowRole::kExit) level = info.frames[level].parent;
+  if (y->control_flow() == ControlFlowRole::kEnter) level = info.enter_child[y->id()];
+  // The child frame of `level` that frame f is in (f itself or an ancestor);
+  // -1 when f is not below level.
+  auto child_of_level = [&](int f) {
+    while (f >= 0 && info.frames[f].parent != level) f = info.frames[f].parent;
+    return f == level ? -1 : f;
+  };
+  std::map<int, int> loop_index;  // child frame -> loops_ index
+  auto loop_for = [&](int frame) {
+    auto [it, inserted] = loop_index.try_emplace(frame, static_cast<int>(loops_.size()));
+    if (inserted) loops_.emplace_back();
+    return it->second;
+  };
+  for (Node* n : g.nodes()) {
+    const int id = n->id();
+    int frame = info.frame_of[id];
+    if (n->control_flow() == ControlFlowRole::kEnter && frame == level) {
+      const int loop = loop_for(info.enter_child[id]);
+      loops_[loop].enters.push_back(n);
+      loop_of_[id] = loop;
+      continue;
     }
-    if (--pending_[e->src->id()] == 0) ready_.push_back(e->src);
+    if (frame == level || frame < 0) continue;
+    const int child = child_of_level(frame);
+    if (child < 0) continue;
+    const int loop = loop_for(child);
+    loop_of_[id] = loop;
+    if (n->control_flow() == ControlFlowRole::kExit && frame == child && on_path_[id]) {
+      loops_[loop].exits.push_back(n);
+    }
+  }
+  if (!loops_.empty() && !scope_.registry()->while_loop_gradient()) {
+    return absl::UnimplementedError(
+        "AddGradients: a while loop lies between the ys and the xs and this op registry has no "
+        "while-loop gradient (OpRegistry::SetWhileLoopGradient)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GradientBuilder::BackpropLoop(int index) {
+  Loop& loop = loops_[index];
+  WhileLoopGradRequest request;
+  request.exits = loop.exits;
+  for (Node* exit : loop.exits) request.exit_grads.push_back(SumGradients({exit->id(), 0}));
+  request.enters = loop.enters;
+  absl::StatusOr<std::vector<Output>> grads =
+      scope_.registry()->while_loop_gradient()(scope_, request);
+  if (!grads.ok()) {
+    return AddContext(grads.status(),
+                      absl::StrCat("gradient of the while loop of ", loop.enters[0]->DebugName()));
+  }
+  RETURN_IF_ERROR(scope_.status());
+  for (size_t k = 0; k < loop.enters.size(); ++k) {
+    Node* enter = loop.enters[k];
+    if (!on_path_[enter->id()]) continue;
+    const Edge* e = enter->input_edge(0);
+    if (e == nullptr || !on_path_[e->src->id()]) continue;
+    PassToInput(e, k < grads->size() ? (*grads)[k] : Output());
   }
   return absl::OkStatus();
 }
@@ -141,21 +240,11 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
                                                    " grad_ys for ", ys_.size(), " ys"));
   }
   const Graph& g = *scope_.graph();
-  std::vector<bool> from_x = Reach(g, xs_, /*forward=*/true);
-  std::vector<bool> to_y = Reach(g, ys_, /*forward=*/false);
+  std::vector<bool> from_x = Reach(g, xs_, /*forward=*/true, boundary_);
+  std::vector<bool> to_y = Reach(g, ys_, /*forward=*/false, boundary_);
   on_path_.assign(g.num_node_ids(), false);
   for (int i = 0; i < g.num_node_ids(); ++i) on_path_[i] = from_x[i] && to_y[i];
-  for (Node* n : g.nodes()) {
-    // A loop between the xs and the ys: its back edge would stall the
-    // backward pass (TensorFlow keeps the forward values on stacks; not yet).
-    const ControlFlowRole role = n->control_flow();
-    if (on_path_[n->id()] && (role == ControlFlowRole::kEnter || role == ControlFlowRole::kExit ||
-                              role == ControlFlowRole::kNextIteration)) {
-      return absl::UnimplementedError(absl::StrCat(
-          "AddGradients: gradients through while loops are not supported yet (", n->DebugName(),
-          " lies between the ys and the xs); gradients through conds are"));
-    }
-  }
+  RETURN_IF_ERROR(FindLoops());
 
   pending_.assign(g.num_node_ids(), 0);
   for (Node* n : g.nodes()) {
@@ -180,7 +269,13 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
   while (!ready_.empty()) {
     Node* n = ready_.front();
     ready_.pop_front();
-    RETURN_IF_ERROR(BackpropNode(n));
+    const int loop = loop_of_.empty() ? -1 : loop_of_[n->id()];
+    if (loop < 0) {
+      RETURN_IF_ERROR(BackpropNode(n));
+    } else if (n->control_flow() == ControlFlowRole::kExit &&
+               ++loops_[loop].exits_ready == static_cast<int>(loops_[loop].exits.size())) {
+      RETURN_IF_ERROR(BackpropLoop(loop));
+    }
   }
   std::vector<Output> result;
   for (const Output& x : xs_) result.push_back(SumGradients({x.node->id(), x.index}));
@@ -193,8 +288,14 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
 absl::StatusOr<std::vector<Output>> AddGradients(const Scope& scope, absl::Span<const Output> ys,
                                                  absl::Span<const Output> xs,
                                                  absl::Span<const Output> grad_ys) {
+  return AddGradientsWithin(scope, ys, xs, grad_ys, {});
+}
+
+absl::StatusOr<std::vector<Output>> AddGradientsWithin(
+    const Scope& scope, absl::Span<const Output> ys, absl::Span<const Output> xs,
+    absl::Span<const Output> grad_ys, const absl::flat_hash_set<const Node*>& boundary) {
   RETURN_IF_ERROR(scope.status());
-  GradientBuilder builder(scope, ys, xs, grad_ys);
+  GradientBuilder builder(scope, ys, xs, grad_ys, boundary);
   return builder.Run();
 }
 

@@ -24,6 +24,7 @@
 
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/scope.h"
@@ -34,6 +35,13 @@ absl::StatusOr<std::vector<Output>> AddGradients(const Scope& scope,
                                                  absl::Span<const Output> ys,
                                                  absl::Span<const Output> xs,
                                                  absl::Span<const Output> grad_ys = {});
+
+// AddGradients over the part of the graph that does not pass through
+// `boundary` nodes (a while loop's body without its Merges and Switches: the
+// while-loop gradient differentiates the body with it).
+absl::StatusOr<std::vector<Output>> AddGradientsWithin(
+    const Scope& scope, absl::Span<const Output> ys, absl::Span<const Output> xs,
+    absl::Span<const Output> grad_ys, const absl::flat_hash_set<const Node*>& boundary);
 
 }  // namespace sluice
 

@@ -81,6 +81,18 @@ enum class ControlFlowRole {
   kControlTrigger, // ControlTrigger: runs even when its inputs are dead
 };
 
+// The gradient of one while loop taken as a whole (ops/control_flow_grad.cc
+// builds it: a backward loop that differentiates the body with the ops'
+// GradFns). `exit_grads[k]` flows into `exits[k]` (a null Output: none);
+// returns one gradient per entry of `enters` (null where none flows).
+struct WhileLoopGradRequest {
+  std::vector<Node*> exits;
+  std::vector<Output> exit_grads;
+  std::vector<Node*> enters;  // the loop's Enters: variables and invariants
+};
+using WhileLoopGradFn = std::function<absl::StatusOr<std::vector<Output>>(
+    const Scope& scope, const WhileLoopGradRequest& loop)>;
+
 struct OpDef {
   std::string name;
   std::vector<ArgDef> inputs;

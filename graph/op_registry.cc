@@ -1,6 +1,7 @@
 #include "graph/op_registry.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -30,6 +31,16 @@ absl::Status OpRegistry::SetGradient(absl::string_view op, GradFn fn) {
   }
   it->second->grad_fn = std::move(fn);
   return absl::OkStatus();
+}
+
+void OpRegistry::SetWhileLoopGradient(WhileLoopGradFn fn) {
+  absl::MutexLock lock(&mu_);
+  while_loop_grad_ = std::move(fn);
+}
+
+WhileLoopGradFn OpRegistry::while_loop_gradient() const {
+  absl::MutexLock lock(&mu_);
+  return while_loop_grad_;
 }
 
 absl::Status OpRegistry::SetNoGradient(absl::string_view op) {

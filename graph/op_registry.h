@@ -37,6 +37,10 @@ class OpRegistry {
   absl::Status SetGradient(absl::string_view op, GradFn fn);
   absl::Status SetNoGradient(absl::string_view op);
 
+  // How AddGradients differentiates a while loop (empty: it refuses to).
+  void SetWhileLoopGradient(WhileLoopGradFn fn);
+  WhileLoopGradFn while_loop_gradient() const;
+
   // nullptr when unknown.
   const OpDef* Find(absl::string_view op) const;
   // NotFound "unknown op 'X'" when unknown.
@@ -47,6 +51,7 @@ class OpRegistry {
  private:
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<OpDef>> ops_ ABSL_GUARDED_BY(mu_);
+  WhileLoopGradFn while_loop_grad_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

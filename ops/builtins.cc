@@ -15,6 +15,7 @@
 #include "ops/math_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
+#include "ops/stack_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
 #include "ops/training_ops.h"
@@ -28,6 +29,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterSendRecvOps(ops));
   RETURN_IF_ERROR(RegisterArrayOps(ops));
   RETURN_IF_ERROR(RegisterControlFlowOps(ops));
+  RETURN_IF_ERROR(RegisterStackOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));

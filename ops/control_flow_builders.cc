@@ -25,16 +25,20 @@ using MakeCapture = std::function<Output(const Output& outer)>;
 // when it is set (a loop's first Enter), else stay.
 absl::Status CaptureOuterInputs(const Scope& scope, int boundary, int first, int end,
                                 const absl::flat_hash_set<const Node*>& keep,
-                                const MakeCapture& make, Node* control_target) {
+                                const MakeCapture& make, Node* control_target,
+                                const std::function<bool(const Node&)>& not_in_loop = nullptr) {
   Graph* graph = scope.graph();
   std::map<std::pair<const Node*, int>, Output> made;
   for (int id = first; id < end; ++id) {
     Node* n = graph->node(id);
-    if (n == nullptr || keep.contains(n)) continue;
+    if (n == nullptr || keep.contains(n) || (not_in_loop && not_in_loop(*n))) continue;
     const std::vector<const Edge*> in(n->in_edges().begin(), n->in_edges().end());
     for (const Edge* e : in) {
-      if (e->src->id() >= boundary) continue;
+      // Nodes built meanwhile but outside the loop count as outer too.
+      const bool outer_later = not_in_loop && not_in_loop(*e->src);
+      if (e->src->id() >= boundary && !outer_later) continue;
       if (e->IsControl()) {
+        if (outer_later) continue;
         if (control_target == nullptr) continue;
         Node* src = e->src;
         graph->RemoveEdge(e);
@@ -178,7 +182,7 @@ absl::StatusOr<std::vector<Output>> WhileLoop(const Scope& scope,
     RETURN_IF_ERROR(graph->AddEdge(next.node, next.index, merge_nodes[i], 1));
   }
   RETURN_IF_ERROR(CaptureOuterInputs(ws, boundary, boundary, graph->num_node_ids(), own_enters,
-                                     invariant, enters[0].node));
+                                     invariant, enters[0].node, attrs.not_in_loop));
   RETURN_IF_ERROR(scope.status());
   return exits;
 }

@@ -55,6 +55,10 @@ using LoopBodyFn =
 struct WhileLoopAttrs {
   std::string name = "while";       // made unique: while, while_1, ...
   int64_t parallel_iterations = 10;  // iterations that may run at once
+  // Nodes the body builds that are not part of the loop (the while-loop
+  // gradient's stack pushes into the forward loop): left as they are
+  // instead of having their outer inputs passed in.
+  std::function<bool(const Node&)> not_in_loop;
 };
 
 // Runs `body` while `cond` holds, starting from `loop_vars`; returns the

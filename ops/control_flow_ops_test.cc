@@ -5,6 +5,7 @@
 // together each iteration).
 #include "ops/control_flow_ops.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "ops/builtins.h"
 #include "ops/control_flow_builders.h"
 #include "ops/math_ops.h"
+#include "ops/stack_ops.h"
 #include "ops/state_ops.h"
 #include "runtime/direct_session.h"
 #include "runtime/session.h"
@@ -319,20 +321,85 @@ TEST(ControlFlowTest, CondGradientsFlowIntoTheTakenBranchOnly) {
   }
 }
 
-TEST(ControlFlowTest, GradientsThroughALoopAreRefusedClearly) {
+TEST(ControlFlowTest, StacksPushAndPopInReverse) {
   Scope s = Scope::NewRootScope(BuiltinOps());
-  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  Output h = ops::StackV2(s, DT_FLOAT);
+  Output a = ops::StackPushV2(s, h, 1.0f);
+  Output b = ops::StackPushV2(s.WithControlDependencies({a}), h, 2.0f);
+  Output top = ops::StackPopV2(s.WithControlDependencies({b}), h, DT_FLOAT);
+  Output next = ops::StackPopV2(s.WithControlDependencies({top}), h, DT_FLOAT);
+  Output empty = ops::StackPopV2(s.WithControlDependencies({next}), h, DT_FLOAT);
+  std::unique_ptr<Session> sess = MakeSession(s);
+  EXPECT_EQ(RunScalars(sess.get(), {}, {top, next}), (std::vector<float>{2, 1}));
+  absl::StatusOr<std::vector<Tensor>> r = sess->Run({}, {empty.name()}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("pop from the empty Stack"), std::string::npos)
+      << r.status();
+}
+
+// x squared three times in a loop: y = x^8, dy/dx = 8 x^7; with an invariant
+// w: z = v * w each iteration from v0 = x, so z = x w^3, dz/dw = 3 x w^2.
+TEST(ControlFlowTest, WhileLoopGradients) {
+  for (int64_t parallel : {1, 10}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+    Output w = ops::Placeholder(s.WithOpName("w"), DT_FLOAT);
+    absl::StatusOr<std::vector<Output>> out = ops::WhileLoop(
+        s, {ops::Const(s, 0), x, x},
+        [](const Scope& c, absl::Span<const Output> v) { return ops::Less(c, v[0], 3); },
+        [&](const Scope& b, absl::Span<const Output> v) {
+          return std::vector<Output>{ops::Add(b, v[0], 1), ops::Mul(b, v[1], v[1]),
+                                     ops::Mul(b, v[2], w)};
+        },
+        {.parallel_iterations = parallel});
+    ASSERT_TRUE(out.ok()) << out.status();
+    absl::StatusOr<std::vector<Output>> gy = AddGradients(s, {(*out)[1]}, {x});
+    ASSERT_TRUE(gy.ok()) << gy.status();
+    absl::StatusOr<std::vector<Output>> gz = AddGradients(s, {(*out)[2]}, {x, w});
+    ASSERT_TRUE(gz.ok()) << gz.status();
+    std::unique_ptr<Session> sess = MakeSession(s);
+    const float xv = 1.1f, wv = 0.9f;
+    for (int run = 0; run < 2; ++run) {
+      std::vector<float> got = RunScalars(sess.get(), {{"x", Scalar(xv)}, {"w", Scalar(wv)}},
+                                          {(*gy)[0], (*gz)[0], (*gz)[1]});
+      ASSERT_EQ(got.size(), 3u);
+      EXPECT_NEAR(got[0], 8 * std::pow(xv, 7.0f), 1e-4) << "parallel " << parallel;
+      EXPECT_NEAR(got[1], wv * wv * wv, 1e-5) << "parallel " << parallel;
+      EXPECT_NEAR(got[2], 3 * xv * wv * wv, 1e-5) << "parallel " << parallel;
+    }
+    // Central differences of y agree.
+    const float eps = 1e-3f;
+    auto y_at = [&](float xx) {
+      return RunScalars(sess.get(), {{"x", Scalar(xx)}, {"w", Scalar(wv)}}, {(*out)[1]})[0];
+    };
+    const float g = RunScalars(sess.get(), {{"x", Scalar(xv)}, {"w", Scalar(wv)}}, {(*gy)[0]})[0];
+    EXPECT_NEAR(g, (y_at(xv + eps) - y_at(xv - eps)) / (2 * eps), 2e-2f);
+  }
+}
+
+TEST(ControlFlowTest, ATrainingLoopOverAWhileLoopsGradientLearns) {
+  // w is trained so that x * w^3 (three loop iterations) matches a target.
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  ops::VariableAndInit w = ops::VariableWithInit(s.WithOpName("w"), 0.5f);
+  Output wv = ops::Identity(s, w.var);
   absl::StatusOr<std::vector<Output>> out = ops::WhileLoop(
-      s, {ops::Const(s, 0), x},
+      s, {ops::Const(s, 0), ops::Const(s, 2.0f)},
       [](const Scope& c, absl::Span<const Output> v) { return ops::Less(c, v[0], 3); },
-      [](const Scope& b, absl::Span<const Output> v) {
-        return std::vector<Output>{ops::Add(b, v[0], 1), ops::Mul(b, v[1], v[1])};
+      [&](const Scope& b, absl::Span<const Output> v) {
+        return std::vector<Output>{ops::Add(b, v[0], 1), ops::Mul(b, v[1], wv)};
       });
   ASSERT_TRUE(out.ok()) << out.status();
-  absl::StatusOr<std::vector<Output>> g = AddGradients(s, {(*out)[1]}, {x});
-  ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(g.status().message().find("while loops"), std::string::npos) << g.status();
+  Output loss = ops::Square(s, ops::Sub(s, (*out)[1], 2.0f * 0.729f));  // w* = 0.9
+  absl::StatusOr<std::vector<Output>> g = AddGradients(s, {loss}, {wv});
+  ASSERT_TRUE(g.ok()) << g.status();
+  Output step = ops::AssignSub(s.WithOpName("step"), w.var, ops::Mul(s, (*g)[0], 0.01f));
+  std::unique_ptr<Session> sess = MakeSession(s);
+  ASSERT_TRUE(sess->Run({}, {}, {w.initializer->name()}).ok());
+  const float first = RunScalars(sess.get(), {}, {loss})[0];
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(sess->Run({}, {}, {"step"}).ok());
+  const float last = RunScalars(sess.get(), {}, {loss})[0];
+  EXPECT_LT(last, first * 1e-3f) << first << " -> " << last;
+  EXPECT_NEAR(RunScalars(sess.get(), {}, {w.var})[0], 0.9f, 1e-3f);
 }
 
 TEST(ControlFlowTest, ALoopThatNeverEndsIsStoppedByTheRunTimeout) {

@@ -8,6 +8,7 @@
 #include "ops/math_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
+#include "ops/stack_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
 #include "ops/training_ops.h"
@@ -35,6 +36,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterSendRecvKernels(kernels);
   RegisterArrayKernels(kernels);
   RegisterControlFlowKernels(kernels);
+  RegisterStackKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <thread>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
@@ -12,7 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "base/status_macros.h"
 #include "graph/algorithm.h"
-#include "runtime/control_flow_info.h"
+#include "graph/control_flow_info.h"
 #include "runtime/frame_ops.h"
 #include "runtime/sendrecv_ops.h"
 
@@ -26,7 +27,7 @@ struct OutEdge {
   int src_output;  // -1 for control
 };
 
-// How the executor treats a node's outputs (runtime/control_flow_info.h and
+// How the executor treats a node's outputs (graph/control_flow_info.h and
 // graph/op_def.h's ControlFlowRole). Switch is kNormal: the output it does
 // not set is dead.
 enum class ItemKind : uint8_t { kNormal, kMerge, kEnter, kExit, kNextIteration, kControlTrigger };
@@ -147,9 +148,10 @@ struct FrameState {
   std::vector<PendingValue> invariants ABSL_GUARDED_BY(mu);  // constant Enters' values
   // NextIteration values waiting while parallel_iterations are live.
   std::deque<PendingValue> deferred ABSL_GUARDED_BY(mu);
-  // Exits that were dead in the newest iteration: their consumers in the
-  // parent get dead inputs when the frame ends.
-  std::vector<int> dead_exits ABSL_GUARDED_BY(mu);
+  // Exits that were dead in the then newest iteration (item, iteration):
+  // those of the last iteration (the whole loop was dead) give their
+  // consumers in the parent dead inputs when the frame ends.
+  std::vector<std::pair<int, int64_t>> dead_exits ABSL_GUARDED_BY(mu);
 };
 
 // A node ready to run in one iteration of one frame.
@@ -455,7 +457,7 @@ absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item,
 }
 
 absl::Status ExecutorImpl::MoveToKernelMemory(const NodeItem& item, int k, Tensor* t) const {
-  if (!t->IsInitialized() || t->dtype() == DT_STRING) return absl::OkStatus();
+  if (!t->IsInitialized() || HoldsStrings(t->dtype())) return absl::OkStatus();
   const bool want_host = item.input_on_host[k] != 0;
   if (want_host == !t->on_device()) return absl::OkStatus();
   absl::StatusOr<Tensor> moved = want_host ? device_->CopyToHost(*t) : device_->CopyFromHost(*t);
@@ -658,7 +660,7 @@ void ExecutorImpl::Propagate(RunState* rs, const TaggedNode& t, const absl::Stat
         // Dead on a continuing iteration: dropped. Dead on the newest: the
         // whole loop may be dead; its consumers hear so when the frame ends.
         absl::MutexLock lock(&t.frame->mu);
-        if (t.iter->iter == t.frame->newest()) t.frame->dead_exits.push_back(t.id);
+        if (t.iter->iter == t.frame->newest()) t.frame->dead_exits.emplace_back(t.id, t.iter->iter);
       } else {
         ActivateInFrame(rs, item, false, outputs, t.frame->parent, t.frame->parent_iter, ready);
       }
@@ -779,7 +781,10 @@ void ExecutorImpl::DeleteFrame(RunState* rs, FrameState* frame, ReadyStack* read
   std::vector<int> dead_exits;
   {
     absl::MutexLock lock(&frame->mu);  // nothing else touches a finished frame
-    dead_exits = std::move(frame->dead_exits);
+    const int64_t last = frame->first_iter - 1;
+    for (const auto& [id, iter] : frame->dead_exits) {
+      if (iter == last) dead_exits.push_back(id);
+    }
   }
   bool parent_done = false;
   {

@@ -72,6 +72,16 @@ ResourceBase* ResourceMgr::FindResource(absl::string_view container, absl::strin
   return it->second.resource.get();
 }
 
+bool ResourceMgr::Delete(absl::string_view container, absl::string_view name) {
+  std::unique_ptr<ResourceBase> doomed;  // destroyed after the lock is released
+  absl::MutexLock lock(&mu_);
+  auto it = resources_.find(Key(container, name));
+  if (it == resources_.end()) return false;
+  doomed = std::move(it->second.resource);
+  resources_.erase(it);
+  return true;
+}
+
 void ResourceMgr::ClearContainer(absl::string_view container) {
   // Destroyed after the lock is released: a resource's destructor may finish
   // work (fail waiters) that must not run under this lock.

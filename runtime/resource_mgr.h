@@ -100,6 +100,9 @@ class ResourceMgr {
     return static_cast<T*>(FindResource(container, name, typeid(T)));
   }
 
+  // Removes one resource of any type (destroying it); false when none.
+  bool Delete(absl::string_view container, absl::string_view name);
+
   // Removes the container's variables and resources (destroying them).
   void ClearContainer(absl::string_view container);
 

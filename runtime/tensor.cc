@@ -34,7 +34,7 @@ TensorBuffer::~TensorBuffer() {
 }
 
 size_t Tensor::TotalBytes() const {
-  const size_t elem = dtype_ == DT_STRING ? sizeof(std::string) : DataTypeSize(dtype_);
+  const size_t elem = HoldsStrings(dtype_) ? sizeof(std::string) : DataTypeSize(dtype_);
   return static_cast<size_t>(num_elements_) * elem;
 }
 
@@ -53,7 +53,7 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of partly unknown shape ", shape.DebugString()));
   }
-  const bool strings = BaseType(dtype) == DT_STRING;
+  const bool strings = HoldsStrings(BaseType(dtype));
   const size_t elem = strings ? sizeof(std::string) : DataTypeSize(dtype);
   if (elem == 0) {
     return absl::InvalidArgumentError(
@@ -113,7 +113,7 @@ Tensor Tensor::DeepCopy(Allocator* allocator) const {
   absl::StatusOr<Tensor> t =
       Allocate(allocator ? allocator : DefaultCpuAllocator(), dtype_, shape_);
   if (!t.ok()) return Tensor();
-  if (dtype_ == DT_STRING) {
+  if (HoldsStrings(dtype_)) {
     const std::string* src = data<std::string>();
     std::string* dst = t->data<std::string>();
     for (int64_t i = 0; i < num_elements_; ++i) dst[i] = src[i];
@@ -223,7 +223,8 @@ std::vector<std::string> ValueStrings(const Tensor& t, int max) {
     case DT_BOOL: AppendValues<bool>(t, max, &v); break;
     case DT_HALF: AppendValues<Half>(t, max, &v); break;
     case DT_BFLOAT16: AppendValues<BFloat16>(t, max, &v); break;
-    case DT_STRING: AppendValues<std::string>(t, max, &v); break;
+    case DT_STRING:
+    case DT_RESOURCE: AppendValues<std::string>(t, max, &v); break;
     default: break;
   }
   return v;
@@ -240,7 +241,7 @@ absl::StatusOr<Tensor> Tensor::FromProto(const ::tensorflow::TensorProto& proto,
   ASSIGN_OR_RETURN(Tensor t, Allocate(allocator ? allocator : DefaultCpuAllocator(),
                                       proto.dtype(), shape));
   const std::string& content = proto.tensor_content();
-  if (t.dtype() == DT_STRING) {
+  if (HoldsStrings(t.dtype())) {
     if (!content.empty()) {
       RETURN_IF_ERROR(DecodeStringContent(content, &t));
     } else {
@@ -280,7 +281,7 @@ void Tensor::ToProto(::tensorflow::TensorProto* proto) const {
   proto->Clear();
   proto->set_dtype(dtype_);
   shape_.ToProto(proto->mutable_tensor_shape());
-  if (dtype_ == DT_STRING) {
+  if (HoldsStrings(dtype_)) {
     for (const std::string& v : flat<std::string>()) proto->add_string_val(v);
     return;
   }

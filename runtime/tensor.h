@@ -38,6 +38,10 @@
 
 namespace sluice {
 
+// DT_STRING and DT_RESOURCE tensors hold std::string objects (a resource
+// handle is the name its device's ResourceMgr keeps the resource under).
+inline bool HoldsStrings(DataType dtype) { return dtype == DT_STRING || dtype == DT_RESOURCE; }
+
 // A block of memory from an allocator, freed on destruction.
 class TensorBuffer {
  public:

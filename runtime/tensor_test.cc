@@ -45,7 +45,7 @@ TEST(TensorTest, LimitGivesResourceExhausted) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(bad.status().message().find("small"), std::string::npos);
   EXPECT_FALSE(Tensor::Allocate(&alloc, DT_FLOAT, TensorShape({-1})).ok());
-  EXPECT_FALSE(Tensor::Allocate(&alloc, DT_RESOURCE, TensorShape({1})).ok());
+  EXPECT_FALSE(Tensor::Allocate(&alloc, ::tensorflow::DT_VARIANT, TensorShape({1})).ok());
 }
 
 TEST(TensorTest, ReshapeSharesAndChecksCount) {

@@ -13,8 +13,8 @@
 // Errors (InvalidArgument naming the node): inputs from two different
 // frames, an Exit in the root frame, a NextIteration feeding another frame.
 // Plain functions of their arguments: thread-compatible.
-#ifndef SLUICE_RUNTIME_CONTROL_FLOW_INFO_H_
-#define SLUICE_RUNTIME_CONTROL_FLOW_INFO_H_
+#ifndef SLUICE_GRAPH_CONTROL_FLOW_INFO_H_
+#define SLUICE_GRAPH_CONTROL_FLOW_INFO_H_
 
 #include <string>
 #include <vector>
@@ -45,4 +45,4 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph,
 
 }  // namespace sluice
 
-#endif  // SLUICE_RUNTIME_CONTROL_FLOW_INFO_H_
+#endif  // SLUICE_GRAPH_CONTROL_FLOW_INFO_H_

@@ -1,4 +1,4 @@
-#include "runtime/control_flow_info.h"
+#include "graph/control_flow_info.h"
 
 #include <map>
 #include <utility>
