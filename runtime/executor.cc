@@ -1,7 +1,6 @@
 #include "runtime/executor.h"
 
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <thread>
 #include <utility>
@@ -72,6 +71,9 @@ struct FrameLayout {
   FrameInfo info;
   int num_slots = 0;
   std::vector<int> pending_init;  // by local id
+  // The graph has control flow: iterations count dead inputs. Without it
+  // nothing is ever dead, and a step allocates no dead counts.
+  bool track_dead = false;
 };
 
 struct FrameState;
@@ -81,13 +83,18 @@ struct IterationState {
   IterationState(const FrameLayout& layout, int64_t iter)
       : iter(iter),
         slots(layout.num_slots),
-        pending(new std::atomic<int>[layout.pending_init.size()]),
-        dead(new std::atomic<int>[layout.pending_init.size()]),
-        merge_live(new uint8_t[layout.pending_init.size()]) {
-    for (size_t i = 0; i < layout.pending_init.size(); ++i) {
+        pending(new std::atomic<int>[layout.pending_init.size()]) {
+    const size_t n = layout.pending_init.size();
+    for (size_t i = 0; i < n; ++i) {
       pending[i].store(layout.pending_init[i], std::memory_order_relaxed);
-      dead[i].store(0, std::memory_order_relaxed);
-      merge_live[i] = 0;
+    }
+    if (layout.track_dead) {
+      dead.reset(new std::atomic<int>[n]);
+      merge_live.reset(new uint8_t[n]);
+      for (size_t i = 0; i < n; ++i) {
+        dead[i].store(0, std::memory_order_relaxed);
+        merge_live[i] = 0;
+      }
     }
   }
 
@@ -95,7 +102,7 @@ struct IterationState {
   std::vector<TensorValue> slots;
   // Inputs not yet arrived; for a Merge, control inputs not yet arrived.
   std::unique_ptr<std::atomic<int>[]> pending;
-  // Dead inputs arrived.
+  // Dead inputs arrived (null without control flow: nothing is dead).
   std::unique_ptr<std::atomic<int>[]> dead;
   // A Merge's first live input: guarded by merge_mu.
   absl::Mutex merge_mu;
@@ -142,12 +149,14 @@ struct FrameState {
   const int static_id;  // index of `layout` among the executor's frames
   absl::Mutex mu;
   // The live iterations, oldest first; iteration 0 exists from the start.
-  std::deque<std::unique_ptr<IterationState>> iterations ABSL_GUARDED_BY(mu);
+  // (A vector: at most parallel_iterations long, and the root frame's one
+  // iteration costs a step a single allocation.)
+  std::vector<std::unique_ptr<IterationState>> iterations ABSL_GUARDED_BY(mu);
   int64_t first_iter ABSL_GUARDED_BY(mu) = 0;
   int pending_enters ABSL_GUARDED_BY(mu);  // Enters into the frame not yet run
   std::vector<PendingValue> invariants ABSL_GUARDED_BY(mu);  // constant Enters' values
   // NextIteration values waiting while parallel_iterations are live.
-  std::deque<PendingValue> deferred ABSL_GUARDED_BY(mu);
+  std::vector<PendingValue> deferred ABSL_GUARDED_BY(mu);
   // Exits that were dead in the then newest iteration (item, iteration):
   // those of the last iteration (the whole loop was dead) give their
   // consumers in the parent dead inputs when the frame ends.
@@ -169,12 +178,12 @@ struct RunState {
   RunState(const ExecutorImpl* ex, const Executor::Args& a, std::function<void(absl::Status)> d,
            const FrameLayout* root_layout)
       : executor(ex), args(a), done(std::move(d)),
-        root(std::make_unique<FrameState>(root_layout, nullptr, nullptr, 0)) {}
+        root(root_layout, nullptr, nullptr, 0) {}
 
   const ExecutorImpl* executor;
   Executor::Args args;
   std::function<void(absl::Status)> done;
-  std::unique_ptr<FrameState> root;  // owns every loop frame through its iterations
+  FrameState root;  // owns every loop frame through its iterations
   std::atomic<int> outstanding{0};   // nodes ready or running, in every frame
   std::atomic<bool> aborted{false};
   absl::Mutex mu;
@@ -349,7 +358,10 @@ absl::Status ExecutorImpl::InitializeFrames(absl::Span<Node* const> order,
                                             const std::vector<int>& item_of) {
   ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(*graph_, order));
   frames_.resize(info.frames.size());
-  for (size_t f = 0; f < info.frames.size(); ++f) frames_[f].info = info.frames[f];
+  for (size_t f = 0; f < info.frames.size(); ++f) {
+    frames_[f].info = info.frames[f];
+    frames_[f].track_dead = info.has_control_flow;
+  }
   for (Node* n : order) {
     NodeItem& item = items_[item_of[n->id()]];
     FrameLayout& frame = frames_[info.frame_of[n->id()]];
@@ -411,7 +423,7 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
     Finish(rs);
     return;
   }
-  FrameState* root = rs->root.get();
+  FrameState* root = &rs->root;
   IterationState* iter0;
   {
     absl::MutexLock lock(&root->mu);
@@ -598,7 +610,7 @@ int ExecutorImpl::ActivateNodes(RunState* rs, const NodeItem& item, bool dead,
       // thread that takes it to zero sees every dead input.
       if (edge_dead) iter->dead[k].fetch_add(1, std::memory_order_relaxed);
       now_ready = iter->pending[k].fetch_sub(1, std::memory_order_acq_rel) == 1;
-      if (now_ready && dst.kind != ItemKind::kControlTrigger) {
+      if (now_ready && iter->dead != nullptr && dst.kind != ItemKind::kControlTrigger) {
         dst_dead = iter->dead[k].load(std::memory_order_relaxed) > 0;
       }
     }
@@ -748,14 +760,14 @@ bool ExecutorImpl::CleanupIterations(RunState* rs, FrameState* frame, ReadyStack
     IterationState* oldest = frame->iterations.front().get();
     if (oldest->outstanding_ops > 0 || oldest->outstanding_frames > 0) break;
     if (oldest->iter == 0 && frame->pending_enters > 0) break;
-    frame->iterations.pop_front();  // frees the iteration's tensors
+    frame->iterations.erase(frame->iterations.begin());  // frees the iteration's tensors
     ++frame->first_iter;
     if (!frame->deferred.empty()) {
       // The values every NextIteration of the newest iteration deferred.
       IterationState* next = StartIteration(rs, frame, ready);
-      while (!frame->deferred.empty()) {
-        PendingValue v = std::move(frame->deferred.front());
-        frame->deferred.pop_front();
+      std::vector<PendingValue> values = std::move(frame->deferred);
+      frame->deferred.clear();
+      for (const PendingValue& v : values) {
         next->outstanding_ops += ActivateNodes(rs, items_[v.item], false, {&v.value, 1}, frame,
                                                next, ready);
       }
