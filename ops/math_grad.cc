@@ -230,6 +230,32 @@ GradResult TanhGrad(const Scope& s, const Node& node, absl::Span<const Output> g
 GradResult SigmoidGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return One(s, ops::SigmoidGrad(s, OutputOf(node), g[0]));
 }
+GradResult Log1pGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  return One(s, ops::RealDiv(s, g[0], ops::Add(s, x, Scalar(1, x.dtype()))));
+}
+GradResult Expm1Grad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ops::Exp(s, InputOf(node, 0))));
+}
+GradResult SoftplusGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ops::Sigmoid(s, InputOf(node, 0))));
+}
+GradResult SoftsignGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output d = ops::Add(s, ops::Abs(s, x), Scalar(1, x.dtype()));
+  return One(s, ops::RealDiv(s, g[0], ops::Square(s, d)));
+}
+// d erf(x)/dx = 2/sqrt(pi) e^(-x^2); erfc is its negation.
+Output ErfSlope(const Scope& s, const Output& x, double sign) {
+  return ops::Mul(s, ops::Exp(s, ops::Neg(s, ops::Square(s, x))),
+                  Scalar(sign * 1.1283791670955126, x.dtype()));
+}
+GradResult ErfGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ErfSlope(s, InputOf(node, 0), 1)));
+}
+GradResult ErfcGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ErfSlope(s, InputOf(node, 0), -1)));
+}
 GradResult ReciprocalGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return One(s, ops::ReciprocalGrad(s, OutputOf(node), g[0]));
 }
@@ -511,6 +537,12 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"Tanh", TanhGrad},
       {"Sigmoid", SigmoidGrad},
       {"Reciprocal", ReciprocalGrad},
+      {"Log1p", Log1pGrad},
+      {"Expm1", Expm1Grad},
+      {"Softplus", SoftplusGrad},
+      {"Softsign", SoftsignGrad},
+      {"Erf", ErfGrad},
+      {"Erfc", ErfcGrad},
       {"Abs", AbsGrad},
       {"TanhGrad", TanhGradGrad},
       {"SigmoidGrad", SigmoidGradGrad},
@@ -530,7 +562,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
   };
   for (const Entry& e : entries) RETURN_IF_ERROR(ops->SetGradient(e.op, e.fn));
   for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-                         "ArgMax", "Sign", "FloorDiv"}) {
+                         "ArgMax", "Sign", "FloorDiv", "Floor", "Ceil", "Round"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();

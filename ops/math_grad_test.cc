@@ -86,6 +86,10 @@ TEST(MathGradTest, UnaryOps) {
       {"Exp", ops::Exp, -1, 1},          {"Log", ops::Log, 0.5, 2},
       {"Tanh", ops::Tanh, -1, 1},        {"Sigmoid", ops::Sigmoid, -2, 2},
       {"Reciprocal", ops::Reciprocal, 0.5, 2}, {"Abs", ops::Abs, 0.1, 1},
+      {"Log1p", ops::Log1p, -0.5, 2},    {"Expm1", ops::Expm1, -1, 1},
+      {"Softplus", ops::Softplus, -3, 3}, {"Softsign", ops::Softsign, 0.1, 2},
+      {"Softsign<0", ops::Softsign, -2, -0.1}, {"Erf", ops::Erf, -1.5, 1.5},
+      {"Erfc", ops::Erfc, -1.5, 1.5},
   };
   for (const Case& c : cases) {
     Scope s = Scope::NewRootScope(BuiltinOps());

@@ -130,6 +130,21 @@ template <> struct SigmoidF<float> {
   static float Apply(float x) { return 1.0f / (1.0f + FastExp(-x)); }
 };
 template <typename T> struct ReciprocalF { static T Apply(T x) { return T(1) / x; } };
+template <typename T> struct FloorF { static T Apply(T x) { return std::floor(x); } };
+template <typename T> struct CeilF { static T Apply(T x) { return std::ceil(x); } };
+// Halves to even, as TensorFlow's Round (the default rounding mode).
+template <typename T> struct RoundF { static T Apply(T x) { return std::nearbyint(x); } };
+template <typename T> struct Log1pF { static T Apply(T x) { return std::log1p(x); } };
+template <typename T> struct Expm1F { static T Apply(T x) { return std::expm1(x); } };
+// log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
+template <typename T> struct SoftplusF {
+  static T Apply(T x) { return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+};
+template <typename T> struct SoftsignF {
+  static T Apply(T x) { return x / (T(1) + (x < T(0) ? -x : x)); }
+};
+template <typename T> struct ErfF { static T Apply(T x) { return std::erf(x); } };
+template <typename T> struct ErfcF { static T Apply(T x) { return std::erfc(x); } };
 template <typename T> struct AbsF { static T Apply(T x) { return x < T(0) ? -x : x; } };
 template <typename T> struct SignF {
   static T Apply(T x) {
@@ -423,6 +438,15 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterUnary<TanhF, float, double>(k, "Tanh");
   RegisterUnary<SigmoidF, float, double>(k, "Sigmoid");
   RegisterUnary<ReciprocalF, float, double>(k, "Reciprocal");
+  RegisterUnary<FloorF, float, double>(k, "Floor");
+  RegisterUnary<CeilF, float, double>(k, "Ceil");
+  RegisterUnary<RoundF, float, double>(k, "Round");
+  RegisterUnary<Log1pF, float, double>(k, "Log1p");
+  RegisterUnary<Expm1F, float, double>(k, "Expm1");
+  RegisterUnary<SoftplusF, float, double>(k, "Softplus");
+  RegisterUnary<SoftsignF, float, double>(k, "Softsign");
+  RegisterUnary<ErfF, float, double>(k, "Erf");
+  RegisterUnary<ErfcF, float, double>(k, "Erfc");
 }
 
 template <typename... Ts>

@@ -269,6 +269,11 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
   for (const char* name : {"Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid"}) {
     RETURN_IF_ERROR(RegisterUnary(ops, name, kFloatComplexTypes));
   }
+  // Real-valued only (TensorFlow's own type lists for these).
+  for (const char* name : {"Floor", "Ceil", "Round", "Log1p", "Expm1", "Softplus", "Softsign",
+                           "Erf", "Erfc"}) {
+    RETURN_IF_ERROR(RegisterUnary(ops, name, "{bfloat16, half, float, double}"));
+  }
   for (const char* name :
        {"TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"}) {
     RETURN_IF_ERROR(RegisterUnaryGrad(ops, name));
@@ -381,6 +386,15 @@ SLUICE_UNARY_WRAPPER_(Exp)
 SLUICE_UNARY_WRAPPER_(Log)
 SLUICE_UNARY_WRAPPER_(Tanh)
 SLUICE_UNARY_WRAPPER_(Sigmoid)
+SLUICE_UNARY_WRAPPER_(Floor)
+SLUICE_UNARY_WRAPPER_(Ceil)
+SLUICE_UNARY_WRAPPER_(Round)
+SLUICE_UNARY_WRAPPER_(Log1p)
+SLUICE_UNARY_WRAPPER_(Expm1)
+SLUICE_UNARY_WRAPPER_(Softplus)
+SLUICE_UNARY_WRAPPER_(Softsign)
+SLUICE_UNARY_WRAPPER_(Erf)
+SLUICE_UNARY_WRAPPER_(Erfc)
 SLUICE_UNARY_WRAPPER_(Reciprocal)
 SLUICE_UNARY_WRAPPER_(Abs)
 SLUICE_UNARY_WRAPPER_(Sign)

@@ -76,6 +76,16 @@ Output Log(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Tanh(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Sigmoid(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Reciprocal(const Scope& scope, Input x, Loc loc = Loc::current());
+// Floor, Ceil and Round (halves to even) have no gradient, as in TensorFlow.
+Output Floor(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Ceil(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Round(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Log1p(const Scope& scope, Input x, Loc loc = Loc::current());     // log(1 + x)
+Output Expm1(const Scope& scope, Input x, Loc loc = Loc::current());     // e^x - 1
+Output Softplus(const Scope& scope, Input x, Loc loc = Loc::current());  // log(1 + e^x)
+Output Softsign(const Scope& scope, Input x, Loc loc = Loc::current());  // x / (1 + |x|)
+Output Erf(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Erfc(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Abs(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Sign(const Scope& scope, Input x, Loc loc = Loc::current());
 

@@ -199,6 +199,11 @@ TEST_F(MathOpsTest, BinaryRuntimeShapeError) {
 // ---------------------------------------------------------------------------
 // Unary ops and gradient helpers.
 
+std::vector<double> ExpectedOf(const Tensor& t) {
+  absl::Span<double> v = t.flat<double>();
+  return std::vector<double>(v.begin(), v.end());
+}
+
 TEST_F(MathOpsTest, UnaryValues) {
   Output x = Placeholder(s_, DT_DOUBLE);
   Feeds f = {{x, Make<double>({-2, 0.5, 4}, {3})}};
@@ -226,6 +231,40 @@ TEST_F(MathOpsTest, UnaryValues) {
   Output fl = Placeholder(s_, DT_FLOAT);
   ExpectTensor<float>(Eval(s_, {{fl, Make<float>({-1, 1}, {1, 2})}}, ops::Tanh(s_, fl)), {1, 2},
                       {std::tanh(-1.0f), std::tanh(1.0f)});
+}
+
+// TensorFlow's documented values: Round halves to even; Floor and Ceil of
+// negative halves; erf/erfc from tables; softplus stable at both ends.
+TEST_F(MathOpsTest, RoundingAndSpecialFunctions) {
+  Output x = Placeholder(s_, DT_DOUBLE);
+  Feeds halves = {{x, Make<double>({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6}, {7})}};
+  ExpectTensor<double>(Eval(s_, halves, ops::Round(s_, x)), {7}, {-2, -2, -0, 0, 2, 2, 3});
+  ExpectTensor<double>(Eval(s_, halves, ops::Floor(s_, x)), {7}, {-3, -2, -1, 0, 1, 2, 2});
+  ExpectTensor<double>(Eval(s_, halves, ops::Ceil(s_, x)), {7}, {-2, -1, -0, 1, 2, 3, 3});
+  Feeds f = {{x, Make<double>({1e-10, 0.5, -0.5}, {3})}};
+  const std::vector<double> log1p = ExpectedOf(Eval(s_, f, ops::Log1p(s_, x)));
+  EXPECT_DOUBLE_EQ(log1p[0], 9.9999999995e-11);  // log(1 + x) ~ x - x^2/2, not 0
+  EXPECT_NEAR(log1p[1], 0.4054651081081644, 1e-15);
+  const std::vector<double> expm1 = ExpectedOf(Eval(s_, f, ops::Expm1(s_, x)));
+  EXPECT_DOUBLE_EQ(expm1[0], 1.00000000005e-10);
+  EXPECT_NEAR(expm1[2], -0.3934693402873666, 1e-15);
+  const std::vector<double> erf = ExpectedOf(Eval(s_, f, ops::Erf(s_, x)));
+  EXPECT_NEAR(erf[1], 0.5204998778130465, 1e-15);
+  EXPECT_NEAR(erf[2], -0.5204998778130465, 1e-15);
+  const std::vector<double> erfc = ExpectedOf(Eval(s_, f, ops::Erfc(s_, x)));
+  EXPECT_NEAR(erfc[1], 0.4795001221869535, 1e-15);
+  Feeds ends = {{x, Make<double>({-800, 0, 1, 800}, {4})}};
+  const std::vector<double> sp = ExpectedOf(Eval(s_, ends, ops::Softplus(s_, x)));
+  EXPECT_EQ(sp[0], 0);  // e^-800 underflows; no inf, no nan
+  EXPECT_NEAR(sp[1], std::log(2.0), 1e-15);
+  EXPECT_NEAR(sp[2], 1.3132616875182228, 1e-15);
+  EXPECT_EQ(sp[3], 800);
+  ExpectTensor<double>(Eval(s_, ends, ops::Softsign(s_, x)), {4},
+                       {-800.0 / 801, 0, 0.5, 800.0 / 801});
+  // float, rank 0 and empty tensors too.
+  Output fl = Placeholder(s_, DT_FLOAT);
+  ExpectTensor<float>(Eval(s_, {{fl, Make<float>({2.5f}, {})}}, ops::Round(s_, fl)), {}, {2});
+  ExpectTensor<float>(Eval(s_, {{fl, Make<float>({}, {0, 3})}}, ops::Erf(s_, fl)), {0, 3}, {});
 }
 
 TEST_F(MathOpsTest, FloatExpTanhSigmoidAccuracy) {
