@@ -106,7 +106,7 @@ class ControlTriggerOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-// One op and, when `ref` is set, its Ref form.
+// One op and its Ref form.
 absl::Status RegisterForwarding(OpRegistry* ops, const std::string& name, ControlFlowRole role,
                                 bool has_frame_attrs) {
   for (bool ref : {false, true}) {

@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/internal/array_shape_fns.h"
 #include "runtime/kernel.h"
 #include "runtime/resource_mgr.h"
 
@@ -141,11 +142,6 @@ class StackCloseOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-absl::Status ScalarHandleShape(InferenceContext* ctx) {
-  ctx->set_output(0, TensorShape());
-  return absl::OkStatus();
-}
-
 absl::Status PushShape(InferenceContext* ctx) {
   ctx->set_output(0, ctx->input(1));
   return absl::OkStatus();
@@ -165,7 +161,7 @@ absl::Status RegisterStackOps(OpRegistry* ops) {
                                     .Attr("elem_type: type")
                                     .Attr("stack_name: string = ''")
                                     .SetIsStateful()
-                                    .SetShapeFn(ScalarHandleShape)));
+                                    .SetShapeFn(internal::ScalarShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("StackPushV2")
                                     .Input("handle: resource")
                                     .Input("elem: T")
