@@ -1,5 +1,7 @@
 #include "graph/op_def.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -272,6 +274,11 @@ OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
   return *this;
 }
 
+OpDefBuilder& OpDefBuilder::SetAttrDefault(std::string attr, AttrValue value) {
+  attr_defaults_.emplace_back(std::move(attr), std::move(value));
+  return *this;
+}
+
 absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   OpDef def;
   def.name = name_;
@@ -292,6 +299,15 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
       return absl::InvalidArgumentError(context("declares attr twice:", spec));
     }
     def.attrs.push_back(*std::move(a));
+  }
+  for (const auto& [attr, value] : attr_defaults_) {
+    auto it = std::find_if(def.attrs.begin(), def.attrs.end(),
+                           [&](const AttrDef& a) { return a.name == attr; });
+    if (it == def.attrs.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op '", name_, "' has no attr '", attr, "' to give a default"));
+    }
+    it->default_value = value;
   }
   for (const std::string& spec : input_specs_) {
     absl::StatusOr<ArgDef> a = ParseArg(spec, def.attrs);

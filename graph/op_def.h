@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include "absl/strings/string_view.h"
 #include <vector>
 
@@ -128,6 +129,8 @@ class OpDefBuilder {
   OpDefBuilder& SetIsPlaceholder();
   OpDefBuilder& SetControlFlowRole(ControlFlowRole role);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
+  // A default the spec text cannot spell (a shape, a list, a string).
+  OpDefBuilder& SetAttrDefault(std::string attr, AttrValue value);
 
   // Parses every spec. Errors (InvalidArgument) name the op and the spec:
   // a bad type, an arg naming an attr that is not declared, a default that
@@ -146,6 +149,7 @@ class OpDefBuilder {
   bool is_placeholder_ = false;
   ControlFlowRole control_flow_ = ControlFlowRole::kNone;
   ShapeFn shape_fn_;
+  std::vector<std::pair<std::string, AttrValue>> attr_defaults_;
 };
 
 // Checks one attr value against its definition (kind, allowed values,

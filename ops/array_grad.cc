@@ -15,6 +15,7 @@
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
 #include "ops/array_ops.h"
+#include "ops/internal/grad_util.h"
 #include "ops/gradients.h"
 #include "ops/internal/array_util.h"
 
@@ -27,15 +28,8 @@ using GradResult = absl::StatusOr<Grads>;
 
 // ---- Helpers -------------------------------------------------------------------
 
-// The tensor flowing into input i of `node`.
-Output InputOf(const Node& node, int i) {
-  const Edge* e = node.input_edge(i);
-  return e != nullptr ? Output(e->src, e->src_output) : Output();
-}
-
-// Output i of `node` itself (the Output type holds a mutable pointer; the
-// gradient only reads through it).
-Output OutputOf(const Node& node, int i) { return Output(const_cast<Node*>(&node), i); }
+using internal::InputOf;
+using internal::OutputOf;
 
 // The integer values of `o` when it comes straight from a Const.
 std::optional<std::vector<int64_t>> ConstInts(const Output& o) {

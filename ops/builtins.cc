@@ -16,6 +16,7 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/stack_ops.h"
+#include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
 #include "ops/training_ops.h"
@@ -30,6 +31,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterArrayOps(ops));
   RETURN_IF_ERROR(RegisterControlFlowOps(ops));
   RETURN_IF_ERROR(RegisterStackOps(ops));
+  RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));
@@ -43,6 +45,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterMathGradients(ops));
   RETURN_IF_ERROR(RegisterNnGradients(ops));
   RETURN_IF_ERROR(RegisterControlFlowGradients(ops));
+  RETURN_IF_ERROR(RegisterTensorArrayGradients(ops));
   RETURN_IF_ERROR(RegisterCollectiveGradients(ops));
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/stack_ops.h"
+#include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
 #include "ops/training_ops.h"
@@ -37,6 +38,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterArrayKernels(kernels);
   RegisterControlFlowKernels(kernels);
   RegisterStackKernels(kernels);
+  RegisterTensorArrayKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

@@ -20,6 +20,7 @@ absl::Status RegisterArrayGradients(OpRegistry* ops);
 absl::Status RegisterMathGradients(OpRegistry* ops);
 absl::Status RegisterNnGradients(OpRegistry* ops);
 absl::Status RegisterControlFlowGradients(OpRegistry* ops);
+absl::Status RegisterTensorArrayGradients(OpRegistry* ops);
 
 }  // namespace sluice
 

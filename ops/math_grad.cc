@@ -14,6 +14,7 @@
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
 #include "ops/gradients.h"
+#include "ops/internal/grad_util.h"
 #include "ops/math_ops.h"
 
 namespace sluice {
@@ -21,12 +22,8 @@ namespace {
 
 using GradResult = absl::StatusOr<std::vector<Output>>;
 
-Output InputOf(const Node& node, int i) {
-  const Edge* e = node.input_edge(i);
-  return e == nullptr ? Output() : Output(e->src, e->src_output);
-}
-
-Output OutputOf(const Node& node, int i = 0) { return Output(const_cast<Node*>(&node), i); }
+using internal::InputOf;
+using internal::OutputOf;
 
 // An int32 (int64 when a value needs it) vector constant.
 Input IntList(const std::vector<int64_t>& values) {
@@ -562,7 +559,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
   };
   for (const Entry& e : entries) RETURN_IF_ERROR(ops->SetGradient(e.op, e.fn));
   for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-                         "ArgMax", "Sign", "FloorDiv", "Floor", "Ceil", "Round"}) {
+                         "ArgMax", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Range", "LogicalAnd", "LogicalOr", "LogicalNot"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();

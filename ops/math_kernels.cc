@@ -1,5 +1,5 @@
 // CPU kernels of the element-wise math ops: unary and binary arithmetic,
-// comparisons, the *Grad helpers, Select, SelectV2, AddN and Cast
+// comparisons, the *Grad helpers, Select, SelectV2, AddN, Cast and Range
 // (definitions: math_ops.cc; reductions and ArgMax: reduction_kernels.cc;
 // MatMul: matmul_kernels.cc).
 //
@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/cwise_kernels.h"
 #include "ops/internal/broadcast.h"
@@ -81,6 +82,8 @@ template <typename T> struct GreaterF { static bool Apply(T a, T b) { return a >
 template <typename T> struct GreaterEqualF { static bool Apply(T a, T b) { return a >= b; } };
 template <typename T> struct LessF { static bool Apply(T a, T b) { return a < b; } };
 template <typename T> struct LessEqualF { static bool Apply(T a, T b) { return a <= b; } };
+template <typename T> struct LogicalAndF { static bool Apply(T a, T b) { return a && b; } };
+template <typename T> struct LogicalOrF { static bool Apply(T a, T b) { return a || b; } };
 
 // Gradient helpers: Apply(y, dy).
 template <typename T> struct TanhGradF {
@@ -115,6 +118,7 @@ inline float FastTanh(float x) {
 }
 
 template <typename T> struct NegF { static T Apply(T x) { return -x; } };
+template <typename T> struct LogicalNotF { static T Apply(T x) { return !x; } };
 template <typename T> struct SquareF { static T Apply(T x) { return x * x; } };
 template <typename T> struct SqrtF { static T Apply(T x) { return std::sqrt(x); } };
 template <typename T> struct RsqrtF { static T Apply(T x) { return T(1) / std::sqrt(x); } };
@@ -403,7 +407,20 @@ void RegisterCasts(KernelRegistry* k) {
   (RegisterCastFrom<Ts, Ts...>(k), ...);
 }
 
+// LogicalAnd, LogicalOr, LogicalNot: bool only, no T attr.
+void RegisterLogical(KernelRegistry* k) {
+  k->Register(KernelDef("LogicalAnd", kDeviceTypeCpu), [] {
+    return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<bool, bool, LogicalAndF<bool>>, true);
+  });
+  k->Register(KernelDef("LogicalOr", kDeviceTypeCpu), [] {
+    return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<bool, bool, LogicalOrF<bool>>, true);
+  });
+  k->Register(KernelDef("LogicalNot", kDeviceTypeCpu),
+              [] { return std::make_unique<UnaryOp<Impl>>(&UnaryLoop<bool, LogicalNotF<bool>>); });
+}
+
 void RegisterElementwiseKernels(KernelRegistry* k) {
+  RegisterLogical(k);
   RegisterBinary<AddF, float, double, int32_t, int64_t>(k, "Add");
   RegisterBinary<AddF, float, double, int32_t, int64_t>(k, "AddV2");
   RegisterBinary<SubF, float, double, int32_t, int64_t>(k, "Sub");
@@ -471,9 +488,66 @@ void RegisterAddN(KernelRegistry* k) {
    ...);
 }
 
+// Range (TensorFlow's sequence_ops.cc): start, start + delta, ... up to
+// but excluding limit.
+template <typename T>
+class RangeOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const char* names[] = {"start", "limit", "delta"};
+    for (int i = 0; i < 3; ++i) {
+      if (ctx->input(i).dims() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("Range: ", names[i], " must be a scalar, not shape ",
+                                                       ctx->input(i).shape().DebugString()));
+      }
+    }
+    const T start = ctx->input(0).scalar<T>();
+    const T limit = ctx->input(1).scalar<T>();
+    const T delta = ctx->input(2).scalar<T>();
+    if (delta == T(0)) return absl::InvalidArgumentError("Range: delta must not be 0");
+    if (delta > T(0) && start > limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range: start (", start, ") must be <= limit (", limit, ") when delta > 0"));
+    }
+    if (delta < T(0) && start < limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range: start (", start, ") must be >= limit (", limit, ") when delta < 0"));
+    }
+    int64_t size;
+    if constexpr (std::is_integral_v<T>) {
+      const uint64_t span = limit >= start ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
+                                           : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+      const uint64_t step = delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
+      size = static_cast<int64_t>((span + step - 1) / step);
+    } else {
+      const double n = std::ceil(std::abs((static_cast<double>(limit) - start) / delta));
+      if (!(n < static_cast<double>(std::numeric_limits<int64_t>::max()))) {
+        return absl::InvalidArgumentError("Range: the result would have too many elements");
+      }
+      size = static_cast<int64_t>(n);
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({size})));
+    absl::Span<T> v = out->flat<T>();
+    T value = start;
+    for (int64_t i = 0; i < size; ++i) {
+      v[i] = value;
+      value += delta;
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename... Ts>
+void RegisterRange(KernelRegistry* k) {
+  (k->Register<RangeOp<Ts>>(
+       KernelDef("Range", kDeviceTypeCpu).TypeConstraint("Tidx", DataTypeToEnum<Ts>::value)),
+   ...);
+}
+
 }  // namespace
 
 void RegisterMathKernels(KernelRegistry* k) {
+  RegisterRange<float, double, int32_t, int64_t>(k);
   RegisterElementwiseKernels(k);
   RegisterSelect<float, double, int32_t, int64_t, bool>(k);
   RegisterAddN<float, double, int32_t, int64_t>(k);

@@ -258,6 +258,17 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
     RETURN_IF_ERROR(RegisterComparison(ops, name, kRealNumberTypes, false));
   }
 
+  for (const char* name : {"LogicalAnd", "LogicalOr"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("x: bool")
+                                      .Input("y: bool")
+                                      .Output("z: bool")
+                                      .SetIsCommutative()
+                                      .SetShapeFn(BroadcastBinaryShape)));
+  }
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("LogicalNot").Input("x: bool").Output("y: bool").SetShapeFn(UnchangedShape)));
+
   const char* signed_types =
       "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}";
   RETURN_IF_ERROR(RegisterUnary(ops, "Neg", signed_types));
@@ -278,6 +289,29 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
        {"TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"}) {
     RETURN_IF_ERROR(RegisterUnaryGrad(ops, name));
   }
+  return absl::OkStatus();
+}
+
+// [n]: n known when start, limit and delta are integer constants.
+absl::Status RangeShape(InferenceContext* c) {
+  for (int i = 0; i < 3; ++i) RETURN_IF_ERROR(c->WithRank(i, 0));
+  c->set_output(0, TensorShape({TensorShape::kUnknownDim}));
+  const DataType t = c->input_type(0);
+  if (t != DT_INT32 && t != DT_INT64) return absl::OkStatus();
+  std::vector<int64_t> v;
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> ints, c->InputAsInts(i));
+    if (!ints.has_value() || ints->size() != 1) return absl::OkStatus();
+    v.push_back((*ints)[0]);
+  }
+  const int64_t start = v[0], limit = v[1], delta = v[2];
+  if (delta == 0 || (delta > 0 && start > limit) || (delta < 0 && start < limit)) {
+    return absl::InvalidArgumentError(absl::StrCat("Range: no sequence from ", start, " to ",
+                                                   limit, " by ", delta));
+  }
+  const int64_t span = limit > start ? limit - start : start - limit;
+  const int64_t step = delta > 0 ? delta : -delta;
+  c->set_output(0, TensorShape({(span + step - 1) / step}));
   return absl::OkStatus();
 }
 
@@ -303,6 +337,13 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
                                     .Attr(absl::StrCat("T: ", kNumberTypes))
                                     .SetIsCommutative()
                                     .SetShapeFn(MergeAllInputsShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Range")
+                                    .Input("start: Tidx")
+                                    .Input("limit: Tidx")
+                                    .Input("delta: Tidx")
+                                    .Output("output: Tidx")
+                                    .Attr("Tidx: {bfloat16, half, float, double, int32, int64} = int32")
+                                    .SetShapeFn(RangeShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Cast")
                                     .Input("x: SrcT")
                                     .Output("y: DstT")
@@ -410,6 +451,22 @@ Output SelectV2(const Scope& scope, Input condition, Input t, Input e, Loc loc) 
 
 Output AddN(const Scope& scope, absl::Span<const Output> inputs, Loc loc) {
   return scope.Op("AddN", loc).InputList(inputs).Finalize1();
+}
+
+Output LogicalAnd(const Scope& scope, Input x, Input y, Loc loc) {
+  return scope.Op("LogicalAnd", loc).Input(x).Input(y).Finalize1();
+}
+
+Output LogicalOr(const Scope& scope, Input x, Input y, Loc loc) {
+  return scope.Op("LogicalOr", loc).Input(x).Input(y).Finalize1();
+}
+
+Output LogicalNot(const Scope& scope, Input x, Loc loc) {
+  return scope.Op("LogicalNot", loc).Input(x).Finalize1();
+}
+
+Output Range(const Scope& scope, Input start, Input limit, Input delta, Loc loc) {
+  return scope.Op("Range", loc).Input(start).Input(limit).Input(delta).Finalize1();
 }
 
 Output Cast(const Scope& scope, Input x, DataType dst_type, const CastAttrs& attrs, Loc loc) {

@@ -106,6 +106,12 @@ Output SelectV2(const Scope& scope, Input condition, Input t, Input e,
 
 // Sum of N >= 1 tensors of one shape and type.
 Output AddN(const Scope& scope, absl::Span<const Output> inputs, Loc loc = Loc::current());
+// Element-wise on bool tensors (And, Or broadcast).
+Output LogicalAnd(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output LogicalOr(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output LogicalNot(const Scope& scope, Input x, Loc loc = Loc::current());
+// start, start + delta, ... excluding limit; the dtype of start (Tidx).
+Output Range(const Scope& scope, Input start, Input limit, Input delta, Loc loc = Loc::current());
 
 struct CastAttrs {
   bool truncate = false;  // attr "Truncate"

@@ -235,6 +235,54 @@ TEST_F(MathOpsTest, UnaryValues) {
 
 // TensorFlow's documented values: Round halves to even; Floor and Ceil of
 // negative halves; erf/erfc from tables; softplus stable at both ends.
+// Values from TensorFlow's documentation of tf.range and its
+// sequence_ops_test: a half-open sequence, a negative delta, a float delta
+// that does not divide the span (ceil), an empty range.
+TEST_F(MathOpsTest, Range) {
+  ExpectTensor<int32_t>(Eval(s_, {}, ops::Range(s_, 3, 18, 3)), {5}, {3, 6, 9, 12, 15});
+  ExpectTensor<int32_t>(Eval(s_, {}, ops::Range(s_, 3, 1, -1)), {2}, {3, 2});
+  ExpectTensor<int64_t>(Eval(s_, {}, ops::Range(s_, int64_t{0}, int64_t{5}, int64_t{2})), {3},
+                        {0, 2, 4});
+  ExpectTensor<float>(Eval(s_, {}, ops::Range(s_, 3.0f, 1.0f, -0.5f)), {4}, {3, 2.5, 2, 1.5});
+  ExpectTensor<double>(Eval(s_, {}, ops::Range(s_, 0.0, 1.0, 0.3)), {4}, {0, 0.3, 0.6, 0.9});
+  ExpectTensor<int32_t>(Eval(s_, {}, ops::Range(s_, 4, 4, 1)), {0}, {});
+  // Shapes are known at build time from constants.
+  Output r = ops::Range(s_, 0, 10, 3);
+  EXPECT_EQ(r.node->output_shape(0), TensorShape({4}));
+  // Run-time limits: the shape is a vector of unknown length.
+  Output limit = Placeholder(s_, DT_INT32);
+  Output dynamic = ops::Range(s_, 0, limit, 1);
+  EXPECT_EQ(dynamic.node->output_shape(0), TensorShape({TensorShape::kUnknownDim}));
+  ExpectTensor<int32_t>(Eval(s_, {{limit, Make<int32_t>({3}, {})}}, dynamic), {3}, {0, 1, 2});
+  // Bad inputs, each a clear error.
+  absl::Status zero = TryEval(s_, {{limit, Make<int32_t>({3}, {})}}, ops::Range(s_, 0, limit, 0)).status();
+  EXPECT_NE(zero.message().find("delta must not be 0"), std::string::npos) << zero;
+  absl::Status backwards =
+      TryEval(s_, {{limit, Make<int32_t>({-3}, {})}}, ops::Range(s_, 0, limit, 1)).status();
+  EXPECT_NE(backwards.message().find("must be <= limit"), std::string::npos) << backwards;
+  absl::Status vector = TryEval(s_, {{limit, Make<int32_t>({3, 4}, {2})}}, dynamic).status();
+  EXPECT_NE(vector.message().find("scalar"), std::string::npos) << vector;
+  Scope bad = Scope::NewRootScope(BuiltinOps());
+  ops::Range(bad, 5, 1, 1);
+  EXPECT_FALSE(bad.ok());
+}
+
+TEST_F(MathOpsTest, LogicalOpsBroadcast) {
+  Output a = Placeholder(s_, DT_BOOL);
+  Output b = Placeholder(s_, DT_BOOL);
+  Feeds f = {{a, Make<bool>({true, true, false, false}, {2, 2})}, {b, Make<bool>({true, false}, {2})}};
+  ExpectTensor<bool>(Eval(s_, f, ops::LogicalAnd(s_, a, b)), {2, 2}, {true, false, false, false});
+  ExpectTensor<bool>(Eval(s_, f, ops::LogicalOr(s_, a, b)), {2, 2}, {true, true, true, false});
+  ExpectTensor<bool>(Eval(s_, f, ops::LogicalNot(s_, a)), {2, 2}, {false, false, true, true});
+  ExpectTensor<bool>(Eval(s_, {{a, Make<bool>({true}, {})}}, ops::LogicalAnd(s_, a, false)), {}, {false});
+  Feeds mismatched = {{a, Make<bool>({true, true, false}, {3})}, {b, Make<bool>({true, false}, {2})}};
+  EXPECT_FALSE(TryEval(s_, mismatched, ops::LogicalOr(s_, a, b)).ok());
+  // Only bools: a float operand is refused when the graph is built.
+  Scope bad = Scope::NewRootScope(BuiltinOps());
+  ops::LogicalNot(bad, Placeholder(bad, DT_FLOAT));
+  EXPECT_FALSE(bad.ok());
+}
+
 TEST_F(MathOpsTest, RoundingAndSpecialFunctions) {
   Output x = Placeholder(s_, DT_DOUBLE);
   Feeds halves = {{x, Make<double>({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6}, {7})}};

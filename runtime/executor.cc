@@ -908,6 +908,7 @@ void ExecutorImpl::Finish(RunState* rs) const {
   // A GPU's kernels finish after their Compute returns: the step ends when
   // they have, and their errors are its errors.
   if (device_->has_device_memory()) s.Update(device_->Sync());
+  device_->resource_manager()->ClearStep(rs->args.step_id);
   std::function<void(absl::Status)> done = std::move(rs->done);
   delete rs;
   done(s);

@@ -105,4 +105,24 @@ void ResourceMgr::ClearContainer(absl::string_view container) {
   }
 }
 
+std::string ResourceMgr::StepContainer(int64_t step_id) { return absl::StrCat("_step_", step_id); }
+
+std::string ResourceMgr::UseStepContainer(int64_t step_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    steps_with_resources_.insert(step_id);
+  }
+  any_step_resources_.store(true, std::memory_order_release);
+  return StepContainer(step_id);
+}
+
+void ResourceMgr::ClearStep(int64_t step_id) {
+  if (!any_step_resources_.load(std::memory_order_acquire)) return;
+  {
+    absl::MutexLock lock(&mu_);
+    if (steps_with_resources_.erase(step_id) == 0) return;
+  }
+  ClearContainer(StepContainer(step_id));
+}
+
 }  // namespace sluice

@@ -20,6 +20,8 @@
 #ifndef SLUICE_RUNTIME_RESOURCE_MGR_H_
 #define SLUICE_RUNTIME_RESOURCE_MGR_H_
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,6 +32,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -106,6 +109,15 @@ class ResourceMgr {
   // Removes the container's variables and resources (destroying them).
   void ClearContainer(absl::string_view container);
 
+  // Resources that live for one step (TensorArrays, as TensorFlow's
+  // per-step container keeps them): the container of step `step_id`,
+  // which ClearStep empties when the step ends on this device (the
+  // executor calls it). UseStepContainer marks the step as having some;
+  // ClearStep is cheap when the step made none.
+  static std::string StepContainer(int64_t step_id);
+  std::string UseStepContainer(int64_t step_id);
+  void ClearStep(int64_t step_id);
+
  private:
   struct Entry {
     std::type_index type;
@@ -120,6 +132,8 @@ class ResourceMgr {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<Var>> vars_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Entry> resources_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<int64_t> steps_with_resources_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> any_step_resources_{false};  // ClearStep's fast path
 };
 
 }  // namespace sluice
