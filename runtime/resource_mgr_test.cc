@@ -100,6 +100,27 @@ TEST(ResourceMgrTest, ClearContainerDestroysOnlyThatContainer) {
   EXPECT_EQ(rm.Find<Counter>("b", "c")->value, 2);
 }
 
+TEST(ResourceMgrTest, ClearStepDestroysOnlyThatStepsResources) {
+  ResourceMgr rm;
+  int calls = 0, destroyed = 0;
+  rm.ClearStep(1);  // no step resources yet: nothing to do
+  const std::string step1 = rm.UseStepContainer(1);
+  const std::string step2 = rm.UseStepContainer(2);
+  EXPECT_NE(step1, step2);
+  EXPECT_EQ(step1, ResourceMgr::StepContainer(1));
+  ASSERT_TRUE(rm.LookupOrCreate<Counter>(step1, "ta", MakeCounter(1, &calls, &destroyed)).ok());
+  ASSERT_TRUE(rm.LookupOrCreate<Counter>(step2, "ta", MakeCounter(2, &calls, &destroyed)).ok());
+  ASSERT_TRUE(rm.LookupOrCreate<Counter>("", "kept", MakeCounter(3, &calls, &destroyed)).ok());
+  rm.ClearStep(1);
+  EXPECT_EQ(destroyed, 1);
+  EXPECT_EQ(rm.Find<Counter>(step1, "ta"), nullptr);
+  EXPECT_NE(rm.Find<Counter>(step2, "ta"), nullptr);
+  rm.ClearStep(1);  // again: nothing left
+  rm.ClearStep(2);
+  EXPECT_EQ(destroyed, 2);
+  EXPECT_NE(rm.Find<Counter>("", "kept"), nullptr);
+}
+
 TEST(ResourceMgrTest, ConcurrentLookupOrCreateMakesOne) {
   ResourceMgr rm;
   std::atomic<int> calls{0};
