@@ -17,7 +17,8 @@ std::string FrameName(const ControlFlowInfo& info, int frame) {
 }  // namespace
 
 absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph,
-                                                     absl::Span<Node* const> order) {
+                                                     absl::Span<Node* const> order,
+                                                     const ControlFlowInfoOptions& options) {
   ControlFlowInfo info;
   info.frames.push_back(FrameInfo{});
   info.frame_of.assign(graph.num_node_ids(), -1);
@@ -29,11 +30,16 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph,
   for (Node* n : order) {
     if (n->control_flow() != ControlFlowRole::kNone) info.has_control_flow = true;
     int frame = -1;
+    bool unresolved = false;
     const Node* first_src = nullptr;
     for (const Edge* e : n->in_edges()) {
       const Node* src = e->src;
       if (src->IsNextIteration()) continue;  // a back edge: checked below
       const int src_frame = info.frame_of[src->id()];
+      if (src_frame < 0) {  // only when allow_unresolved
+        unresolved = true;
+        break;
+      }
       int candidate = src_frame;
       if (src->control_flow() == ControlFlowRole::kEnter) {
         candidate = info.enter_child[src->id()];
@@ -44,12 +50,17 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph,
         frame = candidate;
         first_src = src;
       } else if (frame != candidate) {
+        if (options.allow_unresolved) {
+          unresolved = true;
+          break;
+        }
         return absl::InvalidArgumentError(absl::StrCat(
             "node ", n->DebugName(), " has inputs from two frames: ", first_src->name(),
             " (", FrameName(info, frame), ") and ", src->name(), " (",
             FrameName(info, candidate), ")"));
       }
     }
+    if (unresolved) continue;  // frame_of stays -1
     if (frame < 0) frame = 0;
     info.frame_of[n->id()] = frame;
 
@@ -83,8 +94,9 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph,
 
   // A NextIteration hands its value to the next iteration of its own frame.
   for (Node* n : order) {
-    if (!n->IsNextIteration()) continue;
+    if (!n->IsNextIteration() || info.frame_of[n->id()] < 0) continue;
     for (const Edge* e : n->out_edges()) {
+      if (info.frame_of[e->dst->id()] < 0) continue;
       if (info.frame_of[e->dst->id()] != info.frame_of[n->id()]) {
         return absl::InvalidArgumentError(absl::StrCat(
             "node ", n->DebugName(), " (", FrameName(info, info.frame_of[n->id()]),

@@ -39,9 +39,18 @@ struct ControlFlowInfo {
   bool has_control_flow = false;  // any Switch, Merge, Enter, ... at all
 };
 
+struct ControlFlowInfoOptions {
+  // A node with inputs from two frames (or from such a node) gets frame -1
+  // instead of failing the whole graph: for a graph in the middle of being
+  // built (a gradient's nodes not yet rewired into their loop), whose
+  // finished part is still to be read.
+  bool allow_unresolved = false;
+};
+
 // `order` is the graph's nodes in TopologicalOrder.
 absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph,
-                                                     absl::Span<Node* const> order);
+                                                     absl::Span<Node* const> order,
+                                                     const ControlFlowInfoOptions& options = {});
 
 }  // namespace sluice
 

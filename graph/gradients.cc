@@ -161,10 +161,16 @@ absl::Status GradientBuilder::FindLoops() {
   for (Node* n : g.nodes()) any |= on_path_[n->id()] && n->control_flow() != ControlFlowRole::kNone;
   if (!any) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(g));
-  ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(g, order));
+  // Gradients of an outer loop's body may be half built (a nested loop's
+  // gradient): only the forward graph's frames matter here.
+  ASSIGN_OR_RETURN(ControlFlowInfo info,
+                   BuildControlFlowInfo(g, order, {.allow_unresolved = true}));
   // The frame the ys' values are in (an Exit's value is in its parent's).
   const Node* y = ys_[0].node;
   int level = info.frame_of[y->id()];
+  if (level < 0) {
+    return absl::InternalError(absl::StrCat("AddGradients: no frame for ", y->DebugName()));
+  }
   if (y->control_flow() == ControlFlowRole::kExit) level = info.frames[level].parent;
   if (y->control_flow() == ControlFlowRole::kEnter) level = info.enter_child[y->id()];
   // The child frame of `level` that frame f is in (f itself or an ancestor);

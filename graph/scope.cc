@@ -191,6 +191,12 @@ Scope Scope::WithControlDependencies(absl::Span<Node* const> deps) const {
   return s;
 }
 
+Scope Scope::WithNoControlDependencies() const {
+  Scope s = *this;
+  s.control_deps_.clear();
+  return s;
+}
+
 Graph* Scope::graph() const { return shared_->graph; }
 const OpRegistry* Scope::registry() const { return shared_->graph->registry(); }
 bool Scope::ok() const { return shared_->status.ok(); }

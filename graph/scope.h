@@ -102,6 +102,11 @@ class Scope {
   Scope ClearColocation() const;
   Scope WithControlDependencies(absl::Span<const Output> deps) const;
   Scope WithControlDependencies(absl::Span<Node* const> deps) const;
+  // Without the control dependencies this scope adds (TensorFlow's
+  // control_dependencies(None)): for nodes built outside the context that
+  // asked for them, such as a while-loop gradient's additions to the
+  // forward loop.
+  Scope WithNoControlDependencies() const;
 
   Graph* graph() const;
   const OpRegistry* registry() const;

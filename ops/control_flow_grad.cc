@@ -154,6 +154,71 @@ absl::StatusOr<LoopVar> TraceLoopVar(Node* enter) {
   return v;
 }
 
+// What the while-loop gradients being built share (one thread builds a
+// graph). An outer loop's gradient differentiates its body, and with it the
+// loops nested in the body; their gradients add nodes to the forward loops
+// (counters, stacks, pushes) that every enclosing gradient must leave alone,
+// and make values in the outer loop's frame (a stack handle per outer
+// iteration, an iteration count) that the outer gradient must push and pop
+// like any other forward value.
+struct GradientContext {
+  std::vector<absl::flat_hash_set<const Node*>*> forward_sides;  // innermost last
+  // A node made during a gradient -> an Enter whose frame the node's value
+  // is in (the Enter of the nested loop it serves).
+  absl::flat_hash_map<const Node*, const Node*> frame_like;
+};
+thread_local GradientContext* gradient_context = nullptr;
+
+// Registers one loop's forward-side set for as long as its gradient builds.
+class ForwardSide {
+ public:
+  ForwardSide() : owned_(gradient_context == nullptr ? new GradientContext : nullptr) {
+    if (owned_ != nullptr) gradient_context = owned_;
+    gradient_context->forward_sides.push_back(&nodes_);
+  }
+  ~ForwardSide() {
+    gradient_context->forward_sides.pop_back();
+    if (owned_ != nullptr) {
+      gradient_context = nullptr;
+      delete owned_;
+    }
+  }
+  ForwardSide(const ForwardSide&) = delete;
+  ForwardSide& operator=(const ForwardSide&) = delete;
+
+  bool contains(const Node* n) const { return nodes_.contains(n); }
+  // Marks the nodes with ids in [begin, end) for this and every enclosing
+  // gradient.
+  static void Mark(const Graph& graph, int begin, int end) {
+    for (int id = begin; id < end; ++id) {
+      const Node* n = graph.node(id);
+      if (n == nullptr) continue;
+      for (auto* set : gradient_context->forward_sides) set->insert(n);
+    }
+  }
+  static void SetFrameLike(const Node* n, const Node* enter) {
+    gradient_context->frame_like[n] = enter;
+  }
+  static const Node* FrameLike(const Node* n) {
+    auto it = gradient_context->frame_like.find(n);
+    return it == gradient_context->frame_like.end() ? nullptr : it->second;
+  }
+
+ private:
+  GradientContext* owned_;
+  absl::flat_hash_set<const Node*> nodes_;
+};
+
+// The frame a node's output values are in: an Enter's child frame, an
+// Exit's parent frame, else the node's own; -1 when unknown.
+int ValueFrame(const ControlFlowInfo& info, const Node* n) {
+  const int frame = info.frame_of[n->id()];
+  if (frame < 0) return -1;
+  if (n->control_flow() == ControlFlowRole::kEnter) return info.enter_child[n->id()];
+  if (n->control_flow() == ControlFlowRole::kExit) return info.frames[frame].parent;
+  return frame;
+}
+
 // The gradient of one while loop (TensorFlow's approach): a counter added to
 // the forward loop counts its iterations; every forward value the body's
 // gradient needs is pushed onto a stack each iteration (ordered before the
@@ -164,15 +229,17 @@ absl::StatusOr<LoopVar> TraceLoopVar(Node* enter) {
 absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
                                                   const WhileLoopGradRequest& request) {
   Graph* graph = scope.graph();
+  ForwardSide forward_side;  // stacks, pushes, the counter: not in the backward loop
   ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph));
-  ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(*graph, order));
+  // An enclosing loop's gradient may be half built: read the forward frames.
+  ASSIGN_OR_RETURN(ControlFlowInfo info,
+                   BuildControlFlowInfo(*graph, order, {.allow_unresolved = true}));
   const int known_ids = graph->num_node_ids();
   Node* first_enter = request.enters.at(0);
   const int frame = info.enter_child[first_enter->id()];
-  if (info.frames[frame].parent != info.frame_of[first_enter->id()] ||
-      info.frame_of[first_enter->id()] != 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "gradients of nested while loops are not supported yet (", first_enter->DebugName(), ")"));
+  const int parent_frame = info.frame_of[first_enter->id()];
+  if (frame < 0 || parent_frame < 0) {
+    return absl::InternalError(absl::StrCat("no frame for ", first_enter->DebugName()));
   }
   ASSIGN_OR_RETURN(std::string frame_name, first_enter->GetAttr<std::string>("frame_name"));
   ASSIGN_OR_RETURN(int64_t parallel, first_enter->GetAttr<int64_t>("parallel_iterations"));
@@ -216,10 +283,19 @@ absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
     exit_grad[request.exits[i]] = request.exit_grads[i];
   }
 
-  // The forward counter, a new variable of the forward loop.
-  const Scope fs = scope.NewSubScope("f_count");
+  // The forward counter, a new variable of the forward loop. What is added
+  // to the forward loop ignores the control dependencies of `scope` (an
+  // enclosing backward loop's); what must run in the loop's parent frame
+  // (the counter's start, the stacks) takes a control input from that
+  // frame when it is a loop's.
+  const Scope forward = scope.WithNoControlDependencies();
+  const Scope in_parent =
+      parent_frame == 0 ? forward : forward.WithControlDependencies(std::vector<Node*>{first_enter->input_edge(0)->src});
+  const Scope fs = forward.NewSubScope("f_count");
   const EnterAttrs var_attrs{.is_constant = false, .parallel_iterations = parallel};
-  const Output count_enter = Enter(fs.WithOpName("Enter"), Const(fs, 0), frame_name, var_attrs);
+  const int counter_begin = graph->num_node_ids();
+  const Output count_enter = Enter(fs.WithOpName("Enter"), Const(in_parent.NewSubScope("f_count"), 0),
+                                   frame_name, var_attrs);
   const MergeOutputs count_merge = Merge(fs.WithOpName("Merge"), {count_enter, count_enter});
   const SwitchOutputs count_switch = Switch(fs.WithOpName("Switch"), count_merge.output, loop_cond);
   const Output count_now = Identity(fs.WithOpName("Identity"), count_switch.output_true);
@@ -229,6 +305,8 @@ absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
   RETURN_IF_ERROR(scope.status());
   graph->RemoveEdge(count_merge.output.node->input_edge(1));
   RETURN_IF_ERROR(graph->AddEdge(count_back.node, 0, count_merge.output.node, 1));
+  ForwardSide::Mark(*graph, counter_begin, graph->num_node_ids());
+  ForwardSide::SetFrameLike(count.node, first_enter);
 
   // The backward loop: [count, d(var)..., d(invariant)...].
   std::vector<Output> init{count};
@@ -253,10 +331,9 @@ absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
       if (n != nullptr) boundary.insert(n);
     }
   }
-  absl::flat_hash_set<const Node*> forward_side;  // stacks and pushes: not in the backward loop
   std::map<std::pair<const Node*, int>, Output> stack_of;
   std::vector<Output> stacks;
-  const Scope stack_scope = scope.NewSubScope("f_acc");
+  const Scope stack_scope = in_parent.NewSubScope("f_acc");
 
   auto body = [&](const Scope& b, absl::Span<const Output> v) -> std::vector<Output> {
     const size_t m = vars.size();
@@ -284,15 +361,15 @@ absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
       auto s = stack_of.find(key);
       if (s == stack_of.end()) {
         const DataType dtype = BaseType(value.dtype());
+        const int stack_begin = graph->num_node_ids();
         Output handle = StackV2(stack_scope, dtype);
         Output handle_in = Enter(fs.WithOpName("StackEnter"), handle, frame_name,
                                  EnterAttrs{.is_constant = true, .parallel_iterations = parallel});
         Output push = StackPushV2(fs.WithControlDependencies({count_now}), handle_in, value);
         if (!push.valid()) return Output();
         graph->AddControlEdge(push.node, count_next.node);
-        for (const Node* n : {handle.node, handle.node->input_edge(0)->src, handle_in.node, push.node}) {
-          forward_side.insert(n);
-        }
+        ForwardSide::Mark(*graph, stack_begin, graph->num_node_ids());
+        ForwardSide::SetFrameLike(handle.node, first_enter);
         stacks.push_back(handle);
         s = stack_of.emplace(key, handle).first;
       }
@@ -308,11 +385,19 @@ absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
       const std::vector<const Edge*> in(n->in_edges().begin(), n->in_edges().end());
       for (const Edge* e : in) {
         Node* src = e->src;
-        if (e->IsControl() || src->id() >= known_ids) continue;
-        // An Enter runs in the parent frame; its value is in the loop's.
-        const bool enters_loop = src->control_flow() == ControlFlowRole::kEnter &&
-                                 info.enter_child[src->id()] == frame;
-        if (!enters_loop && info.frame_of[src->id()] != frame) continue;
+        if (e->IsControl()) continue;
+        // The frame of src's value: from the forward graph, or for a value a
+        // nested loop's gradient made in this loop (its stack handles and
+        // counts), that of the nested loop's Enter.
+        int value_frame = -1;
+        if (src->id() < known_ids) {
+          value_frame = ValueFrame(info, src);
+        } else if (const Node* like = ForwardSide::FrameLike(src);
+                   like != nullptr && like->id() < known_ids) {
+          value_frame = info.frame_of[like->id()];
+        }
+        if (value_frame != frame) continue;
+        const bool enters_loop = src->control_flow() == ControlFlowRole::kEnter;
         Output replacement;
         absl::StatusOr<bool> constant = src->GetAttr<bool>("is_constant");
         if (enters_loop && constant.ok() && *constant) {

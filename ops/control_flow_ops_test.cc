@@ -21,6 +21,7 @@
 #include "ops/control_flow_builders.h"
 #include "ops/math_ops.h"
 #include "ops/stack_ops.h"
+#include "ops/testutil/gradient_checker.h"
 #include "ops/state_ops.h"
 #include "runtime/direct_session.h"
 #include "runtime/session.h"
@@ -374,6 +375,57 @@ TEST(ControlFlowTest, WhileLoopGradients) {
     };
     const float g = RunScalars(sess.get(), {{"x", Scalar(xv)}, {"w", Scalar(wv)}}, {(*gy)[0]})[0];
     EXPECT_NEAR(g, (y_at(xv + eps) - y_at(xv - eps)) / (2 * eps), 2e-2f);
+  }
+}
+
+// A loop in a loop, differentiated: the inner loop's forward values are
+// pushed onto a stack made once per outer iteration, whose handle the outer
+// loop pushes and its gradient pops (TensorFlow's nested GradLoopState).
+// The inner loop runs a number of iterations that depends on the outer
+// iteration, and reads an outer invariant (w) and an outer value (a).
+TEST(ControlFlowTest, NestedWhileLoopGradients) {
+  for (int64_t parallel : {1, 10}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output x = ops::Placeholder(s.WithOpName("x"), DT_DOUBLE);
+    Output w = ops::Placeholder(s.WithOpName("w"), DT_DOUBLE);
+    absl::StatusOr<std::vector<Output>> out = ops::WhileLoop(
+        s, {ops::Const(s, 0), x},
+        [](const Scope& c, absl::Span<const Output> v) { return ops::Less(c, v[0], 3); },
+        [&](const Scope& b, absl::Span<const Output> v) {
+          Output a = v[1];
+          absl::StatusOr<std::vector<Output>> inner = ops::WhileLoop(
+              b, {ops::Const(b, 0), a},
+              [&](const Scope& c, absl::Span<const Output> u) {
+                return ops::Less(c, u[0], ops::Add(c, v[0], 1));  // 1, 2, 3 iterations
+              },
+              [&](const Scope& ib, absl::Span<const Output> u) {
+                Output next = ops::Add(ib, ops::Mul(ib, ops::Tanh(ib, u[1]), w), ops::Mul(ib, a, 0.1));
+                return std::vector<Output>{ops::Add(ib, u[0], 1), next};
+              },
+              {.parallel_iterations = parallel});
+          if (!inner.ok()) {
+            b.UpdateStatus(inner.status());
+            return std::vector<Output>{};
+          }
+          return std::vector<Output>{ops::Add(b, v[0], 1), ops::Mul(b, (*inner)[1], a)};
+        },
+        {.parallel_iterations = parallel});
+    ASSERT_TRUE(out.ok()) << out.status();
+    // Forward by hand.
+    const double xv = 0.7, wv = 0.9;
+    double av = xv;
+    for (int i = 0; i < 3; ++i) {
+      double bv = av;
+      for (int j = 0; j < i + 1; ++j) bv = std::tanh(bv) * wv + 0.1 * av;
+      av = bv * av;
+    }
+    auto scalar = [](double v) { return Tensor::FromVector<double>({v}, TensorShape()); };
+    absl::StatusOr<Tensor> y = EvalWithFeeds(s, {x, w}, {scalar(xv), scalar(wv)}, (*out)[1]);
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_NEAR(y->scalar<double>(), av, 1e-12);
+    absl::StatusOr<double> err = MaxGradientError(s, {x, w}, {scalar(xv), scalar(wv)}, (*out)[1]);
+    ASSERT_TRUE(err.ok()) << err.status();
+    EXPECT_LT(*err, 1e-7) << "parallel " << parallel;
   }
 }
 
