@@ -1,6 +1,7 @@
 #include "ops/activation_ops.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"

@@ -16,6 +16,7 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/stack_ops.h"
+#include "ops/activation_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -32,6 +33,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterControlFlowOps(ops));
   RETURN_IF_ERROR(RegisterStackOps(ops));
   RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
+  RETURN_IF_ERROR(RegisterActivationOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));
@@ -46,6 +48,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterNnGradients(ops));
   RETURN_IF_ERROR(RegisterControlFlowGradients(ops));
   RETURN_IF_ERROR(RegisterTensorArrayGradients(ops));
+  RETURN_IF_ERROR(RegisterActivationGradients(ops));
   RETURN_IF_ERROR(RegisterCollectiveGradients(ops));
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/stack_ops.h"
+#include "ops/activation_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -39,6 +40,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterControlFlowKernels(kernels);
   RegisterStackKernels(kernels);
   RegisterTensorArrayKernels(kernels);
+  RegisterActivationKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

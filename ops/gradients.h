@@ -21,6 +21,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops);
 absl::Status RegisterNnGradients(OpRegistry* ops);
 absl::Status RegisterControlFlowGradients(OpRegistry* ops);
 absl::Status RegisterTensorArrayGradients(OpRegistry* ops);
+absl::Status RegisterActivationGradients(OpRegistry* ops);
 
 }  // namespace sluice
 

@@ -182,6 +182,45 @@ GradResult PowGrad(const Scope& s, const Node& node, absl::Span<const Output> g)
   return BinaryResult(s, node, gx, gy);
 }
 
+GradResult SquaredDifferenceGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output y = InputOf(node, 1);
+  Output gx = ops::Mul(s, g[0], ops::Mul(s, ops::Sub(s, x, y), Scalar(2, x.dtype())));
+  return BinaryResult(s, node, gx, ops::Neg(s, gx));
+}
+
+// x mod y = x - floor(x / y) * y.
+GradResult FloorModGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output y = InputOf(node, 1);
+  return BinaryResult(s, node, g[0], ops::Mul(s, g[0], ops::Neg(s, ops::FloorDiv(s, x, y))));
+}
+
+GradResult DivNoNanGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output y = InputOf(node, 1);
+  Output gx = ops::DivNoNan(s, g[0], y);
+  Output gy = ops::Mul(s, g[0], ops::DivNoNan(s, ops::DivNoNan(s, ops::Neg(s, x), y), y));
+  return BinaryResult(s, node, gx, gy);
+}
+
+// The gradient goes to t where it is inside the bounds, else to the bound
+// that clipped it (TensorFlow's _ClipByValueGrad).
+GradResult ClipByValueGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output t = InputOf(node, 0);
+  const Output lo = InputOf(node, 1);
+  const Output hi = InputOf(node, 2);
+  const Output zeros = ZerosLike(s, g[0]);
+  Output below = ops::Less(s, t, lo);
+  Output above = ops::Greater(s, t, hi);
+  std::vector<Output> out = {
+      ops::SelectV2(s, ops::LogicalOr(s, below, above), zeros, g[0]),
+      ReduceToOperand(s, ops::SelectV2(s, below, g[0], zeros), lo, {t}),
+      ReduceToOperand(s, ops::SelectV2(s, above, g[0], zeros), hi, {t})};
+  RETURN_IF_ERROR(s.status());
+  return out;
+}
+
 // Maximum/Minimum: the gradient goes to x where x wins (ties included).
 GradResult MaxMinGrad(const Scope& s, const Node& node, absl::Span<const Output> g,
                       bool is_max) {
@@ -537,6 +576,12 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"Log1p", Log1pGrad},
       {"Expm1", Expm1Grad},
       {"Softplus", SoftplusGrad},
+      {"SquaredDifference", SquaredDifferenceGrad},
+      {"FloorMod", FloorModGrad},
+      {"Div", RealDivGrad},
+      {"DivNoNan", DivNoNanGrad},
+      {"Inv", ReciprocalGrad},
+      {"ClipByValue", ClipByValueGrad},
       {"Softsign", SoftsignGrad},
       {"Erf", ErfGrad},
       {"Erfc", ErfcGrad},
@@ -559,7 +604,8 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
   };
   for (const Entry& e : entries) RETURN_IF_ERROR(ops->SetGradient(e.op, e.fn));
   for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-                         "ArgMax", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Range", "LogicalAnd", "LogicalOr", "LogicalNot"}) {
+                         "ArgMax", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Range", "LogicalAnd", "LogicalOr", "LogicalNot",
+                         "TruncateDiv", "IsNan", "IsInf", "IsFinite"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();

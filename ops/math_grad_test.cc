@@ -36,6 +36,10 @@ const BinaryCase kBinaryCases[] = {
     {"Sub", ops::Sub, -1, 1, -1, 1},          {"Mul", ops::Mul, -1, 1, -1, 1},
     {"RealDiv", ops::RealDiv, -1, 1, 0.5, 2}, {"Maximum", ops::Maximum, -1, 1, -1, 1},
     {"Minimum", ops::Minimum, -1, 1, -1, 1},  {"Pow", ops::Pow, 0.5, 2, -1, 2},
+    {"SquaredDifference", ops::SquaredDifference, -1, 1, -1, 1},
+    {"Div", ops::Div, -1, 1, 0.5, 2},         {"DivNoNan", ops::DivNoNan, -1, 1, 0.5, 2},
+    // x / y in (0.05, 0.82): away from FloorMod's jumps.
+    {"FloorMod", ops::FloorMod, 0.1, 0.9, 1.1, 2}, {"FloorMod<0", ops::FloorMod, -0.9, -0.1, 1.1, 2},
 };
 
 TEST(MathGradTest, BinaryOpsWithBroadcasting) {
@@ -89,7 +93,7 @@ TEST(MathGradTest, UnaryOps) {
       {"Log1p", ops::Log1p, -0.5, 2},    {"Expm1", ops::Expm1, -1, 1},
       {"Softplus", ops::Softplus, -3, 3}, {"Softsign", ops::Softsign, 0.1, 2},
       {"Softsign<0", ops::Softsign, -2, -0.1}, {"Erf", ops::Erf, -1.5, 1.5},
-      {"Erfc", ops::Erfc, -1.5, 1.5},
+      {"Erfc", ops::Erfc, -1.5, 1.5},     {"Inv", ops::Inv, 0.5, 2},
   };
   for (const Case& c : cases) {
     Scope s = Scope::NewRootScope(BuiltinOps());
@@ -101,6 +105,23 @@ TEST(MathGradTest, UnaryOps) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x = Placeholder(s, DT_DOUBLE);
   EXPECT_LT(GradError(s, {{x, Doubles({4}, 6, -1, -0.1)}}, ops::Abs(s, x)), 1e-6);
+}
+
+// ClipByValue: t's gradient inside the bounds, each bound's where it clipped;
+// scalar bounds sum their gradient over t.
+TEST(MathGradTest, ClipByValue) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output t = Placeholder(s, DT_DOUBLE);
+  Output lo = Placeholder(s, DT_DOUBLE);
+  Output hi = Placeholder(s, DT_DOUBLE);
+  Feeds scalars = {{t, Make<double>({-2, -0.3, 0.1, 0.4, 1.7, 3}, {2, 3})},
+                   {lo, Make<double>({-0.5}, {})},
+                   {hi, Make<double>({1.0}, {})}};
+  EXPECT_LT(GradError(s, scalars, ops::ClipByValue(s, t, lo, hi)), 1e-6);
+  Feeds tensors = {{t, Make<double>({-2, -0.3, 0.1, 0.4, 1.7, 3}, {2, 3})},
+                   {lo, Make<double>({-1, -1, 0.2, 0, 0, 0}, {2, 3})},
+                   {hi, Make<double>({1, 1, 1, 0.3, 2, 2}, {2, 3})}};
+  EXPECT_LT(GradError(s, tensors, ops::ClipByValue(s, t, lo, hi)), 1e-6);
 }
 
 TEST(MathGradTest, GradientHelperOps) {

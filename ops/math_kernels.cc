@@ -76,6 +76,33 @@ template <typename T> struct FloorDivF {
     }
   }
 };
+template <typename T> struct SquaredDifferenceF {
+  static T Apply(T a, T b) { const T d = a - b; return d * d; }
+};
+// The remainder with the divisor's sign (FloorMod; integer divisors were
+// checked for zero by the kernel).
+template <typename T> struct FloorModF {
+  static T Apply(T a, T b) {
+    T r;
+    if constexpr (std::is_floating_point_v<T>) {
+      r = std::fmod(a, b);
+    } else {
+      if (b == T(-1)) return T(0);
+      r = a % b;
+    }
+    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+  }
+};
+// Integer division rounding toward zero (TruncateDiv, and Div of integers).
+template <typename T> struct TruncateDivF {
+  static T Apply(T a, T b) {
+    if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    return a / b;
+  }
+};
+template <typename T> struct DivNoNanF {
+  static T Apply(T a, T b) { return b == T(0) ? T(0) : a / b; }
+};
 template <typename T> struct EqualF { static bool Apply(T a, T b) { return a == b; } };
 template <typename T> struct NotEqualF { static bool Apply(T a, T b) { return a != b; } };
 template <typename T> struct GreaterF { static bool Apply(T a, T b) { return a > b; } };
@@ -386,12 +413,73 @@ void RegisterComparison(KernelRegistry* k, const char* op) {
    ...);
 }
 
-template <typename T>
+template <template <typename> class F, typename... Ts>
 void RegisterIntegerDiv(KernelRegistry* k, const char* op) {
-  k->Register(Cpu<T>(op), [] {
-    return std::make_unique<BinaryOp<Impl>>(&IntegerDivLoop<T, FloorDivF<T>>, /*same_type=*/true);
-  });
+  (k->Register(Cpu<Ts>(op),
+               [] {
+                 return std::make_unique<BinaryOp<Impl>>(&IntegerDivLoop<Ts, F<Ts>>,
+                                                         /*same_type=*/true);
+               }),
+   ...);
 }
+
+// IsNan, IsInf, IsFinite: a bool per element.
+template <typename T, bool (*kTest)(T)>
+class PredicateOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
+    const T* in = x.data<T>();
+    bool* out = y->data<bool>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) out[i] = kTest(in[i]);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+template <typename T> bool IsNanOf(T x) { return std::isnan(x); }
+template <typename T> bool IsInfOf(T x) { return std::isinf(x); }
+template <typename T> bool IsFiniteOf(T x) { return std::isfinite(x); }
+
+template <typename... Ts>
+void RegisterPredicates(KernelRegistry* k) {
+  (k->Register<PredicateOp<Ts, &IsNanOf<Ts>>>(Cpu<Ts>("IsNan")), ...);
+  (k->Register<PredicateOp<Ts, &IsInfOf<Ts>>>(Cpu<Ts>("IsInf")), ...);
+  (k->Register<PredicateOp<Ts, &IsFiniteOf<Ts>>>(Cpu<Ts>("IsFinite")), ...);
+}
+
+// ClipByValue(t, min, max): min and max are scalars or t's shape.
+template <typename T>
+class ClipByValueOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& t = ctx->input(0);
+    const char* names[] = {"", "clip_value_min", "clip_value_max"};
+    for (int i = 1; i < 3; ++i) {
+      const Tensor& b = ctx->input(i);
+      if (b.dims() != 0 && b.shape() != t.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ClipByValue: ", names[i], " must be a scalar or have t's shape ", t.shape().DebugString(),
+            ", got ", b.shape().DebugString()));
+      }
+    }
+    const Tensor& lo = ctx->input(1);
+    const Tensor& hi = ctx->input(2);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, t.shape()));
+    const T* in = t.data<T>();
+    const T* l = lo.data<T>();
+    const T* h = hi.data<T>();
+    const bool l_scalar = lo.dims() == 0, h_scalar = hi.dims() == 0;
+    T* o = out->data<T>();
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      const T low = l[l_scalar ? 0 : i], high = h[h_scalar ? 0 : i];
+      const T v = in[i] < low ? low : in[i];
+      o[i] = high < v ? high : v;
+    }
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
 
 template <typename Src, typename... Dsts>
 void RegisterCastFrom(KernelRegistry* k) {
@@ -427,8 +515,20 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterBinary<MulF, float, double, int32_t, int64_t>(k, "Mul");
   RegisterBinary<DivF, float, double>(k, "RealDiv");
   RegisterBinary<FloorDivF, float, double>(k, "FloorDiv");
-  RegisterIntegerDiv<int32_t>(k, "FloorDiv");
-  RegisterIntegerDiv<int64_t>(k, "FloorDiv");
+  RegisterIntegerDiv<FloorDivF, int32_t, int64_t>(k, "FloorDiv");
+  RegisterBinary<SquaredDifferenceF, float, double, int32_t, int64_t>(k, "SquaredDifference");
+  RegisterBinary<FloorModF, float, double>(k, "FloorMod");
+  RegisterIntegerDiv<FloorModF, int32_t, int64_t>(k, "FloorMod");
+  RegisterIntegerDiv<TruncateDivF, int32_t, int64_t>(k, "TruncateDiv");
+  RegisterBinary<DivF, float, double>(k, "Div");
+  RegisterIntegerDiv<TruncateDivF, int32_t, int64_t>(k, "Div");
+  RegisterBinary<DivNoNanF, float, double>(k, "DivNoNan");
+  RegisterUnary<ReciprocalF, float, double>(k, "Inv");
+  RegisterPredicates<float, double>(k);
+  k->Register<ClipByValueOp<float>>(Cpu<float>("ClipByValue"));
+  k->Register<ClipByValueOp<double>>(Cpu<double>("ClipByValue"));
+  k->Register<ClipByValueOp<int32_t>>(Cpu<int32_t>("ClipByValue"));
+  k->Register<ClipByValueOp<int64_t>>(Cpu<int64_t>("ClipByValue"));
   RegisterBinary<MaxF, float, double, int32_t, int64_t>(k, "Maximum");
   RegisterBinary<MinF, float, double, int32_t, int64_t>(k, "Minimum");
   RegisterBinary<PowF, float, double, int32_t, int64_t>(k, "Pow");

@@ -269,11 +269,41 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->Register(
       OpDefBuilder("LogicalNot").Input("x: bool").Output("y: bool").SetShapeFn(UnchangedShape)));
 
+  const char* div_types =
+      "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, complex64, "
+      "complex128}";
+  RETURN_IF_ERROR(RegisterBinary(ops, "Div", div_types, false));
+  RETURN_IF_ERROR(RegisterBinary(ops, "TruncateDiv", div_types, false));
+  RETURN_IF_ERROR(RegisterBinary(
+      ops, "DivNoNan", "{half, float, bfloat16, double, complex64, complex128}", false));
+  RETURN_IF_ERROR(RegisterBinary(
+      ops, "FloorMod",
+      "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, bfloat16, half, float, double}",
+      false));
+  RETURN_IF_ERROR(RegisterBinary(
+      ops, "SquaredDifference",
+      "{bfloat16, half, float, double, int32, int64, complex64, complex128}", true));
+  for (const char* name : {"IsNan", "IsInf", "IsFinite"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("x: T")
+                                      .Output("y: bool")
+                                      .Attr("T: {bfloat16, half, float, double}")
+                                      .SetShapeFn(UnchangedShape)));
+  }
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ClipByValue")
+                                    .Input("t: T")
+                                    .Input("clip_value_min: T")
+                                    .Input("clip_value_max: T")
+                                    .Output("output: T")
+                                    .Attr(absl::StrCat("T: ", kNumberTypes))
+                                    .SetShapeFn(UnchangedShape)));
+
   const char* signed_types =
       "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}";
   RETURN_IF_ERROR(RegisterUnary(ops, "Neg", signed_types));
   RETURN_IF_ERROR(RegisterUnary(ops, "Square", signed_types));
   RETURN_IF_ERROR(RegisterUnary(ops, "Reciprocal", signed_types));
+  RETURN_IF_ERROR(RegisterUnary(ops, "Inv", signed_types));
   RETURN_IF_ERROR(RegisterUnary(ops, "Abs", "{bfloat16, half, float, double, int8, int16, "
                                             "int32, int64}"));
   RETURN_IF_ERROR(RegisterUnary(ops, "Sign", signed_types));
@@ -399,6 +429,11 @@ SLUICE_BINARY_WRAPPER_(Sub)
 SLUICE_BINARY_WRAPPER_(Mul)
 SLUICE_BINARY_WRAPPER_(RealDiv)
 SLUICE_BINARY_WRAPPER_(FloorDiv)
+SLUICE_BINARY_WRAPPER_(FloorMod)
+SLUICE_BINARY_WRAPPER_(Div)
+SLUICE_BINARY_WRAPPER_(TruncateDiv)
+SLUICE_BINARY_WRAPPER_(DivNoNan)
+SLUICE_BINARY_WRAPPER_(SquaredDifference)
 SLUICE_BINARY_WRAPPER_(Maximum)
 SLUICE_BINARY_WRAPPER_(Minimum)
 SLUICE_BINARY_WRAPPER_(Pow)
@@ -420,6 +455,10 @@ SLUICE_BINARY_WRAPPER_(ReciprocalGrad)
     return scope.Op(#NAME, loc).Input(x).Finalize1(); \
   }
 SLUICE_UNARY_WRAPPER_(Neg)
+SLUICE_UNARY_WRAPPER_(Inv)
+SLUICE_UNARY_WRAPPER_(IsNan)
+SLUICE_UNARY_WRAPPER_(IsInf)
+SLUICE_UNARY_WRAPPER_(IsFinite)
 SLUICE_UNARY_WRAPPER_(Square)
 SLUICE_UNARY_WRAPPER_(Sqrt)
 SLUICE_UNARY_WRAPPER_(Rsqrt)
@@ -463,6 +502,11 @@ Output LogicalOr(const Scope& scope, Input x, Input y, Loc loc) {
 
 Output LogicalNot(const Scope& scope, Input x, Loc loc) {
   return scope.Op("LogicalNot", loc).Input(x).Finalize1();
+}
+
+Output ClipByValue(const Scope& scope, Input t, Input clip_value_min, Input clip_value_max,
+                   Loc loc) {
+  return scope.Op("ClipByValue", loc).Input(t).Input(clip_value_min).Input(clip_value_max).Finalize1();
 }
 
 Output Range(const Scope& scope, Input start, Input limit, Input delta, Loc loc) {

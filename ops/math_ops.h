@@ -54,6 +54,14 @@ Output Mul(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output RealDiv(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 // Rounds toward negative infinity; an integer division by zero is an error.
 Output FloorDiv(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// x - floor(x / y) * y: the remainder takes y's sign.
+Output FloorMod(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// TensorFlow's legacy Div: x / y, integers rounded toward zero (as its kernel).
+Output Div(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output TruncateDiv(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// x / y, and 0 where y is 0.
+Output DivNoNan(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output SquaredDifference(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output Maximum(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output Minimum(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output Pow(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
@@ -76,6 +84,14 @@ Output Log(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Tanh(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Sigmoid(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Reciprocal(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Inv(const Scope& scope, Input x, Loc loc = Loc::current());  // Reciprocal's old name
+// A bool per element.
+Output IsNan(const Scope& scope, Input x, Loc loc = Loc::current());
+Output IsInf(const Scope& scope, Input x, Loc loc = Loc::current());
+Output IsFinite(const Scope& scope, Input x, Loc loc = Loc::current());
+// min(max(t, clip_value_min), clip_value_max); the bounds are scalars or t's shape.
+Output ClipByValue(const Scope& scope, Input t, Input clip_value_min, Input clip_value_max,
+                   Loc loc = Loc::current());
 // Floor, Ceil and Round (halves to even) have no gradient, as in TensorFlow.
 Output Floor(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Ceil(const Scope& scope, Input x, Loc loc = Loc::current());

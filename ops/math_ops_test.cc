@@ -267,6 +267,61 @@ TEST_F(MathOpsTest, Range) {
   EXPECT_FALSE(bad.ok());
 }
 
+// TensorFlow's documented semantics: FloorMod's remainder takes the
+// divisor's sign (Python's %); TruncateDiv and the legacy Div round integer
+// quotients toward zero (C's /, what TensorFlow's Div kernel does);
+// DivNoNan gives 0 where the divisor is 0.
+TEST_F(MathOpsTest, DivisionFamilies) {
+  Output x = Placeholder(s_, DT_INT32);
+  Output y = Placeholder(s_, DT_INT32);
+  Feeds f = {{x, Make<int32_t>({7, -7, 7, -7, 0}, {5})}, {y, Make<int32_t>({2, 2, -2, -2, 3}, {5})}};
+  ExpectTensor<int32_t>(Eval(s_, f, ops::FloorMod(s_, x, y)), {5}, {1, 1, -1, -1, 0});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::TruncateDiv(s_, x, y)), {5}, {3, -3, -3, 3, 0});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::Div(s_, x, y)), {5}, {3, -3, -3, 3, 0});
+  Feeds by_zero = {{x, Make<int32_t>({1}, {1})}, {y, Make<int32_t>({0}, {1})}};
+  for (Output o : {ops::FloorMod(s_, x, y), ops::TruncateDiv(s_, x, y), ops::Div(s_, x, y)}) {
+    absl::Status st = TryEval(s_, by_zero, o).status();
+    EXPECT_NE(st.message().find("division by zero"), std::string::npos) << st;
+  }
+  Output a = Placeholder(s_, DT_DOUBLE);
+  Output b = Placeholder(s_, DT_DOUBLE);
+  Feeds d = {{a, Make<double>({5.5, -5.5, 5.5, -5.5, 1}, {5})}, {b, Make<double>({2, 2, -2, -2, 0}, {5})}};
+  ExpectTensor<double>(Eval(s_, d, ops::FloorMod(s_, a, b)), {5}, {1.5, 0.5, -0.5, -1.5, NAN});
+  ExpectTensor<double>(Eval(s_, d, ops::DivNoNan(s_, a, b)), {5}, {2.75, -2.75, -2.75, 2.75, 0});
+  ExpectTensor<double>(Eval(s_, d, ops::Div(s_, a, b)), {5}, {2.75, -2.75, -2.75, 2.75, INFINITY});
+  // SquaredDifference broadcasts; Inv is Reciprocal.
+  Feeds sq = {{a, Make<double>({1, 2, 3, 4}, {2, 2})}, {b, Make<double>({1, -1}, {2})}};
+  ExpectTensor<double>(Eval(s_, sq, ops::SquaredDifference(s_, a, b)), {2, 2}, {0, 9, 4, 25});
+  ExpectTensor<double>(Eval(s_, {{a, Make<double>({2, -4}, {2})}}, ops::Inv(s_, a)), {2}, {0.5, -0.25});
+  ExpectTensor<int32_t>(Eval(s_, {{x, Make<int32_t>({3, -4}, {2})}, {y, Make<int32_t>({5}, {})}},
+                             ops::SquaredDifference(s_, x, y)),
+                        {2}, {4, 81});
+}
+
+TEST_F(MathOpsTest, NanInfAndFinite) {
+  Output x = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{x, Make<float>({NAN, INFINITY, -INFINITY, 1, 0}, {5})}};
+  ExpectTensor<bool>(Eval(s_, f, ops::IsNan(s_, x)), {5}, {true, false, false, false, false});
+  ExpectTensor<bool>(Eval(s_, f, ops::IsInf(s_, x)), {5}, {false, true, true, false, false});
+  ExpectTensor<bool>(Eval(s_, f, ops::IsFinite(s_, x)), {5}, {false, false, false, true, true});
+  ExpectTensor<bool>(Eval(s_, {{x, Make<float>({}, {0})}}, ops::IsNan(s_, x)), {0}, {});
+}
+
+TEST_F(MathOpsTest, ClipByValue) {
+  Output t = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{t, Make<float>({-2, 0.5, 3}, {3})}};
+  ExpectTensor<float>(Eval(s_, f, ops::ClipByValue(s_, t, -1.0f, 1.0f)), {3}, {-1, 0.5, 1});
+  Output lo = Placeholder(s_, DT_FLOAT);
+  Feeds per = {{t, Make<float>({-2, 0.5, 3}, {3})}, {lo, Make<float>({-3, 0.7, 0}, {3})}};
+  ExpectTensor<float>(Eval(s_, per, ops::ClipByValue(s_, t, lo, 2.0f)), {3}, {-2, 0.7, 2});
+  Output n = Placeholder(s_, DT_INT32);
+  ExpectTensor<int32_t>(Eval(s_, {{n, Make<int32_t>({-5, 5}, {2})}}, ops::ClipByValue(s_, n, 0, 3)),
+                        {2}, {0, 3});
+  Feeds bad = {{t, Make<float>({-2, 0.5, 3}, {3})}, {lo, Make<float>({0, 0}, {2})}};
+  absl::Status st = TryEval(s_, bad, ops::ClipByValue(s_, t, lo, 2.0f)).status();
+  EXPECT_NE(st.message().find("clip_value_min must be a scalar"), std::string::npos) << st;
+}
+
 TEST_F(MathOpsTest, LogicalOpsBroadcast) {
   Output a = Placeholder(s_, DT_BOOL);
   Output b = Placeholder(s_, DT_BOOL);
