@@ -17,6 +17,10 @@
 #include "ops/random_ops.h"
 #include "ops/stack_ops.h"
 #include "ops/activation_ops.h"
+#include "ops/array_layout_ops.h"
+#include "ops/check_ops.h"
+#include "ops/resource_variable_ops.h"
+#include "ops/scan_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -34,6 +38,10 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterStackOps(ops));
   RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
   RETURN_IF_ERROR(RegisterActivationOps(ops));
+  RETURN_IF_ERROR(RegisterArrayLayoutOps(ops));
+  RETURN_IF_ERROR(RegisterScanOps(ops));
+  RETURN_IF_ERROR(RegisterCheckOps(ops));
+  RETURN_IF_ERROR(RegisterResourceVariableOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));
@@ -49,6 +57,8 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterControlFlowGradients(ops));
   RETURN_IF_ERROR(RegisterTensorArrayGradients(ops));
   RETURN_IF_ERROR(RegisterActivationGradients(ops));
+  RETURN_IF_ERROR(RegisterArrayLayoutGradients(ops));
+  RETURN_IF_ERROR(RegisterScanAndCheckGradients(ops));
   RETURN_IF_ERROR(RegisterCollectiveGradients(ops));
   return absl::OkStatus();
 }

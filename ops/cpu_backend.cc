@@ -10,6 +10,10 @@
 #include "ops/random_ops.h"
 #include "ops/stack_ops.h"
 #include "ops/activation_ops.h"
+#include "ops/array_layout_ops.h"
+#include "ops/check_ops.h"
+#include "ops/resource_variable_ops.h"
+#include "ops/scan_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -41,6 +45,10 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterStackKernels(kernels);
   RegisterTensorArrayKernels(kernels);
   RegisterActivationKernels(kernels);
+  RegisterArrayLayoutKernels(kernels);
+  RegisterScanKernels(kernels);
+  RegisterCheckKernels(kernels);
+  RegisterResourceVariableKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

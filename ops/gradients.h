@@ -22,6 +22,8 @@ absl::Status RegisterNnGradients(OpRegistry* ops);
 absl::Status RegisterControlFlowGradients(OpRegistry* ops);
 absl::Status RegisterTensorArrayGradients(OpRegistry* ops);
 absl::Status RegisterActivationGradients(OpRegistry* ops);
+absl::Status RegisterArrayLayoutGradients(OpRegistry* ops);
+absl::Status RegisterScanAndCheckGradients(OpRegistry* ops);
 
 }  // namespace sluice
 

@@ -387,6 +387,15 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
   for (const char* name : {"Max", "Min"}) {
     RETURN_IF_ERROR(RegisterReduction(ops, name, kRealNumberTypes));
   }
+  for (const char* name : {"All", "Any"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("input: bool")
+                                      .Input("reduction_indices: Tidx")
+                                      .Output("output: bool")
+                                      .Attr("keep_dims: bool = false")
+                                      .Attr("Tidx: {int32, int64} = int32")
+                                      .SetShapeFn(ReductionShape)));
+  }
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("ArgMax")
                                     .Input("input: T")
                                     .Input("dimension: Tidx")
@@ -535,6 +544,8 @@ SLUICE_REDUCTION_WRAPPER_(Mean)
 SLUICE_REDUCTION_WRAPPER_(Max)
 SLUICE_REDUCTION_WRAPPER_(Min)
 SLUICE_REDUCTION_WRAPPER_(Prod)
+SLUICE_REDUCTION_WRAPPER_(All)
+SLUICE_REDUCTION_WRAPPER_(Any)
 #undef SLUICE_REDUCTION_WRAPPER_
 
 Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs,

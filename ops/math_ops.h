@@ -148,6 +148,11 @@ Output Max(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs
            Loc loc = Loc::current());
 Output Min(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
            Loc loc = Loc::current());
+// Logical and / or over the axes of a bool tensor.
+Output All(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
+           Loc loc = Loc::current());
+Output Any(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
+           Loc loc = Loc::current());
 Output Prod(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
             Loc loc = Loc::current());
 

@@ -1,4 +1,4 @@
-// The CPU's part of the math reductions (Sum, Mean, Prod, Max, Min) and
+// The CPU's part of the math reductions (Sum, Mean, Prod, Max, Min, All, Any) and
 // ArgMax (the shells: ops/reduction_kernels.h).
 // Reductions merge adjacent reduced and kept dimensions and special-case
 // reduce-all, reduce-rows and reduce-columns.
@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -55,6 +56,15 @@ template <typename T> struct MinR {
     }
   }
   static T Combine(T a, T b) { return b < a ? b : a; }
+};
+
+struct AllR {
+  static bool Init() { return true; }
+  static bool Combine(bool a, bool b) { return a && b; }
+};
+struct AnyR {
+  static bool Init() { return false; }
+  static bool Combine(bool a, bool b) { return a || b; }
 };
 
 // Reduces n contiguous values with independent lanes so the loop vectorizes.
@@ -111,13 +121,13 @@ struct CpuReduceImpl {
   static T ReduceAll(OpKernelContext* ctx, const T* x, int64_t n) {
     constexpr int64_t kBlock = int64_t{1} << 15;
     const int64_t blocks = (n + kBlock - 1) / kBlock;
-    std::vector<T> partial(blocks);
+    std::unique_ptr<T[]> partial(new T[blocks]);  // not std::vector: T may be bool
     MaybeParallelFor(ctx, blocks, kBlock, [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k) {
         partial[k] = ReduceContiguous<T, R>(x + k * kBlock, std::min(kBlock, n - k * kBlock));
       }
     });
-    return ReduceContiguous<T, R>(partial.data(), blocks);
+    return ReduceContiguous<T, R>(partial.get(), blocks);
   }
 
   // x is [rows, width]; o[r] = reduce of row r.
@@ -253,6 +263,8 @@ void RegisterReductionKernels(KernelRegistry* k) {
   RegisterReduction<ProdR, false, float, double, int32_t, int64_t>(k, "Prod");
   RegisterReduction<MaxR, false, float, double, int32_t, int64_t>(k, "Max");
   RegisterReduction<MinR, false, float, double, int32_t, int64_t>(k, "Min");
+  k->Register<ReduceOp<CpuReduceImpl<bool, AllR, false>>>(KernelDef("All", kDeviceTypeCpu));
+  k->Register<ReduceOp<CpuReduceImpl<bool, AnyR, false>>>(KernelDef("Any", kDeviceTypeCpu));
 
   RegisterArgMaxFor<float, int32_t, int64_t>(k);
   RegisterArgMaxFor<double, int32_t, int64_t>(k);

@@ -23,8 +23,29 @@ VarLockSet::~VarLockSet() {
   for (auto it = locked_.rbegin(); it != locked_.rend(); ++it) (*it)->mu.Unlock();
 }
 
+std::string VarHandle(absl::string_view container, absl::string_view name) {
+  return absl::StrCat(container, "\x1f", name);
+}
+
 absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i) {
   Var* var = ctx->input_ref(i);
+  const Tensor& handle = ctx->input(i);
+  if (var == nullptr && handle.dtype() == DT_RESOURCE && handle.NumElements() == 1) {
+    const std::string& h = handle.scalar<std::string>();
+    const size_t sep = h.find('\x1f');
+    if (sep == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx->node().DebugName(), ": input ", i, " is not a variable's handle"));
+    }
+    var = ctx->resource_manager()->FindVar(absl::string_view(h).substr(0, sep),
+                                           absl::string_view(h).substr(sep + 1));
+    if (var == nullptr) {
+      return absl::NotFoundError(absl::StrCat(ctx->node().DebugName(), ": resource variable '",
+                                              h.substr(sep + 1), "' does not exist on ",
+                                              ctx->device()->name()));
+    }
+    return var;
+  }
   if (var == nullptr) {
     return absl::InternalError(
         absl::StrCat(ctx->node().DebugName(), ": input ", i, " is not a variable (ref)"));
@@ -33,6 +54,7 @@ absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i) {
 }
 
 void SetRefOutput(OpKernelContext* ctx, int i, Var* var) {
+  if (i >= ctx->num_outputs()) return;
   ctx->set_output(i, Tensor());
   ctx->set_output_ref(i, var);
 }
@@ -260,6 +282,10 @@ void RegisterStateKernels(KernelRegistry* kernels) {
   RegisterAssignUpdateFor<CpuAssignImpl, double>(kernels, kDeviceTypeCpu);
   RegisterAssignUpdateFor<CpuAssignImpl, int32_t>(kernels, kDeviceTypeCpu);
   RegisterAssignUpdateFor<CpuAssignImpl, int64_t>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, float>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, double>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, int32_t>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, int64_t>(kernels, kDeviceTypeCpu);
 }
 
 }  // namespace sluice

@@ -42,6 +42,17 @@ class AssignUpdateOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
+// Registers AssignAddVariableOp and AssignSubVariableOp (resource handles,
+// read on the host) for T on `device_type`.
+template <typename Impl, typename T>
+void RegisterResourceAssignUpdateFor(KernelRegistry* kernels, const char* device_type) {
+  constexpr DataType kType = DataTypeToEnum<T>::value;
+  kernels->Register<AssignUpdateOp<Impl, T, true>>(
+      KernelDef("AssignAddVariableOp", device_type).TypeConstraint("dtype", kType));
+  kernels->Register<AssignUpdateOp<Impl, T, false>>(
+      KernelDef("AssignSubVariableOp", device_type).TypeConstraint("dtype", kType));
+}
+
 // Registers AssignAdd and AssignSub for T on `device_type`.
 template <typename Impl, typename T>
 void RegisterAssignUpdateFor(KernelRegistry* kernels, const char* device_type) {

@@ -126,11 +126,18 @@ class VarLockSet {
   std::vector<Var*> locked_;
 };
 
-// The variable on ref input `i`; Internal when the executor passed a tensor.
+// What a resource variable's handle (VarHandleOp's DT_RESOURCE scalar)
+// holds: the variable's container and name in its device's ResourceMgr.
+std::string VarHandle(absl::string_view container, absl::string_view name);
+
+// The variable on input `i`: a ref input (VariableV2), or a resource handle
+// (VarHandleOp) naming a variable of this device. Internal when the input is
+// neither; NotFound when the handle names no variable here.
 absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i);
 
 // Outputs `var` as ref output `i` (and drops any tensor left in that slot,
-// which would otherwise keep an old buffer alive).
+// which would otherwise keep an old buffer alive); nothing when the op has
+// no output i (the ResourceApply* and Assign*VariableOp forms).
 void SetRefOutput(OpKernelContext* ctx, int i, Var* var);
 
 // FailedPrecondition "Attempting to use uninitialized value <name>" unless

@@ -180,6 +180,13 @@ void RegisterForType(KernelRegistry* kernels) {
       KernelDef("ApplyMomentum", kDeviceTypeCpu).TypeConstraint("T", kType));
   kernels->Register<ApplyAdamOp<T>>(
       KernelDef("ApplyAdam", kDeviceTypeCpu).TypeConstraint("T", kType));
+  // The resource forms: the same kernels (internal::VarInput reads a handle).
+  kernels->Register<ApplyGradientDescentOp<T>>(
+      KernelDef("ResourceApplyGradientDescent", kDeviceTypeCpu).TypeConstraint("T", kType));
+  kernels->Register<ApplyMomentumOp<T>>(
+      KernelDef("ResourceApplyMomentum", kDeviceTypeCpu).TypeConstraint("T", kType));
+  kernels->Register<ApplyAdamOp<T>>(
+      KernelDef("ResourceApplyAdam", kDeviceTypeCpu).TypeConstraint("T", kType));
 }
 
 }  // namespace

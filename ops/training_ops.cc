@@ -2,8 +2,9 @@
 // training_kernels.cc).
 #include "ops/training_ops.h"
 
-#include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "graph/shape_inference.h"
@@ -14,10 +15,8 @@ namespace {
 
 std::string ArgName(const InferenceContext& c, int i) { return c.node().op_def().inputs[i].name; }
 
-// The inputs at `same` must have compatible shapes (var, slots, grad), the
-// inputs at `scalars` must be scalars; the output has the merged shape.
-absl::Status ApplyShape(InferenceContext* c, std::initializer_list<int> same,
-                        std::initializer_list<int> scalars) {
+// The inputs at `scalars` must be scalars.
+absl::Status CheckScalars(InferenceContext* c, const std::vector<int>& scalars) {
   for (int i : scalars) {
     if (c->input(i).rank() > 0) {
       return absl::InvalidArgumentError(absl::StrCat(c->node().op(), ": ", ArgName(*c, i),
@@ -25,6 +24,14 @@ absl::Status ApplyShape(InferenceContext* c, std::initializer_list<int> same,
                                                      c->input(i).DebugString()));
     }
   }
+  return absl::OkStatus();
+}
+
+// The inputs at `same` must have compatible shapes (var, slots, grad), the
+// inputs at `scalars` must be scalars; the output has the merged shape.
+absl::Status ApplyShape(InferenceContext* c, const std::vector<int>& same,
+                        const std::vector<int>& scalars) {
+  RETURN_IF_ERROR(CheckScalars(c, scalars));
   TensorShape merged = c->input(0);
   for (int i : same) {
     absl::StatusOr<TensorShape> m = merged.Merge(c->input(i));
@@ -41,51 +48,64 @@ absl::Status ApplyShape(InferenceContext* c, std::initializer_list<int> same,
 
 constexpr char kTypes[] = "T: {float, double}";
 
+// One training op in both forms: "Apply*" on ref variables (outputs the
+// variable) and "ResourceApply*" on resource handles (no output).
+struct ApplyDef {
+  const char* name;
+  std::vector<std::pair<const char*, bool>> inputs;  // (name, is a variable)
+  std::vector<const char*> attrs;                    // beyond T and use_locking
+  std::vector<int> same;                             // inputs shaped like var
+  std::vector<int> scalars;
+};
+
+absl::Status RegisterApply(OpRegistry* ops, const ApplyDef& d, bool resource) {
+  OpDefBuilder b(resource ? absl::StrCat("Resource", d.name) : std::string(d.name));
+  for (const auto& [name, is_var] : d.inputs) {
+    b.Input(absl::StrCat(name, is_var ? (resource ? ": resource" : ": Ref(T)") : ": T"));
+  }
+  if (!resource) b.Output("out: Ref(T)");
+  b.Attr(kTypes).Attr("use_locking: bool = false");
+  for (const char* a : d.attrs) b.Attr(a);
+  const std::vector<int> same = d.same;
+  const std::vector<int> scalars = d.scalars;
+  if (resource) {
+    b.SetIsStateful();
+    b.SetShapeFn([scalars](InferenceContext* c) { return CheckScalars(c, scalars); });
+  } else {
+    b.SetShapeFn([same, scalars](InferenceContext* c) { return ApplyShape(c, same, scalars); });
+  }
+  RETURN_IF_ERROR(ops->Register(b));
+  return ops->SetNoGradient(resource ? absl::StrCat("Resource", d.name) : std::string(d.name));
+}
+
 }  // namespace
 
 absl::Status RegisterTrainingOps(OpRegistry* ops) {
-  RETURN_IF_ERROR(
-      ops->Register(OpDefBuilder("ApplyGradientDescent")
-                        .Input("var: Ref(T)")
-                        .Input("alpha: T")
-                        .Input("delta: T")
-                        .Output("out: Ref(T)")
-                        .Attr(kTypes)
-                        .Attr("use_locking: bool = false")
-                        .SetShapeFn([](InferenceContext* c) { return ApplyShape(c, {2}, {1}); })));
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ApplyMomentum")
-                                    .Input("var: Ref(T)")
-                                    .Input("accum: Ref(T)")
-                                    .Input("lr: T")
-                                    .Input("grad: T")
-                                    .Input("momentum: T")
-                                    .Output("out: Ref(T)")
-                                    .Attr(kTypes)
-                                    .Attr("use_locking: bool = false")
-                                    .Attr("use_nesterov: bool = false")
-                                    .SetShapeFn([](InferenceContext* c) {
-                                      return ApplyShape(c, {1, 3}, {2, 4});
-                                    })));
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ApplyAdam")
-                                    .Input("var: Ref(T)")
-                                    .Input("m: Ref(T)")
-                                    .Input("v: Ref(T)")
-                                    .Input("beta1_power: T")
-                                    .Input("beta2_power: T")
-                                    .Input("lr: T")
-                                    .Input("beta1: T")
-                                    .Input("beta2: T")
-                                    .Input("epsilon: T")
-                                    .Input("grad: T")
-                                    .Output("out: Ref(T)")
-                                    .Attr(kTypes)
-                                    .Attr("use_locking: bool = false")
-                                    .Attr("use_nesterov: bool = false")
-                                    .SetShapeFn([](InferenceContext* c) {
-                                      return ApplyShape(c, {1, 2, 9}, {3, 4, 5, 6, 7, 8});
-                                    })));
-  for (const char* op : {"ApplyGradientDescent", "ApplyMomentum", "ApplyAdam"}) {
-    RETURN_IF_ERROR(ops->SetNoGradient(op));
+  const ApplyDef defs[] = {
+      {"ApplyGradientDescent", {{"var", true}, {"alpha", false}, {"delta", false}}, {}, {2}, {1}},
+      {"ApplyMomentum",
+       {{"var", true}, {"accum", true}, {"lr", false}, {"grad", false}, {"momentum", false}},
+       {"use_nesterov: bool = false"},
+       {1, 3},
+       {2, 4}},
+      {"ApplyAdam",
+       {{"var", true},
+        {"m", true},
+        {"v", true},
+        {"beta1_power", false},
+        {"beta2_power", false},
+        {"lr", false},
+        {"beta1", false},
+        {"beta2", false},
+        {"epsilon", false},
+        {"grad", false}},
+       {"use_nesterov: bool = false"},
+       {1, 2, 9},
+       {3, 4, 5, 6, 7, 8}},
+  };
+  for (const ApplyDef& d : defs) {
+    RETURN_IF_ERROR(RegisterApply(ops, d, /*resource=*/false));
+    RETURN_IF_ERROR(RegisterApply(ops, d, /*resource=*/true));
   }
   return absl::OkStatus();
 }
@@ -132,6 +152,16 @@ Output ApplyAdam(const Scope& s, Input var, Input m, Input v, Input beta1_power,
       .Attr("use_locking", attrs.use_locking)
       .Attr("use_nesterov", attrs.use_nesterov)
       .Finalize1();
+}
+
+Node* ResourceApplyGradientDescent(const Scope& s, Input var, Input alpha, Input delta,
+                                   const ApplyGradientDescentAttrs& attrs, std::source_location loc) {
+  return s.Op("ResourceApplyGradientDescent", loc)
+      .Input(var)
+      .Input(alpha)
+      .Input(delta)
+      .Attr("use_locking", attrs.use_locking)
+      .Finalize();
 }
 
 }  // namespace ops

@@ -67,6 +67,13 @@ Output ApplyAdam(const Scope& scope, Input var, Input m, Input v, Input beta1_po
                  const ApplyAdamAttrs& attrs = {},
                  std::source_location loc = std::source_location::current());
 
+// The ResourceApply* forms (ResourceApplyGradientDescent, ResourceApplyMomentum,
+// ResourceApplyAdam) take resource handles (ops/resource_variable_ops.h) in
+// place of the variables and output nothing.
+Node* ResourceApplyGradientDescent(const Scope& scope, Input var, Input alpha, Input delta,
+                                   const ApplyGradientDescentAttrs& attrs = {},
+                                   std::source_location loc = std::source_location::current());
+
 }  // namespace ops
 }  // namespace sluice
 
