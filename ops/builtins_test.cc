@@ -68,5 +68,26 @@ TEST(BuiltinsTest, TheIssueOpListIsRegistered) {
   }
 }
 
+// The ops of real TensorFlow 1.x graph files that Sluice runs (control
+// flow, stacks, TensorArrays, and the common math, array, nn, state and
+// training ops); each has its own tests beside its kernels.
+TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
+  for (const char* op :
+       {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "RefSwitch", "RefMerge",
+        "RefEnter", "ControlTrigger", "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2",
+        "TensorArrayV3", "TensorArrayReadV3", "TensorArrayWriteV3", "TensorArrayGatherV3",
+        "TensorArrayScatterV3", "TensorArraySizeV3", "TensorArrayCloseV3", "TensorArrayConcatV3",
+        "TensorArraySplitV3", "TensorArrayGradV3", "Range", "Where", "LogicalNot", "LogicalAnd",
+        "LogicalOr", "All", "Any", "ShapeN", "FloorMod", "Floor", "Ceil", "Round", "Div",
+        "TruncateDiv", "DivNoNan", "Inv", "SquaredDifference", "Log1p", "Expm1", "Softplus",
+        "Softsign", "Relu6", "Elu", "Selu", "LeakyRelu", "Erf", "Erfc", "IsNan", "IsInf",
+        "IsFinite", "L2Loss", "Cumsum", "Cumprod", "ClipByValue", "OneHot", "ReverseV2", "SplitV",
+        "Pad", "PadV2", "Assert", "CheckNumerics", "AvgPool", "FusedBatchNorm", "FusedBatchNormV3", "VarHandleOp", "ReadVariableOp",
+        "AssignVariableOp", "VarIsInitializedOp", "ResourceGather", "ResourceApplyGradientDescent",
+        "ResourceApplyMomentum", "ResourceApplyAdam"}) {
+    EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
+  }
+}
+
 }  // namespace
 }  // namespace sluice

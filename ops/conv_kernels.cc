@@ -310,7 +310,7 @@ class Conv2DBackpropFilterOp : public WindowOpKernel</*kPool=*/false> {
 };
 
 // ---------------------------------------------------------------------------
-// MaxPool, MaxPoolGrad.
+// MaxPool, MaxPoolGrad (and the helpers AvgPool shares).
 
 // The valid input rows [begin, end) under one window.
 struct Span1D {
@@ -321,16 +321,21 @@ inline Span1D WindowSpan(int64_t out, int64_t stride, int64_t pad, int64_t windo
   return {std::max<int64_t>(start, 0), std::min(start + window, size)};
 }
 
+absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const WindowAttrs& attrs,
+                                                   const TensorShape& input) {
+  auto g = internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2],
+                                           input.dim(3));
+  if (!g.ok()) {
+    return absl::Status(g.status().code(), absl::StrCat(op, ": ", g.status().message(),
+                                                        " (input shape ", input.DebugString(), ")"));
+  }
+  return g;
+}
+
 absl::StatusOr<Conv2DGeometry> PoolGeometry(absl::string_view op, const WindowAttrs& attrs,
                                             const Tensor& input) {
   RETURN_IF_ERROR(CheckRank4(op, "input", input));
-  auto g = internal::ComputeConv2DGeometry(attrs, input.shape(), attrs.ksize[1], attrs.ksize[2],
-                                           input.dim_size(3));
-  if (!g.ok()) {
-    return absl::Status(g.status().code(), absl::StrCat(op, ": ", g.status().message(),
-                                                        " (input shape ", ShapeStr(input), ")"));
-  }
-  return g;
+  return PoolGeometryOfShape(op, attrs, input.shape());
 }
 
 template <typename T>
@@ -419,11 +424,95 @@ class MaxPoolGradOp : public WindowOpKernel</*kPool=*/true> {
   }
 };
 
+// ---------------------------------------------------------------------------
+// AvgPool, AvgPoolGrad: the mean over the window's elements inside the input
+// (padding is not counted, as TensorFlow's AvgPool).
+
+template <typename T>
+class AvgPoolOp : public WindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry("AvgPool", attrs_, input));
+    ASSIGN_OR_RETURN(
+        Tensor * output,
+        ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.in_depth})));
+    const T* in = input.data<T>();
+    T* out = output->data<T>();
+    const int64_t depth = g.in_depth;
+    const int64_t pixels = g.batch * g.out_rows * g.out_cols;
+    ParallelRange(
+        ctx, pixels, depth * g.filter_rows * g.filter_cols,
+        [&g, in, out, depth](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
+            const int64_t b = p / (g.out_cols * g.out_rows);
+            const Span1D rows = WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows);
+            const Span1D cols = WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols);
+            T* o = out + p * depth;
+            std::fill(o, o + depth, T(0));
+            for (int64_t h = rows.begin; h < rows.end; ++h) {
+              for (int64_t w = cols.begin; w < cols.end; ++w) {
+                const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                for (int64_t c = 0; c < depth; ++c) o[c] += x[c];
+              }
+            }
+            const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+            if (count > T(0)) {
+              for (int64_t c = 0; c < depth; ++c) o[c] /= count;
+            }
+          }
+        });
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class AvgPoolGradOp : public WindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "AvgPoolGrad";
+    ASSIGN_OR_RETURN(TensorShape in_shape, ReadSizes(kOp, ctx->input(0)));
+    const Tensor& grad = ctx->input(1);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometryOfShape(kOp, attrs_, in_shape));
+    const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
+    if (grad.shape() != out_shape) {
+      return absl::InvalidArgumentError(absl::StrCat(kOp, ": grad must have the pooled shape ",
+                                                     out_shape.DebugString(), ", got ",
+                                                     ShapeStr(grad)));
+    }
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, in_shape));
+    T* dx = output->data<T>();
+    std::fill(dx, dx + output->NumElements(), T(0));
+    const int64_t depth = g.in_depth;
+    const T* gp = grad.data<T>();
+    const int64_t pixels = g.batch * g.out_rows * g.out_cols;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
+      const int64_t b = p / (g.out_cols * g.out_rows);
+      const Span1D rows = WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows);
+      const Span1D cols = WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols);
+      const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+      if (count <= T(0)) continue;
+      const T* gr = gp + p * depth;
+      for (int64_t h = rows.begin; h < rows.end; ++h) {
+        for (int64_t w = cols.begin; w < cols.end; ++w) {
+          T* d = dx + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+          for (int64_t c = 0; c < depth; ++c) d[c] += gr[c] / count;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
 
 namespace internal {
 
 void RegisterConvKernels(KernelRegistry* kernels) {
+  RegisterFloatKernels<AvgPoolOp>(kernels, "AvgPool");
+  RegisterFloatKernels<AvgPoolGradOp>(kernels, "AvgPoolGrad");
   RegisterFloatKernels<Conv2DOp>(kernels, "Conv2D");
   RegisterFloatKernels<Conv2DBackpropInputOp>(kernels, "Conv2DBackpropInput");
   RegisterFloatKernels<Conv2DBackpropFilterOp>(kernels, "Conv2DBackpropFilter");

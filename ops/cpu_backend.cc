@@ -11,6 +11,7 @@
 #include "ops/stack_ops.h"
 #include "ops/activation_ops.h"
 #include "ops/array_layout_ops.h"
+#include "ops/batch_norm_ops.h"
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
 #include "ops/scan_ops.h"
@@ -49,6 +50,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterScanKernels(kernels);
   RegisterCheckKernels(kernels);
   RegisterResourceVariableKernels(kernels);
+  RegisterBatchNormKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

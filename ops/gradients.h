@@ -24,6 +24,7 @@ absl::Status RegisterTensorArrayGradients(OpRegistry* ops);
 absl::Status RegisterActivationGradients(OpRegistry* ops);
 absl::Status RegisterArrayLayoutGradients(OpRegistry* ops);
 absl::Status RegisterScanAndCheckGradients(OpRegistry* ops);
+absl::Status RegisterBatchNormGradients(OpRegistry* ops);
 
 }  // namespace sluice
 

@@ -163,6 +163,18 @@ absl::StatusOr<std::vector<Output>> MaxPoolGradFn(const Scope& s, const Node& no
                                    {.data_format = format})});
 }
 
+absl::StatusOr<std::vector<Output>> AvgPoolGradFn(const Scope& s, const Node& node,
+                                                  absl::Span<const Output> grads) {
+  if (!grads[0].valid()) return std::vector<Output>{Output()};
+  ASSIGN_OR_RETURN(std::vector<int64_t> ksize, node.GetAttr<std::vector<int64_t>>("ksize"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> strides, node.GetAttr<std::vector<int64_t>>("strides"));
+  ASSIGN_OR_RETURN(std::string padding, node.GetAttr<std::string>("padding"));
+  ASSIGN_OR_RETURN(std::string format, node.GetAttr<std::string>("data_format"));
+  ASSIGN_OR_RETURN(Output input, InputOf(node, 0));
+  return Done(s, {ops::AvgPoolGrad(s, ShapeOf(s, input), grads[0], ksize, strides, padding,
+                                   {.data_format = format})});
+}
+
 }  // namespace
 
 absl::Status RegisterNnGradients(OpRegistry* ops) {
@@ -174,6 +186,7 @@ absl::Status RegisterNnGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("SparseSoftmaxCrossEntropyWithLogits", SparseXentGradFn));
   RETURN_IF_ERROR(ops->SetGradient("Conv2D", Conv2DGradFn));
   RETURN_IF_ERROR(ops->SetGradient("MaxPool", MaxPoolGradFn));
+  RETURN_IF_ERROR(ops->SetGradient("AvgPool", AvgPoolGradFn));
   return absl::OkStatus();
 }
 

@@ -225,6 +225,12 @@ absl::Status MaxPoolGradShape(InferenceContext* c) {
   return UnchangedShape(c);
 }
 
+absl::Status AvgPoolGradShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRank(1, 4));
+  RETURN_IF_ERROR(PoolAttrs(c).status());
+  return ShapeFromSizesInput(c, 0);
+}
+
 constexpr char kFloatTypes[] = "T: {float, double}";
 constexpr char kDataFormat[] = "data_format: {'NHWC', 'NCHW'} = 'NHWC'";
 
@@ -327,6 +333,13 @@ absl::Status RegisterNnOps(OpRegistry* ops) {
                                     .Input("grad: T")
                                     .Output("output: T")
                                     .SetShapeFn(MaxPoolGradShape)));
+  RETURN_IF_ERROR(ops->Register(
+      PoolBuilder("AvgPool").Input("value: T").Output("output: T").SetShapeFn(MaxPoolShape)));
+  RETURN_IF_ERROR(ops->Register(PoolBuilder("AvgPoolGrad")
+                                    .Input("orig_input_shape: int32")
+                                    .Input("grad: T")
+                                    .Output("output: T")
+                                    .SetShapeFn(AvgPoolGradShape)));
   return absl::OkStatus();
 }
 
@@ -437,6 +450,22 @@ Output MaxPoolGrad(const Scope& s, Input orig_input, Input orig_output, Input gr
                    absl::string_view padding, const MaxPoolAttrs& attrs, std::source_location loc) {
   OpBuilder b = s.Op("MaxPoolGrad", loc);
   b.Input(orig_input).Input(orig_output).Input(grad);
+  return PoolAttrsTo(b, ksize, strides, padding, attrs).Finalize1();
+}
+
+Output AvgPool(const Scope& s, Input value, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, absl::string_view padding,
+               const MaxPoolAttrs& attrs, std::source_location loc) {
+  OpBuilder b = s.Op("AvgPool", loc);
+  b.Input(value);
+  return PoolAttrsTo(b, ksize, strides, padding, attrs).Finalize1();
+}
+
+Output AvgPoolGrad(const Scope& s, Input orig_input_shape, Input grad,
+                   const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                   absl::string_view padding, const MaxPoolAttrs& attrs, std::source_location loc) {
+  OpBuilder b = s.Op("AvgPoolGrad", loc);
+  b.Input(orig_input_shape).Input(grad);
   return PoolAttrsTo(b, ksize, strides, padding, attrs).Finalize1();
 }
 

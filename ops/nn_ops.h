@@ -11,7 +11,8 @@
 //
 // Ops: Relu, ReluGrad, BiasAdd, BiasAddGrad, Softmax, LogSoftmax,
 // SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits, Conv2D,
-// Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad. Conv2D and
+// Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad, AvgPool,
+// AvgPoolGrad. Conv2D and
 // MaxPool kernels take NHWC data (NCHW answers Unimplemented); BiasAdd takes
 // both. Gradients are registered by RegisterNnGradients (ops/gradients.h).
 //
@@ -103,6 +104,17 @@ Output MaxPool(const Scope& scope, Input input, const std::vector<int64_t>& ksiz
                const std::vector<int64_t>& strides, absl::string_view padding,
                const MaxPoolAttrs& attrs = {},
                std::source_location loc = std::source_location::current());
+// The mean of each window's elements inside the input (padding not counted).
+// Takes MaxPoolAttrs (its data_format).
+Output AvgPool(const Scope& scope, Input value, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, absl::string_view padding,
+               const MaxPoolAttrs& attrs = {},
+               std::source_location loc = std::source_location::current());
+// Spreads each grad value evenly over its window; orig_input_shape is int32 [4].
+Output AvgPoolGrad(const Scope& scope, Input orig_input_shape, Input grad,
+                   const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                   absl::string_view padding, const MaxPoolAttrs& attrs = {},
+                   std::source_location loc = std::source_location::current());
 // Routes each grad value to the first maximum of its window in orig_input.
 Output MaxPoolGrad(const Scope& scope, Input orig_input, Input orig_output, Input grad,
                    const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,

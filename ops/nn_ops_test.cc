@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
+#include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/testutil/gradient_checker.h"
 #include "runtime/direct_session.h"
@@ -811,6 +812,54 @@ TEST(MaxPoolTest, Gradient) {
       EXPECT_LT(*err, 1e-6) << padding << " stride " << stride;
     }
   }
+}
+
+// AvgPool: TensorFlow's tf.nn.avg_pool averages only the elements inside
+// the input (a SAME window hanging over the edge divides by fewer).
+TEST(AvgPoolTest, HandComputedValidAndSame) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Ph(s, DT_FLOAT, TensorShape({1, 3, 3, 1}));
+  Output valid = ops::AvgPool(s, x, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID");
+  Output same = ops::AvgPool(s, x, {1, 2, 2, 1}, {1, 2, 2, 1}, "SAME");
+  EXPECT_EQ(valid.shape(), TensorShape({1, 2, 2, 1}));
+  EXPECT_EQ(same.shape(), TensorShape({1, 2, 2, 1}));
+  auto r = RunAll(s, {{x, Make<float>({1, 2, 3, 4, 5, 6, 7, 8, 9}, TensorShape({1, 3, 3, 1}))}},
+                  {valid, same});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectAllNear(Values<float>((*r)[0]), {3, 4, 6, 7}, 1e-6);
+  // SAME, stride 2: windows {1,2,4,5}, {3,6}, {7,8}, {9}.
+  ExpectAllNear(Values<float>((*r)[1]), {3, 4.5, 7.5, 9}, 1e-6);
+}
+
+TEST(AvgPoolTest, GradientAndGradOp) {
+  for (const char* padding : {"SAME", "VALID"}) {
+    for (int stride : {1, 2}) {
+      Scope s = Scope::NewRootScope(BuiltinOps());
+      Output x = Ph(s, DT_DOUBLE, TensorShape({2, 4, 5, 3}));
+      Output y = ops::AvgPool(s, x, {1, 2, 3, 1}, {1, stride, stride, 1}, padding);
+      auto err =
+          MaxGradientError(s, {x}, {Make<double>(Wave(120, 0.37, 0.2), TensorShape({2, 4, 5, 3}))}, y);
+      ASSERT_TRUE(err.ok()) << err.status();
+      EXPECT_LT(*err, 1e-6) << padding << " stride " << stride;
+    }
+  }
+  // AvgPoolGrad by itself: a ones gradient over VALID 2x2 windows of a 3x3
+  // input counts, for each element, the windows that hold it, divided by 4.
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output grad = Ph(s, DT_FLOAT, TensorShape({1, 2, 2, 1}));
+  Output dx = ops::AvgPoolGrad(s, ops::Const(s, Make<int32_t>({1, 3, 3, 1}, TensorShape({4}))), grad,
+                               {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID");
+  EXPECT_EQ(dx.shape(), TensorShape({1, 3, 3, 1}));
+  auto r = RunAll(s, {{grad, Make<float>({1, 1, 1, 1}, TensorShape({1, 2, 2, 1}))}}, {dx});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectAllNear(Values<float>((*r)[0]), {0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25}, 1e-6);
+  // A grad of the wrong shape is an error naming the pooled shape.
+  Output wrong = Ph(s, DT_FLOAT);
+  Output bad = ops::AvgPoolGrad(s, ops::Const(s, Make<int32_t>({1, 3, 3, 1}, TensorShape({4}))),
+                                wrong, {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID");
+  auto e = RunAll(s, {{wrong, Make<float>({1, 1}, TensorShape({1, 1, 2, 1}))}}, {bad});
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(e.status().message(), HasSubstr("[1,2,2,1]"));
 }
 
 TEST(MaxPoolTest, BadKsize) {
