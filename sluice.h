@@ -23,6 +23,7 @@
 #include "ops/activation_ops.h"
 #include "ops/array_layout_ops.h"
 #include "ops/array_ops.h"
+#include "ops/batch_matmul_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/builtins.h"
 #include "ops/check_ops.h"

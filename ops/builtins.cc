@@ -18,6 +18,7 @@
 #include "ops/stack_ops.h"
 #include "ops/activation_ops.h"
 #include "ops/array_layout_ops.h"
+#include "ops/batch_matmul_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
@@ -44,6 +45,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterCheckOps(ops));
   RETURN_IF_ERROR(RegisterResourceVariableOps(ops));
   RETURN_IF_ERROR(RegisterBatchNormOps(ops));
+  RETURN_IF_ERROR(RegisterBatchMatMulOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));
@@ -62,6 +64,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterArrayLayoutGradients(ops));
   RETURN_IF_ERROR(RegisterScanAndCheckGradients(ops));
   RETURN_IF_ERROR(RegisterBatchNormGradients(ops));
+  RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));
   RETURN_IF_ERROR(RegisterCollectiveGradients(ops));
   return absl::OkStatus();
 }

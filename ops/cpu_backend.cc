@@ -11,6 +11,7 @@
 #include "ops/stack_ops.h"
 #include "ops/activation_ops.h"
 #include "ops/array_layout_ops.h"
+#include "ops/batch_matmul_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
@@ -51,6 +52,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterCheckKernels(kernels);
   RegisterResourceVariableKernels(kernels);
   RegisterBatchNormKernels(kernels);
+  RegisterBatchMatMulKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

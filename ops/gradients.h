@@ -25,6 +25,7 @@ absl::Status RegisterActivationGradients(OpRegistry* ops);
 absl::Status RegisterArrayLayoutGradients(OpRegistry* ops);
 absl::Status RegisterScanAndCheckGradients(OpRegistry* ops);
 absl::Status RegisterBatchNormGradients(OpRegistry* ops);
+absl::Status RegisterBatchMatMulGradients(OpRegistry* ops);
 
 }  // namespace sluice
 
