@@ -1,9 +1,12 @@
 // Gradients of ops/array_layout_ops.h (TensorFlow's array_grad.py): Pad's
 // gradient slices the padding off; ReverseV2's reverses back; SplitV's
 // concatenates the pieces' gradients (zeros for a piece that got none).
-// ShapeN, OneHot and Where are not differentiable.
+// SpaceToDepth and DepthToSpace undo each other; MatrixDiag and
+// MatrixDiagPart take each other's part. ShapeN, OneHot and Where are not
+// differentiable.
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/array_layout_ops.h"
 #include "ops/array_ops.h"
@@ -52,9 +55,42 @@ GradResult SplitVGrad(const Scope& s, const Node& node, absl::Span<const Output>
   return grads;
 }
 
+// SpaceToDepth and DepthToSpace undo each other.
+GradResult BlockGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  ASSIGN_OR_RETURN(int64_t bs, node.GetAttr<int64_t>("block_size"));
+  std::vector<Output> grads{node.op() == "SpaceToDepth" ? ops::DepthToSpace(s, g[0], bs)
+                                                        : ops::SpaceToDepth(s, g[0], bs)};
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
+GradResult MatrixDiagGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  std::vector<Output> grads{ops::MatrixDiagPart(s, g[0])};
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
+// For square matrices: MatrixDiag of the gradient (the off-diagonal
+// elements get none).
+GradResult MatrixDiagPartGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const TensorShape& x = InputOf(node, 0).shape();
+  if (x.unknown_rank() || x.dim(x.rank() - 1) < 0 || x.dim(x.rank() - 1) != x.dim(x.rank() - 2)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the gradient of ", node.DebugName(), " needs square matrices of known size, got ",
+        x.DebugString()));
+  }
+  std::vector<Output> grads{ops::MatrixDiag(s, g[0])};
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
 }  // namespace
 
 absl::Status RegisterArrayLayoutGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->SetGradient("SpaceToDepth", BlockGrad));
+  RETURN_IF_ERROR(ops->SetGradient("DepthToSpace", BlockGrad));
+  RETURN_IF_ERROR(ops->SetGradient("MatrixDiag", MatrixDiagGrad));
+  RETURN_IF_ERROR(ops->SetGradient("MatrixDiagPart", MatrixDiagPartGrad));
   RETURN_IF_ERROR(ops->SetGradient("Pad", PadGrad));
   RETURN_IF_ERROR(ops->SetGradient("PadV2", PadGrad));
   RETURN_IF_ERROR(ops->SetGradient("ReverseV2", ReverseGrad));

@@ -1,5 +1,6 @@
 // CPU kernels of ops/array_layout_ops.h. Elements move as bytes (any
 // fixed-size dtype), except Where, which reads values.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -260,6 +261,116 @@ class WhereOp : public OpKernel {
   }
 };
 
+// SpaceToDepth and DepthToSpace on NHWC: depth index (di * bs + dj) * c + k
+// of a block holds pixel (i * bs + di, j * bs + dj), channel k.
+class BlockOp : public OpKernel {
+ public:
+  explicit BlockOp(bool to_depth) : to_depth_(to_depth) {}
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(bs_, ctx.GetAttr<int64_t>("block_size"));
+    ASSIGN_OR_RETURN(std::string format, ctx.GetAttr<std::string>("data_format"));
+    if (format != "NHWC") {
+      return absl::UnimplementedError(absl::StrCat(ctx.node().op(), ": data_format ", format,
+                                                   " (only NHWC runs on the CPU)"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const char* op = to_depth_ ? "SpaceToDepth" : "DepthToSpace";
+    if (x.dims() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": input must be 4-D, got ",
+                                                     x.shape().DebugString()));
+    }
+    // The space side [b, h, w, c] and the depth side [b, h/bs, w/bs, c*bs*bs].
+    int64_t b = x.dim_size(0), h, w, c;
+    if (to_depth_) {
+      h = x.dim_size(1), w = x.dim_size(2), c = x.dim_size(3);
+      if (h % bs_ != 0 || w % bs_ != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(op, ": image height ", h, " and width ", w,
+                                                       " must be divisible by block_size ", bs_));
+      }
+    } else {
+      if (x.dim_size(3) % (bs_ * bs_) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(op, ": input depth ", x.dim_size(3),
+                                                       " must be divisible by block_size^2 = ",
+                                                       bs_ * bs_));
+      }
+      h = x.dim_size(1) * bs_, w = x.dim_size(2) * bs_, c = x.dim_size(3) / (bs_ * bs_);
+    }
+    const TensorShape out_shape = to_depth_ ? TensorShape({b, h / bs_, w / bs_, c * bs_ * bs_})
+                                            : TensorShape({b, h, w, c});
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    const size_t row = static_cast<size_t>(c) * DataTypeSize(x.dtype());  // c channels move together
+    const char* in = Bytes(x);
+    char* o = Bytes(*out);
+    for (int64_t n = 0; n < b; ++n) {
+      for (int64_t y = 0; y < h; ++y) {
+        for (int64_t xx = 0; xx < w; ++xx) {
+          const int64_t space = ((n * h + y) * w + xx);
+          const int64_t depth = ((n * (h / bs_) + y / bs_) * (w / bs_) + xx / bs_) * bs_ * bs_ +
+                                (y % bs_) * bs_ + (xx % bs_);
+          const int64_t src = to_depth_ ? space : depth, dst = to_depth_ ? depth : space;
+          std::memcpy(o + dst * row, in + src * row, row);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool to_depth_;
+  int64_t bs_ = 2;
+};
+
+class MatrixDiagOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& d = ctx->input(0);
+    if (d.dims() < 1) {
+      return absl::InvalidArgumentError("MatrixDiag: diagonal must be at least 1-D, got a scalar");
+    }
+    const int64_t n = d.dim_size(d.dims() - 1);
+    TensorShape shape = d.shape();
+    shape.AddDim(n);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const size_t esize = DataTypeSize(d.dtype());
+    if (out->NumElements() > 0) std::memset(Bytes(*out), 0, out->NumElements() * esize);
+    const int64_t batches = n == 0 ? 0 : d.NumElements() / n;
+    for (int64_t b = 0; b < batches; ++b) {
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(Bytes(*out) + ((b * n + i) * n + i) * esize, Bytes(d) + (b * n + i) * esize, esize);
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+class MatrixDiagPartOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    if (x.dims() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MatrixDiagPart: input must be at least 2-D, got ", x.shape().DebugString()));
+    }
+    const int64_t m = x.dim_size(x.dims() - 2), n = x.dim_size(x.dims() - 1);
+    const int64_t k = std::min(m, n);
+    TensorShape shape = x.shape();
+    shape.RemoveDim(shape.rank() - 1);
+    shape.set_dim(shape.rank() - 1, k);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const size_t esize = DataTypeSize(x.dtype());
+    const int64_t batches = m * n == 0 ? 0 : x.NumElements() / (m * n);
+    for (int64_t b = 0; b < batches; ++b) {
+      for (int64_t i = 0; i < k; ++i) {
+        std::memcpy(Bytes(*out) + (b * k + i) * esize, Bytes(x) + ((b * m + i) * n + i) * esize, esize);
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
 
 void RegisterArrayLayoutKernels(KernelRegistry* kernels) {
@@ -270,6 +381,12 @@ void RegisterArrayLayoutKernels(KernelRegistry* kernels) {
   kernels->Register(cpu("ReverseV2").TypeConstraint("T", all), Make<ReverseOp>());
   kernels->Register(cpu("SplitV").TypeConstraint("T", all), Make<SplitVOp>());
   kernels->Register(cpu("ShapeN"), Make<ShapeNOp>());
+  kernels->Register(cpu("SpaceToDepth").TypeConstraint("T", all),
+                    [] { return std::make_unique<BlockOp>(/*to_depth=*/true); });
+  kernels->Register(cpu("DepthToSpace").TypeConstraint("T", all),
+                    [] { return std::make_unique<BlockOp>(/*to_depth=*/false); });
+  kernels->Register(cpu("MatrixDiag").TypeConstraint("T", all), Make<MatrixDiagOp>());
+  kernels->Register(cpu("MatrixDiagPart").TypeConstraint("T", all), Make<MatrixDiagPartOp>());
   kernels->Register(cpu("OneHot").TypeConstraint("T", all).TypeConstraint("TI", {DT_INT32, DT_INT64}),
                     Make<OneHotOp>());
   kernels->Register<WhereOp<bool>>(cpu("Where").TypeConstraint("T", DT_BOOL));

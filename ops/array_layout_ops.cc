@@ -1,5 +1,6 @@
 #include "ops/array_layout_ops.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,9 +95,71 @@ absl::Status WhereShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// SpaceToDepth (depth grows) and DepthToSpace (space grows).
+absl::Status BlockShape(InferenceContext* c, bool to_depth) {
+  RETURN_IF_ERROR(c->WithRank(0, 4));
+  ASSIGN_OR_RETURN(int64_t bs, c->GetAttr<int64_t>("block_size"));
+  const TensorShape& in = c->input(0);
+  if (in.unknown_rank()) {
+    c->set_output(0, TensorShape::UnknownOfRank(4));
+    return absl::OkStatus();
+  }
+  auto scaled = [&](int64_t d, bool up) {
+    if (d < 0) return TensorShape::kUnknownDim;
+    return up ? d * bs : d / bs;
+  };
+  c->set_output(0, TensorShape({in.dim(0), scaled(in.dim(1), !to_depth), scaled(in.dim(2), !to_depth),
+                                to_depth ? scaled(in.dim(3), true)
+                                         : (in.dim(3) < 0 ? TensorShape::kUnknownDim
+                                                          : in.dim(3) / (bs * bs))}));
+  return absl::OkStatus();
+}
+
+absl::Status MatrixDiagShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRankAtLeast(0, 1));
+  TensorShape out = c->input(0);
+  if (!out.unknown_rank()) out.AddDim(out.dim(out.rank() - 1));
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+absl::Status MatrixDiagPartShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRankAtLeast(0, 2));
+  TensorShape out = c->input(0);
+  if (!out.unknown_rank()) {
+    const int64_t m = out.dim(out.rank() - 2), n = out.dim(out.rank() - 1);
+    out.RemoveDim(out.rank() - 1);
+    out.set_dim(out.rank() - 1, m < 0 || n < 0 ? TensorShape::kUnknownDim : std::min(m, n));
+  }
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterArrayLayoutOps(OpRegistry* ops) {
+  for (const char* name : {"SpaceToDepth", "DepthToSpace"}) {
+    const bool to_depth = std::string(name) == "SpaceToDepth";
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("input: T")
+                                      .Output("output: T")
+                                      .Attr("T: type")
+                                      .Attr("block_size: int >= 2")
+                                      .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+                                      .SetShapeFn([to_depth](InferenceContext* c) {
+                                        return BlockShape(c, to_depth);
+                                      })));
+  }
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("MatrixDiag")
+                                    .Input("diagonal: T")
+                                    .Output("output: T")
+                                    .Attr("T: type")
+                                    .SetShapeFn(MatrixDiagShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("MatrixDiagPart")
+                                    .Input("input: T")
+                                    .Output("diagonal: T")
+                                    .Attr("T: type")
+                                    .SetShapeFn(MatrixDiagPartShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Pad")
                                     .Input("input: T")
                                     .Input("paddings: Tpaddings")
@@ -201,6 +264,22 @@ Output OneHot(const Scope& scope, Input indices, Input depth, Input on_value, In
 
 Output Where(const Scope& scope, Input condition, std::source_location loc) {
   return scope.Op("Where", loc).Input(condition).Finalize1();
+}
+
+Output SpaceToDepth(const Scope& scope, Input input, int64_t block_size, std::source_location loc) {
+  return scope.Op("SpaceToDepth", loc).Input(input).Attr("block_size", block_size).Finalize1();
+}
+
+Output DepthToSpace(const Scope& scope, Input input, int64_t block_size, std::source_location loc) {
+  return scope.Op("DepthToSpace", loc).Input(input).Attr("block_size", block_size).Finalize1();
+}
+
+Output MatrixDiag(const Scope& scope, Input diagonal, std::source_location loc) {
+  return scope.Op("MatrixDiag", loc).Input(diagonal).Finalize1();
+}
+
+Output MatrixDiagPart(const Scope& scope, Input input, std::source_location loc) {
+  return scope.Op("MatrixDiagPart", loc).Input(input).Finalize1();
 }
 
 }  // namespace ops

@@ -1,5 +1,6 @@
 // Array ops that move elements around, as TensorFlow 1.x graphs use them:
-// Pad, PadV2, ReverseV2, SplitV, ShapeN, OneHot, Where. Definitions with
+// Pad, PadV2, ReverseV2, SplitV, ShapeN, OneHot, Where, SpaceToDepth,
+// DepthToSpace, MatrixDiag, MatrixDiagPart. Definitions with
 // TensorFlow's names, attrs and defaults (RegisterArrayLayoutOps), CPU
 // kernels for every fixed-size dtype (RegisterArrayLayoutKernels), and
 // wrappers:
@@ -10,7 +11,8 @@
 //   Output h = ops::OneHot(s, labels, 10, 1.0f, 0.0f);
 //   Output where = ops::Where(s, mask);            // int64 [num_true, rank]
 //
-// Gradients (Pad, PadV2, ReverseV2, SplitV): RegisterArrayLayoutGradients
+// Gradients (Pad, PadV2, ReverseV2, SplitV, SpaceToDepth, DepthToSpace,
+// MatrixDiag, MatrixDiagPart of square matrices): RegisterArrayLayoutGradients
 // (ops/gradients.h); ShapeN, OneHot and Where have none. Errors are
 // InvalidArgument naming the op and the bad shape or value. Thread-safety:
 // as Scope; the kernels are stateless.
@@ -59,6 +61,17 @@ Output OneHot(const Scope& scope, Input indices, Input depth, Input on_value, In
 // The coordinates of the true (non-zero) elements, in row-major order.
 Output Where(const Scope& scope, Input condition,
              std::source_location loc = std::source_location::current());
+// NHWC: blocks of block_size x block_size pixels become channels, and back.
+Output SpaceToDepth(const Scope& scope, Input input, int64_t block_size,
+                    std::source_location loc = std::source_location::current());
+Output DepthToSpace(const Scope& scope, Input input, int64_t block_size,
+                    std::source_location loc = std::source_location::current());
+// [..., n] -> [..., n, n] with the values on the diagonal; and the diagonal
+// [..., min(m, n)] of [..., m, n].
+Output MatrixDiag(const Scope& scope, Input diagonal,
+                  std::source_location loc = std::source_location::current());
+Output MatrixDiagPart(const Scope& scope, Input input,
+                      std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

@@ -184,6 +184,45 @@ TEST_F(ArrayLayoutTest, AssertAndCheckNumerics) {
             std::string::npos);
 }
 
+// tf.nn.space_to_depth's documented example: [1, 2, 2, 1] with block 2
+// becomes [1, 1, 1, 4]; [1, 4, 4, 1] becomes [1, 2, 2, 4] with each 2x2
+// block's pixels in row-major order; depth_to_space undoes it.
+TEST_F(ArrayLayoutTest, SpaceToDepthAndBack) {
+  Output x = Placeholder(s_, DT_INT32);
+  std::vector<int32_t> v(16);
+  for (int i = 0; i < 16; ++i) v[i] = i + 1;
+  Feeds f = {{x, Make<int32_t>(v, {1, 4, 4, 1})}};
+  Output d = ops::SpaceToDepth(s_, x, 2);
+  ExpectTensor<int32_t>(Eval(s_, f, d), {1, 2, 2, 4},
+                        {1, 2, 5, 6, 3, 4, 7, 8, 9, 10, 13, 14, 11, 12, 15, 16});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::DepthToSpace(s_, d, 2)), {1, 4, 4, 1}, v);
+  // Channels move together: [1, 2, 2, 3] -> [1, 1, 1, 12].
+  Output c = Placeholder(s_, DT_FLOAT);
+  std::vector<float> cv(12);
+  for (int i = 0; i < 12; ++i) cv[i] = i;
+  ExpectTensor<float>(Eval(s_, {{c, Make<float>(cv, {1, 2, 2, 3})}}, ops::SpaceToDepth(s_, c, 2)),
+                      {1, 1, 1, 12}, cv);
+  EXPECT_NE(ErrorOf({{x, Make<int32_t>({1, 2, 3}, {1, 3, 1, 1})}}, ops::SpaceToDepth(s_, x, 2))
+                .find("divisible"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({{x, Make<int32_t>({1, 2, 3}, {1, 1, 1, 3})}}, ops::DepthToSpace(s_, x, 2))
+                .find("divisible"),
+            std::string::npos);
+}
+
+TEST_F(ArrayLayoutTest, MatrixDiagAndDiagPart) {
+  Output d = Placeholder(s_, DT_FLOAT);
+  ExpectTensor<float>(Eval(s_, {{d, Make<float>({1, 2, 3, 4}, {2, 2})}}, ops::MatrixDiag(s_, d)),
+                      {2, 2, 2}, {1, 0, 0, 2, 3, 0, 0, 4});
+  Output m = Placeholder(s_, DT_INT64);
+  ExpectTensor<int64_t>(Eval(s_, {{m, Make<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3})}}, ops::MatrixDiagPart(s_, m)),
+                        {2}, {1, 5});
+  ExpectTensor<int64_t>(Eval(s_, {{m, Make<int64_t>({}, {2, 0, 3})}}, ops::MatrixDiagPart(s_, m)),
+                        {2, 0}, {});
+  EXPECT_NE(ErrorOf({{d, Make<float>({1}, {})}}, ops::MatrixDiag(s_, d)).find("at least 1-D"),
+            std::string::npos);
+}
+
 TEST_F(ArrayLayoutTest, Gradients) {
   Output x = Placeholder(s_, DT_DOUBLE);
   Feeds m = {{x, Make<double>({0.5, -1.5, 2.0, 0.1, 0.3, -0.7}, {2, 3})}};
@@ -205,6 +244,19 @@ TEST_F(ArrayLayoutTest, Gradients) {
     }
   }
   EXPECT_LT(GradError(s_, m, ops::CheckNumerics(s_, ops::Square(s_, x), "sq")), 1e-6);
+  Output img = Placeholder(s_, DT_DOUBLE, TensorShape({1, 2, 4, 2}));
+  std::vector<double> iv(16);
+  for (int i = 0; i < 16; ++i) iv[i] = std::sin(0.3 * i);
+  Feeds im = {{img, Make<double>(iv, {1, 2, 4, 2})}};
+  EXPECT_LT(GradError(s_, im, ops::Square(s_, ops::SpaceToDepth(s_, img, 2))), 1e-6);
+  Output deep = Placeholder(s_, DT_DOUBLE, TensorShape({1, 1, 2, 8}));
+  EXPECT_LT(GradError(s_, {{deep, Make<double>(iv, {1, 1, 2, 8})}},
+                      ops::DepthToSpace(s_, ops::Square(s_, deep), 2)),
+            1e-6);
+  Output sq = Placeholder(s_, DT_DOUBLE, TensorShape({2, 2, 2}));
+  Feeds sqf = {{sq, Make<double>({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}, {2, 2, 2})}};
+  EXPECT_LT(GradError(s_, sqf, ops::Square(s_, ops::MatrixDiagPart(s_, sq))), 1e-6);
+  EXPECT_LT(GradError(s_, m, ops::MatrixDiag(s_, ops::Square(s_, x))), 1e-6);
 }
 
 }  // namespace
