@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/array_layout_ops.h"
+#include "ops/internal/array_kernel_checks.h"
 #include "ops/internal/array_kernel_util.h"
 #include "ops/internal/index_tensors.h"
 #include "runtime/kernel.h"
@@ -20,11 +21,9 @@ using internal::Make;
 
 char* Bytes(const Tensor& t) { return static_cast<char*>(t.raw_data()); }
 
-// The product of dims [begin, end).
+// The product of dims [begin, end) of s.
 int64_t Product(const TensorShape& s, int begin, int end) {
-  int64_t p = 1;
-  for (int i = begin; i < end; ++i) p *= s.dim(i);
-  return p;
+  return internal::Product(s.dims(), static_cast<size_t>(begin), static_cast<size_t>(end));
 }
 
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank, const char* op) {

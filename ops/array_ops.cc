@@ -23,26 +23,6 @@ using ::tensorflow::TensorProto;
 
 // ---- Registration ------------------------------------------------------------
 
-// Builds the OpDef and registers it; `defaults` set attr defaults whose text
-// form the spec parser need not understand (shapes, lists, strings).
-absl::Status Register(OpRegistry* ops, const OpDefBuilder& builder,
-                      std::initializer_list<std::pair<const char*, AttrValue>> defaults = {}) {
-  ASSIGN_OR_RETURN(OpDef def, builder.Build());
-  for (const auto& [name, value] : defaults) {
-    bool found = false;
-    for (AttrDef& attr : def.attrs) {
-      if (attr.name == name) {
-        attr.default_value = value;
-        found = true;
-      }
-    }
-    if (!found) {
-      return absl::InternalError(absl::StrCat(def.name, ": no attr '", name, "' to default"));
-    }
-  }
-  return ops->Register(std::move(def));
-}
-
 constexpr char kIndexTypes[] = "{int32, int64}";
 
 std::string IndexAttr(absl::string_view name, bool with_default = true) {
@@ -59,20 +39,20 @@ AttrValue EmptyIntList() {
 
 absl::Status RegisterArrayOps(OpRegistry* ops) {
   // Constants and feeds.
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Const")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Const")
                                     .Output("output: dtype")
                                     .Attr("value: tensor")
                                     .Attr("dtype: type")
                                     .SetShapeFn(internal::ConstShape)));
-  RETURN_IF_ERROR(Register(ops,
+  RETURN_IF_ERROR(ops->Register(
                            OpDefBuilder("Placeholder")
                                .Output("output: dtype")
                                .Attr("dtype: type")
                                .Attr("shape: shape")
                                .SetIsPlaceholder()
-                               .SetShapeFn(internal::PlaceholderShape),
-                           {{"shape", MakeAttr(TensorShape::Unknown())}}));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("PlaceholderWithDefault")
+                               .SetAttrDefault("shape", MakeAttr(TensorShape::Unknown()))
+                               .SetShapeFn(internal::PlaceholderShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("PlaceholderWithDefault")
                                     .Input("input: dtype")
                                     .Output("output: dtype")
                                     .Attr("dtype: type")
@@ -82,24 +62,24 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
 
   // Identity-like.
   for (const char* name : {"Identity", "StopGradient"}) {
-    RETURN_IF_ERROR(Register(ops, OpDefBuilder(name)
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
                                       .Input("input: T")
                                       .Output("output: T")
                                       .Attr("T: type")
                                       .SetShapeFn(internal::UnchangedShape)));
   }
-  RETURN_IF_ERROR(Register(ops,
+  RETURN_IF_ERROR(ops->Register(
                            OpDefBuilder("PreventGradient")
                                .Input("input: T")
                                .Output("output: T")
                                .Attr("T: type")
                                .Attr("message: string")
-                               .SetShapeFn(internal::UnchangedShape),
-                           {{"message", MakeAttr("")}}));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("NoOp")));
+                               .SetAttrDefault("message", MakeAttr(""))
+                               .SetShapeFn(internal::UnchangedShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("NoOp")));
 
   // Creating.
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Fill")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Fill")
                                     .Input("dims: index_type")
                                     .Input("value: T")
                                     .Output("output: T")
@@ -108,48 +88,48 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .SetShapeFn(internal::FillShape)));
   for (const char* name : {"ZerosLike", "OnesLike"}) {
     RETURN_IF_ERROR(
-        Register(ops, OpDefBuilder(name).Input("x: T").Output("y: T").Attr("T: type").SetShapeFn(
+        ops->Register(OpDefBuilder(name).Input("x: T").Output("y: T").Attr("T: type").SetShapeFn(
                           internal::UnchangedShape)));
   }
 
   // Shapes.
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Reshape")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Reshape")
                                     .Input("tensor: T")
                                     .Input("shape: Tshape")
                                     .Output("output: T")
                                     .Attr("T: type")
                                     .Attr(IndexAttr("Tshape"))
                                     .SetShapeFn(internal::ReshapeShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Transpose")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Transpose")
                                     .Input("x: T")
                                     .Input("perm: Tperm")
                                     .Output("y: T")
                                     .Attr("T: type")
                                     .Attr(IndexAttr("Tperm"))
                                     .SetShapeFn(internal::TransposeShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("InvertPermutation")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("InvertPermutation")
                                     .Input("x: T")
                                     .Output("y: T")
                                     .Attr(IndexAttr("T"))
                                     .SetShapeFn(internal::InvertPermutationShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("ExpandDims")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ExpandDims")
                                     .Input("input: T")
                                     .Input("dim: Tdim")
                                     .Output("output: T")
                                     .Attr("T: type")
                                     .Attr(IndexAttr("Tdim"))
                                     .SetShapeFn(internal::ExpandDimsShape)));
-  RETURN_IF_ERROR(Register(ops,
+  RETURN_IF_ERROR(ops->Register(
                            OpDefBuilder("Squeeze")
                                .Input("input: T")
                                .Output("output: T")
                                .Attr("T: type")
                                .Attr("squeeze_dims: list(int)")
-                               .SetShapeFn(internal::SqueezeShape),
-                           {{"squeeze_dims", EmptyIntList()}}));
+                               .SetAttrDefault("squeeze_dims", EmptyIntList())
+                               .SetShapeFn(internal::SqueezeShape)));
   for (const char* name : {"Shape", "Size"}) {
-    RETURN_IF_ERROR(Register(
-        ops, OpDefBuilder(name)
+    RETURN_IF_ERROR(ops->Register(
+        OpDefBuilder(name)
                  .Input("input: T")
                  .Output("output: out_type")
                  .Attr("T: type")
@@ -157,14 +137,14 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                  .SetShapeFn(std::string_view(name) == "Shape" ? ShapeFn(internal::ShapeShape)
                                                                : ShapeFn(internal::ScalarShape))));
   }
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Rank")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Rank")
                                     .Input("input: T")
                                     .Output("output: int32")
                                     .Attr("T: type")
                                     .SetShapeFn(internal::ScalarShape)));
 
   // Joining and splitting.
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("ConcatV2")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ConcatV2")
                                     .Input("values: N * T")
                                     .Input("axis: Tidx")
                                     .Output("output: T")
@@ -172,42 +152,42 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .Attr("T: type")
                                     .Attr(IndexAttr("Tidx"))
                                     .SetShapeFn(internal::ConcatV2Shape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Concat")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Concat")
                                     .Input("concat_dim: int32")
                                     .Input("values: N * T")
                                     .Output("output: T")
                                     .Attr("N: int >= 2")
                                     .Attr("T: type")
                                     .SetShapeFn(internal::ConcatShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("ConcatOffset")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ConcatOffset")
                                     .Input("concat_dim: int32")
                                     .Input("shape: N * shape_type")
                                     .Output("offset: N * shape_type")
                                     .Attr("N: int >= 2")
                                     .Attr(IndexAttr("shape_type"))
                                     .SetShapeFn(internal::ConcatOffsetShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Split")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Split")
                                     .Input("split_dim: int32")
                                     .Input("value: T")
                                     .Output("output: num_split * T")
                                     .Attr("num_split: int >= 1")
                                     .Attr("T: type")
                                     .SetShapeFn(internal::SplitShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Pack")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Pack")
                                     .Input("values: N * T")
                                     .Output("output: T")
                                     .Attr("N: int >= 1")
                                     .Attr("T: type")
                                     .Attr("axis: int = 0")
                                     .SetShapeFn(internal::PackShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Unpack")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Unpack")
                                     .Input("value: T")
                                     .Output("output: num * T")
                                     .Attr("num: int >= 0")
                                     .Attr("T: type")
                                     .Attr("axis: int = 0")
                                     .SetShapeFn(internal::UnpackShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Tile")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Tile")
                                     .Input("input: T")
                                     .Input("multiples: Tmultiples")
                                     .Output("output: T")
@@ -216,7 +196,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .SetShapeFn(internal::TileShape)));
 
   // Indexing.
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Slice")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Slice")
                                     .Input("input: T")
                                     .Input("begin: Index")
                                     .Input("size: Index")
@@ -241,7 +221,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
         .Attr("T: type")
         .Attr(IndexAttr("Index", /*with_default=*/false))
         .SetShapeFn(internal::StridedSliceShape);
-    RETURN_IF_ERROR(Register(ops, add_masks(b)));
+    RETURN_IF_ERROR(ops->Register(add_masks(b)));
   }
   {
     OpDefBuilder b("StridedSliceGrad");
@@ -254,9 +234,9 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
         .Attr("T: type")
         .Attr(IndexAttr("Index", /*with_default=*/false))
         .SetShapeFn(internal::StridedSliceGradShape);
-    RETURN_IF_ERROR(Register(ops, add_masks(b)));
+    RETURN_IF_ERROR(ops->Register(add_masks(b)));
   }
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("GatherV2")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("GatherV2")
                                     .Input("params: Tparams")
                                     .Input("indices: Tindices")
                                     .Input("axis: Taxis")
@@ -266,7 +246,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .Attr(IndexAttr("Tindices", /*with_default=*/false))
                                     .Attr(IndexAttr("Taxis", /*with_default=*/false))
                                     .SetShapeFn(internal::GatherV2Shape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("Gather")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Gather")
                                     .Input("params: Tparams")
                                     .Input("indices: Tindices")
                                     .Output("output: Tparams")
@@ -275,7 +255,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .Attr(IndexAttr("Tindices", /*with_default=*/false))
                                     .SetShapeFn(internal::GatherShape)));
   RETURN_IF_ERROR(
-      Register(ops, OpDefBuilder("UnsortedSegmentSum")
+      ops->Register(OpDefBuilder("UnsortedSegmentSum")
                         .Input("data: T")
                         .Input("segment_ids: Tindices")
                         .Input("num_segments: Tnumsegments")
@@ -285,7 +265,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                         .Attr(IndexAttr("Tindices", /*with_default=*/false))
                         .Attr(IndexAttr("Tnumsegments"))
                         .SetShapeFn(internal::UnsortedSegmentSumShape)));
-  RETURN_IF_ERROR(Register(ops, OpDefBuilder("BroadcastGradientArgs")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("BroadcastGradientArgs")
                                     .Input("s0: T")
                                     .Input("s1: T")
                                     .Output("r0: T")

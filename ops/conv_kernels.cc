@@ -321,6 +321,19 @@ inline Span1D WindowSpan(int64_t out, int64_t stride, int64_t pad, int64_t windo
   return {std::max<int64_t>(start, 0), std::min(start + window, size)};
 }
 
+// The pooling window of output pixel p (over batch, rows, cols): its batch
+// and the input rows and columns under it.
+struct PoolWindow {
+  int64_t b;
+  Span1D rows, cols;
+};
+inline PoolWindow WindowOf(const Conv2DGeometry& g, int64_t p) {
+  const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
+  return {p / (g.out_cols * g.out_rows),
+          WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows),
+          WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols)};
+}
+
 absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const WindowAttrs& attrs,
                                                    const TensorShape& input) {
   auto g = internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2],
@@ -355,10 +368,7 @@ class MaxPoolOp : public WindowOpKernel</*kPool=*/true> {
         ctx, pixels, depth * g.filter_rows * g.filter_cols,
         [&g, in, out, depth](int64_t begin, int64_t end) {
           for (int64_t p = begin; p < end; ++p) {
-            const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
-            const int64_t b = p / (g.out_cols * g.out_rows);
-            const Span1D rows = WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows);
-            const Span1D cols = WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols);
+            const auto [b, rows, cols] = WindowOf(g, p);
             T* o = out + p * depth;
             std::fill(o, o + depth, std::numeric_limits<T>::lowest());
             for (int64_t h = rows.begin; h < rows.end; ++h) {
@@ -398,10 +408,7 @@ class MaxPoolGradOp : public WindowOpKernel</*kPool=*/true> {
     std::vector<int64_t> best_at(depth);
     const int64_t pixels = g.batch * g.out_rows * g.out_cols;
     for (int64_t p = 0; p < pixels; ++p) {
-      const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
-      const int64_t b = p / (g.out_cols * g.out_rows);
-      const Span1D rows = WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows);
-      const Span1D cols = WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols);
+      const auto [b, rows, cols] = WindowOf(g, p);
       bool first = true;
       for (int64_t h = rows.begin; h < rows.end; ++h) {
         for (int64_t w = cols.begin; w < cols.end; ++w) {
@@ -445,10 +452,7 @@ class AvgPoolOp : public WindowOpKernel</*kPool=*/true> {
         ctx, pixels, depth * g.filter_rows * g.filter_cols,
         [&g, in, out, depth](int64_t begin, int64_t end) {
           for (int64_t p = begin; p < end; ++p) {
-            const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
-            const int64_t b = p / (g.out_cols * g.out_rows);
-            const Span1D rows = WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows);
-            const Span1D cols = WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols);
+            const auto [b, rows, cols] = WindowOf(g, p);
             T* o = out + p * depth;
             std::fill(o, o + depth, T(0));
             for (int64_t h = rows.begin; h < rows.end; ++h) {
@@ -488,10 +492,7 @@ class AvgPoolGradOp : public WindowOpKernel</*kPool=*/true> {
     const T* gp = grad.data<T>();
     const int64_t pixels = g.batch * g.out_rows * g.out_cols;
     for (int64_t p = 0; p < pixels; ++p) {
-      const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
-      const int64_t b = p / (g.out_cols * g.out_rows);
-      const Span1D rows = WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows);
-      const Span1D cols = WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols);
+      const auto [b, rows, cols] = WindowOf(g, p);
       const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
       if (count <= T(0)) continue;
       const T* gr = gp + p * depth;

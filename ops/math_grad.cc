@@ -160,12 +160,20 @@ GradResult MulGrad(const Scope& s, const Node& node, absl::Span<const Output> g)
   return BinaryResult(s, node, ops::Mul(s, g[0], y), ops::Mul(s, x, g[0]));
 }
 
-GradResult RealDivGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+// x / y with `div` (RealDiv, or DivNoNan, whose gradient divides the same
+// way): d/dx = 1/y, d/dy = -x/y^2.
+GradResult DivisionGrad(const Scope& s, const Node& node, absl::Span<const Output> g,
+                        Output (*div)(const Scope&, Input, Input, std::source_location)) {
   const Output x = InputOf(node, 0);
   const Output y = InputOf(node, 1);
-  Output gx = ops::RealDiv(s, g[0], y);
-  Output gy = ops::Mul(s, g[0], ops::RealDiv(s, ops::RealDiv(s, ops::Neg(s, x), y), y));
+  const std::source_location here = std::source_location::current();
+  Output gx = div(s, g[0], y, here);
+  Output gy = ops::Mul(s, g[0], div(s, div(s, ops::Neg(s, x), y, here), y, here));
   return BinaryResult(s, node, gx, gy);
+}
+
+GradResult RealDivGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return DivisionGrad(s, node, g, ops::RealDiv);
 }
 
 GradResult PowGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
@@ -197,11 +205,7 @@ GradResult FloorModGrad(const Scope& s, const Node& node, absl::Span<const Outpu
 }
 
 GradResult DivNoNanGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
-  const Output x = InputOf(node, 0);
-  const Output y = InputOf(node, 1);
-  Output gx = ops::DivNoNan(s, g[0], y);
-  Output gy = ops::Mul(s, g[0], ops::DivNoNan(s, ops::DivNoNan(s, ops::Neg(s, x), y), y));
-  return BinaryResult(s, node, gx, gy);
+  return DivisionGrad(s, node, g, ops::DivNoNan);
 }
 
 // The gradient goes to t where it is inside the bounds, else to the bound

@@ -151,28 +151,36 @@ absl::StatusOr<std::vector<Output>> Conv2DGradFn(const Scope& s, const Node& nod
   return Done(s, {dx, dw});
 }
 
+// A pooling node's window attrs, to build its gradient op with.
+struct PoolAttrValues {
+  std::vector<int64_t> ksize, strides;
+  std::string padding, format;
+};
+absl::StatusOr<PoolAttrValues> ReadPoolAttrValues(const Node& node) {
+  PoolAttrValues a;
+  ASSIGN_OR_RETURN(a.ksize, node.GetAttr<std::vector<int64_t>>("ksize"));
+  ASSIGN_OR_RETURN(a.strides, node.GetAttr<std::vector<int64_t>>("strides"));
+  ASSIGN_OR_RETURN(a.padding, node.GetAttr<std::string>("padding"));
+  ASSIGN_OR_RETURN(a.format, node.GetAttr<std::string>("data_format"));
+  return a;
+}
+
 absl::StatusOr<std::vector<Output>> MaxPoolGradFn(const Scope& s, const Node& node,
                                                   absl::Span<const Output> grads) {
   if (!grads[0].valid()) return std::vector<Output>{Output()};
-  ASSIGN_OR_RETURN(std::vector<int64_t> ksize, node.GetAttr<std::vector<int64_t>>("ksize"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> strides, node.GetAttr<std::vector<int64_t>>("strides"));
-  ASSIGN_OR_RETURN(std::string padding, node.GetAttr<std::string>("padding"));
-  ASSIGN_OR_RETURN(std::string format, node.GetAttr<std::string>("data_format"));
+  ASSIGN_OR_RETURN(PoolAttrValues a, ReadPoolAttrValues(node));
   ASSIGN_OR_RETURN(Output input, InputOf(node, 0));
-  return Done(s, {ops::MaxPoolGrad(s, input, OutputOf(node, 0), grads[0], ksize, strides, padding,
-                                   {.data_format = format})});
+  return Done(s, {ops::MaxPoolGrad(s, input, OutputOf(node, 0), grads[0], a.ksize, a.strides,
+                                   a.padding, {.data_format = a.format})});
 }
 
 absl::StatusOr<std::vector<Output>> AvgPoolGradFn(const Scope& s, const Node& node,
                                                   absl::Span<const Output> grads) {
   if (!grads[0].valid()) return std::vector<Output>{Output()};
-  ASSIGN_OR_RETURN(std::vector<int64_t> ksize, node.GetAttr<std::vector<int64_t>>("ksize"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> strides, node.GetAttr<std::vector<int64_t>>("strides"));
-  ASSIGN_OR_RETURN(std::string padding, node.GetAttr<std::string>("padding"));
-  ASSIGN_OR_RETURN(std::string format, node.GetAttr<std::string>("data_format"));
+  ASSIGN_OR_RETURN(PoolAttrValues a, ReadPoolAttrValues(node));
   ASSIGN_OR_RETURN(Output input, InputOf(node, 0));
-  return Done(s, {ops::AvgPoolGrad(s, ShapeOf(s, input), grads[0], ksize, strides, padding,
-                                   {.data_format = format})});
+  return Done(s, {ops::AvgPoolGrad(s, ShapeOf(s, input), grads[0], a.ksize, a.strides, a.padding,
+                                   {.data_format = a.format})});
 }
 
 }  // namespace

@@ -34,6 +34,12 @@ std::string GradientSource(const Scope& s) {
   return "gradients";
 }
 
+// The gradient array of the array `node` works on (its input 0), made
+// after `flow`.
+ops::TensorArrayOutputs GradArray(const Scope& s, const Node& node, const Output& flow) {
+  return ops::TensorArrayGradV3(s, InputOf(node, 0), flow, GradientSource(s));
+}
+
 DataType ElementType(const Node& node, const char* attr) {
   absl::StatusOr<DataType> t = node.GetAttr<DataType>(attr);
   return t.ok() ? *t : DT_INVALID;
@@ -43,8 +49,7 @@ DataType ElementType(const Node& node, const char* attr) {
 GradResult ReadGrad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(3);
   if (!dy[0].valid()) return grads;
-  ops::TensorArrayOutputs g =
-      ops::TensorArrayGradV3(s, InputOf(node, 0), InputOf(node, 2), GradientSource(s));
+  ops::TensorArrayOutputs g = GradArray(s, node, InputOf(node, 2));
   grads[2] = ops::TensorArrayWriteV3(s, g.handle, InputOf(node, 1), dy[0], g.flow);
   return grads;
 }
@@ -53,7 +58,7 @@ GradResult ReadGrad(const Scope& s, const Node& node, absl::Span<const Output> d
 GradResult WriteGrad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(4);
   if (!dy[0].valid()) return grads;
-  ops::TensorArrayOutputs g = ops::TensorArrayGradV3(s, InputOf(node, 0), dy[0], GradientSource(s));
+  ops::TensorArrayOutputs g = GradArray(s, node, dy[0]);
   grads[2] = ops::TensorArrayReadV3(s, g.handle, InputOf(node, 1), g.flow, ElementType(node, "T"));
   grads[3] = dy[0];
   return grads;
@@ -63,8 +68,7 @@ GradResult WriteGrad(const Scope& s, const Node& node, absl::Span<const Output> 
 GradResult GatherGrad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(3);
   if (!dy[0].valid()) return grads;
-  ops::TensorArrayOutputs g =
-      ops::TensorArrayGradV3(s, InputOf(node, 0), InputOf(node, 2), GradientSource(s));
+  ops::TensorArrayOutputs g = GradArray(s, node, InputOf(node, 2));
   grads[2] = ops::TensorArrayScatterV3(s, g.handle, InputOf(node, 1), dy[0], g.flow);
   return grads;
 }
@@ -73,7 +77,7 @@ GradResult GatherGrad(const Scope& s, const Node& node, absl::Span<const Output>
 GradResult ScatterGrad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(4);
   if (!dy[0].valid()) return grads;
-  ops::TensorArrayOutputs g = ops::TensorArrayGradV3(s, InputOf(node, 0), dy[0], GradientSource(s));
+  ops::TensorArrayOutputs g = GradArray(s, node, dy[0]);
   grads[2] = ops::TensorArrayGatherV3(s, g.handle, InputOf(node, 1), g.flow, ElementType(node, "T"));
   grads[3] = dy[0];
   return grads;
@@ -83,8 +87,7 @@ GradResult ScatterGrad(const Scope& s, const Node& node, absl::Span<const Output
 GradResult ConcatGrad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(2);
   if (!dy[0].valid()) return grads;
-  ops::TensorArrayOutputs g =
-      ops::TensorArrayGradV3(s, InputOf(node, 0), InputOf(node, 1), GradientSource(s));
+  ops::TensorArrayOutputs g = GradArray(s, node, InputOf(node, 1));
   grads[1] = ops::TensorArraySplitV3(s, g.handle, dy[0], OutputOf(node, 1), g.flow);
   return grads;
 }
@@ -93,7 +96,7 @@ GradResult ConcatGrad(const Scope& s, const Node& node, absl::Span<const Output>
 GradResult SplitGrad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   Grads grads(4);
   if (!dy[0].valid()) return grads;
-  ops::TensorArrayOutputs g = ops::TensorArrayGradV3(s, InputOf(node, 0), dy[0], GradientSource(s));
+  ops::TensorArrayOutputs g = GradArray(s, node, dy[0]);
   grads[1] = ops::TensorArrayConcatV3(s, g.handle, g.flow, ElementType(node, "T")).value;
   grads[3] = dy[0];
   return grads;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
@@ -80,6 +81,20 @@ absl::StatusOr<TensorShape> EmptyElementShape(const TensorArray& ta, const Tenso
   return *merged;
 }
 
+// Finds the array `name` in this step's container, or makes it with
+// `make`, and outputs its handle as output 0.
+absl::Status OutputArray(OpKernelContext* ctx, const std::string& name,
+                         absl::FunctionRef<std::unique_ptr<TensorArray>()> make) {
+  ResourceMgr* rm = ctx->resource_manager();
+  RETURN_IF_ERROR(rm->LookupOrCreate<TensorArray>(
+                        rm->UseStepContainer(ctx->step_id()), name,
+                        [&]() -> absl::StatusOr<std::unique_ptr<TensorArray>> { return make(); })
+                      .status());
+  ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
+  handle->scalar<std::string>() = name;
+  return absl::OkStatus();
+}
+
 class TensorArrayOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -100,15 +115,7 @@ class TensorArrayOp : public OpKernel {
     options.size = size;
     // One array per run (a TensorArrayV3 in a loop makes one per iteration).
     const std::string name = absl::StrCat(name_, "_", next_id_.fetch_add(1));
-    ResourceMgr* rm = ctx->resource_manager();
-    RETURN_IF_ERROR(rm->LookupOrCreate<TensorArray>(
-                          rm->UseStepContainer(ctx->step_id()), name,
-                          [&]() -> absl::StatusOr<std::unique_ptr<TensorArray>> {
-                            return std::make_unique<TensorArray>(name, options);
-                          })
-                        .status());
-    ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
-    handle->scalar<std::string>() = name;
+    RETURN_IF_ERROR(OutputArray(ctx, name, [&] { return std::make_unique<TensorArray>(name, options); }));
     ASSIGN_OR_RETURN(Tensor * flow, ctx->allocate_output(1, TensorShape()));
     flow->scalar<float>() = 0.0f;
     return absl::OkStatus();
@@ -131,16 +138,9 @@ class TensorArrayGradOp : public OpKernel {
     ASSIGN_OR_RETURN(TensorArray * forward, LookUpArray(ctx));
     ASSIGN_OR_RETURN(TensorArray::GradientSpec spec, forward->Gradient());
     const std::string name = absl::StrCat(forward->name(), "@", source_);
-    ResourceMgr* rm = ctx->resource_manager();
-    RETURN_IF_ERROR(rm->LookupOrCreate<TensorArray>(
-                          rm->UseStepContainer(ctx->step_id()), name,
-                          [&]() -> absl::StatusOr<std::unique_ptr<TensorArray>> {
-                            return std::make_unique<TensorArray>(name, spec.options,
-                                                                 std::move(spec.shapes));
-                          })
-                        .status());
-    ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
-    handle->scalar<std::string>() = name;
+    RETURN_IF_ERROR(OutputArray(ctx, name, [&] {
+      return std::make_unique<TensorArray>(name, spec.options, std::move(spec.shapes));
+    }));
     ctx->set_output(1, ctx->input(1));
     return absl::OkStatus();
   }
