@@ -61,6 +61,7 @@ class RemoteSession : public Session {
     }
     req.fetches = fetches;
     req.targets = targets;
+    req.timeout_in_ms = options.timeout_in_ms;
     ASSIGN_OR_RETURN(rpc::RunStepResponse resp, stub_.RunStep(req));
     std::vector<Tensor> out;
     for (const rpc::TensorWire& w : resp.fetches) {

@@ -268,7 +268,10 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
     RunGraphArgs args;
     args.graph_handle = p.graph_handle;
     args.step_id = step_id;
-    args.timeout_ms = options_.step_timeout_ms;
+    // RunOptions::timeout_in_ms, when given, replaces the session's step
+    // deadline: each task stops its partitions (a loop that never ends)
+    // and answers DeadlineExceeded when it passes.
+    args.timeout_ms = options.timeout_in_ms > 0 ? options.timeout_in_ms : options_.step_timeout_ms;
     for (int a : p.arg_indices) args.feeds[a] = feeds[a].second;
     args.retval_indices = p.retval_indices;
     report(p.worker->RunGraph(args, &results[i]));

@@ -92,7 +92,8 @@ TEST_F(RemoteRendezvousTest, LocalKeysStayInProcess) {
   ASSERT_TRUE(before.status.ok()) << before.status;
   EXPECT_TRUE(before.value.SharesBufferWith(t));
 
-  const std::string key2 = key + "b";
+  const std::string key2 =
+      Rendezvous::CreateKey(kStep, Dev(kWorker), 1, kWorker + std::string("/device:CPU:1"), "e1b");
   ASSERT_TRUE(r.Send(key2, t).ok());  // send first
   Received after;
   r.RecvAsync(key2, after.Callback());

@@ -144,7 +144,7 @@ void MasterServiceHandler::RunStep(rpc::RunStepResponse& out, const rpc::RunStep
   for (const rpc::NamedTensor& f : req.feeds) {
     feeds.emplace_back(f.name, ValueOrThrow(TensorFromWire(f.tensor)));
   }
-  std::vector<Tensor> fetched = ValueOrThrow(session->Run(feeds, req.fetches, req.targets));
+  std::vector<Tensor> fetched = ValueOrThrow(session->Run(feeds, req.fetches, req.targets, RunOptions{.timeout_in_ms = req.timeout_in_ms}));
   for (const Tensor& t : fetched) {
     rpc::TensorWire wire;
     ThrowIfError(TensorToWire(t, &wire));

@@ -8,7 +8,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "graph/algorithm.h"
 #include "graph/attr_value.h"
+#include "graph/control_flow_info.h"
 
 namespace sluice {
 namespace {
@@ -17,12 +20,43 @@ std::string TensorName(const Node& n, int index) {
   return index == 0 ? n.name() : absl::StrCat(n.name(), ":", index);
 }
 
+NodeDef ScalarFloatConst(std::string name, std::string device) {
+  NodeDef def;
+  def.set_name(std::move(name));
+  def.set_op("Const");
+  def.set_device(std::move(device));
+  ::tensorflow::TensorProto zero;
+  zero.set_dtype(DT_FLOAT);
+  zero.mutable_tensor_shape();
+  zero.add_float_val(0.0f);
+  (*def.mutable_attr())["dtype"] = MakeAttr(DT_FLOAT);
+  (*def.mutable_attr())["value"] = MakeAttr(zero);
+  return def;
+}
+
+NodeDef ControlLoopNode(std::string name, const char* op, std::string device,
+                        std::vector<std::string> inputs) {
+  NodeDef def;
+  def.set_name(std::move(name));
+  def.set_op(op);
+  def.set_device(std::move(device));
+  for (std::string& in : inputs) def.add_input(std::move(in));
+  (*def.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
+  return def;
+}
+
 class Partitioner {
  public:
   Partitioner(const Graph& graph, const PartitionOptions& options)
       : graph_(graph), options_(options) {}
 
   absl::StatusOr<std::map<std::string, GraphDef>> Run() {
+    ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(graph_));
+    ASSIGN_OR_RETURN(cf_, BuildControlFlowInfo(graph_, order));
+    loop_cond_.assign(cf_.frames.size(), nullptr);
+    for (const Node* n : order) {
+      if (n->control_flow() == ControlFlowRole::kLoopCond) loop_cond_[cf_.frame_of[n->id()]] = n;
+    }
     for (const Node* n : graph_.nodes()) {
       const std::string loc = Loc(*n);
       if (loc.empty()) {
@@ -41,7 +75,9 @@ class Partitioner {
           def.add_input(TensorName(*e->src, e->src_output));
           for (int id : UpdatesBefore(*e, *n)) read_after.insert(graph_.node(id)->name());
         } else {
-          def.add_input(RecvFor(*e->src, e->src_output, loc, UpdatesBefore(*e, *n)));
+          ASSIGN_OR_RETURN(std::string recv,
+                           RecvFor(*e->src, e->src_output, loc, UpdatesBefore(*e, *n)));
+          def.add_input(std::move(recv));
         }
       }
       for (const Edge* e : n->in_edges()) {
@@ -50,7 +86,8 @@ class Partitioner {
           def.add_input(absl::StrCat("^", e->src->name()));
           read_after.erase(e->src->name());
         } else {
-          def.add_input(absl::StrCat("^", ControlRecvFor(*e->src, loc)));
+          ASSIGN_OR_RETURN(std::string recv, ControlRecvFor(*e->src, loc));
+          def.add_input(absl::StrCat("^", recv));
         }
       }
       for (const std::string& u : read_after) def.add_input(absl::StrCat("^", u));
@@ -112,51 +149,49 @@ class Partitioner {
 
   // The _Recv on `dst_loc` for src:index, with its _Send, made once per
   // (tensor, destination, updates the read must follow).
-  std::string RecvFor(const Node& src, int index, const std::string& dst_loc,
-                      std::vector<int> after) {
+  absl::StatusOr<std::string> RecvFor(const Node& src, int index, const std::string& dst_loc,
+                                      std::vector<int> after) {
     auto key = std::make_tuple(src.id(), index, dst_loc, after);
     auto it = recv_of_.find(key);
     if (it != recv_of_.end()) return it->second;
     std::vector<std::string> send_after;
     for (int id : after) send_after.push_back(graph_.node(id)->name());
-    std::string recv =
-        AddTransfer(TensorName(src, index), src.name(), Loc(src), BaseType(src.output_type(index)),
-                    src.output_shape(index), dst_loc, send_after);
+    ASSIGN_OR_RETURN(std::string recv,
+                     AddTransfer(TensorName(src, index), src, Loc(src),
+                                 BaseType(src.output_type(index)), src.output_shape(index),
+                                 dst_loc, send_after));
     recv_of_.emplace(std::move(key), recv);
     return recv;
   }
 
   // A control edge crossing devices: src -> Const (on src's device) -> _Send
   // ... _Recv -> dst, made once per (src, destination device).
-  std::string ControlRecvFor(const Node& src, const std::string& dst_loc) {
+  absl::StatusOr<std::string> ControlRecvFor(const Node& src, const std::string& dst_loc) {
     auto key = std::make_pair(src.id(), dst_loc);
     auto it = control_recv_of_.find(key);
     if (it != control_recv_of_.end()) return it->second;
     const std::string src_loc = Loc(src);
-    NodeDef dummy;
-    dummy.set_name(absl::StrCat("_ctrl_", src.name(), "_", next_id_++));
-    dummy.set_op("Const");
-    dummy.set_device(src_loc);
+    NodeDef dummy = ScalarFloatConst(absl::StrCat("_ctrl_", src.name(), "_", next_id_++), src_loc);
     dummy.add_input(absl::StrCat("^", src.name()));
-    ::tensorflow::TensorProto zero;
-    zero.set_dtype(DT_FLOAT);
-    zero.mutable_tensor_shape();
-    zero.add_float_val(0.0f);
-    (*dummy.mutable_attr())["dtype"] = MakeAttr(DT_FLOAT);
-    (*dummy.mutable_attr())["value"] = MakeAttr(zero);
     std::string dummy_name = dummy.name();
     *Part(src_loc)->add_node() = std::move(dummy);
-    std::string recv =
-        AddTransfer(dummy_name, src.name(), src_loc, DT_FLOAT, TensorShape({}), dst_loc, {});
+    ASSIGN_OR_RETURN(std::string recv,
+                     AddTransfer(dummy_name, src, src_loc, DT_FLOAT, TensorShape({}), dst_loc, {}));
     control_recv_of_.emplace(std::move(key), recv);
     return recv;
   }
 
-  // Adds the _Send of `tensor` on src_loc, run after the `send_after` nodes
-  // (on src_loc too), and its _Recv on dst_loc; returns the _Recv's name.
-  std::string AddTransfer(const std::string& tensor, const std::string& src_name,
-                          const std::string& src_loc, DataType dtype, const TensorShape& shape,
-                          const std::string& dst_loc, const std::vector<std::string>& send_after) {
+  // Adds the _Send of `tensor` (an output of `src`, or of a node in its
+  // frame) on src_loc, run after the `send_after` nodes (on src_loc too),
+  // and its _Recv on dst_loc; returns the _Recv's name. Inside a loop the
+  // _Recv runs in the loop's frame on dst_loc: the control loop there
+  // starts it each iteration.
+  absl::StatusOr<std::string> AddTransfer(const std::string& tensor, const Node& src,
+                                          const std::string& src_loc, DataType dtype,
+                                          const TensorShape& shape, const std::string& dst_loc,
+                                          const std::vector<std::string>& send_after) {
+    const std::string& src_name = src.name();
+    const int frame = OutputFrame(src);
     const int64_t id = next_id_++;
     const std::string edge = absl::StrCat("edge_", id, "_", src_name);
     auto common = [&](NodeDef* def) {
@@ -182,13 +217,75 @@ class Partitioner {
     recv.set_device(dst_loc);
     common(&recv);
     (*recv.mutable_attr())["shape"] = MakeAttr(shape);
+    if (frame > 0) {
+      ASSIGN_OR_RETURN(std::string merge, ControlLoop(frame, dst_loc));
+      recv.add_input(absl::StrCat("^", merge));
+    }
     std::string name = recv.name();
     *Part(dst_loc)->add_node() = std::move(recv);
     return name;
   }
 
+  // The frame a node's outputs are in: an Enter's lead into its loop, an
+  // Exit's out of it.
+  int OutputFrame(const Node& n) const {
+    const int frame = cf_.frame_of[n.id()];
+    if (n.control_flow() == ControlFlowRole::kEnter) return cf_.enter_child[n.id()];
+    if (n.control_flow() == ControlFlowRole::kExit) return cf_.frames[frame].parent;
+    return frame;
+  }
+
+  // The control loop of loop `frame` on `loc` (TensorFlow's design, Yu et
+  // al. 2018 section 4.2): Enter -> Merge -> Switch(pred: the loop's
+  // LoopCond, received from its device) -> NextIteration -> Merge. It runs
+  // one iteration on `loc` per iteration of the loop, so every _Recv of the
+  // frame there, given a control input from its Merge, runs once per
+  // iteration with that iteration's rendezvous key. A nested loop's control
+  // loop is entered from its parent's; the outermost from a constant.
+  // Returns the Merge's name; made once per (frame, loc).
+  absl::StatusOr<std::string> ControlLoop(int frame, const std::string& loc) {
+    auto key = std::make_pair(frame, loc);
+    auto it = control_loop_of_.find(key);
+    if (it != control_loop_of_.end()) return it->second;
+    const FrameInfo& info = cf_.frames[frame];
+    const Node* cond = loop_cond_[frame];
+    if (cond == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot partition while loop '", info.name, "' over devices: it has no LoopCond"));
+    }
+    const std::string prefix = absl::StrCat("_cloop_", next_id_++, "/");
+    const std::string merge_name = prefix + "merge";
+    // Known before the pred's _Recv is made: that _Recv runs in this loop.
+    control_loop_of_.emplace(key, merge_name);
+    std::string entry;
+    if (info.parent == 0) {
+      entry = prefix + "start";
+      *Part(loc)->add_node() = ScalarFloatConst(entry, loc);
+    } else {
+      ASSIGN_OR_RETURN(entry, ControlLoop(info.parent, loc));
+    }
+    std::string pred = cond->name();
+    if (Loc(*cond) != loc) {
+      ASSIGN_OR_RETURN(pred, RecvFor(*cond, 0, loc, {}));
+    }
+    NodeDef enter = ControlLoopNode(prefix + "enter", "Enter", loc, {entry});
+    (*enter.mutable_attr())["frame_name"] = MakeAttr(info.name);
+    (*enter.mutable_attr())["is_constant"] = MakeAttr(false);
+    (*enter.mutable_attr())["parallel_iterations"] =
+        MakeAttr(static_cast<int64_t>(info.parallel_iterations));
+    NodeDef merge = ControlLoopNode(merge_name, "Merge", loc, {prefix + "enter", prefix + "next"});
+    (*merge.mutable_attr())["N"] = MakeAttr(static_cast<int64_t>(2));
+    NodeDef sw = ControlLoopNode(prefix + "switch", "Switch", loc, {merge_name, pred});
+    NodeDef next = ControlLoopNode(prefix + "next", "NextIteration", loc, {prefix + "switch:1"});
+    for (NodeDef* def : {&enter, &merge, &sw, &next}) *Part(loc)->add_node() = std::move(*def);
+    return merge_name;
+  }
+
   const Graph& graph_;
   const PartitionOptions& options_;
+  ControlFlowInfo cf_;
+  std::vector<const Node*> loop_cond_;  // by frame
+  absl::flat_hash_map<std::pair<int, std::string>, std::string> control_loop_of_;
   std::map<std::string, GraphDef> parts_;
   absl::flat_hash_map<std::tuple<int, int, std::string, std::vector<int>>, std::string> recv_of_;
   absl::flat_hash_map<std::pair<int, std::string>, std::string> control_recv_of_;

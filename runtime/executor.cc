@@ -78,6 +78,25 @@ struct FrameLayout {
 
 struct FrameState;
 
+// The id of a loop's run started from iteration `iter` of the frame
+// `parent_id`: the same on every partition of the loop (and in every
+// process), so that transfers inside it meet (runtime/rendezvous.h).
+// FNV-1a (64-bit) rather than absl::Hash, which is seeded per process.
+uint64_t ChildFrameId(uint64_t parent_id, int64_t iter, const std::string& name) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&h](const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= p[i];
+      h *= 0x100000001b3ULL;
+    }
+  };
+  mix(&parent_id, sizeof(parent_id));
+  mix(&iter, sizeof(iter));
+  mix(name.data(), name.size());
+  return h == 0 ? 1 : h;  // 0 is the root frame
+}
+
 // The state of one iteration of one frame (the root frame has one).
 struct IterationState {
   IterationState(const FrameLayout& layout, int64_t iter)
@@ -128,6 +147,9 @@ struct FrameState {
   FrameState(const FrameLayout* layout, FrameState* parent, IterationState* parent_iter,
              int static_id)
       : layout(layout), parent(parent), parent_iter(parent_iter), static_id(static_id),
+        frame_id(parent == nullptr
+                     ? 0
+                     : ChildFrameId(parent->frame_id, parent_iter->iter, layout->info.name)),
         pending_enters(layout->info.num_enters) {
     iterations.push_back(std::make_unique<IterationState>(*layout, 0));
   }
@@ -147,6 +169,7 @@ struct FrameState {
   FrameState* const parent;
   IterationState* const parent_iter;
   const int static_id;  // index of `layout` among the executor's frames
+  const uint64_t frame_id;  // this run's id in rendezvous keys; 0: the root
   absl::Mutex mu;
   // The live iterations, oldest first; iteration 0 exists from the start.
   // (A vector: at most parallel_iterations long, and the root frame's one
@@ -170,6 +193,11 @@ struct TaggedNode {
   IterationState* iter;
   bool dead;
 };
+
+TaggedNode Dead(TaggedNode t) {
+  t.dead = true;
+  return t;
+}
 
 class ExecutorImpl;
 
@@ -223,7 +251,7 @@ class ExecutorImpl : public Executor {
   // wants it in.
   absl::Status ReadInputs(RunState* rs, const NodeItem& item, TensorValue* inputs) const;
   absl::Status MoveToKernelMemory(const NodeItem& item, int k, Tensor* t) const;
-  OpKernelContext::Params MakeParams(RunState* rs, const NodeItem& item, TensorValue* inputs,
+  OpKernelContext::Params MakeParams(RunState* rs, const TaggedNode& t, TensorValue* inputs,
                                      absl::Span<TensorValue> outputs) const;
   void ReleaseInputs(const NodeItem& item, TensorValue* inputs) const;
   void RecordStats(RunState* rs, const NodeItem& item, int64_t start_us,
@@ -357,10 +385,14 @@ absl::Status ExecutorImpl::Initialize(const KernelRegistry& kernels) {
 absl::Status ExecutorImpl::InitializeFrames(absl::Span<Node* const> order,
                                             const std::vector<int>& item_of) {
   ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(*graph_, order));
+  bool has_recv = false;
+  for (const Node* n : order) has_recv |= n->op() == kRecvOp;
   frames_.resize(info.frames.size());
   for (size_t f = 0; f < info.frames.size(); ++f) {
     frames_[f].info = info.frames[f];
-    frames_[f].track_dead = info.has_control_flow;
+    // A _Recv may receive a dead tensor from a cond or loop on another
+    // device, so a partition with one counts dead inputs too.
+    frames_[f].track_dead = info.has_control_flow || has_recv;
   }
   for (Node* n : order) {
     NodeItem& item = items_[item_of[n->id()]];
@@ -481,10 +513,13 @@ absl::Status ExecutorImpl::MoveToKernelMemory(const NodeItem& item, int k, Tenso
   return absl::OkStatus();
 }
 
-OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const NodeItem& item,
+OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const TaggedNode& t,
                                                  TensorValue* inputs,
                                                  absl::Span<TensorValue> outputs) const {
+  const NodeItem& item = items_[t.id];
   OpKernelContext::Params params;
+  params.frame_iter = FrameAndIter{t.frame->frame_id, t.iter->iter};
+  params.is_input_dead = t.dead;
   params.node = item.node;
   params.device = device_;
   params.step_id = rs->args.step_id;
@@ -601,8 +636,11 @@ int ExecutorImpl::ActivateNodes(RunState* rs, const NodeItem& item, bool dead,
           now_ready = iter->pending[k].load(std::memory_order_relaxed) == 0;
         }
       } else {
+        // A dead Enter kills its loop's Merge at once (its NextIteration
+        // input will never come): the whole loop then runs dead once, and
+        // its Exits, dead, reach consumers on other devices too.
         const int d = iter->dead[k].fetch_add(1, std::memory_order_relaxed) + 1;
-        dst_dead = !live && d == dst.num_inputs;
+        dst_dead = !live && (d == dst.num_inputs || item.kind == ItemKind::kEnter);
         now_ready = dst_dead && iter->pending[k].load(std::memory_order_relaxed) == 0;
       }
     } else {
@@ -830,7 +868,8 @@ void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
     ReleaseInputs(item, inputs);
     if (rs->args.stats) RecordStats(rs, item, run->start_us, run->outputs, *run->ctx);
     ReadyStack ready;
-    Propagate(rs, t, s, run->outputs, &ready);
+    // A _Recv that received a dead tensor makes its outputs dead.
+    Propagate(rs, run->ctx->is_output_dead() ? Dead(t) : t, s, run->outputs, &ready);
     delete run;
     // Whatever this made ready continues on this device's pool, not on the
     // thread (perhaps another device's) that completed the kernel.
@@ -842,7 +881,7 @@ void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
   };
   absl::Status s = ReadInputs(rs, item, inputs);
   run->ctx = std::make_unique<OpKernelContext>(
-      MakeParams(rs, item, inputs, absl::MakeSpan(run->outputs)));
+      MakeParams(rs, t, inputs, absl::MakeSpan(run->outputs)));
   if (!s.ok()) {
     done(s);
     return;
@@ -860,19 +899,13 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const TaggedNode> first) con
     inline_ready.pop_back();
     const NodeItem& item = items_[t.id];
     if (!Aborted(rs)) {
-      if (t.dead) {
+      if (t.dead && !item.is_send) {
         if (item.is_retval) {
           const Edge* in = item.node->input_edge(0);
           Fail(rs, absl::InvalidArgumentError(absl::StrCat(
                        "fetched tensor ", in->src->name(), ":", in->src_output,
                        " was not computed: it is on a branch of a cond (Switch) that was "
                        "not taken")));
-        } else if (item.is_send) {
-          // The receiver would wait for a value that never comes.
-          Fail(rs, absl::UnimplementedError(absl::StrCat(
-                       "node ", item.node->DebugName(),
-                       " would send a dead tensor (from a branch of a cond that was not taken) "
-                       "to another device; place the cond's consumers on its device")));
         } else {
           Propagate(rs, t, absl::OkStatus(), {}, &inline_ready);  // a dead node does not run
         }
@@ -884,11 +917,12 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const TaggedNode> first) con
         TensorValue* inputs = t.iter->slots.data() + item.input_start;
         outputs.resize(item.num_outputs);
         absl::Status s = ReadInputs(rs, item, inputs);
-        OpKernelContext ctx(MakeParams(rs, item, inputs, absl::MakeSpan(outputs)));
+        // A dead _Send runs: it sends the deadness on (runtime/rendezvous.h).
+        OpKernelContext ctx(MakeParams(rs, t, inputs, absl::MakeSpan(outputs)));
         if (s.ok()) s = item.kernel->Compute(&ctx);
         ReleaseInputs(item, inputs);  // early, so buffers can be reused in place
         if (stats) RecordStats(rs, item, start_us, outputs, ctx);
-        Propagate(rs, t, s, outputs, &inline_ready);
+        Propagate(rs, ctx.is_output_dead() ? Dead(t) : t, s, outputs, &inline_ready);
         outputs.clear();
       }
     }

@@ -28,6 +28,7 @@
 #include "absl/types/span.h"
 #include "graph/graph.h"
 #include "runtime/device.h"
+#include "runtime/rendezvous.h"
 #include "runtime/resource_mgr.h"
 #include "runtime/tensor.h"
 
@@ -35,7 +36,6 @@ namespace sluice {
 
 // Arguments and results of one executor run (feeds in, fetches out); the
 // internal _Arg/_Retval kernels read and write it.
-class Rendezvous;          // runtime/rendezvous.h
 class CollectiveExecutor;  // runtime/collective/collective_executor.h
 
 struct CallFrame {
@@ -85,6 +85,11 @@ class OpKernelContext {
     // e.g. a CPU kernel copied by KernelRegistry::RegisterHostKernels): it
     // runs on the host, so allocator() and allocate_temp give host memory.
     bool host_kernel = false;
+    // The loop iteration this run of the node belongs to (root: {0, 0}).
+    FrameAndIter frame_iter;
+    // The node's inputs are dead (an untaken branch; the executor runs only
+    // the transfer kernels in that case: a _Send sends the deadness on).
+    bool is_input_dead = false;
   };
   explicit OpKernelContext(const Params& params) : p_(params) {}
 
@@ -111,6 +116,12 @@ class OpKernelContext {
   // Where this step's Send and Recv kernels meet; nullptr for a step of one
   // partition.
   Rendezvous* rendezvous() const { return p_.rendezvous; }
+  FrameAndIter frame_iter() const { return p_.frame_iter; }
+  bool is_input_dead() const { return p_.is_input_dead; }
+  // Makes every output of this run dead, as if the node's inputs were (a
+  // _Recv that received a dead tensor).
+  void set_is_output_dead() { is_output_dead_ = true; }
+  bool is_output_dead() const { return is_output_dead_; }
   // Where collective ops (ops/collective_ops.h) meet their peers; nullptr
   // when the caller of the executor provides none.
   CollectiveExecutor* collective_executor() const { return p_.collective_executor; }
@@ -149,6 +160,7 @@ class OpKernelContext {
   Params p_;
   std::string flow_key_;
   bool flow_is_send_ = false;
+  bool is_output_dead_ = false;
 };
 
 class AsyncOpKernel;

@@ -11,19 +11,25 @@ namespace sluice {
 
 std::string Rendezvous::CreateKey(int64_t step_id, absl::string_view src_device,
                                   uint64_t src_incarnation, absl::string_view dst_device,
-                                  absl::string_view tensor_name) {
+                                  absl::string_view tensor_name, FrameAndIter frame_iter) {
   return absl::StrCat(step_id, ";", src_device, ";", absl::Hex(src_incarnation), ";",
-                      dst_device, ";", tensor_name);
+                      dst_device, ";", tensor_name, ";", absl::Hex(frame_iter.frame_id), ":",
+                      frame_iter.iter);
 }
 
 absl::StatusOr<Rendezvous::ParsedKey> Rendezvous::ParseKey(absl::string_view key) {
-  std::vector<absl::string_view> parts = absl::StrSplit(key, absl::MaxSplits(';', 4));
+  std::vector<absl::string_view> parts = absl::StrSplit(key, ';');
   ParsedKey out;
-  if (parts.size() != 5 || !absl::SimpleAtoi(parts[0], &out.step_id) ||
+  std::pair<absl::string_view, absl::string_view> frame_iter;
+  if (parts.size() == 6) frame_iter = absl::StrSplit(parts[5], absl::MaxSplits(':', 1));
+  if (parts.size() != 6 || !absl::SimpleAtoi(parts[0], &out.step_id) ||
       !absl::SimpleHexAtoi(parts[2], &out.src_incarnation) || parts[1].empty() ||
-      parts[3].empty() || parts[4].empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad rendezvous key '", key, "': want step;src_device;incarnation;dst_device;tensor"));
+      parts[3].empty() || parts[4].empty() ||
+      !absl::SimpleHexAtoi(frame_iter.first, &out.frame_iter.frame_id) ||
+      !absl::SimpleAtoi(frame_iter.second, &out.frame_iter.iter)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad rendezvous key '", key,
+                     "': want step;src_device;incarnation;dst_device;tensor;frame:iter"));
   }
   out.src_device = std::string(parts[1]);
   out.dst_device = std::string(parts[3]);

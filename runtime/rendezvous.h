@@ -9,6 +9,13 @@
 //   rendezvous.RecvAsync(key, [](absl::Status s, Tensor t) { ... });
 //
 // Either side may come first; each key is sent once and received once.
+//
+// Inside a while loop a transfer happens once per iteration: the key ends
+// with the frame and iteration (FrameAndIter), as TensorFlow's does, so the
+// partitions of one loop on several devices or tasks meet iteration by
+// iteration. A dead tensor (from an untaken branch of a cond, or the body of
+// a loop in its last iteration) travels too: it is sent and received as an
+// uninitialized Tensor (IsDeadValue); every live value is initialized.
 // StartAbort fails every waiting and later Recv (and later Sends) with the
 // given status, so one failing partition stops a step's other partitions
 // instead of leaving them waiting.
@@ -32,29 +39,42 @@
 
 namespace sluice {
 
+// Which execution of a node a transfer belongs to: the dynamic frame (one
+// run of a while loop, named the same on every partition of the loop; 0 for
+// the root frame) and its iteration.
+struct FrameAndIter {
+  uint64_t frame_id = 0;
+  int64_t iter = 0;
+};
+
+inline bool IsDeadValue(const Tensor& t) { return !t.IsInitialized(); }
+
 class Rendezvous {
  public:
   using DoneCallback = std::function<void(absl::Status, Tensor)>;
 
   virtual ~Rendezvous() = default;
 
-  // "<step>;<src_device>;<src_incarnation hex>;<dst_device>;<tensor_name>":
-  // unique per step, edge and destination device.
+  // "<step>;<src_device>;<src_incarnation hex>;<dst_device>;<tensor_name>;
+  // <frame_id hex>:<iter>": unique per step, edge, destination device and
+  // loop iteration.
   static std::string CreateKey(int64_t step_id, absl::string_view src_device,
                                uint64_t src_incarnation, absl::string_view dst_device,
-                               absl::string_view tensor_name);
+                               absl::string_view tensor_name, FrameAndIter frame_iter = {});
   struct ParsedKey {
     int64_t step_id = 0;
     std::string src_device;
     uint64_t src_incarnation = 0;
     std::string dst_device;
     std::string tensor_name;
+    FrameAndIter frame_iter;
   };
   // InvalidArgument for a string CreateKey did not make.
   static absl::StatusOr<ParsedKey> ParseKey(absl::string_view key);
 
-  // Hands `value` over (sharing its buffer, not copying it). Errors: the key
-  // was already sent, or the rendezvous was aborted.
+  // Hands `value` over (sharing its buffer, not copying it); an
+  // uninitialized `value` is a dead tensor. Errors: the key was already
+  // sent, or the rendezvous was aborted.
   virtual absl::Status Send(const std::string& key, const Tensor& value) = 0;
   // Calls `done` once with the tensor, at once if it was sent already, else
   // from the Send (or StartAbort) that provides it.

@@ -37,7 +37,7 @@ Rendezvous::DoneCallback Into(Received* r) {
 
 TEST(RendezvousTest, KeyRoundTrip) {
   const std::string key = Rendezvous::CreateKey(42, kCpu0, 0xabcdef12345ULL, kCpu1, "edge_7_x:0");
-  EXPECT_EQ(key, absl::StrCat("42;", kCpu0, ";abcdef12345;", kCpu1, ";edge_7_x:0"));
+  EXPECT_EQ(key, absl::StrCat("42;", kCpu0, ";abcdef12345;", kCpu1, ";edge_7_x:0;0:0"));
   absl::StatusOr<Rendezvous::ParsedKey> parsed = Rendezvous::ParseKey(key);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->step_id, 42);
@@ -50,6 +50,11 @@ TEST(RendezvousTest, KeyRoundTrip) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->step_id, -3);
   EXPECT_EQ(parsed->src_incarnation, ~0ULL);
+  // A transfer inside a loop: frame id (hex) and iteration.
+  parsed = Rendezvous::ParseKey(Rendezvous::CreateKey(5, "a", 1, "b", "t", {0xfeedULL, 17}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->frame_iter.frame_id, 0xfeedULL);
+  EXPECT_EQ(parsed->frame_iter.iter, 17);
 }
 
 TEST(RendezvousTest, DifferentPartsMakeDifferentKeys) {
@@ -59,11 +64,28 @@ TEST(RendezvousTest, DifferentPartsMakeDifferentKeys) {
   EXPECT_NE(base, Rendezvous::CreateKey(1, kCpu0, 2, kCpu1, "t"));
   EXPECT_NE(base, Rendezvous::CreateKey(1, kCpu0, 1, kCpu0, "t"));
   EXPECT_NE(base, Rendezvous::CreateKey(1, kCpu0, 1, kCpu1, "u"));
+  EXPECT_NE(base, Rendezvous::CreateKey(1, kCpu0, 1, kCpu1, "t", {7, 0}));
+  EXPECT_NE(Rendezvous::CreateKey(1, kCpu0, 1, kCpu1, "t", {7, 0}),
+            Rendezvous::CreateKey(1, kCpu0, 1, kCpu1, "t", {7, 1}));
+}
+
+TEST(RendezvousTest, ADeadTensorIsHandedOverAsDead) {
+  LocalRendezvous rendezvous;
+  const std::string key = Rendezvous::CreateKey(1, kCpu0, 1, kCpu1, "t", {3, 2});
+  ASSERT_TRUE(rendezvous.Send(key, Tensor()).ok());
+  Received got;
+  rendezvous.RecvAsync(key, Into(&got));
+  ASSERT_EQ(got.calls, 1);
+  EXPECT_TRUE(got.status.ok()) << got.status;
+  EXPECT_TRUE(IsDeadValue(got.value));
+  EXPECT_FALSE(IsDeadValue(Tensor::Scalar<float>(0)));
 }
 
 TEST(RendezvousTest, BadKeysAreInvalidArgumentNamingTheKey) {
-  for (const char* bad : {"", "garbage", "1;a;1;b", "x;a;1;b;t", "1;a;zz;b;t", "1;;1;b;t",
-                          "1;a;1;;t", "1;a;1;b;", "1.5;a;1;b;t"}) {
+  for (const char* bad : {"", "garbage", "1;a;1;b", "x;a;1;b;t;0:0", "1;a;zz;b;t;0:0",
+                          "1;;1;b;t;0:0", "1;a;1;;t;0:0", "1;a;1;b;;0:0", "1.5;a;1;b;t;0:0",
+                          "1;a;1;b;t", "1;a;1;b;t;0", "1;a;1;b;t;zz:0", "1;a;1;b;t;0:x",
+                          "1;a;1;b;t;0:0;extra"}) {
     absl::StatusOr<Rendezvous::ParsedKey> parsed = Rendezvous::ParseKey(bad);
     ASSERT_FALSE(parsed.ok()) << "'" << bad << "' parsed";
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << parsed.status();

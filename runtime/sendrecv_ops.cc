@@ -6,32 +6,10 @@
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
 #include "runtime/rendezvous.h"
+#include "runtime/transfer_attrs.h"
 
 namespace sluice {
 namespace {
-
-// What both kernels read from their attrs: the pieces of the rendezvous key
-// other than the step.
-class TransferAttrs {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) {
-    ASSIGN_OR_RETURN(tensor_name_, ctx.GetAttr<std::string>("tensor_name"));
-    ASSIGN_OR_RETURN(send_device_, ctx.GetAttr<std::string>("send_device"));
-    ASSIGN_OR_RETURN(recv_device_, ctx.GetAttr<std::string>("recv_device"));
-    ASSIGN_OR_RETURN(int64_t incarnation, ctx.GetAttr<int64_t>("send_device_incarnation"));
-    incarnation_ = static_cast<uint64_t>(incarnation);
-    return absl::OkStatus();
-  }
-  std::string Key(int64_t step_id) const {
-    return Rendezvous::CreateKey(step_id, send_device_, incarnation_, recv_device_, tensor_name_);
-  }
-
- private:
-  std::string tensor_name_;
-  std::string send_device_;
-  std::string recv_device_;
-  uint64_t incarnation_ = 0;
-};
 
 absl::Status NoRendezvous(const OpKernelContext& ctx) {
   return absl::InternalError(absl::StrCat(ctx.node().op(), " ran in a step without a rendezvous"));
@@ -42,8 +20,9 @@ class SendOp : public OpKernel {
   absl::Status Init(const OpKernelConstruction& ctx) override { return attrs_.Init(ctx); }
   absl::Status Compute(OpKernelContext* ctx) override {
     if (ctx->rendezvous() == nullptr) return NoRendezvous(*ctx);
-    std::string key = attrs_.Key(ctx->step_id());
-    RETURN_IF_ERROR(ctx->rendezvous()->Send(key, ctx->input(0)));
+    std::string key = attrs_.Key(*ctx);
+    // A dead input is sent on as dead (an uninitialized tensor).
+    RETURN_IF_ERROR(ctx->rendezvous()->Send(key, ctx->is_input_dead() ? Tensor() : ctx->input(0)));
     ctx->set_trace_flow(std::move(key), /*is_send=*/true);
     return absl::OkStatus();
   }
@@ -61,10 +40,14 @@ class RecvOp : public AsyncOpKernel {
       done(NoRendezvous(*ctx));
       return;
     }
-    std::string key = attrs_.Key(ctx->step_id());
+    std::string key = attrs_.Key(*ctx);
     ctx->set_trace_flow(key, /*is_send=*/false);
     ctx->rendezvous()->RecvAsync(key, [ctx, done = std::move(done)](absl::Status s, Tensor t) {
-      if (s.ok()) ctx->set_output(0, std::move(t));
+      if (s.ok() && IsDeadValue(t)) {
+        ctx->set_is_output_dead();
+      } else if (s.ok()) {
+        ctx->set_output(0, std::move(t));
+      }
       done(std::move(s));
     });
   }

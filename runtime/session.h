@@ -92,7 +92,9 @@ struct RunOptions {
   // Return the graph each device ran (with its _Send/_Recv nodes).
   bool output_partition_graphs = false;
   // Stop the step with DeadlineExceeded after this long (0: no limit), e.g.
-  // a while loop that never ends (runtime/step_deadline.h). Local sessions.
+  // a while loop that never ends (runtime/step_deadline.h). In a cluster
+  // session it replaces the master's step deadline: every task stops its
+  // partitions when it passes.
   int64_t timeout_in_ms = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "distributed/rpc/master_stub.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace sluice {
@@ -29,7 +30,12 @@ absl::Status MasterStub::ExtendSession(const std::string& session_handle,
 
 absl::StatusOr<rpc::RunStepResponse> MasterStub::RunStep(const rpc::RunStepRequest& req) {
   rpc::RunStepResponse out;
-  absl::Status s = channel_.Call("RunStep", channel_.options().call_timeout_ms, [&](Connection& c) {
+  // A step given a longer deadline than calls have is waited for that long
+  // (plus the time to hear its DeadlineExceeded back).
+  const int64_t timeout_ms =
+      std::max<int64_t>(channel_.options().call_timeout_ms,
+                        req.timeout_in_ms > 0 ? req.timeout_in_ms + 5000 : 0);
+  absl::Status s = channel_.Call("RunStep", timeout_ms, [&](Connection& c) {
     c.master->RunStep(out, req);
     return absl::OkStatus();
   });

@@ -15,6 +15,7 @@
 #include "distributed/rpc/gen-cpp/sluice_types.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "base/status_macros.h"
+#include "runtime/rendezvous.h"
 
 namespace sluice {
 
@@ -30,6 +31,7 @@ namespace {
 constexpr int16_t kResultSuccess = 0;
 constexpr int16_t kResultError = 1;
 constexpr int16_t kResponseTensor = 1;
+constexpr int16_t kResponseIsDead = 2;
 constexpr int16_t kWireDtype = 1;
 constexpr int16_t kWireShape = 2;
 constexpr int16_t kWireData = 3;
@@ -106,6 +108,13 @@ absl::StatusOr<Tensor> ReadResponse(TProtocol* in, Allocator* allocator) {
     if (fid == kResponseTensor && ftype == apache::thrift::protocol::T_STRUCT) {
       result = ReadTensorWireStruct(in, allocator);
       have_tensor = true;
+    } else if (fid == kResponseIsDead && ftype == apache::thrift::protocol::T_BOOL) {
+      bool is_dead = false;
+      in->readBool(is_dead);
+      if (is_dead) {
+        result = Tensor();  // dead: runtime/rendezvous.h
+        have_tensor = true;
+      }
     } else {
       in->skip(ftype);
     }
@@ -224,9 +233,15 @@ void WriteRecvTensorReply(TProtocol* out, int32_t seqid, const Tensor& tensor) {
   out->writeStructBegin("WorkerService_RecvTensor_result");
   out->writeFieldBegin("success", T_STRUCT, kResultSuccess);
   out->writeStructBegin("RecvTensorResponse");
-  out->writeFieldBegin("tensor", T_STRUCT, kResponseTensor);
-  WriteTensorWireStruct(out, tensor, &strings);
-  out->writeFieldEnd();
+  if (IsDeadValue(tensor)) {
+    out->writeFieldBegin("is_dead", T_BOOL, kResponseIsDead);
+    out->writeBool(true);
+    out->writeFieldEnd();
+  } else {
+    out->writeFieldBegin("tensor", T_STRUCT, kResponseTensor);
+    WriteTensorWireStruct(out, tensor, &strings);
+    out->writeFieldEnd();
+  }
   out->writeFieldStop();
   out->writeStructEnd();  // RecvTensorResponse
   out->writeFieldEnd();

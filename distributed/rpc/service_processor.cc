@@ -9,6 +9,7 @@
 #include "distributed/rpc/collective_push.h"
 #include "distributed/rpc/recv_tensor_reply.h"
 #include "distributed/rpc/tensor_wire.h"
+#include "runtime/rendezvous.h"
 
 namespace sluice {
 
@@ -66,11 +67,9 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     } catch (const std::exception& e) {
       tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key, "': ", e.what()));
     }
-    if (tensor.ok() && !tensor->IsInitialized()) {
-      tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key,
-                                                "': the producer sent an uninitialized tensor"));
-    }
-    if (tensor.ok()) {
+    // An uninitialized tensor is a dead one (runtime/rendezvous.h): it
+    // travels as RecvTensorResponse.is_dead.
+    if (tensor.ok() && !IsDeadValue(*tensor)) {
       absl::Status travel = DataTypeFromWire(static_cast<int32_t>(tensor->dtype())).status();
       if (travel.ok() && tensor->dtype() != DT_STRING) {
         travel = WireByteCount(tensor->dtype(), tensor->shape()).status();

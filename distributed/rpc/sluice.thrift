@@ -70,6 +70,9 @@ struct RecvTensorRequest {
 
 struct RecvTensorResponse {
   1: TensorWire tensor,
+  // The sender's input was dead (an untaken cond branch, a loop's last
+  // iteration): no tensor comes, and the receiver's outputs are dead.
+  2: bool is_dead,
 }
 
 service WorkerService {
@@ -111,6 +114,8 @@ struct RunStepRequest {
   2: list<NamedTensor> feeds,
   3: list<string> fetches,
   4: list<string> targets,
+  // RunOptions::timeout_in_ms; 0: the session's step deadline.
+  5: i64 timeout_in_ms,
 }
 
 struct RunStepResponse {

@@ -27,6 +27,7 @@
 #include "distributed/rpc/tensor_wire.h"
 #include "distributed/rpc/worker_stub.h"
 #include "gtest/gtest.h"
+#include "runtime/rendezvous.h"
 
 namespace sluice {
 namespace {
@@ -105,6 +106,31 @@ TEST_F(ThriftServerTest, RecvTensorReturnsExactBytes) {
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(alloc.GetStats().num_allocs, 1);
   EXPECT_EQ(stub.channel().IdleConnectionsForTesting(), 1);  // one connection, reused
+}
+
+// A dead tensor (an uninitialized one: runtime/rendezvous.h) crosses as
+// RecvTensorResponse.is_dead, to Sluice's reader and the generated one.
+TEST_F(ThriftServerTest, ADeadTensorArrivesDead) {
+  source_.Provide(4, "dead", Tensor());
+  source_.Provide(4, "dead_again", Tensor());
+  WorkerStub stub(kTask, address_);
+  absl::StatusOr<Tensor> got = stub.RecvTensor(4, "dead", 1000);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(IsDeadValue(*got));
+  auto socket = std::make_shared<apache::thrift::transport::TSocket>("127.0.0.1", server_->port());
+  auto framed = std::make_shared<apache::thrift::transport::TFramedTransport>(socket);
+  auto binary = std::make_shared<apache::thrift::protocol::TBinaryProtocol>(framed);
+  rpc::WorkerServiceClient client(
+      std::make_shared<apache::thrift::protocol::TMultiplexedProtocol>(binary, "worker"));
+  framed->open();
+  rpc::RecvTensorRequest req;
+  req.step_id = 4;
+  req.rendezvous_key = "dead_again";
+  req.timeout_ms = 1000;
+  rpc::RecvTensorResponse resp;
+  client.RecvTensor(resp, req);
+  EXPECT_TRUE(resp.is_dead);
+  framed->close();
 }
 
 TEST_F(ThriftServerTest, StockGeneratedClientParsesTheZeroCopyReply) {

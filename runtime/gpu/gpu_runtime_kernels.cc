@@ -12,6 +12,7 @@
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/rendezvous.h"
 #include "runtime/sendrecv_ops.h"
+#include "runtime/transfer_attrs.h"
 
 namespace sluice {
 namespace {
@@ -39,30 +40,6 @@ bool IsGpuOfSameProcess(absl::string_view send_device, absl::string_view recv_de
   }
   return send_process == recv_process && absl::EqualsIgnoreCase(recv_type, kDeviceTypeGpu);
 }
-
-// The attrs both kernels read: the parts of the rendezvous key but the step.
-class TransferAttrs {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) {
-    ASSIGN_OR_RETURN(tensor_name_, ctx.GetAttr<std::string>("tensor_name"));
-    ASSIGN_OR_RETURN(send_device_, ctx.GetAttr<std::string>("send_device"));
-    ASSIGN_OR_RETURN(recv_device_, ctx.GetAttr<std::string>("recv_device"));
-    ASSIGN_OR_RETURN(int64_t incarnation, ctx.GetAttr<int64_t>("send_device_incarnation"));
-    incarnation_ = static_cast<uint64_t>(incarnation);
-    return absl::OkStatus();
-  }
-  std::string Key(int64_t step_id) const {
-    return Rendezvous::CreateKey(step_id, send_device_, incarnation_, recv_device_, tensor_name_);
-  }
-  const std::string& send_device() const { return send_device_; }
-  const std::string& recv_device() const { return recv_device_; }
-
- private:
-  std::string tensor_name_;
-  std::string send_device_;
-  std::string recv_device_;
-  uint64_t incarnation_ = 0;
-};
 
 // The kernel's device as a GpuDevice; Internal naming the node otherwise.
 absl::StatusOr<GpuDevice*> GpuOfContext(const OpKernelContext& ctx) {
@@ -93,8 +70,12 @@ class GpuSendOp : public AsyncOpKernel {
       return;
     }
     Rendezvous* rendezvous = ctx->rendezvous();
-    std::string key = attrs_.Key(ctx->step_id());
+    std::string key = attrs_.Key(*ctx);
     ctx->set_trace_flow(key, /*is_send=*/true);
+    if (ctx->is_input_dead()) {  // deadness crosses as an uninitialized tensor
+      done(rendezvous->Send(key, Tensor()));
+      return;
+    }
     const Tensor& t = ctx->input(0);
     if (!t.on_device()) {  // host memory (DT_INT32) is complete already
       done(rendezvous->Send(key, t));
@@ -137,7 +118,7 @@ class GpuRecvOp : public AsyncOpKernel {
       return;
     }
     GpuDevice* gpu = *status_or_gpu;
-    std::string key = attrs_.Key(ctx->step_id());
+    std::string key = attrs_.Key(*ctx);
     ctx->set_trace_flow(key, /*is_send=*/false);
     const bool host_memory = host_memory_;
     ctx->rendezvous()->RecvAsync(key, [ctx, gpu, host_memory, done](absl::Status s, Tensor t) {
@@ -145,7 +126,12 @@ class GpuRecvOp : public AsyncOpKernel {
         done(s);
         return;
       }
-      const bool here = !t.IsInitialized() ||
+      if (IsDeadValue(t)) {
+        ctx->set_is_output_dead();
+        done(absl::OkStatus());
+        return;
+      }
+      const bool here =
                         (host_memory ? !t.on_device()
                                      : t.on_device() &&
                                            t.buffer_allocator()->device_ordinal() == gpu->ordinal());

@@ -462,6 +462,96 @@ TEST_F(ClusterTest, TwoHundredFiftySixMiBTensorCrossesTasks) {
 
 // A client's graph may not write files outside the job's directories on a
 // task (before: a SaveV2 could overwrite ~/.ssh/authorized_keys there).
+// A while loop across tasks: its Enter/Merge/Switch/LoopCond on worker 0,
+// its body's arithmetic on the ps, a cond's branches on worker 1. The ps and
+// worker 1 run control loops driven by the LoopCond they receive; frames,
+// iterations and dead tensors cross in RecvTensor. acc = acc * 2 + i for
+// i < n, then acc + 1 if acc > 100 else acc - 1.
+GraphDef LoopAcrossTasks() {
+  Scope w0 = Scope::NewRootScope(BuiltinOps()).WithDevice("/job:worker/task:0");
+  Output n = ops::Placeholder(w0.WithOpName("n"), DT_INT32);
+  absl::StatusOr<std::vector<Output>> loop = ops::WhileLoop(
+      w0, {ops::Const(w0, 0), ops::Const(w0, 1.0f)},
+      [&](const Scope& c, absl::Span<const Output> v) { return ops::Less(c, v[0], n); },
+      [](const Scope& b, absl::Span<const Output> v) {
+        Scope ps = b.WithDevice("/job:ps/task:0");
+        Output acc = ops::Add(ps, ops::Mul(ps, v[1], 2.0f), ops::Cast(ps, v[0], DT_FLOAT));
+        return std::vector<Output>{ops::Add(b, v[0], 1), acc};
+      });
+  EXPECT_TRUE(loop.ok()) << loop.status();
+  Output acc = (*loop)[1];
+  absl::StatusOr<std::vector<Output>> y = ops::Cond(
+      w0, ops::Greater(w0, acc, 100.0f),
+      [&](const Scope& b) {
+        return std::vector<Output>{ops::Add(b.WithDevice("/job:worker/task:1"), acc, 1.0f)};
+      },
+      [&](const Scope& b) {
+        return std::vector<Output>{ops::Sub(b.WithDevice("/job:worker/task:1"), acc, 1.0f)};
+      });
+  EXPECT_TRUE(y.ok()) << y.status();
+  ops::Identity(w0.WithOpName("y"), (*y)[0]);
+  // A loop that never ends, its body on the ps.
+  absl::StatusOr<std::vector<Output>> forever = ops::WhileLoop(
+      w0, {ops::Const(w0, 0)},
+      [](const Scope& c, absl::Span<const Output> v) { return ops::GreaterEqual(c, v[0], 0); },
+      [](const Scope& b, absl::Span<const Output> v) {
+        return std::vector<Output>{
+            ops::Maximum(b.WithDevice("/job:ps/task:0"), ops::Add(b, v[0], 1), 1)};
+      },
+      {.name = "forever"});
+  EXPECT_TRUE(forever.ok()) << forever.status();
+  ops::Identity(w0.WithOpName("forever_out"), (*forever)[0]);
+  EXPECT_TRUE(w0.ok()) << w0.status();
+  GraphDef def;
+  w0.graph()->ToGraphDef(&def);
+  return def;
+}
+
+TEST_F(ClusterTest, WhileLoopAndCondAcrossTasks) {
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(LoopAcrossTasks());
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (int n : {0, 3, 8}) {
+    float acc = 1;
+    for (int i = 0; i < n; ++i) acc = acc * 2 + static_cast<float>(i);
+    const float want = acc > 100 ? acc + 1 : acc - 1;
+    absl::StatusOr<std::vector<Tensor>> out =
+        (*session)->Run({{"n", Tensor::Scalar<int32_t>(n)}}, {"y"}, {});
+    ASSERT_TRUE(out.ok()) << "n " << n << ": " << out.status();
+    EXPECT_EQ((*out)[0].scalar<float>(), want) << "n " << n;
+  }
+}
+
+// RunOptions::timeout_in_ms stops a loop that never ends on every task, in a
+// cluster session and in a remote one (carried in RunStepRequest), and the
+// cluster runs the next step.
+TEST_F(ClusterTest, RunTimeoutStopsALoopAcrossTasks) {
+  absl::StatusOr<std::string> worker0 = cluster_->spec().Address("worker", 0);
+  ASSERT_TRUE(worker0.ok());
+  ClusterSessionOptions remote_options;
+  remote_options.rpc.call_timeout_ms = 20000;
+  std::vector<std::unique_ptr<Session>> sessions;
+  absl::StatusOr<std::unique_ptr<Session>> cluster = NewSession(LoopAcrossTasks());
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  sessions.push_back(*std::move(cluster));
+  absl::StatusOr<std::unique_ptr<Session>> remote =
+      NewRemoteSession("thrift://" + *worker0, LoopAcrossTasks(), remote_options);
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  sessions.push_back(*std::move(remote));
+  for (auto& session : sessions) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::vector<Tensor>> r =
+        session->Run({}, {"forever_out"}, {}, RunOptions{.timeout_in_ms = 500});
+    const absl::Duration took = absl::Now() - start;
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+    EXPECT_LT(took, absl::Seconds(5)) << "the step deadline is 20 s; the run's 0.5 s";
+    absl::StatusOr<std::vector<Tensor>> next =
+        session->Run({{"n", Tensor::Scalar<int32_t>(3)}}, {"y"}, {});
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ((*next)[0].scalar<float>(), 11.0f);  // 1 -> 2 -> 5 -> 12, not > 100: 12 - 1
+  }
+}
+
 TEST_F(ClusterTest, GraphsWriteFilesOnlyUnderTheJobsDirectories) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string outside = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/not-a-job-dir/stolen");
