@@ -18,6 +18,8 @@
 #include "ops/stack_ops.h"
 #include "ops/activation_ops.h"
 #include "ops/array_layout_ops.h"
+#include "ops/index_ops.h"
+#include "ops/array_rearrange_ops.h"
 #include "ops/batch_matmul_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/check_ops.h"
@@ -41,6 +43,8 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
   RETURN_IF_ERROR(RegisterActivationOps(ops));
   RETURN_IF_ERROR(RegisterArrayLayoutOps(ops));
+  RETURN_IF_ERROR(RegisterIndexOps(ops));
+  RETURN_IF_ERROR(RegisterArrayRearrangeOps(ops));
   RETURN_IF_ERROR(RegisterScanOps(ops));
   RETURN_IF_ERROR(RegisterCheckOps(ops));
   RETURN_IF_ERROR(RegisterResourceVariableOps(ops));
@@ -62,6 +66,8 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterTensorArrayGradients(ops));
   RETURN_IF_ERROR(RegisterActivationGradients(ops));
   RETURN_IF_ERROR(RegisterArrayLayoutGradients(ops));
+  RETURN_IF_ERROR(RegisterIndexGradients(ops));
+  RETURN_IF_ERROR(RegisterArrayRearrangeGradients(ops));
   RETURN_IF_ERROR(RegisterScanAndCheckGradients(ops));
   RETURN_IF_ERROR(RegisterBatchNormGradients(ops));
   RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));

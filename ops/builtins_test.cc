@@ -82,7 +82,7 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "TruncateDiv", "DivNoNan", "Inv", "SquaredDifference", "Log1p", "Expm1", "Softplus",
         "Softsign", "Relu6", "Elu", "Selu", "LeakyRelu", "Erf", "Erfc", "IsNan", "IsInf",
         "IsFinite", "L2Loss", "Cumsum", "Cumprod", "ClipByValue", "OneHot", "ReverseV2", "SplitV",
-        "Pad", "PadV2", "Assert", "CheckNumerics", "AvgPool", "FusedBatchNorm", "FusedBatchNormV3", "BatchMatMul", "BatchMatMulV2", "SpaceToDepth", "DepthToSpace", "MatrixDiag", "MatrixDiagPart", "VarHandleOp", "ReadVariableOp",
+        "Pad", "PadV2", "Assert", "CheckNumerics", "AvgPool", "FusedBatchNorm", "FusedBatchNormV3", "BatchMatMul", "BatchMatMulV2", "SpaceToDepth", "DepthToSpace", "MatrixDiag", "MatrixDiagPart", "Bucketize", "Unique", "ListDiff", "DynamicStitch", "ParallelDynamicStitch", "DynamicPartition", "GatherNd", "ScatterNd", "TopKV2", "InTopKV2", "MirrorPad", "MirrorPadGrad", "SpaceToBatchND", "BatchToSpaceND", "ReverseSequence", "ParallelConcat", "VarHandleOp", "ReadVariableOp",
         "AssignVariableOp", "VarIsInitializedOp", "ResourceGather", "ResourceApplyGradientDescent",
         "ResourceApplyMomentum", "ResourceApplyAdam"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;

@@ -11,6 +11,8 @@
 #include "ops/stack_ops.h"
 #include "ops/activation_ops.h"
 #include "ops/array_layout_ops.h"
+#include "ops/index_ops.h"
+#include "ops/array_rearrange_ops.h"
 #include "ops/batch_matmul_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/check_ops.h"
@@ -48,6 +50,8 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterTensorArrayKernels(kernels);
   RegisterActivationKernels(kernels);
   RegisterArrayLayoutKernels(kernels);
+  RegisterIndexKernels(kernels);
+  RegisterArrayRearrangeKernels(kernels);
   RegisterScanKernels(kernels);
   RegisterCheckKernels(kernels);
   RegisterResourceVariableKernels(kernels);

@@ -23,6 +23,8 @@ absl::Status RegisterControlFlowGradients(OpRegistry* ops);
 absl::Status RegisterTensorArrayGradients(OpRegistry* ops);
 absl::Status RegisterActivationGradients(OpRegistry* ops);
 absl::Status RegisterArrayLayoutGradients(OpRegistry* ops);
+absl::Status RegisterIndexGradients(OpRegistry* ops);
+absl::Status RegisterArrayRearrangeGradients(OpRegistry* ops);
 absl::Status RegisterScanAndCheckGradients(OpRegistry* ops);
 absl::Status RegisterBatchNormGradients(OpRegistry* ops);
 absl::Status RegisterBatchMatMulGradients(OpRegistry* ops);
