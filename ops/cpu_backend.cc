@@ -16,6 +16,11 @@
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
 #include "ops/scan_ops.h"
+#include "ops/activation_grad_ops.h"
+#include "ops/batch_norm_grad_ops.h"
+#include "ops/depthwise_conv_ops.h"
+#include "ops/nn3d_ops.h"
+#include "ops/lrn_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -46,6 +51,11 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterControlFlowKernels(kernels);
   RegisterStackKernels(kernels);
   RegisterTensorArrayKernels(kernels);
+  RegisterLrnKernels(kernels);
+  RegisterNn3dKernels(kernels);
+  RegisterDepthwiseConvKernels(kernels);
+  RegisterBatchNormGradKernels(kernels);
+  RegisterActivationGradKernels(kernels);
   RegisterActivationKernels(kernels);
   RegisterArrayLayoutKernels(kernels);
   RegisterScanKernels(kernels);
