@@ -6,9 +6,9 @@
 //   Output l = ops::LeakyRelu(s, z, {.alpha = 0.1f});
 //   Output penalty = ops::L2Loss(s, w);   // sum(w^2) / 2, a scalar
 //
-// Gradients: RegisterNnGradients (ops/gradients.h), written with the math
-// ops (TensorFlow's graphs name helper ops Relu6Grad, EluGrad, ...; those
-// are not defined here). Thread-safety: as Scope; kernels are stateless.
+// Gradients: RegisterActivationGradients (ops/gradients.h), which emit
+// TensorFlow's helper ops Relu6Grad, EluGrad, ... (ops/activation_grad_ops.h).
+// Thread-safety: as Scope; kernels are stateless.
 #ifndef SLUICE_OPS_ACTIVATION_OPS_H_
 #define SLUICE_OPS_ACTIVATION_OPS_H_
 

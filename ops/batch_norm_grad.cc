@@ -61,6 +61,11 @@ absl::Status RegisterBatchNormGradients(OpRegistry* ops) {
   for (const char* op : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"}) {
     RETURN_IF_ERROR(ops->SetGradient(op, FusedBatchNormGrad));
   }
+  // The backward ops (ops/batch_norm_grad_ops.h): no second-order gradient
+  // through them; Sluice's own gradient above uses math ops instead.
+  for (const char* op : {"FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"}) {
+    RETURN_IF_ERROR(ops->SetNoGradient(op));
+  }
   return absl::OkStatus();
 }
 

@@ -25,6 +25,11 @@
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
 #include "ops/scan_ops.h"
+#include "ops/activation_grad_ops.h"
+#include "ops/batch_norm_grad_ops.h"
+#include "ops/depthwise_conv_ops.h"
+#include "ops/nn3d_ops.h"
+#include "ops/lrn_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -41,6 +46,11 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterControlFlowOps(ops));
   RETURN_IF_ERROR(RegisterStackOps(ops));
   RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
+  RETURN_IF_ERROR(RegisterLrnOps(ops));
+  RETURN_IF_ERROR(RegisterNn3dOps(ops));
+  RETURN_IF_ERROR(RegisterDepthwiseConvOps(ops));
+  RETURN_IF_ERROR(RegisterBatchNormGradOps(ops));
+  RETURN_IF_ERROR(RegisterActivationGradOps(ops));
   RETURN_IF_ERROR(RegisterActivationOps(ops));
   RETURN_IF_ERROR(RegisterArrayLayoutOps(ops));
   RETURN_IF_ERROR(RegisterIndexOps(ops));
@@ -71,6 +81,9 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterScanAndCheckGradients(ops));
   RETURN_IF_ERROR(RegisterBatchNormGradients(ops));
   RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));
+  RETURN_IF_ERROR(RegisterLrnGradients(ops));
+  RETURN_IF_ERROR(RegisterNn3dGradients(ops));
+  RETURN_IF_ERROR(RegisterDepthwiseConvGradients(ops));
   RETURN_IF_ERROR(RegisterCollectiveGradients(ops));
   return absl::OkStatus();
 }

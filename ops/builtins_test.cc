@@ -84,7 +84,12 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "IsFinite", "L2Loss", "Cumsum", "Cumprod", "ClipByValue", "OneHot", "ReverseV2", "SplitV",
         "Pad", "PadV2", "Assert", "CheckNumerics", "AvgPool", "FusedBatchNorm", "FusedBatchNormV3", "BatchMatMul", "BatchMatMulV2", "SpaceToDepth", "DepthToSpace", "MatrixDiag", "MatrixDiagPart", "Bucketize", "Unique", "ListDiff", "DynamicStitch", "ParallelDynamicStitch", "DynamicPartition", "GatherNd", "ScatterNd", "TopKV2", "InTopKV2", "MirrorPad", "MirrorPadGrad", "SpaceToBatchND", "BatchToSpaceND", "ReverseSequence", "ParallelConcat", "VarHandleOp", "ReadVariableOp",
         "AssignVariableOp", "VarIsInitializedOp", "ResourceGather", "ResourceApplyGradientDescent",
-        "ResourceApplyMomentum", "ResourceApplyAdam"}) {
+        "ResourceApplyMomentum", "ResourceApplyAdam",
+        "Relu6Grad", "EluGrad", "SeluGrad", "LeakyReluGrad", "SoftplusGrad", "SoftsignGrad",
+        "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3", "TensorArrayGradWithShape",
+        "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+        "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "MaxPool3D", "AvgPool3D", "MaxPool3DGrad", "AvgPool3DGrad",
+        "LRN", "LRNGrad"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }

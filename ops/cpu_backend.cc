@@ -18,6 +18,11 @@
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
 #include "ops/scan_ops.h"
+#include "ops/activation_grad_ops.h"
+#include "ops/batch_norm_grad_ops.h"
+#include "ops/depthwise_conv_ops.h"
+#include "ops/nn3d_ops.h"
+#include "ops/lrn_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -48,6 +53,11 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterControlFlowKernels(kernels);
   RegisterStackKernels(kernels);
   RegisterTensorArrayKernels(kernels);
+  RegisterLrnKernels(kernels);
+  RegisterNn3dKernels(kernels);
+  RegisterDepthwiseConvKernels(kernels);
+  RegisterBatchNormGradKernels(kernels);
+  RegisterActivationGradKernels(kernels);
   RegisterActivationKernels(kernels);
   RegisterArrayLayoutKernels(kernels);
   RegisterIndexKernels(kernels);

@@ -28,6 +28,9 @@ absl::Status RegisterArrayRearrangeGradients(OpRegistry* ops);
 absl::Status RegisterScanAndCheckGradients(OpRegistry* ops);
 absl::Status RegisterBatchNormGradients(OpRegistry* ops);
 absl::Status RegisterBatchMatMulGradients(OpRegistry* ops);
+absl::Status RegisterLrnGradients(OpRegistry* ops);
+absl::Status RegisterNn3dGradients(OpRegistry* ops);
+absl::Status RegisterDepthwiseConvGradients(OpRegistry* ops);
 
 }  // namespace sluice
 

@@ -277,14 +277,6 @@ GradResult Log1pGrad(const Scope& s, const Node& node, absl::Span<const Output> 
 GradResult Expm1Grad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return One(s, ops::Mul(s, g[0], ops::Exp(s, InputOf(node, 0))));
 }
-GradResult SoftplusGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
-  return One(s, ops::Mul(s, g[0], ops::Sigmoid(s, InputOf(node, 0))));
-}
-GradResult SoftsignGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
-  const Output x = InputOf(node, 0);
-  const Output d = ops::Add(s, ops::Abs(s, x), Scalar(1, x.dtype()));
-  return One(s, ops::RealDiv(s, g[0], ops::Square(s, d)));
-}
 // d erf(x)/dx = 2/sqrt(pi) e^(-x^2); erfc is its negation.
 Output ErfSlope(const Scope& s, const Output& x, double sign) {
   return ops::Mul(s, ops::Exp(s, ops::Neg(s, ops::Square(s, x))),
@@ -579,14 +571,12 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"Reciprocal", ReciprocalGrad},
       {"Log1p", Log1pGrad},
       {"Expm1", Expm1Grad},
-      {"Softplus", SoftplusGrad},
       {"SquaredDifference", SquaredDifferenceGrad},
       {"FloorMod", FloorModGrad},
       {"Div", RealDivGrad},
       {"DivNoNan", DivNoNanGrad},
       {"Inv", ReciprocalGrad},
       {"ClipByValue", ClipByValueGrad},
-      {"Softsign", SoftsignGrad},
       {"Erf", ErfGrad},
       {"Erfc", ErfcGrad},
       {"Abs", AbsGrad},

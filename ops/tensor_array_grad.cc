@@ -111,7 +111,8 @@ absl::Status RegisterTensorArrayGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("TensorArrayScatterV3", ScatterGrad));
   RETURN_IF_ERROR(ops->SetGradient("TensorArrayConcatV3", ConcatGrad));
   RETURN_IF_ERROR(ops->SetGradient("TensorArraySplitV3", SplitGrad));
-  for (const char* op : {"TensorArrayV3", "TensorArrayGradV3", "TensorArraySizeV3",
+  for (const char* op : {"TensorArrayV3", "TensorArrayGradV3", "TensorArrayGradWithShape",
+                         "TensorArraySizeV3",
                          "TensorArrayCloseV3"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }

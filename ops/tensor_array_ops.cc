@@ -128,6 +128,31 @@ class TensorArrayOp : public OpKernel {
   std::atomic<int64_t> next_id_{0};
 };
 
+// TensorArrayGradWithShape: each gradient element is shape_to_prepend
+// followed by the forward element's shape (a known element shape, and each
+// written element's shape, as TensorFlow's CopyShapesFrom does).
+absl::Status PrependShape(const Tensor& prefix, TensorArray::GradientSpec* spec) {
+  if (prefix.dims() != 1 || prefix.dtype() != DT_INT32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TensorArrayGradWithShape: shape_to_prepend must be an int32 vector, got shape ",
+        prefix.shape().DebugString()));
+  }
+  absl::Span<const int32_t> dims = prefix.flat<int32_t>();
+  for (int32_t d : dims) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorArrayGradWithShape: shape_to_prepend has a negative dimension ", d));
+    }
+  }
+  auto prepend = [&](TensorShape* shape) {
+    if (shape->unknown_rank()) return;
+    for (size_t i = 0; i < dims.size(); ++i) shape->InsertDim(static_cast<int>(i), dims[i]);
+  };
+  prepend(&spec->options.element_shape);
+  for (TensorShape& shape : spec->shapes) prepend(&shape);
+  return absl::OkStatus();
+}
+
 class TensorArrayGradOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -137,6 +162,7 @@ class TensorArrayGradOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(TensorArray * forward, LookUpArray(ctx));
     ASSIGN_OR_RETURN(TensorArray::GradientSpec spec, forward->Gradient());
+    if (ctx->num_inputs() > 2) RETURN_IF_ERROR(PrependShape(ctx->input(2), &spec));
     const std::string name = absl::StrCat(forward->name(), "@", source_);
     RETURN_IF_ERROR(OutputArray(ctx, name, [&] {
       return std::make_unique<TensorArray>(name, spec.options, std::move(spec.shapes));
@@ -454,6 +480,15 @@ absl::Status RegisterTensorArrayOps(OpRegistry* ops) {
                                     .Attr("source: string")
                                     .SetIsStateful()
                                     .SetShapeFn(HandleAndFlowShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayGradWithShape")
+                                    .Input("handle: resource")
+                                    .Input("flow_in: float")
+                                    .Input("shape_to_prepend: int32")
+                                    .Output("grad_handle: resource")
+                                    .Output("flow_out: float")
+                                    .Attr("source: string")
+                                    .SetIsStateful()
+                                    .SetShapeFn(HandleAndFlowShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayWriteV3")
                                     .Input("handle: resource")
                                     .Input("index: int32")
@@ -524,6 +559,7 @@ absl::Status RegisterTensorArrayOps(OpRegistry* ops) {
 void RegisterTensorArrayKernels(KernelRegistry* kernels) {
   kernels->Register<TensorArrayOp>(KernelDef("TensorArrayV3", kDeviceTypeCpu));
   kernels->Register<TensorArrayGradOp>(KernelDef("TensorArrayGradV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayGradOp>(KernelDef("TensorArrayGradWithShape", kDeviceTypeCpu));
   kernels->Register<TensorArrayWriteOp>(KernelDef("TensorArrayWriteV3", kDeviceTypeCpu));
   kernels->Register<TensorArrayReadOp>(KernelDef("TensorArrayReadV3", kDeviceTypeCpu));
   kernels->Register<TensorArrayGatherOp>(KernelDef("TensorArrayGatherV3", kDeviceTypeCpu));
@@ -556,6 +592,20 @@ TensorArrayOutputs TensorArrayGradV3(const Scope& scope, const Input& handle, co
   std::vector<Output> out = scope.Op("TensorArrayGradV3", loc)
                                 .Input(handle)
                                 .Input(flow_in)
+                                .Attr("source", source)
+                                .FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+TensorArrayOutputs TensorArrayGradWithShape(const Scope& scope, const Input& handle,
+                                            const Input& flow_in, const Input& shape_to_prepend,
+                                            const std::string& source,
+                                            std::source_location loc) {
+  std::vector<Output> out = scope.Op("TensorArrayGradWithShape", loc)
+                                .Input(handle)
+                                .Input(flow_in)
+                                .Input(shape_to_prepend)
                                 .Attr("source", source)
                                 .FinalizeAll();
   if (out.size() != 2) return {};

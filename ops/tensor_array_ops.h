@@ -55,6 +55,12 @@ TensorArrayOutputs TensorArrayV3(const Scope& scope, const Input& size, DataType
 TensorArrayOutputs TensorArrayGradV3(const Scope& scope, const Input& handle, const Input& flow_in,
                                      const std::string& source,
                                      std::source_location loc = std::source_location::current());
+// TensorArrayGradV3 whose elements are shape_to_prepend (int32 [k]) followed
+// by the forward element shapes: the gradient of k stacked arrays at once
+// (TensorFlow's pfor / while_v2 write it).
+TensorArrayOutputs TensorArrayGradWithShape(
+    const Scope& scope, const Input& handle, const Input& flow_in, const Input& shape_to_prepend,
+    const std::string& source, std::source_location loc = std::source_location::current());
 Output TensorArrayWriteV3(const Scope& scope, const Input& handle, const Input& index,
                           const Input& value, const Input& flow_in,
                           std::source_location loc = std::source_location::current());

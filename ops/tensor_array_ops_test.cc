@@ -288,5 +288,31 @@ TEST_F(TensorArrayTest, ArraysInAWhileLoopAndTheirGradients) {
   EXPECT_LT(*err, 1e-6);
 }
 
+// TensorArrayGradWithShape (TensorFlow's kernel, tensor_array_ops.cc:
+// shape_to_prepend goes in front of the forward element shapes): an
+// unwritten gradient element reads as zeros of the prepended shape, and a
+// write must fit it.
+TEST_F(TensorArrayTest, GradWithShapePrependsTheShape) {
+  auto ta = ops::TensorArrayV3(s_, 2, DT_FLOAT, TensorArrayAttrs{.element_shape = TensorShape({2})});
+  Output f = ops::TensorArrayWriteV3(s_, ta.handle, 0, Floats({1, 2}, {2}), ta.flow);
+  auto grad = ops::TensorArrayGradWithShape(s_, ta.handle, f, ops::Const(s_, Tensor::FromVector<int32_t>({3}, TensorShape({1}))), "gradients");
+  Output g = ops::TensorArrayWriteV3(s_, grad.handle, 1, Floats({1, 2, 3, 4, 5, 6}, {3, 2}),
+                                     grad.flow);
+  Output all = ops::TensorArrayGatherV3(s_, grad.handle, {0, 1}, g, DT_FLOAT);
+  absl::StatusOr<std::vector<Tensor>> out = Run({all});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), TensorShape({2, 3, 2}));
+  EXPECT_EQ(Values((*out)[0]), std::vector<float>({0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}));
+
+  auto grad2 = ops::TensorArrayGradWithShape(s_, ta.handle, f, ops::Const(s_, Tensor::FromVector<int32_t>({3}, TensorShape({1}))), "other");
+  absl::Status st = RunError(ops::TensorArrayWriteV3(s_, grad2.handle, 0, Floats({1, 2}, {2}), grad2.flow));
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("incompatible"), std::string::npos) << st;
+
+  auto bad = ops::TensorArrayGradWithShape(s_, ta.handle, f, ops::Const(s_, Tensor::FromVector<int32_t>({3}, TensorShape({}))), "bad");
+  st = RunError(bad.flow);
+  EXPECT_NE(st.message().find("shape_to_prepend must be an int32 vector"), std::string::npos) << st;
+}
+
 }  // namespace
 }  // namespace sluice
