@@ -84,7 +84,8 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "IsFinite", "L2Loss", "Cumsum", "Cumprod", "ClipByValue", "OneHot", "ReverseV2", "SplitV",
         "Pad", "PadV2", "Assert", "CheckNumerics", "AvgPool", "FusedBatchNorm", "FusedBatchNormV3", "BatchMatMul", "BatchMatMulV2", "SpaceToDepth", "DepthToSpace", "MatrixDiag", "MatrixDiagPart", "VarHandleOp", "ReadVariableOp",
         "AssignVariableOp", "VarIsInitializedOp", "ResourceGather", "ResourceApplyGradientDescent",
-        "ResourceApplyMomentum", "ResourceApplyAdam"}) {
+        "ResourceApplyMomentum", "ResourceApplyAdam",
+        "ApplyAdagrad", "ResourceApplyAdagrad", "SparseApplyAdagrad", "ResourceSparseApplyAdagrad", "ApplyProximalAdagrad", "ResourceApplyProximalAdagrad", "SparseApplyProximalAdagrad", "ResourceSparseApplyProximalAdagrad", "ApplyAdadelta", "ResourceApplyAdadelta", "SparseApplyAdadelta", "ResourceSparseApplyAdadelta", "ApplyRMSProp", "ResourceApplyRMSProp", "SparseApplyRMSProp", "ResourceSparseApplyRMSProp", "ApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp", "SparseApplyCenteredRMSProp", "ResourceSparseApplyCenteredRMSProp", "ApplyFtrl", "ResourceApplyFtrl", "SparseApplyFtrl", "ResourceSparseApplyFtrl", "ApplyFtrlV2", "ResourceApplyFtrlV2", "SparseApplyFtrlV2", "ResourceSparseApplyFtrlV2"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }
