@@ -38,6 +38,7 @@
 #include "ops/stack_ops.h"
 #include "ops/state_ops.h"
 #include "ops/tensor_array_ops.h"
+#include "ops/scatter_ops.h"
 #include "ops/training_ops.h"
 #include "placement/auto_placer.h"
 #include "placement/pipeline.h"

@@ -19,6 +19,7 @@
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
+#include "ops/scatter_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/local_devices.h"
@@ -58,6 +59,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterStateKernels(kernels);
   RegisterRandomKernels(kernels);
   RegisterTrainingKernels(kernels);
+  RegisterScatterKernels(kernels);
   RegisterDataFlowKernels(kernels);
   RegisterSummaryKernels(kernels);
   RegisterIoKernels(kernels);
