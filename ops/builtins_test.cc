@@ -86,7 +86,8 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "AssignVariableOp", "VarIsInitializedOp", "ResourceGather", "ResourceApplyGradientDescent",
         "ResourceApplyMomentum", "ResourceApplyAdam",
         "ApplyAdagrad", "ResourceApplyAdagrad", "SparseApplyAdagrad", "ResourceSparseApplyAdagrad", "ApplyProximalAdagrad", "ResourceApplyProximalAdagrad", "SparseApplyProximalAdagrad", "ResourceSparseApplyProximalAdagrad", "ApplyAdadelta", "ResourceApplyAdadelta", "SparseApplyAdadelta", "ResourceSparseApplyAdadelta", "ApplyRMSProp", "ResourceApplyRMSProp", "SparseApplyRMSProp", "ResourceSparseApplyRMSProp", "ApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp", "SparseApplyCenteredRMSProp", "ResourceSparseApplyCenteredRMSProp", "ApplyFtrl", "ResourceApplyFtrl", "SparseApplyFtrl", "ResourceSparseApplyFtrl", "ApplyFtrlV2", "ResourceApplyFtrlV2", "SparseApplyFtrlV2", "ResourceSparseApplyFtrlV2", "ScatterUpdate", "ScatterAdd", "ScatterSub",
-        "ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub"}) {
+        "ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub",
+        "ShardedFilename", "ShardedFilespec", "MergeV2Checkpoints"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }

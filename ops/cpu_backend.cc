@@ -20,6 +20,7 @@
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
 #include "ops/scatter_ops.h"
+#include "ops/sharded_checkpoint_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/local_devices.h"
@@ -60,6 +61,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterRandomKernels(kernels);
   RegisterTrainingKernels(kernels);
   RegisterScatterKernels(kernels);
+  RegisterShardedCheckpointKernels(kernels);
   RegisterDataFlowKernels(kernels);
   RegisterSummaryKernels(kernels);
   RegisterIoKernels(kernels);
