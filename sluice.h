@@ -45,6 +45,8 @@
 #include "ops/nn3d_ops.h"
 #include "ops/lrn_ops.h"
 #include "ops/tensor_array_ops.h"
+#include "ops/scatter_ops.h"
+#include "ops/sharded_checkpoint_ops.h"
 #include "ops/training_ops.h"
 #include "placement/auto_placer.h"
 #include "placement/pipeline.h"

@@ -159,9 +159,26 @@ class ConcatOffsetOp : public OpKernel {
 // The CPU's element moves for the join and split shells of
 // ops/array_index_kernels.h (the others: slice_kernels.cc).
 struct CpuJoinImpl {
+  // ConcatColumns of DT_STRING tensors (Pack of the Saver's shard file
+  // names): strings are copied element by element, not as bytes.
+  static absl::Status ConcatStringColumns(const std::vector<const Tensor*>& inputs,
+                                          const std::vector<int64_t>& widths, int64_t rows,
+                                          Tensor* out) {
+    absl::Span<std::string> dst = out->flat<std::string>();
+    size_t k = 0;
+    for (int64_t o = 0; o < rows; ++o) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const std::string* src = inputs[i]->data<std::string>() + o * widths[i];
+        for (int64_t j = 0; j < widths[i]; ++j) dst[k++] = src[j];
+      }
+    }
+    return absl::OkStatus();
+  }
+
   static absl::Status ConcatColumns(OpKernelContext*, const std::vector<const Tensor*>& inputs,
                                     const std::vector<int64_t>& widths, int64_t rows,
                                     Tensor* out) {
+    if (out->dtype() == DT_STRING) return ConcatStringColumns(inputs, widths, rows, out);
     const size_t esize = DataTypeSize(out->dtype());
     char* dst = static_cast<char*>(out->raw_data());
     for (int64_t o = 0; o < rows; ++o) {
@@ -266,6 +283,8 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   kernels->Register(cpu("Reshape").TypeConstraint("T", DT_STRING), Make<ReshapeOp>());
   kernels->Register(cpu("ExpandDims").TypeConstraint("T", DT_STRING), Make<ExpandDimsOp>());
   kernels->Register(cpu("Squeeze").TypeConstraint("T", DT_STRING), Make<SqueezeOp>());
+  // TensorFlow's Saver packs the shard file names (MergeV2Checkpoints).
+  kernels->Register(cpu("Pack").TypeConstraint("T", DT_STRING), Make<PackOp<CpuJoinImpl>>());
   kernels->Register(cpu("Shape").TypeConstraint("T", DT_STRING),
                     [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kShape); });
   kernels->Register(cpu("Size").TypeConstraint("T", DT_STRING),

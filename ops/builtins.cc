@@ -33,6 +33,8 @@
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
+#include "ops/scatter_ops.h"
+#include "ops/sharded_checkpoint_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/sendrecv_ops.h"
@@ -65,6 +67,8 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterStateOps(ops));
   RETURN_IF_ERROR(RegisterRandomOps(ops));
   RETURN_IF_ERROR(RegisterTrainingOps(ops));
+  RETURN_IF_ERROR(RegisterScatterOps(ops));
+  RETURN_IF_ERROR(RegisterShardedCheckpointOps(ops));
   RETURN_IF_ERROR(RegisterDataFlowOps(ops));
   RETURN_IF_ERROR(RegisterSummaryOps(ops));
   RETURN_IF_ERROR(RegisterIoOps(ops));

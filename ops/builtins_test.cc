@@ -89,7 +89,18 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3", "TensorArrayGradWithShape",
         "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
         "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "MaxPool3D", "AvgPool3D", "MaxPool3DGrad", "AvgPool3DGrad",
-        "LRN", "LRNGrad"}) {
+        "LRN", "LRNGrad",
+        "ApplyAdagrad", "ResourceApplyAdagrad", "SparseApplyAdagrad", "ResourceSparseApplyAdagrad",
+        "ApplyProximalAdagrad", "ResourceApplyProximalAdagrad", "SparseApplyProximalAdagrad",
+        "ResourceSparseApplyProximalAdagrad", "ApplyAdadelta", "ResourceApplyAdadelta",
+        "SparseApplyAdadelta", "ResourceSparseApplyAdadelta", "ApplyRMSProp",
+        "ResourceApplyRMSProp", "SparseApplyRMSProp", "ResourceSparseApplyRMSProp",
+        "ApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp", "SparseApplyCenteredRMSProp",
+        "ResourceSparseApplyCenteredRMSProp", "ApplyFtrl", "ResourceApplyFtrl", "SparseApplyFtrl",
+        "ResourceSparseApplyFtrl", "ApplyFtrlV2", "ResourceApplyFtrlV2", "SparseApplyFtrlV2",
+        "ResourceSparseApplyFtrlV2", "ScatterUpdate", "ScatterAdd", "ScatterSub",
+        "ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub", "ShardedFilename",
+        "ShardedFilespec", "MergeV2Checkpoints"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }

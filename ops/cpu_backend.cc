@@ -26,6 +26,8 @@
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
+#include "ops/scatter_ops.h"
+#include "ops/sharded_checkpoint_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/local_devices.h"
@@ -72,6 +74,8 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterStateKernels(kernels);
   RegisterRandomKernels(kernels);
   RegisterTrainingKernels(kernels);
+  RegisterScatterKernels(kernels);
+  RegisterShardedCheckpointKernels(kernels);
   RegisterDataFlowKernels(kernels);
   RegisterSummaryKernels(kernels);
   RegisterIoKernels(kernels);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/state_ops.h"
+#include "ops/training_apply_shell.h"
 #include "ops/training_ops.h"
 
 namespace sluice {
@@ -194,6 +195,8 @@ void RegisterForType(KernelRegistry* kernels) {
 void RegisterTrainingKernels(KernelRegistry* kernels) {
   RegisterForType<float>(kernels);
   RegisterForType<double>(kernels);
+  internal::RegisterAdaptiveTrainingKernels(kernels);
+  internal::RegisterFtrlTrainingKernels(kernels);
 }
 
 }  // namespace sluice

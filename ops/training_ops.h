@@ -67,9 +67,93 @@ Output ApplyAdam(const Scope& scope, Input var, Input m, Input v, Input beta1_po
                  const ApplyAdamAttrs& attrs = {},
                  std::source_location loc = std::source_location::current());
 
+// The adaptive rules (TensorFlow's CPU formulas; see
+// ops/training_kernels_adaptive.cc and ops/training_kernels_ftrl.cc):
+//   ApplyAdagrad:         accum += grad^2 (update_slots); var -= lr * grad / sqrt(accum)
+//   ApplyProximalAdagrad: accum += grad^2; rate = lr / sqrt(accum); p = var - rate * grad;
+//                         var = sign(p) * max(|p| - rate * l1, 0) / (1 + rate * l2)
+//   ApplyAdadelta:        accum = rho * accum + (1 - rho) * grad^2;
+//                         u = sqrt(accum_update + eps) / sqrt(accum + eps) * grad;
+//                         var -= lr * u; accum_update = rho * accum_update + (1 - rho) * u^2
+//   ApplyRMSProp:         ms += (grad^2 - ms) * (1 - rho);
+//                         mom = momentum * mom + lr * grad / sqrt(ms + eps); var -= mom
+//   ApplyCenteredRMSProp: also mg += (grad - mg) * (1 - rho); denominator
+//                         sqrt(ms - mg^2 + eps)
+//   ApplyFtrl, ApplyFtrlV2 (l2_shrinkage): FTRL-proximal, see training_kernels_ftrl.cc.
+// Ftrl and ProximalAdagrad check their hyper-parameters (lr > 0, l1, l2,
+// l2_shrinkage >= 0, lr_power <= 0) with InvalidArgument.
+// Each SparseApply* form takes `indices` (int32 or int64, a vector) after
+// grad and updates only the rows var[indices[i]] with grad[i], in order
+// (duplicates apply one after another); grad is [len(indices)] +
+// var.shape[1:]. An index outside [0, var.dim(0)) is InvalidArgument, and
+// nothing is written.
+struct ApplyAttrs {
+  bool use_locking = false;
+};
+struct ApplyAdagradAttrs {
+  bool use_locking = false;
+  bool update_slots = true;
+};
+struct ApplyFtrlAttrs {
+  bool use_locking = false;
+  bool multiply_linear_by_lr = false;
+};
+Output ApplyAdagrad(const Scope& scope, Input var, Input accum, Input lr, Input grad,
+                    const ApplyAdagradAttrs& attrs = {},
+                    std::source_location loc = std::source_location::current());
+Output SparseApplyAdagrad(const Scope& scope, Input var, Input accum, Input lr, Input grad,
+                          Input indices, const ApplyAdagradAttrs& attrs = {},
+                          std::source_location loc = std::source_location::current());
+Output ApplyProximalAdagrad(const Scope& scope, Input var, Input accum, Input lr, Input l1,
+                            Input l2, Input grad, const ApplyAttrs& attrs = {},
+                            std::source_location loc = std::source_location::current());
+Output SparseApplyProximalAdagrad(const Scope& scope, Input var, Input accum, Input lr, Input l1,
+                                  Input l2, Input grad, Input indices,
+                                  const ApplyAttrs& attrs = {},
+                                  std::source_location loc = std::source_location::current());
+Output ApplyAdadelta(const Scope& scope, Input var, Input accum, Input accum_update, Input lr,
+                     Input rho, Input epsilon, Input grad, const ApplyAttrs& attrs = {},
+                     std::source_location loc = std::source_location::current());
+Output SparseApplyAdadelta(const Scope& scope, Input var, Input accum, Input accum_update,
+                           Input lr, Input rho, Input epsilon, Input grad, Input indices,
+                           const ApplyAttrs& attrs = {},
+                           std::source_location loc = std::source_location::current());
+Output ApplyRMSProp(const Scope& scope, Input var, Input ms, Input mom, Input lr, Input rho,
+                    Input momentum, Input epsilon, Input grad, const ApplyAttrs& attrs = {},
+                    std::source_location loc = std::source_location::current());
+Output SparseApplyRMSProp(const Scope& scope, Input var, Input ms, Input mom, Input lr, Input rho,
+                          Input momentum, Input epsilon, Input grad, Input indices,
+                          const ApplyAttrs& attrs = {},
+                          std::source_location loc = std::source_location::current());
+Output ApplyCenteredRMSProp(const Scope& scope, Input var, Input mg, Input ms, Input mom, Input lr,
+                            Input rho, Input momentum, Input epsilon, Input grad,
+                            const ApplyAttrs& attrs = {},
+                            std::source_location loc = std::source_location::current());
+Output SparseApplyCenteredRMSProp(const Scope& scope, Input var, Input mg, Input ms, Input mom,
+                                  Input lr, Input rho, Input momentum, Input epsilon, Input grad,
+                                  Input indices, const ApplyAttrs& attrs = {},
+                                  std::source_location loc = std::source_location::current());
+Output ApplyFtrl(const Scope& scope, Input var, Input accum, Input linear, Input grad, Input lr,
+                 Input l1, Input l2, Input lr_power, const ApplyFtrlAttrs& attrs = {},
+                 std::source_location loc = std::source_location::current());
+Output SparseApplyFtrl(const Scope& scope, Input var, Input accum, Input linear, Input grad,
+                       Input indices, Input lr, Input l1, Input l2, Input lr_power,
+                       const ApplyFtrlAttrs& attrs = {},
+                       std::source_location loc = std::source_location::current());
+Output ApplyFtrlV2(const Scope& scope, Input var, Input accum, Input linear, Input grad, Input lr,
+                   Input l1, Input l2, Input l2_shrinkage, Input lr_power,
+                   const ApplyFtrlAttrs& attrs = {},
+                   std::source_location loc = std::source_location::current());
+Output SparseApplyFtrlV2(const Scope& scope, Input var, Input accum, Input linear, Input grad,
+                         Input indices, Input lr, Input l1, Input l2, Input l2_shrinkage,
+                         Input lr_power, const ApplyFtrlAttrs& attrs = {},
+                         std::source_location loc = std::source_location::current());
+
 // The ResourceApply* forms (ResourceApplyGradientDescent, ResourceApplyMomentum,
 // ResourceApplyAdam) take resource handles (ops/resource_variable_ops.h) in
-// place of the variables and output nothing.
+// place of the variables and output nothing. So do ResourceApplyAdagrad,
+// ResourceSparseApplyAdagrad and the other adaptive rules' resource forms
+// (build them with scope.Op("ResourceSparseApplyFtrl")...).
 Node* ResourceApplyGradientDescent(const Scope& scope, Input var, Input alpha, Input delta,
                                    const ApplyGradientDescentAttrs& attrs = {},
                                    std::source_location loc = std::source_location::current());

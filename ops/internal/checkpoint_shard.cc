@@ -274,5 +274,10 @@ absl::StatusOr<Tensor> CheckpointShard::Get(absl::string_view name, DataType dty
   return it->second;
 }
 
+const Tensor* CheckpointShard::Find(absl::string_view name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
 }  // namespace internal
 }  // namespace sluice

@@ -54,6 +54,9 @@ class CheckpointShard {
   // NotFound naming the file and tensor when absent; InvalidArgument when
   // the stored dtype is not `dtype`. Shares the stored tensor's buffer.
   absl::StatusOr<Tensor> Get(absl::string_view name, DataType dtype) const;
+  // The stored tensor of any dtype, or nullptr when absent (MergeV2Checkpoints
+  // copies entries without knowing their types).
+  const Tensor* Find(absl::string_view name) const;
   // Entry names in file order.
   const std::vector<std::string>& names() const { return names_; }
 
