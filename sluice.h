@@ -42,6 +42,7 @@
 #include "ops/depthwise_conv_ops.h"
 #include "ops/nn3d_ops.h"
 #include "ops/lrn_ops.h"
+#include "ops/rnn_block_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/training_ops.h"
 #include "placement/auto_placer.h"

@@ -89,7 +89,8 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3", "TensorArrayGradWithShape",
         "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
         "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "MaxPool3D", "AvgPool3D", "MaxPool3DGrad", "AvgPool3DGrad",
-        "LRN", "LRNGrad"}) {
+        "LRN", "LRNGrad",
+        "LSTMBlockCell", "LSTMBlockCellGrad", "BlockLSTM", "BlockLSTMGrad", "GRUBlockCell", "GRUBlockCellGrad"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }
