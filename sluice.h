@@ -44,6 +44,7 @@
 #include "ops/depthwise_conv_ops.h"
 #include "ops/nn3d_ops.h"
 #include "ops/lrn_ops.h"
+#include "ops/rnn_block_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/scatter_ops.h"
 #include "ops/sharded_checkpoint_ops.h"

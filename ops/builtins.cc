@@ -30,6 +30,7 @@
 #include "ops/depthwise_conv_ops.h"
 #include "ops/nn3d_ops.h"
 #include "ops/lrn_ops.h"
+#include "ops/rnn_block_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -49,6 +50,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterStackOps(ops));
   RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
   RETURN_IF_ERROR(RegisterLrnOps(ops));
+  RETURN_IF_ERROR(RegisterRnnBlockOps(ops));
   RETURN_IF_ERROR(RegisterNn3dOps(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvOps(ops));
   RETURN_IF_ERROR(RegisterBatchNormGradOps(ops));
@@ -86,6 +88,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBatchNormGradients(ops));
   RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));
   RETURN_IF_ERROR(RegisterLrnGradients(ops));
+  RETURN_IF_ERROR(RegisterRnnBlockGradients(ops));
   RETURN_IF_ERROR(RegisterNn3dGradients(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvGradients(ops));
   RETURN_IF_ERROR(RegisterCollectiveGradients(ops));

@@ -100,7 +100,8 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "ResourceSparseApplyFtrl", "ApplyFtrlV2", "ResourceApplyFtrlV2", "SparseApplyFtrlV2",
         "ResourceSparseApplyFtrlV2", "ScatterUpdate", "ScatterAdd", "ScatterSub",
         "ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub", "ShardedFilename",
-        "ShardedFilespec", "MergeV2Checkpoints"}) {
+        "ShardedFilespec", "MergeV2Checkpoints",
+        "LSTMBlockCell", "LSTMBlockCellGrad", "BlockLSTM", "BlockLSTMGrad", "GRUBlockCell", "GRUBlockCellGrad"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }

@@ -23,6 +23,7 @@
 #include "ops/depthwise_conv_ops.h"
 #include "ops/nn3d_ops.h"
 #include "ops/lrn_ops.h"
+#include "ops/rnn_block_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
@@ -56,6 +57,8 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterStackKernels(kernels);
   RegisterTensorArrayKernels(kernels);
   RegisterLrnKernels(kernels);
+  RegisterLstmBlockKernels(kernels);
+  RegisterGruBlockKernels(kernels);
   RegisterNn3dKernels(kernels);
   RegisterDepthwiseConvKernels(kernels);
   RegisterBatchNormGradKernels(kernels);

@@ -29,6 +29,7 @@ absl::Status RegisterScanAndCheckGradients(OpRegistry* ops);
 absl::Status RegisterBatchNormGradients(OpRegistry* ops);
 absl::Status RegisterBatchMatMulGradients(OpRegistry* ops);
 absl::Status RegisterLrnGradients(OpRegistry* ops);
+absl::Status RegisterRnnBlockGradients(OpRegistry* ops);
 absl::Status RegisterNn3dGradients(OpRegistry* ops);
 absl::Status RegisterDepthwiseConvGradients(OpRegistry* ops);
 
