@@ -87,7 +87,9 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "ResourceApplyMomentum", "ResourceApplyAdam",
         "ApplyAdagrad", "ResourceApplyAdagrad", "SparseApplyAdagrad", "ResourceSparseApplyAdagrad", "ApplyProximalAdagrad", "ResourceApplyProximalAdagrad", "SparseApplyProximalAdagrad", "ResourceSparseApplyProximalAdagrad", "ApplyAdadelta", "ResourceApplyAdadelta", "SparseApplyAdadelta", "ResourceSparseApplyAdadelta", "ApplyRMSProp", "ResourceApplyRMSProp", "SparseApplyRMSProp", "ResourceSparseApplyRMSProp", "ApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp", "SparseApplyCenteredRMSProp", "ResourceSparseApplyCenteredRMSProp", "ApplyFtrl", "ResourceApplyFtrl", "SparseApplyFtrl", "ResourceSparseApplyFtrl", "ApplyFtrlV2", "ResourceApplyFtrlV2", "SparseApplyFtrlV2", "ResourceSparseApplyFtrlV2", "ScatterUpdate", "ScatterAdd", "ScatterSub",
         "ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub",
-        "ShardedFilename", "ShardedFilespec", "MergeV2Checkpoints"}) {
+        "ShardedFilename", "ShardedFilespec", "MergeV2Checkpoints",
+        "FIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
+        "QueueDequeueV2", "QueueDequeueManyV2", "QueueCloseV2", "QueueSizeV2"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }
