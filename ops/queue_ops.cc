@@ -20,8 +20,7 @@ absl::Status ScalarOutput(InferenceContext* c) {
 absl::Status NoOutput(InferenceContext*) { return absl::OkStatus(); }
 
 // Dequeue outputs: the queue's shapes are not known here (the handle carries
-// none), so each component has an unknown shape; DequeueMany's are at least
-// of rank >= 1.
+// none), so each component has an unknown shape.
 absl::Status DequeueShape(InferenceContext* c) {
   for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, TensorShape::Unknown());
   return absl::OkStatus();
