@@ -48,6 +48,7 @@
 #include "ops/tensor_array_ops.h"
 #include "ops/scatter_ops.h"
 #include "ops/sharded_checkpoint_ops.h"
+#include "ops/queue_ops.h"
 #include "ops/training_ops.h"
 #include "placement/auto_placer.h"
 #include "placement/pipeline.h"

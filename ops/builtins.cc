@@ -36,6 +36,7 @@
 #include "ops/summary_ops.h"
 #include "ops/scatter_ops.h"
 #include "ops/sharded_checkpoint_ops.h"
+#include "ops/queue_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/sendrecv_ops.h"
@@ -71,6 +72,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterTrainingOps(ops));
   RETURN_IF_ERROR(RegisterScatterOps(ops));
   RETURN_IF_ERROR(RegisterShardedCheckpointOps(ops));
+  RETURN_IF_ERROR(RegisterQueueOps(ops));
   RETURN_IF_ERROR(RegisterDataFlowOps(ops));
   RETURN_IF_ERROR(RegisterSummaryOps(ops));
   RETURN_IF_ERROR(RegisterIoOps(ops));

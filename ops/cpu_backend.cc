@@ -29,6 +29,7 @@
 #include "ops/summary_ops.h"
 #include "ops/scatter_ops.h"
 #include "ops/sharded_checkpoint_ops.h"
+#include "ops/queue_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/local_devices.h"
@@ -79,6 +80,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterTrainingKernels(kernels);
   RegisterScatterKernels(kernels);
   RegisterShardedCheckpointKernels(kernels);
+  RegisterQueueKernels(kernels);
   RegisterDataFlowKernels(kernels);
   RegisterSummaryKernels(kernels);
   RegisterIoKernels(kernels);
