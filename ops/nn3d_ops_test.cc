@@ -97,7 +97,7 @@ TEST_F(Nn3dTest, PoolGradients) {
   std::vector<float> v(2 * 3 * 4 * 3 * 2);
   for (size_t i = 0; i < v.size(); ++i) v[i] = 0.1f * static_cast<float>((i * 37) % v.size());
   Output x = Placeholder(s_, DT_FLOAT);
-  for (const std::string& padding : {"VALID", "SAME"}) {
+  for (const char* padding : {"VALID", "SAME"}) {
     for (Output y : {ops::MaxPool3D(s_, x, {1, 2, 2, 2, 1}, {1, 1, 2, 2, 1}, padding),
                      ops::AvgPool3D(s_, x, {1, 2, 2, 2, 1}, {1, 1, 2, 2, 1}, padding)}) {
       absl::StatusOr<double> err =
