@@ -120,8 +120,17 @@ def best_trial(trials, metric, mode):
     return None
 
 
-def plot(out_dir, results_doc=None):
-    """OUT/plot.svg: the final metric against each hyperparameter; returns its path."""
+def _category_key(c):
+    try:
+        return (0, float(c), c)
+    except ValueError:
+        return (1, 0.0, c)
+
+
+def plot(out_dir, results_doc=None, filename="plot.svg"):
+    """OUT/plot.svg: the final metric against each hyperparameter; returns its path.
+
+    The file type follows filename's extension (svg, png, pdf)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -137,11 +146,16 @@ def plot(out_dir, results_doc=None):
               "interrupted": "tab:gray"}
     fig, axes = plt.subplots(1, max(1, len(names)), figsize=(4 * max(1, len(names)), 3.6),
                              squeeze=False)
+    ys = [t["metrics"].get(metric) for t in trials]
+    ys = [y for y in ys if isinstance(y, (int, float)) and math.isfinite(y)]
+    log_y = ys and min(ys) > 0 and max(ys) / min(ys) > 100
     for ax, name in zip(axes[0], names):
         seen = set()
         xs_all = [t["params"].get(name) for t in trials]
         numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs_all)
-        cats = sorted({str(x) for x in xs_all})
+        # A few distinct values (a list in the space) read best as categories.
+        numeric = numeric and len(set(xs_all)) > 6
+        cats = sorted({str(x) for x in xs_all}, key=_category_key)
         for t in trials:
             y = t["metrics"].get(metric)
             if not isinstance(y, (int, float)):
@@ -151,21 +165,22 @@ def plot(out_dir, results_doc=None):
             label = t["state"] if t["state"] not in seen else None
             seen.add(t["state"])
             ax.scatter([x], [y], color=colors.get(t["state"], "black"), label=label, s=24)
-        if numeric and xs_all and min(xs_all) > 0 and max(xs_all) / min(xs_all) > 50:
+        if numeric and min(xs_all) > 0 and max(xs_all) / min(xs_all) > 50:
             ax.set_xscale("log")
         if not numeric:
             ax.set_xticks(range(len(cats)))
             ax.set_xticklabels(cats, rotation=30, ha="right")
+            ax.set_xlim(-0.5, len(cats) - 0.5)
+        if log_y:
+            ax.set_yscale("log")
         ax.set_xlabel(name)
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, loc="upper right", fontsize="small")
+    axes[0][0].legend(fontsize="small")
     fig.suptitle("%s (final, per trial) against each hyperparameter" % metric)
     fig.tight_layout()
-    path = os.path.join(out_dir, "plot.svg")
-    fig.savefig(path, format="svg")
+    path = os.path.join(out_dir, filename)
+    fig.savefig(path)
     plt.close(fig)
     return path
 
