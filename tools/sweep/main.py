@@ -352,6 +352,11 @@ def main(argv):
               % (os.path.join(out, STATE_FILE), args.out))
         return 130
     best = write_outputs(sweep, out, final=True)
+    for t in sweep.trials:
+        if t["state"] == "failed":
+            last = t.get("last_lines") or ["(no output)"]
+            print("sweep: trial %03d failed (exit status %s): %s"
+                  % (t["number"], t.get("exit_status"), last[-1]))
     print("sweep: done in %.1f s: %s" % (time.time() - start, sweep.status_line()))
     print("sweep: wrote %s/results.csv, results.json, plot.svg, TensorBoard hparams "
           "(tensorboard --logdir %s)" % (out, out))
