@@ -6,6 +6,7 @@ import tempfile
 import unittest
 
 from tools.sweep import asha
+from tools.sweep import scheduler
 from tools.sweep import search
 from tools.sweep import space
 
@@ -147,6 +148,19 @@ class AshaTest(unittest.TestCase):
         a = asha.Asha(min_resource=2, eta=2)
         self.assertFalse(a.report(0, 9, 1.0))
         self.assertEqual(a.recorded(0), {2: 1.0, 4: 1.0, 8: 1.0})
+
+
+class ReportLineTest(unittest.TestCase):
+    def test_parses_what_sweep_report_prints(self):
+        # The format of training/sweep_report_test.cc.
+        self.assertEqual(
+            scheduler.parse_report('SLUICE_SWEEP {"step": 3, "a\\"b": null, "loss": 0.25}'),
+            {"step": 3, 'a"b': None, "loss": 0.25})
+
+    def test_ignores_other_lines(self):
+        for line in ("step 3: loss=1", "SLUICE_SWEEP {bad json", 'SLUICE_SWEEP {"loss": 1}',
+                     'SLUICE_SWEEP [1]', 'xSLUICE_SWEEP {"step": 1}'):
+            self.assertIsNone(scheduler.parse_report(line), line)
 
 
 if __name__ == "__main__":
