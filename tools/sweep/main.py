@@ -235,13 +235,14 @@ class Sweep:
                     free.insert(0, slot)
             if not self.running:
                 break
+            events = []
             try:
-                events = [self.queue.get(timeout=0.5)]
+                events.append(self.queue.get(timeout=0.5))
                 while True:
                     events.append(self.queue.get_nowait())
             except queue.Empty:
                 pass
-            for number, kind, payload in (e for e in events if e):
+            for number, kind, payload in events:
                 t = self.trials[number]
                 if kind == "report":
                     self.on_report(t, payload)

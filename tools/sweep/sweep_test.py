@@ -71,6 +71,16 @@ class SweepTest(unittest.TestCase):
                   if f.startswith("events.out.tfevents.")]
         self.assertEqual(len(events), 1)
 
+    def test_quiet_trials_report_each_step_once(self):
+        # Silence longer than the driver's 0.5 s poll, before and between reports.
+        r = self.sweep(["--space=" + self.space({"x": [1]}), "--trials=1", "--search=grid",
+                        "--devices=cpu:0", "--early_stop=none"],
+                       [FAKE, "--start_delay=1.2", "--sleep=0.7", "--steps=3"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.out, "sweep_state.json")) as f:
+            history = json.load(f)["trials"][0]["history"]
+        self.assertEqual([h[0] for h in history], [1, 2, 3])
+
     def test_random_and_tpe_sweeps_run(self):
         sp = self.space({"x": {"uniform": [0, 4]}, "steps": {"int": [3, 5]}})
         for kind in ("random", "tpe"):

@@ -4,7 +4,8 @@
 Flags (--name=value): x (default 1), steps (10), sleep (seconds per step,
 0.01), fail_x (exit 3 with a message on stderr when x equals it), slow_x and
 slow_unless (when x equals slow_x, sleep 60 s per step unless the file
-slow_unless exists), runs_log (append "x=<x>" to this file at start).
+slow_unless exists), runs_log (append "x=<x>" to this file at start), start_delay (seconds of
+silence before anything is printed).
 Prints its CUDA_VISIBLE_DEVICES and SLUICE_NUM_THREADS first.
 """
 import os
@@ -15,6 +16,7 @@ flags = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and
 x = float(flags.get("x", 1))
 steps = int(flags.get("steps", 10))
 sleep = float(flags.get("sleep", 0.01))
+time.sleep(float(flags.get("start_delay", 0)))
 print("ENV CUDA_VISIBLE_DEVICES=%s" % os.environ.get("CUDA_VISIBLE_DEVICES"))
 print("ENV SLUICE_NUM_THREADS=%s" % os.environ.get("SLUICE_NUM_THREADS"))
 sys.stdout.flush()
