@@ -70,6 +70,7 @@ def pb_list_value(values):
 
 # tensorboard.hparams messages
 DATA_TYPE = {"string": 1, "bool": 2, "float": 3}
+# A trial stopped early ran as asked (the plugin has no "stopped" status).
 STATUS = {"completed": 1, "stopped": 1, "failed": 2, "running": 3}
 
 
