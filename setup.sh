@@ -14,6 +14,8 @@ PACKAGES=(
   libssl-dev               # mutual TLS between tasks, the launcher's job CA
   clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz/), run in CI with ASan+UBSan
   python3-numpy            # .npy round-trip checks in tests and bench scripts
+  python3-optuna           # //tools:sweep: TPE search
+  python3-matplotlib       # //tools:sweep: plot.svg
   python3-torch            # the PyTorch peer in bench/
   iperf3                   # raw TCP peer of the RecvTensor benchmark
 )

@@ -58,5 +58,6 @@
 #include "runtime/npy.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
+#include "training/sweep_report.h"
 
 #endif  // SLUICE_SLUICE_H_

@@ -1,0 +1,35 @@
+// SweepReport: how a training program tells a hyperparameter sweep
+// (//tools:sweep) how a trial is doing. Each call prints one line to stdout,
+//
+//   SLUICE_SWEEP {"step": 200, "accuracy": 0.91, "loss": 0.31}
+//
+// and flushes it, so the sweep driver (which reads the trial's stdout) sees
+// it at once and can stop the trial early (successive halving). Outside a
+// sweep the line is harmless progress output.
+//
+//   for (int64_t step = 1; step <= steps; ++step) {
+//     ... train ...
+//     if (step % 20 == 0) SweepReport(step, {{"loss", loss}, {"accuracy", acc}});
+//   }
+//
+// Thread-safe: lines from concurrent calls never interleave. Metric names
+// are JSON-escaped; non-finite values are written as null; a metric named
+// "step" is left out (the step is its own field).
+#ifndef SLUICE_TRAINING_SWEEP_REPORT_H_
+#define SLUICE_TRAINING_SWEEP_REPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace sluice {
+
+// The line SweepReport prints, without its trailing newline.
+std::string FormatSweepReport(int64_t step, const std::map<std::string, double>& metrics);
+
+// Prints FormatSweepReport(step, metrics) and a newline to stdout, flushed.
+void SweepReport(int64_t step, const std::map<std::string, double>& metrics);
+
+}  // namespace sluice
+
+#endif  // SLUICE_TRAINING_SWEEP_REPORT_H_
