@@ -73,20 +73,7 @@ absl::Status ForwardShape(InferenceContext* c) {
 // The output shape is the int32 [4] sizes fed into input `i`.
 absl::Status SizesShape(InferenceContext* c, int i) {
   RETURN_IF_ERROR(Attrs(c).status());
-  RETURN_IF_ERROR(c->WithRank(i, 1));
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes, c->InputAsInts(i));
-  if (!sizes.has_value()) {
-    c->set_output(0, TensorShape::UnknownOfRank(4));
-    return absl::OkStatus();
-  }
-  if (sizes->size() != 4) {
-    return Error(c, absl::StrCat("sizes input must have 4 elements, got ", sizes->size()));
-  }
-  for (int64_t d : *sizes) {
-    if (d < 0) return Error(c, "sizes input must be non-negative");
-  }
-  c->set_output(0, TensorShape(absl::MakeConstSpan(*sizes)));
-  return absl::OkStatus();
+  return internal::ShapeFromSizesInput(c, i, 4);
 }
 
 absl::Status BackpropInputShape(InferenceContext* c) {

@@ -60,21 +60,7 @@ absl::Status PoolShape(InferenceContext* c) {
 // The output shape is the [5] sizes fed into input `i`.
 absl::Status SizesShape(InferenceContext* c, int i, bool pool) {
   RETURN_IF_ERROR(WithOp(c, internal::ReadWindow3DAttrs(c->node(), pool).status()));
-  RETURN_IF_ERROR(c->WithRank(i, 1));
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes, c->InputAsInts(i));
-  if (!sizes.has_value()) {
-    c->set_output(0, TensorShape::UnknownOfRank(5));
-    return absl::OkStatus();
-  }
-  if (sizes->size() != 5) {
-    return WithOp(c, absl::InvalidArgumentError(
-                         absl::StrCat("sizes input must have 5 elements, got ", sizes->size())));
-  }
-  for (int64_t d : *sizes) {
-    if (d < 0) return WithOp(c, absl::InvalidArgumentError("sizes input must be non-negative"));
-  }
-  c->set_output(0, TensorShape(absl::MakeConstSpan(*sizes)));
-  return absl::OkStatus();
+  return internal::ShapeFromSizesInput(c, i, 5);
 }
 
 absl::Status BackpropInputShape(InferenceContext* c) { return SizesShape(c, 0, false); }

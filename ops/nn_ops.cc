@@ -177,36 +177,18 @@ absl::Status Conv2DShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// Output shape from a 4-element int vector fed into input `i`.
-absl::Status ShapeFromSizesInput(InferenceContext* c, int i) {
-  RETURN_IF_ERROR(c->WithRank(i, 1));
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes, c->InputAsInts(i));
-  if (!sizes.has_value()) {
-    c->set_output(0, TensorShape::UnknownOfRank(4));
-    return absl::OkStatus();
-  }
-  if (sizes->size() != 4) {
-    return ShapeError(c, absl::StrCat("sizes input must have 4 elements, got ", sizes->size()));
-  }
-  for (int64_t d : *sizes) {
-    if (d < 0) return ShapeError(c, "sizes input must be non-negative");
-  }
-  c->set_output(0, TensorShape(absl::MakeConstSpan(*sizes)));
-  return absl::OkStatus();
-}
-
 absl::Status Conv2DBackpropInputShape(InferenceContext* c) {
   RETURN_IF_ERROR(c->WithRank(1, 4));
   RETURN_IF_ERROR(c->WithRank(2, 4));
   RETURN_IF_ERROR(ConvAttrs(c).status());
-  return ShapeFromSizesInput(c, 0);
+  return internal::ShapeFromSizesInput(c, 0, 4);
 }
 
 absl::Status Conv2DBackpropFilterShape(InferenceContext* c) {
   RETURN_IF_ERROR(c->WithRank(0, 4));
   RETURN_IF_ERROR(c->WithRank(2, 4));
   RETURN_IF_ERROR(ConvAttrs(c).status());
-  return ShapeFromSizesInput(c, 1);
+  return internal::ShapeFromSizesInput(c, 1, 4);
 }
 
 absl::Status MaxPoolShape(InferenceContext* c) {
@@ -228,7 +210,7 @@ absl::Status MaxPoolGradShape(InferenceContext* c) {
 absl::Status AvgPoolGradShape(InferenceContext* c) {
   RETURN_IF_ERROR(c->WithRank(1, 4));
   RETURN_IF_ERROR(PoolAttrs(c).status());
-  return ShapeFromSizesInput(c, 0);
+  return internal::ShapeFromSizesInput(c, 0, 4);
 }
 
 constexpr char kFloatTypes[] = "T: {float, double}";

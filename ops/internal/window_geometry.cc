@@ -2,6 +2,7 @@
 #include "ops/internal/window_geometry.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,26 @@ absl::StatusOr<Conv2DGeometry> ComputeConv2DGeometry(const WindowAttrs& attrs,
   g.pad_top = rows.pad_before;
   g.pad_left = cols.pad_before;
   return g;
+}
+
+absl::Status ShapeFromSizesInput(InferenceContext* c, int input, int rank) {
+  RETURN_IF_ERROR(c->WithRank(input, 1));
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes, c->InputAsInts(input));
+  if (!sizes.has_value()) {
+    c->set_output(0, TensorShape::UnknownOfRank(rank));
+    return absl::OkStatus();
+  }
+  auto error = [c](absl::string_view message) {
+    return absl::InvalidArgumentError(absl::StrCat(c->node().op(), ": ", message));
+  };
+  if (static_cast<int>(sizes->size()) != rank) {
+    return error(absl::StrCat("sizes input must have ", rank, " elements, got ", sizes->size()));
+  }
+  for (int64_t d : *sizes) {
+    if (d < 0) return error("sizes input must be non-negative");
+  }
+  c->set_output(0, TensorShape(absl::MakeConstSpan(*sizes)));
+  return absl::OkStatus();
 }
 
 }  // namespace internal

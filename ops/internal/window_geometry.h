@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/attr_value.h"
+#include "graph/shape_inference.h"
 #include "graph/tensor_shape.h"
 
 namespace sluice {
@@ -66,6 +67,13 @@ absl::StatusOr<Conv2DGeometry> ComputeConv2DGeometry(const WindowAttrs& attrs,
                                                      const TensorShape& input_shape,
                                                      int64_t filter_rows, int64_t filter_cols,
                                                      int64_t out_depth);
+
+// The shape function of a window op's backprop that is given its output's
+// shape as `rank` int sizes in input `input` (Conv2DBackpropInput,
+// DepthwiseConv2dNativeBackpropFilter, Conv3DBackpropInputV2, ...): those
+// sizes when constant, else unknown dims of that rank. InvalidArgument
+// naming the op for a wrong count or a negative size.
+absl::Status ShapeFromSizesInput(InferenceContext* c, int input, int rank);
 
 }  // namespace internal
 }  // namespace sluice
