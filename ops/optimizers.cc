@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/gradients.h"
 #include "base/status_macros.h"
+#include "ops/array_ops.h"
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
 
@@ -135,9 +136,12 @@ absl::StatusOr<Node*> Optimizer::ApplyGradients(const Scope& scope,
     Node* update = ops::GroupDeps(opt_scope.WithOpName("update"), finish);
     ASSIGN_OR_RETURN(update, Built(scope, update));
     const std::vector<Node*> after_update = {update};
-    Output increment =
-        ops::AssignAdd(scope.ColocateWith(*global_step).WithControlDependencies(after_update),
-                       *global_step, Input(int64_t{1}));
+    // The increment's 1 is built colocated with the step too: a literal
+    // would follow the scope's device, which colocation leaves unset.
+    const Scope at_step = scope.ColocateWith(*global_step);
+    Output one = ops::Const(at_step.WithOpName("one"), int64_t{1});
+    Output increment = ops::AssignAdd(at_step.WithControlDependencies(after_update),
+                                      *global_step, one);
     RETURN_IF_ERROR(scope.status());
     const std::vector<Node*> after_increment = {increment.node};
     train = ops::GroupDeps(scope.WithOpName(name_), after_increment);

@@ -88,6 +88,9 @@ absl::Status ValidateOptions(const ReplicationOptions& o) {
                                                      " towers"));
     }
   }
+  for (const Output& out : o.tower_outputs) {
+    if (!out.valid()) return absl::InvalidArgumentError("replicate: a tower output is not set");
+  }
   if (o.variables.empty()) return absl::InvalidArgumentError("replicate: no variables");
   for (const Output& v : o.variables) {
     if (!v.valid()) return absl::InvalidArgumentError("replicate: a variable is not set");
@@ -99,14 +102,18 @@ absl::Status ValidateOptions(const ReplicationOptions& o) {
   return absl::OkStatus();
 }
 
-// The nodes the loss needs, through data and control edges, not looking
-// past the batch inputs' nodes.
-std::vector<bool> LossAncestors(const Graph& g, const ReplicationOptions& o) {
+// The nodes the loss and the tower outputs need, through data and control
+// edges, not looking past the batch inputs' nodes.
+std::vector<bool> TowerAncestors(const Graph& g, const ReplicationOptions& o) {
   std::vector<bool> is_input(g.num_node_ids(), false);
   for (const Output& in : o.batch_inputs) is_input[in.node->id()] = true;
   std::vector<bool> seen(g.num_node_ids(), false);
   std::deque<const Node*> queue = {o.loss.node};
   seen[o.loss.node->id()] = true;
+  for (const Output& out : o.tower_outputs) {
+    if (!seen[out.node->id()]) queue.push_back(out.node);
+    seen[out.node->id()] = true;
+  }
   while (!queue.empty()) {
     const Node* n = queue.front();
     queue.pop_front();
@@ -212,7 +219,7 @@ absl::StatusOr<ReplicatedGraph> ReplicateTraining(const Scope& scope,
   Graph* g = scope.graph();
   const int num_towers = static_cast<int>(options.devices.size());
 
-  std::vector<bool> needed = LossAncestors(*g, options);
+  std::vector<bool> needed = TowerAncestors(*g, options);
   for (const Output& in : options.batch_inputs) {
     if (!needed[in.node->id()]) {
       return absl::InvalidArgumentError(
@@ -235,6 +242,13 @@ absl::StatusOr<ReplicatedGraph> ReplicateTraining(const Scope& scope,
     return absl::InvalidArgumentError(
         absl::StrCat("replicate: loss ", options.loss.node->DebugName(),
                      " is a batch input or shared state; it must be computed per tower"));
+  }
+  for (const Output& out : options.tower_outputs) {
+    if (is_input[out.node->id()] || IsShared(*out.node)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("replicate: tower output ", out.node->DebugName(),
+                       " is a batch input or shared state; it must be computed per tower"));
+    }
   }
   ASSIGN_OR_RETURN(std::vector<Node*> all, TopologicalOrder(*g));
   std::vector<Node*> order;
@@ -274,6 +288,10 @@ absl::StatusOr<ReplicatedGraph> ReplicateTraining(const Scope& scope,
                                                options.devices[k], slices));
     Output tower_loss(copies.at(options.loss.node), options.loss.index);
     result.tower_losses.push_back(tower_loss);
+    std::vector<Output>& outputs = result.tower_outputs.emplace_back();
+    for (const Output& out : options.tower_outputs) {
+      outputs.push_back(Output(copies.at(out.node), out.index));
+    }
     result.tower_nodes.push_back(std::move(copies));
 
     Scope tower = scope.NewSubScope(tower_name).WithDevice(options.devices[k]);

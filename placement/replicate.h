@@ -87,6 +87,11 @@ struct ReplicationOptions {
   // Where variables with no requested device live, and so where gradients
   // are averaged and updates applied.
   std::string variable_device = "/device:CPU:0";
+  // More tensors each tower should compute on its slice of the batch (e.g.
+  // an accuracy): copied into every tower with what they depend on, like the
+  // loss; ReplicatedGraph::tower_outputs holds the copies. Each must depend
+  // only on the batch inputs and shared state, like the loss.
+  std::vector<Output> tower_outputs;
 };
 
 struct ReplicatedGraph {
@@ -97,6 +102,8 @@ struct ReplicatedGraph {
   Output loss;
   // Tower k's loss, over its slice of the batch.
   std::vector<Output> tower_losses;
+  // tower_outputs[k][i]: tower k's copy of options.tower_outputs[i].
+  std::vector<std::vector<Output>> tower_outputs;
 
   // Tower k's copy of an original forward tensor (e.g. the logits), or an
   // invalid Output when that node was not copied (shared state, batch

@@ -393,5 +393,43 @@ TEST(ReplicateTest, OneTowerOnOneDeviceMatchesTheOriginalLoss) {
   EXPECT_FLOAT_EQ((*out)[0].scalar<float>(), (*out)[1].scalar<float>());
 }
 
+TEST(ReplicateTest, TowerOutputsAreComputedPerSlice) {
+  Mlp m = BuildForward();
+  // The per-example cross-entropy's sum: each tower's copy sums its slice,
+  // so the towers' values add up to the whole batch's.
+  Output xent_sum = ops::Sum(m.scope.WithOpName("xent_sum"), m.logits, {0, 1});
+  ReplicationOptions o = TowersOn(m, 2);
+  o.tower_outputs = {xent_sum};
+  absl::StatusOr<ReplicatedGraph> r = ReplicateTraining(m.scope, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->tower_outputs.size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(r->tower_outputs[k].size(), 1u);
+    EXPECT_EQ(r->tower_outputs[k][0].node->name(), absl::StrCat("tower_", k, "/xent_sum"));
+    EXPECT_EQ(r->tower_outputs[k][0].node->requested_device(), absl::StrCat("/device:CPU:", k + 1));
+  }
+  Node* init = ops::GlobalVariablesInitializer(m.scope);
+  SessionOptions opts = BuiltinSessionOptions();
+  opts.num_virtual_cpus = 2;
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *m.scope.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());
+  Batch b = MakeBatch(8, 3);
+  auto out = (*sess)->Run({{m.x, b.x}, {m.labels, b.labels}},
+                          {r->tower_outputs[0][0], r->tower_outputs[1][0], xent_sum});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].scalar<float>() + (*out)[1].scalar<float>(), (*out)[2].scalar<float>(),
+              1e-4 * std::abs((*out)[2].scalar<float>()) + 1e-4);
+}
+
+TEST(ReplicateTest, ATowerOutputThatIsSharedStateIsRejected) {
+  Mlp m = BuildForward();
+  ReplicationOptions o = TowersOn(m, 2);
+  o.tower_outputs = {m.vars[0]};
+  ExpectError(ReplicateTraining(m.scope, o).status(), "tower output");
+  o.tower_outputs = {Output()};
+  ExpectError(ReplicateTraining(m.scope, o).status(), "a tower output is not set");
+}
+
 }  // namespace
 }  // namespace sluice
