@@ -209,37 +209,57 @@ TEST(PeerToPeerClusterTest, ThreeWorkersWithStalenessTwoLearnAndEndEqual) {
   }
 }
 
-TEST(PeerToPeerClusterTest, AKilledPeerFailsTheNextStepNamingItsTask) {
-  constexpr int kWorkers = 2;
-  WorkerServers servers(kWorkers);
-  ASSERT_TRUE(servers.StartAll());
+// Two lock-step workers over their servers, having run two steps together.
+std::vector<std::unique_ptr<Worker>> TwoWorkersAfterTwoSteps(WorkerServers* servers) {
   std::vector<std::unique_ptr<Worker>> workers;
-  for (int k = 0; k < kWorkers; ++k) {
+  for (int k = 0; k < 2; ++k) {
     workers.push_back(std::make_unique<Worker>());
-    absl::Status s = workers[k]->Create(servers.spec(), k, kWorkers, /*staleness=*/0, 3000);
-    ASSERT_TRUE(s.ok()) << "worker " << k << ": " << s;
+    absl::Status s = workers[k]->Create(servers->spec(), k, 2, /*staleness=*/0, 3000);
+    EXPECT_TRUE(s.ok()) << "worker " << k << ": " << s;
+    if (!s.ok()) return {};
   }
-  // Two lock-step steps together.
   std::thread other([&] {
     for (int t = 0; t < 2; ++t) EXPECT_TRUE(workers[1]->trainer->Step(workers[1]->Feeds(1, t)).ok());
   });
   for (int t = 0; t < 2; ++t) {
     absl::StatusOr<PeerStepStats> st = workers[0]->trainer->Step(workers[0]->Feeds(0, t));
-    ASSERT_TRUE(st.ok()) << st.status();
+    EXPECT_TRUE(st.ok()) << st.status();
   }
   other.join();
+  return workers;
+}
 
-  servers.process(1)->Signal(SIGKILL);
-  ASSERT_TRUE(servers.process(1)->WaitForExit(absl::Seconds(5)).has_value());
+// Worker 1's server is stopped with `sig`; worker 0's next step fails
+// within `bound`, naming task 1.
+void ExpectNextStepNamesTask1(int sig, absl::Duration bound) {
+  WorkerServers servers(2);
+  ASSERT_TRUE(servers.StartAll());
+  std::vector<std::unique_ptr<Worker>> workers = TwoWorkersAfterTwoSteps(&servers);
+  ASSERT_EQ(workers.size(), 2u);
+  servers.process(1)->Signal(sig);
+  if (sig == SIGKILL) {
+    ASSERT_TRUE(servers.process(1)->WaitForExit(absl::Seconds(5)).has_value());
+  }
   const absl::Time start = absl::Now();
   absl::StatusOr<PeerStepStats> st = workers[0]->trainer->Step(workers[0]->Feeds(0, 2));
   const absl::Duration took = absl::Now() - start;
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(absl::StrContains(st.status().message(), "/job:worker/replica:0/task:1"))
       << st.status();
-  EXPECT_LT(took, absl::Seconds(10)) << st.status();
-  std::printf("killed peer reported after %.2f s: %s\n", absl::ToDoubleSeconds(took),
-              std::string(st.status().message()).c_str());
+  EXPECT_LT(took, bound) << st.status();
+  std::printf("peer stopped by signal %d reported after %.2f s: %s\n", sig,
+              absl::ToDoubleSeconds(took), std::string(st.status().message()).c_str());
+  if (sig == SIGSTOP) servers.process(1)->Signal(SIGCONT);
+}
+
+TEST(PeerToPeerClusterTest, AKilledPeerFailsTheNextStepNamingItsTask) {
+  ExpectNextStepNamesTask1(SIGKILL, absl::Seconds(10));
+}
+
+// A hung peer (SIGSTOP) answers nothing: the step ends at the trainer's
+// 3 s deadline instead of waiting forever.
+TEST(PeerToPeerClusterTest, AHungPeerFailsTheNextStepAtTheDeadline) {
+  ExpectNextStepNamesTask1(SIGSTOP, absl::Seconds(10));
 }
 
 }  // namespace
