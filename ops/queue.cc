@@ -100,6 +100,11 @@ Queue::Cancel Queue::Dequeue(int64_t n, DequeueDone done) {
   return CancelOf(w);
 }
 
+bool Queue::is_closed() const {
+  absl::MutexLock lock(&mu_);
+  return closed_;
+}
+
 void Queue::Close(bool cancel_pending_enqueues) {
   Ready ready;
   {

@@ -79,6 +79,7 @@ class Queue : public ResourceBase {
   Cancel Enqueue(std::vector<Tuple> tuples, EnqueueDone done);
   Cancel Dequeue(int64_t n, DequeueDone done);
   void Close(bool cancel_pending_enqueues);
+  bool is_closed() const;
   int64_t size() const;
 
  private:

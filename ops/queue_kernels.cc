@@ -320,6 +320,17 @@ class QueueSizeOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
+class QueueIsClosedOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Queue * q, QueueInput(ctx));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->scalar<bool>() = q->is_closed();
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 }  // namespace
 
 void RegisterQueueKernels(KernelRegistry* kernels) {
@@ -334,6 +345,7 @@ void RegisterQueueKernels(KernelRegistry* kernels) {
   kernels->Register<DequeueOp<true>>(cpu("QueueDequeueManyV2"));
   kernels->Register<QueueCloseOp>(cpu("QueueCloseV2"));
   kernels->Register<QueueSizeOp>(cpu("QueueSizeV2"));
+  kernels->Register<QueueIsClosedOp>(cpu("QueueIsClosedV2"));
 }
 
 }  // namespace sluice

@@ -81,9 +81,14 @@ absl::Status RegisterQueueOps(OpRegistry* ops) {
                                     .Output("size: int32")
                                     .SetIsStateful()
                                     .SetShapeFn(ScalarOutput)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("QueueIsClosedV2")
+                                    .Input("handle: resource")
+                                    .Output("is_closed: bool")
+                                    .SetIsStateful()
+                                    .SetShapeFn(ScalarOutput)));
   for (const char* op : {"FIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2",
                          "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
-                         "QueueCloseV2", "QueueSizeV2"}) {
+                         "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -155,6 +160,10 @@ Node* QueueCloseV2(const Scope& s, Input handle, const QueueCloseAttrs& attrs,
 
 Output QueueSizeV2(const Scope& s, Input handle, std::source_location loc) {
   return s.Op("QueueSizeV2", loc).Input(handle).Finalize1();
+}
+
+Output QueueIsClosedV2(const Scope& s, Input handle, std::source_location loc) {
+  return s.Op("QueueIsClosedV2", loc).Input(handle).Finalize1();
 }
 
 }  // namespace ops

@@ -1,6 +1,6 @@
 // TensorFlow 1.x input-pipeline queue ops on resource handles: FIFOQueueV2,
 // RandomShuffleQueueV2, QueueEnqueueV2, QueueEnqueueManyV2, QueueDequeueV2,
-// QueueDequeueManyV2, QueueCloseV2, QueueSizeV2 (TensorFlow's names, inputs
+// QueueDequeueManyV2, QueueCloseV2, QueueSizeV2, QueueIsClosedV2 (TensorFlow's names, inputs
 // and attrs), with CPU kernels and wrappers. The queue itself is
 // ops/queue.h; it lives in the device's ResourceMgr under shared_name, else
 // "_<n>_<node name>" (as TensorFlow names a private queue, e.g. "_0_q").
@@ -90,6 +90,9 @@ Node* QueueCloseV2(const Scope& scope, Input handle, const QueueCloseAttrs& attr
                    std::source_location loc = std::source_location::current());
 Output QueueSizeV2(const Scope& scope, Input handle,
                    std::source_location loc = std::source_location::current());
+// A bool scalar: whether the queue has been closed (it may still hold elements).
+Output QueueIsClosedV2(const Scope& scope, Input handle,
+                       std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

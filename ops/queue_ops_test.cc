@@ -100,6 +100,31 @@ TEST_F(QueueTest, ClosedQueue) {
   EXPECT_THAT(st.message(), HasSubstr("is closed."));
 }
 
+// As fifo_queue_test.py's testIsClosed: false until closed, then true,
+// also while elements remain.
+TEST_F(QueueTest, IsClosedTurnsTrueOnClose) {
+  Output q = ops::FIFOQueueV2(s_.WithOpName("q"), {DT_FLOAT});
+  BuildFloatQueue(q);
+  Output is_closed = ops::QueueIsClosedV2(s_.WithOpName("is_closed"), q);
+  Start();
+  auto closed = [&]() -> absl::StatusOr<bool> {
+    absl::StatusOr<std::vector<Tensor>> r = sess_->Run({}, {is_closed}, {});
+    if (!r.ok()) return r.status();
+    EXPECT_EQ((*r)[0].dtype(), DT_BOOL);
+    EXPECT_EQ((*r)[0].shape(), TensorShape());
+    return (*r)[0].scalar<bool>();
+  };
+  absl::StatusOr<bool> c = closed();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(*c);
+  ASSERT_TRUE(Enqueue(1).ok());
+  ASSERT_TRUE(sess_->Run({}, {}, {close_}).ok());
+  c = closed();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(*c);
+  EXPECT_EQ(Size(), 1);
+}
+
 TEST_F(QueueTest, DequeueOnEmptyQueueEndsAtTheDeadline) {
   BuildFloatQueue(ops::FIFOQueueV2(s_.WithOpName("q"), {DT_FLOAT}));
   Start();

@@ -34,7 +34,10 @@ absl::Status CheckDevices(absl::string_view what, const std::vector<std::string>
   return absl::OkStatus();
 }
 
-// A replica's model is usable, and agrees with replica 0's (`first`).
+}  // namespace
+
+namespace internal {
+
 absl::Status CheckReplica(const ReplicaModel& m, int r, const ReplicaModel* first) {
   const std::string who = absl::StrCat("replica ", r);
   if (!m.loss.valid()) return absl::InvalidArgumentError(absl::StrCat(who, ": the loss is unset"));
@@ -75,6 +78,10 @@ absl::Status CheckReplica(const ReplicaModel& m, int r, const ReplicaModel* firs
   return absl::OkStatus();
 }
 
+}  // namespace internal
+
+namespace {
+
 // The Assign initializing `var`: "<var>/Assign", else its only Assign.
 absl::StatusOr<Node*> FindInitializer(const Output& var) {
   const std::string want = absl::StrCat(var.node->name(), "/Assign");
@@ -93,7 +100,11 @@ absl::StatusOr<Node*> FindInitializer(const Output& var) {
                    "; list its initializer in ReplicaModel::initializers"));
 }
 
-absl::StatusOr<std::vector<Node*>> Initializers(const ReplicaModel& m) {
+}  // namespace
+
+namespace internal {
+
+absl::StatusOr<std::vector<Node*>> ReplicaInitializers(const ReplicaModel& m) {
   if (!m.initializers.empty()) return m.initializers;
   std::vector<Node*> out;
   for (const Output& v : m.variables) {
@@ -103,20 +114,22 @@ absl::StatusOr<std::vector<Node*>> Initializers(const ReplicaModel& m) {
   return out;
 }
 
-// The mean of scalars `values`, named `name` in `scope`.
-Output Mean(const Scope& scope, const std::vector<Output>& values, const std::string& name) {
-  if (values.size() == 1) return ops::Identity(scope.WithOpName(name), values[0]);
-  return ops::Mul(scope.WithOpName(name), ops::AddN(scope, values),
-                  1.0 / static_cast<double>(values.size()));
-}
-
-// `grad` with its variable's static shape when backprop lost it (a
-// broadcasting op's gradient reshapes at run time), so it can be fused.
 Output WithVariableShape(const Scope& scope, const Output& grad, const Output& var) {
   if (!grad.valid() || grad.shape().IsFullyDefined() || !var.shape().IsFullyDefined()) return grad;
   const std::vector<int64_t>& dims = var.shape().dims();
   return ops::Reshape(scope, grad,
                       ops::Const(scope, dims, TensorShape({static_cast<int64_t>(dims.size())})));
+}
+
+}  // namespace internal
+
+namespace {
+
+// The mean of scalars `values`, named `name` in `scope`.
+Output Mean(const Scope& scope, const std::vector<Output>& values, const std::string& name) {
+  if (values.size() == 1) return ops::Identity(scope.WithOpName(name), values[0]);
+  return ops::Mul(scope.WithOpName(name), ops::AddN(scope, values),
+                  1.0 / static_cast<double>(values.size()));
 }
 
 // The initializers `optimizer` has created since it held `mark` of them.
@@ -126,6 +139,9 @@ std::vector<Node*> NewInitializers(const Optimizer& optimizer, size_t mark) {
 }
 
 }  // namespace
+
+using internal::CheckReplica;
+using internal::WithVariableShape;
 
 absl::StatusOr<MirroredModel> BuildMirrored(const Scope& scope,
                                             const std::vector<Output>& batch_inputs,
@@ -211,7 +227,7 @@ absl::StatusOr<MirroredModel> BuildMirrored(const Scope& scope,
   }
 
   // Replica 0 initialized, then copied to the others; optimizer slots.
-  ASSIGN_OR_RETURN(std::vector<Node*> first_inits, Initializers(out.replicas[0]));
+  ASSIGN_OR_RETURN(std::vector<Node*> first_inits, internal::ReplicaInitializers(out.replicas[0]));
   Node* first_init = ops::GroupDeps(mirrored.WithOpName("init_replica_0"), first_inits);
   RETURN_IF_ERROR(scope.status());
   std::vector<Node*> init_deps = {first_init};
@@ -291,7 +307,7 @@ absl::StatusOr<MultiWorkerModel> BuildMultiWorkerMirrored(const Scope& scope,
   }
 
   // init: this worker's variables, its global step and the optimizer's slots.
-  ASSIGN_OR_RETURN(std::vector<Node*> init_deps, Initializers(rep));
+  ASSIGN_OR_RETURN(std::vector<Node*> init_deps, internal::ReplicaInitializers(rep));
   init_deps.push_back(step.initializer);
   const std::vector<Node*> slot_inits = NewInitializers(*optimizer, init_mark);
   init_deps.insert(init_deps.end(), slot_inits.begin(), slot_inits.end());

@@ -115,6 +115,19 @@ absl::StatusOr<MultiWorkerModel> BuildMultiWorkerMirrored(const Scope& scope,
                                                           const ReplicaFn& fn, Optimizer* optimizer,
                                                           const MultiWorkerOptions& options);
 
+namespace internal {
+
+// Shared with the other strategies over replicas (peer_to_peer.h).
+// A replica's model is usable (scalar loss, variables that are ref outputs,
+// set metrics) and, when `first` is given, agrees with replica 0's.
+absl::Status CheckReplica(const ReplicaModel& m, int r, const ReplicaModel* first);
+// m.initializers, else each variable's "<var>/Assign" (else its only Assign).
+absl::StatusOr<std::vector<Node*>> ReplicaInitializers(const ReplicaModel& m);
+// `grad` with its variable's static shape when backprop lost it (a
+// broadcasting op's gradient reshapes at run time).
+Output WithVariableShape(const Scope& scope, const Output& grad, const Output& var);
+
+}  // namespace internal
 }  // namespace sluice
 
 #endif  // SLUICE_TRAINING_MIRRORED_STRATEGY_H_
