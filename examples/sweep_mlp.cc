@@ -15,9 +15,12 @@
 // reported metrics) and a checkpoint every --checkpoint_steps steps and at
 // the end, and starts from the newest checkpoint there if there is one: a
 // trial the sweep runs again after --resume goes on from its last
-// checkpoint, and a finished one only evaluates.
+// checkpoint, and a finished one only evaluates. SIGTERM (how the sweep
+// stops a trial early) ends training between two steps, never halfway
+// through writing a checkpoint; the exit status is then 143.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -49,6 +52,10 @@ ABSL_FLAG(int, checkpoint_steps, 100, "save a checkpoint every N steps (and at t
 
 namespace sluice {
 namespace {
+
+volatile std::sig_atomic_t terminated = 0;
+
+void OnTerminate(int) { terminated = 1; }
 
 absl::StatusOr<MlpConfig> ConfigFromFlags() {
   MlpConfig config;
@@ -163,7 +170,8 @@ absl::Status Main() {
   if (files.restored_step >= steps) {  // finished before: only evaluate
     ASSIGN_OR_RETURN(eval, Evaluate(m, session.get(), held_out, files.restored_step, {}, files));
   }
-  for (int64_t step = files.restored_step + 1; step <= steps; ++step) {
+  std::signal(SIGTERM, OnTerminate);
+  for (int64_t step = files.restored_step + 1; step <= steps && !terminated; ++step) {
     Dataset b = Batch(train, (step - 1) * batch % train_n, batch);
     ASSIGN_OR_RETURN(std::vector<Tensor> out,
                      session->Run({{m.x, b.x}, {m.labels, b.y}}, {m.loss}, {m.train}));
@@ -176,6 +184,7 @@ absl::Status Main() {
     }
   }
   if (files.events != nullptr) RETURN_IF_ERROR(files.events->Close());
+  if (terminated) return absl::OkStatus();
   std::printf("final: loss=%.4f accuracy=%.4f (held out)\n", eval[0].scalar<float>(),
               eval[1].scalar<float>());
   return absl::OkStatus();
@@ -190,6 +199,10 @@ int main(int argc, char** argv) {
   if (!s.ok()) {
     std::fprintf(stderr, "sweep_mlp: error: %s\n", std::string(s.message()).c_str());
     return 1;
+  }
+  if (sluice::terminated) {
+    std::printf("sweep_mlp: stopped by SIGTERM\n");
+    return 128 + SIGTERM;
   }
   return 0;
 }
