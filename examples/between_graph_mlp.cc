@@ -17,8 +17,9 @@
 //
 // As a sweep trial (one sub-cluster per trial, see README "Sweep
 // hyperparameters"):
-//   bazel run //tools:sweep -- --space=examples/sweep_cluster_space.json --trials=4
-//       --trial_cluster=ps=1,workers=2 -- bazel-bin/examples/between_graph_mlp --steps=200
+//   bazel run //tools:sweep -- --space=examples/sweep_cluster_space.json --trials=8
+//       --trial_cluster=ps=1,workers=2 --devices=cpu:0,cpu:1,cpu:2
+//       -- bazel-bin/examples/between_graph_mlp --steps=200
 // the chief reports held-out loss and accuracy (--held_out examples after the
 // training set) with SweepReport every --report_every global steps and at
 // the end, and --logdir defaults to train/ in the trial's directory. Every
