@@ -14,8 +14,19 @@
 // saves checkpoints every --checkpoint_steps global steps, writes TensorBoard
 // summaries to --logdir, and after --steps global steps prints
 // "final: loss=<x> accuracy=<y>" over the whole training set.
+//
+// As a sweep trial (one sub-cluster per trial, see README "Sweep
+// hyperparameters"):
+//   bazel run //tools:sweep -- --space=examples/sweep_cluster_space.json --trials=8
+//       --trial_cluster=ps=1,workers=2 --devices=cpu:0,cpu:1,cpu:2
+//       -- bazel-bin/examples/between_graph_mlp --steps=200
+// the chief reports held-out loss and accuracy (--held_out examples after the
+// training set) with SweepReport every --report_every global steps and at
+// the end, and --logdir defaults to train/ in the trial's directory. Every
+// task uses $SLUICE_NUM_THREADS CPU threads when it is set.
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -49,11 +60,14 @@ ABSL_FLAG(std::string, hidden, "256", "hidden layer sizes, comma separated");
 ABSL_FLAG(double, learning_rate, 0.1, "learning rate");
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd, momentum or adam");
 ABSL_FLAG(int, replicas_to_aggregate, 0, "sync: gradients averaged per step (0: every worker)");
-ABSL_FLAG(std::string, logdir, "/tmp/sluice/between_graph_mlp",
-          "checkpoints and TensorBoard events (\"\": none)");
+ABSL_FLAG(std::string, logdir, "auto",
+          "checkpoints and TensorBoard events; auto: train/ in the trial's directory under a "
+          "sweep, else /tmp/sluice/between_graph_mlp; \"\": none");
 ABSL_FLAG(int, checkpoint_steps, 100, "save a checkpoint every N global steps");
 ABSL_FLAG(int, log_every, 50, "print progress every N global steps");
 ABSL_FLAG(int, examples, 8192, "size of the synthetic training set");
+ABSL_FLAG(int, held_out, 1024, "chief: examples after the training set it evaluates on");
+ABSL_FLAG(int, report_every, 50, "chief: SweepReport held-out metrics every N global steps");
 ABSL_FLAG(int, seed, 1, "seed of the initial weights");
 ABSL_FLAG(std::string, dump_weights, "", "chief: write every variable here as .npy at the end");
 
@@ -62,6 +76,44 @@ namespace {
 
 constexpr char kGlobalStep[] = "global_step:0";
 constexpr char kLoss[] = "loss:0";
+constexpr char kAccuracy[] = "accuracy:0";
+
+std::string Logdir() {
+  const std::string flag = absl::GetFlag(FLAGS_logdir);
+  if (flag != "auto") return flag;
+  return SweepTrialDir().empty() ? "/tmp/sluice/between_graph_mlp" : SweepTrialDir() + "/train";
+}
+
+// The chief's reports to a sweep: held-out loss and accuracy at the global
+// step the variables were read at.
+class HeldOutReporter {
+ public:
+  HeldOutReporter(Dataset held_out, int every) : held_out_(std::move(held_out)), every_(every) {}
+
+  // Reports when the global step has passed the next multiple of --report_every.
+  absl::Status MaybeReport(Session* session, int64_t global_step) {
+    if (every_ <= 0 || global_step < next_) return absl::OkStatus();
+    return Report(session);
+  }
+
+  absl::Status Report(Session* session) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                     session->Run({{"x", held_out_.x}, {"labels", held_out_.y}},
+                                  {kLoss, kAccuracy, kGlobalStep}, {}));
+    const int64_t step = out[2].scalar<int64_t>();
+    if (step == last_) return absl::OkStatus();
+    SweepReport(step, {{"loss", out[0].scalar<float>()}, {"accuracy", out[1].scalar<float>()}});
+    last_ = step;
+    if (every_ > 0) next_ = (step / every_ + 1) * every_;
+    return absl::OkStatus();
+  }
+
+ private:
+  const Dataset held_out_;
+  const int every_;
+  int64_t next_ = 0;  // first report at the first step (a baseline)
+  int64_t last_ = -1;
+};
 
 struct Model {
   explicit Model(MlpModel forward) : mlp(std::move(forward)) {}
@@ -196,10 +248,19 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
   const bool chief = task.task == 0;
   const int workers = task.cluster.num_tasks("worker");
   const int batch = absl::GetFlag(FLAGS_batch), steps = absl::GetFlag(FLAGS_steps);
-  const std::string logdir = absl::GetFlag(FLAGS_logdir);
+  const std::string logdir = Logdir();
   ASSIGN_OR_RETURN(std::unique_ptr<Model> model, BuildModel(task, sync));
   const Model& m = *model;
-  Dataset data = MakeSyntheticDataset({.examples = absl::GetFlag(FLAGS_examples)});
+  // The training set is the first --examples of the dataset (the same with or
+  // without a held-out part: the examples are drawn in order).
+  const int examples = absl::GetFlag(FLAGS_examples), held_out = absl::GetFlag(FLAGS_held_out);
+  Dataset all = MakeSyntheticDataset({.examples = examples + (chief ? held_out : 0)});
+  Dataset data = chief && held_out > 0 ? Batch(all, 0, examples) : std::move(all);
+  std::unique_ptr<HeldOutReporter> reporter;
+  if (chief && held_out > 0) {
+    reporter = std::make_unique<HeldOutReporter>(Batch(all, examples, held_out),
+                                                 absl::GetFlag(FLAGS_report_every));
+  }
   std::printf("%s: %s training, %d worker(s), batch %d per worker, %d global steps\n",
               server->task().c_str(), sync ? "synchronous" : "asynchronous", workers, batch, steps);
 
@@ -243,6 +304,7 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
   const absl::Time start = absl::Now();
   while (status.ok() && !session->ShouldStop()) {
     int64_t step = local_steps * workers + task.task;  // async: this worker's share
+    int64_t global_step = local_steps * workers;       // async: about
     std::vector<std::pair<std::string, Tensor>> feeds;
     if (sync) {
       absl::StatusOr<std::vector<Tensor>> token = session->RunWithoutHooks({}, {m.token}, {});
@@ -260,6 +322,7 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
       }
       const int64_t global = (*token)[0].scalar<int64_t>();
       step = global * workers + task.task;
+      global_step = global;
       feeds.emplace_back(m.local_step, (*token)[0]);
     }
     Dataset b = Batch(data, step * batch, batch);
@@ -267,6 +330,15 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
     feeds.emplace_back("labels", b.y);
     status = session->Run(feeds, {kLoss}, {m.train}).status();
     ++local_steps;
+    if (reporter != nullptr && status.ok()) {
+      // A report that fails (a task restarting) is not worth the run.
+      absl::Status reported = reporter->MaybeReport(session->session(), global_step + 1);
+      if (!reported.ok()) {
+        std::fprintf(stderr, "between_graph_mlp: no report at step %lld: %s\n",
+                     static_cast<long long>(global_step + 1),
+                     std::string(reported.message()).c_str());
+      }
+    }
   }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   stop_updates = true;  // the update thread's pending take times out within 1 s
@@ -276,6 +348,7 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
     ASSIGN_OR_RETURN(std::vector<Tensor> final_out,
                      session->session()->Run({{"x", data.x}, {"labels", data.y}},
                                              {kLoss, "accuracy:0", kGlobalStep}, {}));
+    if (reporter != nullptr) RETURN_IF_ERROR(reporter->Report(session->session()));
     if (!absl::GetFlag(FLAGS_dump_weights).empty()) {
       RETURN_IF_ERROR(DumpWeights(session->session(), m, absl::GetFlag(FLAGS_dump_weights)));
     }
@@ -304,9 +377,12 @@ absl::Status Main() {
   server_options.config = *task;
   // The chief's checkpoints are written by the ps tasks that hold the
   // variables: graphs may write there (and under /tmp/sluice), nowhere else.
-  if (!absl::GetFlag(FLAGS_logdir).empty()) {
-    server_options.file_write_roots.push_back(
-        std::filesystem::absolute(absl::GetFlag(FLAGS_logdir)).string());
+  if (!Logdir().empty()) {
+    server_options.file_write_roots.push_back(std::filesystem::absolute(Logdir()).string());
+  }
+  if (const char* threads = std::getenv("SLUICE_NUM_THREADS")) {  // a sweep's share per task
+    int n = 0;
+    if (absl::SimpleAtoi(threads, &n) && n > 0) server_options.devices.cpu_threads = n;
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
   if (task->job == "ps") {

@@ -61,4 +61,9 @@ void SweepReport(int64_t step, const std::map<std::string, double>& metrics) {
   std::fflush(stdout);
 }
 
+std::string SweepTrialDir() {
+  const char* dir = std::getenv("SLUICE_SWEEP_DIR");
+  return dir != nullptr ? dir : "";
+}
+
 }  // namespace sluice

@@ -12,6 +12,8 @@
 //     if (step % 20 == 0) SweepReport(step, {{"loss", loss}, {"accuracy", acc}});
 //   }
 //
+//   std::string logdir = SweepTrialDir().empty() ? "" : SweepTrialDir() + "/train";
+//
 // Thread-safe: lines from concurrent calls never interleave. Metric names
 // are JSON-escaped; non-finite values are written as null; a metric named
 // "step" is left out (the step is its own field).
@@ -29,6 +31,12 @@ std::string FormatSweepReport(int64_t step, const std::map<std::string, double>&
 
 // Prints FormatSweepReport(step, metrics) and a newline to stdout, flushed.
 void SweepReport(int64_t step, const std::map<std::string, double>& metrics);
+
+// The trial's own directory when a sweep runs this process (the sweep sets
+// $SLUICE_SWEEP_DIR, and passes it on to every task of a sub-cluster trial),
+// else "". Programs put their checkpoints and TensorBoard events under it so
+// that parallel trials never share (or restore) each other's files.
+std::string SweepTrialDir();
 
 }  // namespace sluice
 

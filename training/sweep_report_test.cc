@@ -45,5 +45,13 @@ TEST(SweepReportTest, PrintsTheLineToStdout) {
   EXPECT_EQ(testing::internal::GetCapturedStdout(), "SLUICE_SWEEP {\"step\": 7, \"loss\": 2}\n");
 }
 
+TEST(SweepReportTest, TrialDirComesFromTheSweepsEnvironment) {
+  unsetenv("SLUICE_SWEEP_DIR");
+  EXPECT_EQ(SweepTrialDir(), "");
+  setenv("SLUICE_SWEEP_DIR", "/out/trial_004", 1);
+  EXPECT_EQ(SweepTrialDir(), "/out/trial_004");
+  unsetenv("SLUICE_SWEEP_DIR");
+}
+
 }  // namespace
 }  // namespace sluice

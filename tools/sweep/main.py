@@ -2,12 +2,14 @@
 
   bazel run //tools:sweep -- --space=SPACE.json --trials=N [--parallel=K]
       [--search=grid|random|tpe] [--seed=S] [--devices=auto|cpu:0,gpu:0,...]
-      [--trial_devices=CPU:1|GPU:1] [--metric=loss --mode=min] [--out=DIR]
-      [--resume] -- PROGRAM [ARGS]
+      [--trial_devices=CPU:1|GPU:1] [--trial_cluster=ps=P,workers=W]
+      [--metric=loss --mode=min] [--out=DIR] [--resume] -- PROGRAM [ARGS]
 
 Each trial runs PROGRAM ARGS --flag=value ... in OUT/trial_NNN/ (its cwd;
 stdout.log, stderr.log) on its own slot of devices, and reports metrics with
-SweepReport (training/sweep_report.h). Trials behind the others at a rung are
+SweepReport (training/sweep_report.h). With --trial_cluster each trial is a
+local sub-cluster: `launch --ps=P --workers=W --fail_fast -- PROGRAM ARGS`
+(//tools:launch), its metrics read from the chief's ("[worker:0] ") lines. Trials behind the others at a rung are
 stopped early (ASHA, asha.py). Ctrl-C stops the trials and saves
 OUT/sweep_state.json (exit 130); --resume continues from it. At the end:
 OUT/results.csv, OUT/results.json, OUT/plot.svg, TensorBoard HParams events
@@ -68,7 +70,34 @@ def make_parser():
                    help="seconds between SIGTERM and SIGKILL when stopping a trial")
     p.add_argument("--trial_dir_flag", default="",
                    help="also pass the trial's directory as --NAME=DIR (e.g. logdir)")
+    p.add_argument("--trial_cluster", default="",
+                   help="each trial a local sub-cluster of P ps and W worker tasks "
+                   "(ps=P,workers=W) through the launcher; --trial_devices=CPU:N is per task")
+    p.add_argument("--launcher", default="",
+                   help="the launcher binary for --trial_cluster (default: //tools:launch "
+                   "beside the sweep, else bazel-bin/tools/launch)")
+    p.add_argument("--cluster", default="",
+                   help="not supported: trials are not spread over other machines")
     return p
+
+
+def find_launcher(flag):
+    """The launcher's absolute path: --launcher, else the one in the sweep's
+    runfiles (a data dependency), else bazel-bin/tools/launch."""
+    if flag:
+        candidates = [user_path(flag)]
+    else:
+        here = os.path.dirname(os.path.abspath(__file__))  # .../tools/sweep
+        candidates = [os.path.join(os.path.dirname(here), "launch")]
+        workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
+        if workspace:
+            candidates.append(os.path.join(workspace, "bazel-bin", "tools", "launch"))
+        candidates.append(user_path(os.path.join("bazel-bin", "tools", "launch")))
+    for c in candidates:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise UsageError("no launcher for --trial_cluster (looked at %s): bazel build //tools:launch "
+                     "or pass --launcher=PATH" % ", ".join(candidates))
 
 
 def user_path(path):
@@ -127,6 +156,9 @@ class Sweep:
             else:
                 t.update(state="pending", device=None, step=None, metrics={}, history=[],
                          rungs={})
+        self.launcher = None
+        if config.get("trial_cluster"):
+            self.launcher = find_launcher(args.launcher)
         self.queue = queue.Queue()
         self.running = {}
         self.interrupts = 0
@@ -156,17 +188,30 @@ class Sweep:
         self.trials.append(t)
         return t
 
-    def launch(self, t, slot):
+    def trial_argv(self, t, tdir):
         argv = list(self.config["program"])
         argv += ["--%s=%s" % (k, space_lib.flag_value(v)) for k, v in t["params"].items()]
-        tdir = os.path.join(self.out, "trial_%03d" % t["number"])
         if self.config.get("trial_dir_flag"):
             argv.append("--%s=%s" % (self.config["trial_dir_flag"], tdir))
+        shape = self.config.get("trial_cluster")
+        if not shape:
+            return argv
+        # --fail_fast: a task that dies fails the trial (no restarts); the
+        # launcher's grace is half ours, so it tears down before we SIGKILL it.
+        return [self.launcher, "--ps=%d" % shape["ps"], "--workers=%d" % shape["workers"],
+                "--fail_fast", "--grace_period_s=%g" % (self.config["grace_s"] / 2),
+                "--"] + argv
+
+    def launch(self, t, slot):
+        tdir = os.path.join(self.out, "trial_%03d" % t["number"])
+        argv = self.trial_argv(t, tdir)
         t.update(state="running", device=slot.name(), start=time.time(), end=None,
                  exit_status=None, last_lines=[], step=None, metrics={}, history=[], rungs={})
         t.pop("stop_requested", None)
         try:
-            proc = scheduler.TrialProcess(t["number"], argv, tdir, slot, self.queue)
+            proc = scheduler.TrialProcess(
+                t["number"], argv, tdir, slot, self.queue,
+                scheduler.CHIEF_PREFIX if self.config.get("trial_cluster") else "")
         except OSError as e:
             self.finish(t, "failed", None, ["cannot start %s: %s" % (argv[0], e)])
             return False
@@ -208,8 +253,10 @@ class Sweep:
         elif rc == 0:
             self.finish(t, "completed", rc, [])
         else:
-            lines = scheduler.last_lines(proc.stderr_path) or \
-                scheduler.last_lines(proc.stdout_path)
+            lines = scheduler.last_lines(proc.stderr_path)
+            if not lines and self.config.get("trial_cluster"):
+                lines = scheduler.cluster_last_lines(proc.stdout_path)
+            lines = lines or scheduler.last_lines(proc.stdout_path)
             self.finish(t, "failed", rc, lines)
         t.pop("stop_requested", None)
         return slot
@@ -282,13 +329,15 @@ def load_or_start(args, program_argv, out):
         sp.grid()  # raises for ranges
     if args.early_stop == "asha" and (args.min_resource < 1 or args.eta < 2):
         raise UsageError("--min_resource must be >= 1 and --eta >= 2")
+    trial_cluster = scheduler.parse_trial_cluster(args.trial_cluster)
     config = {
         "space": sp.to_json(), "trials": args.trials, "search": args.search,
         "seed": args.seed, "metric": args.metric, "mode": args.mode,
         "program": resolve_program(program_argv), "early_stop": args.early_stop,
         "min_resource": args.min_resource, "eta": args.eta,
         "max_resource": args.max_resource, "grace_s": args.grace_s,
-        "trial_dir_flag": args.trial_dir_flag, "created": time.time(),
+        "trial_dir_flag": args.trial_dir_flag, "trial_cluster": trial_cluster,
+        "created": time.time(),
     }
     return config, []
 
@@ -314,13 +363,19 @@ def main(argv):
     own, program_argv = split_argv(argv)
     try:
         args = make_parser().parse_args(own)
+        if args.cluster:
+            raise UsageError("--cluster: trials are not spread over other machines (see README, "
+                             "Sweep hyperparameters); --trial_cluster=ps=P,workers=W runs each "
+                             "trial as a sub-cluster on this one")
         out = user_path(args.out)
         config, trials = load_or_start(args, program_argv, out)
         if args.parallel < 1:
             raise UsageError("--parallel must be at least 1")
         devices = scheduler.parse_devices(args.devices)
         kind_count = scheduler.parse_trial_devices(args.trial_devices, devices)
-        slots = scheduler.make_slots(devices, kind_count, args.parallel)
+        shape = config.get("trial_cluster")
+        tasks = shape["ps"] + shape["workers"] if shape else 1
+        slots = scheduler.make_slots(devices, kind_count, args.parallel, tasks)
         os.makedirs(out, exist_ok=True)
         sweep = Sweep(args, config, trials, out)
     except (UsageError, space_lib.SpaceError, search.SearchError,
@@ -328,11 +383,17 @@ def main(argv):
         print("sweep: error: %s" % e, file=sys.stderr)
         return 1
     if len(slots) < args.parallel:
-        print("sweep: %d slot(s) of %s:%d on --devices=%s; running %d at a time"
-              % (len(slots), kind_count[0].upper(), kind_count[1], args.devices, len(slots)))
+        print("sweep: %d slot(s) of %s:%d%s on --devices=%s; running %d at a time"
+              % (len(slots), kind_count[0].upper(), kind_count[1],
+                 " per task x %d tasks" % tasks if tasks > 1 else "", args.devices, len(slots)))
     print("sweep: %d trials (%s search), %d at a time on %s; writing %s"
           % (sweep.total, config["search"], len(slots),
              " ".join(s.name() for s in slots), out))
+    if shape:
+        print("sweep: each trial a sub-cluster of %d ps and %d worker task(s) on 127.0.0.1, "
+              "%s thread(s) per task, through %s"
+              % (shape["ps"], shape["workers"], slots[0].env().get("SLUICE_NUM_THREADS", "all"),
+                 sweep.launcher))
     sweep.save()
 
     def on_sigint(signum, frame):

@@ -7,44 +7,20 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))  # the runfiles (or source) root
-FAKE = os.path.join(HERE, "testdata", "fake_trial.py")
+from tools.sweep import sweep_testutil
+
+FAKE = sweep_testutil.runfile("tools/sweep/testdata/fake_trial.py")
 
 
-class SweepTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
-        self.out = os.path.join(self.tmp, "out")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def space(self, doc):
-        path = os.path.join(self.tmp, "space.json")
-        with open(path, "w") as f:
-            json.dump(doc, f)
-        return path
-
+class SweepTest(sweep_testutil.SweepTestCase):
     def command(self, flags, program=None):
-        program = program if program is not None else [FAKE]
-        env = dict(os.environ, PYTHONPATH=ROOT)
-        env.pop("BUILD_WORKING_DIRECTORY", None)
-        return ([sys.executable, "-m", "tools.sweep.main", "--out=" + self.out] + flags +
-                ["--"] + program, env)
+        return super().command(flags, program if program is not None else [FAKE])
 
     def sweep(self, flags, program=None):
-        argv, env = self.command(flags, program)
-        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-
-    def results(self):
-        with open(os.path.join(self.out, "results.json")) as f:
-            return json.load(f)["trials"]
+        return super().sweep(flags, program if program is not None else [FAKE])
 
     def test_grid_sweep_writes_results_and_best(self):
         r = self.sweep(["--space=" + self.space({"x": [3, 1, 2]}), "--trials=10",
@@ -194,6 +170,20 @@ class SweepTest(unittest.TestCase):
             (["--space=" + good, "--trials=2", "--devices=tpu:0"], None, "bad --devices"),
             (["--space=" + good, "--trials=2", "--bogus"], None, "unrecognized arguments"),
             (["--resume"], None, "cannot read"),
+            (["--space=" + good, "--trials=2", "--trial_cluster=ps=1"], None,
+             "needs workers=W with W >= 1"),
+            (["--space=" + good, "--trials=2", "--trial_cluster=ps=1,workers=0"], None,
+             "needs workers=W with W >= 1"),
+            (["--space=" + good, "--trials=2", "--trial_cluster=ps=1,gpus=2"], None,
+             "bad --trial_cluster entry 'gpus=2'"),
+            (["--space=" + good, "--trials=2", "--trial_cluster=workers=1,workers=2"], None,
+             "gives workers twice"),
+            (["--space=" + good, "--trials=2", "--trial_cluster=ps=1,workers=2",
+              "--devices=cpu:0,cpu:1"], None, "a trial of 3 tasks needs 3 CPU device(s)"),
+            (["--space=" + good, "--trials=2", "--trial_cluster=workers=1",
+              "--launcher=/nonexistent/launch", "--devices=cpu:0"], None, "no launcher"),
+            (["--space=" + good, "--trials=2", "--cluster=hosts.json"], None,
+             "not spread over other machines"),
         ]
         for flags, program, message in cases:
             r = self.sweep(flags, program)
