@@ -13,6 +13,7 @@
 // each graph as `#` lines.
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -155,6 +156,7 @@ absl::Status Main() {
   const std::pair<const char*, Builder> graphs[] = {
       {"chain", ChainMlp}, {"wide", Wide}, {"towers", TwoTowers}};
   for (const auto& [graph_name, build] : graphs) {
+    std::map<std::string, double> measured;
     for (const char* strategy : {"single", "round_robin", "manual", "auto"}) {
       std::unique_ptr<BenchGraph> g = build(batch);
       g->init = ops::GlobalVariablesInitializer(g->root.WithOpName("init"));
@@ -175,8 +177,17 @@ absl::Status Main() {
           return AddContext(ms.status(), absl::StrCat(graph_name, " ", strategy));
         }
         std::printf("placement_%s_%s_measured: %.3f ms\n", graph_name, strategy, *ms);
+        measured[strategy] = *ms;
       }
       std::fflush(stdout);
+    }
+    // Each device owns an equal share of the cores (runtime/local_devices.h),
+    // so "single" is the graph on one share and a split uses all of them.
+    if (measure) {
+      for (const char* strategy : {"manual", "auto"}) {
+        std::printf("placement_%s_%s_speedup_vs_single: %.2f x\n", graph_name, strategy,
+                    measured["single"] / measured[strategy]);
+      }
     }
   }
   return absl::OkStatus();

@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "graph/algorithm.h"
 #include "graph/control_flow_info.h"
+#include "runtime/compute_pool.h"
 #include "runtime/frame_ops.h"
 #include "runtime/sendrecv_ops.h"
 
@@ -272,9 +273,11 @@ class ExecutorImpl : public Executor {
   void ActivateInFrame(RunState* rs, const NodeItem& item, bool dead,
                        absl::Span<const TensorValue> outputs, FrameState* frame,
                        IterationState* iter, ReadyStack* ready) const;
-  // Keeps the cheap nodes pushed since `from` and one expensive node for this
-  // thread; schedules the other expensive ones on the pool.
+  // Keeps the cheap nodes pushed since `from` and, on one of the device's
+  // threads, one expensive node for this thread; schedules the other
+  // expensive ones on the pool.
   void Dispatch(RunState* rs, ReadyStack* ready, size_t from) const;
+  bool KeepsExpensiveNodes(const RunState* rs) const;
 
   // Loops (see FrameState).
   FrameState* FindOrCreateChild(FrameState* frame, IterationState* iter, int child) const;
@@ -463,9 +466,10 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
   }
   rs->outstanding.store(static_cast<int>(roots_.size()));
   // Cheap roots (constants, arguments) run here; of the expensive ones the
-  // first runs here too and the rest go to the pool.
+  // first runs here too (when this is one of the device's threads) and the
+  // rest go to the pool.
   absl::InlinedVector<TaggedNode, 16> here;
-  bool kept_expensive = false;
+  bool kept_expensive = !KeepsExpensiveNodes(rs);
   for (int r : roots_) {
     const TaggedNode t{r, root, iter0, false};
     if (!items_[r].expensive || !kept_expensive || args.run_inline) {
@@ -475,7 +479,8 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
       device_->thread_pool()->Schedule([this, rs, t] { Process(rs, {t}); });
     }
   }
-  Process(rs, here);
+  // With nothing here, the step may already be finished (and rs freed).
+  if (!here.empty()) Process(rs, here);
 }
 
 absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item,
@@ -672,17 +677,28 @@ void ExecutorImpl::ActivateInFrame(RunState* rs, const NodeItem& item, bool dead
   iter->outstanding_ops += ActivateNodes(rs, item, dead, outputs, frame, iter, ready);
 }
 
+// A thread that is not the device's (the session's caller, or another
+// device's thread completing a transfer) runs no expensive node of this
+// device: the device's kernels then use exactly its pool, its share of the
+// cores (runtime/compute_pool.h), and devices compute at once without
+// oversubscribing. run_inline steps run everything on the caller by request.
+bool ExecutorImpl::KeepsExpensiveNodes(const RunState* rs) const {
+  const ThreadPool* pool = device_->thread_pool();
+  return rs->args.run_inline || pool == nullptr || pool->InPool();
+}
+
 void ExecutorImpl::Dispatch(RunState* rs, ReadyStack* ready, size_t from) const {
   if (rs->args.run_inline || ready->size() <= from) return;
   // The one expensive node kept here runs after the cheap ones.
   size_t kept = from;
+  const bool may_keep = KeepsExpensiveNodes(rs);
   bool kept_expensive = false;
   TaggedNode expensive{};
   for (size_t i = from; i < ready->size(); ++i) {
     const TaggedNode t = (*ready)[i];
     if (!items_[t.id].expensive || t.dead) {
       (*ready)[kept++] = t;
-    } else if (!kept_expensive) {
+    } else if (may_keep && !kept_expensive) {
       kept_expensive = true;
       expensive = t;
     } else {
@@ -886,6 +902,7 @@ void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
     done(s);
     return;
   }
+  ScopedComputePool compute_pool(device_->thread_pool());
   item.kernel->AsAsync()->ComputeAsync(run->ctx.get(), std::move(done));
 }
 
@@ -919,7 +936,10 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const TaggedNode> first) con
         absl::Status s = ReadInputs(rs, item, inputs);
         // A dead _Send runs: it sends the deadness on (runtime/rendezvous.h).
         OpKernelContext ctx(MakeParams(rs, t, inputs, absl::MakeSpan(outputs)));
-        if (s.ok()) s = item.kernel->Compute(&ctx);
+        if (s.ok()) {
+          ScopedComputePool compute_pool(device_->thread_pool());
+          s = item.kernel->Compute(&ctx);
+        }
         ReleaseInputs(item, inputs);  // early, so buffers can be reused in place
         if (stats) RecordStats(rs, item, start_us, outputs, ctx);
         Propagate(rs, ctx.is_output_dead() ? Dead(t) : t, s, outputs, &inline_ready);

@@ -19,16 +19,19 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
   std::vector<std::unique_ptr<Device>> devices;
   CpuDeviceOptions cpu;
   cpu.name = absl::StrCat(options.name_prefix, "/device:CPU:0");
-  cpu.num_threads = options.cpu_threads;
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // With virtual CPUs, every CPU device owns an equal share of the cores by
+  // default, so that they compute at once without oversubscribing.
+  const int share = std::max(1, hardware / (options.num_virtual_cpus + 1));
+  cpu.num_threads = options.cpu_threads > 0 ? options.cpu_threads : share;
   cpu.memory_limit = options.cpu_memory_limit;
   devices.push_back(NewCpuDevice(cpu));
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int i = 1; i <= options.num_virtual_cpus; ++i) {
     CpuDeviceOptions v;
     v.name = absl::StrCat(options.name_prefix, "/device:CPU:", i);
     v.num_threads = options.virtual_cpu_threads > 0
                         ? options.virtual_cpu_threads
-                        : std::max(1, hardware / (options.num_virtual_cpus + 1));
+                        : share;
     v.memory_limit = options.virtual_cpu_memory_limit;
     devices.push_back(NewCpuDevice(v));
   }

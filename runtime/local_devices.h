@@ -24,7 +24,9 @@ namespace sluice {
 struct LocalDevicesOptions {
   // Prefix of every device name.
   std::string name_prefix = "/job:localhost/replica:0/task:0";
-  int cpu_threads = 0;           // CPU:0's pool; 0: one per hardware thread
+  // CPU:0's pool (and its kernels' share of the cores); 0: one per hardware
+  // thread, or hardware threads / (N + 1) with N virtual CPUs.
+  int cpu_threads = 0;
   int64_t cpu_memory_limit = 0;  // bytes; 0: none
   int num_virtual_cpus = 0;      // CPU:1..CPU:N
   // Per virtual device; 0: hardware threads / (N + 1), at least 1.

@@ -42,7 +42,10 @@ namespace sluice {
 struct SessionOptions {
   const OpRegistry* ops = nullptr;          // required
   const KernelRegistry* kernels = nullptr;  // required
-  int num_threads = 0;                      // CPU:0's pool; 0: hardware threads
+  // CPU:0's pool, which is also its kernels' share of the cores (GEMMs
+  // included, ops/internal/blas.h); 0: hardware threads, or hardware threads
+  // / (N + 1) with N virtual CPUs.
+  int num_threads = 0;
   int64_t cpu_memory_limit = 0;             // bytes; 0: none
   // How many nodes of a step may run at once (TensorFlow's
   // inter_op_parallelism_threads). 1 runs each step's nodes one after the

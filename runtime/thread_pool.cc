@@ -6,6 +6,13 @@
 
 
 namespace sluice {
+namespace {
+
+thread_local const ThreadPool* owning_pool = nullptr;
+
+}  // namespace
+
+bool ThreadPool::InPool() const { return owning_pool == this; }
 
 ThreadPool::ThreadPool(std::string name, int num_threads) : name_(std::move(name)) {
   threads_.reserve(num_threads);
@@ -30,6 +37,7 @@ void ThreadPool::Schedule(std::function<void()> fn) {
 }
 
 void ThreadPool::WorkerLoop() {
+  owning_pool = this;
   while (true) {
     std::function<void()> fn;
     {

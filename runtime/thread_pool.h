@@ -29,6 +29,8 @@ class ThreadPool {
 
   void Schedule(std::function<void()> fn);
   int num_threads() const { return static_cast<int>(threads_.size()); }
+  // Whether the calling thread is one of this pool's.
+  bool InPool() const;
 
   // Splits [0, total) into at most num_threads()+1 blocks of at least
   // `min_block` items, runs fn on each and waits. The calling thread runs

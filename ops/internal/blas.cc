@@ -1,11 +1,93 @@
 #include "ops/internal/blas.h"
 
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "runtime/compute_pool.h"
+#include "runtime/thread_pool.h"
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
 namespace sluice {
 namespace internal {
+namespace {
 
-absl::Mutex& BlasMutex() {
-  static absl::Mutex* const kMutex = new absl::Mutex();
-  return *kMutex;
+// Below this many multiply-adds a GEMM runs in one piece: waking helpers
+// costs more than it saves.
+constexpr int64_t kMinSplitMacs = int64_t{1} << 21;
+// Blocks narrower than this lose too much of the kernels' register tiling.
+constexpr int kMinBlock = 32;
+
+void SingleThreaded() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+ThreadPool* Pool() {
+  if (ThreadPool* pool = CurrentComputePool()) return pool;
+  static ThreadPool* const kDefault = new ThreadPool(
+      "blas", static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
+  return kDefault;
+}
+
+void Call(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
+          int ldb, float* c, int ldc, float beta) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+
+void Call(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b,
+          int ldb, double* c, int ldc, double beta) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <typename T>
+void SplitGemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb,
+               T* c, int ldc, T beta) {
+  SingleThreaded();
+  ThreadPool* pool = Pool();
+  // A device's kernel runs on one of its pool's threads; outside a device
+  // the caller is an extra thread beside the default pool's.
+  const int threads = pool == CurrentComputePool() ? std::max(1, pool->num_threads())
+                                                   : pool->num_threads() + 1;
+  const bool split_rows = m >= n;
+  const int extent = split_rows ? m : n;
+  const int64_t macs = int64_t{m} * n * k;
+  if (threads == 1 || macs < kMinSplitMacs || extent < 2 * kMinBlock) {
+    Call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
+    return;
+  }
+  const int blocks = std::min(threads, extent / kMinBlock);
+  const int64_t per_block = (extent + blocks - 1) / blocks;
+  pool->ParallelFor(extent, per_block, [&](int64_t begin, int64_t end) {
+    const int i0 = static_cast<int>(begin), len = static_cast<int>(end - begin);
+    if (split_rows) {
+      // Rows i0.. of op(A) and of C.
+      const T* a0 = ta ? a + i0 : a + int64_t{i0} * lda;
+      Call(ta, tb, len, n, k, a0, lda, b, ldb, c + int64_t{i0} * ldc, ldc, beta);
+    } else {
+      // Columns i0.. of op(B) and of C.
+      const T* b0 = tb ? b + int64_t{i0} * ldb : b + i0;
+      Call(ta, tb, m, len, k, a, lda, b0, ldb, c + i0, ldc, beta);
+    }
+  });
+}
+
+}  // namespace
+
+void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
+          const float* b, int ldb, float* c, int ldc, float beta) {
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, beta);
+}
+
+void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const double* a, int lda,
+          const double* b, int ldb, double* c, int ldc, double beta) {
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, beta);
 }
 
 }  // namespace internal

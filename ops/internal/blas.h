@@ -1,41 +1,36 @@
 // The one door to OpenBLAS for Sluice's kernels: row-major GEMM on raw
 // buffers, C[m,n] = op(A)[m,k] * op(B)[k,n] + beta * C.
 //
-//   internal::Gemm(/*trans_a=*/false, /*trans_b=*/true, m, n, k, a, lda, b, ldb, c);
+//   internal::Gemm(/*trans_a=*/false, /*trans_b=*/true, m, n, k, a, lda, b, ldb, c, ldc);
 //
-// OpenBLAS runs every GEMM on its own process-wide pool that already uses all
-// cores. Two GEMMs issued at once (the executor runs independent nodes in
-// parallel, e.g. a layer's input and weight gradients) oversubscribe the
-// cores and both run far slower (measured: 9.7 ms for a pair that takes 5.5 ms
-// in turn; bench/RESULTS.md). So calls are serialized by one process-wide
-// mutex; other kernels keep running beside them.
+// A GEMM uses exactly the cores of the device whose kernel calls it: it is
+// split into one block of rows (or columns) of C per thread of the running
+// kernel's device pool (CurrentComputePool(), runtime/compute_pool.h), and
+// every block is a single-threaded OpenBLAS call. OpenBLAS's own threads are
+// turned off (openblas_set_num_threads(1) at the first call), since its one
+// process-wide pool cannot be shared out per device: two devices' GEMMs then
+// run at once, each on its own cores, and two GEMMs of one device share its
+// threads (the blocks are claimed from the pool's queue) instead of
+// oversubscribing the machine. Chosen by measurement (bench/gemm_share.cc,
+// bench/RESULTS.md): single-threaded OpenBLAS calls on two threads at once
+// run at nearly twice the rate of one, and Debian's BLIS 0.9 (whose expert
+// API takes a thread count per call) was 2.5x slower per core here.
+//
+// Outside a device (no current pool), a GEMM uses a process-wide pool with
+// one thread per core. GEMMs under about 4 MFLOP are not split.
 //
 // Thread-safe.
 #ifndef SLUICE_OPS_INTERNAL_BLAS_H_
 #define SLUICE_OPS_INTERNAL_BLAS_H_
 
-#include <cblas.h>
-
-#include "absl/synchronization/mutex.h"
-
 namespace sluice {
 namespace internal {
 
-absl::Mutex& BlasMutex();
+void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
+          const float* b, int ldb, float* c, int ldc, float beta = 0.0f);
 
-inline void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
-                 const float* b, int ldb, float* c, int ldc, float beta = 0.0f) {
-  absl::MutexLock lock(&BlasMutex());
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
-
-inline void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const double* a, int lda,
-                 const double* b, int ldb, double* c, int ldc, double beta = 0.0) {
-  absl::MutexLock lock(&BlasMutex());
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
+void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const double* a, int lda,
+          const double* b, int ldb, double* c, int ldc, double beta = 0.0);
 
 }  // namespace internal
 }  // namespace sluice
