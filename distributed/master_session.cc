@@ -251,12 +251,15 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
   // The step engine's fan-in (runtime/step_barrier.h), over one RunGraph
   // per task; its root cause is the step's error. The first failure stops
   // the step everywhere else, so that nobody waits for that task's tensors
-  // until the deadline.
+  // until the deadline. The aborts are sent from the call pool: one to a
+  // hung task waits for its RPC deadline, and the step must not.
   StepBarrier* barrier = StepBarrier::Create(
       n,
-      [&c, step_id](int failed, const absl::Status& s) {
+      [this, &c, step_id](int failed, const absl::Status& s) {
         for (int j = 0; j < static_cast<int>(c->parts.size()); ++j) {
-          if (j != failed) (void)c->parts[j].worker->AbortStep(step_id, s);
+          if (j == failed) continue;
+          WorkerInterface* w = c->parts[j].worker;
+          pool_.Schedule([w, step_id, s] { (void)w->AbortStep(step_id, s); });
         }
       },
       [&](absl::Status s) {

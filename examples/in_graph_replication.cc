@@ -56,6 +56,7 @@ namespace {
 
 // Where the towers and the variables go.
 struct Layout {
+  std::string towers_from;                    // for errors: "--towers" or "worker tasks"
   std::vector<std::string> towers;            // one tower each
   std::vector<std::string> variable_devices;  // variables round-robin over these
 };
@@ -64,6 +65,7 @@ absl::StatusOr<Layout> LocalLayout() {
   const int towers = absl::GetFlag(FLAGS_towers);
   if (towers <= 0) return absl::InvalidArgumentError("--towers must be > 0");
   Layout layout;
+  layout.towers_from = "--towers";
   for (int k = 1; k <= towers; ++k) layout.towers.push_back(absl::StrCat("/device:CPU:", k));
   layout.variable_devices = {"/device:CPU:0"};
   return layout;
@@ -73,6 +75,7 @@ absl::StatusOr<Layout> LocalLayout() {
 // when the cluster has none).
 Layout ClusterLayout(const ClusterSpec& cluster) {
   Layout layout;
+  layout.towers_from = "worker tasks";
   for (int k = 0; k < cluster.num_tasks("worker"); ++k) {
     layout.towers.push_back(TaskName("worker", k) + "/device:CPU:0");
   }
@@ -113,9 +116,8 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Layout& layout) {
   const int batch = absl::GetFlag(FLAGS_batch);
   const int towers = static_cast<int>(layout.towers.size());
   if (batch <= 0 || batch % towers != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--batch (", batch, ") must be a positive multiple of the towers (", towers,
-                     ")"));
+    return absl::InvalidArgumentError(absl::StrCat("--batch (", batch, ") must be a multiple of ",
+                                                   layout.towers_from, " (", towers, ")"));
   }
   auto m = std::make_unique<Model>();
   const Scope& s = m->scope;
