@@ -2,8 +2,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -26,6 +29,48 @@ constexpr uint32_t kMaxInnerRead = 64 << 20;
 // A write buffer grown past this (a message of many small fields) is given
 // back after its frame is sent.
 constexpr size_t kRetainedWriteBuffer = 1 << 20;
+// WriteKept's pipe: vmsplice() moves at most its capacity at once. 1 MiB is
+// Linux's default limit for unprivileged processes; a smaller pipe works too.
+constexpr int kPipeBytes = 1 << 20;
+
+// splice() into a socket the peer has closed raises SIGPIPE (it has no
+// MSG_NOSIGNAL). While one of these lives, SIGPIPE is blocked on this
+// thread, and one raised meanwhile is taken off again before unblocking.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    pending_before_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~ScopedSigpipeBlock() {
+    sigset_t pending;
+    if (!pending_before_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+      const struct timespec now = {0, 0};
+      while (sigtimedwait(&pipe_, nullptr, &now) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t old_;
+  bool pending_before_ = false;
+};
+
+[[noreturn]] void ThrowSendError(int err) {
+  if (err == EAGAIN || err == EWOULDBLOCK) {
+    throw TTransportException(TTransportException::TIMED_OUT, "send timed out");
+  }
+  throw TTransportException(TTransportException::NOT_OPEN,
+                            absl::StrCat("send failed: ", std::strerror(err)));
+}
 
 }  // namespace
 
@@ -37,6 +82,7 @@ FramedTransport::FramedTransport(std::shared_ptr<TTransport> inner,
       // TLS (a TSSLSocket is a TSocket too) is written through the inner
       // transport: the fd carries ciphertext, never plaintext sent around it.
       tls_(dynamic_cast<apache::thrift::transport::TSSLSocket*>(inner_.get()) != nullptr),
+      zero_copy_(socket_ != nullptr && !tls_),
       options_(options),
       rbuf_(new uint8_t[std::max<size_t>(options.read_buffer_bytes, 64)]),
       rcap_(std::max<size_t>(options.read_buffer_bytes, 64)) {
@@ -44,7 +90,7 @@ FramedTransport::FramedTransport(std::shared_ptr<TTransport> inner,
   knownMessageSize_ = remainingMessageSize_ = 0;
 }
 
-FramedTransport::~FramedTransport() = default;
+FramedTransport::~FramedTransport() { ClosePipe(); }
 
 bool FramedTransport::peek() {
   if (rend_ > rpos_) return true;
@@ -53,10 +99,12 @@ bool FramedTransport::peek() {
 
 void FramedTransport::close() {
   inner_->close();
+  ClosePipe();
   rpos_ = rend_ = 0;
   frame_remaining_ = frame_size_ = 0;
   frame_open_ = false;
   ResetWrite();
+  held_.clear();
 }
 
 // ---------------------------------------------------------------- reading
@@ -103,10 +151,33 @@ bool FramedTransport::ReadFrameHeader() {
   }
   frame_size_ = frame_remaining_ = static_cast<uint32_t>(size);
   frame_open_ = true;
+  // The peer speaks again, so it has read what we sent before: the memory
+  // of our spliced bytes is no longer read by the kernel.
+  if (!held_.empty()) held_.clear();
   // Thrift 0.17 counts message bytes per transport and never resets the
   // count on a server connection; here the budget is the current frame.
   knownMessageSize_ = remainingMessageSize_ = size;
   return true;
+}
+
+FramedTransport::PeerWait FramedTransport::WaitForPeer() {
+  if (!zero_copy_) return PeerWait::kUnsupported;
+  if (rend_ > rpos_) return PeerWait::kReady;
+  const int fd = socket_->getSocketFD();
+  if (fd < 0) return PeerWait::kClosed;
+  rpos_ = rend_ = 0;
+  SetWakeup(1);
+  for (;;) {
+    const ssize_t got = ::recv(fd, rbuf_.get(), rcap_, 0);
+    if (got > 0) {
+      rend_ = static_cast<size_t>(got);
+      received_bytes_ += static_cast<uint64_t>(got);
+      return PeerWait::kReady;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return PeerWait::kTimedOut;
+    return PeerWait::kClosed;
+  }
 }
 
 uint32_t FramedTransport::ReadSlow(uint8_t* buf, uint32_t len) {
@@ -231,6 +302,7 @@ void FramedTransport::CloseCopySegment() {
 }
 
 void FramedTransport::ResetWrite() {
+  pending_keepers_.clear();
   wlen_ = 4;
   copy_start_ = 0;
   segments_.clear();
@@ -250,31 +322,54 @@ void FramedTransport::WriteSlow(const uint8_t* buf, uint32_t len) {
   wlen_ += len;
 }
 
+void FramedTransport::WriteKept(const uint8_t* buf, uint32_t len,
+                                std::shared_ptr<const void> keeper) {
+  if (!WouldKeep(len)) {
+    write(buf, len);
+    return;
+  }
+  write_total_ += len;
+  CloseCopySegment();
+  segments_.push_back(Segment{buf, 0, len, /*spliced=*/true});
+  pending_keepers_.push_back(std::move(keeper));
+}
+
 void FramedTransport::SendVector() {
   const int fd = socket_->getSocketFD();
   if (fd < 0) throw TTransportException(TTransportException::NOT_OPEN, "socket is not open");
-  struct iovec* iov = iov_.data();
-  size_t i = 0;
   const size_t n = iov_.size();
-  while (i < n) {
+  size_t begin = 0;
+  while (begin < n) {
+    size_t end = begin;
+    while (end < n && !spliced_[end]) ++end;
+    if (end > begin) SendCopied(fd, begin, end, /*more=*/end < n);
+    if (end < n) {
+      SendSpliced(fd, iov_[end], /*more=*/end + 1 < n);
+      ++end;
+    }
+    begin = end;
+  }
+}
+
+void FramedTransport::SendCopied(int fd, size_t begin, size_t end, bool more) {
+  struct iovec* iov = iov_.data();
+  size_t i = begin;
+  const int flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
+  while (i < end) {
     struct msghdr msg;
     std::memset(&msg, 0, sizeof(msg));
     msg.msg_iov = iov + i;
-    msg.msg_iovlen = std::min<size_t>(n - i, IOV_MAX);
+    msg.msg_iovlen = std::min<size_t>(end - i, IOV_MAX);
     // One piece (a small message): plain send(), a little cheaper.
-    ssize_t sent = n - i == 1 ? ::send(fd, iov[i].iov_base, iov[i].iov_len, MSG_NOSIGNAL)
-                              : ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    ssize_t sent = end - i == 1 ? ::send(fd, iov[i].iov_base, iov[i].iov_len, flags)
+                                : ::sendmsg(fd, &msg, flags);
     if (sent < 0) {
       const int err = errno;
       if (err == EINTR) continue;
-      if (err == EAGAIN || err == EWOULDBLOCK) {
-        throw TTransportException(TTransportException::TIMED_OUT, "send timed out");
-      }
-      throw TTransportException(TTransportException::NOT_OPEN,
-                                absl::StrCat("send failed: ", std::strerror(err)));
+      ThrowSendError(err);
     }
     size_t left = static_cast<size_t>(sent);
-    while (i < n && left >= iov[i].iov_len) {
+    while (i < end && left >= iov[i].iov_len) {
       left -= iov[i].iov_len;
       ++i;
     }
@@ -283,6 +378,57 @@ void FramedTransport::SendVector() {
       iov[i].iov_len -= left;
     }
   }
+}
+
+bool FramedTransport::EnsurePipe() {
+  if (pipe_[0] >= 0) return true;
+  if (pipe2(pipe_, O_CLOEXEC) != 0) {
+    pipe_[0] = pipe_[1] = -1;
+    return false;
+  }
+  // Best effort: past the user's pipe quota Linux refuses, and the default
+  // size (64 KiB) only costs more system calls.
+  (void)fcntl(pipe_[1], F_SETPIPE_SZ, kPipeBytes);
+  const int size = fcntl(pipe_[1], F_GETPIPE_SZ);
+  pipe_bytes_ = size > 0 ? static_cast<size_t>(size) : 64 << 10;
+  return true;
+}
+
+void FramedTransport::ClosePipe() {
+  for (int& fd : pipe_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
+void FramedTransport::SendSpliced(int fd, struct iovec piece, bool more) {
+  ScopedSigpipeBlock no_sigpipe;
+  char* p = static_cast<char*>(piece.iov_base);
+  size_t left = piece.iov_len;
+  while (left > 0 && EnsurePipe()) {
+    struct iovec chunk = {p, std::min(left, pipe_bytes_)};
+    const ssize_t queued = vmsplice(pipe_[1], &chunk, 1, 0);
+    if (queued < 0 && errno == EINTR) continue;
+    if (queued <= 0) break;  // the pipe is empty: the copying path takes the rest
+    size_t in_pipe = static_cast<size_t>(queued);
+    while (in_pipe > 0) {
+      const bool last = !more && in_pipe == left;
+      const ssize_t sent = splice(pipe_[0], nullptr, fd, nullptr, in_pipe, last ? 0 : SPLICE_F_MORE);
+      if (sent < 0 && errno == EINTR) continue;
+      if (sent <= 0) {
+        const int err = sent < 0 ? errno : EPIPE;
+        ClosePipe();  // it still holds bytes that belong to no frame
+        ThrowSendError(err);
+      }
+      in_pipe -= static_cast<size_t>(sent);
+      left -= static_cast<size_t>(sent);
+      p += sent;
+    }
+  }
+  if (left == 0) return;
+  iov_.push_back({p, left});
+  SendCopied(fd, iov_.size() - 1, iov_.size(), more);
+  iov_.pop_back();
 }
 
 void FramedTransport::flush() {
@@ -301,10 +447,15 @@ void FramedTransport::flush() {
   std::memcpy(wbuf_.get(), &be, 4);
   CloseCopySegment();
   iov_.clear();
+  spliced_.clear();
   for (const Segment& s : segments_) {
     const uint8_t* p = s.external != nullptr ? s.external : wbuf_.get() + s.offset;
     iov_.push_back({const_cast<uint8_t*>(p), s.length});
+    spliced_.push_back(s.spliced);
   }
+  // Spliced bytes may be read by the kernel from here on, sent or not.
+  for (std::shared_ptr<const void>& k : pending_keepers_) held_.push_back(std::move(k));
+  pending_keepers_.clear();
   try {
     if (socket_ != nullptr && !tls_) {
       SendVector();

@@ -189,6 +189,106 @@ TEST(FramedTransportTest, LargeReadLandsInCallerMemory) {
   t.join();
 }
 
+// WriteKept bytes go out without a copy: the transport holds their keeper
+// after flush() (the kernel may still read them) until the peer's next
+// frame arrives, and the peer gets them intact, on our reader and on
+// Thrift's stock one.
+TEST(FramedTransportTest, KeptBytesAreHeldUntilThePeerAnswers) {
+  for (bool stock_reader : {false, true}) {
+    SCOPED_TRACE(stock_reader ? "stock reader" : "our reader");
+    SocketPair s = Connect();
+    auto writer = std::make_shared<FramedTransport>(s.a);
+    std::shared_ptr<TTransport> reader;
+    if (stock_reader) {
+      reader = std::make_shared<TFramedTransport>(s.b);
+    } else {
+      reader = std::make_shared<FramedTransport>(s.b);
+    }
+    auto payload = std::make_shared<const std::string>(Pattern((8 << 20) + 5, 14));
+    std::weak_ptr<const std::string> alive = payload;
+    ASSERT_TRUE(writer->WouldKeep(payload->size()));
+    std::thread t([&, kept = std::move(payload)]() mutable {
+      const std::string& bytes = *kept;
+      writer->write(reinterpret_cast<const uint8_t*>("head"), 4);
+      writer->WriteKept(reinterpret_cast<const uint8_t*>(bytes.data()),
+                        static_cast<uint32_t>(bytes.size()), std::move(kept));
+      writer->write(reinterpret_cast<const uint8_t*>("tail"), 4);
+      writer->flush();
+    });
+    std::string got((8 << 20) + 13, '\0');
+    reader->readAll(reinterpret_cast<uint8_t*>(got.data()), static_cast<uint32_t>(got.size()));
+    reader->readEnd();
+    t.join();
+    EXPECT_EQ(got.substr(0, 4), "head");
+    EXPECT_TRUE(got.substr(4, (8 << 20) + 5) == Pattern((8 << 20) + 5, 14));
+    EXPECT_EQ(got.substr((8 << 20) + 9), "tail");
+    EXPECT_EQ(writer->kept_for_testing(), 1u);
+    EXPECT_FALSE(alive.expired());
+    // The peer answers: the writer reads the answer's header and lets go.
+    reader->write(reinterpret_cast<const uint8_t*>("ok"), 2);
+    reader->flush();
+    uint8_t answer[2];
+    writer->readAll(answer, 2);
+    EXPECT_EQ(writer->kept_for_testing(), 0u);
+    EXPECT_TRUE(alive.expired());
+  }
+}
+
+TEST(FramedTransportTest, SmallKeptWritesAreCopiedAndNotHeld) {
+  SocketPair s = Connect();
+  auto writer = std::make_shared<FramedTransport>(s.a);
+  auto reader = std::make_shared<FramedTransport>(s.b);
+  auto payload = std::make_shared<const std::string>(Pattern(100 << 10, 15));
+  EXPECT_FALSE(writer->WouldKeep(payload->size()));
+  writer->WriteKept(reinterpret_cast<const uint8_t*>(payload->data()),
+                    static_cast<uint32_t>(payload->size()), payload);
+  writer->flush();
+  EXPECT_EQ(writer->kept_for_testing(), 0u);
+  std::string got(payload->size(), '\0');
+  reader->readAll(reinterpret_cast<uint8_t*>(got.data()), static_cast<uint32_t>(got.size()));
+  EXPECT_TRUE(got == *payload);
+}
+
+TEST(FramedTransportTest, KeptWriteToAClosedPeerThrowsWithoutSigpipe) {
+  // splice() raises SIGPIPE on a closed socket; the default action would
+  // end this test. The transport keeps it off the thread.
+  SocketPair s = Connect();
+  auto writer = std::make_shared<FramedTransport>(s.a);
+  s.b->close();
+  auto payload = std::make_shared<const std::string>(Pattern(16 << 20, 16));
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 4; ++i) {
+          writer->WriteKept(reinterpret_cast<const uint8_t*>(payload->data()),
+                            static_cast<uint32_t>(payload->size()), payload);
+          writer->flush();
+        }
+      },
+      TTransportException);
+  writer->close();
+  EXPECT_EQ(writer->kept_for_testing(), 0u);
+}
+
+TEST(FramedTransportTest, WaitForPeerBuffersTheNextFrame) {
+  SocketPair s = Connect();
+  auto a = std::make_shared<FramedTransport>(s.a);
+  auto b = std::make_shared<FramedTransport>(s.b);
+  s.b->setRecvTimeout(200);
+  EXPECT_EQ(b->WaitForPeer(), FramedTransport::PeerWait::kTimedOut);
+  TBinaryProtocol writer(a);
+  WriteMessage(&writer, 7, {"hello", Pattern(200 << 10, 17)});
+  EXPECT_EQ(b->WaitForPeer(), FramedTransport::PeerWait::kReady);
+  EXPECT_GT(b->buffered_bytes(), 0u);
+  TBinaryProtocol reader(b);
+  int seq = -1;
+  std::vector<std::string> got = ReadMessage(&reader, &seq);
+  EXPECT_EQ(seq, 7);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got[1] == Pattern(200 << 10, 17));
+  a->close();
+  EXPECT_EQ(b->WaitForPeer(), FramedTransport::PeerWait::kClosed);
+}
+
 // Past Thrift 0.17's 100 MiB TConfiguration limit, which a TSocket applies
 // to each read it is handed: a 256 MiB frame read in one call.
 TEST(FramedTransportTest, FramesPastAHundredMegabytes) {

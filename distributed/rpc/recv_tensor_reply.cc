@@ -12,6 +12,7 @@
 #include <thrift/protocol/TProtocolException.h>
 
 #include "absl/strings/str_cat.h"
+#include "distributed/rpc/framed_transport.h"
 #include "distributed/rpc/gen-cpp/sluice_types.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "base/status_macros.h"
@@ -217,10 +218,19 @@ void WriteTensorWireStruct(TProtocol* out, const Tensor& tensor, std::string* st
   out->writeListEnd();
   out->writeFieldEnd();
   // writeBinary of the binary protocol: the length, then the bytes, which a
-  // FramedTransport keeps by reference until the caller's flush.
+  // FramedTransport keeps by reference until the caller's flush, or, when
+  // large, sends without a copy while a copy of `tensor` holds its buffer
+  // (and keeps kernels from writing into it in place).
   out->writeFieldBegin("data", T_STRING, kWireData);
   out->writeI32(static_cast<int32_t>(len));
-  if (len > 0) out->getTransport()->write(data, static_cast<uint32_t>(len));
+  if (len > 0) {
+    auto* framed = dynamic_cast<FramedTransport*>(out->getTransport().get());
+    if (framed != nullptr && tensor.dtype() != DT_STRING && framed->WouldKeep(len)) {
+      framed->WriteKept(data, static_cast<uint32_t>(len), std::make_shared<const Tensor>(tensor));
+    } else {
+      out->getTransport()->write(data, static_cast<uint32_t>(len));
+    }
+  }
   out->writeFieldEnd();
   out->writeFieldStop();
   out->writeStructEnd();

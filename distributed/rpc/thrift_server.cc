@@ -56,6 +56,11 @@ bool WaitReadable(int fd, int64_t timeout_ms) {
   }
 }
 
+// The sockets' send and receive timeout.
+int64_t IoTimeoutMs(const ThriftServerOptions& options) {
+  return options.io_timeout_ms > 0 ? std::min<int64_t>(options.io_timeout_ms, 1 << 30) : 60000;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ThriftServer>> ThriftServer::Start(
@@ -159,8 +164,7 @@ void ThriftServer::Serve(Connection* c) {
     socket = std::make_shared<apache::thrift::transport::TSocket>(c->fd);
   }
   // Bounds the TLS handshake too.
-  const int io_timeout = static_cast<int>(
-      options_.io_timeout_ms > 0 ? std::min<int64_t>(options_.io_timeout_ms, 1 << 30) : 60000);
+  const int io_timeout = static_cast<int>(IoTimeoutMs(options_));
   socket->setRecvTimeout(io_timeout);
   socket->setSendTimeout(io_timeout);
   std::string peer;  // the authenticated identity
@@ -210,6 +214,35 @@ void ThriftServer::LogRefusedHandshake(const std::string& address, const absl::S
   refusals_unlogged_ = 0;
 }
 
+bool ThriftServer::WaitForRequest(int fd, FramedTransport& transport, const TlsSocket& tls,
+                                  int64_t io_timeout_ms) {
+  // TLS may hold a decrypted request already.
+  if (transport.buffered_bytes() > 0 ||
+      (tls.socket != nullptr && tls.socket->hasPendingDataToRead())) {
+    return true;
+  }
+  const int64_t idle_ms = options_.idle_timeout_ms;
+  const auto start = std::chrono::steady_clock::now();
+  // On plaintext, one recv() waits and reads; its timeout is the socket's
+  // (io_timeout_ms), so it serves only while that is within the idle time.
+  if (idle_ms <= 0 || idle_ms >= io_timeout_ms) {
+    switch (transport.WaitForPeer()) {
+      case FramedTransport::PeerWait::kReady:
+        return true;
+      case FramedTransport::PeerWait::kClosed:
+        return false;
+      case FramedTransport::PeerWait::kTimedOut:
+      case FramedTransport::PeerWait::kUnsupported:
+        break;
+    }
+  }
+  if (idle_ms <= 0) return WaitReadable(fd, -1);
+  const int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  return waited < idle_ms && WaitReadable(fd, idle_ms - waited);
+}
+
 std::string ThriftServer::ServeCalls(Connection* c,
                                      const std::shared_ptr<apache::thrift::transport::TSocket>& socket,
                                      const TlsSocket& tls, std::string& peer) {
@@ -227,13 +260,7 @@ std::string ThriftServer::ServeCalls(Connection* c,
   std::string problem;
   try {
     for (;;) {
-      // Idle between requests: closed after idle_timeout_ms. (TLS may hold
-      // a decrypted request already.)
-      if (transport->buffered_bytes() == 0 &&
-          !(tls.socket != nullptr && tls.socket->hasPendingDataToRead()) &&
-          !WaitReadable(c->fd, options_.idle_timeout_ms > 0 ? options_.idle_timeout_ms : -1)) {
-        break;
-      }
+      if (!WaitForRequest(c->fd, *transport, tls, IoTimeoutMs(options_))) break;
       {
         // A request is coming: Stop() now waits for its reply (bounded by
         // drain_timeout_ms); once stopping, no new call starts.

@@ -54,6 +54,8 @@ class TSocket;
 
 namespace sluice {
 
+class FramedTransport;
+
 // TensorSource: distributed/rpc/tensor_source.h.
 
 struct ThriftServerOptions {
@@ -130,6 +132,10 @@ class ThriftServer {
   std::string ServeCalls(Connection* connection,
                          const std::shared_ptr<apache::thrift::transport::TSocket>& socket,
                          const TlsSocket& tls, std::string& peer);
+  // Waits for the next request's first bytes; false when the connection is
+  // to close (the peer left, or sent nothing for options_.idle_timeout_ms).
+  bool WaitForRequest(int fd, FramedTransport& transport, const TlsSocket& tls,
+                      int64_t io_timeout_ms);
   void LogRefusedHandshake(const std::string& address, const absl::Status& why);
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
   // No open connection is inside a call (Stop's drain condition).

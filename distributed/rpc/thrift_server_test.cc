@@ -392,6 +392,32 @@ TEST(ThriftServerLimitsTest, ConnectionCapAndIdleTimeout) {
   EXPECT_TRUE(stub.GetStatus().ok());
 }
 
+// With an io timeout shorter than the idle one, the server waits for a
+// request in recv() (timing out each io_timeout_ms) and then in poll(): an
+// idle connection outlives the io timeout, is closed once the idle timeout
+// has passed, and one that calls meanwhile is served.
+TEST(ThriftServerLimitsTest, IdleTimeoutLongerThanTheIoTimeout) {
+  auto worker = std::make_shared<FakeWorker>(kTask);
+  ThriftServerOptions opts;
+  opts.task_name = kTask;
+  opts.io_timeout_ms = 100;
+  opts.idle_timeout_ms = 600;
+  absl::StatusOr<std::unique_ptr<ThriftServer>> server =
+      ThriftServer::Start(opts, worker, nullptr, nullptr);
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<int> fd = ConnectTcp(HostPort{"127.0.0.1", (*server)->port()}, 1000);
+  ASSERT_TRUE(fd.ok());
+  auto t0 = Clock::now();
+  EXPECT_FALSE(ClosedWithin(*fd, 300));  // open past the io timeout
+  EXPECT_TRUE(ClosedWithin(*fd, 3000));
+  EXPECT_GE(MsSince(t0), 550);  // the idle timeout, not the io one
+  close(*fd);
+  WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", (*server)->port()));
+  ASSERT_TRUE(stub.GetStatus().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_TRUE(stub.GetStatus().ok());
+}
+
 TEST_F(ThriftServerTest, BusyPortIsAnErrorNamingTheAddress) {
   ThriftServerOptions opts;
   opts.task_name = "/job:worker/replica:0/task:1";
