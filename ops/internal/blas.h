@@ -2,6 +2,8 @@
 // buffers, C[m,n] = op(A)[m,k] * op(B)[k,n] + beta * C.
 //
 //   internal::Gemm(/*trans_a=*/false, /*trans_b=*/true, m, n, k, a, lda, b, ldb, c);
+//   // C = alpha * op(A) op(B) + beta * C, e.g. an SGD step W -= lr * Xᵀ·dY:
+//   internal::ScaledGemm(true, false, m, n, k, -lr, x, lda, dy, ldb, 1.0f, w, ldc);
 //
 // OpenBLAS runs every GEMM on its own process-wide pool that already uses all
 // cores. Two GEMMs issued at once (the executor runs independent nodes in
@@ -28,6 +30,16 @@ inline void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a
   absl::MutexLock lock(&BlasMutex());
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+
+// C[m,n] = alpha * op(A) op(B) + beta * C (float only: the fused kernels'
+// entry, ops/fused_kernels.cc). Same lock as Gemm.
+inline void ScaledGemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                       const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                       int ldc) {
+  absl::MutexLock lock(&BlasMutex());
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 inline void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const double* a, int lda,
