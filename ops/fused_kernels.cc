@@ -16,8 +16,9 @@
 namespace sluice {
 namespace {
 
-// _FusedMatMul: GEMM, then the bias (and ReLU) in one pass over the product
-// (internal::FusedGemm, kEpilogue: bench/fused_matmul measures both ways).
+// _FusedMatMul: the output filled with the bias, GEMM with beta = 1, then the
+// ReLU in place (internal::FusedGemm, kBetaOne: 4-6 % faster than the
+// epilogue pass at the MLP's shapes, bench/fused_matmul).
 class FusedMatMulOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -68,7 +69,7 @@ class FusedMatMulOp : public OpKernel {
     g.bias = bias.data<float>();
     g.activation = activation_;
     g.out = out->data<float>();
-    internal::FusedGemm(g, ctx->thread_pool(), internal::BiasPlacement::kEpilogue);
+    internal::FusedGemm(g, ctx->thread_pool(), internal::BiasPlacement::kBetaOne);
     return absl::OkStatus();
   }
 
