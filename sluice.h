@@ -25,6 +25,7 @@
 #include "ops/array_rearrange_ops.h"
 #include "ops/array_ops.h"
 #include "ops/batch_matmul_ops.h"
+#include "ops/fused_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/builtins.h"
 #include "ops/check_ops.h"

@@ -4,7 +4,13 @@
 //
 //   bazel run //bench:mlp_step [-- --steps=50 --profile]
 //
-// Prints `mlp_step: X ms` (median over --steps after warm-up). With
+// Prints `mlp_step: X ms` (median over --steps after warm-up, with the
+// graph-rewrite pass on unless --fuse_ops=false). With --compare_fusion (the
+// default) it then runs the same graph in a second session with
+// SessionOptions::fuse_ops = false, in --rounds alternating rounds of
+// --steps each (the order swapped every round), and prints
+// `mlp_step_fused: X ms`, `mlp_step_unfused: X ms` (medians of the rounds'
+// medians) and `mlp_step_fusion_speedup: Yx`. With
 // --profile (the default) it then runs traced steps and prints where the
 // time goes: `mlp_profile_op_<Op>: X ms` per op type (summed over the
 // step's nodes, median over the traced steps), the kernels' total and the
@@ -30,9 +36,45 @@ ABSL_FLAG(int, top, 12, "nodes listed (as # lines) by --profile");
 ABSL_FLAG(bool, timeline, false, "print the last traced step's nodes (start, end, thread) to stderr");
 ABSL_FLAG(int, num_threads, 0, "SessionOptions::num_threads (0: hardware threads)");
 ABSL_FLAG(int, inter_op, 0, "SessionOptions::inter_op_parallelism (1: nodes run one at a time)");
+ABSL_FLAG(bool, fuse_ops, true, "SessionOptions::fuse_ops of the main session");
+ABSL_FLAG(bool, compare_fusion, true, "also time fused against unfused in alternating rounds");
+ABSL_FLAG(int, rounds, 5, "alternating rounds of --compare_fusion");
 
 namespace sluice {
 namespace {
+
+// Times the step with the rewrite pass on and off, each in its own session
+// (both initialized alike), in alternating rounds.
+template <typename StepOn>
+absl::Status CompareFusion(const MlpModel& m, SessionOptions options, int steps, int warmup,
+                           StepOn& step_on) {
+  std::unique_ptr<Session> sessions[2];
+  for (int fused = 0; fused < 2; ++fused) {
+    options.fuse_ops = fused == 1;
+    ASSIGN_OR_RETURN(sessions[fused], NewSession(options, *m.scope.graph()));
+    RETURN_IF_ERROR(sessions[fused]->Run({}, {}, {m.init}).status());
+    for (int i = 0; i < warmup; ++i) step_on(sessions[fused].get(), {}, nullptr);
+  }
+  std::vector<double> medians[2];
+  const int rounds = absl::GetFlag(FLAGS_rounds);
+  for (int r = 0; r < rounds; ++r) {
+    for (int j = 0; j < 2; ++j) {
+      const int fused = (r + j) % 2;  // unfused first in even rounds
+      Session* s = sessions[fused].get();
+      medians[fused].push_back(
+          bench::Median(bench::TimeRepeated(steps, [&] { step_on(s, {}, nullptr); })));
+    }
+  }
+  const double fused = bench::Median(medians[1]), unfused = bench::Median(medians[0]);
+  std::printf("mlp_step_fused: %.3f ms\n", fused);
+  std::printf("mlp_step_unfused: %.3f ms\n", unfused);
+  std::printf("mlp_step_fusion_speedup: %.3fx\n", unfused / fused);
+  std::printf("# fusion rounds (fused / unfused, ms):");
+  for (int r = 0; r < rounds; ++r) std::printf(" %.2f/%.2f", medians[1][r], medians[0][r]);
+  std::printf("\n");
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
 
 absl::Status Main() {
   MlpConfig config;
@@ -43,6 +85,7 @@ absl::Status Main() {
   SessionOptions options = BuiltinSessionOptions();
   options.num_threads = absl::GetFlag(FLAGS_num_threads);
   options.inter_op_parallelism = absl::GetFlag(FLAGS_inter_op);
+  options.fuse_ops = absl::GetFlag(FLAGS_fuse_ops);
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *m.scope.graph()));
   RETURN_IF_ERROR(session->Run({}, {}, {m.init}).status());
 
@@ -56,15 +99,18 @@ absl::Status Main() {
   absl::Status status;
   int next = 0;
   float last_loss = 0;
-  auto step = [&](const RunOptions& options, RunMetadata* metadata) {
+  auto step_on = [&](Session* on, const RunOptions& options, RunMetadata* metadata) {
     const Dataset& b = batches[next++ % batches.size()];
     absl::StatusOr<std::vector<Tensor>> out =
-        session->Run({{m.x, b.x}, {m.labels, b.y}}, {m.loss}, {m.train}, options, metadata);
+        on->Run({{m.x, b.x}, {m.labels, b.y}}, {m.loss}, {m.train}, options, metadata);
     if (!out.ok()) {
       status = out.status();
     } else {
       last_loss = (*out)[0].scalar<float>();
     }
+  };
+  auto step = [&](const RunOptions& options, RunMetadata* metadata) {
+    step_on(session.get(), options, metadata);
   };
   for (int i = 0; i < warmup; ++i) step({}, nullptr);
   RETURN_IF_ERROR(status);
@@ -73,6 +119,9 @@ absl::Status Main() {
   std::printf("mlp_step: %.3f ms\n", bench::Median(ms));
   std::printf("mlp_step_loss_after: %.4f\n", last_loss);
   std::fflush(stdout);
+  if (absl::GetFlag(FLAGS_compare_fusion)) {
+    RETURN_IF_ERROR(CompareFusion(m, options, steps, warmup, step_on));
+  }
   if (!absl::GetFlag(FLAGS_profile)) return absl::OkStatus();
 
   // Traced steps: per op type, the sum of its nodes' kernel times.

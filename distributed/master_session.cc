@@ -170,6 +170,7 @@ absl::StatusOr<std::shared_ptr<ClusterSignature>> MasterSession::Impl::Compile(
   o.allow_soft_placement = options_.allow_soft_placement;
   o.default_device = options_.default_device;
   o.auto_place = options_.auto_place;
+  o.fuse_ops = options_.fuse_ops;
   o.get_incarnation = [this](const std::string& device) -> uint64_t {
     auto it = incarnations_.find(TaskOfDevice(device));
     return it == incarnations_.end() ? 1 : it->second;

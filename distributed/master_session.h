@@ -52,6 +52,8 @@ struct MasterSessionOptions {
   // placer (placement/auto_placer.h) over every device of the cluster, each
   // within the memory limit its task reports.
   bool auto_place = false;
+  // Fuse op chains in each compiled signature (SessionOptions::fuse_ops).
+  bool fuse_ops = true;
   int64_t step_timeout_ms = 60000;
   int64_t wait_for_cluster_ms = 30000;
 };

@@ -233,8 +233,11 @@ absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptio
   added.reserve(def.node_size());
   for (const NodeDef& node_def : def.node()) {
     // Ops named "_..." are the runtime's own (_Arg, _Retval): a graph file
-    // that holds them could write into another run's results.
-    if (!options.allow_internal_ops && absl::StartsWith(node_def.op(), "_")) {
+    // that holds them could write into another run's results. Fused kernels
+    // (_FusedMatMul) say they may come from files.
+    const OpDef* op_def = graph->registry()->Find(node_def.op());
+    if (!options.allow_internal_ops && absl::StartsWith(node_def.op(), "_") &&
+        (op_def == nullptr || !op_def->allowed_in_graph_files)) {
       return absl::InvalidArgumentError(absl::StrCat(
           NodeContext(node_def), ": op '", node_def.op(), "' is internal to Sluice"));
     }

@@ -32,7 +32,8 @@ absl::Status WriteGraphDefFile(const GraphDef& def, const std::string& path,
 // Adds every node of `def` to `graph` (which may already hold nodes), connects
 // the edges and infers shapes in topological order. Ops whose names start
 // with "_" are internal (the runtime inserts them) and refused, unless
-// `options.allow_internal_ops` (for partition graphs the runtime wrote).
+// `options.allow_internal_ops` (for partition graphs the runtime wrote) or
+// their OpDef is allowed_in_graph_files (fused kernels such as _FusedMatMul).
 struct ImportOptions {
   bool allow_internal_ops = false;
 };

@@ -265,6 +265,11 @@ OpDefBuilder& OpDefBuilder::SetIsPlaceholder() {
   return *this;
 }
 
+OpDefBuilder& OpDefBuilder::SetAllowedInGraphFiles() {
+  allowed_in_graph_files_ = true;
+  return *this;
+}
+
 OpDefBuilder& OpDefBuilder::SetControlFlowRole(ControlFlowRole role) {
   control_flow_ = role;
   return *this;
@@ -287,6 +292,7 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   def.allows_uninitialized_input = allows_uninitialized_input_;
   def.is_variable = is_variable_;
   def.is_placeholder = is_placeholder_;
+  def.allowed_in_graph_files = allowed_in_graph_files_;
   def.control_flow = control_flow_;
   def.shape_fn = shape_fn_;
   auto context = [&](absl::string_view what, const std::string& spec) {

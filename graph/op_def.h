@@ -107,6 +107,10 @@ struct OpDef {
   // VariableV2), or it is a feed point (Placeholder, PlaceholderWithDefault).
   bool is_variable = false;
   bool is_placeholder = false;
+  // A "_"-named op that graph files may hold: a fused kernel TensorFlow's
+  // optimizer writes (_FusedMatMul), not one of the runtime's own (_Arg,
+  // _Retval, _Send), which ImportGraphDef refuses.
+  bool allowed_in_graph_files = false;
   ControlFlowRole control_flow = ControlFlowRole::kNone;
   ShapeFn shape_fn;  // may be empty: outputs then have unknown shapes
   GradFn grad_fn;    // may be empty: see no_gradient
@@ -127,6 +131,7 @@ class OpDefBuilder {
   OpDefBuilder& SetAllowsUninitializedInput();
   OpDefBuilder& SetIsVariable();
   OpDefBuilder& SetIsPlaceholder();
+  OpDefBuilder& SetAllowedInGraphFiles();
   OpDefBuilder& SetControlFlowRole(ControlFlowRole role);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
   // A default the spec text cannot spell (a shape, a list, a string).
@@ -147,6 +152,7 @@ class OpDefBuilder {
   bool allows_uninitialized_input_ = false;
   bool is_variable_ = false;
   bool is_placeholder_ = false;
+  bool allowed_in_graph_files_ = false;
   ControlFlowRole control_flow_ = ControlFlowRole::kNone;
   ShapeFn shape_fn_;
   std::vector<std::pair<std::string, AttrValue>> attr_defaults_;

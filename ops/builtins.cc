@@ -21,6 +21,7 @@
 #include "ops/index_ops.h"
 #include "ops/array_rearrange_ops.h"
 #include "ops/batch_matmul_ops.h"
+#include "ops/fused_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
@@ -65,6 +66,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterResourceVariableOps(ops));
   RETURN_IF_ERROR(RegisterBatchNormOps(ops));
   RETURN_IF_ERROR(RegisterBatchMatMulOps(ops));
+  RETURN_IF_ERROR(RegisterFusedOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterNnOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));

@@ -107,7 +107,7 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "ShardedFilespec", "MergeV2Checkpoints", "LSTMBlockCell", "LSTMBlockCellGrad", "BlockLSTM",
         "BlockLSTMGrad", "GRUBlockCell", "GRUBlockCellGrad", "FIFOQueueV2", "RandomShuffleQueueV2",
         "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
-        "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2"}) {
+        "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2", "_FusedMatMul"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }

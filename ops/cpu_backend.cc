@@ -14,6 +14,7 @@
 #include "ops/index_ops.h"
 #include "ops/array_rearrange_ops.h"
 #include "ops/batch_matmul_ops.h"
+#include "ops/fused_ops.h"
 #include "ops/batch_norm_ops.h"
 #include "ops/check_ops.h"
 #include "ops/resource_variable_ops.h"
@@ -73,6 +74,7 @@ void RegisterCpuKernels(KernelRegistry* kernels) {
   RegisterResourceVariableKernels(kernels);
   RegisterBatchNormKernels(kernels);
   RegisterBatchMatMulKernels(kernels);
+  RegisterFusedKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterNnKernels(kernels);
   RegisterStateKernels(kernels);

@@ -4,6 +4,7 @@
 
 #include "base/status_macros.h"
 #include "placement/auto_placer.h"
+#include "placement/fuse_ops.h"
 #include "placement/placer.h"
 #include "runtime/step_partitions.h"
 
@@ -36,6 +37,15 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
   placer.default_device = options.default_device;
   placer.whole_graph = &graph;
   RETURN_IF_ERROR(PlaceGraph(pruned, options.devices, *options.kernels, placer));
+  if (options.fuse_ops) {
+    // After placement: chains are fused only on one device that has the
+    // fused kernel. Fetched tensors are protected by their _Retval consumer;
+    // targets by name.
+    FuseOptions fuse;
+    fuse.kernels = options.kernels;
+    fuse.keep = targets;
+    RETURN_IF_ERROR(FuseOps(pruned, fuse).status());
+  }
   PartitionOptions partition;
   partition.get_incarnation = options.get_incarnation;
   ASSIGN_OR_RETURN(out.partitions, Partition(*pruned, partition));

@@ -2,7 +2,8 @@
 // fetches, targets), for any set of devices, local or across a cluster:
 // prune the graph to the signature (runtime/client_graph.h), place it —
 // automatically (placement/auto_placer.h) when asked, then by the placer
-// (placement/placer.h) —, partition it per device (placement/partition.h)
+// (placement/placer.h) —, fuse op chains on each device
+// (placement/fuse_ops.h), partition it per device (placement/partition.h)
 // and collect the collective groups it uses.
 //
 //   SignatureCompileOptions o;
@@ -15,7 +16,7 @@
 // the partitions; the master registers each task's share with its worker,
 // which builds them the same way.
 //
-// Errors: those of BuildClientGraph, AutoPlace, PlaceGraph and Partition.
+// Errors: those of BuildClientGraph, AutoPlace, PlaceGraph, FuseOps and Partition.
 // Thread-compatible: reads `graph` only.
 #ifndef SLUICE_PLACEMENT_COMPILE_SIGNATURE_H_
 #define SLUICE_PLACEMENT_COMPILE_SIGNATURE_H_
@@ -43,6 +44,9 @@ struct SignatureCompileOptions {
   // Nodes that ask for no device are placed by the automatic placer over
   // `devices`, each within its memory_limit().
   bool auto_place = false;
+  // Replace MatMul+BiasAdd(+Relu) and MatMul+ApplyGradientDescent chains
+  // with fused nodes after placement (placement/fuse_ops.h).
+  bool fuse_ops = true;
   // The incarnation of each sending device (a cluster's tasks); default 1.
   std::function<uint64_t(const std::string& device)> get_incarnation;
 };

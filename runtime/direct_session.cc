@@ -117,6 +117,7 @@ absl::StatusOr<std::shared_ptr<LocalSignature>> DirectSession::Compile(
   o.allow_soft_placement = options_.allow_soft_placement;
   o.default_device = options_.default_device;
   o.auto_place = options_.auto_place;
+  o.fuse_ops = options_.fuse_ops;
   absl::ReaderMutexLock lock(&mu_);
   ASSIGN_OR_RETURN(CompiledSignature c, CompileSignature(*graph_, feeds, fetches, targets, o));
   std::vector<PartitionGraph> graphs;

@@ -82,6 +82,12 @@ struct SessionOptions {
   // its memory limit, instead of on the default device. Explicit requests
   // stay. A graph that fits no combination fails with ResourceExhausted.
   bool auto_place = false;
+  // Rewrite each compiled signature's graph with fused kernels where the
+  // pattern allows (placement/fuse_ops.h: MatMul+BiasAdd(+Relu) as
+  // _FusedMatMul, the weight-gradient MatMul into its ApplyGradientDescent),
+  // TensorFlow's grappler remapper. False runs the graph as written, e.g.
+  // to compare fused against unfused.
+  bool fuse_ops = true;
   // A signature whose step runs on one device that can record it (a GPU:
   // CUDA graphs) is recorded once its feed shapes repeat and replayed from
   // then on, with one launch per step (runtime/step_replay.h says which

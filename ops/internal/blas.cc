@@ -34,21 +34,21 @@ ThreadPool* Pool() {
   return kDefault;
 }
 
-void Call(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
-          int ldb, float* c, int ldc, float beta) {
+void Call(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+          const float* b, int ldb, float* c, int ldc, float beta) {
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+              k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void Call(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b,
-          int ldb, double* c, int ldc, double beta) {
+void Call(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda,
+          const double* b, int ldb, double* c, int ldc, double beta) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0, a, lda, b, ldb, beta, c, ldc);
+              k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <typename T>
-void SplitGemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb,
-               T* c, int ldc, T beta) {
+void SplitGemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
+               int ldb, T* c, int ldc, T beta) {
   SingleThreaded();
   ThreadPool* pool = Pool();
   // A device's kernel runs on one of its pool's threads; outside a device
@@ -59,7 +59,7 @@ void SplitGemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const
   const int extent = split_rows ? m : n;
   const int64_t macs = int64_t{m} * n * k;
   if (threads == 1 || macs < kMinSplitMacs || extent < 2 * kMinBlock) {
-    Call(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
+    Call(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, beta);
     return;
   }
   const int blocks = std::min(threads, extent / kMinBlock);
@@ -69,11 +69,11 @@ void SplitGemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const
     if (split_rows) {
       // Rows i0.. of op(A) and of C.
       const T* a0 = ta ? a + i0 : a + int64_t{i0} * lda;
-      Call(ta, tb, len, n, k, a0, lda, b, ldb, c + int64_t{i0} * ldc, ldc, beta);
+      Call(ta, tb, len, n, k, alpha, a0, lda, b, ldb, c + int64_t{i0} * ldc, ldc, beta);
     } else {
       // Columns i0.. of op(B) and of C.
       const T* b0 = tb ? b + int64_t{i0} * ldb : b + i0;
-      Call(ta, tb, m, len, k, a, lda, b0, ldb, c + i0, ldc, beta);
+      Call(ta, tb, m, len, k, alpha, a, lda, b0, ldb, c + i0, ldc, beta);
     }
   });
 }
@@ -82,12 +82,17 @@ void SplitGemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const
 
 void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
           const float* b, int ldb, float* c, int ldc, float beta) {
-  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, beta);
+  SplitGemm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, c, ldc, beta);
 }
 
 void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const double* a, int lda,
           const double* b, int ldb, double* c, int ldc, double beta) {
-  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, beta);
+  SplitGemm(trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, c, ldc, beta);
+}
+
+void ScaledGemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  SplitGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, c, ldc, beta);
 }
 
 }  // namespace internal

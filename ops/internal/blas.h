@@ -2,6 +2,8 @@
 // buffers, C[m,n] = op(A)[m,k] * op(B)[k,n] + beta * C.
 //
 //   internal::Gemm(/*trans_a=*/false, /*trans_b=*/true, m, n, k, a, lda, b, ldb, c, ldc);
+//   // C = alpha * op(A) op(B) + beta * C, e.g. an SGD step W -= lr * Xᵀ·dY:
+//   internal::ScaledGemm(true, false, m, n, k, -lr, x, lda, dy, ldb, 1.0f, w, ldc);
 //
 // A GEMM uses exactly the cores of the device whose kernel calls it: it is
 // split into one block of rows (or columns) of C per thread of the running
@@ -31,6 +33,11 @@ void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int l
 
 void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const double* a, int lda,
           const double* b, int ldb, double* c, int ldc, double beta = 0.0);
+
+// C[m,n] = alpha * op(A) op(B) + beta * C (float only: the fused kernels'
+// entry, ops/fused_kernels.cc), split the same way.
+void ScaledGemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
 }  // namespace internal
 }  // namespace sluice

@@ -101,6 +101,19 @@ TEST(GemmTest, TwoDevicesMultiplyAtOnce) {
   }
 }
 
+TEST(GemmTest, ScaledGemmAccumulatesAlphaTimesTheProduct) {
+  // An SGD step W -= lr * Xt dY, split over a two-thread device.
+  const int m = 96, n = 80, k = 64;
+  const std::vector<float> x = Random(k * m, 6), dy = Random(k * n, 7), w0 = Random(m * n, 8);
+  const std::vector<float> product =
+      Reference(true, false, m, n, k, x, dy, std::vector<float>(m * n, 0.0f), 0.0f);
+  ThreadPool pool("device", 2);
+  ScopedComputePool scoped(&pool);
+  std::vector<float> w(w0);
+  ScaledGemm(true, false, m, n, k, -0.5f, x.data(), m, dy.data(), n, 1.0f, w.data(), n);
+  for (size_t i = 0; i < w.size(); ++i) ASSERT_NEAR(w[i], w0[i] - 0.5f * product[i], 1e-4) << i;
+}
+
 TEST(ComputePoolTest, ScopesNestAndRestore) {
   ThreadPool outer("outer", 1), inner("inner", 1);
   EXPECT_EQ(CurrentComputePool(), nullptr);

@@ -1,0 +1,63 @@
+// FuseOps: the step engine's graph-rewrite pass. It replaces chains a graph
+// engine can see as a whole (an eager one cannot) with one fused node each:
+//
+//   MatMul -> BiasAdd [-> Relu]          => _FusedMatMul (fused_ops
+//                                           ["BiasAdd"] or ["BiasAdd", "Relu"])
+//   MatMul -> ApplyGradientDescent.delta => _MatMulApplyGradientDescent
+//                                           (the weight-gradient GEMM writes
+//                                           straight into the variable)
+//
+//   FuseOptions o;  o.kernels = &kernels;  o.keep = {"train"};
+//   ASSIGN_OR_RETURN(FuseStats s, FuseOps(placed_graph, o));
+//
+// CompileSignature (placement/compile_signature.h) runs it on every pruned
+// and placed signature graph, before Partition, unless
+// SignatureCompileOptions::fuse_ops is false (SessionOptions::fuse_ops).
+// Running after placement is what lets it never fuse across devices and
+// only fuse where the fused kernel exists on the chosen device; running
+// before partitioning means every device's executor — local or a cluster
+// worker's — gets the fused graph from one place.
+//
+// A chain is fused only when all of it is float, on one assigned device
+// whose type has the fused kernel, the inner nodes (the MatMul, and the
+// BiasAdd before a Relu) have exactly one consumer, no control edges out
+// and are not named in `keep`; a fetched tensor's producer has a second
+// consumer (its _Retval), so a fetched intermediate is never fused away.
+// The fused node takes the name, requested and assigned device of the
+// chain's last node, so fetches, targets and control edges that name it
+// still find it; control edges into the inner nodes move to it.
+// The results equal the unfused graph's up to float rounding (the update
+// rounds once where ApplyGradientDescent rounds twice).
+//
+// Errors: Internal when rebuilding a chain fails (a broken graph).
+// Thread-compatible: mutates `graph`; borrows the registry.
+#ifndef SLUICE_PLACEMENT_FUSE_OPS_H_
+#define SLUICE_PLACEMENT_FUSE_OPS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+struct FuseOptions {
+  const KernelRegistry* kernels = nullptr;  // required: which devices have the fused kernels
+  std::vector<std::string> keep;            // node names never fused away (targets)
+};
+
+// How many chains of each kind were fused.
+struct FuseStats {
+  int matmul_bias = 0;
+  int matmul_bias_relu = 0;
+  int matmul_apply_gradient_descent = 0;
+  int total() const { return matmul_bias + matmul_bias_relu + matmul_apply_gradient_descent; }
+};
+
+absl::StatusOr<FuseStats> FuseOps(Graph* graph, const FuseOptions& options);
+
+}  // namespace sluice
+
+#endif  // SLUICE_PLACEMENT_FUSE_OPS_H_
