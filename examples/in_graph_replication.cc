@@ -149,7 +149,8 @@ void PrintPlacement(const RunMetadata& metadata) {
     if (partition.node().empty()) continue;
     int matmuls = 0, variables = 0;
     for (const NodeDef& n : partition.node()) {
-      matmuls += n.op() == "MatMul";
+      // Fused forward layers (placement/fuse_ops.h) count too.
+      matmuls += n.op() == "MatMul" || n.op() == "_FusedMatMul";
       variables += n.op() == "VariableV2";
     }
     std::printf("placement: %s: %d nodes, %d MatMul, %d variables\n",
