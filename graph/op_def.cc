@@ -306,7 +306,9 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
     }
     def.attrs.push_back(*std::move(a));
   }
-  for (const auto& [attr, value] : attr_defaults_) {
+  for (const auto& [attr_name, value] : attr_defaults_) {
+    // A named copy: clang 14 cannot capture a structured binding.
+    const std::string& attr = attr_name;
     auto it = std::find_if(def.attrs.begin(), def.attrs.end(),
                            [&](const AttrDef& a) { return a.name == attr; });
     if (it == def.attrs.end()) {
