@@ -469,10 +469,11 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
   // first runs here too (when this is one of the device's threads) and the
   // rest go to the pool.
   absl::InlinedVector<TaggedNode, 16> here;
-  bool kept_expensive = !KeepsExpensiveNodes(rs);
+  const bool may_keep = KeepsExpensiveNodes(rs);
+  bool kept_expensive = false;
   for (int r : roots_) {
     const TaggedNode t{r, root, iter0, false};
-    if (!items_[r].expensive || !kept_expensive || args.run_inline) {
+    if (!items_[r].expensive || (may_keep && !kept_expensive) || args.run_inline) {
       kept_expensive |= items_[r].expensive;
       here.push_back(t);
     } else {
@@ -902,13 +903,15 @@ void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
     done(s);
     return;
   }
-  ScopedComputePool compute_pool(device_->thread_pool());
   item.kernel->AsAsync()->ComputeAsync(run->ctx.get(), std::move(done));
 }
 
 void ExecutorImpl::Process(RunState* rs, absl::Span<const TaggedNode> first) const {
   // A stack: the first nodes are pushed so that they run in the given order.
   ReadyStack inline_ready(first.rbegin(), first.rend());
+  // Every kernel run here (LaunchAsync's too) is this device's: its inner
+  // loops use this device's pool.
+  ScopedComputePool compute_pool(device_->thread_pool());
   absl::InlinedVector<TensorValue, 4> outputs;
   StepStatsCollector* stats = rs->args.stats;
   while (!inline_ready.empty()) {
@@ -936,10 +939,7 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const TaggedNode> first) con
         absl::Status s = ReadInputs(rs, item, inputs);
         // A dead _Send runs: it sends the deadness on (runtime/rendezvous.h).
         OpKernelContext ctx(MakeParams(rs, t, inputs, absl::MakeSpan(outputs)));
-        if (s.ok()) {
-          ScopedComputePool compute_pool(device_->thread_pool());
-          s = item.kernel->Compute(&ctx);
-        }
+        if (s.ok()) s = item.kernel->Compute(&ctx);
         ReleaseInputs(item, inputs);  // early, so buffers can be reused in place
         if (stats) RecordStats(rs, item, start_us, outputs, ctx);
         Propagate(rs, ctx.is_output_dead() ? Dead(t) : t, s, outputs, &inline_ready);
