@@ -10,10 +10,12 @@
 // (1.0 means the session adds nothing).
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -23,6 +25,8 @@
 #include "bench/bench_util.h"
 #include "runtime/direct_session.h"
 #include "sluice.h"
+
+extern "C" void openblas_set_num_threads(int num_threads);
 
 ABSL_FLAG(std::string, sizes, "256,1024,2048", "square matrix sizes, comma separated");
 ABSL_FLAG(double, seconds, 2.0, "approximate time to spend per size and method");
@@ -54,6 +58,11 @@ absl::Status BenchSize(int64_t n) {
     absl::StatusOr<std::vector<Tensor>> r = session->Run({{a, ta}, {b, tb}}, {c});
     if (!r.ok()) status = r.status();
   };
+  // Sluice turns OpenBLAS's own threads off process-wide at its first GEMM
+  // (ops/internal/blas.h) and splits GEMMs over its device pools instead; the
+  // raw peer gets OpenBLAS at its full thread count, and Sluice gets its one
+  // thread back before each of its rounds.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto cblas_step = [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ta.data<float>(), n,
                 tb.data<float>(), n, 0.0f, out.data(), n);
@@ -61,7 +70,9 @@ absl::Status BenchSize(int64_t n) {
   // Warm up both (the first Run compiles; BLAS starts its threads), then
   // size the repetitions from one timed call.
   for (int i = 0; i < 3; ++i) {
+    openblas_set_num_threads(1);
     session_step();
+    openblas_set_num_threads(cores);
     cblas_step();
   }
   RETURN_IF_ERROR(status);
@@ -71,9 +82,11 @@ absl::Status BenchSize(int64_t n) {
   std::vector<double> session_ms, cblas_ms;
   const int rounds = 5;
   for (int r = 0; r < rounds; ++r) {
+    openblas_set_num_threads(1);
     for (double v : bench::TimeRepeated((reps + rounds - 1) / rounds, session_step)) {
       session_ms.push_back(v);
     }
+    openblas_set_num_threads(cores);
     for (double v : bench::TimeRepeated((reps + rounds - 1) / rounds, cblas_step)) {
       cblas_ms.push_back(v);
     }

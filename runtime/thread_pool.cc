@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 
 
@@ -9,6 +10,22 @@ namespace sluice {
 namespace {
 
 thread_local const ThreadPool* owning_pool = nullptr;
+
+// Spins until `ready()` or for ThreadPool::kSpinMicros; returns ready().
+template <typename Ready>
+bool SpinUntil(Ready ready) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicros);
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
 
 }  // namespace
 
@@ -34,12 +51,14 @@ void ThreadPool::Schedule(std::function<void()> fn) {
   }
   absl::MutexLock lock(&mu_);
   queue_.push_back(std::move(fn));
+  queued_.fetch_add(1, std::memory_order_release);
 }
 
 void ThreadPool::WorkerLoop() {
   owning_pool = this;
   while (true) {
     std::function<void()> fn;
+    SpinUntil([this] { return queued_.load(std::memory_order_acquire) > 0; });
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -50,6 +69,7 @@ void ThreadPool::WorkerLoop() {
       if (queue_.empty()) return;  // stopping, and the queue is drained
       fn = std::move(queue_.front());
       queue_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
     }
     fn();
   }
@@ -75,7 +95,7 @@ void ThreadPool::ParallelFor(int64_t total, int64_t min_block,
     std::atomic<int64_t> next{0};
     int64_t blocks = 0;
     absl::Mutex mu;
-    int64_t done ABSL_GUARDED_BY(mu) = 0;
+    std::atomic<int64_t> done{0};  // written under mu, so that Await sees it
   };
   auto state = std::make_shared<State>();
   state->blocks = blocks;
@@ -86,14 +106,17 @@ void ThreadPool::ParallelFor(int64_t total, int64_t min_block,
       const int64_t begin = b * block, end = std::min(total, begin + block);
       if (begin < end) (*body)(begin, end);
       absl::MutexLock lock(&state->mu);
-      ++state->done;
+      state->done.fetch_add(1, std::memory_order_release);
     }
   };
   for (int64_t b = 1; b < blocks; ++b) Schedule(work);
   work();
-  absl::MutexLock lock(&state->mu);
-  state->mu.Await(absl::Condition(
-      +[](State* st) ABSL_EXCLUSIVE_LOCKS_REQUIRED(st->mu) { return st->done == st->blocks; },
-      state.get()));
+  State* st = state.get();
+  if (SpinUntil([st] { return st->done.load(std::memory_order_acquire) == st->blocks; })) {
+    return;
+  }
+  absl::MutexLock lock(&st->mu);
+  st->mu.Await(absl::Condition(
+      +[](State* s) { return s->done.load(std::memory_order_acquire) == s->blocks; }, st));
 }
 }  // namespace sluice

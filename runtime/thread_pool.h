@@ -4,10 +4,19 @@
 //   pool.Schedule([] { ... });
 //   pool.ParallelFor(n, /*min_block=*/4096, [&](int64_t begin, int64_t end) { ... });
 //
+// A worker that finishes a closure, and a ParallelFor caller whose helpers
+// are still running, spin for up to kSpinMicros before they sleep: a kernel's
+// GEMM blocks and a step's next nodes arrive microseconds apart, and waking a
+// sleeping thread costs more than that (bench/matmul: a 256x256 GEMM split
+// over two sleeping threads took 0.245 ms against 0.14 ms for OpenBLAS's own,
+// spinning, threads). The spin reads one atomic and yields the core's
+// pipeline (pause) between reads; an idle pool sleeps.
+//
 // Thread-safe. The destructor finishes the queued closures, then joins.
 #ifndef SLUICE_RUNTIME_THREAD_POOL_H_
 #define SLUICE_RUNTIME_THREAD_POOL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -38,6 +47,8 @@ class ThreadPool {
   void ParallelFor(int64_t total, int64_t min_block,
                    const std::function<void(int64_t, int64_t)>& fn);
 
+  static constexpr int kSpinMicros = 50;
+
  private:
   void WorkerLoop();
 
@@ -45,6 +56,7 @@ class ThreadPool {
   absl::Mutex mu_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<int64_t> queued_{0};  // queue_.size(), for spinning without mu_
   std::vector<std::thread> threads_;
 };
 
