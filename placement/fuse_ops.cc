@@ -50,7 +50,15 @@ class Fuser {
       if (fused == 2) ++stats.matmul_bias;
       if (fused == 3) ++stats.matmul_bias_relu;
     }
+    // Before the update pattern, so that a summed weight gradient, once one
+    // MatMul, can go straight into its update.
     for (int id = 0; id < num_ids; ++id) {
+      Node* n = graph_->node(id);
+      if (n == nullptr || n->op() != "AddN") continue;
+      ASSIGN_OR_RETURN(bool fused, FuseMatMulSum(n));
+      if (fused) ++stats.matmul_sum;
+    }
+    for (int id = 0; id < graph_->num_node_ids(); ++id) {
       Node* n = graph_->node(id);
       if (n == nullptr || n->op() != "ApplyGradientDescent") continue;
       ASSIGN_OR_RETURN(bool fused, FuseMatMulApply(n));
@@ -124,6 +132,120 @@ class Fuser {
                             {InputEnd(*apply, 0), InputEnd(*apply, 1), InputEnd(*matmul, 0),
                              InputEnd(*matmul, 1)}));
     return true;
+  }
+
+  // AddN(MatMul(a_1, b_1), ..., MatMul(a_N, b_N)) => MatMul(Concat(a_i),
+  // Concat(b_i)): the sum of products over a shared contraction is one
+  // product over the operands stacked along it. Fires where stacking moves
+  // fewer bytes than the N products would (small contractions: the
+  // per-micro-batch weight gradients of a pipeline, K = B/M), on CPU devices.
+  absl::StatusOr<bool> FuseMatMulSum(Node* add_n) {
+    const int n = add_n->num_inputs();
+    if (n < 2 || keep_.contains(add_n->name())) return false;
+    std::vector<Node*> chain;
+    for (int i = 0; i < n; ++i) {
+      Node* matmul = InputOfType(*add_n, i, "MatMul");
+      if (matmul == nullptr || !Absorbable(*matmul, *add_n)) return false;
+      chain.push_back(matmul);
+    }
+    chain.push_back(add_n);
+    if (!Fusible(chain, "MatMul") || !Fusible(chain, "ConcatV2")) return false;
+    absl::StatusOr<DeviceName> device = DeviceName::Parse(add_n->assigned_device());
+    if (!device.ok() || device->type != "CPU") return false;
+    const Node& first = *chain.front();
+    const absl::StatusOr<bool> ta = first.GetAttr<bool>("transpose_a");
+    const absl::StatusOr<bool> tb = first.GetAttr<bool>("transpose_b");
+    if (!ta.ok() || !tb.ok()) return false;
+    // The axis of each operand that the product contracts.
+    const int axis_a = *ta ? 0 : 1, axis_b = *tb ? 1 : 0;
+    // The other axes must be known and equal; the contraction may be left
+    // open (a batch of unknown size), and is then taken to be small.
+    TensorShape shape_a, shape_b;
+    int64_t contraction = 0;  // summed over the products; -1 when unknown
+    for (int i = 0; i < n; ++i) {
+      const Node& m = *chain[i];
+      if (m.GetAttr<bool>("transpose_a").value_or(!*ta) != *ta ||
+          m.GetAttr<bool>("transpose_b").value_or(!*tb) != *tb) {
+        return false;
+      }
+      const TensorShape& a = InputShape(m, 0);
+      const TensorShape& b = InputShape(m, 1);
+      if (a.rank() != 2 || b.rank() != 2 || a.dim(1 - axis_a) < 0 || b.dim(1 - axis_b) < 0) {
+        return false;
+      }
+      const int64_t k = a.dim(axis_a) >= 0 ? a.dim(axis_a) : b.dim(axis_b);
+      contraction = contraction < 0 || k < 0 ? -1 : contraction + k;
+      if (i == 0) {
+        shape_a = a;
+        shape_b = b;
+      } else if (a.dim(1 - axis_a) != shape_a.dim(1 - axis_a) ||
+                 b.dim(1 - axis_b) != shape_b.dim(1 - axis_b)) {
+        return false;
+      }
+    }
+    shape_a.set_dim(axis_a, contraction);
+    shape_b.set_dim(axis_b, contraction);
+    // Stacking copies K x (rows + cols) floats; the N products write and
+    // AddN reads N x rows x cols.
+    const int64_t rows = shape_a.dim(1 - axis_a), cols = shape_b.dim(1 - axis_b);
+    if (contraction >= 0 && contraction * (rows + cols) > int64_t{n} * rows * cols) return false;
+
+    ASSIGN_OR_RETURN(Endpoint stacked_a, AddConcat(*add_n, "a", chain, 0, axis_a, shape_a));
+    ASSIGN_OR_RETURN(Endpoint stacked_b, AddConcat(*add_n, "b", chain, 1, axis_b, shape_b));
+    NodeDef def = Head(*add_n, "MatMul");
+    CopyAttr(first, "transpose_a", &def);
+    CopyAttr(first, "transpose_b", &def);
+    CopyAttr(first, "T", &def);
+    RETURN_IF_ERROR(Replace(chain, std::move(def), {stacked_a, stacked_b}));
+    return true;
+  }
+
+  static const TensorShape& InputShape(const Node& n, int i) {
+    const Edge* e = n.input_edge(i);
+    return e->src->output_shape(e->src_output);
+  }
+
+  // ConcatV2 of input `input` of each MatMul in `chain` (all but its last
+  // node) along `axis`, on the AddN's device, named under the AddN.
+  absl::StatusOr<Endpoint> AddConcat(const Node& add_n, const char* operand,
+                                     const std::vector<Node*>& chain, int input, int axis,
+                                     const TensorShape& shape) {
+    const std::string prefix = absl::StrCat(add_n.name(), "/stacked_", operand);
+    NodeDef axis_def;
+    axis_def.set_name(prefix + "_axis");
+    axis_def.set_op("Const");
+    axis_def.set_device(add_n.requested_device());
+    ::tensorflow::TensorProto value;
+    value.set_dtype(DT_INT32);
+    value.mutable_tensor_shape();
+    value.add_int_val(axis);
+    (*axis_def.mutable_attr())["dtype"] = MakeAttr(DT_INT32);
+    (*axis_def.mutable_attr())["value"] = MakeAttr(value);
+    NodeDef concat_def;
+    concat_def.set_name(prefix);
+    concat_def.set_op("ConcatV2");
+    concat_def.set_device(add_n.requested_device());
+    const int n = static_cast<int>(chain.size()) - 1;
+    (*concat_def.mutable_attr())["N"] = MakeAttr(int64_t{n});
+    (*concat_def.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
+    (*concat_def.mutable_attr())["Tidx"] = MakeAttr(DT_INT32);
+    const std::string what = absl::StrCat("stacking the products of ", add_n.DebugName(), ": ");
+    absl::StatusOr<Node*> axis_node = graph_->AddNode(std::move(axis_def));
+    if (!axis_node.ok()) return absl::InternalError(what + axis_node.status().ToString());
+    absl::StatusOr<Node*> concat = graph_->AddNode(std::move(concat_def));
+    if (!concat.ok()) return absl::InternalError(what + concat.status().ToString());
+    (*axis_node)->set_assigned_device(add_n.assigned_device());
+    (*axis_node)->set_output_shape(0, TensorShape());
+    (*concat)->set_assigned_device(add_n.assigned_device());
+    (*concat)->set_output_shape(0, shape);
+    for (int i = 0; i < n; ++i) {
+      const Endpoint in = InputEnd(*chain[i], input);
+      absl::Status s = graph_->AddEdge(in.node, in.index, *concat, i);
+      if (!s.ok()) return absl::InternalError(what + s.ToString());
+    }
+    absl::Status s = graph_->AddEdge(*axis_node, 0, *concat, n);
+    if (!s.ok()) return absl::InternalError(what + s.ToString());
+    return Endpoint{*concat, 0};
   }
 
   // The fused node's NodeDef: `last`'s name, requested device and

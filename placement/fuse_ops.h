@@ -3,6 +3,12 @@
 //
 //   MatMul -> BiasAdd [-> Relu]          => _FusedMatMul (fused_ops
 //                                           ["BiasAdd"] or ["BiasAdd", "Relu"])
+//   AddN(MatMul(a_i, b_i), i = 1..N)     => MatMul(ConcatV2(a_i), ConcatV2(b_i))
+//                                           (one GEMM over the stacked
+//                                           contraction; CPU devices, where
+//                                           stacking moves fewer bytes than
+//                                           the N products: a pipeline's
+//                                           per-micro-batch weight gradients)
 //   MatMul -> ApplyGradientDescent.delta => _MatMulApplyGradientDescent
 //                                           (the weight-gradient GEMM writes
 //                                           straight into the variable)
@@ -52,8 +58,11 @@ struct FuseOptions {
 struct FuseStats {
   int matmul_bias = 0;
   int matmul_bias_relu = 0;
+  int matmul_sum = 0;
   int matmul_apply_gradient_descent = 0;
-  int total() const { return matmul_bias + matmul_bias_relu + matmul_apply_gradient_descent; }
+  int total() const {
+    return matmul_bias + matmul_bias_relu + matmul_sum + matmul_apply_gradient_descent;
+  }
 };
 
 absl::StatusOr<FuseStats> FuseOps(Graph* graph, const FuseOptions& options);

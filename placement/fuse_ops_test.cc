@@ -311,6 +311,110 @@ TEST(FuseOpsTest, FetchedWeightGradientIsNotFused) {
   EXPECT_EQ(OpCounts(f.metadata)["MatMul"], 1);
 }
 
+// Gradient accumulation over micro-batches: the same weight's gradient from
+// `slices` batch slices of `rows` rows (Xᵢᵀ·dYᵢ), summed by AddN. The batch
+// is a placeholder of unknown size, as a pipeline's is.
+struct SummedGradient {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({-1, 6})});
+  Output dy = ops::Placeholder(s.WithOpName("dy"), DT_FLOAT, {.shape = TensorShape({-1, 5})});
+  ops::VariableAndInit w = ops::VariableWithInit(s.WithOpName("w"),
+                                                 ops::Const(s, Values(TensorShape({6, 5}), 3)));
+  Output sum;
+  Output apply;
+
+  explicit SummedGradient(int slices) {
+    std::vector<Output> xs = ops::Split(s, 0, x, slices);
+    std::vector<Output> dys = ops::Split(s, 0, dy, slices);
+    std::vector<Output> products;
+    for (int i = 0; i < slices; ++i) {
+      products.push_back(ops::MatMul(s.WithOpName(absl::StrCat("dw", i)), xs[i], dys[i],
+                                     {.transpose_a = true}));
+    }
+    sum = ops::AddN(s.WithOpName("sum"), products);
+    apply = ops::ApplyGradientDescent(s.WithOpName("apply"), w.var, 0.25f, sum);
+  }
+
+  std::vector<std::pair<Output, Tensor>> Feeds(int64_t batch) const {
+    return {{x, Values(TensorShape({batch, 6}), 4)}, {dy, Values(TensorShape({batch, 5}), 5)}};
+  }
+};
+
+TEST(FuseOpsTest, SummedProductsBecomeOneProductOverStackedSlices) {
+  SummedGradient m(4);
+  std::unique_ptr<Session> fused = MakeSession(m.s, true), unfused = MakeSession(m.s, false);
+  Step f = RunOnce(fused.get(), m.Feeds(12), {m.sum});
+  Step u = RunOnce(unfused.get(), m.Feeds(12), {m.sum});
+  std::map<std::string, int> ops = OpCounts(f.metadata);
+  EXPECT_EQ(ops["AddN"], 0);
+  EXPECT_EQ(ops["MatMul"], 1);
+  EXPECT_EQ(ops["ConcatV2"], 2);
+  EXPECT_EQ(FindNode(f.metadata, "sum")->op(), "MatMul");
+  EXPECT_EQ(OpCounts(u.metadata)["MatMul"], 4);
+  ExpectClose(f.outputs[0], u.outputs[0]);
+}
+
+TEST(FuseOpsTest, SummedWeightGradientGoesStraightIntoTheUpdate) {
+  SummedGradient m(3);
+  std::unique_ptr<Session> fused = MakeSession(m.s, true), unfused = MakeSession(m.s, false);
+  for (Session* sess : {fused.get(), unfused.get()}) {
+    ASSERT_TRUE(sess->Run({}, {}, {m.w.initializer}).ok());
+  }
+  Step f, u;
+  for (int i = 0; i < 2; ++i) {
+    f = RunOnce(fused.get(), m.Feeds(9), {}, {m.apply.node});
+    u = RunOnce(unfused.get(), m.Feeds(9), {}, {m.apply.node});
+  }
+  std::map<std::string, int> ops = OpCounts(f.metadata);
+  EXPECT_EQ(FindNode(f.metadata, "apply")->op(), "_MatMulApplyGradientDescent");
+  EXPECT_EQ(ops["AddN"], 0);
+  EXPECT_EQ(ops["MatMul"], 0);
+  EXPECT_EQ(ops["ConcatV2"], 2);
+  ExpectClose(RunOnce(fused.get(), {}, {m.w.var}).outputs[0],
+              RunOnce(unfused.get(), {}, {m.w.var}).outputs[0]);
+}
+
+// Stacking would copy more than the products weigh: x [2, 40] slices into
+// products [40, 1].
+TEST(FuseOpsTest, SumOfProductsWithLargeContractionsIsNotStacked) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output a = ops::Const(s, Values(TensorShape({64, 40}), 1));
+  Output b = ops::Const(s, Values(TensorShape({64, 1}), 2));
+  Output sum = ops::AddN(s.WithOpName("sum"),
+                         {ops::MatMul(s, a, b, {.transpose_a = true}),
+                          ops::MatMul(s, a, b, {.transpose_a = true})});
+  std::unique_ptr<Session> fused = MakeSession(s, true);
+  Step f = RunOnce(fused.get(), {}, {sum});
+  EXPECT_EQ(FindNode(f.metadata, "sum")->op(), "AddN");
+  EXPECT_EQ(OpCounts(f.metadata)["MatMul"], 2);
+}
+
+TEST(FuseOpsTest, SumOfProductsIsNotStackedWhenItCannotBe) {
+  // Transposes differ: aᵀ·a and b·bᵀ, both [8, 8].
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output a = ops::Const(s, Values(TensorShape({2, 8}), 1));
+    Output b = ops::Const(s, Values(TensorShape({8, 2}), 2));
+    Output sum = ops::AddN(s.WithOpName("sum"), {ops::MatMul(s, a, a, {.transpose_a = true}),
+                                                 ops::MatMul(s, b, b, {.transpose_b = true})});
+    std::unique_ptr<Session> fused = MakeSession(s, true);
+    Step f = RunOnce(fused.get(), {}, {sum});
+    EXPECT_EQ(FindNode(f.metadata, "sum")->op(), "AddN");
+  }
+  // A product with a second consumer, and products on two devices.
+  SummedGradient m(2);
+  Output extra = ops::Identity(m.s.WithOpName("extra"), Output(m.s.graph()->FindNode("dw0"), 0));
+  std::unique_ptr<Session> fused = MakeSession(m.s, true);
+  Step f = RunOnce(fused.get(), m.Feeds(4), {m.sum, extra});
+  EXPECT_EQ(FindNode(f.metadata, "sum")->op(), "AddN");
+
+  SummedGradient split(2);
+  split.s.graph()->FindNode("dw1")->set_requested_device("/device:CPU:1");
+  std::unique_ptr<Session> two = MakeSession(split.s, true, /*virtual_cpus=*/1);
+  Step t = RunOnce(two.get(), split.Feeds(4), {split.sum});
+  EXPECT_EQ(FindNode(t.metadata, "sum")->op(), "AddN");
+}
+
 // FuseOps on a graph placed by hand.
 TEST(FuseOpsTest, ControlEdgesMoveToTheFusedNode) {
   Dense d;

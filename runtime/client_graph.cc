@@ -87,6 +87,11 @@ absl::StatusOr<ClientGraph> BuildClientGraph(const Graph& g,
   for (Node* n : g.nodes()) {
     if (!needed[n->id()]) continue;
     ASSIGN_OR_RETURN(copy_of[n->id()], sub->AddNode(n->def()));
+    // The inferred shapes travel too: the passes after pruning (placement's
+    // cost model, FuseOps) read them.
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      copy_of[n->id()]->set_output_shape(i, n->output_shape(i));
+    }
   }
   std::vector<Node*> arg_nodes(feeds.size(), nullptr);
   ClientGraph result;
@@ -106,6 +111,7 @@ absl::StatusOr<ClientGraph> BuildClientGraph(const Graph& g,
       absl::StatusOr<TensorShape> s = o.node->GetAttr<TensorShape>("shape");
       if (s.ok()) shape = *s;
     }
+    arg_nodes[i]->set_output_shape(0, shape);
     result.feed_shapes.push_back(shape);
   }
   for (Node* n : g.nodes()) {
