@@ -18,7 +18,12 @@
 // cycles between groups to untangle. Variables, constants and placeholders
 // (zero-FLOP nodes fed only by their own group) do not claim a device at the
 // start: they go with their first consumer when it has room for them. A device
-// that cannot hold a group's memory is skipped. Cost: O((V + E) D log V).
+// that cannot hold a group's memory is skipped. Before scheduling, chains of
+// computing nodes (v the only consumer of u, u the only computing input of v)
+// join into one unit, as Baechi fuses operators, unless a member holds a
+// variable or asks for a device, or the unit would exceed half the smallest
+// device memory: a chain split between devices only adds hops (measured on
+// bench/placement's wide graph). Cost: O((V + E) D log V).
 //
 // Memory, as Baechi counts it: each node's persistent bytes (variables) plus
 // its outputs, none freed before the step ends; ref outputs alias their

@@ -139,6 +139,43 @@ TEST(AutoPlaceTest, PutsTwoTowersOnDifferentDevicesAndBeatsOneDevice) {
   EXPECT_NEAR(r->busy_seconds[0] + r->busy_seconds[1], single->busy_seconds[0], 1e-9);
 }
 
+// Eight branches of MatMul -> Relu -> MatMul -> Relu from one input: each
+// branch stays whole on one device (a chain is one placement unit), four
+// branches per device, so only the input and the branch outputs cross.
+TEST(AutoPlaceTest, KeepsEachBranchOfAWideGraphOnOneDevice) {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = {64, 256}});
+  std::vector<std::vector<Node*>> branches(8);
+  std::vector<Output> outs;
+  for (int b = 0; b < 8; ++b) {
+    Output h = x;
+    for (int l = 0; l < 2; ++l) {
+      Scope s = root.NewSubScope(absl::StrCat("branch", b, "/layer", l));
+      ops::VariableAndInit w =
+          ops::VariableWithInit(s.WithOpName("w"), ops::Fill(s, {256, 256}, 0.f));
+      Output mm = ops::MatMul(s.WithOpName("mm"), h, w.var);
+      h = ops::Relu(s.WithOpName("relu"), mm);
+      branches[b].push_back(mm.node);
+      branches[b].push_back(h.node);
+      branches[b].push_back(w.var.node);
+    }
+    outs.push_back(h);
+  }
+  ops::AddN(root.WithOpName("sum"), outs);
+  ASSERT_TRUE(root.ok()) << root.status();
+  absl::StatusOr<PlacementReport> r = AutoPlace(root.graph(), {.devices = Devices("CPU:0,CPU:1")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  SCOPED_TRACE(r->ToString());
+  int per_device[2] = {0, 0};
+  for (int b = 0; b < 8; ++b) {
+    const int d = DeviceIndex(*r, branches[b][0]);
+    ++per_device[d];
+    for (Node* n : branches[b]) EXPECT_EQ(DeviceIndex(*r, n), d) << n->name();
+  }
+  EXPECT_EQ(per_device[0], 4);
+  EXPECT_EQ(per_device[1], 4);
+}
+
 TEST(AutoPlaceTest, PinnedNodesStayPinned) {
   Chain c;
   BuildChain(&c, 4, 256, 16);
