@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
+#include "graph/graph_def_io.h"
 #include "placement/auto_placer.h"
 #include "placement/fuse_ops.h"
 #include "placement/placer.h"
@@ -21,6 +22,10 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
   ASSIGN_OR_RETURN(ClientGraph client, BuildClientGraph(graph, feeds, fetches, targets));
   Graph* pruned = client.graph.get();
   if (options.auto_place) {
+    // Placed over the whole graph, then applied to this signature's nodes: a
+    // variable lives on one device for all signatures (the one that
+    // initializes it and the one that trains with it), and AutoPlace is
+    // deterministic, so every signature sees the same decision.
     AutoPlacerOptions auto_options;
     for (Device* d : options.devices) {
       DeviceSpec spec;
@@ -28,7 +33,16 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
       spec.memory_bytes = d->memory_limit();
       auto_options.devices.push_back(std::move(spec));
     }
-    RETURN_IF_ERROR(AutoPlace(pruned, auto_options).status());
+    GraphDef def;
+    graph.ToGraphDef(&def);
+    Graph whole(graph.registry());
+    RETURN_IF_ERROR(ImportGraphDef(def, &whole, {.allow_internal_ops = true}));
+    RETURN_IF_ERROR(AutoPlace(&whole, auto_options).status());
+    for (Node* n : pruned->nodes()) {
+      if (const Node* placed = whole.FindNode(n->name()); placed != nullptr) {
+        n->set_requested_device(placed->requested_device());
+      }
+    }
   }
   CompiledSignature out;
   out.collective_groups = CollectiveGroupsOf(*pruned);

@@ -365,7 +365,24 @@ absl::StatusOr<CostModel> CostModel::Build(const Graph& graph, const CostModelOp
   CostModel model;
   model.costs_.resize(graph.num_node_ids());
   for (const Node* node : graph.nodes()) {
-    model.costs_[node->id()] = ComputeNodeCost(*node, options.unknown_dim);
+    NodeCost& cost = model.costs_[node->id()];
+    cost = ComputeNodeCost(*node, options.unknown_dim);
+    // A value whose one consumer is an Assign (a variable's initial value)
+    // becomes the variable's storage: Assign adopts a buffer nobody else
+    // holds (ops/state_kernels.cc), so it is counted once, as the variable.
+    for (int i = 0; i < node->num_outputs(); ++i) {
+      const Edge* only = nullptr;
+      int consumers = 0;
+      for (const Edge* e : node->out_edges()) {
+        if (e->IsControl() || e->src_output != i) continue;
+        ++consumers;
+        only = e;
+      }
+      if (consumers == 1 && only->dst->op() == "Assign" && only->dst_input == 1 &&
+          !IsRefType(node->output_type(i))) {
+        cost.ref_output_bytes += cost.output_bytes[i];
+      }
+    }
   }
   return model;
 }

@@ -47,6 +47,7 @@ struct NodeCost {
   std::vector<int64_t> output_bytes;  // per output (ref outputs: the variable's size)
   int64_t persistent_bytes = 0;       // variables: their storage
   int64_t ref_output_bytes = 0;       // part of output_bytes that aliases a variable
+                                      // (ref outputs; a value only an Assign reads)
   bool shapes_known = true;           // false when some size was guessed
   int64_t total_output_bytes() const;
   // What the node holds on its device during a step, counted conservatively

@@ -183,6 +183,24 @@ TEST_F(CostModelTest, VariablesArePersistentAndRefOutputsAlias) {
   EXPECT_EQ(cost.cost(*g.node).memory_bytes(), 4000);
 }
 
+// An initial value read only by its Assign becomes the variable's buffer
+// (Assign adopts it), so only the variable counts; a value with a second
+// reader is its own buffer.
+TEST_F(CostModelTest, InitialValueOnlyAssignedIsCountedAsTheVariable) {
+  Output v = ops::Variable(root_.WithOpName("v"), TensorShape({100, 10}), DT_FLOAT);
+  Output fill = ops::Fill(root_.WithOpName("fill"), {100, 10}, 1.0f);
+  ops::Assign(root_.WithOpName("init"), v, fill);
+  Output w = ops::Variable(root_.WithOpName("w"), TensorShape({100, 10}), DT_FLOAT);
+  Output shared = ops::Fill(root_.WithOpName("shared"), {100, 10}, 2.0f);
+  ops::Assign(root_.WithOpName("init_w"), w, shared);
+  ops::Identity(root_.WithOpName("read"), shared);
+  CostModel cost = Build();
+  EXPECT_EQ(cost.cost(*fill.node).output_bytes[0], 4000);
+  EXPECT_EQ(cost.cost(*fill.node).memory_bytes(), 0);
+  EXPECT_EQ(cost.cost(*v.node).memory_bytes(), 4000);
+  EXPECT_EQ(cost.cost(*shared.node).memory_bytes(), 4000);
+}
+
 TEST(CostModelTimeTest, ComputeAndTransferSeconds) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   Output a = ops::Placeholder(root.WithOpName("a"), DT_FLOAT, {.shape = {100, 100}});
