@@ -210,9 +210,10 @@ class Fuser {
   absl::StatusOr<Endpoint> AddConcat(const Node& add_n, const char* operand,
                                      const std::vector<Node*>& chain, int input, int axis,
                                      const TensorShape& shape) {
-    const std::string prefix = absl::StrCat(add_n.name(), "/stacked_", operand);
+    // Fresh names: a graph may already use these.
+    const std::string prefix = graph_->NewName(absl::StrCat(add_n.name(), "/stacked_", operand));
     NodeDef axis_def;
-    axis_def.set_name(prefix + "_axis");
+    axis_def.set_name(graph_->NewName(prefix + "_axis"));
     axis_def.set_op("Const");
     axis_def.set_device(add_n.requested_device());
     ::tensorflow::TensorProto value;

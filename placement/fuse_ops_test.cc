@@ -374,6 +374,16 @@ TEST(FuseOpsTest, SummedWeightGradientGoesStraightIntoTheUpdate) {
               RunOnce(unfused.get(), {}, {m.w.var}).outputs[0]);
 }
 
+TEST(FuseOpsTest, StackedOperandsTakeFreshNames) {
+  SummedGradient m(2);
+  Output taken = ops::Identity(m.s.WithOpName("sum/stacked_a"), m.x);
+  std::unique_ptr<Session> fused = MakeSession(m.s, true), unfused = MakeSession(m.s, false);
+  Step f = RunOnce(fused.get(), m.Feeds(4), {m.sum, taken});
+  EXPECT_EQ(FindNode(f.metadata, "sum")->op(), "MatMul");
+  EXPECT_EQ(FindNode(f.metadata, "sum/stacked_a")->op(), "Identity");
+  ExpectClose(f.outputs[0], RunOnce(unfused.get(), m.Feeds(4), {m.sum}).outputs[0]);
+}
+
 // Stacking would copy more than the products weigh: x [2, 40] slices into
 // products [40, 1].
 TEST(FuseOpsTest, SumOfProductsWithLargeContractionsIsNotStacked) {
