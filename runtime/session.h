@@ -82,11 +82,11 @@ struct SessionOptions {
   // its memory limit, instead of on the default device. Explicit requests
   // stay. A graph that fits no combination fails with ResourceExhausted.
   bool auto_place = false;
-  // Rewrite each compiled signature's graph with fused kernels where the
-  // pattern allows (placement/fuse_ops.h: MatMul+BiasAdd(+Relu) as
-  // _FusedMatMul, the weight-gradient MatMul into its ApplyGradientDescent),
-  // TensorFlow's grappler remapper. False runs the graph as written, e.g.
-  // to compare fused against unfused.
+  // Rewrite each compiled signature's graph where a pattern of
+  // placement/fuse_ops.h allows (fused MatMul with bias and ReLU, summed
+  // products as one product, the weight-gradient MatMul into its update),
+  // like TensorFlow's grappler remapper. False runs the graph as written,
+  // e.g. to compare fused against unfused.
   bool fuse_ops = true;
   // A signature whose step runs on one device that can record it (a GPU:
   // CUDA graphs) is recorded once its feed shapes repeat and replayed from

@@ -20,8 +20,8 @@
 // epilogue's pass reads the product back after the GEMM has evicted part
 // of it).
 //
-// The GEMM goes through ops/internal/blas.h (serialized, OpenBLAS's pool);
-// the passes run on `pool` (null: the calling thread). Thread-safe; borrows
+// The GEMM goes through ops/internal/blas.h (split over the running
+// kernel's device pool); the passes run on `pool` (null: the calling thread). Thread-safe; borrows
 // every buffer; `out` must not alias a, b or bias.
 #ifndef SLUICE_OPS_INTERNAL_FUSED_GEMM_H_
 #define SLUICE_OPS_INTERNAL_FUSED_GEMM_H_
