@@ -25,12 +25,10 @@ using strategy_testing::kOut;
 using strategy_testing::kSteps;
 using strategy_testing::MakeNet;
 using strategy_testing::MaxAbsDiff;
+using strategy_testing::NewMomentum;
 using strategy_testing::OptimizerFactory;
 using strategy_testing::StepData;
 
-std::unique_ptr<Optimizer> NewMomentum() {
-  return std::make_unique<MomentumOptimizer>(strategy_testing::kLearningRate, 0.9);
-}
 
 struct Built {
   Scope scope = Scope::NewRootScope(BuiltinOps());

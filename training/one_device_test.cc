@@ -24,11 +24,9 @@ using strategy_testing::kOut;
 using strategy_testing::kSteps;
 using strategy_testing::MakeNet;
 using strategy_testing::MaxAbsDiff;
+using strategy_testing::NewMomentum;
 using strategy_testing::StepData;
 
-std::unique_ptr<Optimizer> NewMomentum() {
-  return std::make_unique<MomentumOptimizer>(strategy_testing::kLearningRate, 0.9);
-}
 
 TEST(OneDeviceTest, TrainsLikeThePlainGraphWithEverythingOnItsDevice) {
   const std::vector<Tensor> want = strategy_testing::TrainOnOneDevice(8, NewMomentum);

@@ -90,6 +90,10 @@ std::unique_ptr<Optimizer> NewSgd() {
   return std::make_unique<GradientDescentOptimizer>(kLearningRate);
 }
 
+std::unique_ptr<Optimizer> NewMomentum() {
+  return std::make_unique<MomentumOptimizer>(kLearningRate, 0.9);
+}
+
 std::vector<Tensor> TrainOnOneDevice(int64_t hidden, const OptimizerFactory& optimizer) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT, {.shape = {-1, kIn}});

@@ -53,6 +53,7 @@ float MaxAbsDiff(const Tensor& a, const Tensor& b);
 
 using OptimizerFactory = std::function<std::unique_ptr<Optimizer>()>;
 std::unique_ptr<Optimizer> NewSgd();
+std::unique_ptr<Optimizer> NewMomentum();  // momentum 0.9
 
 // The reference: MakeNet(hidden, nullptr) on CPU:0 trained kSteps steps of
 // StepData with a new optimizer from `optimizer`; the variables' values.
