@@ -625,6 +625,9 @@ absl::StatusOr<std::vector<bool>> AllowedDevices(const Node& node,
 // Groups holding a node with a device request or a variable are left as
 // they are, and a chain stops growing at `max_bytes` of memory (half the
 // smallest device's), so that memory limits still leave room to split.
+// First, a variable's initial value joins the variable's group, as TensorFlow
+// colocates initializers: the cost model counts it as the variable's storage
+// (AdoptingAssign), which holds only on the variable's device.
 ColocationGroups MergeChains(const Graph& graph, const CostModel& cost,
                              const ColocationGroups& groups, int64_t max_bytes) {
   const int num_groups = static_cast<int>(groups.members.size());
@@ -641,6 +644,16 @@ ColocationGroups MergeChains(const Graph& graph, const CostModel& cost,
     const NodeCost& c = cost.cost(*node);
     if (!DeviceRequest(*node).empty() || c.persistent_bytes > 0) fixed[g] = true;
     bytes[g] += c.memory_bytes();
+  }
+  for (const Node* value : graph.nodes()) {
+    for (int i = 0; i < value->num_outputs(); ++i) {
+      const Node* assign = AdoptingAssign(*value, i);
+      if (assign == nullptr) continue;
+      const int gu = find(groups.group_of[value->id()]), gv = find(groups.group_of[assign->id()]);
+      if (gu == gv || fixed[gu]) continue;
+      parent[gu] = gv;
+      bytes[gv] += bytes[gu];
+    }
   }
   for (const Node* v : graph.nodes()) {
     if (cost.cost(*v).flops <= 0) continue;

@@ -239,6 +239,38 @@ TEST(AutoPlaceTest, VariablesGoWithTheirReaderNotTheirInitializer) {
   }
 }
 
+// An initial value read only by its Assign costs no memory of its own (the
+// variable adopts its buffer), which holds only on the variable's device: it
+// goes there, unless it asks for a device of its own.
+TEST(AutoPlaceTest, InitialValuesGoWithTheirVariables) {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output h = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = {4, 512}});
+  const std::vector<int64_t> widths = {512, 768, 768, 10};
+  std::vector<ops::VariableAndInit> weights;
+  std::vector<Output> fills;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    Scope s = root.NewSubScope(absl::StrCat("layer", i));
+    fills.push_back(ops::Fill(s.WithOpName("fill"), {widths[i], widths[i + 1]}, 0.001f));
+    weights.push_back(ops::VariableWithInit(s.WithOpName("w"), fills.back()));
+    h = ops::MatMul(s, h, weights.back().var);
+  }
+  Scope pinned = root.WithDevice("/device:CPU:0");
+  Output far_fill = ops::Fill(pinned.WithOpName("far_fill"), {4, 4}, 1.0f);
+  ops::VariableAndInit far =
+      ops::VariableWithInit(root.WithOpName("far").WithDevice("/device:CPU:1"), far_fill);
+  ops::GlobalVariablesInitializer(root.WithOpName("init"));
+  ASSERT_TRUE(root.ok()) << root.status();
+  absl::StatusOr<PlacementReport> r =
+      AutoPlace(root.graph(), {.devices = Devices("CPU:0{mem=3MiB},CPU:1{mem=3MiB}")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  SCOPED_TRACE(r->ToString());
+  for (size_t i = 0; i < fills.size(); ++i) {
+    EXPECT_EQ(fills[i].node->requested_device(), weights[i].var.node->requested_device()) << i;
+  }
+  EXPECT_EQ(far_fill.node->requested_device(), "/device:CPU:0");
+  EXPECT_EQ(far.var.node->requested_device(), "/device:CPU:1");
+}
+
 // A training graph (Adam) placed on two memory-limited devices keeps every
 // colocation group together, and a session with two CPU devices runs it.
 TEST(AutoPlaceTest, PlacedTrainingGraphRunsInASession) {

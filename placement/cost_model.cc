@@ -357,6 +357,18 @@ int64_t NodeCost::total_output_bytes() const {
   return total;
 }
 
+const Node* AdoptingAssign(const Node& node, int output) {
+  if (IsRefType(node.output_type(output))) return nullptr;
+  const Edge* only = nullptr;
+  for (const Edge* e : node.out_edges()) {
+    if (e->IsControl() || e->src_output != output) continue;
+    if (only != nullptr) return nullptr;
+    only = e;
+  }
+  if (only == nullptr || only->dst->op() != "Assign" || only->dst_input != 1) return nullptr;
+  return only->dst;
+}
+
 absl::StatusOr<CostModel> CostModel::Build(const Graph& graph, const CostModelOptions& options) {
   if (options.unknown_dim < 1) {
     return absl::InvalidArgumentError(
@@ -367,21 +379,9 @@ absl::StatusOr<CostModel> CostModel::Build(const Graph& graph, const CostModelOp
   for (const Node* node : graph.nodes()) {
     NodeCost& cost = model.costs_[node->id()];
     cost = ComputeNodeCost(*node, options.unknown_dim);
-    // A value whose one consumer is an Assign (a variable's initial value)
-    // becomes the variable's storage: Assign adopts a buffer nobody else
-    // holds (ops/state_kernels.cc), so it is counted once, as the variable.
+    // An initial value becomes the variable's storage: counted once, as the variable.
     for (int i = 0; i < node->num_outputs(); ++i) {
-      const Edge* only = nullptr;
-      int consumers = 0;
-      for (const Edge* e : node->out_edges()) {
-        if (e->IsControl() || e->src_output != i) continue;
-        ++consumers;
-        only = e;
-      }
-      if (consumers == 1 && only->dst->op() == "Assign" && only->dst_input == 1 &&
-          !IsRefType(node->output_type(i))) {
-        cost.ref_output_bytes += cost.output_bytes[i];
-      }
+      if (AdoptingAssign(*node, i) != nullptr) cost.ref_output_bytes += cost.output_bytes[i];
     }
   }
   return model;
