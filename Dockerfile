@@ -22,7 +22,7 @@ FROM debian:12-slim
 # The shared libraries the programs link (protobuf, Abseil, Thrift, OpenSSL,
 # OpenBLAS, Graphviz).
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-        libprotobuf32 libabsl20220623 libthrift-0.17.0 libssl3 libopenblas0 libgvc6 && \
+        libprotobuf32 libabsl20220623 libthrift-0.17.0 libssl3 libopenblas0 libdnnl2 libgvc6 && \
     rm -rf /var/lib/apt/lists/*
 COPY --from=build /app /app
 # Checkpoints and event files belong on the pod's volume (the manifests mount

@@ -9,6 +9,7 @@ PACKAGES=(
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev
+  libdnnl-dev              # oneDNN: the float GEMM of ops/internal/blas.h
   libgraphviz-dev
   thrift-compiler libthrift-dev libboost-dev
   libssl-dev               # mutual TLS between tasks, the launcher's job CA

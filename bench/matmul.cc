@@ -1,20 +1,24 @@
-// float32 MatMul through Session::Run against cblas_sgemm called directly,
-// in the same process, on the same square sizes.
+// float32 MatMul through Session::Run against the GEMM libraries called
+// directly, in the same process, on the same square sizes: OpenBLAS's
+// cblas_sgemm and oneDNN's dnnl_sgemm, each on all cores.
 //
 //   bazel run //bench:matmul [-- --sizes=256,1024,2048]
 //
 // Session: two Placeholders fed pre-made tensors, the product fetched (the
 // output is a fresh tensor each step, as in a real graph). Direct: one
-// cblas_sgemm into a buffer allocated once. Prints per size
-//   matmul_N_session: X ms, matmul_N_cblas: Y ms, matmul_N_ratio: Y/X
-// (1.0 means the session adds nothing).
+// library call into a buffer allocated once. Prints per size
+//   matmul_N_session: X ms, matmul_N_cblas: Y ms, matmul_N_onednn: Z ms,
+//   matmul_N_ratio: Y/X (OpenBLAS's time over the session's; 1.0 means the
+//   session adds nothing to OpenBLAS), matmul_N_onednn_ratio: Z/X.
 #include <cblas.h>
+#include <dnnl.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -27,6 +31,7 @@
 #include "sluice.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
+extern "C" void omp_set_num_threads(int num_threads);  // libgomp, oneDNN's threads
 
 ABSL_FLAG(std::string, sizes, "256,1024,2048", "square matrix sizes, comma separated");
 ABSL_FLAG(double, seconds, 2.0, "approximate time to spend per size and method");
@@ -67,38 +72,57 @@ absl::Status BenchSize(int64_t n) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ta.data<float>(), n,
                 tb.data<float>(), n, 0.0f, out.data(), n);
   };
-  // Warm up both (the first Run compiles; BLAS starts its threads), then
-  // size the repetitions from one timed call.
+  bool onednn_ok = true;
+  auto onednn_step = [&] {
+    onednn_ok = onednn_ok && dnnl_sgemm('N', 'N', n, n, n, 1.0f, ta.data<float>(), n,
+                                        tb.data<float>(), n, 0.0f, out.data(), n) == dnnl_success;
+  };
+  // Each method gets the machine as it wants it: Sluice one OpenBLAS thread
+  // (its own pools split the work), the raw peers all cores. OpenMP's idle
+  // workers spin for milliseconds after a parallel region without yielding,
+  // so the oneDNN rounds end with a pause before the next method's.
+  auto for_session = [&] { openblas_set_num_threads(1); };
+  auto for_cblas = [&] { openblas_set_num_threads(cores); };
+  auto for_onednn = [&] { omp_set_num_threads(cores); };
+  auto after_onednn = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+  // Warm up all (the first Run compiles; the libraries start their threads),
+  // then size the repetitions from one timed call.
   for (int i = 0; i < 3; ++i) {
-    openblas_set_num_threads(1);
+    for_session();
     session_step();
-    openblas_set_num_threads(cores);
+    for_cblas();
     cblas_step();
+    for_onednn();
+    onednn_step();
+    after_onednn();
   }
   RETURN_IF_ERROR(status);
+  if (!onednn_ok) return absl::InternalError("dnnl_sgemm failed");
   const double one_ms = bench::Median(bench::TimeRepeated(3, cblas_step));
   const int reps = std::max(5, static_cast<int>(absl::GetFlag(FLAGS_seconds) * 1000 / one_ms));
-  // Interleave in rounds so that noise hits both methods alike.
-  std::vector<double> session_ms, cblas_ms;
-  const int rounds = 5;
+  // Interleave in rounds so that noise hits all methods alike.
+  std::vector<double> session_ms, cblas_ms, onednn_ms;
+  const int rounds = 5, per_round = (reps + rounds - 1) / rounds;
   for (int r = 0; r < rounds; ++r) {
-    openblas_set_num_threads(1);
-    for (double v : bench::TimeRepeated((reps + rounds - 1) / rounds, session_step)) {
-      session_ms.push_back(v);
-    }
-    openblas_set_num_threads(cores);
-    for (double v : bench::TimeRepeated((reps + rounds - 1) / rounds, cblas_step)) {
-      cblas_ms.push_back(v);
-    }
+    for_session();
+    for (double v : bench::TimeRepeated(per_round, session_step)) session_ms.push_back(v);
+    for_cblas();
+    for (double v : bench::TimeRepeated(per_round, cblas_step)) cblas_ms.push_back(v);
+    for_onednn();
+    for (double v : bench::TimeRepeated(per_round, onednn_step)) onednn_ms.push_back(v);
+    after_onednn();
   }
   RETURN_IF_ERROR(status);
   const double sm = bench::Median(session_ms), cm = bench::Median(cblas_ms);
+  const double om = bench::Median(onednn_ms);
   const double gflop = 2.0 * n * n * n * 1e-9;
-  std::printf("matmul_%lld_session: %.3f ms\n", static_cast<long long>(n), sm);
-  std::printf("matmul_%lld_cblas: %.3f ms\n", static_cast<long long>(n), cm);
-  std::printf("matmul_%lld_session_gflops: %.1f GFLOP/s\n", static_cast<long long>(n),
-              gflop / (sm * 1e-3));
-  std::printf("matmul_%lld_ratio: %.3f\n", static_cast<long long>(n), cm / sm);
+  const long long size = n;
+  std::printf("matmul_%lld_session: %.3f ms\n", size, sm);
+  std::printf("matmul_%lld_cblas: %.3f ms\n", size, cm);
+  std::printf("matmul_%lld_onednn: %.3f ms\n", size, om);
+  std::printf("matmul_%lld_session_gflops: %.1f GFLOP/s\n", size, gflop / (sm * 1e-3));
+  std::printf("matmul_%lld_ratio: %.3f\n", size, cm / sm);
+  std::printf("matmul_%lld_onednn_ratio: %.3f\n", size, om / sm);
   std::fflush(stdout);
   return absl::OkStatus();
 }

@@ -3,6 +3,8 @@
 //
 //   bazel run //bench:recv_tensor [-- --transfers=20 --pings=3000]
 //   bench/recv_tensor_peers.sh        (adds iperf3 and torch.distributed gloo)
+//   perf stat -e instructions:u -- recv_tensor --transfers=0 --ping_kinds=rpc
+//                                     (one kind of round trip alone)
 //
 // The program forks and execs itself as the server (--role=server): a
 // ThriftServer whose TensorSource holds a 64 MiB float tensor and a 4-byte
@@ -37,6 +39,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,6 +63,9 @@ ABSL_FLAG(std::string, role, "client", "client, or server (started by the client
 ABSL_FLAG(int, transfers, 20, "timed 64 MiB transfers per figure; 0: no throughput figures");
 ABSL_FLAG(int, pings, 3000, "timed 4-byte round trips per figure; 0: no latency figures");
 ABSL_FLAG(int64_t, bytes, 64 << 20, "size of the large tensor");
+ABSL_FLAG(std::vector<std::string>, ping_kinds, std::vector<std::string>({"rpc", "tls", "raw"}),
+          "which 4-byte round trips to time, of rpc, tls and raw (one alone: to count a "
+          "kind's instructions with perf stat)");
 ABSL_FLAG(int, pin_cpu, -1, "server role: pin the process to this CPU");
 ABSL_FLAG(std::string, tls_dir, "", "server role: the job credentials of its TLS server");
 ABSL_FLAG(std::string, server_ports, "",
@@ -358,33 +364,40 @@ absl::Status Latency(const Peer& peer, const char* pinning) {
     uint32_t v = 0;
     ok = ok && SendAll(fd, &v, 4) && RecvAll(fd, &v, 4);
   };
-  for (int i = 0; i < 200; ++i) {
-    rpc();
-    tls_rpc();
-    ping();
+  struct Kind {
+    const char* flag;
+    const char* figure;
+    std::function<void()> call;
+    std::vector<double> ms;
+  };
+  std::vector<Kind> kinds;
+  for (Kind& k : std::vector<Kind>{{"rpc", "recv_tensor_4B_rtt", rpc},
+                                   {"raw", "raw_tcp_4B_rtt", ping},
+                                   {"tls", "recv_tensor_tls_4B_rtt", tls_rpc}}) {
+    const std::vector<std::string> wanted = absl::GetFlag(FLAGS_ping_kinds);
+    if (std::find(wanted.begin(), wanted.end(), k.flag) != wanted.end()) {
+      kinds.push_back(std::move(k));
+    }
   }
-  // Alternating blocks, so that load from elsewhere hits both alike.
+  if (kinds.empty()) return absl::InvalidArgumentError("--ping_kinds names none of rpc, tls, raw");
+  for (int i = 0; i < 200; ++i) {
+    for (Kind& k : kinds) k.call();
+  }
+  // Alternating blocks, so that load from elsewhere hits all alike.
   constexpr int kBlock = 50;
-  std::vector<double> rpc_ms, raw_ms, tls_ms;
   for (int done = 0; done < pings; done += kBlock) {
-    for (double ms : bench::TimeRepeated(kBlock, rpc)) rpc_ms.push_back(ms);
-    for (double ms : bench::TimeRepeated(kBlock, tls_rpc)) tls_ms.push_back(ms);
-    for (double ms : bench::TimeRepeated(kBlock, ping)) raw_ms.push_back(ms);
+    for (Kind& k : kinds) {
+      for (double ms : bench::TimeRepeated(kBlock, k.call)) k.ms.push_back(ms);
+    }
   }
   close(fd);
   RETURN_IF_ERROR(status);
   if (!ok) return absl::InternalError("raw TCP ping failed");
-  for (double q : {0.50, 0.99}) {
-    std::printf("recv_tensor_4B_rtt_%s_p%d: %.1f us\n", pinning, static_cast<int>(q * 100),
-                Percentile(rpc_ms, q) * 1000);
-  }
-  for (double q : {0.50, 0.99}) {
-    std::printf("raw_tcp_4B_rtt_%s_p%d: %.1f us\n", pinning, static_cast<int>(q * 100),
-                Percentile(raw_ms, q) * 1000);
-  }
-  for (double q : {0.50, 0.99}) {
-    std::printf("recv_tensor_tls_4B_rtt_%s_p%d: %.1f us\n", pinning, static_cast<int>(q * 100),
-                Percentile(tls_ms, q) * 1000);
+  for (const Kind& k : kinds) {
+    for (double q : {0.50, 0.99}) {
+      std::printf("%s_%s_p%d: %.1f us\n", k.figure, pinning, static_cast<int>(q * 100),
+                  Percentile(k.ms, q) * 1000);
+    }
   }
   std::fflush(stdout);
   return absl::OkStatus();

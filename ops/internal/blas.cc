@@ -1,6 +1,7 @@
 #include "ops/internal/blas.h"
 
 #include <cblas.h>
+#include <dnnl.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +12,9 @@
 #include "runtime/thread_pool.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
+// From libgomp, oneDNN's threading runtime; declared here rather than through
+// <omp.h>, which clang (the fuzz builds) does not ship.
+extern "C" void omp_set_num_threads(int num_threads);
 
 namespace sluice {
 namespace internal {
@@ -36,6 +40,17 @@ ThreadPool* Pool() {
 
 void Call(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float* c, int ldc, float beta) {
+  // oneDNN's threads are OpenMP's, whose count is set per calling thread:
+  // one, since the blocks are this file's to spread over a device's pool.
+  thread_local const bool kOneThread = (omp_set_num_threads(1), true);
+  (void)kOneThread;
+  // Row-major, as cblas with CblasRowMajor. With k = 0 oneDNN leaves C as it
+  // is, where BLAS scales it by beta; and it refuses only arguments cblas
+  // rejects too: cblas takes both cases, and says what is wrong.
+  if (k > 0 && dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c,
+                          ldc) == dnnl_success) {
+    return;
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
               k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -1,5 +1,5 @@
-// The one door to OpenBLAS for Sluice's kernels: row-major GEMM on raw
-// buffers, C[m,n] = op(A)[m,k] * op(B)[k,n] + beta * C.
+// The one door to the GEMM libraries for Sluice's kernels: row-major GEMM
+// on raw buffers, C[m,n] = op(A)[m,k] * op(B)[k,n] + beta * C.
 //
 //   internal::Gemm(/*trans_a=*/false, /*trans_b=*/true, m, n, k, a, lda, b, ldb, c, ldc);
 //   // C = alpha * op(A) op(B) + beta * C, e.g. an SGD step W -= lr * Xᵀ·dY:
@@ -8,15 +8,17 @@
 // A GEMM uses exactly the cores of the device whose kernel calls it: it is
 // split into one block of rows (or columns) of C per thread of the running
 // kernel's device pool (CurrentComputePool(), runtime/compute_pool.h), and
-// every block is a single-threaded OpenBLAS call. OpenBLAS's own threads are
-// turned off (openblas_set_num_threads(1) at the first call), since its one
-// process-wide pool cannot be shared out per device: two devices' GEMMs then
-// run at once, each on its own cores, and two GEMMs of one device share its
-// threads (the blocks are claimed from the pool's queue) instead of
-// oversubscribing the machine. Chosen by measurement (bench/gemm_share.cc,
-// bench/RESULTS.md): single-threaded OpenBLAS calls on two threads at once
-// run at nearly twice the rate of one, and Debian's BLIS 0.9 (whose expert
-// API takes a thread count per call) was 2.5x slower per core here.
+// every block is a single-threaded library call: oneDNN's dnnl_sgemm for
+// float, OpenBLAS for double. The libraries' own threads are turned off
+// (OpenMP's per calling thread, OpenBLAS's at the first call), since their
+// pools cannot be shared out per device: two devices' GEMMs then run at once,
+// each on its own cores, and two GEMMs of one device share its threads (the
+// blocks are claimed from the pool's queue) instead of oversubscribing the
+// machine. Chosen by measurement (bench/gemm_share.cc, bench/RESULTS.md):
+// single-threaded calls on two threads at once run at nearly twice the rate
+// of one; per core, oneDNN 2.6's sgemm is 4-20% faster than OpenBLAS 0.3.21's
+// on the MLP's shapes, and Debian's BLIS 0.9 (whose expert API takes a thread
+// count per call) was 2.5x slower.
 //
 // Outside a device (no current pool), a GEMM uses a process-wide pool with
 // one thread per core. GEMMs under about 4 MFLOP are not split.

@@ -101,6 +101,29 @@ TEST(GemmTest, TwoDevicesMultiplyAtOnce) {
   }
 }
 
+TEST(GemmTest, BetaZeroNeverReadsC) {
+  // A fresh output buffer may hold anything, NaN included.
+  for (const auto& s : kShapes) {
+    const int m = s[0], n = s[1], k = s[2];
+    const std::vector<float> a = Random(size_t{1} * m * k, 9), b = Random(size_t{1} * k * n, 10);
+    std::vector<float> c(size_t{1} * m * n, std::nanf(""));
+    Gemm(false, false, m, n, k, a.data(), k, b.data(), n, c.data(), n);
+    const std::vector<float> want =
+        Reference(false, false, m, n, k, a, b, std::vector<float>(c.size(), 0.0f), 0.0f);
+    for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], want[i], 1e-3) << m << "x" << n << " " << i;
+  }
+}
+
+TEST(GemmTest, EmptyContractionScalesCByBeta) {
+  // k = 0: the product is zero, so C = beta * C (BLAS's rule).
+  const float a = 0, b = 0;
+  for (float beta : {0.0f, 0.5f}) {
+    std::vector<float> c = {4.0f, -2.0f, 6.0f, 8.0f};
+    Gemm(false, false, 2, 2, 0, &a, 1, &b, 2, c.data(), 2, beta);
+    EXPECT_EQ(c, (std::vector<float>{4 * beta, -2 * beta, 6 * beta, 8 * beta})) << beta;
+  }
+}
+
 TEST(GemmTest, ScaledGemmAccumulatesAlphaTimesTheProduct) {
   // An SGD step W -= lr * Xt dY, split over a two-thread device.
   const int m = 96, n = 80, k = 64;
