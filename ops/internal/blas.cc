@@ -4,7 +4,11 @@
 #include <dnnl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -38,8 +42,27 @@ ThreadPool* Pool() {
   return kDefault;
 }
 
+// -1 until the first GEMM reads SLUICE_SGEMM, then a SgemmLibrary.
+std::atomic<int> sgemm_library{-1};
+
+SgemmLibrary FromEnvironment() {
+  const char* value = std::getenv("SLUICE_SGEMM");
+  if (value == nullptr || *value == '\0' || std::strcmp(value, "onednn") == 0) {
+    return SgemmLibrary::kOneDnn;
+  }
+  if (std::strcmp(value, "openblas") == 0) return SgemmLibrary::kOpenBlas;
+  std::fprintf(stderr, "sluice: SLUICE_SGEMM='%s' is neither onednn nor openblas; using onednn\n",
+               value);
+  return SgemmLibrary::kOneDnn;
+}
+
 void Call(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float* c, int ldc, float beta) {
+  if (CurrentSgemmLibrary() == SgemmLibrary::kOpenBlas) {
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
+                n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
   // oneDNN's threads are OpenMP's, whose count is set per calling thread:
   // one, since the blocks are this file's to spread over a device's pool.
   thread_local const bool kOneThread = (omp_set_num_threads(1), true);
@@ -94,6 +117,24 @@ void SplitGemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int l
 }
 
 }  // namespace
+
+SgemmLibrary CurrentSgemmLibrary() {
+  int library = sgemm_library.load(std::memory_order_relaxed);
+  if (library < 0) {
+    int unset = -1;
+    sgemm_library.compare_exchange_strong(unset, static_cast<int>(FromEnvironment()));
+    library = sgemm_library.load(std::memory_order_relaxed);
+  }
+  return static_cast<SgemmLibrary>(library);
+}
+
+void SetSgemmLibrary(SgemmLibrary library) {
+  sgemm_library.store(static_cast<int>(library), std::memory_order_relaxed);
+}
+
+const char* SgemmLibraryName(SgemmLibrary library) {
+  return library == SgemmLibrary::kOpenBlas ? "openblas" : "onednn";
+}
 
 void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
           const float* b, int ldb, float* c, int ldc, float beta) {

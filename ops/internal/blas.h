@@ -23,12 +23,24 @@
 // Outside a device (no current pool), a GEMM uses a process-wide pool with
 // one thread per core. GEMMs under about 4 MFLOP are not split.
 //
+// The environment variable SLUICE_SGEMM=openblas puts float GEMMs on OpenBLAS
+// too (on a machine where it measures faster; the two round differently in
+// the last bit). It is read at the first GEMM; SetSgemmLibrary overrides it.
+//
 // Thread-safe.
 #ifndef SLUICE_OPS_INTERNAL_BLAS_H_
 #define SLUICE_OPS_INTERNAL_BLAS_H_
 
 namespace sluice {
 namespace internal {
+
+enum class SgemmLibrary { kOneDnn = 0, kOpenBlas = 1 };
+
+// The library float GEMMs use now, and a switch for benchmarks and tests
+// (GEMMs already running finish on the library they started with).
+SgemmLibrary CurrentSgemmLibrary();
+void SetSgemmLibrary(SgemmLibrary library);
+const char* SgemmLibraryName(SgemmLibrary library);
 
 void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
           const float* b, int ldb, float* c, int ldc, float beta = 0.0f);

@@ -1,6 +1,7 @@
 #include "ops/internal/blas.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <thread>
 #include <vector>
@@ -65,12 +66,30 @@ void CheckShape(int m, int n, int k) {
 // extents that the blocks do not divide.
 const int kShapes[][3] = {{300, 70, 130}, {64, 333, 120}, {16, 16, 16}, {257, 129, 200}};
 
+constexpr SgemmLibrary kLibraries[] = {SgemmLibrary::kOneDnn, SgemmLibrary::kOpenBlas};
+
+// Selects a float GEMM library for one test, then the default again.
+class ScopedSgemmLibrary {
+ public:
+  explicit ScopedSgemmLibrary(SgemmLibrary library) { SetSgemmLibrary(library); }
+  ~ScopedSgemmLibrary() { SetSgemmLibrary(SgemmLibrary::kOneDnn); }
+};
+
 TEST(GemmTest, SplitOverADevicePoolEqualsTheDefinition) {
-  for (int threads : {1, 2, 3}) {
-    ThreadPool pool("gemm_test", threads);
-    ScopedComputePool scoped(&pool);
-    for (const auto& s : kShapes) CheckShape(s[0], s[1], s[2]);
+  for (SgemmLibrary library : kLibraries) {
+    SCOPED_TRACE(SgemmLibraryName(library));
+    ScopedSgemmLibrary scoped_library(library);
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool("gemm_test", threads);
+      ScopedComputePool scoped(&pool);
+      for (const auto& s : kShapes) CheckShape(s[0], s[1], s[2]);
+    }
   }
+}
+
+TEST(GemmTest, OneDnnIsTheDefault) {
+  if (std::getenv("SLUICE_SGEMM") != nullptr) GTEST_SKIP() << "SLUICE_SGEMM is set";
+  EXPECT_EQ(CurrentSgemmLibrary(), SgemmLibrary::kOneDnn);
 }
 
 TEST(GemmTest, OutsideADeviceUsesTheDefaultPool) {
@@ -103,24 +122,34 @@ TEST(GemmTest, TwoDevicesMultiplyAtOnce) {
 
 TEST(GemmTest, BetaZeroNeverReadsC) {
   // A fresh output buffer may hold anything, NaN included.
-  for (const auto& s : kShapes) {
+  for (SgemmLibrary library : kLibraries) {
+    SCOPED_TRACE(SgemmLibraryName(library));
+    ScopedSgemmLibrary scoped_library(library);
+    for (const auto& s : kShapes) {
     const int m = s[0], n = s[1], k = s[2];
     const std::vector<float> a = Random(size_t{1} * m * k, 9), b = Random(size_t{1} * k * n, 10);
     std::vector<float> c(size_t{1} * m * n, std::nanf(""));
     Gemm(false, false, m, n, k, a.data(), k, b.data(), n, c.data(), n);
     const std::vector<float> want =
         Reference(false, false, m, n, k, a, b, std::vector<float>(c.size(), 0.0f), 0.0f);
-    for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], want[i], 1e-3) << m << "x" << n << " " << i;
+      for (size_t i = 0; i < c.size(); ++i) {
+        ASSERT_NEAR(c[i], want[i], 1e-3) << m << "x" << n << " " << i;
+      }
+    }
   }
 }
 
 TEST(GemmTest, EmptyContractionScalesCByBeta) {
   // k = 0: the product is zero, so C = beta * C (BLAS's rule).
   const float a = 0, b = 0;
-  for (float beta : {0.0f, 0.5f}) {
-    std::vector<float> c = {4.0f, -2.0f, 6.0f, 8.0f};
-    Gemm(false, false, 2, 2, 0, &a, 1, &b, 2, c.data(), 2, beta);
-    EXPECT_EQ(c, (std::vector<float>{4 * beta, -2 * beta, 6 * beta, 8 * beta})) << beta;
+  for (SgemmLibrary library : kLibraries) {
+    ScopedSgemmLibrary scoped_library(library);
+    for (float beta : {0.0f, 0.5f}) {
+      std::vector<float> c = {4.0f, -2.0f, 6.0f, 8.0f};
+      Gemm(false, false, 2, 2, 0, &a, 1, &b, 2, c.data(), 2, beta);
+      EXPECT_EQ(c, (std::vector<float>{4 * beta, -2 * beta, 6 * beta, 8 * beta}))
+          << SgemmLibraryName(library) << " beta=" << beta;
+    }
   }
 }
 
