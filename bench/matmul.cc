@@ -78,13 +78,14 @@ absl::Status BenchSize(int64_t n) {
                                         tb.data<float>(), n, 0.0f, out.data(), n) == dnnl_success;
   };
   // Each method gets the machine as it wants it: Sluice one OpenBLAS thread
-  // (its own pools split the work), the raw peers all cores. OpenMP's idle
-  // workers spin for milliseconds after a parallel region without yielding,
-  // so the oneDNN rounds end with a pause before the next method's.
+  // (its own pools split the work), the raw peers all cores. Both libraries'
+  // idle workers keep polling after a threaded call (OpenMP's for
+  // milliseconds, OpenBLAS's for about 0.1 s), which halved the speed of
+  // whatever ran next, so each raw peer's rounds end with a pause.
   auto for_session = [&] { openblas_set_num_threads(1); };
   auto for_cblas = [&] { openblas_set_num_threads(cores); };
   auto for_onednn = [&] { omp_set_num_threads(cores); };
-  auto after_onednn = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
   // Warm up all (the first Run compiles; the libraries start their threads),
   // then size the repetitions from one timed call.
   for (int i = 0; i < 3; ++i) {
@@ -92,13 +93,15 @@ absl::Status BenchSize(int64_t n) {
     session_step();
     for_cblas();
     cblas_step();
+    settle();
     for_onednn();
     onednn_step();
-    after_onednn();
+    settle();
   }
   RETURN_IF_ERROR(status);
   if (!onednn_ok) return absl::InternalError("dnnl_sgemm failed");
   const double one_ms = bench::Median(bench::TimeRepeated(3, cblas_step));
+  settle();
   const int reps = std::max(5, static_cast<int>(absl::GetFlag(FLAGS_seconds) * 1000 / one_ms));
   // Interleave in rounds so that noise hits all methods alike.
   std::vector<double> session_ms, cblas_ms, onednn_ms;
@@ -108,9 +111,10 @@ absl::Status BenchSize(int64_t n) {
     for (double v : bench::TimeRepeated(per_round, session_step)) session_ms.push_back(v);
     for_cblas();
     for (double v : bench::TimeRepeated(per_round, cblas_step)) cblas_ms.push_back(v);
+    settle();
     for_onednn();
     for (double v : bench::TimeRepeated(per_round, onednn_step)) onednn_ms.push_back(v);
-    after_onednn();
+    settle();
   }
   RETURN_IF_ERROR(status);
   const double sm = bench::Median(session_ms), cm = bench::Median(cblas_ms);
