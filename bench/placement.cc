@@ -3,14 +3,17 @@
 // predicts (placement/auto_placer.h PredictPlacement) for four placements —
 // all on one device, colocation groups round-robin, a split made by hand
 // (layers / branches / towers) and AutoPlace — and, when the devices are
-// CPUs, the step time measured in a Session with virtual CPU devices
-// (median over --steps runs after warm-up).
+// CPUs, the step time measured in a Session with virtual CPU devices (median
+// over --steps runs after warm-up; the four sessions of a graph take turns in
+// --rounds rounds, in a rotating order).
 //
 //   bazel run //bench:placement [-- --devices='CPU:0{gflops=40},CPU:1{gflops=40}' --steps=10]
 //
-// Prints `placement_<graph>_<placement>_predicted: X ms` and
-// `placement_<graph>_<placement>_measured: X ms`, and AutoPlace's report for
-// each graph as `#` lines.
+// Prints `placement_<graph>_<placement>_predicted: X ms`,
+// `placement_<graph>_<placement>_measured: X ms` and
+// `placement_<graph>_auto_vs_manual: X x`, and AutoPlace's report for each
+// graph as `#` lines.
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -32,6 +35,8 @@
 ABSL_FLAG(std::string, devices, "CPU:0,CPU:1", "DeviceSpecs of the two (or more) devices");
 ABSL_FLAG(int, batch, 128, "rows of the input");
 ABSL_FLAG(int, steps, 10, "measured steps per placement (0: predictions only)");
+ABSL_FLAG(int, rounds, 5, "rounds the measured steps are spread over, the placements' order "
+          "rotating each round");
 ABSL_FLAG(int, warmup, 2, "untimed steps first");
 
 namespace sluice {
@@ -120,24 +125,28 @@ absl::Status Place(BenchGraph* g, absl::string_view strategy,
   return absl::OkStatus();
 }
 
-absl::StatusOr<double> MeasureStepMs(const BenchGraph& g, int num_devices) {
+// A placed graph in its own session, ready to step.
+struct Runner {
+  std::unique_ptr<Session> session;
+  Tensor x;
+  std::string x_name, out_name;
+
+  absl::Status Step() { return session->Run({{x_name, x}}, {out_name}, {}).status(); }
+};
+
+absl::StatusOr<Runner> MakeRunner(const BenchGraph& g, int num_devices) {
   SessionOptions options = BuiltinSessionOptions();
   options.num_virtual_cpus = num_devices - 1;
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *g.root.graph()));
-  RETURN_IF_ERROR(session->Run({}, {}, {g.init}).status());
-  Tensor x(DT_FLOAT, g.x.shape());
-  float* data = x.data<float>();
-  for (int64_t i = 0; i < x.NumElements(); ++i) data[i] = static_cast<float>(i % 7) * 0.1f;
-  absl::Status status;
-  auto step = [&] {
-    absl::StatusOr<std::vector<Tensor>> out = session->Run({{g.x, x}}, {g.out});
-    if (!out.ok()) status = out.status();
-  };
-  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) step();
-  RETURN_IF_ERROR(status);
-  std::vector<double> ms = bench::TimeRepeated(absl::GetFlag(FLAGS_steps), step);
-  RETURN_IF_ERROR(status);
-  return bench::Median(ms);
+  Runner r;
+  ASSIGN_OR_RETURN(r.session, NewSession(options, *g.root.graph()));
+  RETURN_IF_ERROR(r.session->Run({}, {}, {g.init}).status());
+  r.x = Tensor(DT_FLOAT, g.x.shape());
+  float* data = r.x.data<float>();
+  for (int64_t i = 0; i < r.x.NumElements(); ++i) data[i] = static_cast<float>(i % 7) * 0.1f;
+  r.x_name = g.x.name();
+  r.out_name = g.out.name();
+  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) RETURN_IF_ERROR(r.Step());
+  return r;
 }
 
 absl::Status Main() {
@@ -155,9 +164,13 @@ absl::Status Main() {
   const int64_t batch = absl::GetFlag(FLAGS_batch);
   const std::pair<const char*, Builder> graphs[] = {
       {"chain", ChainMlp}, {"wide", Wide}, {"towers", TwoTowers}};
+  constexpr const char* kStrategies[] = {"single", "round_robin", "manual", "auto"};
+  constexpr int kNumStrategies = 4;
+  const int rounds = std::max(1, absl::GetFlag(FLAGS_rounds));
   for (const auto& [graph_name, build] : graphs) {
-    std::map<std::string, double> measured;
-    for (const char* strategy : {"single", "round_robin", "manual", "auto"}) {
+    std::vector<std::unique_ptr<BenchGraph>> placed;
+    std::vector<Runner> runners;
+    for (const char* strategy : kStrategies) {
       std::unique_ptr<BenchGraph> g = build(batch);
       g->init = ops::GlobalVariablesInitializer(g->root.WithOpName("init"));
       RETURN_IF_ERROR(g->root.status());
@@ -172,23 +185,47 @@ absl::Status Main() {
         }
       }
       if (measure) {
-        absl::StatusOr<double> ms = MeasureStepMs(*g, static_cast<int>(devices.size()));
-        if (!ms.ok()) {
-          return AddContext(ms.status(), absl::StrCat(graph_name, " ", strategy));
-        }
-        std::printf("placement_%s_%s_measured: %.3f ms\n", graph_name, strategy, *ms);
-        measured[strategy] = *ms;
+        absl::StatusOr<Runner> runner = MakeRunner(*g, static_cast<int>(devices.size()));
+        if (!runner.ok()) return AddContext(runner.status(), absl::StrCat(graph_name, " ", strategy));
+        runners.push_back(*std::move(runner));
       }
+      placed.push_back(std::move(g));
       std::fflush(stdout);
+    }
+    if (!measure) continue;
+    // Rounds rotate the order of the placements, so that drift in the
+    // machine's speed during a run (and whatever a placement leaves behind
+    // for the next) falls on all of them alike.
+    std::map<std::string, std::vector<double>> ms;
+    const int per_round = std::max(1, absl::GetFlag(FLAGS_steps) / rounds);
+    for (int round = 0; round < rounds; ++round) {
+      for (int i = 0; i < kNumStrategies; ++i) {
+        const int which = (i + round) % kNumStrategies;
+        absl::Status status;
+        for (double v : bench::TimeRepeated(per_round, [&] {
+               if (status.ok()) status = runners[which].Step();
+             })) {
+          ms[kStrategies[which]].push_back(v);
+        }
+        if (!status.ok()) {
+          return AddContext(status, absl::StrCat(graph_name, " ", kStrategies[which]));
+        }
+      }
+    }
+    std::map<std::string, double> measured;
+    for (const char* strategy : kStrategies) {
+      measured[strategy] = bench::Median(ms[strategy]);
+      std::printf("placement_%s_%s_measured: %.3f ms\n", graph_name, strategy, measured[strategy]);
     }
     // Each device owns an equal share of the cores (runtime/local_devices.h),
     // so "single" is the graph on one share and a split uses all of them.
-    if (measure) {
-      for (const char* strategy : {"manual", "auto"}) {
-        std::printf("placement_%s_%s_speedup_vs_single: %.2f x\n", graph_name, strategy,
-                    measured["single"] / measured[strategy]);
-      }
+    for (const char* strategy : {"manual", "auto"}) {
+      std::printf("placement_%s_%s_speedup_vs_single: %.2f x\n", graph_name, strategy,
+                  measured["single"] / measured[strategy]);
     }
+    std::printf("placement_%s_auto_vs_manual: %.3f x (manual's step time / auto's)\n", graph_name,
+                measured["manual"] / measured["auto"]);
+    std::fflush(stdout);
   }
   return absl::OkStatus();
 }
