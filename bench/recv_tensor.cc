@@ -371,10 +371,10 @@ absl::Status Latency(const Peer& peer, const char* pinning) {
     std::vector<double> ms;
   };
   std::vector<Kind> kinds;
+  const std::vector<std::string> wanted = absl::GetFlag(FLAGS_ping_kinds);
   for (Kind& k : std::vector<Kind>{{"rpc", "recv_tensor_4B_rtt", rpc},
                                    {"raw", "raw_tcp_4B_rtt", ping},
                                    {"tls", "recv_tensor_tls_4B_rtt", tls_rpc}}) {
-    const std::vector<std::string> wanted = absl::GetFlag(FLAGS_ping_kinds);
     if (std::find(wanted.begin(), wanted.end(), k.flag) != wanted.end()) {
       kinds.push_back(std::move(k));
     }

@@ -58,21 +58,19 @@ SgemmLibrary FromEnvironment() {
 
 void Call(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
           const float* b, int ldb, float* c, int ldc, float beta) {
-  if (CurrentSgemmLibrary() == SgemmLibrary::kOpenBlas) {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-                n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    return;
-  }
-  // oneDNN's threads are OpenMP's, whose count is set per calling thread:
-  // one, since the blocks are this file's to spread over a device's pool.
-  thread_local const bool kOneThread = (omp_set_num_threads(1), true);
-  (void)kOneThread;
-  // Row-major, as cblas with CblasRowMajor. With k = 0 oneDNN leaves C as it
-  // is, where BLAS scales it by beta; and it refuses only arguments cblas
-  // rejects too: cblas takes both cases, and says what is wrong.
-  if (k > 0 && dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c,
-                          ldc) == dnnl_success) {
-    return;
+  // With k = 0 oneDNN leaves C as it is, where BLAS scales it by beta; and
+  // it refuses only arguments cblas rejects too: cblas takes both cases, and
+  // says what is wrong.
+  if (CurrentSgemmLibrary() == SgemmLibrary::kOneDnn && k > 0) {
+    // oneDNN's threads are OpenMP's, whose count is set per calling thread:
+    // one, since the blocks are this file's to spread over a device's pool.
+    thread_local const bool kOneThread = (omp_set_num_threads(1), true);
+    (void)kOneThread;
+    // Row-major, as cblas with CblasRowMajor.
+    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
+        dnnl_success) {
+      return;
+    }
   }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
               k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -126,12 +126,13 @@ TEST(GemmTest, BetaZeroNeverReadsC) {
     SCOPED_TRACE(SgemmLibraryName(library));
     ScopedSgemmLibrary scoped_library(library);
     for (const auto& s : kShapes) {
-    const int m = s[0], n = s[1], k = s[2];
-    const std::vector<float> a = Random(size_t{1} * m * k, 9), b = Random(size_t{1} * k * n, 10);
-    std::vector<float> c(size_t{1} * m * n, std::nanf(""));
-    Gemm(false, false, m, n, k, a.data(), k, b.data(), n, c.data(), n);
-    const std::vector<float> want =
-        Reference(false, false, m, n, k, a, b, std::vector<float>(c.size(), 0.0f), 0.0f);
+      const int m = s[0], n = s[1], k = s[2];
+      const std::vector<float> a = Random(size_t{1} * m * k, 9);
+      const std::vector<float> b = Random(size_t{1} * k * n, 10);
+      std::vector<float> c(size_t{1} * m * n, std::nanf(""));
+      Gemm(false, false, m, n, k, a.data(), k, b.data(), n, c.data(), n);
+      const std::vector<float> want =
+          Reference(false, false, m, n, k, a, b, std::vector<float>(c.size(), 0.0f), 0.0f);
       for (size_t i = 0; i < c.size(); ++i) {
         ASSERT_NEAR(c[i], want[i], 1e-3) << m << "x" << n << " " << i;
       }
