@@ -58,6 +58,33 @@ void BuildChain(Chain* c, int layers, int64_t width, int64_t batch) {
   ASSERT_TRUE(c->root.ok()) << c->root.status();
 }
 
+// `count` parallel stacks of `layers` MatMul -> Relu layers, width x width,
+// all reading `x`, named "<name><i>/layer<l>". Each weight is initialized
+// from a Fill, as a session would need.
+struct Stack {
+  std::vector<ops::VariableAndInit> weights;
+  std::vector<Output> matmuls, relus;
+};
+
+std::vector<Stack> BuildStacks(const Scope& root, Output x, absl::string_view name, int count,
+                               int layers, int64_t width) {
+  std::vector<Stack> stacks(count);
+  for (int i = 0; i < count; ++i) {
+    Output h = x;
+    for (int l = 0; l < layers; ++l) {
+      Scope s = root.NewSubScope(absl::StrCat(name, i, "/layer", l));
+      ops::VariableAndInit w =
+          ops::VariableWithInit(s.WithOpName("w"), ops::Fill(s, {width, width}, 0.f));
+      Output mm = ops::MatMul(s.WithOpName("mm"), h, w.var);
+      h = ops::Relu(s.WithOpName("relu"), mm);
+      stacks[i].weights.push_back(w);
+      stacks[i].matmuls.push_back(mm);
+      stacks[i].relus.push_back(h);
+    }
+  }
+  return stacks;
+}
+
 int DeviceIndex(const PlacementReport& r, const Node* node) {
   for (size_t d = 0; d < r.devices.size(); ++d) {
     if (node->requested_device() == r.devices[d]) return static_cast<int>(d);
@@ -93,24 +120,8 @@ TEST(AutoPlaceTest, SplitsChainWhoseWeightsDoNotFitOneDevice) {
 TEST(AutoPlaceTest, PutsTwoTowersOnDifferentDevicesAndBeatsOneDevice) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = {64, 512}});
-  std::vector<std::vector<Node*>> towers(2);
-  std::vector<std::vector<ops::VariableAndInit>> weights(2);
-  Output heads[2];
-  for (int t = 0; t < 2; ++t) {
-    Output h = x;
-    for (int l = 0; l < 4; ++l) {
-      Scope s = root.NewSubScope(absl::StrCat("tower", t, "/layer", l));
-      // Initialized from a Fill, as a session would need.
-      ops::VariableAndInit w =
-          ops::VariableWithInit(s.WithOpName("w"), ops::Fill(s, {512, 512}, 0.f));
-      Output mm = ops::MatMul(s.WithOpName("mm"), h, w.var);
-      h = ops::Relu(s.WithOpName("relu"), mm);
-      towers[t].push_back(mm.node);
-      weights[t].push_back(w);
-    }
-    heads[t] = h;
-  }
-  ops::Add(root.WithOpName("sum"), heads[0], heads[1]);
+  std::vector<Stack> towers = BuildStacks(root, x, "tower", 2, 4, 512);
+  ops::Add(root.WithOpName("sum"), towers[0].relus.back(), towers[1].relus.back());
   ASSERT_TRUE(root.ok()) << root.status();
   std::vector<DeviceSpec> devices = Devices("CPU:0,CPU:1");
 
@@ -119,17 +130,17 @@ TEST(AutoPlaceTest, PutsTwoTowersOnDifferentDevicesAndBeatsOneDevice) {
   absl::StatusOr<PlacementReport> r = AutoPlace(root.graph(), {.devices = devices});
   ASSERT_TRUE(r.ok()) << r.status();
   SCOPED_TRACE(r->ToString());
-  const int a = DeviceIndex(*r, towers[0][0]);
-  const int b = DeviceIndex(*r, towers[1][0]);
+  const int a = DeviceIndex(*r, towers[0].matmuls[0].node);
+  const int b = DeviceIndex(*r, towers[1].matmuls[0].node);
   EXPECT_NE(a, b);
   for (int t = 0; t < 2; ++t) {
     for (int l = 0; l < 4; ++l) {
       const int d = t == 0 ? a : b;
-      EXPECT_EQ(DeviceIndex(*r, towers[t][l]), d) << t << " " << l;
+      EXPECT_EQ(DeviceIndex(*r, towers[t].matmuls[l].node), d) << t << " " << l;
       // Weights live with their reader, not with where their initializer
       // could have started first.
-      EXPECT_EQ(DeviceIndex(*r, weights[t][l].var.node), d) << t << " " << l;
-      EXPECT_EQ(DeviceIndex(*r, weights[t][l].initializer), d) << t << " " << l;
+      EXPECT_EQ(DeviceIndex(*r, towers[t].weights[l].var.node), d) << t << " " << l;
+      EXPECT_EQ(DeviceIndex(*r, towers[t].weights[l].initializer), d) << t << " " << l;
     }
   }
   // Eight 33.5 MFLOP MatMuls at 20 GFLOP/s: about 13.4 ms on one device, about
@@ -145,21 +156,16 @@ TEST(AutoPlaceTest, PutsTwoTowersOnDifferentDevicesAndBeatsOneDevice) {
 TEST(AutoPlaceTest, KeepsEachBranchOfAWideGraphOnOneDevice) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = {64, 256}});
+  std::vector<Stack> stacks = BuildStacks(root, x, "branch", 8, 2, 256);
   std::vector<std::vector<Node*>> branches(8);
   std::vector<Output> outs;
   for (int b = 0; b < 8; ++b) {
-    Output h = x;
     for (int l = 0; l < 2; ++l) {
-      Scope s = root.NewSubScope(absl::StrCat("branch", b, "/layer", l));
-      ops::VariableAndInit w =
-          ops::VariableWithInit(s.WithOpName("w"), ops::Fill(s, {256, 256}, 0.f));
-      Output mm = ops::MatMul(s.WithOpName("mm"), h, w.var);
-      h = ops::Relu(s.WithOpName("relu"), mm);
-      branches[b].push_back(mm.node);
-      branches[b].push_back(h.node);
-      branches[b].push_back(w.var.node);
+      branches[b].push_back(stacks[b].matmuls[l].node);
+      branches[b].push_back(stacks[b].relus[l].node);
+      branches[b].push_back(stacks[b].weights[l].var.node);
     }
-    outs.push_back(h);
+    outs.push_back(stacks[b].relus.back());
   }
   ops::AddN(root.WithOpName("sum"), outs);
   ASSERT_TRUE(root.ok()) << root.status();
