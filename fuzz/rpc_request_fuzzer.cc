@@ -1,8 +1,8 @@
 // What a peer can send to a task's port: bytes through the framed transport
 // (its frame limit) and the strict binary protocol into the service
 // processor of tools:server (service_processor.h), which decodes every
-// WorkerService and MasterService request, the zero-copy RecvTensor and
-// CollectivePush paths included. Up to 16 calls per input. Errors and
+// WorkerService and MasterService request, the hand-parsed RecvTensor call
+// (recv_tensor_frames.h) and the zero-copy CollectivePush path included. Up to 16 calls per input. Errors and
 // dropped connections, never a crash or an allocation past the input.
 #include <memory>
 #include <string>
@@ -51,7 +51,7 @@ constexpr int64_t kMaxFrameBytes = 8 << 20;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static NoWaitSource source;
   static DropSink sink;
-  static const std::shared_ptr<apache::thrift::TProcessor> processor = sluice::NewServiceProcessor(
+  static const std::shared_ptr<sluice::ServiceProcessor> processor = sluice::NewServiceProcessor(
       "/job:fuzz/replica:0/task:0", std::make_shared<sluice::rpc::WorkerServiceNull>(), &source,
       &sink, std::make_shared<sluice::rpc::MasterServiceNull>());
   auto in_buffer = std::make_shared<TMemoryBuffer>(const_cast<uint8_t*>(data),
@@ -69,7 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string peer = "/job:worker/replica:0/task:1";
   try {
     for (int call = 0; call < 16 && in->peek(); ++call) {
-      if (!processor->process(in_protocol, out_protocol, call % 2 == 0 ? &peer : nullptr)) break;
+      if (!processor->ProcessNext(*in, *out, in_protocol, out_protocol,
+                                  call % 2 == 0 ? &peer : nullptr)) {
+        break;
+      }
       out_buffer->resetBuffer();
     }
   } catch (const apache::thrift::TException&) {

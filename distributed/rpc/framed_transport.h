@@ -130,6 +130,14 @@ class FramedTransport
   const uint8_t* borrow(uint8_t* buf, uint32_t* len);
   void consume(uint32_t len);
 
+  // The current frame's bytes in place, for a hand-written parser
+  // (recv_tensor_frames.h): opens the next frame when none is open
+  // (blocking for its header), then buffers at least min(want, the frame's
+  // unread bytes, the read buffer's size) of it. Returns the frame's
+  // buffered unread bytes (*len of them, taken with consume()), or null
+  // at a clean end of stream before a frame. Throws as read().
+  const uint8_t* PeekFrame(size_t want, size_t* len);
+
   // Between frames, on a plaintext TSocket: blocks in one recv() (a poll()
   // and then a read would be two system calls per request) until the peer
   // sends bytes (buffered: kReady), closes or resets the connection
@@ -169,6 +177,10 @@ class FramedTransport
     remainingMessageSize_ = frame_remaining_;
     return len;
   }
+  // One read of the inner transport: up to `len` bytes, 0 at the end of
+  // the stream; throws TTransportException (TIMED_OUT past the socket's
+  // receive timeout).
+  uint32_t ReadInner(uint8_t* buf, uint32_t len);
   uint32_t ReadSlow(uint8_t* buf, uint32_t len);
   uint32_t ReadAllSlow(uint8_t* buf, uint32_t len);
   void WriteSlow(const uint8_t* buf, uint32_t len);
@@ -182,7 +194,11 @@ class FramedTransport
   void EnsureWriteCapacity(size_t more);
   void CloseCopySegment();
   void ResetWrite();
+  void ShrinkWriteBuffer();  // gives back a write buffer grown past 1 MiB
   void SendVector();  // sends iov_ (spliced_[i]: iov_[i] without a copy)
+  // Sends wbuf_[0, wlen_) (a frame with no external segment) on the
+  // plaintext socket and resets the write state.
+  void SendBuffered();
   // Sends iov_[begin, end) with sendmsg; `more`: bytes follow (MSG_MORE).
   void SendCopied(int fd, size_t begin, size_t end, bool more);
   // Sends one WriteKept segment through the pipe; `more` as above.

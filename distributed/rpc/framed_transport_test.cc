@@ -394,6 +394,43 @@ TEST(FramedTransportTest, BorrowAndConsumeStayInsideTheFrame) {
   EXPECT_EQ(std::memcmp(rest, "world", 5), 0);
 }
 
+TEST(FramedTransportTest, PeekFrameShowsTheFrameInPlace) {
+  SocketPair s = Connect();
+  auto writer = std::make_shared<FramedTransport>(s.a);
+  auto reader = std::make_shared<FramedTransport>(s.b);
+  writer->write(reinterpret_cast<const uint8_t*>("hello"), 5);
+  writer->flush();
+  std::string big(80 << 10, 'b');  // larger than the read buffer
+  writer->write(reinterpret_cast<const uint8_t*>(big.data()), static_cast<uint32_t>(big.size()));
+  writer->flush();
+  s.a->close();
+
+  size_t len = 0;
+  const uint8_t* p = reader->PeekFrame(100, &len);  // opens frame 1; never past its end
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(len, 5u);
+  EXPECT_EQ(std::memcmp(p, "hello", 5), 0);
+  EXPECT_EQ(reader->frame_remaining(), 5u);
+  p = reader->PeekFrame(100, &len);  // the same bytes again: nothing was taken
+  EXPECT_EQ(len, 5u);
+  reader->consume(2);
+  p = reader->PeekFrame(100, &len);
+  EXPECT_EQ(len, 3u);
+  EXPECT_EQ(std::memcmp(p, "llo", 3), 0);
+  reader->readEnd();
+
+  p = reader->PeekFrame(1000, &len);  // frame 2: at least the 1000 bytes asked for
+  ASSERT_NE(p, nullptr);
+  EXPECT_GE(len, 1000u);
+  EXPECT_LE(len, 64u << 10);  // at most a buffer's worth
+  EXPECT_EQ(reader->frame_remaining(), big.size());
+  std::string rest(big.size(), '\0');
+  reader->readAll(reinterpret_cast<uint8_t*>(rest.data()), static_cast<uint32_t>(rest.size()));
+  EXPECT_EQ(rest, big);
+  reader->readEnd();
+  EXPECT_EQ(reader->PeekFrame(100, &len), nullptr);  // a clean end of stream
+}
+
 TEST(FramedTransportTest, FactoryWrapsTransports) {
   SocketPair s = Connect();
   FramedTransportFactory factory;

@@ -13,7 +13,7 @@
 // of at least 1 MiB are rounded up to 2 MiB, aligned to 2 MiB and advised
 // to use transparent huge pages; blocks of 256 KiB to 1 MiB are rounded up
 // to 64 KiB (so near sizes share one class) and aligned to 64 KiB; smaller
-// ones go to aligned_alloc and are not kept. Alignments above 2 MiB are
+// ones come from malloc, aligned by hand, and are not kept. Alignments above 2 MiB are
 // refused (nullptr).
 //
 // Thread-safe. Must be owned by a std::shared_ptr (tensors keep their

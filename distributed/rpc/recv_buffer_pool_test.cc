@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/tensor.h"
@@ -46,6 +48,24 @@ TEST(RecvBufferPoolTest, KeepsAtMostTheLimitAndNoSmallBlocks) {
   pool->DeallocateRaw(small, 1000);
   EXPECT_EQ(pool->cached_bytes(), 4 << 20);
   EXPECT_EQ(pool->AllocateRaw(4 << 20, 8 << 20), nullptr);  // alignment over 2 MiB
+}
+
+TEST(RecvBufferPoolTest, SmallBlocksHaveTheirAlignmentAndAreWritable) {
+  auto pool = std::make_shared<RecvBufferPool>(1 << 20);
+  std::vector<std::pair<void*, size_t>> blocks;
+  for (size_t alignment : {size_t{1}, size_t{8}, size_t{64}, size_t{4096}, size_t{2} << 20}) {
+    for (size_t bytes : {size_t{0}, size_t{1}, size_t{4}, size_t{100}, size_t{200} << 10}) {
+      void* p = pool->AllocateRaw(alignment, bytes);
+      ASSERT_NE(p, nullptr) << alignment << " " << bytes;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % alignment, 0u) << alignment << " " << bytes;
+      std::memset(p, 0xab, bytes);
+      blocks.emplace_back(p, bytes);
+    }
+  }
+  EXPECT_EQ(pool->GetStats().bytes_in_use, 5 * (0 + 1 + 4 + 100 + (200 << 10)));
+  for (auto [p, bytes] : blocks) pool->DeallocateRaw(p, bytes);
+  EXPECT_EQ(pool->GetStats().bytes_in_use, 0);
+  EXPECT_EQ(pool->cached_bytes(), 0);
 }
 
 // Collective chunks of a little under 1 MiB (a segment cut into equal

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,10 +11,12 @@
 
 #include <thrift/TApplicationException.h>
 #include <thrift/protocol/TProtocolException.h>
+#include <thrift/transport/TTransportException.h>
 
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/framed_transport.h"
 #include "distributed/rpc/gen-cpp/sluice_types.h"
+#include "distributed/rpc/recv_tensor_frames.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "base/status_macros.h"
 #include "runtime/rendezvous.h"
@@ -25,6 +28,8 @@ using apache::thrift::protocol::TMessageType;
 using apache::thrift::protocol::TProtocol;
 using apache::thrift::protocol::TProtocolException;
 using apache::thrift::protocol::TType;
+using apache::thrift::transport::TTransport;
+using apache::thrift::transport::TTransportException;
 
 namespace {
 
@@ -37,12 +42,11 @@ constexpr int16_t kWireDtype = 1;
 constexpr int16_t kWireShape = 2;
 constexpr int16_t kWireData = 3;
 
-void SkipBytes(TProtocol* in, int64_t n) {
+void SkipBytes(TTransport& in, int64_t n) {
   uint8_t scratch[16 << 10];
-  auto transport = in->getTransport();
   while (n > 0) {
     const uint32_t chunk = static_cast<uint32_t>(std::min<int64_t>(n, sizeof(scratch)));
-    transport->readAll(scratch, chunk);
+    in.readAll(scratch, chunk);
     n -= chunk;
   }
 }
@@ -54,6 +58,9 @@ void SkipBytes(TProtocol* in, int64_t n) {
 // buffers (RecvBufferPool) avoids the faults altogether.
 constexpr size_t kHugePage = 2 << 20;
 constexpr size_t kHugePageHintMin = 8 << 20;
+// Below this no transport sends without a copy (a FramedTransport's
+// zero_copy_bytes is megabytes): small tensors skip the type check.
+constexpr size_t kMinKeptBytes = 64 << 10;
 
 void AdviseHugePages(void* data, size_t bytes) {
   if (bytes < kHugePageHintMin) return;
@@ -62,14 +69,11 @@ void AdviseHugePages(void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-// The `data` field, once dtype and shape are known: straight into a tensor
-// (landing's buffer when it fits).
-absl::StatusOr<Tensor> ReadDataInto(TProtocol* in, int32_t wire_dtype,
-                                    const std::vector<int64_t>& dims, Allocator* allocator,
-                                    const Tensor* landing) {
-  int32_t len;
-  in->readI32(len);
-  if (len < 0) throw TProtocolException(TProtocolException::NEGATIVE_SIZE);
+// The `len` bytes of a `data` field whose dtype and shape came before it,
+// straight into a tensor (landing's buffer when it fits). Not DT_STRING.
+absl::StatusOr<Tensor> ReadDataInto(TTransport& in, int32_t wire_dtype,
+                                    absl::Span<const int64_t> dims, int32_t len,
+                                    Allocator* allocator, const Tensor* landing) {
   absl::StatusOr<Tensor> t = [&]() -> absl::StatusOr<Tensor> {
     ASSIGN_OR_RETURN(DataType dtype, DataTypeFromWire(wire_dtype));
     ASSIGN_OR_RETURN(TensorShape shape, ShapeFromWire(dims));
@@ -91,9 +95,30 @@ absl::StatusOr<Tensor> ReadDataInto(TProtocol* in, int32_t wire_dtype,
   }
   if (len > 0) {
     AdviseHugePages(t->raw_data(), static_cast<size_t>(len));
-    in->getTransport()->readAll(static_cast<uint8_t*>(t->raw_data()), len);
+    in.readAll(static_cast<uint8_t*>(t->raw_data()), static_cast<uint32_t>(len));
   }
   return t;
+}
+
+// The tensor's bytes after its head: written by reference (WriteKept) when
+// the transport sends them without a copy while `tensor` holds its buffer
+// (which also keeps kernels from writing into it in place), else copied or
+// referenced until the caller's flush (FramedTransport's write()).
+void WriteTensorBytes(TTransport& out, const Tensor& tensor, const uint8_t* data, size_t len) {
+  if (len == 0) return;
+  if (len >= kMinKeptBytes && tensor.dtype() != DT_STRING) {
+    auto* framed = dynamic_cast<FramedTransport*>(&out);
+    if (framed != nullptr && framed->WouldKeep(len)) {
+      framed->WriteKept(data, static_cast<uint32_t>(len), std::make_shared<const Tensor>(tensor));
+      return;
+    }
+  }
+  out.write(data, static_cast<uint32_t>(len));
+}
+
+[[noreturn]] void ThrowTooLarge(size_t len) {
+  throw TApplicationException(TApplicationException::INTERNAL_ERROR,
+                              absl::StrCat("tensor of ", len, " bytes is over the 2 GiB a message can carry"));
 }
 
 absl::StatusOr<Tensor> ReadResponse(TProtocol* in, Allocator* allocator) {
@@ -174,7 +199,10 @@ absl::StatusOr<Tensor> ReadTensorWireStruct(TProtocol* in, Allocator* allocator,
       have_shape = bad.ok();
     } else if (fid == kWireData && ftype == apache::thrift::protocol::T_STRING) {
       if (have_dtype && have_shape && dtype != static_cast<int32_t>(DT_STRING)) {
-        direct = ReadDataInto(in, dtype, dims, allocator, landing);
+        int32_t len;
+        in->readI32(len);
+        if (len < 0) throw TProtocolException(TProtocolException::NEGATIVE_SIZE);
+        direct = ReadDataInto(*in->getTransport(), dtype, dims, len, allocator, landing);
       } else {
         in->readBinary(late.data);
         late_data = true;
@@ -204,10 +232,7 @@ void WriteTensorWireStruct(TProtocol* out, const Tensor& tensor, std::string* st
     data = reinterpret_cast<const uint8_t*>(strings->data());
     len = strings->size();
   }
-  if (len > static_cast<size_t>(INT32_MAX)) {
-    throw TApplicationException(TApplicationException::INTERNAL_ERROR,
-                                absl::StrCat("tensor of ", len, " bytes is over the 2 GiB a message can carry"));
-  }
+  if (len > static_cast<size_t>(INT32_MAX)) ThrowTooLarge(len);
   out->writeStructBegin("TensorWire");
   out->writeFieldBegin("dtype", T_I32, kWireDtype);
   out->writeI32(static_cast<int32_t>(tensor.dtype()));
@@ -217,52 +242,72 @@ void WriteTensorWireStruct(TProtocol* out, const Tensor& tensor, std::string* st
   for (int i = 0; i < tensor.dims(); ++i) out->writeI64(tensor.dim_size(i));
   out->writeListEnd();
   out->writeFieldEnd();
-  // writeBinary of the binary protocol: the length, then the bytes, which a
-  // FramedTransport keeps by reference until the caller's flush, or, when
-  // large, sends without a copy while a copy of `tensor` holds its buffer
-  // (and keeps kernels from writing into it in place).
+  // writeBinary of the binary protocol: the length, then the bytes.
   out->writeFieldBegin("data", T_STRING, kWireData);
   out->writeI32(static_cast<int32_t>(len));
-  if (len > 0) {
-    auto* framed = dynamic_cast<FramedTransport*>(out->getTransport().get());
-    if (framed != nullptr && tensor.dtype() != DT_STRING && framed->WouldKeep(len)) {
-      framed->WriteKept(data, static_cast<uint32_t>(len), std::make_shared<const Tensor>(tensor));
-    } else {
-      out->getTransport()->write(data, static_cast<uint32_t>(len));
-    }
-  }
+  WriteTensorBytes(*out->getTransport(), tensor, data, len);
   out->writeFieldEnd();
   out->writeFieldStop();
   out->writeStructEnd();
 }
 
-void WriteRecvTensorReply(TProtocol* out, int32_t seqid, const Tensor& tensor) {
-  using namespace apache::thrift::protocol;  // NOLINT: T_* type tags
-  std::string strings;  // DT_STRING elements, alive until the flush
-  out->writeMessageBegin("RecvTensor", T_REPLY, seqid);
-  out->writeStructBegin("WorkerService_RecvTensor_result");
-  out->writeFieldBegin("success", T_STRUCT, kResultSuccess);
-  out->writeStructBegin("RecvTensorResponse");
-  if (IsDeadValue(tensor)) {
-    out->writeFieldBegin("is_dead", T_BOOL, kResponseIsDead);
-    out->writeBool(true);
-    out->writeFieldEnd();
-  } else {
-    out->writeFieldBegin("tensor", T_STRUCT, kResponseTensor);
-    WriteTensorWireStruct(out, tensor, &strings);
-    out->writeFieldEnd();
+void WriteRecvTensorCall(FramedTransport& out, int64_t step_id, absl::string_view key,
+                         int64_t timeout_ms) {
+  if (key.size() > static_cast<size_t>(INT32_MAX) - RecvTensorCallBytes(0)) ThrowTooLarge(key.size());
+  const size_t n = RecvTensorCallBytes(key.size());
+  uint8_t on_stack[512];
+  std::unique_ptr<uint8_t[]> on_heap;
+  uint8_t* bytes = on_stack;
+  if (n > sizeof(on_stack)) {
+    on_heap.reset(new uint8_t[n]);
+    bytes = on_heap.get();
   }
-  out->writeFieldStop();
-  out->writeStructEnd();  // RecvTensorResponse
-  out->writeFieldEnd();
-  out->writeFieldStop();
-  out->writeStructEnd();  // result
-  out->writeMessageEnd();
-  out->getTransport()->writeEnd();
-  out->getTransport()->flush();
+  EncodeRecvTensorCall(RecvTensorCall{/*seqid=*/0, step_id, key, timeout_ms}, bytes);
+  out.write(bytes, static_cast<uint32_t>(n));  // referenced when large: alive until the flush
+  out.writeEnd();
+  out.flush();
 }
 
-absl::StatusOr<Tensor> ReadRecvTensorReply(TProtocol* in, Allocator* allocator) {
+void WriteRecvTensorReply(TTransport& out, int32_t seqid, const Tensor& tensor) {
+  RecvTensorReplyHead head;  // a dead tensor: an empty TensorWire, as the generated code sends
+  head.seqid = seqid;
+  const bool dead = IsDeadValue(tensor);
+  std::string strings;  // DT_STRING elements, alive until the flush
+  const uint8_t* data = nullptr;
+  size_t len = 0;
+  if (!dead) {
+    data = static_cast<const uint8_t*>(tensor.raw_data());
+    len = tensor.TotalBytes();
+    if (tensor.dtype() == DT_STRING) {
+      strings = EncodeStringElements(tensor);
+      data = reinterpret_cast<const uint8_t*>(strings.data());
+      len = strings.size();
+    }
+    if (len > static_cast<size_t>(INT32_MAX)) ThrowTooLarge(len);
+    if (tensor.dims() > TensorShape::kMaxRank) {
+      throw TApplicationException(TApplicationException::INTERNAL_ERROR,
+                                  absl::StrCat("tensor of rank ", tensor.dims(), "; at most ",
+                                               TensorShape::kMaxRank, " travel"));
+    }
+    head.dtype = static_cast<int32_t>(tensor.dtype());
+    head.rank = tensor.dims();
+    for (int i = 0; i < head.rank; ++i) head.dims[i] = tensor.dim_size(i);
+    head.data_bytes = static_cast<int32_t>(len);
+  }
+  uint8_t encoded[kMaxRecvTensorReplyHeadBytes];
+  out.write(encoded, static_cast<uint32_t>(EncodeRecvTensorReplyHead(head, encoded)));
+  WriteTensorBytes(out, tensor, data, len);
+  uint8_t tail[kRecvTensorReplyTailBytes];
+  EncodeRecvTensorReplyTail(dead, tail);
+  out.write(tail, kRecvTensorReplyTailBytes);
+  out.writeEnd();
+  out.flush();
+}
+
+namespace {
+
+// The generic reader: any layout Thrift's generated code accepts.
+absl::StatusOr<Tensor> ReadReplyThroughProtocol(TProtocol* in, Allocator* allocator) {
   std::string fname;
   TMessageType mtype;
   int32_t seqid;
@@ -308,6 +353,91 @@ absl::StatusOr<Tensor> ReadRecvTensorReply(TProtocol* in, Allocator* allocator) 
   in->getTransport()->readEnd();
   if (have_error) throw error;
   if (!have_result) return absl::InternalError("RecvTensor reply with neither a tensor nor an error");
+  return result;
+}
+
+// The tensor a hand-parsed head announces, its bytes read from `in`.
+absl::StatusOr<Tensor> ReadHeadTensor(FramedTransport& in, const RecvTensorReplyHead& head,
+                                      Allocator* allocator) {
+  const absl::Span<const int64_t> dims(head.dims, static_cast<size_t>(head.rank));
+  if (head.dtype != static_cast<int32_t>(DT_STRING)) {
+    return ReadDataInto(in, head.dtype, dims, head.data_bytes, allocator, /*landing=*/nullptr);
+  }
+  rpc::TensorWire wire;
+  wire.dtype = head.dtype;
+  wire.shape.assign(dims.begin(), dims.end());
+  wire.data.resize(static_cast<size_t>(head.data_bytes));
+  if (head.data_bytes > 0) {
+    in.readAll(reinterpret_cast<uint8_t*>(wire.data.data()), static_cast<uint32_t>(head.data_bytes));
+  }
+  return TensorFromWire(wire, allocator);
+}
+
+// Reads the rest of a reply after its tensor's data: the canonical tail,
+// or, when a peer laid it out otherwise (fields a newer peer added, say),
+// the rest of TensorWire, RecvTensorResponse and the result through the
+// protocol, as the generic reader would take them. Returns is_dead.
+bool ReadTail(FramedTransport& in, TProtocol* protocol) {
+  if (in.frame_remaining() == 0) {
+    throw TTransportException(TTransportException::CORRUPTED_DATA,
+                              "the RecvTensor reply's frame ends inside its structs");
+  }
+  size_t len;
+  const uint8_t* tail = in.PeekFrame(kRecvTensorReplyTailBytes, &len);
+  bool dead = false;
+  if (ParseRecvTensorReplyTail(absl::MakeConstSpan(tail, len), &dead)) {
+    in.consume(static_cast<uint32_t>(kRecvTensorReplyTailBytes));
+    return dead;
+  }
+  std::string name;
+  TType ftype;
+  int16_t fid;
+  bool have_error = false;
+  rpc::RpcError error;
+  for (int level = 0; level < 3; ++level) {  // TensorWire, RecvTensorResponse, result
+    while (true) {
+      protocol->readFieldBegin(name, ftype, fid);
+      if (ftype == apache::thrift::protocol::T_STOP) break;
+      if (level == 1 && fid == kResponseIsDead && ftype == apache::thrift::protocol::T_BOOL) {
+        protocol->readBool(dead);
+      } else if (level == 2 && fid == kResultError && ftype == apache::thrift::protocol::T_STRUCT) {
+        error.read(protocol);
+        have_error = true;
+      } else {
+        protocol->skip(ftype);
+      }
+      protocol->readFieldEnd();
+    }
+    protocol->readStructEnd();
+  }
+  if (have_error) {
+    in.readEnd();
+    throw error;
+  }
+  return dead;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> ReadRecvTensorReply(FramedTransport& in, TProtocol* protocol,
+                                           Allocator* allocator) {
+  size_t len;
+  const uint8_t* prefix = in.PeekFrame(kMaxRecvTensorReplyHeadBytes, &len);
+  if (prefix == nullptr) {
+    throw TTransportException(TTransportException::END_OF_FILE, "connection closed before the reply");
+  }
+  RecvTensorReplyHead head;
+  const size_t head_bytes = ParseRecvTensorReplyHead(absl::MakeConstSpan(prefix, len), &head);
+  if (head_bytes == 0) return ReadReplyThroughProtocol(protocol, allocator);
+  in.consume(static_cast<uint32_t>(head_bytes));
+  // A dead tensor comes as an empty TensorWire of dtype 0 and is_dead: its
+  // check waits for the tail.
+  const bool maybe_dead = head.dtype == 0 && head.rank == 0 && head.data_bytes == 0;
+  absl::StatusOr<Tensor> result = maybe_dead ? Tensor() : ReadHeadTensor(in, head, allocator);
+  const bool dead = ReadTail(in, protocol);
+  in.readEnd();
+  if (dead) return Tensor();  // runtime/rendezvous.h
+  if (maybe_dead) return ReadHeadTensor(in, head, allocator);  // reads no bytes: the error
   return result;
 }
 

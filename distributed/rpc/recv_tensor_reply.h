@@ -1,20 +1,24 @@
-// The reply of WorkerService.RecvTensor written from and read into tensor
-// memory, byte for byte what Thrift's generated code writes and parses.
+// WorkerService.RecvTensor's call and reply on a transport, written from
+// and read into tensor memory, byte for byte what Thrift's generated code
+// writes and parses. The common layouts are encoded and parsed by hand
+// (recv_tensor_frames.h); anything else a peer may send goes through the
+// protocol.
 //
+//   // client:
+//   WriteRecvTensorCall(transport, step_id, key, timeout_ms);   // and flushes
+//   ASSIGN_OR_RETURN(Tensor t, ReadRecvTensorReply(transport, &protocol, allocator));
 //   // server, in place of the generated process_RecvTensor:
-//   WriteRecvTensorReply(out, seqid, tensor);      // tensor bytes by reference
-//   // client, after WorkerServiceClient::send_RecvTensor:
-//   ASSIGN_OR_RETURN(Tensor t, ReadRecvTensorReply(in, allocator));
+//   WriteRecvTensorReply(transport, seqid, tensor);      // tensor bytes by reference
 //
 // On a FramedTransport the tensor's bytes go from its buffer to the socket
 // in one sendmsg() and from the socket into the new tensor's buffer, with no
 // copy in between. Any other transport works too (with the usual copies).
 //
-// Both functions throw Thrift's exceptions for transport and protocol
+// These functions throw Thrift's exceptions for transport and protocol
 // failures (the caller drops the connection), and rpc::RpcError when the
 // server answered with one. ReadRecvTensorReply returns a Status for a
 // well-formed reply whose tensor is invalid (after reading all of it, so
-// the connection stays usable). Thread-compatible (one protocol per thread).
+// the connection stays usable). Thread-compatible (one transport per thread).
 #ifndef SLUICE_DISTRIBUTED_RPC_RECV_TENSOR_REPLY_H_
 #define SLUICE_DISTRIBUTED_RPC_RECV_TENSOR_REPLY_H_
 
@@ -22,21 +26,31 @@
 #include <string>
 
 #include <thrift/protocol/TProtocol.h>
+#include <thrift/transport/TTransport.h>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "distributed/rpc/framed_transport.h"
 #include "runtime/allocator.h"
 #include "runtime/tensor.h"
 
 namespace sluice {
 
-// Writes message begin .. flush of a successful RecvTensor reply. `tensor`
-// must stay alive until this returns (it does: the bytes are flushed here).
-void WriteRecvTensorReply(apache::thrift::protocol::TProtocol* out, int32_t seqid,
+// Writes a RecvTensor call (seqid 0) as one frame and flushes it.
+void WriteRecvTensorCall(FramedTransport& out, int64_t step_id, absl::string_view key,
+                         int64_t timeout_ms);
+
+// Writes a successful RecvTensor reply (a dead tensor as is_dead) as one
+// frame and flushes it. `tensor` must stay alive until this returns (it
+// does: the bytes are flushed here).
+void WriteRecvTensorReply(apache::thrift::transport::TTransport& out, int32_t seqid,
                           const Tensor& tensor);
 
-// Reads one RecvTensor reply; the tensor comes from `allocator` (default
-// CPU when null).
-absl::StatusOr<Tensor> ReadRecvTensorReply(apache::thrift::protocol::TProtocol* in,
+// Reads one RecvTensor reply from `in`, through `protocol` (a binary
+// protocol over `in`) when it is not in the common layout. The tensor comes
+// from `allocator` (default CPU when null).
+absl::StatusOr<Tensor> ReadRecvTensorReply(FramedTransport& in,
+                                           apache::thrift::protocol::TProtocol* protocol,
                                            Allocator* allocator);
 
 // The TensorWire struct alone, for other messages that carry a tensor

@@ -26,7 +26,6 @@
 #define SLUICE_DISTRIBUTED_RPC_RPC_CHANNEL_H_
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -73,7 +72,7 @@ class RpcChannel {
     std::unique_ptr<rpc::WorkerServiceClient> worker;
     std::unique_ptr<rpc::MasterServiceClient> master;
     int64_t timeout_ms = -1;  // the socket timeouts now set
-    std::chrono::steady_clock::time_point idle_since;
+    int64_t idle_since_ms = 0;  // CoarseNowMs() when last released
   };
 
   RpcChannel(std::string task_name, std::string host_port, RpcOptions options);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/collective_push.h"
+#include "distributed/rpc/recv_tensor_frames.h"
 #include "distributed/rpc/recv_tensor_reply.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "runtime/rendezvous.h"
@@ -57,18 +58,29 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     in->readMessageEnd();
     in->getTransport()->readEnd();
     const rpc::RecvTensorRequest& req = args.req;
+    AnswerRecvTensor(seqid, req.step_id, req.rendezvous_key, req.timeout_ms,
+                     *out->getTransport(), out);
+  }
+
+ public:
+  // The reply to a RecvTensor call, its tensor from the TensorSource; on
+  // `out_transport` when a tensor (the hand-written encoding), through `out`
+  // (a protocol over it) when an error.
+  void AnswerRecvTensor(int32_t seqid, int64_t step_id, const std::string& key,
+                        int64_t timeout_ms, apache::thrift::transport::TTransport& out_transport,
+                        TProtocol* out) {
     // The error is built only when it is the answer: this is the hot path
     // of every cross-task tensor.
     absl::StatusOr<Tensor> tensor = Tensor();
     try {
       if (source_ != nullptr) {
-        tensor = source_->WaitForTensor(req.step_id, req.rendezvous_key, req.timeout_ms);
+        tensor = source_->WaitForTensor(step_id, key, timeout_ms);
       } else {
-        tensor = absl::UnimplementedError(absl::StrCat("RecvTensor '", req.rendezvous_key,
-                                                       "': this server has no tensors to give"));
+        tensor = absl::UnimplementedError(
+            absl::StrCat("RecvTensor '", key, "': this server has no tensors to give"));
       }
     } catch (const std::exception& e) {
-      tensor = absl::InternalError(absl::StrCat("RecvTensor '", req.rendezvous_key, "': ", e.what()));
+      tensor = absl::InternalError(absl::StrCat("RecvTensor '", key, "': ", e.what()));
     }
     // An uninitialized tensor is a dead one (runtime/rendezvous.h): it
     // travels as RecvTensorResponse.is_dead.
@@ -78,12 +90,12 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
         travel = WireByteCount(tensor->dtype(), tensor->shape()).status();
       }
       if (!travel.ok()) {
-        tensor = absl::Status(travel.code(), absl::StrCat("RecvTensor '", req.rendezvous_key, "': ",
-                                                          travel.message()));
+        tensor = absl::Status(travel.code(),
+                              absl::StrCat("RecvTensor '", key, "': ", travel.message()));
       }
     }
     if (tensor.ok()) {
-      WriteRecvTensorReply(out, seqid, *tensor);
+      WriteRecvTensorReply(out_transport, seqid, *tensor);
       return;
     }
     rpc::WorkerService_RecvTensor_result result;
@@ -96,6 +108,7 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     out->getTransport()->flush();
   }
 
+ private:
   void ProcessCollectivePush(TProtocol* in, TProtocol* out, int32_t seqid,
                              const std::string& peer) {
     CollectivePushRequest req =
@@ -130,13 +143,39 @@ class MasterProcessor : public rpc::MasterServiceProcessor {
   }
 };
 
+// The longest RecvTensor call taken the hand-parsed way (a rendezvous key
+// is a few hundred bytes at most); longer ones go through the protocol.
+constexpr size_t kMaxHandParsedCallBytes = RecvTensorCallBytes(4096);
+
 // Routes "service:method" calls (TMultiplexedProtocol's naming) to the
 // worker or master processor without per-call allocations.
-class ServiceMux : public TProcessor {
+class ServiceMux : public ServiceProcessor {
  public:
   ServiceMux(std::string task, std::unique_ptr<WorkerProcessor> worker,
              std::unique_ptr<MasterProcessor> master)
       : task_(std::move(task)), worker_(std::move(worker)), master_(std::move(master)) {}
+
+  bool ProcessNext(FramedTransport& in, FramedTransport& out,
+                   const std::shared_ptr<TProtocol>& in_protocol,
+                   const std::shared_ptr<TProtocol>& out_protocol,
+                   const std::string* peer) override {
+    if (worker_ != nullptr) {
+      size_t len;
+      const uint8_t* frame = in.PeekFrame(kMaxHandParsedCallBytes, &len);
+      if (frame == nullptr) return false;  // the peer left between calls
+      RecvTensorCall call;
+      if (len == in.frame_remaining() &&
+          ParseRecvTensorCall(absl::MakeConstSpan(frame, len), &call)) {
+        const std::string key(call.key);
+        in.consume(static_cast<uint32_t>(len));
+        in.readEnd();
+        worker_->AnswerRecvTensor(call.seqid, call.step_id, key, call.timeout_ms, out,
+                                  out_protocol.get());
+        return true;
+      }
+    }
+    return process(in_protocol, out_protocol, const_cast<std::string*>(peer));
+  }
 
   // `context`: the connection's peer identity (a std::string), or null.
   bool process(std::shared_ptr<TProtocol> in, std::shared_ptr<TProtocol> out,
@@ -186,7 +225,7 @@ class ServiceMux : public TProcessor {
 
 }  // namespace
 
-std::shared_ptr<TProcessor> NewServiceProcessor(const std::string& task,
+std::shared_ptr<ServiceProcessor> NewServiceProcessor(const std::string& task,
                                                 std::shared_ptr<rpc::WorkerServiceIf> worker,
                                                 TensorSource* source, TensorSink* sink,
                                                 std::shared_ptr<rpc::MasterServiceIf> master) {

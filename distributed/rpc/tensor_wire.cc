@@ -23,7 +23,7 @@ absl::StatusOr<DataType> DataTypeFromWire(int32_t dtype) {
   return t;
 }
 
-absl::StatusOr<TensorShape> ShapeFromWire(const std::vector<int64_t>& dims) {
+absl::StatusOr<TensorShape> ShapeFromWire(absl::Span<const int64_t> dims) {
   if (dims.size() > static_cast<size_t>(TensorShape::kMaxRank)) {
     return absl::InvalidArgumentError(absl::StrCat("tensor on the wire has rank ", dims.size(),
                                                    "; at most ", TensorShape::kMaxRank));
@@ -34,7 +34,7 @@ absl::StatusOr<TensorShape> ShapeFromWire(const std::vector<int64_t>& dims) {
           absl::StrCat("tensor on the wire has a negative dimension ", d));
     }
   }
-  TensorShape shape{absl::Span<const int64_t>(dims)};
+  TensorShape shape(dims);
   if (shape.num_elements() < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor on the wire has too many elements: shape ", shape.DebugString()));

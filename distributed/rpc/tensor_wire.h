@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "distributed/rpc/gen-cpp/sluice_types.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
@@ -43,7 +44,7 @@ absl::StatusOr<Tensor> TensorFromWire(const rpc::TensorWire& wire, Allocator* al
 // Pieces of the checks above, for readers that parse a TensorWire
 // incrementally (see recv_tensor_reply.h).
 absl::StatusOr<DataType> DataTypeFromWire(int32_t dtype);
-absl::StatusOr<TensorShape> ShapeFromWire(const std::vector<int64_t>& dims);
+absl::StatusOr<TensorShape> ShapeFromWire(absl::Span<const int64_t> dims);
 // The byte count a tensor of this dtype and shape has on the wire; for
 // DT_STRING, -1 (variable).
 absl::StatusOr<int64_t> WireByteCount(DataType dtype, const TensorShape& shape);

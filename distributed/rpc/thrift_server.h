@@ -45,16 +45,14 @@
 #include "distributed/rpc/tls_context.h"
 #include "runtime/tensor.h"
 
-namespace apache::thrift {
-class TProcessor;
-namespace transport {
+namespace apache::thrift::transport {
 class TSocket;
-}
-}  // namespace apache::thrift
+}  // namespace apache::thrift::transport
 
 namespace sluice {
 
 class FramedTransport;
+class ServiceProcessor;
 
 // TensorSource: distributed/rpc/tensor_source.h.
 
@@ -124,7 +122,7 @@ class ThriftServer {
     std::thread thread;
   };
 
-  ThriftServer(ThriftServerOptions options, std::shared_ptr<apache::thrift::TProcessor> mux,
+  ThriftServer(ThriftServerOptions options, std::shared_ptr<ServiceProcessor> mux,
                int listen_fd, int port);
   void AcceptLoop();
   void Serve(Connection* connection);
@@ -145,7 +143,7 @@ class ThriftServer {
   void Refuse(int fd, const char* why);
 
   const ThriftServerOptions options_;
-  const std::shared_ptr<apache::thrift::TProcessor> mux_;
+  const std::shared_ptr<ServiceProcessor> mux_;
   const int listen_fd_;
   const int port_;
   std::thread accept_thread_;

@@ -63,24 +63,13 @@ absl::StatusOr<Tensor> WorkerStub::RecvTensor(int64_t step_id, const std::string
                                               int64_t timeout_ms, Allocator* allocator) {
   const int64_t timeout =
       timeout_ms > 0 ? timeout_ms + kRpcDeadlineMarginMs : channel_.options().call_timeout_ms;
-  rpc::RecvTensorRequest req;
-  req.step_id = step_id;
-  req.rendezvous_key = key;
-  req.timeout_ms = timeout_ms;
   if (allocator == nullptr) allocator = pool_ != nullptr ? pool_.get() : DefaultCpuAllocator();
   absl::StatusOr<Tensor> out;
   absl::Status s = channel_.Call("RecvTensor", timeout, [&](Connection& c) {
-    // What WorkerServiceClient::send_RecvTensor writes through its
-    // TMultiplexedProtocol, written straight to the binary protocol.
-    apache::thrift::protocol::TProtocol* p = c.protocol.get();
-    p->writeMessageBegin("worker:RecvTensor", apache::thrift::protocol::T_CALL, 0);
-    rpc::WorkerService_RecvTensor_pargs args;
-    args.req = &req;
-    args.write(p);
-    p->writeMessageEnd();
-    p->getTransport()->writeEnd();
-    p->getTransport()->flush();
-    out = ReadRecvTensorReply(p, allocator);
+    // The bytes WorkerServiceClient::send_RecvTensor and recv_RecvTensor
+    // would write and read through the TMultiplexedProtocol, by hand.
+    WriteRecvTensorCall(*c.transport, step_id, key, timeout_ms);
+    out = ReadRecvTensorReply(*c.transport, c.protocol.get(), allocator);
     return out.status();
   });
   if (!s.ok()) return s;

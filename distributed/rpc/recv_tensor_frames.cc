@@ -1,0 +1,193 @@
+#include "distributed/rpc/recv_tensor_frames.h"
+
+#include <cstring>
+
+namespace sluice {
+
+namespace {
+
+// Thrift's binary protocol: strict message headers carry the version in the
+// high half; field headers are a type byte and a big-endian i16 id.
+constexpr uint32_t kVersion1 = 0x80010000u;
+constexpr uint8_t kCall = 1;
+constexpr uint8_t kReply = 2;
+constexpr uint8_t kStop = 0;
+constexpr uint8_t kBool = 2;
+constexpr uint8_t kI32 = 8;
+constexpr uint8_t kI64 = 10;
+constexpr uint8_t kString = 11;
+constexpr uint8_t kStruct = 12;
+constexpr uint8_t kList = 15;
+
+constexpr absl::string_view kCallName = "worker:RecvTensor";
+constexpr absl::string_view kReplyName = "RecvTensor";
+
+class Writer {
+ public:
+  explicit Writer(uint8_t* out) : p_(out) {}
+  uint8_t* position() const { return p_; }
+  void Byte(uint8_t v) { *p_++ = v; }
+  void I16(int16_t v) { Big(static_cast<uint16_t>(v), 2); }
+  void I32(int32_t v) { Big(static_cast<uint32_t>(v), 4); }
+  void I64(int64_t v) { Big(static_cast<uint64_t>(v), 8); }
+  void Bytes(absl::string_view s) {
+    I32(static_cast<int32_t>(s.size()));
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void Field(uint8_t type, int16_t id) {
+    Byte(type);
+    I16(id);
+  }
+  void MessageBegin(uint8_t type, absl::string_view name, int32_t seqid) {
+    I32(static_cast<int32_t>(kVersion1 | type));
+    Bytes(name);
+    I32(seqid);
+  }
+
+ private:
+  void Big(uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; --i) {
+      p_[i] = static_cast<uint8_t>(v);
+      v >>= 8;
+    }
+    p_ += n;
+  }
+  uint8_t* p_;
+};
+
+// Reads within its span; every read after the first failed one fails too.
+class Reader {
+ public:
+  explicit Reader(absl::Span<const uint8_t> in) : p_(in.data()), end_(in.data() + in.size()) {}
+  bool ok() const { return ok_; }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
+  const uint8_t* position() const { return p_; }
+
+  uint8_t Byte() { return static_cast<uint8_t>(Big(1)); }
+  int32_t I32() { return static_cast<int32_t>(Big(4)); }
+  int64_t I64() { return static_cast<int64_t>(Big(8)); }
+  void FieldHeader(uint8_t* type, int16_t* id) {
+    *type = Byte();
+    *id = static_cast<int16_t>(Big(2));
+  }
+  // A field header of exactly this type and id.
+  bool Field(uint8_t type, int16_t id) {
+    uint8_t t;
+    int16_t i;
+    FieldHeader(&t, &i);
+    return ok_ && t == type && i == id;
+  }
+  bool Stop() { return Byte() == kStop && ok_; }
+  // A length-prefixed string; false (and nothing read) past the span.
+  bool String(absl::string_view* s) {
+    const int32_t len = I32();
+    if (!ok_ || len < 0 || static_cast<size_t>(len) > left()) return ok_ = false;
+    *s = absl::string_view(reinterpret_cast<const char*>(p_), static_cast<size_t>(len));
+    p_ += len;
+    return true;
+  }
+  bool MessageBegin(uint8_t type, absl::string_view name, int32_t* seqid) {
+    if (static_cast<uint32_t>(I32()) != (kVersion1 | type)) return false;
+    absl::string_view got;
+    if (!String(&got) || got != name) return false;
+    *seqid = I32();
+    return ok_;
+  }
+
+ private:
+  uint64_t Big(int n) {
+    if (!ok_ || left() < static_cast<size_t>(n)) {
+      ok_ = false;
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v = (v << 8) | p_[i];
+    p_ += n;
+    return v;
+  }
+  const uint8_t* p_;
+  const uint8_t* const end_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+void EncodeRecvTensorCall(const RecvTensorCall& call, uint8_t* out) {
+  Writer w(out);
+  w.MessageBegin(kCall, kCallName, call.seqid);
+  w.Field(kStruct, 1);  // WorkerService_RecvTensor_args.req
+  w.Field(kI64, 1);     // RecvTensorRequest.step_id
+  w.I64(call.step_id);
+  w.Field(kString, 2);  // .rendezvous_key
+  w.Bytes(call.key);
+  w.Field(kI64, 3);     // .timeout_ms
+  w.I64(call.timeout_ms);
+  w.Byte(kStop);  // RecvTensorRequest
+  w.Byte(kStop);  // args
+}
+
+bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call) {
+  Reader r(payload);
+  if (!r.MessageBegin(kCall, kCallName, &call->seqid) || !r.Field(kStruct, 1)) return false;
+  if (!r.Field(kI64, 1)) return false;
+  call->step_id = r.I64();
+  if (!r.Field(kString, 2) || !r.String(&call->key)) return false;
+  if (!r.Field(kI64, 3)) return false;
+  call->timeout_ms = r.I64();
+  return r.Stop() && r.Stop() && r.left() == 0;
+}
+
+size_t EncodeRecvTensorReplyHead(const RecvTensorReplyHead& head, uint8_t* out) {
+  Writer w(out);
+  w.MessageBegin(kReply, kReplyName, head.seqid);
+  w.Field(kStruct, 0);  // WorkerService_RecvTensor_result.success
+  w.Field(kStruct, 1);  // RecvTensorResponse.tensor
+  w.Field(kI32, 1);     // TensorWire.dtype
+  w.I32(head.dtype);
+  w.Field(kList, 2);    // .shape
+  w.Byte(kI64);
+  w.I32(head.rank);
+  for (int i = 0; i < head.rank; ++i) w.I64(head.dims[i]);
+  w.Field(kString, 3);  // .data: its length here, the bytes after the head
+  w.I32(head.data_bytes);
+  return static_cast<size_t>(w.position() - out);
+}
+
+void EncodeRecvTensorReplyTail(bool dead, uint8_t* out) {
+  Writer w(out);
+  w.Byte(kStop);       // TensorWire
+  w.Field(kBool, 2);   // RecvTensorResponse.is_dead
+  w.Byte(dead ? 1 : 0);
+  w.Byte(kStop);       // RecvTensorResponse
+  w.Byte(kStop);       // result
+}
+
+size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorReplyHead* head) {
+  Reader r(prefix);
+  if (!r.MessageBegin(kReply, kReplyName, &head->seqid) || !r.Field(kStruct, 0) ||
+      !r.Field(kStruct, 1) || !r.Field(kI32, 1)) {
+    return 0;
+  }
+  head->dtype = r.I32();
+  if (!r.Field(kList, 2) || r.Byte() != kI64) return 0;
+  const int32_t rank = r.I32();
+  if (!r.ok() || rank < 0 || rank > TensorShape::kMaxRank) return 0;
+  head->rank = rank;
+  for (int i = 0; i < rank; ++i) head->dims[i] = r.I64();
+  if (!r.Field(kString, 3)) return 0;
+  head->data_bytes = r.I32();
+  if (!r.ok() || head->data_bytes < 0) return 0;
+  return static_cast<size_t>(r.position() - prefix.data());
+}
+
+bool ParseRecvTensorReplyTail(absl::Span<const uint8_t> tail, bool* dead) {
+  Reader r(tail);
+  if (!r.Stop() || !r.Field(kBool, 2)) return false;
+  const uint8_t value = r.Byte();
+  if (!r.ok() || value > 1) return false;
+  *dead = value == 1;
+  return r.Stop() && r.Stop();
+}
+
+}  // namespace sluice
