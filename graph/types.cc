@@ -100,27 +100,6 @@ BFloat16 BFloat16::FromFloat(float f) {
 
 float BFloat16::ToFloat() const { return BitsFloat(static_cast<uint32_t>(bits) << 16); }
 
-int DataTypeSize(DataType t) {
-  switch (BaseType(t)) {
-    case DT_FLOAT: return 4;
-    case DT_DOUBLE: return 8;
-    case DT_INT32: return 4;
-    case DT_INT64: return 8;
-    case DT_UINT8: return 1;
-    case DT_INT8: return 1;
-    case DT_INT16: return 2;
-    case DT_UINT16: return 2;
-    case DT_BOOL: return 1;
-    case DT_HALF: return 2;
-    case DT_BFLOAT16: return 2;
-    case ::tensorflow::DT_UINT32: return 4;
-    case ::tensorflow::DT_UINT64: return 8;
-    case ::tensorflow::DT_COMPLEX64: return 8;
-    case ::tensorflow::DT_COMPLEX128: return 16;
-    default: return 0;
-  }
-}
-
 std::string DataTypeName(DataType t) {
   if (t == DT_INVALID) return "invalid";
   DataType base = BaseType(t);
@@ -143,12 +122,6 @@ absl::StatusOr<DataType> DataTypeFromString(absl::string_view name) {
     if (s == n.name) return ref ? MakeRefType(n.type) : n.type;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown data type '", name, "'"));
-}
-
-bool IsRefType(DataType t) { return static_cast<int>(t) > 100; }
-
-DataType BaseType(DataType t) {
-  return IsRefType(t) ? static_cast<DataType>(static_cast<int>(t) - 100) : t;
 }
 
 DataType MakeRefType(DataType t) {

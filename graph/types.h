@@ -53,9 +53,35 @@ struct BFloat16 {
   float ToFloat() const;
 };
 
+// Inline: every tensor allocation and every tensor on the wire asks these
+// several times.
+inline bool IsRefType(DataType t) { return static_cast<int>(t) > 100; }
+inline DataType BaseType(DataType t) {  // strips _REF
+  return IsRefType(t) ? static_cast<DataType>(static_cast<int>(t) - 100) : t;
+}
+
 // Size in bytes of one element; 0 for types with no fixed size (string,
 // resource, invalid).
-int DataTypeSize(DataType t);
+inline int DataTypeSize(DataType t) {
+  switch (BaseType(t)) {
+    case DT_FLOAT: return 4;
+    case DT_DOUBLE: return 8;
+    case DT_INT32: return 4;
+    case DT_INT64: return 8;
+    case DT_UINT8: return 1;
+    case DT_INT8: return 1;
+    case DT_INT16: return 2;
+    case DT_UINT16: return 2;
+    case DT_BOOL: return 1;
+    case DT_HALF: return 2;
+    case DT_BFLOAT16: return 2;
+    case ::tensorflow::DT_UINT32: return 4;
+    case ::tensorflow::DT_UINT64: return 8;
+    case ::tensorflow::DT_COMPLEX64: return 8;
+    case ::tensorflow::DT_COMPLEX128: return 16;
+    default: return 0;
+  }
+}
 
 // "float", "int32", "float_ref", ... (TensorFlow's spelling in op specs).
 std::string DataTypeName(DataType t);
@@ -63,8 +89,6 @@ std::string DataTypeName(DataType t);
 // Parses "float", "DT_FLOAT", "float32", "half", "bfloat16", ...
 absl::StatusOr<DataType> DataTypeFromString(absl::string_view name);
 
-bool IsRefType(DataType t);
-DataType BaseType(DataType t);  // strips _REF
 DataType MakeRefType(DataType t);
 bool IsFloatingType(DataType t);  // half, bfloat16, float, double
 bool IsIntegerType(DataType t);

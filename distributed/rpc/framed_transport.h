@@ -75,7 +75,9 @@ struct FramedTransportOptions {
   size_t zero_copy_bytes = 2 << 20;
 };
 
-class FramedTransport
+// Final: calls through a FramedTransport& (the hand-written RecvTensor
+// path) then need no virtual dispatch.
+class FramedTransport final
     : public apache::thrift::transport::TVirtualTransport<FramedTransport> {
  public:
   explicit FramedTransport(std::shared_ptr<apache::thrift::transport::TTransport> inner,

@@ -27,9 +27,9 @@ class Writer {
   explicit Writer(uint8_t* out) : p_(out) {}
   uint8_t* position() const { return p_; }
   void Byte(uint8_t v) { *p_++ = v; }
-  void I16(int16_t v) { Big(static_cast<uint16_t>(v), 2); }
-  void I32(int32_t v) { Big(static_cast<uint32_t>(v), 4); }
-  void I64(int64_t v) { Big(static_cast<uint64_t>(v), 8); }
+  void I16(int16_t v) { Put(__builtin_bswap16(static_cast<uint16_t>(v))); }
+  void I32(int32_t v) { Put(__builtin_bswap32(static_cast<uint32_t>(v))); }
+  void I64(int64_t v) { Put(__builtin_bswap64(static_cast<uint64_t>(v))); }
   void Bytes(absl::string_view s) {
     I32(static_cast<int32_t>(s.size()));
     std::memcpy(p_, s.data(), s.size());
@@ -46,12 +46,10 @@ class Writer {
   }
 
  private:
-  void Big(uint64_t v, int n) {
-    for (int i = n - 1; i >= 0; --i) {
-      p_[i] = static_cast<uint8_t>(v);
-      v >>= 8;
-    }
-    p_ += n;
+  template <typename T>
+  void Put(T big_endian) {
+    std::memcpy(p_, &big_endian, sizeof(T));
+    p_ += sizeof(T);
   }
   uint8_t* p_;
 };
@@ -64,12 +62,12 @@ class Reader {
   size_t left() const { return static_cast<size_t>(end_ - p_); }
   const uint8_t* position() const { return p_; }
 
-  uint8_t Byte() { return static_cast<uint8_t>(Big(1)); }
-  int32_t I32() { return static_cast<int32_t>(Big(4)); }
-  int64_t I64() { return static_cast<int64_t>(Big(8)); }
+  uint8_t Byte() { return Get<uint8_t>(); }
+  int32_t I32() { return static_cast<int32_t>(__builtin_bswap32(Get<uint32_t>())); }
+  int64_t I64() { return static_cast<int64_t>(__builtin_bswap64(Get<uint64_t>())); }
   void FieldHeader(uint8_t* type, int16_t* id) {
     *type = Byte();
-    *id = static_cast<int16_t>(Big(2));
+    *id = static_cast<int16_t>(__builtin_bswap16(Get<uint16_t>()));
   }
   // A field header of exactly this type and id.
   bool Field(uint8_t type, int16_t id) {
@@ -79,6 +77,11 @@ class Reader {
     return ok_ && t == type && i == id;
   }
   bool Stop() { return Byte() == kStop && ok_; }
+  bool Skip(size_t n) {
+    if (!ok_ || left() < n) return ok_ = false;
+    p_ += n;
+    return true;
+  }
   // A length-prefixed string; false (and nothing read) past the span.
   bool String(absl::string_view* s) {
     const int32_t len = I32();
@@ -96,14 +99,16 @@ class Reader {
   }
 
  private:
-  uint64_t Big(int n) {
-    if (!ok_ || left() < static_cast<size_t>(n)) {
+  // The next sizeof(T) bytes as they lie (big-endian); 0 past the span.
+  template <typename T>
+  T Get() {
+    if (!ok_ || left() < sizeof(T)) {
       ok_ = false;
       return 0;
     }
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v = (v << 8) | p_[i];
-    p_ += n;
+    T v;
+    std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
     return v;
   }
   const uint8_t* p_;
@@ -138,20 +143,27 @@ bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call
   return r.Stop() && r.Stop() && r.left() == 0;
 }
 
-size_t EncodeRecvTensorReplyHead(const RecvTensorReplyHead& head, uint8_t* out) {
+size_t EncodeRecvTensorReplyHead(int32_t seqid, int32_t dtype, absl::Span<const int64_t> dims,
+                                 int32_t data_bytes, uint8_t* out) {
   Writer w(out);
-  w.MessageBegin(kReply, kReplyName, head.seqid);
+  w.MessageBegin(kReply, kReplyName, seqid);
   w.Field(kStruct, 0);  // WorkerService_RecvTensor_result.success
   w.Field(kStruct, 1);  // RecvTensorResponse.tensor
   w.Field(kI32, 1);     // TensorWire.dtype
-  w.I32(head.dtype);
+  w.I32(dtype);
   w.Field(kList, 2);    // .shape
   w.Byte(kI64);
-  w.I32(head.rank);
-  for (int i = 0; i < head.rank; ++i) w.I64(head.dims[i]);
+  w.I32(static_cast<int32_t>(dims.size()));
+  for (int64_t d : dims) w.I64(d);
   w.Field(kString, 3);  // .data: its length here, the bytes after the head
-  w.I32(head.data_bytes);
+  w.I32(data_bytes);
   return static_cast<size_t>(w.position() - out);
+}
+
+int64_t RecvTensorReplyHead::dim(int i) const {
+  uint64_t v;
+  std::memcpy(&v, wire_dims + 8 * static_cast<size_t>(i), 8);
+  return static_cast<int64_t>(__builtin_bswap64(v));
 }
 
 void EncodeRecvTensorReplyTail(bool dead, uint8_t* out) {
@@ -174,8 +186,8 @@ size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorRepl
   const int32_t rank = r.I32();
   if (!r.ok() || rank < 0 || rank > TensorShape::kMaxRank) return 0;
   head->rank = rank;
-  for (int i = 0; i < rank; ++i) head->dims[i] = r.I64();
-  if (!r.Field(kString, 3)) return 0;
+  head->wire_dims = r.position();
+  if (!r.Skip(8 * static_cast<size_t>(rank)) || !r.Field(kString, 3)) return 0;
   head->data_bytes = r.I32();
   if (!r.ok() || head->data_bytes < 0) return 0;
   return static_cast<size_t>(r.position() - prefix.data());

@@ -63,8 +63,10 @@ struct RecvTensorReplyHead {
   int32_t seqid = 0;
   int32_t dtype = 0;  // TensorFlow's DataType value, unchecked
   int rank = 0;
-  int64_t dims[TensorShape::kMaxRank];  // [0, rank) only; unchecked (may be < 0)
   int32_t data_bytes = 0;
+  // Parsed heads: the `rank` dimensions as they lie in the frame (dim()).
+  const uint8_t* wire_dims = nullptr;
+  int64_t dim(int i) const;  // unchecked (may be < 0)
 };
 
 // The most bytes a head can take (a tensor of the largest rank).
@@ -74,9 +76,10 @@ constexpr size_t RecvTensorReplyHeadBytes(int rank) { return 50 + 8 * static_cas
 // RecvTensorResponse and of the result.
 inline constexpr size_t kRecvTensorReplyTailBytes = 7;
 
-// Writes RecvTensorReplyHeadBytes(head.rank) bytes at `out`; returns that
-// count.
-size_t EncodeRecvTensorReplyHead(const RecvTensorReplyHead& head, uint8_t* out);
+// Writes RecvTensorReplyHeadBytes(dims.size()) bytes at `out` (dims: at
+// most TensorShape::kMaxRank); returns that count.
+size_t EncodeRecvTensorReplyHead(int32_t seqid, int32_t dtype, absl::Span<const int64_t> dims,
+                                 int32_t data_bytes, uint8_t* out);
 // Writes the kRecvTensorReplyTailBytes of the tail.
 void EncodeRecvTensorReplyTail(bool dead, uint8_t* out);
 

@@ -114,11 +114,12 @@ TEST(RecvTensorFramesTest, CallParserSaysNoToEverythingElse) {
 }
 
 // Head + data + tail, as WriteRecvTensorReply lays them out.
-std::vector<uint8_t> EncodedReply(const RecvTensorReplyHead& head, const std::string& data,
-                                  bool dead = false) {
+std::vector<uint8_t> EncodedReply(int32_t seqid, int32_t dtype, std::vector<int64_t> dims,
+                                  const std::string& data, bool dead = false) {
   std::vector<uint8_t> bytes(kMaxRecvTensorReplyHeadBytes);
-  bytes.resize(EncodeRecvTensorReplyHead(head, bytes.data()));
-  EXPECT_EQ(bytes.size(), RecvTensorReplyHeadBytes(head.rank));
+  bytes.resize(EncodeRecvTensorReplyHead(seqid, dtype, dims,
+                                         static_cast<int32_t>(data.size()), bytes.data()));
+  EXPECT_EQ(bytes.size(), RecvTensorReplyHeadBytes(static_cast<int>(dims.size())));
   bytes.insert(bytes.end(), data.begin(), data.end());
   uint8_t tail[kRecvTensorReplyTailBytes];
   EncodeRecvTensorReplyTail(dead, tail);
@@ -128,19 +129,9 @@ std::vector<uint8_t> EncodedReply(const RecvTensorReplyHead& head, const std::st
 
 TEST(RecvTensorFramesTest, TensorReplyIsByteForByteTheGeneratedProcessors) {
   const std::string data(24, '\x5a');
-  RecvTensorReplyHead head;
-  head.seqid = 9;
-  head.dtype = 1;  // DT_FLOAT
-  head.rank = 2;
-  head.dims[0] = 2;
-  head.dims[1] = 3;
-  head.data_bytes = static_cast<int32_t>(data.size());
-  EXPECT_EQ(EncodedReply(head, data), GeneratedReply(TensorResult(1, {2, 3}, data), 9));
-
-  RecvTensorReplyHead scalar;
-  scalar.dtype = 9;  // DT_INT64
-  scalar.data_bytes = 8;
-  EXPECT_EQ(EncodedReply(scalar, std::string(8, '\1')),
+  EXPECT_EQ(EncodedReply(9, 1, {2, 3}, data),  // DT_FLOAT
+            GeneratedReply(TensorResult(1, {2, 3}, data), 9));
+  EXPECT_EQ(EncodedReply(0, 9, {}, std::string(8, '\1')),  // DT_INT64 scalar
             GeneratedReply(TensorResult(9, {}, std::string(8, '\1')), 0));
 }
 
@@ -149,9 +140,8 @@ TEST(RecvTensorFramesTest, DeadReplyIsByteForByteTheGeneratedProcessors) {
   result.success.is_dead = true;
   result.success.__isset.is_dead = true;
   result.__isset.success = true;
-  RecvTensorReplyHead head;  // an empty tensor: dtype 0, rank 0, no data
-  head.seqid = 4;
-  EXPECT_EQ(EncodedReply(head, "", /*dead=*/true), GeneratedReply(result, 4));
+  // An empty tensor (dtype 0, rank 0, no data), then is_dead.
+  EXPECT_EQ(EncodedReply(4, 0, {}, "", /*dead=*/true), GeneratedReply(result, 4));
 }
 
 TEST(RecvTensorFramesTest, ReplyParsesBack) {
@@ -164,16 +154,15 @@ TEST(RecvTensorFramesTest, ReplyParsesBack) {
   EXPECT_EQ(head.seqid, 11);
   EXPECT_EQ(head.dtype, 3);
   ASSERT_EQ(head.rank, 3);
-  EXPECT_EQ(head.dims[0], 4);
-  EXPECT_EQ(head.dims[1], 0);
-  EXPECT_EQ(head.dims[2], 7);
+  EXPECT_EQ(head.dim(0), 4);
+  EXPECT_EQ(head.dim(1), 0);
+  EXPECT_EQ(head.dim(2), 7);
   EXPECT_EQ(head.data_bytes, 0);
   bool dead = true;
   EXPECT_TRUE(ParseRecvTensorReplyTail(absl::MakeConstSpan(reply.data() + n, 7), &dead));
   EXPECT_FALSE(dead);
 
-  RecvTensorReplyHead empty;
-  const std::vector<uint8_t> dead_reply = EncodedReply(empty, "", /*dead=*/true);
+  const std::vector<uint8_t> dead_reply = EncodedReply(0, 0, {}, "", /*dead=*/true);
   EXPECT_EQ(ParseRecvTensorReplyHead(absl::MakeConstSpan(dead_reply), &head),
             RecvTensorReplyHeadBytes(0));
   EXPECT_TRUE(ParseRecvTensorReplyTail(

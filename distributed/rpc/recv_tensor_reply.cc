@@ -13,6 +13,7 @@
 #include <thrift/protocol/TProtocolException.h>
 #include <thrift/transport/TTransportException.h>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/framed_transport.h"
 #include "distributed/rpc/gen-cpp/sluice_types.h"
@@ -42,7 +43,8 @@ constexpr int16_t kWireDtype = 1;
 constexpr int16_t kWireShape = 2;
 constexpr int16_t kWireData = 3;
 
-void SkipBytes(TTransport& in, int64_t n) {
+template <typename Transport>
+void SkipBytes(Transport& in, int64_t n) {
   uint8_t scratch[16 << 10];
   while (n > 0) {
     const uint32_t chunk = static_cast<uint32_t>(std::min<int64_t>(n, sizeof(scratch)));
@@ -69,26 +71,33 @@ void AdviseHugePages(void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+// A tensor for `len` bytes of data of this dtype and shape as they came
+// (landing's buffer when it fits); not DT_STRING. The data is not read.
+absl::StatusOr<Tensor> TensorForData(int32_t wire_dtype, absl::Span<const int64_t> dims,
+                                     int32_t len, Allocator* allocator, const Tensor* landing) {
+  ASSIGN_OR_RETURN(DataType dtype, DataTypeFromWire(wire_dtype));
+  ASSIGN_OR_RETURN(TensorShape shape, ShapeFromWire(dims));
+  ASSIGN_OR_RETURN(int64_t bytes, WireByteCount(dtype, shape));
+  if (bytes != len) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor on the wire: a ", DataTypeName(dtype), " tensor of shape ", shape.DebugString(),
+        " has ", bytes, " bytes, but ", len, " came"));
+  }
+  if (landing != nullptr && landing->IsInitialized() && landing->dtype() == dtype &&
+      landing->NumElements() == shape.num_elements() && !landing->on_device()) {
+    return landing->Reshaped(shape);
+  }
+  return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype, shape);
+}
+
 // The `len` bytes of a `data` field whose dtype and shape came before it,
 // straight into a tensor (landing's buffer when it fits). Not DT_STRING.
-absl::StatusOr<Tensor> ReadDataInto(TTransport& in, int32_t wire_dtype,
+// `Transport`: TTransport, or FramedTransport for direct calls.
+template <typename Transport>
+absl::StatusOr<Tensor> ReadDataInto(Transport& in, int32_t wire_dtype,
                                     absl::Span<const int64_t> dims, int32_t len,
                                     Allocator* allocator, const Tensor* landing) {
-  absl::StatusOr<Tensor> t = [&]() -> absl::StatusOr<Tensor> {
-    ASSIGN_OR_RETURN(DataType dtype, DataTypeFromWire(wire_dtype));
-    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromWire(dims));
-    ASSIGN_OR_RETURN(int64_t bytes, WireByteCount(dtype, shape));
-    if (bytes != len) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor on the wire: a ", DataTypeName(dtype), " tensor of shape ", shape.DebugString(),
-          " has ", bytes, " bytes, but ", len, " came"));
-    }
-    if (landing != nullptr && landing->IsInitialized() && landing->dtype() == dtype &&
-        landing->NumElements() == shape.num_elements() && !landing->on_device()) {
-      return landing->Reshaped(shape);
-    }
-    return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype, shape);
-  }();
+  absl::StatusOr<Tensor> t = TensorForData(wire_dtype, dims, len, allocator, landing);
   if (!t.ok()) {
     SkipBytes(in, len);  // keeps the connection in step
     return t.status();
@@ -269,12 +278,13 @@ void WriteRecvTensorCall(FramedTransport& out, int64_t step_id, absl::string_vie
 }
 
 void WriteRecvTensorReply(TTransport& out, int32_t seqid, const Tensor& tensor) {
-  RecvTensorReplyHead head;  // a dead tensor: an empty TensorWire, as the generated code sends
-  head.seqid = seqid;
+  // A dead tensor: an empty TensorWire (dtype 0, no dims, no data), as the
+  // generated code sends it.
   const bool dead = IsDeadValue(tensor);
   std::string strings;  // DT_STRING elements, alive until the flush
   const uint8_t* data = nullptr;
   size_t len = 0;
+  absl::Span<const int64_t> dims;
   if (!dead) {
     data = static_cast<const uint8_t*>(tensor.raw_data());
     len = tensor.TotalBytes();
@@ -284,18 +294,25 @@ void WriteRecvTensorReply(TTransport& out, int32_t seqid, const Tensor& tensor) 
       len = strings.size();
     }
     if (len > static_cast<size_t>(INT32_MAX)) ThrowTooLarge(len);
-    if (tensor.dims() > TensorShape::kMaxRank) {
+    dims = tensor.shape().dims();
+    if (dims.size() > static_cast<size_t>(TensorShape::kMaxRank)) {
       throw TApplicationException(TApplicationException::INTERNAL_ERROR,
-                                  absl::StrCat("tensor of rank ", tensor.dims(), "; at most ",
+                                  absl::StrCat("tensor of rank ", dims.size(), "; at most ",
                                                TensorShape::kMaxRank, " travel"));
     }
-    head.dtype = static_cast<int32_t>(tensor.dtype());
-    head.rank = tensor.dims();
-    for (int i = 0; i < head.rank; ++i) head.dims[i] = tensor.dim_size(i);
-    head.data_bytes = static_cast<int32_t>(len);
   }
-  uint8_t encoded[kMaxRecvTensorReplyHeadBytes];
-  out.write(encoded, static_cast<uint32_t>(EncodeRecvTensorReplyHead(head, encoded)));
+  // The head of any tensor up to rank 8 fits on the stack.
+  uint8_t on_stack[RecvTensorReplyHeadBytes(8)];
+  std::unique_ptr<uint8_t[]> on_heap;
+  uint8_t* head = on_stack;
+  if (dims.size() > 8) {
+    on_heap.reset(new uint8_t[RecvTensorReplyHeadBytes(static_cast<int>(dims.size()))]);
+    head = on_heap.get();
+  }
+  const size_t head_bytes =
+      EncodeRecvTensorReplyHead(seqid, dead ? 0 : static_cast<int32_t>(tensor.dtype()), dims,
+                                static_cast<int32_t>(len), head);
+  out.write(head, static_cast<uint32_t>(head_bytes));
   WriteTensorBytes(out, tensor, data, len);
   uint8_t tail[kRecvTensorReplyTailBytes];
   EncodeRecvTensorReplyTail(dead, tail);
@@ -356,21 +373,54 @@ absl::StatusOr<Tensor> ReadReplyThroughProtocol(TProtocol* in, Allocator* alloca
   return result;
 }
 
+using HeadDims = absl::InlinedVector<int64_t, 8>;
+
+HeadDims DimsOf(const RecvTensorReplyHead& head) {
+  HeadDims dims(static_cast<size_t>(head.rank));
+  for (int i = 0; i < head.rank; ++i) dims[static_cast<size_t>(i)] = head.dim(i);
+  return dims;
+}
+
+// A DT_STRING tensor from its encoded elements.
+absl::StatusOr<Tensor> StringTensor(const HeadDims& dims, std::string encoded,
+                                    Allocator* allocator) {
+  rpc::TensorWire wire;
+  wire.dtype = static_cast<int32_t>(DT_STRING);
+  wire.shape.assign(dims.begin(), dims.end());
+  wire.data = std::move(encoded);
+  return TensorFromWire(wire, allocator);
+}
+
 // The tensor a hand-parsed head announces, its bytes read from `in`.
 absl::StatusOr<Tensor> ReadHeadTensor(FramedTransport& in, const RecvTensorReplyHead& head,
                                       Allocator* allocator) {
-  const absl::Span<const int64_t> dims(head.dims, static_cast<size_t>(head.rank));
+  const HeadDims dims = DimsOf(head);
   if (head.dtype != static_cast<int32_t>(DT_STRING)) {
-    return ReadDataInto(in, head.dtype, dims, head.data_bytes, allocator, /*landing=*/nullptr);
+    return ReadDataInto(in, head.dtype, absl::MakeConstSpan(dims), head.data_bytes, allocator,
+                        /*landing=*/nullptr);
   }
-  rpc::TensorWire wire;
-  wire.dtype = head.dtype;
-  wire.shape.assign(dims.begin(), dims.end());
-  wire.data.resize(static_cast<size_t>(head.data_bytes));
+  std::string encoded(static_cast<size_t>(head.data_bytes), '\0');
   if (head.data_bytes > 0) {
-    in.readAll(reinterpret_cast<uint8_t*>(wire.data.data()), static_cast<uint32_t>(head.data_bytes));
+    in.readAll(reinterpret_cast<uint8_t*>(encoded.data()), static_cast<uint32_t>(head.data_bytes));
   }
-  return TensorFromWire(wire, allocator);
+  return StringTensor(dims, std::move(encoded), allocator);
+}
+
+// The tensor of a reply that lies whole in memory, `data` its data bytes.
+absl::StatusOr<Tensor> TensorFromBuffered(const RecvTensorReplyHead& head, const uint8_t* data,
+                                          Allocator* allocator) {
+  const HeadDims dims = DimsOf(head);
+  if (head.dtype == static_cast<int32_t>(DT_STRING)) {
+    return StringTensor(
+        dims, std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(head.data_bytes)),
+        allocator);
+  }
+  absl::StatusOr<Tensor> t =
+      TensorForData(head.dtype, absl::MakeConstSpan(dims), head.data_bytes, allocator, nullptr);
+  if (t.ok() && head.data_bytes > 0) {
+    std::memcpy(t->raw_data(), data, static_cast<size_t>(head.data_bytes));
+  }
+  return t;
 }
 
 // Reads the rest of a reply after its tensor's data: the canonical tail,
@@ -429,12 +479,26 @@ absl::StatusOr<Tensor> ReadRecvTensorReply(FramedTransport& in, TProtocol* proto
   RecvTensorReplyHead head;
   const size_t head_bytes = ParseRecvTensorReplyHead(absl::MakeConstSpan(prefix, len), &head);
   if (head_bytes == 0) return ReadReplyThroughProtocol(protocol, allocator);
+  // A small reply lies whole in the buffer: one pass over it.
+  const size_t reply_bytes =
+      head_bytes + static_cast<size_t>(head.data_bytes) + kRecvTensorReplyTailBytes;
+  bool dead = false;
+  if (reply_bytes == len && len == in.frame_remaining() &&
+      ParseRecvTensorReplyTail(
+          absl::MakeConstSpan(prefix + head_bytes + head.data_bytes, kRecvTensorReplyTailBytes),
+          &dead)) {
+    absl::StatusOr<Tensor> result =
+        dead ? Tensor() : TensorFromBuffered(head, prefix + head_bytes, allocator);
+    in.consume(static_cast<uint32_t>(len));
+    in.readEnd();
+    return result;
+  }
   in.consume(static_cast<uint32_t>(head_bytes));
   // A dead tensor comes as an empty TensorWire of dtype 0 and is_dead: its
   // check waits for the tail.
   const bool maybe_dead = head.dtype == 0 && head.rank == 0 && head.data_bytes == 0;
   absl::StatusOr<Tensor> result = maybe_dead ? Tensor() : ReadHeadTensor(in, head, allocator);
-  const bool dead = ReadTail(in, protocol);
+  dead = ReadTail(in, protocol);
   in.readEnd();
   if (dead) return Tensor();  // runtime/rendezvous.h
   if (maybe_dead) return ReadHeadTensor(in, head, allocator);  // reads no bytes: the error

@@ -182,7 +182,7 @@ void ThriftServer::Serve(Connection* c) {
   {
     absl::MutexLock lock(&mu_);
     c->open = false;  // from here on Stop() leaves the fd alone
-    c->in_call = false;  // (when the call threw)
+    c->in_call.store(false);  // (when the call threw)
     stopping = stopping_;
   }
   if (!problem.empty() && problem != "refused" && !stopping) {
@@ -261,18 +261,20 @@ std::string ThriftServer::ServeCalls(Connection* c,
   try {
     for (;;) {
       if (!WaitForRequest(c->fd, *transport, tls, IoTimeoutMs(options_))) break;
-      {
-        // A request is coming: Stop() now waits for its reply (bounded by
-        // drain_timeout_ms); once stopping, no new call starts.
-        absl::MutexLock lock(&mu_);
-        if (stopping_) break;
-        c->in_call = true;
+      // A request is coming: Stop() now waits for its reply (bounded by
+      // drain_timeout_ms); once stopping, no new call starts. Atomics
+      // rather than mu_ (two lock round trips per call showed on small
+      // calls): each side stores its flag, then loads the other's (here
+      // in_call, then stopping_; Stop() the reverse), so one sees the other.
+      c->in_call.store(true);
+      if (stopping_.load()) {
+        EndCall(c);
+        break;
       }
       const bool more = mux_->ProcessNext(*transport, *transport, protocol, protocol,
                                          peer.empty() ? nullptr : &peer);
-      absl::MutexLock lock(&mu_);
-      c->in_call = false;
-      if (!more || stopping_) break;
+      EndCall(c);
+      if (!more || stopping_.load()) break;
     }
   } catch (const TTransportException& e) {
     // END_OF_FILE: the client hung up (or Stop() shut the socket down).
@@ -285,6 +287,15 @@ std::string ThriftServer::ServeCalls(Connection* c,
     problem = e.what();
   }
   return problem;
+}
+
+void ThriftServer::EndCall(Connection* c) {
+  c->in_call.store(false);
+  // Stop() waits on mu_ for NoCallInFlight; a release of mu_ has it look
+  // again.
+  if (stopping_.load()) {
+    absl::MutexLock lock(&mu_);
+  }
 }
 
 void ThriftServer::ReapFinished() {
@@ -302,7 +313,7 @@ void ThriftServer::ReapFinished() {
 
 bool ThriftServer::NoCallInFlight() const {
   for (const Connection& c : connections_) {
-    if (c.open && c.in_call) return false;
+    if (c.open && c.in_call.load()) return false;
   }
   return true;
 }
@@ -312,7 +323,7 @@ void ThriftServer::Stop() {
   {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
-    stopping_ = true;
+    stopping_.store(true);
   }
   // Wakes the blocked accept() (Linux returns EINVAL on a shut-down listener).
   shutdown(listen_fd_, SHUT_RDWR);
@@ -323,7 +334,7 @@ void ThriftServer::Stop() {
     // Idle connections close now (their threads see end of stream); those
     // inside a call once the reply is out, or at the drain deadline.
     for (Connection& c : connections_) {
-      if (c.open && !c.in_call) shutdown(c.fd, SHUT_RDWR);
+      if (c.open && !c.in_call.load()) shutdown(c.fd, SHUT_RDWR);
     }
     mu_.AwaitWithTimeout(absl::Condition(this, &ThriftServer::NoCallInFlight),
                          absl::Milliseconds(std::max<int64_t>(options_.drain_timeout_ms, 0)));

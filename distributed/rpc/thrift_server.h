@@ -28,6 +28,7 @@
 #ifndef SLUICE_DISTRIBUTED_RPC_THRIFT_SERVER_H_
 #define SLUICE_DISTRIBUTED_RPC_THRIFT_SERVER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -117,7 +118,7 @@ class ThriftServer {
   struct Connection {
     int fd = -1;
     bool open = true;   // fd not closed yet (guarded by mu_)
-    bool in_call = false;  // between reading a request and writing its reply (mu_)
+    std::atomic<bool> in_call{false};  // between reading a request and writing its reply
     bool done = false;
     std::thread thread;
   };
@@ -135,6 +136,8 @@ class ThriftServer {
   bool WaitForRequest(int fd, FramedTransport& transport, const TlsSocket& tls,
                       int64_t io_timeout_ms);
   void LogRefusedHandshake(const std::string& address, const absl::Status& why);
+  // Marks the connection's call finished (and tells a waiting Stop()).
+  void EndCall(Connection* connection) ABSL_LOCKS_EXCLUDED(mu_);
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
   // No open connection is inside a call (Stop's drain condition).
   bool NoCallInFlight() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -150,7 +153,7 @@ class ThriftServer {
 
   absl::Mutex stop_mu_;  // serializes Stop()
   absl::Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> stopping_{false};  // set once, under mu_
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
   int open_connections_ ABSL_GUARDED_BY(mu_) = 0;  // not yet done
