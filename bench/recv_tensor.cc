@@ -395,7 +395,7 @@ absl::Status Latency(const Peer& peer, const char* pinning) {
   if (!ok) return absl::InternalError("raw TCP ping failed");
   for (const Kind& k : kinds) {
     for (double q : {0.50, 0.99}) {
-      std::printf("%s_%s_p%d: %.1f us\n", k.figure, pinning, static_cast<int>(q * 100),
+      std::printf("%s_%s_p%d: %.2f us\n", k.figure, pinning, static_cast<int>(q * 100),
                   Percentile(k.ms, q) * 1000);
     }
   }

@@ -133,7 +133,11 @@ uint32_t FramedTransport::ReadInner(uint8_t* buf, uint32_t len) {
 bool FramedTransport::FillAtLeast(size_t need) {
   size_t have = rend_ - rpos_;
   if (have >= need) return true;
-  if (rpos_ + need > rcap_) {
+  if (have == 0) {
+    // Back to the buffer's start: small messages then reuse the same few
+    // cache lines rather than walking cold ones through all 64 KiB.
+    rpos_ = rend_ = 0;
+  } else if (rpos_ + need > rcap_) {
     std::memmove(rbuf_.get(), rbuf_.get() + rpos_, have);
     rpos_ = 0;
     rend_ = have;

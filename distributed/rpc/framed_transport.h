@@ -112,6 +112,16 @@ class FramedTransport final
     }
     WriteSlow(buf, len);
   }
+  // Room for `len` more bytes of the pending frame, in the transport's own
+  // buffer: the caller writes them there before the next write or flush
+  // (a hand-written encoder, recv_tensor_frames.h, saves a copy).
+  uint8_t* WriteSpace(uint32_t len) {
+    if (wlen_ + len > wcap_) EnsureWriteCapacity(len);
+    uint8_t* p = wbuf_.get() + wlen_;
+    wlen_ += len;
+    write_total_ += len;
+    return p;
+  }
   // write() of bytes that `keeper` keeps alive and unchanged. When the
   // transport sends them without a copy (WouldKeep), the kernel may still
   // read them after flush() returns, so the transport holds `keeper` until

@@ -113,6 +113,16 @@ absl::StatusOr<Tensor> ReadDataInto(Transport& in, int32_t wire_dtype,
 // the transport sends them without a copy while `tensor` holds its buffer
 // (which also keeps kernels from writing into it in place), else copied or
 // referenced until the caller's flush (FramedTransport's write()).
+void WriteTensorBytes(FramedTransport& out, const Tensor& tensor, const uint8_t* data,
+                      size_t len) {
+  if (len == 0) return;
+  if (tensor.dtype() != DT_STRING && out.WouldKeep(len)) {
+    out.WriteKept(data, static_cast<uint32_t>(len), std::make_shared<const Tensor>(tensor));
+  } else {
+    out.write(data, static_cast<uint32_t>(len));
+  }
+}
+
 void WriteTensorBytes(TTransport& out, const Tensor& tensor, const uint8_t* data, size_t len) {
   if (len == 0) return;
   if (len >= kMinKeptBytes && tensor.dtype() != DT_STRING) {
@@ -264,20 +274,33 @@ void WriteRecvTensorCall(FramedTransport& out, int64_t step_id, absl::string_vie
                          int64_t timeout_ms) {
   if (key.size() > static_cast<size_t>(INT32_MAX) - RecvTensorCallBytes(0)) ThrowTooLarge(key.size());
   const size_t n = RecvTensorCallBytes(key.size());
-  uint8_t on_stack[512];
-  std::unique_ptr<uint8_t[]> on_heap;
-  uint8_t* bytes = on_stack;
-  if (n > sizeof(on_stack)) {
-    on_heap.reset(new uint8_t[n]);
-    bytes = on_heap.get();
-  }
-  EncodeRecvTensorCall(RecvTensorCall{/*seqid=*/0, step_id, key, timeout_ms}, bytes);
-  out.write(bytes, static_cast<uint32_t>(n));  // referenced when large: alive until the flush
+  EncodeRecvTensorCall(RecvTensorCall{/*seqid=*/0, step_id, key, timeout_ms},
+                       out.WriteSpace(static_cast<uint32_t>(n)));
   out.writeEnd();
   out.flush();
 }
 
-void WriteRecvTensorReply(TTransport& out, int32_t seqid, const Tensor& tensor) {
+namespace {
+
+// Room for `n` bytes of the frame: in a FramedTransport's own buffer, or
+// in `scratch` (written out by Commit) for any other transport.
+class Space {
+ public:
+  static uint8_t* Take(FramedTransport& out, size_t n, std::vector<uint8_t>* /*scratch*/) {
+    return out.WriteSpace(static_cast<uint32_t>(n));
+  }
+  static void Commit(FramedTransport& /*out*/, const std::vector<uint8_t>& /*scratch*/) {}
+  static uint8_t* Take(TTransport& /*out*/, size_t n, std::vector<uint8_t>* scratch) {
+    scratch->resize(n);
+    return scratch->data();
+  }
+  static void Commit(TTransport& out, const std::vector<uint8_t>& scratch) {
+    out.write(scratch.data(), static_cast<uint32_t>(scratch.size()));
+  }
+};
+
+template <typename Transport>
+void WriteReply(Transport& out, int32_t seqid, const Tensor& tensor) {
   // A dead tensor: an empty TensorWire (dtype 0, no dims, no data), as the
   // generated code sends it.
   const bool dead = IsDeadValue(tensor);
@@ -301,24 +324,26 @@ void WriteRecvTensorReply(TTransport& out, int32_t seqid, const Tensor& tensor) 
                                                TensorShape::kMaxRank, " travel"));
     }
   }
-  // The head of any tensor up to rank 8 fits on the stack.
-  uint8_t on_stack[RecvTensorReplyHeadBytes(8)];
-  std::unique_ptr<uint8_t[]> on_heap;
-  uint8_t* head = on_stack;
-  if (dims.size() > 8) {
-    on_heap.reset(new uint8_t[RecvTensorReplyHeadBytes(static_cast<int>(dims.size()))]);
-    head = on_heap.get();
-  }
-  const size_t head_bytes =
-      EncodeRecvTensorReplyHead(seqid, dead ? 0 : static_cast<int32_t>(tensor.dtype()), dims,
-                                static_cast<int32_t>(len), head);
-  out.write(head, static_cast<uint32_t>(head_bytes));
+  std::vector<uint8_t> scratch;
+  const size_t head_bytes = RecvTensorReplyHeadBytes(static_cast<int>(dims.size()));
+  EncodeRecvTensorReplyHead(seqid, dead ? 0 : static_cast<int32_t>(tensor.dtype()), dims,
+                            static_cast<int32_t>(len), Space::Take(out, head_bytes, &scratch));
+  Space::Commit(out, scratch);
   WriteTensorBytes(out, tensor, data, len);
-  uint8_t tail[kRecvTensorReplyTailBytes];
-  EncodeRecvTensorReplyTail(dead, tail);
-  out.write(tail, kRecvTensorReplyTailBytes);
+  EncodeRecvTensorReplyTail(dead, Space::Take(out, kRecvTensorReplyTailBytes, &scratch));
+  Space::Commit(out, scratch);
   out.writeEnd();
   out.flush();
+}
+
+}  // namespace
+
+void WriteRecvTensorReply(TTransport& out, int32_t seqid, const Tensor& tensor) {
+  WriteReply(out, seqid, tensor);
+}
+
+void WriteRecvTensorReply(FramedTransport& out, int32_t seqid, const Tensor& tensor) {
+  WriteReply(out, seqid, tensor);
 }
 
 namespace {

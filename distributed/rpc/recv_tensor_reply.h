@@ -45,6 +45,8 @@ void WriteRecvTensorCall(FramedTransport& out, int64_t step_id, absl::string_vie
 // does: the bytes are flushed here).
 void WriteRecvTensorReply(apache::thrift::transport::TTransport& out, int32_t seqid,
                           const Tensor& tensor);
+// The same, with no virtual call per piece (the server's usual case).
+void WriteRecvTensorReply(FramedTransport& out, int32_t seqid, const Tensor& tensor);
 
 // Reads one RecvTensor reply from `in`, through `protocol` (a binary
 // protocol over `in`) when it is not in the common layout. The tensor comes

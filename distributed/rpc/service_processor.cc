@@ -22,6 +22,15 @@ namespace {
 
 // The generated worker processor with RecvTensor always answered from the
 // TensorSource.
+// True for a tensor of a fixed-size dtype of under 2 GiB, or of strings:
+// the cheap check every reply passes; the rest get their error message
+// from DataTypeFromWire and WireByteCount.
+bool FitsOnTheWire(const Tensor& t) {
+  if (t.dtype() == DT_STRING) return true;
+  return !IsRefType(t.dtype()) && DataTypeSize(t.dtype()) > 0 &&
+         t.TotalBytes() <= static_cast<size_t>(INT32_MAX);
+}
+
 class WorkerProcessor : public rpc::WorkerServiceProcessor {
  public:
   WorkerProcessor(std::shared_ptr<rpc::WorkerServiceIf> iface, TensorSource* source,
@@ -66,25 +75,17 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
   // The reply to a RecvTensor call, its tensor from the TensorSource; on
   // `out_transport` when a tensor (the hand-written encoding), through `out`
   // (a protocol over it) when an error.
+  // `Transport`: FramedTransport (ProcessNext) or TTransport (the
+  // generated dispatch).
+  template <typename Transport>
   void AnswerRecvTensor(int32_t seqid, int64_t step_id, const std::string& key,
-                        int64_t timeout_ms, apache::thrift::transport::TTransport& out_transport,
-                        TProtocol* out) {
+                        int64_t timeout_ms, Transport& out_transport, TProtocol* out) {
     // The error is built only when it is the answer: this is the hot path
     // of every cross-task tensor.
-    absl::StatusOr<Tensor> tensor = Tensor();
-    try {
-      if (source_ != nullptr) {
-        tensor = source_->WaitForTensor(step_id, key, timeout_ms);
-      } else {
-        tensor = absl::UnimplementedError(
-            absl::StrCat("RecvTensor '", key, "': this server has no tensors to give"));
-      }
-    } catch (const std::exception& e) {
-      tensor = absl::InternalError(absl::StrCat("RecvTensor '", key, "': ", e.what()));
-    }
+    absl::StatusOr<Tensor> tensor = Fetch(step_id, key, timeout_ms);
     // An uninitialized tensor is a dead one (runtime/rendezvous.h): it
     // travels as RecvTensorResponse.is_dead.
-    if (tensor.ok() && !IsDeadValue(*tensor)) {
+    if (tensor.ok() && !IsDeadValue(*tensor) && !FitsOnTheWire(*tensor)) {
       absl::Status travel = DataTypeFromWire(static_cast<int32_t>(tensor->dtype())).status();
       if (travel.ok() && tensor->dtype() != DT_STRING) {
         travel = WireByteCount(tensor->dtype(), tensor->shape()).status();
@@ -109,6 +110,18 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
   }
 
  private:
+  absl::StatusOr<Tensor> Fetch(int64_t step_id, const std::string& key, int64_t timeout_ms) {
+    if (source_ == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat("RecvTensor '", key, "': this server has no tensors to give"));
+    }
+    try {
+      return source_->WaitForTensor(step_id, key, timeout_ms);
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat("RecvTensor '", key, "': ", e.what()));
+    }
+  }
+
   void ProcessCollectivePush(TProtocol* in, TProtocol* out, int32_t seqid,
                              const std::string& peer) {
     CollectivePushRequest req =

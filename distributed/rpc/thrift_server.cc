@@ -257,6 +257,9 @@ std::string ThriftServer::ServeCalls(Connection* c,
   auto protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocolT<FramedTransport>>(
       transport, /*string_limit=*/limit, /*container_limit=*/limit, /*strict_read=*/true,
       /*strict_write=*/true);
+  // The processor takes shared_ptr<TProtocol>: converted once here, not per
+  // call (two atomic increments and decrements each time).
+  const std::shared_ptr<apache::thrift::protocol::TProtocol> base_protocol = protocol;
   std::string problem;
   try {
     for (;;) {
@@ -264,17 +267,18 @@ std::string ThriftServer::ServeCalls(Connection* c,
       // A request is coming: Stop() now waits for its reply (bounded by
       // drain_timeout_ms); once stopping, no new call starts. Atomics
       // rather than mu_ (two lock round trips per call showed on small
-      // calls): each side stores its flag, then loads the other's (here
-      // in_call, then stopping_; Stop() the reverse), so one sees the other.
-      c->in_call.store(true);
-      if (stopping_.load()) {
+      // calls), without a full fence: a call that begins in the very
+      // nanoseconds Stop() starts may find its connection shut under it,
+      // as at the drain deadline; a call already running is waited for.
+      c->in_call.store(true, std::memory_order_release);
+      if (stopping_.load(std::memory_order_acquire)) {
         EndCall(c);
         break;
       }
-      const bool more = mux_->ProcessNext(*transport, *transport, protocol, protocol,
+      const bool more = mux_->ProcessNext(*transport, *transport, base_protocol, base_protocol,
                                          peer.empty() ? nullptr : &peer);
       EndCall(c);
-      if (!more || stopping_.load()) break;
+      if (!more || stopping_.load(std::memory_order_acquire)) break;
     }
   } catch (const TTransportException& e) {
     // END_OF_FILE: the client hung up (or Stop() shut the socket down).
@@ -290,10 +294,10 @@ std::string ThriftServer::ServeCalls(Connection* c,
 }
 
 void ThriftServer::EndCall(Connection* c) {
-  c->in_call.store(false);
+  c->in_call.store(false, std::memory_order_release);
   // Stop() waits on mu_ for NoCallInFlight; a release of mu_ has it look
   // again.
-  if (stopping_.load()) {
+  if (stopping_.load(std::memory_order_acquire)) {
     absl::MutexLock lock(&mu_);
   }
 }
