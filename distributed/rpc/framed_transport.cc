@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +73,18 @@ class ScopedSigpipeBlock {
                             absl::StrCat("send failed: ", std::strerror(err)));
 }
 
+// recv() and send() without glibc's cancellation-point wrappers: in a
+// multi-threaded process each call otherwise switches the thread's
+// cancellation state twice (two atomic compare-and-swaps around the system
+// call): 0.007 of the 4-byte round trip's ratio to raw TCP, 3 alternating
+// runs each. Sluice never cancels threads.
+ssize_t Recv(int fd, void* buf, size_t len, int flags) {
+  return syscall(SYS_recvfrom, fd, buf, len, flags, nullptr, nullptr);
+}
+ssize_t Send(int fd, const void* buf, size_t len, int flags) {
+  return syscall(SYS_sendto, fd, buf, len, flags, nullptr, 0);
+}
+
 }  // namespace
 
 FramedTransport::FramedTransport(std::shared_ptr<TTransport> inner,
@@ -117,7 +130,7 @@ uint32_t FramedTransport::ReadInner(uint8_t* buf, uint32_t len) {
   const int fd = socket_->getSocketFD();
   if (fd < 0) throw TTransportException(TTransportException::NOT_OPEN, "socket is not open");
   for (;;) {
-    const ssize_t got = ::recv(fd, buf, len, 0);
+    const ssize_t got = Recv(fd, buf, len, 0);
     if (got >= 0) return static_cast<uint32_t>(got);
     const int err = errno;
     if (err == EINTR) continue;
@@ -193,7 +206,7 @@ FramedTransport::PeerWait FramedTransport::WaitForPeer() {
   rpos_ = rend_ = 0;
   SetWakeup(1);
   for (;;) {
-    const ssize_t got = ::recv(fd, rbuf_.get(), rcap_, 0);
+    const ssize_t got = Recv(fd, rbuf_.get(), rcap_, 0);
     if (got > 0) {
       rend_ = static_cast<size_t>(got);
       received_bytes_ += static_cast<uint64_t>(got);
@@ -472,7 +485,7 @@ void FramedTransport::SendBuffered() {
   ResetWrite();  // the bytes stay in wbuf_ until the next write
   if (fd < 0) throw TTransportException(TTransportException::NOT_OPEN, "socket is not open");
   while (left > 0) {
-    const ssize_t sent = ::send(fd, p, left, MSG_NOSIGNAL);
+    const ssize_t sent = Send(fd, p, left, MSG_NOSIGNAL);
     if (sent < 0) {
       const int err = errno;
       if (err == EINTR) continue;
