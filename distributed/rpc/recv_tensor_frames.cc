@@ -126,7 +126,7 @@ void EncodeRecvTensorCall(const RecvTensorCall& call, uint8_t* out) {
   w.I64(call.step_id);
   w.Field(kString, 2);  // .rendezvous_key
   w.Bytes(call.key);
-  w.Field(kI64, 3);     // .timeout_ms
+  w.Field(kI64, 3);  // .timeout_ms
   w.I64(call.timeout_ms);
   w.Byte(kStop);  // RecvTensorRequest
   w.Byte(kStop);  // args
@@ -151,7 +151,7 @@ size_t EncodeRecvTensorReplyHead(int32_t seqid, int32_t dtype, absl::Span<const 
   w.Field(kStruct, 1);  // RecvTensorResponse.tensor
   w.Field(kI32, 1);     // TensorWire.dtype
   w.I32(dtype);
-  w.Field(kList, 2);    // .shape
+  w.Field(kList, 2);  // .shape
   w.Byte(kI64);
   w.I32(static_cast<int32_t>(dims.size()));
   for (int64_t d : dims) w.I64(d);
@@ -168,11 +168,11 @@ int64_t RecvTensorReplyHead::dim(int i) const {
 
 void EncodeRecvTensorReplyTail(bool dead, uint8_t* out) {
   Writer w(out);
-  w.Byte(kStop);       // TensorWire
-  w.Field(kBool, 2);   // RecvTensorResponse.is_dead
+  w.Byte(kStop);      // TensorWire
+  w.Field(kBool, 2);  // RecvTensorResponse.is_dead
   w.Byte(dead ? 1 : 0);
-  w.Byte(kStop);       // RecvTensorResponse
-  w.Byte(kStop);       // result
+  w.Byte(kStop);  // RecvTensorResponse
+  w.Byte(kStop);  // result
 }
 
 size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorReplyHead* head) {

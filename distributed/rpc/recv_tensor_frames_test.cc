@@ -1,13 +1,13 @@
 #include "distributed/rpc/recv_tensor_frames.h"
 
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TMultiplexedProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <thrift/protocol/TBinaryProtocol.h>
-#include <thrift/protocol/TMultiplexedProtocol.h>
-#include <thrift/transport/TBufferTransports.h>
 
 #include "distributed/rpc/gen-cpp/WorkerService.h"
 #include "gtest/gtest.h"
@@ -66,15 +66,16 @@ std::vector<uint8_t> EncodedCall(const RecvTensorCall& call) {
 }
 
 TEST(RecvTensorFramesTest, CallIsByteForByteTheGeneratedClients) {
-  for (const std::string& key : {std::string(), std::string("small"),
-                                 std::string(300, 'k') + ";0:0"}) {
+  for (const std::string& key :
+       {std::string(), std::string("small"), std::string(300, 'k') + ";0:0"}) {
     const std::vector<uint8_t> ours = EncodedCall(RecvTensorCall{0, -7, key, 30000});
     EXPECT_EQ(ours, GeneratedCall(-7, key, 30000)) << "key of " << key.size() << " bytes";
   }
 }
 
 TEST(RecvTensorFramesTest, CallParsesBackIncludingTheGeneratedOne) {
-  const std::string key = "/job:w/replica:0/task:0/device:CPU:0;1;/job:ps/replica:0/task:0/device:CPU:0;w:0;0:0";
+  const std::string key =
+      "/job:w/replica:0/task:0/device:CPU:0;1;/job:ps/replica:0/task:0/device:CPU:0;w:0;0:0";
   RecvTensorCall call;
   const std::vector<uint8_t> generated = GeneratedCall(42, key, 5000);
   ASSERT_TRUE(ParseRecvTensorCall(absl::MakeConstSpan(generated), &call));
@@ -117,8 +118,8 @@ TEST(RecvTensorFramesTest, CallParserSaysNoToEverythingElse) {
 std::vector<uint8_t> EncodedReply(int32_t seqid, int32_t dtype, std::vector<int64_t> dims,
                                   const std::string& data, bool dead = false) {
   std::vector<uint8_t> bytes(kMaxRecvTensorReplyHeadBytes);
-  bytes.resize(EncodeRecvTensorReplyHead(seqid, dtype, dims,
-                                         static_cast<int32_t>(data.size()), bytes.data()));
+  bytes.resize(EncodeRecvTensorReplyHead(seqid, dtype, dims, static_cast<int32_t>(data.size()),
+                                         bytes.data()));
   EXPECT_EQ(bytes.size(), RecvTensorReplyHeadBytes(static_cast<int>(dims.size())));
   bytes.insert(bytes.end(), data.begin(), data.end());
   uint8_t tail[kRecvTensorReplyTailBytes];

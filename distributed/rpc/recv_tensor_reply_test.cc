@@ -1,12 +1,12 @@
 #include "distributed/rpc/recv_tensor_reply.h"
 
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <thrift/protocol/TBinaryProtocol.h>
-#include <thrift/transport/TBufferTransports.h>
 
 #include "distributed/rpc/framed_transport.h"
 #include "distributed/rpc/gen-cpp/WorkerService.h"

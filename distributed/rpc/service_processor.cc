@@ -20,8 +20,6 @@ using apache::thrift::protocol::TProtocol;
 
 namespace {
 
-// The generated worker processor with RecvTensor always answered from the
-// TensorSource.
 // True for a tensor of a fixed-size dtype of under 2 GiB, or of strings:
 // the cheap check every reply passes; the rest get their error message
 // from DataTypeFromWire and WireByteCount.
@@ -31,6 +29,8 @@ bool FitsOnTheWire(const Tensor& t) {
          t.TotalBytes() <= static_cast<size_t>(INT32_MAX);
 }
 
+// The generated worker processor with RecvTensor always answered from the
+// TensorSource.
 class WorkerProcessor : public rpc::WorkerServiceProcessor {
  public:
   WorkerProcessor(std::shared_ptr<rpc::WorkerServiceIf> iface, TensorSource* source,
@@ -43,35 +43,6 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     return dispatchCall(in, out, method, seqid, const_cast<std::string*>(peer));
   }
 
- protected:
-  bool dispatchCall(TProtocol* in, TProtocol* out, const std::string& fname, int32_t seqid,
-                    void* context) override {
-    // One RecvTensor path: the zero-copy one, from the TensorSource (the
-    // handler's copying RecvTensor is never called).
-    if (fname == "RecvTensor") {
-      ProcessRecvTensor(in, out, seqid);
-      return true;
-    }
-    if (sink_ != nullptr && fname == "CollectivePush") {
-      const std::string* peer = static_cast<const std::string*>(context);
-      ProcessCollectivePush(in, out, seqid, peer != nullptr ? *peer : std::string());
-      return true;
-    }
-    return rpc::WorkerServiceProcessor::dispatchCall(in, out, fname, seqid, context);
-  }
-
- private:
-  void ProcessRecvTensor(TProtocol* in, TProtocol* out, int32_t seqid) {
-    rpc::WorkerService_RecvTensor_args args;
-    args.read(in);
-    in->readMessageEnd();
-    in->getTransport()->readEnd();
-    const rpc::RecvTensorRequest& req = args.req;
-    AnswerRecvTensor(seqid, req.step_id, req.rendezvous_key, req.timeout_ms,
-                     *out->getTransport(), out);
-  }
-
- public:
   // The reply to a RecvTensor call, its tensor from the TensorSource; on
   // `out_transport` when a tensor (the hand-written encoding), through `out`
   // (a protocol over it) when an error.
@@ -109,7 +80,34 @@ class WorkerProcessor : public rpc::WorkerServiceProcessor {
     out->getTransport()->flush();
   }
 
+ protected:
+  bool dispatchCall(TProtocol* in, TProtocol* out, const std::string& fname, int32_t seqid,
+                    void* context) override {
+    // One RecvTensor path: the zero-copy one, from the TensorSource (the
+    // handler's copying RecvTensor is never called).
+    if (fname == "RecvTensor") {
+      ProcessRecvTensor(in, out, seqid);
+      return true;
+    }
+    if (sink_ != nullptr && fname == "CollectivePush") {
+      const std::string* peer = static_cast<const std::string*>(context);
+      ProcessCollectivePush(in, out, seqid, peer != nullptr ? *peer : std::string());
+      return true;
+    }
+    return rpc::WorkerServiceProcessor::dispatchCall(in, out, fname, seqid, context);
+  }
+
  private:
+  void ProcessRecvTensor(TProtocol* in, TProtocol* out, int32_t seqid) {
+    rpc::WorkerService_RecvTensor_args args;
+    args.read(in);
+    in->readMessageEnd();
+    in->getTransport()->readEnd();
+    const rpc::RecvTensorRequest& req = args.req;
+    AnswerRecvTensor(seqid, req.step_id, req.rendezvous_key, req.timeout_ms,
+                     *out->getTransport(), out);
+  }
+
   absl::StatusOr<Tensor> Fetch(int64_t step_id, const std::string& key, int64_t timeout_ms) {
     if (source_ == nullptr) {
       return absl::UnimplementedError(
