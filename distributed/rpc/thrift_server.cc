@@ -340,8 +340,15 @@ void ThriftServer::Stop() {
     for (Connection& c : connections_) {
       if (c.open && !c.in_call.load()) shutdown(c.fd, SHUT_RDWR);
     }
-    mu_.AwaitWithTimeout(absl::Condition(this, &ThriftServer::NoCallInFlight),
-                         absl::Milliseconds(std::max<int64_t>(options_.drain_timeout_ms, 0)));
+    // A call's end is an atomic store (EndCall), and the release of mu_
+    // that follows it may miss a Stop() that began in the same instant:
+    // look again every millisecond too.
+    const absl::Time deadline =
+        absl::Now() + absl::Milliseconds(std::max<int64_t>(options_.drain_timeout_ms, 0));
+    while (!NoCallInFlight() && absl::Now() < deadline) {
+      mu_.AwaitWithTimeout(absl::Condition(this, &ThriftServer::NoCallInFlight),
+                           std::min(absl::Milliseconds(1), deadline - absl::Now()));
+    }
     for (Connection& c : connections_) {
       if (c.open) shutdown(c.fd, SHUT_RDWR);
     }
