@@ -519,6 +519,14 @@ absl::StatusOr<Tensor> ReadRecvTensorReply(FramedTransport& in, TProtocol* proto
     return result;
   }
   in.consume(static_cast<uint32_t>(head_bytes));
+  if (static_cast<uint64_t>(head.data_bytes) >= in.frame_remaining()) {
+    // No room for the data and the tail: refused before a tensor is sized
+    // for it.
+    throw TTransportException(TTransportException::CORRUPTED_DATA,
+                              absl::StrCat("a RecvTensor reply announces ", head.data_bytes,
+                                           " bytes of data in a frame with ",
+                                           in.frame_remaining(), " left"));
+  }
   // A dead tensor comes as an empty TensorWire of dtype 0 and is_dead: its
   // check waits for the tail.
   const bool maybe_dead = head.dtype == 0 && head.rank == 0 && head.data_bytes == 0;

@@ -2,6 +2,7 @@
 
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TTransportException.h>
 
 #include <cstring>
 #include <memory>
@@ -259,6 +260,26 @@ TEST(RecvTensorReplyTest, GeneratedDeadAndTensorlessReplies) {
   absl::StatusOr<Tensor> third = loop.Read();
   ASSERT_TRUE(third.ok()) << third.status();
   EXPECT_EQ(third->flat<float>()[0], 4.0f);
+}
+
+TEST(RecvTensorReplyTest, DataLongerThanItsFrameIsRefusedBeforeAllocation) {
+  Loop loop;
+  rpc::WorkerService_RecvTensor_result big;
+  big.success.tensor.dtype = static_cast<int32_t>(DT_FLOAT);
+  big.success.tensor.shape = {4};
+  big.success.tensor.data = std::string(16, 'x');
+  big.success.__isset.tensor = true;
+  big.__isset.success = true;
+  loop.WriteGenerated(big);
+  // The data length says 1 GiB (the frame holds 16 bytes and the tail).
+  std::string wire = loop.wire->getBufferAsString();
+  const size_t len_at = 4 + 22 + 3 + 3 + 7 + 3 + 1 + 4 + 8 + 3;
+  ASSERT_EQ(wire[len_at + 3], '\x10');
+  wire[len_at] = '\x40';
+  wire[len_at + 3] = '\0';
+  loop.wire->resetBuffer();
+  loop.wire->write(reinterpret_cast<const uint8_t*>(wire.data()), static_cast<uint32_t>(wire.size()));
+  EXPECT_THROW(loop.Read(), apache::thrift::transport::TTransportException);
 }
 
 TEST(RecvTensorReplyTest, CallIsOneFrameTheServerParses) {
