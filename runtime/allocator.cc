@@ -1,5 +1,7 @@
 #include "runtime/allocator.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 namespace sluice {
@@ -23,9 +25,7 @@ void* CpuAllocator::AllocateRaw(size_t alignment, size_t bytes) {
     in_use_.fetch_sub(size, std::memory_order_relaxed);
     return nullptr;
   }
-  // aligned_alloc needs a size that is a multiple of the alignment.
-  size_t padded = (bytes + alignment - 1) / alignment * alignment;
-  void* p = std::aligned_alloc(alignment, padded == 0 ? alignment : padded);
+  void* p = internal::AllocateAligned(alignment, bytes);
   if (p == nullptr) {
     in_use_.fetch_sub(size, std::memory_order_relaxed);
     return nullptr;
@@ -38,7 +38,7 @@ void* CpuAllocator::AllocateRaw(size_t alignment, size_t bytes) {
 
 void CpuAllocator::DeallocateRaw(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
-  std::free(ptr);
+  internal::FreeAligned(ptr, bytes);
   in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
 }
 
@@ -51,6 +51,29 @@ AllocatorStats CpuAllocator::GetStats() const {
   s.bytes_limit = limit_;
   return s;
 }
+
+namespace internal {
+
+void* AllocateAligned(size_t alignment, size_t bytes) {
+  const size_t a = std::max<size_t>(alignment, sizeof(void*));
+  if (bytes >= kHandAlignedBytes) {
+    // aligned_alloc needs a size that is a multiple of the alignment.
+    return std::aligned_alloc(a, (bytes + a - 1) / a * a);
+  }
+  // The address malloc gave sits just before the block.
+  void* raw = std::malloc(bytes + a + sizeof(void*));
+  if (raw == nullptr) return nullptr;
+  const uintptr_t block = (reinterpret_cast<uintptr_t>(raw) + sizeof(void*) + a - 1) & ~(a - 1);
+  reinterpret_cast<void**>(block)[-1] = raw;
+  return reinterpret_cast<void*>(block);
+}
+
+void FreeAligned(void* ptr, size_t bytes) {
+  if (ptr == nullptr) return;
+  std::free(bytes >= kHandAlignedBytes ? ptr : static_cast<void**>(ptr)[-1]);
+}
+
+}  // namespace internal
 
 Allocator* DefaultCpuAllocator() {
   static Allocator* const kAllocator = new CpuAllocator("default_cpu");

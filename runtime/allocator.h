@@ -76,6 +76,20 @@ class CpuAllocator : public Allocator {
 // fetched results, tests). Never destroyed.
 Allocator* DefaultCpuAllocator();
 
+namespace internal {
+
+// Host memory aligned to `alignment` (a power of two), for allocators.
+// Blocks under kHandAlignedBytes come from malloc with room to align them
+// by hand (glibc's aligned_alloc carves every aligned block out of a larger
+// chunk and frees the rest: a sixth of a 4-byte RecvTensor's client-side
+// time); larger ones from aligned_alloc. FreeAligned must get the same
+// `bytes`. nullptr when the system is out of memory.
+inline constexpr size_t kHandAlignedBytes = 256 << 10;
+void* AllocateAligned(size_t alignment, size_t bytes);
+void FreeAligned(void* ptr, size_t bytes);
+
+}  // namespace internal
+
 }  // namespace sluice
 
 #endif  // SLUICE_RUNTIME_ALLOCATOR_H_

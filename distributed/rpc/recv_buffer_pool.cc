@@ -24,21 +24,10 @@ void UpdateMax(std::atomic<int64_t>& target, int64_t value) {
   }
 }
 
-// Blocks below kMinPooledBytes come from malloc with room to align them
-// by hand; the address malloc gave sits just before the block. (glibc's
-// aligned_alloc carves each aligned block out of a larger chunk and frees
-// the rest, a sixth of a 4-byte RecvTensor's client-side time; malloc's
-// per-thread cache serves a small block in a few instructions.)
-void* AllocateSmall(size_t alignment, size_t bytes) {
-  const size_t a = std::max<size_t>(alignment, sizeof(void*));
-  void* raw = std::malloc(bytes + a + sizeof(void*));
-  if (raw == nullptr) return nullptr;
-  const uintptr_t block = (reinterpret_cast<uintptr_t>(raw) + sizeof(void*) + a - 1) & ~(a - 1);
-  reinterpret_cast<void**>(block)[-1] = raw;
-  return reinterpret_cast<void*>(block);
-}
-
-void FreeSmall(void* block) { std::free(static_cast<void**>(block)[-1]); }
+// Blocks this pool does not keep come from internal::AllocateAligned; those
+// of kMinPooledBytes and more are then plain aligned_alloc blocks, which the
+// pool may keep and std::free later.
+static_assert(RecvBufferPool::kMinPooledBytes >= internal::kHandAlignedBytes);
 
 }  // namespace
 
@@ -69,11 +58,8 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
       p = std::aligned_alloc(BlockAlign(bytes), size);
       if (p != nullptr && size >= kHugePage) madvise(p, size, MADV_HUGEPAGE);  // a hint
     }
-  } else if (bytes < kMinPooledBytes) {
-    p = AllocateSmall(alignment, bytes);
   } else {
-    const size_t a = std::max<size_t>(alignment, sizeof(void*));
-    p = std::aligned_alloc(a, std::max<size_t>((bytes + a - 1) / a * a, a));
+    p = internal::AllocateAligned(alignment, bytes);
   }
   if (p == nullptr) return nullptr;
   num_allocs_.fetch_add(1, std::memory_order_relaxed);
@@ -88,7 +74,7 @@ void RecvBufferPool::DeallocateRaw(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   if (bytes < kMinPooledBytes) {
-    FreeSmall(ptr);
+    internal::FreeAligned(ptr, bytes);
     return;
   }
   // A block of a pooled size with the block alignment can be kept: even one
