@@ -1,5 +1,7 @@
 #include "distributed/rpc/recv_tensor_frames.h"
 
+#include <thrift/protocol/TEnum.h>
+
 #include <cstring>
 
 namespace sluice {
@@ -7,17 +9,19 @@ namespace sluice {
 namespace {
 
 // Thrift's binary protocol: strict message headers carry the version in the
-// high half; field headers are a type byte and a big-endian i16 id.
+// high half; field headers are a type byte (TType) and a big-endian i16 id.
 constexpr uint32_t kVersion1 = 0x80010000u;
-constexpr uint8_t kCall = 1;
-constexpr uint8_t kReply = 2;
-constexpr uint8_t kStop = 0;
-constexpr uint8_t kBool = 2;
-constexpr uint8_t kI32 = 8;
-constexpr uint8_t kI64 = 10;
-constexpr uint8_t kString = 11;
-constexpr uint8_t kStruct = 12;
-constexpr uint8_t kList = 15;
+
+using apache::thrift::protocol::T_BOOL;
+using apache::thrift::protocol::T_CALL;
+using apache::thrift::protocol::T_I32;
+using apache::thrift::protocol::T_I64;
+using apache::thrift::protocol::T_LIST;
+using apache::thrift::protocol::T_REPLY;
+using apache::thrift::protocol::T_STOP;
+using apache::thrift::protocol::T_STRING;
+using apache::thrift::protocol::T_STRUCT;
+namespace field = recv_tensor_field;
 
 constexpr absl::string_view kCallName = "worker:RecvTensor";
 constexpr absl::string_view kReplyName = "RecvTensor";
@@ -76,7 +80,7 @@ class Reader {
     FieldHeader(&t, &i);
     return ok_ && t == type && i == id;
   }
-  bool Stop() { return Byte() == kStop && ok_; }
+  bool Stop() { return Byte() == T_STOP && ok_; }
   bool Skip(size_t n) {
     if (!ok_ || left() < n) return ok_ = false;
     p_ += n;
@@ -120,25 +124,27 @@ class Reader {
 
 void EncodeRecvTensorCall(const RecvTensorCall& call, uint8_t* out) {
   Writer w(out);
-  w.MessageBegin(kCall, kCallName, call.seqid);
-  w.Field(kStruct, 1);  // WorkerService_RecvTensor_args.req
-  w.Field(kI64, 1);     // RecvTensorRequest.step_id
+  w.MessageBegin(T_CALL, kCallName, call.seqid);
+  w.Field(T_STRUCT, field::kArgsRequest);
+  w.Field(T_I64, field::kStepId);
   w.I64(call.step_id);
-  w.Field(kString, 2);  // .rendezvous_key
+  w.Field(T_STRING, field::kKey);
   w.Bytes(call.key);
-  w.Field(kI64, 3);  // .timeout_ms
+  w.Field(T_I64, field::kTimeout);
   w.I64(call.timeout_ms);
-  w.Byte(kStop);  // RecvTensorRequest
-  w.Byte(kStop);  // args
+  w.Byte(T_STOP);  // RecvTensorRequest
+  w.Byte(T_STOP);  // args
 }
 
 bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call) {
   Reader r(payload);
-  if (!r.MessageBegin(kCall, kCallName, &call->seqid) || !r.Field(kStruct, 1)) return false;
-  if (!r.Field(kI64, 1)) return false;
+  if (!r.MessageBegin(T_CALL, kCallName, &call->seqid) || !r.Field(T_STRUCT, field::kArgsRequest)) {
+    return false;
+  }
+  if (!r.Field(T_I64, field::kStepId)) return false;
   call->step_id = r.I64();
-  if (!r.Field(kString, 2) || !r.String(&call->key)) return false;
-  if (!r.Field(kI64, 3)) return false;
+  if (!r.Field(T_STRING, field::kKey) || !r.String(&call->key)) return false;
+  if (!r.Field(T_I64, field::kTimeout)) return false;
   call->timeout_ms = r.I64();
   return r.Stop() && r.Stop() && r.left() == 0;
 }
@@ -146,16 +152,16 @@ bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call
 size_t EncodeRecvTensorReplyHead(int32_t seqid, int32_t dtype, absl::Span<const int64_t> dims,
                                  int32_t data_bytes, uint8_t* out) {
   Writer w(out);
-  w.MessageBegin(kReply, kReplyName, seqid);
-  w.Field(kStruct, 0);  // WorkerService_RecvTensor_result.success
-  w.Field(kStruct, 1);  // RecvTensorResponse.tensor
-  w.Field(kI32, 1);     // TensorWire.dtype
+  w.MessageBegin(T_REPLY, kReplyName, seqid);
+  w.Field(T_STRUCT, field::kResultSuccess);
+  w.Field(T_STRUCT, field::kResponseTensor);
+  w.Field(T_I32, field::kWireDtype);
   w.I32(dtype);
-  w.Field(kList, 2);  // .shape
-  w.Byte(kI64);
+  w.Field(T_LIST, field::kWireShape);
+  w.Byte(T_I64);
   w.I32(static_cast<int32_t>(dims.size()));
   for (int64_t d : dims) w.I64(d);
-  w.Field(kString, 3);  // .data: its length here, the bytes after the head
+  w.Field(T_STRING, field::kWireData);  // its length here, the bytes after the head
   w.I32(data_bytes);
   return static_cast<size_t>(w.position() - out);
 }
@@ -168,26 +174,27 @@ int64_t RecvTensorReplyHead::dim(int i) const {
 
 void EncodeRecvTensorReplyTail(bool dead, uint8_t* out) {
   Writer w(out);
-  w.Byte(kStop);      // TensorWire
-  w.Field(kBool, 2);  // RecvTensorResponse.is_dead
+  w.Byte(T_STOP);  // TensorWire
+  w.Field(T_BOOL, field::kResponseIsDead);
   w.Byte(dead ? 1 : 0);
-  w.Byte(kStop);  // RecvTensorResponse
-  w.Byte(kStop);  // result
+  w.Byte(T_STOP);  // RecvTensorResponse
+  w.Byte(T_STOP);  // result
 }
 
 size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorReplyHead* head) {
   Reader r(prefix);
-  if (!r.MessageBegin(kReply, kReplyName, &head->seqid) || !r.Field(kStruct, 0) ||
-      !r.Field(kStruct, 1) || !r.Field(kI32, 1)) {
+  if (!r.MessageBegin(T_REPLY, kReplyName, &head->seqid) ||
+      !r.Field(T_STRUCT, field::kResultSuccess) || !r.Field(T_STRUCT, field::kResponseTensor) ||
+      !r.Field(T_I32, field::kWireDtype)) {
     return 0;
   }
   head->dtype = r.I32();
-  if (!r.Field(kList, 2) || r.Byte() != kI64) return 0;
+  if (!r.Field(T_LIST, field::kWireShape) || r.Byte() != T_I64) return 0;
   const int32_t rank = r.I32();
   if (!r.ok() || rank < 0 || rank > TensorShape::kMaxRank) return 0;
   head->rank = rank;
   head->wire_dims = r.position();
-  if (!r.Skip(8 * static_cast<size_t>(rank)) || !r.Field(kString, 3)) return 0;
+  if (!r.Skip(8 * static_cast<size_t>(rank)) || !r.Field(T_STRING, field::kWireData)) return 0;
   head->data_bytes = r.I32();
   if (!r.ok() || head->data_bytes < 0) return 0;
   return static_cast<size_t>(r.position() - prefix.data());
@@ -195,7 +202,7 @@ size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorRepl
 
 bool ParseRecvTensorReplyTail(absl::Span<const uint8_t> tail, bool* dead) {
   Reader r(tail);
-  if (!r.Stop() || !r.Field(kBool, 2)) return false;
+  if (!r.Stop() || !r.Field(T_BOOL, field::kResponseIsDead)) return false;
   const uint8_t value = r.Byte();
   if (!r.ok() || value > 1) return false;
   *dead = value == 1;

@@ -34,6 +34,22 @@
 
 namespace sluice {
 
+// Field ids of sluice.thrift's structs on RecvTensor's path (the generic
+// reader in recv_tensor_reply.cc uses them too).
+namespace recv_tensor_field {
+inline constexpr int16_t kArgsRequest = 1;  // WorkerService_RecvTensor_args.req
+inline constexpr int16_t kStepId = 1;       // RecvTensorRequest
+inline constexpr int16_t kKey = 2;
+inline constexpr int16_t kTimeout = 3;
+inline constexpr int16_t kResultSuccess = 0;  // WorkerService_RecvTensor_result
+inline constexpr int16_t kResultError = 1;
+inline constexpr int16_t kResponseTensor = 1;  // RecvTensorResponse
+inline constexpr int16_t kResponseIsDead = 2;
+inline constexpr int16_t kWireDtype = 1;  // TensorWire
+inline constexpr int16_t kWireShape = 2;
+inline constexpr int16_t kWireData = 3;
+}  // namespace recv_tensor_field
+
 // ------------------------------------------------------------------ call
 
 struct RecvTensorCall {

@@ -34,14 +34,13 @@ using apache::thrift::transport::TTransportException;
 
 namespace {
 
-// Field ids and names of the generated structs (sluice.thrift).
-constexpr int16_t kResultSuccess = 0;
-constexpr int16_t kResultError = 1;
-constexpr int16_t kResponseTensor = 1;
-constexpr int16_t kResponseIsDead = 2;
-constexpr int16_t kWireDtype = 1;
-constexpr int16_t kWireShape = 2;
-constexpr int16_t kWireData = 3;
+using recv_tensor_field::kResponseIsDead;
+using recv_tensor_field::kResponseTensor;
+using recv_tensor_field::kResultError;
+using recv_tensor_field::kResultSuccess;
+using recv_tensor_field::kWireData;
+using recv_tensor_field::kWireDtype;
+using recv_tensor_field::kWireShape;
 
 template <typename Transport>
 void SkipBytes(Transport& in, int64_t n) {
