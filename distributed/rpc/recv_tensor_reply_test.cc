@@ -40,6 +40,28 @@ struct Loop {
     writer->flush();
   }
   absl::StatusOr<Tensor> Read() { return ReadRecvTensorReply(*reader, in.get(), nullptr); }
+
+  // A hand-laid reply, field by field: everything up to the TensorWire's
+  // fields, then everything after them.
+  void OpenTensorWire() {
+    using namespace apache::thrift::protocol;  // NOLINT: T_* type tags
+    out->writeMessageBegin("RecvTensor", T_REPLY, 0);
+    out->writeStructBegin("result");
+    out->writeFieldBegin("success", T_STRUCT, 0);
+    out->writeStructBegin("RecvTensorResponse");
+    out->writeFieldBegin("tensor", T_STRUCT, 1);
+    out->writeStructBegin("TensorWire");
+  }
+  void CloseReply() {
+    for (int level = 0; level < 3; ++level) {  // TensorWire, RecvTensorResponse, result
+      if (level > 0) out->writeFieldEnd();
+      out->writeFieldStop();
+      out->writeStructEnd();
+    }
+    out->writeMessageEnd();
+    writer->writeEnd();
+    writer->flush();
+  }
 };
 
 void ExpectSameTensor(const Tensor& got, const Tensor& want) {
@@ -121,12 +143,7 @@ TEST(RecvTensorReplyTest, OtherLayoutsGoThroughTheProtocol) {
 
   using namespace apache::thrift::protocol;  // NOLINT: T_* type tags
   TProtocol* out = loop.out.get();
-  out->writeMessageBegin("RecvTensor", T_REPLY, 0);
-  out->writeStructBegin("result");
-  out->writeFieldBegin("success", T_STRUCT, 0);
-  out->writeStructBegin("RecvTensorResponse");
-  out->writeFieldBegin("tensor", T_STRUCT, 1);
-  out->writeStructBegin("TensorWire");
+  loop.OpenTensorWire();
   out->writeFieldBegin("shape", T_LIST, 2);
   out->writeListBegin(T_I64, 1);
   out->writeI64(1);
@@ -142,25 +159,10 @@ TEST(RecvTensorReplyTest, OtherLayoutsGoThroughTheProtocol) {
   out->writeFieldBegin("data", T_STRING, 3);
   out->writeBinary(std::string(reinterpret_cast<const char*>(&value), 4));
   out->writeFieldEnd();
-  out->writeFieldStop();
-  out->writeStructEnd();
-  out->writeFieldEnd();
-  out->writeFieldStop();
-  out->writeStructEnd();
-  out->writeFieldEnd();
-  out->writeFieldStop();
-  out->writeStructEnd();
-  out->writeMessageEnd();
-  loop.writer->writeEnd();
-  loop.writer->flush();
+  loop.CloseReply();
 
   // The common head, then a field a newer peer added after the data.
-  out->writeMessageBegin("RecvTensor", T_REPLY, 0);
-  out->writeStructBegin("result");
-  out->writeFieldBegin("success", T_STRUCT, 0);
-  out->writeStructBegin("RecvTensorResponse");
-  out->writeFieldBegin("tensor", T_STRUCT, 1);
-  out->writeStructBegin("TensorWire");
+  loop.OpenTensorWire();
   out->writeFieldBegin("dtype", T_I32, 1);
   out->writeI32(static_cast<int32_t>(DT_FLOAT));
   out->writeFieldEnd();
@@ -174,17 +176,7 @@ TEST(RecvTensorReplyTest, OtherLayoutsGoThroughTheProtocol) {
   out->writeFieldBegin("later", T_STRING, 4);
   out->writeString("ignored");
   out->writeFieldEnd();
-  out->writeFieldStop();
-  out->writeStructEnd();
-  out->writeFieldEnd();
-  out->writeFieldStop();
-  out->writeStructEnd();
-  out->writeFieldEnd();
-  out->writeFieldStop();
-  out->writeStructEnd();
-  out->writeMessageEnd();
-  loop.writer->writeEnd();
-  loop.writer->flush();
+  loop.CloseReply();
 
   WriteRecvTensorReply(*loop.writer, 0, Tensor::Scalar<int64_t>(99));
 
