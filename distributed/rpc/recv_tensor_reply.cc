@@ -123,15 +123,13 @@ void WriteTensorBytes(FramedTransport& out, const Tensor& tensor, const uint8_t*
 }
 
 void WriteTensorBytes(TTransport& out, const Tensor& tensor, const uint8_t* data, size_t len) {
-  if (len == 0) return;
-  if (len >= kMinKeptBytes && tensor.dtype() != DT_STRING) {
-    auto* framed = dynamic_cast<FramedTransport*>(&out);
-    if (framed != nullptr && framed->WouldKeep(len)) {
-      framed->WriteKept(data, static_cast<uint32_t>(len), std::make_shared<const Tensor>(tensor));
+  if (len >= kMinKeptBytes) {
+    if (auto* framed = dynamic_cast<FramedTransport*>(&out)) {
+      WriteTensorBytes(*framed, tensor, data, len);
       return;
     }
   }
-  out.write(data, static_cast<uint32_t>(len));
+  if (len > 0) out.write(data, static_cast<uint32_t>(len));
 }
 
 [[noreturn]] void ThrowTooLarge(size_t len) {
