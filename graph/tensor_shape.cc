@@ -56,10 +56,10 @@ bool TensorShape::IsFullyDefined() const {
 }
 
 int64_t TensorShape::num_elements() const {
-  if (!IsFullyDefined()) return -1;
+  if (unknown_rank_) return -1;
   int64_t n = 1;
-  for (int64_t d : dims_) {
-    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) return -1;
+  for (int64_t d : dims_) {  // a -1 after a 0 still makes -1
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxElements) return -1;
   }
   return n;
 }

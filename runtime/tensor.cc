@@ -6,8 +6,10 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -33,11 +35,6 @@ TensorBuffer::~TensorBuffer() {
   allocator_->DeallocateRaw(data_, size_);
 }
 
-size_t Tensor::TotalBytes() const {
-  const size_t elem = HoldsStrings(dtype_) ? sizeof(std::string) : DataTypeSize(dtype_);
-  return static_cast<size_t>(num_elements_) * elem;
-}
-
 Tensor::Tensor(DataType dtype, const TensorShape& shape) {
   absl::StatusOr<Tensor> t = Allocate(DefaultCpuAllocator(), dtype, shape);
   if (!t.ok()) {
@@ -47,52 +44,73 @@ Tensor::Tensor(DataType dtype, const TensorShape& shape) {
   *this = *std::move(t);
 }
 
-absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
-                                        const TensorShape& shape) {
+namespace {
+
+// Element bytes of a tensor of `dtype`; 0 for a type it cannot hold.
+size_t ElementBytes(DataType dtype) {
+  return HoldsStrings(BaseType(dtype)) ? sizeof(std::string) : DataTypeSize(dtype);
+}
+
+// Why Allocate refuses `dtype` and `shape` (which it does when the element
+// count or byte count is out of bounds). Out of line, as the next: every
+// kernel output is allocated, and the StrCat frames inline made the common
+// path slower.
+ABSL_ATTRIBUTE_NOINLINE absl::Status Unallocatable(DataType dtype, const TensorShape& shape) {
   if (!shape.IsFullyDefined()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of partly unknown shape ", shape.DebugString()));
   }
-  const bool strings = HoldsStrings(BaseType(dtype));
-  const size_t elem = strings ? sizeof(std::string) : DataTypeSize(dtype);
+  const size_t elem = ElementBytes(dtype);
   if (elem == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of type ", DataTypeName(dtype)));
   }
-  if (shape.num_elements() < 0) {
+  const int64_t n = shape.num_elements();
+  if (n < 0) {
     return absl::InvalidArgumentError(absl::StrCat("cannot allocate a tensor of shape ",
                                                    shape.DebugString(), ": more than ",
                                                    TensorShape::kMaxElements, " elements"));
   }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "cannot allocate a ", DataTypeName(BaseType(dtype)), " tensor of shape ",
+      shape.DebugString(), ": ", n, " elements of ", elem, " bytes exceed the largest tensor, ",
+      Tensor::kMaxTensorBytes, " bytes"));
+}
+
+ABSL_ATTRIBUTE_NOINLINE absl::Status OutOfMemory(Allocator* allocator, size_t bytes,
+                                                 DataType dtype, const TensorShape& shape) {
+  AllocatorStats s = allocator->GetStats();
+  std::string free_part =
+      s.bytes_limit > 0
+          ? absl::StrCat(s.bytes_limit - s.bytes_in_use, " bytes free of ", s.bytes_limit)
+          : absl::StrCat(s.bytes_in_use, " bytes in use, no limit");
+  if (s.largest_free_block > 0) {
+    absl::StrAppend(&free_part, ", largest free block ", s.largest_free_block);
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "out of memory on ", allocator->Name(), ": allocating ", bytes, " bytes for a ",
+      DataTypeName(dtype), " tensor of shape ", shape.DebugString(), " (", free_part, ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype, TensorShape shape) {
+  const int64_t n = shape.num_elements();  // -1: a dimension unknown, or too many elements
+  const size_t elem = ElementBytes(dtype);
   // The byte count, checked: a shape from the wire ([2^59 + 1] strings) must
   // not wrap to a small buffer that its elements are then constructed into.
   size_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), elem, &bytes) ||
+  if (n < 0 || elem == 0 || __builtin_mul_overflow(static_cast<size_t>(n), elem, &bytes) ||
       bytes > kMaxTensorBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot allocate a ", DataTypeName(BaseType(dtype)), " tensor of shape ",
-        shape.DebugString(), ": ", shape.num_elements(), " elements of ", elem,
-        " bytes exceed the largest tensor, ", kMaxTensorBytes, " bytes"));
+    return Unallocatable(dtype, shape);
   }
   Tensor t;
   t.dtype_ = BaseType(dtype);
-  t.shape_ = shape;
-  t.num_elements_ = shape.num_elements();
-  t.buffer_ =
-      std::make_shared<TensorBuffer>(allocator, bytes, strings ? t.num_elements_ : int64_t{0});
-  if (t.buffer_->data() == nullptr) {
-    AllocatorStats s = allocator->GetStats();
-    std::string free_part =
-        s.bytes_limit > 0 ? absl::StrCat(s.bytes_limit - s.bytes_in_use, " bytes free of ",
-                                         s.bytes_limit)
-                          : absl::StrCat(s.bytes_in_use, " bytes in use, no limit");
-    if (s.largest_free_block > 0) {
-      absl::StrAppend(&free_part, ", largest free block ", s.largest_free_block);
-    }
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "out of memory on ", allocator->Name(), ": allocating ", bytes, " bytes for a ",
-        DataTypeName(dtype), " tensor of shape ", shape.DebugString(), " (", free_part, ")"));
-  }
+  t.shape_ = std::move(shape);
+  t.num_elements_ = n;
+  t.buffer_ = std::make_shared<TensorBuffer>(allocator, bytes,
+                                             HoldsStrings(t.dtype_) ? n : int64_t{0});
+  if (t.buffer_->data() == nullptr) return OutOfMemory(allocator, bytes, dtype, t.shape_);
   return t;
 }
 

@@ -81,8 +81,8 @@ class Tensor {
   // kMaxTensorBytes (checked without overflow); InvalidArgument for a
   // shape that is not fully defined or a dtype that cannot be held (a
   // dtype without a fixed size other than DT_STRING).
-  static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
-                                         const TensorShape& shape);
+  // `shape` is taken by value: a temporary moves in without a copy.
+  static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype, TensorShape shape);
 
   template <typename T>
   static Tensor Scalar(T value) {
@@ -114,7 +114,10 @@ class Tensor {
   int64_t dim_size(int i) const { return shape_.dim(i); }
   int64_t NumElements() const { return num_elements_; }
   // Bytes of the buffer; see the note on DT_STRING above.
-  size_t TotalBytes() const;
+  size_t TotalBytes() const {  // inline: on every tensor sent and every small kernel
+    const size_t elem = HoldsStrings(dtype_) ? sizeof(std::string) : DataTypeSize(dtype_);
+    return static_cast<size_t>(num_elements_) * elem;
+  }
 
   void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
   // True when the buffer is device memory (a GPU's): the host must not read

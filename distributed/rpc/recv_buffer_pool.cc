@@ -28,12 +28,14 @@ void UpdateMax(std::atomic<int64_t>& target, int64_t value) {
 // of kMinPooledBytes and more are then plain aligned_alloc blocks, which the
 // pool may keep and std::free later.
 static_assert(RecvBufferPool::kMinPooledBytes >= internal::kHandAlignedBytes);
+static_assert(RecvBufferPool::kSmallBlockBytes < internal::kHandAlignedBytes);
 
 }  // namespace
 
 RecvBufferPool::RecvBufferPool(int64_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
 
 RecvBufferPool::~RecvBufferPool() {
+  internal::FreeAligned(spare_small_.exchange(nullptr), kSmallBlockBytes);
   absl::MutexLock lock(&mu_);
   for (auto& [size, block] : free_) std::free(block);
 }
@@ -58,6 +60,12 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
       p = std::aligned_alloc(BlockAlign(bytes), size);
       if (p != nullptr && size >= kHugePage) madvise(p, size, MADV_HUGEPAGE);  // a hint
     }
+  } else if (bytes <= kSmallBlockBytes) {
+    // Every small block has the full small size, so that any can be spare.
+    if (alignment <= kTensorAlignment) p = spare_small_.exchange(nullptr, std::memory_order_acquire);
+    if (p == nullptr) {
+      p = internal::AllocateAligned(std::max(alignment, kTensorAlignment), kSmallBlockBytes);
+    }
   } else {
     p = internal::AllocateAligned(alignment, bytes);
   }
@@ -73,6 +81,15 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
 void RecvBufferPool::DeallocateRaw(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  if (bytes <= kSmallBlockBytes) {
+    void* empty = nullptr;
+    if (reinterpret_cast<uintptr_t>(ptr) % kTensorAlignment == 0 &&
+        spare_small_.compare_exchange_strong(empty, ptr, std::memory_order_release)) {
+      return;
+    }
+    internal::FreeAligned(ptr, kSmallBlockBytes);
+    return;
+  }
   if (bytes < kMinPooledBytes) {
     internal::FreeAligned(ptr, bytes);
     return;

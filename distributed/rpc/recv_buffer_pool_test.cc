@@ -68,6 +68,29 @@ TEST(RecvBufferPoolTest, SmallBlocksHaveTheirAlignmentAndAreWritable) {
   EXPECT_EQ(pool->cached_bytes(), 0);
 }
 
+// One freed small block waits for the next small tensor, of any small size.
+TEST(RecvBufferPoolTest, TheLastFreedSmallBlockIsReused) {
+  auto pool = std::make_shared<RecvBufferPool>(1 << 20);
+  void* four = pool->AllocateRaw(kTensorAlignment, 4);
+  void* other = pool->AllocateRaw(kTensorAlignment, 4);
+  pool->DeallocateRaw(four, 4);
+  pool->DeallocateRaw(other, 4);  // the spare is taken: freed
+  void* full = pool->AllocateRaw(kTensorAlignment, RecvBufferPool::kSmallBlockBytes);
+  EXPECT_EQ(full, four);
+  std::memset(full, 0xcd, RecvBufferPool::kSmallBlockBytes);
+  // A larger alignment than the spare's is not served from it.
+  pool->DeallocateRaw(full, RecvBufferPool::kSmallBlockBytes);
+  void* wide = pool->AllocateRaw(4096, 8);
+  EXPECT_NE(wide, full);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(wide) % 4096, 0u);
+  EXPECT_EQ(pool->AllocateRaw(kTensorAlignment, 100), full);
+  EXPECT_EQ(pool->GetStats().bytes_in_use, 8 + 100);
+  pool->DeallocateRaw(wide, 8);  // kept as the spare when it is free; freed with the pool
+  pool->DeallocateRaw(full, 100);
+  EXPECT_EQ(pool->GetStats().bytes_in_use, 0);
+  EXPECT_EQ(pool->cached_bytes(), 0);  // the spare is not counted among cached blocks
+}
+
 // Collective chunks of a little under 1 MiB (a segment cut into equal
 // parts) share one 64 KiB-rounded class and are reused.
 TEST(RecvBufferPoolTest, ReusesMidSizedBlocksOfNearSizes) {

@@ -58,67 +58,58 @@ class Writer {
   uint8_t* p_;
 };
 
-// Reads within its span; every read after the first failed one fails too.
-class Reader {
- public:
-  explicit Reader(absl::Span<const uint8_t> in) : p_(in.data()), end_(in.data() + in.size()) {}
-  bool ok() const { return ok_; }
-  size_t left() const { return static_cast<size_t>(end_ - p_); }
-  const uint8_t* position() const { return p_; }
+// Offsets in a canonical call, in the encoder's order: the message head
+// (version, name, seqid), the headers of the args and step_id fields, the
+// step id, the key's field header and length, the key; past the key the
+// timeout's field header, its value and two stops.
+constexpr size_t kCallSeqidAt = 8 + kCallName.size();
+constexpr size_t kCallStepIdAt = kCallSeqidAt + 4 + 3 + 3;
+constexpr size_t kCallKeyAt = kCallStepIdAt + 8 + 3 + 4;
+constexpr size_t kCallTimeoutAt = kCallKeyAt + 3;  // for an empty key
+static_assert(RecvTensorCallBytes(0) == kCallTimeoutAt + 8 + 2);
 
-  uint8_t Byte() { return Get<uint8_t>(); }
-  int32_t I32() { return static_cast<int32_t>(__builtin_bswap32(Get<uint32_t>())); }
-  int64_t I64() { return static_cast<int64_t>(__builtin_bswap64(Get<uint64_t>())); }
-  void FieldHeader(uint8_t* type, int16_t* id) {
-    *type = Byte();
-    *id = static_cast<int16_t>(__builtin_bswap16(Get<uint16_t>()));
-  }
-  // A field header of exactly this type and id.
-  bool Field(uint8_t type, int16_t id) {
-    uint8_t t;
-    int16_t i;
-    FieldHeader(&t, &i);
-    return ok_ && t == type && i == id;
-  }
-  bool Stop() { return Byte() == T_STOP && ok_; }
-  bool Skip(size_t n) {
-    if (!ok_ || left() < n) return ok_ = false;
-    p_ += n;
-    return true;
-  }
-  // A length-prefixed string; false (and nothing read) past the span.
-  bool String(absl::string_view* s) {
-    const int32_t len = I32();
-    if (!ok_ || len < 0 || static_cast<size_t>(len) > left()) return ok_ = false;
-    *s = absl::string_view(reinterpret_cast<const char*>(p_), static_cast<size_t>(len));
-    p_ += len;
-    return true;
-  }
-  bool MessageBegin(uint8_t type, absl::string_view name, int32_t* seqid) {
-    if (static_cast<uint32_t>(I32()) != (kVersion1 | type)) return false;
-    absl::string_view got;
-    if (!String(&got) || got != name) return false;
-    *seqid = I32();
-    return ok_;
-  }
+// Offsets in a canonical reply head: the message head, the headers of the
+// result's success, the response's tensor and the dtype fields, the dtype,
+// the shape's field and list headers, the rank, the dims; past the dims the
+// data field's header and its length.
+constexpr size_t kReplySeqidAt = 8 + kReplyName.size();
+constexpr size_t kReplyDtypeAt = kReplySeqidAt + 4 + 3 + 3 + 3;
+constexpr size_t kReplyRankAt = kReplyDtypeAt + 4 + 3 + 1;
+constexpr size_t kReplyDimsAt = kReplyRankAt + 4;
+constexpr size_t kReplyDataBytesAt = kReplyDimsAt + 3;  // for rank 0
+static_assert(RecvTensorReplyHeadBytes(0) == kReplyDataBytesAt + 4);
 
- private:
-  // The next sizeof(T) bytes as they lie (big-endian); 0 past the span.
-  template <typename T>
-  T Get() {
-    if (!ok_ || left() < sizeof(T)) {
-      ok_ = false;
-      return 0;
-    }
-    T v;
-    std::memcpy(&v, p_, sizeof(T));
-    p_ += sizeof(T);
-    return v;
-  }
-  const uint8_t* p_;
-  const uint8_t* const end_;
-  bool ok_ = true;
+// In the tail: TensorWire's stop and the is_dead field's header come first.
+constexpr size_t kTailDeadAt = 4;
+
+// The bytes of canonical frames with every value zero, as the encoders
+// write them (the parsers' runs of constant bytes come from here).
+struct CanonicalBytes {
+  uint8_t call[RecvTensorCallBytes(0)];
+  uint8_t head[RecvTensorReplyHeadBytes(0)];
+  uint8_t tail[kRecvTensorReplyTailBytes];
 };
+const CanonicalBytes& Canonical();
+
+// Whether bytes [kBegin, kEnd) of `p` are those of `canonical` (a constant
+// size: the compiler compares in a few loads).
+template <size_t kBegin, size_t kEnd>
+bool Same(const uint8_t* p, const uint8_t* canonical) {
+  static_assert(kBegin < kEnd);
+  return std::memcmp(p + kBegin, canonical + kBegin, kEnd - kBegin) == 0;
+}
+
+int32_t LoadI32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return static_cast<int32_t>(__builtin_bswap32(v));
+}
+
+int64_t LoadI64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return static_cast<int64_t>(__builtin_bswap64(v));
+}
 
 }  // namespace
 
@@ -134,19 +125,6 @@ void EncodeRecvTensorCall(const RecvTensorCall& call, uint8_t* out) {
   w.I64(call.timeout_ms);
   w.Byte(T_STOP);  // RecvTensorRequest
   w.Byte(T_STOP);  // args
-}
-
-bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call) {
-  Reader r(payload);
-  if (!r.MessageBegin(T_CALL, kCallName, &call->seqid) || !r.Field(T_STRUCT, field::kArgsRequest)) {
-    return false;
-  }
-  if (!r.Field(T_I64, field::kStepId)) return false;
-  call->step_id = r.I64();
-  if (!r.Field(T_STRING, field::kKey) || !r.String(&call->key)) return false;
-  if (!r.Field(T_I64, field::kTimeout)) return false;
-  call->timeout_ms = r.I64();
-  return r.Stop() && r.Stop() && r.left() == 0;
 }
 
 size_t EncodeRecvTensorReplyHead(int32_t seqid, int32_t dtype, absl::Span<const int64_t> dims,
@@ -167,9 +145,7 @@ size_t EncodeRecvTensorReplyHead(int32_t seqid, int32_t dtype, absl::Span<const 
 }
 
 int64_t RecvTensorReplyHead::dim(int i) const {
-  uint64_t v;
-  std::memcpy(&v, wire_dims + 8 * static_cast<size_t>(i), 8);
-  return static_cast<int64_t>(__builtin_bswap64(v));
+  return LoadI64(wire_dims + 8 * static_cast<size_t>(i));
 }
 
 void EncodeRecvTensorReplyTail(bool dead, uint8_t* out) {
@@ -181,32 +157,84 @@ void EncodeRecvTensorReplyTail(bool dead, uint8_t* out) {
   w.Byte(T_STOP);  // result
 }
 
+namespace {
+
+const CanonicalBytes& Canonical() {
+  static const CanonicalBytes bytes = [] {
+    CanonicalBytes b;
+    EncodeRecvTensorCall(RecvTensorCall{}, b.call);
+    EncodeRecvTensorReplyHead(0, 0, {}, 0, b.head);
+    EncodeRecvTensorReplyTail(false, b.tail);
+    return b;
+  }();
+  return bytes;
+}
+
+}  // namespace
+
+// The parsers compare runs of a canonical frame's constant bytes, as the
+// encoders above write them, and load the values between the runs: a dozen
+// compares instead of a bounds check per field.
+
+bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call) {
+  const uint8_t* p = payload.data();
+  const uint8_t* c = Canonical().call;
+  if (payload.size() < RecvTensorCallBytes(0) || !Same<0, kCallSeqidAt>(p, c) ||
+      !Same<kCallSeqidAt + 4, kCallStepIdAt>(p, c) ||
+      !Same<kCallStepIdAt + 8, kCallKeyAt - 4>(p, c)) {
+    return false;
+  }
+  const int32_t key_bytes = LoadI32(p + kCallKeyAt - 4);
+  if (key_bytes < 0 || payload.size() != RecvTensorCallBytes(static_cast<size_t>(key_bytes))) {
+    return false;
+  }
+  // Past the key, the canonical offsets hold shifted by its length.
+  const uint8_t* shifted = p + key_bytes;
+  if (!Same<kCallKeyAt, kCallTimeoutAt>(shifted, c) ||
+      !Same<kCallTimeoutAt + 8, RecvTensorCallBytes(0)>(shifted, c)) {
+    return false;
+  }
+  call->seqid = LoadI32(p + kCallSeqidAt);
+  call->step_id = LoadI64(p + kCallStepIdAt);
+  call->key = absl::string_view(reinterpret_cast<const char*>(p + kCallKeyAt),
+                                static_cast<size_t>(key_bytes));
+  call->timeout_ms = LoadI64(shifted + kCallTimeoutAt);
+  return true;
+}
+
 size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorReplyHead* head) {
-  Reader r(prefix);
-  if (!r.MessageBegin(T_REPLY, kReplyName, &head->seqid) ||
-      !r.Field(T_STRUCT, field::kResultSuccess) || !r.Field(T_STRUCT, field::kResponseTensor) ||
-      !r.Field(T_I32, field::kWireDtype)) {
+  const uint8_t* p = prefix.data();
+  const uint8_t* c = Canonical().head;
+  if (prefix.size() < RecvTensorReplyHeadBytes(0) || !Same<0, kReplySeqidAt>(p, c) ||
+      !Same<kReplySeqidAt + 4, kReplyDtypeAt>(p, c) ||
+      !Same<kReplyDtypeAt + 4, kReplyRankAt>(p, c)) {
     return 0;
   }
-  head->dtype = r.I32();
-  if (!r.Field(T_LIST, field::kWireShape) || r.Byte() != T_I64) return 0;
-  const int32_t rank = r.I32();
-  if (!r.ok() || rank < 0 || rank > TensorShape::kMaxRank) return 0;
+  const int32_t rank = LoadI32(p + kReplyRankAt);
+  if (rank < 0 || rank > TensorShape::kMaxRank) return 0;
+  const size_t bytes = RecvTensorReplyHeadBytes(rank);
+  if (prefix.size() < bytes) return 0;
+  const uint8_t* shifted = p + 8 * static_cast<size_t>(rank);  // past the dims
+  if (!Same<kReplyDimsAt, kReplyDataBytesAt>(shifted, c)) return 0;
+  const int32_t data_bytes = LoadI32(shifted + kReplyDataBytesAt);
+  if (data_bytes < 0) return 0;
+  head->seqid = LoadI32(p + kReplySeqidAt);
+  head->dtype = LoadI32(p + kReplyDtypeAt);
   head->rank = rank;
-  head->wire_dims = r.position();
-  if (!r.Skip(8 * static_cast<size_t>(rank)) || !r.Field(T_STRING, field::kWireData)) return 0;
-  head->data_bytes = r.I32();
-  if (!r.ok() || head->data_bytes < 0) return 0;
-  return static_cast<size_t>(r.position() - prefix.data());
+  head->wire_dims = p + kReplyDimsAt;
+  head->data_bytes = data_bytes;
+  return bytes;
 }
 
 bool ParseRecvTensorReplyTail(absl::Span<const uint8_t> tail, bool* dead) {
-  Reader r(tail);
-  if (!r.Stop() || !r.Field(T_BOOL, field::kResponseIsDead)) return false;
-  const uint8_t value = r.Byte();
-  if (!r.ok() || value > 1) return false;
-  *dead = value == 1;
-  return r.Stop() && r.Stop();
+  const uint8_t* p = tail.data();
+  const uint8_t* c = Canonical().tail;
+  if (tail.size() < kRecvTensorReplyTailBytes || !Same<0, kTailDeadAt>(p, c) ||
+      !Same<kTailDeadAt + 1, kRecvTensorReplyTailBytes>(p, c) || p[kTailDeadAt] > 1) {
+    return false;
+  }
+  *dead = p[kTailDeadAt] == 1;
+  return true;
 }
 
 }  // namespace sluice

@@ -114,6 +114,20 @@ TEST(RecvTensorFramesTest, CallParserSaysNoToEverythingElse) {
   EXPECT_EQ(call.key, "abc");
 }
 
+// No byte of a call goes unread: changing any one either makes the parse
+// refuse the call or changes a field it returns.
+TEST(RecvTensorFramesTest, CallParserReadsEveryByte) {
+  const std::vector<uint8_t> good = EncodedCall(RecvTensorCall{3, 1, "abc", 10});
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::vector<uint8_t> changed = good;
+    changed[i] ^= 0x40;
+    RecvTensorCall call;
+    if (!ParseRecvTensorCall(absl::MakeConstSpan(changed), &call)) continue;
+    EXPECT_TRUE(call.seqid != 3 || call.step_id != 1 || call.key != "abc" || call.timeout_ms != 10)
+        << "byte " << i << " was not read";
+  }
+}
+
 // Head + data + tail, as WriteRecvTensorReply lays them out.
 std::vector<uint8_t> EncodedReply(int32_t seqid, int32_t dtype, std::vector<int64_t> dims,
                                   const std::string& data, bool dead = false) {
@@ -169,6 +183,28 @@ TEST(RecvTensorFramesTest, ReplyParsesBack) {
   EXPECT_TRUE(ParseRecvTensorReplyTail(
       absl::MakeConstSpan(dead_reply.data() + RecvTensorReplyHeadBytes(0), 7), &dead));
   EXPECT_TRUE(dead);
+}
+
+// Likewise for a reply's head and tail.
+TEST(RecvTensorFramesTest, ReplyParsersReadEveryByte) {
+  const std::vector<uint8_t> good = EncodedReply(5, 1, {2}, std::string(8, 'x'));
+  const size_t head_bytes = RecvTensorReplyHeadBytes(1);
+  for (size_t i = 0; i < good.size(); ++i) {
+    if (i >= head_bytes && i < head_bytes + 8) continue;  // the data: not the parsers' part
+    std::vector<uint8_t> changed = good;
+    changed[i] ^= 0x40;
+    RecvTensorReplyHead head;
+    bool dead = true;
+    if (ParseRecvTensorReplyHead(absl::MakeConstSpan(changed), &head) != head_bytes ||
+        !ParseRecvTensorReplyTail(
+            absl::MakeConstSpan(changed.data() + head_bytes + 8, kRecvTensorReplyTailBytes),
+            &dead)) {
+      continue;
+    }
+    EXPECT_TRUE(head.seqid != 5 || head.dtype != 1 || head.rank != 1 || head.dim(0) != 2 ||
+                head.data_bytes != 8 || dead)
+        << "byte " << i << " was not read";
+  }
 }
 
 TEST(RecvTensorFramesTest, ParsersLeaveOtherRepliesToTheProtocol) {

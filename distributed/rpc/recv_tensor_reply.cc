@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <thrift/TApplicationException.h>
 #include <thrift/protocol/TProtocolException.h>
 #include <thrift/transport/TTransportException.h>
 
+#include "absl/base/attributes.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "distributed/rpc/framed_transport.h"
@@ -70,6 +72,14 @@ void AdviseHugePages(void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+// Out of line: TensorForData runs for every tensor received.
+ABSL_ATTRIBUTE_NOINLINE absl::Status WrongByteCount(DataType dtype, const TensorShape& shape,
+                                                    int64_t bytes, int32_t len) {
+  return absl::InvalidArgumentError(absl::StrCat("tensor on the wire: a ", DataTypeName(dtype),
+                                                 " tensor of shape ", shape.DebugString(), " has ",
+                                                 bytes, " bytes, but ", len, " came"));
+}
+
 // A tensor for `len` bytes of data of this dtype and shape as they came
 // (landing's buffer when it fits); not DT_STRING. The data is not read.
 absl::StatusOr<Tensor> TensorForData(int32_t wire_dtype, absl::Span<const int64_t> dims,
@@ -77,16 +87,13 @@ absl::StatusOr<Tensor> TensorForData(int32_t wire_dtype, absl::Span<const int64_
   ASSIGN_OR_RETURN(DataType dtype, DataTypeFromWire(wire_dtype));
   ASSIGN_OR_RETURN(TensorShape shape, ShapeFromWire(dims));
   ASSIGN_OR_RETURN(int64_t bytes, WireByteCount(dtype, shape));
-  if (bytes != len) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor on the wire: a ", DataTypeName(dtype), " tensor of shape ", shape.DebugString(),
-        " has ", bytes, " bytes, but ", len, " came"));
-  }
+  if (bytes != len) return WrongByteCount(dtype, shape, bytes, len);
   if (landing != nullptr && landing->IsInitialized() && landing->dtype() == dtype &&
       landing->NumElements() == shape.num_elements() && !landing->on_device()) {
     return landing->Reshaped(shape);
   }
-  return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype, shape);
+  return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype,
+                          std::move(shape));
 }
 
 // The `len` bytes of a `data` field whose dtype and shape came before it,

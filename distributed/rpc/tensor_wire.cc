@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
@@ -11,19 +12,21 @@ namespace sluice {
 // Tensor bytes are sent as they lie in memory; the wire is little-endian.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "Sluice's wire format assumes a little-endian host");
 
-absl::StatusOr<DataType> DataTypeFromWire(int32_t dtype) {
+namespace {
+
+// The errors of the checks below, built out of line: the checks run on
+// every tensor received, and the frames of the StrCat calls inline in them
+// were most of their cost.
+ABSL_ATTRIBUTE_NOINLINE absl::Status BadDtype(int32_t dtype) {
   if (!tensorflow::DataType_IsValid(dtype)) {
     return absl::InvalidArgumentError(absl::StrCat("tensor on the wire has unknown dtype ", dtype));
   }
-  const DataType t = static_cast<DataType>(dtype);
-  if (t == DT_INVALID || IsRefType(t) || (t != DT_STRING && DataTypeSize(t) == 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor on the wire has dtype ", DataTypeName(t), ", which cannot travel"));
-  }
-  return t;
+  return absl::InvalidArgumentError(absl::StrCat("tensor on the wire has dtype ",
+                                                 DataTypeName(static_cast<DataType>(dtype)),
+                                                 ", which cannot travel"));
 }
 
-absl::StatusOr<TensorShape> ShapeFromWire(absl::Span<const int64_t> dims) {
+ABSL_ATTRIBUTE_NOINLINE absl::Status BadShape(absl::Span<const int64_t> dims) {
   if (dims.size() > static_cast<size_t>(TensorShape::kMaxRank)) {
     return absl::InvalidArgumentError(absl::StrCat("tensor on the wire has rank ", dims.size(),
                                                    "; at most ", TensorShape::kMaxRank));
@@ -34,23 +37,39 @@ absl::StatusOr<TensorShape> ShapeFromWire(absl::Span<const int64_t> dims) {
           absl::StrCat("tensor on the wire has a negative dimension ", d));
     }
   }
-  TensorShape shape(dims);
-  if (shape.num_elements() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor on the wire has too many elements: shape ", shape.DebugString()));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "tensor on the wire has too many elements: shape ", TensorShape(dims).DebugString()));
+}
+
+ABSL_ATTRIBUTE_NOINLINE absl::Status OverTwoGiB(DataType dtype, const TensorShape& shape) {
+  return absl::InvalidArgumentError(absl::StrCat("a ", DataTypeName(dtype), " tensor of shape ",
+                                                 shape.DebugString(),
+                                                 " is over the 2 GiB a message can carry"));
+}
+
+}  // namespace
+
+absl::StatusOr<DataType> DataTypeFromWire(int32_t dtype) {
+  // DataTypeSize (inline) is nonzero only for known, fixed-size types.
+  const DataType t = static_cast<DataType>(dtype);
+  if (t == DT_STRING || (!IsRefType(t) && DataTypeSize(t) > 0)) return t;
+  return BadDtype(dtype);
+}
+
+absl::StatusOr<TensorShape> ShapeFromWire(absl::Span<const int64_t> dims) {
+  // num_elements() is -1 for a negative dimension and past kMaxElements.
+  if (dims.size() <= static_cast<size_t>(TensorShape::kMaxRank)) {
+    TensorShape shape(dims);
+    if (shape.num_elements() >= 0) return shape;
   }
-  return shape;
+  return BadShape(dims);
 }
 
 absl::StatusOr<int64_t> WireByteCount(DataType dtype, const TensorShape& shape) {
   if (dtype == DT_STRING) return -1;
   const int64_t n = shape.num_elements();
   const int64_t size = DataTypeSize(dtype);
-  if (n > std::numeric_limits<int32_t>::max() / size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a ", DataTypeName(dtype), " tensor of shape ", shape.DebugString(),
-        " is over the 2 GiB a message can carry"));
-  }
+  if (n > std::numeric_limits<int32_t>::max() / size) return OverTwoGiB(dtype, shape);
   return n * size;
 }
 

@@ -64,13 +64,15 @@ absl::StatusOr<Tensor> WorkerStub::RecvTensor(int64_t step_id, const std::string
   const int64_t timeout =
       timeout_ms > 0 ? timeout_ms + kRpcDeadlineMarginMs : channel_.options().call_timeout_ms;
   if (allocator == nullptr) allocator = pool_ != nullptr ? pool_.get() : DefaultCpuAllocator();
-  absl::StatusOr<Tensor> out;
+  Tensor out;
   absl::Status s = channel_.Call("RecvTensor", timeout, [&](Connection& c) {
     // The bytes WorkerServiceClient::send_RecvTensor and recv_RecvTensor
     // would write and read through the TMultiplexedProtocol, by hand.
     WriteRecvTensorCall(*c.transport, step_id, key, timeout_ms);
-    out = ReadRecvTensorReply(*c.transport, c.protocol.get(), allocator);
-    return out.status();
+    absl::StatusOr<Tensor> t = ReadRecvTensorReply(*c.transport, c.protocol.get(), allocator);
+    if (!t.ok()) return t.status();
+    out = *std::move(t);
+    return absl::OkStatus();
   });
   if (!s.ok()) return s;
   return out;
