@@ -89,7 +89,10 @@ struct CanonicalBytes {
   uint8_t head[RecvTensorReplyHeadBytes(0)];
   uint8_t tail[kRecvTensorReplyTailBytes];
 };
-const CanonicalBytes& Canonical();
+CanonicalBytes MakeCanonical();
+// Made while the program loads (trivially destructible), so that reading it
+// needs no first-use check; nothing parses a frame before main().
+const CanonicalBytes kCanonical = MakeCanonical();
 
 // Whether bytes [kBegin, kEnd) of `p` are those of `canonical` (a constant
 // size: the compiler compares in a few loads).
@@ -159,15 +162,12 @@ void EncodeRecvTensorReplyTail(bool dead, uint8_t* out) {
 
 namespace {
 
-const CanonicalBytes& Canonical() {
-  static const CanonicalBytes bytes = [] {
-    CanonicalBytes b;
-    EncodeRecvTensorCall(RecvTensorCall{}, b.call);
-    EncodeRecvTensorReplyHead(0, 0, {}, 0, b.head);
-    EncodeRecvTensorReplyTail(false, b.tail);
-    return b;
-  }();
-  return bytes;
+CanonicalBytes MakeCanonical() {
+  CanonicalBytes b;
+  EncodeRecvTensorCall(RecvTensorCall{}, b.call);
+  EncodeRecvTensorReplyHead(0, 0, {}, 0, b.head);
+  EncodeRecvTensorReplyTail(false, b.tail);
+  return b;
 }
 
 }  // namespace
@@ -178,7 +178,7 @@ const CanonicalBytes& Canonical() {
 
 bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call) {
   const uint8_t* p = payload.data();
-  const uint8_t* c = Canonical().call;
+  const uint8_t* c = kCanonical.call;
   if (payload.size() < RecvTensorCallBytes(0) || !Same<0, kCallSeqidAt>(p, c) ||
       !Same<kCallSeqidAt + 4, kCallStepIdAt>(p, c) ||
       !Same<kCallStepIdAt + 8, kCallKeyAt - 4>(p, c)) {
@@ -204,7 +204,7 @@ bool ParseRecvTensorCall(absl::Span<const uint8_t> payload, RecvTensorCall* call
 
 size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorReplyHead* head) {
   const uint8_t* p = prefix.data();
-  const uint8_t* c = Canonical().head;
+  const uint8_t* c = kCanonical.head;
   if (prefix.size() < RecvTensorReplyHeadBytes(0) || !Same<0, kReplySeqidAt>(p, c) ||
       !Same<kReplySeqidAt + 4, kReplyDtypeAt>(p, c) ||
       !Same<kReplyDtypeAt + 4, kReplyRankAt>(p, c)) {
@@ -228,7 +228,7 @@ size_t ParseRecvTensorReplyHead(absl::Span<const uint8_t> prefix, RecvTensorRepl
 
 bool ParseRecvTensorReplyTail(absl::Span<const uint8_t> tail, bool* dead) {
   const uint8_t* p = tail.data();
-  const uint8_t* c = Canonical().tail;
+  const uint8_t* c = kCanonical.tail;
   if (tail.size() < kRecvTensorReplyTailBytes || !Same<0, kTailDeadAt>(p, c) ||
       !Same<kTailDeadAt + 1, kRecvTensorReplyTailBytes>(p, c) || p[kTailDeadAt] > 1) {
     return false;

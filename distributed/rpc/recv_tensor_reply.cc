@@ -410,6 +410,29 @@ HeadDims DimsOf(const RecvTensorReplyHead& head) {
   return dims;
 }
 
+// TensorForData for a hand-parsed head (not DT_STRING) and its `dims`: its
+// checks in one pass when they hold (the dtype has a fixed size, the dims
+// are not negative and their product times that size is the data's length),
+// else TensorForData itself, which says what is wrong. Every small tensor
+// received comes this way.
+absl::StatusOr<Tensor> TensorForHead(const RecvTensorReplyHead& head, const HeadDims& dims,
+                                     Allocator* allocator) {
+  const DataType dtype = static_cast<DataType>(head.dtype);
+  const int64_t size = IsRefType(dtype) ? 0 : DataTypeSize(dtype);
+  int64_t n = 1;
+  bool plain = size > 0;
+  for (int64_t d : dims) {
+    // n stays within the data's length (int32), so n * size cannot wrap.
+    plain = plain && d >= 0 && !__builtin_mul_overflow(n, d, &n) && n <= head.data_bytes;
+  }
+  if (!plain || n * size != head.data_bytes) {
+    return TensorForData(head.dtype, absl::MakeConstSpan(dims), head.data_bytes, allocator,
+                         /*landing=*/nullptr);
+  }
+  return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype,
+                          TensorShape(absl::MakeConstSpan(dims)));
+}
+
 // A DT_STRING tensor from its encoded elements.
 absl::StatusOr<Tensor> StringTensor(const HeadDims& dims, std::string encoded,
                                     Allocator* allocator) {
@@ -444,8 +467,7 @@ absl::StatusOr<Tensor> TensorFromBuffered(const RecvTensorReplyHead& head, const
         dims, std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(head.data_bytes)),
         allocator);
   }
-  absl::StatusOr<Tensor> t =
-      TensorForData(head.dtype, absl::MakeConstSpan(dims), head.data_bytes, allocator, nullptr);
+  absl::StatusOr<Tensor> t = TensorForHead(head, dims, allocator);
   if (t.ok() && head.data_bytes > 0) {
     std::memcpy(t->raw_data(), data, static_cast<size_t>(head.data_bytes));
   }
