@@ -143,9 +143,8 @@ uint32_t FramedTransport::ReadInner(uint8_t* buf, uint32_t len) {
   }
 }
 
-bool FramedTransport::FillAtLeast(size_t need) {
-  size_t have = rend_ - rpos_;
-  if (have >= need) return true;
+bool FramedTransport::Fill(size_t need) {
+  const size_t have = rend_ - rpos_;
   if (have == 0) {
     // Back to the buffer's start: small messages then reuse the same few
     // cache lines rather than walking cold ones through all 64 KiB.

@@ -199,8 +199,9 @@ class FramedTransport final
   // Reads the next frame header; false on a clean end of stream before it.
   bool ReadFrameHeader();
   // Makes `need` (<= buffer size) bytes available at rbuf_ + rpos_; false
-  // when the stream ends first.
-  bool FillAtLeast(size_t need);
+  // when the stream ends first. Inline when they are there already.
+  bool FillAtLeast(size_t need) { return rend_ - rpos_ >= need || Fill(need); }
+  bool Fill(size_t need);
   // Sets the socket's SO_RCVLOWAT when it differs from the current value.
   void SetWakeup(int bytes);
   void EnsureWriteCapacity(size_t more);
