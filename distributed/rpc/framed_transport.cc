@@ -313,6 +313,11 @@ void FramedTransport::consume(uint32_t len) {
   remainingMessageSize_ = frame_remaining_;
 }
 
+void FramedTransport::ConsumePastBuffer() const {
+  throw TTransportException(TTransportException::BAD_ARGS,
+                            "ConsumeFrame() of a frame not wholly buffered");
+}
+
 uint32_t FramedTransport::readEnd() {
   while (frame_remaining_ > 0) {
     if (rend_ == rpos_ && !FillAtLeast(1)) {

@@ -160,6 +160,16 @@ class FramedTransport final
 
   // Skips what is left of the current frame; returns the frame's size.
   uint32_t readEnd() override;
+  // consume() and readEnd() of a frame whose unread bytes are all buffered
+  // (frame_remaining() <= buffered_bytes(), as after a whole-frame
+  // PeekFrame), inline: a hand-parsed call or reply ends here.
+  void ConsumeFrame() {
+    if (frame_remaining_ > rend_ - rpos_) ConsumePastBuffer();
+    rpos_ += frame_remaining_;
+    frame_remaining_ = frame_size_ = 0;
+    remainingMessageSize_ = 0;
+    frame_open_ = false;
+  }
   uint32_t writeEnd() override { return static_cast<uint32_t>(write_total_); }
   // Sends the pending frame (header + buffered and referenced bytes). Throws
   // TTransportException: TIMED_OUT past the socket's send timeout,
@@ -202,6 +212,7 @@ class FramedTransport final
   // when the stream ends first. Inline when they are there already.
   bool FillAtLeast(size_t need) { return rend_ - rpos_ >= need || Fill(need); }
   bool Fill(size_t need);
+  [[noreturn]] void ConsumePastBuffer() const;
   // Sets the socket's SO_RCVLOWAT when it differs from the current value.
   void SetWakeup(int bytes);
   void EnsureWriteCapacity(size_t more);

@@ -431,6 +431,36 @@ TEST(FramedTransportTest, PeekFrameShowsTheFrameInPlace) {
   EXPECT_EQ(reader->PeekFrame(100, &len), nullptr);  // a clean end of stream
 }
 
+// ConsumeFrame takes a wholly buffered frame's rest and closes it; a frame
+// not wholly buffered is refused, the stream left as it was.
+TEST(FramedTransportTest, ConsumeFrameTakesABufferedFrame) {
+  SocketPair s = Connect();
+  auto writer = std::make_shared<FramedTransport>(s.a);
+  auto reader = std::make_shared<FramedTransport>(s.b);
+  std::string big(80 << 10, 'b');  // larger than the read buffer
+  for (const std::string& payload : {std::string("first"), big, std::string("third")}) {
+    writer->write(reinterpret_cast<const uint8_t*>(payload.data()),
+                  static_cast<uint32_t>(payload.size()));
+    writer->flush();
+  }
+  s.a->close();
+
+  size_t len = 0;
+  ASSERT_NE(reader->PeekFrame(100, &len), nullptr);
+  reader->consume(1);
+  reader->ConsumeFrame();
+  EXPECT_EQ(reader->frame_remaining(), 0u);
+  ASSERT_NE(reader->PeekFrame(100, &len), nullptr);  // the big frame
+  EXPECT_THROW(reader->ConsumeFrame(), apache::thrift::transport::TTransportException);
+  EXPECT_EQ(reader->frame_remaining(), big.size());
+  reader->readEnd();
+  const uint8_t* p = reader->PeekFrame(100, &len);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(p), len), "third");
+  reader->ConsumeFrame();
+  EXPECT_EQ(reader->PeekFrame(100, &len), nullptr);  // a clean end of stream
+}
+
 TEST(FramedTransportTest, FactoryWrapsTransports) {
   SocketPair s = Connect();
   FramedTransportFactory factory;

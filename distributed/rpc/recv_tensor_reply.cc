@@ -540,8 +540,7 @@ absl::StatusOr<Tensor> ReadRecvTensorReply(FramedTransport& in, TProtocol* proto
           &dead)) {
     absl::StatusOr<Tensor> result =
         dead ? Tensor() : TensorFromBuffered(head, prefix + head_bytes, allocator);
-    in.consume(static_cast<uint32_t>(len));
-    in.readEnd();
+    in.ConsumeFrame();
     return result;
   }
   in.consume(static_cast<uint32_t>(head_bytes));

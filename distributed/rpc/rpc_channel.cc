@@ -26,8 +26,10 @@ using apache::thrift::transport::TTransportException;
 namespace {
 
 constexpr size_t kMaxIdleConnections = 16;
-// A connection idle longer than this is checked (one poll()) before reuse:
-// the peer may have restarted meanwhile. Back-to-back calls skip the check.
+// A connection whose last call began longer ago than this is checked (one
+// poll()) before reuse: the peer may have restarted meanwhile. Back-to-back
+// short calls skip the check (a call longer than this leaves its connection
+// checked once more, which costs one poll()).
 constexpr int64_t kCheckIdleAfterMs = 100;
 
 // Milliseconds of the coarse monotonic clock (a few ms of resolution, read
@@ -65,18 +67,21 @@ int RpcChannel::IdleConnectionsForTesting() {
   return static_cast<int>(idle_.size()) + (hot_.load() != nullptr ? 1 : 0);
 }
 
-bool RpcChannel::Usable(const Connection& c) {
-  return CoarseNowMs() - c.idle_since_ms < kCheckIdleAfterMs ||
+bool RpcChannel::Usable(const Connection& c, int64_t now_ms) {
+  return now_ms - c.last_call_ms < kCheckIdleAfterMs ||
          !IsStale(c.socket->getSocketFD());
 }
 
 absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool pooled,
                                                                          bool* reused) {
   *reused = false;
+  // One clock read per call: the connection's last call began then.
+  const int64_t now_ms = CoarseNowMs();
   if (pooled) {
     std::unique_ptr<Connection> hot(hot_.exchange(nullptr, std::memory_order_acquire));
-    if (hot != nullptr && Usable(*hot)) {
+    if (hot != nullptr && Usable(*hot, now_ms)) {
       *reused = true;
+      hot->last_call_ms = now_ms;
       return hot;
     }
     while (true) {
@@ -87,8 +92,9 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
         c = std::move(idle_.back());
         idle_.pop_back();
       }
-      if (Usable(*c)) {
+      if (Usable(*c, now_ms)) {
         *reused = true;
+        c->last_call_ms = now_ms;
         return c;
       }
     }
@@ -97,6 +103,7 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
   absl::StatusOr<int> fd = ConnectTcp(*address_, options_.connect_timeout_ms);
   if (!fd.ok()) return fd.status();
   auto c = std::make_unique<Connection>();
+  c->last_call_ms = now_ms;
   if (options_.tls != nullptr) {
     // A channel named by address only (a remote session's target) takes any
     // task of the job.
@@ -124,7 +131,6 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
 }
 
 void RpcChannel::Release(std::unique_ptr<Connection> connection) {
-  connection->idle_since_ms = CoarseNowMs();
   Connection* expected = nullptr;
   if (hot_.compare_exchange_strong(expected, connection.get(), std::memory_order_release)) {
     connection.release();

@@ -72,7 +72,7 @@ class RpcChannel {
     std::unique_ptr<rpc::WorkerServiceClient> worker;
     std::unique_ptr<rpc::MasterServiceClient> master;
     int64_t timeout_ms = -1;  // the socket timeouts now set
-    int64_t idle_since_ms = 0;  // CoarseNowMs() when last released
+    int64_t last_call_ms = 0;  // CoarseNowMs() when its last call began
   };
 
   RpcChannel(std::string task_name, std::string host_port, RpcOptions options);
@@ -104,7 +104,7 @@ class RpcChannel {
                        bool* closed_before_reply);
   void Release(std::unique_ptr<Connection> connection) ABSL_LOCKS_EXCLUDED(mu_);
   // False when an idle connection has gone stale (checked after 100 ms idle).
-  static bool Usable(const Connection& c);
+  static bool Usable(const Connection& c, int64_t now_ms);
   std::string Where() const;  // "task T at H:P"
 
   const std::string task_name_;

@@ -178,8 +178,7 @@ class ServiceMux : public ServiceProcessor {
       if (len == in.frame_remaining() &&
           ParseRecvTensorCall(absl::MakeConstSpan(frame, len), &call)) {
         const std::string key(call.key);
-        in.consume(static_cast<uint32_t>(len));
-        in.readEnd();
+        in.ConsumeFrame();
         worker_->AnswerRecvTensor(call.seqid, call.step_id, key, call.timeout_ms, out,
                                   out_protocol.get());
         return true;
