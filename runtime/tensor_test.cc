@@ -1,6 +1,9 @@
 #include "runtime/tensor.h"
 
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -35,6 +38,29 @@ TEST(TensorTest, BuffersKeepASharedAllocatorAlive) {
   EXPECT_EQ(watch.lock()->GetStats().bytes_in_use, 32);
   *t = Tensor();
   EXPECT_TRUE(watch.expired());
+}
+
+// Buffers allocated on one thread and freed on another, by threads that
+// then end (each thread keeps one freed buffer block for its next tensor):
+// every tensor keeps its own data.
+TEST(TensorTest, BuffersMoveBetweenThreadsThatEnd) {
+  std::vector<Tensor> made;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<Tensor> batch;
+    std::thread maker([&] {
+      for (int i = 0; i < 8; ++i) batch.push_back(Tensor::Scalar<float>(round * 10.0f + i));
+    });
+    maker.join();
+    std::thread freer([moved = std::move(batch)]() mutable {
+      moved.resize(4);  // frees half of them here
+      Tensor again = Tensor::Scalar<float>(-1.0f);  // may take a freed block
+      EXPECT_EQ(again.scalar<float>(), -1.0f);
+      for (Tensor& t : moved) EXPECT_GE(t.scalar<float>(), 0.0f);
+    });
+    freer.join();
+    made.push_back(Tensor::Scalar<float>(static_cast<float>(round)));
+  }
+  for (int round = 0; round < 4; ++round) EXPECT_EQ(made[round].scalar<float>(), round);
 }
 
 TEST(TensorTest, LimitGivesResourceExhausted) {
