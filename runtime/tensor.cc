@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "runtime/thread_spare.h"
 
 namespace sluice {
 
@@ -92,57 +93,16 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status OutOfMemory(Allocator* allocator, size_t by
       DataTypeName(dtype), " tensor of shape ", shape.DebugString(), " (", free_part, ")"));
 }
 
-// One freed block of T's size per thread, kept for the thread's next T.
-// TensorBuffer's shared_ptr control blocks come through it: a tensor
-// allocated and freed per step, per kernel output or per small RecvTensor
-// then skips glibc's malloc and free (about 130 instructions with their
-// checks, the largest single cost of a small RecvTensor on the client). One
-// slot rather than a cache, so no thread holds more than one block; the
-// slot is trivially destructible, so it can be used until its thread ends
-// (the block in it is freed when the thread exits).
+// Freed control blocks of one type (ControlBlockAllocator's), kept one per
+// thread (thread_spare.h says why).
 template <typename T>
-class SpareBlock {
- public:
-  static void* Take() {
-    void*& slot = Slot();
-    void* p = slot;
-    slot = nullptr;
-    return p != nullptr ? p : ::operator new(sizeof(T));
-  }
-  static void Give(void* p) {
-    void*& slot = Slot();
-    if (slot == nullptr && !Exiting()) {
-      slot = p;
-      RegisterReaper();
-    } else {
-      ::operator delete(p);
-    }
-  }
-
- private:
-  struct Reaper {
-    ~Reaper() {
-      Exiting() = true;
-      ::operator delete(Slot());
-      Slot() = nullptr;
-    }
-  };
-  static void*& Slot() {
-    thread_local void* slot = nullptr;
-    return slot;
-  }
-  static bool& Exiting() {
-    thread_local bool exiting = false;
-    return exiting;
-  }
-  static void RegisterReaper() {
-    thread_local Reaper reaper;  // constructed (and its exit registered) once per thread
-    static_cast<void>(reaper);
-  }
+struct ControlBlocks {
+  static void Free(void* p) { ::operator delete(p); }
 };
 
 // The allocator std::allocate_shared rebinds to TensorBuffer's control
-// block; single objects come from that type's SpareBlock.
+// block: a tensor allocated and freed per step or per kernel output takes
+// the block its thread freed last instead of a malloc and a free.
 template <typename T>
 struct ControlBlockAllocator {
   using value_type = T;
@@ -152,13 +112,14 @@ struct ControlBlockAllocator {
   T* allocate(size_t n) {
     static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
     if (n != 1) return static_cast<T*>(::operator new(n * sizeof(T)));
-    return static_cast<T*>(SpareBlock<T>::Take());
+    void* p = ThreadSpare<ControlBlocks<T>>::Take();
+    return static_cast<T*>(p != nullptr ? p : ::operator new(sizeof(T)));
   }
   void deallocate(T* p, size_t n) {
     if (n != 1) {
       ::operator delete(p);
-    } else {
-      SpareBlock<T>::Give(p);
+    } else if (!ThreadSpare<ControlBlocks<T>>::Keep(p)) {
+      ControlBlocks<T>::Free(p);
     }
   }
   template <typename U>

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "runtime/thread_spare.h"
+
 namespace sluice {
 namespace {
 
@@ -30,12 +32,18 @@ void UpdateMax(std::atomic<int64_t>& target, int64_t value) {
 static_assert(RecvBufferPool::kMinPooledBytes >= internal::kHandAlignedBytes);
 static_assert(RecvBufferPool::kSmallBlockBytes < internal::kHandAlignedBytes);
 
+// Blocks of exactly kSmallBlockBytes, aligned to at least kTensorAlignment:
+// one per thread waits for the next small tensor of any pool (they are
+// plain malloc memory, so a block may outlive the pool that made it).
+struct SmallBlocks {
+  static void Free(void* p) { internal::FreeAligned(p, RecvBufferPool::kSmallBlockBytes); }
+};
+
 }  // namespace
 
 RecvBufferPool::RecvBufferPool(int64_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
 
 RecvBufferPool::~RecvBufferPool() {
-  internal::FreeAligned(spare_small_.exchange(nullptr), kSmallBlockBytes);
   absl::MutexLock lock(&mu_);
   for (auto& [size, block] : free_) std::free(block);
 }
@@ -62,7 +70,7 @@ void* RecvBufferPool::AllocateRaw(size_t alignment, size_t bytes) {
     }
   } else if (bytes <= kSmallBlockBytes) {
     // Every small block has the full small size, so that any can be spare.
-    if (alignment <= kTensorAlignment) p = spare_small_.exchange(nullptr, std::memory_order_acquire);
+    if (alignment <= kTensorAlignment) p = ThreadSpare<SmallBlocks>::Take();
     if (p == nullptr) {
       p = internal::AllocateAligned(std::max(alignment, kTensorAlignment), kSmallBlockBytes);
     }
@@ -82,12 +90,10 @@ void RecvBufferPool::DeallocateRaw(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   if (bytes <= kSmallBlockBytes) {
-    void* empty = nullptr;
-    if (reinterpret_cast<uintptr_t>(ptr) % kTensorAlignment == 0 &&
-        spare_small_.compare_exchange_strong(empty, ptr, std::memory_order_release)) {
-      return;
+    if (reinterpret_cast<uintptr_t>(ptr) % kTensorAlignment != 0 ||
+        !ThreadSpare<SmallBlocks>::Keep(ptr)) {
+      SmallBlocks::Free(ptr);
     }
-    internal::FreeAligned(ptr, kSmallBlockBytes);
     return;
   }
   if (bytes < kMinPooledBytes) {

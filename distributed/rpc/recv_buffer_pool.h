@@ -13,11 +13,11 @@
 // of at least 1 MiB are rounded up to 2 MiB, aligned to 2 MiB and advised
 // to use transparent huge pages; blocks of 256 KiB to 1 MiB are rounded up
 // to 64 KiB (so near sizes share one class) and aligned to 64 KiB; smaller
-// ones come from malloc, aligned by hand, and are not kept, except that one
-// freed block of up to kSmallBlockBytes waits for the next small tensor
-// (scalars and small vectors arrive every step; this saves a malloc and a
-// free on each, a tenth of a small RecvTensor's client time). Alignments
-// above 2 MiB are refused (nullptr).
+// ones come from malloc, aligned by hand, and are not kept, except that
+// each thread keeps one freed block of kSmallBlockBytes for its next small
+// tensor (runtime/thread_spare.h; scalars and small vectors arrive every
+// step, and this saves a malloc and a free on each). Alignments above
+// 2 MiB are refused (nullptr).
 //
 // Thread-safe. Must be owned by a std::shared_ptr (tensors keep their
 // allocator alive through it, see runtime/allocator.h); cached blocks are
@@ -69,9 +69,6 @@ class RecvBufferPool : public Allocator {
   std::atomic<int64_t> in_use_{0};
   std::atomic<int64_t> peak_{0};
   std::atomic<int64_t> largest_{0};
-  // The last freed small block (kSmallBlockBytes, kTensorAlignment-aligned),
-  // or null.
-  std::atomic<void*> spare_small_{nullptr};
 };
 
 }  // namespace sluice

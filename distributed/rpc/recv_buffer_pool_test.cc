@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,7 +69,8 @@ TEST(RecvBufferPoolTest, SmallBlocksHaveTheirAlignmentAndAreWritable) {
   EXPECT_EQ(pool->cached_bytes(), 0);
 }
 
-// One freed small block waits for the next small tensor, of any small size.
+// Each thread keeps one freed small block for its next small tensor, of any
+// small size.
 TEST(RecvBufferPoolTest, TheLastFreedSmallBlockIsReused) {
   auto pool = std::make_shared<RecvBufferPool>(1 << 20);
   void* four = pool->AllocateRaw(kTensorAlignment, 4);
@@ -85,10 +87,26 @@ TEST(RecvBufferPoolTest, TheLastFreedSmallBlockIsReused) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(wide) % 4096, 0u);
   EXPECT_EQ(pool->AllocateRaw(kTensorAlignment, 100), full);
   EXPECT_EQ(pool->GetStats().bytes_in_use, 8 + 100);
-  pool->DeallocateRaw(wide, 8);  // kept as the spare when it is free; freed with the pool
+  pool->DeallocateRaw(wide, 8);  // kept as the spare; freed when the thread ends
   pool->DeallocateRaw(full, 100);
   EXPECT_EQ(pool->GetStats().bytes_in_use, 0);
   EXPECT_EQ(pool->cached_bytes(), 0);  // the spare is not counted among cached blocks
+}
+
+// A thread's spare small block is plain memory: it outlives the pool that
+// made it and serves the next pool.
+TEST(RecvBufferPoolTest, ASpareSmallBlockOutlivesItsPool) {
+  std::thread([] {
+    auto first = std::make_shared<RecvBufferPool>(1 << 20);
+    void* p = first->AllocateRaw(kTensorAlignment, 4);
+    first->DeallocateRaw(p, 4);
+    first.reset();
+    auto second = std::make_shared<RecvBufferPool>(1 << 20);
+    void* q = second->AllocateRaw(kTensorAlignment, RecvBufferPool::kSmallBlockBytes);
+    EXPECT_EQ(q, p);
+    std::memset(q, 0x11, RecvBufferPool::kSmallBlockBytes);
+    second->DeallocateRaw(q, RecvBufferPool::kSmallBlockBytes);  // freed when the thread ends
+  }).join();
 }
 
 // Collective chunks of a little under 1 MiB (a segment cut into equal
