@@ -36,7 +36,7 @@ class Writer {
   void I64(int64_t v) { Put(__builtin_bswap64(static_cast<uint64_t>(v))); }
   void Bytes(absl::string_view s) {
     I32(static_cast<int32_t>(s.size()));
-    std::memcpy(p_, s.data(), s.size());
+    if (!s.empty()) std::memcpy(p_, s.data(), s.size());  // an empty view's data may be null
     p_ += s.size();
   }
   void Field(uint8_t type, int16_t id) {
