@@ -39,10 +39,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -200,11 +202,16 @@ struct Peer {
   int tls_port = 0;
 };
 
+// The temporary directory TlsDir() made, removed when the client ends.
+std::string* g_tls_parent = nullptr;
+
 // The job credentials both processes use: made once per run.
 const std::string& TlsDir() {
   static const std::string* dir = [] {
     char pattern[] = "/tmp/sluice-bench-tls-XXXXXX";
-    std::string* d = new std::string(mkdtemp(pattern) != nullptr ? pattern : "/tmp");
+    const bool have_dir = mkdtemp(pattern) != nullptr;
+    if (have_dir) g_tls_parent = new std::string(pattern);
+    std::string* d = new std::string(have_dir ? pattern : "/tmp");
     *d += "/tls";
     absl::Status made = WriteJobCredentials(*d, {kBenchTask, kClientIdentity});
     if (!made.ok()) std::fprintf(stderr, "recv_tensor: %s\n", made.ToString().c_str());
@@ -435,7 +442,12 @@ absl::Status ClientMain() {
 
 absl::Status Main() {
   if (absl::GetFlag(FLAGS_role) == "server") std::exit(ServerMain());
-  return ClientMain();
+  absl::Status s = ClientMain();
+  if (g_tls_parent != nullptr) {
+    std::error_code ignored;  // a leftover directory is no reason to fail the run
+    std::filesystem::remove_all(*g_tls_parent, ignored);
+  }
+  return s;
 }
 
 }  // namespace
