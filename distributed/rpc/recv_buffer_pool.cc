@@ -90,10 +90,7 @@ void RecvBufferPool::DeallocateRaw(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   in_use_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   if (bytes <= kSmallBlockBytes) {
-    if (reinterpret_cast<uintptr_t>(ptr) % kTensorAlignment != 0 ||
-        !ThreadSpare<SmallBlocks>::Keep(ptr)) {
-      SmallBlocks::Free(ptr);
-    }
+    if (!ThreadSpare<SmallBlocks>::Keep(ptr)) SmallBlocks::Free(ptr);
     return;
   }
   if (bytes < kMinPooledBytes) {

@@ -80,14 +80,35 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status WrongByteCount(DataType dtype, const Tensor
                                                  bytes, " bytes, but ", len, " came"));
 }
 
+// True when the wire checks below all hold, found in one pass: a fixed-size
+// dtype, at most kMaxRank dims, none negative, and their product times the
+// size equal to `len`. Every tensor received takes this path.
+bool PlainData(int32_t wire_dtype, absl::Span<const int64_t> dims, int32_t len) {
+  const DataType dtype = static_cast<DataType>(wire_dtype);
+  const int64_t size = IsRefType(dtype) ? 0 : DataTypeSize(dtype);
+  if (size == 0 || dims.size() > static_cast<size_t>(TensorShape::kMaxRank)) return false;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    // n stays within `len` (an int32), so n * size cannot wrap.
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > len) return false;
+  }
+  return n * size == len;
+}
+
 // A tensor for `len` bytes of data of this dtype and shape as they came
 // (landing's buffer when it fits); not DT_STRING. The data is not read.
 absl::StatusOr<Tensor> TensorForData(int32_t wire_dtype, absl::Span<const int64_t> dims,
                                      int32_t len, Allocator* allocator, const Tensor* landing) {
-  ASSIGN_OR_RETURN(DataType dtype, DataTypeFromWire(wire_dtype));
-  ASSIGN_OR_RETURN(TensorShape shape, ShapeFromWire(dims));
-  ASSIGN_OR_RETURN(int64_t bytes, WireByteCount(dtype, shape));
-  if (bytes != len) return WrongByteCount(dtype, shape, bytes, len);
+  DataType dtype = static_cast<DataType>(wire_dtype);
+  TensorShape shape;
+  if (PlainData(wire_dtype, dims, len)) {
+    shape = TensorShape(dims);
+  } else {  // the checks one by one, to say which fails
+    ASSIGN_OR_RETURN(dtype, DataTypeFromWire(wire_dtype));
+    ASSIGN_OR_RETURN(shape, ShapeFromWire(dims));
+    ASSIGN_OR_RETURN(int64_t bytes, WireByteCount(dtype, shape));
+    if (bytes != len) return WrongByteCount(dtype, shape, bytes, len);
+  }
   if (landing != nullptr && landing->IsInitialized() && landing->dtype() == dtype &&
       landing->NumElements() == shape.num_elements() && !landing->on_device()) {
     return landing->Reshaped(shape);
@@ -410,29 +431,6 @@ HeadDims DimsOf(const RecvTensorReplyHead& head) {
   return dims;
 }
 
-// TensorForData for a hand-parsed head (not DT_STRING) and its `dims`: its
-// checks in one pass when they hold (the dtype has a fixed size, the dims
-// are not negative and their product times that size is the data's length),
-// else TensorForData itself, which says what is wrong. Every small tensor
-// received comes this way.
-absl::StatusOr<Tensor> TensorForHead(const RecvTensorReplyHead& head, const HeadDims& dims,
-                                     Allocator* allocator) {
-  const DataType dtype = static_cast<DataType>(head.dtype);
-  const int64_t size = IsRefType(dtype) ? 0 : DataTypeSize(dtype);
-  int64_t n = 1;
-  bool plain = size > 0;
-  for (int64_t d : dims) {
-    // n stays within the data's length (int32), so n * size cannot wrap.
-    plain = plain && d >= 0 && !__builtin_mul_overflow(n, d, &n) && n <= head.data_bytes;
-  }
-  if (!plain || n * size != head.data_bytes) {
-    return TensorForData(head.dtype, absl::MakeConstSpan(dims), head.data_bytes, allocator,
-                         /*landing=*/nullptr);
-  }
-  return Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype,
-                          TensorShape(absl::MakeConstSpan(dims)));
-}
-
 // A DT_STRING tensor from its encoded elements.
 absl::StatusOr<Tensor> StringTensor(const HeadDims& dims, std::string encoded,
                                     Allocator* allocator) {
@@ -467,7 +465,8 @@ absl::StatusOr<Tensor> TensorFromBuffered(const RecvTensorReplyHead& head, const
         dims, std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(head.data_bytes)),
         allocator);
   }
-  absl::StatusOr<Tensor> t = TensorForHead(head, dims, allocator);
+  absl::StatusOr<Tensor> t =
+      TensorForData(head.dtype, absl::MakeConstSpan(dims), head.data_bytes, allocator, nullptr);
   if (t.ok() && head.data_bytes > 0) {
     std::memcpy(t->raw_data(), data, static_cast<size_t>(head.data_bytes));
   }
