@@ -4,12 +4,12 @@
 
 namespace sluice {
 
-SessionOptions BuiltinSessionOptions() {
-  SessionOptions options;
-  options.ops = BuiltinOps();
-  options.kernels = BuiltinKernels();
-  options.backends = BuiltinBackends();
-  return options;
+SessionConfig BuiltinSessionConfig() {
+  SessionConfig config;
+  config.ops = BuiltinOps();
+  config.kernels = BuiltinKernels();
+  config.backends = BuiltinBackends();
+  return config;
 }
 
 }  // namespace sluice

@@ -1,21 +1,21 @@
-// BuiltinSessionOptions(): SessionOptions with the built-in op and kernel
-// registries and backends (ops/builtins.h) filled in. It sits above ops/ and
-// runtime/, so that neither knows the other's half:
+// BuiltinSessionConfig(): a SessionConfig (session/session_config.h) with
+// the built-in op and kernel registries and backends (ops/builtins.h) filled
+// in. It sits above ops/ and session/, so that neither knows the other:
 //
 //   Scope root = Scope::NewRootScope(BuiltinOps());
 //   ... build ...
 //   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-//                    NewSession(BuiltinSessionOptions(), *root.graph()));
+//                    NewSession(BuiltinSessionConfig(), *root.graph()));
 //
 // Thread-safe.
 #ifndef SLUICE_BUILTIN_SESSION_H_
 #define SLUICE_BUILTIN_SESSION_H_
 
-#include "runtime/session.h"
+#include "session/session_config.h"
 
 namespace sluice {
 
-SessionOptions BuiltinSessionOptions();
+SessionConfig BuiltinSessionConfig();
 
 }  // namespace sluice
 

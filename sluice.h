@@ -8,7 +8,7 @@
 //   Scope s = Scope::NewRootScope(BuiltinOps());
 //   Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
 //   Output y = ops::Square(s.WithOpName("y"), x);
-//   auto session = NewSession(BuiltinSessionOptions(), *s.graph());
+//   auto session = NewSession(BuiltinSessionConfig(), *s.graph());
 //   auto out = (*session)->Run({{x, Tensor::Scalar<float>(3)}}, {y});   // 9
 //
 // Depend on the Bazel target @sluice//:sluice (see README.md).
@@ -54,7 +54,7 @@
 #include "placement/auto_placer.h"
 #include "placement/pipeline.h"
 #include "placement/replicate.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/freeze_graph.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"

@@ -328,7 +328,7 @@ absl::Status Rank::Fused(const std::vector<std::pair<int64_t, int64_t>>& sets) {
       RETURN_IF_ERROR(root.status());
       ASSIGN_OR_RETURN(GraphDef def, root.ToGraphDef());
       ClusterSessionOptions so;
-      so.default_device = group_[rank_];
+      so.session.default_device = group_[rank_];
       ASSIGN_OR_RETURN(std::unique_ptr<Session> session, server_->NewSession(def, so));
       for (int w = 0; w < absl::GetFlag(FLAGS_warmup) + 1; ++w) {
         RETURN_IF_ERROR(session->Run({}, {}, {"step"}).status());

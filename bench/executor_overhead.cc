@@ -17,7 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, reps, 200, "timed runs per graph");
@@ -64,7 +64,7 @@ absl::Status Main() {
   RETURN_IF_ERROR(s.status());
 
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   NewSession(BuiltinSessionOptions(), *s.graph()));
+                   NewSession(BuiltinSessionConfig(), *s.graph()));
 
   ASSIGN_OR_RETURN(double empty_us, TimeRuns(session.get(), {}, {empty}, reps * 10));
   ASSIGN_OR_RETURN(double chain_us, TimeRuns(session.get(), {chain_out}, {}, reps));

@@ -37,7 +37,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
 #include "ops/gpu/matmul_precision.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 
@@ -245,9 +245,9 @@ absl::Status Main() {
                                   ops::Cast(gpu, b_init, DT_BFLOAT16));
   ops::MatMul(gpu.WithOpName("c16"), a16, b16);
   RETURN_IF_ERROR(root.status());
-  SessionOptions options = BuiltinSessionOptions();
+  SessionConfig options = BuiltinSessionConfig();
   // Room beside the session's device memory for the direct buffers.
-  options.gpu_memory_limit = int64_t{8} << 30;
+  options.devices.gpu_memory_limit = int64_t{8} << 30;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *root.graph()));
   RETURN_IF_ERROR(
       session->Run({{a_init, ta}, {b_init, tb}}, {},

@@ -12,7 +12,7 @@
 //                                 which leaves the host->device copy out
 // each with step capture (the default: replayed as a CUDA graph once its
 // shapes repeat; `_replayed_steps` says how many timed steps were) and as
-// `..._executor` without it (SessionOptions::capture_steps = false).
+// `..._executor` without it (SessionConfig::capture_steps = false).
 // The placer puts the nodes (no device requested) on the GPU where it has
 // kernels; `#` lines say how many ended elsewhere. MatMuls run in the
 // process-wide precision (SLUICE_GPU_MATMUL, default fp32). Without a GPU it
@@ -30,7 +30,7 @@
 #include "bench/bench_util.h"
 #include "examples/mlp_model.h"
 #include "ops/gpu/matmul_precision.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 
@@ -155,11 +155,11 @@ absl::Status Main() {
   for (int i = 0; i < 16; ++i) batches.push_back(Batch(data, int64_t{i} * batch, batch));
 
   // Fed from the host, with and without step capture (a CUDA graph per
-  // step once its shapes repeat: SessionOptions::capture_steps).
+  // step once its shapes repeat: SessionConfig::capture_steps).
   for (const bool capture : {true, false}) {
     const std::string name = capture ? "gpu_mlp_step" : "gpu_mlp_step_executor";
     ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
-    SessionOptions options = BuiltinSessionOptions();
+    SessionConfig options = BuiltinSessionConfig();
     options.capture_steps = capture;
     ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *m.scope.graph()));
     RETURN_IF_ERROR(session->Run({}, {}, {m.init}).status());
@@ -178,7 +178,7 @@ absl::Status Main() {
     ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
     ASSIGN_OR_RETURN(GraphDef def,
                      ResidentBatchGraph(m, batch, config.layers[0], batches[0].y));
-    SessionOptions options = BuiltinSessionOptions();
+    SessionConfig options = BuiltinSessionConfig();
     options.capture_steps = capture;
     ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, def));
     RETURN_IF_ERROR(

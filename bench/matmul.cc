@@ -27,7 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -54,7 +54,7 @@ absl::Status BenchSize(int64_t n) {
   Output c = ops::MatMul(s.WithOpName("c"), a, b);
   RETURN_IF_ERROR(s.status());
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   NewSession(BuiltinSessionOptions(), *s.graph()));
+                   NewSession(BuiltinSessionConfig(), *s.graph()));
   Tensor ta = RandomMatrix(n, 1), tb = RandomMatrix(n, 2);
   std::vector<float> out(static_cast<size_t>(n * n));
 

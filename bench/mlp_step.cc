@@ -7,7 +7,7 @@
 // Prints `mlp_step: X ms` (median over --steps after warm-up, with the
 // graph-rewrite pass on unless --fuse_ops=false). With --compare_fusion (the
 // default) it then runs the same graph in a second session with
-// SessionOptions::fuse_ops = false, in --rounds alternating rounds of
+// SessionConfig::fuse_ops = false, in --rounds alternating rounds of
 // --steps each (the order swapped every round), and prints
 // `mlp_step_fused: X ms`, `mlp_step_unfused: X ms` (medians of the rounds'
 // medians) and `mlp_step_fusion_speedup: Yx`. With
@@ -25,7 +25,7 @@
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
 #include "examples/mlp_model.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, steps, 50, "timed steps");
@@ -34,9 +34,9 @@ ABSL_FLAG(int, batch, 256, "examples per step");
 ABSL_FLAG(bool, profile, true, "also run traced steps and print per-op times");
 ABSL_FLAG(int, top, 12, "nodes listed (as # lines) by --profile");
 ABSL_FLAG(bool, timeline, false, "print the last traced step's nodes (start, end, thread) to stderr");
-ABSL_FLAG(int, num_threads, 0, "SessionOptions::num_threads (0: hardware threads)");
-ABSL_FLAG(int, inter_op, 0, "SessionOptions::inter_op_parallelism (1: nodes run one at a time)");
-ABSL_FLAG(bool, fuse_ops, true, "SessionOptions::fuse_ops of the main session");
+ABSL_FLAG(int, num_threads, 0, "SessionConfig::devices.cpu_threads (0: hardware threads)");
+ABSL_FLAG(int, inter_op, 0, "SessionConfig::inter_op_parallelism (1: nodes run one at a time)");
+ABSL_FLAG(bool, fuse_ops, true, "SessionConfig::fuse_ops of the main session");
 ABSL_FLAG(bool, compare_fusion, true, "also time fused against unfused in alternating rounds");
 ABSL_FLAG(int, rounds, 5, "alternating rounds of --compare_fusion");
 
@@ -46,7 +46,7 @@ namespace {
 // Times the step with the rewrite pass on and off, each in its own session
 // (both initialized alike), in alternating rounds.
 template <typename StepOn>
-absl::Status CompareFusion(const MlpModel& m, SessionOptions options, int steps, int warmup,
+absl::Status CompareFusion(const MlpModel& m, SessionConfig options, int steps, int warmup,
                            StepOn& step_on) {
   std::unique_ptr<Session> sessions[2];
   for (int fused = 0; fused < 2; ++fused) {
@@ -82,8 +82,8 @@ absl::Status Main() {
   config.optimizer = "sgd";
   config.learning_rate = 0.1;
   ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_threads = absl::GetFlag(FLAGS_num_threads);
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.cpu_threads = absl::GetFlag(FLAGS_num_threads);
   options.inter_op_parallelism = absl::GetFlag(FLAGS_inter_op);
   options.fuse_ops = absl::GetFlag(FLAGS_fuse_ops);
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *m.scope.graph()));

@@ -30,7 +30,7 @@
 #include "bench/bench_util.h"
 #include "examples/dense_stage.h"
 #include "examples/mlp_model.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, steps, 10, "timed steps per configuration");
@@ -87,10 +87,10 @@ absl::StatusOr<double> RunConfig(const std::string& name, const std::string& dev
   Node* init = ops::GlobalVariablesInitializer(root.WithOpName("init"));
   RETURN_IF_ERROR(root.status());
 
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_threads = absl::GetFlag(FLAGS_device_threads);
-  options.num_virtual_cpus = 1;
-  options.virtual_cpu_threads = absl::GetFlag(FLAGS_device_threads);
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.cpu_threads = absl::GetFlag(FLAGS_device_threads);
+  options.devices.num_virtual_cpus = 1;
+  options.devices.virtual_cpu_threads = absl::GetFlag(FLAGS_device_threads);
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *root.graph()));
   RETURN_IF_ERROR(session->Run({}, {}, {init}).status());
 

@@ -29,7 +29,7 @@
 #include "bench/bench_util.h"
 #include "placement/auto_placer.h"
 #include "placement/colocation.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(std::string, devices, "CPU:0,CPU:1", "DeviceSpecs of the two (or more) devices");
@@ -135,8 +135,8 @@ struct Runner {
 };
 
 absl::StatusOr<Runner> MakeRunner(const BenchGraph& g, int num_devices) {
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = num_devices - 1;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = num_devices - 1;
   Runner r;
   ASSIGN_OR_RETURN(r.session, NewSession(options, *g.root.graph()));
   RETURN_IF_ERROR(r.session->Run({}, {}, {g.init}).status());

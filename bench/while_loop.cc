@@ -20,7 +20,7 @@
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
 #include "ops/control_flow_builders.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 
 ABSL_FLAG(int, iterations, 1000, "loop iterations per step");
@@ -47,8 +47,8 @@ absl::StatusOr<double> MicrosPerIteration(int n, int reps, int64_t parallel, boo
           },
           {.parallel_iterations = parallel}));
   RETURN_IF_ERROR(s.status());
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = split ? 1 : 0;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = split ? 1 : 0;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *s.graph()));
   for (int i = 0; i < 3; ++i) {
     ASSIGN_OR_RETURN(std::vector<Tensor> r, session->Run({}, out, {}));

@@ -6,6 +6,7 @@
 #include "distributed/master_session.h"
 #include "distributed/rpc/job_credentials.h"
 #include "distributed/rpc/master_stub.h"
+#include "distributed/rpc/session_config_wire.h"
 #include "distributed/rpc/socket_util.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "base/status_macros.h"
@@ -26,9 +27,7 @@ class RemoteSession : public Session {
     if (!def.SerializeToString(&req.graph_def)) {
       return absl::InvalidArgumentError("cannot serialize the graph");
     }
-    req.config.default_device = options.default_device;
-    req.config.allow_soft_placement = options.allow_soft_placement;
-    req.config.step_timeout_ms = options.step_timeout_ms;
+    req.config = SessionConfigToWire(options.session);
     ASSIGN_OR_RETURN(handle_, stub_.CreateSession(req));
     ASSIGN_OR_RETURN(std::vector<rpc::DeviceAttributes> devices, stub_.ListDevices());
     for (const rpc::DeviceAttributes& d : devices) {
@@ -62,7 +61,18 @@ class RemoteSession : public Session {
     req.fetches = fetches;
     req.targets = targets;
     req.timeout_in_ms = options.timeout_in_ms;
+    req.output_partition_graphs = options.output_partition_graphs;
     ASSIGN_OR_RETURN(rpc::RunStepResponse resp, stub_.RunStep(req));
+    if (metadata != nullptr) {
+      metadata->partition_graphs.clear();
+      for (const std::string& bytes : resp.partition_graphs) {
+        GraphDef g;
+        if (!g.ParseFromString(bytes)) {
+          return absl::DataLossError("the master sent a partition graph that does not parse");
+        }
+        metadata->partition_graphs.push_back(std::move(g));
+      }
+    }
     std::vector<Tensor> out;
     for (const rpc::TensorWire& w : resp.fetches) {
       ASSIGN_OR_RETURN(Tensor t, TensorFromWire(w));
@@ -134,11 +144,9 @@ absl::StatusOr<std::unique_ptr<Session>> NewClusterSession(const ClusterSpec& cl
   auto cache = std::make_unique<ClusterWorkerCache>(cluster, "", rpc);
   MasterSessionOptions master;
   master.workers = cache.get();
-  master.ops = BuiltinOps();
-  master.kernels = BuiltinKernels();
-  master.default_device = options.default_device;
-  master.allow_soft_placement = options.allow_soft_placement;
-  master.step_timeout_ms = options.step_timeout_ms;
+  master.session = options.session;
+  if (master.session.ops == nullptr) master.session.ops = BuiltinOps();
+  if (master.session.kernels == nullptr) master.session.kernels = BuiltinKernels();
   master.wait_for_cluster_ms = options.wait_for_cluster_ms;
   ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session,
                    MasterSession::Create(master, def, std::move(cache)));

@@ -7,7 +7,7 @@
 //  - Server::NewSession (distributed/server.h): a master in a process that
 //    also hosts one of the tasks (the usual between-graph worker).
 //
-//   ClusterSessionOptions opts;  opts.default_device = "/job:worker/task:0";
+//   ClusterSessionOptions opts;  opts.session.default_device = "/job:worker/task:0";
 //   ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
 //                    NewRemoteSession("thrift://127.0.0.1:4000", graph_def, opts));
 //   ASSIGN_OR_RETURN(auto out, s->Run({{"x", x}}, {"loss"}, {"train"}));
@@ -26,15 +26,19 @@
 #include "distributed/transport_security.h"
 #include "graph/graph.h"
 #include "runtime/session.h"
+#include "session/session_config.h"
 
 namespace sluice {
 
 struct ClusterSessionOptions {
-  // Where nodes that ask for no device go (a partial name, e.g.
-  // "/job:worker/task:0"); "" for the first device of the cluster.
-  std::string default_device;
-  bool allow_soft_placement = true;
-  int64_t step_timeout_ms = 60000;     // a step that takes longer fails
+  // The session's knobs (session/session_config.h), the same struct a local
+  // session takes. Its placement and execution groups reach the master
+  // whichever way it runs (over the wire for NewRemoteSession); registries
+  // left null are the built-ins (in-process masters) or the server's
+  // (remote); the devices group is unused (each task made its own).
+  // default_device "": the first device of the cluster (NewClusterSession,
+  // NewRemoteSession) or the server's own task (Server::NewSession).
+  SessionConfig session;
   int64_t wait_for_cluster_ms = 30000;  // for every task to answer at creation
   RpcOptions rpc;
   // When rpc.tls is null: this process connects as the job's "client"

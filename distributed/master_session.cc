@@ -14,11 +14,11 @@
 #include "distributed/call_pool.h"
 #include "graph/graph_def_io.h"
 #include "base/status_macros.h"
-#include "placement/compile_signature.h"
+#include "session/compile_signature.h"
 #include "runtime/client_graph.h"
 #include "runtime/device.h"
 #include "runtime/frame_ops.h"
-#include "runtime/signature_cache.h"
+#include "session/signature_cache.h"
 #include "runtime/step_barrier.h"
 
 namespace sluice {
@@ -48,7 +48,7 @@ struct TaskPart {
   std::vector<int> retval_indices;
 };
 
-// A compiled run signature (placement/compile_signature.h), registered
+// A compiled run signature (session/compile_signature.h), registered
 // with every task it runs on; each task builds its share with the same
 // step engine a local session uses.
 struct ClusterSignature {
@@ -62,7 +62,10 @@ struct ClusterSignature {
 class MasterSession::Impl {
  public:
   explicit Impl(const MasterSessionOptions& options)
-      : options_(options), pool_("master", /*max_idle=*/16) {}
+      : options_(options),
+        step_timeout_ms_(options.session.step_timeout_ms > 0 ? options.session.step_timeout_ms
+                                                             : kDefaultClusterStepTimeoutMs),
+        pool_("master", /*max_idle=*/16) {}
   ~Impl() { (void)Close(); }
 
   absl::Status Init(const GraphDef& def);
@@ -84,6 +87,7 @@ class MasterSession::Impl {
   int64_t NewStepId();
 
   const MasterSessionOptions options_;
+  const int64_t step_timeout_ms_;  // when a run gives none
   CallPool pool_;
   std::string handle_;
   std::vector<DeviceInfo> device_infos_;
@@ -97,7 +101,8 @@ class MasterSession::Impl {
 };
 
 absl::Status MasterSession::Impl::Init(const GraphDef& def) {
-  if (options_.workers == nullptr || options_.ops == nullptr || options_.kernels == nullptr) {
+  if (options_.workers == nullptr || options_.session.ops == nullptr ||
+      options_.session.kernels == nullptr) {
     return absl::InvalidArgumentError("MasterSessionOptions needs workers, ops and kernels");
   }
   {
@@ -106,7 +111,7 @@ absl::Status MasterSession::Impl::Init(const GraphDef& def) {
   }
   RETURN_IF_ERROR(DiscoverDevices());
   absl::MutexLock lock(&mu_);
-  graph_ = std::make_unique<Graph>(options_.ops);
+  graph_ = std::make_unique<Graph>(options_.session.ops);
   return ImportGraphDef(def, graph_.get());
 }
 
@@ -166,11 +171,7 @@ absl::StatusOr<std::shared_ptr<ClusterSignature>> MasterSession::Impl::Compile(
     const std::vector<std::string>& targets) {
   SignatureCompileOptions o;
   for (const auto& d : devices_) o.devices.push_back(d.get());
-  o.kernels = options_.kernels;
-  o.allow_soft_placement = options_.allow_soft_placement;
-  o.default_device = options_.default_device;
-  o.auto_place = options_.auto_place;
-  o.fuse_ops = options_.fuse_ops;
+  o.config = &options_.session;
   o.get_incarnation = [this](const std::string& device) -> uint64_t {
     auto it = incarnations_.find(TaskOfDevice(device));
     return it == incarnations_.end() ? 1 : it->second;
@@ -275,7 +276,7 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
     // RunOptions::timeout_in_ms, when given, replaces the session's step
     // deadline: each task stops its partitions (a loop that never ends)
     // and answers DeadlineExceeded when it passes.
-    args.timeout_ms = options.timeout_in_ms > 0 ? options.timeout_in_ms : options_.step_timeout_ms;
+    args.timeout_ms = options.timeout_in_ms > 0 ? options.timeout_in_ms : step_timeout_ms_;
     for (int a : p.arg_indices) args.feeds[a] = feeds[a].second;
     args.retval_indices = p.retval_indices;
     report(p.worker->RunGraph(args, &results[i]));

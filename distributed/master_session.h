@@ -7,8 +7,8 @@
 //
 //   MasterSessionOptions opts;
 //   opts.workers = &cache;                        // every task of the cluster
-//   opts.ops = BuiltinOps();  opts.kernels = BuiltinKernels();
-//   opts.default_device = "/job:worker/replica:0/task:0";
+//   opts.session = BuiltinSessionConfig();        // builtin_session.h
+//   opts.session.default_device = "/job:worker/replica:0/task:0";
 //   ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> s, MasterSession::Create(opts, graph_def));
 //   ASSIGN_OR_RETURN(std::vector<Tensor> out, s->Run({{"x:0", x}}, {"loss:0"}, {"train"}));
 //
@@ -37,24 +37,17 @@
 #include "graph/proto/graph.pb.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/session.h"
+#include "session/session_config.h"
 
 namespace sluice {
 
 struct MasterSessionOptions {
-  WorkerCache* workers = nullptr;           // required
-  const OpRegistry* ops = nullptr;          // required
-  const KernelRegistry* kernels = nullptr;  // required
-  // Where nodes that ask for no device go: a (partial) device name such as
-  // "/job:worker/replica:0/task:1"; "" for the first device of the cluster.
-  std::string default_device;
-  bool allow_soft_placement = true;
-  // Nodes that ask for no device are placed by the automatic model-parallel
-  // placer (placement/auto_placer.h) over every device of the cluster, each
-  // within the memory limit its task reports.
-  bool auto_place = false;
-  // Fuse op chains in each compiled signature (SessionOptions::fuse_ops).
-  bool fuse_ops = true;
-  int64_t step_timeout_ms = 60000;
+  WorkerCache* workers = nullptr;  // required: every task of the cluster
+  // The session's knobs (session/session_config.h): registries (required),
+  // placement and execution. Its devices group is unused: each task made
+  // its own. A step_timeout_ms of 0 is kDefaultClusterStepTimeoutMs.
+  SessionConfig session;
+  // How long creation waits for every task to answer.
   int64_t wait_for_cluster_ms = 30000;
 };
 

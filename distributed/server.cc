@@ -63,25 +63,22 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   RpcOptions rpc = options.rpc;
   rpc.tls = tls;
 
-  const OpRegistry* ops = options.ops != nullptr ? options.ops : BuiltinOps();
-  const KernelRegistry* kernels = options.kernels != nullptr ? options.kernels : BuiltinKernels();
+  SessionConfig session = options.session;
+  if (session.ops == nullptr) session.ops = BuiltinOps();
+  if (session.kernels == nullptr) session.kernels = BuiltinKernels();
+  if (session.backends == nullptr) session.backends = BuiltinBackends();
+  if (session.default_device.empty()) session.default_device = server->task_;
   server->cache_ = std::make_unique<ClusterWorkerCache>(config.cluster, server->task_, rpc);
   WorkerOptions worker_options;
   worker_options.task = server->task_;
-  worker_options.ops = ops;
-  worker_options.kernels = kernels;
-  worker_options.backends = options.backends != nullptr ? options.backends : BuiltinBackends();
-  worker_options.devices = options.devices;
-  worker_options.devices.name_prefix = server->task_;
+  worker_options.session = session;
   worker_options.peers = server->cache_.get();
   worker_options.collective_transport = options.collective_transport;
   ASSIGN_OR_RETURN(server->worker_, Worker::Create(worker_options));
   server->cache_->SetLocalWorker(server->worker_.get());
 
   server->master_options_.workers = server->cache_.get();
-  server->master_options_.ops = ops;
-  server->master_options_.kernels = kernels;
-  server->master_options_.default_device = server->task_;
+  server->master_options_.session = session;
 
   ThriftServerOptions thrift_options;
   thrift_options.host = IsIpLiteral(host) ? host : "0.0.0.0";
@@ -113,9 +110,12 @@ std::string Server::target() const {
 absl::StatusOr<std::unique_ptr<Session>> Server::NewSession(const GraphDef& def,
                                                             ClusterSessionOptions options) {
   MasterSessionOptions master = master_options_;
-  if (!options.default_device.empty()) master.default_device = options.default_device;
-  master.allow_soft_placement = options.allow_soft_placement;
-  master.step_timeout_ms = options.step_timeout_ms;
+  master.session = options.session;
+  if (master.session.ops == nullptr) master.session.ops = master_options_.session.ops;
+  if (master.session.kernels == nullptr) master.session.kernels = master_options_.session.kernels;
+  if (master.session.default_device.empty()) {
+    master.session.default_device = master_options_.session.default_device;
+  }
   master.wait_for_cluster_ms = options.wait_for_cluster_ms;
   ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session, MasterSession::Create(master, def));
   return std::unique_ptr<Session>(std::move(session));

@@ -32,17 +32,18 @@
 #include "distributed/rpc/thrift_server.h"
 #include "distributed/transport_security.h"
 #include "distributed/worker.h"
-#include "graph/op_registry.h"
-#include "runtime/kernel_registry.h"
+#include "session/session_config.h"
 
 namespace sluice {
 
 struct ServerOptions {
   TaskConfig config;
-  const OpRegistry* ops = nullptr;          // default: the built-in ops
-  const KernelRegistry* kernels = nullptr;  // default: the built-in kernels
-  const BackendRegistry* backends = nullptr;  // default: the built-in backends
-  LocalDevicesOptions devices;              // name_prefix is set from the task
+  // The task's registries (null: the built-ins, ops/builtins.h), its
+  // devices (devices.name_prefix is set from the task) and how its worker
+  // runs partitions (inter_op_parallelism). Placement is each session's
+  // own: Server::NewSession's options, or what a remote client's
+  // CreateSession carries.
+  SessionConfig session;
   RpcOptions rpc;
   // Collectives with members on other tasks (WorkerOptions::collective_transport).
   RpcCollectiveTransport::Options collective_transport;
@@ -73,7 +74,8 @@ class Server {
 
   // A session whose master runs here, with this task's worker in process.
   // Nodes that ask for no device go to this task unless
-  // options.default_device says otherwise.
+  // options.session.default_device says otherwise. options.session's
+  // registries, when null, are the server's.
   absl::StatusOr<std::unique_ptr<Session>> NewSession(const GraphDef& def,
                                                       ClusterSessionOptions options = {});
 
@@ -85,7 +87,7 @@ class Server {
 
   std::string task_;
   std::string address_;
-  MasterSessionOptions master_options_;
+  MasterSessionOptions master_options_;  // registries resolved, default_device set
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<ClusterWorkerCache> cache_;
   std::unique_ptr<ThriftServer> thrift_;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "distributed/random_id.h"
+#include "distributed/rpc/session_config_wire.h"
 #include "distributed/rpc/tensor_wire.h"
 
 namespace sluice {
@@ -118,9 +119,7 @@ void MasterServiceHandler::CreateSession(rpc::CreateSessionResponse& out,
                                          const rpc::CreateSessionRequest& req) {
   GraphDef def = ValueOrThrow(ParseGraph(req.graph_def, "the session's graph"));
   MasterSessionOptions options = options_;
-  options.default_device = req.config.default_device;
-  options.allow_soft_placement = req.config.allow_soft_placement;
-  if (req.config.step_timeout_ms > 0) options.step_timeout_ms = req.config.step_timeout_ms;
+  options.session = SessionConfigFromWire(req.config, options_.session);
   std::unique_ptr<MasterSession> session = ValueOrThrow(MasterSession::Create(options, def));
   std::vector<std::shared_ptr<MasterSession>> idle;
   {
@@ -144,7 +143,19 @@ void MasterServiceHandler::RunStep(rpc::RunStepResponse& out, const rpc::RunStep
   for (const rpc::NamedTensor& f : req.feeds) {
     feeds.emplace_back(f.name, ValueOrThrow(TensorFromWire(f.tensor)));
   }
-  std::vector<Tensor> fetched = ValueOrThrow(session->Run(feeds, req.fetches, req.targets, RunOptions{.timeout_in_ms = req.timeout_in_ms}));
+  RunOptions options;
+  options.timeout_in_ms = req.timeout_in_ms;
+  options.output_partition_graphs = req.output_partition_graphs;
+  RunMetadata metadata;
+  std::vector<Tensor> fetched =
+      ValueOrThrow(session->Run(feeds, req.fetches, req.targets, options, &metadata));
+  for (const GraphDef& g : metadata.partition_graphs) {
+    std::string bytes;
+    if (!g.SerializeToString(&bytes)) {
+      ThrowIfError(absl::InternalError("cannot serialize a partition graph"));
+    }
+    out.partition_graphs.push_back(std::move(bytes));
+  }
   for (const Tensor& t : fetched) {
     rpc::TensorWire wire;
     ThrowIfError(TensorToWire(t, &wire));

@@ -24,18 +24,18 @@ class MasterServiceHandlerTest : public ::testing::Test {
   void SetUp() override {
     WorkerOptions w;
     w.task = kTask;
-    w.ops = BuiltinOps();
-    w.kernels = BuiltinKernels();
-    w.devices.cpu_threads = 1;
+    w.session.ops = BuiltinOps();
+    w.session.kernels = BuiltinKernels();
+    w.session.devices.cpu_threads = 1;
     w.peers = &cache_;
     absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(w);
     ASSERT_TRUE(worker.ok()) << worker.status();
     worker_ = *std::move(worker);
     cache_.Add(kTask, worker_.get());
     options_.workers = &cache_;
-    options_.ops = BuiltinOps();
-    options_.kernels = BuiltinKernels();
-    options_.default_device = kTask;
+    options_.session.ops = BuiltinOps();
+    options_.session.kernels = BuiltinKernels();
+    options_.session.default_device = kTask;
   }
   void TearDown() override { cache_.Quiesce(); }
 

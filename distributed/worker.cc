@@ -88,7 +88,7 @@ class Worker::Impl {
             collective_transport_ != nullptr
                 ? static_cast<CollectiveTransport*>(collective_transport_.get())
                 : &mailbox_,
-            options.backends)) {}
+            options.session.backends)) {}
   ~Impl();
 
   absl::Status Init();
@@ -167,16 +167,16 @@ class Worker::Impl {
 };
 
 absl::Status Worker::Impl::Init() {
-  if (options_.ops == nullptr || options_.kernels == nullptr) {
+  if (options_.session.ops == nullptr || options_.session.kernels == nullptr) {
     return absl::InvalidArgumentError("WorkerOptions needs ops and kernels registries");
   }
   if (options_.task.empty() || TaskOfDevice(options_.task) != options_.task) {
     return absl::InvalidArgumentError(absl::StrCat(
         "WorkerOptions.task '", options_.task, "' is not a task name like /job:ps/replica:0/task:0"));
   }
-  LocalDevicesOptions local = options_.devices;
+  LocalDevicesOptions local = options_.session.devices;
   local.name_prefix = options_.task;
-  ASSIGN_OR_RETURN(devices_, CreateDevices(options_.backends, local));
+  ASSIGN_OR_RETURN(devices_, CreateDevices(options_.session.backends, local));
   for (const auto& d : devices_) device_by_name_[d->name()] = d.get();
   return absl::OkStatus();
 }
@@ -274,7 +274,7 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
   auto graph = std::make_shared<RegisteredGraph>();
   graph->session_handle = session_handle;
   absl::StatusOr<std::unique_ptr<StepPartitions>> built =
-      StepPartitions::Build(std::move(graphs), options_.ops, *options_.kernels);
+      StepPartitions::Build(std::move(graphs), options_.session.ops, *options_.session.kernels);
   RETURN_IF_ERROR(WithTask(built.status()));
   graph->partitions = *std::move(built);
   for (const StepPartitions::Part& part : graph->partitions->parts()) {
@@ -418,6 +418,7 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
   args.call_frame = &state->frame;
   args.rendezvous = state->rendezvous.get();
   args.collective_executor = collectives_.get();
+  args.run_inline = options_.session.inter_op_parallelism == 1;
   {
     absl::MutexLock lock(&mu_);
     ++runs_in_flight_;

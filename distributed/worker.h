@@ -6,7 +6,7 @@
 //
 //   WorkerOptions opts;
 //   opts.task = "/job:ps/replica:0/task:0";
-//   opts.kernels = BuiltinKernels();  opts.ops = BuiltinOps();
+//   opts.session = BuiltinSessionConfig();     // builtin_session.h
 //   opts.peers = &cache;                       // the cluster's other tasks
 //   ASSIGN_OR_RETURN(std::unique_ptr<Worker> w, Worker::Create(opts));
 //   // then: served by distributed/server.h, or called in-process
@@ -54,6 +54,7 @@
 #include "runtime/backend.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/local_devices.h"
+#include "session/session_config.h"
 
 namespace sluice {
 
@@ -61,14 +62,12 @@ class CollectiveExecutor;  // runtime/collective/collective_executor.h
 
 struct WorkerOptions {
   std::string task;  // "/job:J/replica:0/task:T"; device names start with it
-  const OpRegistry* ops = nullptr;          // required
-  const KernelRegistry* kernels = nullptr;  // required
-  // The backends whose devices the task has and whose all-reduce its
-  // collectives use (runtime/backend.h); null: CPU devices only. Borrowed.
-  const BackendRegistry* backends = nullptr;
-  // CPU:0 (+ virtual CPUs, + the backends' devices); name_prefix is
-  // replaced by `task`.
-  LocalDevicesOptions devices;
+  // The task's registries (ops and kernels required; backends: whose
+  // devices the task has and whose all-reduce its collectives use, null:
+  // CPU devices only), its devices (CPU:0, virtual CPUs, the backends';
+  // devices.name_prefix is replaced by `task`) and how its partitions run
+  // (inter_op_parallelism). The placement group is the master's business.
+  SessionConfig session;
   WorkerCache* peers = nullptr;  // required when graphs receive from other tasks
   int64_t default_timeout_ms = 60000;  // per step when RunGraph gives none
   // The longest a RunGraph or RecvTensor waits, whatever the caller asks: a

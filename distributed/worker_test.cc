@@ -60,12 +60,12 @@ std::unique_ptr<Worker> MakeWorker(const std::string& task, int virtual_cpus, Wo
                                    absl::Duration graph_idle_ttl = absl::Hours(1)) {
   WorkerOptions opts;
   opts.task = task;
-  opts.ops = BuiltinOps();
-  opts.kernels = BuiltinKernels();
-  opts.devices.cpu_threads = 2;
-  opts.devices.num_virtual_cpus = virtual_cpus;
-  opts.devices.virtual_cpu_threads = 1;
-  opts.devices.cpu_memory_limit = int64_t{1} << 30;
+  opts.session.ops = BuiltinOps();
+  opts.session.kernels = BuiltinKernels();
+  opts.session.devices.cpu_threads = 2;
+  opts.session.devices.num_virtual_cpus = virtual_cpus;
+  opts.session.devices.virtual_cpu_threads = 1;
+  opts.session.devices.cpu_memory_limit = int64_t{1} << 30;
   opts.peers = peers;
   opts.default_timeout_ms = timeout_ms;
   opts.graph_idle_ttl = graph_idle_ttl;
@@ -566,8 +566,8 @@ TEST(WorkerTest, StatusAndCreateErrors) {
   WorkerOptions opts;
   opts.task = "/job:ps/replica:0/task:0";
   EXPECT_EQ(Worker::Create(opts).status().code(), absl::StatusCode::kInvalidArgument);
-  opts.ops = BuiltinOps();
-  opts.kernels = BuiltinKernels();
+  opts.session.ops = BuiltinOps();
+  opts.session.kernels = BuiltinKernels();
   opts.task = "/job:ps/replica:0/task:0/device:CPU:0";
   EXPECT_EQ(Worker::Create(opts).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TaskOfDevice("/job:ps/replica:0/task:3/device:GPU:1"), "/job:ps/replica:0/task:3");
@@ -648,13 +648,13 @@ TEST(MasterSessionTest, AutoPlacementSpreadsWhatDoesNotFitOneDevice) {
   constexpr int64_t kLimit = int64_t{64} << 20;
   WorkerOptions opts;
   opts.task = kWk;
-  opts.ops = BuiltinOps();
-  opts.kernels = BuiltinKernels();
-  opts.devices.cpu_threads = 2;
-  opts.devices.cpu_memory_limit = kLimit;
-  opts.devices.num_virtual_cpus = 1;
-  opts.devices.virtual_cpu_threads = 1;
-  opts.devices.virtual_cpu_memory_limit = kLimit;
+  opts.session.ops = BuiltinOps();
+  opts.session.kernels = BuiltinKernels();
+  opts.session.devices.cpu_threads = 2;
+  opts.session.devices.cpu_memory_limit = kLimit;
+  opts.session.devices.num_virtual_cpus = 1;
+  opts.session.devices.virtual_cpu_threads = 1;
+  opts.session.devices.virtual_cpu_memory_limit = kLimit;
 
   Scope s = Scope::NewRootScope(BuiltinOps());
   const int64_t n = 10 << 20;  // floats: 40 MiB
@@ -678,9 +678,9 @@ TEST(MasterSessionTest, AutoPlacementSpreadsWhatDoesNotFitOneDevice) {
     cache.Add(kWk, worker->get());
     MasterSessionOptions master;
     master.workers = &cache;
-    master.ops = BuiltinOps();
-    master.kernels = BuiltinKernels();
-    master.auto_place = auto_place;
+    master.session.ops = BuiltinOps();
+    master.session.kernels = BuiltinKernels();
+    master.session.auto_place = auto_place;
     absl::StatusOr<std::unique_ptr<MasterSession>> session = MasterSession::Create(master, *def);
     ASSERT_TRUE(session.ok()) << session.status();
     RunMetadata metadata;

@@ -382,7 +382,7 @@ absl::Status Main() {
   }
   if (const char* threads = std::getenv("SLUICE_NUM_THREADS")) {  // a sweep's share per task
     int n = 0;
-    if (absl::SimpleAtoi(threads, &n) && n > 0) server_options.devices.cpu_threads = n;
+    if (absl::SimpleAtoi(threads, &n) && n > 0) server_options.session.devices.cpu_threads = n;
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
   if (task->job == "ps") {

@@ -225,8 +225,8 @@ absl::Status Train(Session* session, const Model& m, const Layout& layout) {
 absl::Status RunLocal() {
   ASSIGN_OR_RETURN(Layout layout, LocalLayout());
   ASSIGN_OR_RETURN(std::unique_ptr<Model> m, BuildModel(layout));
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = static_cast<int>(layout.towers.size());
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = static_cast<int>(layout.towers.size());
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, *m->scope.graph()));
   return Train(session.get(), *m, layout);
 }

@@ -41,7 +41,7 @@ absl::Status Main() {
   Node* init = ops::GlobalVariablesInitializer(s.WithOpName("init"));
   RETURN_IF_ERROR(s.status());
 
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(BuiltinSessionOptions(), *s.graph()));
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(BuiltinSessionConfig(), *s.graph()));
   RETURN_IF_ERROR(session->Run({}, {}, {init}).status());
   std::vector<Tensor> out;
   for (int i = 1; i <= absl::GetFlag(FLAGS_steps); ++i) {

@@ -60,7 +60,7 @@ absl::StatusOr<std::string> FindDevice(const std::vector<std::string>& listed,
 
 // The devices to replicate over: --devices, else the GPUs, else the CPUs, of
 // a session with these options.
-absl::StatusOr<std::vector<std::string>> ReplicaDevices(const SessionOptions& options) {
+absl::StatusOr<std::vector<std::string>> ReplicaDevices(const SessionConfig& options) {
   std::vector<std::string> listed, gpus, cpus;
   {
     // A probe session over an empty graph, closed before the real one opens.
@@ -102,8 +102,8 @@ absl::Status Main() {
     return absl::InvalidArgumentError("--replicas must be > 0");
   if (steps < 0 || batch <= 0) return absl::InvalidArgumentError("--steps >= 0 and --batch > 0");
 
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = absl::GetFlag(FLAGS_replicas) - 1;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = absl::GetFlag(FLAGS_replicas) - 1;
   ASSIGN_OR_RETURN(std::vector<std::string> devices, ReplicaDevices(options));
   const int replicas = static_cast<int>(devices.size());
   if (batch % replicas != 0) {

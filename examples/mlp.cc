@@ -61,7 +61,7 @@ absl::Status Main() {
   RETURN_IF_ERROR(m.scope.status());
   Dataset data = MakeSyntheticDataset({.examples = absl::GetFlag(FLAGS_examples)});
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   NewSession(BuiltinSessionOptions(), *m.scope.graph()));
+                   NewSession(BuiltinSessionConfig(), *m.scope.graph()));
   RETURN_IF_ERROR(session->Run({}, {}, {m.init}).status());
 
   std::printf("training MLP %s on %lld synthetic examples, batch %d, %s lr=%g\n",

@@ -4,7 +4,7 @@
 //   MlpConfig config;  config.layers = {784, 256, 256, 10};
 //   ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
 //   Dataset data = MakeSyntheticDataset({.examples = 8192});
-//   ASSIGN_OR_RETURN(auto sess, NewSession(BuiltinSessionOptions(), *m.scope.graph()));
+//   ASSIGN_OR_RETURN(auto sess, NewSession(BuiltinSessionConfig(), *m.scope.graph()));
 //   RETURN_IF_ERROR(sess->Run({}, {}, {m.init->name()}).status());
 //   ... sess->Run({{m.x, batch_x}, {m.labels, batch_y}}, {m.loss}, {m.train}) ...
 //

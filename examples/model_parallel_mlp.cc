@@ -228,11 +228,11 @@ absl::Status Main() {
   } else if (task.status().code() != absl::StatusCode::kNotFound) {
     return task.status();
   } else {
-    SessionOptions options = BuiltinSessionOptions();
-    options.num_virtual_cpus = 1;
+    SessionConfig options = BuiltinSessionConfig();
+    options.devices.num_virtual_cpus = 1;
     for (const DeviceName& r : requested) {
       if (r.type == "CPU" && r.id)
-        options.num_virtual_cpus = std::max(options.num_virtual_cpus, *r.id);
+        options.devices.num_virtual_cpus = std::max(options.devices.num_virtual_cpus, *r.id);
     }
     ASSIGN_OR_RETURN(session, NewSession(options, GraphDef()));
   }

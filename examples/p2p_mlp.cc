@@ -110,7 +110,7 @@ absl::Status Main() {
                    BuildPeerToPeer(root, {x, labels}, tower, optimizer.get(), p2p));
   ASSIGN_OR_RETURN(GraphDef def, root.ToGraphDef());
   ClusterSessionOptions session_options;
-  session_options.default_device = server->task();
+  session_options.session.default_device = server->task();
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, server->NewSession(def, session_options));
   RETURN_IF_ERROR(session->Run({}, {}, {model.init}).status());
 

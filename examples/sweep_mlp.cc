@@ -74,12 +74,12 @@ absl::StatusOr<MlpConfig> ConfigFromFlags() {
   return config;
 }
 
-SessionOptions OptionsFromEnv() {
-  SessionOptions options = BuiltinSessionOptions();
+SessionConfig OptionsFromEnv() {
+  SessionConfig options = BuiltinSessionConfig();
   if (const char* n = std::getenv("SLUICE_NUM_THREADS")) {
     int threads;
     if (absl::SimpleAtoi(n, &threads) && threads > 0) {
-      options.num_threads = threads;
+      options.devices.cpu_threads = threads;
       options.inter_op_parallelism = 1;  // the GEMMs use the trial's cores
     }
   }

@@ -13,7 +13,7 @@
 #include "ops/builtins.h"
 #include "ops/gradients.h"
 #include "ops/testutil/gradient_checker.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -763,7 +763,7 @@ TEST(ArrayOpsGraphDefTest, RunsTensorFlowStyleGraph) {
   )pb";
   absl::StatusOr<GraphDef> def = ParseGraphDef(kGraph);
   ASSERT_TRUE(def.ok()) << def.status();
-  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(BuiltinSessionOptions(), *def);
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(BuiltinSessionConfig(), *def);
   ASSERT_TRUE(session.ok()) << session.status();
   // x: [2, 6] -> Reshape [-1, 2, 3] = [2, 2, 3] -> [:, 1] = [2, 3] -> concat [4, 3].
   Tensor x = Tensor::FromVector<float>(Iota(12), TensorShape({2, 6}));

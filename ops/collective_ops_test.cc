@@ -14,7 +14,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "runtime/device.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/executor.h"
 #include "runtime/session.h"
 
@@ -26,8 +26,8 @@ std::string Cpu(int k) { return absl::StrCat("/job:localhost/replica:0/task:0/de
 // CPU:0 and the virtual CPU:1..CPU:3.
 std::unique_ptr<Session> MakeSession(const Scope& s) {
   EXPECT_TRUE(s.ok()) << s.status();
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = 3;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = 3;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(options, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? std::move(*sess) : nullptr;

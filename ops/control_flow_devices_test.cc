@@ -18,7 +18,7 @@
 #include "ops/builtins.h"
 #include "ops/control_flow_builders.h"
 #include "ops/math_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -30,8 +30,8 @@ constexpr char kCpu1[] = "/job:localhost/replica:0/task:0/device:CPU:1";
 // CPU:0 and the virtual CPU:1.
 std::unique_ptr<Session> TwoDeviceSession(const Scope& s) {
   EXPECT_TRUE(s.ok()) << s.status();
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = 1;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = 1;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(options, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? std::move(*sess) : nullptr;

@@ -13,7 +13,7 @@
 #include "graph/graph_def_io.h"
 #include "gtest/gtest.h"
 #include "ops/builtins.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -101,7 +101,7 @@ std::unique_ptr<Session> Load(const char* text) {
   absl::Status s = ImportGraphDef(*def, graph.get());
   EXPECT_TRUE(s.ok()) << s;
   if (!s.ok()) return nullptr;
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *graph);
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *graph);
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? std::move(*sess) : nullptr;
 }

@@ -23,13 +23,13 @@
 #include "ops/stack_ops.h"
 #include "ops/testutil/gradient_checker.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
 namespace {
 
-std::unique_ptr<Session> MakeSession(const Scope& s, SessionOptions options = BuiltinSessionOptions()) {
+std::unique_ptr<Session> MakeSession(const Scope& s, SessionConfig options = BuiltinSessionConfig()) {
   EXPECT_TRUE(s.ok()) << s.status();
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(options, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
@@ -260,7 +260,7 @@ TEST(ControlFlowTest, LoopGraphsSurviveAGraphDefRoundTrip) {
   ASSERT_TRUE(def.ok()) << def.status();
   Graph g(BuiltinOps());
   ASSERT_TRUE(ImportGraphDef(*def, &g).ok());
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), g);
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), g);
   ASSERT_TRUE(sess.ok()) << sess.status();
   absl::StatusOr<std::vector<Tensor>> r = (*sess)->Run({}, {"while/Exit_1"}, {});
   ASSERT_TRUE(r.ok()) << r.status();

@@ -26,7 +26,7 @@
 #include "ops/state_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/testutil/gradient_checker.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -248,7 +248,7 @@ TEST(DynamicRnnTest, AnLstmTrainingGraphLearnsAlsoAfterAGraphDefRoundTrip) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   absl::StatusOr<TrainingGraph> g = BuildTraining(s);
   ASSERT_TRUE(g.ok()) << g.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   auto [before, after] = Train(sess->get(), g->init->name(), g->train->name(), g->loss.name(), 150);
   EXPECT_LT(after, 0.25f * before) << before << " -> " << after;
@@ -259,7 +259,7 @@ TEST(DynamicRnnTest, AnLstmTrainingGraphLearnsAlsoAfterAGraphDefRoundTrip) {
   ASSERT_TRUE(def.ok()) << def.status();
   Graph imported(BuiltinOps());
   ASSERT_TRUE(ImportGraphDef(*def, &imported).ok());
-  absl::StatusOr<std::unique_ptr<Session>> again = NewSession(BuiltinSessionOptions(), imported);
+  absl::StatusOr<std::unique_ptr<Session>> again = NewSession(BuiltinSessionConfig(), imported);
   ASSERT_TRUE(again.ok()) << again.status();
   auto [before2, after2] = Train(again->get(), g->init->name(), g->train->name(), g->loss.name(), 150);
   EXPECT_FLOAT_EQ(before2, before);

@@ -17,7 +17,7 @@
 #include "ops/builtins.h"
 #include "ops/state_ops.h"
 #include "ops/testutil/math_test_util.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -171,7 +171,7 @@ node { name: "dense/Relu" op: "_FusedMatMul" input: "a" input: "b" input: "bias"
 TEST(FusedMatMulTest, RunsFromATensorFlowGraphFile) {
   absl::StatusOr<GraphDef> def = ParseGraphDef(kTensorFlowGraph);
   ASSERT_TRUE(def.ok()) << def.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *def);
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *def);
   ASSERT_TRUE(sess.ok()) << sess.status();
   absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run({}, {"dense/Relu:0"}, {});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -194,7 +194,7 @@ TEST(MatMulApplyGradientDescentTest, UpdatesTheVariable) {
   ASSERT_TRUE(g.s.ok()) << g.s.status();
   EXPECT_EQ(out.dtype(), DT_FLOAT_REF);
   EXPECT_EQ(out.shape(), TensorShape({2, 2}));
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *g.s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *g.s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {g.w.initializer}).ok());
   absl::StatusOr<std::vector<Tensor>> first = (*sess)->Run({}, {out}, {});
@@ -211,7 +211,7 @@ TEST(MatMulApplyGradientDescentTest, ProductOfAnotherShapeFails) {
   ApplyGraph g;
   Output a = Placeholder(g.s, DT_FLOAT);
   Output out = ops::MatMulApplyGradientDescent(g.s, g.w.var, 0.5f, a, g.dy);
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *g.s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *g.s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {g.w.initializer}).ok());
   absl::StatusOr<std::vector<Tensor>> r =
@@ -238,7 +238,7 @@ TEST(MatMulApplyGradientDescentTest, AlphaMustBeAScalar) {
 TEST(MatMulApplyGradientDescentTest, UninitializedVariableFails) {
   ApplyGraph g;
   Output out = ops::MatMulApplyGradientDescent(g.s, g.w.var, 0.5f, g.h, g.dy, {.transpose_a = true});
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *g.s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *g.s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   absl::StatusOr<std::vector<Tensor>> r = (*sess)->Run({}, {out}, {});
   ASSERT_FALSE(r.ok());

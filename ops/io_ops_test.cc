@@ -16,7 +16,7 @@
 #include "ops/builtins.h"
 #include "ops/internal/checkpoint_shard.h"
 #include "runtime/atomic_file.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -50,7 +50,7 @@ absl::Status SaveThreeTensors(const std::string& prefix) {
                   {ops::Const(s, Floats()), ops::Const(s, Int64s()), ops::Const(s, Strings())});
   if (!s.ok()) return s.status();
   EXPECT_NE(save, nullptr);
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   if (!sess.ok()) return sess.status();
   return (*sess)->Run({{"prefix", PrefixTensor(prefix)}}, {}, {"save"}).status();
 }
@@ -66,7 +66,7 @@ absl::StatusOr<std::vector<Tensor>> Restore(const std::string& prefix,
       s.WithOpName("restore"), p, ops::Const(s, Tensor::FromVector<std::string>(names)),
       ops::Const(s, Tensor::FromVector<std::string>(slices)), dtypes);
   if (!s.ok()) return s.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   if (!sess.ok()) return sess.status();
   std::vector<std::string> fetches;
   for (const Output& o : r) fetches.push_back(o.name());
@@ -180,7 +180,7 @@ TEST(IoOpsTest, SlicesAreUnimplementedNamingTheNode) {
   Output p = ops::Placeholder(s.WithOpName("prefix"), DT_STRING);
   ops::SaveV2(s.WithOpName("sliced_save"), p, {"w"}, {"4 0,2"}, {ops::Const(s, Floats())});
   ASSERT_TRUE(s.ok()) << s.status();
-  auto sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  auto sess = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(sess.ok());
   absl::Status st =
       (*sess)->Run({{"prefix", PrefixTensor(TestDir("sliced"))}}, {}, {"sliced_save"}).status();
@@ -206,7 +206,7 @@ TEST(IoOpsTest, StringJoinBroadcastsScalars) {
   Output k = ops::StringJoin(s, {Input("x"), Input("y")}, {.separator = "/"});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(j.shape(), TensorShape({2}));
-  auto sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  auto sess = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(sess.ok());
   absl::StatusOr<std::vector<Tensor>> out =
       (*sess)->Run({{"a", PrefixTensor("/d/m-3")}}, {j.name(), k.name()}, {});

@@ -14,7 +14,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/testutil/gradient_checker.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
 
@@ -59,7 +59,7 @@ absl::StatusOr<std::vector<Tensor>> RunAll(const Scope& s,
                                            const std::vector<std::pair<Output, Tensor>>& feeds,
                                            const std::vector<Output>& fetches) {
   if (!s.ok()) return s.status();
-  auto session = NewSession(BuiltinSessionOptions(), *s.graph());
+  auto session = NewSession(BuiltinSessionConfig(), *s.graph());
   if (!session.ok()) return session.status();
   return (*session)->Run(feeds, fetches);
 }

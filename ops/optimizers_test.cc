@@ -11,7 +11,7 @@
 #include "ops/builtins.h"
 #include "ops/math_ops.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -30,7 +30,7 @@ struct Quadratic {
 
 std::unique_ptr<Session> MakeSession(const Scope& s) {
   EXPECT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? std::move(*sess) : nullptr;
 }

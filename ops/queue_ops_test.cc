@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -30,7 +30,7 @@ class QueueTest : public ::testing::Test {
  protected:
   void Start() {
     ASSERT_TRUE(s_.ok()) << s_.status();
-    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s_.graph());
+    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
     ASSERT_TRUE(sess.ok()) << sess.status();
     sess_ = std::move(*sess);
   }

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -24,7 +24,7 @@ std::vector<std::vector<double>> Draw(RandomFn fn, Input shape, DataType dtype,
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output r = fn(s, shape, dtype, attrs, std::source_location::current());
   EXPECT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   std::vector<std::vector<double>> out;
   for (int i = 0; i < runs && sess.ok(); ++i) {
@@ -84,7 +84,7 @@ TEST(RandomOpsTest, BadShapeAtRunTime) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output dims = ops::Placeholder(s.WithOpName("dims"), DT_INT64);
   Output r = ops::RandomUniform(s, dims, DT_FLOAT);
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   absl::Status status =
       (*sess)->Run({{dims, Tensor::FromVector<int64_t>({4, -1})}}, {r}, {}).status();
@@ -157,7 +157,7 @@ TEST(RandomOpsTest, UniformIntRangeAndErrors) {
   Output bad = ops::RandomUniformInt(s, {3}, lo, Input(int64_t{1}));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(r.dtype(), DT_INT32);
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run({}, {r}, {});
   ASSERT_TRUE(out.ok()) << out.status();

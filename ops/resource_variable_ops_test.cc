@@ -16,7 +16,7 @@
 #include "ops/builtins.h"
 #include "ops/math_ops.h"
 #include "ops/training_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -26,7 +26,7 @@ class ResourceVariableTest : public ::testing::Test {
  protected:
   void Start() {
     ASSERT_TRUE(s_.ok()) << s_.status();
-    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s_.graph());
+    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
     ASSERT_TRUE(sess.ok()) << sess.status();
     sess_ = std::move(*sess);
   }

@@ -9,7 +9,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "runtime/device.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -17,7 +17,7 @@ namespace {
 
 std::unique_ptr<Session> MakeSession(const Scope& s) {
   EXPECT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? std::move(*sess) : nullptr;
 }

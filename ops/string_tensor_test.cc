@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -32,7 +32,7 @@ TEST(StringTensorTest, FetchesAStringConstFromAGraphDef) {
              Tensor::FromVector<std::string>({"p", "q", "r", "s"}, TensorShape({2, 2})));
   absl::StatusOr<GraphDef> def = s.ToGraphDef();
   ASSERT_TRUE(def.ok()) << def.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *def);
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *def);
   ASSERT_TRUE(sess.ok()) << sess.status();
   absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run({}, {"scalar", "vec", "mat:0"}, {});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -53,7 +53,7 @@ TEST(StringTensorTest, FeedsAndBufferSharingKernels) {
   Output e = ops::ExpandDims(s, r, 0);
   Output shape = ops::Shape(s, e);
   ASSERT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   Tensor fed = Tensor::FromVector<std::string>({"w", "x", "y", "z"});
   absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run({{x, fed}}, {r, e, shape});
@@ -71,8 +71,8 @@ TEST(StringTensorTest, CrossesDevicesThroughSendRecv) {
   Output id = ops::Identity(s.WithOpName("id").WithDevice(Cpu(2)), c);
   Output back = ops::Reshape(s.WithOpName("back").WithDevice(Cpu(0)), id, {2, 1});
   ASSERT_TRUE(s.ok()) << s.status();
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 2;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *s.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   for (int step = 0; step < 3; ++step) {  // the Const's buffer is reused every step

@@ -16,7 +16,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/histogram.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -33,7 +33,7 @@ Tensor Strings(const std::vector<std::string>& v, const TensorShape& shape) {
 absl::StatusOr<Summary> RunSummary(const Scope& s, Output fetch,
                                    const std::vector<std::pair<Output, Tensor>>& feeds = {}) {
   if (!s.ok()) return s.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   if (!sess.ok()) return sess.status();
   absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run(feeds, {fetch});
   if (!out.ok()) return out.status();

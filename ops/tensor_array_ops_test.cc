@@ -17,7 +17,7 @@
 #include "ops/math_ops.h"
 #include "ops/testutil/gradient_checker.h"
 #include "base/status_macros.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -31,7 +31,7 @@ class TensorArrayTest : public ::testing::Test {
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Output>& fetches,
                                           const std::vector<Node*>& targets = {}) {
     if (!s_.ok()) return s_.status();
-    ASSIGN_OR_RETURN(std::unique_ptr<Session> sess, NewSession(BuiltinSessionOptions(), *s_.graph()));
+    ASSIGN_OR_RETURN(std::unique_ptr<Session> sess, NewSession(BuiltinSessionConfig(), *s_.graph()));
     std::vector<std::string> names, target_names;
     for (const Output& o : fetches) names.push_back(o.name());
     for (const Node* n : targets) target_names.push_back(n->name());
@@ -198,7 +198,7 @@ TEST_F(TensorArrayTest, EachStepHasItsOwnArrays) {
   auto ta = ops::TensorArrayV3(s_.WithOpName("ta"), 1, DT_FLOAT);
   Output f = ops::TensorArrayWriteV3(s_, ta.handle, 0, 1.0f, ta.flow);
   ASSERT_TRUE(s_.ok());
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s_.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
   ASSERT_TRUE(sess.ok());
   // The same graph runs again: a new array each step (the last step's is gone).
   for (int i = 0; i < 3; ++i) ASSERT_TRUE((*sess)->Run({}, {f.name()}, {}).ok()) << i;

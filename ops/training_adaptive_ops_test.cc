@@ -19,7 +19,7 @@
 #include "ops/resource_variable_ops.h"
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -41,7 +41,7 @@ class AdaptiveTest : public ::testing::Test {
 
   void Start() {
     ASSERT_TRUE(s_.ok()) << s_.status();
-    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s_.graph());
+    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
     ASSERT_TRUE(sess.ok()) << sess.status();
     sess_ = std::move(*sess);
     ASSERT_TRUE(sess_->Run({}, {}, inits_).ok());

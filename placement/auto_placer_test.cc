@@ -20,7 +20,7 @@
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
 #include "placement/colocation.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -316,8 +316,8 @@ TEST(AutoPlaceTest, PlacedTrainingGraphRunsInASession) {
     }
   }
 
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = 1;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = 1;
   absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, *root.graph());
   ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_TRUE((*session)->Run({}, {}, {init}).ok());

@@ -16,9 +16,9 @@
 //   FuseOptions o;  o.kernels = &kernels;  o.keep = {"train"};
 //   ASSIGN_OR_RETURN(FuseStats s, FuseOps(placed_graph, o));
 //
-// CompileSignature (placement/compile_signature.h) runs it on every pruned
+// CompileSignature (session/compile_signature.h) runs it on every pruned
 // and placed signature graph, before Partition, unless
-// SignatureCompileOptions::fuse_ops is false (SessionOptions::fuse_ops).
+// SignatureCompileOptions::fuse_ops is false (SessionConfig::fuse_ops).
 // Running after placement is what lets it never fuse across devices and
 // only fuse where the fused kernel exists on the chosen device; running
 // before partitioning means every device's executor — local or a cluster

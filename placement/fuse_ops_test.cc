@@ -1,5 +1,5 @@
 // The rewrite pass: each pattern gives the unfused graph's results (the
-// same graph run with SessionOptions::fuse_ops on and off, on known inputs)
+// same graph run with SessionConfig::fuse_ops on and off, on known inputs)
 // and is really rewritten (ops counted in the partition graphs); and the
 // cases where it must not fire.
 #include "placement/fuse_ops.h"
@@ -22,7 +22,7 @@
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
 #include "ops/training_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -43,9 +43,9 @@ Tensor Values(const TensorShape& shape, uint32_t seed) {
 
 std::unique_ptr<Session> MakeSession(const Scope& s, bool fuse, int virtual_cpus = 0) {
   EXPECT_TRUE(s.ok()) << s.status();
-  SessionOptions options = BuiltinSessionOptions();
+  SessionConfig options = BuiltinSessionConfig();
   options.fuse_ops = fuse;
-  options.num_virtual_cpus = virtual_cpus;
+  options.devices.num_virtual_cpus = virtual_cpus;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(options, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? std::move(*sess) : nullptr;

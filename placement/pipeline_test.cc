@@ -18,7 +18,7 @@
 #include "ops/nn_ops.h"
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -102,7 +102,7 @@ struct Trainer {
   Scope scope = Scope::NewRootScope(BuiltinOps());
   Output x, y, loss;
   std::vector<Output> vars;
-  bool fuse_ops = true;  // SessionOptions::fuse_ops
+  bool fuse_ops = true;  // SessionConfig::fuse_ops
   Node* train = nullptr;
   std::unique_ptr<Session> session;
 };
@@ -113,8 +113,8 @@ const std::vector<Layer> kStage1 = {{64, 32, true, 2}, {32, 10, false, 3}};
 void StartSession(Trainer* t, int num_virtual_cpus) {
   Node* init = ops::GlobalVariablesInitializer(t->scope.WithOpName("init"));
   ASSERT_TRUE(t->scope.ok()) << t->scope.status();
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = num_virtual_cpus;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = num_virtual_cpus;
   options.fuse_ops = t->fuse_ops;
   absl::StatusOr<std::unique_ptr<Session>> s = NewSession(options, *t->scope.graph());
   ASSERT_TRUE(s.ok()) << s.status();

@@ -18,7 +18,7 @@
 #include "ops/nn_ops.h"
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -146,8 +146,8 @@ TEST(ReplicateTest, TowersHaveTheirOwnDevicesAndShareTheVariables) {
   ASSERT_TRUE(train.ok()) << train.status();
   Node* init = ops::GlobalVariablesInitializer(m.scope);
   ASSERT_TRUE(m.scope.ok()) << m.scope.status();
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 2;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *m.scope.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());
@@ -201,8 +201,8 @@ absl::StatusOr<std::vector<std::vector<float>>> Train(int towers, int64_t batch,
   if (!train.ok()) return train.status();
   Node* init = ops::GlobalVariablesInitializer(m.scope);
   if (!m.scope.ok()) return m.scope.status();
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = towers;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = towers;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *m.scope.graph());
   if (!sess.ok()) return sess.status();
   if (absl::Status s = (*sess)->Run({}, {}, {init}).status(); !s.ok()) return s;
@@ -330,8 +330,8 @@ TEST(ReplicateTest, ColocationFollowsTheTowerAndSharedStateStaysShared) {
 
   // Runs: 2 towers over a batch of 4 give the loss of the whole batch.
   Node* init = ops::GlobalVariablesInitializer(s);
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 2;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *g);
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());
@@ -362,8 +362,8 @@ TEST(ReplicateTest, ABatchTheTowersCannotShareFailsAtRunTime) {
   ASSERT_TRUE(r.ok()) << r.status();
   Node* init = ops::GlobalVariablesInitializer(m.scope);
   ASSERT_TRUE(m.scope.ok());
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 2;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *m.scope.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());
@@ -384,7 +384,7 @@ TEST(ReplicateTest, OneTowerOnOneDeviceMatchesTheOriginalLoss) {
   ASSERT_TRUE(r.ok()) << r.status();
   Node* init = ops::GlobalVariablesInitializer(m.scope);
   absl::StatusOr<std::unique_ptr<Session>> sess =
-      NewSession(BuiltinSessionOptions(), *m.scope.graph());
+      NewSession(BuiltinSessionConfig(), *m.scope.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());
   Batch b = MakeBatch(5, 1);
@@ -409,8 +409,8 @@ TEST(ReplicateTest, TowerOutputsAreComputedPerSlice) {
     EXPECT_EQ(r->tower_outputs[k][0].node->requested_device(), absl::StrCat("/device:CPU:", k + 1));
   }
   Node* init = ops::GlobalVariablesInitializer(m.scope);
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 2;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *m.scope.graph());
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());

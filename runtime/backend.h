@@ -2,7 +2,7 @@
 // devices of that type this process has, the kernels that run on them, and
 // the all-reduce they bring (the collective executor's, for members that
 // are all of the type). A BackendRegistry is the ordered list a session,
-// a worker and their collective executor are handed (SessionOptions,
+// a worker and their collective executor are handed (SessionConfig,
 // WorkerOptions): no process-global device or all-reduce table exists, so
 // where GPUs come from has one answer (ops/builtins.h: BuiltinBackends(),
 // the one list), and a test can hand in its own backend. ggml's backend
@@ -13,7 +13,7 @@
 //   RETURN_IF_ERROR(backends.Add(std::make_unique<MyBackend>()));
 //   KernelRegistry kernels;
 //   backends.RegisterKernels(&kernels);
-//   SessionOptions o;  o.ops = &ops;  o.kernels = &kernels;  o.backends = &backends;
+//   SessionConfig o;  o.ops = &ops;  o.kernels = &kernels;  o.backends = &backends;
 //
 // Thread-safety: fill a registry before sharing it; then every method may
 // be called concurrently. Ownership: the registry owns its backends.

@@ -1,9 +1,9 @@
 // Session: runs a graph — feeds in, fetches out, targets run for effect —
 // with variables that persist across runs.
 //
-//   SessionOptions opts = BuiltinSessionOptions();        // builtin_session.h
+//   SessionConfig config = BuiltinSessionConfig();      // builtin_session.h
 //   ASSIGN_OR_RETURN(std::unique_ptr<Session> sess,
-//                    NewSession(opts, graph_def));       // runtime/direct_session.h
+//                    NewSession(config, graph_def));     // session/direct_session.h
 //   RETURN_IF_ERROR(sess->Run({}, {}, {"init"}).status());
 //   ASSIGN_OR_RETURN(std::vector<Tensor> out,
 //                    sess->Run({{"x:0", batch}}, {"loss:0"}, {"train"}));
@@ -30,70 +30,11 @@
 
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
-#include "graph/op_registry.h"
 #include "graph/scope.h"
-#include "runtime/backend.h"
-#include "runtime/kernel_registry.h"
 #include "runtime/step_stats.h"
 #include "runtime/tensor.h"
 
 namespace sluice {
-
-struct SessionOptions {
-  const OpRegistry* ops = nullptr;          // required
-  const KernelRegistry* kernels = nullptr;  // required
-  // CPU:0's pool, which is also its kernels' share of the cores (GEMMs
-  // included, ops/internal/blas.h); 0: hardware threads, or hardware threads
-  // / (N + 1) with N virtual CPUs.
-  int num_threads = 0;
-  int64_t cpu_memory_limit = 0;             // bytes; 0: none
-  // How many nodes of a step may run at once (TensorFlow's
-  // inter_op_parallelism_threads). 1 runs each step's nodes one after the
-  // other in the calling thread: best when the heavy kernels (OpenBLAS GEMMs)
-  // already use every core, as on small machines. 0: up to the CPU pool size.
-  int inter_op_parallelism = 0;
-  // When a node asks for a device that does not exist, place it on a
-  // similar device (another of its type, else the default) instead of failing.
-  bool allow_soft_placement = false;
-  // Virtual CPU devices CPU:1..CPU:N beside CPU:0, each with its own thread
-  // pool, allocator and memory limit: model-parallel graphs run (and are
-  // tested) on them without GPUs. See runtime/local_devices.h.
-  int num_virtual_cpus = 0;
-  int virtual_cpu_threads = 0;           // per device; 0: hardware threads / (N + 1)
-  int64_t virtual_cpu_memory_limit = 0;  // bytes per device; 0: none
-  // GPUs (when built with CUDA and visible): how many (-1: all), a memory
-  // limit per GPU (0: gpu_memory_fraction of its free memory), and poisoning
-  // of fresh GPU memory for tests (runtime/local_devices.h). Every session
-  // of the process shares each GPU's allocator: the first session's limit
-  // holds for all (runtime/gpu/gpu_context.h).
-  int max_gpus = -1;
-  int64_t gpu_memory_limit = 0;
-  double gpu_memory_fraction = 0.9;
-  bool gpu_poison_allocations = false;
-  // The backends whose devices the session runs on, and whose all-reduce
-  // its collectives use (runtime/backend.h; BuiltinBackends() for Sluice's
-  // own). Null: this process's CPU devices only. Borrowed. The kernels
-  // registry must hold kernels for them (BackendRegistry::RegisterKernels).
-  const BackendRegistry* backends = nullptr;
-  // Where nodes that ask for no device go ("" : CPU:0).
-  std::string default_device;
-  // Place the nodes that ask for no device with the automatic model-parallel
-  // placer (placement/auto_placer.h) over the session's devices, each with
-  // its memory limit, instead of on the default device. Explicit requests
-  // stay. A graph that fits no combination fails with ResourceExhausted.
-  bool auto_place = false;
-  // Rewrite each compiled signature's graph where a pattern of
-  // placement/fuse_ops.h allows (fused MatMul with bias and ReLU, summed
-  // products as one product, the weight-gradient MatMul into its update),
-  // like TensorFlow's grappler remapper. False runs the graph as written,
-  // e.g. to compare fused against unfused.
-  bool fuse_ops = true;
-  // A signature whose step runs on one device that can record it (a GPU:
-  // CUDA graphs) is recorded once its feed shapes repeat and replayed from
-  // then on, with one launch per step (runtime/step_replay.h says which
-  // steps qualify and when it falls back to the executor).
-  bool capture_steps = true;
-};
 
 struct RunOptions {
   // Collect per-node step statistics of every partition into RunMetadata.
@@ -111,7 +52,7 @@ struct RunMetadata {
   StepStats step_stats;
   std::vector<GraphDef> partition_graphs;  // one per device, in device order
   // The step replayed a recording of an earlier one (a CUDA graph;
-  // SessionOptions::capture_steps, runtime/step_replay.h).
+  // SessionConfig::capture_steps, runtime/step_replay.h).
   bool step_replayed = false;
 };
 

@@ -95,7 +95,7 @@ TEST(GraphFilesTest, LinearRegressionImports) {
 
 TEST(GraphFilesTest, LinearRegressionNoSteps) {
   absl::StatusOr<RunReport> r =
-      RunGraphDef(ReadTestGraph(kLinear), LinearRequest(0), BuiltinSessionOptions());
+      RunGraphDef(ReadTestGraph(kLinear), LinearRequest(0), BuiltinSessionConfig());
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->fetched.size(), 3u);
   EXPECT_THAT(r->fetched[0].flat<float>(), ::testing::ElementsAre(0.0f, 0.0f));
@@ -106,7 +106,7 @@ TEST(GraphFilesTest, LinearRegressionNoSteps) {
 
 TEST(GraphFilesTest, LinearRegressionOneStep) {
   absl::StatusOr<RunReport> r =
-      RunGraphDef(ReadTestGraph(kLinear), LinearRequest(1), BuiltinSessionOptions());
+      RunGraphDef(ReadTestGraph(kLinear), LinearRequest(1), BuiltinSessionConfig());
   ASSERT_TRUE(r.ok()) << r.status();
   // Residuals at W = 0, b = 0 are -y = (-1, -0.5, -0.25); the gradients
   // 2/3 * sum(r * x) are dW = (-2/3, -7/12), db = -7/6; with rate 0.1:
@@ -126,7 +126,7 @@ TEST(GraphFilesTest, LinearRegressionOneStep) {
 
 TEST(GraphFilesTest, LinearRegressionTenSteps) {
   absl::StatusOr<RunReport> r =
-      RunGraphDef(ReadTestGraph(kLinear), LinearRequest(10), BuiltinSessionOptions());
+      RunGraphDef(ReadTestGraph(kLinear), LinearRequest(10), BuiltinSessionConfig());
   ASSERT_TRUE(r.ok()) << r.status();
   Linear ref;
   for (int i = 0; i < 10; ++i) ref.Step(0.1);
@@ -144,7 +144,7 @@ TEST(GraphFilesTest, LinearRegressionFromBinaryFile) {
   ASSERT_TRUE(WriteGraphDefFile(def, path, GraphFileFormat::kBinary).ok());
   GraphDef binary = ReadTestGraph(path);
   std::remove(path.c_str());
-  absl::StatusOr<RunReport> r = RunGraphDef(binary, LinearRequest(1), BuiltinSessionOptions());
+  absl::StatusOr<RunReport> r = RunGraphDef(binary, LinearRequest(1), BuiltinSessionConfig());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_NEAR(r->fetched[1].flat<float>()[0], 7.0 / 60, 1e-6);
 }
@@ -153,7 +153,7 @@ TEST(GraphFilesTest, LinearRegressionSummaryFromTensorFlow) {
   // TensorFlow's summary subgraph runs: MergeSummary of ScalarSummary "loss".
   RunRequest req = LinearRequest(1);
   req.fetches.push_back("Merge/MergeSummary");
-  absl::StatusOr<RunReport> r = RunGraphDef(ReadTestGraph(kLinear), req, BuiltinSessionOptions());
+  absl::StatusOr<RunReport> r = RunGraphDef(ReadTestGraph(kLinear), req, BuiltinSessionConfig());
   ASSERT_TRUE(r.ok()) << r.status();
   const Tensor& merged = r->fetched.back();
   ASSERT_EQ(merged.dtype(), DT_STRING);
@@ -167,7 +167,7 @@ TEST(GraphFilesTest, FrozenMlp) {
   RunRequest req;
   req.feeds = {{"x", Tensor::FromVector<float>({1, 2, 3, -1, 0, 1}, TensorShape({2, 3}))}};
   req.fetches = {"probs", "dense/Relu"};
-  absl::StatusOr<RunReport> r = RunGraphDef(ReadTestGraph(kMlp), req, BuiltinSessionOptions());
+  absl::StatusOr<RunReport> r = RunGraphDef(ReadTestGraph(kMlp), req, BuiltinSessionConfig());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->warnings.empty());
   // Hidden layer: x.K1 + b1 = [[-0.5, 3.25], [-1.5, 0.75]], after relu
@@ -186,7 +186,7 @@ TEST(GraphFilesTest, FrozenMlpWrongFeed) {
   RunRequest req;
   req.feeds = {{"x", Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))}};
   req.fetches = {"probs"};
-  absl::StatusOr<RunReport> r = RunGraphDef(ReadTestGraph(kMlp), req, BuiltinSessionOptions());
+  absl::StatusOr<RunReport> r = RunGraphDef(ReadTestGraph(kMlp), req, BuiltinSessionConfig());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr("feed 'x'"));
@@ -224,10 +224,10 @@ TEST(GraphFilesTest, OldProducersEmptyPlaceholderShapeMeansUnknown) {
   RunRequest req;
   req.feeds = {{"net_input", Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))}};
   req.fetches = {"out"};
-  absl::StatusOr<RunReport> old = RunGraphDef(PlaceholderGraph(21), req, BuiltinSessionOptions());
+  absl::StatusOr<RunReport> old = RunGraphDef(PlaceholderGraph(21), req, BuiltinSessionConfig());
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->fetched[0].flat<float>()[3], -4);
-  absl::StatusOr<RunReport> scalar = RunGraphDef(PlaceholderGraph(27), req, BuiltinSessionOptions());
+  absl::StatusOr<RunReport> scalar = RunGraphDef(PlaceholderGraph(27), req, BuiltinSessionConfig());
   EXPECT_EQ(scalar.status().code(), absl::StatusCode::kInvalidArgument);
 }
 

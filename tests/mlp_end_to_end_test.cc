@@ -4,7 +4,7 @@
 
 #include "examples/mlp_model.h"
 #include "gtest/gtest.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 #include "tools/runner_lib.h"
 
@@ -21,7 +21,7 @@ TEST(MlpEndToEndTest, TrainsAndSavedGraphRunsTheSameInTheRunner) {
   Output probs = ops::Softmax(m->scope.WithOpName("probabilities"), m->logits);
   ASSERT_TRUE(m->scope.ok());
   Dataset data = MakeSyntheticDataset({.examples = 2048});
-  auto session = NewSession(BuiltinSessionOptions(), *m->scope.graph());
+  auto session = NewSession(BuiltinSessionConfig(), *m->scope.graph());
   ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_TRUE((*session)->Run({}, {}, {m->init}).ok());
   for (int step = 0; step < 150; ++step) {
@@ -50,7 +50,7 @@ TEST(MlpEndToEndTest, TrainsAndSavedGraphRunsTheSameInTheRunner) {
   RunRequest req;
   req.feeds = {{"x", sample.x}};
   req.fetches = {"prediction", "probabilities"};
-  absl::StatusOr<RunReport> report = RunGraphDef(*reread, req, BuiltinSessionOptions());
+  absl::StatusOr<RunReport> report = RunGraphDef(*reread, req, BuiltinSessionConfig());
   ASSERT_TRUE(report.ok()) << report.status();
   for (int i = 0; i < 16; ++i) {
     EXPECT_EQ(report->fetched[0].flat<int64_t>()[i], (*expected)[0].flat<int64_t>()[i]);
@@ -63,7 +63,7 @@ TEST(MlpEndToEndTest, TrainsAndSavedGraphRunsTheSameInTheRunner) {
 TEST(MlpEndToEndTest, FreezingAGraphThatUpdatesVariablesIsRefused) {
   absl::StatusOr<MlpModel> m = BuildMlp(MlpConfig{.layers = {784, 10}});
   ASSERT_TRUE(m.ok());
-  auto session = NewSession(BuiltinSessionOptions(), *m->scope.graph());
+  auto session = NewSession(BuiltinSessionConfig(), *m->scope.graph());
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE((*session)->Run({}, {}, {m->init}).ok());
   absl::StatusOr<GraphDef> frozen =

@@ -24,7 +24,7 @@
 #include "ops/math_ops.h"
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -43,16 +43,16 @@ using Result = absl::StatusOr<std::vector<Tensor>>;
 
 // `num_virtual_cpus` extra devices; with 0, soft placement sends every pinned
 // node to CPU:0, so one graph serves as its own single-device reference.
-SessionOptions Options(int num_virtual_cpus) {
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_threads = 2;
-  opts.num_virtual_cpus = num_virtual_cpus;
-  opts.virtual_cpu_threads = 1;
+SessionConfig Options(int num_virtual_cpus) {
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.cpu_threads = 2;
+  opts.devices.num_virtual_cpus = num_virtual_cpus;
+  opts.devices.virtual_cpu_threads = 1;
   opts.allow_soft_placement = num_virtual_cpus == 0;
   return opts;
 }
 
-std::unique_ptr<Session> MakeSession(const Scope& s, const SessionOptions& opts) {
+std::unique_ptr<Session> MakeSession(const Scope& s, const SessionConfig& opts) {
   EXPECT_TRUE(s.ok()) << s.status();
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
@@ -242,8 +242,8 @@ TEST(MultiDeviceTest, VirtualDeviceMemoryLimit) {
   ops::Sum(s.WithOpName("total").WithDevice("/device:CPU:0"), big, {0, 1});
   // The same fill on CPU:0, which has no limit.
   ops::Fill(s.WithOpName("big0").WithDevice("/device:CPU:0"), dims, 1.0f);
-  SessionOptions opts = Options(2);
-  opts.virtual_cpu_memory_limit = 1 << 20;
+  SessionConfig opts = Options(2);
+  opts.devices.virtual_cpu_memory_limit = 1 << 20;
   auto sess = MakeSession(s, opts);
   const Tensor two_mib = Tensor::FromVector<int32_t>({512, 1024});
   Result r = sess->Run({{"dims", two_mib}}, {"total"}, {});
@@ -376,7 +376,7 @@ TEST(MultiDeviceTest, TrainingWithVariablesOnOneDeviceAndComputeOnAnother) {
     // (the GEMM accumulates alpha * product into the weight, an equality
     // within tolerance that placement/fuse_ops_test checks), and it applies
     // only where MatMul and update share a device: off in both sessions.
-    SessionOptions opts = Options(virtual_cpus);
+    SessionConfig opts = Options(virtual_cpus);
     opts.fuse_ops = false;
     auto sess = MakeSession(s, opts);
     ASSERT_TRUE(sess->Run({}, {}, {reg.init->name()}).ok());
@@ -580,10 +580,10 @@ absl::StatusOr<std::unique_ptr<Session>> ChainSession(int64_t limit, bool auto_p
   *y = h.name();  // the graph dies with `s`; the session keeps its copy
   Node* init = ops::GlobalVariablesInitializer(s);
   if (!s.ok()) return s.status();
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 1;
-  opts.cpu_memory_limit = limit;
-  opts.virtual_cpu_memory_limit = limit;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 1;
+  opts.devices.cpu_memory_limit = limit;
+  opts.devices.virtual_cpu_memory_limit = limit;
   opts.auto_place = auto_place;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> sess, NewSession(opts, *s.graph()));
   RETURN_IF_ERROR(sess->Run({}, {}, {init->name()}).status());

@@ -20,7 +20,7 @@
 #include "ops/math_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -288,10 +288,10 @@ bool SameValues(const Tensor& a, const Tensor& b, std::string* why) {
 }
 
 std::unique_ptr<Session> MakeSession(const Scope& s, int num_virtual_cpus) {
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_threads = 2;
-  opts.num_virtual_cpus = num_virtual_cpus;
-  opts.virtual_cpu_threads = 1;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.cpu_threads = 2;
+  opts.devices.num_virtual_cpus = num_virtual_cpus;
+  opts.devices.virtual_cpu_threads = 1;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? *std::move(sess) : nullptr;

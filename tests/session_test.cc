@@ -1,7 +1,7 @@
 // The local Session end to end with the built-in ops: feeds, fetches,
 // pruning, errors, variables, tracing, placement requests, concurrency.
 #include "builtin_session.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 #include <thread>
@@ -16,7 +16,7 @@
 namespace sluice {
 namespace {
 
-std::unique_ptr<Session> MakeSession(const Scope& s, SessionOptions opts = BuiltinSessionOptions()) {
+std::unique_ptr<Session> MakeSession(const Scope& s, SessionConfig opts = BuiltinSessionConfig()) {
   EXPECT_TRUE(s.ok()) << s.status();
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
@@ -96,7 +96,7 @@ TEST(SessionTest, ReadsInAStepSeeTheValueBeforeItsUpdates) {
     Output late = ops::Const(s, 0.0f);
     for (int i = 0; i < 20; ++i) late = ops::Neg(s, late);
     Output slow_read = ops::Add(s, v.var, late);
-    SessionOptions opts = BuiltinSessionOptions();
+    SessionConfig opts = BuiltinSessionConfig();
     opts.inter_op_parallelism = inter_op;
     auto sess = MakeSession(s, opts);
     ASSERT_TRUE(sess->Run({}, {}, {v.initializer->name()}).ok());
@@ -120,7 +120,7 @@ TEST(SessionTest, ReadsOrderedAfterAnUpdateSeeIt) {
     Output bump = ops::AssignAdd(s.WithOpName("bump"), v.var, 10.0f);
     Output after = ops::Identity(s.WithOpName("after").WithControlDependencies({bump}), v.var);
     Output before = ops::Identity(s.WithOpName("before"), v.var);
-    SessionOptions opts = BuiltinSessionOptions();
+    SessionConfig opts = BuiltinSessionConfig();
     opts.inter_op_parallelism = inter_op;
     auto sess = MakeSession(s, opts);
     ASSERT_TRUE(sess->Run({}, {}, {v.initializer->name()}).ok());
@@ -175,8 +175,8 @@ TEST(SessionTest, MemoryLimitGivesResourceExhaustedNamingTheNode) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
   ops::Square(s.WithOpName("big_square"), x);
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.cpu_memory_limit = 1 << 20;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.cpu_memory_limit = 1 << 20;
   auto sess = MakeSession(s, opts);
   Tensor big(DT_FLOAT, TensorShape({1 << 19}));  // 2 MiB, fed from outside the device
   absl::StatusOr<std::vector<Tensor>> r = sess->Run({{"x", big}}, {"big_square"}, {});
@@ -209,7 +209,7 @@ TEST(SessionTest, PlacementRequestsAndSoftPlacement) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'sq' (Square)"), std::string::npos) << r.status();
   EXPECT_NE(r.status().message().find("GPU:0"), std::string::npos) << r.status();
-  SessionOptions soft = BuiltinSessionOptions();
+  SessionConfig soft = BuiltinSessionConfig();
   soft.allow_soft_placement = true;
   auto sess = MakeSession(s, soft);
   r = sess->Run({}, {"sq"}, {});

@@ -21,7 +21,7 @@
 #include "graph/graph_def_io.h"
 #include "base/status_macros.h"
 #include "ops/builtins.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/npy.h"
 
 ABSL_FLAG(std::string, graph, "", "GraphDef file to run, binary (.pb) or text (.pbtxt)");
@@ -110,9 +110,9 @@ std::string OneLine(const absl::Status& status) {
 }  // namespace
 
 absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& request,
-                                      const SessionOptions& options) {
+                                      const SessionConfig& options) {
   if (options.ops == nullptr || options.kernels == nullptr) {
-    return absl::InvalidArgumentError("RunGraphDef needs SessionOptions with ops and kernels");
+    return absl::InvalidArgumentError("RunGraphDef needs SessionConfig with ops and kernels");
   }
   if (request.fetches.empty() && request.targets.empty() && request.init_targets.empty()) {
     return absl::InvalidArgumentError("nothing to run: no fetches, targets or init targets");
@@ -407,8 +407,8 @@ absl::Status RunFromArgs(const RunnerArgs& args, std::ostream& out, std::ostream
   request.steps = args.steps;
   request.fetches = args.fetches;
 
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_virtual_cpus = args.virtual_cpus;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = args.virtual_cpus;
   options.auto_place = args.auto_place;
   ASSIGN_OR_RETURN(RunReport report, RunGraphDef(def, request, options));
   for (const std::string& w : report.warnings) err << "runner: warning: " << w << "\n";

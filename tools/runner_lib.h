@@ -8,7 +8,7 @@
 //   RunRequest req;
 //   req.feeds = {{"x", x}};  req.init_targets = {"init"};
 //   req.targets = {"train"};  req.steps = 3;  req.fetches = {"loss", "W"};
-//   ASSIGN_OR_RETURN(RunReport report, RunGraphDef(def, req, BuiltinSessionOptions()));
+//   ASSIGN_OR_RETURN(RunReport report, RunGraphDef(def, req, BuiltinSessionConfig()));
 //   // report.fetched[i] answers req.fetches[i]; report.warnings for stderr.
 //
 // Behaviour: the graph is pruned to what the fetches, targets and init
@@ -59,7 +59,7 @@ struct RunReport {
 // ops must be in `options.ops`. Errors are InvalidArgument / NotFound with a
 // one-line message.
 absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& request,
-                                      const SessionOptions& options);
+                                      const SessionConfig& options);
 
 // --check: every op of `def` (its nodes and its function library) that
 // `ops` lacks, with how many nodes use it, most used first.
@@ -84,7 +84,7 @@ struct RunnerArgs {
   std::vector<std::string> fetches;
   std::string out_dir;
   int virtual_cpus = 0;     // CPU:1..CPU:N beside CPU:0
-  bool auto_place = false;  // SessionOptions::auto_place
+  bool auto_place = false;  // SessionConfig::auto_place
   bool check = false;       // --check: list the ops Sluice lacks, run nothing
   bool help = false;
 };

@@ -358,7 +358,7 @@ TEST_F(RunnerTest, RunGraphDefLibrary) {
   req.feeds = {{"x", Tensor::FromVector<float>({1, 1, 0, 2}, TensorShape({2, 2}))}};
   req.init_targets = {"init"};
   req.fetches = {"layer/y:0", "W"};
-  absl::StatusOr<RunReport> r = RunGraphDef(*def, req, BuiltinSessionOptions());
+  absl::StatusOr<RunReport> r = RunGraphDef(*def, req, BuiltinSessionConfig());
   ASSERT_TRUE(r.ok()) << r.status();
   // [[1, 1], [0, 2]] . [[2], [3]] = [[5], [6]]
   EXPECT_THAT(r->fetched[0].flat<float>(), ElementsAre(5.0f, 6.0f));
@@ -367,10 +367,10 @@ TEST_F(RunnerTest, RunGraphDefLibrary) {
 
   // A fetch index out of range, a fetch naming no node.
   req.fetches = {"layer/y:1"};
-  EXPECT_EQ(RunGraphDef(*def, req, BuiltinSessionOptions()).status().code(),
+  EXPECT_EQ(RunGraphDef(*def, req, BuiltinSessionConfig()).status().code(),
             absl::StatusCode::kInvalidArgument);
   req.fetches = {"nope"};
-  EXPECT_EQ(RunGraphDef(*def, req, BuiltinSessionOptions()).status().code(),
+  EXPECT_EQ(RunGraphDef(*def, req, BuiltinSessionConfig()).status().code(),
             absl::StatusCode::kNotFound);
 }
 

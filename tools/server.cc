@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_cluster), absl::GetFlag(FLAGS_job), absl::GetFlag(FLAGS_task));
   if (!config.ok()) return Fail(config.status());
   options.config = *std::move(config);
-  options.devices.num_virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
-  options.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
+  options.session.devices.num_virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
+  options.session.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
   options.file_write_roots = absl::GetFlag(FLAGS_write_dirs);
   options.security = sluice::TransportSecurityFromEnv();
   if (!absl::GetFlag(FLAGS_tls_dir).empty()) options.security.tls_dir = absl::GetFlag(FLAGS_tls_dir);

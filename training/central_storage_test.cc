@@ -11,7 +11,7 @@
 #include "ops/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 #include "training/strategy_testutil.h"
 

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "training/all_reduce_gradients.h"
 #include "training/strategy_testutil.h"
 #include "gtest/gtest.h"
@@ -36,7 +36,7 @@ using strategy_testing::MakeNet;
 using strategy_testing::MaxAbsDiff;
 using strategy_testing::StepData;
 
-SessionOptions Options() { return strategy_testing::ThreeCpuOptions(); }
+SessionConfig Options() { return strategy_testing::ThreeCpuOptions(); }
 
 int CountOps(const Graph& g, absl::string_view op) {
   int n = 0;

@@ -10,7 +10,7 @@
 #include "ops/builtins.h"
 #include "ops/math_ops.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 #include "training/strategy_testutil.h"
 

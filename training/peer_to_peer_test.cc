@@ -27,7 +27,7 @@
 #include "ops/math_ops.h"
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 #include "training/peer_to_peer_trainer.h"
 
@@ -137,8 +137,8 @@ class PeerToPeerTest : public ::testing::Test {
       ASSERT_TRUE(m.ok()) << m.status();
       models_.push_back(*std::move(m));
     }
-    SessionOptions options = BuiltinSessionOptions();
-    options.num_virtual_cpus = workers;
+    SessionConfig options = BuiltinSessionConfig();
+    options.devices.num_virtual_cpus = workers;
     absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(options, *root_.graph());
     ASSERT_TRUE(sess.ok()) << sess.status();
     session_ = *std::move(sess);

@@ -11,7 +11,7 @@
 #include "ops/math_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/state_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 
 namespace sluice {
 namespace strategy_testing {
@@ -36,10 +36,10 @@ std::vector<std::string> Cpus(int k) {
   return out;
 }
 
-SessionOptions ThreeCpuOptions() {
-  SessionOptions o = BuiltinSessionOptions();
-  o.num_virtual_cpus = 3;
-  o.virtual_cpu_threads = 1;
+SessionConfig ThreeCpuOptions() {
+  SessionConfig o = BuiltinSessionConfig();
+  o.devices.num_virtual_cpus = 3;
+  o.devices.virtual_cpu_threads = 1;
   return o;
 }
 

@@ -35,7 +35,7 @@ std::string Cpu(int i);
 std::vector<std::string> Cpus(int k);
 
 // A local session with 3 virtual CPUs of one thread each.
-SessionOptions ThreeCpuOptions();
+SessionConfig ThreeCpuOptions();
 
 // x [kIn] -> relu(x w1 + b1) w2 + b2 -> [kOut], loss the mean squared error
 // against in[1], metric the mean absolute error. Each call (replica) starts

@@ -8,7 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "builtin_session.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "training/replica_device_setter.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
@@ -92,7 +92,7 @@ std::vector<float> Reference(const std::vector<Batch>& steps) {
   absl::StatusOr<Node*> train = sgd.Minimize(s, m.loss, {m.w.var, m.b.var});
   EXPECT_TRUE(train.ok()) << train.status();
   Node* init = ops::GlobalVariablesInitializer(s);
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *s.graph());
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   if (!train.ok() || !sess.ok()) return {};
   EXPECT_TRUE((*sess)->Run({}, {}, {init}).ok());
@@ -125,10 +125,10 @@ struct SyncModel {
     stale_w = ops::AccumulatorNumStale(
         s.ColocateWith(m.w.var).WithOpName("probe/stale_w"),
         {.dtype = DT_FLOAT, .shape = {3, 1}, .shared_name = "w/grad_accum"});
-    SessionOptions so = BuiltinSessionOptions();
+    SessionConfig so = BuiltinSessionConfig();
     if (place_with_setter) {
       // Variables on CPU:0 as the "ps", compute on CPU:1 as the worker.
-      so.num_virtual_cpus = 1;
+      so.devices.num_virtual_cpus = 1;
       ReplicaDeviceSetterOptions ro;
       ro.num_ps_tasks = 1;
       ro.ps_job = "localhost";

@@ -7,7 +7,7 @@
 #include "ops/optimizers.h"
 #include "ops/state_ops.h"
 #include "ops/summary_ops.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 
 namespace sluice {
 
@@ -31,8 +31,8 @@ TinyModel::TinyModel(SaverOptions saver_options) : scope(Scope::NewRootScope(Bui
 
 absl::StatusOr<std::unique_ptr<Session>> TinyModel::NewLocalSession() const {
   if (!scope.ok()) return scope.status();
-  SessionOptions options = BuiltinSessionOptions();
-  options.num_threads = 2;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.cpu_threads = 2;
   options.inter_op_parallelism = 1;  // deterministic order: tests compare steps
   return NewSession(options, *scope.graph());
 }

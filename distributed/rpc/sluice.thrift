@@ -94,10 +94,20 @@ service WorkerService {
                       4: i64 timeout_ms) throws (1: RpcError err),
 }
 
+// The wire form of session/session_config.h's SessionConfig: its placement
+// and execution groups (registries and devices stay in each process).
+// Converted in one place, distributed/rpc/session_config_wire.h; each
+// field's default is SessionConfig's.
 struct SessionConfig {
-  1: string default_device,          // where unplaced nodes go
-  2: bool allow_soft_placement,
-  3: i64 step_timeout_ms,            // 0: the master's default
+  // Placement.
+  1: string default_device,          // "": the first device of the cluster
+  2: bool allow_soft_placement = false,
+  4: bool auto_place = false,
+  5: bool fuse_ops = true,
+  // Execution.
+  3: i64 step_timeout_ms = 0,        // 0: kDefaultClusterStepTimeoutMs
+  6: i32 inter_op_parallelism = 0,
+  7: bool capture_steps = true,
 }
 
 struct CreateSessionRequest {
@@ -116,10 +126,13 @@ struct RunStepRequest {
   4: list<string> targets,
   // RunOptions::timeout_in_ms; 0: the session's step deadline.
   5: i64 timeout_in_ms,
+  // RunOptions::output_partition_graphs: answer with the graph each device ran.
+  6: bool output_partition_graphs,
 }
 
 struct RunStepResponse {
   1: list<TensorWire> fetches,
+  2: list<binary> partition_graphs,  // serialized GraphDefs, in device order
 }
 
 service MasterService {

@@ -284,10 +284,10 @@ absl::StatusOr<std::unique_ptr<Formation>> CollectiveTrainer::Impl::Build(
   auto cache = std::make_unique<TaskOnlyCache>(o_.server->worker_cache(), task);
   MasterSessionOptions master;
   master.workers = cache.get();
-  master.ops = ops;
-  master.kernels = kernels;
-  master.default_device = task;
-  master.step_timeout_ms = static_cast<int64_t>((BarrierTimeoutS() + 30) * 1000);
+  master.session.ops = ops;
+  master.session.kernels = kernels;
+  master.session.default_device = task;
+  master.session.step_timeout_ms = static_cast<int64_t>((BarrierTimeoutS() + 30) * 1000);
   master.wait_for_cluster_ms = 10000;
   ASSIGN_OR_RETURN(f->session, MasterSession::Create(master, def, std::move(cache)));
   return f;

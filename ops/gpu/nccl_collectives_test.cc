@@ -1,5 +1,5 @@
 #include "builtin_session.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/gpu/nccl_collectives.h"
 
 #include <string>
@@ -140,10 +140,10 @@ std::vector<float> IntegerFloats(int64_t n, int seed) {
 
 std::unique_ptr<Session> MakeSession(const Scope& s, int max_gpus) {
   EXPECT_TRUE(s.ok()) << s.status();
-  SessionOptions options = BuiltinSessionOptions();
-  options.max_gpus = max_gpus;
-  options.gpu_poison_allocations = true;  // unwritten outputs show up as NaN
-  options.gpu_memory_limit = int64_t{1} << 30;
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.max_gpus = max_gpus;
+  options.devices.gpu_poison_allocations = true;  // unwritten outputs show up as NaN
+  options.devices.gpu_memory_limit = int64_t{1} << 30;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(options, *s.graph());
   EXPECT_TRUE(sess.ok()) << sess.status();
   return sess.ok() ? std::move(*sess) : nullptr;

@@ -8,7 +8,7 @@
 #include "graph/gradients.h"
 #include "base/status_macros.h"
 #include "ops/builtins.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -40,7 +40,7 @@ absl::StatusOr<Tensor> EvalWithFeeds(const Scope& scope, absl::Span<const Output
                                      absl::Span<const Tensor> x_values, const Output& fetch) {
   RETURN_IF_ERROR(scope.status());
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   NewSession(BuiltinSessionOptions(), *scope.graph()));
+                   NewSession(BuiltinSessionConfig(), *scope.graph()));
   std::vector<std::pair<Output, Tensor>> feeds;
   for (size_t i = 0; i < xs.size(); ++i) feeds.emplace_back(xs[i], x_values[i]);
   ASSIGN_OR_RETURN(std::vector<Tensor> out, session->Run(feeds, {fetch}));
@@ -59,7 +59,7 @@ absl::StatusOr<double> MaxGradientError(const Scope& scope, absl::Span<const Out
   ASSIGN_OR_RETURN(std::vector<Output> dxs, AddGradients(scope, {y}, xs, {dy}));
   RETURN_IF_ERROR(scope.status());
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   NewSession(BuiltinSessionOptions(), *scope.graph()));
+                   NewSession(BuiltinSessionConfig(), *scope.graph()));
   std::vector<std::pair<Output, Tensor>> feeds;
   for (size_t i = 0; i < xs.size(); ++i) {
     RETURN_IF_ERROR(CheckFloating(x_values[i], "x"));

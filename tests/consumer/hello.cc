@@ -20,7 +20,7 @@ int main() {
     std::fprintf(stderr, "consumer: build failed: %s\n", std::string(s.status().message()).c_str());
     return 1;
   }
-  auto session = NewSession(BuiltinSessionOptions(), *s.graph());
+  auto session = NewSession(BuiltinSessionConfig(), *s.graph());
   if (!session.ok()) return 1;
   Tensor xs = Tensor::FromVector<float>({-1, -0.5f, 0, 0.5f, 1});
   if (!(*session)->Run({}, {}, {init}).ok()) return 1;

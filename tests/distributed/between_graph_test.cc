@@ -26,7 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "training/checkpoint/checkpoint_state.h"
 #include "training/checkpoint/saver.h"
 #include "distributed/cluster/cluster_spec.h"
@@ -203,7 +203,7 @@ std::string NpyName(const std::string& variable) {
 // Batch(data, s*W*B, W*B), in the order of model.weights.
 std::vector<Tensor> WFoldReference(const MlpModel& model, int64_t steps, int examples) {
   absl::StatusOr<std::unique_ptr<Session>> session =
-      NewSession(BuiltinSessionOptions(), *model.scope.graph());
+      NewSession(BuiltinSessionConfig(), *model.scope.graph());
   EXPECT_TRUE(session.ok()) << session.status();
   if (!session.ok()) return {};
   Session* s = session->get();
@@ -249,7 +249,7 @@ SyncRun RunSyncOnce(int attempt, int steps, int examples) {
     EXPECT_TRUE(ps_only.ok() && def.ok());
     if (!ps_only.ok() || !def.ok()) return run;
     ClusterSessionOptions options;
-    options.default_device = "/job:ps/task:0";
+    options.session.default_device = "/job:ps/task:0";
     absl::StatusOr<std::unique_ptr<Session>> session = NewClusterSession(*ps_only, *def, options);
     EXPECT_TRUE(session.ok()) << session.status();
     if (!session.ok()) return run;
@@ -489,7 +489,7 @@ TEST(BetweenGraphTest, CrashInACheckpointWriteKeepsThePreviousCheckpoint) {
     absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(model->scope, {});
     ASSERT_TRUE(saver.ok()) << saver.status();
     absl::StatusOr<std::unique_ptr<Session>> session =
-        NewSession(BuiltinSessionOptions(), *model->scope.graph());
+        NewSession(BuiltinSessionConfig(), *model->scope.graph());
     ASSERT_TRUE(session.ok()) << session.status();
     absl::Status restored = (*saver)->Restore(session->get(), *latest);
     ASSERT_TRUE(restored.ok()) << restored;

@@ -28,7 +28,7 @@
 #include "distributed/cluster/launcher.h"
 #include "distributed/cluster_session.h"
 #include "gtest/gtest.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "tests/distributed/test_credentials.h"
 #include "ops/io_ops.h"
 #include "sluice.h"
@@ -245,7 +245,7 @@ absl::StatusOr<Trace> Train(Session* session, int steps, int first_step = 0) {
 }
 
 Trace LocalTrace(int steps) {
-  auto session = NewSession(BuiltinSessionOptions(), TrainingGraph(false));
+  auto session = NewSession(BuiltinSessionConfig(), TrainingGraph(false));
   EXPECT_TRUE(session.ok()) << session.status();
   if (!session.ok()) return {};
   EXPECT_TRUE((*session)->Run({}, {}, {"init"}).ok());
@@ -275,9 +275,9 @@ class ClusterTest : public ::testing::Test {
 
   absl::StatusOr<std::unique_ptr<Session>> NewSession(const GraphDef& def) {
     ClusterSessionOptions options;
-    options.default_device = "/job:worker/task:0";
+    options.session.default_device = "/job:worker/task:0";
     options.wait_for_cluster_ms = 10000;
-    options.step_timeout_ms = 20000;
+    options.session.step_timeout_ms = 20000;
     options.rpc.connect_timeout_ms = 1000;
     options.rpc.call_timeout_ms = 20000;
     return NewClusterSession(cluster_->spec(), def, options);

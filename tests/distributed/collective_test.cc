@@ -103,7 +103,7 @@ class CollectiveClusterTest : public ::testing::Test {
     ASSERT_TRUE(servers_.Start());
     ClusterSessionOptions options;
     options.wait_for_cluster_ms = 10000;
-    options.step_timeout_ms = 6000;
+    options.session.step_timeout_ms = 6000;
     options.rpc.connect_timeout_ms = 1000;
     options.rpc.call_timeout_ms = 3000;
     absl::StatusOr<std::unique_ptr<Session>> s =

@@ -14,7 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "examples/mlp_model.h"
 #include "gtest/gtest.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "tests/distributed/test_credentials.h"
 #include "sluice.h"
 #include "tests/distributed/multi_worker_testutil.h"
@@ -36,7 +36,7 @@ constexpr int kSteps = 12;
 std::vector<Tensor> CombinedBatchReference(const MlpModel& model, int workers,
                                            std::vector<Tensor>* initial) {
   absl::StatusOr<std::unique_ptr<Session>> session =
-      NewSession(BuiltinSessionOptions(), *model.scope.graph());
+      NewSession(BuiltinSessionConfig(), *model.scope.graph());
   EXPECT_TRUE(session.ok()) << session.status();
   if (!session.ok()) return {};
   Session* s = session->get();

@@ -110,9 +110,9 @@ struct Worker {
     ASSIGN_OR_RETURN(model, BuildPeerToPeer(root, {x, y}, Linear, &sgd, {devices, k, staleness}));
     ASSIGN_OR_RETURN(GraphDef def, root.ToGraphDef());
     ClusterSessionOptions options;
-    options.default_device = absl::StrCat("/job:worker/task:", k);
+    options.session.default_device = absl::StrCat("/job:worker/task:", k);
     options.wait_for_cluster_ms = 10000;
-    options.step_timeout_ms = 20000;
+    options.session.step_timeout_ms = 20000;
     options.rpc.connect_timeout_ms = 1000;
     ASSIGN_OR_RETURN(session, NewClusterSession(spec, def, options));
     RETURN_IF_ERROR(session->Run({}, {}, {model.init}).status());

@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/gpu/gpu_devices.h"
 
 namespace sluice::gpu_test {
@@ -78,15 +78,15 @@ void GpuTest::TearDown() {
   }
 }
 
-SessionOptions TestSessionOptions(int max_gpus) {
-  SessionOptions o = BuiltinSessionOptions();
+SessionConfig TestSessionOptions(int max_gpus) {
+  SessionConfig o = BuiltinSessionConfig();
   o.allow_soft_placement = false;
-  o.gpu_poison_allocations = true;
-  o.gpu_memory_limit = int64_t{2} << 30;
-  o.max_gpus = max_gpus;
+  o.devices.gpu_poison_allocations = true;
+  o.devices.gpu_memory_limit = int64_t{2} << 30;
+  o.devices.max_gpus = max_gpus;
   if (DryRunOnCpu()) {
-    o.max_gpus = 0;
-    o.num_virtual_cpus = kDryRunGpus;
+    o.devices.max_gpus = 0;
+    o.devices.num_virtual_cpus = kDryRunGpus;
     if (max_gpus != 0) o.default_device = "/device:CPU:1";
   }
   return o;
@@ -174,7 +174,7 @@ std::string DeviceTail(absl::string_view device) {
 }
 
 absl::StatusOr<std::unique_ptr<TestSession>> TestSession::Create(const Scope& root,
-                                                                 const SessionOptions& options) {
+                                                                 const SessionConfig& options) {
   RETURN_IF_ERROR(root.status());
   auto s = std::unique_ptr<TestSession>(new TestSession());
   if (DryRunOnCpu()) {

@@ -83,7 +83,7 @@ class GpuTest : public ::testing::Test {
 // The session options of the harness: built-in registries, no soft
 // placement, poisoned GPU allocations, a 2 GiB limit per GPU, `max_gpus`
 // GPUs (0: a CPU-only session; -1: all).
-SessionOptions TestSessionOptions(int max_gpus);
+SessionConfig TestSessionOptions(int max_gpus);
 
 // The same scope with no device request.
 inline Scope Unplaced(const Scope& s) { return s.WithDevice(""); }
@@ -109,7 +109,7 @@ std::string DeviceTail(absl::string_view device);
 class TestSession {
  public:
   static absl::StatusOr<std::unique_ptr<TestSession>> Create(const Scope& root,
-                                                             const SessionOptions& options);
+                                                             const SessionConfig& options);
   // Fetched tensors come back deep-copied into plain host memory.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<Output, Tensor>>& feeds,
                                           const std::vector<Output>& fetches,

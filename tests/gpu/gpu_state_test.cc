@@ -405,8 +405,8 @@ TEST_F(GpuGraphTest, MlpStepsReplayedAsCudaGraphsMatchTheExecutor) {
   ASSERT_TRUE(m.ok()) << m.status();
   GraphDef def;
   m->scope.graph()->ToGraphDef(&def);
-  SessionOptions with = TestSessionOptions(1);
-  SessionOptions without = TestSessionOptions(1);
+  SessionConfig with = TestSessionOptions(1);
+  SessionConfig without = TestSessionOptions(1);
   without.capture_steps = false;
   absl::StatusOr<std::unique_ptr<Session>> replaying = NewSession(with, def);
   ASSERT_TRUE(replaying.ok()) << replaying.status();
@@ -585,7 +585,7 @@ TEST(GpuPlacementTest, MissingGpuFailsPlacementOrFallsBackWithSoftPlacement) {
   EXPECT_NE(std::string(failed.status().message()).find("y"), std::string::npos)
       << failed.status();
 
-  SessionOptions soft_options = TestSessionOptions(-1);
+  SessionConfig soft_options = TestSessionOptions(-1);
   soft_options.allow_soft_placement = true;
   absl::StatusOr<std::unique_ptr<TestSession>> soft = TestSession::Create(root, soft_options);
   ASSERT_TRUE(soft.ok()) << soft.status();

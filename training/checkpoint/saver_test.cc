@@ -18,7 +18,7 @@
 #include "ops/io_ops.h"
 #include "ops/state_ops.h"
 #include "runtime/atomic_file.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/session.h"
 
 namespace sluice {
@@ -70,10 +70,10 @@ class SaverTest : public ::testing::Test {
   }
 
   std::unique_ptr<Session> NewSess() {
-    SessionOptions opts = BuiltinSessionOptions();
-    opts.num_virtual_cpus = 2;
-    opts.num_threads = 2;
-    opts.virtual_cpu_threads = 1;
+    SessionConfig opts = BuiltinSessionConfig();
+    opts.devices.num_virtual_cpus = 2;
+    opts.devices.cpu_threads = 2;
+    opts.devices.virtual_cpu_threads = 1;
     absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *root_.graph());
     EXPECT_TRUE(sess.ok()) << sess.status();
     return sess.ok() ? *std::move(sess) : nullptr;
@@ -161,7 +161,7 @@ TEST_F(SaverTest, EachShardIsWrittenOnItsVariablesDevice) {
   std::vector<Output> missing =
       ops::RestoreV2(s, Saver::ShardFilename(prefix, 1, 2), {"w1"}, {""}, {DT_FLOAT});
   ASSERT_TRUE(s.ok()) << s.status();
-  auto check = NewSession(BuiltinSessionOptions(), *s.graph());
+  auto check = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(check.ok());
   absl::StatusOr<std::vector<Tensor>> got =
       (*check)->Run({}, {r0[0].name(), r0[1].name(), r1[0].name()}, {});
@@ -288,8 +288,8 @@ TEST_F(SaverTest, WorksFromNamesOverAGraphDefSession) {
   MakeSaver({.name = "ckpt"});
   absl::StatusOr<GraphDef> def = root_.ToGraphDef();
   ASSERT_TRUE(def.ok());
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 2;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
   auto sess = NewSession(opts, *def);
   ASSERT_TRUE(sess.ok()) << sess.status();
   ASSERT_TRUE((*sess)->Run({}, {}, {"init"}).ok());
@@ -323,8 +323,8 @@ TEST(SaverBuildTest, UnshardedWritesOneFile) {
   absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {}, {.sharded = false});
   ASSERT_TRUE(saver.ok()) << saver.status();
   EXPECT_EQ((*saver)->num_shards(), 1);
-  SessionOptions opts = BuiltinSessionOptions();
-  opts.num_virtual_cpus = 2;
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
   auto sess = NewSession(opts, *s.graph());
   ASSERT_TRUE(sess.ok());
   ASSERT_TRUE((*sess)->Run({}, {}, {"init"}).ok());

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "builtin_session.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "training/summary/record_reader.h"
 #include "gtest/gtest.h"
 #include "ops/array_ops.h"
@@ -89,7 +89,7 @@ std::string WriteRun(const std::string& logdir) {
   EXPECT_TRUE(g.scope.ok()) << g.scope.status();
   absl::StatusOr<GraphDef> def = g.scope.ToGraphDef();
   EXPECT_TRUE(def.ok()) << def.status();
-  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionOptions(), *def);
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *def);
   EXPECT_TRUE(sess.ok()) << sess.status();
   absl::StatusOr<std::unique_ptr<SummaryWriter>> w = SummaryWriter::Create(logdir);
   EXPECT_TRUE(w.ok()) << w.status();

@@ -1,4 +1,4 @@
-#include "placement/compile_signature.h"
+#include "session/compile_signature.h"
 
 #include <utility>
 
@@ -16,12 +16,13 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
                                                    const std::vector<std::string>& fetches,
                                                    const std::vector<std::string>& targets,
                                                    const SignatureCompileOptions& options) {
-  if (options.kernels == nullptr) {
+  if (options.config == nullptr || options.config->kernels == nullptr) {
     return absl::InvalidArgumentError("CompileSignature: no kernel registry");
   }
+  const SessionConfig& config = *options.config;
   ASSIGN_OR_RETURN(ClientGraph client, BuildClientGraph(graph, feeds, fetches, targets));
   Graph* pruned = client.graph.get();
-  if (options.auto_place) {
+  if (config.auto_place) {
     // Placed over the whole graph, then applied to this signature's nodes: a
     // variable lives on one device for all signatures (the one that
     // initializes it and the one that trains with it), and AutoPlace is
@@ -47,16 +48,16 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
   CompiledSignature out;
   out.collective_groups = CollectiveGroupsOf(*pruned);
   PlacerOptions placer;
-  placer.allow_soft_placement = options.allow_soft_placement;
-  placer.default_device = options.default_device;
+  placer.allow_soft_placement = config.allow_soft_placement;
+  placer.default_device = config.default_device;
   placer.whole_graph = &graph;
-  RETURN_IF_ERROR(PlaceGraph(pruned, options.devices, *options.kernels, placer));
-  if (options.fuse_ops) {
+  RETURN_IF_ERROR(PlaceGraph(pruned, options.devices, *config.kernels, placer));
+  if (config.fuse_ops) {
     // After placement: chains are fused only on one device that has the
     // fused kernel. Fetched tensors are protected by their _Retval consumer;
     // targets by name.
     FuseOptions fuse;
-    fuse.kernels = options.kernels;
+    fuse.kernels = config.kernels;
     fuse.keep = targets;
     RETURN_IF_ERROR(FuseOps(pruned, fuse).status());
   }

@@ -15,8 +15,8 @@
 //
 // Thread-safe. Entries are shared: a Run keeps using what it got after the
 // entry is erased.
-#ifndef SLUICE_RUNTIME_SIGNATURE_CACHE_H_
-#define SLUICE_RUNTIME_SIGNATURE_CACHE_H_
+#ifndef SLUICE_SESSION_SIGNATURE_CACHE_H_
+#define SLUICE_SESSION_SIGNATURE_CACHE_H_
 
 #include <map>
 #include <memory>
@@ -100,4 +100,4 @@ class SignatureCache {
 
 }  // namespace sluice
 
-#endif  // SLUICE_RUNTIME_SIGNATURE_CACHE_H_
+#endif  // SLUICE_SESSION_SIGNATURE_CACHE_H_

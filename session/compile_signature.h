@@ -7,7 +7,7 @@
 // and collect the collective groups it uses.
 //
 //   SignatureCompileOptions o;
-//   o.devices = devices;  o.kernels = &kernels;  o.whole_graph = &graph;
+//   o.devices = devices;  o.config = &session_config;   // session/session_config.h
 //   ASSIGN_OR_RETURN(CompiledSignature c,
 //                    CompileSignature(graph, {"x:0"}, {"loss:0"}, {"train"}, o));
 //   // c.partitions: device name -> partition GraphDef (_Send/_Recv added)
@@ -18,10 +18,11 @@
 //
 // Errors: those of BuildClientGraph, AutoPlace, PlaceGraph, FuseOps and Partition.
 // Thread-compatible: reads `graph` only.
-#ifndef SLUICE_PLACEMENT_COMPILE_SIGNATURE_H_
-#define SLUICE_PLACEMENT_COMPILE_SIGNATURE_H_
+#ifndef SLUICE_SESSION_COMPILE_SIGNATURE_H_
+#define SLUICE_SESSION_COMPILE_SIGNATURE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,20 +34,16 @@
 #include "runtime/client_graph.h"
 #include "runtime/device.h"
 #include "runtime/kernel_registry.h"
+#include "session/session_config.h"
 
 namespace sluice {
 
 struct SignatureCompileOptions {
-  std::vector<Device*> devices;             // where it may run (borrowed)
-  const KernelRegistry* kernels = nullptr;  // required
-  bool allow_soft_placement = false;
-  std::string default_device;  // for nodes that ask for none ("" : the first device)
-  // Nodes that ask for no device are placed by the automatic placer over
-  // `devices`, each within its memory_limit().
-  bool auto_place = false;
-  // Replace MatMul+BiasAdd(+Relu) and MatMul+ApplyGradientDescent chains
-  // with fused nodes after placement (placement/fuse_ops.h).
-  bool fuse_ops = true;
+  std::vector<Device*> devices;  // where it may run (borrowed)
+  // The session's knobs: its kernels (required) and placement group
+  // (allow_soft_placement, default_device, auto_place, fuse_ops). A
+  // default_device of "" means the first device. Borrowed.
+  const SessionConfig* config = nullptr;
   // The incarnation of each sending device (a cluster's tasks); default 1.
   std::function<uint64_t(const std::string& device)> get_incarnation;
 };
@@ -71,4 +68,4 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
 
 }  // namespace sluice
 
-#endif  // SLUICE_PLACEMENT_COMPILE_SIGNATURE_H_
+#endif  // SLUICE_SESSION_COMPILE_SIGNATURE_H_

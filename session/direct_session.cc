@@ -1,8 +1,8 @@
 // The local Session: compiles each run signature once over this process's
-// devices (placement/compile_signature.h), builds its partitions' executors
+// devices (session/compile_signature.h), builds its partitions' executors
 // and runs them (runtime/step_partitions.h): the step engine the worker
 // uses too. Compiled signatures are cached per (feeds, fetches, targets).
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 
 #include <memory>
 
@@ -10,7 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "graph/graph_def_io.h"
 #include "base/status_macros.h"
-#include "placement/compile_signature.h"
+#include "session/compile_signature.h"
 #include "runtime/client_graph.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/collective/mailbox.h"
@@ -18,7 +18,7 @@
 #include "runtime/frame_ops.h"
 #include "runtime/local_devices.h"
 #include "runtime/session.h"
-#include "runtime/signature_cache.h"
+#include "session/signature_cache.h"
 #include "runtime/rendezvous.h"
 #include "runtime/step_deadline.h"
 #include "runtime/step_partitions.h"
@@ -37,7 +37,7 @@ struct LocalSignature {
 
 class DirectSession : public Session {
  public:
-  explicit DirectSession(const SessionOptions& options) : options_(options) {}
+  explicit DirectSession(const SessionConfig& config) : config_(config) {}
 
   absl::Status Init(const GraphDef& def);
   absl::Status Extend(const GraphDef& def) override;
@@ -57,13 +57,13 @@ class DirectSession : public Session {
                                                           const std::vector<std::string>& fetches,
                                                           const std::vector<std::string>& targets);
 
-  const SessionOptions options_;
+  const SessionConfig config_;
   std::vector<std::unique_ptr<Device>> devices_;
   // Where the members of a collective op (ops/collective_ops.h) on this
   // session's devices meet; declared after devices_ so that collectives
   // still in flight are failed before their devices go.
   CollectiveMailbox collective_mailbox_;
-  CollectiveExecutor collectives_{&collective_mailbox_, options_.backends};
+  CollectiveExecutor collectives_{&collective_mailbox_, config_.backends};
   std::atomic<int64_t> next_step_id_{1};
   // Steps hold it shared; a step that records (StepReplay) holds it
   // exclusively, so nothing else queues work on its device meanwhile. Used
@@ -76,25 +76,15 @@ class DirectSession : public Session {
 };
 
 absl::Status DirectSession::Init(const GraphDef& def) {
-  if (options_.ops == nullptr || options_.kernels == nullptr) {
-    return absl::InvalidArgumentError("SessionOptions needs ops and kernels registries");
+  if (config_.ops == nullptr || config_.kernels == nullptr) {
+    return absl::InvalidArgumentError("SessionConfig needs ops and kernels registries");
   }
-  LocalDevicesOptions local;
-  local.cpu_threads = options_.num_threads;
-  local.cpu_memory_limit = options_.cpu_memory_limit;
-  local.num_virtual_cpus = options_.num_virtual_cpus;
-  local.virtual_cpu_threads = options_.virtual_cpu_threads;
-  local.virtual_cpu_memory_limit = options_.virtual_cpu_memory_limit;
-  local.max_gpus = options_.max_gpus;
-  local.gpu_memory_limit = options_.gpu_memory_limit;
-  local.gpu_memory_fraction = options_.gpu_memory_fraction;
-  local.gpu_poison_allocations = options_.gpu_poison_allocations;
-  ASSIGN_OR_RETURN(devices_, CreateDevices(options_.backends, local));
+  ASSIGN_OR_RETURN(devices_, CreateDevices(config_.backends, config_.devices));
   for (const auto& d : devices_) {
-    any_device_can_capture_ |= options_.capture_steps && d->can_capture();
+    any_device_can_capture_ |= config_.capture_steps && d->can_capture();
   }
   absl::MutexLock lock(&mu_);
-  graph_ = std::make_unique<Graph>(options_.ops);
+  graph_ = std::make_unique<Graph>(config_.ops);
   return ImportGraphDef(def, graph_.get());
 }
 
@@ -113,11 +103,7 @@ absl::StatusOr<std::shared_ptr<LocalSignature>> DirectSession::Compile(
     const std::vector<std::string>& targets) {
   SignatureCompileOptions o;
   for (const auto& d : devices_) o.devices.push_back(d.get());
-  o.kernels = options_.kernels;
-  o.allow_soft_placement = options_.allow_soft_placement;
-  o.default_device = options_.default_device;
-  o.auto_place = options_.auto_place;
-  o.fuse_ops = options_.fuse_ops;
+  o.config = &config_;
   absl::ReaderMutexLock lock(&mu_);
   ASSIGN_OR_RETURN(CompiledSignature c, CompileSignature(*graph_, feeds, fetches, targets, o));
   std::vector<PartitionGraph> graphs;
@@ -132,10 +118,10 @@ absl::StatusOr<std::shared_ptr<LocalSignature>> DirectSession::Compile(
   }
   auto signature = std::make_shared<LocalSignature>();
   ASSIGN_OR_RETURN(signature->partitions,
-                   StepPartitions::Build(std::move(graphs), options_.ops, *options_.kernels));
+                   StepPartitions::Build(std::move(graphs), config_.ops, *config_.kernels));
   signature->client = std::move(c.client);
   const std::vector<StepPartitions::Part>& parts = signature->partitions->parts();
-  if (options_.capture_steps && parts.size() == 1) {
+  if (config_.capture_steps && parts.size() == 1) {
     signature->replay = StepReplay::Create(parts[0].device, parts[0].executor.get());
   }
   return signature;
@@ -164,16 +150,18 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   args.step_id = next_step_id_.fetch_add(1);
   args.call_frame = &frame;
   args.stats = collector.get();
-  args.run_inline = options_.inter_op_parallelism == 1;
+  args.run_inline = config_.inter_op_parallelism == 1;
   args.collective_executor = &collectives_;
   // A timed step gets a rendezvous (if its partitions have none) for the
   // deadline to abort.
   std::unique_ptr<LocalRendezvous> timed_rendezvous;
-  if (options.timeout_in_ms > 0) {
+  const int64_t timeout_ms =
+      options.timeout_in_ms > 0 ? options.timeout_in_ms : config_.step_timeout_ms;
+  if (timeout_ms > 0) {
     timed_rendezvous = std::make_unique<LocalRendezvous>();
     args.rendezvous = timed_rendezvous.get();
   }
-  const StepDeadline deadline(options.timeout_in_ms, args.rendezvous);
+  const StepDeadline deadline(timeout_ms, args.rendezvous);
   bool replayed = false;
   if (!any_device_can_capture_) {
     RETURN_IF_ERROR(c->partitions->Run(args));
@@ -231,18 +219,18 @@ absl::Status DirectSession::Close() {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionConfig& config,
                                                     const GraphDef& def) {
-  auto session = std::make_unique<DirectSession>(options);
+  auto session = std::make_unique<DirectSession>(config);
   RETURN_IF_ERROR(session->Init(def));
   return std::unique_ptr<Session>(std::move(session));
 }
 
-absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionConfig& config,
                                                     const Graph& graph) {
   GraphDef def;
   graph.ToGraphDef(&def);
-  return NewSession(options, def);
+  return NewSession(config, def);
 }
 
 }  // namespace sluice

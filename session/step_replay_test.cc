@@ -20,7 +20,7 @@
 #include "runtime/backend.h"
 #include "runtime/capture_arena.h"
 #include "runtime/capture_epoch.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/fake_device_memory.h"
 #include "runtime/frame_ops.h"
 #include "runtime/session.h"
@@ -345,7 +345,7 @@ class StepReplayTest : public ::testing::Test {
   }
 
   std::unique_ptr<Session> NewRecSession(const GraphDef& def, bool capture) {
-    SessionOptions options;
+    SessionConfig options;
     options.ops = &ops_;
     options.kernels = &kernels_;
     options.backends = &backends_;

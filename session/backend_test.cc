@@ -11,7 +11,7 @@
 #include "graph/scope.h"
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
-#include "runtime/direct_session.h"
+#include "session/direct_session.h"
 #include "runtime/frame_ops.h"
 #include "runtime/session.h"
 
@@ -134,7 +134,7 @@ TEST(BackendTest, ASessionRunsAStepOnABackendFromItsOptions) {
   GraphDef def;
   user.ToGraphDef(&def);
 
-  SessionOptions options;
+  SessionConfig options;
   options.ops = &ops;
   options.kernels = &kernels;
   options.backends = &backends;
