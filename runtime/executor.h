@@ -12,8 +12,36 @@
 // _Recv waiting for another partition) hold no thread while they wait; their
 // consumers continue on the device's pool.
 //
+// Control flow (TensorFlow 1.x; ops by ControlFlowRole, graph/op_def.h):
+// a frame is one while loop; its nodes run once per iteration, each
+// iteration with its own inputs and pending counts. Enter leads a value from
+// a frame into a child frame, NextIteration from one iteration to the next
+// (the back edge of the loop's only cycle), Exit back to the parent frame.
+// A dead tensor is the output a Switch does not take; a node with a dead
+// input does not run and its outputs are dead, until a Merge (which takes
+// its live input; dead only when all are), a NextIteration (dropped: the
+// loop ends) or an Exit (dead in the loop's last iteration: its consumers
+// get a dead input; otherwise dropped). A _Send forwards deadness to other
+// partitions; fetching a dead tensor is InvalidArgument. Enter's attr
+// parallel_iterations bounds the iterations of one frame alive at once:
+// when that many are, the next starts only after the oldest has ended (no
+// node of it ready or running, no inner loop started from it still live).
+// For example, `i = 0; while i < 2: i = i + 1` (every node but Enter in the
+// frame "loop"; Merge takes Enter, then NextIteration):
+//
+//   iteration 0: Merge(0) Less(0<2) Switch: Add(1) NextIteration(1); Exit dead
+//   iteration 1: Merge(1) Less(1<2) Switch: Add(2) NextIteration(2); Exit dead
+//   iteration 2: Merge(2) Less(2<2) Switch: Exit(2) -> root frame; Add dead,
+//                NextIteration dead: no iteration 3, the frame ends.
+//
+// With parallel_iterations = 1, iteration 1 starts only after every node of
+// iteration 0 (its Exit too) has run; with 10, a node of iteration 0 off
+// the Merge-to-NextIteration path may still run while iteration 1 starts.
+//
 // Thread-safe: Run may be called concurrently (each call has its own state).
 // The executor owns its graph and kernels; the device must outlive it.
+// Inside: runtime/executor_layout.h (the graph laid out once),
+// runtime/frame_propagator.h (frames and iterations of one step).
 #ifndef SLUICE_RUNTIME_EXECUTOR_H_
 #define SLUICE_RUNTIME_EXECUTOR_H_
 
@@ -55,8 +83,9 @@ class Executor {
     bool retvals_on_device = false;
   };
 
-  // Builds every node's kernel (errors name the node). The graph must be
-  // acyclic; nodes need not be placed.
+  // Builds every node's kernel (errors name the node). Nodes need not be
+  // placed. The graph's only cycles are while loops closed by NextIteration;
+  // another cycle, or a node with inputs from two frames, is InvalidArgument.
   static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
                                                           Device* device,
                                                           const KernelRegistry& kernels);

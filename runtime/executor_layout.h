@@ -58,9 +58,9 @@ struct NodeItem {
   bool allows_uninitialized_input = false;
   // An output the kernel leaves unset is dead (Switch), not an error.
   bool may_leave_outputs_unset = false;
-  int frame = 0;         // the static frame the node runs in
-  int local_id = 0;      // index into its frame's per-iteration counters
-  int input_start = 0;   // first input slot, in its frame's slots
+  int frame = 0;        // the static frame the node runs in
+  int local_id = 0;     // index into its frame's per-iteration counters
+  int input_start = 0;  // first input slot, in its frame's slots
   int num_inputs = 0;
   int num_outputs = 0;
   int pending_init = 0;  // in-edges; for a Merge its control in-edges

@@ -52,9 +52,12 @@ IterationState::IterationState(const FrameLayout& layout, int64_t iter)
   }
 }
 
-FrameState::FrameState(const FrameLayout* layout, FrameState* parent,
-                       IterationState* parent_iter, int static_id)
-    : layout(layout), parent(parent), parent_iter(parent_iter), static_id(static_id),
+FrameState::FrameState(const FrameLayout* layout, FrameState* parent, IterationState* parent_iter,
+                       int static_id)
+    : layout(layout),
+      parent(parent),
+      parent_iter(parent_iter),
+      static_id(static_id),
       frame_id(parent == nullptr
                    ? 0
                    : ChildFrameId(parent->frame_id, parent_iter->iter, layout->info.name)),
@@ -72,8 +75,7 @@ int FramePropagator::NumIterationsForTesting(const TaggedNode& node) {
   return static_cast<int>(node.frame->iterations.size());
 }
 
-absl::Status FramePropagator::Propagate(const TaggedNode& t,
-                                        absl::Span<const TensorValue> outputs,
+absl::Status FramePropagator::Propagate(const TaggedNode& t, absl::Span<const TensorValue> outputs,
                                         ReadyNodes* ready) {
   const NodeItem& item = layout_->item(t.id);
   if (!t.dead && !item.may_leave_outputs_unset) RETURN_IF_ERROR(CheckOutputs(item, outputs));
@@ -106,8 +108,8 @@ absl::Status FramePropagator::CheckOutputs(const NodeItem& item,
                                            absl::Span<const TensorValue> outputs) const {
   for (const OutEdge& e : item.out_edges) {
     if (e.dst_slot >= 0 && !HasValue(outputs[e.src_output])) {
-      return absl::InternalError(absl::StrCat("node ", item.node->DebugName(),
-                                              " did not produce output ", e.src_output));
+      return absl::InternalError(
+          absl::StrCat("node ", item.node->DebugName(), " did not produce output ", e.src_output));
     }
   }
   return absl::OkStatus();
@@ -238,8 +240,7 @@ void FramePropagator::RunEnter(const TaggedNode& t, absl::Span<const TensorValue
   if (done) DeleteFrame(child, ready);
 }
 
-void FramePropagator::RunNextIteration(const TaggedNode& t,
-                                       absl::Span<const TensorValue> outputs,
+void FramePropagator::RunNextIteration(const TaggedNode& t, absl::Span<const TensorValue> outputs,
                                        ReadyNodes* ready) const {
   const NodeItem& item = layout_->item(t.id);
   FrameState* frame = t.frame;

@@ -15,9 +15,11 @@
 //
 // The rules it applies, by the finished node's kind (ItemKind):
 // - a plain node: its consumers in the same iteration; an output it left
-//   unset (only a Switch may) and every output of a dead node are dead;
+//   unset (only a Switch may) and every output of a dead node are dead; a
+//   consumer with a dead input is dead, except a ControlTrigger;
 // - Merge consumers: ready at the first live data input (the others are
-//   not delivered), dead when every data input is;
+//   not delivered), dead when every data input is, or at once when a dead
+//   one comes from an Enter (no NextIteration will follow);
 // - Enter: into the child frame, started on first use (one per loop per
 //   parent iteration); a constant Enter's value reaches every iteration;
 // - NextIteration: into the next iteration, started when fewer than
@@ -122,7 +124,8 @@ struct FrameState {
   // iteration costs a step a single allocation.)
   std::vector<std::unique_ptr<IterationState>> iterations ABSL_GUARDED_BY(mu);
   int64_t first_iter ABSL_GUARDED_BY(mu) = 0;
-  int pending_enters ABSL_GUARDED_BY(mu);  // Enters into the frame not yet run
+  // Enters into the frame not yet run.
+  int pending_enters ABSL_GUARDED_BY(mu);
   std::vector<PendingValue> invariants ABSL_GUARDED_BY(mu);  // constant Enters' values
   // NextIteration values waiting while parallel_iterations are live.
   std::vector<PendingValue> deferred ABSL_GUARDED_BY(mu);
