@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
 #include "training/mirrored_strategy.h"
