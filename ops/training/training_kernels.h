@@ -2,19 +2,21 @@
 // (TensorFlow's `FooOp<Device, T>` + functor pattern). The shell reads the
 // attrs, checks the inputs, locks every updated variable in address order for
 // the whole update and writes it copy-on-write (internal::VarUpdate); a device
-// supplies only the arithmetic, as an `Impl`. The GPU's is GpuTrainingImpl
-// (ops/gpu/training_kernels.cc):
+// supplies only the arithmetic, as an `Impl`: CpuTrainingImpl
+// (ops/training/training_kernels.cc) and GpuTrainingImpl
+// (ops/gpu/training_kernels.cc).
 //
-//   struct GpuTrainingImpl {
+//   struct CpuTrainingImpl {
 //     template <typename T>
 //     static absl::Status GradientDescent(OpKernelContext* ctx, T* var,
 //                                         const Tensor& alpha, const T* delta, int64_t n);
 //     ... Momentum, Adam (below)
 //   };
-//   RegisterTrainingKernelsFor<GpuTrainingImpl, float>(kernels, kDeviceTypeGpu);
+//   RegisterTrainingKernelsFor<CpuTrainingImpl, float>(kernels, kDeviceTypeCpu,
+//                                                      /*with_resource_forms=*/true);
 //
-// The CPU kernels of these ops are still classes of their own
-// (ops/training/training_kernels.cc), with the same checks in the same order.
+// The adaptive rules and FTRL, CPU-only, have their own Rule shells
+// (ops/training/training_apply_shell.h).
 //
 // Scalars reach the Impl as checked 0-d tensors in the device's memory: the
 // CPU reads them, a GPU hands their addresses to its kernel. The Impl is
@@ -25,6 +27,7 @@
 
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/state/state_ops.h"
 #include "runtime/kernel.h"
@@ -135,16 +138,24 @@ class ApplyAdamOp : public OpKernel {
   bool nesterov_ = false;
 };
 
-// Registers the three ops for T on `device_type` with `Impl`'s arithmetic.
+// Registers the three ops for T on `device_type` with `Impl`'s arithmetic;
+// with `with_resource_forms`, ResourceApply* too (the same shells:
+// internal::VarInput reads a resource handle as well as a ref).
 template <typename Impl, typename T>
-void RegisterTrainingKernelsFor(KernelRegistry* kernels, const char* device_type) {
+void RegisterTrainingKernelsFor(KernelRegistry* kernels, const char* device_type,
+                                bool with_resource_forms = false) {
   constexpr DataType kType = DataTypeToEnum<T>::value;
-  kernels->Register<ApplyGradientDescentOp<Impl, T>>(
-      KernelDef("ApplyGradientDescent", device_type).TypeConstraint("T", kType));
-  kernels->Register<ApplyMomentumOp<Impl, T>>(
-      KernelDef("ApplyMomentum", device_type).TypeConstraint("T", kType));
-  kernels->Register<ApplyAdamOp<Impl, T>>(
-      KernelDef("ApplyAdam", device_type).TypeConstraint("T", kType));
+  auto register_forms = [&](const char* prefix) {
+    kernels->Register<ApplyGradientDescentOp<Impl, T>>(
+        KernelDef(absl::StrCat(prefix, "ApplyGradientDescent"), device_type)
+            .TypeConstraint("T", kType));
+    kernels->Register<ApplyMomentumOp<Impl, T>>(
+        KernelDef(absl::StrCat(prefix, "ApplyMomentum"), device_type).TypeConstraint("T", kType));
+    kernels->Register<ApplyAdamOp<Impl, T>>(
+        KernelDef(absl::StrCat(prefix, "ApplyAdam"), device_type).TypeConstraint("T", kType));
+  };
+  register_forms("");
+  if (with_resource_forms) register_forms("Resource");
 }
 
 }  // namespace sluice
