@@ -18,7 +18,7 @@
 // the step returns the first error (which names the task). A task that
 // restarted since its graphs were registered makes the step fail with
 // Aborted naming it; the next Run registers again (its variables are gone,
-// so a training loop restores them: distributed/training/).
+// so a training loop restores them: distributed/collective_training/).
 //
 // A Session (runtime/session.h): code written against a local session runs
 // on a cluster unchanged. Thread-safe: Run may be called concurrently.

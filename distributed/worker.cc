@@ -119,9 +119,9 @@ class Worker::Impl {
   absl::Status AddFrameSlots(const StepPartitions::Part& part, RegisteredGraph* graph) const;
   absl::StatusOr<std::shared_ptr<const RegisteredGraph>> FindGraph(const std::string& handle);
   // Unregisters the graphs unused for graph_idle_ttl (checked at most every
-  // minute); the caller destroys them after releasing mu_.
+  // minute); the caller destroys them after releasing graphs_mu_.
   std::vector<std::shared_ptr<const RegisteredGraph>> DropIdleGraphs()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(graphs_mu_);
   absl::Status CheckRunArgs(const RegisteredGraph& graph, const RunGraphArgs& args) const;
   // The step's rendezvous, made on first use; also forgets stale steps.
   // nullptr once CleanupStep has ended it as a failed step.
@@ -150,20 +150,30 @@ class Worker::Impl {
   std::unique_ptr<RpcCollectiveTransport> collective_transport_;
   std::unique_ptr<CollectiveExecutor> collectives_;
 
-  absl::Mutex mu_;
-  std::map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, absl::Time> graph_last_used_ ABSL_GUARDED_BY(mu_);
-  absl::Time next_graph_sweep_ ABSL_GUARDED_BY(mu_) = absl::Now();
-  std::map<int64_t, StepEntry> steps_ ABSL_GUARDED_BY(mu_);
+  // Three jobs, one lock each, never nested: the graph registry, the step
+  // table and the count of running partitions.
+  absl::Mutex graphs_mu_;
+  std::map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_
+      ABSL_GUARDED_BY(graphs_mu_);
+  std::map<std::string, absl::Time> graph_last_used_ ABSL_GUARDED_BY(graphs_mu_);
+  absl::Time next_graph_sweep_ ABSL_GUARDED_BY(graphs_mu_) = absl::Now();
+
+  absl::Mutex steps_mu_;
+  std::map<int64_t, StepEntry> steps_ ABSL_GUARDED_BY(steps_mu_);
   // Failed steps CleanupStep ended, and when: a peer's RecvTensor that
   // arrives later (it was in flight when the step failed) is refused at once
   // instead of waiting, in a fresh rendezvous, for a tensor nobody will
   // send. A step that succeeded has served all its transfers before its
   // cleanup, so only failed ones (aborted here) are remembered.
-  std::map<int64_t, absl::Time> finished_steps_ ABSL_GUARDED_BY(mu_);
-  absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::Now();
-  int runs_in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // RunStates whose executors still run
-  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<int64_t, absl::Time> finished_steps_ ABSL_GUARDED_BY(steps_mu_);
+  absl::Time last_sweep_ ABSL_GUARDED_BY(steps_mu_) = absl::Now();
+
+  absl::Mutex runs_mu_;
+  int runs_in_flight_ ABSL_GUARDED_BY(runs_mu_) = 0;  // RunStates whose executors still run
+
+  // Set (under steps_mu_, so that no step is made after the destructor's
+  // snapshot without seeing it) when the worker starts to go.
+  std::atomic<bool> shutting_down_{false};
 };
 
 absl::Status Worker::Impl::Init() {
@@ -184,7 +194,7 @@ absl::Status Worker::Impl::Init() {
 Worker::Impl::~Impl() {
   std::vector<std::shared_ptr<RemoteRendezvous>> steps;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&steps_mu_);
     shutting_down_ = true;
     for (auto& [id, entry] : steps_) steps.push_back(entry.rendezvous);
   }
@@ -193,8 +203,8 @@ Worker::Impl::~Impl() {
   for (auto& r : steps) r->StartAbort(reason);
   // Collective ops waiting for peers end now rather than at their deadline.
   collectives_->transport()->Abort("", reason);
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
+  absl::MutexLock lock(&runs_mu_);
+  runs_mu_.Await(absl::Condition(
       +[](int* n) { return *n == 0; }, &runs_in_flight_));
   // Members go in reverse order: steps (each waits for its fetches), graphs,
   // the call pool, then the devices.
@@ -281,7 +291,7 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
     RETURN_IF_ERROR(WithTask(AddFrameSlots(part, graph.get())));
   }
   std::vector<std::shared_ptr<const RegisteredGraph>> dropped;  // destroyed after the lock
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&graphs_mu_);
   // Unguessable (a capability: no other client can run or deregister the
   // graph); the incarnation keeps a restarted task from accepting a handle
   // its previous life gave out.
@@ -314,7 +324,7 @@ std::vector<std::shared_ptr<const RegisteredGraph>> Worker::Impl::DropIdleGraphs
 
 absl::Status Worker::Impl::DeregisterGraph(const std::string& graph_handle) {
   std::shared_ptr<const RegisteredGraph> graph;  // destroyed outside the lock
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&graphs_mu_);
   auto it = graphs_.find(graph_handle);
   if (it == graphs_.end()) {
     return absl::NotFoundError(absl::StrCat("task ", options_.task, ": graph handle ",
@@ -328,10 +338,10 @@ absl::Status Worker::Impl::DeregisterGraph(const std::string& graph_handle) {
 
 absl::StatusOr<std::shared_ptr<const RegisteredGraph>> Worker::Impl::FindGraph(
     const std::string& handle) {
-  absl::MutexLock lock(&mu_);
   if (shutting_down_) {
     return absl::UnavailableError(absl::StrCat("task ", options_.task, " is shutting down"));
   }
+  absl::MutexLock lock(&graphs_mu_);
   auto it = graphs_.find(handle);
   if (it != graphs_.end()) graph_last_used_[handle] = absl::Now();
   if (it == graphs_.end()) {
@@ -379,7 +389,7 @@ std::shared_ptr<RemoteRendezvous> Worker::Impl::GetOrCreateStep(int64_t step_id)
   std::vector<std::shared_ptr<RemoteRendezvous>> stale;  // destroyed outside the lock
   std::shared_ptr<RemoteRendezvous> out;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&steps_mu_);
     const absl::Time now = absl::Now();
     if (now - last_sweep_ > kSweepInterval) {
       last_sweep_ = now;
@@ -420,7 +430,7 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
   args.collective_executor = collectives_.get();
   args.run_inline = options_.session.inter_op_parallelism == 1;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&runs_mu_);
     ++runs_in_flight_;
   }
   state->graph->partitions->RunAsync(args, [this, state](absl::Status s) {
@@ -433,7 +443,7 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
     state->all_done.Notify();
     rendezvous = nullptr;
     graph = nullptr;
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&runs_mu_);
     --runs_in_flight_;
   });
 }
@@ -525,7 +535,7 @@ absl::Status Worker::Impl::AbortStep(int64_t step_id, const absl::Status& reason
 absl::Status Worker::Impl::CleanupStep(int64_t step_id) {
   std::shared_ptr<RemoteRendezvous> gone;  // may wait for fetches: outside the lock
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&steps_mu_);
     auto it = steps_.find(step_id);
     if (it != steps_.end()) {
       gone = std::move(it->second.rendezvous);

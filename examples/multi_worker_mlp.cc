@@ -15,7 +15,7 @@
 // from the latest checkpoint in --checkpoint_dir, which they all share;
 // with --elastic the survivors go on without it after --elastic_grace_s,
 // and take it back when it is restarted (they look for it every
-// --rejoin_check_every steps; distributed/training/collective_trainer.h).
+// --rejoin_check_every steps; distributed/collective_training/collective_trainer.h).
 // Worker 0 (with --elastic,
 // the lowest surviving worker) logs progress and, after --steps global
 // steps, prints "final: loss=<x> accuracy=<y>" over the whole training set.
@@ -33,7 +33,7 @@
 #include "absl/strings/str_split.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/server.h"
-#include "distributed/training/collective_trainer.h"
+#include "distributed/collective_training/collective_trainer.h"
 #include "examples/mlp_model.h"
 #include "sluice.h"
 

@@ -8,7 +8,7 @@
 //   BuiltinBackends()->RegisterKernels(&kernels);  // = RegisterBuiltinKernels
 //   // or the process-wide, lazily built pair:
 //   Scope root = Scope::NewRootScope(BuiltinOps());
-//   SessionConfig opts = BuiltinSessionConfig();   // builtin_session.h
+//   SessionConfig config = BuiltinSessionConfig();   // builtin_session.h
 //
 // Thread-safe.
 #ifndef SLUICE_OPS_BUILTINS_H_

@@ -40,9 +40,9 @@ class PlacerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     LocalDevicesOptions opts;
-    opts.devices.num_virtual_cpus = 2;
+    opts.num_virtual_cpus = 2;
     opts.cpu_threads = 1;
-    opts.devices.virtual_cpu_threads = 1;
+    opts.virtual_cpu_threads = 1;
     absl::StatusOr<std::vector<std::unique_ptr<Device>>> devices = CreateLocalDevices(opts);
     ASSERT_TRUE(devices.ok()) << devices.status();
     owned_ = *std::move(devices);

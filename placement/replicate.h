@@ -15,7 +15,7 @@
 //   GradientDescentOptimizer sgd(0.1);
 //   ASSIGN_OR_RETURN(Node* train, sgd.ApplyGradients(s.WithOpName("train"), r.grads_and_vars));
 //   // sess->Run({{x, batch_of_2B}, {labels, ...}}, {r.loss}, {train}), with
-//   // SessionConfig::num_virtual_cpus = 2.
+//   // SessionConfig::devices.num_virtual_cpus = 2.
 //
 // What it adds, for tower k = 0..K-1 on devices[k]:
 //  - a Split of each batch input along dim 0 into K equal slices (on the

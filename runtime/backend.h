@@ -2,8 +2,8 @@
 // devices of that type this process has, the kernels that run on them, and
 // the all-reduce they bring (the collective executor's, for members that
 // are all of the type). A BackendRegistry is the ordered list a session,
-// a worker and their collective executor are handed (SessionConfig,
-// WorkerOptions): no process-global device or all-reduce table exists, so
+// a worker and their collective executor are handed (SessionConfig::backends,
+// which servers and workers take too): no process-global device or all-reduce table exists, so
 // where GPUs come from has one answer (ops/builtins.h: BuiltinBackends(),
 // the one list), and a test can hand in its own backend. ggml's backend
 // registry is the model.

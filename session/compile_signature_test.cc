@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "builtin_session.h"
+#include "ops/builtins.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"

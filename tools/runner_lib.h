@@ -36,6 +36,7 @@
 #include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "runtime/session.h"
+#include "session/session_config.h"
 #include "runtime/tensor.h"
 
 namespace sluice {

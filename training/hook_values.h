@@ -1,5 +1,5 @@
 // Reading the small tensors hooks fetch: global steps and losses. Internal
-// to distributed/training's hooks.
+// to the hooks of training/ (the *_hook.cc files beside it).
 //
 //   ASSIGN_OR_RETURN(int64_t step, internal::ScalarInt64(values[0], "global_step:0"));
 //   ASSIGN_OR_RETURN(int64_t now, internal::ReadScalarInt64(session, "global_step:0"));

@@ -18,6 +18,7 @@
 #include "graph/scope.h"
 #include "ops/training/optimizers.h"
 #include "runtime/session.h"
+#include "session/session_config.h"
 #include "runtime/tensor.h"
 #include "training/mirrored_strategy.h"
 

@@ -93,7 +93,7 @@ TEST(SessionConfigWireTest, AnOlderClientsConfigGetsTheNewFieldsDefaults) {
   TBinaryProtocol p(buffer);
   p.writeStructBegin("SessionConfig");
   p.writeFieldBegin("default_device", T_STRING, 1);
-  p.writeString("/job:ps/replica:0/task:0");
+  p.writeString(std::string("/job:ps/replica:0/task:0"));
   p.writeFieldEnd();
   p.writeFieldBegin("allow_soft_placement", T_BOOL, 2);
   p.writeBool(true);

@@ -27,6 +27,7 @@
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/cluster/launcher.h"
 #include "distributed/cluster_session.h"
+#include "distributed/master_session.h"
 #include "gtest/gtest.h"
 #include "session/direct_session.h"
 #include "tests/distributed/test_credentials.h"
@@ -327,6 +328,148 @@ TEST_F(ClusterTest, RemoteSessionThroughWorkerZero) {
   for (const char* bad : {"grpc://127.0.0.1:1", "thrift://", "127.0.0.1:80", "thrift://nohostport"}) {
     absl::StatusOr<std::unique_ptr<Session>> s = NewRemoteSession(bad, TrainingGraph(true));
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad << ": " << s.status();
+  }
+}
+
+// Two towers of four MatMul -> BiasAdd -> Relu layers from one input, no
+// device asked anywhere: what automatic placement spreads over devices (the
+// towers run in parallel) and fuse_ops rewrites (each layer one _FusedMatMul).
+GraphDef TwoTowers() {
+  constexpr int kWidth = 512;
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({64, kWidth})});
+  std::vector<Output> tops;
+  for (int t = 0; t < 2; ++t) {
+    Output h = x;
+    for (int l = 0; l < 4; ++l) {
+      std::vector<float> w(kWidth * kWidth), b(kWidth);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = 0.04f * std::sin(0.1f * i + t + 3 * l);
+      for (size_t i = 0; i < b.size(); ++i) b[i] = 0.01f * std::cos(0.2f * i + l);
+      const std::string name = absl::StrCat("t", t, "_l", l);
+      Output mm = ops::MatMul(root.WithOpName(name + "_mm"), h,
+                              ops::Const(root, w, TensorShape({kWidth, kWidth})));
+      h = ops::Relu(root.WithOpName(name + "_relu"),
+                    ops::BiasAdd(root.WithOpName(name + "_bias"), mm, ops::Const(root, b)));
+    }
+    tops.push_back(ops::Sum(root, h, {0, 1}));
+  }
+  ops::Add(root.WithOpName("out"), tops[0], tops[1]);
+  EXPECT_TRUE(root.ok()) << root.status();
+  GraphDef def;
+  root.graph()->ToGraphDef(&def);
+  return def;
+}
+
+// What a step of TwoTowers ran: the fetched value, the op counts over every
+// partition, and how many devices ran a matrix product.
+struct TowerStep {
+  float out = 0;
+  std::map<std::string, int> ops;
+  int devices_with_products = 0;
+};
+
+absl::StatusOr<TowerStep> RunTowers(Session* session) {
+  std::vector<float> xs(64 * 512);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(0.01f * i);
+  RunMetadata metadata;
+  RunOptions options;
+  options.output_partition_graphs = true;
+  absl::StatusOr<std::vector<Tensor>> out = session->Run(
+      {{"x:0", Tensor::FromVector<float>(xs, TensorShape({64, 512}))}}, {"out:0"}, {}, options,
+      &metadata);
+  if (!out.ok()) return out.status();
+  TowerStep step;
+  step.out = (*out)[0].scalar<float>();
+  for (const GraphDef& g : metadata.partition_graphs) {
+    bool products = false;
+    for (const NodeDef& n : g.node()) {
+      ++step.ops[n.op()];
+      products |= n.op() == "MatMul" || n.op() == "_FusedMatMul";
+    }
+    step.devices_with_products += products;
+  }
+  return step;
+}
+
+// A client's knobs reach the master over the wire: a remote session that
+// turns fuse_ops off and auto_place on places and fuses as a local session
+// with the same config does, and the default config fuses and keeps every
+// unplaced node on the default device, locally and remotely alike.
+TEST_F(ClusterTest, ClientSessionConfigPlacesAndFusesAsALocalSession) {
+  absl::StatusOr<std::string> worker0 = cluster_->spec().Address("worker", 0);
+  ASSERT_TRUE(worker0.ok());
+  for (const bool tuned : {true, false}) {
+    SCOPED_TRACE(tuned ? "auto_place on, fuse_ops off" : "defaults");
+    SessionConfig config = BuiltinSessionConfig();
+    config.devices.num_virtual_cpus = 2;  // three devices, as the cluster has
+    if (tuned) {
+      config.auto_place = true;
+      config.fuse_ops = false;
+    }
+    absl::StatusOr<std::unique_ptr<Session>> local = sluice::NewSession(config, TwoTowers());
+    ASSERT_TRUE(local.ok()) << local.status();
+    absl::StatusOr<TowerStep> want = RunTowers(local->get());
+    ASSERT_TRUE(want.ok()) << want.status();
+
+    ClusterSessionOptions options;
+    options.session.auto_place = config.auto_place;
+    options.session.fuse_ops = config.fuse_ops;
+    options.rpc.call_timeout_ms = 20000;
+    absl::StatusOr<std::unique_ptr<Session>> remote =
+        NewRemoteSession("thrift://" + *worker0, TwoTowers(), options);
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    absl::StatusOr<TowerStep> got = RunTowers(remote->get());
+    ASSERT_TRUE(got.ok()) << got.status();
+
+    EXPECT_NEAR(got->out, want->out, 1e-3 * std::abs(want->out));
+    for (const TowerStep* s : {&*want, &*got}) {
+      const char* where = s == &*want ? "local" : "remote";
+      if (tuned) {
+        EXPECT_EQ(s->ops.count("_FusedMatMul"), 0u) << where;
+        EXPECT_EQ(s->ops.at("MatMul"), 8) << where;
+        EXPECT_EQ(s->devices_with_products, 2) << where << ": the towers run side by side";
+      } else {
+        EXPECT_EQ(s->ops.at("_FusedMatMul"), 8) << where;
+        EXPECT_EQ(s->ops.count("MatMul"), 0u) << where;
+        EXPECT_EQ(s->devices_with_products, 1) << where << ": all on the default device";
+      }
+    }
+    EXPECT_TRUE((*remote)->Close().ok());
+  }
+}
+
+// allow_soft_placement has one default, false as in TensorFlow, for a local
+// and a cluster session alike: a node asking for a GPU no task has fails the
+// same way in both, and the knob sent by the client relaxes it.
+TEST_F(ClusterTest, SoftPlacementHasOneDefaultEverywhere) {
+  EXPECT_EQ(ClusterSessionOptions().session.allow_soft_placement,
+            SessionConfig().allow_soft_placement);
+  EXPECT_EQ(MasterSessionOptions().session.allow_soft_placement,
+            SessionConfig().allow_soft_placement);
+  EXPECT_FALSE(SessionConfig().allow_soft_placement);
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  ops::Square(root.WithOpName("sq").WithDevice("/job:worker/task:0/device:GPU:0"),
+              ops::Const(root, 3.0f));
+  GraphDef def;
+  root.graph()->ToGraphDef(&def);
+  absl::StatusOr<std::string> worker0 = cluster_->spec().Address("worker", 0);
+  ASSERT_TRUE(worker0.ok());
+  for (const bool soft : {false, true}) {
+    ClusterSessionOptions options;
+    options.session.allow_soft_placement = soft;
+    options.rpc.call_timeout_ms = 20000;
+    absl::StatusOr<std::unique_ptr<Session>> remote =
+        NewRemoteSession("thrift://" + *worker0, def, options);
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    absl::StatusOr<std::vector<Tensor>> out = (*remote)->Run({}, {"sq:0"}, {});
+    if (soft) {
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ((*out)[0].scalar<float>(), 9.0f);
+    } else {
+      ASSERT_FALSE(out.ok());
+      EXPECT_NE(out.status().message().find("'sq' (Square)"), std::string::npos) << out.status();
+      EXPECT_NE(out.status().message().find("GPU:0"), std::string::npos) << out.status();
+    }
   }
 }
 

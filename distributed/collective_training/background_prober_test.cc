@@ -1,4 +1,4 @@
-#include "distributed/training/background_prober.h"
+#include "distributed/collective_training/background_prober.h"
 
 #include <atomic>
 

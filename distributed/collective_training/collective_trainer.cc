@@ -1,4 +1,4 @@
-#include "distributed/training/collective_trainer.h"
+#include "distributed/collective_training/collective_trainer.h"
 
 #include <cstdio>
 #include <map>
@@ -16,7 +16,7 @@
 #include "training/checkpoint/saver.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/master_session.h"
-#include "distributed/training/background_prober.h"
+#include "distributed/collective_training/background_prober.h"
 #include "base/status_macros.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"

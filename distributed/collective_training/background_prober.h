@@ -11,8 +11,8 @@
 // The probe runs first right away, then `interval` after each run ends. The
 // destructor stops the thread, waiting for a probe in progress to return.
 // Thread-safe; the probe runs on the prober's thread only.
-#ifndef SLUICE_DISTRIBUTED_TRAINING_BACKGROUND_PROBER_H_
-#define SLUICE_DISTRIBUTED_TRAINING_BACKGROUND_PROBER_H_
+#ifndef SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_BACKGROUND_PROBER_H_
+#define SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_BACKGROUND_PROBER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -51,4 +51,4 @@ class BackgroundProber {
 
 }  // namespace sluice
 
-#endif  // SLUICE_DISTRIBUTED_TRAINING_BACKGROUND_PROBER_H_
+#endif  // SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_BACKGROUND_PROBER_H_

@@ -1,4 +1,4 @@
-#include "distributed/training/worker_membership.h"
+#include "distributed/collective_training/worker_membership.h"
 
 #include <set>
 

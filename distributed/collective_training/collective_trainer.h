@@ -70,8 +70,8 @@
 //
 // Thread-compatible: one thread calls Train. The server is borrowed and
 // must outlive the trainer; the callbacks are called on the Train thread.
-#ifndef SLUICE_DISTRIBUTED_TRAINING_COLLECTIVE_TRAINER_H_
-#define SLUICE_DISTRIBUTED_TRAINING_COLLECTIVE_TRAINER_H_
+#ifndef SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_COLLECTIVE_TRAINER_H_
+#define SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_COLLECTIVE_TRAINER_H_
 
 #include <cstdint>
 #include <functional>
@@ -82,7 +82,7 @@
 #include "absl/status/statusor.h"
 #include "distributed/server.h"
 #include "training/mirrored_strategy.h"
-#include "distributed/training/worker_membership.h"
+#include "distributed/collective_training/worker_membership.h"
 #include "graph/op_registry.h"
 #include "ops/training/optimizers.h"
 #include "runtime/kernel_registry.h"
@@ -168,4 +168,4 @@ class CollectiveTrainer {
 
 }  // namespace sluice
 
-#endif  // SLUICE_DISTRIBUTED_TRAINING_COLLECTIVE_TRAINER_H_
+#endif  // SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_COLLECTIVE_TRAINER_H_

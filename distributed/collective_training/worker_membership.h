@@ -31,8 +31,8 @@
 //    learning_rate as given.
 //
 // Thread-safety: pure functions of their arguments. Ownership: values.
-#ifndef SLUICE_DISTRIBUTED_TRAINING_WORKER_MEMBERSHIP_H_
-#define SLUICE_DISTRIBUTED_TRAINING_WORKER_MEMBERSHIP_H_
+#ifndef SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_WORKER_MEMBERSHIP_H_
+#define SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_WORKER_MEMBERSHIP_H_
 
 #include <cstdint>
 #include <string>
@@ -89,4 +89,4 @@ int64_t SliceOffset(const MemberPlan& plan, int64_t step);
 
 }  // namespace sluice
 
-#endif  // SLUICE_DISTRIBUTED_TRAINING_WORKER_MEMBERSHIP_H_
+#endif  // SLUICE_DISTRIBUTED_COLLECTIVE_TRAINING_WORKER_MEMBERSHIP_H_
