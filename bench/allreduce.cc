@@ -63,7 +63,7 @@
 #include "distributed/server.h"
 #include "training/all_reduce_gradients.h"
 #include "base/status_macros.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "runtime/collective/collective_executor.h"
 

@@ -1,5 +1,5 @@
 // The two ways _FusedMatMul's CPU kernel can apply its bias and ReLU
-// (ops/internal/fused_gemm.h), at the MLP's forward shapes (batch 256:
+// (ops/nn/internal/fused_gemm.h), at the MLP's forward shapes (batch 256:
 // 784 -> 1024 and 1024 -> 1024), against the unfused GEMM + BiasAdd + ReLU
 // passes each into a fresh buffer, as the separate kernels run them:
 //
@@ -15,7 +15,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
-#include "ops/internal/fused_gemm.h"
+#include "ops/nn/internal/fused_gemm.h"
 #include "runtime/thread_pool.h"
 
 ABSL_FLAG(int, reps, 200, "calls per round");

@@ -19,7 +19,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
-#include "ops/control_flow_builders.h"
+#include "ops/control_flow/control_flow_builders.h"
 #include "session/direct_session.h"
 #include "sluice.h"
 

@@ -9,7 +9,7 @@
 #include "distributed/service_handlers.h"
 #include "base/status_macros.h"
 #include "ops/builtins.h"
-#include "ops/file_write_policy.h"
+#include "ops/io/file_write_policy.h"
 
 namespace sluice {
 namespace {

@@ -49,7 +49,7 @@ struct ServerOptions {
   RpcCollectiveTransport::Options collective_transport;
   // Where graphs run in this process may write files (SaveV2): the job's
   // checkpoint and log directories. /tmp/sluice is always among them. The
-  // restriction is process-wide (ops/file_write_policy.h).
+  // restriction is process-wide (ops/io/file_write_policy.h).
   std::vector<std::string> file_write_roots;
   // Mutual TLS with the job's credentials (the task's own certificate, and
   // the cluster's peers must show theirs), or an explicit insecure

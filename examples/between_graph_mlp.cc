@@ -49,7 +49,7 @@
 #include "training/replica_device_setter.h"
 #include "training/sync_replicas.h"
 #include "examples/mlp_model.h"
-#include "ops/summary_ops.h"
+#include "ops/io/summary_ops.h"
 #include "sluice.h"
 
 ABSL_FLAG(bool, sync, true, "synchronous training (--nosync or --async: asynchronous)");

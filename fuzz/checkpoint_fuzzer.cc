@@ -1,9 +1,9 @@
-// A checkpoint shard's bytes (ops/internal/checkpoint_shard.h) parsed and
+// A checkpoint shard's bytes (ops/io/internal/checkpoint_shard.h) parsed and
 // every entry read back under each dtype: errors, never a crash or an
 // allocation the file's size does not justify.
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_target.h"
-#include "ops/internal/checkpoint_shard.h"
+#include "ops/io/internal/checkpoint_shard.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<sluice::internal::CheckpointShard> shard = sluice::internal::CheckpointShard::Parse(

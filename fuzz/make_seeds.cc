@@ -26,7 +26,7 @@
 #include "distributed/rpc/gen-cpp/WorkerService.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "graph/graph_def_io.h"
-#include "ops/internal/checkpoint_shard.h"
+#include "ops/io/internal/checkpoint_shard.h"
 #include "runtime/npy.h"
 #include "runtime/tensor.h"
 

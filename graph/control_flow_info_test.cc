@@ -13,7 +13,7 @@ namespace sluice {
 namespace {
 
 // A private registry of stand-ins with the control-flow roles (the real ops
-// are in ops/control_flow_ops.h, a layer above).
+// are in ops/control_flow/control_flow_ops.h, a layer above).
 class ControlFlowInfoTest : public ::testing::Test {
  protected:
   void SetUp() override {

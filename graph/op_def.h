@@ -82,7 +82,7 @@ enum class ControlFlowRole {
   kControlTrigger, // ControlTrigger: runs even when its inputs are dead
 };
 
-// The gradient of one while loop taken as a whole (ops/control_flow_grad.cc
+// The gradient of one while loop taken as a whole (ops/control_flow/control_flow_grad.cc
 // builds it: a backward loop that differentiates the body with the ops'
 // GradFns). `exit_grads[k]` flows into `exits[k]` (a null Output: none);
 // returns one gradient per entry of `enters` (null where none flows).

@@ -331,7 +331,7 @@ absl::StatusOr<Node*> OpBuilder::Build() {
       ASSIGN_OR_RETURN(Node* c, graph->AddNode(std::move(def)));
       // The scope's control dependencies hold for the literal too (as in
       // TensorFlow), which is what puts a literal into a cond branch or a
-      // loop body (ops/control_flow_builders.h).
+      // loop body (ops/control_flow/control_flow_builders.h).
       for (Node* dep : scope_.control_deps_) graph->AddControlEdge(dep, c);
       RETURN_IF_ERROR(InferShapes(c));
       resolved[a].push_back(Output(c, 0));

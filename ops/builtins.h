@@ -1,5 +1,5 @@
-// The built-ins: one list that registers every op family's definitions and
-// gradients, and the one list of backends (CPU, then GPU: their devices,
+// The built-ins: every op family's definitions and gradients, from the one
+// family list (ops/op_families.h), and the one list of backends (CPU, then GPU: their devices,
 // kernels and all-reduce; runtime/backend.h). STYLE.md §5: explicit, no
 // static registrars, no process-global device tables.
 //

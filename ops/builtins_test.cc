@@ -2,11 +2,38 @@
 // and a gradient decision where it is differentiable (STYLE.md §5).
 #include "ops/builtins.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "ops/op_families.h"
 
 namespace sluice {
 namespace {
+
+// The one family list: unique names, the runtime's ops first, and each
+// family's op definitions registered before any family's gradients.
+TEST(BuiltinsTest, FamilyListRegistersIntoAPrivateRegistry) {
+  absl::flat_hash_set<std::string> names;
+  for (const OpFamily& family : BuiltinOpFamilies()) {
+    EXPECT_TRUE(names.insert(family.name).second) << family.name;
+    EXPECT_NE(family.register_ops, nullptr) << family.name;
+    EXPECT_NE(family.register_cpu_kernels, nullptr) << family.name;
+  }
+  ASSERT_FALSE(BuiltinOpFamilies().empty());
+  EXPECT_STREQ(BuiltinOpFamilies()[0].name, "runtime");
+
+  OpRegistry ops;
+  ASSERT_TRUE(RegisterOpFamilies(BuiltinOpFamilies(), &ops).ok());
+  EXPECT_EQ(ops.ListOps(), BuiltinOps()->ListOps());
+  // A second pass names the family whose op is already there.
+  absl::Status again = RegisterOpFamilies(BuiltinOpFamilies(), &ops);
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(absl::StrContains(again.message(), "op family 'runtime'")) << again;
+
+  KernelRegistry kernels;
+  RegisterOpFamilyCpuKernels(BuiltinOpFamilies(), &kernels);
+  EXPECT_EQ(kernels.OpsWithKernels(kDeviceTypeCpu), BuiltinKernels()->OpsWithKernels(kDeviceTypeCpu));
+}
 
 // Code asks an op's traits, not its name (placement, checkpoints, feeds).
 TEST(BuiltinsTest, VariablesAndPlaceholdersCarryTheirTraits) {

@@ -1,7 +1,7 @@
 // The CPU backend (runtime/backend.h): CPU:0 and the virtual CPU devices
-// (runtime/local_devices.h), with the CPU kernels of every built-in op
-// (each ops/*_ops.h family's RegisterXKernels, and the runtime's frame and
-// Send/Recv kernels). Its collectives take the executor's own CPU ring.
+// (runtime/local_devices.h), with the CPU kernels of every built-in op:
+// each row of the family list (ops/op_families.h), the runtime's frame and
+// Send/Recv kernels first. Its collectives take the executor's own CPU ring.
 // ops/builtins.h lists it first in BuiltinBackends().
 //
 //   BackendRegistry backends;

@@ -44,7 +44,7 @@ absl::StatusOr<std::vector<DeviceSpec>> ParseDeviceSpecs(absl::string_view spec)
 
 // The Assign that adopts `node`'s output `output` as a variable's storage
 // (its only data consumer, reading it as the value, input 1), or null. Assign
-// takes over a buffer nobody else holds (ops/state_kernels.cc), so such a
+// takes over a buffer nobody else holds (ops/state/state_kernels.cc), so such a
 // value costs no memory beyond the variable's, provided it is computed on the
 // variable's device: the auto placer keeps it there.
 const Node* AdoptingAssign(const Node& node, int output);

@@ -5,12 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/scope.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/math_ops.h"
-#include "ops/nn_ops.h"
-#include "ops/state_ops.h"
-#include "ops/training_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/nn/nn_ops.h"
+#include "ops/state/state_ops.h"
+#include "ops/training/training_ops.h"
 
 namespace sluice {
 namespace {

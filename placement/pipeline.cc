@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "graph/gradients.h"
 #include "base/status_macros.h"
-#include "ops/array_ops.h"
-#include "ops/math_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/math/math_ops.h"
 
 namespace sluice {
 namespace {

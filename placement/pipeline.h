@@ -54,7 +54,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 
 namespace sluice {
 

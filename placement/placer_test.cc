@@ -9,10 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/math_ops.h"
-#include "ops/state_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/state/state_ops.h"
 #include "runtime/local_devices.h"
 
 namespace sluice {

@@ -12,8 +12,8 @@
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
 #include "graph/types.h"
-#include "ops/array_ops.h"
-#include "ops/math_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/math/math_ops.h"
 #include "placement/device_name.h"
 
 namespace sluice {

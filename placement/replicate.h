@@ -69,7 +69,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 
 namespace sluice {
 

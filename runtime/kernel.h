@@ -122,7 +122,7 @@ class OpKernelContext {
   // _Recv that received a dead tensor).
   void set_is_output_dead() { is_output_dead_ = true; }
   bool is_output_dead() const { return is_output_dead_; }
-  // Where collective ops (ops/collective_ops.h) meet their peers; nullptr
+  // Where collective ops (ops/collective/collective_ops.h) meet their peers; nullptr
   // when the caller of the executor provides none.
   CollectiveExecutor* collective_executor() const { return p_.collective_executor; }
 

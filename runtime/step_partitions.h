@@ -85,7 +85,7 @@ class StepPartitions {
 };
 
 // The group_key of every collective op in `graph` (nodes with group_key and
-// instance_key attrs, ops/collective_ops.h), sorted and unique.
+// instance_key attrs, ops/collective/collective_ops.h), sorted and unique.
 std::vector<int64_t> CollectiveGroupsOf(const Graph& graph);
 
 }  // namespace sluice

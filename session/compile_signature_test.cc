@@ -13,9 +13,9 @@
 #include "ops/builtins.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
-#include "ops/math_ops.h"
-#include "ops/nn_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/nn/nn_ops.h"
 #include "runtime/local_devices.h"
 
 namespace sluice {

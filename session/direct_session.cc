@@ -59,7 +59,7 @@ class DirectSession : public Session {
 
   const SessionConfig config_;
   std::vector<std::unique_ptr<Device>> devices_;
-  // Where the members of a collective op (ops/collective_ops.h) on this
+  // Where the members of a collective op (ops/collective/collective_ops.h) on this
   // session's devices meet; declared after devices_ so that collectives
   // still in flight are failed before their devices go.
   CollectiveMailbox collective_mailbox_;

@@ -8,10 +8,10 @@
 
 #include "gtest/gtest.h"
 #include "base/status_macros.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/math_ops.h"
-#include "ops/state_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/state/state_ops.h"
 
 namespace sluice {
 namespace {

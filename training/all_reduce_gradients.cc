@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/types.h"
-#include "ops/array_ops.h"
-#include "ops/collective_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/collective/collective_ops.h"
 
 namespace sluice {
 namespace {

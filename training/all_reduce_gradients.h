@@ -1,5 +1,5 @@
 // AllReduceGradients: every replica's gradients, summed or averaged across
-// replicas with collective all-reduces (ops/collective_ops.h), small ones
+// replicas with collective all-reduces (ops/collective/collective_ops.h), small ones
 // fused into buckets first.
 //
 //   // grads[r][v]: replica r's gradient of its copy of variable v, on devices[r].

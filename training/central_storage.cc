@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "ops/math_ops.h"
-#include "ops/state_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/state/state_ops.h"
 
 namespace sluice {
 namespace {

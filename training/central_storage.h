@@ -37,7 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 #include "placement/replicate.h"
 #include "training/mirrored_strategy.h"
 

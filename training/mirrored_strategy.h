@@ -52,7 +52,7 @@
 #include "absl/status/statusor.h"
 #include "training/all_reduce_gradients.h"
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 
 namespace sluice {
 

@@ -13,12 +13,12 @@
 #include "training/all_reduce_gradients.h"
 #include "training/strategy_testutil.h"
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/math_ops.h"
-#include "ops/nn_ops.h"
-#include "ops/optimizers.h"
-#include "ops/state_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/nn/nn_ops.h"
+#include "ops/training/optimizers.h"
+#include "ops/state/state_ops.h"
 #include "runtime/session.h"
 
 namespace sluice {

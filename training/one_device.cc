@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "ops/state_ops.h"
+#include "ops/state/state_ops.h"
 #include "placement/device_name.h"
 
 namespace sluice {

@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 #include "training/mirrored_strategy.h"
 
 namespace sluice {

@@ -6,10 +6,10 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/math_ops.h"
-#include "ops/state_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/state/state_ops.h"
 #include "session/direct_session.h"
 #include "runtime/session.h"
 #include "training/strategy_testutil.h"

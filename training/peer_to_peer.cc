@@ -6,10 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/types.h"
-#include "ops/array_ops.h"
-#include "ops/math_ops.h"
-#include "ops/queue_ops.h"
-#include "ops/state_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/data_flow/queue_ops.h"
+#include "ops/state/state_ops.h"
 
 namespace sluice {
 namespace {

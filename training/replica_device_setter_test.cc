@@ -4,12 +4,12 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/data_flow_ops.h"
-#include "ops/math_ops.h"
-#include "ops/state_ops.h"
-#include "ops/training_ops.h"
+#include "ops/data_flow/data_flow_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/state/state_ops.h"
+#include "ops/training/training_ops.h"
 
 namespace sluice {
 namespace {

@@ -6,11 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/math_ops.h"
-#include "ops/nn_ops.h"
-#include "ops/state_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/nn/nn_ops.h"
+#include "ops/state/state_ops.h"
 #include "session/direct_session.h"
 
 namespace sluice {

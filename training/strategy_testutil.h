@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 #include "runtime/session.h"
 #include "session/session_config.h"
 #include "runtime/tensor.h"

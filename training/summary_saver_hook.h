@@ -1,5 +1,5 @@
 // SummarySaverHook: writes a summary tensor (a MergeSummary of the model's
-// summaries, ops/summary_ops.h) to a TensorBoard event file every N global
+// summaries, ops/io/summary_ops.h) to a TensorBoard event file every N global
 // steps.
 //
 //   Output merged = ops::MergeSummary(s.WithOpName("summaries"), {loss_sum, w_hist});

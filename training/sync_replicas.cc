@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "ops/array_ops.h"
-#include "ops/data_flow_ops.h"
-#include "ops/state_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/data_flow/data_flow_ops.h"
+#include "ops/state/state_ops.h"
 
 namespace sluice {
 namespace {

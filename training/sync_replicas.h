@@ -1,5 +1,5 @@
 // Synchronous data-parallel training across worker tasks (TensorFlow's
-// SyncReplicasOptimizer), built from the data-flow ops (ops/data_flow_ops.h):
+// SyncReplicasOptimizer), built from the data-flow ops (ops/data_flow/data_flow_ops.h):
 // every step, the chief waits for gradients from replicas_to_aggregate
 // workers, applies their average once with an ordinary Optimizer, advances
 // the global step and releases the workers into the next step.
@@ -73,7 +73,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/scope.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 
 namespace sluice {
 

@@ -11,11 +11,11 @@
 #include "session/direct_session.h"
 #include "training/replica_device_setter.h"
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/data_flow_ops.h"
-#include "ops/math_ops.h"
-#include "ops/state_ops.h"
+#include "ops/data_flow/data_flow_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/state/state_ops.h"
 #include "runtime/session.h"
 
 namespace sluice {

@@ -1,12 +1,12 @@
 #include "training/training_testutil.h"
 
 #include "builtin_session.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/math_ops.h"
-#include "ops/optimizers.h"
-#include "ops/state_ops.h"
-#include "ops/summary_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/training/optimizers.h"
+#include "ops/state/state_ops.h"
+#include "ops/io/summary_ops.h"
 #include "session/direct_session.h"
 
 namespace sluice {

@@ -18,9 +18,9 @@
 #include "distributed/master_session.h"
 #include "distributed/collective_training/background_prober.h"
 #include "base/status_macros.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/collective_ops.h"
+#include "ops/collective/collective_ops.h"
 #include "runtime/collective/collective_executor.h"
 
 namespace sluice {

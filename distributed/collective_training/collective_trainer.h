@@ -84,7 +84,7 @@
 #include "training/mirrored_strategy.h"
 #include "distributed/collective_training/worker_membership.h"
 #include "graph/op_registry.h"
-#include "ops/optimizers.h"
+#include "ops/training/optimizers.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/session.h"
 

@@ -1,6 +1,6 @@
 // GPU element moves of the array ops: Transpose, Tile, ConcatV2 / Concat,
 // Split, Pack, Unpack, Slice, StridedSlice, StridedSliceGrad, GatherV2 /
-// Gather and UnsortedSegmentSum. Their shells (ops/array_index_kernels.h)
+// Gather and UnsortedSegmentSum. Their shells (ops/array/array_index_kernels.h)
 // check the arguments, read the index arguments from host memory (HostMemory
 // args), share the input where the result equals it and allocate, as on the
 // CPU; GpuIndexImpl enqueues one of the launchers of array.cu.h.
@@ -16,11 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
-#include "ops/array_index_kernels.h"
+#include "ops/array/array_index_kernels.h"
 #include "ops/gpu/array.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/internal/array_kernel_util.h"
-#include "ops/internal/array_kernel_checks.h"
+#include "ops/array/internal/array_kernel_checks.h"
 #include "ops/internal/array_util.h"
 
 namespace sluice {
@@ -160,7 +160,7 @@ absl::Status CheckIndexType(const Tensor& t, absl::string_view what) {
       absl::StrCat(what, " must be int32 or int64, got ", DataTypeName(t.dtype())));
 }
 
-// The GPU's element moves for the shells of ops/array_index_kernels.h.
+// The GPU's element moves for the shells of ops/array/array_index_kernels.h.
 // Gather's indices and UnsortedSegmentSum's ids stay on the GPU: an index
 // out of range gives a row of zeros, an id >= num_segments is dropped (as a
 // negative one is), where the CPU returns InvalidArgument.

@@ -1,6 +1,6 @@
 // GPU kernels of the array ops (RegisterGpuArrayKernels, ops/gpu/gpu_kernels.h):
 // constants, the identity-like and shape ops (which only touch shapes and
-// share buffers: the device-agnostic kernels of ops/internal/shape_kernels.h),
+// share buffers: the device-agnostic kernels of ops/array/internal/shape_kernels.h),
 // Fill / ZerosLike / OnesLike, and the host kernels for
 // int32 shape arithmetic. The kernels that move elements (Transpose, Tile,
 // Concat, Split, Pack, Unpack, Slice, StridedSlice(Grad), Gather,
@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "base/status_macros.h"
-#include "ops/const_kernel.h"
-#include "ops/fill_kernels.h"
+#include "ops/array/const_kernel.h"
+#include "ops/array/fill_kernels.h"
 #include "ops/gpu/array.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/internal/array_kernel_util.h"
-#include "ops/internal/array_kernel_checks.h"
-#include "ops/internal/shape_kernels.h"
+#include "ops/array/internal/array_kernel_checks.h"
+#include "ops/array/internal/shape_kernels.h"
 
 namespace sluice {
 namespace {
@@ -40,7 +40,7 @@ using internal::SqueezeOp;
 
 // ---- Creating -----------------------------------------------------------------
 
-// The GPU's writes for the shells of ops/fill_kernels.h. Fill's dims are in
+// The GPU's writes for the shells of ops/array/fill_kernels.h. Fill's dims are in
 // host memory, its value scalar on the GPU (read by the kernel).
 struct GpuFillImpl {
   static absl::Status Fill(OpKernelContext* ctx, const Tensor& value, Tensor* out) {

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/gpu/gpu_kernels.h"
-#include "ops/math_ops.h"
+#include "ops/math/math_ops.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"

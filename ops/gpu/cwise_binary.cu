@@ -1,6 +1,6 @@
 // Binary arithmetic and the *Grad helpers on the GPU (launchers:
 // cwise.cu.h; the comparisons are in cwise_compare.cu). The functors
-// mirror ops/math_kernels.cc, evaluated in the compute type (float for half
+// mirror ops/math/math_kernels.cc, evaluated in the compute type (float for half
 // and bfloat16).
 #include <cstdint>
 #include <type_traits>

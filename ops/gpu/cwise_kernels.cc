@@ -1,7 +1,7 @@
 // GPU arithmetic of the element-wise math ops (RegisterGpuCwiseKernels in
 // gpu_kernels.h): unary and binary arithmetic with NumPy broadcasting,
 // comparisons, the *Grad helpers, Cast, AddN, Select and SelectV2. The
-// shells of ops/cwise_kernels.h check the shapes, forward inputs and
+// shells of ops/math/cwise_kernels.h check the shapes, forward inputs and
 // allocate exactly as for the CPU; the CUDA code is in cwise_*.cu behind
 // cwise.cu.h.
 //
@@ -18,13 +18,13 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/types.h"
-#include "ops/cwise_kernels.h"
+#include "ops/math/cwise_kernels.h"
 #include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/cwise_layout.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
-#include "ops/internal/broadcast.h"
-#include "ops/internal/math_kernel_checks.h"
+#include "ops/math/internal/broadcast.h"
+#include "ops/math/internal/math_kernel_checks.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 
@@ -53,7 +53,7 @@ absl::StatusOr<gpu::CwiseType> CwiseTypeOf(DataType dtype) {
   }
 }
 
-// The GPU's arithmetic for the shells of ops/cwise_kernels.h: the
+// The GPU's arithmetic for the shells of ops/math/cwise_kernels.h: the
 // descriptors name a CUDA kernel; types come from the tensors.
 struct GpuCwiseImpl {
   using UnaryFn = gpu::UnaryFn;

@@ -1,5 +1,5 @@
 // Host side of the element-wise GPU kernels' broadcasting: the CwiseLayout
-// (ops/gpu/cwise.cu.h) of a BroadcastPlan (ops/internal/broadcast.h), which
+// (ops/gpu/cwise.cu.h) of a BroadcastPlan (ops/math/internal/broadcast.h), which
 // already checked the shapes and merged adjacent dimensions.
 //
 //   ASSIGN_OR_RETURN(auto plan, internal::MakeBroadcastPlan<2>({&x.shape(), &y.shape()}));
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "ops/gpu/cwise.cu.h"
-#include "ops/internal/broadcast.h"
+#include "ops/math/internal/broadcast.h"
 
 namespace sluice {
 

@@ -1,5 +1,5 @@
 // Unary math and Cast on the GPU (launchers: cwise.cu.h). The functors
-// mirror ops/math_kernels.cc, evaluated in the compute type (float for half
+// mirror ops/math/math_kernels.cc, evaluated in the compute type (float for half
 // and bfloat16); exp, log, tanh and the like use CUDA's accurate libm.
 #include <cstdint>
 #include <limits>

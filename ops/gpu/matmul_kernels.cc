@@ -1,4 +1,4 @@
-// The GPU's part of MatMul (the shell: ops/matmul_kernels.h): one
+// The GPU's part of MatMul (the shell: ops/math/matmul_kernels.h): one
 // cublasGemmEx on the device's compute stream, for float, double, half and
 // bfloat16 (16-bit types accumulate in float32).
 // float32 honours GpuMatMulPrecision (ops/gpu/matmul_precision.h): the
@@ -24,7 +24,7 @@
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/matmul_precision.h"
-#include "ops/matmul_kernels.h"
+#include "ops/math/matmul_kernels.h"
 
 namespace sluice {
 namespace {
@@ -64,7 +64,7 @@ cublasComputeType_t FloatComputeType(GpuMatMulPrecision precision) {
   return CUBLAS_COMPUTE_32F;
 }
 
-// The GPU's part of MatMulOp (ops/matmul_kernels.h).
+// The GPU's part of MatMulOp (ops/math/matmul_kernels.h).
 template <typename T>
 class GpuMatMulImpl {
  public:

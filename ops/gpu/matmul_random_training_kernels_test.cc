@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/gpu/gpu_kernels.h"
-#include "ops/math_ops.h"
-#include "ops/random_ops.h"
-#include "ops/state_ops.h"
-#include "ops/training_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/random/random_ops.h"
+#include "ops/state/state_ops.h"
+#include "ops/training/training_ops.h"
 
 namespace sluice {
 namespace {

@@ -1,7 +1,7 @@
 // GPU arithmetic of Relu, ReluGrad, BiasAdd, BiasAddGrad, Softmax,
 // LogSoftmax, SoftmaxCrossEntropyWithLogits and
 // SparseSoftmaxCrossEntropyWithLogits for float and double (the types the
-// OpDefs allow; CUDA code: nn.cu). The shells of ops/nn_kernels.h check the
+// OpDefs allow; CUDA code: nn.cu). The shells of ops/nn/nn_kernels.h check the
 // shapes and allocate, as for the CPU. One difference: SparseSoftmaxCrossEntropyWithLogits
 // keeps its labels in device memory and cannot check them without a
 // synchronization, so a row with an out-of-range label gets a NaN loss and
@@ -16,13 +16,13 @@
 #include "ops/gpu/reduction.cu.h"
 #include "ops/gpu/reduction_launch.h"
 #include "ops/gpu/reduction_plan.h"
-#include "ops/internal/nn_kernel_checks.h"
-#include "ops/nn_kernels.h"
+#include "ops/nn/internal/nn_kernel_checks.h"
+#include "ops/nn/nn_kernels.h"
 
 namespace sluice {
 namespace {
 
-// The GPU's arithmetic for the shells of ops/nn_kernels.h.
+// The GPU's arithmetic for the shells of ops/nn/nn_kernels.h.
 struct GpuNnImpl {
   static constexpr bool kLogSoftmaxInPlace = true;
 

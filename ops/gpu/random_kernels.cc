@@ -1,4 +1,4 @@
-// The GPU's part of the random ops (the shells: ops/random_kernels.h):
+// The GPU's part of the random ops (the shells: ops/random/random_kernels.h):
 // Philox4x32-10 (ops/gpu/philox.h) keyed per kernel from (seed, seed2) — or
 // from std::random_device when both are 0, as on the CPU — and a counter
 // that each run advances atomically by the blocks it reads, so successive
@@ -16,7 +16,7 @@
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/random.cu.h"
-#include "ops/random_kernels.h"
+#include "ops/random/random_kernels.h"
 
 namespace sluice {
 namespace {
@@ -45,7 +45,7 @@ constexpr gpu::RandomDistribution GpuDistribution(RandomDistribution dist) {
   return gpu::RandomDistribution::kTruncatedNormal;
 }
 
-// The GPU's generator for the shells of ops/random_kernels.h: the kernel's
+// The GPU's generator for the shells of ops/random/random_kernels.h: the kernel's
 // Philox key and its next unused counter block.
 class GpuRandomGen {
  public:

@@ -15,7 +15,7 @@
 // memory that the caller keeps alive until the work is done (on one stream:
 // until later work is enqueued). Thread-safe.
 //
-// Semantics (those of the CPU kernels, ops/reduction_kernels.cc): sums and
+// Semantics (those of the CPU kernels, ops/math/reduction_kernels.cc): sums and
 // products accumulate in float for float/half/bfloat16, in double for
 // double, in int64 for int64; Mean divides the sum by the count (integer
 // division for int64; a float mean of nothing is 0/0 = NaN, an int64 one

@@ -1,6 +1,6 @@
 // The GPU's part of Sum, Mean, Prod, Max, Min and ArgMax (the shells:
-// ops/reduction_kernels.h; CUDA code: reduction.cu). Same shapes, semantics and errors as the CPU kernels
-// (ops/reduction_kernels.cc; shared checks: ops/internal/math_kernel_checks.h);
+// ops/math/reduction_kernels.h; CUDA code: reduction.cu). Same shapes, semantics and errors as the CPU kernels
+// (ops/math/reduction_kernels.cc; shared checks: ops/math/internal/math_kernel_checks.h);
 // the axes (reduction_indices, ArgMax's dimension) are HostMemory inputs, read
 // on the host to plan the launch.
 // Types: float, double, int64, half, bfloat16 (half and bfloat16 accumulate
@@ -15,8 +15,8 @@
 #include "ops/gpu/reduction.cu.h"
 #include "ops/gpu/reduction_launch.h"
 #include "ops/gpu/reduction_plan.h"
-#include "ops/internal/math_kernel_checks.h"
-#include "ops/reduction_kernels.h"
+#include "ops/math/internal/math_kernel_checks.h"
+#include "ops/math/reduction_kernels.h"
 
 namespace sluice {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 using internal::GpuReducePlan;
 using internal::GpuReduceTypeOf;
 
-// The GPU's part of ReduceOp (ops/reduction_kernels.h).
+// The GPU's part of ReduceOp (ops/math/reduction_kernels.h).
 template <typename T, gpu::ReduceOp kOp>
 struct GpuReduceImpl {
   static constexpr bool kExpensive = false;  // only enqueues
@@ -35,7 +35,7 @@ struct GpuReduceImpl {
   }
 };
 
-// The GPU's part of ArgMaxOp (ops/reduction_kernels.h).
+// The GPU's part of ArgMaxOp (ops/math/reduction_kernels.h).
 template <typename T, typename Idx>
 struct GpuArgMaxImpl {
   static absl::Status ArgMax(OpKernelContext* ctx, const Tensor& x, const internal::ArgMaxPlan& plan,

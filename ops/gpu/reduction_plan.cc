@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
-#include "ops/internal/math_kernel_checks.h"
+#include "ops/math/internal/math_kernel_checks.h"
 
 namespace sluice {
 namespace internal {

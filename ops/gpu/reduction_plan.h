@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/tensor_shape.h"
-#include "ops/internal/math_kernel_checks.h"
+#include "ops/math/internal/math_kernel_checks.h"
 
 namespace sluice {
 namespace internal {

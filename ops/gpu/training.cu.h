@@ -7,7 +7,7 @@
 //   cudaError_t e = sluice::gpu::LaunchApplyGradientDescent<float>(
 //       var, alpha, delta, n, stream);   // var -= *alpha * delta
 //
-// The formulas are the CPU kernels' (ops/training_ops.h). Launches are
+// The formulas are the CPU kernels' (ops/training/training_ops.h). Launches are
 // asynchronous on `stream`; the result is the launch's cudaGetLastError().
 // n == 0 launches nothing. Instantiated for T = float and double; the
 // assign updates also for int64_t. Plain C++: g++ and nvcc both read it.

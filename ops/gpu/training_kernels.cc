@@ -1,6 +1,6 @@
 // GPU arithmetic of the training ops (ApplyGradientDescent, ApplyMomentum,
 // ApplyAdam) and of AssignAdd / AssignSub: the shells of
-// ops/training_kernels.h and ops/state_kernels.h check, lock and copy on
+// ops/training/training_kernels.h and ops/state/state_kernels.h check, lock and copy on
 // write (the copy runs on the compute stream), then one fused CUDA kernel
 // (ops/gpu/training.cu) does the update. Scalars stay in device memory: the
 // host checks only their shapes, the kernel reads the values.
@@ -10,8 +10,8 @@
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/training.cu.h"
-#include "ops/state_kernels.h"
-#include "ops/training_kernels.h"
+#include "ops/state/state_kernels.h"
+#include "ops/training/training_kernels.h"
 
 namespace sluice {
 namespace {

@@ -49,7 +49,7 @@ void Gemm(bool trans_a, bool trans_b, int m, int n, int k, const double* a, int 
           const double* b, int ldb, double* c, int ldc, double beta = 0.0);
 
 // C[m,n] = alpha * op(A) op(B) + beta * C (float only: the fused kernels'
-// entry, ops/fused_kernels.cc), split the same way.
+// entry, ops/nn/fused_kernels.cc), split the same way.
 void ScaledGemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                 int lda, const float* b, int ldb, float beta, float* c, int ldc);
 

@@ -1,4 +1,4 @@
-// Helpers shared by the gradient functions (ops/*_grad.cc): the tensors a
+// Helpers shared by the gradient functions (ops/<family>/*_grad.cc): the tensors a
 // node reads and makes, as Outputs to build on.
 //
 //   Output x = internal::InputOf(node, 0);    // invalid when unconnected

@@ -1,5 +1,5 @@
 // CollectiveTimer (internal to the collective executor; not named DeadlineTimer,
-// which ops/internal/async_wait.h already defines in sluice::internal): runs callbacks at
+// which ops/data_flow/internal/async_wait.h already defines in sluice::internal): runs callbacks at
 // deadlines on one thread, unless cancelled first.
 //
 //   CollectiveTimer timer;

@@ -31,7 +31,7 @@
 #include "gtest/gtest.h"
 #include "session/direct_session.h"
 #include "tests/distributed/test_credentials.h"
-#include "ops/io_ops.h"
+#include "ops/io/io_ops.h"
 #include "sluice.h"
 #include "tests/distributed/child_process.h"
 

@@ -25,7 +25,7 @@
 #include "distributed/cluster_session.h"
 #include "gtest/gtest.h"
 #include "tests/distributed/test_credentials.h"
-#include "ops/collective_ops.h"
+#include "ops/collective/collective_ops.h"
 #include "sluice.h"
 #include "tests/distributed/child_process.h"
 

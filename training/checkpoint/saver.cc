@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "ops/array_ops.h"
-#include "ops/io_ops.h"
-#include "ops/state_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/io/io_ops.h"
+#include "ops/state/state_ops.h"
 #include "placement/device_name.h"
 #include "runtime/atomic_file.h"
 

@@ -13,7 +13,7 @@
 //   RETURN_IF_ERROR(saver->Restore(sess.get(), latest));
 //
 // Files: Save(dir, step) writes "<dir>/<basename>-<step>.shard-<k>-of-<n>"
-// (ops/io_ops.h format, each atomically), then atomically rewrites
+// (ops/io/io_ops.h format, each atomically), then atomically rewrites
 // "<dir>/checkpoint" (checkpoint_state.h) to name the new checkpoint as the
 // latest, and only then deletes the files of checkpoints beyond max_to_keep.
 // A crash at any point leaves the previous checkpoint listed and whole.

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "ops/histogram.h"
+#include "ops/io/histogram.h"
 
 namespace sluice {
 

@@ -1,6 +1,6 @@
 // SummaryWriter: what a training loop uses to feed TensorBoard — one event
 // file in `logdir` (event_writer.h) taking the serialized summaries that the
-// summary ops (ops/summary_ops.h) produce, plus scalars, histograms, the
+// summary ops (ops/io/summary_ops.h) produce, plus scalars, histograms, the
 // graph and session-log events written directly from C++.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<SummaryWriter> w, SummaryWriter::Create("/tmp/logs/run1"));

@@ -19,9 +19,9 @@
 #include "session/direct_session.h"
 #include "training/summary/record_reader.h"
 #include "gtest/gtest.h"
-#include "ops/array_ops.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
-#include "ops/summary_ops.h"
+#include "ops/io/summary_ops.h"
 #include "runtime/crc32c.h"
 #include "runtime/session.h"
 

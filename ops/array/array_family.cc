@@ -1,0 +1,35 @@
+#include "ops/array/array_family.h"
+
+#include "base/status_macros.h"
+#include "ops/array/array_gradients.h"
+#include "ops/array/array_layout_ops.h"
+#include "ops/array/array_ops.h"
+#include "ops/array/array_rearrange_ops.h"
+#include "ops/array/index_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterArrayFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterArrayOps(ops));
+  RETURN_IF_ERROR(RegisterArrayLayoutOps(ops));
+  RETURN_IF_ERROR(RegisterIndexOps(ops));
+  RETURN_IF_ERROR(RegisterArrayRearrangeOps(ops));
+  return absl::OkStatus();
+}
+
+absl::Status RegisterArrayFamilyGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterArrayGradients(ops));
+  RETURN_IF_ERROR(RegisterArrayLayoutGradients(ops));
+  RETURN_IF_ERROR(RegisterIndexGradients(ops));
+  RETURN_IF_ERROR(RegisterArrayRearrangeGradients(ops));
+  return absl::OkStatus();
+}
+
+void RegisterArrayFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterArrayKernels(kernels);
+  RegisterArrayLayoutKernels(kernels);
+  RegisterIndexKernels(kernels);
+  RegisterArrayRearrangeKernels(kernels);
+}
+
+}  // namespace sluice

@@ -1,0 +1,293 @@
+// CPU kernels of ops/array/index_ops.h that read indices or compare values:
+// Bucketize, Unique, ListDiff, GatherNd and ScatterNd. GatherNd moves
+// elements as bytes (any fixed-size dtype); the others read values.
+// DynamicStitch and DynamicPartition: stitch_kernels.cc; TopKV2 and
+// InTopKV2: top_k_kernels.cc.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "ops/array/index_ops.h"
+#include "ops/array/internal/array_kernel_util.h"
+#include "ops/internal/index_tensors.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace {
+
+char* Bytes(const Tensor& t) { return static_cast<char*>(t.raw_data()); }
+
+template <typename T>
+class BucketizeOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(boundaries_, ctx.GetAttr<std::vector<float>>("boundaries"));
+    if (!std::is_sorted(boundaries_.begin(), boundaries_.end())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Bucketize: boundaries must be sorted ascending, got [",
+          absl::StrJoin(boundaries_, ", "), "]"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
+    const T* in = x.data<T>();
+    int32_t* o = out->data<int32_t>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      // The first boundary greater than the value is the bucket.
+      o[i] = static_cast<int32_t>(std::upper_bound(boundaries_.begin(), boundaries_.end(), in[i]) -
+                                  boundaries_.begin());
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<float> boundaries_;
+};
+
+absl::Status CheckVector(const Tensor& t, const char* op, const char* what) {
+  if (t.dims() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " must be a vector, got shape ",
+                                                   t.shape().DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteVector(OpKernelContext* ctx, int output, absl::Span<const int64_t> values) {
+  ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(
+                                     output, TensorShape({static_cast<int64_t>(values.size())})));
+  return internal::WriteInts(values, out);
+}
+
+template <typename T>
+absl::Status WriteValues(OpKernelContext* ctx, int output, const std::vector<T>& values) {
+  ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(
+                                     output, TensorShape({static_cast<int64_t>(values.size())})));
+  std::copy(values.begin(), values.end(), out->data<T>());
+  return absl::OkStatus();
+}
+
+template <typename T>
+class UniqueOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    RETURN_IF_ERROR(CheckVector(x, "Unique", "x"));
+    absl::Span<const T> v = x.flat<T>();
+    std::unordered_map<T, int64_t> first;  // value -> its index in y
+    std::vector<T> y;
+    std::vector<int64_t> idx(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      auto [it, inserted] = first.emplace(v[i], static_cast<int64_t>(y.size()));
+      if (inserted) y.push_back(v[i]);
+      idx[i] = it->second;
+    }
+    RETURN_IF_ERROR(WriteValues(ctx, 0, y));
+    ASSIGN_OR_RETURN(Tensor * out_idx, ctx->allocate_output(1, x.shape()));
+    return internal::WriteInts(idx, out_idx);
+  }
+};
+
+template <typename T>
+class ListDiffOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    RETURN_IF_ERROR(CheckVector(x, "ListDiff", "x"));
+    RETURN_IF_ERROR(CheckVector(y, "ListDiff", "y"));
+    absl::Span<const T> yv = y.flat<T>();
+    const std::unordered_set<T> drop(yv.begin(), yv.end());
+    absl::Span<const T> xv = x.flat<T>();
+    std::vector<T> out;
+    std::vector<int64_t> idx;
+    for (size_t i = 0; i < xv.size(); ++i) {
+      if (drop.count(xv[i]) != 0) continue;
+      out.push_back(xv[i]);
+      idx.push_back(static_cast<int64_t>(i));
+    }
+    RETURN_IF_ERROR(WriteValues(ctx, 0, out));
+    return WriteVector(ctx, 1, idx);
+  }
+};
+
+// The rows of an [n, depth] index matrix as offsets (in units of `slice`
+// elements) into a tensor of shape `dims`; InvalidArgument naming the first
+// index out of range.
+absl::StatusOr<std::vector<int64_t>> IndexOffsets(const std::vector<int64_t>& idx, int64_t depth,
+                                                  const TensorShape& shape, const char* op) {
+  const int64_t n = depth == 0 ? 0 : static_cast<int64_t>(idx.size()) / depth;
+  std::vector<int64_t> offsets(n, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < depth; ++d) {
+      const int64_t v = idx[i * depth + d];
+      if (v < 0 || v >= shape.dim(static_cast<int>(d))) {
+        std::vector<int64_t> row(idx.begin() + i * depth, idx.begin() + (i + 1) * depth);
+        return absl::InvalidArgumentError(absl::StrCat(
+            op, ": indices[", i, "] = [", absl::StrJoin(row, ", "),
+            "] does not index into shape ", shape.DebugString()));
+      }
+      offset = offset * shape.dim(static_cast<int>(d)) + v;
+    }
+    offsets[i] = offset;
+  }
+  return offsets;
+}
+
+// The number of index rows of an indices tensor [..., depth].
+int64_t IndexRows(const Tensor& indices) {
+  int64_t n = 1;
+  for (int d = 0; d + 1 < indices.dims(); ++d) n *= indices.dim_size(d);
+  return n;
+}
+
+class GatherNdOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& params = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    if (indices.dims() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GatherNd: indices must be at least a vector, got ", indices.shape().DebugString()));
+    }
+    const int64_t depth = indices.dim_size(indices.dims() - 1);
+    if (depth > params.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GatherNd: indices.shape[-1] = ", depth, " must be <= the rank of params ",
+          params.shape().DebugString()));
+    }
+    TensorShape out_shape = indices.shape();
+    out_shape.RemoveDim(out_shape.rank() - 1);
+    int64_t slice = 1;
+    for (int d = static_cast<int>(depth); d < params.dims(); ++d) {
+      out_shape.AddDim(params.dim_size(d));
+      slice *= params.dim_size(d);
+    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "GatherNd: indices"));
+    const int64_t n = IndexRows(indices);
+    std::vector<int64_t> offsets(n, 0);
+    if (depth > 0) {
+      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, params.shape(), "GatherNd"));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    const size_t bytes = slice * DataTypeSize(params.dtype());
+    for (int64_t i = 0; i < n && bytes > 0; ++i) {
+      std::memcpy(Bytes(*out) + i * bytes, Bytes(params) + offsets[i] * bytes, bytes);
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class ScatterNdOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& indices = ctx->input(0);
+    const Tensor& updates = ctx->input(1);
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                     internal::ReadVector(ctx->input(2), "ScatterNd: shape"));
+    for (int64_t d : dims) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("ScatterNd: shape [",
+                                                       absl::StrJoin(dims, ", "),
+                                                       "] has a negative dimension"));
+      }
+    }
+    const TensorShape shape{absl::MakeConstSpan(dims)};
+    RETURN_IF_ERROR(CheckUpdates(indices, updates, shape));
+    const int64_t depth = indices.dim_size(indices.dims() - 1);
+    int64_t slice = 1;
+    for (int d = static_cast<int>(depth); d < shape.rank(); ++d) slice *= shape.dim(d);
+    ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "ScatterNd: indices"));
+    const int64_t n = IndexRows(indices);
+    std::vector<int64_t> offsets(n, 0);
+    if (depth > 0) {
+      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, shape, "ScatterNd"));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    T* o = out->data<T>();
+    std::fill(o, o + out->NumElements(), T(0));
+    const T* u = updates.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < slice; ++j) o[offsets[i] * slice + j] += u[i * slice + j];
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // updates.shape must be indices.shape[:-1] + shape[depth:].
+  static absl::Status CheckUpdates(const Tensor& indices, const Tensor& updates,
+                                   const TensorShape& shape) {
+    if (indices.dims() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ScatterNd: indices must be at least a vector, got ", indices.shape().DebugString()));
+    }
+    const int64_t depth = indices.dim_size(indices.dims() - 1);
+    if (depth > shape.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("ScatterNd: indices.shape[-1] = ", depth,
+                                                     " must be <= the rank of shape ",
+                                                     shape.DebugString()));
+    }
+    TensorShape expected = indices.shape();
+    expected.RemoveDim(expected.rank() - 1);
+    for (int d = static_cast<int>(depth); d < shape.rank(); ++d) expected.AddDim(shape.dim(d));
+    if (updates.shape() != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ScatterNd: updates must have shape indices.shape[:-1] + shape[indices.shape[-1]:] = ",
+          expected.DebugString(), ", got ", updates.shape().DebugString()));
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+void RegisterValueKernels(KernelRegistry* kernels) {
+  const DataType t = DataTypeToEnum<T>::value;
+  auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
+  kernels->Register<UniqueOp<T>>(cpu("Unique").TypeConstraint("T", t));
+  kernels->Register<ListDiffOp<T>>(cpu("ListDiff").TypeConstraint("T", t));
+}
+
+}  // namespace
+
+void RegisterIndexKernels(KernelRegistry* kernels) {
+  auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
+  kernels->Register<BucketizeOp<float>>(cpu("Bucketize").TypeConstraint("T", DT_FLOAT));
+  kernels->Register<BucketizeOp<double>>(cpu("Bucketize").TypeConstraint("T", DT_DOUBLE));
+  kernels->Register<BucketizeOp<int32_t>>(cpu("Bucketize").TypeConstraint("T", DT_INT32));
+  kernels->Register<BucketizeOp<int64_t>>(cpu("Bucketize").TypeConstraint("T", DT_INT64));
+  RegisterValueKernels<float>(kernels);
+  RegisterValueKernels<double>(kernels);
+  RegisterValueKernels<int32_t>(kernels);
+  RegisterValueKernels<int64_t>(kernels);
+  RegisterValueKernels<uint8_t>(kernels);
+  RegisterValueKernels<int8_t>(kernels);
+  RegisterValueKernels<int16_t>(kernels);
+  RegisterValueKernels<bool>(kernels);
+  RegisterValueKernels<std::string>(kernels);
+  const std::vector<DataType> index_types = {DT_INT32, DT_INT64};
+  kernels->Register(cpu("GatherNd")
+                        .TypeConstraint("Tparams", internal::AllTypes())
+                        .TypeConstraint("Tindices", index_types),
+                    internal::Make<GatherNdOp>());
+  kernels->Register<ScatterNdOp<float>>(
+      cpu("ScatterNd").TypeConstraint("T", DT_FLOAT).TypeConstraint("Tindices", index_types));
+  kernels->Register<ScatterNdOp<double>>(
+      cpu("ScatterNd").TypeConstraint("T", DT_DOUBLE).TypeConstraint("Tindices", index_types));
+  kernels->Register<ScatterNdOp<int32_t>>(
+      cpu("ScatterNd").TypeConstraint("T", DT_INT32).TypeConstraint("Tindices", index_types));
+  kernels->Register<ScatterNdOp<int64_t>>(
+      cpu("ScatterNd").TypeConstraint("T", DT_INT64).TypeConstraint("Tindices", index_types));
+  internal::RegisterStitchKernels(kernels);
+  internal::RegisterTopKKernels(kernels);
+}
+
+}  // namespace sluice

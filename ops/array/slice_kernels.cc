@@ -1,0 +1,319 @@
+// CPU element moves of the array ops that index or rearrange elements: Slice,
+// StridedSlice, StridedSliceGrad, GatherV2, Gather, UnsortedSegmentSum, Tile
+// and Transpose (their shells: ops/array/array_index_kernels.h). All but UnsortedSegmentSum move bytes, so one kernel serves
+// every fixed-size dtype.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/status_macros.h"
+#include "ops/array/array_index_kernels.h"
+#include "ops/array/array_ops.h"
+#include "ops/array/internal/array_kernel_checks.h"
+#include "ops/array/internal/array_kernel_util.h"
+#include "ops/internal/array_util.h"
+#include "ops/internal/index_tensors.h"
+
+namespace sluice {
+namespace {
+
+using internal::DispatchBySize;
+using internal::Product;
+using internal::ReadInts;
+
+// ---- Byte movers ---------------------------------------------------------
+
+// Copies `n` elements from `src` (stepping `step` elements) to the
+// contiguous `dst`, or with Scatter from the contiguous `src` to `dst`
+// stepping `step`.
+template <bool Scatter>
+void CopyRow(char* dst, const char* src, int64_t n, int64_t step, size_t esize) {
+  if (step == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * esize);
+    return;
+  }
+  DispatchBySize(esize, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U* d = reinterpret_cast<U*>(dst);
+    const U* s = reinterpret_cast<const U*>(src);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (Scatter) {
+        d[i * step] = s[i];
+      } else {
+        d[i] = s[i * step];
+      }
+    }
+  });
+}
+
+// The box of `box_dims` elements of a tensor of `full_dims`, starting at
+// `begin` and stepping `strides` (possibly negative) per dimension: gathered
+// into the contiguous `compact` (Scatter = false), or written back from it.
+template <bool Scatter>
+void StridedBoxCopy(char* full, absl::Span<const int64_t> full_dims,
+                    absl::Span<const int64_t> begin, absl::Span<const int64_t> strides,
+                    absl::Span<const int64_t> box_dims, char* compact, size_t esize) {
+  const int rank = static_cast<int>(full_dims.size());
+  for (int64_t d : box_dims) {
+    if (d == 0) return;
+  }
+  std::vector<int64_t> full_strides(rank, 1);
+  for (int i = rank - 2; i >= 0; --i) full_strides[i] = full_strides[i + 1] * full_dims[i + 1];
+  int64_t base = 0;
+  for (int i = 0; i < rank; ++i) base += begin[i] * full_strides[i];
+  if (rank == 0) {
+    if (Scatter) {
+      std::memcpy(full, compact, esize);
+    } else {
+      std::memcpy(compact, full, esize);
+    }
+    return;
+  }
+  // Trailing dimensions that form one contiguous run merge into the row.
+  int inner = rank - 1;  // the row's dimension
+  int64_t row = box_dims[rank - 1];
+  int64_t step = strides[rank - 1];
+  if (step == 1) {
+    while (inner > 0 && begin[inner] == 0 && box_dims[inner] == full_dims[inner] &&
+           strides[inner - 1] == 1) {
+      --inner;
+      row *= box_dims[inner];
+    }
+    // Rows of dims [inner, rank) are contiguous iff every dim after `inner`
+    // is whole; the loop above only merges while that holds.
+  }
+  std::vector<int64_t> idx(inner, 0);
+  const size_t row_bytes = static_cast<size_t>(row) * esize;
+  char* out = compact;
+  int64_t offset = base;
+  while (true) {
+    char* f = full + offset * static_cast<int64_t>(esize);
+    if (Scatter) {
+      CopyRow<true>(f, out, row, step, esize);
+    } else {
+      CopyRow<false>(out, f, row, step, esize);
+    }
+    out += row_bytes;
+    int d = inner - 1;
+    for (; d >= 0; --d) {
+      offset += strides[d] * full_strides[d];
+      if (++idx[d] < box_dims[d]) break;
+      offset -= strides[d] * full_strides[d] * box_dims[d];
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+}
+
+// ---- Transposing and tiling ----------------------------------------------
+
+// out[i0..] = in[...] with out.dim(i) == in.dim(perm[i]); dims and perm
+// already simplified (no size-1 dims, no adjacent dims that stay adjacent).
+void TransposeBytes(const char* in, absl::Span<const int64_t> in_dims,
+                    absl::Span<const int64_t> perm, char* out, size_t esize) {
+  const int rank = static_cast<int>(perm.size());
+  std::vector<int64_t> in_strides(rank, 1);
+  for (int i = rank - 2; i >= 0; --i) in_strides[i] = in_strides[i + 1] * in_dims[i + 1];
+  std::vector<int64_t> out_dims(rank), step(rank);
+  for (int i = 0; i < rank; ++i) {
+    out_dims[i] = in_dims[perm[i]];
+    step[i] = in_strides[perm[i]];
+  }
+  DispatchBySize(esize, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* src = reinterpret_cast<const U*>(in);
+    U* dst = reinterpret_cast<U*>(out);
+    if (rank == 2) {
+      // Blocked, so that both sides stay in cache.
+      constexpr int64_t kBlock = 32;
+      const int64_t rows = out_dims[0], cols = out_dims[1];
+      for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+        for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
+          const int64_t r1 = std::min(rows, r0 + kBlock), c1 = std::min(cols, c0 + kBlock);
+          for (int64_t r = r0; r < r1; ++r) {
+            for (int64_t c = c0; c < c1; ++c) dst[r * cols + c] = src[r * step[0] + c * step[1]];
+          }
+        }
+      }
+      return;
+    }
+    const int64_t row = out_dims[rank - 1];
+    const int64_t row_step = step[rank - 1];
+    std::vector<int64_t> idx(rank - 1, 0);
+    int64_t offset = 0;
+    while (true) {
+      const U* s = src + offset;
+      for (int64_t c = 0; c < row; ++c) dst[c] = s[c * row_step];
+      dst += row;
+      int d = rank - 2;
+      for (; d >= 0; --d) {
+        offset += step[d];
+        if (++idx[d] < out_dims[d]) break;
+        offset -= step[d] * out_dims[d];
+        idx[d] = 0;
+      }
+      if (d < 0) break;
+    }
+  });
+}
+
+
+// Writes the tile of dimension d onward: the input block at `in` (dims
+// in_dims[d:]) into `out` (dims out_dims[d:]).
+void TileBlock(const char* in, char* out, int d, absl::Span<const int64_t> in_dims,
+               absl::Span<const int64_t> multiples, absl::Span<const size_t> in_block_bytes,
+               absl::Span<const size_t> out_block_bytes) {
+  const int rank = static_cast<int>(in_dims.size());
+  const int64_t n = in_dims[d];
+  size_t one_tile;  // bytes of one copy of the input along dimension d
+  if (d == rank - 1) {
+    one_tile = in_block_bytes[d];
+    std::memcpy(out, in, one_tile);
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      TileBlock(in + i * in_block_bytes[d + 1], out + i * out_block_bytes[d + 1], d + 1, in_dims,
+                multiples, in_block_bytes, out_block_bytes);
+    }
+    one_tile = static_cast<size_t>(n) * out_block_bytes[d + 1];
+  }
+  for (int64_t m = 1; m < multiples[d]; ++m) std::memcpy(out + m * one_tile, out, one_tile);
+}
+
+
+// ---- Indexing -------------------------------------------------------------------
+
+// The CPU's element moves for the shells of ops/array/array_index_kernels.h
+// (the join and split ones: array_kernels.cc).
+struct CpuSliceImpl {
+  static absl::Status Transpose(OpKernelContext*, const Tensor& x,
+                                const internal::TransposePlan& plan, Tensor* y) {
+    TransposeBytes(static_cast<const char*>(x.raw_data()), plan.merged_dims, plan.merged_perm,
+                   static_cast<char*>(y->raw_data()), DataTypeSize(x.dtype()));
+    return absl::OkStatus();
+  }
+
+  static absl::Status Tile(OpKernelContext*, const Tensor& x, const internal::TilePlan& plan,
+                           Tensor* out) {
+    const int rank = x.dims();
+    const size_t esize = DataTypeSize(x.dtype());
+    // Bytes of one block of dims [d, rank), for input and output.
+    std::vector<size_t> in_block(rank + 1, esize), out_block(rank + 1, esize);
+    for (int d = rank - 1; d >= 0; --d) {
+      in_block[d] = in_block[d + 1] * x.dim_size(d);
+      out_block[d] = out_block[d + 1] * plan.out_shape.dim(d);
+    }
+    TileBlock(static_cast<const char*>(x.raw_data()), static_cast<char*>(out->raw_data()), 0,
+              x.shape().dims(), plan.multiples, in_block, out_block);
+    return absl::OkStatus();
+  }
+
+  static absl::Status StridedGather(OpKernelContext*, const Tensor& x,
+                                    const std::vector<int64_t>& begin,
+                                    const std::vector<int64_t>& strides,
+                                    const std::vector<int64_t>& size, Tensor* out,
+                                    const char* /*op*/) {
+    StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), begin, strides,
+                          size, static_cast<char*>(out->raw_data()), DataTypeSize(x.dtype()));
+    return absl::OkStatus();
+  }
+
+  static absl::Status StridedScatter(OpKernelContext*, const Tensor& dy,
+                                     const std::vector<int64_t>& dims,
+                                     const internal::StridedSlicePlan& plan, Tensor* out) {
+    std::memset(out->raw_data(), 0, out->TotalBytes());
+    StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), dims, plan.begin, plan.strides,
+                         plan.processing_dims, static_cast<char*>(dy.raw_data()),
+                         DataTypeSize(dy.dtype()));
+    return absl::OkStatus();
+  }
+
+  static absl::Status Gather(OpKernelContext*, const Tensor& params, const Tensor& indices,
+                             int64_t axis, Tensor* out) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadInts(indices, "Gather: indices"));
+    const int64_t limit = params.dim_size(axis);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      if (idx[i] < 0 || idx[i] >= limit) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Gather: indices[", i, "] = ", idx[i], " is not in [0, ", limit, ")"));
+      }
+    }
+    const std::vector<int64_t>& pd = params.shape().dims();
+    const int64_t outer = Product(pd, 0, axis);
+    const size_t inner =
+        static_cast<size_t>(Product(pd, axis + 1, pd.size())) * DataTypeSize(params.dtype());
+    if (inner == 0) return absl::OkStatus();
+    const char* src = static_cast<const char*>(params.raw_data());
+    char* dst = static_cast<char*>(out->raw_data());
+    const int64_t n = static_cast<int64_t>(idx.size());
+    for (int64_t o = 0; o < outer; ++o) {
+      const char* block = src + o * limit * inner;
+      for (int64_t j = 0; j < n; ++j) {
+        std::memcpy(dst, block + idx[j] * inner, inner);
+        dst += inner;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  static absl::Status UnsortedSegmentSum(OpKernelContext*, const Tensor& data, const Tensor& ids,
+                                         const internal::SegmentSumPlan& plan, Tensor* out) {
+    const int64_t num = plan.num_segments;
+    T* o = out->data<T>();
+    std::fill_n(o, out->NumElements(), T{});
+    ASSIGN_OR_RETURN(std::vector<int64_t> seg, ReadInts(ids, "UnsortedSegmentSum: segment_ids"));
+    const int64_t inner = plan.inner;
+    const T* d = data.data<T>();
+    for (size_t i = 0; i < seg.size(); ++i) {
+      const int64_t s = seg[i];
+      if (s < 0) continue;  // dropped, as in TensorFlow
+      if (s >= num) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "UnsortedSegmentSum: segment_ids[", i, "] = ", s, " is out of range [0, ", num, ")"));
+      }
+      T* dst = o + s * inner;
+      const T* src = d + static_cast<int64_t>(i) * inner;
+      for (int64_t k = 0; k < inner; ++k) dst[k] += src[k];
+    }
+    return absl::OkStatus();
+  }
+};
+
+using Impl = CpuSliceImpl;
+
+}  // namespace
+
+namespace internal {
+
+void RegisterSliceKernels(KernelRegistry* kernels) {
+  const std::vector<DataType>& all = AllTypes();
+  auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
+
+  kernels->Register(cpu("Transpose").TypeConstraint("T", all), Make<TransposeOp<Impl>>());
+  kernels->Register(cpu("Tile").TypeConstraint("T", all), Make<TileOp<Impl>>());
+
+  kernels->Register(cpu("Slice").TypeConstraint("T", all), Make<SliceOp<Impl>>());
+  kernels->Register(cpu("StridedSlice").TypeConstraint("T", all), Make<StridedSliceOp<Impl>>());
+  kernels->Register(cpu("StridedSliceGrad").TypeConstraint("T", all),
+                    Make<StridedSliceGradOp<Impl>>());
+  kernels->Register(cpu("GatherV2").TypeConstraint("Tparams", all),
+                    [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/true); });
+  kernels->Register(cpu("Gather").TypeConstraint("Tparams", all),
+                    [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/false); });
+  kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_FLOAT),
+                    Make<UnsortedSegmentSumOp<Impl, float>>());
+  kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_DOUBLE),
+                    Make<UnsortedSegmentSumOp<Impl, double>>());
+  kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_INT32),
+                    Make<UnsortedSegmentSumOp<Impl, int32_t>>());
+  kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_INT64),
+                    Make<UnsortedSegmentSumOp<Impl, int64_t>>());
+}
+
+}  // namespace internal
+}  // namespace sluice

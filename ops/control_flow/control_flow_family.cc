@@ -1,0 +1,30 @@
+#include "ops/control_flow/control_flow_family.h"
+
+#include "base/status_macros.h"
+#include "ops/control_flow/control_flow_gradients.h"
+#include "ops/control_flow/control_flow_ops.h"
+#include "ops/control_flow/stack_ops.h"
+#include "ops/control_flow/tensor_array_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterControlFlowFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterControlFlowOps(ops));
+  RETURN_IF_ERROR(RegisterStackOps(ops));
+  RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
+  return absl::OkStatus();
+}
+
+absl::Status RegisterControlFlowFamilyGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterControlFlowGradients(ops));
+  RETURN_IF_ERROR(RegisterTensorArrayGradients(ops));
+  return absl::OkStatus();
+}
+
+void RegisterControlFlowFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterControlFlowKernels(kernels);
+  RegisterStackKernels(kernels);
+  RegisterTensorArrayKernels(kernels);
+}
+
+}  // namespace sluice

@@ -1,0 +1,691 @@
+#include "ops/control_flow/tensor_array_ops.h"
+
+#include <atomic>
+#include <memory>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "graph/shape_inference.h"
+#include "ops/internal/array_shape_fns.h"
+#include "ops/control_flow/tensor_array.h"
+#include "runtime/kernel.h"
+#include "runtime/resource_mgr.h"
+
+namespace sluice {
+namespace {
+
+// ---- Kernels -------------------------------------------------------------------
+
+absl::StatusOr<TensorArray*> LookUpArray(OpKernelContext* ctx) {
+  const Tensor& handle = ctx->input(0);
+  if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
+    return absl::InvalidArgumentError("a TensorArray handle must be a resource scalar");
+  }
+  const std::string& name = handle.scalar<std::string>();
+  TensorArray* ta = ctx->resource_manager()->Find<TensorArray>(
+      ResourceMgr::StepContainer(ctx->step_id()), name);
+  if (ta == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "TensorArray '", name, "' does not exist in this step on ", ctx->device()->name(),
+        " (TensorArrays live for one step, on the device that made them)"));
+  }
+  return ta;
+}
+
+absl::StatusOr<int64_t> ScalarIndex(const Tensor& t, const char* what) {
+  if (t.dims() != 0 || t.dtype() != DT_INT32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be an int32 scalar, got shape ", t.shape().DebugString()));
+  }
+  return t.scalar<int32_t>();
+}
+
+absl::StatusOr<std::vector<int64_t>> IndexVector(const Tensor& t) {
+  if (t.dims() != 1 || t.dtype() != DT_INT32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices must be an int32 vector, got shape ", t.shape().DebugString()));
+  }
+  absl::Span<const int32_t> v = t.flat<int32_t>();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+// `shape` with `first` put in front.
+TensorShape Prepend(int64_t first, const TensorShape& shape) {
+  TensorShape out = shape;
+  out.InsertDim(0, first);
+  return out;
+}
+
+absl::Status CheckDtype(const TensorArray& ta, DataType asked) {
+  if (ta.dtype() == asked) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(ta.DebugString(), " holds ",
+                                                 DataTypeName(ta.dtype()), " but the op asks for ",
+                                                 DataTypeName(asked)));
+}
+
+// The shape of a zero-element result: the op's and the array's element
+// shapes must together be fully known (TensorFlow: only static shapes when
+// packing an empty TensorArray).
+absl::StatusOr<TensorShape> EmptyElementShape(const TensorArray& ta, const TensorShape& from_op) {
+  ASSIGN_OR_RETURN(TensorShape known, ta.ElementShape());
+  absl::StatusOr<TensorShape> merged = known.Merge(from_op);
+  if (!merged.ok() || !merged->IsFullyDefined()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        ta.DebugString(), " has no elements to pack, and its element shape ",
+        known.DebugString(), " is not fully defined"));
+  }
+  return *merged;
+}
+
+// Finds the array `name` in this step's container, or makes it with
+// `make`, and outputs its handle as output 0.
+absl::Status OutputArray(OpKernelContext* ctx, const std::string& name,
+                         absl::FunctionRef<std::unique_ptr<TensorArray>()> make) {
+  ResourceMgr* rm = ctx->resource_manager();
+  RETURN_IF_ERROR(rm->LookupOrCreate<TensorArray>(
+                        rm->UseStepContainer(ctx->step_id()), name,
+                        [&]() -> absl::StatusOr<std::unique_ptr<TensorArray>> { return make(); })
+                      .status());
+  ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
+  handle->scalar<std::string>() = name;
+  return absl::OkStatus();
+}
+
+class TensorArrayOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(options_.dtype, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(options_.element_shape, ctx.GetAttr<TensorShape>("element_shape"));
+    ASSIGN_OR_RETURN(options_.dynamic_size, ctx.GetAttr<bool>("dynamic_size"));
+    ASSIGN_OR_RETURN(options_.clear_after_read, ctx.GetAttr<bool>("clear_after_read"));
+    ASSIGN_OR_RETURN(options_.identical_element_shapes,
+                     ctx.GetAttr<bool>("identical_element_shapes"));
+    ASSIGN_OR_RETURN(std::string name, ctx.GetAttr<std::string>("tensor_array_name"));
+    name_ = name.empty() ? ctx.node().name() : name;
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(int64_t size, ScalarIndex(ctx->input(0), "TensorArray size"));
+    if (size < 0) return absl::InvalidArgumentError(absl::StrCat("TensorArray size ", size, " < 0"));
+    TensorArray::Options options = options_;
+    options.size = size;
+    // One array per run (a TensorArrayV3 in a loop makes one per iteration).
+    const std::string name = absl::StrCat(name_, "_", next_id_.fetch_add(1));
+    RETURN_IF_ERROR(OutputArray(ctx, name, [&] { return std::make_unique<TensorArray>(name, options); }));
+    ASSIGN_OR_RETURN(Tensor * flow, ctx->allocate_output(1, TensorShape()));
+    flow->scalar<float>() = 0.0f;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  TensorArray::Options options_;
+  std::string name_;
+  std::atomic<int64_t> next_id_{0};
+};
+
+// TensorArrayGradWithShape: each gradient element is shape_to_prepend
+// followed by the forward element's shape (a known element shape, and each
+// written element's shape, as TensorFlow's CopyShapesFrom does).
+absl::Status PrependShape(const Tensor& prefix, TensorArray::GradientSpec* spec) {
+  if (prefix.dims() != 1 || prefix.dtype() != DT_INT32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TensorArrayGradWithShape: shape_to_prepend must be an int32 vector, got shape ",
+        prefix.shape().DebugString()));
+  }
+  absl::Span<const int32_t> dims = prefix.flat<int32_t>();
+  for (int32_t d : dims) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorArrayGradWithShape: shape_to_prepend has a negative dimension ", d));
+    }
+  }
+  auto prepend = [&](TensorShape* shape) {
+    if (shape->unknown_rank()) return;
+    for (size_t i = 0; i < dims.size(); ++i) shape->InsertDim(static_cast<int>(i), dims[i]);
+  };
+  prepend(&spec->options.element_shape);
+  for (TensorShape& shape : spec->shapes) prepend(&shape);
+  return absl::OkStatus();
+}
+
+class TensorArrayGradOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(source_, ctx.GetAttr<std::string>("source"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * forward, LookUpArray(ctx));
+    ASSIGN_OR_RETURN(TensorArray::GradientSpec spec, forward->Gradient());
+    if (ctx->num_inputs() > 2) RETURN_IF_ERROR(PrependShape(ctx->input(2), &spec));
+    const std::string name = absl::StrCat(forward->name(), "@", source_);
+    RETURN_IF_ERROR(OutputArray(ctx, name, [&] {
+      return std::make_unique<TensorArray>(name, spec.options, std::move(spec.shapes));
+    }));
+    ctx->set_output(1, ctx->input(1));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  std::string source_;
+};
+
+class TensorArrayWriteOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    ASSIGN_OR_RETURN(int64_t index, ScalarIndex(ctx->input(1), "TensorArrayWriteV3's index"));
+    RETURN_IF_ERROR(ta->Write(index, ctx->input(2)));
+    ctx->set_output(0, ctx->input(3));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class TensorArrayReadOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    RETURN_IF_ERROR(CheckDtype(*ta, dtype_));
+    ASSIGN_OR_RETURN(int64_t index, ScalarIndex(ctx->input(1), "TensorArrayReadV3's index"));
+    ASSIGN_OR_RETURN(Tensor value, ta->Read(index));
+    ctx->set_output(0, std::move(value));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
+// Stacks `elements` (all of one shape) along a new first dimension.
+absl::Status Pack(OpKernelContext* ctx, const TensorArray& ta, const std::vector<Tensor>& elements,
+                  const TensorShape& empty_shape) {
+  if (elements.empty()) {
+    ASSIGN_OR_RETURN(TensorShape shape, EmptyElementShape(ta, empty_shape));
+    return ctx->allocate_output(0, Prepend(0, shape)).status();
+  }
+  const TensorShape& shape = elements[0].shape();
+  for (size_t i = 1; i < elements.size(); ++i) {
+    if (elements[i].shape() != shape) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ta.DebugString(), " has inconsistent shapes: element 0 has shape ", shape.DebugString(),
+          " but element ", i, " has shape ", elements[i].shape().DebugString()));
+    }
+  }
+  ASSIGN_OR_RETURN(Tensor * out,
+                   ctx->allocate_output(0, Prepend(static_cast<int64_t>(elements.size()), shape)));
+  const int64_t row = shape.num_elements();
+  for (size_t i = 0; i < elements.size(); ++i) {
+    CopyRows(elements[i], 0, out, static_cast<int64_t>(i), 1, row);
+  }
+  return absl::OkStatus();
+}
+
+class TensorArrayGatherOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(element_shape_, ctx.GetAttr<TensorShape>("element_shape"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    RETURN_IF_ERROR(CheckDtype(*ta, dtype_));
+    ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(1)));
+    ASSIGN_OR_RETURN(std::vector<Tensor> elements, ta->ReadMany(indices));
+    return Pack(ctx, *ta, elements, element_shape_);
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  TensorShape element_shape_;
+};
+
+// Rows [begin, begin + rows) of `value`, as a new tensor.
+Tensor Rows(const Tensor& value, int64_t begin, int64_t rows) {
+  TensorShape shape = value.shape();
+  const int64_t row = value.dims() > 0 && value.dim_size(0) > 0
+                          ? value.NumElements() / value.dim_size(0)
+                          : 0;
+  shape.set_dim(0, rows);
+  Tensor out(value.dtype(), shape);
+  CopyRows(value, begin, &out, 0, rows, row);
+  return out;
+}
+
+class TensorArrayScatterOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(1)));
+    const Tensor& value = ctx->input(2);
+    if (value.dims() < 1 || value.dim_size(0) != static_cast<int64_t>(indices.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorArrayScatterV3 into ", ta->DebugString(), ": expected len(indices) == "
+          "value.shape[0], but saw ", indices.size(), " vs. ", value.shape().DebugString()));
+    }
+    TensorShape element = value.shape();
+    element.RemoveDim(0);
+    const int64_t row = element.num_elements();
+    std::vector<Tensor> rows;
+    rows.reserve(indices.size());
+    for (size_t i = 0; i < indices.size(); ++i) {
+      Tensor r(value.dtype(), element);
+      CopyRows(value, static_cast<int64_t>(i), &r, 0, 1, row);
+      rows.push_back(std::move(r));
+    }
+    RETURN_IF_ERROR(ta->WriteMany(indices, rows));
+    ctx->set_output(0, ctx->input(3));
+    return absl::OkStatus();
+  }
+};
+
+class TensorArrayConcatOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(element_shape_except0_, ctx.GetAttr<TensorShape>("element_shape_except0"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    RETURN_IF_ERROR(CheckDtype(*ta, dtype_));
+    ASSIGN_OR_RETURN(int64_t size, ta->Size());
+    std::vector<int64_t> all(static_cast<size_t>(size));
+    std::iota(all.begin(), all.end(), 0);
+    ASSIGN_OR_RETURN(std::vector<Tensor> elements, ta->ReadMany(all));
+    ASSIGN_OR_RETURN(Tensor * lengths, ctx->allocate_output(1, TensorShape({size})));
+    if (elements.empty()) {
+      if (!element_shape_except0_.IsFullyDefined()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            ta->DebugString(), " is empty and element_shape_except0 ",
+            element_shape_except0_.DebugString(), " is not fully defined"));
+      }
+      return ctx->allocate_output(0, Prepend(0, element_shape_except0_)).status();
+    }
+    TensorShape rest;
+    int64_t total = 0;
+    for (size_t i = 0; i < elements.size(); ++i) {
+      const Tensor& e = elements[i];
+      if (e.dims() < 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "TensorArrayConcatV3 of ", ta->DebugString(), " saw a scalar at index ", i,
+            " but needs at least vectors"));
+      }
+      TensorShape tail = e.shape();
+      tail.RemoveDim(0);
+      if (i == 0) rest = tail;
+      if (tail != rest) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "TensorArrayConcatV3 of ", ta->DebugString(), ": element 0 has shape ",
+            elements[0].shape().DebugString(), " but element ", i, " has shape ",
+            e.shape().DebugString(), " (all but the first dimension must match)"));
+      }
+      lengths->flat<int64_t>()[i] = e.dim_size(0);
+      total += e.dim_size(0);
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, Prepend(total, rest)));
+    const int64_t row = rest.num_elements();
+    int64_t at = 0;
+    for (const Tensor& e : elements) {
+      CopyRows(e, 0, out, at, e.dim_size(0), row);
+      at += e.dim_size(0);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  TensorShape element_shape_except0_;
+};
+
+class TensorArraySplitOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    const Tensor& value = ctx->input(1);
+    const Tensor& lengths = ctx->input(2);
+    if (value.dims() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorArraySplitV3 into ", ta->DebugString(), " needs a value of rank >= 1, got ",
+          value.shape().DebugString()));
+    }
+    if (lengths.dims() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorArraySplitV3: lengths must be a vector, got ", lengths.shape().DebugString()));
+    }
+    absl::Span<const int64_t> len = lengths.flat<int64_t>();
+    int64_t sum = 0;
+    for (int64_t l : len) {
+      if (l < 0) return absl::InvalidArgumentError("TensorArraySplitV3: a length is negative");
+      sum += l;
+    }
+    if (sum != value.dim_size(0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorArraySplitV3 into ", ta->DebugString(), ": the lengths sum to ", sum,
+          " but the value's shape is ", value.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(int64_t size, ta->Size());
+    if (!ta->dynamic_size() && static_cast<int64_t>(len.size()) != size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorArraySplitV3: ", ta->DebugString(), " has size ", size, " but lengths has ",
+          len.size(), " entries, and the array is not dynamically sized"));
+    }
+    std::vector<int64_t> indices;
+    std::vector<Tensor> parts;
+    int64_t at = 0;
+    for (size_t i = 0; i < len.size(); ++i) {
+      indices.push_back(static_cast<int64_t>(i));
+      parts.push_back(Rows(value, at, len[i]));
+      at += len[i];
+    }
+    RETURN_IF_ERROR(ta->WriteMany(indices, parts));
+    ctx->set_output(0, ctx->input(3));
+    return absl::OkStatus();
+  }
+};
+
+class TensorArraySizeOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    ASSIGN_OR_RETURN(int64_t size, ta->Size());
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->scalar<int32_t>() = static_cast<int32_t>(size);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class TensorArrayCloseOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
+    ta->Close();
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// ---- Shapes ----------------------------------------------------------------------
+
+absl::Status HandleAndFlowShape(InferenceContext* c) {
+  c->set_output(0, TensorShape());
+  c->set_output(1, TensorShape());
+  return absl::OkStatus();
+}
+
+absl::Status CreateShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRank(0, 0));
+  return HandleAndFlowShape(c);
+}
+
+absl::Status UnknownShape(InferenceContext* c) {
+  c->set_output(0, TensorShape::Unknown());
+  return absl::OkStatus();
+}
+
+// [n] + element_shape, n from the indices when known.
+absl::Status GatherShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRank(1, 1));
+  ASSIGN_OR_RETURN(TensorShape element, c->GetAttr<TensorShape>("element_shape"));
+  if (element.unknown_rank()) return UnknownShape(c);
+  const TensorShape& indices = c->input(1);
+  c->set_output(0, Prepend(indices.rank() == 1 ? indices.dim(0) : TensorShape::kUnknownDim,
+                           element));
+  return absl::OkStatus();
+}
+
+absl::Status ConcatShape(InferenceContext* c) {
+  ASSIGN_OR_RETURN(TensorShape rest, c->GetAttr<TensorShape>("element_shape_except0"));
+  c->set_output(0, rest.unknown_rank() ? TensorShape::Unknown()
+                                       : Prepend(TensorShape::kUnknownDim, rest));
+  c->set_output(1, TensorShape({TensorShape::kUnknownDim}));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterTensorArrayOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayV3")
+                                    .Input("size: int32")
+                                    .Output("handle: resource")
+                                    .Output("flow: float")
+                                    .Attr("dtype: type")
+                                    .Attr("element_shape: shape")
+                                    .Attr("dynamic_size: bool = false")
+                                    .Attr("clear_after_read: bool = true")
+                                    .Attr("identical_element_shapes: bool = false")
+                                    .Attr("tensor_array_name: string")
+                                    .SetAttrDefault("element_shape", MakeAttr(TensorShape::Unknown()))
+                                    .SetAttrDefault("tensor_array_name", MakeAttr(std::string()))
+                                    .SetIsStateful()
+                                    .SetShapeFn(CreateShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayGradV3")
+                                    .Input("handle: resource")
+                                    .Input("flow_in: float")
+                                    .Output("grad_handle: resource")
+                                    .Output("flow_out: float")
+                                    .Attr("source: string")
+                                    .SetIsStateful()
+                                    .SetShapeFn(HandleAndFlowShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayGradWithShape")
+                                    .Input("handle: resource")
+                                    .Input("flow_in: float")
+                                    .Input("shape_to_prepend: int32")
+                                    .Output("grad_handle: resource")
+                                    .Output("flow_out: float")
+                                    .Attr("source: string")
+                                    .SetIsStateful()
+                                    .SetShapeFn(HandleAndFlowShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayWriteV3")
+                                    .Input("handle: resource")
+                                    .Input("index: int32")
+                                    .Input("value: T")
+                                    .Input("flow_in: float")
+                                    .Output("flow_out: float")
+                                    .Attr("T: type")
+                                    .SetIsStateful()
+                                    .SetShapeFn(internal::ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayReadV3")
+                                    .Input("handle: resource")
+                                    .Input("index: int32")
+                                    .Input("flow_in: float")
+                                    .Output("value: dtype")
+                                    .Attr("dtype: type")
+                                    .SetIsStateful()
+                                    .SetShapeFn(UnknownShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayGatherV3")
+                                    .Input("handle: resource")
+                                    .Input("indices: int32")
+                                    .Input("flow_in: float")
+                                    .Output("value: dtype")
+                                    .Attr("dtype: type")
+                                    .Attr("element_shape: shape")
+                                    .SetAttrDefault("element_shape", MakeAttr(TensorShape::Unknown()))
+                                    .SetIsStateful()
+                                    .SetShapeFn(GatherShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayScatterV3")
+                                    .Input("handle: resource")
+                                    .Input("indices: int32")
+                                    .Input("value: T")
+                                    .Input("flow_in: float")
+                                    .Output("flow_out: float")
+                                    .Attr("T: type")
+                                    .SetIsStateful()
+                                    .SetShapeFn(internal::ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArrayConcatV3")
+                                    .Input("handle: resource")
+                                    .Input("flow_in: float")
+                                    .Output("value: dtype")
+                                    .Output("lengths: int64")
+                                    .Attr("dtype: type")
+                                    .Attr("element_shape_except0: shape")
+                                    .SetAttrDefault("element_shape_except0",
+                                                    MakeAttr(TensorShape::Unknown()))
+                                    .SetIsStateful()
+                                    .SetShapeFn(ConcatShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArraySplitV3")
+                                    .Input("handle: resource")
+                                    .Input("value: T")
+                                    .Input("lengths: int64")
+                                    .Input("flow_in: float")
+                                    .Output("flow_out: float")
+                                    .Attr("T: type")
+                                    .SetIsStateful()
+                                    .SetShapeFn(internal::ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorArraySizeV3")
+                                    .Input("handle: resource")
+                                    .Input("flow_in: float")
+                                    .Output("size: int32")
+                                    .SetIsStateful()
+                                    .SetShapeFn(internal::ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("TensorArrayCloseV3").Input("handle: resource").SetIsStateful()));
+  return absl::OkStatus();
+}
+
+void RegisterTensorArrayKernels(KernelRegistry* kernels) {
+  kernels->Register<TensorArrayOp>(KernelDef("TensorArrayV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayGradOp>(KernelDef("TensorArrayGradV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayGradOp>(KernelDef("TensorArrayGradWithShape", kDeviceTypeCpu));
+  kernels->Register<TensorArrayWriteOp>(KernelDef("TensorArrayWriteV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayReadOp>(KernelDef("TensorArrayReadV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayGatherOp>(KernelDef("TensorArrayGatherV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayScatterOp>(KernelDef("TensorArrayScatterV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayConcatOp>(KernelDef("TensorArrayConcatV3", kDeviceTypeCpu));
+  kernels->Register<TensorArraySplitOp>(KernelDef("TensorArraySplitV3", kDeviceTypeCpu));
+  kernels->Register<TensorArraySizeOp>(KernelDef("TensorArraySizeV3", kDeviceTypeCpu));
+  kernels->Register<TensorArrayCloseOp>(KernelDef("TensorArrayCloseV3", kDeviceTypeCpu));
+}
+
+namespace ops {
+
+TensorArrayOutputs TensorArrayV3(const Scope& scope, const Input& size, DataType dtype,
+                                 const TensorArrayAttrs& attrs, std::source_location loc) {
+  std::vector<Output> out = scope.Op("TensorArrayV3", loc)
+                                .Input(size)
+                                .Attr("dtype", dtype)
+                                .Attr("element_shape", attrs.element_shape)
+                                .Attr("dynamic_size", attrs.dynamic_size)
+                                .Attr("clear_after_read", attrs.clear_after_read)
+                                .Attr("identical_element_shapes", attrs.identical_element_shapes)
+                                .Attr("tensor_array_name", attrs.tensor_array_name)
+                                .FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+TensorArrayOutputs TensorArrayGradV3(const Scope& scope, const Input& handle, const Input& flow_in,
+                                     const std::string& source, std::source_location loc) {
+  std::vector<Output> out = scope.Op("TensorArrayGradV3", loc)
+                                .Input(handle)
+                                .Input(flow_in)
+                                .Attr("source", source)
+                                .FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+TensorArrayOutputs TensorArrayGradWithShape(const Scope& scope, const Input& handle,
+                                            const Input& flow_in, const Input& shape_to_prepend,
+                                            const std::string& source,
+                                            std::source_location loc) {
+  std::vector<Output> out = scope.Op("TensorArrayGradWithShape", loc)
+                                .Input(handle)
+                                .Input(flow_in)
+                                .Input(shape_to_prepend)
+                                .Attr("source", source)
+                                .FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+Output TensorArrayWriteV3(const Scope& scope, const Input& handle, const Input& index,
+                          const Input& value, const Input& flow_in, std::source_location loc) {
+  return scope.Op("TensorArrayWriteV3", loc)
+      .Input(handle)
+      .Input(index)
+      .Input(value)
+      .Input(flow_in)
+      .Finalize1();
+}
+
+Output TensorArrayReadV3(const Scope& scope, const Input& handle, const Input& index,
+                         const Input& flow_in, DataType dtype, std::source_location loc) {
+  return scope.Op("TensorArrayReadV3", loc)
+      .Input(handle)
+      .Input(index)
+      .Input(flow_in)
+      .Attr("dtype", dtype)
+      .Finalize1();
+}
+
+Output TensorArrayGatherV3(const Scope& scope, const Input& handle, const Input& indices,
+                           const Input& flow_in, DataType dtype, const TensorShape& element_shape,
+                           std::source_location loc) {
+  return scope.Op("TensorArrayGatherV3", loc)
+      .Input(handle)
+      .Input(indices)
+      .Input(flow_in)
+      .Attr("dtype", dtype)
+      .Attr("element_shape", element_shape)
+      .Finalize1();
+}
+
+Output TensorArrayScatterV3(const Scope& scope, const Input& handle, const Input& indices,
+                            const Input& value, const Input& flow_in, std::source_location loc) {
+  return scope.Op("TensorArrayScatterV3", loc)
+      .Input(handle)
+      .Input(indices)
+      .Input(value)
+      .Input(flow_in)
+      .Finalize1();
+}
+
+TensorArrayConcatOutputs TensorArrayConcatV3(const Scope& scope, const Input& handle,
+                                             const Input& flow_in, DataType dtype,
+                                             const TensorShape& element_shape_except0,
+                                             std::source_location loc) {
+  std::vector<Output> out = scope.Op("TensorArrayConcatV3", loc)
+                                .Input(handle)
+                                .Input(flow_in)
+                                .Attr("dtype", dtype)
+                                .Attr("element_shape_except0", element_shape_except0)
+                                .FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+Output TensorArraySplitV3(const Scope& scope, const Input& handle, const Input& value,
+                          const Input& lengths, const Input& flow_in, std::source_location loc) {
+  return scope.Op("TensorArraySplitV3", loc)
+      .Input(handle)
+      .Input(value)
+      .Input(lengths)
+      .Input(flow_in)
+      .Finalize1();
+}
+
+Output TensorArraySizeV3(const Scope& scope, const Input& handle, const Input& flow_in,
+                         std::source_location loc) {
+  return scope.Op("TensorArraySizeV3", loc).Input(handle).Input(flow_in).Finalize1();
+}
+
+Node* TensorArrayCloseV3(const Scope& scope, const Input& handle, std::source_location loc) {
+  return scope.Op("TensorArrayCloseV3", loc).Input(handle).Finalize();
+}
+
+}  // namespace ops
+}  // namespace sluice

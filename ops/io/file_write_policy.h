@@ -1,0 +1,36 @@
+// Where the ops of a graph may write files in this process (SaveV2 is the
+// one that does). A local program's own graphs write where they like; a
+// cluster server restricts every graph it runs, since a remote client chose
+// them: a SaveV2 with prefix "~/.ssh/authorized_keys" must not run there.
+//
+//   RestrictGraphFileWrites({"/tmp/sluice", "/data/ckpt"});   // Server::Create
+//   RETURN_IF_ERROR(CheckGraphFileWrite(prefix));             // in SaveV2
+//
+// A path is allowed when its canonical form (symbolic links and "." / ".."
+// resolved for the part that exists, the rest taken as written but with no
+// ".." in it) lies under a root's canonical form.
+//
+// Process-wide, like the GPU MatMul precision: the first restriction holds
+// for the process's life (a later call adds roots, never lifts it).
+// Thread-safe.
+#ifndef SLUICE_OPS_IO_FILE_WRITE_POLICY_H_
+#define SLUICE_OPS_IO_FILE_WRITE_POLICY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace sluice {
+
+// From now on graph ops write only under `roots` (and roots added later).
+// Roots that do not exist yet are created (0700).
+absl::Status RestrictGraphFileWrites(const std::vector<std::string>& roots);
+
+// OK when unrestricted or `path` is under a root; else PermissionDenied
+// naming the path and the roots.
+absl::Status CheckGraphFileWrite(const std::string& path);
+
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_IO_FILE_WRITE_POLICY_H_

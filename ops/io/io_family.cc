@@ -1,0 +1,23 @@
+#include "ops/io/io_family.h"
+
+#include "base/status_macros.h"
+#include "ops/io/io_ops.h"
+#include "ops/io/sharded_checkpoint_ops.h"
+#include "ops/io/summary_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterIoFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterShardedCheckpointOps(ops));
+  RETURN_IF_ERROR(RegisterSummaryOps(ops));
+  RETURN_IF_ERROR(RegisterIoOps(ops));
+  return absl::OkStatus();
+}
+
+void RegisterIoFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterShardedCheckpointKernels(kernels);
+  RegisterSummaryKernels(kernels);
+  RegisterIoKernels(kernels);
+}
+
+}  // namespace sluice

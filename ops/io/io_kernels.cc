@@ -1,0 +1,144 @@
+// CPU kernels of SaveV2, RestoreV2 and StringJoin (ops/io/io_ops.h); the file
+// format is in ops/internal/checkpoint_shard.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "ops/io/file_write_policy.h"
+#include "ops/io/internal/checkpoint_shard.h"
+#include "ops/io/io_ops.h"
+#include "runtime/atomic_file.h"
+
+namespace sluice {
+namespace {
+
+struct SaveRestoreArgs {
+  std::string prefix;
+  std::vector<std::string> names;
+};
+
+// Reads prefix, tensor_names and shape_and_slices (inputs 0..2) for `n`
+// tensors; only whole-tensor saves are supported.
+absl::StatusOr<SaveRestoreArgs> ReadArgs(const OpKernelContext& ctx, int64_t n) {
+  const Tensor& prefix = ctx.input(0);
+  const Tensor& names = ctx.input(1);
+  const Tensor& slices = ctx.input(2);
+  if (prefix.NumElements() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prefix must be a single string, got shape ", prefix.shape().DebugString()));
+  }
+  if (names.dims() != 1 || names.NumElements() != n || slices.dims() != 1 ||
+      slices.NumElements() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor_names (shape ", names.shape().DebugString(), ") and shape_and_slices (shape ",
+        slices.shape().DebugString(), ") must be vectors of ", n, " strings, one per tensor"));
+  }
+  SaveRestoreArgs args;
+  args.prefix = prefix.flat<std::string>()[0];
+  if (args.prefix.empty()) return absl::InvalidArgumentError("prefix is empty");
+  for (int64_t i = 0; i < n; ++i) {
+    if (!slices.flat<std::string>()[i].empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "saving or restoring slices is not supported (tensor '", names.flat<std::string>()[i],
+          "' has shape_and_slices '", slices.flat<std::string>()[i], "'); pass \"\""));
+    }
+    args.names.push_back(names.flat<std::string>()[i]);
+  }
+  return args;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
+}
+
+class SaveV2Op : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const int64_t n = ctx->num_inputs() - 3;
+    ASSIGN_OR_RETURN(SaveRestoreArgs args, ReadArgs(*ctx, n));
+    std::vector<internal::ShardEntry> entries;
+    entries.reserve(n);
+    for (int64_t i = 0; i < n; ++i) {
+      entries.push_back({args.names[i], ctx->input(static_cast<int>(3 + i))});
+    }
+    RETURN_IF_ERROR(CheckGraphFileWrite(args.prefix));
+    RETURN_IF_ERROR(CreateDirectories(DirectoryOf(args.prefix)));
+    return internal::WriteCheckpointShard(args.prefix, entries);
+  }
+};
+
+class RestoreV2Op : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(SaveRestoreArgs args, ReadArgs(*ctx, ctx->num_outputs()));
+    absl::StatusOr<internal::CheckpointShard> shard =
+        internal::CheckpointShard::Read(args.prefix, ctx->allocator());
+    if (!shard.ok()) {
+      // Name what was being restored: the file alone does not say which
+      // variables are lost.
+      const size_t shown = std::min<size_t>(args.names.size(), 5);
+      std::string which = absl::StrCat(
+          "'", absl::StrJoin(args.names.begin(), args.names.begin() + shown, "', '"), "'");
+      if (shown < args.names.size()) {
+        absl::StrAppend(&which, " and ", args.names.size() - shown, " more");
+      }
+      return absl::Status(shard.status().code(), absl::StrCat("restoring tensor(s) ", which, ": ",
+                                                              shard.status().message()));
+    }
+    for (int i = 0; i < ctx->num_outputs(); ++i) {
+      ASSIGN_OR_RETURN(Tensor t, shard->Get(args.names[i], ctx->node().output_type(i)));
+      ctx->set_output(i, std::move(t));
+    }
+    return absl::OkStatus();
+  }
+};
+
+class StringJoinOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(separator_, ctx.GetAttr<std::string>("separator"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor* shaped = nullptr;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      const Tensor& t = ctx->input(i);
+      if (t.dims() == 0) continue;
+      if (shaped != nullptr && shaped->shape() != t.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat("inputs have shapes ",
+                                                       shaped->shape().DebugString(), " and ",
+                                                       t.shape().DebugString()));
+      }
+      shaped = &t;
+    }
+    ASSIGN_OR_RETURN(Tensor * out,
+                     ctx->allocate_output(0, shaped ? shaped->shape() : TensorShape()));
+    absl::Span<std::string> o = out->flat<std::string>();
+    for (size_t k = 0; k < o.size(); ++k) {
+      for (int i = 0; i < ctx->num_inputs(); ++i) {
+        const Tensor& t = ctx->input(i);
+        if (i > 0) o[k] += separator_;
+        o[k] += t.flat<std::string>()[t.dims() == 0 ? 0 : k];
+      }
+    }
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  std::string separator_;
+};
+
+}  // namespace
+
+void RegisterIoKernels(KernelRegistry* kernels) {
+  kernels->Register<SaveV2Op>(KernelDef("SaveV2", kDeviceTypeCpu));
+  kernels->Register<RestoreV2Op>(KernelDef("RestoreV2", kDeviceTypeCpu));
+  kernels->Register<StringJoinOp>(KernelDef("StringJoin", kDeviceTypeCpu));
+}
+
+}  // namespace sluice

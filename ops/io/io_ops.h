@@ -1,0 +1,93 @@
+// Checkpoint ops: SaveV2 and RestoreV2 with TensorFlow's signatures, plus
+// StringJoin (TensorFlow's string op, which the Saver uses to derive shard
+// file names from one fed prefix). CPU kernels and graph-building wrappers.
+//
+//   Scope s = Scope::NewRootScope(BuiltinOps());
+//   Output prefix = ops::Placeholder(s.WithOpName("prefix"), DT_STRING);
+//   Node* save = ops::SaveV2(s, prefix, {"w", "b"}, {"", ""}, {w, b});
+//   std::vector<Output> r = ops::RestoreV2(s, prefix, {"w", "b"}, {"", ""},
+//                                          {DT_FLOAT, DT_FLOAT});
+//   // sess->Run({{"prefix", Tensor::Scalar<std::string>("/ckpt/x")}}, {}, {save->name()});
+//
+//   SaveV2(prefix: string, tensor_names: string, shape_and_slices: string,
+//          tensors: dtypes)                       attr dtypes: list(type) >= 1
+//   RestoreV2(prefix: string, tensor_names: string, shape_and_slices: string)
+//          -> tensors: dtypes
+//   StringJoin(inputs: N * string) -> output: string   attr separator = ""
+//
+// prefix is a scalar, tensor_names and shape_and_slices are vectors of N
+// strings (N = len(dtypes)). Only whole tensors are supported: a
+// shape_and_slices entry other than "" is Unimplemented (naming the node).
+//
+// Files. Unlike TensorFlow (an index file plus data files), SaveV2 writes
+// exactly one file, at `prefix` itself (the caller picks shard names), in
+// Sluice's own format; all integers little-endian:
+//
+//   header   "SLUICECK" (8 bytes), u32 format version (1)
+//   entries  per tensor, in tensor_names order:
+//              u32 name length, name bytes, i32 dtype (DataType enum),
+//              u32 rank, i64 dims[rank], u64 data length, data,
+//              u32 masked CRC-32C (runtime/crc32c.h) of the entry's bytes
+//              from the name length through the data
+//   footer   u64 entry count, u32 masked CRC-32C of every byte before it
+//            (header, entries, count), "SLUICEND" (8 bytes)
+//
+// Data is the raw little-endian elements for fixed-size dtypes; for
+// DT_STRING each element is a u64 length and its bytes. The file is written
+// atomically (runtime/atomic_file.h: "<prefix>.tmp-<random>", fsync, rename
+// over <prefix>, fsync of the directory); SaveV2 creates missing directories.
+//
+// Errors: RestoreV2 reads and verifies the whole file (every entry's and the
+// file's checksum) before restoring: NotFound naming the file when it is
+// missing, or naming the file and the tensor when the file lacks it;
+// DataLoss naming the file and the tensor(s) being restored on a checksum
+// mismatch, truncation or a malformed file; InvalidArgument when the stored
+// dtype differs from the requested one. Messages start with the node.
+//
+// Thread-safety: registration at start-up; kernels are thread-safe. Two
+// SaveV2 runs writing the same prefix at once each write a whole file; the
+// last rename wins.
+#ifndef SLUICE_OPS_IO_IO_OPS_H_
+#define SLUICE_OPS_IO_IO_OPS_H_
+
+#include "base/source_location.h"
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterIoOps(OpRegistry* ops);
+void RegisterIoKernels(KernelRegistry* kernels);
+
+namespace ops {
+
+// Returns the SaveV2 node (it has no outputs; run it as a target), or
+// nullptr on error (recorded in the scope). Default name "SaveV2".
+Node* SaveV2(const Scope& scope, Input prefix, Input tensor_names, Input shape_and_slices,
+             absl::Span<const Output> tensors,
+             std::source_location loc = std::source_location::current());
+
+// One output per dtype (invalid Outputs on error). Default name "RestoreV2".
+std::vector<Output> RestoreV2(const Scope& scope, Input prefix, Input tensor_names,
+                              Input shape_and_slices, absl::Span<const DataType> dtypes,
+                              std::source_location loc = std::source_location::current());
+
+struct StringJoinAttrs {
+  std::string separator;
+};
+// Element-wise concatenation of string tensors of one shape (scalars
+// broadcast), with `separator` between the pieces.
+Output StringJoin(const Scope& scope, absl::Span<const Input> inputs,
+                  const StringJoinAttrs& attrs = {},
+                  std::source_location loc = std::source_location::current());
+
+}  // namespace ops
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_IO_IO_OPS_H_

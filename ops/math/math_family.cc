@@ -1,0 +1,34 @@
+#include "ops/math/math_family.h"
+
+#include "base/status_macros.h"
+#include "ops/math/batch_matmul_ops.h"
+#include "ops/math/check_ops.h"
+#include "ops/math/math_gradients.h"
+#include "ops/math/math_ops.h"
+#include "ops/math/scan_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterScanOps(ops));
+  RETURN_IF_ERROR(RegisterCheckOps(ops));
+  RETURN_IF_ERROR(RegisterBatchMatMulOps(ops));
+  RETURN_IF_ERROR(RegisterMathOps(ops));
+  return absl::OkStatus();
+}
+
+absl::Status RegisterMathFamilyGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterMathGradients(ops));
+  RETURN_IF_ERROR(RegisterScanAndCheckGradients(ops));
+  RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));
+  return absl::OkStatus();
+}
+
+void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterScanKernels(kernels);
+  RegisterCheckKernels(kernels);
+  RegisterBatchMatMulKernels(kernels);
+  RegisterMathKernels(kernels);
+}
+
+}  // namespace sluice

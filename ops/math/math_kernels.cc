@@ -1,0 +1,660 @@
+// CPU kernels of the element-wise math ops: unary and binary arithmetic,
+// comparisons, the *Grad helpers, Select, SelectV2, AddN, Cast and Range
+// (definitions: math_ops.cc; reductions and ArgMax: reduction_kernels.cc;
+// MatMul: matmul_kernels.cc).
+//
+// Element-wise kernels take fast paths for equal shapes and scalar operands
+// and otherwise walk a merged broadcast plan (ops/math/internal/broadcast.h) whose
+// innermost loop is contiguous or a scalar. Work over kParallelMinElements
+// (internal/math_kernel_util.h) is split across the device's thread pool.
+//
+// The project builds at -O2, whose "very cheap" vectorizer skips loops that
+// need a runtime aliasing check, and trapping-math keeps float selects (max,
+// min, clamps) out of vector code. The element-wise loops here are written to
+// vectorize, so this file asks for -O3 without FP traps (results unchanged:
+// no code here reads FP exception flags). Set before any include so that
+// every inline function in this translation unit agrees.
+#pragma GCC optimize("O3", "no-trapping-math")
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "ops/math/cwise_kernels.h"
+#include "ops/math/internal/broadcast.h"
+#include "ops/math/internal/fast_math.h"
+#include "ops/math/internal/math_kernel_checks.h"
+#include "ops/math/internal/math_kernel_util.h"
+#include "ops/math/math_ops.h"
+
+namespace sluice {
+namespace {
+
+using internal::Cpu;
+using internal::MaybeParallelFor;
+
+// ---------------------------------------------------------------------------
+// Element-wise functors: static Apply, inlined into the loops.
+
+template <typename T> struct AddF { static T Apply(T a, T b) { return a + b; } };
+template <typename T> struct SubF { static T Apply(T a, T b) { return a - b; } };
+template <typename T> struct MulF { static T Apply(T a, T b) { return a * b; } };
+template <typename T> struct DivF { static T Apply(T a, T b) { return a / b; } };
+template <typename T> struct MaxF { static T Apply(T a, T b) { return a < b ? b : a; } };
+template <typename T> struct MinF { static T Apply(T a, T b) { return b < a ? b : a; } };
+template <typename T> struct PowF {
+  static T Apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(a, b);
+    } else {
+      if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+      T result = 1;
+      for (; b > 0; b >>= 1, a *= a) {
+        if (b & 1) result *= a;
+      }
+      return result;
+    }
+  }
+};
+// Floor division; integer divisors were checked for zero by the kernel.
+template <typename T> struct FloorDivF {
+  static T Apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::floor(a / b);
+    } else {
+      if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+      const T q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    }
+  }
+};
+template <typename T> struct SquaredDifferenceF {
+  static T Apply(T a, T b) { const T d = a - b; return d * d; }
+};
+// The remainder with the divisor's sign (FloorMod; integer divisors were
+// checked for zero by the kernel).
+template <typename T> struct FloorModF {
+  static T Apply(T a, T b) {
+    T r;
+    if constexpr (std::is_floating_point_v<T>) {
+      r = std::fmod(a, b);
+    } else {
+      if (b == T(-1)) return T(0);
+      r = a % b;
+    }
+    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+  }
+};
+// Integer division rounding toward zero (TruncateDiv, and Div of integers).
+template <typename T> struct TruncateDivF {
+  static T Apply(T a, T b) {
+    if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    return a / b;
+  }
+};
+template <typename T> struct DivNoNanF {
+  static T Apply(T a, T b) { return b == T(0) ? T(0) : a / b; }
+};
+template <typename T> struct EqualF { static bool Apply(T a, T b) { return a == b; } };
+template <typename T> struct NotEqualF { static bool Apply(T a, T b) { return a != b; } };
+template <typename T> struct GreaterF { static bool Apply(T a, T b) { return a > b; } };
+template <typename T> struct GreaterEqualF { static bool Apply(T a, T b) { return a >= b; } };
+template <typename T> struct LessF { static bool Apply(T a, T b) { return a < b; } };
+template <typename T> struct LessEqualF { static bool Apply(T a, T b) { return a <= b; } };
+template <typename T> struct LogicalAndF { static bool Apply(T a, T b) { return a && b; } };
+template <typename T> struct LogicalOrF { static bool Apply(T a, T b) { return a || b; } };
+
+// Gradient helpers: Apply(y, dy).
+template <typename T> struct TanhGradF {
+  static T Apply(T y, T dy) { return dy * (T(1) - y * y); }
+};
+template <typename T> struct SigmoidGradF {
+  static T Apply(T y, T dy) { return dy * y * (T(1) - y); }
+};
+template <typename T> struct SqrtGradF {
+  static T Apply(T y, T dy) { return dy * T(0.5) / y; }
+};
+template <typename T> struct RsqrtGradF {
+  static T Apply(T y, T dy) { return dy * T(-0.5) * y * y * y; }
+};
+template <typename T> struct ReciprocalGradF {
+  static T Apply(T y, T dy) { return -dy * y * y; }
+};
+
+// Float exp/tanh/sigmoid that vectorize (ops/math/internal/fast_math.h); double
+// uses libm.
+inline float FastExp(float x) { return internal::ExpApprox<float, int32_t>(x); }
+
+inline float FastTanh(float x) {
+  const float ax = std::fabs(x);
+  // Near 0: odd polynomial (1 - 2/(e^2x + 1) would cancel).
+  const float z = x * x;
+  const float small =
+      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
+        1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
+  const float big = std::copysign(1.0f - 2.0f / (FastExp(2.0f * ax) + 1.0f), x);
+  return ax < 0.625f ? small : big;
+}
+
+template <typename T> struct NegF { static T Apply(T x) { return -x; } };
+template <typename T> struct LogicalNotF { static T Apply(T x) { return !x; } };
+template <typename T> struct SquareF { static T Apply(T x) { return x * x; } };
+template <typename T> struct SqrtF { static T Apply(T x) { return std::sqrt(x); } };
+template <typename T> struct RsqrtF { static T Apply(T x) { return T(1) / std::sqrt(x); } };
+template <typename T> struct ExpF { static T Apply(T x) { return std::exp(x); } };
+template <> struct ExpF<float> { static float Apply(float x) { return FastExp(x); } };
+template <typename T> struct LogF { static T Apply(T x) { return std::log(x); } };
+template <typename T> struct TanhF { static T Apply(T x) { return std::tanh(x); } };
+template <> struct TanhF<float> { static float Apply(float x) { return FastTanh(x); } };
+template <typename T> struct SigmoidF {
+  static T Apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
+};
+template <> struct SigmoidF<float> {
+  static float Apply(float x) { return 1.0f / (1.0f + FastExp(-x)); }
+};
+template <typename T> struct ReciprocalF { static T Apply(T x) { return T(1) / x; } };
+template <typename T> struct FloorF { static T Apply(T x) { return std::floor(x); } };
+template <typename T> struct CeilF { static T Apply(T x) { return std::ceil(x); } };
+// Halves to even, as TensorFlow's Round (the default rounding mode).
+template <typename T> struct RoundF { static T Apply(T x) { return std::nearbyint(x); } };
+template <typename T> struct Log1pF { static T Apply(T x) { return std::log1p(x); } };
+template <typename T> struct Expm1F { static T Apply(T x) { return std::expm1(x); } };
+// log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
+template <typename T> struct SoftplusF {
+  static T Apply(T x) { return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+};
+template <typename T> struct SoftsignF {
+  static T Apply(T x) { return x / (T(1) + (x < T(0) ? -x : x)); }
+};
+template <typename T> struct ErfF { static T Apply(T x) { return std::erf(x); } };
+template <typename T> struct ErfcF { static T Apply(T x) { return std::erfc(x); } };
+template <typename T> struct AbsF { static T Apply(T x) { return x < T(0) ? -x : x; } };
+template <typename T> struct SignF {
+  static T Apply(T x) {
+    if (x != x) return x;  // NaN stays NaN
+    return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+  }
+};
+
+// ---------------------------------------------------------------------------
+// The CPU's arithmetic for the shells of ops/math/cwise_kernels.h: one loop per
+// (type, functor), reached through the descriptor the kernel was registered
+// with.
+
+template <typename T, typename F>
+absl::Status UnaryLoop(OpKernelContext* ctx, const Tensor& x, Tensor* y) {
+  const T* in = x.data<T>();
+  T* out = y->data<T>();
+  MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = F::Apply(in[i]);
+  });
+  return absl::OkStatus();
+}
+
+template <typename T, typename Out, typename F>
+absl::Status BinaryLoop(OpKernelContext* ctx, const BinaryShapes& shapes, const Tensor& x,
+                        const Tensor& y, Tensor* result) {
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  Out* out = result->data<Out>();
+  const int64_t n = result->NumElements();
+  switch (shapes.kind) {
+    case BinaryShapes::Kind::kSame:
+      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
+        internal::BinaryLoopSame<F>(xd + b, yd + b, out + b, e - b);
+      });
+      break;
+    case BinaryShapes::Kind::kScalarY: {
+      const T yv = *yd;
+      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
+        internal::BinaryLoopScalarY<F>(xd + b, yv, out + b, e - b);
+      });
+      break;
+    }
+    case BinaryShapes::Kind::kScalarX: {
+      const T xv = *xd;
+      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
+        internal::BinaryLoopScalarX<F>(xv, yd + b, out + b, e - b);
+      });
+      break;
+    }
+    case BinaryShapes::Kind::kBroadcast:
+      MaybeParallelFor(ctx, shapes.plan.rows(), shapes.plan.inner(), [&](int64_t b, int64_t e) {
+        internal::BinaryBroadcastRows<F>(shapes.plan, xd, yd, out, b, e);
+      });
+      break;
+  }
+  return absl::OkStatus();
+}
+
+// Integer division: a zero divisor is an error, not a crash.
+template <typename T, typename F>
+absl::Status IntegerDivLoop(OpKernelContext* ctx, const BinaryShapes& shapes, const Tensor& x,
+                            const Tensor& y, Tensor* out) {
+  const T* yd = y.data<T>();
+  bool has_zero = false;
+  for (int64_t i = 0; i < y.NumElements(); ++i) has_zero |= yd[i] == T(0);
+  if (has_zero) return absl::InvalidArgumentError("Integer division by zero");
+  return BinaryLoop<T, T, F>(ctx, shapes, x, y, out);
+}
+
+template <typename T>
+absl::Status AddNLoop(OpKernelContext* ctx, Tensor* out) {
+  const int num = ctx->num_inputs();
+  T* o = out->data<T>();
+  std::vector<const T*> in(num);
+  for (int k = 0; k < num; ++k) in[k] = ctx->input(k).template data<T>();
+  constexpr int64_t kChunk = 4096;  // keeps the output chunk in L1 across inputs
+  MaybeParallelFor(ctx, out->NumElements(), num, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; b += kChunk) {
+      const int64_t e = std::min(end, b + kChunk);
+      const T* a0 = in[0];
+      const T* a1 = in[1];
+      for (int64_t i = b; i < e; ++i) o[i] = a0[i] + a1[i];
+      for (int k = 2; k < num; ++k) {
+        const T* ak = in[k];
+        for (int64_t i = b; i < e; ++i) o[i] += ak[i];
+      }
+    }
+  });
+  return absl::OkStatus();
+}
+
+// Select with cond of t's shape (kSame) or one per row (kRows); a scalar
+// cond never gets here (the shell hands t or e through).
+template <typename T>
+absl::Status SelectLoop(internal::SelectCondition mode, const Tensor& cond, const Tensor& t,
+                        const Tensor& e, Tensor* out) {
+  const bool* c = cond.data<bool>();
+  const T* td = t.data<T>();
+  const T* ed = e.data<T>();
+  T* o = out->data<T>();
+  const int64_t n = t.NumElements();
+  if (mode == internal::SelectCondition::kSame) {
+    for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? td[i] : ed[i];
+    return absl::OkStatus();
+  }
+  const int64_t rows_n = cond.dim_size(0);
+  const int64_t width = rows_n == 0 ? 0 : n / rows_n;
+  for (int64_t r = 0; r < rows_n; ++r) {
+    const T* src = (c[r] ? td : ed) + r * width;
+    if (src != o + r * width) std::copy(src, src + width, o + r * width);
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status SelectV2Loop(const internal::BroadcastPlan<3>& plan, const Tensor& cond,
+                          const Tensor& t, const Tensor& e, Tensor* out) {
+  const bool* c = cond.data<bool>();
+  const T* td = t.data<T>();
+  const T* ed = e.data<T>();
+  T* o = out->data<T>();
+  const int64_t n = plan.inner();
+  const auto& s = plan.inner_strides();
+  internal::ForEachRow(plan, 0, plan.rows(), [&](int64_t row, const std::array<int64_t, 3>& off) {
+    T* orow = o + row * n;
+    const bool* cr = c + off[0];
+    const T* tr = td + off[1];
+    const T* er = ed + off[2];
+    if (s[0] != 0 && s[1] != 0 && s[2] != 0) {
+      for (int64_t i = 0; i < n; ++i) orow[i] = cr[i] ? tr[i] : er[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) orow[i] = cr[i * s[0]] ? tr[i * s[1]] : er[i * s[2]];
+    }
+  });
+  return absl::OkStatus();
+}
+
+template <typename Dst, typename Src>
+inline Dst ConvertValue(Src v) {
+  if constexpr (std::is_same_v<Dst, bool>) {
+    return v != Src(0);
+  } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
+    // Defined results for NaN and out-of-range values: 0 and saturation.
+    if (!(v == v)) return Dst(0);
+    if (v <= static_cast<Src>(std::numeric_limits<Dst>::lowest())) {
+      return std::numeric_limits<Dst>::lowest();
+    }
+    if (v >= static_cast<Src>(std::numeric_limits<Dst>::max())) {
+      return std::numeric_limits<Dst>::max();
+    }
+    return static_cast<Dst>(v);
+  } else {
+    return static_cast<Dst>(v);
+  }
+}
+
+template <typename Src, typename Dst>
+absl::Status CastLoop(OpKernelContext* ctx, const Tensor& x, Tensor* y) {
+  const Src* in = x.data<Src>();
+  Dst* out = y->data<Dst>();
+  MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[i] = ConvertValue<Dst>(in[i]);
+  });
+  return absl::OkStatus();
+}
+
+struct CpuCwiseImpl {
+  using UnaryFn = absl::Status (*)(OpKernelContext*, const Tensor&, Tensor*);
+  using BinaryFn = absl::Status (*)(OpKernelContext*, const BinaryShapes&, const Tensor&,
+                                    const Tensor&, Tensor*);
+  using AddNFn = absl::Status (*)(OpKernelContext*, Tensor*);
+  struct SelectFn {
+    absl::Status (*select)(internal::SelectCondition, const Tensor&, const Tensor&, const Tensor&,
+                           Tensor*);
+    absl::Status (*select_v2)(const internal::BroadcastPlan<3>&, const Tensor&, const Tensor&,
+                              const Tensor&, Tensor*);
+  };
+  using CastFn = absl::Status (*)(OpKernelContext*, const Tensor&, Tensor*);
+
+  // The condition is in host memory: a scalar one hands t or e through.
+  static constexpr bool kConditionOnHost = true;
+
+  static absl::Status Unary(OpKernelContext* ctx, UnaryFn fn, const Tensor& x, Tensor* y) {
+    return fn(ctx, x, y);
+  }
+  static absl::Status Binary(OpKernelContext* ctx, BinaryFn fn, const BinaryShapes& shapes,
+                             const Tensor& x, const Tensor& y, Tensor* out) {
+    return fn(ctx, shapes, x, y, out);
+  }
+  static absl::Status AddN(OpKernelContext* ctx, AddNFn fn, Tensor* out) { return fn(ctx, out); }
+  static absl::Status Select(OpKernelContext*, const SelectFn& fn, internal::SelectCondition mode,
+                             const Tensor& cond, const Tensor& t, const Tensor& e, Tensor* out) {
+    return fn.select(mode, cond, t, e, out);
+  }
+  static absl::Status SelectV2(OpKernelContext*, const SelectFn& fn,
+                               const internal::BroadcastPlan<3>& plan, const Tensor& cond,
+                               const Tensor& t, const Tensor& e, Tensor* out) {
+    return fn.select_v2(plan, cond, t, e, out);
+  }
+  static absl::Status Cast(OpKernelContext* ctx, CastFn fn, const Tensor& x, Tensor* y) {
+    return fn(ctx, x, y);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Registration.
+
+using Impl = CpuCwiseImpl;
+
+template <template <typename> class F, typename... Ts>
+void RegisterUnary(KernelRegistry* k, const char* op) {
+  (k->Register(Cpu<Ts>(op),
+               [] { return std::make_unique<UnaryOp<Impl>>(&UnaryLoop<Ts, F<Ts>>); }),
+   ...);
+}
+
+template <template <typename> class F, typename... Ts>
+void RegisterBinary(KernelRegistry* k, const char* op) {
+  (k->Register(Cpu<Ts>(op),
+               [] {
+                 return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<Ts, Ts, F<Ts>>,
+                                                         /*same_type=*/true);
+               }),
+   ...);
+}
+
+template <template <typename> class F, typename... Ts>
+void RegisterComparison(KernelRegistry* k, const char* op) {
+  (k->Register(Cpu<Ts>(op),
+               [] {
+                 return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<Ts, bool, F<Ts>>,
+                                                         /*same_type=*/std::is_same_v<Ts, bool>);
+               }),
+   ...);
+}
+
+template <template <typename> class F, typename... Ts>
+void RegisterIntegerDiv(KernelRegistry* k, const char* op) {
+  (k->Register(Cpu<Ts>(op),
+               [] {
+                 return std::make_unique<BinaryOp<Impl>>(&IntegerDivLoop<Ts, F<Ts>>,
+                                                         /*same_type=*/true);
+               }),
+   ...);
+}
+
+// IsNan, IsInf, IsFinite: a bool per element.
+template <typename T, bool (*kTest)(T)>
+class PredicateOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
+    const T* in = x.data<T>();
+    bool* out = y->data<bool>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) out[i] = kTest(in[i]);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+template <typename T> bool IsNanOf(T x) { return std::isnan(x); }
+template <typename T> bool IsInfOf(T x) { return std::isinf(x); }
+template <typename T> bool IsFiniteOf(T x) { return std::isfinite(x); }
+
+template <typename... Ts>
+void RegisterPredicates(KernelRegistry* k) {
+  (k->Register<PredicateOp<Ts, &IsNanOf<Ts>>>(Cpu<Ts>("IsNan")), ...);
+  (k->Register<PredicateOp<Ts, &IsInfOf<Ts>>>(Cpu<Ts>("IsInf")), ...);
+  (k->Register<PredicateOp<Ts, &IsFiniteOf<Ts>>>(Cpu<Ts>("IsFinite")), ...);
+}
+
+// ClipByValue(t, min, max): min and max are scalars or t's shape.
+template <typename T>
+class ClipByValueOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& t = ctx->input(0);
+    const char* names[] = {"", "clip_value_min", "clip_value_max"};
+    for (int i = 1; i < 3; ++i) {
+      const Tensor& b = ctx->input(i);
+      if (b.dims() != 0 && b.shape() != t.shape()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ClipByValue: ", names[i], " must be a scalar or have t's shape ", t.shape().DebugString(),
+            ", got ", b.shape().DebugString()));
+      }
+    }
+    const Tensor& lo = ctx->input(1);
+    const Tensor& hi = ctx->input(2);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, t.shape()));
+    const T* in = t.data<T>();
+    const T* l = lo.data<T>();
+    const T* h = hi.data<T>();
+    const bool l_scalar = lo.dims() == 0, h_scalar = hi.dims() == 0;
+    T* o = out->data<T>();
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      const T low = l[l_scalar ? 0 : i], high = h[h_scalar ? 0 : i];
+      const T v = in[i] < low ? low : in[i];
+      o[i] = high < v ? high : v;
+    }
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+template <typename Src, typename... Dsts>
+void RegisterCastFrom(KernelRegistry* k) {
+  (k->Register(KernelDef("Cast", kDeviceTypeCpu)
+                   .TypeConstraint("SrcT", DataTypeToEnum<Src>::value)
+                   .TypeConstraint("DstT", DataTypeToEnum<Dsts>::value),
+               [] { return std::make_unique<CastOp<Impl>>(&CastLoop<Src, Dsts>); }),
+   ...);
+}
+
+template <typename... Ts>
+void RegisterCasts(KernelRegistry* k) {
+  (RegisterCastFrom<Ts, Ts...>(k), ...);
+}
+
+// LogicalAnd, LogicalOr, LogicalNot: bool only, no T attr.
+void RegisterLogical(KernelRegistry* k) {
+  k->Register(KernelDef("LogicalAnd", kDeviceTypeCpu), [] {
+    return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<bool, bool, LogicalAndF<bool>>, true);
+  });
+  k->Register(KernelDef("LogicalOr", kDeviceTypeCpu), [] {
+    return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<bool, bool, LogicalOrF<bool>>, true);
+  });
+  k->Register(KernelDef("LogicalNot", kDeviceTypeCpu),
+              [] { return std::make_unique<UnaryOp<Impl>>(&UnaryLoop<bool, LogicalNotF<bool>>); });
+}
+
+void RegisterElementwiseKernels(KernelRegistry* k) {
+  RegisterLogical(k);
+  RegisterBinary<AddF, float, double, int32_t, int64_t>(k, "Add");
+  RegisterBinary<AddF, float, double, int32_t, int64_t>(k, "AddV2");
+  RegisterBinary<SubF, float, double, int32_t, int64_t>(k, "Sub");
+  RegisterBinary<MulF, float, double, int32_t, int64_t>(k, "Mul");
+  RegisterBinary<DivF, float, double>(k, "RealDiv");
+  RegisterBinary<FloorDivF, float, double>(k, "FloorDiv");
+  RegisterIntegerDiv<FloorDivF, int32_t, int64_t>(k, "FloorDiv");
+  RegisterBinary<SquaredDifferenceF, float, double, int32_t, int64_t>(k, "SquaredDifference");
+  RegisterBinary<FloorModF, float, double>(k, "FloorMod");
+  RegisterIntegerDiv<FloorModF, int32_t, int64_t>(k, "FloorMod");
+  RegisterIntegerDiv<TruncateDivF, int32_t, int64_t>(k, "TruncateDiv");
+  RegisterBinary<DivF, float, double>(k, "Div");
+  RegisterIntegerDiv<TruncateDivF, int32_t, int64_t>(k, "Div");
+  RegisterBinary<DivNoNanF, float, double>(k, "DivNoNan");
+  RegisterUnary<ReciprocalF, float, double>(k, "Inv");
+  RegisterPredicates<float, double>(k);
+  k->Register<ClipByValueOp<float>>(Cpu<float>("ClipByValue"));
+  k->Register<ClipByValueOp<double>>(Cpu<double>("ClipByValue"));
+  k->Register<ClipByValueOp<int32_t>>(Cpu<int32_t>("ClipByValue"));
+  k->Register<ClipByValueOp<int64_t>>(Cpu<int64_t>("ClipByValue"));
+  RegisterBinary<MaxF, float, double, int32_t, int64_t>(k, "Maximum");
+  RegisterBinary<MinF, float, double, int32_t, int64_t>(k, "Minimum");
+  RegisterBinary<PowF, float, double, int32_t, int64_t>(k, "Pow");
+  RegisterComparison<EqualF, float, double, int32_t, int64_t, bool>(k, "Equal");
+  RegisterComparison<NotEqualF, float, double, int32_t, int64_t, bool>(k, "NotEqual");
+  RegisterComparison<GreaterF, float, double, int32_t, int64_t>(k, "Greater");
+  RegisterComparison<GreaterEqualF, float, double, int32_t, int64_t>(k, "GreaterEqual");
+  RegisterComparison<LessF, float, double, int32_t, int64_t>(k, "Less");
+  RegisterComparison<LessEqualF, float, double, int32_t, int64_t>(k, "LessEqual");
+  RegisterBinary<TanhGradF, float, double>(k, "TanhGrad");
+  RegisterBinary<SigmoidGradF, float, double>(k, "SigmoidGrad");
+  RegisterBinary<SqrtGradF, float, double>(k, "SqrtGrad");
+  RegisterBinary<RsqrtGradF, float, double>(k, "RsqrtGrad");
+  RegisterBinary<ReciprocalGradF, float, double>(k, "ReciprocalGrad");
+
+  RegisterUnary<NegF, float, double, int32_t, int64_t>(k, "Neg");
+  RegisterUnary<SquareF, float, double, int32_t, int64_t>(k, "Square");
+  RegisterUnary<AbsF, float, double, int32_t, int64_t>(k, "Abs");
+  RegisterUnary<SignF, float, double, int32_t, int64_t>(k, "Sign");
+  RegisterUnary<SqrtF, float, double>(k, "Sqrt");
+  RegisterUnary<RsqrtF, float, double>(k, "Rsqrt");
+  RegisterUnary<ExpF, float, double>(k, "Exp");
+  RegisterUnary<LogF, float, double>(k, "Log");
+  RegisterUnary<TanhF, float, double>(k, "Tanh");
+  RegisterUnary<SigmoidF, float, double>(k, "Sigmoid");
+  RegisterUnary<ReciprocalF, float, double>(k, "Reciprocal");
+  RegisterUnary<FloorF, float, double>(k, "Floor");
+  RegisterUnary<CeilF, float, double>(k, "Ceil");
+  RegisterUnary<RoundF, float, double>(k, "Round");
+  RegisterUnary<Log1pF, float, double>(k, "Log1p");
+  RegisterUnary<Expm1F, float, double>(k, "Expm1");
+  RegisterUnary<SoftplusF, float, double>(k, "Softplus");
+  RegisterUnary<SoftsignF, float, double>(k, "Softsign");
+  RegisterUnary<ErfF, float, double>(k, "Erf");
+  RegisterUnary<ErfcF, float, double>(k, "Erfc");
+}
+
+template <typename... Ts>
+void RegisterSelect(KernelRegistry* k) {
+  (k->Register(Cpu<Ts>("Select"),
+               [] {
+                 return std::make_unique<SelectOp<Impl>>(
+                     Impl::SelectFn{&SelectLoop<Ts>, &SelectV2Loop<Ts>});
+               }),
+   ...);
+  (k->Register(Cpu<Ts>("SelectV2"),
+               [] {
+                 return std::make_unique<SelectV2Op<Impl>>(
+                     Impl::SelectFn{&SelectLoop<Ts>, &SelectV2Loop<Ts>});
+               }),
+   ...);
+}
+
+template <typename... Ts>
+void RegisterAddN(KernelRegistry* k) {
+  (k->Register(Cpu<Ts>("AddN"), [] { return std::make_unique<AddNOp<Impl>>(&AddNLoop<Ts>); }),
+   ...);
+}
+
+// Range (TensorFlow's sequence_ops.cc): start, start + delta, ... up to
+// but excluding limit.
+template <typename T>
+class RangeOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const char* names[] = {"start", "limit", "delta"};
+    for (int i = 0; i < 3; ++i) {
+      if (ctx->input(i).dims() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("Range: ", names[i], " must be a scalar, not shape ",
+                                                       ctx->input(i).shape().DebugString()));
+      }
+    }
+    const T start = ctx->input(0).scalar<T>();
+    const T limit = ctx->input(1).scalar<T>();
+    const T delta = ctx->input(2).scalar<T>();
+    if (delta == T(0)) return absl::InvalidArgumentError("Range: delta must not be 0");
+    if (delta > T(0) && start > limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range: start (", start, ") must be <= limit (", limit, ") when delta > 0"));
+    }
+    if (delta < T(0) && start < limit) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range: start (", start, ") must be >= limit (", limit, ") when delta < 0"));
+    }
+    int64_t size;
+    if constexpr (std::is_integral_v<T>) {
+      const uint64_t span = limit >= start ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
+                                           : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+      const uint64_t step = delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
+      size = static_cast<int64_t>((span + step - 1) / step);
+    } else {
+      const double n = std::ceil(std::abs((static_cast<double>(limit) - start) / delta));
+      if (!(n < static_cast<double>(std::numeric_limits<int64_t>::max()))) {
+        return absl::InvalidArgumentError("Range: the result would have too many elements");
+      }
+      size = static_cast<int64_t>(n);
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({size})));
+    absl::Span<T> v = out->flat<T>();
+    T value = start;
+    for (int64_t i = 0; i < size; ++i) {
+      v[i] = value;
+      value += delta;
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename... Ts>
+void RegisterRange(KernelRegistry* k) {
+  (k->Register<RangeOp<Ts>>(
+       KernelDef("Range", kDeviceTypeCpu).TypeConstraint("Tidx", DataTypeToEnum<Ts>::value)),
+   ...);
+}
+
+}  // namespace
+
+void RegisterMathKernels(KernelRegistry* k) {
+  RegisterRange<float, double, int32_t, int64_t>(k);
+  RegisterElementwiseKernels(k);
+  RegisterSelect<float, double, int32_t, int64_t, bool>(k);
+  RegisterAddN<float, double, int32_t, int64_t>(k);
+  RegisterCasts<float, double, int32_t, int64_t, bool, uint8_t, int8_t>(k);
+
+  internal::RegisterReductionKernels(k);
+  internal::RegisterMatMulKernels(k);
+}
+
+}  // namespace sluice

@@ -1,0 +1,190 @@
+#include "ops/nn/batch_norm_ops.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "graph/shape_inference.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace {
+
+// The statistics are accumulated in double: a float sum over a large batch
+// loses digits (TensorFlow's CPU kernel accumulates in float through Eigen).
+class FusedBatchNormOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(epsilon_, ctx.GetAttr<float>("epsilon"));
+    absl::StatusOr<float> f = ctx.GetAttr<float>("exponential_avg_factor");
+    factor_ = f.ok() ? *f : 1.0f;
+    ASSIGN_OR_RETURN(std::string format, ctx.GetAttr<std::string>("data_format"));
+    if (format != "NHWC") {
+      return absl::UnimplementedError(absl::StrCat(ctx.node().op(), ": data_format ", format,
+                                                   " (only NHWC runs on the CPU)"));
+    }
+    ASSIGN_OR_RETURN(training_, ctx.GetAttr<bool>("is_training"));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    if (x.dims() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": x must be 4-D, got ",
+                                                     x.shape().DebugString()));
+    }
+    const int64_t depth = x.dim_size(3);
+    const int64_t rows = depth == 0 ? 0 : x.NumElements() / depth;
+    const char* names[] = {"x", "scale", "offset", "mean", "variance"};
+    for (int i = 1; i < 5; ++i) {
+      const Tensor& t = ctx->input(i);
+      // Training may leave mean and variance empty (no moving average).
+      const bool may_be_empty = training_ && i >= 3 && factor_ == 1.0f;
+      if (!(t.dims() == 1 && t.dim_size(0) == depth) &&
+          !(may_be_empty && t.NumElements() == 0)) {
+        return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ", names[i],
+                                                       " must be [", depth, "], got ",
+                                                       t.shape().DebugString()));
+      }
+    }
+    const float* in = x.data<float>();
+    const float* scale = ctx->input(1).data<float>();
+    const float* offset = ctx->input(2).data<float>();
+    std::vector<double> mean(depth, 0), var(depth, 0);
+    if (training_) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < depth; ++c) mean[c] += in[r * depth + c];
+      }
+      for (double& m : mean) m = rows > 0 ? m / rows : 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < depth; ++c) {
+          const double d = in[r * depth + c] - mean[c];
+          var[c] += d * d;
+        }
+      }
+      for (double& v : var) v = rows > 0 ? v / rows : 0;
+    } else {
+      for (int64_t c = 0; c < depth; ++c) {
+        mean[c] = ctx->input(3).data<float>()[c];
+        var[c] = ctx->input(4).data<float>()[c];
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
+    float* out = y->data<float>();
+    std::vector<double> mul(depth), add(depth);
+    for (int64_t c = 0; c < depth; ++c) {
+      mul[c] = scale[c] / std::sqrt(var[c] + epsilon_);
+      add[c] = offset[c] - mean[c] * mul[c];
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < depth; ++c) {
+        out[r * depth + c] = static_cast<float>(in[r * depth + c] * mul[c] + add[c]);
+      }
+    }
+    // batch_mean, batch_variance: the statistics for the moving averages.
+    const double bessel = rows > 1 ? static_cast<double>(rows) / (rows - 1) : 1.0;
+    std::vector<double> out_mean = mean, out_var = var;
+    if (training_) {
+      for (int64_t c = 0; c < depth; ++c) {
+        out_var[c] = var[c] * bessel;
+        if (factor_ != 1.0f) {
+          const double old_mean = ctx->input(3).data<float>()[c];
+          const double old_var = ctx->input(4).data<float>()[c];
+          out_mean[c] = (1 - factor_) * old_mean + factor_ * mean[c];
+          out_var[c] = (1 - factor_) * old_var + factor_ * out_var[c];
+        }
+      }
+    }
+    const std::vector<double>* values[] = {&out_mean, &out_var, &mean, &var};
+    for (int k = 0; k < 4; ++k) {
+      ASSIGN_OR_RETURN(Tensor * t, ctx->allocate_output(1 + k, TensorShape({depth})));
+      for (int64_t c = 0; c < depth; ++c) t->data<float>()[c] = static_cast<float>((*values[k])[c]);
+    }
+    if (ctx->num_outputs() == 6) {  // V3's reserve_space_3: unused on the CPU
+      RETURN_IF_ERROR(ctx->allocate_output(5, TensorShape({0})).status());
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  float epsilon_ = 0.0001f;
+  float factor_ = 1.0f;
+  bool training_ = true;
+};
+
+absl::Status FusedBatchNormShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRank(0, 4));
+  const TensorShape& x = c->input(0);
+  c->set_output(0, x);
+  const int64_t depth = x.rank() == 4 ? x.dim(3) : TensorShape::kUnknownDim;
+  for (int i = 1; i < c->num_outputs(); ++i) c->set_output(i, TensorShape({depth}));
+  if (c->num_outputs() == 6) c->set_output(5, TensorShape({TensorShape::kUnknownDim}));
+  return absl::OkStatus();
+}
+
+OpDefBuilder BatchNormBuilder(const char* name, bool has_u, bool v3) {
+  OpDefBuilder b(name);
+  const char* u = has_u ? "U" : "T";
+  b.Input("x: T")
+      .Input(absl::StrCat("scale: ", u))
+      .Input(absl::StrCat("offset: ", u))
+      .Input(absl::StrCat("mean: ", u))
+      .Input(absl::StrCat("variance: ", u))
+      .Output("y: T")
+      .Output(absl::StrCat("batch_mean: ", u))
+      .Output(absl::StrCat("batch_variance: ", u))
+      .Output(absl::StrCat("reserve_space_1: ", u))
+      .Output(absl::StrCat("reserve_space_2: ", u));
+  if (v3) b.Output(absl::StrCat("reserve_space_3: ", u));
+  b.Attr(has_u ? "T: {half, bfloat16, float}" : "T: {float}");
+  if (has_u) b.Attr("U: {float}");
+  b.Attr("epsilon: float = 0.0001")
+      .Attr("exponential_avg_factor: float = 1.0")
+      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+      .Attr("is_training: bool = true")
+      .SetShapeFn(FusedBatchNormShape);
+  return b;
+}
+
+}  // namespace
+
+absl::Status RegisterBatchNormOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(BatchNormBuilder("FusedBatchNorm", false, false)));
+  RETURN_IF_ERROR(ops->Register(BatchNormBuilder("FusedBatchNormV2", true, false)));
+  RETURN_IF_ERROR(ops->Register(BatchNormBuilder("FusedBatchNormV3", true, true)));
+  return absl::OkStatus();
+}
+
+void RegisterBatchNormKernels(KernelRegistry* kernels) {
+  kernels->Register<FusedBatchNormOp>(
+      KernelDef("FusedBatchNorm", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
+  for (const char* op : {"FusedBatchNormV2", "FusedBatchNormV3"}) {
+    kernels->Register<FusedBatchNormOp>(
+        KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT).TypeConstraint("U", DT_FLOAT));
+  }
+}
+
+namespace ops {
+
+FusedBatchNormOutputs FusedBatchNormV3(const Scope& scope, Input x, Input scale, Input offset,
+                                       Input mean, Input variance,
+                                       const FusedBatchNormAttrs& attrs,
+                                       std::source_location loc) {
+  std::vector<Output> out = scope.Op("FusedBatchNormV3", loc)
+                                .Input(x)
+                                .Input(scale)
+                                .Input(offset)
+                                .Input(mean)
+                                .Input(variance)
+                                .Attr("epsilon", attrs.epsilon)
+                                .Attr("exponential_avg_factor", attrs.exponential_avg_factor)
+                                .Attr("data_format", attrs.data_format)
+                                .Attr("is_training", attrs.is_training)
+                                .FinalizeAll();
+  if (out.size() != 6) return {};
+  return {out[0], out[1], out[2], out[3], out[4]};
+}
+
+}  // namespace ops
+}  // namespace sluice

@@ -1,0 +1,525 @@
+// CPU kernels of the 2-D window ops, for float and double, NHWC only:
+// Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter (im2col + OpenBLAS
+// gemm, processed in chunks of output pixels to bound the temporary column
+// buffer), MaxPool and MaxPoolGrad.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/status_macros.h"
+#include "ops/internal/blas.h"
+#include "ops/nn/internal/nn_kernel_util.h"
+#include "ops/nn/internal/window_geometry.h"
+#include "ops/nn/nn_ops.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace {
+
+using internal::Conv2DGeometry;
+using internal::Map2;
+using internal::ParallelRange;
+using internal::ShapeStr;
+using internal::WindowAttrs;
+
+// ---------------------------------------------------------------------------
+// Conv2D family: im2col + gemm.
+
+// Row-major C[m,n] = op(A)[m,k] * op(B)[k,n] + beta * C.
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+          const float* b, float beta, float* c) {
+  internal::Gemm(trans_a, trans_b, m, n, k, a, trans_a ? m : k, b, trans_b ? k : n, c, n, beta);
+}
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const double* a,
+          const double* b, double beta, double* c) {
+  internal::Gemm(trans_a, trans_b, m, n, k, a, trans_a ? m : k, b, trans_b ? k : n, c, n, beta);
+}
+
+// Column-buffer budget, in elements, for one chunk of output pixels.
+constexpr int64_t kMaxColumnElements = int64_t{1} << 21;
+
+struct ConvSizes {
+  int64_t pixels = 0;   // batch * out_rows * out_cols
+  int64_t patch = 0;    // filter_rows * filter_cols * in_depth
+  int64_t chunk = 0;    // output pixels per im2col chunk
+  bool direct = false;  // 1x1, stride 1, no padding: the input is the column matrix
+};
+
+absl::StatusOr<ConvSizes> ComputeConvSizes(absl::string_view op, const Conv2DGeometry& g) {
+  ConvSizes s;
+  s.pixels = g.batch * g.out_rows * g.out_cols;
+  s.patch = g.filter_rows * g.filter_cols * g.in_depth;
+  constexpr int64_t kMaxBlas = std::numeric_limits<int>::max();
+  if (s.patch > kMaxBlas || g.out_depth > kMaxBlas) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": filter too large for gemm"));
+  }
+  s.chunk = std::clamp<int64_t>(kMaxColumnElements / std::max<int64_t>(1, s.patch), 1,
+                                std::max<int64_t>(1, s.pixels));
+  s.direct = g.filter_rows == 1 && g.filter_cols == 1 && g.stride_rows == 1 && g.stride_cols == 1 &&
+             g.pad_top == 0 && g.pad_left == 0 && g.out_rows == g.in_rows &&
+             g.out_cols == g.in_cols;
+  if (s.direct) s.chunk = s.pixels;
+  if (s.chunk > kMaxBlas) s.chunk = kMaxBlas;
+  return s;
+}
+
+// Calls fn(pixel, in_offset_or_-1) for each filter tap (row-major over
+// filter rows, cols) of output pixel `p`; in_offset indexes the input in
+// elements, -1 for a tap in the padding.
+template <typename Fn>
+inline void ForEachTap(const Conv2DGeometry& g, int64_t p, Fn fn) {
+  const int64_t ow = p % g.out_cols;
+  const int64_t oh = (p / g.out_cols) % g.out_rows;
+  const int64_t b = p / (g.out_cols * g.out_rows);
+  const int64_t row0 = oh * g.stride_rows - g.pad_top;
+  const int64_t col0 = ow * g.stride_cols - g.pad_left;
+  const int64_t image = b * g.in_rows * g.in_cols;
+  for (int64_t fr = 0; fr < g.filter_rows; ++fr) {
+    const int64_t ih = row0 + fr * g.dilation_rows;
+    const bool row_ok = ih >= 0 && ih < g.in_rows;
+    for (int64_t fc = 0; fc < g.filter_cols; ++fc) {
+      const int64_t iw = col0 + fc * g.dilation_cols;
+      const bool ok = row_ok && iw >= 0 && iw < g.in_cols;
+      fn(ok ? (image + ih * g.in_cols + iw) * g.in_depth : int64_t{-1});
+    }
+  }
+}
+
+// col[p - p0, :] = the input patch under output pixel p, for p in [p0, p1).
+template <typename T>
+void Im2Col(const Conv2DGeometry& g, const T* input, int64_t p0, int64_t p1, T* col) {
+  const int64_t depth = g.in_depth;
+  for (int64_t p = p0; p < p1; ++p) {
+    ForEachTap(g, p, [&](int64_t offset) {
+      if (offset >= 0) {
+        std::memcpy(col, input + offset, depth * sizeof(T));
+      } else {
+        std::fill(col, col + depth, T(0));
+      }
+      col += depth;
+    });
+  }
+}
+
+// The adjoint of Im2Col: adds each column entry back into input_grad.
+template <typename T>
+void Col2Im(const Conv2DGeometry& g, const T* col, int64_t p0, int64_t p1, T* input_grad) {
+  const int64_t depth = g.in_depth;
+  for (int64_t p = p0; p < p1; ++p) {
+    ForEachTap(g, p, [&](int64_t offset) {
+      if (offset >= 0) {
+        T* dst = input_grad + offset;
+        Map2(dst, col, dst, depth, [](auto x, auto y) { return x + y; });
+      }
+      col += depth;
+    });
+  }
+}
+
+absl::StatusOr<WindowAttrs> InitWindowAttrs(const OpKernelConstruction& ctx, bool pool) {
+  auto attrs = pool ? internal::ReadPoolAttrs(ctx.node().attrs())
+                    : internal::ReadConvAttrs(ctx.node().attrs());
+  if (!attrs.ok()) return attrs.status();
+  if (attrs->nchw) {
+    return absl::UnimplementedError(
+        absl::StrCat(ctx.node().op(), " on CPU supports only data_format NHWC"));
+  }
+  return attrs;
+}
+
+// Base of the Conv2D-family and pooling kernels: reads and checks the window
+// attrs once, at Init.
+template <bool kPool>
+class WindowOpKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(attrs_, InitWindowAttrs(ctx, kPool));
+    return absl::OkStatus();
+  }
+
+ protected:
+  WindowAttrs attrs_;
+};
+
+absl::Status CheckRank4(absl::string_view op, absl::string_view what, const Tensor& t) {
+  if (t.dims() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": ", what, " must be 4-D, got shape ", ShapeStr(t)));
+  }
+  return absl::OkStatus();
+}
+
+// Reads a 4-element int32 sizes tensor (input_sizes / filter_sizes).
+absl::StatusOr<TensorShape> ReadSizes(absl::string_view op, const Tensor& t) {
+  if (t.dims() != 1 || t.NumElements() != 4 || t.dtype() != DT_INT32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": sizes must be an int32 vector of 4 elements, got ", t.DebugString()));
+  }
+  TensorShape s;
+  for (int32_t d : t.flat<int32_t>()) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(op, ": negative size ", d));
+    s.AddDim(d);
+  }
+  return s;
+}
+
+// Geometry of Conv2D with this input and filter shape; checks depths.
+absl::StatusOr<Conv2DGeometry> ConvGeometry(absl::string_view op, const WindowAttrs& attrs,
+                                            const TensorShape& input, const TensorShape& filter) {
+  if (input.dim(3) != filter.dim(2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": input depth ", input.dim(3), " must equal the filter's in_depth ", filter.dim(2),
+        " (input shape ", input.DebugString(), ", filter shape ", filter.DebugString(), ")"));
+  }
+  auto g =
+      internal::ComputeConv2DGeometry(attrs, input, filter.dim(0), filter.dim(1), filter.dim(3));
+  if (!g.ok()) {
+    return absl::Status(
+        g.status().code(),
+        absl::StrCat(op, ": ", g.status().message(), " (input shape ", input.DebugString(),
+                     ", filter shape ", filter.DebugString(), ")"));
+  }
+  return g;
+}
+
+absl::Status CheckOutBackprop(absl::string_view op, const Conv2DGeometry& g,
+                              const Tensor& out_backprop) {
+  const TensorShape expected({g.batch, g.out_rows, g.out_cols, g.out_depth});
+  if (out_backprop.shape() != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": out_backprop has shape ", ShapeStr(out_backprop),
+                     " but the forward output would have shape ", expected.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+class Conv2DOp : public WindowOpKernel</*kPool=*/false> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& filter = ctx->input(1);
+    RETURN_IF_ERROR(CheckRank4("Conv2D", "input", input));
+    RETURN_IF_ERROR(CheckRank4("Conv2D", "filter", filter));
+    ASSIGN_OR_RETURN(Conv2DGeometry g,
+                     ConvGeometry("Conv2D", attrs_, input.shape(), filter.shape()));
+    ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes("Conv2D", g));
+    ASSIGN_OR_RETURN(
+        Tensor * output,
+        ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.out_depth})));
+    T* out = output->data<T>();
+    if (s.pixels == 0 || g.out_depth == 0) return absl::OkStatus();
+    if (s.patch == 0) {
+      std::fill(out, out + output->NumElements(), T(0));
+      return absl::OkStatus();
+    }
+    const T* in = input.data<T>();
+    const T* w = filter.data<T>();
+    if (s.direct) {
+      Gemm(false, false, s.pixels, g.out_depth, s.patch, in, w, T(0), out);
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(
+        Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({s.chunk * s.patch})));
+    T* c = col.data<T>();
+    for (int64_t p0 = 0; p0 < s.pixels; p0 += s.chunk) {
+      const int64_t p1 = std::min(s.pixels, p0 + s.chunk);
+      Im2Col(g, in, p0, p1, c);
+      Gemm(false, false, p1 - p0, g.out_depth, s.patch, c, w, T(0), out + p0 * g.out_depth);
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class Conv2DBackpropInputOp : public WindowOpKernel</*kPool=*/false> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "Conv2DBackpropInput";
+    ASSIGN_OR_RETURN(TensorShape input_shape, ReadSizes(kOp, ctx->input(0)));
+    const Tensor& filter = ctx->input(1);
+    const Tensor& dy = ctx->input(2);
+    RETURN_IF_ERROR(CheckRank4(kOp, "filter", filter));
+    RETURN_IF_ERROR(CheckRank4(kOp, "out_backprop", dy));
+    ASSIGN_OR_RETURN(Conv2DGeometry g, ConvGeometry(kOp, attrs_, input_shape, filter.shape()));
+    RETURN_IF_ERROR(CheckOutBackprop(kOp, g, dy));
+    ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes(kOp, g));
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input_shape));
+    T* dx = output->data<T>();
+    std::fill(dx, dx + output->NumElements(), T(0));
+    if (s.pixels == 0 || s.patch == 0 || g.out_depth == 0) return absl::OkStatus();
+    const T* w = filter.data<T>();
+    const T* dyp = dy.data<T>();
+    if (s.direct) {
+      Gemm(false, true, s.pixels, s.patch, g.out_depth, dyp, w, T(0), dx);
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(
+        Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({s.chunk * s.patch})));
+    T* c = col.data<T>();
+    for (int64_t p0 = 0; p0 < s.pixels; p0 += s.chunk) {
+      const int64_t p1 = std::min(s.pixels, p0 + s.chunk);
+      Gemm(false, true, p1 - p0, s.patch, g.out_depth, dyp + p0 * g.out_depth, w, T(0), c);
+      Col2Im(g, c, p0, p1, dx);
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class Conv2DBackpropFilterOp : public WindowOpKernel</*kPool=*/false> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "Conv2DBackpropFilter";
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(TensorShape filter_shape, ReadSizes(kOp, ctx->input(1)));
+    const Tensor& dy = ctx->input(2);
+    RETURN_IF_ERROR(CheckRank4(kOp, "input", input));
+    RETURN_IF_ERROR(CheckRank4(kOp, "out_backprop", dy));
+    ASSIGN_OR_RETURN(Conv2DGeometry g, ConvGeometry(kOp, attrs_, input.shape(), filter_shape));
+    RETURN_IF_ERROR(CheckOutBackprop(kOp, g, dy));
+    ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes(kOp, g));
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, filter_shape));
+    T* dw = output->data<T>();
+    if (s.pixels == 0 || s.patch == 0 || g.out_depth == 0) {
+      std::fill(dw, dw + output->NumElements(), T(0));
+      return absl::OkStatus();
+    }
+    const T* in = input.data<T>();
+    const T* dyp = dy.data<T>();
+    if (s.direct) {
+      Gemm(true, false, s.patch, g.out_depth, s.pixels, in, dyp, T(0), dw);
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(
+        Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({s.chunk * s.patch})));
+    T* c = col.data<T>();
+    for (int64_t p0 = 0; p0 < s.pixels; p0 += s.chunk) {
+      const int64_t p1 = std::min(s.pixels, p0 + s.chunk);
+      Im2Col(g, in, p0, p1, c);
+      Gemm(true, false, s.patch, g.out_depth, p1 - p0, c, dyp + p0 * g.out_depth,
+           p0 == 0 ? T(0) : T(1), dw);
+    }
+    return absl::OkStatus();
+  }
+};
+
+// ---------------------------------------------------------------------------
+// MaxPool, MaxPoolGrad (and the helpers AvgPool shares).
+
+// The valid input rows [begin, end) under one window.
+struct Span1D {
+  int64_t begin, end;
+};
+inline Span1D WindowSpan(int64_t out, int64_t stride, int64_t pad, int64_t window, int64_t size) {
+  const int64_t start = out * stride - pad;
+  return {std::max<int64_t>(start, 0), std::min(start + window, size)};
+}
+
+// The pooling window of output pixel p (over batch, rows, cols): its batch
+// and the input rows and columns under it.
+struct PoolWindow {
+  int64_t b;
+  Span1D rows, cols;
+};
+inline PoolWindow WindowOf(const Conv2DGeometry& g, int64_t p) {
+  const int64_t ow = p % g.out_cols, oh = (p / g.out_cols) % g.out_rows;
+  return {p / (g.out_cols * g.out_rows),
+          WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows),
+          WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols)};
+}
+
+absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const WindowAttrs& attrs,
+                                                   const TensorShape& input) {
+  auto g = internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2],
+                                           input.dim(3));
+  if (!g.ok()) {
+    return absl::Status(g.status().code(), absl::StrCat(op, ": ", g.status().message(),
+                                                        " (input shape ", input.DebugString(), ")"));
+  }
+  return g;
+}
+
+absl::StatusOr<Conv2DGeometry> PoolGeometry(absl::string_view op, const WindowAttrs& attrs,
+                                            const Tensor& input) {
+  RETURN_IF_ERROR(CheckRank4(op, "input", input));
+  return PoolGeometryOfShape(op, attrs, input.shape());
+}
+
+template <typename T>
+class MaxPoolOp : public WindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry("MaxPool", attrs_, input));
+    ASSIGN_OR_RETURN(
+        Tensor * output,
+        ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.in_depth})));
+    const T* in = input.data<T>();
+    T* out = output->data<T>();
+    const int64_t depth = g.in_depth;
+    const int64_t pixels = g.batch * g.out_rows * g.out_cols;
+    ParallelRange(
+        ctx, pixels, depth * g.filter_rows * g.filter_cols,
+        [&g, in, out, depth](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const auto [b, rows, cols] = WindowOf(g, p);
+            T* o = out + p * depth;
+            std::fill(o, o + depth, std::numeric_limits<T>::lowest());
+            for (int64_t h = rows.begin; h < rows.end; ++h) {
+              for (int64_t w = cols.begin; w < cols.end; ++w) {
+                const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                Map2(o, x, o, depth, [](auto m, auto v) { return m < v ? v : m; });
+              }
+            }
+          }
+        });
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class MaxPoolGradOp : public WindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "MaxPoolGrad";
+    const Tensor& input = ctx->input(0);
+    const Tensor& orig_output = ctx->input(1);
+    const Tensor& grad = ctx->input(2);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry(kOp, attrs_, input));
+    const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
+    if (orig_output.shape() != out_shape || grad.shape() != out_shape) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kOp, ": orig_output and grad must have the pooled shape ", out_shape.DebugString(),
+          ", got ", ShapeStr(orig_output), " and ", ShapeStr(grad)));
+    }
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input.shape()));
+    T* dx = output->data<T>();
+    std::fill(dx, dx + output->NumElements(), T(0));
+    const int64_t depth = g.in_depth;
+    const T* in = input.data<T>();
+    const T* gp = grad.data<T>();
+    std::vector<T> best(depth);
+    std::vector<int64_t> best_at(depth);
+    const int64_t pixels = g.batch * g.out_rows * g.out_cols;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const auto [b, rows, cols] = WindowOf(g, p);
+      bool first = true;
+      for (int64_t h = rows.begin; h < rows.end; ++h) {
+        for (int64_t w = cols.begin; w < cols.end; ++w) {
+          const int64_t at = ((b * g.in_rows + h) * g.in_cols + w) * depth;
+          const T* x = in + at;
+          for (int64_t c = 0; c < depth; ++c) {
+            if (first || x[c] > best[c]) {
+              best[c] = x[c];
+              best_at[c] = at + c;
+            }
+          }
+          first = false;
+        }
+      }
+      if (first) continue;  // an empty window: nothing to route
+      const T* gr = gp + p * depth;
+      for (int64_t c = 0; c < depth; ++c) dx[best_at[c]] += gr[c];
+    }
+    return absl::OkStatus();
+  }
+};
+
+// ---------------------------------------------------------------------------
+// AvgPool, AvgPoolGrad: the mean over the window's elements inside the input
+// (padding is not counted, as TensorFlow's AvgPool).
+
+template <typename T>
+class AvgPoolOp : public WindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry("AvgPool", attrs_, input));
+    ASSIGN_OR_RETURN(
+        Tensor * output,
+        ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.in_depth})));
+    const T* in = input.data<T>();
+    T* out = output->data<T>();
+    const int64_t depth = g.in_depth;
+    const int64_t pixels = g.batch * g.out_rows * g.out_cols;
+    ParallelRange(
+        ctx, pixels, depth * g.filter_rows * g.filter_cols,
+        [&g, in, out, depth](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const auto [b, rows, cols] = WindowOf(g, p);
+            T* o = out + p * depth;
+            std::fill(o, o + depth, T(0));
+            for (int64_t h = rows.begin; h < rows.end; ++h) {
+              for (int64_t w = cols.begin; w < cols.end; ++w) {
+                const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                for (int64_t c = 0; c < depth; ++c) o[c] += x[c];
+              }
+            }
+            const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+            if (count > T(0)) {
+              for (int64_t c = 0; c < depth; ++c) o[c] /= count;
+            }
+          }
+        });
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class AvgPoolGradOp : public WindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "AvgPoolGrad";
+    ASSIGN_OR_RETURN(TensorShape in_shape, ReadSizes(kOp, ctx->input(0)));
+    const Tensor& grad = ctx->input(1);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometryOfShape(kOp, attrs_, in_shape));
+    const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
+    if (grad.shape() != out_shape) {
+      return absl::InvalidArgumentError(absl::StrCat(kOp, ": grad must have the pooled shape ",
+                                                     out_shape.DebugString(), ", got ",
+                                                     ShapeStr(grad)));
+    }
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, in_shape));
+    T* dx = output->data<T>();
+    std::fill(dx, dx + output->NumElements(), T(0));
+    const int64_t depth = g.in_depth;
+    const T* gp = grad.data<T>();
+    const int64_t pixels = g.batch * g.out_rows * g.out_cols;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const auto [b, rows, cols] = WindowOf(g, p);
+      const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+      if (count <= T(0)) continue;
+      const T* gr = gp + p * depth;
+      for (int64_t h = rows.begin; h < rows.end; ++h) {
+        for (int64_t w = cols.begin; w < cols.end; ++w) {
+          T* d = dx + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+          for (int64_t c = 0; c < depth; ++c) d[c] += gr[c] / count;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+namespace internal {
+
+void RegisterConvKernels(KernelRegistry* kernels) {
+  RegisterFloatKernels<AvgPoolOp>(kernels, "AvgPool");
+  RegisterFloatKernels<AvgPoolGradOp>(kernels, "AvgPoolGrad");
+  RegisterFloatKernels<Conv2DOp>(kernels, "Conv2D");
+  RegisterFloatKernels<Conv2DBackpropInputOp>(kernels, "Conv2DBackpropInput");
+  RegisterFloatKernels<Conv2DBackpropFilterOp>(kernels, "Conv2DBackpropFilter");
+  RegisterFloatKernels<MaxPoolOp>(kernels, "MaxPool");
+  RegisterFloatKernels<MaxPoolGradOp>(kernels, "MaxPoolGrad");
+}
+
+}  // namespace internal
+}  // namespace sluice

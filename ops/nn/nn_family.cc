@@ -1,0 +1,57 @@
+#include "ops/nn/nn_family.h"
+
+#include "base/status_macros.h"
+#include "ops/nn/activation_grad_ops.h"
+#include "ops/nn/activation_ops.h"
+#include "ops/nn/batch_norm_grad_ops.h"
+#include "ops/nn/batch_norm_ops.h"
+#include "ops/nn/depthwise_conv_ops.h"
+#include "ops/nn/fused_ops.h"
+#include "ops/nn/lrn_ops.h"
+#include "ops/nn/nn3d_ops.h"
+#include "ops/nn/nn_gradients.h"
+#include "ops/nn/nn_ops.h"
+#include "ops/nn/rnn_block_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterNnFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterLrnOps(ops));
+  RETURN_IF_ERROR(RegisterRnnBlockOps(ops));
+  RETURN_IF_ERROR(RegisterNn3dOps(ops));
+  RETURN_IF_ERROR(RegisterDepthwiseConvOps(ops));
+  RETURN_IF_ERROR(RegisterBatchNormGradOps(ops));
+  RETURN_IF_ERROR(RegisterActivationGradOps(ops));
+  RETURN_IF_ERROR(RegisterActivationOps(ops));
+  RETURN_IF_ERROR(RegisterBatchNormOps(ops));
+  RETURN_IF_ERROR(RegisterFusedOps(ops));
+  RETURN_IF_ERROR(RegisterNnOps(ops));
+  return absl::OkStatus();
+}
+
+absl::Status RegisterNnFamilyGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterNnGradients(ops));
+  RETURN_IF_ERROR(RegisterActivationGradients(ops));
+  RETURN_IF_ERROR(RegisterBatchNormGradients(ops));
+  RETURN_IF_ERROR(RegisterLrnGradients(ops));
+  RETURN_IF_ERROR(RegisterRnnBlockGradients(ops));
+  RETURN_IF_ERROR(RegisterNn3dGradients(ops));
+  RETURN_IF_ERROR(RegisterDepthwiseConvGradients(ops));
+  return absl::OkStatus();
+}
+
+void RegisterNnFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterLrnKernels(kernels);
+  RegisterLstmBlockKernels(kernels);
+  RegisterGruBlockKernels(kernels);
+  RegisterNn3dKernels(kernels);
+  RegisterDepthwiseConvKernels(kernels);
+  RegisterBatchNormGradKernels(kernels);
+  RegisterActivationGradKernels(kernels);
+  RegisterActivationKernels(kernels);
+  RegisterBatchNormKernels(kernels);
+  RegisterFusedKernels(kernels);
+  RegisterNnKernels(kernels);
+}
+
+}  // namespace sluice

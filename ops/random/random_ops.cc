@@ -1,0 +1,127 @@
+// Random op definitions, shape functions and wrappers (kernels: random_kernels.cc).
+#include "ops/random/random_ops.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/shape_inference.h"
+#include "base/status_macros.h"
+
+namespace sluice {
+namespace {
+
+// The output shape is the value of the `shape` input (input 0).
+absl::Status ShapeFromInput(InferenceContext* c) {
+  const TensorShape& shape_in = c->input(0);
+  if (shape_in.rank() != -1 && shape_in.rank() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(c->node().op(), ": shape must be a vector, got a tensor of shape ",
+                     shape_in.DebugString()));
+  }
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims, c->InputAsInts(0));
+  if (dims.has_value()) {
+    for (int64_t d : *dims) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            c->node().op(), ": shape has a negative dimension: [", absl::StrJoin(*dims, ","), "]"));
+      }
+    }
+    c->set_output(0, TensorShape(absl::MakeConstSpan(*dims)));
+  } else if (shape_in.rank() == 1 && shape_in.dim(0) >= 0) {
+    c->set_output(0, TensorShape::UnknownOfRank(shape_in.dim(0)));
+  } else {
+    c->set_output(0, TensorShape::Unknown());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UniformIntShape(InferenceContext* c) {
+  for (int i : {1, 2}) {
+    if (c->input(i).rank() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RandomUniformInt: ", i == 1 ? "minval" : "maxval",
+                       " must be a scalar, got shape ", c->input(i).DebugString()));
+    }
+  }
+  return ShapeFromInput(c);
+}
+
+absl::Status RegisterFloatRandomOp(OpRegistry* ops, std::string name) {
+  return ops->Register(OpDefBuilder(std::move(name))
+                           .Input("shape: T")
+                           .Output("output: dtype")
+                           .Attr("seed: int = 0")
+                           .Attr("seed2: int = 0")
+                           .Attr("dtype: {half, bfloat16, float, double}")
+                           .Attr("T: {int32, int64}")
+                           .SetIsStateful()
+                           .SetShapeFn(ShapeFromInput));
+}
+
+Output FloatRandom(const Scope& s, const char* op, Input shape, DataType dtype,
+                   const ops::RandomAttrs& attrs, std::source_location loc) {
+  return s.Op(op, loc)
+      .Input(shape)
+      .Attr("dtype", dtype)
+      .Attr("seed", attrs.seed)
+      .Attr("seed2", attrs.seed2)
+      .Finalize1();
+}
+
+}  // namespace
+
+absl::Status RegisterRandomOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterFloatRandomOp(ops, "RandomUniform"));
+  RETURN_IF_ERROR(RegisterFloatRandomOp(ops, "RandomStandardNormal"));
+  RETURN_IF_ERROR(RegisterFloatRandomOp(ops, "TruncatedNormal"));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("RandomUniformInt")
+                                    .Input("shape: T")
+                                    .Input("minval: Tout")
+                                    .Input("maxval: Tout")
+                                    .Output("output: Tout")
+                                    .Attr("seed: int = 0")
+                                    .Attr("seed2: int = 0")
+                                    .Attr("Tout: {int32, int64}")
+                                    .Attr("T: {int32, int64}")
+                                    .SetIsStateful()
+                                    .SetShapeFn(UniformIntShape)));
+  for (const char* op :
+       {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}) {
+    RETURN_IF_ERROR(ops->SetNoGradient(op));
+  }
+  return absl::OkStatus();
+}
+
+namespace ops {
+
+Output RandomUniform(const Scope& s, Input shape, DataType dtype, const RandomAttrs& attrs,
+                     std::source_location loc) {
+  return FloatRandom(s, "RandomUniform", shape, dtype, attrs, loc);
+}
+
+Output RandomStandardNormal(const Scope& s, Input shape, DataType dtype, const RandomAttrs& attrs,
+                            std::source_location loc) {
+  return FloatRandom(s, "RandomStandardNormal", shape, dtype, attrs, loc);
+}
+
+Output TruncatedNormal(const Scope& s, Input shape, DataType dtype, const RandomAttrs& attrs,
+                       std::source_location loc) {
+  return FloatRandom(s, "TruncatedNormal", shape, dtype, attrs, loc);
+}
+
+Output RandomUniformInt(const Scope& s, Input shape, Input minval, Input maxval,
+                        const RandomAttrs& attrs, std::source_location loc) {
+  return s.Op("RandomUniformInt", loc)
+      .Input(shape)
+      .Input(minval)
+      .Input(maxval)
+      .Attr("seed", attrs.seed)
+      .Attr("seed2", attrs.seed2)
+      .Finalize1();
+}
+
+}  // namespace ops
+}  // namespace sluice

@@ -1,0 +1,269 @@
+#include "ops/state/resource_variable_ops.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "graph/shape_inference.h"
+#include "ops/internal/array_shape_fns.h"
+#include "ops/internal/index_tensors.h"
+#include "ops/state/state_ops.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace {
+
+class VarHandleOpKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(shape_, ctx.GetAttr<TensorShape>("shape"));
+    ASSIGN_OR_RETURN(container_, ctx.GetAttr<std::string>("container"));
+    ASSIGN_OR_RETURN(name_, ctx.GetAttr<std::string>("shared_name"));
+    if (name_.empty()) name_ = ctx.node().name();
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(
+        ctx->resource_manager()->LookupOrCreateVar(container_, name_, dtype_, shape_).status());
+    ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
+    handle->scalar<std::string>() = internal::VarHandle(container_, name_);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  TensorShape shape_;
+  std::string container_;
+  std::string name_;
+};
+
+absl::Status CheckDtype(const Var& var, DataType dtype, const char* what) {
+  if (var.dtype == dtype) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(what, " variable ", var.name, " of type ",
+                                                 DataTypeName(var.dtype), " as ",
+                                                 DataTypeName(dtype)));
+}
+
+class ReadVariableOpKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    RETURN_IF_ERROR(CheckDtype(*var, dtype_, "ReadVariableOp: reading"));
+    absl::MutexLock lock(&var->mu);
+    RETURN_IF_ERROR(internal::CheckInitialized(*var));
+    ctx->set_output(0, var->tensor);  // a snapshot: updates are copy-on-write
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
+class AssignVariableOpKernel : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    const Tensor& value = ctx->input(1);
+    RETURN_IF_ERROR(CheckDtype(*var, value.dtype(), "AssignVariableOp: assigning"));
+    if (!var->declared_shape.IsCompatibleWith(value.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AssignVariableOp: variable ", var->name, " has shape ", var->declared_shape.DebugString(),
+          " but the value has shape ", value.shape().DebugString()));
+    }
+    absl::MutexLock lock(&var->mu);
+    var->tensor = value;  // shared: the next update copies (copy-on-write)
+    var->initialized = true;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class VarIsInitializedOpKernel : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<Var*> var = internal::VarInput(ctx, 0);
+    bool initialized = false;
+    if (var.ok()) {
+      absl::MutexLock lock(&(*var)->mu);
+      initialized = (*var)->initialized;
+    } else if (!absl::IsNotFound(var.status())) {
+      return var.status();
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->scalar<bool>() = initialized;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class ResourceGatherKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(int64_t batch_dims, ctx.GetAttr<int64_t>("batch_dims"));
+    if (batch_dims != 0) {
+      return absl::UnimplementedError("ResourceGather: only batch_dims = 0 is supported");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    RETURN_IF_ERROR(CheckDtype(*var, dtype_, "ResourceGather: reading"));
+    Tensor params;
+    {
+      absl::MutexLock lock(&var->mu);
+      RETURN_IF_ERROR(internal::CheckInitialized(*var));
+      params = var->tensor;
+    }
+    if (params.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ResourceGather: variable ", var->name, " is a scalar"));
+    }
+    const Tensor& indices = ctx->input(1);
+    ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "ResourceGather: indices"));
+    TensorShape shape = indices.shape();
+    for (int d = 1; d < params.dims(); ++d) shape.AddDim(params.dim_size(d));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    const int64_t rows = params.dim_size(0);
+    const size_t row_bytes =
+        (rows == 0 ? 0 : params.NumElements() / rows) * static_cast<size_t>(DataTypeSize(dtype_));
+    for (size_t i = 0; i < idx.size(); ++i) {
+      if (idx[i] < 0 || idx[i] >= rows) {
+        return absl::InvalidArgumentError(absl::StrCat("ResourceGather: indices[", i, "] = ", idx[i],
+                                                       " is not in [0, ", rows, ")"));
+      }
+      std::memcpy(static_cast<char*>(out->raw_data()) + i * row_bytes,
+                  static_cast<const char*>(params.raw_data()) + idx[i] * row_bytes, row_bytes);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
+absl::Status ReadShape(InferenceContext* c) {
+  c->set_output(0, TensorShape::Unknown());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Output>> ReadGrad(const Scope&, const Node&,
+                                             absl::Span<const Output> dy) {
+  return std::vector<Output>{dy[0]};
+}
+
+}  // namespace
+
+absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("VarHandleOp")
+                                    .Output("resource: resource")
+                                    .Attr("container: string")
+                                    .Attr("shared_name: string")
+                                    .Attr("dtype: type")
+                                    .Attr("shape: shape")
+                                    .Attr("allowed_devices: list(string)")
+                                    .SetAttrDefault("container", MakeAttr(std::string()))
+                                    .SetAttrDefault("shared_name", MakeAttr(std::string()))
+                                    .SetAttrDefault("allowed_devices",
+                                                    MakeAttr(std::vector<std::string>()))
+                                    .SetIsStateful()
+                                    .SetShapeFn(internal::ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ReadVariableOp")
+                                    .Input("resource: resource")
+                                    .Output("value: dtype")
+                                    .Attr("dtype: type")
+                                    .SetIsStateful()
+                                    .SetShapeFn(ReadShape)));
+  for (const char* name : {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("resource: resource")
+                                      .Input("value: dtype")
+                                      .Attr("dtype: type")
+                                      .SetIsStateful()));
+  }
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("VarIsInitializedOp")
+                                    .Input("resource: resource")
+                                    .Output("is_initialized: bool")
+                                    .SetIsStateful()
+                                    .SetShapeFn(internal::ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ResourceGather")
+                                    .Input("resource: resource")
+                                    .Input("indices: Tindices")
+                                    .Output("output: dtype")
+                                    .Attr("batch_dims: int = 0")
+                                    .Attr("validate_indices: bool = true")
+                                    .Attr("dtype: type")
+                                    .Attr("Tindices: {int32, int64}")
+                                    .SetIsStateful()
+                                    .SetShapeFn(ReadShape)));
+  RETURN_IF_ERROR(ops->SetGradient("ReadVariableOp", ReadGrad));
+  for (const char* op : {"VarHandleOp", "AssignVariableOp", "AssignAddVariableOp",
+                         "AssignSubVariableOp", "VarIsInitializedOp", "ResourceGather"}) {
+    RETURN_IF_ERROR(ops->SetNoGradient(op));
+  }
+  return absl::OkStatus();
+}
+
+void RegisterResourceVariableKernels(KernelRegistry* kernels) {
+  auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
+  kernels->Register<VarHandleOpKernel>(cpu("VarHandleOp"));
+  kernels->Register<ReadVariableOpKernel>(cpu("ReadVariableOp"));
+  kernels->Register<AssignVariableOpKernel>(cpu("AssignVariableOp"));
+  kernels->Register<VarIsInitializedOpKernel>(cpu("VarIsInitializedOp"));
+  kernels->Register<ResourceGatherKernel>(cpu("ResourceGather"));
+}
+
+namespace ops {
+
+Output VarHandleOp(const Scope& scope, DataType dtype, const TensorShape& shape,
+                   const VarHandleAttrs& attrs, std::source_location loc) {
+  return scope.Op("VarHandleOp", loc)
+      .Attr("dtype", dtype)
+      .Attr("shape", shape)
+      .Attr("container", attrs.container)
+      .Attr("shared_name", attrs.shared_name)
+      .Finalize1();
+}
+
+Output ReadVariableOp(const Scope& scope, Input resource, DataType dtype,
+                      std::source_location loc) {
+  return scope.Op("ReadVariableOp", loc).Input(resource).Attr("dtype", dtype).Finalize1();
+}
+
+Node* AssignVariableOp(const Scope& scope, Input resource, Input value, std::source_location loc) {
+  return scope.Op("AssignVariableOp", loc).Input(resource).Input(value).Finalize();
+}
+
+Node* AssignAddVariableOp(const Scope& scope, Input resource, Input value,
+                          std::source_location loc) {
+  return scope.Op("AssignAddVariableOp", loc).Input(resource).Input(value).Finalize();
+}
+
+Node* AssignSubVariableOp(const Scope& scope, Input resource, Input value,
+                          std::source_location loc) {
+  return scope.Op("AssignSubVariableOp", loc).Input(resource).Input(value).Finalize();
+}
+
+Output VarIsInitializedOp(const Scope& scope, Input resource, std::source_location loc) {
+  return scope.Op("VarIsInitializedOp", loc).Input(resource).Finalize1();
+}
+
+Output ResourceGather(const Scope& scope, Input resource, Input indices, DataType dtype,
+                      std::source_location loc) {
+  return scope.Op("ResourceGather", loc)
+      .Input(resource)
+      .Input(indices)
+      .Attr("dtype", dtype)
+      .Finalize1();
+}
+
+}  // namespace ops
+}  // namespace sluice

@@ -1,0 +1,61 @@
+// Resource variables, as tf.compat.v1 graphs with use_resource (and Keras
+// layers) write them: VarHandleOp, ReadVariableOp, AssignVariableOp,
+// AssignAddVariableOp, AssignSubVariableOp, VarIsInitializedOp and
+// ResourceGather, with CPU kernels and wrappers. (ResourceApplyGradientDescent,
+// ResourceApplyMomentum, ResourceApplyAdam: ops/training/training_ops.h.)
+//
+//   Output w = ops::VarHandleOp(s.WithOpName("w"), DT_FLOAT, TensorShape({2}));
+//   Node* init = ops::AssignVariableOp(s, w, {1.0f, 2.0f});
+//   Output value = ops::ReadVariableOp(s, w, DT_FLOAT);
+//
+// A handle is a DT_RESOURCE scalar naming a variable (container, and the
+// shared_name or else the node's name) in its device's ResourceMgr: the
+// same store as VariableV2's, so a variable outlives steps. Reads are
+// snapshots (updates are copy-on-write, ops/state/state_ops.h). Errors: reading an
+// uninitialized variable is FailedPrecondition naming it; a value of another
+// dtype is InvalidArgument; a handle of another device is NotFound.
+// ReadVariableOp's gradient is the gradient itself (TensorFlow's _ReadGrad).
+// Thread-safety: as Scope; kernels lock the variable.
+#ifndef SLUICE_OPS_STATE_RESOURCE_VARIABLE_OPS_H_
+#define SLUICE_OPS_STATE_RESOURCE_VARIABLE_OPS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "base/source_location.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterResourceVariableOps(OpRegistry* ops);
+void RegisterResourceVariableKernels(KernelRegistry* kernels);
+
+namespace ops {
+
+struct VarHandleAttrs {
+  std::string container;
+  std::string shared_name;  // "" : the node's name
+};
+Output VarHandleOp(const Scope& scope, DataType dtype, const TensorShape& shape,
+                   const VarHandleAttrs& attrs = {},
+                   std::source_location loc = std::source_location::current());
+Output ReadVariableOp(const Scope& scope, Input resource, DataType dtype,
+                      std::source_location loc = std::source_location::current());
+Node* AssignVariableOp(const Scope& scope, Input resource, Input value,
+                       std::source_location loc = std::source_location::current());
+Node* AssignAddVariableOp(const Scope& scope, Input resource, Input value,
+                          std::source_location loc = std::source_location::current());
+Node* AssignSubVariableOp(const Scope& scope, Input resource, Input value,
+                          std::source_location loc = std::source_location::current());
+Output VarIsInitializedOp(const Scope& scope, Input resource,
+                          std::source_location loc = std::source_location::current());
+// Rows `indices` of the variable's value (axis 0).
+Output ResourceGather(const Scope& scope, Input resource, Input indices, DataType dtype,
+                      std::source_location loc = std::source_location::current());
+
+}  // namespace ops
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_STATE_RESOURCE_VARIABLE_OPS_H_

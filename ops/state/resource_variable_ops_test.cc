@@ -1,0 +1,115 @@
+// Resource variables through a DirectSession: a variable outlives steps,
+// reads are snapshots, TensorFlow's errors (uninitialized reads, dtypes,
+// shapes), ResourceGather, AssignAdd/SubVariableOp, and a training loop
+// with ResourceApplyGradientDescent as tf.compat.v1 with use_resource
+// writes it (ReadVariableOp's gradient reaches the handle's update).
+#include "ops/state/resource_variable_ops.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "builtin_session.h"
+#include "graph/gradients.h"
+#include "gtest/gtest.h"
+#include "ops/array/array_ops.h"
+#include "ops/builtins.h"
+#include "ops/math/math_ops.h"
+#include "ops/training/training_ops.h"
+#include "session/direct_session.h"
+#include "runtime/session.h"
+
+namespace sluice {
+namespace {
+
+class ResourceVariableTest : public ::testing::Test {
+ protected:
+  void Start() {
+    ASSERT_TRUE(s_.ok()) << s_.status();
+    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
+    ASSERT_TRUE(sess.ok()) << sess.status();
+    sess_ = std::move(*sess);
+  }
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Output>& fetches,
+                                          const std::vector<Node*>& targets = {}) {
+    std::vector<std::string> names, target_names;
+    for (const Output& o : fetches) names.push_back(o.name());
+    for (const Node* n : targets) target_names.push_back(n->name());
+    return sess_->Run({}, names, target_names);
+  }
+  std::vector<float> Floats(const Output& o) {
+    absl::StatusOr<std::vector<Tensor>> r = Run({o});
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return {};
+    absl::Span<const float> v = (*r)[0].flat<float>();
+    return std::vector<float>(v.begin(), v.end());
+  }
+
+  Scope s_ = Scope::NewRootScope(BuiltinOps());
+  std::unique_ptr<Session> sess_;
+};
+
+TEST_F(ResourceVariableTest, AssignReadAndUpdateAcrossSteps) {
+  Output w = ops::VarHandleOp(s_.WithOpName("w"), DT_FLOAT, TensorShape({3}));
+  Output initialized = ops::VarIsInitializedOp(s_, w);
+  Node* init = ops::AssignVariableOp(s_, w, {1.0f, 2.0f, 3.0f});
+  Node* add = ops::AssignAddVariableOp(s_, w, {0.5f, 0.5f, 0.5f});
+  Node* sub = ops::AssignSubVariableOp(s_, w, {1.0f, 0.0f, 0.0f});
+  Output read = ops::ReadVariableOp(s_, w, DT_FLOAT);
+  Output rows = ops::ResourceGather(s_, w, {2, 0}, DT_FLOAT);
+  Start();
+  absl::StatusOr<std::vector<Tensor>> before = Run({initialized});
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_FALSE((*before)[0].scalar<bool>());
+  absl::Status uninit = Run({read}).status();
+  EXPECT_EQ(uninit.code(), absl::StatusCode::kFailedPrecondition) << uninit;
+  EXPECT_NE(uninit.message().find("w"), std::string::npos) << uninit;
+
+  ASSERT_TRUE(Run({}, {init}).ok());
+  EXPECT_TRUE((*Run({initialized}))[0].scalar<bool>());
+  EXPECT_EQ(Floats(read), std::vector<float>({1, 2, 3}));
+  ASSERT_TRUE(Run({}, {add}).ok());
+  ASSERT_TRUE(Run({}, {sub}).ok());
+  EXPECT_EQ(Floats(read), std::vector<float>({0.5f, 2.5f, 3.5f}));
+  EXPECT_EQ(Floats(rows), std::vector<float>({3.5f, 0.5f}));
+}
+
+TEST_F(ResourceVariableTest, BadAssignsAndGathersAreErrors) {
+  Output w = ops::VarHandleOp(s_.WithOpName("w"), DT_FLOAT, TensorShape({2}));
+  Node* init = ops::AssignVariableOp(s_, w, {1.0f, 2.0f});
+  Node* wrong_type = ops::AssignVariableOp(s_, w, {1, 2});
+  Node* wrong_shape = ops::AssignVariableOp(s_, w, {1.0f, 2.0f, 3.0f});
+  Output out_of_range = ops::ResourceGather(s_, w, {2}, DT_FLOAT);
+  Output read_as_int = ops::ReadVariableOp(s_, w, DT_INT32);
+  Start();
+  ASSERT_TRUE(Run({}, {init}).ok());
+  absl::Status s = Run({}, {wrong_type}).status();
+  EXPECT_NE(s.message().find("of type float"), std::string::npos) << s;
+  s = Run({}, {wrong_shape}).status();
+  EXPECT_NE(s.message().find("has shape [2]"), std::string::npos) << s;
+  s = Run({out_of_range}).status();
+  EXPECT_NE(s.message().find("not in [0, 2)"), std::string::npos) << s;
+  s = Run({read_as_int}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST_F(ResourceVariableTest, ResourceApplyGradientDescentTrains) {
+  // loss = sum((w - target)^2); w is a resource variable.
+  Output w = ops::VarHandleOp(s_.WithOpName("w"), DT_FLOAT, TensorShape({2}));
+  Node* init = ops::AssignVariableOp(s_, w, {0.0f, 0.0f});
+  Output value = ops::ReadVariableOp(s_.WithOpName("w/Read/ReadVariableOp"), w, DT_FLOAT);
+  Output loss = ops::Sum(s_, ops::Square(s_, ops::Sub(s_, value, {3.0f, -1.0f})), {0});
+  absl::StatusOr<std::vector<Output>> g = AddGradients(s_, {loss}, {value});
+  ASSERT_TRUE(g.ok()) << g.status();
+  Node* step = ops::ResourceApplyGradientDescent(s_.WithOpName("train"), w, 0.1f, (*g)[0]);
+  Start();
+  ASSERT_TRUE(Run({}, {init}).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(Run({}, {step}).ok()) << i;
+  std::vector<float> got = Floats(value);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NEAR(got[0], 3.0f, 1e-4f);
+  EXPECT_NEAR(got[1], -1.0f, 1e-4f);
+}
+
+}  // namespace
+}  // namespace sluice

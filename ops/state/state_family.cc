@@ -1,0 +1,23 @@
+#include "ops/state/state_family.h"
+
+#include "base/status_macros.h"
+#include "ops/state/resource_variable_ops.h"
+#include "ops/state/scatter_ops.h"
+#include "ops/state/state_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterStateFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterResourceVariableOps(ops));
+  RETURN_IF_ERROR(RegisterStateOps(ops));
+  RETURN_IF_ERROR(RegisterScatterOps(ops));
+  return absl::OkStatus();
+}
+
+void RegisterStateFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterResourceVariableKernels(kernels);
+  RegisterStateKernels(kernels);
+  RegisterScatterKernels(kernels);
+}
+
+}  // namespace sluice

@@ -1,0 +1,291 @@
+// CPU kernels of the state ops, and the variable-update helpers that the
+// training kernels share (ops/state/state_ops.h, namespace internal).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/base/attributes.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "ops/state/state_kernels.h"
+#include "ops/state/state_ops.h"
+
+namespace sluice {
+namespace internal {
+
+VarLockSet::VarLockSet(absl::Span<Var* const> vars) : locked_(vars.begin(), vars.end()) {
+  std::sort(locked_.begin(), locked_.end());
+  locked_.erase(std::unique(locked_.begin(), locked_.end()), locked_.end());
+  for (Var* v : locked_) v->mu.Lock();
+}
+
+VarLockSet::~VarLockSet() {
+  for (auto it = locked_.rbegin(); it != locked_.rend(); ++it) (*it)->mu.Unlock();
+}
+
+std::string VarHandle(absl::string_view container, absl::string_view name) {
+  return absl::StrCat(container, "\x1f", name);
+}
+
+absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i) {
+  Var* var = ctx->input_ref(i);
+  const Tensor& handle = ctx->input(i);
+  if (var == nullptr && handle.dtype() == DT_RESOURCE && handle.NumElements() == 1) {
+    const std::string& h = handle.scalar<std::string>();
+    const size_t sep = h.find('\x1f');
+    if (sep == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx->node().DebugName(), ": input ", i, " is not a variable's handle"));
+    }
+    var = ctx->resource_manager()->FindVar(absl::string_view(h).substr(0, sep),
+                                           absl::string_view(h).substr(sep + 1));
+    if (var == nullptr) {
+      return absl::NotFoundError(absl::StrCat(ctx->node().DebugName(), ": resource variable '",
+                                              h.substr(sep + 1), "' does not exist on ",
+                                              ctx->device()->name()));
+    }
+    return var;
+  }
+  if (var == nullptr) {
+    return absl::InternalError(
+        absl::StrCat(ctx->node().DebugName(), ": input ", i, " is not a variable (ref)"));
+  }
+  return var;
+}
+
+void SetRefOutput(OpKernelContext* ctx, int i, Var* var) {
+  if (i >= ctx->num_outputs()) return;
+  ctx->set_output(i, Tensor());
+  ctx->set_output_ref(i, var);
+}
+
+absl::Status CheckInitialized(const Var& var) {
+  if (!var.initialized) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Attempting to use uninitialized value ", var.name));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAssignUpdate(absl::string_view op, const Var& var, const TensorShape& value) {
+  RETURN_IF_ERROR(CheckInitialized(var));
+  if (var.tensor.shape() != value) {
+    return absl::InvalidArgumentError(absl::StrCat(op, " to variable ", var.name,
+                                                   ": the variable has shape ",
+                                                   var.tensor.shape().DebugString(),
+                                                   " but the value has shape ", value.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckScalarInput(OpKernelContext* ctx, int i) {
+  const Tensor& t = ctx->input(i);
+  if (t.dims() == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ",
+                                                 ctx->node().op_def().inputs[i].name,
+                                                 " must be a scalar, got shape ",
+                                                 t.shape().DebugString()));
+}
+
+absl::Status CheckSameShape(OpKernelContext* ctx, const Var& var, const TensorShape& var_shape,
+                            int i, const TensorShape& shape) {
+  if (var_shape == shape) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      ctx->node().op(), ": var ", var.name, " has shape ", var_shape.DebugString(), " but ",
+      ctx->node().op_def().inputs[i].name, " has shape ", shape.DebugString()));
+}
+
+absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    for (size_t j = i + 1; j < vars.size(); ++j) {
+      if (vars[i] == vars[j]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            ctx->node().op(), ": ", ctx->node().op_def().inputs[i].name, " and ",
+            ctx->node().op_def().inputs[j].name, " are the same variable ", vars[i]->name));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VarUpdate> VarUpdate::Begin(Var* var, Device* device) {
+  var->mu.AssertHeld();
+  RETURN_IF_ERROR(CheckInitialized(*var));
+  VarUpdate u;
+  u.var_ = var;
+  u.shape_ = var->tensor.shape();
+  u.size_ = var->tensor.NumElements();
+  if (var->tensor.RefCountIsOne()) {
+    u.data_ = var->tensor.raw_data();
+  } else {
+    ASSIGN_OR_RETURN(u.fresh_,
+                     Tensor::Allocate(device->allocator(), var->tensor.dtype(), u.shape_));
+    RETURN_IF_ERROR(device->CopyWithinDevice(var->tensor, &u.fresh_));
+    u.data_ = u.fresh_.raw_data();
+  }
+  return u;
+}
+
+void VarUpdate::Commit() {
+  if (fresh_.IsInitialized()) var_->tensor = std::move(fresh_);
+  fresh_ = Tensor();
+}
+
+}  // namespace internal
+
+namespace {
+
+class VariableOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(shape_, ctx.GetAttr<TensorShape>("shape"));
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(container_, ctx.GetAttr<std::string>("container"));
+    ASSIGN_OR_RETURN(name_, ctx.GetAttr<std::string>("shared_name"));
+    if (name_.empty()) name_ = ctx.node().name();
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var,
+                     ctx->resource_manager()->LookupOrCreateVar(container_, name_, dtype_, shape_));
+    internal::SetRefOutput(ctx, 0, var);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  TensorShape shape_;
+  DataType dtype_ = DT_INVALID;
+  std::string container_;
+  std::string name_;
+};
+
+class AssignOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(validate_shape_, ctx.GetAttr<bool>("validate_shape"));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    const Tensor& value = ctx->input(1);
+    if (value.dtype() != var->dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Assign to variable ", var->name, " of type ", DataTypeName(var->dtype),
+                       ": the value has type ", DataTypeName(value.dtype())));
+    }
+    if (validate_shape_ && !var->declared_shape.IsCompatibleWith(value.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Assign to variable ", var->name, ": the variable's shape ",
+          var->declared_shape.DebugString(), " does not match the value's shape ",
+          value.shape().DebugString(), " (set validate_shape=false to change its shape)"));
+    }
+    absl::MutexLock lock(&var->mu);
+    RETURN_IF_ERROR(Store(ctx, var, value));
+    var->initialized = true;
+    internal::SetRefOutput(ctx, 0, var);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  // Called with var->mu held.
+  static absl::Status Store(OpKernelContext* ctx, Var* var, const Tensor& value) {
+    Tensor& current = var->tensor;
+    if (value.RefCountIsOne()) {
+      // Nobody else can see the value's buffer: the variable may own it.
+      current = value;
+      return absl::OkStatus();
+    }
+    // Copies go through the device: on a GPU both buffers are device memory
+    // and the copy is ordered on its stream like a kernel.
+    if (var->initialized && current.IsInitialized() && current.RefCountIsOne() &&
+        current.dtype() == value.dtype() && current.shape() == value.shape()) {
+      return ctx->device()->CopyWithinDevice(value, &current);
+    }
+    ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(ctx->allocator(), value.dtype(), value.shape()));
+    RETURN_IF_ERROR(ctx->device()->CopyWithinDevice(value, &copy));
+    current = std::move(copy);
+    return absl::OkStatus();
+  }
+
+  bool validate_shape_ = true;
+};
+
+// The CPU's arithmetic of AssignAdd / AssignSub (ops/state/state_kernels.h).
+struct CpuAssignImpl {
+  template <typename T>
+  static absl::Status AssignUpdate(OpKernelContext*, T* var, const T* value, int64_t n,
+                                   bool add) {
+    if (add) {
+      Loop<T, true>(var, value, n);
+    } else {
+      Loop<T, false>(var, value, n);
+    }
+    return absl::OkStatus();
+  }
+
+  // Out of line: inlined into its caller, GCC loses __restrict and the loop
+  // stays scalar.
+  template <typename T, bool kAdd>
+  ABSL_ATTRIBUTE_NOINLINE static void Loop(T* __restrict var, const T* __restrict v, int64_t n) {
+    if (kAdd) {
+      internal::ForEachIndex(n, [=](int64_t i) { var[i] += v[i]; });
+    } else {
+      internal::ForEachIndex(n, [=](int64_t i) { var[i] -= v[i]; });
+    }
+  }
+};
+
+class IsVariableInitializedOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    bool initialized;
+    {
+      absl::MutexLock lock(&var->mu);
+      initialized = var->initialized;
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->scalar<bool>() = initialized;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+}  // namespace
+
+void RegisterStateKernels(KernelRegistry* kernels) {
+  // Variables and Assign move bytes: any type with a fixed size. On a GPU
+  // (device memory; copies through GpuDevice::CopyWithinDevice) the float
+  // types and int64; int32 variables stay on the CPU by convention, as
+  // TensorFlow keeps them (they are shapes and counters). Registering GPU
+  // kernels is harmless without CUDA: no GPU device ever exists then.
+  const std::vector<DataType> fixed_size = {DT_FLOAT,  DT_DOUBLE, DT_INT32,   DT_INT64,
+                                            DT_BOOL,   DT_INT8,   DT_UINT8,   DT_INT16,
+                                            DT_UINT16, DT_HALF,   DT_BFLOAT16};
+  const std::vector<DataType> gpu_types = {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT64};
+  const auto register_for = [kernels](const char* device, const std::vector<DataType>& types) {
+    kernels->Register<VariableOp>(KernelDef("VariableV2", device).TypeConstraint("dtype", types));
+    kernels->Register<VariableOp>(KernelDef("Variable", device).TypeConstraint("dtype", types));
+    kernels->Register<AssignOp>(KernelDef("Assign", device).TypeConstraint("T", types));
+    // The flag is written by the host: a host-memory output.
+    kernels->Register<IsVariableInitializedOp>(KernelDef("IsVariableInitialized", device)
+                                                   .TypeConstraint("dtype", types)
+                                                   .HostMemory("is_initialized"));
+  };
+  register_for(kDeviceTypeCpu, fixed_size);
+  register_for(kDeviceTypeGpu, gpu_types);
+  RegisterAssignUpdateFor<CpuAssignImpl, float>(kernels, kDeviceTypeCpu);
+  RegisterAssignUpdateFor<CpuAssignImpl, double>(kernels, kDeviceTypeCpu);
+  RegisterAssignUpdateFor<CpuAssignImpl, int32_t>(kernels, kDeviceTypeCpu);
+  RegisterAssignUpdateFor<CpuAssignImpl, int64_t>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, float>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, double>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, int32_t>(kernels, kDeviceTypeCpu);
+  RegisterResourceAssignUpdateFor<CpuAssignImpl, int64_t>(kernels, kDeviceTypeCpu);
+}
+
+}  // namespace sluice

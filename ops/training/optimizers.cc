@@ -1,0 +1,266 @@
+// Optimizers: backward pass (AddGradients) plus training ops per variable.
+#include "ops/training/optimizers.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/gradients.h"
+#include "base/status_macros.h"
+#include "ops/array/array_ops.h"
+#include "ops/state/state_ops.h"
+#include "ops/training/training_ops.h"
+
+namespace sluice {
+namespace {
+
+// `full` relative to the scope's name prefix, for WithOpName.
+std::string RelativeName(const Scope& s, std::string_view full) {
+  const std::string& prefix = s.name_prefix();
+  if (!prefix.empty() && full.starts_with(prefix)) full.remove_prefix(prefix.size());
+  return std::string(full);
+}
+
+// A literal of `shape` whose every element is `value` (one *_val entry,
+// repeated by TensorFlow's fill rule).
+absl::StatusOr<::tensorflow::TensorProto> FilledProto(DataType dtype, const TensorShape& shape,
+                                                      double value) {
+  ::tensorflow::TensorProto proto;
+  proto.set_dtype(dtype);
+  shape.ToProto(proto.mutable_tensor_shape());
+  switch (dtype) {
+    case DT_FLOAT:
+      proto.add_float_val(static_cast<float>(value));
+      break;
+    case DT_DOUBLE:
+      proto.add_double_val(value);
+      break;
+    case DT_INT32:
+      proto.add_int_val(static_cast<int32_t>(value));
+      break;
+    case DT_INT64:
+      proto.add_int64_val(static_cast<int64_t>(value));
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("optimizer variables of type ", DataTypeName(dtype), " are not supported"));
+  }
+  return proto;
+}
+
+absl::Status CheckIsVariable(const std::string& optimizer, const Output& var) {
+  if (!var.valid()) {
+    return absl::InvalidArgumentError(absl::StrCat(optimizer, ": a variable is invalid"));
+  }
+  if (!IsRefType(var.dtype())) {
+    return absl::InvalidArgumentError(absl::StrCat(optimizer, ": ", var.node->DebugName(),
+                                                   " is not a variable (its output is ",
+                                                   DataTypeName(var.dtype()), ", not a ref)"));
+  }
+  return absl::OkStatus();
+}
+
+// The node, or the scope's error when building failed.
+absl::StatusOr<Node*> Built(const Scope& s, Node* node) {
+  RETURN_IF_ERROR(s.status());
+  if (node == nullptr) return absl::InternalError("node was not built");
+  return node;
+}
+
+}  // namespace
+
+GlobalStep CreateGlobalStep(const Scope& s) {
+  ops::VariableAndInit v = ops::VariableWithInit(s.WithOpName("global_step"), Input(int64_t{0}));
+  return {v.var, v.initializer};
+}
+
+absl::StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(const Scope& scope, Output loss,
+                                                                    absl::Span<const Output> vars) {
+  RETURN_IF_ERROR(scope.status());
+  if (!loss.valid()) return absl::InvalidArgumentError(absl::StrCat(name_, ": loss is invalid"));
+  for (const Output& var : vars) RETURN_IF_ERROR(CheckIsVariable(name_, var));
+  ASSIGN_OR_RETURN(std::vector<Output> grads, AddGradients(scope, {loss}, vars));
+  if (grads.size() != vars.size()) {
+    return absl::InternalError(absl::StrCat(name_, ": AddGradients returned ", grads.size(),
+                                            " gradients for ", vars.size(), " variables"));
+  }
+  std::vector<GradAndVar> out;
+  out.reserve(vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) out.push_back({grads[i], vars[i]});
+  return out;
+}
+
+absl::StatusOr<Node*> Optimizer::ApplyGradients(const Scope& scope,
+                                                absl::Span<const GradAndVar> grads_and_vars,
+                                                const Output* global_step) {
+  RETURN_IF_ERROR(scope.status());
+  std::vector<GradAndVar> valid;
+  std::vector<std::string> names;
+  for (const GradAndVar& gv : grads_and_vars) {
+    RETURN_IF_ERROR(CheckIsVariable(name_, gv.var));
+    names.push_back(gv.var.node->name());
+    if (gv.grad.valid()) valid.push_back(gv);
+  }
+  if (valid.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": no gradients for any variable (",
+                                                   absl::StrJoin(names, ", "),
+                                                   "); check that the loss depends on them"));
+  }
+  if (global_step != nullptr) {
+    RETURN_IF_ERROR(CheckIsVariable(name_, *global_step));
+    if (BaseType(global_step->dtype()) != DT_INT64) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_, ": global_step must be an int64 variable, got ",
+                       DataTypeName(global_step->dtype())));
+    }
+  }
+  RETURN_IF_ERROR(Prepare(scope, valid));
+  const Scope opt_scope = scope.NewSubScope(name_);
+  std::vector<Node*> updates;
+  for (const GradAndVar& gv : valid) {
+    const Scope update_scope =
+        opt_scope.NewSubScope(absl::StrCat("update_", RelativeName(scope, gv.var.node->name())))
+            .ColocateWith(gv.var);
+    ASSIGN_OR_RETURN(Node * update, ApplyDense(update_scope, gv.grad, gv.var));
+    updates.push_back(update);
+  }
+  ASSIGN_OR_RETURN(std::vector<Node*> finish, Finish(opt_scope, updates));
+  Node* train = nullptr;
+  if (global_step == nullptr) {
+    train = ops::GroupDeps(scope.WithOpName(name_), finish);
+  } else {
+    Node* update = ops::GroupDeps(opt_scope.WithOpName("update"), finish);
+    ASSIGN_OR_RETURN(update, Built(scope, update));
+    const std::vector<Node*> after_update = {update};
+    // The increment's 1 is built colocated with the step too: a literal
+    // would follow the scope's device, which colocation leaves unset.
+    const Scope at_step = scope.ColocateWith(*global_step);
+    Output one = ops::Const(at_step.WithOpName("one"), int64_t{1});
+    Output increment = ops::AssignAdd(at_step.WithControlDependencies(after_update),
+                                      *global_step, one);
+    RETURN_IF_ERROR(scope.status());
+    const std::vector<Node*> after_increment = {increment.node};
+    train = ops::GroupDeps(scope.WithOpName(name_), after_increment);
+  }
+  return Built(scope, train);
+}
+
+absl::StatusOr<Node*> Optimizer::Minimize(const Scope& scope, Output loss,
+                                          absl::Span<const Output> vars,
+                                          const Output* global_step) {
+  ASSIGN_OR_RETURN(std::vector<GradAndVar> grads_and_vars, ComputeGradients(scope, loss, vars));
+  return ApplyGradients(scope, grads_and_vars, global_step);
+}
+
+Output Optimizer::GetSlot(const Output& var, std::string_view slot_name) const {
+  if (!var.valid()) return Output();
+  auto it = slots_.find(std::make_pair(var.node->name(), std::string(slot_name)));
+  return it == slots_.end() ? Output() : it->second;
+}
+
+absl::StatusOr<Output> Optimizer::CreateSlot(const Scope& scope, const Output& var,
+                                             const std::string& slot_name, double value) {
+  const TensorShape& shape = var.shape();
+  if (!shape.IsFullyDefined()) {
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": variable ", var.node->name(),
+                                                   " needs a fully defined shape for its '",
+                                                   slot_name, "' slot, has ", shape.DebugString()));
+  }
+  ASSIGN_OR_RETURN(::tensorflow::TensorProto init,
+                   FilledProto(BaseType(var.dtype()), shape, value));
+  const std::string name = absl::StrCat(RelativeName(scope, var.node->name()), "/", name_);
+  ops::VariableAndInit slot =
+      ops::VariableWithInit(scope.ColocateWith(var).WithOpName(name), Input(std::move(init)));
+  RETURN_IF_ERROR(scope.status());
+  initializers_.push_back(slot.initializer);
+  slots_[std::make_pair(var.node->name(), slot_name)] = slot.var;
+  return slot.var;
+}
+
+absl::StatusOr<Output> Optimizer::CreateScalarVariable(const Scope& scope, const std::string& name,
+                                                       DataType dtype, double value,
+                                                       const Output& colocate_with) {
+  ASSIGN_OR_RETURN(::tensorflow::TensorProto init, FilledProto(dtype, TensorShape(), value));
+  ops::VariableAndInit v = ops::VariableWithInit(scope.ColocateWith(colocate_with).WithOpName(name),
+                                                 Input(std::move(init)));
+  RETURN_IF_ERROR(scope.status());
+  initializers_.push_back(v.initializer);
+  return v.var;
+}
+
+absl::StatusOr<Node*> GradientDescentOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                                           const Output& var) {
+  Output out = ops::ApplyGradientDescent(scope, var, Input(learning_rate_), grad);
+  return Built(scope, out.node);
+}
+
+absl::Status MomentumOptimizer::Prepare(const Scope& scope,
+                                        absl::Span<const GradAndVar> grads_and_vars) {
+  for (const GradAndVar& gv : grads_and_vars) {
+    if (GetSlot(gv.var, "momentum").valid()) continue;
+    RETURN_IF_ERROR(CreateSlot(scope, gv.var, "momentum", 0.0).status());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Node*> MomentumOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                                    const Output& var) {
+  Output out = ops::ApplyMomentum(scope, var, GetSlot(var, "momentum"), Input(learning_rate_), grad,
+                                  Input(momentum_), {.use_nesterov = use_nesterov_});
+  return Built(scope, out.node);
+}
+
+absl::Status AdamOptimizer::Prepare(const Scope& scope,
+                                    absl::Span<const GradAndVar> grads_and_vars) {
+  // The beta power accumulators live with the variable first by name.
+  const GradAndVar* first = &grads_and_vars.front();
+  const DataType dtype = BaseType(first->var.dtype());
+  for (const GradAndVar& gv : grads_and_vars) {
+    if (BaseType(gv.var.dtype()) != dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name(), ": all variables must have one dtype; ", first->var.node->name(),
+                       " is ", DataTypeName(dtype), " but ", gv.var.node->name(), " is ",
+                       DataTypeName(BaseType(gv.var.dtype()))));
+    }
+    if (gv.var.node->name() < first->var.node->name()) first = &gv;
+  }
+  ASSIGN_OR_RETURN(beta1_power_,
+                   CreateScalarVariable(scope, "beta1_power", dtype, beta1_, first->var));
+  ASSIGN_OR_RETURN(beta2_power_,
+                   CreateScalarVariable(scope, "beta2_power", dtype, beta2_, first->var));
+  for (const GradAndVar& gv : grads_and_vars) {
+    if (!GetSlot(gv.var, "m").valid())
+      RETURN_IF_ERROR(CreateSlot(scope, gv.var, "m", 0.0).status());
+    if (!GetSlot(gv.var, "v").valid())
+      RETURN_IF_ERROR(CreateSlot(scope, gv.var, "v", 0.0).status());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Node*> AdamOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                                const Output& var) {
+  Output out = ops::ApplyAdam(scope, var, GetSlot(var, "m"), GetSlot(var, "v"), beta1_power_,
+                              beta2_power_, Input(learning_rate_), Input(beta1_), Input(beta2_),
+                              Input(epsilon_), grad, {.use_nesterov = use_nesterov_});
+  return Built(scope, out.node);
+}
+
+absl::StatusOr<std::vector<Node*>> AdamOptimizer::Finish(const Scope& scope,
+                                                         absl::Span<Node* const> updates) {
+  std::vector<Node*> deps(updates.begin(), updates.end());
+  const Scope after = scope.WithControlDependencies(updates).ColocateWith(beta1_power_);
+  for (const auto& [power, beta] :
+       {std::make_pair(beta1_power_, beta1_), std::make_pair(beta2_power_, beta2_)}) {
+    Output next = after.Op("Mul").Input(power).Input(Input(beta)).Finalize1();
+    Output assign = ops::Assign(after, power, next);
+    ASSIGN_OR_RETURN(Node * node, Built(scope, assign.node));
+    deps.push_back(node);
+  }
+  return deps;
+}
+
+}  // namespace sluice
