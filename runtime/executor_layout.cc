@@ -90,6 +90,13 @@ absl::Status ExecutorLayout::Initialize(const KernelRegistry& kernels) {
                                        e->IsControl() ? -1 : dst.input_start + e->dst_input,
                                        e->src_output});
     }
+    std::vector<bool> consumed(item.num_outputs, false);
+    for (const OutEdge& e : item.out_edges) {
+      if (e.src_output >= 0 && !consumed[e.src_output]) {
+        consumed[e.src_output] = true;
+        item.consumed_outputs.push_back(e.src_output);
+      }
+    }
   }
   return absl::OkStatus();
 }

@@ -73,6 +73,9 @@ struct NodeItem {
   // reads take the value when the variable's node hands it over.
   std::vector<bool> read_when_run;
   std::vector<OutEdge> out_edges;
+  // The outputs with a data consumer, each once: those a kernel must set
+  // (unless may_leave_outputs_unset).
+  std::vector<int> consumed_outputs;
   // On a device with device memory: per input / output, 1 where the kernel
   // wants host memory (KernelDef::HostMemory). Empty elsewhere.
   std::vector<uint8_t> input_on_host;

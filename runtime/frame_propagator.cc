@@ -9,8 +9,6 @@ namespace sluice {
 namespace internal {
 namespace {
 
-bool HasValue(const TensorValue& v) { return v.tensor.IsInitialized() || v.ref != nullptr; }
-
 IterationState* FirstIteration(FrameState* frame) {
   absl::MutexLock lock(&frame->mu);
   return frame->Iteration(0);
@@ -75,23 +73,15 @@ int FramePropagator::NumIterationsForTesting(const TaggedNode& node) {
   return static_cast<int>(node.frame->iterations.size());
 }
 
-absl::Status FramePropagator::Propagate(const TaggedNode& t, absl::Span<const TensorValue> outputs,
+void FramePropagator::PropagateInFrames(const TaggedNode& t, absl::Span<const TensorValue> outputs,
                                         ReadyNodes* ready) {
   const NodeItem& item = layout_->item(t.id);
-  if (!t.dead && !item.may_leave_outputs_unset) RETURN_IF_ERROR(CheckOutputs(item, outputs));
   switch (item.kind) {
     case ItemKind::kEnter:
       RunEnter(t, outputs, ready);
       break;
     case ItemKind::kExit:
-      if (t.dead) {
-        // Dead on a continuing iteration: dropped. Dead on the newest: the
-        // whole loop may be dead; its consumers hear so when the frame ends.
-        absl::MutexLock lock(&t.frame->mu);
-        if (t.iter->iter == t.frame->newest()) t.frame->dead_exits.emplace_back(t.id, t.iter->iter);
-      } else {
-        ActivateInFrame(item, false, outputs, t.frame->parent, t.frame->parent_iter, ready);
-      }
+      RunExit(t, outputs, ready);
       break;
     case ItemKind::kNextIteration:
       if (!t.dead) RunNextIteration(t, outputs, ready);  // a dead one ends the loop
@@ -101,18 +91,11 @@ absl::Status FramePropagator::Propagate(const TaggedNode& t, absl::Span<const Te
       break;
   }
   if (!t.frame->is_root()) FinishInFrame(t.frame, t.iter, ready);
-  return absl::OkStatus();
 }
 
-absl::Status FramePropagator::CheckOutputs(const NodeItem& item,
-                                           absl::Span<const TensorValue> outputs) const {
-  for (const OutEdge& e : item.out_edges) {
-    if (e.dst_slot >= 0 && !HasValue(outputs[e.src_output])) {
-      return absl::InternalError(
-          absl::StrCat("node ", item.node->DebugName(), " did not produce output ", e.src_output));
-    }
-  }
-  return absl::OkStatus();
+absl::Status FramePropagator::MissingOutput(const NodeItem& item, int output) {
+  return absl::InternalError(
+      absl::StrCat("node ", item.node->DebugName(), " did not produce output ", output));
 }
 
 int FramePropagator::ActivateNodes(const NodeItem& item, bool dead,
@@ -125,7 +108,7 @@ int FramePropagator::ActivateNodes(const NodeItem& item, bool dead,
     for (const OutEdge& e : item.out_edges) {
       if (e.dst_slot < 0) continue;
       const TensorValue& v = outputs[e.src_output];
-      if (!HasValue(v)) continue;  // a Switch's dead output (CheckOutputs)
+      if (!HasValue(v)) continue;  // a Switch's dead output
       const NodeItem& dst = layout_->item(e.dst_item);
       if (dst.kind == ItemKind::kMerge) continue;
       TensorValue& slot = iter->slots[e.dst_slot];
@@ -238,6 +221,19 @@ void FramePropagator::RunEnter(const TaggedNode& t, absl::Span<const TensorValue
     done = CleanupIterations(child, ready);
   }
   if (done) DeleteFrame(child, ready);
+}
+
+void FramePropagator::RunExit(const TaggedNode& t, absl::Span<const TensorValue> outputs,
+                              ReadyNodes* ready) const {
+  if (!t.dead) {
+    ActivateInFrame(layout_->item(t.id), false, outputs, t.frame->parent, t.frame->parent_iter,
+                    ready);
+    return;
+  }
+  // Dead on a continuing iteration: dropped. Dead on the newest: the whole
+  // loop may be dead; its consumers hear so when the frame ends.
+  absl::MutexLock lock(&t.frame->mu);
+  if (t.iter->iter == t.frame->newest()) t.frame->dead_exits.emplace_back(t.id, t.iter->iter);
 }
 
 void FramePropagator::RunNextIteration(const TaggedNode& t, absl::Span<const TensorValue> outputs,

@@ -46,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
@@ -144,6 +145,9 @@ struct TaggedNode {
   bool dead;
 };
 
+// A value is a tensor or a variable; an output left unset has neither.
+inline bool HasValue(const TensorValue& v) { return v.tensor.IsInitialized() || v.ref != nullptr; }
+
 // Nodes made ready; the run loop uses it as a stack.
 using ReadyNodes = absl::InlinedVector<TaggedNode, 16>;
 
@@ -163,32 +167,56 @@ class FramePropagator {
   // with consumers left unset by a node other than a Switch; nothing is then
   // propagated or appended.
   absl::Status Propagate(const TaggedNode& node, absl::Span<const TensorValue> outputs,
-                         ReadyNodes* ready);
+                         ReadyNodes* ready) {
+    const NodeItem& item = layout_->item(node.id);
+    if (!node.dead && !item.may_leave_outputs_unset) {
+      for (int k : item.consumed_outputs) {
+        if (!HasValue(outputs[k])) return MissingOutput(item, k);
+      }
+    }
+    // Most nodes: a plain node of the root frame (no lock, no iteration).
+    if (item.kind == ItemKind::kNormal && node.frame->is_root()) {
+      ActivateNodes(item, node.dead, outputs, node.frame, node.iter, ready);
+    } else {
+      PropagateInFrames(node, outputs, ready);
+    }
+    return absl::OkStatus();
+  }
 
   // The live iterations of the frame `node` runs in, for tests.
   int NumIterationsForTesting(const TaggedNode& node);
 
  private:
-  absl::Status CheckOutputs(const NodeItem& item, absl::Span<const TensorValue> outputs) const;
+  // The helpers declared inline are defined in and used only by
+  // frame_propagator.cc, where they then inline into PropagateInFrames.
+
+  // Propagate for a control-flow node or a node of a loop frame.
+  void PropagateInFrames(const TaggedNode& t, absl::Span<const TensorValue> outputs,
+                         ReadyNodes* ready);
+  // Internal error: `item` left `output` unset, and it has consumers.
+  ABSL_ATTRIBUTE_NOINLINE static absl::Status MissingOutput(const NodeItem& item, int output);
   // Delivers `item`'s outputs (all dead when `dead`) to its consumers in one
   // iteration; appends those it makes ready. Returns how many.
   int ActivateNodes(const NodeItem& item, bool dead, absl::Span<const TensorValue> outputs,
                     FrameState* frame, IterationState* iter, ReadyNodes* ready) const;
   // ActivateNodes, with a loop frame's lock and iteration accounting.
-  void ActivateInFrame(const NodeItem& item, bool dead, absl::Span<const TensorValue> outputs,
-                       FrameState* frame, IterationState* iter, ReadyNodes* ready) const;
-  FrameState* FindOrCreateChild(FrameState* frame, IterationState* iter, int child) const;
-  void RunEnter(const TaggedNode& t, absl::Span<const TensorValue> outputs,
-                ReadyNodes* ready) const;
-  void RunNextIteration(const TaggedNode& t, absl::Span<const TensorValue> outputs,
-                        ReadyNodes* ready) const;
+  inline void ActivateInFrame(const NodeItem& item, bool dead,
+                              absl::Span<const TensorValue> outputs, FrameState* frame,
+                              IterationState* iter, ReadyNodes* ready) const;
+  inline FrameState* FindOrCreateChild(FrameState* frame, IterationState* iter, int child) const;
+  inline void RunEnter(const TaggedNode& t, absl::Span<const TensorValue> outputs,
+                       ReadyNodes* ready) const;
+  inline void RunExit(const TaggedNode& t, absl::Span<const TensorValue> outputs,
+                      ReadyNodes* ready) const;
+  inline void RunNextIteration(const TaggedNode& t, absl::Span<const TensorValue> outputs,
+                               ReadyNodes* ready) const;
   IterationState* StartIteration(FrameState* frame, ReadyNodes* ready) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(frame->mu);
   // Ends the oldest iterations while they are done; true when the frame is.
   bool CleanupIterations(FrameState* frame, ReadyNodes* ready) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(frame->mu);
   // One node of a loop iteration is done.
-  void FinishInFrame(FrameState* frame, IterationState* iter, ReadyNodes* ready) const;
+  inline void FinishInFrame(FrameState* frame, IterationState* iter, ReadyNodes* ready) const;
   // A finished loop frame: its dead exits reach the parent, and it is freed.
   void DeleteFrame(FrameState* frame, ReadyNodes* ready) const;
 
