@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_split.h"
 #include "training/summary/event.pb.h"
-#include "training/summary/record_reader.h"
+#include "runtime/io/record_reader.h"
 #include "training/monitored_session.h"
 #include "training/training_testutil.h"
 #include "gmock/gmock.h"

@@ -29,7 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "training/summary/event.pb.h"
-#include "training/summary/record_writer.h"
+#include "runtime/io/record_writer.h"
 #include "graph/proto/graph.pb.h"
 
 namespace sluice {

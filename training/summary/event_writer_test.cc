@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "training/summary/record_reader.h"
+#include "runtime/io/record_reader.h"
 #include "gtest/gtest.h"
 
 namespace sluice {

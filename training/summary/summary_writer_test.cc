@@ -17,7 +17,7 @@
 
 #include "builtin_session.h"
 #include "session/direct_session.h"
-#include "training/summary/record_reader.h"
+#include "runtime/io/record_reader.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"

@@ -8,18 +8,20 @@
 //   uint32  masked crc32c of data
 //
 // with MaskCrc32c from runtime/crc32c.h. RecordReader (record_reader.h) reads
-// them back.
+// them back. With ZLIB or GZIP compression (record_compression.h) the same
+// bytes go through one zlib deflate stream, as TensorFlow writes them.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<RecordWriter> w,
 //                    RecordWriter::Create("/tmp/run/events.out.tfevents.1.host"));
+//   // or RecordWriter::Create("/data/train-00000.tfrecord.gz", RecordCompression::kGzip)
 //   RETURN_IF_ERROR(w->WriteRecord(event.SerializeAsString()));
-//   RETURN_IF_ERROR(w->Flush());        // data reaches the OS
+//   RETURN_IF_ERROR(w->Flush());        // data reaches the OS (a sync point when compressed)
 //   RETURN_IF_ERROR(w->Close());        // also done by the destructor
 //
 // Thread-compatible: callers serialize access (EventWriter holds a lock).
 // Ownership: the writer owns its open file and closes it on destruction.
-#ifndef SLUICE_TRAINING_SUMMARY_RECORD_WRITER_H_
-#define SLUICE_TRAINING_SUMMARY_RECORD_WRITER_H_
+#ifndef SLUICE_RUNTIME_IO_RECORD_WRITER_H_
+#define SLUICE_RUNTIME_IO_RECORD_WRITER_H_
 
 #include <cstdio>
 #include <memory>
@@ -28,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/io/record_compression.h"
 
 namespace sluice {
 
@@ -42,7 +45,8 @@ class RecordWriter {
  public:
   // Creates `path` for writing. AlreadyExists when the file exists (a writer
   // never overwrites), other errors name the path and the OS's reason.
-  static absl::StatusOr<std::unique_ptr<RecordWriter>> Create(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<RecordWriter>> Create(
+      const std::string& path, RecordCompression compression = RecordCompression::kNone);
   ~RecordWriter();
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
@@ -50,23 +54,30 @@ class RecordWriter {
   // Buffers one framed record. FailedPrecondition after Close; errors from
   // the OS (disk full, ...) name the file.
   absl::Status WriteRecord(absl::string_view data);
-  // Hands buffered records to the OS (fflush; no fsync).
+  // Hands buffered records to the OS (fflush; no fsync). Compressed, it
+  // first ends a deflate block (Z_SYNC_FLUSH), so a reader sees every record
+  // written so far.
   absl::Status Flush();
-  // Flushes and closes; later calls of Close are no-ops.
+  // Flushes and closes (ending the compressed stream); later calls of Close
+  // are no-ops.
   absl::Status Close();
 
   const std::string& path() const { return path_; }
-  // Bytes written so far, framing included.
+  // Bytes of records written so far, framing included, before compression.
   uint64_t bytes_written() const { return bytes_written_; }
 
  private:
-  RecordWriter(std::string path, std::FILE* file) : path_(std::move(path)), file_(file) {}
+  class Deflater;  // a zlib stream (record_writer.cc)
+  RecordWriter(std::string path, std::FILE* file, std::unique_ptr<Deflater> deflater);
+  // Writes `bytes` to the file, through the deflater when there is one.
+  absl::Status Put(absl::string_view bytes);
 
   std::string path_;
   std::FILE* file_;  // nullptr once closed
+  std::unique_ptr<Deflater> deflater_;  // null: uncompressed
   uint64_t bytes_written_ = 0;
 };
 
 }  // namespace sluice
 
-#endif  // SLUICE_TRAINING_SUMMARY_RECORD_WRITER_H_
+#endif  // SLUICE_RUNTIME_IO_RECORD_WRITER_H_
