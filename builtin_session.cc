@@ -4,11 +4,12 @@
 
 namespace sluice {
 
-SessionConfig BuiltinSessionConfig() {
-  SessionConfig config;
-  config.ops = BuiltinOps();
-  config.kernels = BuiltinKernels();
-  config.backends = BuiltinBackends();
+SessionConfig BuiltinSessionConfig() { return WithBuiltinRegistries(SessionConfig()); }
+
+SessionConfig WithBuiltinRegistries(SessionConfig config) {
+  if (config.ops == nullptr) config.ops = BuiltinOps();
+  if (config.kernels == nullptr) config.kernels = BuiltinKernels();
+  if (config.backends == nullptr) config.backends = BuiltinBackends();
   return config;
 }
 

@@ -17,6 +17,10 @@ namespace sluice {
 
 SessionConfig BuiltinSessionConfig();
 
+// `config` with each registry it leaves null (ops, kernels, backends) set to
+// the built-in one: what a cluster session or a server uses by default.
+SessionConfig WithBuiltinRegistries(SessionConfig config);
+
 }  // namespace sluice
 
 #endif  // SLUICE_BUILTIN_SESSION_H_

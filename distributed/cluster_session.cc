@@ -10,7 +10,7 @@
 #include "distributed/rpc/socket_util.h"
 #include "distributed/rpc/tensor_wire.h"
 #include "base/status_macros.h"
-#include "ops/builtins.h"
+#include "builtin_session.h"
 
 namespace sluice {
 namespace {
@@ -144,9 +144,7 @@ absl::StatusOr<std::unique_ptr<Session>> NewClusterSession(const ClusterSpec& cl
   auto cache = std::make_unique<ClusterWorkerCache>(cluster, "", rpc);
   MasterSessionOptions master;
   master.workers = cache.get();
-  master.session = options.session;
-  if (master.session.ops == nullptr) master.session.ops = BuiltinOps();
-  if (master.session.kernels == nullptr) master.session.kernels = BuiltinKernels();
+  master.session = WithBuiltinRegistries(options.session);
   master.wait_for_cluster_ms = options.wait_for_cluster_ms;
   ASSIGN_OR_RETURN(std::unique_ptr<MasterSession> session,
                    MasterSession::Create(master, def, std::move(cache)));

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/service_handlers.h"
 #include "base/status_macros.h"
-#include "ops/builtins.h"
+#include "builtin_session.h"
 #include "ops/io/file_write_policy.h"
 
 namespace sluice {
@@ -63,10 +63,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   RpcOptions rpc = options.rpc;
   rpc.tls = tls;
 
-  SessionConfig session = options.session;
-  if (session.ops == nullptr) session.ops = BuiltinOps();
-  if (session.kernels == nullptr) session.kernels = BuiltinKernels();
-  if (session.backends == nullptr) session.backends = BuiltinBackends();
+  SessionConfig session = WithBuiltinRegistries(options.session);
   if (session.default_device.empty()) session.default_device = server->task_;
   server->cache_ = std::make_unique<ClusterWorkerCache>(config.cluster, server->task_, rpc);
   WorkerOptions worker_options;

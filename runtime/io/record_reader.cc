@@ -68,13 +68,15 @@ class RecordReader::Inflater {
     }
     started_ = true;
     truncated_ = false;
-    char buffer[kChunk];
-    stream_.next_out = reinterpret_cast<Bytef*>(buffer);
-    stream_.avail_out = sizeof(buffer);
+    // Straight into `out`'s tail: no copy of the inflated bytes.
+    const size_t old = out->size();
+    out->resize(old + kChunk);
+    stream_.next_out = reinterpret_cast<Bytef*>(out->data() + old);
+    stream_.avail_out = kChunk;
     const uInt before = stream_.avail_in;
     const int rc = inflate(&stream_, Z_NO_FLUSH);
     consumed_ += before - stream_.avail_in;
-    out->append(buffer, sizeof(buffer) - stream_.avail_out);
+    out->resize(old + kChunk - stream_.avail_out);
     if (rc == Z_STREAM_END) {
       stream_ended_ = true;
     } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
@@ -131,22 +133,25 @@ absl::Status RecordReader::DataLoss(absl::string_view what) const {
 }
 
 absl::Status RecordReader::Fill(uint64_t n) {
-  // Grows pending_ only as bytes arrive, so a huge (if CRC-valid) length on
+  // Grows the buffer only as bytes arrive, so a huge (if CRC-valid) length on
   // a short file ends as truncation instead of allocating it up front.
-  while (pending_.size() < n) {
-    const size_t old = pending_.size();
+  if (pending() >= n) return absl::OkStatus();
+  buffer_.erase(0, start_);  // once per refill, not once per record
+  start_ = 0;
+  while (buffer_.size() < n) {
     if (inflater_ != nullptr) {
-      absl::StatusOr<bool> more = inflater_->Inflate(file_, &pending_);
+      absl::StatusOr<bool> more = inflater_->Inflate(file_, &buffer_);
       if (!more.ok()) {
         return absl::DataLossError(absl::StrCat(more.status().message(), " in '", path_, "'"));
       }
       if (!*more) return absl::OkStatus();
     } else {
       std::clearerr(file_);  // a growing file may have more now
+      const size_t old = buffer_.size();
       const size_t want = static_cast<size_t>(std::min<uint64_t>(n - old, kChunk));
-      pending_.resize(old + want);
-      const size_t got = std::fread(pending_.data() + old, 1, want, file_);
-      pending_.resize(old + got);
+      buffer_.resize(old + want);
+      const size_t got = std::fread(buffer_.data() + old, 1, want, file_);
+      buffer_.resize(old + got);
       if (got == 0) return absl::OkStatus();
     }
   }
@@ -155,31 +160,31 @@ absl::Status RecordReader::Fill(uint64_t n) {
 
 absl::StatusOr<std::string> RecordReader::ReadRecord() {
   RETURN_IF_ERROR(Fill(kHeaderBytes));
-  if (pending_.empty()) {
+  if (pending() == 0) {
     if (inflater_ != nullptr && inflater_->truncated()) {
       return DataLoss(absl::StrCat("truncated ", inflater_->name(), " stream"));
     }
     return absl::OutOfRangeError(absl::StrCat("end of '", path_, "' at byte ", offset_));
   }
-  if (pending_.size() < kHeaderBytes) return DataLoss("truncated header");
-  if (UnmaskCrc32c(static_cast<uint32_t>(DecodeLittleEndian(pending_.data() + 8, 4))) !=
-      Crc32c(pending_.data(), 8)) {
+  if (pending() < kHeaderBytes) return DataLoss("truncated header");
+  if (UnmaskCrc32c(static_cast<uint32_t>(DecodeLittleEndian(pending_data() + 8, 4))) !=
+      Crc32c(pending_data(), 8)) {
     return DataLoss("length CRC mismatch");
   }
-  const uint64_t length = DecodeLittleEndian(pending_.data(), 8);
+  const uint64_t length = DecodeLittleEndian(pending_data(), 8);
   RETURN_IF_ERROR(Fill(kHeaderBytes + length));
-  if (pending_.size() - kHeaderBytes < length) {
+  if (pending() - kHeaderBytes < length) {
     return DataLoss(absl::StrCat("truncated payload (", length, " bytes expected)"));
   }
   RETURN_IF_ERROR(Fill(kHeaderBytes + length + kFooterBytes));
-  if (pending_.size() < kHeaderBytes + length + kFooterBytes) return DataLoss("truncated footer");
-  const char* data = pending_.data() + kHeaderBytes;
+  if (pending() < kHeaderBytes + length + kFooterBytes) return DataLoss("truncated footer");
+  const char* data = pending_data() + kHeaderBytes;
   if (UnmaskCrc32c(static_cast<uint32_t>(DecodeLittleEndian(data + length, 4))) !=
       Crc32c(data, length)) {
     return DataLoss("payload CRC mismatch");
   }
   std::string record(data, length);
-  pending_.erase(0, kHeaderBytes + length + kFooterBytes);
+  start_ += kHeaderBytes + length + kFooterBytes;
   offset_ += kHeaderBytes + length + kFooterBytes;
   return record;
 }

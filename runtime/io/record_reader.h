@@ -58,15 +58,20 @@ class RecordReader {
   class Inflater;  // a zlib stream (record_reader.cc)
   RecordReader(std::string path, std::FILE* file, std::unique_ptr<Inflater> inflater);
   absl::Status DataLoss(absl::string_view what) const;
-  // Reads from the file until `pending_` holds `n` bytes or the file ends.
+  // Reads from the file until `n` bytes are pending or the file ends.
   absl::Status Fill(uint64_t n);
+  size_t pending() const { return buffer_.size() - start_; }
+  const char* pending_data() const { return buffer_.data() + start_; }
 
   std::string path_;
   std::FILE* file_;
   std::unique_ptr<Inflater> inflater_;  // null: uncompressed
-  // Bytes of the record stream read but not yet returned; they start at
-  // offset_. A failed record stays here for the next try.
-  std::string pending_;
+  // Bytes of the record stream read but not yet returned start at
+  // buffer_[start_] (stream offset offset_); a failed record stays there for
+  // the next try. Returned records only advance start_: the buffer is
+  // compacted when it must grow, not once per record.
+  std::string buffer_;
+  size_t start_ = 0;
   uint64_t offset_ = 0;
 };
 
