@@ -144,7 +144,7 @@ absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item,
 }
 
 absl::Status ExecutorImpl::MoveToKernelMemory(const NodeItem& item, int k, Tensor* t) const {
-  if (!t->IsInitialized() || HoldsStrings(t->dtype())) return absl::OkStatus();
+  if (!t->IsInitialized() || HoldsObjects(t->dtype())) return absl::OkStatus();
   const bool want_host = item.input_on_host[k] != 0;
   if (want_host == !t->on_device()) return absl::OkStatus();
   absl::StatusOr<Tensor> moved = want_host ? device_->CopyToHost(*t) : device_->CopyFromHost(*t);

@@ -28,6 +28,7 @@
 #include "absl/types/span.h"
 #include "graph/graph.h"
 #include "runtime/device.h"
+#include "runtime/function_runtime.h"
 #include "runtime/rendezvous.h"
 #include "runtime/resource_mgr.h"
 #include "runtime/tensor.h"
@@ -52,9 +53,14 @@ struct TensorValue {
 
 class OpKernelConstruction {
  public:
-  OpKernelConstruction(const Node& node, Device* device) : node_(node), device_(device) {}
+  OpKernelConstruction(const Node& node, Device* device,
+                       FunctionRuntime* function_runtime = nullptr)
+      : node_(node), device_(device), function_runtime_(function_runtime) {}
   const Node& node() const { return node_; }
   Device* device() const { return device_; }
+  // Runs the functions of the graph's library on this device; nullptr when
+  // whoever builds the executor provides none.
+  FunctionRuntime* function_runtime() const { return function_runtime_; }
   template <typename T>
   absl::StatusOr<T> GetAttr(absl::string_view name) const {
     return node_.GetAttr<T>(name);
@@ -65,6 +71,7 @@ class OpKernelConstruction {
  private:
   const Node& node_;
   Device* device_;
+  FunctionRuntime* function_runtime_;
 };
 
 class OpKernelContext {
@@ -90,6 +97,8 @@ class OpKernelContext {
     // The node's inputs are dead (an untaken branch; the executor runs only
     // the transfer kernels in that case: a _Send sends the deadness on).
     bool is_input_dead = false;
+    // The executor's; nullptr when it has none (OpKernelConstruction).
+    FunctionRuntime* function_runtime = nullptr;
   };
   explicit OpKernelContext(const Params& params) : p_(params) {}
 
@@ -111,6 +120,7 @@ class OpKernelContext {
   }
   ThreadPool* thread_pool() const { return p_.device->thread_pool(); }
   ResourceMgr* resource_manager() const { return p_.device->resource_manager(); }
+  FunctionRuntime* function_runtime() const { return p_.function_runtime; }
   int64_t step_id() const { return p_.step_id; }
   CallFrame* call_frame() const { return p_.call_frame; }
   // Where this step's Send and Recv kernels meet; nullptr for a step of one

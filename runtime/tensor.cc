@@ -19,20 +19,32 @@
 
 namespace sluice {
 
-TensorBuffer::TensorBuffer(Allocator* allocator, size_t bytes, int64_t num_strings)
+TensorBuffer::TensorBuffer(Allocator* allocator, size_t bytes, int64_t num_objects,
+                           Objects kind)
     : owner_(allocator->weak_from_this().lock()),
       allocator_(allocator),
       size_(bytes),
       data_(allocator->AllocateRaw(kTensorAlignment, bytes)) {
-  if (data_ == nullptr || num_strings <= 0) return;
-  auto* s = static_cast<std::string*>(data_);
-  for (int64_t i = 0; i < num_strings; ++i) new (s + i) std::string();
-  num_strings_ = num_strings;
+  if (data_ == nullptr || num_objects <= 0 || kind == Objects::kNone) return;
+  if (kind == Objects::kStrings) {
+    auto* s = static_cast<std::string*>(data_);
+    for (int64_t i = 0; i < num_objects; ++i) new (s + i) std::string();
+  } else {
+    auto* v = static_cast<Variant*>(data_);
+    for (int64_t i = 0; i < num_objects; ++i) new (v + i) Variant();
+  }
+  num_objects_ = num_objects;
+  kind_ = kind;
 }
 
 TensorBuffer::~TensorBuffer() {
-  auto* s = static_cast<std::string*>(data_);
-  for (int64_t i = 0; i < num_strings_; ++i) s[i].~basic_string();
+  if (kind_ == Objects::kStrings) {
+    auto* s = static_cast<std::string*>(data_);
+    for (int64_t i = 0; i < num_objects_; ++i) s[i].~basic_string();
+  } else if (kind_ == Objects::kVariants) {
+    auto* v = static_cast<Variant*>(data_);
+    for (int64_t i = 0; i < num_objects_; ++i) v[i].~Variant();
+  }
   allocator_->DeallocateRaw(data_, size_);
 }
 
@@ -47,11 +59,6 @@ Tensor::Tensor(DataType dtype, const TensorShape& shape) {
 
 namespace {
 
-// Element bytes of a tensor of `dtype`; 0 for a type it cannot hold.
-size_t ElementBytes(DataType dtype) {
-  return HoldsStrings(BaseType(dtype)) ? sizeof(std::string) : DataTypeSize(dtype);
-}
-
 // Why Allocate refuses `dtype` and `shape` (which it does when the element
 // count or byte count is out of bounds). Out of line, as the next: every
 // kernel output is allocated, and the StrCat frames inline made the common
@@ -61,7 +68,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status Unallocatable(DataType dtype, const TensorS
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of partly unknown shape ", shape.DebugString()));
   }
-  const size_t elem = ElementBytes(dtype);
+  const size_t elem = ElementBytes(BaseType(dtype));
   if (elem == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a tensor of type ", DataTypeName(dtype)));
@@ -136,7 +143,7 @@ struct ControlBlockAllocator {
 
 absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype, TensorShape shape) {
   const int64_t n = shape.num_elements();  // -1: a dimension unknown, or too many elements
-  const size_t elem = ElementBytes(dtype);
+  const size_t elem = ElementBytes(BaseType(dtype));
   // The byte count, checked: a shape from the wire ([2^59 + 1] strings) must
   // not wrap to a small buffer that its elements are then constructed into.
   size_t bytes = 0;
@@ -148,8 +155,11 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype, Te
   t.dtype_ = BaseType(dtype);
   t.shape_ = std::move(shape);
   t.num_elements_ = n;
+  const TensorBuffer::Objects kind = HoldsStrings(t.dtype_)    ? TensorBuffer::Objects::kStrings
+                                     : HoldsVariants(t.dtype_) ? TensorBuffer::Objects::kVariants
+                                                               : TensorBuffer::Objects::kNone;
   t.buffer_ = std::allocate_shared<TensorBuffer>(ControlBlockAllocator<TensorBuffer>(), allocator,
-                                                 bytes, HoldsStrings(t.dtype_) ? n : int64_t{0});
+                                                 bytes, n, kind);
   if (t.buffer_->data() == nullptr) return OutOfMemory(allocator, bytes, dtype, t.shape_);
   return t;
 }
@@ -174,6 +184,10 @@ Tensor Tensor::DeepCopy(Allocator* allocator) const {
   if (HoldsStrings(dtype_)) {
     const std::string* src = data<std::string>();
     std::string* dst = t->data<std::string>();
+    for (int64_t i = 0; i < num_elements_; ++i) dst[i] = src[i];
+  } else if (HoldsVariants(dtype_)) {
+    const Variant* src = data<Variant>();
+    Variant* dst = t->data<Variant>();
     for (int64_t i = 0; i < num_elements_; ++i) dst[i] = src[i];
   } else if (TotalBytes() > 0) {
     std::memcpy(t->raw_data(), raw_data(), TotalBytes());
@@ -283,6 +297,11 @@ std::vector<std::string> ValueStrings(const Tensor& t, int max) {
     case DT_BFLOAT16: AppendValues<BFloat16>(t, max, &v); break;
     case DT_STRING:
     case DT_RESOURCE: AppendValues<std::string>(t, max, &v); break;
+    case ::tensorflow::DT_VARIANT:
+      for (int64_t i = 0; i < t.NumElements() && i < max; ++i) {
+        v.push_back(t.data<Variant>()[i].DebugString());
+      }
+      break;
     default: break;
   }
   return v;
@@ -295,6 +314,10 @@ absl::StatusOr<Tensor> Tensor::FromProto(const ::tensorflow::TensorProto& proto,
   ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(proto.tensor_shape()));
   if (!shape.IsFullyDefined()) {
     return absl::InvalidArgumentError("tensor proto has a partly unknown shape");
+  }
+  if (HoldsVariants(proto.dtype())) {
+    return absl::UnimplementedError(
+        "variant tensors (datasets, optionals) cannot be read from a tensor proto");
   }
   ASSIGN_OR_RETURN(Tensor t, Allocate(allocator ? allocator : DefaultCpuAllocator(),
                                       proto.dtype(), shape));
@@ -344,6 +367,7 @@ void Tensor::ToProto(::tensorflow::TensorProto* proto) const {
     return;
   }
   if (on_device()) return;  // no values: callers copy device tensors to the host first
+  if (HoldsVariants(dtype_)) return;  // objects: a proto carries only dtype and shape
   if (TotalBytes() > 0) proto->set_tensor_content(raw_data(), TotalBytes());
 }
 

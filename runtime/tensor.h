@@ -17,6 +17,10 @@
 // tensor is the buffer's size, NumElements() * sizeof(std::string); the
 // characters on the heap are not counted.
 //
+// DT_VARIANT tensors hold Variant elements (runtime/variant.h) the same
+// way: objects, built empty and destroyed with the buffer; DeepCopy copies
+// them (sharing each value); they never go to a TensorProto or the wire.
+//
 // Thread-compatible: concurrent reads are safe; a kernel writes only to
 // tensors it allocated or to variables under their lock. The buffer is freed
 // when the last Tensor sharing it goes away.
@@ -35,12 +39,23 @@
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
 #include "runtime/allocator.h"
+#include "runtime/variant.h"
 
 namespace sluice {
 
 // DT_STRING and DT_RESOURCE tensors hold std::string objects (a resource
 // handle is the name its device's ResourceMgr keeps the resource under).
 inline bool HoldsStrings(DataType dtype) { return dtype == DT_STRING || dtype == DT_RESOURCE; }
+// DT_VARIANT tensors hold Variant objects.
+inline bool HoldsVariants(DataType dtype) { return dtype == ::tensorflow::DT_VARIANT; }
+// Elements that are C++ objects (constructed, destroyed, copied one by one).
+inline bool HoldsObjects(DataType dtype) { return HoldsStrings(dtype) || HoldsVariants(dtype); }
+// Bytes of one element in a tensor's buffer; 0 for a type no tensor holds.
+inline size_t ElementBytes(DataType dtype) {
+  if (HoldsStrings(dtype)) return sizeof(std::string);
+  if (HoldsVariants(dtype)) return sizeof(Variant);
+  return static_cast<size_t>(DataTypeSize(dtype));
+}
 
 // A block of memory from an allocator, freed on destruction.
 class TensorBuffer {
@@ -48,7 +63,10 @@ class TensorBuffer {
   // nullptr data when the allocator refused. With `num_strings` > 0 the
   // buffer (of at least num_strings * sizeof(std::string) bytes) holds that
   // many empty std::string objects, destroyed before the memory is freed.
-  TensorBuffer(Allocator* allocator, size_t bytes, int64_t num_strings = 0);
+  // Kinds of object a buffer constructs in place (strings or variants).
+  enum class Objects { kNone, kStrings, kVariants };
+  TensorBuffer(Allocator* allocator, size_t bytes, int64_t num_objects = 0,
+               Objects kind = Objects::kStrings);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -62,7 +80,8 @@ class TensorBuffer {
   Allocator* allocator_;
   size_t size_;
   void* data_;
-  int64_t num_strings_ = 0;
+  int64_t num_objects_ = 0;
+  Objects kind_ = Objects::kNone;
 };
 
 class Tensor {
@@ -115,8 +134,7 @@ class Tensor {
   int64_t NumElements() const { return num_elements_; }
   // Bytes of the buffer; see the note on DT_STRING above.
   size_t TotalBytes() const {  // inline: on every tensor sent and every small kernel
-    const size_t elem = HoldsStrings(dtype_) ? sizeof(std::string) : DataTypeSize(dtype_);
-    return static_cast<size_t>(num_elements_) * elem;
+    return static_cast<size_t>(num_elements_) * ElementBytes(dtype_);
   }
 
   void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }

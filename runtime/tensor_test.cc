@@ -225,5 +225,47 @@ TEST(TensorTest, ByteCountsThatOverflowAreRefused) {
   EXPECT_EQ(alloc.GetStats().bytes_in_use, 0);
 }
 
+
+
+struct Counted : VariantValue {
+  explicit Counted(int* live) : live(live) { ++*live; }
+  ~Counted() override { --*live; }
+  std::string TypeName() const override { return "Counted"; }
+  int* live;
+};
+
+struct Other : VariantValue {
+  std::string TypeName() const override { return "Other"; }
+};
+
+TEST(TensorVariantTest, ElementsAreSharedObjectsFreedWithTheLastHolder) {
+  int live = 0;
+  {
+    Tensor t(::tensorflow::DT_VARIANT, TensorShape({2}));
+    EXPECT_TRUE(t.flat<Variant>()[0].empty());
+    t.flat<Variant>()[0] = Variant(std::make_shared<Counted>(&live));
+    t.flat<Variant>()[1] = t.flat<Variant>()[0];
+    EXPECT_EQ(live, 1);
+    ASSERT_NE(t.flat<Variant>()[1].get<Counted>(), nullptr);
+    EXPECT_EQ(t.flat<Variant>()[1].get<Other>(), nullptr);
+    EXPECT_EQ(t.TotalBytes(), 2 * sizeof(Variant));
+    Tensor copy = t.DeepCopy();
+    t = Tensor();
+    EXPECT_EQ(live, 1);  // the copy shares the value
+    EXPECT_EQ(copy.flat<Variant>()[0].TypeName(), "Counted");
+    EXPECT_NE(copy.DebugString().find("Counted"), std::string::npos);
+  }
+  EXPECT_EQ(live, 0);
+}
+
+TEST(TensorVariantTest, NeverReadFromAProto) {
+  Tensor t(::tensorflow::DT_VARIANT, TensorShape({}));
+  ::tensorflow::TensorProto proto;
+  t.ToProto(&proto);
+  EXPECT_EQ(proto.tensor_content(), "");
+  absl::StatusOr<Tensor> back = Tensor::FromProto(proto);
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kUnimplemented);
+}
+
 }  // namespace
 }  // namespace sluice
