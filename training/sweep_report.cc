@@ -54,6 +54,7 @@ std::string FormatSweepReport(int64_t step, const std::map<std::string, double>&
 }
 
 void SweepReport(int64_t step, const std::map<std::string, double>& metrics) {
+  if (SweepTrialDir().empty()) return;  // no sweep runs this process
   std::string line = FormatSweepReport(step, metrics);
   line.push_back('\n');
   absl::MutexLock lock(&stdout_mu);

@@ -5,7 +5,8 @@
 //
 // and flushes it, so the sweep driver (which reads the trial's stdout) sees
 // it at once and can stop the trial early (successive halving). Outside a
-// sweep the line is harmless progress output.
+// sweep (no $SLUICE_SWEEP_DIR) it prints nothing: a program's own progress
+// lines are for people.
 //
 //   for (int64_t step = 1; step <= steps; ++step) {
 //     ... train ...
@@ -29,7 +30,8 @@ namespace sluice {
 // The line SweepReport prints, without its trailing newline.
 std::string FormatSweepReport(int64_t step, const std::map<std::string, double>& metrics);
 
-// Prints FormatSweepReport(step, metrics) and a newline to stdout, flushed.
+// Prints FormatSweepReport(step, metrics) and a newline to stdout, flushed,
+// when a sweep runs this process (SweepTrialDir() is set); else nothing.
 void SweepReport(int64_t step, const std::map<std::string, double>& metrics);
 
 // The trial's own directory when a sweep runs this process (the sweep sets

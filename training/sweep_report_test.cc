@@ -39,10 +39,15 @@ TEST(SweepReportTest, AMetricNamedStepIsLeftOut) {
             "SLUICE_SWEEP {\"step\": 5, \"loss\": 1}");
 }
 
-TEST(SweepReportTest, PrintsTheLineToStdout) {
+TEST(SweepReportTest, PrintsTheLineToStdoutOnlyUnderASweep) {
+  setenv("SLUICE_SWEEP_DIR", "/out/trial_000", 1);
   testing::internal::CaptureStdout();
   SweepReport(7, {{"loss", 2}});
   EXPECT_EQ(testing::internal::GetCapturedStdout(), "SLUICE_SWEEP {\"step\": 7, \"loss\": 2}\n");
+  unsetenv("SLUICE_SWEEP_DIR");
+  testing::internal::CaptureStdout();
+  SweepReport(8, {{"loss", 1}});
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
 }
 
 TEST(SweepReportTest, TrialDirComesFromTheSweepsEnvironment) {

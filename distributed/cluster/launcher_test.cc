@@ -245,7 +245,7 @@ TEST_F(LauncherTest, EveryTaskGetsItsConfigAndChiefExitStopsTheRest) {
   EXPECT_THAT(r.out, Not(HasSubstr("stdin_eof=0")));
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 exited with status 0\n"));
   for (const char* task : {"ps:0", "ps:1", "worker:1"}) {
-    EXPECT_THAT(r.out, HasSubstr(absl::StrCat("[launch] ", task, " killed by signal 15\n")));
+    EXPECT_THAT(r.out, HasSubstr(absl::StrCat("[launch] ", task, " stopped\n")));
   }
   EXPECT_LT(r.seconds, 4.0);
   EXPECT_TRUE(AllDeadWithin(Pids(r.out), 1.0));
@@ -273,7 +273,7 @@ TEST_F(LauncherTest, NonChiefFailureIsReportedAndTheRestGoOn) {
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:1 exited with status 3\n"));
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:1 failed; the other tasks go on\n"));
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 exited with status 0\n"));
-  EXPECT_THAT(r.out, HasSubstr("[launch] worker:2 killed by signal 15\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] worker:2 stopped\n"));
 }
 
 // A failed task is started again at its address within a budget, with
@@ -301,15 +301,15 @@ TEST_F(LauncherTest, FailFastStopsEverything) {
   LaunchResult r = Launch({"--workers=2", "--ps=1", "--fail_fast"}, {"worker:1=exit:3", "*=sleep"});
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_THAT(r.out, HasSubstr("[launch] worker:1 failed (--fail_fast); stopping 2 task(s)"));
-  EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 killed by signal 15\n"));
-  EXPECT_THAT(r.out, HasSubstr("[launch] ps:0 killed by signal 15\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 stopped\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] ps:0 stopped\n"));
   EXPECT_LT(r.seconds, 3.0);
 
   // Under --chief_only_exit a clean non-chief exit is a failure too.
   LaunchResult early =
       Launch({"--workers=2", "--fail_fast", "--chief_only_exit"}, {"worker:1=exit:0", "*=sleep"});
   EXPECT_EQ(early.code, 1) << early.out;
-  EXPECT_THAT(early.out, HasSubstr("[launch] worker:0 killed by signal 15\n"));
+  EXPECT_THAT(early.out, HasSubstr("[launch] worker:0 stopped\n"));
 }
 
 TEST_F(LauncherTest, LinesNeverInterleave) {
@@ -396,7 +396,7 @@ TEST_F(LauncherTest, SignalToLauncherStopsEveryTaskAndGrandchild) {
     std::string out = ReadFile(out_path);
     EXPECT_THAT(out, HasSubstr(sig == SIGTERM ? "[launch] SIGTERM received; stopping 3 task(s)"
                                               : "[launch] SIGINT received; stopping 3 task(s)"));
-    EXPECT_THAT(out, HasSubstr("[launch] worker:0 killed by signal 15"));
+    EXPECT_THAT(out, HasSubstr("[launch] worker:0 stopped"));
     std::filesystem::remove(out_path);
   }
 }

@@ -322,7 +322,10 @@ void Supervisor::Reap() {
 void Supervisor::OnExit(RunningTask& task, int status) {
   Pump(task);
   EmitLines(task, true);
-  Say(absl::StrCat(task.name, " ", DescribeWaitStatus(status)));
+  // A task that ends on the SIGTERM the launcher sent it while stopping the
+  // job did what it was asked: it is stopped, not killed.
+  const bool stopped = stopping_ && !killed_ && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM;
+  Say(absl::StrCat(task.name, " ", stopped ? "stopped" : DescribeWaitStatus(status)));
   int code = ExitCode(status);
   if (stopping_) return;
   if (task.chief) {

@@ -83,7 +83,7 @@ class SweepClusterTest(sweep_testutil.SweepTestCase):
         log = "\n".join(self.log(1))
         self.assertIn("[launch] SIGTERM received; stopping 3 task(s)", log)
         for task in ("ps:0", "worker:0", "worker:1"):
-            self.assertIn("[launch] %s killed by signal 15" % task, log)
+            self.assertIn("[launch] %s stopped" % task, log)
         self.assertEqual(self.leftovers(), [])
 
     def test_between_graph_mlp_sweep_over_sub_clusters(self):
