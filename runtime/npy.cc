@@ -10,12 +10,14 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -244,7 +246,20 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
   if (!header.descr || !header.fortran_order || !header.shape) {
     return Malformed("header lacks one of 'descr', 'fortran_order', 'shape'");
   }
-  ASSIGN_OR_RETURN(DataType dtype, DescrToDataType(*header.descr));
+  // NumPy's fixed-width bytes ("|S8"): DT_STRING, each element's trailing
+  // NULs dropped as NumPy drops them.
+  int64_t string_width = -1;
+  const std::string& d = *header.descr;
+  if (d.size() >= 3 && (d[0] == '|' || d[0] == '<' || d[0] == '=') && d[1] == 'S') {
+    if (!absl::SimpleAtoi(d.substr(2), &string_width) || string_width < 1 ||
+        string_width > (int64_t{1} << 30)) {
+      return Malformed(absl::StrCat("bad bytes width in descr '", d, "'"));
+    }
+  }
+  DataType dtype = DT_STRING;
+  if (string_width < 0) {
+    ASSIGN_OR_RETURN(dtype, DescrToDataType(d));
+  }
 
   TensorShape shape;
   int64_t num_elements = 1;
@@ -262,7 +277,7 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
     num_elements = 0;
     overflow = false;
   }
-  const int64_t elem = DataTypeSize(dtype);
+  const int64_t elem = string_width > 0 ? string_width : DataTypeSize(dtype);
   if (overflow || num_elements > std::numeric_limits<int64_t>::max() / elem) {
     return Malformed(absl::StrCat("shape ", shape.DebugString(), " is too large"));
   }
@@ -278,7 +293,14 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
   }
   ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(DefaultCpuAllocator(), dtype, shape));
   if (data_bytes > 0) {
-    if (dtype == DT_BOOL) {
+    if (dtype == DT_STRING) {
+      std::string* out = t.data<std::string>();
+      for (int64_t i = 0; i < num_elements; ++i) {
+        absl::string_view e = data.substr(static_cast<size_t>(i * elem), static_cast<size_t>(elem));
+        const size_t end = e.find_last_not_of('\0');
+        out[i] = std::string(e.substr(0, end == absl::string_view::npos ? 0 : end + 1));
+      }
+    } else if (dtype == DT_BOOL) {
       bool* out = t.data<bool>();
       for (size_t i = 0; i < data_bytes; ++i) out[i] = data[i] != 0;
     } else {
@@ -290,6 +312,12 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
 
 absl::StatusOr<std::string> EncodeNpy(const Tensor& tensor) {
   std::string descr = NpyDescr(tensor.dtype());
+  size_t string_width = 0;
+  if (tensor.dtype() == DT_STRING) {
+    string_width = 1;  // NumPy's narrowest bytes dtype
+    for (const std::string& v : tensor.flat<std::string>()) string_width = std::max(string_width, v.size());
+    descr = absl::StrCat("|S", string_width);
+  }
   if (descr.empty()) {
     return absl::UnimplementedError(absl::StrCat("cannot write a ", DataTypeName(tensor.dtype()),
                                                  " tensor to .npy"));
@@ -322,7 +350,12 @@ absl::StatusOr<std::string> EncodeNpy(const Tensor& tensor) {
     out.push_back(static_cast<char>((header_len >> (8 * i)) & 0xff));
   }
   out += dict;
-  if (tensor.TotalBytes() > 0) {
+  if (tensor.dtype() == DT_STRING) {
+    for (const std::string& v : tensor.flat<std::string>()) {
+      out += v;
+      out.append(string_width - v.size(), '\0');
+    }
+  } else if (tensor.TotalBytes() > 0) {
     if (tensor.dtype() == DT_BOOL) {
       for (bool b : tensor.flat<bool>()) out.push_back(b ? 1 : 0);
     } else {

@@ -31,7 +31,9 @@ namespace sluice {
 // Decodes the bytes of a whole .npy file.
 absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes);
 // Encodes a tensor as the bytes of a .npy file. Unimplemented for dtypes
-// NumPy files cannot hold here (string, resource, bfloat16, ...).
+// NumPy files cannot hold here (resource, variant, bfloat16, ...). Strings
+// are NumPy's fixed-width bytes ("|S<longest>", NUL-padded); reading one
+// drops each element's trailing NULs, as NumPy does.
 absl::StatusOr<std::string> EncodeNpy(const Tensor& tensor);
 
 absl::StatusOr<Tensor> ReadNpyFile(const std::string& path);

@@ -48,6 +48,28 @@ TEST(NpyTest, RoundTripEachDtype) {
   ExpectRoundTrip<int16_t>({-300, 300}, TensorShape({2}));
 }
 
+TEST(NpyTest, StringsAreFixedWidthBytes) {
+  Tensor t = Tensor::FromVector<std::string>({"ab", "", "xyz"}, TensorShape({3}));
+  absl::StatusOr<std::string> bytes = EncodeNpy(t);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_NE(bytes->find("'descr': '|S3'"), std::string::npos);
+  EXPECT_EQ(bytes->substr(bytes->size() - 9), std::string("ab\0\0\0\0xyz", 9));
+  absl::StatusOr<Tensor> back = ParseNpy(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->dtype(), DT_STRING);
+  EXPECT_EQ(back->flat<std::string>()[0], "ab");
+  EXPECT_EQ(back->flat<std::string>()[1], "");
+  EXPECT_EQ(back->flat<std::string>()[2], "xyz");
+  // Empty strings only: NumPy's narrowest width, 1.
+  Tensor empty = Tensor::FromVector<std::string>({"", ""}, TensorShape({2}));
+  EXPECT_NE(EncodeNpy(empty)->find("'|S1'"), std::string::npos);
+  EXPECT_EQ(ParseNpy(*EncodeNpy(empty))->flat<std::string>()[1], "");
+  // A bad width is an error, not a huge allocation.
+  std::string bad = *bytes;
+  bad.replace(bad.find("|S3"), 3, "|S0");
+  EXPECT_FALSE(ParseNpy(bad).ok());
+}
+
 TEST(NpyTest, Scalars) {
   ExpectRoundTrip<float>({42.5f}, TensorShape());
   ExpectRoundTrip<int64_t>({-9}, TensorShape());
