@@ -24,13 +24,11 @@
 // training set) with SweepReport every --report_every global steps and at
 // the end, and --logdir defaults to train/ in the trial's directory. Every
 // task uses $SLUICE_NUM_THREADS CPU threads when it is set.
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -47,8 +45,8 @@
 #include "training/hooks.h"
 #include "training/monitored_session.h"
 #include "training/replica_device_setter.h"
-#include "training/sync_replicas.h"
 #include "examples/mlp_model.h"
+#include "examples/sync_ps_worker.h"
 #include "ops/io/summary_ops.h"
 #include "sluice.h"
 
@@ -119,8 +117,8 @@ struct Model {
   explicit Model(MlpModel forward) : mlp(std::move(forward)) {}
   MlpModel mlp;
   std::vector<std::string> ready;  // IsVariableInitialized of every variable
-  std::string train;               // async train op / sync apply_gradients
-  std::string chief_update, token, local_step, init_tokens, set_global_step;
+  std::string train;  // async train op / sync apply_gradients
+  SyncPsNames sync;   // sync only
   std::string summaries;
   std::unique_ptr<Saver> saver;
   GraphDef def;
@@ -156,23 +154,12 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const TaskConfig& task, bool s
                    optimizer->ComputeGradients(s, m.mlp.loss, m.mlp.weights));
   const int workers = task.cluster.num_tasks("worker");
   if (sync) {
-    SyncReplicasOptions options;
-    options.total_num_replicas = workers;
-    options.replicas_to_aggregate = absl::GetFlag(FLAGS_replicas_to_aggregate) > 0
-                                        ? absl::GetFlag(FLAGS_replicas_to_aggregate)
-                                        : workers;
-    // Bounded waits: a take or token that is not served within this fails
-    // the step (retried below) instead of blocking a stopped cluster.
-    options.take_timeout_ms = 1000;
-    options.replica_index = task.task;  // one token per worker and step
-    ASSIGN_OR_RETURN(SyncReplicas sr,
-                     BuildSyncReplicas(s, optimizer.get(), grads, global_step.ref, options));
-    m.train = sr.apply_gradients->name();
-    m.chief_update = sr.chief_update->name();
-    m.token = absl::StrCat(sr.token.node->name(), ":0");
-    m.local_step = sr.local_step.node->name();
-    m.init_tokens = sr.init_tokens->name();
-    m.set_global_step = sr.set_global_step->name();
+    ASSIGN_OR_RETURN(m.sync, BuildSyncPs(s, optimizer.get(), grads, global_step.ref,
+                                         {.workers = workers,
+                                          .replica_index = task.task,
+                                          .replicas_to_aggregate =
+                                              absl::GetFlag(FLAGS_replicas_to_aggregate)}));
+    m.train = m.sync.train;
   } else {
     ASSIGN_OR_RETURN(Node * train,
                      optimizer->ApplyGradients(s.WithOpName("train"), grads, &global_step.ref));
@@ -198,38 +185,6 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const TaskConfig& task, bool s
   RETURN_IF_ERROR(ApplyReplicaDeviceSetter(s.graph(), setter).status());
   ASSIGN_OR_RETURN(m.def, s.ToGraphDef());
   return model;
-}
-
-// The chief's sync bookkeeping: once per session (also after a recovery),
-// tell the accumulators the global step and open it for every worker.
-class SyncChiefHook : public SessionRunHook {
- public:
-  explicit SyncChiefHook(const Model& m) : m_(m) {}
-  absl::Status AfterCreateSession(Session* session) override {
-    RETURN_IF_ERROR(session->Run({}, {}, {m_.set_global_step}).status());
-    return session->Run({}, {}, {m_.init_tokens}).status();
-  }
-
- private:
-  const Model& m_;
-};
-
-// The chief's aggregation loop, on a session of its own: wait for the
-// step's gradients, apply their average, release the next step.
-void RunChiefUpdates(Server* server, const Model& m, const std::atomic<bool>* stop) {
-  std::unique_ptr<Session> session;
-  while (!stop->load()) {
-    if (session == nullptr) {
-      absl::StatusOr<std::unique_ptr<Session>> s = server->NewSession(m.def);
-      if (!s.ok()) continue;  // the cluster is recovering; NewSession waits
-      session = *std::move(s);
-    }
-    absl::Status s = session->Run({}, {}, {m.chief_update}).status();
-    if (!s.ok() && s.code() != absl::StatusCode::kDeadlineExceeded) {
-      session.reset();  // a task died or restarted: start over with a new session
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
 }
 
 absl::Status DumpWeights(Session* session, const Model& m, const std::string& dir) {
@@ -267,7 +222,7 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
   StopAtStepHook stop_hook(steps, kGlobalStep);
   LoggingHook log_hook(kGlobalStep, kLoss, absl::GetFlag(FLAGS_log_every), &std::cout);
   NanTensorHook nan_hook(kLoss, /*stop_instead=*/false, kGlobalStep);
-  SyncChiefHook sync_hook(m);
+  SyncChiefHook sync_hook(m.sync);
   std::unique_ptr<CheckpointSaverHook> checkpoint_hook;
   std::unique_ptr<SummaryWriter> writer;
   std::unique_ptr<SummarySaverHook> summary_hook;
@@ -296,9 +251,11 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
   if (chief && sync) options.hooks.push_back(&sync_hook);
   ASSIGN_OR_RETURN(std::unique_ptr<MonitoredSession> session, MonitoredSession::Create(options));
 
-  std::atomic<bool> stop_updates{false};
-  std::thread updates;
-  if (chief && sync) updates = std::thread(RunChiefUpdates, server, std::cref(m), &stop_updates);
+  std::unique_ptr<ChiefUpdateThread> updates;
+  if (chief && sync) {
+    updates = std::make_unique<ChiefUpdateThread>([&] { return server->NewSession(m.def); },
+                                                  m.sync.chief_update);
+  }
   int64_t local_steps = 0;
   absl::Status status;
   const absl::Time start = absl::Now();
@@ -307,23 +264,17 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
     int64_t global_step = local_steps * workers;       // async: about
     std::vector<std::pair<std::string, Tensor>> feeds;
     if (sync) {
-      absl::StatusOr<std::vector<Tensor>> token = session->RunWithoutHooks({}, {m.token}, {});
+      absl::StatusOr<std::optional<Tensor>> token =
+          TakeSyncToken(session.get(), m.sync, kGlobalStep, steps);
       if (!token.ok()) {
-        if (token.status().code() == absl::StatusCode::kDeadlineExceeded) {
-          // Not open yet, or never again: the other workers may have taken
-          // the last step's tokens and the chief finished.
-          absl::StatusOr<std::vector<Tensor>> global =
-              session->RunWithoutHooks({}, {kGlobalStep}, {});
-          if (global.ok() && (*global)[0].scalar<int64_t>() >= steps) break;
-          continue;
-        }
         status = token.status();
         break;
       }
-      const int64_t global = (*token)[0].scalar<int64_t>();
+      if (!token->has_value()) break;  // training is over
+      const int64_t global = (*token)->scalar<int64_t>();
       step = global * workers + task.task;
       global_step = global;
-      feeds.emplace_back(m.local_step, (*token)[0]);
+      feeds.emplace_back(m.sync.local_step, **token);
     }
     Dataset b = Batch(data, step * batch, batch);
     feeds.emplace_back("x", b.x);
@@ -341,8 +292,7 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
     }
   }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  stop_updates = true;  // the update thread's pending take times out within 1 s
-  if (updates.joinable()) updates.join();
+  if (updates != nullptr) updates->Stop();  // its pending take times out within 1 s
   RETURN_IF_ERROR(status);
   if (chief) {
     ASSIGN_OR_RETURN(std::vector<Tensor> final_out,

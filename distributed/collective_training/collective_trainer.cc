@@ -385,6 +385,9 @@ absl::Status CollectiveTrainer::Impl::TrainSteps(Formation* f, int64_t step, boo
       return absl::OkStatus();
     }
     if (!f->plan.chief) continue;
+    if (o_.after_chief_step) {
+      RETURN_IF_ERROR(o_.after_chief_step(step, s, f->model.replica, f->inputs));
+    }
     if (log) {
       const absl::Time now = absl::Now();
       const double secs = absl::ToDoubleSeconds(now - last_log);

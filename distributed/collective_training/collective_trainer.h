@@ -127,6 +127,14 @@ struct CollectiveTrainerOptions {
   int64_t probe_timeout_ms = 1000;  // per GetStatus of a peer
   // Progress and recovery lines; default: stdout (flushed).
   std::function<void(const std::string& line)> log;
+  // Called on the chief after each global step it reached, e.g. to evaluate
+  // on held-out data: `session` may run the chief's replica's
+  // non-collective nodes (its loss, metrics, variables) fed through
+  // `inputs`; the other members wait in the next step's all-reduce
+  // meanwhile (within all_reduce.timeout_seconds). An error fails training.
+  std::function<absl::Status(int64_t global_step, Session* session, const ReplicaModel& replica,
+                             const std::vector<Output>& inputs)>
+      after_chief_step;
 };
 
 struct TrainResult {
