@@ -8,13 +8,15 @@
 
 namespace sluice {
 
-absl::Status RegisterFunctionTestOps(OpRegistry* ops) {
-  RETURN_IF_ERROR(ops->Register(
-      OpDefBuilder("_Arg").Output("output: T").Attr("T: type").Attr("index: int >= 0")
-          .Attr("shape: shape = unknown").SetIsStateful()));
-  RETURN_IF_ERROR(ops->Register(
-      OpDefBuilder("_Retval").Input("input: T").Attr("T: type").Attr("index: int >= 0")
-          .SetIsStateful()));
+absl::Status RegisterFunctionTestOps(OpRegistry* ops, bool with_frame_ops) {
+  if (with_frame_ops) {
+    RETURN_IF_ERROR(ops->Register(
+        OpDefBuilder("_Arg").Output("output: T").Attr("T: type").Attr("index: int >= 0")
+            .Attr("shape: shape = unknown").SetIsStateful()));
+    RETURN_IF_ERROR(ops->Register(
+        OpDefBuilder("_Retval").Input("input: T").Attr("T: type").Attr("index: int >= 0")
+            .SetIsStateful()));
+  }
   RETURN_IF_ERROR(ops->Register(
       OpDefBuilder("Identity").Input("input: T").Output("output: T").Attr("T: type")));
   RETURN_IF_ERROR(ops->Register(

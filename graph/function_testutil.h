@@ -20,7 +20,9 @@ namespace sluice {
 
 // _Arg, _Retval, Identity, IdentityN, NoOp, Placeholder, Const, Add, Mul,
 // Split (num_split outputs), AddN, OnesLike, and PartitionedCall (f: func).
-absl::Status RegisterFunctionTestOps(OpRegistry* ops);
+// Without _Arg and _Retval when `with_frame_ops` is false (a registry that
+// has runtime/frame_ops.h's).
+absl::Status RegisterFunctionTestOps(OpRegistry* ops, bool with_frame_ops = true);
 
 // Aborts the test binary on a parse error (tests only).
 FunctionDef ParseFunctionDefOrDie(const std::string& text);
