@@ -4,20 +4,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ops/array/internal/shape_kernels.h"
 #include "ops/functional/functional_ops.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
 namespace {
-
-class IdentityNOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    for (int i = 0; i < ctx->num_inputs(); ++i) ctx->set_output(i, ctx->input(i));
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
-};
 
 std::string TypesString(const std::vector<DataType>& types) {
   std::string s = "[";
@@ -73,7 +65,7 @@ class PartitionedCallOp : public AsyncOpKernel {
 }  // namespace
 
 void RegisterFunctionalKernels(KernelRegistry* kernels) {
-  kernels->Register<IdentityNOp>(KernelDef("IdentityN", kDeviceTypeCpu));
+  kernels->Register<internal::IdentityNOp>(KernelDef("IdentityN", kDeviceTypeCpu));
   for (const char* op : {"PartitionedCall", "StatefulPartitionedCall"}) {
     kernels->Register<PartitionedCallOp>(KernelDef(op, kDeviceTypeCpu));
   }

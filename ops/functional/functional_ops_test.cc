@@ -15,6 +15,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math/math_ops.h"
+#include "ops/state/resource_variable_ops.h"
 #include "runtime/device.h"
 #include "runtime/device_function_runtime.h"
 #include "runtime/executor.h"
@@ -242,6 +243,88 @@ TEST(FunctionalOpsTest, PartitionedCallKernelWithoutInlining) {
     ASSERT_TRUE(st.ok()) << st;
     EXPECT_EQ(Values(frame.retvals[0]), (std::vector<float>{4, 7}));
   }
+}
+
+// A function over a resource variable (how tf.function reaches variables):
+// its side effects run, in order, also when the call returns nothing.
+TEST(FunctionalOpsTest, ResourceArgumentsAndSideEffects) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<NameAttrList> bump = DefineFunction(
+      s, "bump", {DT_RESOURCE, DT_FLOAT},
+      [](const Scope& b, absl::Span<const Output> a) -> absl::StatusOr<std::vector<Output>> {
+        Node* add = ops::AssignAddVariableOp(b, a[0], a[1]);
+        return std::vector<Output>{
+            ops::ReadVariableOp(b.WithControlDependencies(absl::Span<Node* const>(&add, 1)), a[0],
+                                DT_FLOAT)};
+      });
+  ASSERT_TRUE(bump.ok()) << bump.status();
+  EXPECT_TRUE(s.graph()->FindFunction("bump")->signature().is_stateful());
+  absl::StatusOr<NameAttrList> add_only = DefineFunction(
+      s, "add_only", {DT_RESOURCE, DT_FLOAT},
+      [](const Scope& b, absl::Span<const Output> a) -> absl::StatusOr<std::vector<Output>> {
+        ops::AssignAddVariableOp(b, a[0], a[1]);
+        return std::vector<Output>{};
+      });
+  ASSERT_TRUE(add_only.ok()) << add_only.status();
+  Output v = ops::VarHandleOp(s.WithOpName("v"), DT_FLOAT, TensorShape({}));
+  ops::AssignVariableOp(s.WithOpName("init"), v, 5.0f);
+  Output two = ops::Const(s, 2.0f);
+  std::vector<Output> call =
+      ops::PartitionedCall(s.WithOpName("call"), {v, two}, *bump, {DT_FLOAT}, {.stateful = true});
+  ops::PartitionedCall(s.WithOpName("hundred"), {v, ops::Const(s, 100.0f)}, *add_only, {},
+                       {.stateful = true});
+  ops::ReadVariableOp(s.WithOpName("read"), v, DT_FLOAT);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {"init"}).ok());
+  for (float want : {7.0f, 9.0f}) {
+    absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run({}, {"call:0"}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].data<float>()[0], want);
+  }
+  ASSERT_TRUE((*sess)->Run({}, {}, {"hundred"}).ok());
+  absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run({}, {"read:0"}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<float>()[0], 109);
+}
+
+// Each call site's body is placed on its own: on the call's device.
+TEST(FunctionalOpsTest, BodyIsPlacedOnTheCallsDevice) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<NameAttrList> f = DefineAffine(s);
+  ASSERT_TRUE(f.ok());
+  Output x = ops::Placeholder(s.WithOpName("x").WithDevice("/device:CPU:0"), DT_FLOAT);
+  std::vector<Output> on1 =
+      ops::CallFunction(s.WithOpName("c1").WithDevice("/device:CPU:1"), *f, {x});
+  std::vector<Output> on0 =
+      ops::CallFunction(s.WithOpName("c0").WithDevice("/device:CPU:0"), *f, {on1[0]});
+  ASSERT_TRUE(s.ok()) << s.status();
+  SessionConfig config = BuiltinSessionConfig();
+  config.devices.num_virtual_cpus = 2;
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(config, *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  RunOptions options;
+  options.output_partition_graphs = true;
+  RunMetadata metadata;
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*sess)->Run({{"x:0", Tensor::Scalar<float>(1)}}, {"c0:0"}, {}, options, &metadata);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<float>()[0], 13);  // 3 (3 + 1) + 1
+  int checked = 0;
+  for (const GraphDef& part : metadata.partition_graphs) {
+    for (const NodeDef& n : part.node()) {
+      if (absl::StartsWith(n.name(), "c1/")) {
+        EXPECT_TRUE(absl::EndsWith(n.device(), "CPU:1")) << n.name() << " on " << n.device();
+        ++checked;
+      }
+      if (absl::StartsWith(n.name(), "c0/")) {
+        EXPECT_TRUE(absl::EndsWith(n.device(), "CPU:0")) << n.name() << " on " << n.device();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 6);
 }
 
 }  // namespace
