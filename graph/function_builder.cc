@@ -113,7 +113,7 @@ absl::StatusOr<NameAttrList> DefineFunction(const Scope& scope, absl::string_vie
                        .Finalize1());
   }
   RETURN_IF_ERROR(AddContext(s.status(), context));
-  absl::StatusOr<std::vector<Output>> rets = body(s, args);
+  absl::StatusOr<std::vector<Output>> rets = body(s, args);  // copies args
   if (!rets.ok()) return AddContext(rets.status(), context);
   RETURN_IF_ERROR(AddContext(s.status(), context));
   absl::StatusOr<FunctionDef> fdef = GraphToFunctionDef(inner, name, args, *rets, options);

@@ -6,8 +6,7 @@
 //
 //   ASSIGN_OR_RETURN(NameAttrList parse_fn, DefineFunction(
 //       root, "parse_fn", {DT_STRING},
-//       [](const Scope& s, absl::Span<const Output> args)
-//           -> absl::StatusOr<std::vector<Output>> {
+//       [](Scope& s, std::vector<Output> args) -> absl::StatusOr<std::vector<Output>> {
 //         return std::vector<Output>{ops::StringToNumber(s, args[0], DT_FLOAT)};
 //       }));
 //   // a call node:  ops::CallFunction(root, parse_fn, {x})  (ops/functional)
@@ -37,8 +36,10 @@
 
 namespace sluice {
 
-using FunctionBodyFn = std::function<absl::StatusOr<std::vector<Output>>(
-    const Scope& scope, absl::Span<const Output> args)>;
+// Called once with the body's scope and one Output per argument. A lambda
+// taking (const Scope&, absl::Span<const Output>) fits as well.
+using FunctionBodyFn =
+    std::function<absl::StatusOr<std::vector<Output>>(Scope& scope, std::vector<Output> args)>;
 
 struct DefineFunctionOptions {
   // Argument names (default "arg0", "arg1", ...) and result names (default

@@ -128,7 +128,8 @@ class Instantiator {
 };
 
 absl::Status Instantiator::AddArgs() {
-  for (const ArgDef& arg : sig_.inputs) {
+  for (size_t k = 0; k < sig_.inputs.size(); ++k) {
+    const ArgDef& arg = sig_.inputs[k];
     absl::StatusOr<std::vector<DataType>> types = ArgTypes(arg, call_attrs_);
     if (!types.ok()) return AddContext(types.status(), absl::StrCat("argument '", arg.name, "'"));
     const int first = static_cast<int>(out_.nodes.size());
@@ -143,6 +144,17 @@ absl::Status Instantiator::AddArgs() {
       (*n->mutable_attr())["T"] = MakeAttr(t);
       (*n->mutable_attr())["index"] = MakeAttr(static_cast<int64_t>(out_.arg_types.size()));
       out_.arg_types.push_back((*types)[i]);
+      // The shape TensorFlow recorded for a single-tensor argument
+      // (arg_attr's "_output_shapes") helps shape inference in the body.
+      auto attrs = fdef_.arg_attr().find(static_cast<uint32_t>(k));
+      if (types->size() == 1 && attrs != fdef_.arg_attr().end()) {
+        auto shapes = attrs->second.attr().find("_output_shapes");
+        if (shapes != attrs->second.attr().end() && shapes->second.list().shape_size() == 1) {
+          AttrValue shape;
+          *shape.mutable_shape() = shapes->second.list().shape(0);
+          (*n->mutable_attr())["shape"] = std::move(shape);
+        }
+      }
     }
   }
   return absl::OkStatus();

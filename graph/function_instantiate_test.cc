@@ -188,6 +188,22 @@ TEST_F(FunctionInstantiateTest, ErrorsNameTheFunctionAndTheNode) {
   EXPECT_TRUE(absl::StrContains(inst.status().message(), "result 'sum'")) << inst.status();
 }
 
+TEST_F(FunctionInstantiateTest, ArgAttrShapesReachTheArgNodes) {
+  FunctionDef f = ParseFunctionDefOrDie(kAddMul);
+  f.mutable_signature()->set_name("Shaped");
+  auto& attrs = *(*f.mutable_arg_attr())[1].mutable_attr();
+  attrs["_output_shapes"].mutable_list()->add_shape()->add_dim()->set_size(-1);
+  attrs["_user_specified_name"] = MakeAttr("y");
+  ASSERT_TRUE(graph_->AddFunction(f).ok());
+  NameAttrList g = Func("Shaped");
+  (*g.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
+  absl::StatusOr<FunctionInstantiation> inst = InstantiateFunction(*graph_, g);
+  ASSERT_TRUE(inst.ok()) << inst.status();
+  EXPECT_FALSE(Find(*inst, "x")->attr().contains("shape"));
+  ASSERT_TRUE(Find(*inst, "y")->attr().contains("shape"));
+  EXPECT_EQ(Find(*inst, "y")->attr().at("shape").shape().dim(0).size(), -1);
+}
+
 TEST_F(FunctionInstantiateTest, UnboundPlaceholder) {
   FunctionDef f = ParseFunctionDefOrDie(kAddMul);
   f.mutable_signature()->set_name("Unbound");
@@ -223,15 +239,21 @@ TEST_F(FunctionInstantiateTest, LibraryChecksFunctions) {
   badsig.mutable_signature()->mutable_input_arg(0)->set_type_attr("U");
   s = graph_->AddFunction(badsig);
   EXPECT_TRUE(absl::StrContains(s.message(), "argument 'x'")) << s;
-  // A body node of an unknown op, reported by AddFunctionLibrary.
+  // A body node of an unknown op: the library takes it (a graph may carry
+  // functions it never calls); instantiating it names function, node, op.
   FunctionDefLibrary lib;
   FunctionDef unknown = ParseFunctionDefOrDie(kAddMul);
   unknown.mutable_signature()->set_name("Unknown");
   unknown.mutable_node_def(1)->set_op("Frobnicate");
   *lib.add_function() = unknown;
-  s = graph_->AddFunctionLibrary(lib);
+  ASSERT_TRUE(graph_->AddFunctionLibrary(lib).ok());
+  NameAttrList u = Func("Unknown");
+  (*u.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
+  s = InstantiateFunction(*graph_, u).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(absl::StrContains(s.message(), "function 'Unknown': node 'mul'")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "function 'Unknown'")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "node 'mul' (Frobnicate)")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "unknown op 'Frobnicate'")) << s;
 }
 
 // A GraphDef that calls a library function directly (TensorFlow's Defun

@@ -194,10 +194,10 @@ class Graph {
   // function, a different function of the same name, or a name the op
   // registry has.
   absl::Status AddFunction(const FunctionDef& fdef);
-  // Adds the functions (as AddFunction) and the gradients of `library`, then
-  // checks that every node of the new functions has a known op (a
-  // registered op or a library function): NotFound naming the function,
-  // the node and the op.
+  // Adds the functions (as AddFunction) and the gradients of `library`. A
+  // body node's op is checked when the function is instantiated, so that a
+  // graph whose library holds functions it never calls (with ops Sluice
+  // lacks) still imports.
   absl::Status AddFunctionLibrary(const FunctionDefLibrary& library);
   // nullptr when the library has no function of that name.
   const FunctionDef* FindFunction(absl::string_view name) const;

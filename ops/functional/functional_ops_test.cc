@@ -86,12 +86,11 @@ TEST(FunctionalOpsTest, BadBodyErrorNamesFunctionAndNode) {
 
 absl::StatusOr<NameAttrList> DefineAffine(const Scope& s) {
   // affine(a) = 3 a + 1
-  return DefineFunction(s, "affine", {DT_FLOAT},
-                        [](const Scope& b, absl::Span<const Output> args)
-                            -> absl::StatusOr<std::vector<Output>> {
-                          return std::vector<Output>{
-                              ops::Add(b, ops::Mul(b, args[0], 3.0f), 1.0f)};
-                        });
+  return DefineFunction(
+      s, "affine", {DT_FLOAT},
+      [](Scope& b, std::vector<Output> args) -> absl::StatusOr<std::vector<Output>> {
+        return std::vector<Output>{ops::Add(b, ops::Mul(b, args[0], 3.0f), 1.0f)};
+      });
 }
 
 TEST(FunctionalOpsTest, DefineFunctionThenCallItTwoWays) {
