@@ -1,6 +1,7 @@
 #include "graph/attr_value.h"
 
 #include <limits>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -77,6 +78,18 @@ AttrValue MakeAttr(absl::Span<const TensorShape> v) {
   AttrValue a;
   auto* list = a.mutable_list();
   for (const TensorShape& x : v) x.ToProto(list->add_shape());
+  return a;
+}
+
+AttrValue MakeAttr(const NameAttrList& v) {
+  AttrValue a;
+  *a.mutable_func() = v;
+  return a;
+}
+AttrValue MakeAttr(absl::Span<const NameAttrList> v) {
+  AttrValue a;
+  auto* list = a.mutable_list();
+  for (const NameAttrList& x : v) *list->add_func() = x;
   return a;
 }
 
@@ -161,6 +174,12 @@ absl::StatusOr<::tensorflow::TensorProto> AttrValueAs<::tensorflow::TensorProto>
   return v.tensor();
 }
 
+template <>
+absl::StatusOr<NameAttrList> AttrValueAs<NameAttrList>(const AttrValue& v) {
+  if (v.value_case() != AttrValue::kFunc) return KindError(v, "func");
+  return v.func();
+}
+
 // An empty list may arrive as an unset value (a default of "[]" written by
 // another producer), so lists accept kList and VALUE_NOT_SET.
 #define SLUICE_LIST_ATTR_(TYPE, FIELD, KIND)                                   \
@@ -181,6 +200,7 @@ SLUICE_LIST_ATTR_(int32_t, i, "list(int)")
 SLUICE_LIST_ATTR_(float, f, "list(float)")
 SLUICE_LIST_ATTR_(DataType, type, "list(type)")
 SLUICE_LIST_ATTR_(std::string, s, "list(string)")
+SLUICE_LIST_ATTR_(NameAttrList, func, "list(func)")
 #undef SLUICE_LIST_ATTR_
 
 template <>
@@ -229,6 +249,25 @@ template absl::StatusOr<std::vector<std::string>> GetAttr<std::vector<std::strin
     const AttrMap&, absl::string_view);
 template absl::StatusOr<std::vector<TensorShape>> GetAttr<std::vector<TensorShape>>(
     const AttrMap&, absl::string_view);
+template absl::StatusOr<NameAttrList> GetAttr<NameAttrList>(const AttrMap&, absl::string_view);
+template absl::StatusOr<std::vector<NameAttrList>> GetAttr<std::vector<NameAttrList>>(
+    const AttrMap&, absl::string_view);
+
+namespace {
+
+// "f" or "f[T=float, N=2]" (attrs sorted by name).
+std::string FuncDebugString(const NameAttrList& f) {
+  if (f.attr().empty()) return f.name();
+  std::map<std::string, const AttrValue*> sorted;
+  for (const auto& [name, value] : f.attr()) sorted[name] = &value;
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : sorted) {
+    parts.push_back(absl::StrCat(name, "=", AttrValueDebugString(*value)));
+  }
+  return absl::StrCat(f.name(), "[", absl::StrJoin(parts, ", "), "]");
+}
+
+}  // namespace
 
 std::string AttrValueDebugString(const AttrValue& v) {
   switch (v.value_case()) {
@@ -242,6 +281,8 @@ std::string AttrValueDebugString(const AttrValue& v) {
       return s.ok() ? s->DebugString() : "<bad shape>";
     }
     case AttrValue::kTensor: return "<tensor>";
+    case AttrValue::kFunc: return FuncDebugString(v.func());
+    case AttrValue::kPlaceholder: return absl::StrCat("$", v.placeholder());
     case AttrValue::kList: {
       const auto& l = v.list();
       std::vector<std::string> parts;
@@ -251,6 +292,7 @@ std::string AttrValueDebugString(const AttrValue& v) {
       for (bool x : l.b()) parts.push_back(x ? "true" : "false");
       for (int x : l.type()) parts.push_back(DataTypeName(static_cast<DataType>(x)));
       for (int k = 0; k < l.shape_size(); ++k) parts.push_back("<shape>");
+      for (const auto& f : l.func()) parts.push_back(FuncDebugString(f));
       return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
     }
     default: return "<unset>";

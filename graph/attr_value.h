@@ -28,6 +28,9 @@ namespace sluice {
 
 using AttrValue = ::tensorflow::AttrValue;
 using AttrMap = ::google::protobuf::Map<std::string, AttrValue>;
+// A function-valued attr: a library function's name and the attrs it is
+// instantiated with (TensorFlow's NameAttrList; attr kind "func").
+using NameAttrList = ::tensorflow::NameAttrList;
 
 AttrValue MakeAttr(int64_t v);
 inline AttrValue MakeAttr(int v) { return MakeAttr(static_cast<int64_t>(v)); }
@@ -52,11 +55,15 @@ inline AttrValue MakeAttr(const std::vector<DataType>& v) { return MakeAttr(absl
 inline AttrValue MakeAttr(const std::vector<std::string>& v) { return MakeAttr(absl::MakeConstSpan(v)); }
 inline AttrValue MakeAttr(const std::vector<TensorShape>& v) { return MakeAttr(absl::MakeConstSpan(v)); }
 inline AttrValue MakeAttr(const AttrValue& v) { return v; }
+AttrValue MakeAttr(const NameAttrList& v);
+AttrValue MakeAttr(absl::Span<const NameAttrList> v);
+inline AttrValue MakeAttr(const std::vector<NameAttrList>& v) { return MakeAttr(absl::MakeConstSpan(v)); }
 
 // Supported T: int64_t, int32_t (range-checked), float, bool, std::string,
 // DataType, TensorShape, tensorflow::TensorProto, std::vector<int64_t>,
 // std::vector<int32_t>, std::vector<float>, std::vector<DataType>,
-// std::vector<std::string>, std::vector<TensorShape>.
+// std::vector<std::string>, std::vector<TensorShape>, NameAttrList ("func"),
+// std::vector<NameAttrList> ("list(func)").
 template <typename T>
 absl::StatusOr<T> GetAttr(const AttrMap& attrs, absl::string_view name);
 

@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "graph/algorithm.h"
 #include "graph/control_flow_info.h"
+#include "graph/function_inline.h"
 
 namespace sluice {
 namespace {
@@ -61,6 +62,12 @@ class GradientBuilder {
     return node->requested_device().empty() ? s : s.WithDevice(node->requested_device());
   }
   absl::Status BackpropNode(Node* node);
+  // on_path_: the nodes on a path from an x to a y.
+  void FindPath();
+  // Function calls on the path become their bodies (graph/function_inline.h;
+  // the call nodes stay, as the IdentityN of their results), until none is
+  // left on it: gradients flow through the functions' nodes.
+  absl::Status InlineCallsOnPath();
   // Finds the while loops between the ys and the xs: loops run as child
   // frames of the ys' frame are each differentiated as one node (the
   // registry's WhileLoopGradFn) once all their on-path Exits are ready.
@@ -234,6 +241,32 @@ absl::Status GradientBuilder::BackpropLoop(int index) {
   return absl::OkStatus();
 }
 
+void GradientBuilder::FindPath() {
+  const Graph& g = *scope_.graph();
+  std::vector<bool> from_x = Reach(g, xs_, /*forward=*/true, boundary_);
+  std::vector<bool> to_y = Reach(g, ys_, /*forward=*/false, boundary_);
+  on_path_.assign(g.num_node_ids(), false);
+  for (int i = 0; i < g.num_node_ids(); ++i) on_path_[i] = from_x[i] && to_y[i];
+}
+
+absl::Status GradientBuilder::InlineCallsOnPath() {
+  constexpr int kMaxDepth = 32;
+  for (int depth = 0;; ++depth) {
+    FindPath();
+    std::vector<Node*> calls;
+    for (Node* n : scope_.graph()->nodes()) {
+      if (on_path_[n->id()] && IsFunctionCall(*n)) calls.push_back(n);
+    }
+    if (calls.empty()) return absl::OkStatus();
+    if (depth == kMaxDepth) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "AddGradients: function calls nested more than ", kMaxDepth, " deep at ",
+          calls[0]->DebugName()));
+    }
+    for (Node* call : calls) RETURN_IF_ERROR(InlineFunctionCall(scope_.graph(), call).status());
+  }
+}
+
 absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
   for (const Output& o : ys_) {
     if (!o.valid()) return absl::InvalidArgumentError("AddGradients: a y is invalid");
@@ -245,11 +278,8 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
     return absl::InvalidArgumentError(absl::StrCat("AddGradients: ", grad_ys_.size(),
                                                    " grad_ys for ", ys_.size(), " ys"));
   }
+  RETURN_IF_ERROR(InlineCallsOnPath());
   const Graph& g = *scope_.graph();
-  std::vector<bool> from_x = Reach(g, xs_, /*forward=*/true, boundary_);
-  std::vector<bool> to_y = Reach(g, ys_, /*forward=*/false, boundary_);
-  on_path_.assign(g.num_node_ids(), false);
-  for (int i = 0; i < g.num_node_ids(); ++i) on_path_[i] = from_x[i] && to_y[i];
   RETURN_IF_ERROR(FindLoops());
 
   pending_.assign(g.num_node_ids(), 0);

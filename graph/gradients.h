@@ -13,6 +13,11 @@
 // colocate_gradients_with_ops), so a model-parallel backward pass runs where
 // its forward pass did; the others take the scope's device.
 //
+// Function calls between the ys and the xs (graph/function_inline.h) are
+// inlined first, so the gradient flows through their bodies (TensorFlow's
+// tf.gradients through a function); each call node stays, as the IdentityN
+// of its results, so Outputs of it stay valid.
+//
 // Errors: FailedPrecondition naming the op of a node on the path that has no
 // gradient function (and is not declared non-differentiable); errors of the
 // gradient functions, with the node's name.

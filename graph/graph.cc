@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace sluice {
 namespace {
@@ -116,15 +117,9 @@ Graph::Graph(const OpRegistry* registry) : registry_(registry) {
 
 Graph::~Graph() = default;
 
-absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
-  const std::string name = def.name();
-  if (!IsValidNodeName(name)) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid node name '", name, "'"));
-  }
-  if (by_name_.contains(name)) {
-    return absl::InvalidArgumentError(absl::StrCat("duplicate node name '", name, "'"));
-  }
-  const OpDef* op_def = registry_->Find(def.op());
+absl::StatusOr<Graph::CheckedNode> Graph::CheckNode(NodeDef& def) const {
+  const std::string& name = def.name();
+  const OpDef* op_def = FindOp(def.op());
   if (op_def == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("node '", name, "': unknown op '", def.op(), "'"));
@@ -155,14 +150,28 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   }
   absl::StatusOr<NodeTypes> types = ComputeNodeTypes(*op_def, attrs);
   if (!types.ok()) return node_error(types.status());
+  CheckedNode checked;
+  checked.op_def = op_def;
+  checked.types = *std::move(types);
+  return checked;
+}
 
+absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
+  const std::string name = def.name();
+  if (!IsValidNodeName(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid node name '", name, "'"));
+  }
+  if (by_name_.contains(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("duplicate node name '", name, "'"));
+  }
+  ASSIGN_OR_RETURN(CheckedNode checked, CheckNode(def));
   auto node = std::unique_ptr<Node>(new Node());
   node->id_ = static_cast<int>(nodes_.size());
   def.clear_input();
   node->def_ = std::move(def);
-  node->op_def_ = op_def;
-  node->input_types_ = std::move(types->inputs);
-  node->output_types_ = std::move(types->outputs);
+  node->op_def_ = checked.op_def;
+  node->input_types_ = std::move(checked.types.inputs);
+  node->output_types_ = std::move(checked.types.outputs);
   node->output_shapes_.assign(node->output_types_.size(), TensorShape::Unknown());
   node->input_edges_.assign(node->input_types_.size(), nullptr);
   Node* raw = node.get();
@@ -170,6 +179,132 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   by_name_[name] = raw;
   ++num_nodes_;
   return raw;
+}
+
+absl::Status Graph::ReplaceOp(Node* node, NodeDef def) {
+  if (!node->in_edges_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot replace the op of node ", node->DebugName(), ": it still has inputs"));
+  }
+  def.set_name(node->name());
+  def.set_device(node->requested_device());
+  def.clear_input();
+  ASSIGN_OR_RETURN(CheckedNode checked, CheckNode(def));
+  if (checked.types.outputs != node->output_types_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot make node ", node->DebugName(), " a ", def.op(), ": its outputs would change"));
+  }
+  node->def_ = std::move(def);
+  node->op_def_ = checked.op_def;
+  node->input_types_ = std::move(checked.types.inputs);
+  node->input_edges_.assign(node->input_types_.size(), nullptr);
+  return absl::OkStatus();
+}
+
+const OpDef* Graph::FindOp(absl::string_view op) const {
+  if (const OpDef* def = registry_->Find(op)) return def;
+  const FunctionDef* fdef = FindFunction(op);
+  if (fdef == nullptr) return nullptr;
+  absl::MutexLock lock(&function_ops_mu_);
+  auto it = function_ops_.find(op);
+  if (it != function_ops_.end()) return it->second.get();
+  absl::StatusOr<OpDef> def = OpDefFromSignature(fdef->signature());
+  if (!def.ok()) return nullptr;  // AddFunction refuses such signatures
+  auto owned = std::make_unique<OpDef>(*std::move(def));
+  const OpDef* raw = owned.get();
+  function_ops_.emplace(std::string(op), std::move(owned));
+  return raw;
+}
+
+const FunctionDef* Graph::FindFunction(absl::string_view name) const {
+  for (const FunctionDef& f : library_.function()) {
+    if (f.signature().name() == name) return &f;
+  }
+  return nullptr;
+}
+
+std::string Graph::GradientFunctionOf(absl::string_view function) const {
+  for (const auto& g : library_.gradient()) {
+    if (g.function_name() == function) return g.gradient_func();
+  }
+  return "";
+}
+
+namespace {
+
+absl::Status CheckFunctionDef(const FunctionDef& fdef) {
+  const std::string& name = fdef.signature().name();
+  RETURN_IF_ERROR(OpDefFromSignature(fdef.signature()).status());
+  auto fail = [&](std::string what) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name, "': ", what));
+  };
+  absl::flat_hash_map<std::string, int> seen;
+  for (const auto& a : fdef.signature().input_arg()) seen[a.name()] = 1;
+  for (const NodeDef& n : fdef.node_def()) {
+    if (!IsValidNodeName(n.name())) return fail(absl::StrCat("invalid node name '", n.name(), "'"));
+    if (!seen.emplace(n.name(), 2).second) {
+      return fail(absl::StrCat("node name '", n.name(), "' is used twice (or names an argument)"));
+    }
+  }
+  for (const auto& out : fdef.signature().output_arg()) {
+    if (!fdef.ret().contains(out.name())) {
+      return fail(absl::StrCat("output '", out.name(), "' has no ret"));
+    }
+  }
+  for (const auto& [ret, value] : fdef.ret()) {
+    bool declared = false;
+    for (const auto& out : fdef.signature().output_arg()) declared |= out.name() == ret;
+    if (!declared) return fail(absl::StrCat("ret '", ret, "' is not an output of the signature"));
+  }
+  for (const auto& [ret, node] : fdef.control_ret()) {
+    bool declared = false;
+    for (const std::string& c : fdef.signature().control_output()) declared |= c == ret;
+    if (!declared) {
+      return fail(absl::StrCat("control_ret '", ret, "' is not a control output of the signature"));
+    }
+    auto it = seen.find(node);
+    if (it == seen.end() || it->second != 2) {
+      return fail(absl::StrCat("control_ret '", ret, "' names no node ('", node, "')"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Graph::AddFunction(const FunctionDef& fdef) {
+  const std::string& name = fdef.signature().name();
+  if (name.empty()) return absl::InvalidArgumentError("a function has no name");
+  if (registry_->Find(name) != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("function '", name, "' has the name of a registered op"));
+  }
+  if (const FunctionDef* existing = FindFunction(name)) {
+    if (google::protobuf::util::MessageDifferencer::Equals(*existing, fdef)) {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "function '", name, "' is already in the library, with another definition"));
+  }
+  RETURN_IF_ERROR(CheckFunctionDef(fdef));
+  *library_.add_function() = fdef;
+  return absl::OkStatus();
+}
+
+absl::Status Graph::AddFunctionLibrary(const FunctionDefLibrary& library) {
+  for (const FunctionDef& f : library.function()) RETURN_IF_ERROR(AddFunction(f));
+  for (const auto& g : library.gradient()) {
+    std::string existing = GradientFunctionOf(g.function_name());
+    if (existing == g.gradient_func()) continue;
+    if (!existing.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("function '", g.function_name(), "' has two gradient functions: '",
+                       existing, "' and '", g.gradient_func(), "'"));
+    }
+    *library_.add_gradient() = g;
+  }
+  for (const auto& r : library.registered_gradients()) *library_.add_registered_gradients() = r;
+  return absl::OkStatus();
 }
 
 absl::Status Graph::AddEdge(Node* src, int src_output, Node* dst, int dst_input) {

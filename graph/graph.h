@@ -22,11 +22,14 @@
 #include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
 #include "graph/attr_value.h"
 #include "graph/op_def.h"
 #include "graph/op_registry.h"
+#include "graph/proto/function.pb.h"
 #include "graph/proto/graph.pb.h"
 #include "graph/tensor_shape.h"
 
@@ -34,8 +37,16 @@ namespace sluice {
 
 using NodeDef = ::tensorflow::NodeDef;
 using GraphDef = ::tensorflow::GraphDef;
+using FunctionDef = ::tensorflow::FunctionDef;
+using FunctionDefLibrary = ::tensorflow::FunctionDefLibrary;
 
 class Graph;
+
+// The input and output types of one node.
+struct NodeTypes {
+  std::vector<DataType> inputs;
+  std::vector<DataType> outputs;
+};
 
 // A data edge has src_output >= 0 and dst_input >= 0; a control edge has
 // both equal to kControlSlot.
@@ -131,7 +142,16 @@ class Graph {
   // Adds a node. Errors name the node: InvalidArgument for a duplicate or
   // malformed name, an attr the op does not define or a bad attr value or
   // type; NotFound for an unknown op; InvalidArgument for a missing attr.
+  // The op is one of the registry's or a function of the library.
   absl::StatusOr<Node*> AddNode(NodeDef def);
+
+  // Gives `node` another op and attrs (from `def`; its name and inputs are
+  // ignored) and keeps its name, id, devices and out-edges, so that Node
+  // pointers and Outputs stay valid: the inliner turns a call into the
+  // IdentityN that gathers the function's results. The node must have no
+  // in-edges left. Errors: those of AddNode, and InvalidArgument when the new
+  // op's output types differ from the node's.
+  absl::Status ReplaceOp(Node* node, NodeDef def);
 
   // Connects src:src_output to dst:dst_input. Errors: index out of range,
   // input already connected, or type mismatch (a ref output may feed a
@@ -158,8 +178,36 @@ class Graph {
 
   const ::tensorflow::VersionDef& versions() const { return versions_; }
   ::tensorflow::VersionDef* mutable_versions() { return &versions_; }
-  const ::tensorflow::FunctionDefLibrary& library() const { return library_; }
-  ::tensorflow::FunctionDefLibrary* mutable_library() { return &library_; }
+
+  // The function library (TensorFlow's FunctionDefLibrary, function.proto).
+  // A node whose op names one of its functions calls that function; its
+  // OpDef is made from the function's signature (OpDefFromSignature in
+  // graph/op_def.h). Add a function before the nodes that call it.
+  const FunctionDefLibrary& library() const { return library_; }
+  // Direct access, for bulk copies: a function changed here after a node
+  // called it keeps the OpDef it had for that node. Prefer AddFunction.
+  FunctionDefLibrary* mutable_library() { return &library_; }
+  // Adds one function, checked: its signature (OpDefFromSignature), unique
+  // node names, a ret for every output and only those, control_ret only for
+  // the signature's control outputs. A function equal to one of the same
+  // name is skipped. InvalidArgument naming the function for a bad
+  // function, a different function of the same name, or a name the op
+  // registry has.
+  absl::Status AddFunction(const FunctionDef& fdef);
+  // Adds the functions (as AddFunction) and the gradients of `library`. A
+  // body node's op is checked when the function is instantiated, so that a
+  // graph whose library holds functions it never calls (with ops Sluice
+  // lacks) still imports.
+  absl::Status AddFunctionLibrary(const FunctionDefLibrary& library);
+  // nullptr when the library has no function of that name.
+  const FunctionDef* FindFunction(absl::string_view name) const;
+  // The gradient function the library names for `function` (GradientDef),
+  // or "" when none.
+  std::string GradientFunctionOf(absl::string_view function) const;
+  // The OpDef of op `op`: the registry's, else the one of the library
+  // function `op`; nullptr when neither has it. Stays valid as long as the
+  // graph.
+  const OpDef* FindOp(absl::string_view op) const;
 
  private:
   const OpRegistry* registry_;
@@ -169,14 +217,23 @@ class Graph {
   absl::flat_hash_map<std::string, int> name_counters_;
   int num_nodes_ = 0;
   ::tensorflow::VersionDef versions_;
-  ::tensorflow::FunctionDefLibrary library_;
+  FunctionDefLibrary library_;
+  // OpDefs of library functions, made when first asked for; never removed,
+  // since nodes point at them.
+  mutable absl::Mutex function_ops_mu_;
+  mutable absl::flat_hash_map<std::string, std::unique_ptr<OpDef>> function_ops_
+      ABSL_GUARDED_BY(function_ops_mu_);
+
+  // The op and node types of a node about to be added, its attrs completed
+  // with the op's defaults. Errors name the node.
+  struct CheckedNode {
+    const OpDef* op_def = nullptr;
+    NodeTypes types;
+  };
+  absl::StatusOr<CheckedNode> CheckNode(NodeDef& def) const;
 };
 
 // Computes the input and output types of a node from its OpDef and attrs.
-struct NodeTypes {
-  std::vector<DataType> inputs;
-  std::vector<DataType> outputs;
-};
 absl::StatusOr<NodeTypes> ComputeNodeTypes(const OpDef& op_def, const AttrMap& attrs);
 
 // Parses "node", "node:3" or "^node" (control). Errors on a malformed name.

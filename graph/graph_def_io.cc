@@ -227,7 +227,31 @@ void ApplyLegacyPlaceholderShape(int producer, NodeDef* node) {
 
 }  // namespace
 
+// Every function a func or list(func) attr of `node` names is in the graph's
+// library (or is a registered op, which TensorFlow allows as a function).
+static absl::Status CheckFunctionAttrs(const Node& node, const Graph& graph) {
+  auto check = [&](const std::string& attr, const NameAttrList& f) -> absl::Status {
+    if (graph.FindFunction(f.name()) != nullptr || graph.registry()->Find(f.name()) != nullptr) {
+      return absl::OkStatus();
+    }
+    return absl::NotFoundError(absl::StrCat("node ", node.DebugName(), ": attr '", attr,
+                                            "' names function '", f.name(),
+                                            "', which the graph's library does not have"));
+  };
+  for (const auto& [name, value] : node.attrs()) {
+    if (value.has_func()) RETURN_IF_ERROR(check(name, value.func()));
+    if (value.has_list()) {
+      for (const NameAttrList& f : value.list().func()) RETURN_IF_ERROR(check(name, f));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptions& options) {
+  // The library first: nodes may call its functions.
+  if (def.has_library()) {
+    RETURN_IF_ERROR(AddContext(graph->AddFunctionLibrary(def.library()), "the graph's library"));
+  }
   // Pass 1: every node, so inputs may name nodes defined later in the file.
   std::vector<Node*> added;
   added.reserve(def.node_size());
@@ -251,6 +275,7 @@ absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptio
       }
       return AddContext(node.status(), NodeContext(node_def));
     }
+    RETURN_IF_ERROR(CheckFunctionAttrs(**node, *graph));
     added.push_back(*node);
   }
   // Pass 2: edges, data inputs in slot order, then control inputs.
@@ -258,7 +283,6 @@ absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptio
     RETURN_IF_ERROR(ConnectInputs(def.node(i), added[i], graph));
   }
   if (def.has_versions()) *graph->mutable_versions() = def.versions();
-  if (def.has_library()) graph->mutable_library()->MergeFrom(def.library());
 
   ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph));
   std::vector<bool> is_new(graph->num_node_ids(), false);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -274,6 +275,11 @@ OpDefBuilder& OpDefBuilder::SetControlFlowRole(ControlFlowRole role) {
   control_flow_ = role;
   return *this;
 }
+OpDefBuilder& OpDefBuilder::SetCallsFunction(std::string attr) {
+  call_function_attr_ = std::move(attr);
+  return *this;
+}
+
 OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
   shape_fn_ = std::move(fn);
   return *this;
@@ -294,6 +300,7 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   def.is_placeholder = is_placeholder_;
   def.allowed_in_graph_files = allowed_in_graph_files_;
   def.control_flow = control_flow_;
+  def.call_function_attr = call_function_attr_;
   def.shape_fn = shape_fn_;
   auto context = [&](absl::string_view what, const std::string& spec) {
     return absl::StrCat("op '", name_, "' ", what, " \"", spec, "\"");
@@ -317,6 +324,14 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
     }
     it->default_value = value;
   }
+  if (!call_function_attr_.empty()) {
+    const AttrDef* f = def.FindAttr(call_function_attr_);
+    if (f == nullptr || f->type != "func") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op '", name_, "' calls the function of attr '", call_function_attr_,
+          "', which is not a func attr of the op"));
+    }
+  }
   for (const std::string& spec : input_specs_) {
     absl::StatusOr<ArgDef> a = ParseArg(spec, def.attrs);
     if (!a.ok()) return AddContext(a.status(), context("input", spec));
@@ -330,6 +345,127 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   return def;
 }
 
+namespace {
+
+bool IsKnownAttrKind(absl::string_view kind) {
+  static constexpr absl::string_view kKinds[] = {
+      "int", "float", "bool", "string", "type", "shape", "tensor", "func",
+      "list(int)", "list(float)", "list(bool)", "list(string)", "list(type)",
+      "list(shape)", "list(tensor)", "list(func)"};
+  for (absl::string_view k : kKinds) {
+    if (kind == k) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<ArgDef> ArgFromProto(const ::tensorflow::OpDef::ArgDef& proto,
+                                    const std::vector<AttrDef>& attrs) {
+  ArgDef arg;
+  arg.name = proto.name();
+  arg.is_ref = proto.is_ref();
+  if (arg.name.empty()) return absl::InvalidArgumentError("an argument has no name");
+  auto context = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("argument '", arg.name, "' ", what));
+  };
+  auto attr_kind = [&](const std::string& name) -> std::string {
+    for (const AttrDef& a : attrs) {
+      if (a.name == name) return a.type;
+    }
+    return "";
+  };
+  int typings = (proto.type() != DT_INVALID) + !proto.type_attr().empty() +
+                !proto.type_list_attr().empty();
+  if (typings != 1) {
+    return context("needs exactly one of type, type_attr and type_list_attr");
+  }
+  if (proto.type() != DT_INVALID) {
+    if (!::tensorflow::DataType_IsValid(proto.type()) || IsRefType(proto.type())) {
+      return context(absl::StrCat("has an unknown type (", static_cast<int>(proto.type()), ")"));
+    }
+    arg.type = proto.type();
+  }
+  if (!proto.type_attr().empty()) {
+    if (attr_kind(proto.type_attr()) != "type") {
+      return context(absl::StrCat("is typed by '", proto.type_attr(),
+                                  "', which is not a type attr of the signature"));
+    }
+    arg.type_attr = proto.type_attr();
+  }
+  if (!proto.type_list_attr().empty()) {
+    if (attr_kind(proto.type_list_attr()) != "list(type)") {
+      return context(absl::StrCat("is typed by '", proto.type_list_attr(),
+                                  "', which is not a list(type) attr of the signature"));
+    }
+    if (!proto.number_attr().empty()) return context("has both number_attr and type_list_attr");
+    arg.type_list_attr = proto.type_list_attr();
+  }
+  if (!proto.number_attr().empty()) {
+    if (attr_kind(proto.number_attr()) != "int") {
+      return context(absl::StrCat("is counted by '", proto.number_attr(),
+                                  "', which is not an int attr of the signature"));
+    }
+    arg.number_attr = proto.number_attr();
+  }
+  return arg;
+}
+
+}  // namespace
+
+absl::StatusOr<OpDef> OpDefFromSignature(const ::tensorflow::OpDef& signature) {
+  OpDef def;
+  def.name = signature.name();
+  def.is_stateful = signature.is_stateful();
+  def.is_commutative = signature.is_commutative();
+  def.allows_uninitialized_input = signature.allows_uninitialized_input();
+  def.is_function = true;
+  def.control_outputs.assign(signature.control_output().begin(), signature.control_output().end());
+  auto fail = [&](const absl::Status& s) {
+    return AddContext(s, absl::StrCat("signature of function '", signature.name(), "'"));
+  };
+  if (def.name.empty()) return absl::InvalidArgumentError("a function signature has no name");
+  for (const auto& a : signature.attr()) {
+    AttrDef attr;
+    attr.name = a.name();
+    attr.type = a.type();
+    if (attr.name.empty()) return fail(absl::InvalidArgumentError("an attr has no name"));
+    if (!IsKnownAttrKind(attr.type)) {
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("attr '", attr.name, "' has unknown kind '", attr.type, "'")));
+    }
+    if (def.FindAttr(attr.name) != nullptr) {
+      return fail(absl::InvalidArgumentError(absl::StrCat("attr '", attr.name, "' twice")));
+    }
+    if (a.has_allowed_values()) attr.allowed_values = a.allowed_values();
+    attr.has_minimum = a.has_minimum();
+    attr.minimum = a.minimum();
+    if (a.has_default_value()) {
+      absl::Status s = ValidateAttrValue(attr, a.default_value());
+      if (!s.ok()) return fail(AddContext(s, "default value"));
+      attr.default_value = a.default_value();
+    }
+    def.attrs.push_back(std::move(attr));
+  }
+  absl::flat_hash_set<std::string> names;
+  for (const auto& a : signature.input_arg()) {
+    absl::StatusOr<ArgDef> arg = ArgFromProto(a, def.attrs);
+    if (!arg.ok()) return fail(arg.status());
+    if (!names.insert(arg->name).second) {
+      return fail(absl::InvalidArgumentError(absl::StrCat("argument '", arg->name, "' twice")));
+    }
+    def.inputs.push_back(*std::move(arg));
+  }
+  names.clear();
+  for (const auto& a : signature.output_arg()) {
+    absl::StatusOr<ArgDef> arg = ArgFromProto(a, def.attrs);
+    if (!arg.ok()) return fail(arg.status());
+    if (!names.insert(arg->name).second) {
+      return fail(absl::InvalidArgumentError(absl::StrCat("output '", arg->name, "' twice")));
+    }
+    def.outputs.push_back(*std::move(arg));
+  }
+  return def;
+}
+
 absl::Status ValidateAttrValue(const AttrDef& def, const AttrValue& value) {
   std::string kind = AttrValueKind(value);
   bool list_def = IsListKind(def.type);
@@ -338,6 +474,17 @@ absl::Status ValidateAttrValue(const AttrDef& def, const AttrValue& value) {
   if (!kind_ok) {
     return absl::InvalidArgumentError(absl::StrCat("attr '", def.name, "' holds ", kind,
                                                    ", expected ", def.type));
+  }
+  if (def.type == "func" && value.func().name().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("attr '", def.name, "' names no function"));
+  }
+  if (def.type == "list(func)") {
+    for (const auto& f : value.list().func()) {
+      if (f.name().empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("attr '", def.name, "' holds a function with no name"));
+      }
+    }
   }
   if (def.allowed_values.has_value()) {
     const auto& allowed = def.allowed_values->list();
@@ -375,7 +522,7 @@ absl::Status ValidateAttrValue(const AttrDef& def, const AttrValue& value) {
     } else {
       const auto& l = value.list();
       got = l.i_size() + l.f_size() + l.b_size() + l.s_size() + l.type_size() + l.shape_size() +
-            l.tensor_size();
+            l.tensor_size() + l.func_size();
     }
     if (got < def.minimum) {
       return absl::InvalidArgumentError(absl::StrCat("attr '", def.name, "' is ", got,

@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/attr_value.h"
+#include "graph/proto/op_def.pb.h"
 #include "graph/types.h"
 
 namespace sluice {
@@ -112,6 +113,16 @@ struct OpDef {
   // _Retval, _Send), which ImportGraphDef refuses.
   bool allowed_in_graph_files = false;
   ControlFlowRole control_flow = ControlFlowRole::kNone;
+  // Function calls (graph/function_inline.h). A node whose op is a function
+  // of its graph's library has an OpDef made from the function's signature
+  // (OpDefFromSignature), with `is_function` set. An op that calls the
+  // function named by one of its func attrs with its inputs and returns its
+  // results (PartitionedCall: "f") names that attr here.
+  bool is_function = false;
+  std::string call_function_attr;
+  // A function's control outputs (signature.control_output): names of nodes
+  // that must run for a call to count as done.
+  std::vector<std::string> control_outputs;
   ShapeFn shape_fn;  // may be empty: outputs then have unknown shapes
   GradFn grad_fn;    // may be empty: see no_gradient
   bool no_gradient = false;  // declared not differentiable (ArgMax, Shape, ...)
@@ -133,6 +144,8 @@ class OpDefBuilder {
   OpDefBuilder& SetIsPlaceholder();
   OpDefBuilder& SetAllowedInGraphFiles();
   OpDefBuilder& SetControlFlowRole(ControlFlowRole role);
+  // The op calls the function named by func attr `attr` (OpDef::call_function_attr).
+  OpDefBuilder& SetCallsFunction(std::string attr);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
   // A default the spec text cannot spell (a shape, a list, a string).
   OpDefBuilder& SetAttrDefault(std::string attr, AttrValue value);
@@ -154,9 +167,18 @@ class OpDefBuilder {
   bool is_placeholder_ = false;
   bool allowed_in_graph_files_ = false;
   ControlFlowRole control_flow_ = ControlFlowRole::kNone;
+  std::string call_function_attr_;
   ShapeFn shape_fn_;
   std::vector<std::pair<std::string, AttrValue>> attr_defaults_;
 };
+
+// The OpDef of a call to a library function, from the function's signature
+// (TensorFlow's OpDef proto: args typed by fixed types, type attrs, number
+// attrs or type-list attrs; attrs with defaults, allowed values and minimums).
+// InvalidArgument naming the function and the arg or attr: an arg naming an
+// attr that is not declared or has the wrong kind, an arg with no type, an
+// unknown attr kind, a default that breaks its own constraint.
+absl::StatusOr<OpDef> OpDefFromSignature(const ::tensorflow::OpDef& signature);
 
 // Checks one attr value against its definition (kind, allowed values,
 // minimum). The error names the attr; the caller adds node context.

@@ -271,7 +271,8 @@ OpBuilder& OpBuilder::DefaultName(absl::string_view name) {
 
 absl::StatusOr<Node*> OpBuilder::Build() {
   Graph* graph = scope_.graph();
-  ASSIGN_OR_RETURN(const OpDef* op_def, graph->registry()->LookUp(op_));
+  const OpDef* op_def = graph->FindOp(op_);  // a registered op or a library function
+  if (op_def == nullptr) return absl::NotFoundError(absl::StrCat("unknown op '", op_, "'"));
   if (inputs_.size() != op_def->inputs.size()) {
     return absl::InvalidArgumentError(absl::StrCat("expects ", op_def->inputs.size(),
                                                    " inputs, got ", inputs_.size()));
@@ -391,7 +392,7 @@ std::vector<Output> OpBuilder::FinalizeAll() {
   Node* n = Finalize();
   std::vector<Output> out;
   if (n == nullptr) {
-    const OpDef* def = scope_.registry()->Find(op_);
+    const OpDef* def = scope_.graph()->FindOp(op_);
     size_t count = 1;
     if (def != nullptr) {
       absl::StatusOr<NodeTypes> types = ComputeNodeTypes(*def, attrs_);

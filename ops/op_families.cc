@@ -5,6 +5,7 @@
 #include "ops/collective/collective_ops.h"
 #include "ops/control_flow/control_flow_family.h"
 #include "ops/data_flow/data_flow_family.h"
+#include "ops/functional/functional_ops.h"
 #include "ops/io/io_family.h"
 #include "ops/math/math_family.h"
 #include "ops/nn/nn_family.h"
@@ -44,6 +45,7 @@ constexpr OpFamily kFamilies[] = {
     {"io", RegisterIoFamilyOps, nullptr, RegisterIoFamilyCpuKernels},
     {"data_flow", RegisterDataFlowFamilyOps, nullptr, RegisterDataFlowFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
+    {"functional", RegisterFunctionalOps, RegisterFunctionalGradients, RegisterFunctionalKernels},
 };
 
 absl::Status WithFamily(const OpFamily& family, absl::Status s) {

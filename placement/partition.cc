@@ -102,7 +102,12 @@ class Partitioner {
   }
   GraphDef* Part(const std::string& loc) {
     auto [it, added] = parts_.try_emplace(loc);
-    if (added) *it->second.mutable_versions() = graph_.versions();
+    if (added) {
+      *it->second.mutable_versions() = graph_.versions();
+      // Every partition carries the library: its kernels may run functions
+      // (a dataset's map function) on its device.
+      if (graph_.library().function_size() > 0) *it->second.mutable_library() = graph_.library();
+    }
     return &it->second;
   }
   int64_t Incarnation(const std::string& device) const {

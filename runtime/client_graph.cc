@@ -83,6 +83,7 @@ absl::StatusOr<ClientGraph> BuildClientGraph(const Graph& g,
   }
   // Copy the needed nodes into a new graph, with _Arg for feeds and _Retval for fetches.
   auto sub = std::make_unique<Graph>(g.registry());
+  *sub->mutable_library() = g.library();  // before the nodes that call its functions
   std::vector<Node*> copy_of(g.num_node_ids(), nullptr);
   for (Node* n : g.nodes()) {
     if (!needed[n->id()]) continue;

@@ -171,6 +171,7 @@ OpKernelContext::Params ExecutorImpl::MakeParams(RunState* rs, const TaggedNode&
   params.call_frame = rs->args.call_frame;
   params.rendezvous = rs->args.rendezvous;
   params.collective_executor = rs->args.collective_executor;
+  params.function_runtime = layout_->function_runtime();
   if (!item.output_on_host.empty()) params.output_on_host = item.output_on_host.data();
   params.host_kernel = item.host_kernel;
   return params;
@@ -374,8 +375,15 @@ void ExecutorImpl::Finish(RunState* rs) const {
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph> graph,
                                                            Device* device,
                                                            const KernelRegistry& kernels) {
+  return Create(std::move(graph), device, kernels, nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph> graph,
+                                                           Device* device,
+                                                           const KernelRegistry& kernels,
+                                                           FunctionRuntime* function_runtime) {
   ASSIGN_OR_RETURN(std::unique_ptr<const ExecutorLayout> layout,
-                   ExecutorLayout::Create(std::move(graph), device, kernels));
+                   ExecutorLayout::Create(std::move(graph), device, kernels, function_runtime));
   return std::unique_ptr<Executor>(std::make_unique<ExecutorImpl>(std::move(layout)));
 }
 

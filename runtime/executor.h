@@ -89,6 +89,13 @@ class Executor {
   static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
                                                           Device* device,
                                                           const KernelRegistry& kernels);
+  // The same, with the FunctionRuntime its kernels get (at construction and
+  // in every OpKernelContext) to run the graph's library functions on
+  // `device`; borrowed (null: none), it must outlive the executor.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
+                                                          Device* device,
+                                                          const KernelRegistry& kernels,
+                                                          FunctionRuntime* function_runtime);
   virtual ~Executor() = default;
 
   // Runs the step to completion (or first error); `done` is called once.

@@ -12,8 +12,10 @@ namespace sluice {
 namespace internal {
 
 absl::StatusOr<std::unique_ptr<const ExecutorLayout>> ExecutorLayout::Create(
-    std::unique_ptr<Graph> graph, Device* device, const KernelRegistry& kernels) {
-  std::unique_ptr<ExecutorLayout> layout(new ExecutorLayout(std::move(graph), device));
+    std::unique_ptr<Graph> graph, Device* device, const KernelRegistry& kernels,
+    FunctionRuntime* function_runtime) {
+  std::unique_ptr<ExecutorLayout> layout(
+      new ExecutorLayout(std::move(graph), device, function_runtime));
   RETURN_IF_ERROR(layout->Initialize(kernels));
   return std::unique_ptr<const ExecutorLayout>(std::move(layout));
 }
@@ -27,7 +29,7 @@ absl::Status ExecutorLayout::Initialize(const KernelRegistry& kernels) {
     item_of[n->id()] = static_cast<int>(i);
     NodeItem& item = items_[i];
     item.node = n;
-    ASSIGN_OR_RETURN(item.kernel, kernels.CreateKernel(*n, device_));
+    ASSIGN_OR_RETURN(item.kernel, kernels.CreateKernel(*n, device_, function_runtime_));
     // A GPU's kernels only enqueue work: they run inline, never via the pool.
     item.expensive = item.kernel->IsExpensive() && !device_->has_device_memory();
     item.is_async = item.kernel->AsAsync() != nullptr;

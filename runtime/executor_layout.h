@@ -105,13 +105,17 @@ class ExecutorLayout {
   // no kernel (NotFound), an input not connected (InvalidArgument), a bad
   // kernel attr, frames that do not nest (graph/control_flow_info.h). The
   // graph may hold cycles only through NextIteration.
+  // `function_runtime` (may be null, borrowed) is what the kernels get as
+  // OpKernelConstruction::function_runtime().
   static absl::StatusOr<std::unique_ptr<const ExecutorLayout>> Create(
-      std::unique_ptr<Graph> graph, Device* device, const KernelRegistry& kernels);
+      std::unique_ptr<Graph> graph, Device* device, const KernelRegistry& kernels,
+      FunctionRuntime* function_runtime = nullptr);
   ExecutorLayout(const ExecutorLayout&) = delete;
   ExecutorLayout& operator=(const ExecutorLayout&) = delete;
 
   const Graph& graph() const { return *graph_; }
   Device* device() const { return device_; }
+  FunctionRuntime* function_runtime() const { return function_runtime_; }
   // Items are numbered in topological order (NextIteration back-edges aside).
   const NodeItem& item(int id) const { return items_[id]; }
   int num_items() const { return static_cast<int>(items_.size()); }
@@ -122,8 +126,8 @@ class ExecutorLayout {
   absl::Span<const int> roots() const { return roots_; }
 
  private:
-  ExecutorLayout(std::unique_ptr<Graph> graph, Device* device)
-      : graph_(std::move(graph)), device_(device) {}
+  ExecutorLayout(std::unique_ptr<Graph> graph, Device* device, FunctionRuntime* function_runtime)
+      : graph_(std::move(graph)), device_(device), function_runtime_(function_runtime) {}
 
   absl::Status Initialize(const KernelRegistry& kernels);
   absl::Status InitializeFrames(absl::Span<Node* const> order, const std::vector<int>& item_of);
@@ -132,6 +136,7 @@ class ExecutorLayout {
 
   std::unique_ptr<Graph> graph_;
   Device* const device_;
+  FunctionRuntime* const function_runtime_;
   std::vector<NodeItem> items_;
   std::vector<FrameLayout> frames_;
   std::vector<int> roots_;

@@ -90,7 +90,9 @@ class KernelRegistry {
 
   // Builds and Inits the kernel for `node` on `device`. NotFound naming the
   // node, op, device type and the registered constraints when none matches.
-  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(const Node& node, Device* device) const;
+  // `function_runtime` (may be null) is handed to the kernel's Init.
+  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
+      const Node& node, Device* device, FunctionRuntime* function_runtime = nullptr) const;
   // The KernelDef that would serve `node` on `device_type`, or nullptr.
   const KernelDef* FindKernelDef(const Node& node, absl::string_view device_type) const;
   bool HasKernelsFor(absl::string_view op, absl::string_view device_type) const;

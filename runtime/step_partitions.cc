@@ -8,6 +8,7 @@
 #include "graph/graph_def_io.h"
 #include "base/status_macros.h"
 #include "runtime/collective/collective_executor.h"
+#include "runtime/device_function_runtime.h"
 #include "runtime/rendezvous.h"
 #include "runtime/step_barrier.h"
 
@@ -41,8 +42,18 @@ absl::StatusOr<std::unique_ptr<StepPartitions>> StepPartitions::Build(
     Part part;
     part.device = g.device;
     part.def = std::move(g.def);
+    FunctionRuntimeOptions fr;
+    fr.device = g.device;
+    fr.ops = ops;
+    fr.kernels = &kernels;
+    fr.library = graph->library();
+    fr.versions = graph->versions();
+    absl::StatusOr<std::shared_ptr<FunctionRuntime>> function_runtime =
+        NewFunctionRuntime(std::move(fr));
+    if (!function_runtime.ok()) return AddContext(function_runtime.status(), context);
+    part.function_runtime = *std::move(function_runtime);
     absl::StatusOr<std::unique_ptr<Executor>> executor =
-        Executor::Create(std::move(graph), g.device, kernels);
+        Executor::Create(std::move(graph), g.device, kernels, part.function_runtime.get());
     if (!executor.ok()) return AddContext(executor.status(), context);
     part.executor = *std::move(executor);
     out->parts_.push_back(std::move(part));

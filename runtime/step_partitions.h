@@ -51,12 +51,16 @@ class StepPartitions {
  public:
   struct Part {
     Device* device = nullptr;
+    // Runs the partition's library functions on its device for its kernels
+    // (runtime/device_function_runtime.h); outlives the executor.
+    std::shared_ptr<FunctionRuntime> function_runtime;
     std::unique_ptr<Executor> executor;
     tensorflow::GraphDef def;  // what it runs (RunMetadata::partition_graphs)
   };
 
   // Imports each partition (with `ops`, the registry of the whole graph),
-  // pins its nodes to its device and creates its executor. Errors name the
+  // pins its nodes to its device, makes a FunctionRuntime over its library
+  // on its device and creates its executor with it. Errors name the
   // partition's device (and the node, for a kernel that cannot be built).
   static absl::StatusOr<std::unique_ptr<StepPartitions>> Build(
       std::vector<PartitionGraph> graphs, const OpRegistry* ops, const KernelRegistry& kernels);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
+#include "graph/function_inline.h"
 #include "graph/graph_def_io.h"
 #include "placement/auto_placer.h"
 #include "placement/fuse_ops.h"
@@ -22,6 +23,10 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
   const SessionConfig& config = *options.config;
   ASSIGN_OR_RETURN(ClientGraph client, BuildClientGraph(graph, feeds, fetches, targets));
   Graph* pruned = client.graph.get();
+  // Function calls become their bodies before placement: each call site's
+  // body is placed on its own (on the call's device unless its nodes ask
+  // for another), and its nodes are fused and partitioned like any other.
+  RETURN_IF_ERROR(InlineFunctionCalls(pruned).status());
   if (config.auto_place) {
     // Placed over the whole graph, then applied to this signature's nodes: a
     // variable lives on one device for all signatures (the one that
@@ -38,6 +43,7 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
     graph.ToGraphDef(&def);
     Graph whole(graph.registry());
     RETURN_IF_ERROR(ImportGraphDef(def, &whole, {.allow_internal_ops = true}));
+    RETURN_IF_ERROR(InlineFunctionCalls(&whole).status());
     RETURN_IF_ERROR(AutoPlace(&whole, auto_options).status());
     for (Node* n : pruned->nodes()) {
       if (const Node* placed = whole.FindNode(n->name()); placed != nullptr) {

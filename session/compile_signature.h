@@ -1,6 +1,7 @@
 // CompileSignature: what every session does once per run signature (feeds,
 // fetches, targets), for any set of devices, local or across a cluster:
-// prune the graph to the signature (runtime/client_graph.h), place it —
+// prune the graph to the signature (runtime/client_graph.h), inline its
+// function calls (graph/function_inline.h), place it —
 // automatically (placement/auto_placer.h) when asked, then by the placer
 // (placement/placer.h) —, fuse op chains on each device
 // (placement/fuse_ops.h), partition it per device (placement/partition.h)

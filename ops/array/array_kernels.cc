@@ -280,6 +280,11 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {
     kernels->Register(cpu(op).TypeConstraint("T", DT_STRING), Make<IdentityOp>());
   }
+  // Handles (a resource variable passed to a function, a dataset returned
+  // by one) pass through Identity too, as in TensorFlow.
+  kernels->Register(cpu("Identity").TypeConstraint(
+                        "T", std::vector<DataType>{DT_RESOURCE, ::tensorflow::DT_VARIANT}),
+                    Make<IdentityOp>());
   kernels->Register(cpu("Reshape").TypeConstraint("T", DT_STRING), Make<ReshapeOp>());
   kernels->Register(cpu("ExpandDims").TypeConstraint("T", DT_STRING), Make<ExpandDimsOp>());
   kernels->Register(cpu("Squeeze").TypeConstraint("T", DT_STRING), Make<SqueezeOp>());

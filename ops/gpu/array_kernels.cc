@@ -101,6 +101,8 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   }
   kernels->Register<IdentityOp>(gpu("PlaceholderWithDefault").TypeConstraint("dtype", types));
   kernels->Register<NoOpKernel>(gpu("NoOp"));
+  // What an inlined function call leaves behind (ops/functional).
+  kernels->Register<internal::IdentityNOp>(gpu("IdentityN"));
   kernels->Register<ReshapeOp>(gpu("Reshape").TypeConstraint("T", types).HostMemory("shape"));
   kernels->Register<ExpandDimsOp>(gpu("ExpandDims").TypeConstraint("T", types).HostMemory("dim"));
   kernels->Register<SqueezeOp>(gpu("Squeeze").TypeConstraint("T", types));

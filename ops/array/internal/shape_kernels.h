@@ -1,6 +1,6 @@
 // Kernels of the array ops that only read shapes and hand buffers through,
 // so one class serves every device: Identity (StopGradient, PreventGradient,
-// PlaceholderWithDefault), NoOp, Reshape, ExpandDims, Squeeze and
+// PlaceholderWithDefault), IdentityN, NoOp, Reshape, ExpandDims, Squeeze and
 // Shape / Size / Rank. Registered by array_kernels.cc for the CPU and by
 // ops/gpu/array_kernels.cc for GPUs (index arguments and Shape's output in
 // host memory there).
@@ -26,6 +26,17 @@ namespace internal {
 class IdentityOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override;
+  bool IsExpensive() const override { return false; }
+};
+
+// IdentityN: each input handed through as the output of the same index (the
+// node an inlined function call leaves behind; ops/functional).
+class IdentityNOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    for (int i = 0; i < ctx->num_inputs(); ++i) ctx->set_output(i, ctx->input(i));
+    return absl::OkStatus();
+  }
   bool IsExpensive() const override { return false; }
 };
 
