@@ -110,8 +110,8 @@ const KernelDef* KernelRegistry::FindKernelDef(const Node& node,
   return nullptr;
 }
 
-absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(const Node& node,
-                                                                       Device* device) const {
+absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
+    const Node& node, Device* device, FunctionRuntime* function_runtime) const {
   KernelFactory factory;
   std::vector<std::string> registered;
   {
@@ -140,7 +140,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(const Nod
         registered.empty() ? "none" : absl::StrJoin(registered, "; ")));
   }
   std::unique_ptr<OpKernel> kernel = factory();
-  OpKernelConstruction ctx(node, device);
+  OpKernelConstruction ctx(node, device, function_runtime);
   absl::Status s = kernel->Init(ctx);
   if (!s.ok()) return AddContext(s, absl::StrCat("node ", node.DebugName()));
   return kernel;

@@ -88,9 +88,11 @@ class KernelRegistry {
     Register(std::move(def), [] { return std::make_unique<K>(); });
   }
 
-  // Builds and Inits the kernel for `node` on `device`. NotFound naming the
-  // node, op, device type and the registered constraints when none matches.
-  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(const Node& node, Device* device) const;
+  // Builds and Inits the kernel for `node` on `device` (with the function
+  // runtime its Init sees, when there is one). NotFound naming the node, op,
+  // device type and the registered constraints when none matches.
+  absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
+      const Node& node, Device* device, FunctionRuntime* function_runtime = nullptr) const;
   // The KernelDef that would serve `node` on `device_type`, or nullptr.
   const KernelDef* FindKernelDef(const Node& node, absl::string_view device_type) const;
   bool HasKernelsFor(absl::string_view op, absl::string_view device_type) const;
