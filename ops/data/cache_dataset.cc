@@ -6,7 +6,9 @@
 // its input.
 //
 // A pass that stops early keeps nothing (TensorFlow's rule); two passes
-// filling at once each keep their own and the first to end wins.
+// filling at once each keep their own and the first to end wins. A saved
+// iterator carries the elements it has read or cached so far, so a restored
+// one continues in a process that has no cache yet.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -143,7 +145,14 @@ class CacheIterator : public DatasetIterator<CacheDataset> {
   absl::Status Save(IteratorStateWriter* w) override {
     w->WriteInt(Key("next"), next_);
     w->WriteInt(Key("reading"), cached_ != nullptr ? 1 : 0);
-    if (cached_ != nullptr) return absl::OkStatus();
+    if (cached_ != nullptr) {
+      // The cache goes with the position: a restarted process has none.
+      w->WriteInt(Key("cached"), static_cast<int64_t>(cached_->size()));
+      for (size_t i = 0; i < cached_->size(); ++i) {
+        SaveElement(w, *this, absl::StrCat("cached.", i), (*cached_)[i]);
+      }
+      return absl::OkStatus();
+    }
     w->WriteInt(Key("filled"), filling_ ? static_cast<int64_t>(filling_->size()) : 0);
     for (size_t i = 0; filling_ && i < filling_->size(); ++i) {
       SaveElement(w, *this, absl::StrCat("filled.", i), (*filling_)[i]);
@@ -155,13 +164,15 @@ class CacheIterator : public DatasetIterator<CacheDataset> {
     ASSIGN_OR_RETURN(next_, r.ReadInt(Key("next")));
     ASSIGN_OR_RETURN(int64_t reading, r.ReadInt(Key("reading")));
     if (reading != 0) {
-      RETURN_IF_ERROR(dataset()->LoadFile());
-      cached_ = dataset()->cache().elements();
-      if (cached_ == nullptr) {
-        return absl::FailedPreconditionError(
-            "the saved iterator read a cache this process does not have (a memory cache is "
-            "not saved with the iterator; give CacheDataset a filename)");
+      ASSIGN_OR_RETURN(int64_t n, r.ReadInt(Key("cached")));
+      auto elements = std::make_shared<Elements>();
+      for (int64_t i = 0; i < n; ++i) {
+        ASSIGN_OR_RETURN(std::vector<Tensor> e,
+                         RestoreElement(r, *this, absl::StrCat("cached.", i)));
+        elements->push_back(std::move(e));
       }
+      dataset()->cache().Complete(std::move(elements));
+      cached_ = dataset()->cache().elements();
       return absl::OkStatus();
     }
     cached_.reset();
