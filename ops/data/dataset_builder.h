@@ -139,7 +139,9 @@ class Iterator {
   ElementSpec spec_;
 };
 
-// Sources.
+// Sources. File readers default to TensorFlow's 256 KiB read buffer (the
+// value its Python API writes into the graph).
+inline constexpr int64_t kDefaultReaderBufferSize = 256 * 1024;
 Dataset Range(const Scope& scope, int64_t start, int64_t stop, int64_t step = 1);
 // One element: `components` as they are (TensorDataset).
 Dataset Tensors(const Scope& scope, absl::Span<const Output> components);
@@ -147,12 +149,12 @@ Dataset Tensors(const Scope& scope, absl::Span<const Output> components);
 Dataset TensorSlices(const Scope& scope, absl::Span<const Output> components);
 // Files: a string scalar or vector. compression: "", "ZLIB", "GZIP".
 Dataset TFRecordDataset(const Scope& scope, Input filenames, const std::string& compression = "",
-                        int64_t buffer_size = -1);
+                        int64_t buffer_size = kDefaultReaderBufferSize);
 Dataset TextLineDataset(const Scope& scope, Input filenames, const std::string& compression = "",
-                        int64_t buffer_size = -1);
+                        int64_t buffer_size = kDefaultReaderBufferSize);
 Dataset FixedLengthRecordDataset(const Scope& scope, Input filenames, int64_t record_bytes,
                                  int64_t header_bytes = 0, int64_t footer_bytes = 0,
-                                 int64_t buffer_size = -1);
+                                 int64_t buffer_size = kDefaultReaderBufferSize);
 Dataset Zip(const Scope& scope, absl::Span<const Dataset> datasets);
 
 }  // namespace data
