@@ -262,15 +262,6 @@ TEST_F(DatasetKernelsTest, Prefetch) {
   EXPECT_EQ(Drain(s_, Range(s_, 0, 10).Prefetch(0)), Iota(10));
 }
 
-TEST_F(DatasetKernelsTest, PrefetchPassesErrorsInOrder) {
-  // Shard with require_non_empty fails at its end, after its elements.
-  Output a = ops::Const(s_, Tensor::FromVector<int64_t>({1}));
-  Dataset ds = Range(s_, 0, 4).Prefetch(2);
-  SessionDrain d(s_, ds.MakeInitializableIterator());
-  ASSERT_TRUE(d.Start().ok());
-  EXPECT_EQ(d.Ints(), Iota(4));
-}
-
 TEST_F(DatasetKernelsTest, CacheInMemoryAndFile) {
   EXPECT_THAT(Drain(s_, Range(s_, 0, 3).Cache().Repeat(3)), ElementsAre(0, 1, 2, 0, 1, 2, 0, 1, 2));
   const std::string path = ::testing::TempDir() + "/cache_test";
@@ -437,6 +428,56 @@ TEST_F(DatasetKernelsTest, FixedLengthRecords) {
   EXPECT_THAT(Strings(d), ElementsAre("abc", "def"));  // "ghF" would eat the footer
   absl::Status st = DrainError(s_, FixedLengthRecordDataset(s_, Input(path), 0));
   EXPECT_THAT(st.message(), HasSubstr("record_bytes must be positive"));
+}
+
+TEST_F(DatasetKernelsTest, PrefetchPassesErrorsInOrder) {
+  const std::string good = WriteRecords("good.tfrecord", {"a", "b", "c"});
+  Dataset ds = TFRecordDataset(s_, Input(std::initializer_list<std::string>{good, good + ".gone"}))
+                   .Prefetch(8);
+  SessionDrain d(s_, ds.MakeInitializableIterator());
+  ASSERT_TRUE(d.Start().ok());
+  for (const char* want : {"a", "b", "c"}) {
+    absl::StatusOr<std::vector<Tensor>> e = d.Next();
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ((*e)[0].scalar<std::string>(), want);
+  }
+  absl::Status st = d.Next().status();
+  EXPECT_TRUE(absl::IsNotFound(st)) << st;
+  EXPECT_THAT(st.message(), HasSubstr("good.tfrecord.gone"));
+}
+
+// TF 2's shuffle: ShuffleDatasetV3 beside a seed generator, V2 taking the
+// generator's seeds.
+TEST_F(DatasetKernelsTest, ShuffleV2AndV3WithSeedGenerators) {
+  Dataset r = Range(s_, 0, 30);
+  std::vector<Output> gen = s_.Op("AnonymousSeedGenerator")
+                                .Input(Input(int64_t{4}))
+                                .Input(Input(int64_t{5}))
+                                .Input(Input(true))
+                                .FinalizeAll();
+  Output v2 = s_.Op("ShuffleDatasetV2")
+                  .Input(r.handle())
+                  .Input(Input(int64_t{8}))
+                  .Input(gen[0])
+                  .SetAttr("output_types", MakeAttr(std::vector<DataType>{DT_INT64}))
+                  .SetAttr("output_shapes", MakeAttr(std::vector<TensorShape>{TensorShape()}))
+                  .Finalize1();
+  Output dummy = s_.Op("DummySeedGenerator").Finalize1();
+  Output v3 = s_.Op("ShuffleDatasetV3")
+                  .Input(r.handle())
+                  .Input(Input(int64_t{8}))
+                  .Input(Input(int64_t{4}))
+                  .Input(Input(int64_t{5}))
+                  .Input(dummy)
+                  .SetAttr("output_types", MakeAttr(std::vector<DataType>{DT_INT64}))
+                  .SetAttr("output_shapes", MakeAttr(std::vector<TensorShape>{TensorShape()}))
+                  .Finalize1();
+  std::vector<int64_t> a = Drain(s_, Dataset(s_, v2, r.spec()));
+  std::vector<int64_t> b = Drain(s_, Dataset(s_, v3, r.spec()));
+  EXPECT_EQ(a, b);  // the same seeds, the same order
+  EXPECT_NE(a, Iota(30));
+  std::sort(a.begin(), a.end());
+  EXPECT_EQ(a, Iota(30));
 }
 
 }  // namespace

@@ -164,6 +164,17 @@ absl::Status RegisterDatasetDefs(OpRegistry* ops) {
       DatasetOp("ShuffleDataset",
                 {kDataset, "buffer_size: int64", "seed: int64", "seed2: int64"})
           .Attr("reshuffle_each_iteration: bool = true")));
+  RETURN_IF_ERROR(ops->Register(DatasetOp(
+      "ShuffleDatasetV2", {kDataset, "buffer_size: int64", "seed_generator: resource"})));
+  RETURN_IF_ERROR(ops->Register(
+      DatasetOp("ShuffleDatasetV3", {kDataset, "buffer_size: int64", "seed: int64",
+                                     "seed2: int64", "seed_generator: resource"})
+          .Attr("reshuffle_each_iteration: bool = true")));
+  RETURN_IF_ERROR(ops->Register(
+      DatasetOp("ShuffleAndRepeatDatasetV2",
+                {kDataset, "buffer_size: int64", "seed: int64", "seed2: int64", "count: int64",
+                 "seed_generator: resource"})
+          .Attr("reshuffle_each_iteration: bool = true")));
   RETURN_IF_ERROR(ops->Register(
       DatasetOp("ShuffleAndRepeatDataset",
                 {kDataset, "buffer_size: int64", "seed: int64", "seed2: int64", "count: int64"})
@@ -301,6 +312,20 @@ absl::Status RegisterIteratorDefs(OpRegistry* ops) {
                                     .Input("resource_handle: resource")
                                     .Input("serialized: variant")
                                     .SetShapeFn(NoOutputs)));
+  // The seed generators ShuffleDatasetV2/V3 take (TF 2's shuffle).
+  RETURN_IF_ERROR(ops->Register(Stateful("AnonymousSeedGenerator")
+                                    .Input("seed: int64")
+                                    .Input("seed2: int64")
+                                    .Input("reshuffle: bool")
+                                    .Output("handle: resource")
+                                    .Output("deleter: variant")
+                                    .SetShapeFn(ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(
+      Stateful("DummySeedGenerator").Output("handle: resource").SetShapeFn(ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(Stateful("DeleteSeedGenerator")
+                                    .Input("handle: resource")
+                                    .Input("deleter: variant")
+                                    .SetShapeFn(NoOutputs)));
   return absl::OkStatus();
 }
 
@@ -320,7 +345,9 @@ std::vector<absl::string_view> DatasetOpNames() {
           "ParallelMapDatasetV2", "FilterDataset", "FlatMapDataset", "InterleaveDataset",
           "ParallelInterleaveDatasetV2", "ParallelInterleaveDatasetV3",
           "ParallelInterleaveDatasetV4", "BatchDatasetV2", "PaddedBatchDatasetV2",
-          "ShuffleDataset", "ShuffleAndRepeatDataset", "RepeatDataset", "TakeDataset",
+          "ShuffleDataset", "ShuffleDatasetV2", "ShuffleDatasetV3", "ShuffleAndRepeatDataset",
+          "ShuffleAndRepeatDatasetV2", "AnonymousSeedGenerator", "DummySeedGenerator",
+          "DeleteSeedGenerator", "RepeatDataset", "TakeDataset",
           "SkipDataset", "ShardDataset", "PrefetchDataset", "CacheDataset", "ZipDataset",
           "ConcatenateDataset", "OptimizeDataset", "OptimizeDatasetV2", "ModelDataset",
           "Iterator", "IteratorV2", "AnonymousIterator", "AnonymousIteratorV2",

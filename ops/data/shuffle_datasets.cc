@@ -1,4 +1,4 @@
-// ShuffleDataset and ShuffleAndRepeatDataset: a buffer of buffer_size
+// ShuffleDataset(V2, V3) and ShuffleAndRepeatDataset(V2): a buffer of buffer_size
 // elements; each GetNext refills it from the input and hands out a random
 // one. ShuffleAndRepeat remakes its input `count` times (-1: forever), the
 // buffer running across epochs as TensorFlow's does.
@@ -8,12 +8,16 @@
 // reshuffle_each_iteration each iterator made from the dataset (each epoch
 // of a RepeatDataset above it) takes the next seeds of a stream that starts
 // at (seed, seed2); without it every iterator uses (seed, seed2) itself.
-// The generator is SplitMix64 over a counter, not TensorFlow's Philox
+// ShuffleDatasetV2 takes (seed, seed2, reshuffle) from an
+// AnonymousSeedGenerator; V3 and ShuffleAndRepeatDatasetV2 use their own
+// inputs and attr and leave their seed generator unused. The generator is
+// SplitMix64 over a counter, not TensorFlow's Philox
 // stream: the same seeds give the same order in Sluice, not TensorFlow's.
 //
 // Checkpoints save the buffer, the input, the generator's counter and the
 // dataset's seed stream position, so a restored pipeline continues the
 // same order (and the next epochs' orders).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -198,11 +202,95 @@ std::unique_ptr<IteratorBase> ShuffleDataset::MakeIteratorInternal(std::string p
   return std::make_unique<ShuffleIterator>(SharedAs<ShuffleDataset>(), std::move(prefix));
 }
 
-// ShuffleDataset (kRepeat false) and ShuffleAndRepeatDataset.
-template <bool kRepeat>
+// AnonymousSeedGenerator's resource: the seeds ShuffleDatasetV2 takes.
+// (DummySeedGenerator makes one with reshuffle false and no seeds.)
+class SeedGenerator : public ResourceBase {
+ public:
+  SeedGenerator(int64_t seed, int64_t seed2, bool reshuffle)
+      : seed(seed), seed2(seed2), reshuffle(reshuffle) {}
+  std::string DebugString() const override { return "SeedGenerator"; }
+  const int64_t seed, seed2;
+  const bool reshuffle;
+};
+
+constexpr char kSeparator = '\x1f';
+
+absl::StatusOr<SeedGenerator*> SeedGeneratorInput(OpKernelContext* ctx, int i) {
+  const Tensor& t = ctx->input(i);
+  const std::string h = t.dtype() == DT_RESOURCE && t.NumElements() == 1
+                            ? t.flat<std::string>()[0]
+                            : std::string();
+  const size_t sep = h.find(kSeparator);
+  SeedGenerator* g = sep == std::string::npos
+                         ? nullptr
+                         : ctx->resource_manager()->Find<SeedGenerator>(h.substr(0, sep),
+                                                                        h.substr(sep + 1));
+  if (g == nullptr) {
+    return absl::NotFoundError("seed_generator names no seed generator on this device");
+  }
+  return g;
+}
+
+// AnonymousSeedGenerator (kAnonymous) and DummySeedGenerator.
+template <bool kAnonymous>
+class SeedGeneratorOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    int64_t seed = 0, seed2 = 0;
+    bool reshuffle = false;
+    if (kAnonymous) {
+      ASSIGN_OR_RETURN(seed, Int64Input(ctx, 0, "seed"));
+      ASSIGN_OR_RETURN(seed2, Int64Input(ctx, 1, "seed2"));
+      ASSIGN_OR_RETURN(reshuffle, BoolInput(ctx, 2, "reshuffle"));
+    }
+    static std::atomic<int64_t> next{0};
+    const std::string name = absl::StrCat("_SeedGenerator", next.fetch_add(1));
+    RETURN_IF_ERROR(ctx->resource_manager()
+                        ->LookupOrCreate<SeedGenerator>(
+                            "", name,
+                            [&]() -> absl::StatusOr<std::unique_ptr<SeedGenerator>> {
+                              return std::make_unique<SeedGenerator>(seed, seed2, reshuffle);
+                            })
+                        .status());
+    Tensor h(DT_RESOURCE, TensorShape({}));
+    h.scalar<std::string>() = absl::StrCat(std::string(1, kSeparator), name);
+    ctx->set_output(0, h);
+    if (kAnonymous) {
+      Tensor d(::tensorflow::DT_VARIANT, TensorShape({}));
+      d.scalar<Variant>() = Variant(std::make_shared<SeedGeneratorDeleter>());
+      ctx->set_output(1, d);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  class SeedGeneratorDeleter : public VariantValue {
+   public:
+    std::string TypeName() const override { return "SeedGeneratorDeleter"; }
+  };
+};
+
+class DeleteSeedGeneratorOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(SeedGeneratorInput(ctx, 0).status());
+    const std::string& h = ctx->input(0).flat<std::string>()[0];
+    const size_t sep = h.find(kSeparator);
+    ctx->resource_manager()->Delete(h.substr(0, sep), h.substr(sep + 1));
+    return absl::OkStatus();
+  }
+};
+
+enum class ShuffleVersion { kV1, kV2, kV3 };
+
+// ShuffleDataset (V1, V2 with a seed generator's seeds, V3 with its own
+// seeds beside a generator) and, with kRepeat, ShuffleAndRepeatDataset(V2).
+template <bool kRepeat, ShuffleVersion kVersion = ShuffleVersion::kV1>
 class ShuffleOp : public UnaryDatasetOpKernel {
   absl::Status InitDataset(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(reshuffle_, ctx.GetAttr<bool>("reshuffle_each_iteration"));
+    if (kVersion != ShuffleVersion::kV2) {
+      ASSIGN_OR_RETURN(reshuffle_, ctx.GetAttr<bool>("reshuffle_each_iteration"));
+    }
     return absl::OkStatus();
   }
   absl::StatusOr<std::shared_ptr<const DatasetBase>> MakeDataset(
@@ -212,9 +300,17 @@ class ShuffleOp : public UnaryDatasetOpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("buffer_size must be greater than zero, got ", buffer_size));
     }
-    ASSIGN_OR_RETURN(int64_t seed, Int64Input(ctx, 2, "seed"));
-    ASSIGN_OR_RETURN(int64_t seed2, Int64Input(ctx, 3, "seed2"));
-    int64_t count = 1;
+    int64_t seed = 0, seed2 = 0, count = 1;
+    bool reshuffle = reshuffle_;
+    if (kVersion == ShuffleVersion::kV2) {
+      ASSIGN_OR_RETURN(SeedGenerator * g, SeedGeneratorInput(ctx, 2));
+      seed = g->seed;
+      seed2 = g->seed2;
+      reshuffle = g->reshuffle;
+    } else {
+      ASSIGN_OR_RETURN(seed, Int64Input(ctx, 2, "seed"));
+      ASSIGN_OR_RETURN(seed2, Int64Input(ctx, 3, "seed2"));
+    }
     if (kRepeat) {
       ASSIGN_OR_RETURN(count, Int64Input(ctx, 4, "count"));
     }
@@ -227,7 +323,7 @@ class ShuffleOp : public UnaryDatasetOpKernel {
       seed2 = (static_cast<int64_t>(rd()) << 32) ^ rd();
     }
     return std::make_shared<ShuffleDataset>(node(), std::move(input), buffer_size, seed, seed2,
-                                            reshuffle_, count);
+                                            reshuffle, count);
   }
   bool reshuffle_ = true;
 };
@@ -238,6 +334,15 @@ namespace internal {
 void RegisterShuffleDatasetKernels(KernelRegistry* kernels) {
   kernels->Register<ShuffleOp<false>>(KernelDef("ShuffleDataset", kDeviceTypeCpu));
   kernels->Register<ShuffleOp<true>>(KernelDef("ShuffleAndRepeatDataset", kDeviceTypeCpu));
+  kernels->Register<ShuffleOp<false, ShuffleVersion::kV2>>(
+      KernelDef("ShuffleDatasetV2", kDeviceTypeCpu));
+  kernels->Register<ShuffleOp<false, ShuffleVersion::kV3>>(
+      KernelDef("ShuffleDatasetV3", kDeviceTypeCpu));
+  kernels->Register<ShuffleOp<true, ShuffleVersion::kV3>>(
+      KernelDef("ShuffleAndRepeatDatasetV2", kDeviceTypeCpu));
+  kernels->Register<SeedGeneratorOp<true>>(KernelDef("AnonymousSeedGenerator", kDeviceTypeCpu));
+  kernels->Register<SeedGeneratorOp<false>>(KernelDef("DummySeedGenerator", kDeviceTypeCpu));
+  kernels->Register<DeleteSeedGeneratorOp>(KernelDef("DeleteSeedGenerator", kDeviceTypeCpu));
 }
 }  // namespace internal
 
