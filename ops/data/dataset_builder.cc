@@ -293,5 +293,16 @@ Dataset Zip(const Scope& scope, absl::Span<const Dataset> datasets) {
   return Dataset(scope, b.Finalize1(), spec);
 }
 
+Iterator OneShotIterator(const Scope& scope, const ::tensorflow::NameAttrList& dataset_factory,
+                         ElementSpec spec, const std::string& shared_name) {
+  spec = WithShapes(std::move(spec));
+  OpBuilder b = scope.Op("OneShotIterator");
+  b.SetAttr("dataset_factory", FuncAttr(dataset_factory))
+      .Attr("container", "")
+      .Attr("shared_name", shared_name);
+  Signature(b, spec);
+  return Iterator(scope, b.Finalize1(), nullptr, std::move(spec));
+}
+
 }  // namespace data
 }  // namespace sluice

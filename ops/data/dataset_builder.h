@@ -122,7 +122,8 @@ class Iterator {
       : scope_(std::move(scope)), handle_(handle), initializer_(initializer), spec_(std::move(spec)) {}
 
   const Output& handle() const { return handle_; }
-  // MakeIterator: run it to start (or restart) the pass over the dataset.
+  // MakeIterator: run it to start (or restart) the pass over the dataset;
+  // nullptr for a OneShotIterator.
   Node* initializer() const { return initializer_; }
   // IteratorGetNext: one output per component.
   std::vector<Output> GetNext() const;
@@ -156,6 +157,13 @@ Dataset FixedLengthRecordDataset(const Scope& scope, Input filenames, int64_t re
                                  int64_t header_bytes = 0, int64_t footer_bytes = 0,
                                  int64_t buffer_size = kDefaultReaderBufferSize);
 Dataset Zip(const Scope& scope, absl::Span<const Dataset> datasets);
+
+// OneShotIterator, as TF 1's make_one_shot_iterator() writes it: its first
+// run calls `dataset_factory` (a library function of no arguments returning
+// the dataset, the pipeline's nodes inside it) and starts the pass; no
+// initializer to run (initializer() is nullptr).
+Iterator OneShotIterator(const Scope& scope, const ::tensorflow::NameAttrList& dataset_factory,
+                         ElementSpec spec, const std::string& shared_name = "");
 
 }  // namespace data
 }  // namespace sluice

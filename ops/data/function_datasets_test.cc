@@ -304,19 +304,9 @@ TEST_F(FunctionDatasetsTest, BatchOfDifferentShapesFails) {
 }
 
 TEST_F(FunctionDatasetsTest, OneShotIterator) {
-  ::tensorflow::NameAttrList factory = Fn("factory");
-  AttrValue f;
-  *f.mutable_func() = factory;
-  Output handle = s_.Op("OneShotIterator")
-                      .SetAttr("dataset_factory", f)
-                      .SetAttr("output_types", MakeAttr(std::vector<DataType>{DT_INT64}))
-                      .SetAttr("output_shapes", MakeAttr(std::vector<TensorShape>{TensorShape()}))
-                      .Finalize1();
-  Output next = s_.Op("IteratorGetNext")
-                    .Input(handle)
-                    .SetAttr("output_types", MakeAttr(std::vector<DataType>{DT_INT64}))
-                    .SetAttr("output_shapes", MakeAttr(std::vector<TensorShape>{TensorShape()}))
-                    .Finalize1();
+  Iterator it = OneShotIterator(s_, Fn("factory"), kInt64Scalar);
+  EXPECT_EQ(it.initializer(), nullptr);
+  Output next = it.GetNext()[0];
   ASSERT_TRUE(s_.ok()) << s_.status();
   TestGraphRunner runner(s_.graph(), device_.get(), fr_.get());
   std::vector<int64_t> got;
@@ -329,6 +319,48 @@ TEST_F(FunctionDatasetsTest, OneShotIterator) {
     got.push_back((*e)[0].scalar<int64_t>());
   }
   EXPECT_THAT(got, ElementsAre(0, 1, 2, 3));
+}
+
+TEST_F(FunctionDatasetsTest, ParallelInterleaveCheckpoint) {
+  Iterator it = Range(s_, 1, 6)
+                    .Interleave(Fn("range_of"), kInt64Scalar,
+                                {.cycle_length = 2, .block_length = 2, .num_parallel_calls = 2})
+                    .MakeInitializableIterator("interleave");
+  std::vector<Output> next = it.GetNext();
+  Output state = it.Serialize();
+  Output state_in = ops::Placeholder(s_.WithOpName("state_in"), ::tensorflow::DT_VARIANT);
+  Node* restore = it.Deserialize(state_in);
+  ASSERT_TRUE(s_.ok()) << s_.status();
+  auto read = [&](TestGraphRunner& r, int n) {
+    std::vector<int64_t> v;
+    for (int i = 0; i < n; ++i) {
+      auto e = r.Run(next);
+      if (!e.ok()) break;
+      v.push_back((*e)[0].scalar<int64_t>());
+    }
+    return v;
+  };
+  TestGraphRunner ref(s_.graph(), device_.get(), fr_.get());
+  ASSERT_TRUE(ref.Run({}, {it.initializer()}).ok());
+  const std::vector<int64_t> reference = read(ref, 100);
+  EXPECT_EQ(reference.size(), 15u);
+  EXPECT_EQ(std::vector<int64_t>(reference.begin(), reference.begin() + 6),
+            (std::vector<int64_t>{10, 11, 20, 21, 12, 22}));
+  for (int k : {0, 3, 7, 14}) {
+    std::unique_ptr<Device> d1 = NewCpuDevice({.num_threads = 2});
+    TestGraphRunner a(s_.graph(), d1.get(), fr_.get());
+    ASSERT_TRUE(a.Run({}, {it.initializer()}).ok());
+    std::vector<int64_t> got = read(a, k);
+    auto saved = a.Run({state});
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    std::unique_ptr<Device> d2 = NewCpuDevice({.num_threads = 2});
+    TestGraphRunner b(s_.graph(), d2.get(), fr_.get());
+    ASSERT_TRUE(b.Run({}, {it.initializer()}).ok());
+    ASSERT_TRUE(b.Run({}, {restore}, {{"state_in", (*saved)[0]}}).ok());
+    std::vector<int64_t> rest = read(b, 100);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_EQ(got, reference) << "saved after " << k;
+  }
 }
 
 // A pipeline with parallel calls and a prefetch saved in the middle and

@@ -5,10 +5,12 @@
 // elements from each in turn (TensorFlow's order: a slot whose dataset
 // ends is refilled from the input when the cycle comes back to it).
 //
-// Limit: ParallelInterleaveDatasetV2-V4 give Interleave's (deterministic)
-// order and run on the caller's thread: no parallel input reading yet
-// (their num_parallel_calls, buffer_output_elements and
-// prefetch_input_elements are checked, then not used).
+// ParallelInterleaveDatasetV2-V4 give Interleave's order (deterministic;
+// `sloppy` / deterministic=false are accepted and give the same order) and
+// read their open datasets in parallel: each is read ahead by a thread of
+// its own (a PrefetchDataset of buffer_output_elements, AUTOTUNE: 4). The
+// function itself runs on the consumer's thread; num_parallel_calls and
+// prefetch_input_elements are checked, then not used.
 //
 // Checkpoints save each open slot's input element and its dataset's
 // iterator; Restore calls the function on the element again.
@@ -35,13 +37,15 @@ class InterleaveDataset : public DatasetBase {
   // cycle_length 1 and block_length "forever" is FlatMap.
   InterleaveDataset(std::string name, std::string node, std::shared_ptr<const DatasetBase> input,
                     std::shared_ptr<const CapturedFunction> fn, int64_t cycle_length,
-                    int64_t block_length, DataTypeVector dtypes, std::vector<TensorShape> shapes)
+                    int64_t block_length, DataTypeVector dtypes, std::vector<TensorShape> shapes,
+                    int64_t read_ahead = 0)
       : DatasetBase(std::move(node), std::move(dtypes), std::move(shapes)),
         name_(std::move(name)),
         input_(std::move(input)),
         fn_(std::move(fn)),
         cycle_length_(cycle_length),
-        block_length_(block_length) {}
+        block_length_(block_length),
+        read_ahead_(read_ahead) {}
   std::string Name() const override { return name_; }
   const DatasetBase& input() const { return *input_; }
   int64_t cycle_length() const { return cycle_length_; }
@@ -62,7 +66,8 @@ class InterleaveDataset : public DatasetBase {
           "the function of ", name_, "Dataset '", node(), "' must return a dataset: ",
           ds.status().message()));
     }
-    return ds;
+    if (read_ahead_ == 0) return ds;
+    return internal::MakePrefetchDataset(node(), *std::move(ds), read_ahead_);
   }
 
  protected:
@@ -74,6 +79,7 @@ class InterleaveDataset : public DatasetBase {
   const std::shared_ptr<const CapturedFunction> fn_;
   const int64_t cycle_length_;
   const int64_t block_length_;
+  const int64_t read_ahead_;  // 0: none; else each opened dataset is prefetched
 };
 
 class InterleaveIterator : public DatasetIterator<InterleaveDataset> {
@@ -221,6 +227,7 @@ class InterleaveOp : public FunctionDatasetOpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("block_length must be greater than zero, got ", block_length));
     }
+    int64_t read_ahead = kParallelInputs ? -1 : 0;
     for (int i = 0; i < kParallelInputs; ++i) {
       ASSIGN_OR_RETURN(int64_t v, Int64Input(ctx, first + 2 + i, "parallelism input"));
       if (v < -1 || (i == kParallelInputs - 1 && v == 0)) {
@@ -228,10 +235,12 @@ class InterleaveOp : public FunctionDatasetOpKernel {
             "num_parallel_calls, buffer_output_elements and prefetch_input_elements must be "
             "-1 or positive, got ", v));
       }
+      if (kParallelInputs == 3 && i == 0 && v > 0) read_ahead = v;  // buffer_output_elements
     }
     return std::make_shared<InterleaveDataset>(kParallelInputs ? "ParallelInterleave" : "Interleave",
                                                node(), std::move(input), Captured(ctx),
-                                               cycle_length, block_length, dtypes(), shapes());
+                                               cycle_length, block_length, dtypes(), shapes(),
+                                               read_ahead);
   }
 };
 

@@ -193,6 +193,12 @@ class PrefetchOp : public UnaryDatasetOpKernel {
 }  // namespace
 
 namespace internal {
+std::shared_ptr<const DatasetBase> MakePrefetchDataset(std::string node,
+                                                       std::shared_ptr<const DatasetBase> input,
+                                                       int64_t buffer_size) {
+  return std::make_shared<PrefetchDataset>(std::move(node), std::move(input), buffer_size);
+}
+
 void RegisterPrefetchKernels(KernelRegistry* kernels) {
   kernels->Register<PrefetchOp>(KernelDef("PrefetchDataset", kDeviceTypeCpu));
 }

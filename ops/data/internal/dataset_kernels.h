@@ -3,6 +3,11 @@
 #ifndef SLUICE_OPS_DATA_INTERNAL_DATASET_KERNELS_H_
 #define SLUICE_OPS_DATA_INTERNAL_DATASET_KERNELS_H_
 
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/data/dataset.h"
 #include "runtime/kernel_registry.h"
 
 namespace sluice {
@@ -20,6 +25,12 @@ void RegisterSequenceDatasetKernels(KernelRegistry* kernels);  // sequence_datas
 void RegisterPrefetchKernels(KernelRegistry* kernels);         // prefetch_dataset.cc
 void RegisterIteratorKernels(KernelRegistry* kernels);         // iterator_kernels.cc
 void RegisterCacheKernels(KernelRegistry* kernels);            // cache_dataset.cc
+
+// `input` read ahead by a thread of its own, `buffer_size` elements (-1:
+// AUTOTUNE) (prefetch_dataset.cc; ParallelInterleave wraps each input in one).
+std::shared_ptr<const DatasetBase> MakePrefetchDataset(std::string node,
+                                                       std::shared_ptr<const DatasetBase> input,
+                                                       int64_t buffer_size);
 
 }  // namespace internal
 }  // namespace data
