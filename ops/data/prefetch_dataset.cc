@@ -62,9 +62,16 @@ class PrefetchIterator : public DatasetIterator<PrefetchDataset> {
   }
 
   absl::Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end) override {
-    if (!thread_.joinable() && !finished_) {
-      ctx_ = IteratorContext(ctx->params());
-      thread_ = std::thread([this] { Prefetch(); });
+    if (!thread_.joinable()) {
+      bool finished;
+      {
+        absl::MutexLock l(&mu_);
+        finished = finished_;
+      }
+      if (!finished) {
+        ctx_ = IteratorContext(ctx->params());
+        thread_ = std::thread([this] { Prefetch(); });
+      }
     }
     out->clear();
     absl::MutexLock l(&mu_);
@@ -169,7 +176,7 @@ class PrefetchIterator : public DatasetIterator<PrefetchDataset> {
   absl::Mutex mu_;
   std::deque<Slot> buffer_ ABSL_GUARDED_BY(mu_);
   int paused_ ABSL_GUARDED_BY(mu_) = 0;
-  bool finished_ = false;  // the input's end is in buffer_; written under mu_
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;  // the input's end is in buffer_
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
