@@ -284,7 +284,13 @@ TEST_F(DatasetKernelsTest, OptimizeAndModelPassThrough) {
                      .SetAttr("output_types", MakeAttr(std::vector<DataType>{DT_INT64}))
                      .SetAttr("output_shapes", MakeAttr(std::vector<TensorShape>{TensorShape()}))
                      .Finalize1();
-  EXPECT_THAT(Drain(s_, Dataset(s_, model, r.spec())), ElementsAre(0, 1, 2));
+  Output options = s_.Op("OptionsDataset")
+                       .Input(model)
+                       .Attr("serialized_options", "\x08\x01")
+                       .SetAttr("output_types", MakeAttr(std::vector<DataType>{DT_INT64}))
+                       .SetAttr("output_shapes", MakeAttr(std::vector<TensorShape>{TensorShape()}))
+                       .Finalize1();
+  EXPECT_THAT(Drain(s_, Dataset(s_, options, r.spec())), ElementsAre(0, 1, 2));
 }
 
 // ---- iterator ops --------------------------------------------------------

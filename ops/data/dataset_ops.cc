@@ -220,6 +220,12 @@ absl::Status RegisterDatasetDefs(OpRegistry* ops) {
         .SetShapeFn(ScalarShape);
     RETURN_IF_ERROR(ops->Register(b));
   }
+  RETURN_IF_ERROR(ops->Register(
+      DatasetOp("OptionsDataset", {kDataset}).Attr("serialized_options: string")));
+  RETURN_IF_ERROR(ops->Register(
+      DatasetOp("PrivateThreadPoolDataset", {kDataset, "num_threads: int64"}, true)));
+  RETURN_IF_ERROR(ops->Register(DatasetOp("MaxIntraOpParallelismDataset",
+                                          {kDataset, "max_intra_op_parallelism: int64"})));
   {
     OpDefBuilder b("ModelDataset");
     b.Input(kDataset)
@@ -350,6 +356,7 @@ std::vector<absl::string_view> DatasetOpNames() {
           "DeleteSeedGenerator", "RepeatDataset", "TakeDataset",
           "SkipDataset", "ShardDataset", "PrefetchDataset", "CacheDataset", "ZipDataset",
           "ConcatenateDataset", "OptimizeDataset", "OptimizeDatasetV2", "ModelDataset",
+          "OptionsDataset", "PrivateThreadPoolDataset", "MaxIntraOpParallelismDataset",
           "Iterator", "IteratorV2", "AnonymousIterator", "AnonymousIteratorV2",
           "AnonymousIteratorV3", "DeleteIterator", "MakeIterator", "OneShotIterator",
           "IteratorGetNext", "IteratorGetNextSync", "IteratorToStringHandle",

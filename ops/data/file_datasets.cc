@@ -2,6 +2,8 @@
 // read one after the other, each record (line, fixed-size record) a string
 // scalar. Checkpoints save the file index and the position in the file.
 //
+// buffer_size is checked, not used: files are read through stdio's and the
+// record reader's own buffers.
 // Limits: TextLineDataset and FixedLengthRecordDataset read uncompressed
 // files only (Unimplemented for "ZLIB"/"GZIP"); TFRecordDataset reads all
 // three. A restored TFRecord reader re-reads its file up to the saved offset

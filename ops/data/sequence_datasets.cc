@@ -1,7 +1,9 @@
 // Datasets that reorder or count their input's elements without looking at
 // them: RepeatDataset, TakeDataset, SkipDataset, ShardDataset,
-// ConcatenateDataset, ZipDataset; OptimizeDataset(V2) and ModelDataset pass
-// their input through (Sluice runs a pipeline as written).
+// ConcatenateDataset, ZipDataset; OptimizeDataset(V2), ModelDataset and the
+// options TF 2 attaches (OptionsDataset, PrivateThreadPoolDataset,
+// MaxIntraOpParallelismDataset) pass their input through: Sluice runs a
+// pipeline as written.
 #include <memory>
 #include <string>
 #include <vector>
@@ -397,6 +399,9 @@ void RegisterSequenceDatasetKernels(KernelRegistry* kernels) {
   kernels->Register<PassThroughOp>(cpu("OptimizeDataset"));
   kernels->Register<PassThroughOp>(cpu("OptimizeDatasetV2"));
   kernels->Register<PassThroughOp>(cpu("ModelDataset"));
+  kernels->Register<PassThroughOp>(cpu("OptionsDataset"));
+  kernels->Register<PassThroughOp>(cpu("PrivateThreadPoolDataset"));
+  kernels->Register<PassThroughOp>(cpu("MaxIntraOpParallelismDataset"));
 }
 }  // namespace internal
 
