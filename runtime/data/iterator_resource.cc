@@ -28,6 +28,9 @@ IteratorResource::IteratorResource(std::string name, DataTypeVector dtypes,
       shapes_(std::move(shapes)),
       ctx_(IteratorContext::Params{}),
       pool_(std::make_unique<ThreadPool>("iterator", 1)) {
+  if (params.function_runtime != nullptr) {
+    function_runtime_ = params.function_runtime->weak_from_this().lock();
+  }
   ctx_ = IteratorContext(WithPool(params, pool_.get()));
 }
 

@@ -70,6 +70,9 @@ class IteratorResource : public ResourceBase {
   const std::string name_;
   const DataTypeVector dtypes_;
   const std::vector<TensorShape> shapes_;
+  // Keeps the context's function runtime alive when it is shared-owned
+  // (the executor that made the resource may go before it).
+  std::shared_ptr<FunctionRuntime> function_runtime_;
   IteratorContext ctx_;
   mutable absl::Mutex mu_;
   std::shared_ptr<Pass> pass_ ABSL_GUARDED_BY(mu_);
