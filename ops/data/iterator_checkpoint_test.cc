@@ -24,11 +24,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<std::string> WriteShards(int shards, int per_shard, RecordCompression c) {
+std::vector<std::string> WriteShards(const std::string& name, int shards, int per_shard,
+                                     RecordCompression c) {
   std::vector<std::string> files;
   int n = 0;
   for (int s = 0; s < shards; ++s) {
-    const std::string path = ::testing::TempDir() + "/ckpt-" + std::to_string(s) +
+    const std::string path = ::testing::TempDir() + "/" + name + "-" + std::to_string(s) +
                              (c == RecordCompression::kGzip ? ".gz" : "") + ".tfrecord";
     auto w = RecordWriter::Create(path, c);
     EXPECT_TRUE(w.ok()) << w.status();
@@ -126,7 +127,7 @@ void CheckResumes(Pipeline& p, const std::vector<int>& positions, size_t expecte
 }
 
 TEST(IteratorCheckpointTest, TFRecordShuffleRepeatBatchPrefetch) {
-  const std::vector<std::string> files = WriteShards(2, 25, RecordCompression::kNone);
+  const std::vector<std::string> files = WriteShards("shuffled", 2, 25, RecordCompression::kNone);
   Pipeline p([&](const Scope& s) {
     return TFRecordDataset(s, Input(std::initializer_list<std::string>{files[0], files[1]}))
         .Shuffle(16, 11)
@@ -146,7 +147,7 @@ TEST(IteratorCheckpointTest, TFRecordShuffleRepeatBatchPrefetch) {
 }
 
 TEST(IteratorCheckpointTest, GzipRecordsShuffleAndRepeat) {
-  const std::vector<std::string> files = WriteShards(3, 10, RecordCompression::kGzip);
+  const std::vector<std::string> files = WriteShards("gzip", 3, 10, RecordCompression::kGzip);
   Pipeline p([&](const Scope& s) {
     return TFRecordDataset(s, Input(std::initializer_list<std::string>{files[0], files[1], files[2]}),
                            "GZIP")
@@ -177,6 +178,33 @@ TEST(IteratorCheckpointTest, ZipOfShuffles) {
     return Zip(s, {a, b}).Prefetch(4);
   });
   CheckResumes(p, {0, 4, 17, 29, 30}, 30);
+}
+
+// The state through a file, as a restarted worker would find it.
+TEST(IteratorCheckpointTest, RestartedWorkerThroughAFile) {
+  const std::vector<std::string> files = WriteShards("restart", 2, 20, RecordCompression::kNone);
+  Pipeline p([&](const Scope& s) {
+    return TFRecordDataset(s, Input(std::initializer_list<std::string>{files[0], files[1]}))
+        .Shuffle(8, 3)
+        .Batch(5)
+        .Prefetch(1);
+  });
+  std::unique_ptr<Session> ref = p.NewStartedSession();
+  const std::vector<std::string> reference = p.Read(ref.get());
+  std::unique_ptr<Session> a = p.NewStartedSession();
+  std::vector<std::string> got = p.Read(a.get(), 3);
+  absl::StatusOr<std::vector<Tensor>> state = a->Run({}, {p.state}, {});
+  ASSERT_TRUE(state.ok()) << state.status();
+  const std::string path = ::testing::TempDir() + "/worker0.iterator";
+  ASSERT_TRUE(WriteIteratorStateFile(path, (*state)[0]).ok());
+  a.reset();  // the worker goes away
+  std::unique_ptr<Session> b = p.NewStartedSession();
+  absl::StatusOr<Tensor> loaded = ReadIteratorStateFile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(b->Run({{p.state_in, *loaded}}, {}, {p.restore}).ok());
+  std::vector<std::string> rest = p.Read(b.get());
+  got.insert(got.end(), rest.begin(), rest.end());
+  EXPECT_EQ(got, reference);
 }
 
 TEST(IteratorCheckpointTest, Errors) {

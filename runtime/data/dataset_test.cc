@@ -136,6 +136,19 @@ TEST(DatasetTest, StateErrors) {
   EXPECT_EQ((*IteratorStateFromTensor(st))->values().size(), 1u);
 }
 
+TEST(DatasetTest, StateFiles) {
+  IteratorStateWriter w;
+  w.WriteInt("Iterator::Count:next", 7);
+  const std::string path = ::testing::TempDir() + "/input.state";
+  ASSERT_TRUE(WriteIteratorStateFile(path, IteratorStateTensor(w.values())).ok());
+  absl::StatusOr<Tensor> back = ReadIteratorStateFile(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  IteratorStateReader r((*IteratorStateFromTensor(*back))->values());
+  EXPECT_EQ(*r.ReadInt("Iterator::Count:next"), 7);
+  EXPECT_FALSE(WriteIteratorStateFile(path, Tensor::Scalar<int64_t>(1)).ok());
+  EXPECT_TRUE(absl::IsNotFound(ReadIteratorStateFile(path + ".none").status()));
+}
+
 }  // namespace
 }  // namespace data
 }  // namespace sluice

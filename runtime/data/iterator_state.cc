@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/proto/tensor.pb.h"
+#include "runtime/atomic_file.h"
 
 namespace sluice {
 namespace data {
@@ -156,6 +157,22 @@ absl::StatusOr<const IteratorStateValue*> IteratorStateFromTensor(const Tensor& 
         "expected a saved iterator state, got a ", t.scalar<Variant>().TypeName()));
   }
   return v;
+}
+
+absl::Status WriteIteratorStateFile(const std::string& path, const Tensor& state) {
+  absl::StatusOr<const IteratorStateValue*> v = IteratorStateFromTensor(state);
+  if (!v.ok()) return v.status();
+  return WriteFileAtomically(path, EncodeIteratorState((*v)->values()));
+}
+
+absl::StatusOr<Tensor> ReadIteratorStateFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<IteratorStateMap> values = DecodeIteratorState(*bytes);
+  if (!values.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", values.status().message()));
+  }
+  return IteratorStateTensor(*std::move(values));
 }
 
 }  // namespace data

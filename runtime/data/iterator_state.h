@@ -88,6 +88,14 @@ class IteratorStateValue : public VariantValue {
 
 // A DT_VARIANT scalar holding `values`.
 Tensor IteratorStateTensor(IteratorStateMap values);
+
+// A fetched SerializeIterator output to a file (whole or not at all: a
+// crash keeps the previous file), and back as a tensor to feed
+// DeserializeIterator: how a restarted worker continues its shard.
+//   RETURN_IF_ERROR(WriteIteratorStateFile(dir + "/input.state", fetched[0]));
+//   ASSIGN_OR_RETURN(Tensor state, ReadIteratorStateFile(dir + "/input.state"));
+absl::Status WriteIteratorStateFile(const std::string& path, const Tensor& state);
+absl::StatusOr<Tensor> ReadIteratorStateFile(const std::string& path);
 // The state in a DT_VARIANT scalar; InvalidArgument for anything else.
 absl::StatusOr<const IteratorStateValue*> IteratorStateFromTensor(const Tensor& t);
 
