@@ -49,6 +49,7 @@
 #include "ops/control_flow/tensor_array_ops.h"
 #include "ops/state/scatter_ops.h"
 #include "ops/io/sharded_checkpoint_ops.h"
+#include "ops/data/dataset_builder.h"
 #include "ops/data_flow/queue_ops.h"
 #include "ops/training/training_ops.h"
 #include "placement/auto_placer.h"

@@ -4,6 +4,7 @@
 #include "ops/array/array_family.h"
 #include "ops/collective/collective_ops.h"
 #include "ops/control_flow/control_flow_family.h"
+#include "ops/data/data_family.h"
 #include "ops/data_flow/data_flow_family.h"
 #include "ops/functional/functional_ops.h"
 #include "ops/io/io_family.h"
@@ -44,6 +45,7 @@ constexpr OpFamily kFamilies[] = {
     {"training", RegisterTrainingOps, nullptr, RegisterTrainingKernels},
     {"io", RegisterIoFamilyOps, nullptr, RegisterIoFamilyCpuKernels},
     {"data_flow", RegisterDataFlowFamilyOps, nullptr, RegisterDataFlowFamilyCpuKernels},
+    {"data", RegisterDataFamilyOps, nullptr, RegisterDataFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
     {"functional", RegisterFunctionalOps, RegisterFunctionalGradients, RegisterFunctionalKernels},
 };
