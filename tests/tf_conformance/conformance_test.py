@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Sluice against TensorFlow itself: TensorFlow (tf_side.py, under a Python
+that has it) writes records, Examples, images and GraphDefs of input
+pipelines and function calls with its own results; Sluice's runner runs the
+same graphs and must give the same tensors. Also the other direction:
+records Sluice's converter wrote are read back by TensorFlow.
+
+TensorFlow is found as $SLUICE_TF_PYTHON, else ~/.cache/sluice-tf-venv (made
+by tests/tf_conformance/setup_tf.sh, which CI runs). Without it every case
+is skipped, saying so.
+"""
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def runfile(path):
+    """A data dependency's path under bazel test, or in the source tree."""
+    base = os.environ.get("TEST_SRCDIR")
+    if base:
+        for ws in ("sluice", "__main__"):
+            p = os.path.join(base, ws, path)
+            if os.path.exists(p):
+                return p
+    return os.path.join(HERE, "..", "..", "bazel-bin", path)
+
+
+def tf_python():
+    env = os.environ.get("SLUICE_TF_PYTHON")
+    if env:
+        return env
+    # The user's real home: Bazel may point $HOME elsewhere for tests.
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    p = os.path.join(home, ".cache", "sluice-tf-venv", "bin", "python")
+    return p if os.path.exists(p) else None
+
+
+PY = tf_python()
+SKIP = "TensorFlow is absent: run tests/tf_conformance/setup_tf.sh (or set $SLUICE_TF_PYTHON)"
+
+
+@unittest.skipIf(PY is None, SKIP)
+class TensorFlowConformanceTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="sluice-tf-conformance-")
+        records = os.path.join(cls.dir, "sluice_records")
+        os.makedirs(records)
+        # Records Sluice writes, from a tiny IDX dataset.
+        idx = os.path.join(cls.dir, "idx")
+        os.makedirs(idx)
+        cls.images = (np.arange(5 * 4 * 3) % 251).astype(np.uint8).reshape(5, 4, 3)
+        cls.labels = np.array([3, 1, 4, 1, 5], np.uint8)
+        write_idx(os.path.join(idx, "tiny-images-idx3-ubyte"), cls.images, 0x08)
+        write_idx(os.path.join(idx, "tiny-labels-idx1-ubyte"), cls.labels, 0x08)
+        subprocess.run([runfile("tools/idx_to_tfrecord"),
+                        "--images=" + os.path.join(idx, "tiny-images-idx3-ubyte"),
+                        "--labels=" + os.path.join(idx, "tiny-labels-idx1-ubyte"),
+                        "--out=" + os.path.join(records, "tiny"), "--shards=2"],
+                       check=True, capture_output=True)
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        done = subprocess.run([PY, os.path.join(HERE, "tf_side.py"), cls.dir, records],
+                              env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError("tf_side.py failed:\n" + done.stderr[-4000:])
+        with open(os.path.join(cls.dir, "cases.json")) as f:
+            cls.manifest = json.load(f)
+        print("TensorFlow %s wrote %d cases" % (cls.manifest["tensorflow"], len(cls.manifest["cases"])),
+              file=sys.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def run_case(self, name):
+        case = next(c for c in self.manifest["cases"] if c["name"] == name)
+        out = os.path.join(self.dir, name + ".sluice")
+        os.makedirs(out, exist_ok=True)
+        argv = [runfile("tools/runner"), "--graph=" + case["graph"],
+                "--fetch=" + ",".join(case["fetches"]), "--out_dir=" + out]
+        if case["targets"]:
+            argv += ["--target=" + ",".join(case["targets"]), "--steps=%d" % case["steps"]]
+        for k, v in case["feeds"].items():
+            argv.append("--feed=%s=%s" % (k, v))
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, "%s: runner failed:\n%s" % (name, done.stderr[-3000:]))
+        files = sorted(f for f in os.listdir(out) if f.endswith(".npy"))
+        for i, fetch in enumerate(case["fetches"]):
+            expected = np.load(case["expected"][i], allow_pickle=True)
+            got = np.load(os.path.join(out, fetch_file(fetch)), allow_pickle=True)
+            msg = "%s: fetch %s (Sluice wrote %s)" % (name, fetch, files)
+            self.assertEqual(got.shape, expected.shape, msg)
+            if expected.dtype.kind in "SUO":
+                self.assertEqual([to_bytes(x) for x in got.ravel()],
+                                 [to_bytes(x) for x in expected.ravel()], msg)
+            else:
+                self.assertEqual(got.dtype, expected.dtype, msg)
+                np.testing.assert_allclose(got, expected, rtol=case["rtol"], atol=case["atol"],
+                                           err_msg=msg)
+
+    def test_pipeline_plain_records(self):
+        self.run_case("pipeline_plain")
+
+    def test_pipeline_gzip_records(self):
+        self.run_case("pipeline_gzip")
+
+    def test_pipeline_zlib_records(self):
+        self.run_case("pipeline_zlib")
+
+    def test_pipeline_filter_skip_take_repeat_zip_batch(self):
+        self.run_case("pipeline_range_ops")
+
+    def test_pipeline_padded_batch(self):
+        self.run_case("pipeline_padded_batch")
+
+    def test_pipeline_interleave(self):
+        self.run_case("pipeline_interleave")
+
+    def test_parse_example(self):
+        self.run_case("parse_example")
+
+    def test_decode_csv(self):
+        self.run_case("decode_csv")
+
+    def test_decode_raw(self):
+        self.run_case("decode_raw")
+
+    def test_images(self):
+        self.run_case("images")
+
+    def test_function_call_and_its_gradient(self):
+        self.run_case("function_call")
+
+    def test_tensorflow_reads_what_sluice_wrote(self):
+        images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))
+        labels = np.load(os.path.join(self.dir, "sluice_records.labels.npy"))
+        # Two shards: example i went to shard i % 2; TF read shard 0 then 1.
+        order = [0, 2, 4, 1, 3]
+        np.testing.assert_array_equal(images, self.images.reshape(5, -1)[order])
+        np.testing.assert_array_equal(labels, self.labels[order].astype(np.int64))
+
+
+def fetch_file(fetch):
+    """The runner's file name for a fetched tensor."""
+    return fetch.replace("/", "_").replace(":", "_") + ".npy"
+
+
+def to_bytes(x):
+    return x if isinstance(x, bytes) else str(x).encode()
+
+
+def write_idx(path, array, code):
+    with open(path, "wb") as f:
+        f.write(bytes([0, 0, code, array.ndim]))
+        for d in array.shape:
+            f.write(int(d).to_bytes(4, "big"))
+        f.write(array.astype(">u1" if code == 0x08 else array.dtype).tobytes())
+
+
+if __name__ == "__main__":
+    unittest.main()

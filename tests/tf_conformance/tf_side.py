@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""TensorFlow's side of the conformance suite: run under a Python that has
+TensorFlow (tf.compat.v1), it writes into OUT_DIR the inputs TF users have
+(TFRecord files of tf.train.Example, JPEG and PNG images, GraphDefs of input
+pipelines and of graphs that call functions) and what TensorFlow computes
+from them, as .npy files, with a manifest (cases.json) that
+conformance_test.py checks Sluice against.
+
+  python tf_side.py OUT_DIR [SLUICE_RECORDS_DIR]
+
+With SLUICE_RECORDS_DIR (TFRecord files Sluice wrote), it also reads those
+with TensorFlow and writes what it parsed, so the suite checks the other
+direction.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+
+v1 = tf.compat.v1
+v1.disable_eager_execution()
+
+OUT = sys.argv[1]
+CASES = []
+
+
+def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, rtol=1e-5, atol=1e-6):
+    """One runner invocation: after `steps` runs of `targets`, fetching
+    `fetches` gives `values` (TF's)."""
+    path = os.path.join(OUT, name + ".pb")
+    with open(path, "wb") as f:
+        f.write(graph.as_graph_def().SerializeToString())
+    outs = []
+    for i, v in enumerate(values):
+        p = os.path.join(OUT, "%s.expected.%d.npy" % (name, i))
+        np.save(p, np.asarray(v))
+        outs.append(p)
+    feed_files = {}
+    for k, v in (feeds or {}).items():
+        p = os.path.join(OUT, "%s.feed.%s.npy" % (name, k.replace(":", "_").replace("/", "_")))
+        np.save(p, v)
+        feed_files[k] = p
+    CASES.append(dict(name=name, graph=path, fetches=fetches, expected=outs,
+                      targets=targets or [], steps=steps, feeds=feed_files, rtol=rtol, atol=atol))
+
+
+def tname(t):
+    return t.name[:-2] if t.name.endswith(":0") else t.name
+
+
+def example(i):
+    img = ((np.arange(12, dtype=np.int64) * 7 + i * 13) % 256).astype(np.uint8)
+    feats = {
+        "image_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[img.tobytes()])),
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10])),
+        "weight": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5 * i, 1.0 - i])),
+    }
+    if i % 2 == 0:
+        feats["tags"] = tf.train.Feature(int64_list=tf.train.Int64List(value=list(range(i % 4 + 1))))
+    return tf.train.Example(features=tf.train.Features(feature=feats))
+
+
+def write_records():
+    paths = {}
+    for comp in ["", "GZIP", "ZLIB"]:
+        path = os.path.join(OUT, "examples%s.tfrecord" % ("." + comp.lower() if comp else ""))
+        with tf.io.TFRecordWriter(path, options=comp or None) as w:
+            for i in range(10):
+                w.write(example(i).SerializeToString())
+        paths[comp] = path
+    return paths
+
+
+def parse_fn(serialized):
+    f = v1.parse_single_example(serialized, {
+        "image_raw": tf.io.FixedLenFeature([], tf.string),
+        "label": tf.io.FixedLenFeature([], tf.int64),
+        "weight": tf.io.FixedLenFeature([2], tf.float32),
+    })
+    image = tf.cast(tf.io.decode_raw(f["image_raw"], tf.uint8), tf.float32) / 255.0
+    return tf.reshape(image, [3, 4]), f["label"], f["weight"]
+
+
+def pipeline_cases(paths):
+    for comp, path in paths.items():
+        g = tf.Graph()
+        with g.as_default():
+            ds = tf.data.TFRecordDataset([path], compression_type=comp)
+            ds = ds.map(parse_fn).batch(4)
+            it = v1.data.make_one_shot_iterator(ds)
+            nxt = it.get_next()
+            with v1.Session() as s:
+                s.run(nxt)
+                second = s.run(nxt)
+        name = "pipeline_%s" % (comp.lower() or "plain")
+        save_case(name, g, [t.name for t in nxt], second, targets=[nxt[0].op.name], steps=1)
+
+    # Filter, skip, take, repeat, padded batch, zip and a range.
+    g = tf.Graph()
+    with g.as_default():
+        r = tf.data.Dataset.range(20).filter(lambda x: x % 3 != 0).skip(2).take(9).repeat(2)
+        z = tf.data.Dataset.zip((r, r.map(lambda x: x * x)))
+        z = z.batch(5, drop_remainder=True)
+        it = v1.data.make_one_shot_iterator(z)
+        nxt = it.get_next()
+        with v1.Session() as s:
+            vals = [s.run(nxt) for _ in range(3)]
+    save_case("pipeline_range_ops", g, [t.name for t in nxt], vals[2], targets=[nxt[0].op.name], steps=2)
+
+    g = tf.Graph()
+    with g.as_default():
+        ds = tf.data.Dataset.range(1, 6).map(lambda x: tf.fill([x], x))
+        ds = ds.padded_batch(2, padded_shapes=[None], padding_values=np.int64(-1))
+        nxt = v1.data.make_one_shot_iterator(ds).get_next()
+        with v1.Session() as s:
+            s.run(nxt)
+            second = s.run(nxt)
+    save_case("pipeline_padded_batch", g, [nxt.name], [second], targets=[nxt.op.name], steps=1)
+
+    # Interleave over two files' records, and flat_map.
+    g = tf.Graph()
+    with g.as_default():
+        files = tf.data.Dataset.from_tensor_slices([paths[""], paths["GZIP"]])
+        ds = files.interleave(
+            lambda f: tf.data.TFRecordDataset(f, compression_type=tf.where(
+                tf.strings.regex_full_match(f, ".*gzip.*"), "GZIP", "")),
+            cycle_length=2, block_length=3)
+        ds = ds.map(parse_fn).map(lambda img, label, w: label).batch(6)
+        nxt = v1.data.make_one_shot_iterator(ds).get_next()
+        with v1.Session() as s:
+            first = s.run(nxt)
+    save_case("pipeline_interleave", g, [nxt.name], [first])
+
+
+def parse_cases():
+    serialized = [example(i).SerializeToString() for i in range(5)]
+    g = tf.Graph()
+    with g.as_default():
+        parsed = v1.parse_example(tf.constant(serialized), {
+            "label": tf.io.FixedLenFeature([], tf.int64),
+            "weight": tf.io.FixedLenFeature([2], tf.float32),
+            "missing": tf.io.FixedLenFeature([3], tf.float32, default_value=[1.0, 2.0, 3.0]),
+            "tags": tf.io.VarLenFeature(tf.int64),
+        })
+        fetch = [parsed["label"], parsed["weight"], parsed["missing"],
+                 parsed["tags"].indices, parsed["tags"].values, parsed["tags"].dense_shape]
+        with v1.Session() as s:
+            vals = s.run(fetch)
+    save_case("parse_example", g, [t.name for t in fetch], vals)
+
+    g = tf.Graph()
+    with g.as_default():
+        recs = tf.constant(["1,2.5,a", "4,,b", '7,8.25,"c,d"'])
+        cols = tf.io.decode_csv(recs, record_defaults=[[0], [-1.0], ["z"]])
+        with v1.Session() as s:
+            vals = s.run(cols)
+    save_case("decode_csv", g, [t.name for t in cols], [np.array(v) for v in vals])
+
+    g = tf.Graph()
+    with g.as_default():
+        raw = tf.constant([np.arange(8, dtype=np.int16).tobytes(), (np.arange(8, dtype=np.int16) * -3).tobytes()])
+        d = tf.io.decode_raw(raw, tf.int16)
+        with v1.Session() as s:
+            vals = s.run([d])
+    save_case("decode_raw", g, [d.name], vals)
+
+
+def image_cases():
+    rng = np.random.RandomState(3)
+    img = (rng.rand(9, 13, 3) * 255).astype(np.uint8)
+    g = tf.Graph()
+    with g.as_default():
+        png = tf.io.encode_png(tf.constant(img))
+        jpg = tf.io.encode_jpeg(tf.constant(img), quality=90)
+        with v1.Session() as s:
+            png_bytes, jpg_bytes = s.run([png, jpg])
+    g = tf.Graph()
+    with g.as_default():
+        dp = tf.io.decode_png(tf.constant(png_bytes), channels=3)
+        dj = tf.io.decode_jpeg(tf.constant(jpg_bytes), channels=3)
+        dg = tf.io.decode_jpeg(tf.constant(jpg_bytes), channels=1)
+        di = tf.io.decode_image(tf.constant(png_bytes), channels=3, expand_animations=False)
+        x = tf.cast(dp, tf.float32)[None]
+        rs = v1.image.resize_bilinear(x, [5, 7])
+        rsa = v1.image.resize_bilinear(x, [17, 4], align_corners=True)
+        rsh = v1.image.resize_bilinear(x, [6, 20], half_pixel_centers=True)
+        boxes = tf.constant([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0]])
+        cr = tf.image.crop_and_resize(x, boxes, tf.constant([0, 0]), [4, 5])
+        ac = tf.image.adjust_contrast(x, 1.7)
+        fetch = [dp, dj, dg, di, rs, rsa, rsh, cr, ac]
+        with v1.Session() as s:
+            vals = s.run(fetch)
+    save_case("images", g, [t.name for t in fetch], vals, rtol=1e-4, atol=1e-3)
+
+
+def function_cases():
+    @tf.function
+    def affine(x, w):
+        return tf.matmul(x, w) + 1.0, tf.reduce_sum(x)
+
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2, 3], name="x")
+        w = tf.constant(np.arange(6, dtype=np.float32).reshape(3, 2))
+        y, s = affine(x, w)
+        loss = tf.reduce_sum(y * y) + s
+        gx = tf.gradients(loss, x)[0]
+        feed = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]], np.float32)
+        with v1.Session() as sess:
+            vals = sess.run([y, s, gx], {x: feed})
+    save_case("function_call", g, [y.name, s.name, gx.name], vals, feeds={"x": feed})
+
+
+def read_sluice_records(dirname):
+    """What TensorFlow parses from Sluice's Fashion-MNIST-style records."""
+    files = sorted(os.path.join(dirname, f) for f in os.listdir(dirname) if f.endswith(".tfrecord"))
+    images, labels = [], []
+    for path in files:
+        for rec in tf.compat.v1.io.tf_record_iterator(path):
+            e = tf.train.Example.FromString(rec)
+            f = e.features.feature
+            images.append(np.frombuffer(f["image_raw"].bytes_list.value[0], np.uint8))
+            labels.append(f["label"].int64_list.value[0])
+    np.save(os.path.join(OUT, "sluice_records.images.npy"), np.stack(images))
+    np.save(os.path.join(OUT, "sluice_records.labels.npy"), np.array(labels, np.int64))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    paths = write_records()
+    pipeline_cases(paths)
+    parse_cases()
+    image_cases()
+    function_cases()
+    if len(sys.argv) > 2:
+        read_sluice_records(sys.argv[2])
+    with open(os.path.join(OUT, "cases.json"), "w") as f:
+        json.dump(dict(tensorflow=tf.__version__, cases=CASES), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
