@@ -14,6 +14,8 @@ PACKAGES=(
   thrift-compiler libthrift-dev libboost-dev
   libssl-dev               # mutual TLS between tasks, the launcher's job CA
   zlib1g-dev               # GZIP and ZLIB TFRecord files (runtime/io)
+  libjpeg62-turbo-dev      # DecodeJpeg, DecodeImage (ops/image)
+  libpng-dev               # DecodePng, EncodePng, DecodeImage (ops/image)
   clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz/), run in CI with ASan+UBSan
   python3-numpy            # .npy round-trip checks in tests and bench scripts
   python3-optuna           # //tools:sweep: TPE search

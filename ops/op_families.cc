@@ -8,6 +8,7 @@
 #include "ops/io/io_family.h"
 #include "ops/math/math_family.h"
 #include "ops/nn/nn_family.h"
+#include "ops/parsing/parsing_family.h"
 #include "ops/random/random_ops.h"
 #include "ops/state/state_family.h"
 #include "ops/training/training_ops.h"
@@ -43,6 +44,7 @@ constexpr OpFamily kFamilies[] = {
     {"training", RegisterTrainingOps, nullptr, RegisterTrainingKernels},
     {"io", RegisterIoFamilyOps, nullptr, RegisterIoFamilyCpuKernels},
     {"data_flow", RegisterDataFlowFamilyOps, nullptr, RegisterDataFlowFamilyCpuKernels},
+    {"parsing", RegisterParsingFamilyOps, nullptr, RegisterParsingFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
 };
 
