@@ -5,6 +5,7 @@
 #include "ops/collective/collective_ops.h"
 #include "ops/control_flow/control_flow_family.h"
 #include "ops/data_flow/data_flow_family.h"
+#include "ops/image/image_family.h"
 #include "ops/io/io_family.h"
 #include "ops/math/math_family.h"
 #include "ops/nn/nn_family.h"
@@ -45,6 +46,7 @@ constexpr OpFamily kFamilies[] = {
     {"io", RegisterIoFamilyOps, nullptr, RegisterIoFamilyCpuKernels},
     {"data_flow", RegisterDataFlowFamilyOps, nullptr, RegisterDataFlowFamilyCpuKernels},
     {"parsing", RegisterParsingFamilyOps, nullptr, RegisterParsingFamilyCpuKernels},
+    {"image", RegisterImageFamilyOps, RegisterImageFamilyGradients, RegisterImageFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
 };
 

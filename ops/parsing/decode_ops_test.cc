@@ -50,11 +50,11 @@ TEST_F(DecodeOpsTest, DecodeRawUint8AndInt16) {
                         {'x', 'y'});
   ExpectTensor<uint8_t>(Eval(s_, {{x, Strings({"", ""})}}, u8), TensorShape({2, 0}), {});
   absl::StatusOr<Tensor> r = TryEval(s_, {{x, Strings({"AaBC", "ABC"})}}, i16);
-  EXPECT_THAT(r.status().message(),
+  EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("DecodeRaw requires input strings to all be the same size, but element 1 "
                         "has size 3 != 4"));
   r = TryEval(s_, {{x, Strings({"123", "456"})}}, i16);
-  EXPECT_THAT(r.status().message(),
+  EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("Input to DecodeRaw has length 3 that is not a multiple of 2"));
 }
 
@@ -110,15 +110,15 @@ TEST_F(DecodeOpsTest, DecodeCsvOptions) {
   ExpectTensor<float>(Eval(s_, {{x, in}}, cols[0]), TensorShape({2}), {1.5, 0});
   EXPECT_THAT(Values<std::string>(Eval(s_, {{x, in}}, cols[1])), ElementsAre("\"z\"", "none"));
   absl::StatusOr<Tensor> r = TryEval(s_, {{x, Strings({"a\tb"})}}, cols[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("Expect 4 fields but have 2 in record 0"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Expect 4 fields but have 2 in record 0"));
 
   std::vector<Output> bad = ops::DecodeCSV(s_, x, {ops::Const(s_, 0.0f)}, {.field_delim = ";;"});
   r = TryEval(s_, {{x, Strings({"1"})}}, bad[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("field_delim should be only 1 char"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("field_delim should be only 1 char"));
   std::vector<Output> unsorted = ops::DecodeCSV(
       s_, x, {ops::Const(s_, 0.0f), ops::Const(s_, 0.0f)}, {.select_cols = {2, 1}});
   r = TryEval(s_, {{x, Strings({"1,2,3"})}}, unsorted[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("select_cols should be increasing"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("select_cols should be increasing"));
 }
 
 TEST_F(DecodeOpsTest, DecodeCsvTrailingDelimiterAndEmptyRecord) {
@@ -129,7 +129,7 @@ TEST_F(DecodeOpsTest, DecodeCsvTrailingDelimiterAndEmptyRecord) {
   EXPECT_THAT(Values<std::string>(Eval(s_, {{x, in}}, cols[0])), ElementsAre("1", "a"));
   EXPECT_THAT(Values<std::string>(Eval(s_, {{x, in}}, cols[1])), ElementsAre("b", "b"));
   absl::StatusOr<Tensor> r = TryEval(s_, {{x, Strings({""})}}, cols[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("Expect 2 fields but have 1 in record 0"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Expect 2 fields but have 1 in record 0"));
 }
 
 }  // namespace

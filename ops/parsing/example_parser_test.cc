@@ -74,7 +74,7 @@ TEST(ExampleParserTest, DefaultsAndRequired) {
   r = ParseExamples(Config(), Strings({only_label.SerializeAsString()}), Strings({"rec0"}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(),
+  EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("Name: rec0, Feature: image (data type: float) is required"));
 }
 
@@ -82,8 +82,8 @@ TEST(ExampleParserTest, WrongCountAndWrongType) {
   absl::StatusOr<ExampleParseResult> r =
       ParseExamples(Config(), Strings({MakeExample({1, 2, 3}, 1, {})}), Tensor());
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("Key: image, Index: 0."));
-  EXPECT_THAT(r.status().message(), HasSubstr("Values size: 3 but output shape: [2]"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Key: image, Index: 0."));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Values size: 3 but output shape: [2]"));
 
   tensorflow::Example ex;
   auto& f = *ex.mutable_features()->mutable_feature();
@@ -91,7 +91,7 @@ TEST(ExampleParserTest, WrongCountAndWrongType) {
   f["image"].mutable_int64_list()->add_value(2);
   r = ParseExamples(Config(), Strings({ex.SerializeAsString()}), Tensor());
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(),
+  EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("Data types don't match. Data type: int64 but expected type: float"));
 }
 
@@ -102,7 +102,7 @@ TEST(ExampleParserTest, BadBytesNameTheIndex) {
         ParseExamples(Config(), Strings({MakeExample({1, 2}, 1, {}), bad}), Tensor());
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(r.status().message(), HasSubstr("Index: 1.  Could not parse example input"));
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("Index: 1.  Could not parse example input"));
   }
 }
 
@@ -210,7 +210,7 @@ TEST(ExampleParserTest, SequenceExamples) {
   lists_config.dense[0].key = "absent";
   r = ParseSequenceExamples(context, lists_config, Strings({se.SerializeAsString()}), Tensor());
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("Feature list 'absent' is required"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Feature list 'absent' is required"));
   lists_config.missing_assumed_empty = {"absent"};
   r = ParseSequenceExamples(context, lists_config, Strings({se.SerializeAsString()}), Tensor());
   ASSERT_TRUE(r.ok()) << r.status();

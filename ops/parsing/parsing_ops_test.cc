@@ -127,10 +127,10 @@ TEST_F(ParsingOpsTest, ParseSingleExample) {
   // Not a scalar, and bytes that are no Example.
   absl::StatusOr<Tensor> r =
       TryEval(s_, {{x, Tensor::FromVector<std::string>({records[0]})}}, p.dense_values[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("Expected serialized to be a scalar"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Expected serialized to be a scalar"));
   r = TryEval(s_, {{x, Tensor::Scalar<std::string>(records[0].substr(0, 9))}}, p.dense_values[0]);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("Could not parse example input"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Could not parse example input"));
 }
 
 TEST_F(ParsingOpsTest, ParseSequenceExampleMatchesTensorFlow) {
@@ -160,22 +160,22 @@ TEST_F(ParsingOpsTest, ErrorsNameTheRecord) {
   ASSERT_TRUE(s_.ok()) << s_.status();
   absl::StatusOr<Tensor> r =
       TryEval(s_, {{x, Tensor::FromVector<std::string>(records)}}, p.dense_values[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("len(names) == len(serialized)"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("len(names) == len(serialized)"));
   r = TryEval(s_, {{x, Tensor::FromVector<std::string>({records[0], records[1]})}},
               p.dense_values[0]);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("Name: r0, Key: image, Index: 0."));
-  EXPECT_THAT(r.status().message(), HasSubstr("Values size: 6 but output shape: [5]"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Name: r0, Key: image, Index: 0."));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Values size: 6 but output shape: [5]"));
   r = TryEval(s_, {{x, Tensor::FromVector<std::string>({records[0], "\x0a\x7f"})}},
               p.dense_values[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("Name: r1, Index: 1.  Could not parse example"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Name: r1, Index: 1.  Could not parse example"));
   // A default of the wrong shape is refused when the kernel runs.
   ops::ParseExampleOutputs q = ops::ParseExample(
       s_, x, names, {}, {"image"}, {ops::Const(s_, Tensor(DT_FLOAT, TensorShape({2})))}, {},
       {TensorShape({6})});
   r = TryEval(s_, {{x, Tensor::FromVector<std::string>({records[0], records[1]})}},
               q.dense_values[0]);
-  EXPECT_THAT(r.status().message(), HasSubstr("default_value has shape [2]"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("default_value has shape [2]"));
 }
 
 }  // namespace
