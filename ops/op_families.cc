@@ -10,7 +10,7 @@
 #include "ops/math/math_family.h"
 #include "ops/nn/nn_family.h"
 #include "ops/parsing/parsing_family.h"
-#include "ops/random/random_ops.h"
+#include "ops/random/random_family.h"
 #include "ops/state/state_family.h"
 #include "ops/training/training_ops.h"
 #include "runtime/frame_ops.h"
@@ -41,7 +41,7 @@ constexpr OpFamily kFamilies[] = {
     {"nn", RegisterNnFamilyOps, RegisterNnFamilyGradients, RegisterNnFamilyCpuKernels},
     {"math", RegisterMathFamilyOps, RegisterMathFamilyGradients, RegisterMathFamilyCpuKernels},
     {"state", RegisterStateFamilyOps, nullptr, RegisterStateFamilyCpuKernels},
-    {"random", RegisterRandomOps, nullptr, RegisterRandomKernels},
+    {"random", RegisterRandomFamilyOps, nullptr, RegisterRandomFamilyCpuKernels},
     {"training", RegisterTrainingOps, nullptr, RegisterTrainingKernels},
     {"io", RegisterIoFamilyOps, nullptr, RegisterIoFamilyCpuKernels},
     {"data_flow", RegisterDataFlowFamilyOps, nullptr, RegisterDataFlowFamilyCpuKernels},

@@ -21,21 +21,9 @@ namespace {
 
 constexpr char kHandleSeparator = '\x1f';
 
-// Finds the queue a DT_RESOURCE handle ("container\x1fname") names.
+// Finds the queue the handle on input 0 names.
 absl::StatusOr<Queue*> QueueInput(OpKernelContext* ctx) {
-  const Tensor& handle = ctx->input(0);
-  if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
-    return absl::InvalidArgumentError("handle must be a queue's resource handle");
-  }
-  const std::string& h = handle.scalar<std::string>();
-  const size_t sep = h.find(kHandleSeparator);
-  if (sep == std::string::npos) return absl::InvalidArgumentError("handle names no queue");
-  Queue* q = ctx->resource_manager()->Find<Queue>(h.substr(0, sep), h.substr(sep + 1));
-  if (q == nullptr) {
-    return absl::NotFoundError(absl::StrCat("queue '", h.substr(sep + 1), "' does not exist on ",
-                                            ctx->device()->name()));
-  }
-  return q;
+  return LookupQueue(ctx->resource_manager(), ctx->input(0), ctx->device()->name());
 }
 
 // Cancels a queue request when the step's rendezvous is aborted. Watch()
