@@ -87,19 +87,22 @@ void FillWith(const Tensor& src, Tensor* dst, int64_t to, int64_t n) {
   }
 }
 
-absl::Status CheckKind(const Slot& slot, DataType dtype, const std::string& where) {
+// `where` builds the error's prefix (only on an error: this runs per example).
+template <typename Where>
+absl::Status CheckKind(const Slot& slot, DataType dtype, const Where& where) {
   if (!slot.present || slot.feature.kind == Kind::kNone || slot.feature.kind == KindOf(dtype)) {
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrCat(where, "Data types don't match. Data type: ",
+  return absl::InvalidArgumentError(absl::StrCat(where(), "Data types don't match. Data type: ",
                                                  example_wire::KindName(slot.feature.kind),
                                                  " but expected type: ", DataTypeName(dtype)));
 }
 
-absl::StatusOr<int64_t> Count(const Slot& slot, const std::string& where) {
+template <typename Where>
+absl::StatusOr<int64_t> Count(const Slot& slot, const Where& where) {
   if (!slot.present) return 0;
   absl::StatusOr<int64_t> n = example_wire::CountValues(slot.feature);
-  if (!n.ok()) return absl::InvalidArgumentError(absl::StrCat(where, n.status().message()));
+  if (!n.ok()) return absl::InvalidArgumentError(absl::StrCat(where(), n.status().message()));
   return *n;
 }
 
@@ -125,12 +128,14 @@ absl::Status CollectFeatures(absl::string_view features,
 absl::StatusOr<ExampleParseResult> FillOutputs(const ExampleParseConfig& config,
                                                const TensorShape& batch, int64_t n,
                                                const std::vector<Slot>& slots,
-                                               const Tensor& names, Allocator* a) {
+                                               const Tensor& names, Allocator* a,
+                                               const std::vector<Tensor>* defaults) {
   const int num_slots = static_cast<int>(config.slots.size());
   ExampleParseResult r;
   // Dense.
   for (size_t j = 0; j < config.dense.size(); ++j) {
     const DenseFeatureSpec& spec = config.dense[j];
+    const Tensor& default_value = defaults != nullptr ? (*defaults)[j] : spec.default_value;
     const int slot = static_cast<int>(j);
     const bool varlen = spec.shape.rank() > 0 && spec.shape.dim(0) < 0;
     int64_t stride = 1;  // elements of one row (varlen) or of the whole value
@@ -139,26 +144,26 @@ absl::StatusOr<ExampleParseResult> FillOutputs(const ExampleParseConfig& config,
     int64_t max_rows = 0;
     for (int64_t i = 0; i < n; ++i) {
       const Slot& s = slots[i * num_slots + slot];
-      const std::string where = s.present ? Where(names, i, spec.key) : std::string();
+      auto where = [&] { return Where(names, i, spec.key); };
       RETURN_IF_ERROR(CheckKind(s, spec.dtype, where));
       ASSIGN_OR_RETURN(counts[i], Count(s, where));
       if (varlen) {
         if (stride == 0 ? counts[i] != 0 : counts[i] % stride != 0) {
           return absl::InvalidArgumentError(absl::StrCat(
-              where, "Number of ", DataTypeName(spec.dtype), " values is not a multiple of ",
+              where(), "Number of ", DataTypeName(spec.dtype), " values is not a multiple of ",
               stride, " (the elements of one row of shape ", spec.shape.DebugString(),
               "): values size: ", counts[i]));
         }
         max_rows = std::max(max_rows, stride == 0 ? 0 : counts[i] / stride);
       } else if (!s.present) {
-        if (spec.default_value.NumElements() == 0) {
+        if (default_value.NumElements() == 0) {
           return absl::InvalidArgumentError(absl::StrCat(
               "Name: ", NameOf(names, i), ", Feature: ", spec.key, " (data type: ",
               DataTypeName(spec.dtype), ") is required but could not be found."));
         }
       } else if (counts[i] != stride) {
         return absl::InvalidArgumentError(absl::StrCat(
-            where, "Number of ", DataTypeName(spec.dtype), " values != expected.  Values size: ",
+            where(), "Number of ", DataTypeName(spec.dtype), " values != expected.  Values size: ",
             counts[i], " but output shape: ", spec.shape.DebugString()));
       }
     }
@@ -171,12 +176,12 @@ absl::StatusOr<ExampleParseResult> FillOutputs(const ExampleParseConfig& config,
       const int64_t at = i * per_example;
       if (varlen) {
         RETURN_IF_ERROR(ReadInto(s.feature, &out, at));
-        FillWith(spec.default_value, &out, at + counts[i], per_example - counts[i]);
+        FillWith(default_value, &out, at + counts[i], per_example - counts[i]);
       } else if (!s.present) {
-        if (spec.default_value.NumElements() == stride) {
-          CopyElements(spec.default_value, 0, &out, at, stride);
+        if (default_value.NumElements() == stride) {
+          CopyElements(default_value, 0, &out, at, stride);
         } else {
-          FillWith(spec.default_value, &out, at, stride);
+          FillWith(default_value, &out, at, stride);
         }
       } else {
         absl::Status st = ReadInto(s.feature, &out, at);
@@ -197,7 +202,7 @@ absl::StatusOr<ExampleParseResult> FillOutputs(const ExampleParseConfig& config,
     int64_t total = 0, max_count = 0;
     for (int64_t i = 0; i < n; ++i) {
       const Slot& s = slots[i * num_slots + slot];
-      const std::string where = s.present ? Where(names, i, key) : std::string();
+      auto where = [&] { return Where(names, i, key); };
       RETURN_IF_ERROR(CheckKind(s, dtype, where));
       ASSIGN_OR_RETURN(counts[i], Count(s, where));
       total += counts[i];
@@ -271,6 +276,29 @@ absl::Status NotAnExample(const Tensor& names, int64_t i, const char* what,
 
 }  // namespace
 
+absl::Status CheckDenseDefault(const DenseFeatureSpec& d, const Tensor& value) {
+  if (!value.IsInitialized() || value.NumElements() == 0) return absl::OkStatus();
+  const TensorShape& s = d.shape;
+  if (value.dtype() != d.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("dense feature '", d.key, "': default of type ",
+                                                   DataTypeName(value.dtype()), ", expected ",
+                                                   DataTypeName(d.dtype)));
+  }
+  const bool varlen = s.rank() > 0 && s.dim(0) < 0;
+  if (varlen && value.NumElements() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dense feature '", d.key,
+                     "': a variable-length feature takes a scalar default (the padding), "
+                     "got shape ", value.shape().DebugString()));
+  }
+  if (!varlen && value.NumElements() != 1 && value.NumElements() != s.num_elements()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dense feature '", d.key, "': default_value has shape ",
+                     value.shape().DebugString(), " but dense_shape is ", s.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ExampleParseConfig::Finish() {
   slots.clear();
   auto add = [&](const std::string& key, DataType dtype) -> absl::Status {
@@ -298,27 +326,7 @@ absl::Status ExampleParseConfig::Finish() {
                          " has an unknown dimension after the first"));
       }
     }
-    if (d.default_value.IsInitialized() && d.default_value.NumElements() > 0) {
-      if (d.default_value.dtype() != d.dtype) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("dense feature '", d.key, "': default of type ",
-                         DataTypeName(d.default_value.dtype()), ", expected ",
-                         DataTypeName(d.dtype)));
-      }
-      const bool varlen = s.rank() > 0 && s.dim(0) < 0;
-      if (varlen && d.default_value.NumElements() != 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("dense feature '", d.key,
-                         "': a variable-length feature takes a scalar default (the padding), "
-                         "got shape ", d.default_value.shape().DebugString()));
-      }
-      if (!varlen && d.default_value.NumElements() != 1 &&
-          d.default_value.NumElements() != s.num_elements()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "dense feature '", d.key, "': default_value has shape ",
-            d.default_value.shape().DebugString(), " but dense_shape is ", s.DebugString()));
-      }
-    }
+    RETURN_IF_ERROR(CheckDenseDefault(d, d.default_value));
   }
   for (const SparseFeatureSpec& s : sparse) RETURN_IF_ERROR(add(s.key, s.dtype));
   for (const RaggedFeatureSpec& r : ragged) {
@@ -333,8 +341,19 @@ absl::Status ExampleParseConfig::Finish() {
 
 absl::StatusOr<ExampleParseResult> ParseExamples(const ExampleParseConfig& config,
                                                  const Tensor& serialized, const Tensor& names,
-                                                 Allocator* allocator) {
+                                                 Allocator* allocator,
+                                                 const std::vector<Tensor>* dense_defaults) {
   RETURN_IF_ERROR(CheckNames(serialized, names));
+  if (dense_defaults != nullptr) {
+    if (dense_defaults->size() != config.dense.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("expected ", config.dense.size(),
+                                                     " dense defaults, got ",
+                                                     dense_defaults->size()));
+    }
+    for (size_t j = 0; j < config.dense.size(); ++j) {
+      RETURN_IF_ERROR(CheckDenseDefault(config.dense[j], (*dense_defaults)[j]));
+    }
+  }
   if (!config.ragged.empty() && serialized.dims() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ragged features need serialized of rank 0 or 1, got ", serialized.shape().DebugString()));
@@ -349,13 +368,21 @@ absl::StatusOr<ExampleParseResult> ParseExamples(const ExampleParseConfig& confi
     });
     if (!s.ok()) return NotAnExample(names, i, "example", s);
   }
-  return FillOutputs(config, serialized.shape(), n, slots, names, allocator);
+  return FillOutputs(config, serialized.shape(), n, slots, names, allocator, dense_defaults);
 }
 
 absl::StatusOr<SequenceExampleParseResult> ParseSequenceExamples(
     const ExampleParseConfig& context, const FeatureListConfig& lists, const Tensor& serialized,
-    const Tensor& names, Allocator* allocator) {
+    const Tensor& names, Allocator* allocator, const std::vector<Tensor>* dense_defaults) {
   RETURN_IF_ERROR(CheckNames(serialized, names));
+  if (dense_defaults != nullptr) {
+    if (dense_defaults->size() != context.dense.size()) {
+      return absl::InvalidArgumentError("one context dense default per context dense key");
+    }
+    for (size_t j = 0; j < context.dense.size(); ++j) {
+      RETURN_IF_ERROR(CheckDenseDefault(context.dense[j], (*dense_defaults)[j]));
+    }
+  }
   if (serialized.dims() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("serialized must be a vector, got ", serialized.shape().DebugString()));
@@ -406,7 +433,8 @@ absl::StatusOr<SequenceExampleParseResult> ParseSequenceExamples(
   }
   SequenceExampleParseResult r;
   ASSIGN_OR_RETURN(r.context,
-                   FillOutputs(context, serialized.shape(), n, context_slots, names, allocator));
+                   FillOutputs(context, serialized.shape(), n, context_slots, names, allocator,
+                               dense_defaults));
   // Per list and example: the steps' features.
   auto steps_of = [&](const ListSlot& ls, const std::string& key, DataType dtype, int64_t i,
                       std::vector<FeatureBytes>* steps) -> absl::Status {
@@ -422,7 +450,7 @@ absl::StatusOr<SequenceExampleParseResult> ParseSequenceExamples(
       return absl::InvalidArgumentError(absl::StrCat(Where(names, i, key), s.message()));
     }
     for (const FeatureBytes& fb : *steps) {
-      RETURN_IF_ERROR(CheckKind({true, fb}, dtype, Where(names, i, key)));
+      RETURN_IF_ERROR(CheckKind({true, fb}, dtype, [&] { return Where(names, i, key); }));
     }
     return absl::OkStatus();
   };

@@ -80,9 +80,17 @@ struct ExampleParseResult {
 
 // `serialized`: a DT_STRING tensor of any rank; `names`: empty or of the
 // same size (names show up only in errors). Ragged features need rank <= 1.
-absl::StatusOr<ExampleParseResult> ParseExamples(const ExampleParseConfig& config,
-                                                 const Tensor& serialized, const Tensor& names,
-                                                 Allocator* allocator = nullptr);
+// `dense_defaults`, when given, replaces each dense spec's default_value
+// (the ops' default inputs; checked as Finish checks them), so that a
+// finished config can be reused read-only by every call.
+absl::StatusOr<ExampleParseResult> ParseExamples(
+    const ExampleParseConfig& config, const Tensor& serialized, const Tensor& names,
+    Allocator* allocator = nullptr, const std::vector<Tensor>* dense_defaults = nullptr);
+
+// InvalidArgument unless `value` can be the default of `spec` (empty; or of
+// its dtype with one element or as many as its shape, one for a
+// variable-length feature).
+absl::Status CheckDenseDefault(const DenseFeatureSpec& spec, const Tensor& value);
 
 // The feature lists of a SequenceExample, batched: dense ones give values
 // [batch, max_steps, S...] (zero padded) and lengths int64 [batch]; sparse
@@ -104,7 +112,8 @@ struct SequenceExampleParseResult {
 // `serialized`: a DT_STRING vector; `names` empty or as long.
 absl::StatusOr<SequenceExampleParseResult> ParseSequenceExamples(
     const ExampleParseConfig& context, const FeatureListConfig& lists, const Tensor& serialized,
-    const Tensor& names, Allocator* allocator = nullptr);
+    const Tensor& names, Allocator* allocator = nullptr,
+    const std::vector<Tensor>* dense_defaults = nullptr);
 
 }  // namespace sluice
 

@@ -49,6 +49,14 @@ void SetDefaults(OpKernelContext* ctx, int first, ExampleParseConfig* config) {
   }
 }
 
+// The dense defaults on inputs [first, first + n).
+std::vector<Tensor> Defaults(OpKernelContext* ctx, int first, size_t n) {
+  std::vector<Tensor> d;
+  d.reserve(n);
+  for (size_t j = 0; j < n; ++j) d.push_back(ctx->input(first + static_cast<int>(j)));
+  return d;
+}
+
 // ParseExample (keys as Nsparse + Ndense scalar inputs) and ParseExampleV2
 // (keys as three vectors, plus ragged).
 template <bool kV2>
@@ -153,11 +161,9 @@ class ParseSingleExampleOp : public OpKernel {
       return absl::InvalidArgumentError(absl::StrCat(
           "Expected serialized to be a scalar, got shape: ", serialized.shape().DebugString()));
     }
-    ExampleParseConfig config = config_;  // defaults are inputs
-    SetDefaults(ctx, 1, &config);
-    RETURN_IF_ERROR(config.Finish());
+    const std::vector<Tensor> defaults = Defaults(ctx, 1, config_.dense.size());
     ASSIGN_OR_RETURN(ExampleParseResult r,
-                     ParseExamples(config, serialized, Tensor(), ctx->allocator()));
+                     ParseExamples(config_, serialized, Tensor(), ctx->allocator(), &defaults));
     int k = 0;
     SetExampleOutputs(ctx, &k, r);
     return absl::OkStatus();
@@ -203,12 +209,10 @@ class ParseSequenceExampleOp : public OpKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ExampleParseConfig context = context_;
-    SetDefaults(ctx, 2, &context);
-    RETURN_IF_ERROR(context.Finish());
+    const std::vector<Tensor> defaults = Defaults(ctx, 2, context_.dense.size());
     ASSIGN_OR_RETURN(SequenceExampleParseResult r,
-                     ParseSequenceExamples(context, lists_, ctx->input(0), ctx->input(1),
-                                           ctx->allocator()));
+                     ParseSequenceExamples(context_, lists_, ctx->input(0), ctx->input(1),
+                                           ctx->allocator(), &defaults));
     int k = 0;
     SetExampleOutputs(ctx, &k, r.context);
     SetOutputs(ctx, &k, r.list_sparse_indices);
