@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "ops/data_flow/internal/abort_watch.h"
 #include "ops/data_flow/queue.h"
 #include "ops/data_flow/queue_ops.h"
 #include "runtime/rendezvous.h"
@@ -19,63 +20,14 @@
 namespace sluice {
 namespace {
 
+using internal::AbortWatch;
+
 constexpr char kHandleSeparator = '\x1f';
 
 // Finds the queue the handle on input 0 names.
 absl::StatusOr<Queue*> QueueInput(OpKernelContext* ctx) {
   return LookupQueue(ctx->resource_manager(), ctx->input(0), ctx->device()->name());
 }
-
-// Cancels a queue request when the step's rendezvous is aborted. Watch()
-// registers before the request is made (the request may complete, and the
-// kernel's context go away, inside Enqueue/Dequeue); Arm() then hands over
-// the request's cancel function, running it at once if the abort came first.
-class AbortWatch {
- public:
-  static std::shared_ptr<AbortWatch> Watch(OpKernelContext* ctx) {
-    auto watch = std::make_shared<AbortWatch>();
-    Rendezvous* r = ctx->rendezvous();
-    if (r == nullptr) return watch;  // nothing can abort this step
-    // A pending receive of a key nobody sends: called on abort, or with
-    // Cancelled when the rendezvous goes away after the step.
-    static std::atomic<uint64_t> next{0};
-    const std::string& device = ctx->device()->name();
-    r->RecvAsync(Rendezvous::CreateKey(ctx->step_id(), device, 0, device,
-                                       absl::StrCat("queue_abort_watch_", next.fetch_add(1))),
-                 [watch](absl::Status s, Tensor) {
-                   if (!s.ok()) watch->Fire(std::move(s));
-                 });
-    return watch;
-  }
-
-  void Arm(Queue::Cancel cancel) {
-    absl::Status aborted;
-    {
-      absl::MutexLock lock(&mu_);
-      cancel_ = cancel;
-      aborted = aborted_;
-    }
-    if (!aborted.ok()) cancel(aborted);
-  }
-
- private:
-  void Fire(absl::Status s) {
-    Queue::Cancel cancel;
-    {
-      absl::MutexLock lock(&mu_);
-      if (cancel_ == nullptr) {
-        aborted_ = s;
-        return;
-      }
-      cancel = cancel_;
-    }
-    cancel(std::move(s));
-  }
-
-  absl::Mutex mu_;
-  Queue::Cancel cancel_ ABSL_GUARDED_BY(mu_);
-  absl::Status aborted_ ABSL_GUARDED_BY(mu_);
-};
 
 // Copies `rows` rows (of `row_elems` elements) from src at `from` to dst at `to`.
 void CopyRows(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t rows,

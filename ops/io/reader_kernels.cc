@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ops/data_flow/internal/abort_watch.h"
 #include "ops/data_flow/queue.h"
 #include "ops/io/internal/reader.h"
 #include "ops/io/reader_ops.h"
@@ -126,12 +127,15 @@ class ReaderReadOp : public AsyncOpKernel {
       }
       n = num.scalar<int64_t>();
     }
-    (*reader)->Read(*queue, n, kUpTo,
-                    [ctx, done = std::move(done)](absl::Status s, std::vector<std::string> keys,
-                                                  std::vector<std::string> values) {
-                      if (s.ok()) s = Emit(ctx, keys, values);
-                      done(s);
-                    });
+    std::shared_ptr<internal::AbortWatch> watch = internal::AbortWatch::Watch(ctx);
+    (*reader)->Read(
+        *queue, n, kUpTo,
+        [ctx, done = std::move(done)](absl::Status s, std::vector<std::string> keys,
+                                      std::vector<std::string> values) {
+          if (s.ok()) s = Emit(ctx, keys, values);
+          done(s);
+        },
+        [watch](Queue::Cancel cancel) { watch->Arm(std::move(cancel)); });
   }
 
  private:

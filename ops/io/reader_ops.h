@@ -17,7 +17,8 @@
 // The reader lives in the device's ResourceMgr under shared_name, else a
 // name private to the node ("_reader_<node>"). ReaderReadV2 and
 // ReaderReadUpToV2 are asynchronous: waiting for a file name holds no
-// thread. Thread-safety: kernels are thread-safe; graph building is
+// thread, and an aborted step (a RunOptions timeout: DeadlineExceeded)
+// ends the wait. Thread-safety: kernels are thread-safe; graph building is
 // thread-compatible. Ownership: the ResourceMgr owns readers.
 #ifndef SLUICE_OPS_IO_READER_OPS_H_
 #define SLUICE_OPS_IO_READER_OPS_H_

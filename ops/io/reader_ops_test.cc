@@ -7,6 +7,8 @@
 #include "ops/io/reader_ops.h"
 
 #include <cstdio>
+
+#include <zlib.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,6 +171,64 @@ TEST_F(ReaderTest, BadFilesNameTheFileAndOffset) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   EXPECT_THAT(std::string(r.status().message()), HasSubstr(bad));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("18"));
+}
+
+// A read waiting for a file name on an open, empty queue ends with the
+// step's deadline, and the reader is usable afterwards.
+TEST_F(ReaderTest, WaitEndsWithTheStepDeadline) {
+  const std::string a = TempPath("late.tfrecord");
+  WriteRecords(a, {"late"});
+  Build({a}, ops::TFRecordReaderV2(s_));
+  ASSERT_TRUE(s_.ok()) << s_.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  sess_ = std::move(*sess);
+  absl::StatusOr<std::vector<Tensor>> r =
+      sess_->Run({}, {read_.value}, {}, {.timeout_in_ms = 200});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  ASSERT_TRUE(sess_->Run({}, {}, {enqueue_}).ok());
+  absl::StatusOr<std::pair<std::string, std::string>> got = Read();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->second, "late");
+}
+
+// FixedLengthRecordReaderV2 over a GZIP file.
+TEST_F(ReaderTest, FixedLengthGzip) {
+  const std::string a = TempPath("fixed.gz");
+  // One gzip member holding "HHabcdefF" (header, two records, footer).
+  const std::string payload = "HHabcdefF";
+  std::string gz;
+  {
+    z_stream z{};
+    ASSERT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    char out[256];
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(payload.data()));
+    z.avail_in = payload.size();
+    z.next_out = reinterpret_cast<Bytef*>(out);
+    z.avail_out = sizeof(out);
+    ASSERT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+    gz.assign(out, sizeof(out) - z.avail_out);
+    deflateEnd(&z);
+  }
+  WriteBytes(a, gz);
+  Build({a}, ops::FixedLengthRecordReaderV2(s_, {.header_bytes = 2,
+                                                  .record_bytes = 3,
+                                                  .footer_bytes = 1,
+                                                  .encoding = "GZIP"}));
+  Start();
+  absl::StatusOr<std::vector<std::string>> r = ReadUpTo(10);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, (std::vector<std::string>{"abc", "def"}));
+  // The same bytes not gzip-compressed: a DataLoss naming the file.
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  s_ = s;
+  const std::string plain = TempPath("fixed_not.gz");
+  WriteBytes(plain, payload);
+  Build({plain}, ops::FixedLengthRecordReaderV2(s_, {.record_bytes = 3, .encoding = "GZIP"}));
+  Start();
+  r = ReadUpTo(10);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr(plain));
 }
 
 TEST_F(ReaderTest, NonStringWorkIsAnError) {

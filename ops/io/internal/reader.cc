@@ -141,8 +141,10 @@ std::unique_ptr<RecordFormat> MakeFixedLengthFormat(const FixedLengthOptions& op
   return std::make_unique<FixedLengthFormat>(options);
 }
 
-void ReaderState::Read(Queue* queue, int64_t n, bool up_to, Done done) {
+void ReaderState::Read(Queue* queue, int64_t n, bool up_to, Done done,
+                       std::function<void(Queue::Cancel)> on_wait) {
   auto job = std::make_shared<Job>();
+  job->on_wait = std::move(on_wait);
   job->queue = queue;
   job->n = n;
   job->up_to = up_to;
@@ -160,13 +162,22 @@ void ReaderState::RunNext() {
   std::shared_ptr<Job> job;
   {
     absl::MutexLock lock(&mu_);
-    if (jobs_.empty()) {
-      busy_ = false;
-      return;
-    }
-    job = jobs_.front();
-    jobs_.pop_front();
+    job = TakeNextLocked();
   }
+  if (job != nullptr) Start(job);
+}
+
+std::shared_ptr<ReaderState::Job> ReaderState::TakeNextLocked() {
+  if (jobs_.empty()) {
+    busy_ = false;
+    return nullptr;
+  }
+  std::shared_ptr<Job> job = jobs_.front();
+  jobs_.pop_front();
+  return job;
+}
+
+void ReaderState::Start(std::shared_ptr<Job> job) {
   if (job->n <= 0) {
     Finish(job, job->n == 0 ? absl::OkStatus()
                             : absl::InvalidArgumentError(absl::StrCat(
@@ -208,9 +219,11 @@ void ReaderState::Continue(std::shared_ptr<Job> job) {
     }
     if (need_work) {
       auto self = shared_from_this();
-      job->queue->Dequeue(1, [self, job](absl::StatusOr<std::vector<Queue::Tuple>> got) {
-        self->StartWork(job, std::move(got));
-      });
+      Queue::Cancel cancel =
+          job->queue->Dequeue(1, [self, job](absl::StatusOr<std::vector<Queue::Tuple>> got) {
+            self->StartWork(job, std::move(got));
+          });
+      if (job->on_wait) job->on_wait(std::move(cancel));
       return;
     }
   }
@@ -248,8 +261,15 @@ void ReaderState::Finish(std::shared_ptr<Job> job, absl::Status status) {
   if (!status.ok() && !absl::IsOutOfRange(status)) {
     status = absl::Status(status.code(), absl::StrCat(format_name(), ": ", status.message()));
   }
+  // The next job is taken (or the reader marked idle) before `done` runs, so
+  // that whatever `done` lets run next sees the reader idle.
+  std::shared_ptr<Job> next;
+  {
+    absl::MutexLock lock(&mu_);
+    next = TakeNextLocked();
+  }
   job->done(std::move(status), std::move(job->keys), std::move(job->values));
-  RunNext();
+  if (next != nullptr) Start(next);
 }
 
 absl::Status ReaderState::Reset() {

@@ -74,7 +74,10 @@ class ReaderState : public std::enable_shared_from_this<ReaderState> {
   explicit ReaderState(std::unique_ptr<RecordFormat> format)
       : name_(format->Name()), format_(std::move(format)) {}
 
-  void Read(Queue* queue, int64_t n, bool up_to, Done done);
+  // `on_wait`, when set, is handed the cancel function of each dequeue the
+  // read waits on (a kernel arms its step's abort watch with it).
+  void Read(Queue* queue, int64_t n, bool up_to, Done done,
+            std::function<void(Queue::Cancel)> on_wait = nullptr);
   // Forgets the current file and the counters (Unimplemented while a read
   // is under way, as nothing could be reset consistently).
   absl::Status Reset();
@@ -87,9 +90,12 @@ class ReaderState : public std::enable_shared_from_this<ReaderState> {
     int64_t n;
     bool up_to;
     Done done;
+    std::function<void(Queue::Cancel)> on_wait;
     std::vector<std::string> keys, values;
   };
   void RunNext();
+  std::shared_ptr<Job> TakeNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Start(std::shared_ptr<Job> job);
   void Continue(std::shared_ptr<Job> job);
   void Finish(std::shared_ptr<Job> job, absl::Status status);
   void StartWork(std::shared_ptr<Job> job, absl::StatusOr<std::vector<Queue::Tuple>> got);
