@@ -10,7 +10,12 @@
 #include "gmock/gmock.h"
 #include "graph/proto/example.pb.h"
 #include "gtest/gtest.h"
+#include "builtin_session.h"
 #include "ops/array/array_ops.h"
+#include "ops/data_flow/queue_ops.h"
+#include "ops/io/reader_ops.h"
+#include "runtime/session.h"
+#include "session/direct_session.h"
 #include "ops/builtins.h"
 #include "ops/testutil/math_test_util.h"
 #include "runtime/io/record_reader.h"
@@ -149,6 +154,37 @@ TEST_F(ParsingOpsTest, ParseSequenceExampleMatchesTensorFlow) {
   ExpectEqualTensors<int64_t>(Eval(s_, {}, p.context_dense_values[0]), Npy("seq_id"));
   ExpectEqualTensors<float>(Eval(s_, {}, p.feature_list_dense_values[0]), Npy("seq_frames"));
   ExpectEqualTensors<int64_t>(Eval(s_, {}, p.feature_list_dense_lengths[0]), Npy("seq_lengths"));
+}
+
+// TensorFlow 1.x's input pipeline: file names in a FIFO queue, a
+// TFRecordReaderV2 reading the TensorFlow-written records in batches,
+// ParseExample on each batch.
+TEST_F(ParsingOpsTest, QueueReaderParsePipeline) {
+  const std::string path = std::string(kDir) + "examples.tfrecord";
+  Output files = ops::FIFOQueueV2(s_, {DT_STRING});
+  Node* enqueue = ops::QueueEnqueueManyV2(
+      s_, files, {ops::Const(s_, Tensor::FromVector<std::string>({path, path}))});
+  Node* close = ops::QueueCloseV2(s_, files);
+  ops::ReaderReadOutputs rec =
+      ops::ReaderReadUpToV2(s_, ops::TFRecordReaderV2(s_), files, ops::Const(s_, int64_t{3}));
+  ops::ParseExampleOutputs p = ops::ParseExample(
+      s_, rec.value, ops::Const(s_, Tensor(DT_STRING, TensorShape({0}))), {}, {"label"},
+      {ops::Const(s_, Tensor(DT_INT64, TensorShape({0})))}, {}, {TensorShape({})});
+  ASSERT_TRUE(s_.ok()) << s_.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {enqueue}).ok());
+  ASSERT_TRUE((*sess)->Run({}, {}, {close}).ok());
+  std::vector<int64_t> labels;
+  while (true) {
+    absl::StatusOr<std::vector<Tensor>> r = (*sess)->Run({}, {p.dense_values[0], rec.key}, {});
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kOutOfRange) << r.status();
+      break;
+    }
+    for (int64_t v : Values<int64_t>((*r)[0])) labels.push_back(v);
+  }
+  EXPECT_THAT(labels, ElementsAre(0, 3, 6, 9, 0, 3, 6, 9));
 }
 
 TEST_F(ParsingOpsTest, ErrorsNameTheRecord) {
