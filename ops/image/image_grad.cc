@@ -2,9 +2,10 @@
 // _ResizeBilinearGrad: ResizeBilinearGrad with the forward attrs; none for
 // size) and CropAndResize (_CropAndResizeGrad: CropAndResizeGradImage for a
 // floating image, CropAndResizeGradBoxes for bilinear; none for box_ind
-// and crop_size).
+// and crop_size). AdjustContrastv2 has none (an error, as in TensorFlow).
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/array/array_ops.h"
 #include "ops/image/image_ops.h"
@@ -40,9 +41,19 @@ absl::StatusOr<std::vector<Output>> CropAndResizeGradFn(const Scope& s, const No
   return grads;
 }
 
+// TensorFlow defines no gradient for AdjustContrastv2: differentiating
+// through it is an error there, and here, naming the node.
+absl::StatusOr<std::vector<Output>> AdjustContrastGradFn(const Scope&, const Node& node,
+                                                         absl::Span<const Output>) {
+  return absl::UnimplementedError(absl::StrCat("no gradient is defined for op '", node.op(),
+                                               "' (node '", node.name(),
+                                               "'), as in TensorFlow"));
+}
+
 }  // namespace
 
 absl::Status RegisterImageGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->SetGradient("AdjustContrastv2", AdjustContrastGradFn));
   RETURN_IF_ERROR(ops->SetGradient("ResizeBilinear", ResizeBilinearGradFn));
   RETURN_IF_ERROR(ops->SetGradient("CropAndResize", CropAndResizeGradFn));
   return absl::OkStatus();

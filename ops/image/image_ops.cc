@@ -119,8 +119,7 @@ absl::Status RegisterImageOps(OpRegistry* ops) {
                                       RETURN_IF_ERROR(c->WithRank(1, 0));
                                       return SameAsInput(c, 0);
                                     })));
-  for (const char* op : {"ResizeBilinearGrad", "CropAndResizeGradImage", "CropAndResizeGradBoxes",
-                         "AdjustContrastv2"}) {
+  for (const char* op : {"ResizeBilinearGrad", "CropAndResizeGradImage", "CropAndResizeGradBoxes"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();

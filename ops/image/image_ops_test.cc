@@ -133,6 +133,10 @@ TEST_F(ImageOpsTest, AdjustContrastMatchesTensorFlow) {
   absl::StatusOr<Tensor> r = TryEval(s_, {{x, Tensor(DT_FLOAT, TensorShape({3, 3}))}},
                                      ops::AdjustContrastv2(s_, x, ops::Const(s_, 1.7f)));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("at least 3-D"));
+  // As in TensorFlow, it has no gradient.
+  Output y = ops::AdjustContrastv2(s_, x, ops::Const(s_, 2.0f));
+  absl::StatusOr<std::vector<Output>> d = AddGradients(s_, {y}, {x});
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("no gradient is defined for op 'AdjustContrastv2'"));
 }
 
 TEST_F(ImageOpsTest, Errors) {
