@@ -168,6 +168,24 @@ TEST(ExampleParserTest, WireVariants) {
   EXPECT_THAT(Values<int64_t>(r->dense[1]), ElementsAre(4));
 }
 
+// Serialized of rank 2 (ParseExampleV2 takes any rank): dense outputs keep
+// the batch shape, sparse indices carry both batch coordinates.
+TEST(ExampleParserTest, BatchOfRankTwo) {
+  Tensor batch(DT_STRING, TensorShape({2, 2}));
+  batch.flat<std::string>()[0] = MakeExample({1, 2}, 1, {"a"});
+  batch.flat<std::string>()[1] = MakeExample({3, 4}, 2, {});
+  batch.flat<std::string>()[2] = MakeExample({5, 6}, 3, {});
+  batch.flat<std::string>()[3] = MakeExample({7, 8}, 4, {"b", "c"});
+  absl::StatusOr<ExampleParseResult> r = ParseExamples(Config(), batch, Tensor());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->dense[0].shape(), TensorShape({2, 2, 2}));
+  EXPECT_EQ(r->dense[1].shape(), TensorShape({2, 2}));
+  EXPECT_THAT(Values<int64_t>(r->dense[1]), ElementsAre(1, 2, 3, 4));
+  EXPECT_EQ(r->sparse_indices[0].shape(), TensorShape({3, 3}));
+  EXPECT_THAT(Values<int64_t>(r->sparse_indices[0]), ElementsAre(0, 0, 0, 1, 1, 0, 1, 1, 1));
+  EXPECT_THAT(Values<int64_t>(r->sparse_shapes[0]), ElementsAre(2, 2, 2));
+}
+
 TEST(ExampleParserTest, SequenceExamples) {
   tensorflow::SequenceExample se;
   (*se.mutable_context()->mutable_feature())["id"].mutable_int64_list()->add_value(42);

@@ -19,6 +19,7 @@
 #include "ops/builtins.h"
 #include "ops/testutil/math_test_util.h"
 #include "runtime/io/record_reader.h"
+#include "runtime/io/record_writer.h"
 #include "runtime/npy.h"
 
 namespace sluice {
@@ -185,6 +186,37 @@ TEST_F(ParsingOpsTest, QueueReaderParsePipeline) {
     for (int64_t v : Values<int64_t>((*r)[0])) labels.push_back(v);
   }
   EXPECT_THAT(labels, ElementsAre(0, 3, 6, 9, 0, 3, 6, 9));
+}
+
+// With the reader's keys as names, a record that is no Example is named by
+// its file and byte offset.
+TEST_F(ParsingOpsTest, BadRecordNamedByFileAndOffset) {
+  std::vector<std::string> records = Records("examples.tfrecord");
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/bad_example.tfrecord";
+  {
+    absl::StatusOr<std::unique_ptr<RecordWriter>> w = RecordWriter::Create(path);
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_TRUE((*w)->WriteRecord(records[0]).ok());
+    ASSERT_TRUE((*w)->WriteRecord("\x0a\x09not an example").ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  Output files = ops::FIFOQueueV2(s_, {DT_STRING});
+  Node* enqueue = ops::QueueEnqueueV2(s_, files, {ops::Const(s_, Tensor::Scalar<std::string>(path))});
+  ops::ReaderReadOutputs rec =
+      ops::ReaderReadUpToV2(s_, ops::TFRecordReaderV2(s_), files, ops::Const(s_, int64_t{2}));
+  ops::ParseExampleOutputs p = ops::ParseExample(
+      s_, rec.value, rec.key, {}, {"label"}, {ops::Const(s_, Tensor(DT_INT64, TensorShape({0})))},
+      {}, {TensorShape({})});
+  ASSERT_TRUE(s_.ok()) << s_.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {enqueue}).ok());
+  absl::StatusOr<std::vector<Tensor>> r = (*sess)->Run({}, {p.dense_values[0]}, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  const size_t second = 16 + records[0].size();
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr(absl::StrCat("Name: ", path, ":", second, ", Index: 1.  Could not parse")));
 }
 
 TEST_F(ParsingOpsTest, ErrorsNameTheRecord) {
