@@ -3,6 +3,7 @@
 // quoting, defaults, na_value, select_cols, and each error.
 #include "ops/parsing/decode_ops.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 

@@ -26,7 +26,9 @@
 // Errors (InvalidArgument) name the example ("Name: <name>, Key: <key>,
 // Index: <i>."): bytes that are not an Example, a feature of another kind
 // than configured, a wrong number of values, a missing required feature.
-// Thread-safe: a finished config is read-only.
+// Thread-safe: a finished config is read-only. Ownership: the caller owns
+// the config; results own their tensors (allocated from `allocator`, the
+// default CPU allocator when null).
 #ifndef SLUICE_OPS_PARSING_EXAMPLE_PARSER_H_
 #define SLUICE_OPS_PARSING_EXAMPLE_PARSER_H_
 

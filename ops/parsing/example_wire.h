@@ -17,8 +17,9 @@
 // unpacked encodings. Errors are InvalidArgument naming what was malformed
 // and the byte offset within the message being read (truncated varint,
 // length past the end, wire type 3/4 groups, a packed float list whose
-// length is not a multiple of 4). Thread-safe (no state); the string_views
-// handed out point into the caller's bytes.
+// length is not a multiple of 4). Thread-safe (no state). Ownership: the
+// string_views handed out point into the caller's bytes, which must outlive
+// them.
 #ifndef SLUICE_OPS_PARSING_EXAMPLE_WIRE_H_
 #define SLUICE_OPS_PARSING_EXAMPLE_WIRE_H_
 

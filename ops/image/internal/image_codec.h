@@ -12,7 +12,8 @@
 // file: starts with 0x89 0x50", the library's message for corrupt data,
 // "JPEG data is truncated ..."); no input crashes or aborts (the
 // libraries' errors are caught with longjmp back to the call). Images over
-// 2^29 pixels are refused. Thread-safe: no shared state.
+// 2^29 pixels are refused. Thread-safe: no shared state. Ownership: a
+// DecodedImage owns its pixels; inputs are only borrowed for the call.
 #ifndef SLUICE_OPS_IMAGE_INTERNAL_IMAGE_CODEC_H_
 #define SLUICE_OPS_IMAGE_INTERNAL_IMAGE_CODEC_H_
 
