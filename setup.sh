@@ -15,6 +15,8 @@ PACKAGES=(
   libssl-dev               # mutual TLS between tasks, the launcher's job CA
   zlib1g-dev               # GZIP and ZLIB TFRecord files (runtime/io)
   dataset-fashion-mnist    # the main job's data (/usr/share/datasets/fashion-mnist)
+  libjpeg62-turbo-dev      # DecodeJpeg, DecodeImage (ops/image)
+  libpng-dev               # DecodePng, EncodePng, DecodeImage (ops/image)
   clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz/), run in CI with ASan+UBSan
   python3-numpy            # .npy round-trip checks in tests and bench scripts
   python3-optuna           # //tools:sweep: TPE search

@@ -7,10 +7,12 @@
 #include "ops/data/data_family.h"
 #include "ops/data_flow/data_flow_family.h"
 #include "ops/functional/functional_ops.h"
+#include "ops/image/image_family.h"
 #include "ops/io/io_family.h"
 #include "ops/math/math_family.h"
 #include "ops/nn/nn_family.h"
-#include "ops/random/random_ops.h"
+#include "ops/parsing/parsing_family.h"
+#include "ops/random/random_family.h"
 #include "ops/state/state_family.h"
 #include "ops/training/training_ops.h"
 #include "runtime/frame_ops.h"
@@ -41,11 +43,13 @@ constexpr OpFamily kFamilies[] = {
     {"nn", RegisterNnFamilyOps, RegisterNnFamilyGradients, RegisterNnFamilyCpuKernels},
     {"math", RegisterMathFamilyOps, RegisterMathFamilyGradients, RegisterMathFamilyCpuKernels},
     {"state", RegisterStateFamilyOps, nullptr, RegisterStateFamilyCpuKernels},
-    {"random", RegisterRandomOps, nullptr, RegisterRandomKernels},
+    {"random", RegisterRandomFamilyOps, nullptr, RegisterRandomFamilyCpuKernels},
     {"training", RegisterTrainingOps, nullptr, RegisterTrainingKernels},
     {"io", RegisterIoFamilyOps, nullptr, RegisterIoFamilyCpuKernels},
     {"data_flow", RegisterDataFlowFamilyOps, nullptr, RegisterDataFlowFamilyCpuKernels},
     {"data", RegisterDataFamilyOps, nullptr, RegisterDataFamilyCpuKernels},
+    {"parsing", RegisterParsingFamilyOps, nullptr, RegisterParsingFamilyCpuKernels},
+    {"image", RegisterImageFamilyOps, RegisterImageFamilyGradients, RegisterImageFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
     {"functional", RegisterFunctionalOps, RegisterFunctionalGradients, RegisterFunctionalKernels},
 };

@@ -110,6 +110,14 @@ class Queue : public ResourceBase {
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
 };
 
+// The queue a DT_RESOURCE handle names in `rm`: the handle is
+// "<container>\x1f<name>", as the queue ops (queue_ops.h) write it.
+// InvalidArgument for a tensor that is no such handle; NotFound naming the
+// queue and `device` when the ResourceMgr has none by that name. The reader
+// ops (ops/io/reader_ops.h) take their file names from queues this way.
+absl::StatusOr<Queue*> LookupQueue(ResourceMgr* rm, const Tensor& handle,
+                                   absl::string_view device);
+
 }  // namespace sluice
 
 #endif  // SLUICE_OPS_DATA_FLOW_QUEUE_H_

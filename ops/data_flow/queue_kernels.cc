@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "ops/data_flow/internal/abort_watch.h"
 #include "ops/data_flow/queue.h"
 #include "ops/data_flow/queue_ops.h"
 #include "runtime/rendezvous.h"
@@ -19,75 +20,14 @@
 namespace sluice {
 namespace {
 
+using internal::AbortWatch;
+
 constexpr char kHandleSeparator = '\x1f';
 
-// Finds the queue a DT_RESOURCE handle ("container\x1fname") names.
+// Finds the queue the handle on input 0 names.
 absl::StatusOr<Queue*> QueueInput(OpKernelContext* ctx) {
-  const Tensor& handle = ctx->input(0);
-  if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
-    return absl::InvalidArgumentError("handle must be a queue's resource handle");
-  }
-  const std::string& h = handle.scalar<std::string>();
-  const size_t sep = h.find(kHandleSeparator);
-  if (sep == std::string::npos) return absl::InvalidArgumentError("handle names no queue");
-  Queue* q = ctx->resource_manager()->Find<Queue>(h.substr(0, sep), h.substr(sep + 1));
-  if (q == nullptr) {
-    return absl::NotFoundError(absl::StrCat("queue '", h.substr(sep + 1), "' does not exist on ",
-                                            ctx->device()->name()));
-  }
-  return q;
+  return LookupQueue(ctx->resource_manager(), ctx->input(0), ctx->device()->name());
 }
-
-// Cancels a queue request when the step's rendezvous is aborted. Watch()
-// registers before the request is made (the request may complete, and the
-// kernel's context go away, inside Enqueue/Dequeue); Arm() then hands over
-// the request's cancel function, running it at once if the abort came first.
-class AbortWatch {
- public:
-  static std::shared_ptr<AbortWatch> Watch(OpKernelContext* ctx) {
-    auto watch = std::make_shared<AbortWatch>();
-    Rendezvous* r = ctx->rendezvous();
-    if (r == nullptr) return watch;  // nothing can abort this step
-    // A pending receive of a key nobody sends: called on abort, or with
-    // Cancelled when the rendezvous goes away after the step.
-    static std::atomic<uint64_t> next{0};
-    const std::string& device = ctx->device()->name();
-    r->RecvAsync(Rendezvous::CreateKey(ctx->step_id(), device, 0, device,
-                                       absl::StrCat("queue_abort_watch_", next.fetch_add(1))),
-                 [watch](absl::Status s, Tensor) {
-                   if (!s.ok()) watch->Fire(std::move(s));
-                 });
-    return watch;
-  }
-
-  void Arm(Queue::Cancel cancel) {
-    absl::Status aborted;
-    {
-      absl::MutexLock lock(&mu_);
-      cancel_ = cancel;
-      aborted = aborted_;
-    }
-    if (!aborted.ok()) cancel(aborted);
-  }
-
- private:
-  void Fire(absl::Status s) {
-    Queue::Cancel cancel;
-    {
-      absl::MutexLock lock(&mu_);
-      if (cancel_ == nullptr) {
-        aborted_ = s;
-        return;
-      }
-      cancel = cancel_;
-    }
-    cancel(std::move(s));
-  }
-
-  absl::Mutex mu_;
-  Queue::Cancel cancel_ ABSL_GUARDED_BY(mu_);
-  absl::Status aborted_ ABSL_GUARDED_BY(mu_);
-};
 
 // Copies `rows` rows (of `row_elems` elements) from src at `from` to dst at `to`.
 void CopyRows(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t rows,

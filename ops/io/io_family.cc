@@ -2,6 +2,7 @@
 
 #include "base/status_macros.h"
 #include "ops/io/io_ops.h"
+#include "ops/io/reader_ops.h"
 #include "ops/io/sharded_checkpoint_ops.h"
 #include "ops/io/summary_ops.h"
 
@@ -11,6 +12,7 @@ absl::Status RegisterIoFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterShardedCheckpointOps(ops));
   RETURN_IF_ERROR(RegisterSummaryOps(ops));
   RETURN_IF_ERROR(RegisterIoOps(ops));
+  RETURN_IF_ERROR(RegisterReaderOps(ops));
   return absl::OkStatus();
 }
 
@@ -18,6 +20,7 @@ void RegisterIoFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterShardedCheckpointKernels(kernels);
   RegisterSummaryKernels(kernels);
   RegisterIoKernels(kernels);
+  RegisterReaderKernels(kernels);
 }
 
 }  // namespace sluice

@@ -1,0 +1,201 @@
+// CPU kernels of DecodeJpeg, DecodePng, EncodePng and DecodeImage
+// (ops/image/image_codec_ops.h) over ops/image/internal/image_codec.h.
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "ops/image/image_codec_ops.h"
+#include "ops/image/internal/image_codec.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace {
+
+using image_codec::DecodedImage;
+using image_codec::Format;
+
+absl::StatusOr<const std::string*> Contents(OpKernelContext* ctx) {
+  const Tensor& t = ctx->input(0);
+  if (t.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("contents must be scalar, got shape ", t.shape().DebugString()));
+  }
+  return &t.scalar<std::string>();
+}
+
+absl::StatusOr<image_codec::JpegOptions> JpegOptionsOf(const OpKernelConstruction& ctx,
+                                                        bool decode_jpeg) {
+  image_codec::JpegOptions o;
+  ASSIGN_OR_RETURN(int64_t channels, ctx.GetAttr<int64_t>("channels"));
+  o.channels = static_cast<int>(channels);
+  if (!decode_jpeg) return o;
+  ASSIGN_OR_RETURN(int64_t ratio, ctx.GetAttr<int64_t>("ratio"));
+  o.ratio = static_cast<int>(ratio);
+  if (o.ratio != 1 && o.ratio != 2 && o.ratio != 4 && o.ratio != 8) {
+    return absl::InvalidArgumentError(absl::StrCat("ratio must be 1, 2, 4, or 8, got ", ratio));
+  }
+  if (channels != 0 && channels != 1 && channels != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("channels must be 0, 1, or 3, got ", channels));
+  }
+  ASSIGN_OR_RETURN(o.fancy_upscaling, ctx.GetAttr<bool>("fancy_upscaling"));
+  ASSIGN_OR_RETURN(o.try_recover_truncated, ctx.GetAttr<bool>("try_recover_truncated"));
+  ASSIGN_OR_RETURN(o.acceptable_fraction, ctx.GetAttr<float>("acceptable_fraction"));
+  ASSIGN_OR_RETURN(std::string dct, ctx.GetAttr<std::string>("dct_method"));
+  if (!dct.empty() && dct != "INTEGER_FAST" && dct != "INTEGER_ACCURATE") {
+    return absl::InvalidArgumentError(
+        "dct_method must be one of {'', 'INTEGER_FAST', 'INTEGER_ACCURATE'}");
+  }
+  o.integer_accurate = dct == "INTEGER_ACCURATE";
+  return o;
+}
+
+// Writes a decoded image (8 or 16 bits) as `dtype`, scaling like
+// TensorFlow's convert_image_dtype.
+absl::Status Emit(OpKernelContext* ctx, const DecodedImage& img, DataType dtype) {
+  ASSIGN_OR_RETURN(Tensor * out,
+                   ctx->allocate_output(0, TensorShape({img.height, img.width, img.channels})));
+  const int64_t n = img.height * img.width * img.channels;
+  const uint8_t* p8 = img.pixels.data();
+  const uint16_t* p16 = reinterpret_cast<const uint16_t*>(img.pixels.data());
+  switch (dtype) {
+    case DT_UINT8:
+      if (img.bits == 8) {
+        std::memcpy(out->raw_data(), p8, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out->data<uint8_t>()[i] = p16[i] >> 8;
+      }
+      break;
+    case DT_UINT16:
+      if (img.bits == 16) {
+        std::memcpy(out->raw_data(), p16, n * 2);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out->data<uint16_t>()[i] = p8[i] * 257;
+      }
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        out->data<float>()[i] = img.bits == 8 ? p8[i] * (1.0f / 255) : p16[i] * (1.0f / 65535);
+      }
+  }
+  return absl::OkStatus();
+}
+
+class DecodeJpegOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(options_, JpegOptionsOf(ctx, true));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
+    ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodeJpeg(*data, options_));
+    return Emit(ctx, img, DT_UINT8);
+  }
+
+ private:
+  image_codec::JpegOptions options_;
+};
+
+class DecodePngOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(channels_, ctx.GetAttr<int64_t>("channels"));
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    if (channels_ < 0 || channels_ > 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("channels must be 0, 1, 2, 3, or 4, got ", channels_));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
+    ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodePng(*data, static_cast<int>(channels_),
+                                                              dtype_ == DT_UINT8 ? 8 : 16));
+    return Emit(ctx, img, dtype_);
+  }
+
+ private:
+  int64_t channels_ = 0;
+  DataType dtype_ = DT_UINT8;
+};
+
+class EncodePngOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(compression_, ctx.GetAttr<int64_t>("compression"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& image = ctx->input(0);
+    if (image.dims() != 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("image must be 3-dimensional, got shape ", image.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(std::string png,
+                     image_codec::EncodePng(image.raw_data(), image.dim_size(0),
+                                            image.dim_size(1), static_cast<int>(image.dim_size(2)),
+                                            image.dtype() == DT_UINT8 ? 8 : 16,
+                                            static_cast<int>(compression_)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->scalar<std::string>() = std::move(png);
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t compression_ = -1;
+};
+
+class DecodeImageOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(jpeg_, JpegOptionsOf(ctx, false));
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    if (jpeg_.channels < 0 || jpeg_.channels > 4 || jpeg_.channels == 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("channels must be 0, 1, 3 or 4, got ", jpeg_.channels));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
+    switch (image_codec::Classify(*data)) {
+      case Format::kJpeg: {
+        if (jpeg_.channels == 4) {
+          return absl::InvalidArgumentError("JPEG does not support 4 channels");
+        }
+        ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodeJpeg(*data, jpeg_));
+        return Emit(ctx, img, dtype_);
+      }
+      case Format::kPng: {
+        ASSIGN_OR_RETURN(DecodedImage img,
+                         image_codec::DecodePng(*data, jpeg_.channels, dtype_ == DT_UINT8 ? 8 : 16));
+        return Emit(ctx, img, dtype_);
+      }
+      case Format::kGif:
+        return absl::UnimplementedError("DecodeImage: GIF images are not supported (JPEG, PNG are)");
+      case Format::kBmp:
+        return absl::UnimplementedError("DecodeImage: BMP images are not supported (JPEG, PNG are)");
+      case Format::kUnknown:
+        break;
+    }
+    return absl::InvalidArgumentError(
+        "Unknown image file format. One of JPEG, PNG, GIF, BMP required.");
+  }
+
+ private:
+  image_codec::JpegOptions jpeg_;
+  DataType dtype_ = DT_UINT8;
+};
+
+}  // namespace
+
+void RegisterImageCodecKernels(KernelRegistry* k) {
+  k->Register<DecodeJpegOp>(KernelDef("DecodeJpeg", kDeviceTypeCpu));
+  k->Register<DecodePngOp>(KernelDef("DecodePng", kDeviceTypeCpu));
+  k->Register<EncodePngOp>(KernelDef("EncodePng", kDeviceTypeCpu));
+  k->Register<DecodeImageOp>(KernelDef("DecodeImage", kDeviceTypeCpu));
+}
+
+}  // namespace sluice

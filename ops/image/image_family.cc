@@ -1,0 +1,22 @@
+#include "ops/image/image_family.h"
+
+#include "base/status_macros.h"
+#include "ops/image/image_codec_ops.h"
+#include "ops/image/image_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterImageCodecOps(ops));
+  RETURN_IF_ERROR(RegisterImageOps(ops));
+  return absl::OkStatus();
+}
+
+absl::Status RegisterImageFamilyGradients(OpRegistry* ops) { return RegisterImageGradients(ops); }
+
+void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterImageCodecKernels(kernels);
+  RegisterImageKernels(kernels);
+}
+
+}  // namespace sluice

@@ -1,0 +1,374 @@
+#include "ops/image/internal/image_codec.h"
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+
+#include <jpeglib.h>
+#include <png.h>
+#include <zlib.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace sluice {
+namespace image_codec {
+namespace {
+
+constexpr int64_t kMaxPixels = int64_t{1} << 29;
+
+std::string Leading(absl::string_view data) {
+  std::string s;
+  for (size_t i = 0; i < data.size() && i < 4; ++i) {
+    absl::StrAppend(&s, i ? " " : "", absl::StrFormat("0x%02x", static_cast<uint8_t>(data[i])));
+  }
+  return s.empty() ? "nothing (empty)" : s;
+}
+
+// ---- JPEG ----
+
+struct JpegError {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void JpegErrorExit(j_common_ptr cinfo) {
+  JpegError* err = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+void JpegQuiet(j_common_ptr, int) {}  // warnings: corrupt data shows in the result
+
+// A source over the caller's bytes; past their end it hands libjpeg a fake
+// end-of-image marker and notes that the data was truncated.
+struct JpegSource {
+  jpeg_source_mgr pub;
+  const uint8_t* data;
+  size_t size;
+  bool truncated = false;
+};
+
+const JOCTET kFakeEoi[2] = {0xFF, JPEG_EOI};
+
+void SrcInit(j_decompress_ptr) {}
+boolean SrcFill(j_decompress_ptr cinfo) {
+  JpegSource* src = reinterpret_cast<JpegSource*>(cinfo->src);
+  src->truncated = true;
+  src->pub.next_input_byte = kFakeEoi;
+  src->pub.bytes_in_buffer = 2;
+  return TRUE;
+}
+void SrcSkip(j_decompress_ptr cinfo, long n) {
+  JpegSource* src = reinterpret_cast<JpegSource*>(cinfo->src);
+  if (n <= 0) return;
+  if (static_cast<size_t>(n) > src->pub.bytes_in_buffer) {
+    SrcFill(cinfo);
+    return;
+  }
+  src->pub.next_input_byte += n;
+  src->pub.bytes_in_buffer -= n;
+}
+void SrcTerm(j_decompress_ptr) {}
+
+// The part of DecodeJpeg between setjmp and the end: no objects with
+// destructors live here except `out`, which the caller owns.
+bool DecodeJpegRaw(jpeg_decompress_struct* cinfo, JpegError* err, JpegSource* src,
+                   const JpegOptions& o, DecodedImage* out, std::string* error,
+                   int64_t* lines_read) {
+  if (setjmp(err->jump)) {
+    *error = err->message;
+    jpeg_destroy_decompress(cinfo);
+    return false;
+  }
+  jpeg_create_decompress(cinfo);
+  cinfo->src = &src->pub;
+  jpeg_read_header(cinfo, TRUE);
+  if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) {
+    *error = "CMYK JPEG images are not supported";
+    jpeg_destroy_decompress(cinfo);
+    return false;
+  }
+  const int channels = o.channels == 0 ? cinfo->num_components : o.channels;
+  if (channels != 1 && channels != 3) {
+    *error = absl::StrCat("a JPEG of ", cinfo->num_components, " components");
+    jpeg_destroy_decompress(cinfo);
+    return false;
+  }
+  cinfo->out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo->do_fancy_upsampling = o.fancy_upscaling ? TRUE : FALSE;
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = o.ratio;
+  cinfo->dct_method = o.integer_accurate ? JDCT_ISLOW : JDCT_IFAST;
+  jpeg_calc_output_dimensions(cinfo);
+  if (static_cast<int64_t>(cinfo->output_width) * cinfo->output_height > kMaxPixels) {
+    *error = absl::StrCat("image of ", cinfo->output_width, "x", cinfo->output_height,
+                          " pixels is too large");
+    jpeg_destroy_decompress(cinfo);
+    return false;
+  }
+  jpeg_start_decompress(cinfo);
+  out->height = cinfo->output_height;
+  out->width = cinfo->output_width;
+  out->channels = channels;
+  const size_t stride = static_cast<size_t>(out->width) * channels;
+  out->pixels.assign(stride * out->height, 0);
+  while (cinfo->output_scanline < cinfo->output_height) {
+    JSAMPROW row = out->pixels.data() + stride * cinfo->output_scanline;
+    if (jpeg_read_scanlines(cinfo, &row, 1) != 1) break;
+    if (!src->truncated) *lines_read = cinfo->output_scanline;
+  }
+  if (!src->truncated) *lines_read = cinfo->output_scanline;
+  if (cinfo->output_scanline == cinfo->output_height) jpeg_finish_decompress(cinfo);
+  jpeg_destroy_decompress(cinfo);
+  return true;
+}
+
+// ---- PNG ----
+
+struct PngReadState {
+  const uint8_t* data;
+  size_t left;
+  char message[256];
+};
+
+void PngError(png_structp png, png_const_charp msg) {
+  auto* st = static_cast<PngReadState*>(png_get_error_ptr(png));
+  if (st != nullptr) std::snprintf(st->message, sizeof(st->message), "%s", msg);
+  png_longjmp(png, 1);
+}
+void PngWarning(png_structp, png_const_charp) {}
+
+void PngRead(png_structp png, png_bytep out, png_size_t n) {
+  auto* st = static_cast<PngReadState*>(png_get_io_ptr(png));
+  if (n > st->left) png_error(png, "PNG data is truncated");
+  std::memcpy(out, st->data, n);
+  st->data += n;
+  st->left -= n;
+}
+
+bool DecodePngRaw(PngReadState* st, int want_channels, int bits, DecodedImage* out,
+                  std::string* error) {
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, st, PngError, PngWarning);
+  if (png == nullptr) {
+    *error = "png_create_read_struct failed";
+    return false;
+  }
+  png_infop info = nullptr;
+  if (setjmp(png_jmpbuf(png))) {
+    *error = st->message;
+    png_destroy_read_struct(&png, info ? &info : nullptr, nullptr);
+    return false;
+  }
+  info = png_create_info_struct(png);
+  png_set_read_fn(png, st, PngRead);
+  png_read_info(png, info);
+  png_uint_32 width, height;
+  int bit_depth, color_type;
+  png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, nullptr, nullptr, nullptr);
+  if (static_cast<int64_t>(width) * height > kMaxPixels) {
+    png_error(png, "image too large");
+  }
+  const bool has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+  int channels = want_channels;
+  if (channels == 0) {
+    channels = color_type == PNG_COLOR_TYPE_PALETTE ? (has_trns ? 4 : 3)
+                                                    : png_get_channels(png, info);
+  }
+  const bool has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0;
+  if (channels % 2 == 0) {
+    if (!has_alpha) {
+      if (has_trns) {
+        png_set_tRNS_to_alpha(png);
+      } else {
+        png_set_add_alpha(png, (1 << bit_depth) - 1, PNG_FILLER_AFTER);
+      }
+    }
+  } else if (has_alpha || has_trns) {
+    png_set_strip_alpha(png);
+  }
+  if (bit_depth > 8 && bits == 8) png_set_strip_16(png);
+  png_set_packing(png);
+  const int passes = png_set_interlace_handling(png);
+  if (bits == 16) png_set_swap(png);  // hosts are little-endian
+  if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  const bool is_gray = (color_type & PNG_COLOR_MASK_COLOR) == 0;
+  if (is_gray && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (channels < 3) {
+    if (!is_gray) png_set_rgb_to_gray(png, 1, 0.299, 0.587);
+  } else if (is_gray) {
+    png_set_gray_to_rgb(png);
+  }
+  png_read_update_info(png, info);
+  const bool synthesize16 = bit_depth <= 8 && bits == 16;
+  const size_t row_bytes = png_get_rowbytes(png, info);
+  const size_t out_row = static_cast<size_t>(width) * channels * (bits / 8);
+  if (row_bytes != (synthesize16 ? out_row / 2 : out_row)) png_error(png, "unexpected row size");
+  out->height = height;
+  out->width = width;
+  out->channels = channels;
+  out->bits = bits;
+  out->pixels.assign(out_row * height, 0);
+  for (int p = 0; p < passes; ++p) {
+    for (png_uint_32 y = 0; y < height; ++y) {
+      png_read_row(png, out->pixels.data() + y * out_row, nullptr);
+    }
+  }
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  if (synthesize16) {  // 8-bit samples to 16: v * 257, from the back of each row
+    for (png_uint_32 y = 0; y < height; ++y) {
+      uint8_t* row = out->pixels.data() + y * out_row;
+      uint16_t* row16 = reinterpret_cast<uint16_t*>(row);
+      for (size_t k = out_row / 2; k-- > 0;) row16[k] = static_cast<uint16_t>(row[k] * 257);
+    }
+  }
+  return true;
+}
+
+void PngWrite(png_structp png, png_bytep data, png_size_t n) {
+  static_cast<std::string*>(png_get_io_ptr(png))->append(reinterpret_cast<char*>(data), n);
+}
+void PngFlush(png_structp) {}
+
+bool EncodePngRaw(const uint8_t* data, int64_t height, int64_t width, int channels, int bits,
+                  int compression, std::string* out, char* message) {
+  PngReadState st{};
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &st, PngError, PngWarning);
+  if (png == nullptr) return false;
+  png_infop info = nullptr;
+  if (setjmp(png_jmpbuf(png))) {
+    std::snprintf(message, 256, "%s", st.message);
+    png_destroy_write_struct(&png, info ? &info : nullptr);
+    return false;
+  }
+  info = png_create_info_struct(png);
+  const int color = channels == 1   ? PNG_COLOR_TYPE_GRAY
+                    : channels == 2 ? PNG_COLOR_TYPE_GRAY_ALPHA
+                    : channels == 3 ? PNG_COLOR_TYPE_RGB
+                                    : PNG_COLOR_TYPE_RGB_ALPHA;
+  png_set_write_fn(png, out, PngWrite, PngFlush);
+  png_set_compression_level(png, compression < 0 ? Z_DEFAULT_COMPRESSION : compression);
+  png_set_compression_mem_level(png, MAX_MEM_LEVEL);
+  png_set_IHDR(png, info, width, height, bits, color, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  if (bits == 16) png_set_swap(png);
+  const size_t row_bytes = static_cast<size_t>(width) * channels * bits / 8;
+  for (int64_t y = 0; y < height; ++y) {
+    png_write_row(png, const_cast<uint8_t*>(data) + y * row_bytes);
+  }
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+
+}  // namespace
+
+Format Classify(absl::string_view d) {
+  auto starts = [&](absl::string_view p) { return d.substr(0, p.size()) == p; };
+  if (starts("\xff\xd8\xff")) return Format::kJpeg;
+  if (starts("\x89PNG\r\n\x1a\n")) return Format::kPng;
+  if (starts("GIF8")) return Format::kGif;
+  if (starts("BM")) return Format::kBmp;
+  return Format::kUnknown;
+}
+
+absl::StatusOr<DecodedImage> DecodeJpeg(absl::string_view data, const JpegOptions& o) {
+  if (o.channels != 0 && o.channels != 1 && o.channels != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("channels must be 0, 1, or 3 for a JPEG, got ", o.channels));
+  }
+  if (o.ratio != 1 && o.ratio != 2 && o.ratio != 4 && o.ratio != 8) {
+    return absl::InvalidArgumentError(absl::StrCat("ratio must be 1, 2, 4, or 8, got ", o.ratio));
+  }
+  if (Classify(data) != Format::kJpeg) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a JPEG file: starts with ", Leading(data)));
+  }
+  jpeg_decompress_struct cinfo;
+  JpegError err;
+  std::memset(&cinfo, 0, sizeof(cinfo));
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = JpegErrorExit;
+  err.pub.emit_message = JpegQuiet;
+  err.message[0] = '\0';
+  JpegSource src;
+  src.pub.init_source = SrcInit;
+  src.pub.fill_input_buffer = SrcFill;
+  src.pub.skip_input_data = SrcSkip;
+  src.pub.resync_to_restart = jpeg_resync_to_restart;
+  src.pub.term_source = SrcTerm;
+  src.pub.next_input_byte = reinterpret_cast<const JOCTET*>(data.data());
+  src.pub.bytes_in_buffer = data.size();
+  src.data = reinterpret_cast<const uint8_t*>(data.data());
+  src.size = data.size();
+  DecodedImage out;
+  std::string error;
+  int64_t lines = 0;
+  if (!DecodeJpegRaw(&cinfo, &err, &src, o, &out, &error, &lines)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid JPEG data (", data.size(), " bytes): ", error));
+  }
+  if (src.truncated) {
+    if (!o.try_recover_truncated) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "JPEG data is truncated (", data.size(), " bytes; ", lines, " of ", out.height,
+          " rows whole); set try_recover_truncated to keep the rows decoded"));
+    }
+    if (lines < o.acceptable_fraction * out.height) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Truncated JPEG: only ", lines, " of ", out.height,
+                       " rows decoded, below acceptable_fraction ", o.acceptable_fraction));
+    }
+    const size_t stride = static_cast<size_t>(out.width) * out.channels;
+    std::fill(out.pixels.begin() + lines * stride, out.pixels.end(), 0);
+  }
+  return out;
+}
+
+absl::StatusOr<DecodedImage> DecodePng(absl::string_view data, int channels, int bits) {
+  if (channels < 0 || channels > 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("channels must be 0, 1, 2, 3, or 4 for a PNG, got ", channels));
+  }
+  if (Classify(data) != Format::kPng) {
+    return absl::InvalidArgumentError(absl::StrCat("not a PNG file: starts with ", Leading(data)));
+  }
+  PngReadState st{reinterpret_cast<const uint8_t*>(data.data()), data.size(), {0}};
+  DecodedImage out;
+  std::string error;
+  if (!DecodePngRaw(&st, channels, bits, &out, &error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid PNG data (", data.size(), " bytes): ", error));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> EncodePng(const void* data, int64_t height, int64_t width,
+                                      int channels, int bits, int compression) {
+  if (channels < 1 || channels > 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image must have 1, 2, 3, or 4 channels, got ", channels));
+  }
+  if (compression < -1 || compression > 9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compression should be in [-1,9], got ", compression));
+  }
+  if (height <= 0 || width <= 0 || height >= (int64_t{1} << 31) || width >= (int64_t{1} << 31)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PNG encoding needs a positive height and width below 2^31, got ", height,
+                     "x", width));
+  }
+  std::string out;
+  char message[256] = {0};
+  if (!EncodePngRaw(static_cast<const uint8_t*>(data), height, width, channels, bits,
+                    compression, &out, message)) {
+    return absl::InternalError(absl::StrCat("PNG encoding failed: ", message));
+  }
+  return out;
+}
+
+}  // namespace image_codec
+}  // namespace sluice

@@ -1,0 +1,20 @@
+#include "ops/random/random_family.h"
+
+#include "base/status_macros.h"
+#include "ops/random/random_ops.h"
+#include "ops/random/random_shuffle_ops.h"
+
+namespace sluice {
+
+absl::Status RegisterRandomFamilyOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterRandomOps(ops));
+  RETURN_IF_ERROR(RegisterRandomShuffleOps(ops));
+  return absl::OkStatus();
+}
+
+void RegisterRandomFamilyCpuKernels(KernelRegistry* kernels) {
+  RegisterRandomKernels(kernels);
+  RegisterRandomShuffleKernels(kernels);
+}
+
+}  // namespace sluice
