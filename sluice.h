@@ -16,6 +16,7 @@
 #define SLUICE_SLUICE_H_
 
 #include "builtin_session.h"
+#include "graph/function_builder.h"
 #include "graph/gradients.h"
 #include "graph/graph_def_io.h"
 #include "graph/scope.h"
