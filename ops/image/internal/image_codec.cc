@@ -155,13 +155,19 @@ bool DecodePngRaw(PngReadState* st, int want_channels, int bits, DecodedImage* o
     *error = "png_create_read_struct failed";
     return false;
   }
-  png_infop info = nullptr;
-  if (setjmp(png_jmpbuf(png))) {
-    *error = st->message;
-    png_destroy_read_struct(&png, info ? &info : nullptr, nullptr);
+  // Made before setjmp: a local changed after it is indeterminate after
+  // longjmp. png_create_info_struct returns null rather than jumping.
+  png_infop info = png_create_info_struct(png);
+  if (info == nullptr) {
+    *error = "png_create_info_struct failed";
+    png_destroy_read_struct(&png, nullptr, nullptr);
     return false;
   }
-  info = png_create_info_struct(png);
+  if (setjmp(png_jmpbuf(png))) {
+    *error = st->message;
+    png_destroy_read_struct(&png, &info, nullptr);
+    return false;
+  }
   png_set_read_fn(png, st, PngRead);
   png_read_info(png, info);
   png_uint_32 width, height;
@@ -237,13 +243,16 @@ bool EncodePngRaw(const uint8_t* data, int64_t height, int64_t width, int channe
   PngReadState st{};
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &st, PngError, PngWarning);
   if (png == nullptr) return false;
-  png_infop info = nullptr;
-  if (setjmp(png_jmpbuf(png))) {
-    std::snprintf(message, 256, "%s", st.message);
-    png_destroy_write_struct(&png, info ? &info : nullptr);
+  png_infop info = png_create_info_struct(png);  // before setjmp, as in DecodePngRaw
+  if (info == nullptr) {
+    png_destroy_write_struct(&png, nullptr);
     return false;
   }
-  info = png_create_info_struct(png);
+  if (setjmp(png_jmpbuf(png))) {
+    std::snprintf(message, 256, "%s", st.message);
+    png_destroy_write_struct(&png, &info);
+    return false;
+  }
   const int color = channels == 1   ? PNG_COLOR_TYPE_GRAY
                     : channels == 2 ? PNG_COLOR_TYPE_GRAY_ALPHA
                     : channels == 3 ? PNG_COLOR_TYPE_RGB
