@@ -59,7 +59,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops);
 void RegisterArrayKernels(KernelRegistry* kernels);
 
 // A TensorProto holding `values` (row-major) with `shape`; the values are
-// written to tensor_content. `values.size()` must equal the number of
+// written to tensor_content (strings: to string_val). `values.size()` must equal the number of
 // elements of `shape`, or be 1 (the value then fills the shape).
 template <typename T>
 ::tensorflow::TensorProto MakeTensorProto(const std::vector<T>& values, const TensorShape& shape) {
@@ -68,6 +68,10 @@ template <typename T>
   shape.ToProto(proto.mutable_tensor_shape());
   const int64_t n = shape.num_elements();
   const size_t count = (values.size() == 1 && n > 1) ? static_cast<size_t>(n) : values.size();
+  if constexpr (std::is_same_v<T, std::string>) {  // objects: one string_val each
+    for (size_t i = 0; i < count; ++i) proto.add_string_val(values[values.size() == 1 ? 0 : i]);
+    return proto;
+  }
   std::string bytes(count * sizeof(T), '\0');
   for (size_t i = 0; i < count; ++i) {
     const T v = values[values.size() == 1 ? 0 : i];

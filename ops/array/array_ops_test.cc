@@ -150,6 +150,11 @@ TEST_F(ArrayOpsTest, ConstForms) {
   Output g =
       ops::Const(s_, Input(MakeTensorProto<int32_t>({9}, TensorShape({1}))), TensorShape({3}));
   EXPECT_THAT(Values<int32_t>(Eval(g)), ElementsAre(9, 9, 9));
+  // Strings are objects: they go to string_val, not as bytes of std::string.
+  Output h = ops::Const(s_, std::vector<std::string>{"a.tfrecord", "", "b"});
+  ASSERT_TRUE(s_.ok()) << s_.status();
+  EXPECT_EQ(h.dtype(), DT_STRING);
+  EXPECT_THAT(Values<std::string>(Eval(h)), ElementsAre("a.tfrecord", "", "b"));
 }
 
 TEST_F(ArrayOpsTest, ConstWithWrongCountFailsAtBuildTime) {
