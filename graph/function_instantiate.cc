@@ -114,7 +114,9 @@ class Instantiator {
   }
   absl::Status AddArgs();
   absl::Status IndexNodeOutputs(int i, const NodeDef& node, const AttrMap& attrs);
-  absl::Status AddNode(const NodeDef& fnode, AttrMap attrs);
+  // Fills in body node `g` (made, with fnode's name and op, before any body
+  // node is filled: a FunctionDef's nodes need not be in dataflow order).
+  absl::Status AddNode(const NodeDef& fnode, AttrMap attrs, NodeDef* g);
   absl::Status AddRets();
 
   const Graph& library_;
@@ -178,9 +180,8 @@ absl::Status Instantiator::IndexNodeOutputs(int i, const NodeDef& node, const At
   return absl::OkStatus();
 }
 
-absl::Status Instantiator::AddNode(const NodeDef& fnode, AttrMap attrs) {
+absl::Status Instantiator::AddNode(const NodeDef& fnode, AttrMap attrs, NodeDef* g) {
   const OpDef* op = library_.FindOp(fnode.op());
-  NodeDef* g = NewNode(fnode.name(), fnode.op());
   g->set_device(fnode.device());
   int next = 0;  // the next of fnode's inputs
   for (const ArgDef& arg : op->inputs) {
@@ -314,9 +315,11 @@ absl::StatusOr<FunctionInstantiation> Instantiator::Run(const NameAttrList& func
     absl::Status s = IndexNodeOutputs(first_body_node + i, n, node_attrs[i]);
     if (!s.ok()) return context(s);
   }
+  // Every body node first, so that an input may name a later node.
+  for (const NodeDef& n : fdef_.node_def()) NewNode(n.name(), n.op());
   for (int i = 0; i < fdef_.node_def_size(); ++i) {
     const NodeDef& n = fdef_.node_def(i);
-    absl::Status s = AddNode(n, std::move(node_attrs[i]));
+    absl::Status s = AddNode(n, std::move(node_attrs[i]), &out_.nodes[first_body_node + i]);
     if (!s.ok()) return AddContext(s, absl::StrCat("node '", n.name(), "' (", n.op(), ")"));
   }
   RETURN_IF_ERROR(AddRets());

@@ -412,6 +412,10 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
           .Attr("transpose_a: bool = false")
           .Attr("transpose_b: bool = false")
           .Attr("T: {bfloat16, half, float, double, int32, int64, complex64, complex128}")
+          // TensorFlow 2's hints that a MatMul computes a gradient (it
+          // writes them into every MatMul); no effect on the result.
+          .Attr("grad_a: bool = false")
+          .Attr("grad_b: bool = false")
           .SetShapeFn(MatMulShape)));
   return absl::OkStatus();
 }
