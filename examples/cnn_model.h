@@ -25,7 +25,7 @@ namespace sluice {
 
 struct CnnConfig {
   int64_t height = 28, width = 28, channels = 1, classes = 10;
-  int64_t kernel = 5;    // square convolution windows, SAME padding, stride 1
+  int64_t kernel = 3;    // square convolution windows, SAME padding, stride 1
   int64_t conv1 = 16;    // filters of the first convolution
   int64_t conv2 = 32;    // filters of the second
   int64_t dense = 128;   // units of the hidden dense layer

@@ -37,8 +37,8 @@ ABSL_FLAG(std::string, source_dir, sluice::kDebianFashionMnistDir,
           "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)");
 ABSL_FLAG(int, train_shards, 4, "train files to write (each worker reads its own)");
 ABSL_FLAG(double, epochs, 4, "passes over the 60,000 training images");
-ABSL_FLAG(int, batch, 64, "examples per worker and step");
-ABSL_FLAG(double, learning_rate, 0.001, "Adam's learning rate");
+ABSL_FLAG(int, batch, 128, "global batch: examples per global step over all workers");
+ABSL_FLAG(double, learning_rate, 0.002, "Adam's learning rate");
 ABSL_FLAG(int, log_every, 100, "print progress every N global steps");
 ABSL_FLAG(double, eval_every_s, 30, "chief: evaluate on the test set every N s of training");
 ABSL_FLAG(int, seed, 1, "seed of the initial weights and the shuffles");
@@ -82,6 +82,10 @@ absl::Status Main() {
   }
   const int workers = task->cluster.num_tasks("worker");
   const int batch = absl::GetFlag(FLAGS_batch);
+  if (batch < workers || batch % workers != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch=", batch, " must be a multiple of the ", workers, " workers"));
+  }
   FashionMnistOptions data;
   data.source_dir = absl::GetFlag(FLAGS_source_dir);
   data.out_dir = absl::GetFlag(FLAGS_data_dir);
@@ -95,7 +99,7 @@ absl::Status Main() {
   }
   ImageInputOptions in;
   in.files = mine;
-  in.batch = batch;
+  in.batch = batch / workers;
   in.shuffle = true;
   in.repeat = true;
   in.seed = absl::GetFlag(FLAGS_seed) * 1000 + task->task;
@@ -126,7 +130,7 @@ absl::Status Main() {
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
 
   const int64_t steps = std::max<int64_t>(
-      1, static_cast<int64_t>(absl::GetFlag(FLAGS_epochs) * kTrainExamples / (batch * workers)));
+      1, static_cast<int64_t>(absl::GetFlag(FLAGS_epochs) * kTrainExamples / batch));
   const float learning_rate = absl::GetFlag(FLAGS_learning_rate);
   CnnConfig config;
   config.seed = absl::GetFlag(FLAGS_seed);
@@ -147,14 +151,14 @@ absl::Status Main() {
     return std::vector<Tensor>{b.images, b.labels};
   };
   o.steps = steps;
-  o.scaling.global_batch = int64_t{batch} * workers;
+  o.scaling.global_batch = batch;
   o.scaling.learning_rate = learning_rate;
   o.all_reduce.timeout_seconds = 120;  // the chief's evaluations hold the others meanwhile
   o.checkpoint_dir = checkpoint_dir;
   o.checkpoint_every = 0;
   o.log_every = 0;  // TrainProgress prints the progress lines
   TrainProgressOptions po;
-  po.examples_per_step = int64_t{batch} * workers;
+  po.examples_per_step = batch;
   po.epoch_examples = kTrainExamples;
   po.max_steps = steps;
   po.log_every = absl::GetFlag(FLAGS_log_every);
@@ -174,8 +178,10 @@ absl::Status Main() {
     return progress->AfterStep(step, 0.0f, input->wait_seconds()).status();
   };
   ASSIGN_OR_RETURN(std::unique_ptr<CollectiveTrainer> trainer, CollectiveTrainer::Create(o));
-  std::printf("%s: reading %zu train file(s), batch %d; %d workers all-reduce, %lld global steps\n",
-              server->task().c_str(), mine.size(), batch, workers, static_cast<long long>(steps));
+  std::printf("%s: reading %zu train file(s), batch %d of %d; %d workers all-reduce, %lld global "
+              "steps\n",
+              server->task().c_str(), mine.size(), batch / workers, batch, workers,
+              static_cast<long long>(steps));
   std::fflush(stdout);
   ASSIGN_OR_RETURN(TrainResult result, trainer->Train());
   if (result.plan.chief && progress != nullptr) {

@@ -58,8 +58,8 @@ ABSL_FLAG(int, train_shards, 4, "train files to write (each worker reads its own
 ABSL_FLAG(double, epochs, 4, "passes over the 60,000 training images");
 ABSL_FLAG(double, max_train_s, 290, "stop after this many seconds of training");
 ABSL_FLAG(double, stop_at_accuracy, 0, "stop at the first evaluation this good (0: never)");
-ABSL_FLAG(int, batch, 64, "examples per worker and step");
-ABSL_FLAG(double, learning_rate, 0.001, "Adam's learning rate");
+ABSL_FLAG(int, batch, 128, "global batch: examples per global step over all workers");
+ABSL_FLAG(double, learning_rate, 0.002, "Adam's learning rate");
 ABSL_FLAG(int, log_every, 100, "print progress every N global steps");
 ABSL_FLAG(double, eval_every_s, 30, "chief: evaluate on the test set every N s of training");
 ABSL_FLAG(int, seed, 1, "seed of the initial weights and the shuffles");
@@ -140,7 +140,7 @@ absl::StatusOr<double> Evaluate(Session* session, const Graph& g,
 
 TrainProgressOptions ProgressOptions(int workers, int64_t max_steps) {
   TrainProgressOptions o;
-  o.examples_per_step = int64_t{absl::GetFlag(FLAGS_batch)} * workers;
+  o.examples_per_step = absl::GetFlag(FLAGS_batch);
   o.epoch_examples = kTrainExamples;
   o.max_steps = max_steps;
   o.max_train_s = absl::GetFlag(FLAGS_max_train_s);
@@ -159,10 +159,10 @@ absl::StatusOr<FashionMnistFiles> Records() {
 }
 
 absl::StatusOr<std::unique_ptr<ImageInput>> TrainInput(const std::vector<std::string>& files,
-                                                       int64_t seed) {
+                                                       int64_t seed, int64_t batch) {
   ImageInputOptions o;
   o.files = files;
-  o.batch = absl::GetFlag(FLAGS_batch);
+  o.batch = batch;
   o.shuffle = true;
   o.repeat = true;
   o.seed = seed;
@@ -179,9 +179,9 @@ absl::StatusOr<std::vector<ImageBatch>> TestSet(const FashionMnistFiles& files) 
   return in->ReadAll();
 }
 
-int64_t MaxSteps(int workers) {
-  const double steps = absl::GetFlag(FLAGS_epochs) * kTrainExamples /
-                       (static_cast<double>(absl::GetFlag(FLAGS_batch)) * workers);
+int64_t MaxSteps() {
+  const double steps =
+      absl::GetFlag(FLAGS_epochs) * kTrainExamples / static_cast<double>(absl::GetFlag(FLAGS_batch));
   return std::max<int64_t>(1, static_cast<int64_t>(steps));
 }
 
@@ -192,9 +192,10 @@ absl::Status TrainLocal() {
   config.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(config, g->def));
   RETURN_IF_ERROR(session->Run({}, {}, {g->init->name()}).status());
-  ASSIGN_OR_RETURN(std::unique_ptr<ImageInput> input, TrainInput(files.train, absl::GetFlag(FLAGS_seed)));
+  ASSIGN_OR_RETURN(std::unique_ptr<ImageInput> input,
+                   TrainInput(files.train, absl::GetFlag(FLAGS_seed), absl::GetFlag(FLAGS_batch)));
   ASSIGN_OR_RETURN(std::vector<ImageBatch> test, TestSet(files));
-  const int64_t max_steps = MaxSteps(1);
+  const int64_t max_steps = MaxSteps();
   std::printf("training the CNN on %zu train files in %s: batch %d, %lld steps at most, "
               "%.0f s of training at most\n",
               files.train.size(), absl::GetFlag(FLAGS_data_dir).c_str(), absl::GetFlag(FLAGS_batch),
@@ -228,16 +229,21 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
         absl::GetFlag(FLAGS_train_shards), " is fewer than the ", workers, " workers"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, BuildGraph(&task));
+  const int batch = absl::GetFlag(FLAGS_batch);
+  if (batch < workers || batch % workers != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch=", batch, " must be a multiple of the ", workers, " workers"));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<ImageInput> input,
-                   TrainInput(mine, absl::GetFlag(FLAGS_seed) * 1000 + task.task));
+                   TrainInput(mine, absl::GetFlag(FLAGS_seed) * 1000 + task.task, batch / workers));
   std::vector<ImageBatch> test;
   if (chief) {
     ASSIGN_OR_RETURN(test, TestSet(files));
   }
-  const int64_t max_steps = MaxSteps(workers);
-  std::printf("%s: reading %zu train file(s), batch %d; %d workers train synchronously, "
+  const int64_t max_steps = MaxSteps();
+  std::printf("%s: reading %zu train file(s), batch %d of %d; %d workers train synchronously, "
               "%lld global steps at most\n",
-              server->task().c_str(), mine.size(), absl::GetFlag(FLAGS_batch), workers,
+              server->task().c_str(), mine.size(), batch / workers, batch, workers,
               static_cast<long long>(max_steps));
   std::fflush(stdout);
 

@@ -53,7 +53,7 @@ class FashionMnistTest : public testing::Test {
     const std::string records = TestTmpPath(absl::StrCat("records-", name));
     std::filesystem::remove_all(records);
     return {"--source_dir=" + *source_, "--data_dir=" + records, "--log_every=10",
-            "--eval_every_s=2", "--batch=32"};
+            "--eval_every_s=2", "--batch=64"};
   }
 
   static std::unique_ptr<ChildProcess> Run(std::vector<std::string> argv, const std::string& log) {
