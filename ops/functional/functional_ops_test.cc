@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/control_flow/control_flow_builders.h"
 #include "ops/math/math_ops.h"
 #include "ops/state/resource_variable_ops.h"
 #include "runtime/device.h"
@@ -324,6 +325,44 @@ TEST(FunctionalOpsTest, BodyIsPlacedOnTheCallsDevice) {
     }
   }
   EXPECT_GE(checked, 6);
+}
+
+// Calls inside a while loop's body and a cond's branch: the inlined body
+// runs in the call's frame (its constants wait for the call's inputs), once
+// per iteration, and only in the branch taken.
+TEST(FunctionalOpsTest, CallsInsideLoopsAndConds) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<NameAttrList> f = DefineAffine(s);  // 3 a + 1
+  ASSERT_TRUE(f.ok());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  absl::StatusOr<std::vector<Output>> loop = ops::WhileLoop(
+      s, {ops::Const(s, 0), x},
+      [](const Scope& c, absl::Span<const Output> v) { return ops::Less(c, v[0], 3); },
+      [&](const Scope& b, absl::Span<const Output> v) {
+        return std::vector<Output>{ops::Add(b, v[0], 1),
+                                   ops::CallFunction(b.WithOpName("step"), *f, {v[1]})[0]};
+      });
+  ASSERT_TRUE(loop.ok()) << loop.status();
+  absl::StatusOr<std::vector<Output>> cond = ops::Cond(
+      s, ops::Greater(s, x, 0.0f),
+      [&](const Scope& b) {
+        return std::vector<Output>{ops::PartitionedCall(b.WithOpName("then_call"), {x}, *f,
+                                                        {DT_FLOAT})[0]};
+      },
+      [&](const Scope& b) { return std::vector<Output>{ops::Neg(b, x)}; });
+  ASSERT_TRUE(cond.ok()) << cond.status();
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  for (float in : {0.0f, 2.0f, -1.0f}) {
+    absl::StatusOr<std::vector<Tensor>> out =
+        (*sess)->Run({{x, Tensor::Scalar<float>(in)}}, {(*loop)[1], (*cond)[0]}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    float a = in;
+    for (int i = 0; i < 3; ++i) a = 3 * a + 1;
+    EXPECT_EQ((*out)[0].data<float>()[0], a) << "x = " << in;
+    EXPECT_EQ((*out)[1].data<float>()[0], in > 0 ? 3 * in + 1 : -in) << "x = " << in;
+  }
 }
 
 }  // namespace
