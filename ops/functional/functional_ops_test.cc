@@ -365,5 +365,40 @@ TEST(FunctionalOpsTest, CallsInsideLoopsAndConds) {
   }
 }
 
+// A function with a gradient function in the library (GradientDef): the
+// gradient calls it with the call's inputs and the output gradients instead
+// of differentiating the body.
+TEST(FunctionalOpsTest, GradientDefOverridesTheBody) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<NameAttrList> sq = DefineFunction(
+      s, "sq", {DT_FLOAT},
+      [](Scope& b, std::vector<Output> a) -> absl::StatusOr<std::vector<Output>> {
+        return std::vector<Output>{ops::Mul(b, a[0], a[0])};
+      });
+  ASSERT_TRUE(sq.ok()) << sq.status();
+  // Deliberately not the true gradient: 10 * dy.
+  absl::StatusOr<NameAttrList> grad = DefineFunction(
+      s, "sq_grad", {DT_FLOAT, DT_FLOAT},
+      [](Scope& b, std::vector<Output> a) -> absl::StatusOr<std::vector<Output>> {
+        return std::vector<Output>{ops::Mul(b, a[1], 10.0f)};
+      });
+  ASSERT_TRUE(grad.ok()) << grad.status();
+  auto* g = s.graph()->mutable_library()->add_gradient();
+  g->set_function_name("sq");
+  g->set_gradient_func("sq_grad");
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  std::vector<Output> y = ops::CallFunction(s.WithOpName("y"), *sq, {x});
+  absl::StatusOr<std::vector<Output>> dx = AddGradients(s, {ops::Mul(s, y[0], 2.0f)}, {x});
+  ASSERT_TRUE(dx.ok()) << dx.status();
+  EXPECT_EQ(y[0].node->op(), "sq");  // not inlined by AddGradients
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*sess)->Run({{x, Tensor::FromVector<float>({1, 3})}}, {y[0], (*dx)[0]}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 9}));
+  EXPECT_EQ(Values((*out)[1]), (std::vector<float>{20, 20}));  // 10 * 2
+}
+
 }  // namespace
 }  // namespace sluice
