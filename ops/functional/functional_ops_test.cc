@@ -1,6 +1,8 @@
 #include "ops/functional/functional_ops.h"
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -399,6 +401,61 @@ TEST(FunctionalOpsTest, GradientDefOverridesTheBody) {
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 9}));
   EXPECT_EQ(Values((*out)[1]), (std::vector<float>{20, 20}));  // 10 * 2
 }
+
+// Graphs TensorFlow 2.21 wrote (testdata/make_fixtures.py), run with the
+// feeds it used; every fetch must match TensorFlow's values.
+void CheckTensorFlowCase(const std::string& name) {
+  SCOPED_TRACE(name);
+  const std::string base = "ops/functional/testdata/" + name;
+  absl::StatusOr<GraphDef> def = ReadGraphDefFile(base + ".pbtxt");
+  ASSERT_TRUE(def.ok()) << def.status();
+  Graph g(BuiltinOps());
+  absl::Status s = ImportGraphDef(*def, &g);
+  ASSERT_TRUE(s.ok()) << s;
+  std::ifstream expected(base + ".expected.txt");
+  ASSERT_TRUE(expected.good());
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> fetches;
+  std::vector<std::vector<float>> want;
+  std::string line;
+  while (std::getline(expected, line)) {
+    std::istringstream in(line);
+    std::string kind, tensor;
+    in >> kind >> tensor;
+    std::vector<float> values;
+    for (float v; in >> v;) values.push_back(v);
+    if (kind == "feed") {
+      const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
+      ASSERT_NE(n, nullptr) << tensor;
+      absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
+      feeds.emplace_back(tensor, Tensor::FromVector<float>(
+                                     values, shape.ok() && shape->IsFullyDefined()
+                                                 ? *shape
+                                                 : TensorShape({static_cast<int64_t>(values.size())})));
+    } else {
+      fetches.push_back(tensor);
+      want.push_back(values);
+    }
+  }
+  absl::StatusOr<std::vector<Tensor>> out = RunGraph(g, feeds, fetches);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    std::vector<float> got = Values((*out)[i]);
+    ASSERT_EQ(got.size(), want[i].size()) << fetches[i];
+    for (size_t k = 0; k < got.size(); ++k) {
+      EXPECT_NEAR(got[k], want[i][k], 1e-5) << fetches[i] << "[" << k << "]";
+    }
+  }
+}
+
+// tf.function in a v1 graph, and tf.gradients through it: the forward and
+// backward functions TF writes, called with PartitionedCall.
+TEST(FunctionalOpsTest, TensorFlowWrittenFunctionAndItsGradient) {
+  CheckTensorFlowCase("tf_function_grad");
+}
+
+// TF1's Defun: a node whose op is the function.
+TEST(FunctionalOpsTest, TensorFlowWrittenDefunCall) { CheckTensorFlowCase("defun_call"); }
 
 }  // namespace
 }  // namespace sluice
