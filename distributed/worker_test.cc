@@ -25,7 +25,10 @@
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
+#include "graph/function_builder.h"
 #include "ops/builtins.h"
+#include "ops/data/dataset_builder.h"
+#include "ops/functional/functional_ops.h"
 #include "ops/collective/collective_ops.h"
 #include "ops/math/math_ops.h"
 #include "ops/state/state_ops.h"
@@ -696,6 +699,60 @@ TEST(MasterSessionTest, AutoPlacementSpreadsWhatDoesNotFitOneDevice) {
     }
     ASSERT_TRUE((*session)->Close().ok());
   }
+}
+
+// Functions across tasks: the master inlines a call placed on the ps (its
+// body runs there), and a dataset's map function runs on the worker through
+// the FunctionRuntime its partition was registered with (the partition
+// carries the graph's library).
+TEST(MasterSessionTest, FunctionsRunOnEveryTask) {
+  Cluster c;
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<NameAttrList> affine = DefineFunction(
+      s, "affine64", {DT_INT64},
+      [](Scope& b, std::vector<Output> a) -> absl::StatusOr<std::vector<Output>> {
+        return std::vector<Output>{ops::Add(b, ops::Mul(b, a[0], int64_t{3}), int64_t{1})};
+      });
+  ASSERT_TRUE(affine.ok()) << affine.status();
+  Scope ps = s.WithDevice(kPs);
+  Output x = ops::Placeholder(s.WithOpName("x").WithDevice(kWk), DT_INT64);
+  ops::CallFunction(ps.WithOpName("on_ps"), *affine, {x});
+  Scope wk = s.WithDevice(kWk);
+  data::Iterator it = data::Range(wk, 0, 3)
+                          .Map(*affine, {{DT_INT64}, {TensorShape({})}})
+                          .MakeInitializableIterator();
+  std::vector<Output> next = it.GetNext();
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<GraphDef> def = s.ToGraphDef();
+  ASSERT_TRUE(def.ok()) << def.status();
+  MasterSessionOptions master;
+  master.workers = &c.cache();
+  master.session.ops = BuiltinOps();
+  master.session.kernels = BuiltinKernels();
+  absl::StatusOr<std::unique_ptr<MasterSession>> session = MasterSession::Create(master, *def);
+  ASSERT_TRUE(session.ok()) << session.status();
+  RunMetadata metadata;
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*session)->Run({{"x:0", Tensor::Scalar<int64_t>(5)}}, {"on_ps:0"}, {},
+                      {.output_partition_graphs = true}, &metadata);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], 16);
+  bool body_on_ps = false;
+  for (const GraphDef& part : metadata.partition_graphs) {
+    for (const NodeDef& n : part.node()) {
+      if (n.name() == "on_ps/Mul") body_on_ps = absl::StartsWith(n.device(), kPs);
+    }
+  }
+  EXPECT_TRUE(body_on_ps);
+  ASSERT_TRUE((*session)->Run({}, {}, {it.initializer()->name()}).ok());
+  for (int64_t want : {1, 4, 7}) {
+    out = (*session)->Run({}, {next[0].name()}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].data<int64_t>()[0], want);
+  }
+  out = (*session)->Run({}, {next[0].name()}, {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kOutOfRange) << out.status();
+  ASSERT_TRUE((*session)->Close().ok());
 }
 
 }  // namespace

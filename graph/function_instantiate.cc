@@ -85,12 +85,14 @@ class Instantiator {
   absl::StatusOr<FunctionInstantiation> Run(const NameAttrList& func);
 
  private:
-  // What a name used as an input inside the function stands for: `count`
-  // tensors, from output `index` on of node `node` (an argument's tensors
-  // are outputs 0 of consecutive _Arg nodes).
+  // What a name used as an input inside the function stands for: the
+  // tensors from output `index` on of node `node` (an argument's tensors
+  // are outputs 0 of its _Arg nodes, `arg_nodes`). By name, since a node
+  // may name one that comes later in the function.
   struct Item {
     bool is_arg = false;
-    int node = 0;
+    std::vector<std::string> arg_nodes;
+    std::string node;
     int index = 0;
     std::vector<DataType> types;
   };
@@ -102,8 +104,7 @@ class Instantiator {
   }
   // Tensor k of an item as "node:index".
   std::string ItemTensor(const Item& item, int k) const {
-    return item.is_arg ? out_.nodes[item.node + k].name()
-                       : TensorName(out_.nodes[item.node].name(), item.index + k);
+    return item.is_arg ? item.arg_nodes[k] : TensorName(item.node, item.index + k);
   }
   NodeDef* NewNode(const std::string& name, const std::string& op) {
     out_.nodes.emplace_back();
@@ -113,10 +114,8 @@ class Instantiator {
     return n;
   }
   absl::Status AddArgs();
-  absl::Status IndexNodeOutputs(int i, const NodeDef& node, const AttrMap& attrs);
-  // Fills in body node `g` (made, with fnode's name and op, before any body
-  // node is filled: a FunctionDef's nodes need not be in dataflow order).
-  absl::Status AddNode(const NodeDef& fnode, AttrMap attrs, NodeDef* g);
+  absl::Status IndexNodeOutputs(const NodeDef& node, const AttrMap& attrs);
+  absl::Status AddNode(const NodeDef& fnode, AttrMap attrs);
   absl::Status AddRets();
 
   const Graph& library_;
@@ -125,7 +124,8 @@ class Instantiator {
   AttrMap call_attrs_;
   std::map<std::string, Item> items_;
   absl::flat_hash_set<std::string> names_;  // function nodes and arguments
-  std::map<std::string, int> first_node_;   // for control inputs: name -> node
+  // For control inputs: a node's or argument's name -> the node to wait for.
+  std::map<std::string, std::string> control_node_;
   FunctionInstantiation out_;
 };
 
@@ -134,13 +134,13 @@ absl::Status Instantiator::AddArgs() {
     const ArgDef& arg = sig_.inputs[k];
     absl::StatusOr<std::vector<DataType>> types = ArgTypes(arg, call_attrs_);
     if (!types.ok()) return AddContext(types.status(), absl::StrCat("argument '", arg.name, "'"));
-    const int first = static_cast<int>(out_.nodes.size());
-    first_node_[arg.name] = first;
-    RETURN_IF_ERROR(AddItem(arg.name, {true, first, 0, *types}));
+    Item whole{true, {}, "", 0, *types};
     for (size_t i = 0; i < types->size(); ++i) {
-      RETURN_IF_ERROR(AddItem(absl::StrCat(arg.name, ":", i), {true, first + static_cast<int>(i), 0,
-                                                             {(*types)[i]}}));
       std::string name = types->size() > 1 ? absl::StrCat(arg.name, "_", i) : arg.name;
+      whole.arg_nodes.push_back(name);
+      RETURN_IF_ERROR(
+          AddItem(absl::StrCat(arg.name, ":", i), {true, {name}, "", 0, {(*types)[i]}}));
+      if (i == 0) control_node_[arg.name] = name;
       NodeDef* n = NewNode(name, kFunctionArgOp);
       DataType t = arg.is_ref ? MakeRefType((*types)[i]) : (*types)[i];
       (*n->mutable_attr())["T"] = MakeAttr(t);
@@ -158,30 +158,32 @@ absl::Status Instantiator::AddArgs() {
         }
       }
     }
+    RETURN_IF_ERROR(AddItem(arg.name, std::move(whole)));
   }
   return absl::OkStatus();
 }
 
-absl::Status Instantiator::IndexNodeOutputs(int i, const NodeDef& node, const AttrMap& attrs) {
+absl::Status Instantiator::IndexNodeOutputs(const NodeDef& node, const AttrMap& attrs) {
   const OpDef* op = library_.FindOp(node.op());
-  first_node_[node.name()] = i;
+  control_node_[node.name()] = node.name();
   int start = 0;
   for (const ArgDef& out : op->outputs) {
     absl::StatusOr<std::vector<DataType>> types = ArgTypes(out, attrs);
     if (!types.ok()) return AddContext(types.status(), absl::StrCat("output '", out.name, "'"));
     const std::string base = absl::StrCat(node.name(), ":", out.name);
-    RETURN_IF_ERROR(AddItem(base, {false, i, start, *types}));
+    RETURN_IF_ERROR(AddItem(base, {false, {}, node.name(), start, *types}));
     for (size_t j = 0; j < types->size(); ++j) {
       RETURN_IF_ERROR(AddItem(absl::StrCat(base, ":", j),
-                              {false, i, start + static_cast<int>(j), {(*types)[j]}}));
+                              {false, {}, node.name(), start + static_cast<int>(j), {(*types)[j]}}));
     }
     start += static_cast<int>(types->size());
   }
   return absl::OkStatus();
 }
 
-absl::Status Instantiator::AddNode(const NodeDef& fnode, AttrMap attrs, NodeDef* g) {
+absl::Status Instantiator::AddNode(const NodeDef& fnode, AttrMap attrs) {
   const OpDef* op = library_.FindOp(fnode.op());
+  NodeDef* g = NewNode(fnode.name(), fnode.op());
   g->set_device(fnode.device());
   int next = 0;  // the next of fnode's inputs
   for (const ArgDef& arg : op->inputs) {
@@ -224,12 +226,12 @@ absl::Status Instantiator::AddNode(const NodeDef& fnode, AttrMap attrs, NodeDef*
     }
     // "^node" or "^node:out" (TensorFlow accepts both).
     std::string name(input.substr(0, input.find(':')));
-    auto it = first_node_.find(name);
-    if (it == first_node_.end()) {
+    auto it = control_node_.find(name);
+    if (it == control_node_.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("control input '^", input, "' names nothing in the function"));
     }
-    g->add_input(absl::StrCat("^", out_.nodes[it->second].name()));
+    g->add_input(absl::StrCat("^", it->second));
   }
   *g->mutable_attr() = std::move(attrs);
   return absl::OkStatus();
@@ -292,7 +294,6 @@ absl::StatusOr<FunctionInstantiation> Instantiator::Run(const NameAttrList& func
 
   // Every node's attrs bound and completed with its op's defaults.
   std::vector<AttrMap> node_attrs(fdef_.node_def_size());
-  const int first_body_node = static_cast<int>(out_.nodes.size());
   for (int i = 0; i < fdef_.node_def_size(); ++i) {
     const NodeDef& n = fdef_.node_def(i);
     auto context = [&](const absl::Status& s) {
@@ -312,14 +313,12 @@ absl::StatusOr<FunctionInstantiation> Instantiator::Run(const NameAttrList& func
         node_attrs[i][a.name] = *a.default_value;
       }
     }
-    absl::Status s = IndexNodeOutputs(first_body_node + i, n, node_attrs[i]);
+    absl::Status s = IndexNodeOutputs(n, node_attrs[i]);
     if (!s.ok()) return context(s);
   }
-  // Every body node first, so that an input may name a later node.
-  for (const NodeDef& n : fdef_.node_def()) NewNode(n.name(), n.op());
   for (int i = 0; i < fdef_.node_def_size(); ++i) {
     const NodeDef& n = fdef_.node_def(i);
-    absl::Status s = AddNode(n, std::move(node_attrs[i]), &out_.nodes[first_body_node + i]);
+    absl::Status s = AddNode(n, std::move(node_attrs[i]));
     if (!s.ok()) return AddContext(s, absl::StrCat("node '", n.name(), "' (", n.op(), ")"));
   }
   RETURN_IF_ERROR(AddRets());

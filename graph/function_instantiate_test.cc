@@ -230,6 +230,25 @@ TEST_F(FunctionInstantiateTest, ArgAttrShapesReachTheArgNodes) {
   EXPECT_EQ(Find(*inst, "y")->attr().at("shape").shape().dim(0).size(), -1);
 }
 
+// TensorFlow does not write a function's nodes in dataflow order: a node may
+// name one that comes later.
+TEST_F(FunctionInstantiateTest, InputsMayNameLaterNodes) {
+  FunctionDef f = ParseFunctionDefOrDie(kAddMul);
+  f.mutable_signature()->set_name("Reversed");
+  std::swap(*f.mutable_node_def(0), *f.mutable_node_def(1));  // mul before add
+  f.mutable_node_def(0)->add_input("^add");
+  ASSERT_TRUE(graph_->AddFunction(f).ok());
+  NameAttrList g = Func("Reversed");
+  (*g.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
+  absl::StatusOr<FunctionInstantiation> inst = InstantiateFunction(*graph_, g);
+  ASSERT_TRUE(inst.ok()) << inst.status();
+  const NodeDef* mul = Find(*inst, "mul");
+  ASSERT_EQ(mul->input_size(), 3);
+  EXPECT_EQ(mul->input(0), "add");
+  EXPECT_EQ(mul->input(2), "^add");
+  EXPECT_TRUE(InstantiateFunctionBody(*graph_, g).ok());
+}
+
 TEST_F(FunctionInstantiateTest, UnboundPlaceholder) {
   FunctionDef f = ParseFunctionDefOrDie(kAddMul);
   f.mutable_signature()->set_name("Unbound");

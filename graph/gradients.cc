@@ -62,6 +62,15 @@ class GradientBuilder {
     return node->requested_device().empty() ? s : s.WithDevice(node->requested_device());
   }
   absl::Status BackpropNode(Node* node);
+  // The gradient function the library names (GradientDef) for the function
+  // `call` calls, or "" (then the call is inlined and differentiated).
+  std::string GradientFunctionFor(const Node& call) const;
+  // A call of that gradient function: the call's inputs, then one gradient
+  // per output (zeros where none flows); its results are the inputs'
+  // gradients (TensorFlow's GradientDef convention).
+  absl::StatusOr<std::vector<Output>> CallGradientFunction(const Scope& s, const Node& call,
+                                                           absl::Span<const Output> dy,
+                                                           const std::string& grad_function);
   // on_path_: the nodes on a path from an x to a y.
   void FindPath();
   // Function calls on the path become their bodies (graph/function_inline.h;
@@ -130,7 +139,15 @@ absl::Status GradientBuilder::BackpropNode(Node* node) {
       any_grad |= dy.back().valid();
     }
     const OpDef& def = node->op_def();
-    if (any_grad && !def.no_gradient) {
+    const std::string grad_function =
+        any_grad && IsFunctionCall(*node) ? GradientFunctionFor(*node) : "";
+    if (!grad_function.empty()) {
+      Scope s = OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad")), node);
+      absl::StatusOr<std::vector<Output>> r = CallGradientFunction(s, *node, dy, grad_function);
+      if (!r.ok()) return AddContext(r.status(), absl::StrCat("gradient of node ", node->DebugName()));
+      RETURN_IF_ERROR(scope_.status());
+      dx = *std::move(r);
+    } else if (any_grad && !def.no_gradient) {
       if (!def.grad_fn) {
         return absl::FailedPreconditionError(absl::StrCat(
             "no gradient is defined for op '", node->op(), "' (node '", node->name(),
@@ -241,6 +258,37 @@ absl::Status GradientBuilder::BackpropLoop(int index) {
   return absl::OkStatus();
 }
 
+std::string GradientBuilder::GradientFunctionFor(const Node& call) const {
+  absl::StatusOr<NameAttrList> f = CalledFunction(call);
+  return f.ok() ? scope_.graph()->GradientFunctionOf(f->name()) : "";
+}
+
+absl::StatusOr<std::vector<Output>> GradientBuilder::CallGradientFunction(
+    const Scope& s, const Node& call, absl::Span<const Output> dy,
+    const std::string& grad_function) {
+  ASSIGN_OR_RETURN(NameAttrList f, CalledFunction(call));
+  OpBuilder b = s.Op(grad_function);
+  for (int i = 0; i < call.num_inputs(); ++i) {
+    const Edge* e = call.input_edge(i);
+    if (e == nullptr) return absl::InvalidArgumentError(absl::StrCat("input ", i, " is not connected"));
+    b.Input(Output(e->src, e->src_output));
+  }
+  for (int k = 0; k < call.num_outputs(); ++k) {
+    // An output no gradient reaches gets zeros, as TensorFlow gives it.
+    b.Input(dy[k].valid() ? dy[k]
+                          : s.Op("ZerosLike").Input(Output(const_cast<Node*>(&call), k)).Finalize1());
+  }
+  for (const auto& [name, value] : f.attr()) b.SetAttr(name, value);
+  std::vector<Output> dx = b.FinalizeAll();
+  RETURN_IF_ERROR(s.status());
+  if (static_cast<int>(dx.size()) != call.num_inputs()) {
+    return absl::InvalidArgumentError(absl::StrCat("gradient function '", grad_function,
+                                                   "' returns ", dx.size(), " tensors for ",
+                                                   call.num_inputs(), " inputs"));
+  }
+  return dx;
+}
+
 void GradientBuilder::FindPath() {
   const Graph& g = *scope_.graph();
   std::vector<bool> from_x = Reach(g, xs_, /*forward=*/true, boundary_);
@@ -255,7 +303,9 @@ absl::Status GradientBuilder::InlineCallsOnPath() {
     FindPath();
     std::vector<Node*> calls;
     for (Node* n : scope_.graph()->nodes()) {
-      if (on_path_[n->id()] && IsFunctionCall(*n)) calls.push_back(n);
+      if (on_path_[n->id()] && IsFunctionCall(*n) && GradientFunctionFor(*n).empty()) {
+        calls.push_back(n);
+      }
     }
     if (calls.empty()) return absl::OkStatus();
     if (depth == kMaxDepth) {

@@ -16,7 +16,10 @@
 // Function calls between the ys and the xs (graph/function_inline.h) are
 // inlined first, so the gradient flows through their bodies (TensorFlow's
 // tf.gradients through a function); each call node stays, as the IdentityN
-// of its results, so Outputs of it stay valid.
+// of its results, so Outputs of it stay valid. A call of a function the
+// library gives a gradient function (GradientDef) is not inlined: its
+// gradient is a call of that function with the call's inputs and one
+// gradient per output (zeros where none flows), as in TensorFlow.
 //
 // Errors: FailedPrecondition naming the op of a node on the path that has no
 // gradient function (and is not declared non-differentiable); errors of the

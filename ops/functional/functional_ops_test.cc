@@ -1,6 +1,8 @@
 #include "ops/functional/functional_ops.h"
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/control_flow/control_flow_builders.h"
 #include "ops/math/math_ops.h"
 #include "ops/state/resource_variable_ops.h"
 #include "runtime/device.h"
@@ -325,6 +328,134 @@ TEST(FunctionalOpsTest, BodyIsPlacedOnTheCallsDevice) {
   }
   EXPECT_GE(checked, 6);
 }
+
+// Calls inside a while loop's body and a cond's branch: the inlined body
+// runs in the call's frame (its constants wait for the call's inputs), once
+// per iteration, and only in the branch taken.
+TEST(FunctionalOpsTest, CallsInsideLoopsAndConds) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<NameAttrList> f = DefineAffine(s);  // 3 a + 1
+  ASSERT_TRUE(f.ok());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  absl::StatusOr<std::vector<Output>> loop = ops::WhileLoop(
+      s, {ops::Const(s, 0), x},
+      [](const Scope& c, absl::Span<const Output> v) { return ops::Less(c, v[0], 3); },
+      [&](const Scope& b, absl::Span<const Output> v) {
+        return std::vector<Output>{ops::Add(b, v[0], 1),
+                                   ops::CallFunction(b.WithOpName("step"), *f, {v[1]})[0]};
+      });
+  ASSERT_TRUE(loop.ok()) << loop.status();
+  absl::StatusOr<std::vector<Output>> cond = ops::Cond(
+      s, ops::Greater(s, x, 0.0f),
+      [&](const Scope& b) {
+        return std::vector<Output>{ops::PartitionedCall(b.WithOpName("then_call"), {x}, *f,
+                                                        {DT_FLOAT})[0]};
+      },
+      [&](const Scope& b) { return std::vector<Output>{ops::Neg(b, x)}; });
+  ASSERT_TRUE(cond.ok()) << cond.status();
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  for (float in : {0.0f, 2.0f, -1.0f}) {
+    absl::StatusOr<std::vector<Tensor>> out =
+        (*sess)->Run({{x, Tensor::Scalar<float>(in)}}, {(*loop)[1], (*cond)[0]}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    float a = in;
+    for (int i = 0; i < 3; ++i) a = 3 * a + 1;
+    EXPECT_EQ((*out)[0].data<float>()[0], a) << "x = " << in;
+    EXPECT_EQ((*out)[1].data<float>()[0], in > 0 ? 3 * in + 1 : -in) << "x = " << in;
+  }
+}
+
+// A function with a gradient function in the library (GradientDef): the
+// gradient calls it with the call's inputs and the output gradients instead
+// of differentiating the body.
+TEST(FunctionalOpsTest, GradientDefOverridesTheBody) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<NameAttrList> sq = DefineFunction(
+      s, "sq", {DT_FLOAT},
+      [](Scope& b, std::vector<Output> a) -> absl::StatusOr<std::vector<Output>> {
+        return std::vector<Output>{ops::Mul(b, a[0], a[0])};
+      });
+  ASSERT_TRUE(sq.ok()) << sq.status();
+  // Deliberately not the true gradient: 10 * dy.
+  absl::StatusOr<NameAttrList> grad = DefineFunction(
+      s, "sq_grad", {DT_FLOAT, DT_FLOAT},
+      [](Scope& b, std::vector<Output> a) -> absl::StatusOr<std::vector<Output>> {
+        return std::vector<Output>{ops::Mul(b, a[1], 10.0f)};
+      });
+  ASSERT_TRUE(grad.ok()) << grad.status();
+  auto* g = s.graph()->mutable_library()->add_gradient();
+  g->set_function_name("sq");
+  g->set_gradient_func("sq_grad");
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  std::vector<Output> y = ops::CallFunction(s.WithOpName("y"), *sq, {x});
+  absl::StatusOr<std::vector<Output>> dx = AddGradients(s, {ops::Mul(s, y[0], 2.0f)}, {x});
+  ASSERT_TRUE(dx.ok()) << dx.status();
+  EXPECT_EQ(y[0].node->op(), "sq");  // not inlined by AddGradients
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*sess)->Run({{x, Tensor::FromVector<float>({1, 3})}}, {y[0], (*dx)[0]}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 9}));
+  EXPECT_EQ(Values((*out)[1]), (std::vector<float>{20, 20}));  // 10 * 2
+}
+
+// Graphs TensorFlow 2.21 wrote (testdata/make_fixtures.py), run with the
+// feeds it used; every fetch must match TensorFlow's values.
+void CheckTensorFlowCase(const std::string& name) {
+  SCOPED_TRACE(name);
+  const std::string base = "ops/functional/testdata/" + name;
+  absl::StatusOr<GraphDef> def = ReadGraphDefFile(base + ".pbtxt");
+  ASSERT_TRUE(def.ok()) << def.status();
+  Graph g(BuiltinOps());
+  absl::Status s = ImportGraphDef(*def, &g);
+  ASSERT_TRUE(s.ok()) << s;
+  std::ifstream expected(base + ".expected.txt");
+  ASSERT_TRUE(expected.good());
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> fetches;
+  std::vector<std::vector<float>> want;
+  std::string line;
+  while (std::getline(expected, line)) {
+    std::istringstream in(line);
+    std::string kind, tensor;
+    in >> kind >> tensor;
+    std::vector<float> values;
+    for (float v; in >> v;) values.push_back(v);
+    if (kind == "feed") {
+      const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
+      ASSERT_NE(n, nullptr) << tensor;
+      absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
+      feeds.emplace_back(tensor, Tensor::FromVector<float>(
+                                     values, shape.ok() && shape->IsFullyDefined()
+                                                 ? *shape
+                                                 : TensorShape({static_cast<int64_t>(values.size())})));
+    } else {
+      fetches.push_back(tensor);
+      want.push_back(values);
+    }
+  }
+  absl::StatusOr<std::vector<Tensor>> out = RunGraph(g, feeds, fetches);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    std::vector<float> got = Values((*out)[i]);
+    ASSERT_EQ(got.size(), want[i].size()) << fetches[i];
+    for (size_t k = 0; k < got.size(); ++k) {
+      EXPECT_NEAR(got[k], want[i][k], 1e-5) << fetches[i] << "[" << k << "]";
+    }
+  }
+}
+
+// tf.function in a v1 graph, and tf.gradients through it: the forward and
+// backward functions TF writes, called with PartitionedCall.
+TEST(FunctionalOpsTest, TensorFlowWrittenFunctionAndItsGradient) {
+  CheckTensorFlowCase("tf_function_grad");
+}
+
+// TF1's Defun: a node whose op is the function.
+TEST(FunctionalOpsTest, TensorFlowWrittenDefunCall) { CheckTensorFlowCase("defun_call"); }
 
 }  // namespace
 }  // namespace sluice

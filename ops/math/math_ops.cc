@@ -412,8 +412,8 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
           .Attr("transpose_a: bool = false")
           .Attr("transpose_b: bool = false")
           .Attr("T: {bfloat16, half, float, double, int32, int64, complex64, complex128}")
-          // TensorFlow 2's hints that a MatMul computes a gradient (it
-          // writes them into every MatMul); no effect on the result.
+          // TensorFlow 2.x marks the MatMuls of a gradient (hints for its
+          // grappler; no effect on the product). Its graphs carry them.
           .Attr("grad_a: bool = false")
           .Attr("grad_b: bool = false")
           .SetShapeFn(MatMulShape)));

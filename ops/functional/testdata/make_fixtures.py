@@ -1,0 +1,72 @@
+"""Writes TensorFlow-made graphs that call functions, with TF's results.
+
+Run with TensorFlow's CPU wheel (2.21) from ops/functional/testdata:
+    python3 make_fixtures.py .
+Each case: <name>.pbtxt (the GraphDef) and <name>.expected.txt (feeds and
+fetches with TensorFlow's values, one "name value value ..." per line).
+"""
+import os
+import sys
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.framework import function as tf1_function
+
+v1 = tf.compat.v1
+OUT = sys.argv[1]
+
+
+def save(name, graph, feeds, fetches, values):
+    with open(os.path.join(OUT, name + ".pbtxt"), "w") as f:
+        f.write("# Written by make_fixtures.py with TensorFlow %s.\n" % tf.__version__)
+        f.write(str(graph.as_graph_def()))
+    with open(os.path.join(OUT, name + ".expected.txt"), "w") as f:
+        for k, v in feeds.items():
+            f.write("feed %s %s\n" % (k, " ".join(repr(float(x)) for x in np.ravel(v))))
+        for k, v in zip(fetches, values):
+            f.write("fetch %s %s\n" % (k, " ".join(repr(float(x)) for x in np.ravel(v))))
+
+
+def tf_function_with_gradient():
+    @tf.function
+    def affine(x, w):
+        return tf.matmul(x, w) + 1.0, tf.reduce_sum(x)
+
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2, 3], name="x")
+        w = tf.constant(np.arange(6, dtype=np.float32).reshape(3, 2))
+        y, s = affine(x, w)
+        y = tf.identity(y, name="y")
+        s = tf.identity(s, name="s")
+        loss = tf.reduce_sum(y * y) + s
+        gx = tf.identity(tf.gradients(loss, x)[0], name="gx")
+        feed = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]], np.float32)
+        with v1.Session() as sess:
+            vals = sess.run([y, s, gx], {x: feed})
+    save("tf_function_grad", g, {"x:0": feed}, ["y:0", "s:0", "gx:0"], vals)
+
+
+def defun_call():
+    # (Defun's gradient is a SymbolicGradient node, which Sluice lacks.)
+    @tf1_function.Defun(tf.float32, tf.float32)
+    def add_mul(x, y):
+        return x + y, (x + y) * y
+
+    g = tf.Graph()
+    with g.as_default():
+        a = v1.placeholder(tf.float32, [3], name="a")
+        b = v1.placeholder(tf.float32, [3], name="b")
+        s, p = add_mul(a, b)
+        p = tf.identity(p, name="p")
+        s = tf.identity(s, name="s")
+        fa = np.array([1.0, 2.0, -3.0], np.float32)
+        fb = np.array([0.5, -1.0, 2.0], np.float32)
+        with v1.Session() as sess:
+            vals = sess.run([s, p], {a: fa, b: fb})
+    save("defun_call", g, {"a:0": fa, "b:0": fb}, ["s:0", "p:0"], vals)
+
+
+os.makedirs(OUT, exist_ok=True)
+tf_function_with_gradient()
+defun_call()
