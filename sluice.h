@@ -16,6 +16,7 @@
 #define SLUICE_SLUICE_H_
 
 #include "builtin_session.h"
+#include "graph/function_builder.h"
 #include "graph/gradients.h"
 #include "graph/graph_def_io.h"
 #include "graph/scope.h"
@@ -51,6 +52,7 @@
 #include "ops/io/sharded_checkpoint_ops.h"
 #include "ops/data/dataset_builder.h"
 #include "ops/data_flow/queue_ops.h"
+#include "ops/functional/functional_ops.h"
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
 #include "ops/io/reader_ops.h"
