@@ -52,6 +52,7 @@
 #include "ops/io/sharded_checkpoint_ops.h"
 #include "ops/data/dataset_builder.h"
 #include "ops/data_flow/queue_ops.h"
+#include "ops/functional/functional_ops.h"
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
 #include "ops/io/reader_ops.h"

@@ -37,6 +37,7 @@
 #include <optional>
 #include "base/source_location.h"
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -59,8 +60,9 @@ absl::Status RegisterArrayOps(OpRegistry* ops);
 void RegisterArrayKernels(KernelRegistry* kernels);
 
 // A TensorProto holding `values` (row-major) with `shape`; the values are
-// written to tensor_content (strings: to string_val). `values.size()` must equal the number of
-// elements of `shape`, or be 1 (the value then fills the shape).
+// written to tensor_content (strings to string_val). `values.size()` must
+// equal the number of elements of `shape`, or be 1 (the value then fills
+// the shape).
 template <typename T>
 ::tensorflow::TensorProto MakeTensorProto(const std::vector<T>& values, const TensorShape& shape) {
   ::tensorflow::TensorProto proto;
@@ -68,16 +70,16 @@ template <typename T>
   shape.ToProto(proto.mutable_tensor_shape());
   const int64_t n = shape.num_elements();
   const size_t count = (values.size() == 1 && n > 1) ? static_cast<size_t>(n) : values.size();
-  if constexpr (std::is_same_v<T, std::string>) {  // objects: one string_val each
+  if constexpr (std::is_same_v<T, std::string>) {  // objects, not bytes
     for (size_t i = 0; i < count; ++i) proto.add_string_val(values[values.size() == 1 ? 0 : i]);
-    return proto;
+  } else {
+    std::string bytes(count * sizeof(T), '\0');
+    for (size_t i = 0; i < count; ++i) {
+      const T v = values[values.size() == 1 ? 0 : i];
+      std::memcpy(&bytes[i * sizeof(T)], &v, sizeof(T));
+    }
+    proto.set_tensor_content(std::move(bytes));
   }
-  std::string bytes(count * sizeof(T), '\0');
-  for (size_t i = 0; i < count; ++i) {
-    const T v = values[values.size() == 1 ? 0 : i];
-    std::memcpy(&bytes[i * sizeof(T)], &v, sizeof(T));
-  }
-  proto.set_tensor_content(std::move(bytes));
   return proto;
 }
 

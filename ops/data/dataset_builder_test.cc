@@ -5,12 +5,14 @@
 // iterator) imports and runs.
 #include "ops/data/dataset_builder.h"
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "graph/graph_def_io.h"
 #include "gtest/gtest.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/data/internal/session_drain.h"
 
@@ -196,6 +198,62 @@ TEST(DatasetBuilderTest, TensorFlowWrittenPipelineRuns) {
     batches.emplace_back(f.begin(), f.end());
   }
   EXPECT_THAT(batches, ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3), ElementsAre(4)));
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace sluice
+
+namespace sluice {
+namespace data {
+namespace {
+
+// A pipeline goes through its GraphDef (as examples and tools hand graphs
+// to sessions) with its string literals intact.
+TEST(DatasetBuilderTest, PipelineRunsFromItsGraphDef) {
+  const std::string path = ::testing::TempDir() + "/graphdef.tfrecord";
+  {
+    std::ofstream f(path, std::ios::binary);  // an empty file: no records
+  }
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Iterator it = TFRecordDataset(s, Input(std::initializer_list<std::string>{path, path}))
+                    .Batch(2)
+                    .MakeInitializableIterator();
+  std::vector<Output> next = it.GetNext();
+  absl::StatusOr<GraphDef> def = s.ToGraphDef();
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto sess = NewSession(BuiltinSessionConfig(), *def);
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::Status st = (*sess)->Run({}, {}, {it.initializer()->name()}).status();
+  ASSERT_TRUE(st.ok()) << st;
+  st = (*sess)->Run({}, {next[0].name()}, {}).status();
+  EXPECT_TRUE(absl::IsOutOfRange(st)) << st;
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace sluice
+
+namespace sluice {
+namespace data {
+namespace {
+
+// ops::Const of a std::vector<std::string> (how examples name their files)
+// keeps its strings through a GraphDef.
+TEST(DatasetBuilderTest, FileNamesFromAStringVectorConst) {
+  const std::string path = ::testing::TempDir() + "/strings.tfrecord";
+  { std::ofstream f(path, std::ios::binary); }
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Iterator it = TFRecordDataset(s, ops::Const(s, std::vector<std::string>{path, path}))
+                    .MakeInitializableIterator();
+  std::vector<Output> next = it.GetNext();
+  absl::StatusOr<GraphDef> def = s.ToGraphDef();
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto sess = NewSession(BuiltinSessionConfig(), *def);
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {it.initializer()->name()}).ok());
+  absl::Status st = (*sess)->Run({}, {next[0].name()}, {}).status();
+  EXPECT_TRUE(absl::IsOutOfRange(st)) << st;
 }
 
 }  // namespace
