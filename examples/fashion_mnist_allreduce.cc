@@ -36,7 +36,7 @@ ABSL_FLAG(std::string, data_dir, "/tmp/sluice/fashion_mnist",
 ABSL_FLAG(std::string, source_dir, sluice::kDebianFashionMnistDir,
           "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)");
 ABSL_FLAG(int, train_shards, 4, "train files to write (each worker reads its own)");
-ABSL_FLAG(double, epochs, 4, "passes over the 60,000 training images");
+ABSL_FLAG(double, epochs, 4, "passes over the training set (60,000 images)");
 ABSL_FLAG(int, batch, 128, "global batch: examples per global step over all workers");
 ABSL_FLAG(double, learning_rate, 0.002, "Adam's learning rate");
 ABSL_FLAG(int, log_every, 100, "print progress every N global steps");
@@ -49,8 +49,6 @@ ABSL_FLAG(std::string, checkpoint_dir, "",
 
 namespace sluice {
 namespace {
-
-constexpr int64_t kTrainExamples = 60000;
 
 absl::StatusOr<double> Evaluate(Session* session, const ReplicaModel& replica,
                                 const std::vector<Output>& inputs,
@@ -130,7 +128,7 @@ absl::Status Main() {
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
 
   const int64_t steps = std::max<int64_t>(
-      1, static_cast<int64_t>(absl::GetFlag(FLAGS_epochs) * kTrainExamples / batch));
+      1, static_cast<int64_t>(absl::GetFlag(FLAGS_epochs) * files.train_examples / batch));
   const float learning_rate = absl::GetFlag(FLAGS_learning_rate);
   CnnConfig config;
   config.seed = absl::GetFlag(FLAGS_seed);
@@ -159,7 +157,7 @@ absl::Status Main() {
   o.log_every = 0;  // TrainProgress prints the progress lines
   TrainProgressOptions po;
   po.examples_per_step = batch;
-  po.epoch_examples = kTrainExamples;
+  po.epoch_examples = files.train_examples;
   po.max_steps = steps;
   po.log_every = absl::GetFlag(FLAGS_log_every);
   po.eval_every_s = absl::GetFlag(FLAGS_eval_every_s);

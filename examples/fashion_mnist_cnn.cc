@@ -55,7 +55,7 @@ ABSL_FLAG(std::string, data_dir, "/tmp/sluice/fashion_mnist",
 ABSL_FLAG(std::string, source_dir, sluice::kDebianFashionMnistDir,
           "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)");
 ABSL_FLAG(int, train_shards, 4, "train files to write (each worker reads its own)");
-ABSL_FLAG(double, epochs, 4, "passes over the 60,000 training images");
+ABSL_FLAG(double, epochs, 4, "passes over the training set (60,000 images)");
 ABSL_FLAG(double, max_train_s, 290, "stop after this many seconds of training");
 ABSL_FLAG(double, stop_at_accuracy, 0, "stop at the first evaluation this good (0: never)");
 ABSL_FLAG(int, batch, 128, "global batch: examples per global step over all workers");
@@ -69,7 +69,6 @@ ABSL_FLAG(int, input_threads, 1, "CPU threads of the input pipeline's session");
 namespace sluice {
 namespace {
 
-constexpr int64_t kTrainExamples = 60000;
 constexpr char kGlobalStep[] = "global_step:0";
 
 // What a training loop needs of either kind of session.
@@ -138,10 +137,10 @@ absl::StatusOr<double> Evaluate(Session* session, const Graph& g,
   return total > 0 ? correct / total : 0.0;
 }
 
-TrainProgressOptions ProgressOptions(int workers, int64_t max_steps) {
+TrainProgressOptions ProgressOptions(int64_t epoch_examples, int64_t max_steps) {
   TrainProgressOptions o;
   o.examples_per_step = absl::GetFlag(FLAGS_batch);
-  o.epoch_examples = kTrainExamples;
+  o.epoch_examples = epoch_examples;
   o.max_steps = max_steps;
   o.max_train_s = absl::GetFlag(FLAGS_max_train_s);
   o.stop_at_accuracy = absl::GetFlag(FLAGS_stop_at_accuracy);
@@ -179,9 +178,9 @@ absl::StatusOr<std::vector<ImageBatch>> TestSet(const FashionMnistFiles& files) 
   return in->ReadAll();
 }
 
-int64_t MaxSteps() {
+int64_t MaxSteps(int64_t epoch_examples) {
   const double steps =
-      absl::GetFlag(FLAGS_epochs) * kTrainExamples / static_cast<double>(absl::GetFlag(FLAGS_batch));
+      absl::GetFlag(FLAGS_epochs) * epoch_examples / static_cast<double>(absl::GetFlag(FLAGS_batch));
   return std::max<int64_t>(1, static_cast<int64_t>(steps));
 }
 
@@ -195,13 +194,13 @@ absl::Status TrainLocal() {
   ASSIGN_OR_RETURN(std::unique_ptr<ImageInput> input,
                    TrainInput(files.train, absl::GetFlag(FLAGS_seed), absl::GetFlag(FLAGS_batch)));
   ASSIGN_OR_RETURN(std::vector<ImageBatch> test, TestSet(files));
-  const int64_t max_steps = MaxSteps();
+  const int64_t max_steps = MaxSteps(files.train_examples);
   std::printf("training the CNN on %zu train files in %s: batch %d, %lld steps at most, "
               "%.0f s of training at most\n",
               files.train.size(), absl::GetFlag(FLAGS_data_dir).c_str(), absl::GetFlag(FLAGS_batch),
               static_cast<long long>(max_steps), absl::GetFlag(FLAGS_max_train_s));
   std::fflush(stdout);
-  TrainProgressOptions po = ProgressOptions(1, max_steps);
+  TrainProgressOptions po = ProgressOptions(files.train_examples, max_steps);
   po.evaluate = [&] { return Evaluate(session.get(), *g, test); };
   TrainProgress progress(po);
   const std::string loss = absl::StrCat(g->model.loss.node->name(), ":0");
@@ -240,7 +239,7 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   if (chief) {
     ASSIGN_OR_RETURN(test, TestSet(files));
   }
-  const int64_t max_steps = MaxSteps();
+  const int64_t max_steps = MaxSteps(files.train_examples);
   std::printf("%s: reading %zu train file(s), batch %d of %d; %d workers train synchronously, "
               "%lld global steps at most\n",
               server->task().c_str(), mine.size(), batch / workers, batch, workers,
@@ -260,7 +259,7 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
     updates = std::make_unique<ChiefUpdateThread>([&] { return server->NewSession(g->def); },
                                                   g->sync.chief_update);
   }
-  TrainProgressOptions po = ProgressOptions(workers, max_steps);
+  TrainProgressOptions po = ProgressOptions(files.train_examples, max_steps);
   po.evaluate = [&] { return Evaluate(session->session(), *g, test); };
   TrainProgress progress(po);
   const std::string loss = absl::StrCat(g->model.loss.node->name(), ":0");

@@ -1,11 +1,13 @@
 #include "examples/fashion_mnist_data.h"
 
 #include <filesystem>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/io/idx_file.h"
 #include "runtime/io/image_examples.h"
+#include "runtime/io/record_reader.h"
 
 namespace sluice {
 namespace {
@@ -22,6 +24,21 @@ absl::Status ConvertSplit(const std::string& source_dir, const std::string& pref
   ASSIGN_OR_RETURN(Tensor images, ReadIdxFile(images_path));
   ASSIGN_OR_RETURN(Tensor labels, ReadIdxFile(labels_path));
   return WriteImageExamples(images, labels, paths);
+}
+
+// The number of records in `paths` (their framing and CRCs are checked).
+absl::StatusOr<int64_t> CountRecords(const std::vector<std::string>& paths) {
+  int64_t n = 0;
+  for (const std::string& path : paths) {
+    ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader, RecordReader::Open(path));
+    while (true) {
+      absl::StatusOr<std::string> record = reader->ReadRecord();
+      if (absl::IsOutOfRange(record.status())) break;
+      RETURN_IF_ERROR(record.status());
+      ++n;
+    }
+  }
+  return n;
 }
 
 }  // namespace
@@ -51,6 +68,7 @@ absl::StatusOr<FashionMnistFiles> EnsureFashionMnistRecords(const FashionMnistOp
   }
   if (!all_exist(files.train)) RETURN_IF_ERROR(ConvertSplit(options.source_dir, "train", files.train));
   if (!all_exist(files.test)) RETURN_IF_ERROR(ConvertSplit(options.source_dir, "t10k", files.test));
+  ASSIGN_OR_RETURN(files.train_examples, CountRecords(files.train));
   return files;
 }
 

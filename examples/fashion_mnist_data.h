@@ -25,6 +25,7 @@ inline constexpr char kDebianFashionMnistDir[] = "/usr/share/datasets/fashion-mn
 struct FashionMnistFiles {
   std::vector<std::string> train;  // the shards, in order
   std::vector<std::string> test;
+  int64_t train_examples = 0;      // records in `train` (EnsureFashionMnistRecords counts them)
 };
 
 struct FashionMnistOptions {

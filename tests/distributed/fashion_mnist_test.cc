@@ -78,7 +78,7 @@ class FashionMnistTest : public testing::Test {
 std::string* FashionMnistTest::source_ = nullptr;
 
 TEST_F(FashionMnistTest, OneProcessTrainsFromRecordsAndReportsTestAccuracy) {
-  std::vector<std::string> argv = {RunfilePath("examples/fashion_mnist_cnn"), "--epochs=3"};
+  std::vector<std::string> argv = {RunfilePath("examples/fashion_mnist_cnn"), "--epochs=4"};
   for (const std::string& f : DataFlags("local")) argv.push_back(f);
   std::unique_ptr<ChildProcess> p = Run(argv, "local.log");
   ASSERT_NE(p, nullptr);
@@ -102,7 +102,9 @@ TEST_F(FashionMnistTest, OnePsTwoWorkersThroughTheLauncher) {
   ASSERT_TRUE(status.has_value()) << p->Output();
   const std::string out = p->Output();
   ASSERT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << out;
-  EXPECT_TRUE(absl::StrContains(out, "2 workers train synchronously")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "batch 32 of 64; 2 workers train synchronously")) << out;
+  // 4 epochs of 2048 examples at 64 per global step.
+  EXPECT_TRUE(absl::StrContains(out, "(4.0 epochs, 128 global steps)")) << out;
   EXPECT_GE(FinalAccuracy(out), 0.9) << out;
   EXPECT_TRUE(absl::StrContains(out, "[launch] ps:0 stopped")) << out;
   EXPECT_FALSE(absl::StrContains(out, "killed by signal")) << out;
