@@ -15,7 +15,7 @@
 #   bench/fashion_mnist_vs_pytorch.sh [--target=0.90] [--skip=allreduce,...]
 #
 # Needs bazel-bin/{examples:fashion_mnist_cnn,examples:fashion_mnist_allreduce,
-# tools:launch,bench:input_pipeline} built (--config=opt is the default here)
+# tools:launch,bench:input_pipeline} built
 # and a Python with PyTorch: $SLUICE_TORCH_PYTHON, else /usr/bin/python3.
 # Prints each run's tail, then one `name: value unit` line per figure.
 set -uo pipefail

@@ -112,32 +112,6 @@ TEST_F(FunctionInstantiateTest, BindsTypeAttrAndRenamesInputs) {
   EXPECT_EQ(prod->attr().at("index").i(), 1);
 }
 
-// TensorFlow does not write a FunctionDef's nodes in dataflow order: a node
-// may name (as data or control input) one that comes after it.
-TEST_F(FunctionInstantiateTest, InputsMayNameLaterNodes) {
-  Add(R"pb(
-    signature {
-      name: "Backwards"
-      input_arg { name: "x" type: DT_FLOAT }
-      output_arg { name: "y" type: DT_FLOAT }
-    }
-    node_def { name: "mul" op: "Mul" input: "add:z:0" input: "x" input: "^later" attr { key: "T" value { type: DT_FLOAT } } }
-    node_def { name: "add" op: "Add" input: "x" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
-    node_def { name: "later" op: "NoOp" }
-    ret { key: "y" value: "mul:z:0" }
-  )pb");
-  absl::StatusOr<FunctionInstantiation> inst = InstantiateFunction(*graph_, Func("Backwards"));
-  ASSERT_TRUE(inst.ok()) << inst.status();
-  const NodeDef* mul = Find(*inst, "mul");
-  ASSERT_NE(mul, nullptr);
-  ASSERT_EQ(mul->input_size(), 3);
-  EXPECT_EQ(mul->input(0), "add");
-  EXPECT_EQ(mul->input(1), "x");
-  EXPECT_EQ(mul->input(2), "^later");
-  EXPECT_EQ(Find(*inst, "add")->input(0), "x");
-  EXPECT_EQ(Find(*inst, "y_RetVal")->input(0), "mul");
-}
-
 TEST_F(FunctionInstantiateTest, ListArgumentsOutputsDefaultsAndControlInputs) {
   Add(kLists);
   NameAttrList f = Func("Lists");

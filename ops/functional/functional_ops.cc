@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
 
@@ -11,6 +12,22 @@ namespace {
 absl::Status ForwardShapes(InferenceContext* c) {
   for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, c->input(i));
   return absl::OkStatus();
+}
+
+// A call's result shapes are its body's: unknown until the call is inlined
+// (CompileSignature and AddGradients inline every call first).
+absl::Status UnknownShapes(InferenceContext* c) {
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, TensorShape::Unknown());
+  return absl::OkStatus();
+}
+
+// Never reached by AddGradients, which inlines calls before it
+// differentiates; a caller that differentiates a call node itself is told so.
+absl::StatusOr<std::vector<Output>> CallGrad(const Scope& s, const Node& node,
+                                             absl::Span<const Output> dy) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("the gradient of call ", node.DebugName(),
+                   " is its inlined body's: inline the call first (InlineFunctionCalls)"));
 }
 
 OpDefBuilder CallOp(const char* name) {
@@ -23,7 +40,8 @@ OpDefBuilder CallOp(const char* name) {
       .Attr("config: string = ''")
       .Attr("config_proto: string = ''")
       .Attr("executor_type: string = ''")
-      .SetCallsFunction("f");
+      .SetCallsFunction("f")
+      .SetShapeFn(UnknownShapes);
 }
 
 absl::StatusOr<std::vector<Output>> IdentityNGrad(const Scope& s, const Node& node,
@@ -44,6 +62,8 @@ absl::Status RegisterFunctionalOps(OpRegistry* ops) {
 }
 
 absl::Status RegisterFunctionalGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->SetGradient("PartitionedCall", CallGrad));
+  RETURN_IF_ERROR(ops->SetGradient("StatefulPartitionedCall", CallGrad));
   return ops->SetGradient("IdentityN", IdentityNGrad);
 }
 
