@@ -56,7 +56,7 @@ if want ps; then
 fi
 if want allreduce; then
   bazel-bin/tools/launch --workers=2 -- bazel-bin/examples/fashion_mnist_allreduce \
-    --epochs=6 --eval_every_s=10 >"$log/ar.txt" 2>&1
+    --epochs=5 --eval_every_s=10 >"$log/ar.txt" 2>&1
   tail -3 "$log/ar.txt" | sed 's/^/# allreduce: /'
   echo "sluice_allreduce_2workers_time_to_target: $(reached "$log/ar.txt") s"
 fi
@@ -79,5 +79,5 @@ if want torch_local; then
 fi
 if want pipeline; then
   bazel-bin/bench/input_pipeline --data_dir="$data" --threads=1,2 --rounds=3
-  $py bench/torch_fashion_mnist.py --mode=pipeline --data_dir="$data" --pipeline_workers=0,1,2
+  $py bench/torch_fashion_mnist.py --mode=pipeline --batch=64 --data_dir="$data" --pipeline_workers=0,1,2
 fi

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The PyTorch peer of the Fashion-MNIST main job, on the same TFRecord files.
 
-Same model as examples/cnn_model.h (conv 5x5x16, pool, conv 5x5x32, pool,
+Same model as examples/cnn_model.h (conv 3x3x16, pool, conv 3x3x32, pool,
 dense 128, dense 10; Glorot-uniform kernels, zero biases), same optimizer
-(Adam), batch per process, learning rate, shuffle buffer and shards: rank r
-of W reads train shards k with k % W == r. Prints one figure per line as
+(Adam), global batch (split over the processes), learning rate, shuffle
+buffer and shards as examples/fashion_mnist_cnn: rank r of W reads train
+shards k with k % W == r. Prints one figure per line as
 `name: value unit`.
 
   --mode=train     time to --target test accuracy (DistributedDataParallel
@@ -96,8 +97,8 @@ class Records(torch.utils.data.IterableDataset):
 class Cnn(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 16, 5, padding=2)
-        self.conv2 = nn.Conv2d(16, 32, 5, padding=2)
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
         self.dense = nn.Linear(7 * 7 * 32, 128)
         self.logits = nn.Linear(128, 10)
         for m in self.modules():
@@ -143,7 +144,7 @@ def train(args, pb):
     files = sorted(glob.glob(os.path.join(args.data_dir, "train-*.tfrecord")))[rank::world]
     loader = torch.utils.data.DataLoader(
         Records(files, args.shuffle_buffer, args.seed + rank, pb, repeat=True),
-        batch_size=args.batch, num_workers=args.loader_workers, drop_last=True)
+        batch_size=args.batch // world, num_workers=args.loader_workers, drop_last=True)
     test_x = test_y = None
     if rank == 0:
         test_x, test_y = test_set(sorted(glob.glob(os.path.join(args.data_dir, "test-*.tfrecord"))), pb)
@@ -223,8 +224,8 @@ def main():
     p.add_argument("--world_size", type=int, default=1)
     p.add_argument("--rank", type=int, default=-1, help="internal: set for spawned ranks")
     p.add_argument("--port", type=int, default=29533)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--learning_rate", type=float, default=0.001)
+    p.add_argument("--batch", type=int, default=128, help="global batch, split over the processes")
+    p.add_argument("--learning_rate", type=float, default=0.002)
     p.add_argument("--shuffle_buffer", type=int, default=10000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--target", type=float, default=0.90)
