@@ -264,19 +264,21 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   TrainProgress progress(po);
   const std::string loss = absl::StrCat(g->model.loss.node->name(), ":0");
   int64_t local_steps = 0;
+  std::optional<Tensor> token;  // the step this worker computes next
   while (true) {
-    ASSIGN_OR_RETURN(std::optional<Tensor> token,
-                     TakeSyncToken(session.get(), g->sync, kGlobalStep, max_steps));
-    if (!token.has_value()) break;  // the last step is taken
+    if (!token.has_value()) {
+      ASSIGN_OR_RETURN(token, TakeSyncToken(session.get(), g->sync, kGlobalStep, max_steps));
+      if (!token.has_value()) break;  // the last step is taken
+    }
     const int64_t global_step = token->scalar<int64_t>() + 1;
     ASSIGN_OR_RETURN(ImageBatch b, input->Next());
-    ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                     session->Run({{g->sync.local_step, *token}, {"images", b.images},
-                                   {"labels", b.labels}},
-                                  {loss}, {g->train}));
+    ASSIGN_OR_RETURN(SyncStepResult r,
+                     RunSyncStep(session.get(), g->sync, *token,
+                                 {{"images", b.images}, {"labels", b.labels}}, {loss}));
+    token = std::move(r.next);
     ++local_steps;
-    if (chief) {
-      ASSIGN_OR_RETURN(bool stop, progress.AfterStep(global_step, out[0].scalar<float>(),
+    if (chief && !r.fetched.empty()) {
+      ASSIGN_OR_RETURN(bool stop, progress.AfterStep(global_step, r.fetched[0].scalar<float>(),
                                                      input->wait_seconds()));
       if (stop) break;
     }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "training/sync_replicas.h"
 
@@ -22,6 +23,7 @@ absl::StatusOr<SyncPsNames> BuildSyncPs(const Scope& s, Optimizer* optimizer,
   n.train = sr.apply_gradients->name();
   n.chief_update = sr.chief_update->name();
   n.token = absl::StrCat(sr.token.node->name(), ":0");
+  n.next_token = absl::StrCat(sr.next_token.node->name(), ":0");
   n.local_step = sr.local_step.node->name();
   n.init_tokens = sr.init_tokens->name();
   n.set_global_step = sr.set_global_step->name();
@@ -70,6 +72,30 @@ absl::StatusOr<std::optional<Tensor>> TakeSyncToken(MonitoredSession* session,
     absl::StatusOr<std::vector<Tensor>> global = session->RunWithoutHooks({}, {global_step_tensor}, {});
     if (global.ok() && (*global)[0].scalar<int64_t>() >= steps) return std::optional<Tensor>();
   }
+}
+
+absl::StatusOr<SyncStepResult> RunSyncStep(MonitoredSession* session, const SyncPsNames& names,
+                                           const Tensor& token,
+                                           std::vector<std::pair<std::string, Tensor>> feeds,
+                                           std::vector<std::string> fetches) {
+  feeds.emplace_back(names.local_step, token);
+  fetches.push_back(names.next_token);
+  absl::StatusOr<std::vector<Tensor>> out = session->Run(feeds, fetches, {names.train});
+  SyncStepResult result;
+  if (!out.ok()) {
+    // next_token runs after the contribution: its deadline leaves the step
+    // done on this worker's side.
+    const std::string dequeue = names.next_token.substr(0, names.next_token.rfind(':'));
+    if (out.status().code() == absl::StatusCode::kDeadlineExceeded &&
+        absl::StrContains(out.status().message(), dequeue)) {
+      return result;
+    }
+    return out.status();
+  }
+  result.next = std::move(out->back());
+  out->pop_back();
+  result.fetched = *std::move(out);
+  return result;
 }
 
 }  // namespace sluice

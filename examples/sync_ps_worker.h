@@ -6,11 +6,12 @@
 //                                                  {.workers = 2, .replica_index = task}));
 //   SyncChiefHook hook(sync);                        // the chief's MonitoredSession hook
 //   ChiefUpdateThread updates(new_session, sync);    // the chief only
+//   std::optional<Tensor> token;
 //   while (true) {
-//     ASSIGN_OR_RETURN(std::optional<int64_t> step,
-//                      TakeSyncToken(session, sync, "global_step:0", steps));
-//     if (!step) break;                              // training is over
-//     session->Run({{sync.local_step, token}, ...batch...}, {loss}, {sync.train});
+//     if (!token) ASSIGN_OR_RETURN(token, TakeSyncToken(session, sync, "global_step:0", steps));
+//     if (!token) break;                              // training is over
+//     ASSIGN_OR_RETURN(SyncStepResult r, RunSyncStep(session, sync, *token, {...batch...}, {loss}));
+//     token = r.next;                                 // one run a step while tokens come in time
 //   }
 #ifndef SLUICE_EXAMPLES_SYNC_PS_WORKER_H_
 #define SLUICE_EXAMPLES_SYNC_PS_WORKER_H_
@@ -43,6 +44,7 @@ struct SyncPsNames {
   std::string train;         // apply_gradients: this worker's contribution
   std::string chief_update;  // the chief's aggregation step
   std::string token;         // "<node>:0": the next step's token
+  std::string next_token;    // "<node>:0": the same, fetched by the train run
   std::string local_step;    // fed with the token's value
   std::string init_tokens, set_global_step;
 };
@@ -89,6 +91,20 @@ absl::StatusOr<std::optional<Tensor>> TakeSyncToken(MonitoredSession* session,
                                                     const SyncPsNames& names,
                                                     const std::string& global_step_tensor,
                                                     int64_t steps);
+
+// One step of a worker in one run: `feeds` and `token` (as local_step), the
+// worker's contribution (names.train), `fetches`, and the next step's token.
+struct SyncStepResult {
+  std::vector<Tensor> fetched;  // one per fetch; empty when `next` timed out
+  // The next step's token; unset when it did not come within
+  // take_timeout_ms (the chief evaluating, or done): the contribution was
+  // made, and TakeSyncToken waits for the token.
+  std::optional<Tensor> next;
+};
+absl::StatusOr<SyncStepResult> RunSyncStep(MonitoredSession* session, const SyncPsNames& names,
+                                           const Tensor& token,
+                                           std::vector<std::pair<std::string, Tensor>> feeds,
+                                           std::vector<std::string> fetches);
 
 }  // namespace sluice
 

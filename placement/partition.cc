@@ -80,15 +80,21 @@ class Partitioner {
           def.add_input(std::move(recv));
         }
       }
+      // Control inputs from another device, grouped by that device and
+      // their frame: each group crosses as one transfer.
+      std::map<std::pair<std::string, int>, std::vector<const Node*>> remote_controls;
       for (const Edge* e : n->in_edges()) {
         if (!e->IsControl()) continue;
         if (Loc(*e->src) == loc) {
           def.add_input(absl::StrCat("^", e->src->name()));
           read_after.erase(e->src->name());
         } else {
-          ASSIGN_OR_RETURN(std::string recv, ControlRecvFor(*e->src, loc));
-          def.add_input(absl::StrCat("^", recv));
+          remote_controls[{Loc(*e->src), OutputFrame(*e->src)}].push_back(e->src);
         }
+      }
+      for (auto& [where, srcs] : remote_controls) {
+        ASSIGN_OR_RETURN(std::string recv, ControlRecvFor(std::move(srcs), loc));
+        def.add_input(absl::StrCat("^", recv));
       }
       for (const std::string& u : read_after) def.add_input(absl::StrCat("^", u));
       *Part(loc)->add_node() = std::move(def);
@@ -169,19 +175,31 @@ class Partitioner {
     return recv;
   }
 
-  // A control edge crossing devices: src -> Const (on src's device) -> _Send
-  // ... _Recv -> dst, made once per (src, destination device).
-  absl::StatusOr<std::string> ControlRecvFor(const Node& src, const std::string& dst_loc) {
-    auto key = std::make_pair(src.id(), dst_loc);
+  // Control edges crossing devices from `srcs` (one device, one frame) to
+  // a node on dst_loc: srcs -> Const (on their device) -> _Send ... _Recv ->
+  // the node, made once per (set of sources, destination device). One
+  // transfer for the whole set: a train op waiting for a parameter server's
+  // eight updates costs one RecvTensor a step, not eight.
+  absl::StatusOr<std::string> ControlRecvFor(std::vector<const Node*> srcs,
+                                             const std::string& dst_loc) {
+    std::sort(srcs.begin(), srcs.end(), [](const Node* a, const Node* b) { return a->id() < b->id(); });
+    srcs.erase(std::unique(srcs.begin(), srcs.end()), srcs.end());
+    std::vector<int> ids;
+    for (const Node* src : srcs) ids.push_back(src->id());
+    auto key = std::make_pair(std::move(ids), dst_loc);
     auto it = control_recv_of_.find(key);
     if (it != control_recv_of_.end()) return it->second;
-    const std::string src_loc = Loc(src);
-    NodeDef dummy = ScalarFloatConst(absl::StrCat("_ctrl_", src.name(), "_", next_id_++), src_loc);
-    dummy.add_input(absl::StrCat("^", src.name()));
+    const Node& first = *srcs.front();
+    const std::string src_loc = Loc(first);
+    const std::string label = srcs.size() == 1
+                                  ? first.name()
+                                  : absl::StrCat(first.name(), "_and_", srcs.size() - 1, "_more");
+    NodeDef dummy = ScalarFloatConst(absl::StrCat("_ctrl_", label, "_", next_id_++), src_loc);
+    for (const Node* src : srcs) dummy.add_input(absl::StrCat("^", src->name()));
     std::string dummy_name = dummy.name();
     *Part(src_loc)->add_node() = std::move(dummy);
     ASSIGN_OR_RETURN(std::string recv,
-                     AddTransfer(dummy_name, src, src_loc, DT_FLOAT, TensorShape({}), dst_loc, {}));
+                     AddTransfer(dummy_name, first, src_loc, DT_FLOAT, TensorShape({}), dst_loc, {}));
     control_recv_of_.emplace(std::move(key), recv);
     return recv;
   }
@@ -293,7 +311,7 @@ class Partitioner {
   absl::flat_hash_map<std::pair<int, std::string>, std::string> control_loop_of_;
   std::map<std::string, GraphDef> parts_;
   absl::flat_hash_map<std::tuple<int, int, std::string, std::vector<int>>, std::string> recv_of_;
-  absl::flat_hash_map<std::pair<int, std::string>, std::string> control_recv_of_;
+  absl::flat_hash_map<std::pair<std::vector<int>, std::string>, std::string> control_recv_of_;
   int64_t next_id_ = 0;
 };
 

@@ -292,6 +292,50 @@ TEST(PartitionOutputsTest, SecondOutputAndRepeatedControlEdges) {
   EXPECT_EQ(a1->input(0), FindNodeDef(parts->at(Cpu(1)), "n1")->input(0));
 }
 
+// A node waiting for several nodes of another device (a train op after a
+// parameter server's updates) gets one control transfer for all of them;
+// sources on a third device get their own.
+TEST(PartitionOutputsTest, ControlEdgesFromOneDeviceShareOneTransfer) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Const(s.WithOpName("x"), {1.f, 2.f}, TensorShape({2}));
+  Output u1 = ops::Neg(s.WithOpName("u1"), x);
+  Output u2 = ops::Neg(s.WithOpName("u2"), x);
+  Output u3 = ops::Neg(s.WithOpName("u3"), x);
+  Output v = ops::Neg(s.WithOpName("v"), x);
+  ops::Neg(s.WithOpName("train").WithControlDependencies({u1, u2, u3, v}), x);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (const char* n : {"x", "u1", "u2", "u3"}) Assign(s, n, Cpu(0));
+  Assign(s, "v", Cpu(2));
+  Assign(s, "train", Cpu(1));
+  absl::StatusOr<std::map<std::string, GraphDef>> parts = Partition(*s.graph());
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  // CPU:0 sends x (data, to CPU:1 and CPU:2) and one control dummy.
+  std::vector<const NodeDef*> consts = NodesOfOp(parts->at(Cpu(0)), "Const");
+  ASSERT_EQ(consts.size(), 2u);
+  const NodeDef* dummy = consts[0]->name() == "x" ? consts[1] : consts[0];
+  EXPECT_EQ(std::vector<std::string>(dummy->input().begin(), dummy->input().end()),
+            (std::vector<std::string>{"^u1", "^u2", "^u3"}));
+  int control_sends = 0;
+  for (const NodeDef* send : NodesOfOp(parts->at(Cpu(0)), "_Send")) {
+    if (send->input(0) == dummy->name()) ++control_sends;
+  }
+  EXPECT_EQ(control_sends, 1);
+  EXPECT_EQ(NodesOfOp(parts->at(Cpu(2)), "_Send").size(), 1u);  // v's control
+  // train: x, then one control _Recv per source device.
+  const NodeDef* train = FindNodeDef(parts->at(Cpu(1)), "train");
+  ASSERT_NE(train, nullptr);
+  ASSERT_EQ(train->input_size(), 3);
+  std::set<std::string> senders;
+  for (int k = 1; k < 3; ++k) {
+    ASSERT_TRUE(absl::StartsWith(train->input(k), "^")) << train->input(k);
+    const NodeDef* recv = FindNodeDef(parts->at(Cpu(1)), train->input(k).substr(1));
+    ASSERT_NE(recv, nullptr);
+    EXPECT_EQ(recv->op(), "_Recv");
+    senders.insert(StringAttr(*recv, "send_device"));
+  }
+  EXPECT_EQ(senders, (std::set<std::string>{Cpu(0), Cpu(2)}));
+}
+
 // A variable read ordered after an update of the variable must see it, as
 // on one device: read on another device, the read gets its own transfer
 // whose _Send follows the update; read beside the variable but ordered

@@ -146,6 +146,12 @@ absl::StatusOr<SyncReplicas> BuildSyncReplicas(const Scope& scope, Optimizer* op
   const size_t mine = options.replica_index < 0 ? 0 : options.replica_index;
   out.token = ops::SyncTokenDequeue(on_step.WithOpName("token"), queues[mine],
                                     options.take_timeout_ms);
+  // After the applies themselves (on the ps), not their group (on the
+  // worker): no round trip through the worker before the dequeue.
+  out.next_token = ops::SyncTokenDequeue(
+      on_step.WithOpName("next_token").WithControlDependencies(absl::MakeConstSpan(applies)),
+      queues[mine],
+      options.take_timeout_ms);
   RETURN_IF_ERROR(scope.status());
   return out;
 }

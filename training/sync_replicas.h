@@ -18,10 +18,17 @@
 // The protocol (every run names the tensors above):
 //   chief, once, after init (or a restore):  run(set_global_step); run(init_tokens)
 //   chief, in a thread of its own:           loop { run(chief_update) }
-//   every worker (the chief's worker too):   loop {
-//       step = run(token)                    // waits until the step is open
-//       run(apply_gradients, feeds {local_step: step, the worker's batch})
+//   every worker (the chief's worker too):   step = run(token)   // waits until open
+//                                            loop {
+//       step = run(apply_gradients, fetch next_token,
+//                  feeds {local_step: step, the worker's batch})
 //   }
+// One run a step: next_token is dequeued after this worker's gradients are
+// in, so it waits for the chief's update of the step. (Fetching `token`
+// in a run of its own before each step works too, at a round trip more.)
+// A next_token that times out (take_timeout_ms; the chief is evaluating or
+// gone) fails the run after the contribution was made: take the next token
+// with run(token) then.
 // The first token of each worker is one of init_tokens; after that, each
 // chief_update releases max(total_num_replicas, replicas_to_aggregate) tokens
 // holding the new global step. (TensorFlow's order — apply, then dequeue,
@@ -41,7 +48,8 @@
 //    (its updates, slots and the global_step += 1, named as that function
 //    names them), then SyncTokenEnqueue of the tokens (on global_step's
 //    device, queue "<global_step>/sync_token_q");
-//  - token: SyncTokenDequeue from that queue;
+//  - token: SyncTokenDequeue from that queue; next_token: another, run
+//    after this worker's AccumulatorApplyGradient nodes;
 //  - init_tokens: enqueues the tokens of the current global step;
 //  - set_global_step: AccumulatorSetGlobalStep(global_step) on every
 //    accumulator.
@@ -93,6 +101,7 @@ struct SyncReplicas {
   Node* apply_gradients = nullptr;  // the workers' train op
   Node* chief_update = nullptr;     // the chief's: average, update, global step, tokens
   Output token;                     // int64 scalar: the next step a worker may compute
+  Output next_token;                // the same, dequeued after apply_gradients' nodes
   Node* init_tokens = nullptr;      // the chief, once after init
   Node* set_global_step = nullptr;  // the chief, after a restore (before init_tokens)
 };

@@ -10,6 +10,7 @@
 #include "builtin_session.h"
 #include "session/direct_session.h"
 #include "training/replica_device_setter.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
@@ -164,6 +165,15 @@ struct SyncModel {
     feeds.emplace_back(sync.local_step, Tensor::Scalar<int64_t>(step));
     return sess->Run(feeds, {}, {sync.apply_gradients}).status();
   }
+  // One run a step: this step's gradients in, the next step's token out.
+  absl::StatusOr<int64_t> ApplyAndNext(int64_t step, const Batch& batch) {
+    std::vector<std::pair<Output, Tensor>> feeds = m.Feeds(batch);
+    feeds.emplace_back(sync.local_step, Tensor::Scalar<int64_t>(step));
+    absl::StatusOr<std::vector<Tensor>> out =
+        sess->Run(feeds, {sync.next_token}, {sync.apply_gradients});
+    if (!out.ok()) return out.status();
+    return (*out)[0].scalar<int64_t>();
+  }
   int64_t ReadGlobalStep() {
     absl::StatusOr<std::vector<Tensor>> out = sess->Run({}, {gs.ref}, {});
     EXPECT_TRUE(out.ok()) << out.status();
@@ -256,7 +266,73 @@ TEST_P(SyncReplicasEquivalenceTest, MatchesGradientDescentOnConcatenatedBatch) {
   ExpectClose(ReadVars(sm.sess.get(), sm.m), Reference(std::vector<Batch>(kSteps, all)));
 }
 
+// The same with one run a step (next_token fetched with apply_gradients):
+// each token comes after the chief's update of the step before.
+TEST_P(SyncReplicasEquivalenceTest, OneRunAStepWithNextToken) {
+  constexpr int kWorkers = 3;
+  constexpr int kSteps = 5;
+  SyncModel sm(
+      {.replicas_to_aggregate = kWorkers, .total_num_replicas = kWorkers, .take_timeout_ms = 10000},
+      /*place_with_setter=*/GetParam());
+  ASSERT_NE(sm.sess, nullptr);
+  sm.Start();
+  std::thread chief([&] {
+    for (int i = 0; i < kSteps; ++i) {
+      absl::Status st = sm.sess->Run({}, {}, {sm.sync.chief_update}).status();
+      ASSERT_TRUE(st.ok()) << st;
+    }
+  });
+  Barrier barrier(kWorkers);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    workers.emplace_back([&, w] {
+      const Batch batch = WorkerBatch(w);
+      absl::StatusOr<int64_t> step = sm.Token();
+      ASSERT_TRUE(step.ok()) << step.status();
+      for (int i = 0; i < kSteps; ++i) {
+        barrier.Wait();
+        EXPECT_EQ(*step, i);
+        step = sm.ApplyAndNext(*step, batch);
+        ASSERT_TRUE(step.ok()) << step.status();
+        EXPECT_EQ(*step, i + 1);
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  chief.join();
+  EXPECT_EQ(sm.ReadGlobalStep(), kSteps);
+  const Batch all = Concat({WorkerBatch(0), WorkerBatch(1), WorkerBatch(2)});
+  ExpectClose(ReadVars(sm.sess.get(), sm.m), Reference(std::vector<Batch>(kSteps, all)));
+}
+
 INSTANTIATE_TEST_SUITE_P(LocalAndPlaced, SyncReplicasEquivalenceTest, testing::Bool());
+
+// A next_token that times out fails the run after the worker's gradient
+// went in: the step still completes once the other worker contributes, and
+// the first worker takes its next token with `token`.
+TEST(SyncReplicasTest, NextTokenTimeoutKeepsTheContribution) {
+  // Replica 0's graph (its own token queue); replica 1 only applies.
+  SyncModel sm({.replicas_to_aggregate = 2,
+                .total_num_replicas = 2,
+                .take_timeout_ms = 300,
+                .replica_index = 0});
+  ASSERT_NE(sm.sess, nullptr);
+  sm.Start();
+  absl::StatusOr<int64_t> first = sm.Token();
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<int64_t> next = sm.ApplyAndNext(*first, WorkerBatch(0));
+  ASSERT_EQ(next.status().code(), absl::StatusCode::kDeadlineExceeded) << next.status();
+  EXPECT_THAT(std::string(next.status().message()), testing::HasSubstr("next_token"));
+  ASSERT_TRUE(sm.Apply(*first, WorkerBatch(1)).ok());
+  // Both gradients are in: the chief's take does not wait.
+  ASSERT_TRUE(sm.sess->Run({}, {}, {sm.sync.chief_update}).ok());
+  EXPECT_EQ(sm.ReadGlobalStep(), 1);
+  absl::StatusOr<int64_t> after = sm.Token();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(*after, 1);
+  ExpectClose(ReadVars(sm.sess.get(), sm.m),
+              Reference({Concat({WorkerBatch(0), WorkerBatch(1)})}));
+}
 
 // 2 of 3 replicas per step: the third worker's gradient arrives after the
 // step moved on and is dropped as stale.

@@ -25,7 +25,7 @@ using apache::thrift::transport::TTransportException;
 
 namespace {
 
-constexpr size_t kMaxIdleConnections = 16;
+constexpr size_t kMaxIdleConnections = 64;
 // A connection whose last call began longer ago than this is checked (one
 // poll()) before reuse: the peer may have restarted meanwhile. Back-to-back
 // short calls skip the check (a call longer than this leaves its connection

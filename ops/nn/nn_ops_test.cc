@@ -150,6 +150,26 @@ std::vector<double> NaiveMaxPool(const Geom& g, const std::vector<double>& x) {
   return out;
 }
 
+// MaxPoolGrad by definition: each window's gradient goes to the first
+// maximum of the window in row-major order.
+std::vector<double> NaiveMaxPoolGrad(const Geom& g, const std::vector<double>& x,
+                                     const std::vector<double>& grad) {
+  std::vector<double> dx(g.in_size(), 0.0);
+  for (int b = 0; b < g.n; ++b)
+    for (int y = 0; y < g.oh; ++y)
+      for (int xo = 0; xo < g.ow; ++xo)
+        for (int ci = 0; ci < g.c; ++ci) {
+          int64_t best_at = -1;
+          for (int i = 0; i < g.fr; ++i)
+            for (int j = 0; j < g.fc; ++j) {
+              const int64_t at = g.Tap(b, y, xo, i, j);
+              if (at >= 0 && (best_at < 0 || x[at + ci] > x[best_at])) best_at = at + ci;
+            }
+          if (best_at >= 0) dx[best_at] += grad[((int64_t{b} * g.oh + y) * g.ow + xo) * g.c + ci];
+        }
+  return dx;
+}
+
 // ---------------------------------------------------------------------------
 // Relu, ReluGrad.
 
@@ -535,6 +555,10 @@ std::vector<ConvCase> ConvCases() {
       {{1, 7, 6, 3, 3, 3, 2, 2, 2, 1, 1, "VALID"}, "valid_s2"},
       {{2, 4, 4, 3, 1, 1, 5, 1, 1, 1, 1, "VALID"}, "pointwise"},
       {{1, 7, 7, 2, 3, 3, 2, 1, 1, 2, 2, "SAME"}, "dilated"},
+      // One input channel (a grayscale image's first layer): short row copies.
+      {{2, 9, 8, 1, 3, 3, 4, 1, 1, 1, 1, "SAME"}, "one_channel"},
+      // Large enough that im2col is split over the session's threads.
+      {{8, 20, 20, 8, 3, 3, 4, 1, 1, 1, 1, "SAME"}, "threaded"},
   };
   for (ConvCase& c : cases) c.g.Finish();
   return cases;
@@ -795,6 +819,32 @@ TEST(MaxPoolTest, MatchesNaiveLoop) {
     auto r = EvalWithFeeds(s, {xp}, {Make<double>(x, g.in_shape())}, y);
     ASSERT_TRUE(r.ok()) << r.status();
     ExpectAllNear(Values<double>(*r), NaiveMaxPool(g, x), 0);
+  }
+}
+
+TEST(MaxPoolTest, MaxPoolGradMatchesNaiveLoop) {
+  const std::vector<Geom> cases = {
+      {2, 5, 6, 3, 3, 3, 3, 1, 1, 1, 1, "SAME"},     // overlapping windows
+      {1, 7, 6, 2, 2, 3, 2, 2, 2, 1, 1, "VALID"},
+      {2, 8, 8, 16, 2, 2, 16, 2, 2, 1, 1, "VALID"},  // the CNN's 2x2 pooling
+      {16, 24, 24, 16, 3, 3, 16, 2, 2, 1, 1, "SAME"},  // images split over threads
+  };
+  for (Geom g : cases) {
+    g.Finish();
+    // Ties included (values repeat every 13): the first maximum wins.
+    std::vector<double> x(g.in_size());
+    for (int64_t i = 0; i < g.in_size(); ++i) x[i] = static_cast<double>((i * 7) % 13);
+    const std::vector<double> grad = Wave(g.out_size(g.c), 0.31, 0.2);
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output xp = Ph(s, DT_FLOAT, g.in_shape());
+    Output gp = Ph(s, DT_FLOAT, g.out_shape(g.c));
+    Output y = ops::MaxPool(s, xp, {1, g.fr, g.fc, 1}, {1, g.sr, g.sc, 1}, g.padding);
+    Output dx = ops::MaxPoolGrad(s, xp, y, gp, {1, g.fr, g.fc, 1}, {1, g.sr, g.sc, 1}, g.padding);
+    auto r = RunAll(s,
+                    {{xp, Make<float>(x, g.in_shape())}, {gp, Make<float>(grad, g.out_shape(g.c))}},
+                    {dx});
+    ASSERT_TRUE(r.ok()) << r.status();
+    ExpectAllNear(Values<float>((*r)[0]), NaiveMaxPoolGrad(g, x, grad), 1e-5);
   }
 }
 
