@@ -43,7 +43,7 @@ reached() {
 }
 echo "# machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# torch: $($py -c 'import torch; print(torch.__version__)' 2>/dev/null || echo absent)"
-common=(--stop_at_accuracy="$target" --max_train_s=900 --epochs=20 --eval_every_s=10)
+common=(--stop_at_accuracy="$target" --max_train_s=900 --epochs=20 --eval_every_s=5)
 
 if want ps; then
   bazel-bin/tools/launch --ps=1 --workers=2 -- bazel-bin/examples/fashion_mnist_cnn \
@@ -56,13 +56,13 @@ if want ps; then
 fi
 if want allreduce; then
   bazel-bin/tools/launch --workers=2 -- bazel-bin/examples/fashion_mnist_allreduce \
-    --epochs=5 --eval_every_s=10 >"$log/ar.txt" 2>&1
+    --epochs=6 --eval_every_s=5 >"$log/ar.txt" 2>&1
   tail -3 "$log/ar.txt" | sed 's/^/# allreduce: /'
   echo "sluice_allreduce_2workers_time_to_target: $(reached "$log/ar.txt") s"
 fi
 if want torch_ddp; then
   $py bench/torch_fashion_mnist.py --world_size=2 --target="$target" --data_dir="$data" \
-    --eval_every_s=10 >"$log/tddp.txt" 2>&1
+    --eval_every_s=5 >"$log/tddp.txt" 2>&1
   tail -3 "$log/tddp.txt" | sed 's/^/# torch ddp: /'
   grep -E '^torch_2proc_time_to' "$log/tddp.txt" | sed 's/^torch_2proc_time_to_[0-9]*/torch_ddp_gloo_2proc_time_to_target/'
 fi
@@ -73,7 +73,7 @@ if want local; then
 fi
 if want torch_local; then
   $py bench/torch_fashion_mnist.py --world_size=1 --threads=2 --target="$target" \
-    --data_dir="$data" --eval_every_s=10 >"$log/t1.txt" 2>&1
+    --data_dir="$data" --eval_every_s=5 >"$log/t1.txt" 2>&1
   tail -3 "$log/t1.txt" | sed 's/^/# torch 1 proc: /'
   grep -E '^torch_1proc_time_to' "$log/t1.txt" | sed 's/^torch_1proc_time_to_[0-9]*/torch_1proc_time_to_target/'
 fi

@@ -259,27 +259,34 @@ absl::Status RunWorker(Server* server, const TaskConfig& task) {
   int64_t local_steps = 0;
   absl::Status status;
   const absl::Time start = absl::Now();
+  std::optional<Tensor> token;  // sync: the step this worker computes next
   while (status.ok() && !session->ShouldStop()) {
     int64_t step = local_steps * workers + task.task;  // async: this worker's share
     int64_t global_step = local_steps * workers;       // async: about
-    std::vector<std::pair<std::string, Tensor>> feeds;
     if (sync) {
-      absl::StatusOr<std::optional<Tensor>> token =
-          TakeSyncToken(session.get(), m.sync, kGlobalStep, steps);
-      if (!token.ok()) {
-        status = token.status();
-        break;
+      if (!token.has_value()) {
+        absl::StatusOr<std::optional<Tensor>> taken =
+            TakeSyncToken(session.get(), m.sync, kGlobalStep, steps);
+        if (!taken.ok()) {
+          status = taken.status();
+          break;
+        }
+        if (!taken->has_value()) break;  // training is over
+        token = **taken;
       }
-      if (!token->has_value()) break;  // training is over
-      const int64_t global = (*token)->scalar<int64_t>();
-      step = global * workers + task.task;
-      global_step = global;
-      feeds.emplace_back(m.sync.local_step, **token);
+      global_step = token->scalar<int64_t>();
+      step = global_step * workers + task.task;
     }
     Dataset b = Batch(data, step * batch, batch);
-    feeds.emplace_back("x", b.x);
-    feeds.emplace_back("labels", b.y);
-    status = session->Run(feeds, {kLoss}, {m.train}).status();
+    std::vector<std::pair<std::string, Tensor>> feeds = {{"x", b.x}, {"labels", b.y}};
+    if (sync) {
+      // One run a step: this step's gradients in, the next step's token out.
+      absl::StatusOr<SyncStepResult> r = RunSyncStep(session.get(), m.sync, *token, feeds, {kLoss});
+      status = r.status();
+      if (r.ok()) token = std::move(r->next);
+    } else {
+      status = session->Run(feeds, {kLoss}, {m.train}).status();
+    }
     ++local_steps;
     if (reporter != nullptr && status.ok()) {
       // A report that fails (a task restarting) is not worth the run.

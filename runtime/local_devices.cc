@@ -1,12 +1,22 @@
 #include "runtime/local_devices.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
 namespace sluice {
+
+int ProcessCpuShare() {
+  if (const char* n = std::getenv("SLUICE_NUM_THREADS")) {
+    int threads = 0;
+    if (absl::SimpleAtoi(n, &threads) && threads > 0) return threads;
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
     const LocalDevicesOptions& options) {
@@ -19,7 +29,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
   std::vector<std::unique_ptr<Device>> devices;
   CpuDeviceOptions cpu;
   cpu.name = absl::StrCat(options.name_prefix, "/device:CPU:0");
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int hardware = ProcessCpuShare();
   // With virtual CPUs, every CPU device owns an equal share of the cores by
   // default, so that they compute at once without oversubscribing.
   const int share = std::max(1, hardware / (options.num_virtual_cpus + 1));

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
                      " address=", *config->cluster.Address(config->job, config->task),
                      " cluster=", config->cluster.ToJson(), "\n"));
   Write(absl::StrCat("pid=", getpid(), " stdin_eof=", stdin_eof ? 1 : 0, "\n"));
+  const char* threads = std::getenv("SLUICE_NUM_THREADS");
+  Write(absl::StrCat("threads=", threads == nullptr ? "unset" : threads, "\n"));
   std::fprintf(stderr, "stderr line from %s\n", me.c_str());
   std::fflush(stderr);
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -333,6 +334,28 @@ absl::StatusOr<std::string> ResolveProgram(const std::string& program,
                                           absl::StrJoin(looked, ", "), ")"));
 }
 
+// Each task's share of this machine's cores, as $SLUICE_NUM_THREADS (which
+// sizes a process's default CPU pools, runtime/local_devices.h): the cores
+// over the tasks that compute (all but the ps tasks, which get the same
+// share), so that two workers on two cores run one thread each instead of
+// four threads fighting over two cores (torchrun's OMP_NUM_THREADS=1, for
+// the same reason). Nothing when one task computes, or when the launcher was
+// given a share itself (a sweep's trial: it passes through).
+std::vector<std::string> CpuShareEnv(const ClusterSpec& cluster, std::ostream& out) {
+  const char* given = std::getenv("SLUICE_NUM_THREADS");
+  if (given != nullptr && *given != '\0') return {};
+  int computing = 0;
+  for (const std::string& job : cluster.jobs()) {
+    if (job != "ps") computing += cluster.num_tasks(job);
+  }
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (computing <= 1) return {};
+  const int share = std::max(1, cores / computing);
+  out << "[launch] " << computing << " computing tasks on " << cores << " cores: " << share
+      << " thread(s) each (SLUICE_NUM_THREADS)" << std::endl;
+  return {absl::StrCat("SLUICE_NUM_THREADS=", share)};
+}
+
 absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string& program,
                                   const std::vector<std::string>& args,
                                   const LaunchOptions& options, std::ostream& out) {
@@ -370,6 +393,7 @@ absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string&
         << std::endl;
   }
 
+  const std::vector<std::string> cpu_env = CpuShareEnv(cluster, out);
   std::vector<TaskLaunch> tasks;
   for (const std::string& job : cluster.jobs()) {
     for (int i = 0; i < cluster.num_tasks(job); ++i) {
@@ -381,6 +405,7 @@ absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string&
       task.argv.insert(task.argv.end(), args.begin(), args.end());
       task.env = {absl::StrCat("SLUICE_CONFIG=", TaskConfigToJson({cluster, job, i}))};
       task.env.insert(task.env.end(), security_env.begin(), security_env.end());
+      task.env.insert(task.env.end(), cpu_env.begin(), cpu_env.end());
       tasks.push_back(std::move(task));
     }
   }

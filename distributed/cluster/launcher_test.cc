@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -251,6 +252,29 @@ TEST_F(LauncherTest, EveryTaskGetsItsConfigAndChiefExitStopsTheRest) {
   EXPECT_TRUE(AllDeadWithin(Pids(r.out), 1.0));
 }
 
+// Several computing tasks on one machine share its cores; a share given to
+// the launcher (a sweep's) passes through unchanged.
+TEST_F(LauncherTest, EachComputingTaskGetsItsShareOfTheCores) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::string share = absl::StrCat(std::max(1, cores / 3));
+  LaunchResult r = Launch({"--ps=1", "--workers=3"}, {"worker:0=sleepms:500,exit:0", "*=sleep"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat("[launch] 3 computing tasks on ", cores, " cores: ",
+                                            share, " thread(s) each")));
+  for (const char* task : {"[ps:0] threads=", "[worker:0] threads=", "[worker:2] threads="}) {
+    EXPECT_THAT(r.out, HasSubstr(absl::StrCat(task, share, "\n"))) << r.out;
+  }
+  setenv("SLUICE_NUM_THREADS", "7", 1);
+  r = Launch({"--ps=1", "--workers=2"}, {"worker:0=sleepms:500,exit:0", "*=sleep"});
+  unsetenv("SLUICE_NUM_THREADS");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("computing tasks on")));
+  EXPECT_THAT(r.out, HasSubstr("[worker:1] threads=7\n"));
+  // One computing task keeps the whole machine.
+  r = Launch({"--ps=1", "--workers=1"}, {"worker:0=sleepms:500,exit:0", "*=sleep"});
+  EXPECT_THAT(r.out, HasSubstr("[worker:0] threads=unset\n"));
+}
+
 TEST_F(LauncherTest, ChiefStatusIsTheExitCodeAndStubbornTasksGetSigkill) {
   LaunchResult r = Launch({"--ps=1", "--workers=1", "--grace_period_s=0.5"},
                           {"worker=sleepms:300,exit:7", "ps=ignoreterm,sleep"});
@@ -324,7 +348,7 @@ TEST_F(LauncherTest, LinesNeverInterleave) {
     std::string body = line.substr(task.size() + 3);
     if (!absl::StartsWith(body, task + "-")) {
       EXPECT_TRUE(absl::StartsWith(body, "config ") || absl::StartsWith(body, "pid=") ||
-                  absl::StartsWith(body, "stderr line"))
+                  absl::StartsWith(body, "threads=") || absl::StartsWith(body, "stderr line"))
           << line.substr(0, 80);
       continue;
     }
