@@ -4,7 +4,8 @@
 #
 #   - time to --target test accuracy (default 0.90), seconds of training
 #     (evaluation excluded on both sides): Sluice 1 ps + 2 workers
-#     (synchronous), Sluice all-reduce over 2 workers, PyTorch
+#     (synchronous; over mutual TLS, the default, and over plaintext as
+#     gloo), Sluice all-reduce over 2 workers, PyTorch
 #     DistributedDataParallel over gloo with 2 processes; one Sluice process
 #     against one PyTorch process;
 #   - input pipeline throughput (TFRecord -> parse -> decode -> batch),
@@ -53,6 +54,13 @@ if want ps; then
   # The chief's input wait over the whole run: the mean of its progress lines.
   awk '/input wait/ { for (i = 1; i <= NF; ++i) if ($i == "wait") { s += $(i + 1); n++ } }
        END { if (n) printf "sluice_ps_input_wait_share: %.1f %%\n", s / n }' "$log/ps.txt"
+fi
+if want ps_plaintext; then
+  # The same job over plaintext Thrift (launch --insecure), as gloo speaks:
+  # what mutual TLS costs the parameter-server path.
+  bazel-bin/tools/launch --insecure --ps=1 --workers=2 -- bazel-bin/examples/fashion_mnist_cnn \
+    "${common[@]}" >"$log/psp.txt" 2>&1
+  echo "sluice_ps_sync_2workers_plaintext_time_to_target: $(reached "$log/psp.txt") s"
 fi
 if want allreduce; then
   bazel-bin/tools/launch --workers=2 -- bazel-bin/examples/fashion_mnist_allreduce \

@@ -32,6 +32,7 @@ void CallPool::Schedule(std::function<void()> fn) {
       --idle_;
     } else {
       ++running_;
+      ++started_;
       std::thread t([this] { Loop(); });
       threads_.emplace(t.get_id(), std::move(t));
     }

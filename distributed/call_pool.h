@@ -2,8 +2,11 @@
 // fixed ThreadPool it never queues a call behind a blocked one: an idle
 // thread takes it, else a new thread starts (idle threads beyond
 // `max_idle` exit), so calls that wait on each other cannot deadlock.
+// max_idle should cover the calls a step makes at once: a parameter server
+// receives every gradient of every worker at once, and a thread started
+// and ended per call cost a sixth of its CPU (call_pool_test).
 //
-//   CallPool pool("recv", /*max_idle=*/8);
+//   CallPool pool("recv", /*max_idle=*/64);
 //   pool.Schedule([&] { auto t = stub->RecvTensor(...); ... });
 //
 // Thread-safe. The destructor waits for running calls to finish.
@@ -24,12 +27,18 @@ namespace sluice {
 
 class CallPool {
  public:
-  explicit CallPool(std::string name, int max_idle = 8);
+  explicit CallPool(std::string name, int max_idle = 64);
   ~CallPool();
   CallPool(const CallPool&) = delete;
   CallPool& operator=(const CallPool&) = delete;
 
   void Schedule(std::function<void()> fn);
+
+  // Threads started so far (tests: a repeated burst starts none).
+  int ThreadsStartedForTesting() const {
+    absl::MutexLock lock(&mu_);
+    return started_;
+  }
 
  private:
   void Loop();
@@ -41,10 +50,11 @@ class CallPool {
 
   const std::string name_;
   const int max_idle_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   int idle_ ABSL_GUARDED_BY(mu_) = 0;
   int running_ ABSL_GUARDED_BY(mu_) = 0;  // threads alive
+  int started_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::thread::id, std::thread> threads_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> exited_ ABSL_GUARDED_BY(mu_);  // to join

@@ -69,6 +69,30 @@ TEST(CallPoolTest, ReusesIdleThreads) {
   EXPECT_LE(ids.size(), 2u);
 }
 
+// A step's burst of blocking calls (a ps receiving 20 gradients at once)
+// leaves its threads idle for the next step's burst: the second starts none.
+TEST(CallPoolTest, ARepeatedBurstStartsNoThreads) {
+  constexpr int kCalls = 20;
+  CallPool pool("test");  // the default max_idle
+  for (int burst = 0; burst < 2; ++burst) {
+    absl::Mutex mu;
+    int started = 0;
+    absl::BlockingCounter done(kCalls);
+    for (int i = 0; i < kCalls; ++i) {
+      pool.Schedule([&] {
+        absl::MutexLock lock(&mu);
+        ++started;
+        // Every call holds its thread until all have started.
+        mu.Await(absl::Condition(+[](int* n) { return *n == kCalls; }, &started));
+        done.DecrementCount();
+      });
+    }
+    done.Wait();
+    absl::SleepFor(absl::Milliseconds(20));  // the threads go back to idle
+    EXPECT_EQ(pool.ThreadsStartedForTesting(), kCalls) << "burst " << burst;
+  }
+}
+
 TEST(CallPoolTest, DestructorWaitsForRunningCalls) {
   std::atomic<int> finished{0};
   {

@@ -55,7 +55,7 @@ ABSL_FLAG(std::string, data_dir, "/tmp/sluice/fashion_mnist",
 ABSL_FLAG(std::string, source_dir, sluice::kDebianFashionMnistDir,
           "Fashion-MNIST IDX files (Debian's dataset-fashion-mnist)");
 ABSL_FLAG(int, train_shards, 4, "train files to write (each worker reads its own)");
-ABSL_FLAG(double, epochs, 4, "passes over the training set (60,000 images)");
+ABSL_FLAG(double, epochs, 6, "passes over the training set (60,000 images)");
 ABSL_FLAG(double, max_train_s, 290, "stop after this many seconds of training");
 ABSL_FLAG(double, stop_at_accuracy, 0, "stop at the first evaluation this good (0: never)");
 ABSL_FLAG(int, batch, 128, "global batch: examples per global step over all workers");

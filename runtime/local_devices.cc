@@ -1,22 +1,12 @@
 #include "runtime/local_devices.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/cpu_share.h"
 
 namespace sluice {
-
-int ProcessCpuShare() {
-  if (const char* n = std::getenv("SLUICE_NUM_THREADS")) {
-    int threads = 0;
-    if (absl::SimpleAtoi(n, &threads) && threads > 0) return threads;
-  }
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
     const LocalDevicesOptions& options) {
@@ -29,10 +19,10 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateLocalDevices(
   std::vector<std::unique_ptr<Device>> devices;
   CpuDeviceOptions cpu;
   cpu.name = absl::StrCat(options.name_prefix, "/device:CPU:0");
-  const int hardware = ProcessCpuShare();
+  const int cores = ProcessCpuShare();
   // With virtual CPUs, every CPU device owns an equal share of the cores by
   // default, so that they compute at once without oversubscribing.
-  const int share = std::max(1, hardware / (options.num_virtual_cpus + 1));
+  const int share = std::max(1, cores / (options.num_virtual_cpus + 1));
   cpu.num_threads = options.cpu_threads > 0 ? options.cpu_threads : share;
   cpu.memory_limit = options.cpu_memory_limit;
   devices.push_back(NewCpuDevice(cpu));

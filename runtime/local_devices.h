@@ -25,7 +25,7 @@ struct LocalDevicesOptions {
   // Prefix of every device name.
   std::string name_prefix = "/job:localhost/replica:0/task:0";
   // CPU:0's pool (and its kernels' share of the cores); 0: one per core of
-  // ProcessCpuShare(), or that / (N + 1) with N virtual CPUs.
+  // ProcessCpuShare() (runtime/cpu_share.h), or that / (N + 1) with N virtual CPUs.
   int cpu_threads = 0;
   int64_t cpu_memory_limit = 0;  // bytes; 0: none
   int num_virtual_cpus = 0;      // CPU:1..CPU:N
@@ -43,12 +43,6 @@ struct LocalDevicesOptions {
   // kernel that leaves an output element unwritten is caught.
   bool gpu_poison_allocations = false;
 };
-
-// The cores this process's devices share out by default: $SLUICE_NUM_THREADS
-// when it is a positive number (the launcher sets each task's share of a
-// machine it starts several tasks on; a sweep sets each trial's), else the
-// machine's hardware threads.
-int ProcessCpuShare();
 
 // CPU:0, then the virtual ones. InvalidArgument for a negative count or
 // limit.

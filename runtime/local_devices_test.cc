@@ -1,15 +1,30 @@
 #include "runtime/local_devices.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "runtime/cpu_share.h"
 #include "runtime/thread_pool.h"
 
 namespace sluice {
 namespace {
 
 int Hardware() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+TEST(CpuShareTest, TheShareAndWhetherTheMachineIsShared) {
+  unsetenv("SLUICE_NUM_THREADS");
+  EXPECT_EQ(HardwareThreads(), Hardware());
+  EXPECT_EQ(ProcessCpuShare(), Hardware());
+  EXPECT_FALSE(SharesTheMachine());
+  setenv("SLUICE_NUM_THREADS", "1", 1);
+  EXPECT_EQ(ProcessCpuShare(), 1);
+  EXPECT_EQ(SharesTheMachine(), Hardware() > 1);
+  setenv("SLUICE_NUM_THREADS", "1000000", 1);  // more than the machine: not shared
+  EXPECT_FALSE(SharesTheMachine());
+  unsetenv("SLUICE_NUM_THREADS");
+}
 
 class LocalDevicesTest : public testing::Test {
  protected:

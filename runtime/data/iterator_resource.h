@@ -52,6 +52,9 @@ class IteratorResource : public ResourceBase {
   // A new pass over `dataset` (MakeIterator).
   absl::Status SetIteratorFromDataset(std::shared_ptr<const DatasetBase> dataset);
   absl::Status GetNext(std::vector<Tensor>* out, bool* end_of_sequence);
+  // GetNext without waiting (IteratorBase::TryGetNext): false when the
+  // element is not ready, the iterator is busy or not initialized.
+  bool TryGetNext(std::vector<Tensor>* out, bool* end_of_sequence, absl::Status* status);
   // The current pass's position; FailedPrecondition before MakeIterator.
   absl::StatusOr<IteratorStateMap> Save();
   // Continues the current dataset from a saved position (a new pass over it,

@@ -88,6 +88,47 @@ TEST(IteratorResourceTest, PassesSaveAndRestore) {
   EXPECT_EQ(Next(r), -1);
 }
 
+// An iterator with elements ready (as a prefetch buffer has) hands them out
+// through TryGetNext; one without says so and changes nothing.
+class ReadyIterator : public CountIterator {
+ public:
+  using CountIterator::CountIterator;
+  bool TryGetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end,
+                  absl::Status* status) override {
+    *status = GetNext(ctx, out, end);
+    return true;
+  }
+};
+class ReadyDataset : public CountDataset {
+ public:
+  using CountDataset::CountDataset;
+
+ protected:
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(std::string prefix) const override {
+    return std::make_unique<ReadyIterator>(SharedAs<CountDataset>(), std::move(prefix));
+  }
+};
+
+TEST(IteratorResourceTest, TryGetNextTakesOnlyWhatIsReady) {
+  IteratorResource r("it", {DT_INT64}, {TensorShape({})}, {});
+  std::vector<Tensor> out;
+  bool end = false;
+  absl::Status s;
+  EXPECT_FALSE(r.TryGetNext(&out, &end, &s));  // not initialized: GetNext says why
+  ASSERT_TRUE(r.SetIteratorFromDataset(std::make_shared<CountDataset>(3)).ok());
+  EXPECT_FALSE(r.TryGetNext(&out, &end, &s));  // would compute
+  EXPECT_EQ(Next(r), 0);                       // nothing was taken
+  ASSERT_TRUE(r.SetIteratorFromDataset(std::make_shared<ReadyDataset>(2)).ok());
+  for (int64_t want : {0, 1}) {
+    ASSERT_TRUE(r.TryGetNext(&out, &end, &s));
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_FALSE(end);
+    EXPECT_EQ(out[0].scalar<int64_t>(), want);
+  }
+  ASSERT_TRUE(r.TryGetNext(&out, &end, &s));
+  EXPECT_TRUE(end);
+}
+
 TEST(IteratorResourceTest, TypeMismatchAndBackgroundThread) {
   IteratorResource r("it", {DT_FLOAT}, {TensorShape({})}, {});
   absl::Status s = r.SetIteratorFromDataset(std::make_shared<CountDataset>(1));
