@@ -47,10 +47,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   int port = 0;
   RETURN_IF_ERROR(SplitAddress(server->address_, &host, &port));
 
-  // Graphs a remote client sends may write only under the job's directories.
+  // Graphs a remote client sends may write (and read checkpoints) only
+  // under the job's directories: those named, else /tmp/sluice.
   std::vector<std::string> roots = options.file_write_roots;
-  roots.push_back(kDefaultFileWriteRoot);
+  if (roots.empty()) roots.push_back(kDefaultFileWriteRoot);
   RETURN_IF_ERROR(RestrictGraphFileWrites(roots));
+  RETURN_IF_ERROR(AllowGraphFileReads(options.file_read_roots));
 
   // The task listens on `host`, and its peers' hosts are where this task's
   // own connections go: an insecure run must stay on loopback for both.

@@ -47,10 +47,14 @@ struct ServerOptions {
   RpcOptions rpc;
   // Collectives with members on other tasks (WorkerOptions::collective_transport).
   RpcCollectiveTransport::Options collective_transport;
-  // Where graphs run in this process may write files (SaveV2): the job's
-  // checkpoint and log directories. /tmp/sluice is always among them. The
-  // restriction is process-wide (ops/io/file_write_policy.h).
+  // Where graphs run in this process may write files (SaveV2) and read
+  // checkpoints (RestoreV2): the job's checkpoint and log directories; none
+  // named: /tmp/sluice. Each must be this user's and writable by no one
+  // else. The restriction is process-wide (ops/io/file_write_policy.h).
   std::vector<std::string> file_write_roots;
+  // Where graphs may read checkpoints besides the write roots (a model to
+  // fine-tune from); they must exist.
+  std::vector<std::string> file_read_roots;
   // Mutual TLS with the job's credentials (the task's own certificate, and
   // the cluster's peers must show theirs), or an explicit insecure
   // loopback run. Unset: from the environment (SLUICE_TLS_DIR,

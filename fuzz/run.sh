@@ -38,9 +38,20 @@ labels=()
 for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
 
 passed=0; failed=0
-fuzz_bazel build "${quiet[@]}" "${labels[@]}" 2>&1 | grep -E "error|ERROR|Elapsed"
+build_log=$(mktemp)
+fuzz_bazel build "${quiet[@]}" "${labels[@]}" >"$build_log" 2>&1
+built=$?
+grep -E "error|ERROR|Elapsed" "$build_log"
+rm -f "$build_log"
 bin="$(fuzz_bazel info bazel-bin 2>/dev/null)/fuzz"
 for t in "${targets[@]}"; do
+  # A failed build fails every target: the binaries an earlier build left
+  # are not the code under test.
+  if [[ $built -ne 0 ]]; then
+    echo "fuzz $t: FAILED (the fuzz build failed, exit $built)"
+    failed=$((failed + 1))
+    continue
+  fi
   if [[ ! -x "$bin/$t" ]]; then
     echo "fuzz $t: FAILED (not built)"
     failed=$((failed + 1))

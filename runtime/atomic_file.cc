@@ -156,25 +156,45 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   return (*writer)->Commit();
 }
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+absl::StatusOr<std::string> ReadFileToString(const std::string& path, int64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO does not wait for a writer (it is refused
+  // below); regular files ignore it.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrnoStatus(errno, "opening", path);
-  std::string out;
   struct stat st;
-  if (fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
-  while (true) {
-    ssize_t n = read(fd, buf, sizeof(buf));
+  if (fstat(fd, &st) != 0) {
+    absl::Status s = ErrnoStatus(errno, "reading", path);
+    close(fd);
+    return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat("reading '", path, "': not a regular file (a device, FIFO or directory)"));
+  }
+  if (max_bytes >= 0 && st.st_size > max_bytes) {
+    close(fd);
+    return absl::ResourceExhaustedError(absl::StrCat("reading '", path, "': ", st.st_size,
+                                                     " bytes, more than the ", max_bytes,
+                                                     " allowed"));
+  }
+  // The size fstat saw, no more: a file growing meanwhile is read as it was.
+  const size_t size = static_cast<size_t>(st.st_size);
+  std::string out(size, '\0');
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = read(fd, out.data() + done, size - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       absl::Status s = ErrnoStatus(errno, "reading", path);
       close(fd);
       return s;
     }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    if (n == 0) break;  // shrank meanwhile
+    done += static_cast<size_t>(n);
   }
   close(fd);
+  out.resize(done);
   return out;
 }
 

@@ -81,8 +81,11 @@ class AtomicFileWriter {
 // The whole file in one call.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
-// The file's bytes. NotFound when it does not exist.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// The bytes of a regular file, as long as it was when opened. NotFound when
+// it does not exist; FailedPrecondition for anything but a regular file (a
+// device such as /dev/zero has no end, a FIFO may never answer);
+// ResourceExhausted when it holds more than max_bytes (< 0: no bound).
+absl::StatusOr<std::string> ReadFileToString(const std::string& path, int64_t max_bytes = -1);
 
 // mkdir -p. OK when the directory already exists.
 absl::Status CreateDirectories(const std::string& dir);

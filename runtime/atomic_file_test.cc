@@ -97,6 +97,28 @@ TEST(AtomicFileTest, ErrorsNameTheFile) {
   EXPECT_EQ(CreateDirectories(dir + "/file").code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// Only regular files are read, and only as far as they were long: a device
+// without end, a FIFO nobody writes and a directory are refused at once.
+TEST(AtomicFileTest, ReadsOnlyRegularFilesWithinABound) {
+  EXPECT_EQ(ReadFileToString("/dev/zero").status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string dir = TestDir("reads");
+  ASSERT_TRUE(CreateDirectories(dir).ok());
+  EXPECT_EQ(ReadFileToString(dir).status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string fifo = dir + "/fifo";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  absl::StatusOr<std::string> r = ReadFileToString(fifo);  // returns, does not hang
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "not a regular file")) << r.status();
+  ASSERT_TRUE(WriteFileAtomically(dir + "/ten", "0123456789").ok());
+  r = ReadFileToString(dir + "/ten");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, "0123456789");
+  EXPECT_TRUE(ReadFileToString(dir + "/ten", 10).ok());
+  EXPECT_EQ(ReadFileToString(dir + "/ten", 9).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
 // The stage at which the forked writer "crashes".
 const char* crash_stage = nullptr;
 int appends_before_crash = 0;

@@ -32,8 +32,10 @@ ABSL_FLAG(int, task, 0, "this task's index in its job");
 ABSL_FLAG(int, virtual_cpus, 0, "virtual CPU devices CPU:1..N beside CPU:0");
 ABSL_FLAG(int, threads, 0, "CPU:0's threads; 0: one per core");
 ABSL_FLAG(std::vector<std::string>, write_dirs, {},
-          "directories (absolute, comma separated) where the graphs this task runs may write "
-          "files (checkpoints); /tmp/sluice always; nowhere else");
+          "directories (absolute, comma separated, this user's) where the graphs this task runs "
+          "may write files and read checkpoints; none: /tmp/sluice; nowhere else");
+ABSL_FLAG(std::vector<std::string>, read_dirs, {},
+          "directories where those graphs may also read checkpoints (a model to start from)");
 
 ABSL_FLAG(std::string, tls_dir, "",
           "the job's TLS credentials (ca.crt, this task's certificate and key); empty: "
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   options.session.devices.num_virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
   options.session.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
   options.file_write_roots = absl::GetFlag(FLAGS_write_dirs);
+  options.file_read_roots = absl::GetFlag(FLAGS_read_dirs);
   options.security = sluice::TransportSecurityFromEnv();
   if (!absl::GetFlag(FLAGS_tls_dir).empty()) options.security.tls_dir = absl::GetFlag(FLAGS_tls_dir);
   if (absl::GetFlag(FLAGS_insecure)) {

@@ -56,6 +56,9 @@ inline constexpr char kK8sDataDir[] = "/data";
 struct K8sFile {
   std::string name;  // relative to the output directory: "worker.yaml"
   std::string contents;
+  // Holds private keys (tls-secret.yaml): written owner-only (0600) from
+  // its creation on, whatever the umask, and made so if it existed.
+  bool secret = false;
 };
 
 // The cluster of DNS names: <job>-<i>.<job>.<namespace>.svc.cluster.local:<port>.

@@ -505,6 +505,23 @@ TEST_F(LauncherTest, KubernetesFlagWritesFiles) {
   EXPECT_THAT(worker, HasSubstr("worker-1.worker.default.svc.cluster.local:3000"));
   EXPECT_THAT(worker, Not(HasSubstr("\\\"ps\\\"")));
   EXPECT_THAT(worker, HasSubstr("containerPort: 3000"));
+  // The private keys are the owner's alone, whatever the umask; an existing
+  // file made readable by others is closed again.
+  const std::filesystem::path secret = dir + "/tls-secret.yaml";
+  ASSERT_TRUE(std::filesystem::exists(secret));
+  auto perms = std::filesystem::status(secret).permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_THAT(ReadFile(secret.string()), HasSubstr("kind: Secret"));
+  std::filesystem::permissions(secret, std::filesystem::perms::all);
+  EXPECT_EQ(
+      LaunchMain({"--workers=2", "--k8s=" + dir, "--image=img", "--port=3000", "--", "/app/train"},
+                 out, err),
+      0)
+      << err.str();
+  perms = std::filesystem::status(secret).permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::filesystem::remove_all(dir);
 }
 

@@ -10,9 +10,7 @@
 // iterator carries the elements it has read or cached so far, so a restored
 // one continues in a process that has no cache yet.
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include "base/status_macros.h"
 #include "ops/data/dataset_kernel.h"
 #include "ops/data/internal/dataset_kernels.h"
+#include "ops/io/file_write_policy.h"
 #include "runtime/atomic_file.h"
 
 namespace sluice {
@@ -63,11 +62,13 @@ class CacheDataset : public DatasetBase {
   // Loads the file cache, once, when there is one.
   absl::Status LoadFile() const {
     if (filename_.empty() || cache_.elements() != nullptr) return absl::OkStatus();
-    std::ifstream in(path(), std::ios::binary);
-    if (!in) return absl::OkStatus();
-    std::stringstream bytes;
-    bytes << in.rdbuf();
-    ASSIGN_OR_RETURN(IteratorStateMap state, DecodeIteratorState(bytes.str()));
+    // A cache file is one a graph wrote: fenced as writes are (a server's
+    // job directories), and only a regular file is read.
+    RETURN_IF_ERROR(CheckGraphFileRead(path()));
+    absl::StatusOr<std::string> bytes = ReadFileToString(path());
+    if (absl::IsNotFound(bytes.status())) return absl::OkStatus();  // not written yet
+    RETURN_IF_ERROR(bytes.status());
+    ASSIGN_OR_RETURN(IteratorStateMap state, DecodeIteratorState(*bytes));
     IteratorStateReader r(std::move(state));
     ASSIGN_OR_RETURN(int64_t n, r.ReadInt("n"));
     auto elements = std::make_shared<Elements>();
@@ -86,6 +87,7 @@ class CacheDataset : public DatasetBase {
 
   absl::Status WriteFile(const Elements& elements) const {
     if (filename_.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(CheckGraphFileWrite(path()));
     IteratorStateWriter w;
     w.WriteInt("n", static_cast<int64_t>(elements.size()));
     for (size_t i = 0; i < elements.size(); ++i) {

@@ -3,16 +3,19 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
 
 namespace sluice {
 namespace {
@@ -21,6 +24,7 @@ struct Policy {
   absl::Mutex mu;
   bool restricted ABSL_GUARDED_BY(mu) = false;
   std::vector<std::string> roots ABSL_GUARDED_BY(mu);  // canonical, no trailing '/'
+  std::vector<std::string> read_roots ABSL_GUARDED_BY(mu);
 };
 
 Policy& ThePolicy() {
@@ -72,16 +76,39 @@ bool Under(const std::string& path, const std::string& root) {
   return path == root || absl::StartsWith(path, absl::StrCat(root, "/"));
 }
 
-}  // namespace
+// A root another user owns, or may write, could hold their links.
+absl::Status CheckRootOwner(const std::string& root, const std::string& canonical) {
+  struct stat st;
+  if (stat(canonical.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("file root '", root, "': ", std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("file root '", root, "' is not a directory"));
+  }
+  if (st.st_uid != geteuid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "file root '", root, "' belongs to uid ", st.st_uid, ", not to this user (uid ", geteuid(),
+        "): its owner could redirect this task's files; remove it or choose another directory"));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "file root '", root, "' may be written by other users (mode ",
+        absl::Hex(st.st_mode & 07777), "); make it 0700 or 0755"));
+  }
+  return absl::OkStatus();
+}
 
-absl::Status RestrictGraphFileWrites(const std::vector<std::string>& roots) {
+// The canonical forms of `roots`; `create` makes missing ones (0700).
+absl::StatusOr<std::vector<std::string>> CanonicalRoots(const std::vector<std::string>& roots,
+                                                        bool create) {
   std::vector<std::string> canonical;
   for (const std::string& root : roots) {
     if (root.empty() || root[0] != '/') {
       return absl::InvalidArgumentError(
-          absl::StrCat("file write root '", root, "' must be an absolute path"));
+          absl::StrCat("file root '", root, "' must be an absolute path"));
     }
-    {
+    if (create) {
       // Create it (and its parents) so that its canonical form is known.
       std::string partial;
       for (absl::string_view part : absl::StrSplit(root, '/', absl::SkipEmpty())) {
@@ -93,14 +120,53 @@ absl::Status RestrictGraphFileWrites(const std::vector<std::string>& roots) {
     std::string c = Canonical(root, &why);
     if (c.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("file write root '", root, "' cannot be resolved: ", why));
+          absl::StrCat("file root '", root, "' cannot be resolved: ", why));
     }
+    RETURN_IF_ERROR(CheckRootOwner(root, c));
     canonical.push_back(std::move(c));
   }
+  return canonical;
+}
+
+absl::Status Refused(const char* what, const std::string& path, const std::vector<std::string>& roots,
+                     const std::string& why) {
+  return absl::PermissionDeniedError(absl::StrCat("graphs may ", what, " files only under [",
+                                                  absl::StrJoin(roots, ", "),
+                                                  "] in this process; '", path, "' is not (",
+                                                  why, ")"));
+}
+
+// OK when `path` is under one of `roots`.
+absl::Status CheckUnder(const char* what, const std::string& path,
+                        const std::vector<std::string>& roots) {
+  std::string why;
+  const std::string c = Canonical(path, &why);
+  if (!c.empty()) {
+    for (const std::string& root : roots) {
+      if (Under(c, root)) return absl::OkStatus();
+    }
+    why = absl::StrCat("it resolves to ", c);
+  }
+  return Refused(what, path, roots, why);
+}
+
+
+}  // namespace
+
+absl::Status RestrictGraphFileWrites(const std::vector<std::string>& roots) {
+  ASSIGN_OR_RETURN(std::vector<std::string> canonical, CanonicalRoots(roots, /*create=*/true));
   Policy& p = ThePolicy();
   absl::MutexLock lock(&p.mu);
   p.restricted = true;
   for (std::string& c : canonical) p.roots.push_back(std::move(c));
+  return absl::OkStatus();
+}
+
+absl::Status AllowGraphFileReads(const std::vector<std::string>& roots) {
+  ASSIGN_OR_RETURN(std::vector<std::string> canonical, CanonicalRoots(roots, /*create=*/false));
+  Policy& p = ThePolicy();
+  absl::MutexLock lock(&p.mu);
+  for (std::string& c : canonical) p.read_roots.push_back(std::move(c));
   return absl::OkStatus();
 }
 
@@ -112,17 +178,19 @@ absl::Status CheckGraphFileWrite(const std::string& path) {
     if (!p.restricted) return absl::OkStatus();
     roots = p.roots;
   }
-  std::string why;
-  const std::string c = Canonical(path, &why);
-  if (!c.empty()) {
-    for (const std::string& root : roots) {
-      if (Under(c, root)) return absl::OkStatus();
-    }
-    why = absl::StrCat("it resolves to ", c);
+  return CheckUnder("write", path, roots);
+}
+
+absl::Status CheckGraphFileRead(const std::string& path) {
+  Policy& p = ThePolicy();
+  std::vector<std::string> roots;
+  {
+    absl::MutexLock lock(&p.mu);
+    if (!p.restricted) return absl::OkStatus();
+    roots = p.roots;
+    roots.insert(roots.end(), p.read_roots.begin(), p.read_roots.end());
   }
-  return absl::PermissionDeniedError(absl::StrCat(
-      "graphs may write files only under [", absl::StrJoin(roots, ", "), "] in this process; '",
-      path, "' is not (", why, ")"));
+  return CheckUnder("read", path, roots);
 }
 
 }  // namespace sluice

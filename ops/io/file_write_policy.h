@@ -6,9 +6,17 @@
 //   RestrictGraphFileWrites({"/tmp/sluice", "/data/ckpt"});   // Server::Create
 //   RETURN_IF_ERROR(CheckGraphFileWrite(prefix));             // in SaveV2
 //
+// Reads of checkpoints (RestoreV2, MergeV2Checkpoints) are fenced the same
+// way once writes are: under a write root or a read root added with
+// AllowGraphFileReads. The check comes before the file is touched, so a
+// refused path says nothing of whether it exists.
+//
 // A path is allowed when its canonical form (symbolic links and "." / ".."
 // resolved for the part that exists, the rest taken as written but with no
-// ".." in it) lies under a root's canonical form.
+// ".." in it) lies under a root's canonical form. A root must be a
+// directory of this process's user that no one else may write (else
+// another user could plant a link in it that redirects a write):
+// FailedPrecondition naming its owner otherwise.
 //
 // Process-wide, like the GPU MatMul precision: the first restriction holds
 // for the process's life (a later call adds roots, never lifts it).
@@ -30,6 +38,14 @@ absl::Status RestrictGraphFileWrites(const std::vector<std::string>& roots);
 // OK when unrestricted or `path` is under a root; else PermissionDenied
 // naming the path and the roots.
 absl::Status CheckGraphFileWrite(const std::string& path);
+
+// Adds roots graphs may read under (besides the write roots); they must
+// exist. Has no effect until writes are restricted.
+absl::Status AllowGraphFileReads(const std::vector<std::string>& roots);
+
+// OK when unrestricted or `path` is under a write or read root; else
+// PermissionDenied naming the path and the roots.
+absl::Status CheckGraphFileRead(const std::string& path);
 
 }  // namespace sluice
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
@@ -49,6 +50,37 @@ TEST(FileWritePolicyTest, RestrictsToRootsAfterTheFirstRestriction) {
   EXPECT_TRUE(CheckGraphFileWrite(absl::StrCat(second, "/events")).ok());
   EXPECT_FALSE(CheckGraphFileWrite("/etc/passwd").ok());
   EXPECT_EQ(RestrictGraphFileWrites({"relative/root"}).code(), absl::StatusCode::kInvalidArgument);
+
+  // Checkpoint reads: under a write root or a read root, nowhere else, and
+  // refused for a path whether it exists or not (the same message shape).
+  EXPECT_TRUE(CheckGraphFileRead(absl::StrCat(root, "/model.ckpt-10")).ok());
+  for (const char* bad : {"/dev/zero", "/etc/shadow", "/no/such/file"}) {
+    absl::Status s = CheckGraphFileRead(bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << bad << ": " << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "may read files only under")) << s;
+  }
+  const std::string models = absl::StrCat(base, "/models");
+  mkdir(models.c_str(), 0700);
+  EXPECT_FALSE(CheckGraphFileRead(absl::StrCat(models, "/m.ckpt")).ok());
+  ASSERT_TRUE(AllowGraphFileReads({models}).ok());
+  EXPECT_TRUE(CheckGraphFileRead(absl::StrCat(models, "/m.ckpt")).ok());
+  EXPECT_FALSE(CheckGraphFileWrite(absl::StrCat(models, "/m.ckpt")).ok());  // read only
+  EXPECT_FALSE(AllowGraphFileReads({absl::StrCat(base, "/missing")}).ok());
+
+  // A root others may write (or another user owns: /tmp itself, root's,
+  // when the test runs as another user) is refused.
+  const std::string shared = absl::StrCat(base, "/shared");
+  mkdir(shared.c_str(), 0700);
+  ASSERT_EQ(chmod(shared.c_str(), 0777), 0);
+  absl::Status s = RestrictGraphFileWrites({shared});
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "may be written by other users")) << s;
+  EXPECT_FALSE(CheckGraphFileWrite(absl::StrCat(shared, "/x")).ok());
+  if (geteuid() != 0) {
+    s = RestrictGraphFileWrites({"/"});  // root's
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "belongs to uid 0")) << s;
+  }
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ class RestoreV2Op : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(SaveRestoreArgs args, ReadArgs(*ctx, ctx->num_outputs()));
+    RETURN_IF_ERROR(CheckGraphFileRead(args.prefix));
     absl::StatusOr<internal::CheckpointShard> shard =
         internal::CheckpointShard::Read(args.prefix, ctx->allocator());
     if (!shard.ok()) {

@@ -80,6 +80,10 @@ class MergeV2CheckpointsOp : public OpKernel {
     }
     RETURN_IF_ERROR(CheckScalarInput(ctx, 1));
     const std::string dest = ctx->input(1).scalar<std::string>();
+    // Every path is checked before any is looked at (a refused one says
+    // nothing of whether it exists); the sources are deleted: writes.
+    RETURN_IF_ERROR(CheckGraphFileWrite(dest));
+    for (const std::string& p : prefixes.flat<std::string>()) RETURN_IF_ERROR(CheckGraphFileWrite(p));
     std::vector<std::string> sources;
     for (const std::string& p : prefixes.flat<std::string>()) {
       if (allow_missing_files_ && !FileExists(p)) continue;
@@ -89,8 +93,6 @@ class MergeV2CheckpointsOp : public OpKernel {
       return absl::NotFoundError(absl::StrCat("none of the ", prefixes.NumElements(),
                                               " checkpoint shard files to merge exists"));
     }
-    RETURN_IF_ERROR(CheckGraphFileWrite(dest));
-    for (const std::string& p : sources) RETURN_IF_ERROR(CheckGraphFileWrite(p));
     ASSIGN_OR_RETURN(std::vector<internal::ShardEntry> entries, ReadAll(sources));
     RETURN_IF_ERROR(CreateDirectories(DirectoryOf(dest)));
     RETURN_IF_ERROR(internal::WriteCheckpointShard(dest, entries));

@@ -723,6 +723,34 @@ TEST_F(ClusterTest, GraphsWriteFilesOnlyUnderTheJobsDirectories) {
       EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(prefix).parent_path()));
     }
   }
+  // Checkpoint reads are fenced the same way: what was saved inside comes
+  // back; /dev/zero (which would fill the task's memory) and any path
+  // outside are refused before they are opened.
+  for (const auto& [prefix, allowed] :
+       {std::pair{inside, true}, std::pair{std::string("/dev/zero"), false},
+        std::pair{std::string("/etc/hostname"), false}}) {
+    Scope root = Scope::NewRootScope(BuiltinOps());
+    Scope ps = root.WithDevice("/job:ps/task:0");
+    std::vector<Output> restored = ops::RestoreV2(
+        ps.WithOpName("restore"), ops::Const(ps, Tensor::Scalar<std::string>(prefix)),
+        ops::Const(ps, Tensor::FromVector<std::string>({"v"})),
+        ops::Const(ps, Tensor::FromVector<std::string>({""})), {DT_FLOAT});
+    ASSERT_TRUE(root.ok()) << root.status();
+    GraphDef def;
+    root.graph()->ToGraphDef(&def);
+    absl::StatusOr<std::unique_ptr<Session>> session = NewSession(def);
+    ASSERT_TRUE(session.ok()) << session.status();
+    absl::StatusOr<std::vector<Tensor>> out = (*session)->Run({}, {"restore:0"}, {});
+    if (allowed) {
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ((*out)[0].flat<float>()[2], 3.0f);
+    } else {
+      ASSERT_FALSE(out.ok()) << prefix << " was read";
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kPermissionDenied) << out.status();
+      EXPECT_TRUE(absl::StrContains(out.status().message(), "graphs may read files only under"))
+          << out.status();
+    }
+  }
   std::filesystem::remove_all(std::filesystem::path(inside).parent_path());
 }
 
