@@ -80,7 +80,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   server->master_options_.session = session;
 
   ThriftServerOptions thrift_options;
-  thrift_options.host = IsIpLiteral(host) ? host : "0.0.0.0";
+  // A host name is bound on every interface, except in a plaintext run:
+  // that one is on loopback ("localhost" passes ResolveTransportSecurity's
+  // check) and must listen there only, never on 0.0.0.0.
+  thrift_options.host = IsIpLiteral(host) ? host : (tls == nullptr ? "127.0.0.1" : "0.0.0.0");
   thrift_options.port = port;
   thrift_options.task_name = server->task_;
   thrift_options.tensor_sink = server->worker_.get();  // CollectivePush without a copy

@@ -3,11 +3,12 @@
 // over ps + two workers from this process (NewClusterSession and
 // NewRemoteSession) against a local session, tasks killed with SIGKILL and
 // restarted on the same port, and a 64 MiB tensor crossing tasks.
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -137,6 +138,54 @@ TEST(ServerBinaryTest, ReadyWithinASecondAndSigtermExitsZero) {
   ASSERT_TRUE(status.has_value()) << "still running 5 s after SIGTERM";
   EXPECT_LT(absl::Now() - term, absl::Seconds(2));
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << DescribeStatus(*status);
+}
+
+// The first non-loopback IPv4 address of this machine, if it has one.
+std::optional<std::string> NonLoopbackAddress() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return std::nullopt;
+  std::optional<std::string> found;
+  for (ifaddrs* a = list; a != nullptr && !found; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) continue;
+    char text[INET_ADDRSTRLEN];
+    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) found = text;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+bool Connects(const std::string& ip, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, ip.c_str(), &addr.sin_addr);
+  const bool ok = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+// An insecure task named by a host name ("localhost" passes the loopback
+// check) listens on loopback only, not on every interface.
+TEST(ServerBinaryTest, InsecureLocalhostListensOnLoopbackOnly) {
+  absl::StatusOr<std::vector<int>> ports = PickFreePorts(1);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  const int port = (*ports)[0];
+  auto p = ChildProcess::Start({ServerPath(), absl::StrCat("--cluster=worker=localhost:", port),
+                                "--job=worker", "--task=0", "--insecure"},
+                               {}, TestTmpPath("insecure-localhost.log"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_TRUE((*p)->WaitForOutput("listening on", absl::Seconds(5))) << (*p)->Output();
+  EXPECT_TRUE(Connects("127.0.0.1", port));
+  const std::optional<std::string> outside = NonLoopbackAddress();
+  if (outside.has_value()) {
+    EXPECT_FALSE(Connects(*outside, port)) << "reachable on " << *outside;
+  }
+  (*p)->Signal(SIGTERM);
+  EXPECT_TRUE((*p)->WaitForExit(absl::Seconds(5)).has_value());
+  if (!outside.has_value()) GTEST_SKIP() << "no non-loopback IPv4 address to try from";
 }
 
 TEST(ServerBinaryTest, BadFlagsExitOneWithOneErrorLine) {
