@@ -333,13 +333,11 @@ absl::Status Main() {
   ServerOptions server_options;
   server_options.config = *task;
   // The chief's checkpoints are written by the ps tasks that hold the
-  // variables: graphs may write there (and under /tmp/sluice), nowhere else.
+  // variables: graphs may write there (without a logdir, under /tmp/sluice),
+  // nowhere else. $SLUICE_NUM_THREADS (a sweep's or the launcher's share
+  // per task) sizes the task's CPU pool (runtime/cpu_share.h).
   if (!Logdir().empty()) {
     server_options.file_write_roots.push_back(std::filesystem::absolute(Logdir()).string());
-  }
-  if (const char* threads = std::getenv("SLUICE_NUM_THREADS")) {  // a sweep's share per task
-    int n = 0;
-    if (absl::SimpleAtoi(threads, &n) && n > 0) server_options.session.devices.cpu_threads = n;
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
   if (task->job == "ps") {

@@ -11,7 +11,7 @@ namespace sluice {
 int HardwareThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 int ProcessCpuShare() {
-  if (const char* n = std::getenv("SLUICE_NUM_THREADS")) {
+  if (const char* n = std::getenv(kNumThreadsEnv)) {
     int threads = 0;
     if (absl::SimpleAtoi(n, &threads) && threads > 0) return threads;
   }

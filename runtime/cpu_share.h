@@ -12,6 +12,9 @@
 
 namespace sluice {
 
+// The environment variable holding a process's share of the cores.
+inline constexpr char kNumThreadsEnv[] = "SLUICE_NUM_THREADS";
+
 // The machine's hardware threads (at least 1).
 int HardwareThreads();
 

@@ -1,11 +1,5 @@
 #include "distributed/cluster/k8s_manifests.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -14,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/atomic_file.h"
 
 namespace sluice {
 namespace {
@@ -162,34 +157,6 @@ absl::StatusOr<std::vector<K8sFile>> K8sManifests(const K8sOptions& options) {
   return files;
 }
 
-namespace {
-
-// Creates or replaces `path` with mode 0600 (O_NOFOLLOW: not through a link
-// someone planted) and writes `contents`.
-absl::Status WriteOwnerOnly(const std::string& path, const std::string& contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::InternalError(absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
-  }
-  // An existing file keeps its mode through O_CREAT: set it.
-  bool ok = ::fchmod(fd, 0600) == 0;
-  size_t done = 0;
-  while (ok && done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
-  }
-  const int saved = errno;
-  if (::close(fd) != 0) ok = false;
-  if (!ok) {
-    return absl::InternalError(absl::StrCat("cannot write '", path, "': ", std::strerror(saved)));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::Status WriteK8sFiles(const std::string& dir, const std::vector<K8sFile>& files) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -199,7 +166,9 @@ absl::Status WriteK8sFiles(const std::string& dir, const std::vector<K8sFile>& f
   for (const K8sFile& file : files) {
     std::string path = (std::filesystem::path(dir) / file.name).string();
     if (file.secret) {
-      RETURN_IF_ERROR(WriteOwnerOnly(path, file.contents));
+      // A new 0600 file renamed over the path: never readable by others,
+      // even for a moment, and not written through a link planted there.
+      RETURN_IF_ERROR(WriteFileAtomically(path, file.contents));
       continue;
     }
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

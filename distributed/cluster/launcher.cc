@@ -14,7 +14,6 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -24,6 +23,7 @@
 #include "distributed/cluster/k8s_manifests.h"
 #include "distributed/cluster/task_supervisor.h"
 #include "distributed/rpc/job_credentials.h"
+#include "runtime/cpu_share.h"
 #include "base/status_macros.h"
 
 namespace sluice {
@@ -335,25 +335,25 @@ absl::StatusOr<std::string> ResolveProgram(const std::string& program,
 }
 
 // Each task's share of this machine's cores, as $SLUICE_NUM_THREADS (which
-// sizes a process's default CPU pools, runtime/local_devices.h): the cores
+// sizes a process's default CPU pools, runtime/cpu_share.h): the cores
 // over the tasks that compute (all but the ps tasks, which get the same
 // share), so that two workers on two cores run one thread each instead of
 // four threads fighting over two cores (torchrun's OMP_NUM_THREADS=1, for
 // the same reason). Nothing when one task computes, or when the launcher was
 // given a share itself (a sweep's trial: it passes through).
 std::vector<std::string> CpuShareEnv(const ClusterSpec& cluster, std::ostream& out) {
-  const char* given = std::getenv("SLUICE_NUM_THREADS");
+  const char* given = std::getenv(kNumThreadsEnv);
   if (given != nullptr && *given != '\0') return {};
   int computing = 0;
   for (const std::string& job : cluster.jobs()) {
     if (job != "ps") computing += cluster.num_tasks(job);
   }
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (computing <= 1) return {};
+  const int cores = HardwareThreads();
   const int share = std::max(1, cores / computing);
   out << "[launch] " << computing << " computing tasks on " << cores << " cores: " << share
-      << " thread(s) each (SLUICE_NUM_THREADS)" << std::endl;
-  return {absl::StrCat("SLUICE_NUM_THREADS=", share)};
+      << " thread(s) each (" << kNumThreadsEnv << ")" << std::endl;
+  return {absl::StrCat(kNumThreadsEnv, "=", share)};
 }
 
 absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string& program,

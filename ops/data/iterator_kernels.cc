@@ -179,8 +179,12 @@ class MakeIteratorOp : public OpKernel {
   }
 };
 
-absl::Status SetElement(OpKernelContext* ctx, std::vector<Tensor>& element,
-                        const IteratorResource& r) {
+// The op's outputs from what GetNext gave: its error, the end of the data
+// (OutOfRange, as in TensorFlow), or the element's components.
+absl::Status SetOutputs(OpKernelContext* ctx, const absl::Status& got, bool end,
+                        std::vector<Tensor>& element) {
+  if (!got.ok()) return got;
+  if (end) return absl::OutOfRangeError("End of sequence");
   if (static_cast<int>(element.size()) != ctx->num_outputs()) {
     return absl::InvalidArgumentError(absl::StrCat("the iterator produced ", element.size(),
                                                    " components, the op expects ",
@@ -196,8 +200,6 @@ absl::Status SetElement(OpKernelContext* ctx, std::vector<Tensor>& element,
   }
   return absl::OkStatus();
 }
-
-absl::Status EndOfSequence() { return absl::OutOfRangeError("End of sequence"); }
 
 // An element ready now (prefetched) is taken at once; otherwise it is made
 // on the iterator's own thread, never on an executor thread. (Always going
@@ -215,19 +217,17 @@ class IteratorGetNextOp : public AsyncOpKernel {
     {
       std::vector<Tensor> element;
       bool end = false;
-      absl::Status s;
-      if (it->TryGetNext(&element, &end, &s)) {
-        if (s.ok()) s = end ? EndOfSequence() : SetElement(ctx, element, *it);
-        done(s);
+      absl::Status got;
+      if (it->TryGetNext(&element, &end, &got)) {
+        done(SetOutputs(ctx, got, end, element));
         return;
       }
     }
     it->background_pool()->Schedule([ctx, it, done = std::move(done)] {
       std::vector<Tensor> element;
       bool end = false;
-      absl::Status s = it->GetNext(&element, &end);
-      if (s.ok()) s = end ? EndOfSequence() : SetElement(ctx, element, *it);
-      done(s);
+      const absl::Status got = it->GetNext(&element, &end);
+      done(SetOutputs(ctx, got, end, element));
     });
   }
 };
@@ -238,9 +238,8 @@ class IteratorGetNextSyncOp : public OpKernel {
     ASSIGN_OR_RETURN(IteratorResource * it, IteratorInput(ctx, 0));
     std::vector<Tensor> element;
     bool end = false;
-    RETURN_IF_ERROR(it->GetNext(&element, &end));
-    if (end) return EndOfSequence();
-    return SetElement(ctx, element, *it);
+    const absl::Status got = it->GetNext(&element, &end);
+    return SetOutputs(ctx, got, end, element);
   }
 };
 

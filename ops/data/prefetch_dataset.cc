@@ -73,31 +73,17 @@ class PrefetchIterator : public DatasetIterator<PrefetchDataset> {
         thread_ = std::thread([this] { Prefetch(); });
       }
     }
-    out->clear();
     absl::MutexLock l(&mu_);
     mu_.Await(absl::Condition(
         +[](std::deque<Slot>* b) { return !b->empty(); }, &buffer_));
-    Slot& front = buffer_.front();
-    *end = front.end;
-    if (front.end) return absl::OkStatus();  // stays, for later calls
-    absl::Status s = std::move(front.status);
-    *out = std::move(front.element);
-    buffer_.pop_front();
-    return s;
+    return TakeFront(out, end);
   }
 
   bool TryGetNext(IteratorContext* ctx, std::vector<Tensor>* out, bool* end,
                   absl::Status* status) override {
     absl::MutexLock l(&mu_);
     if (!thread_.joinable() || buffer_.empty()) return false;
-    out->clear();
-    Slot& front = buffer_.front();
-    *end = front.end;
-    *status = absl::OkStatus();
-    if (front.end) return true;  // stays, for later calls
-    *status = std::move(front.status);
-    *out = std::move(front.element);
-    buffer_.pop_front();
+    *status = TakeFront(out, end);
     return true;
   }
 
@@ -144,6 +130,19 @@ class PrefetchIterator : public DatasetIterator<PrefetchDataset> {
   }
 
  private:
+  // The buffer's first slot, taken (the end stays, for later calls).
+  absl::Status TakeFront(std::vector<Tensor>* out, bool* end)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    out->clear();
+    Slot& front = buffer_.front();
+    *end = front.end;
+    if (front.end) return absl::OkStatus();
+    absl::Status s = std::move(front.status);
+    *out = std::move(front.element);
+    buffer_.pop_front();
+    return s;
+  }
+
   struct Slot {
     absl::Status status;
     bool end = false;
@@ -185,7 +184,7 @@ class PrefetchIterator : public DatasetIterator<PrefetchDataset> {
 
   IteratorContext ctx_;  // the thread's copy, made before it starts
   std::unique_ptr<IteratorBase> input_;
-  std::thread thread_;  // touched only by GetNext and the destructor
+  std::thread thread_;  // touched only by GetNext, TryGetNext and the destructor
 
   absl::Mutex input_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // held while the thread reads input
   absl::Mutex mu_;

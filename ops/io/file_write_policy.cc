@@ -10,7 +10,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -128,14 +127,6 @@ absl::StatusOr<std::vector<std::string>> CanonicalRoots(const std::vector<std::s
   return canonical;
 }
 
-absl::Status Refused(const char* what, const std::string& path, const std::vector<std::string>& roots,
-                     const std::string& why) {
-  return absl::PermissionDeniedError(absl::StrCat("graphs may ", what, " files only under [",
-                                                  absl::StrJoin(roots, ", "),
-                                                  "] in this process; '", path, "' is not (",
-                                                  why, ")"));
-}
-
 // OK when `path` is under one of `roots`.
 absl::Status CheckUnder(const char* what, const std::string& path,
                         const std::vector<std::string>& roots) {
@@ -147,9 +138,25 @@ absl::Status CheckUnder(const char* what, const std::string& path,
     }
     why = absl::StrCat("it resolves to ", c);
   }
-  return Refused(what, path, roots, why);
+  return absl::PermissionDeniedError(absl::StrCat("graphs may ", what, " files only under [",
+                                                  absl::StrJoin(roots, ", "),
+                                                  "] in this process; '", path, "' is not (",
+                                                  why, ")"));
 }
 
+// OK when unrestricted or `path` is under a write root (or, when
+// `reading`, a read root).
+absl::Status Check(const std::string& path, bool reading) {
+  Policy& p = ThePolicy();
+  std::vector<std::string> roots;
+  {
+    absl::MutexLock lock(&p.mu);
+    if (!p.restricted) return absl::OkStatus();
+    roots = p.roots;
+    if (reading) roots.insert(roots.end(), p.read_roots.begin(), p.read_roots.end());
+  }
+  return CheckUnder(reading ? "read" : "write", path, roots);
+}
 
 }  // namespace
 
@@ -170,27 +177,8 @@ absl::Status AllowGraphFileReads(const std::vector<std::string>& roots) {
   return absl::OkStatus();
 }
 
-absl::Status CheckGraphFileWrite(const std::string& path) {
-  Policy& p = ThePolicy();
-  std::vector<std::string> roots;
-  {
-    absl::MutexLock lock(&p.mu);
-    if (!p.restricted) return absl::OkStatus();
-    roots = p.roots;
-  }
-  return CheckUnder("write", path, roots);
-}
+absl::Status CheckGraphFileWrite(const std::string& path) { return Check(path, /*reading=*/false); }
 
-absl::Status CheckGraphFileRead(const std::string& path) {
-  Policy& p = ThePolicy();
-  std::vector<std::string> roots;
-  {
-    absl::MutexLock lock(&p.mu);
-    if (!p.restricted) return absl::OkStatus();
-    roots = p.roots;
-    roots.insert(roots.end(), p.read_roots.begin(), p.read_roots.end());
-  }
-  return CheckUnder("read", path, roots);
-}
+absl::Status CheckGraphFileRead(const std::string& path) { return Check(path, /*reading=*/true); }
 
 }  // namespace sluice
