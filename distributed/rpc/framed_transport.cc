@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include <thrift/transport/TSSLSocket.h>
@@ -122,7 +123,56 @@ void FramedTransport::close() {
 
 // ---------------------------------------------------------------- reading
 
-uint32_t FramedTransport::ReadInner(uint8_t* buf, uint32_t len) {
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void FramedTransport::StartFrameClock() {
+  if (options_.frame_timeout_ms <= 0) return;
+  if (recv_timeout_shortened_) RestoreRecvTimeout();
+  frame_deadline_ns_ = SteadyNowNs() + options_.frame_timeout_ms * 1000000;
+}
+
+void FramedTransport::RestoreRecvTimeout() {
+  recv_timeout_shortened_ = false;
+  if (socket_ != nullptr) {
+    socket_->setRecvTimeout(static_cast<int>(std::min<int64_t>(options_.socket_recv_timeout_ms, 1 << 30)));
+  }
+}
+
+uint32_t FramedTransport::ReadInnerBeforeDeadline(uint8_t* buf, uint32_t len) {
+  const int64_t left_ns = frame_deadline_ns_ - SteadyNowNs();
+  const auto late = [&] {
+    return TTransportException(
+        TTransportException::TIMED_OUT,
+        absl::StrCat("a frame of ", frame_size_, " bytes did not arrive whole within its ",
+                     options_.frame_timeout_ms, " ms (+ its size at ",
+                     options_.frame_min_bytes_per_s, " bytes/s)"));
+  };
+  if (left_ns <= 0) throw late();
+  const int64_t left_ms = (left_ns + 999999) / 1000000;
+  if (socket_ != nullptr &&
+      (options_.socket_recv_timeout_ms <= 0 || left_ms < options_.socket_recv_timeout_ms)) {
+    socket_->setRecvTimeout(static_cast<int>(std::min<int64_t>(left_ms, 1 << 30)));
+    recv_timeout_shortened_ = true;
+  }
+  try {
+    return ReadInnerNow(buf, len);
+  } catch (const TTransportException& e) {
+    if (e.getType() == TTransportException::TIMED_OUT && SteadyNowNs() >= frame_deadline_ns_) {
+      throw late();
+    }
+    throw;
+  }
+}
+
+uint32_t FramedTransport::ReadInnerNow(uint8_t* buf, uint32_t len) {
   if (!zero_copy_) return inner_->read(buf, len);
   // A plaintext socket is read here rather than by TSocket::read, which
   // reads the time of day around every recv() for its retry policy: on a
@@ -172,6 +222,7 @@ void FramedTransport::SetWakeup(int bytes) {
 }
 
 bool FramedTransport::ReadFrameHeader() {
+  StartFrameClock();
   if (!FillAtLeast(4)) {
     if (rend_ == rpos_) return false;
     throw TTransportException(TTransportException::END_OF_FILE,
@@ -188,6 +239,10 @@ bool FramedTransport::ReadFrameHeader() {
   }
   frame_size_ = frame_remaining_ = static_cast<uint32_t>(size);
   frame_open_ = true;
+  if (frame_deadline_ns_ != 0 && options_.frame_min_bytes_per_s > 0) {
+    frame_deadline_ns_ += static_cast<int64_t>(
+        static_cast<double>(size) * 1e9 / static_cast<double>(options_.frame_min_bytes_per_s));
+  }
   // The peer speaks again, so it has read what we sent before: the memory
   // of our spliced bytes is no longer read by the kernel.
   if (!held_.empty()) held_.clear();
@@ -198,6 +253,8 @@ bool FramedTransport::ReadFrameHeader() {
 }
 
 FramedTransport::PeerWait FramedTransport::WaitForPeer() {
+  frame_deadline_ns_ = 0;  // between frames: the idle time is not the frame's
+  if (recv_timeout_shortened_) RestoreRecvTimeout();
   if (!zero_copy_) return PeerWait::kUnsupported;
   if (rend_ > rpos_) return PeerWait::kReady;
   const int fd = socket_->getSocketFD();

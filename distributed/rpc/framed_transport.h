@@ -73,6 +73,15 @@ struct FramedTransportOptions {
   // TSocket only; over TLS OpenSSL encrypts them anyway). A sender on
   // loopback spends about a third less CPU per byte. 0: never.
   size_t zero_copy_bytes = 2 << 20;
+  // A server's bound on a whole incoming frame, however its bytes trickle
+  // in: from the first read of its header, frame_timeout_ms plus its size at
+  // frame_min_bytes_per_s (the socket's receive timeout alone bounds each
+  // read, not the frame). 0: no such bound. The socket's receive timeout is
+  // shortened near the deadline and set back to socket_recv_timeout_ms
+  // between frames.
+  int64_t frame_timeout_ms = 0;
+  int64_t frame_min_bytes_per_s = 1 << 20;
+  int64_t socket_recv_timeout_ms = 0;
 };
 
 // Final: calls through a FramedTransport& (the hand-written RecvTensor
@@ -202,7 +211,16 @@ class FramedTransport final
   // One read of the inner transport: up to `len` bytes, 0 at the end of
   // the stream; throws TTransportException (TIMED_OUT past the socket's
   // receive timeout).
-  uint32_t ReadInner(uint8_t* buf, uint32_t len);
+  uint32_t ReadInner(uint8_t* buf, uint32_t len) {
+    if (frame_deadline_ns_ != 0) return ReadInnerBeforeDeadline(buf, len);
+    return ReadInnerNow(buf, len);
+  }
+  uint32_t ReadInnerNow(uint8_t* buf, uint32_t len);
+  // ReadInner under the frame's deadline (FramedTransportOptions).
+  uint32_t ReadInnerBeforeDeadline(uint8_t* buf, uint32_t len);
+  // Starts the next frame's clock, or sets back the socket's timeout.
+  void StartFrameClock();
+  void RestoreRecvTimeout();
   uint32_t ReadSlow(uint8_t* buf, uint32_t len);
   uint32_t ReadAllSlow(uint8_t* buf, uint32_t len);
   void WriteSlow(const uint8_t* buf, uint32_t len);
@@ -245,6 +263,8 @@ class FramedTransport final
   bool frame_open_ = false;  // a frame header was read and readEnd() not yet called
   uint64_t received_bytes_ = 0;
   int wakeup_bytes_ = 1;  // the socket's SO_RCVLOWAT
+  int64_t frame_deadline_ns_ = 0;     // steady clock; 0: none running
+  bool recv_timeout_shortened_ = false;
 
   // wbuf_[0..4) is room for the frame header.
   std::unique_ptr<uint8_t[]> wbuf_;

@@ -1,6 +1,5 @@
 #include "distributed/rpc/thrift_server.h"
 
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -31,18 +30,6 @@ using apache::thrift::transport::TTransportException;
 
 namespace {
 
-// The numeric address of `fd`'s peer ("?" when unknown).
-std::string PeerAddress(int fd) {
-  sockaddr_storage peer;
-  socklen_t len = sizeof(peer);
-  char host[64] = "?";
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
-    (void)getnameinfo(reinterpret_cast<sockaddr*>(&peer), len, host, sizeof(host), nullptr, 0,
-                      NI_NUMERICHOST);
-  }
-  return host;
-}
-
 // Waits up to timeout_ms (< 0: no limit) for `fd` to have bytes (or be
 // closed); false when none came.
 bool WaitReadable(int fd, int64_t timeout_ms) {
@@ -65,6 +52,9 @@ int64_t IoTimeoutMs(const ThriftServerOptions& options) {
 absl::StatusOr<std::unique_ptr<ThriftServer>> ThriftServer::Start(
     const ThriftServerOptions& options, std::shared_ptr<rpc::WorkerServiceIf> worker,
     TensorSource* tensor_source, std::shared_ptr<rpc::MasterServiceIf> master) {
+  // Thousands of waiting strangers plus the job's own connections need
+  // more descriptors than the usual soft limit of 1,024.
+  static const int64_t open_file_limit = RaiseOpenFileLimit();
   int port = 0;
   absl::StatusOr<int> fd = ListenTcp(options.host, options.port, &port);
   if (!fd.ok()) {
@@ -74,110 +64,104 @@ absl::StatusOr<std::unique_ptr<ThriftServer>> ThriftServer::Start(
   std::shared_ptr<ServiceProcessor> mux = NewServiceProcessor(options.task_name, std::move(worker),
                                                         tensor_source, options.tensor_sink,
                                                         std::move(master));
-  std::unique_ptr<ThriftServer> server(new ThriftServer(options, std::move(mux), *fd, port));
-  server->accept_thread_ = std::thread(&ThriftServer::AcceptLoop, server.get());
+  std::unique_ptr<ThriftServer> server(new ThriftServer(options, std::move(mux), port));
+  ConnectionGateOptions gate;
+  gate.task_name = options.task_name;
+  gate.auth_timeout_ms = options.auth_timeout_ms;
+  // A quarter of the descriptors stay for the job's own connections.
+  gate.max_pending = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(options.max_pending_connections,
+                                             open_file_limit > 0 ? open_file_limit * 3 / 4
+                                                                 : options.max_pending_connections)));
+  gate.max_frame_bytes = std::min<int64_t>(options.max_message_bytes, 0x7fffffff);
+  gate.tls = options.tls;
+  ThriftServer* s = server.get();
+  absl::StatusOr<std::unique_ptr<ConnectionGate>> started = ConnectionGate::Start(
+      std::move(gate), *fd, [s](AdmittedConnection c) { s->Admit(std::move(c)); });
+  if (!started.ok()) return started.status();
+  server->gate_ = *std::move(started);
   return server;
 }
 
 ThriftServer::ThriftServer(ThriftServerOptions options, std::shared_ptr<ServiceProcessor> mux,
-                           int listen_fd, int port)
-    : options_(std::move(options)), mux_(std::move(mux)), listen_fd_(listen_fd), port_(port) {}
+                           int port)
+    : options_(std::move(options)), mux_(std::move(mux)), port_(port) {}
 
 ThriftServer::~ThriftServer() { Stop(); }
 
-void ThriftServer::AcceptLoop() {
-  int backoff_ms = 1;
-  while (true) {
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-      const int err = errno;
-      {
-        absl::MutexLock lock(&mu_);
-        if (stopping_) return;
-      }
-      if (err == EINTR || err == ECONNABORTED) continue;
-      // Out of descriptors (EMFILE) or memory: back off, up to a second,
-      // while connections close; finished ones are reaped meanwhile.
-      if (!refusing_) {
-        std::fprintf(stderr, "ThriftServer %s: accept: %s; backing off\n",
-                     options_.task_name.c_str(), std::strerror(err));
-        refusing_ = true;
-      }
-      ReapFinished();
-      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-      backoff_ms = std::min(backoff_ms * 2, 1000);
-      continue;
-    }
-    backoff_ms = 1;
-    SetRpcSocketOptions(fd);
-    SetKeepalive(fd);
-    ReapFinished();
-    const char* refusal = nullptr;
-    {
-      absl::MutexLock lock(&mu_);
-      if (stopping_) {
-        close(fd);
-        return;
-      }
-      if (open_connections_ >= options_.max_connections) {
-        refusal = "at its connection limit";
-      } else {
-        connections_.emplace_back();
-        Connection* c = &connections_.back();
-        c->fd = fd;
-        try {
-          c->thread = std::thread(&ThriftServer::Serve, this, c);
-          ++open_connections_;
-        } catch (const std::system_error&) {
-          // No thread to serve it (the process's limit): refuse, do not die.
-          connections_.pop_back();
-          refusal = "out of threads";
-        }
-      }
-    }
-    if (refusal != nullptr) {
-      Refuse(fd, refusal);
+ConnectionGateCounts ThriftServer::gate_counts() const {
+  return gate_ == nullptr ? ConnectionGateCounts{} : gate_->counts();
+}
+
+int ThriftServer::served_connections() const {
+  absl::MutexLock lock(&mu_);
+  return open_connections_;
+}
+
+void ThriftServer::Admit(AdmittedConnection admitted) {
+  ReapFinished();
+  const char* refusal = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      refusal = "";
+    } else if (open_connections_ >= options_.max_connections) {
+      refusal = "at its connection limit";
     } else {
-      refusing_ = false;
+      connections_.emplace_back();
+      Connection* c = &connections_.back();
+      c->fd = admitted.fd;
+      c->tls = std::move(admitted.tls);
+      c->peer = std::move(admitted.peer);
+      try {
+        c->thread = std::thread(&ThriftServer::Serve, this, c);
+        ++open_connections_;
+      } catch (const std::system_error&) {
+        // No thread to serve it (the process's limit): refuse, do not die.
+        admitted.tls = std::move(c->tls);
+        connections_.pop_back();
+        refusal = "out of threads";
+      }
     }
+  }
+  if (refusal != nullptr) {
+    Refuse(admitted, refusal);
+  } else {
+    refusing_ = false;
   }
 }
 
-void ThriftServer::Refuse(int fd, const char* why) {
-  const std::string host = PeerAddress(fd);
-  close(fd);
-  if (!refusing_) {
+void ThriftServer::Refuse(AdmittedConnection& admitted, const char* why) {
+  if (admitted.tls.socket != nullptr) {
+    admitted.tls.socket->close();  // closes the fd too
+  } else {
+    close(admitted.fd);
+  }
+  if (!refusing_ && *why != '\0') {
     std::fprintf(stderr, "ThriftServer %s: refused a connection from %s: %s (%d connections)\n",
-                 options_.task_name.c_str(), host.c_str(), why, options_.max_connections);
+                 options_.task_name.c_str(), admitted.address.c_str(), why,
+                 options_.max_connections);
     refusing_ = true;
   }
 }
 
 void ThriftServer::Serve(Connection* c) {
-  TlsSocket tls;
   std::shared_ptr<apache::thrift::transport::TSocket> socket;
-  if (options_.tls != nullptr) {
-    tls = options_.tls->Accept(c->fd);
-    socket = tls.socket;
+  if (c->tls.socket != nullptr) {
+    socket = c->tls.socket;
   } else {
     socket = std::make_shared<apache::thrift::transport::TSocket>(c->fd);
   }
-  // Bounds the TLS handshake too.
   const int io_timeout = static_cast<int>(IoTimeoutMs(options_));
   socket->setRecvTimeout(io_timeout);
   socket->setSendTimeout(io_timeout);
-  std::string peer;  // the authenticated identity
   std::string problem;
-  if (tls.socket != nullptr) {
-    absl::StatusOr<std::string> who = tls.Handshake();
-    if (who.ok()) {
-      peer = *std::move(who);
-    } else {
-      problem = "refused";
-      LogRefusedHandshake(PeerAddress(c->fd), who.status());
-    }
+  if (c->tls.socket != nullptr) {
+    // The gate ran the handshake; this only marks it done in the socket.
+    absl::StatusOr<std::string> who = c->tls.Handshake();
+    if (!who.ok()) problem = std::string(who.status().message());
   }
-  if (problem.empty()) problem = ServeCalls(c, socket, tls, peer);
+  if (problem.empty()) problem = ServeCalls(c, socket, c->tls, c->peer);
   bool stopping;
   {
     absl::MutexLock lock(&mu_);
@@ -185,7 +169,7 @@ void ThriftServer::Serve(Connection* c) {
     c->in_call.store(false);  // (when the call threw)
     stopping = stopping_;
   }
-  if (!problem.empty() && problem != "refused" && !stopping) {
+  if (!problem.empty() && !stopping) {
     std::fprintf(stderr, "ThriftServer %s: dropped a connection: %s\n", options_.task_name.c_str(),
                  problem.c_str());
   }
@@ -193,24 +177,6 @@ void ThriftServer::Serve(Connection* c) {
   absl::MutexLock lock(&mu_);
   c->done = true;
   --open_connections_;
-}
-
-void ThriftServer::LogRefusedHandshake(const std::string& address, const absl::Status& why) {
-  // One line per refusal, at most one a second (a scan would flood the
-  // log); how many more were refused is said with the next line.
-  absl::MutexLock lock(&log_mu_);
-  const absl::Time now = absl::Now();
-  if (now - last_refusal_logged_ < absl::Seconds(1)) {
-    ++refusals_unlogged_;
-    return;
-  }
-  std::string more =
-      refusals_unlogged_ > 0 ? absl::StrCat(" (", refusals_unlogged_, " more refused since the last line)") : "";
-  std::fprintf(stderr, "ThriftServer %s: refused a connection from %s: %s%s\n",
-               options_.task_name.c_str(), address.c_str(), std::string(why.message()).c_str(),
-               more.c_str());
-  last_refusal_logged_ = now;
-  refusals_unlogged_ = 0;
 }
 
 bool ThriftServer::WaitForRequest(int fd, FramedTransport& transport, const TlsSocket& tls,
@@ -248,6 +214,9 @@ std::string ThriftServer::ServeCalls(Connection* c,
                                      const TlsSocket& tls, std::string& peer) {
   FramedTransportOptions framing;
   framing.max_frame_bytes = std::min<int64_t>(options_.max_message_bytes, 0x7fffffff);
+  framing.frame_timeout_ms = options_.frame_timeout_ms;
+  framing.frame_min_bytes_per_s = options_.frame_min_bytes_per_s;
+  framing.socket_recv_timeout_ms = IoTimeoutMs(options_);
   auto transport = std::make_shared<FramedTransport>(socket, framing);
   // Strict reads: a message must start with the protocol version, so a
   // stray client (say, an HTTP request) is dropped at once. No string or
@@ -329,9 +298,9 @@ void ThriftServer::Stop() {
     if (stopped_) return;
     stopping_.store(true);
   }
-  // Wakes the blocked accept() (Linux returns EINVAL on a shut-down listener).
-  shutdown(listen_fd_, SHUT_RDWR);
-  if (accept_thread_.joinable()) accept_thread_.join();
+  // No connection is admitted from here on; those waiting are closed, and
+  // so is the port.
+  if (gate_ != nullptr) gate_->Stop();
   std::list<Connection> all;
   {
     absl::MutexLock lock(&mu_);
@@ -355,7 +324,6 @@ void ThriftServer::Stop() {
     all.splice(all.end(), connections_);
   }
   for (Connection& c : all) c.thread.join();
-  close(listen_fd_);
   absl::MutexLock lock(&mu_);
   stopped_ = true;
 }

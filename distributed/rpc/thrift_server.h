@@ -1,6 +1,8 @@
 // ThriftServer: one task's port, serving WorkerService ("worker") and
-// MasterService ("master") multiplexed over framed binary Thrift, one thread
-// per connection, up to options.max_connections of them.
+// MasterService ("master") multiplexed over framed binary Thrift. A new
+// connection waits in a ConnectionGate (one event loop, no thread of its
+// own) until it has authenticated and begun its first request; then it gets
+// a thread, up to options.max_connections of them.
 //
 //   ThriftServerOptions opts;
 //   opts.port = 4000;  opts.task_name = "/job:ps/replica:0/task:0";
@@ -39,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "distributed/rpc/connection_gate.h"
 #include "distributed/rpc/gen-cpp/MasterService.h"
 #include "distributed/rpc/gen-cpp/WorkerService.h"
 #include "distributed/rpc/tensor_sink.h"
@@ -71,15 +74,26 @@ struct ThriftServerOptions {
   // The largest request frame: larger ones close the connection, and no
   // string or container of a request is sized past its frame.
   int64_t max_message_bytes = int64_t{1} << 30;
-  // Connections served at once; more are accepted and closed at once (one
-  // line on stderr per burst).
-  int max_connections = 256;
+  // Authenticated connections served at once, each on a thread; past
+  // this, a newly authenticated one is closed (one line on stderr per
+  // burst). Strangers never take these slots: they wait in the gate.
+  int max_connections = 1024;
+  // Connections that have not authenticated yet, waiting in the gate at
+  // once (the oldest is closed to admit a newcomer), and how long each may
+  // take for its handshake and the start of its first request
+  // (connection_gate.h).
+  int max_pending_connections = 4096;
+  int64_t auth_timeout_ms = 3000;
   // A connection with no request for this long is closed (clients open a
   // new one). 0: never.
   int64_t idle_timeout_ms = 10 * 60 * 1000;
-  // A request (or reply) that stalls mid-frame for this long drops the
-  // connection; TCP keepalive finds vanished peers. Bounds a TLS handshake.
+  // A reply that stalls mid-frame for this long drops the connection; TCP
+  // keepalive finds vanished peers.
   int64_t io_timeout_ms = 60 * 1000;
+  // A request frame must arrive whole within frame_timeout_ms plus its
+  // size at frame_min_bytes_per_s, however its bytes trickle in.
+  int64_t frame_timeout_ms = 30 * 1000;
+  int64_t frame_min_bytes_per_s = 1 << 20;
   // Stop() lets a call already inside a handler finish and write its reply
   // for up to this long before it closes the connection under it: a peer
   // whose request was acted on (say, a collective chunk delivered just
@@ -106,6 +120,10 @@ class ThriftServer {
   ThriftServer& operator=(const ThriftServer&) = delete;
 
   int port() const { return port_; }
+  // What the gate did so far (connection_gate.h).
+  ConnectionGateCounts gate_counts() const;
+  // Connections on threads now.
+  int served_connections() const;
   const std::string& task_name() const { return options_.task_name; }
 
   // Stops accepting and closes every idle connection at once; a connection
@@ -117,15 +135,18 @@ class ThriftServer {
  private:
   struct Connection {
     int fd = -1;
+    TlsSocket tls;     // the gate's handshake, done (empty in plaintext)
+    std::string peer;  // the authenticated identity
     bool open = true;   // fd not closed yet (guarded by mu_)
     std::atomic<bool> in_call{false};  // between reading a request and writing its reply
     bool done = false;
     std::thread thread;
   };
 
-  ThriftServer(ThriftServerOptions options, std::shared_ptr<ServiceProcessor> mux,
-               int listen_fd, int port);
-  void AcceptLoop();
+  ThriftServer(ThriftServerOptions options, std::shared_ptr<ServiceProcessor> mux, int port);
+  // Takes a connection from the gate: a thread of its own, or a refusal
+  // past max_connections.
+  void Admit(AdmittedConnection admitted);
   void Serve(Connection* connection);
   // Answers calls until the peer leaves; what went wrong ("" for nothing).
   std::string ServeCalls(Connection* connection,
@@ -135,33 +156,27 @@ class ThriftServer {
   // to close (the peer left, or sent nothing for options_.idle_timeout_ms).
   bool WaitForRequest(int fd, FramedTransport& transport, const TlsSocket& tls,
                       int64_t io_timeout_ms);
-  void LogRefusedHandshake(const std::string& address, const absl::Status& why);
   // Marks the connection's call finished (and tells a waiting Stop()).
   void EndCall(Connection* connection) ABSL_LOCKS_EXCLUDED(mu_);
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
   // No open connection is inside a call (Stop's drain condition).
   bool NoCallInFlight() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Closes an accepted fd the server will not serve, logging the first of a
-  // burst.
-  void Refuse(int fd, const char* why);
+  // Closes an admitted connection the server will not serve, logging the
+  // first of a burst.
+  void Refuse(AdmittedConnection& admitted, const char* why);
 
   const ThriftServerOptions options_;
   const std::shared_ptr<ServiceProcessor> mux_;
-  const int listen_fd_;
   const int port_;
-  std::thread accept_thread_;
+  std::unique_ptr<ConnectionGate> gate_;
 
   absl::Mutex stop_mu_;  // serializes Stop()
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::atomic<bool> stopping_{false};  // set once, under mu_
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);
   int open_connections_ ABSL_GUARDED_BY(mu_) = 0;  // not yet done
-  bool refusing_ = false;  // accept thread only: a refusal was logged
-  absl::Mutex log_mu_;
-  absl::Time last_refusal_logged_ ABSL_GUARDED_BY(log_mu_) = absl::InfinitePast();
-  int64_t refusals_unlogged_ ABSL_GUARDED_BY(log_mu_) = 0;
-
+  bool refusing_ = false;  // gate thread only: a refusal was logged
 };
 
 }  // namespace sluice

@@ -356,9 +356,28 @@ TEST_F(ThriftServerTest, HostileFramesCostTheirConnectionOnly) {
   EXPECT_TRUE(stub.GetStatus().ok());
 }
 
-// Past max_connections a connection is closed at once; a slot freed by a
-// closing client is served again. Idle connections close after
-// idle_timeout_ms.
+// A stock client whose one connection made a call and now sits idle.
+struct IdleCaller {
+  std::shared_ptr<apache::thrift::transport::TSocket> socket;
+  int fd() const { return socket->getSocketFD(); }
+};
+
+IdleCaller CallOnce(int port) {
+  IdleCaller caller;
+  caller.socket = std::make_shared<apache::thrift::transport::TSocket>("127.0.0.1", port);
+  auto framed = std::make_shared<apache::thrift::transport::TFramedTransport>(caller.socket);
+  auto binary = std::make_shared<apache::thrift::protocol::TBinaryProtocol>(framed);
+  rpc::WorkerServiceClient client(
+      std::make_shared<apache::thrift::protocol::TMultiplexedProtocol>(binary, "worker"));
+  framed->open();
+  rpc::WorkerStatus status;
+  client.GetStatus(status);
+  return caller;
+}
+
+// Past max_connections a connection that made its first request is closed
+// at once; a slot freed by a closing client is served again. Idle
+// connections close after idle_timeout_ms.
 TEST(ThriftServerLimitsTest, ConnectionCapAndIdleTimeout) {
   auto worker = std::make_shared<FakeWorker>(kTask);
   ThriftServerOptions opts;
@@ -368,24 +387,15 @@ TEST(ThriftServerLimitsTest, ConnectionCapAndIdleTimeout) {
   absl::StatusOr<std::unique_ptr<ThriftServer>> server =
       ThriftServer::Start(opts, worker, nullptr, nullptr);
   ASSERT_TRUE(server.ok()) << server.status();
-  const HostPort address{"127.0.0.1", (*server)->port()};
-  std::vector<int> held;
-  for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<int> fd = ConnectTcp(address, 1000);
-    ASSERT_TRUE(fd.ok());
-    held.push_back(*fd);
-  }
-  absl::StatusOr<int> extra = ConnectTcp(address, 1000);
-  ASSERT_TRUE(extra.ok());
+  std::vector<IdleCaller> held;
+  for (int i = 0; i < 2; ++i) held.push_back(CallOnce((*server)->port()));
+  EXPECT_EQ((*server)->served_connections(), 2);
   auto t0 = Clock::now();
-  EXPECT_TRUE(ClosedWithin(*extra, 250));  // refused well before the idle timeout
+  WorkerStub extra(kTask, absl::StrCat("127.0.0.1:", (*server)->port()));
+  EXPECT_FALSE(extra.GetStatus(2000).ok());  // refused well before the idle timeout
   EXPECT_LT(MsSince(t0), 250);
-  close(*extra);
   // The two idle ones are closed by the idle timeout...
-  for (int fd : held) {
-    EXPECT_TRUE(ClosedWithin(fd, 3000));
-    close(fd);
-  }
+  for (const IdleCaller& c : held) EXPECT_TRUE(ClosedWithin(c.fd(), 3000));
   // ... after which a client is served.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", (*server)->port()));
@@ -405,13 +415,11 @@ TEST(ThriftServerLimitsTest, IdleTimeoutLongerThanTheIoTimeout) {
   absl::StatusOr<std::unique_ptr<ThriftServer>> server =
       ThriftServer::Start(opts, worker, nullptr, nullptr);
   ASSERT_TRUE(server.ok()) << server.status();
-  absl::StatusOr<int> fd = ConnectTcp(HostPort{"127.0.0.1", (*server)->port()}, 1000);
-  ASSERT_TRUE(fd.ok());
+  IdleCaller idle = CallOnce((*server)->port());
   auto t0 = Clock::now();
-  EXPECT_FALSE(ClosedWithin(*fd, 300));  // open past the io timeout
-  EXPECT_TRUE(ClosedWithin(*fd, 3000));
+  EXPECT_FALSE(ClosedWithin(idle.fd(), 300));  // open past the io timeout
+  EXPECT_TRUE(ClosedWithin(idle.fd(), 3000));
   EXPECT_GE(MsSince(t0), 550);  // the idle timeout, not the io one
-  close(*fd);
   WorkerStub stub(kTask, absl::StrCat("127.0.0.1:", (*server)->port()));
   ASSERT_TRUE(stub.GetStatus().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(250));

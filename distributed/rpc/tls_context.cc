@@ -1,6 +1,8 @@
 #include "distributed/rpc/tls_context.h"
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -22,6 +24,7 @@
 namespace sluice {
 
 using apache::thrift::transport::AccessManager;
+using apache::thrift::transport::SSLContext;
 using apache::thrift::transport::SSLTLS;
 using apache::thrift::transport::TSSLException;
 using apache::thrift::transport::TSSLSocket;
@@ -139,7 +142,122 @@ class TlsContext::Factory : public TSSLSocketFactory {
     // socket then gets its own check).
     access(std::make_shared<TlsPeerCheck>(""));
   }
+
+  const std::shared_ptr<SSLContext>& context() const { return ctx_; }
 };
+
+namespace {
+
+// A TSSLSocket over an SSL whose handshake a TlsHandshake ran: OpenSSL
+// verified the peer's chain then, and the identity was read from it, so
+// authorize() has nothing left to check. TSSLSocket's constructors are for
+// subclasses; this is the one way to give it an SSL it did not create.
+class HandedOverTlsSocket : public TSSLSocket {
+ public:
+  HandedOverTlsSocket(std::shared_ptr<SSLContext> context, int fd, SSL* ssl)
+      : TSSLSocket(std::move(context), fd) {
+    server(true);
+    ssl_ = ssl;
+  }
+
+ protected:
+  void authorize() override {}
+};
+
+// The subject's common name of the peer's certificate ("" when none).
+std::string PeerCommonName(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return "";
+  std::string name;
+  X509_NAME* subject = X509_get_subject_name(cert);
+  const int index = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (index >= 0) {
+    ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, index));
+    name.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
+                static_cast<size_t>(ASN1_STRING_length(data)));
+  }
+  X509_free(cert);
+  return name;
+}
+
+// OpenSSL's queued reasons, "; "-joined (or `fallback` when none).
+std::string OpenSslErrors(const char* fallback) {
+  std::string out;
+  char buf[256];
+  while (unsigned long e = ERR_get_error()) {
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? fallback : out;
+}
+
+}  // namespace
+
+TlsHandshake::TlsHandshake(const TlsContext* context, int fd, void* ssl)
+    : context_(context), fd_(fd), ssl_(ssl) {}
+
+TlsHandshake::~TlsHandshake() {
+  if (ssl_ != nullptr) SSL_free(static_cast<SSL*>(ssl_));
+}
+
+TlsHandshake::State TlsHandshake::Step() {
+  if (!error_.ok()) return State::kFailed;
+  SSL* ssl = static_cast<SSL*>(ssl_);
+  ERR_clear_error();
+  int rc;
+  if (!authenticated_) {
+    rc = SSL_accept(ssl);
+    if (rc == 1) {
+      peer_ = PeerCommonName(ssl);
+      if (peer_.empty()) {
+        error_ = absl::UnauthenticatedError("the peer's certificate names no task");
+        return State::kFailed;
+      }
+      authenticated_ = true;
+    }
+  }
+  if (authenticated_) {
+    uint8_t byte;
+    rc = SSL_peek(ssl, &byte, 1);
+    if (rc > 0) return State::kReady;
+  }
+  const int err = SSL_get_error(ssl, rc);
+  switch (err) {
+    case SSL_ERROR_WANT_READ:
+      return State::kWantRead;
+    case SSL_ERROR_WANT_WRITE:
+      return State::kWantWrite;
+    case SSL_ERROR_ZERO_RETURN:
+      error_ = absl::UnavailableError("the peer closed the connection");
+      return State::kFailed;
+    case SSL_ERROR_SYSCALL:
+      if (ERR_peek_error() == 0) {
+        error_ = absl::UnavailableError(
+            authenticated_ ? "the peer closed the connection before its first request"
+                           : "connection lost in the TLS handshake");
+        return State::kFailed;
+      }
+      break;
+    default:
+      break;
+  }
+  error_ = absl::UnauthenticatedError(
+      absl::StrCat("TLS handshake failed: ", OpenSslErrors("no reason given")));
+  return State::kFailed;
+}
+
+TlsSocket TlsHandshake::Release() {
+  TlsSocket s;
+  auto socket = std::make_shared<HandedOverTlsSocket>(context_->server_->context(), fd_,
+                                                      static_cast<SSL*>(ssl_));
+  ssl_ = nullptr;
+  s.check = std::make_shared<TlsPeerCheck>("");
+  (void)s.check->verify(std::string(), peer_.data(), static_cast<int>(peer_.size()));
+  s.socket = std::move(socket);
+  s.socket->access(s.check);
+  return s;
+}
 
 namespace {
 
@@ -223,6 +341,18 @@ TlsSocket TlsContext::Accept(int fd) const {
   s.check = std::make_shared<TlsPeerCheck>("");
   s.socket->access(s.check);
   return s;
+}
+
+std::unique_ptr<TlsHandshake> TlsContext::StartAccept(int fd) const {
+  SSL* ssl;
+  try {
+    ssl = server_->context()->createSSL();
+  } catch (const TTransportException&) {
+    return nullptr;  // out of memory
+  }
+  SSL_set_fd(ssl, fd);
+  SSL_set_accept_state(ssl);
+  return std::unique_ptr<TlsHandshake>(new TlsHandshake(this, fd, ssl));
 }
 
 TlsSocket TlsContext::Connect(int fd, const std::string& expected_peer) const {

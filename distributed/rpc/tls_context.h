@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace apache::thrift::transport {
@@ -45,6 +46,7 @@ namespace sluice {
 std::string CredentialStem(const std::string& identity);
 
 class TlsPeerCheck;  // records (and on a client, checks) the peer's name
+class TlsContext;
 
 // One TLS connection over a connected TCP socket (the TSSLSocket owns the
 // fd from then on).
@@ -62,6 +64,47 @@ struct TlsSocket {
   std::string peer() const;
 };
 
+// The server side of a handshake driven by an event loop on a non-blocking
+// socket (connection_gate.h): no thread waits for a peer that is slow or
+// silent. Step() runs OpenSSL as far as the bytes that arrived allow, then
+// waits for the peer's first application byte (its first request), which
+// it leaves unread. Once kReady, Release() hands the connection on as a
+// TlsSocket whose handshake is done. The fd stays the caller's until then
+// (the destructor frees the TLS state, not the fd).
+class TlsHandshake {
+ public:
+  enum class State {
+    kWantRead,   // call Step() again when the socket is readable
+    kWantWrite,  // ... when it is writable
+    kReady,      // authenticated, and request bytes are waiting
+    kFailed,     // error() says why; close the fd
+  };
+
+  ~TlsHandshake();
+  TlsHandshake(const TlsHandshake&) = delete;
+  TlsHandshake& operator=(const TlsHandshake&) = delete;
+
+  State Step();
+  // Why the handshake failed: Unauthenticated (OpenSSL's reason: no or a
+  // foreign certificate, not TLS at all), Unavailable (the peer hung up).
+  const absl::Status& error() const { return error_; }
+  // The peer's identity (its certificate's common name) once authenticated.
+  const std::string& peer() const { return peer_; }
+  // After kReady: the connection, blocking-emulated as every TlsSocket.
+  TlsSocket Release();
+
+ private:
+  friend class TlsContext;
+  TlsHandshake(const TlsContext* context, int fd, void* ssl);
+
+  const TlsContext* const context_;
+  const int fd_;
+  void* ssl_;  // SSL*, null once released
+  bool authenticated_ = false;
+  std::string peer_;
+  absl::Status error_;
+};
+
 class TlsContext {
  public:
   // Loads `dir`/ca.crt and the certificate and key of `identity`.
@@ -77,6 +120,9 @@ class TlsContext {
   // The server side of an accepted connection: any certificate of the
   // job's CA is let in; its name is the peer's identity.
   TlsSocket Accept(int fd) const;
+  // The same, as a handshake an event loop drives; `fd` must be
+  // non-blocking. Null when OpenSSL has no memory for it.
+  std::unique_ptr<TlsHandshake> StartAccept(int fd) const;
   // The client side of a connection to `expected_peer` (a task name; ""
   // accepts any certificate of the job's CA, for a target known only by
   // its address).
@@ -84,6 +130,7 @@ class TlsContext {
 
  private:
   class Factory;
+  friend class TlsHandshake;
   TlsContext(std::string dir, std::string identity, std::unique_ptr<Factory> server,
              std::unique_ptr<Factory> client);
 
