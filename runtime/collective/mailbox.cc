@@ -36,8 +36,8 @@ absl::string_view UserKey(absl::string_view box_key) {
 
 }  // namespace
 
-CollectiveMailbox::CollectiveMailbox(absl::Duration retention)
-    : retention_(retention), next_sweep_(absl::Now() + retention / 4),
+CollectiveMailbox::CollectiveMailbox(absl::Duration retention, MailboxLimits limits)
+    : retention_(retention), limits_(limits), next_sweep_(absl::Now() + retention / 4),
       timer_([this] { TimerLoop(); }) {}
 
 std::string CollectiveMailbox::AbortKey(const std::string& key_prefix) {
@@ -80,6 +80,7 @@ CollectiveMailbox::~CollectiveMailbox() {
     waiters_.clear();
     deadlines_.clear();
     values_.clear();
+    stored_bytes_ = 0;
     landings_.clear();
   }
   for (auto& w : cancelled) {
@@ -138,12 +139,21 @@ absl::Status CollectiveMailbox::Deliver(const std::string& to_device, const std:
       deadlines_.erase(waiter->deadline);
       waiters_.erase(it);
     } else {
-      auto [slot, inserted] =
-          values_.try_emplace(std::move(box_key), Stored{std::move(value), absl::Now(), sender});
-      if (!inserted) {
+      if (values_.contains(box_key)) {
         return absl::FailedPreconditionError(absl::StrCat("collective: a value for '", key, "' to ",
                                                           to_device, " was already delivered"));
       }
+      const int64_t bytes = value.IsInitialized() ? value.TotalBytes() : 0;
+      if (static_cast<int64_t>(values_.size()) >= limits_.max_values ||
+          stored_bytes_ + bytes > limits_.max_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "collective: refused '", key, "' for ", to_device,
+            sender.empty() ? "" : absl::StrCat(" from ", sender), ": ", values_.size(),
+            " values (", stored_bytes_, " bytes) wait here that nobody has received; the caps are ",
+            limits_.max_values, " values and ", limits_.max_bytes, " bytes"));
+      }
+      stored_bytes_ += bytes;
+      values_.emplace(std::move(box_key), Stored{std::move(value), absl::Now(), sender});
       return absl::OkStatus();
     }
   }
@@ -173,11 +183,11 @@ void CollectiveMailbox::Recv(const std::string& from_device, const std::string& 
     } else if (auto it = values_.find(box_key); it != values_.end()) {
       absl::Status from = CheckSender(it->second.sender, from_device, to_device, key);
       if (from.ok()) {
-        now = std::move(it->second.value);
+        now = it->second.value;
       } else {
         now = from;
       }
-      values_.erase(it);
+      EraseValue(it);
     } else if (waiters_.contains(box_key)) {
       now = absl::FailedPreconditionError(
           absl::StrCat("collective: '", key, "' for ", to_device, " is already being received"));
@@ -261,7 +271,7 @@ void CollectiveMailbox::Abort(const std::string& key_prefix, const absl::Status&
     }
     for (auto it = values_.begin(); it != values_.end();) {
       if (absl::StartsWith(UserKey(it->first), key_prefix)) {
-        values_.erase(it++);
+        EraseValue(it++);
       } else {
         ++it;
       }
@@ -273,6 +283,16 @@ void CollectiveMailbox::Abort(const std::string& key_prefix, const absl::Status&
 size_t CollectiveMailbox::PendingValues() const {
   absl::MutexLock lock(&mu_);
   return values_.size();
+}
+
+int64_t CollectiveMailbox::PendingBytes() const {
+  absl::MutexLock lock(&mu_);
+  return stored_bytes_;
+}
+
+void CollectiveMailbox::EraseValue(absl::flat_hash_map<std::string, Stored>::iterator it) {
+  if (it->second.value.IsInitialized()) stored_bytes_ -= it->second.value.TotalBytes();
+  values_.erase(it);
 }
 
 size_t CollectiveMailbox::PendingLandings() const {
@@ -301,7 +321,7 @@ void CollectiveMailbox::Sweep(absl::Time now) {
   }
   for (auto it = values_.begin(); it != values_.end();) {
     if (it->second.at < cutoff) {
-      values_.erase(it++);
+      EraseValue(it++);
     } else {
       ++it;
     }

@@ -18,6 +18,9 @@
 //
 // Nothing is kept forever: aborted prefixes, and values nobody received,
 // are forgotten `retention` after they arrived (the timer thread sweeps).
+// Nor without bound: values nobody has received yet are capped in number
+// and bytes (MailboxLimits); a delivery past either cap is refused with
+// ResourceExhausted, which goes back to the sender.
 //
 // Landings: a receiver that knows where a value should end up registers
 // that memory for its key (ExpectInto); the server reading a peer's push
@@ -43,6 +46,14 @@
 
 namespace sluice {
 
+// Caps on values delivered and not yet received. The defaults hold a
+// collective's chunks in flight for models of several GiB while a slow
+// member catches up; a peer (or bug) sending keys nobody receives hits them.
+struct MailboxLimits {
+  int64_t max_values = int64_t{1} << 16;
+  int64_t max_bytes = int64_t{4} << 30;
+};
+
 class CollectiveMailbox : public CollectiveTransport {
  public:
   // Longer than any collective's timeout: a value may wait that long for
@@ -52,7 +63,8 @@ class CollectiveMailbox : public CollectiveTransport {
   // every receive checks them.
   static constexpr size_t kMaxAbortedPrefixes = 4096;
 
-  explicit CollectiveMailbox(absl::Duration retention = kDefaultRetention);
+  explicit CollectiveMailbox(absl::Duration retention = kDefaultRetention,
+                             MailboxLimits limits = {});
   ~CollectiveMailbox() override;  // fails pending Recvs with Cancelled
 
   // The key and value that, delivered to a member, abort `key_prefix` there
@@ -88,8 +100,10 @@ class CollectiveMailbox : public CollectiveTransport {
   // Forgets the key's landing, if any (its receive failed).
   void DropLanding(const std::string& to_device, const std::string& key);
 
-  // Values delivered and not yet received (tests, leak checks).
+  // Values delivered and not yet received (tests, leak checks), and their
+  // bytes.
   size_t PendingValues() const;
+  int64_t PendingBytes() const;
   // Landings registered and not yet taken or forgotten (tests, leak checks).
   size_t PendingLandings() const;
   // Landings handed out by TakeLanding so far.
@@ -113,13 +127,18 @@ class CollectiveMailbox : public CollectiveTransport {
   void Sweep(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Unregisters and returns the landing of `box_key` (uninitialized: none).
   Tensor EraseLanding(const std::string& box_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Erases a stored value, keeping stored_bytes_.
+  void EraseValue(absl::flat_hash_map<std::string, Stored>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The status of the first aborted prefix of `key`; OK when none.
   absl::Status AbortedStatus(absl::string_view key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const absl::Duration retention_;
+  const MailboxLimits limits_;
   mutable absl::Mutex mu_;
   absl::CondVar timer_cv_;  // signalled on an earlier deadline and on stop
   absl::flat_hash_map<std::string, Stored> values_ ABSL_GUARDED_BY(mu_);
+  int64_t stored_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // of values_
   absl::flat_hash_map<std::string, std::shared_ptr<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Tensor> landings_ ABSL_GUARDED_BY(mu_);
   int64_t landings_taken_ ABSL_GUARDED_BY(mu_) = 0;

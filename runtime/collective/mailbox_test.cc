@@ -2,7 +2,9 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -52,6 +54,44 @@ TEST(CollectiveMailboxTest, RecvBeforeSend) {
   ASSERT_TRUE(got.value->ok());
   EXPECT_EQ((*got.value)->scalar<int64_t>(), 42);
   EXPECT_EQ(box.PendingValues(), 0u);
+}
+
+// Values nobody receives are capped in count and bytes: past either cap a
+// delivery is refused with an error for its sender, and a receive makes
+// room again. A value a receiver waits for is handed over, never counted.
+TEST(CollectiveMailboxTest, UnreceivedValuesAreCappedInCountAndBytes) {
+  MailboxLimits limits;
+  limits.max_values = 2;
+  limits.max_bytes = 64;
+  CollectiveMailbox box(CollectiveMailbox::kDefaultRetention, limits);
+  const Tensor four_floats = Tensor::FromVector<float>({1, 2, 3, 4});  // 16 bytes
+  ASSERT_TRUE(box.Deliver(kB, "a", four_floats, "/job:worker/replica:0/task:0").ok());
+  ASSERT_TRUE(box.Deliver(kB, "b", four_floats).ok());
+  EXPECT_EQ(box.PendingBytes(), 32);
+  absl::Status third = box.Deliver(kB, "c", four_floats, "/job:worker/replica:0/task:0");
+  EXPECT_EQ(third.code(), absl::StatusCode::kResourceExhausted) << third;
+  EXPECT_TRUE(absl::StrContains(third.message(), "from /job:worker/replica:0/task:0")) << third;
+  EXPECT_TRUE(absl::StrContains(third.message(), "2 values (32 bytes)")) << third;
+  Got got;
+  box.Recv(kA, kB, "a", 1000, got.Callback());
+  ASSERT_TRUE(got.WaitFor(absl::Seconds(1)));
+  ASSERT_TRUE(got.value->ok()) << got.value->status();
+  EXPECT_EQ(box.PendingBytes(), 16);
+  // Room for one more value, but not for 64 more bytes.
+  const Tensor sixteen_floats = Tensor::FromVector<float>(std::vector<float>(16, 1.0f));
+  absl::Status big = box.Deliver(kB, "c", sixteen_floats);
+  EXPECT_EQ(big.code(), absl::StatusCode::kResourceExhausted) << big;
+  ASSERT_TRUE(box.Deliver(kB, "c", four_floats).ok());
+  // A receiver already waiting takes a value past the caps.
+  Got waiting;
+  box.Recv(kA, kB, "d", 1000, waiting.Callback());
+  ASSERT_TRUE(box.Deliver(kB, "d", sixteen_floats).ok());
+  ASSERT_TRUE(waiting.WaitFor(absl::Seconds(1)));
+  EXPECT_TRUE(waiting.value->ok());
+  // An abort forgets the values and their bytes.
+  box.Abort("", absl::CancelledError("step ended"));
+  EXPECT_EQ(box.PendingValues(), 0u);
+  EXPECT_EQ(box.PendingBytes(), 0);
 }
 
 TEST(CollectiveMailboxTest, KeysAreSeparatePerDevice) {
