@@ -8,7 +8,10 @@
 // comma list of: exit:N, sleep (forever), sleepms:M, ignoreterm (SIGTERM
 // ignored from here on), spawn (a grandchild that sleeps forever; prints
 // "grandchild=PID"), lines:N (N long lines, each written in pieces),
-// signal:N (raise N).
+// signal:N (raise N), touch:PATH (creates the file), unless:PATH (the
+// rest of the actions only when PATH does not exist: a task that fails on
+// its first run and not after a restart).
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -70,6 +73,12 @@ int main(int argc, char** argv) {
     std::pair<absl::string_view, absl::string_view> parts =
         absl::StrSplit(action, absl::MaxSplits(':', 1));
     if (parts.first == "exit") return Number(parts.second);
+    if (parts.first == "unless" && access(std::string(parts.second).c_str(), F_OK) == 0) break;
+    if (parts.first == "touch") {
+      const int fd = open(std::string(parts.second).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+      if (fd < 0) return 97;
+      close(fd);
+    }
     if (parts.first == "sleep") {
       while (true) pause();
     }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -285,9 +286,39 @@ TEST_F(LauncherTest, ChiefStatusIsTheExitCodeAndStubbornTasksGetSigkill) {
   EXPECT_GT(r.seconds, 0.7);
   EXPECT_LT(r.seconds, 3.0);
 
-  LaunchResult killed = Launch({"--workers=1"}, {"worker=signal:9"});
+  LaunchResult killed = Launch({"--workers=1", "--max_restarts=0"}, {"worker=signal:9"});
   EXPECT_EQ(killed.code, 128 + 9);
   EXPECT_THAT(killed.out, HasSubstr("[launch] worker:0 killed by signal 9\n"));
+}
+
+// A chief killed by a signal is started again, as a StatefulSet would (the
+// example programs resume from their newest checkpoint); the job ends with
+// its next exit. A chief that exits with a status has answered: no restart.
+TEST_F(LauncherTest, AKilledChiefIsRestartedAndTheJobFinishes) {
+  const std::string marker = TmpDir() + "/chief-killed-once";
+  std::remove(marker.c_str());
+  LaunchResult r = Launch({"--ps=1", "--workers=2"},
+                          {absl::StrCat("worker:0=unless:", marker, ",touch:", marker, ",signal:9"),
+                           "*=sleep"});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 killed by signal 9\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 failed; restarting in 1s (1 of 3)\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] worker:0 exited with status 0\n"));
+  EXPECT_THAT(r.out, HasSubstr("[launch] ps:0 stopped\n"));
+  int starts = 0;
+  for (const std::string& line : Lines(r.out)) {
+    starts += absl::StartsWith(line, "[launch] started worker:0");
+  }
+  EXPECT_EQ(starts, 2) << r.out;
+  // The other tasks ran on undisturbed: started once each.
+  int ps_starts = 0;
+  for (const std::string& line : Lines(r.out)) ps_starts += absl::StartsWith(line, "[launch] started ps:0");
+  EXPECT_EQ(ps_starts, 1) << r.out;
+
+  // Past its budget the chief's last death is the job's exit status.
+  LaunchResult again = Launch({"--workers=1", "--max_restarts=1"}, {"worker=signal:9"});
+  EXPECT_EQ(again.code, 128 + 9) << again.out;
+  EXPECT_THAT(again.out, HasSubstr("[launch] worker:0 failed; restarting in 1s (1 of 1)\n"));
 }
 
 TEST_F(LauncherTest, NonChiefFailureIsReportedAndTheRestGoOn) {

@@ -142,6 +142,8 @@ class Supervisor {
   }
   // Forks and execs the task's program (a first start or a restart).
   absl::Status Spawn(RunningTask& task);
+  // Starts the task again after a backoff (1, 2, 4 ... s, at most 30 s).
+  void ScheduleRestart(RunningTask& task);
   // Starts the tasks whose restart is due.
   void RestartDue();
   bool AnyRestartPending() const {
@@ -329,6 +331,13 @@ void Supervisor::OnExit(RunningTask& task, int status) {
   int code = ExitCode(status);
   if (stopping_) return;
   if (task.chief) {
+    // Killed by a signal this process did not send (a crash, the OOM
+    // killer, kill -9): started again like any task, it resumes from its
+    // newest checkpoint. An exit status is the chief's answer: the job ends.
+    if (WIFSIGNALED(status) && !options_.fail_fast && task.restarts < options_.max_restarts) {
+      ScheduleRestart(task);
+      return;
+    }
     exit_code_ = code;
     Stop(absl::StrCat("the chief ", task.name, " is done"));
     return;
@@ -336,12 +345,7 @@ void Supervisor::OnExit(RunningTask& task, int status) {
   bool failed = code != 0 || options_.chief_only_exit;
   if (!failed) return;
   if (!options_.fail_fast && !options_.chief_only_exit && task.restarts < options_.max_restarts) {
-    ++task.restarts;
-    const int delay_s = std::min(30, 1 << std::min(task.restarts - 1, 5));
-    task.restart_pending = true;
-    task.restart_at = Clock::now() + std::chrono::seconds(delay_s);
-    Say(absl::StrCat(task.name, " failed; restarting in ", delay_s, "s (", task.restarts, " of ",
-                     options_.max_restarts, ")"));
+    ScheduleRestart(task);
     return;
   }
   any_failed_ = true;
@@ -351,6 +355,15 @@ void Supervisor::OnExit(RunningTask& task, int status) {
   } else if (has_chief_) {
     Say(absl::StrCat(task.name, " failed; the other tasks go on"));
   }
+}
+
+void Supervisor::ScheduleRestart(RunningTask& task) {
+  ++task.restarts;
+  const int delay_s = std::min(30, 1 << std::min(task.restarts - 1, 5));
+  task.restart_pending = true;
+  task.restart_at = Clock::now() + std::chrono::seconds(delay_s);
+  Say(absl::StrCat(task.name, " failed; restarting in ", delay_s, "s (", task.restarts, " of ",
+                   options_.max_restarts, ")"));
 }
 
 void Supervisor::RestartDue() {

@@ -49,8 +49,12 @@ struct SupervisorOptions {
   // A non-chief task that fails (non-zero exit or a signal) is started again
   // with the same arguments and environment (so at the same address), up to
   // this many times, after 1, 2, 4 ... s (at most 30 s); the chief's
-  // recovery takes it from there. 0: never (a failed task stays down).
-  // Not under fail_fast or chief_only_exit.
+  // recovery takes it from there. The chief is started again the same way
+  // when a signal this process did not send ends it (a crash, the OOM
+  // killer, kill -9), and resumes from its newest checkpoint; its exit
+  // status, even non-zero, ends the job. 0: never (a failed task stays
+  // down). Not under fail_fast; for non-chief tasks not under
+  // chief_only_exit either.
   int max_restarts = 3;
   bool chief_only_exit = false;  // a non-chief task exiting at all counts as failing
   double grace_period_s = 5;     // SIGTERM -> SIGKILL

@@ -524,13 +524,18 @@ pid_t LaunchedPid(const std::string& out, const std::string& task) {
   return pid;
 }
 
-// Steps the chief logged through the launcher ("[worker:0] step N: ...").
-int64_t ChiefStep(const std::string& out) {
+// Steps the chief logged through the launcher ("[worker:0] step N: ..."),
+// in order, and the last of them (-1: none).
+std::vector<int64_t> ChiefSteps(const std::string& out) {
   std::string chief;
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
     if (absl::ConsumePrefix(&line, "[worker:0] ")) absl::StrAppend(&chief, line, "\n");
   }
-  std::vector<int64_t> steps = LoggedSteps(chief);
+  return LoggedSteps(chief);
+}
+
+int64_t ChiefStep(const std::string& out) {
+  std::vector<int64_t> steps = ChiefSteps(out);
   return steps.empty() ? -1 : steps.back();
 }
 
@@ -543,9 +548,9 @@ bool WaitForChiefStep(ChildProcess* launcher, int64_t step, absl::Duration timeo
   return false;
 }
 
-// As a user would: the launcher runs the job, a ps and then a worker are
-// killed with SIGKILL; the launcher starts each again at its address and
-// the chief's recovery finishes the training. (Before: "ps:0 failed; the
+// As a user would: the launcher runs the job, a ps, a worker and then the
+// chief are killed with SIGKILL; the launcher starts each again at its
+// address and the chief's recovery finishes the training. (Before: "ps:0 failed; the
 // other tasks go on", and the workers waited without a word.)
 TEST(BetweenGraphTest, LauncherRestartsKilledTasksAndTrainingFinishes) {
   const std::string logdir = FreshDir("launcher-restarts");
@@ -576,6 +581,23 @@ TEST(BetweenGraphTest, LauncherRestartsKilledTasksAndTrainingFinishes) {
   ASSERT_EQ(kill(worker, SIGKILL), 0);
   ASSERT_TRUE(l->WaitForOutputCount("[launch] started worker:1", 2, absl::Seconds(10)))
       << l->Output();
+
+  // The chief too: started again, it finds the model on the ps (or in the
+  // newest checkpoint) and goes on from the global step it had, not from 0.
+  const int64_t chief_at_kill = ChiefStep(l->Output());
+  const size_t chief_lines_at_kill = ChiefSteps(l->Output()).size();
+  const pid_t chief = LaunchedPid(l->Output(), "worker:0");
+  ASSERT_GT(chief, 0) << l->Output();
+  ASSERT_EQ(kill(chief, SIGKILL), 0);
+  ASSERT_TRUE(l->WaitForOutput("[launch] worker:0 failed; restarting in 1s (1 of 3)",
+                               absl::Seconds(10)))
+      << l->Output();
+  ASSERT_TRUE(l->WaitForOutputCount("[launch] started worker:0", 2, absl::Seconds(10)))
+      << l->Output();
+  ASSERT_TRUE(WaitForChiefStep(l, chief_at_kill + 100, absl::Seconds(60))) << l->Output();
+  const std::vector<int64_t> chief_steps = ChiefSteps(l->Output());
+  ASSERT_GT(chief_steps.size(), chief_lines_at_kill) << l->Output();
+  EXPECT_GE(chief_steps[chief_lines_at_kill], chief_at_kill - 100) << l->Output();
 
   std::optional<int> status = l->WaitForExit(absl::Seconds(120));
   ASSERT_TRUE(status.has_value()) << "still running:\n" << l->Output();
