@@ -132,7 +132,8 @@ std::string LaunchUsage() {
   return "usage: launch [--ps=N] [--workers=N] [--fail_fast] [--chief_only_exit]\n"
          "              [--grace_period_s=S] [--max_restarts=N] [--insecure]\n"
          "              [--k8s=DIR --image=IMG [--port=2222] [--namespace=default]\n"
-         "               [--gpus_per_worker=N] [--storage=10Gi]] -- PROGRAM [ARGS...]\n"
+         "               [--gpus_per_worker=N] [--storage=10Gi] [--storage_class=NAME]]\n"
+         "               -- PROGRAM [ARGS...]\n"
          "Starts PROGRAM once per task of a local cluster (ps and worker jobs on free\n"
          "127.0.0.1 ports) with its place in SLUICE_CONFIG, prefixes each task's output\n"
          "with [job:index], and stops every task when the chief (worker 0) exits.\n"
@@ -149,8 +150,11 @@ std::string LaunchUsage() {
          "  --insecure          no TLS between tasks (default: mutual TLS with a CA and\n"
          "                      certificates made for this run)\n"
          "  --gpus_per_worker=N with --k8s: each worker pod requests N nvidia.com/gpu\n"
-         "  --storage=SIZE      with --k8s: each pod's volume for checkpoints and logs at\n"
-         "                      /data (a PersistentVolumeClaim; default 10Gi)\n";
+         "  --storage=SIZE      with --k8s: the job's shared volume for checkpoints and\n"
+         "                      logs at /data in every pod (a ReadWriteMany\n"
+         "                      PersistentVolumeClaim; default 10Gi)\n"
+         "  --storage_class=NAME with --k8s: that volume's storage class (one offering\n"
+         "                      ReadWriteMany; default: the cluster's default class)\n";
 }
 
 absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& args) {
@@ -211,7 +215,8 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
             absl::StrCat("bad value '", value, "' for --grace_period_s: want seconds in 0..3600"));
       }
       options.grace_period_s = parsed;
-    } else if (name == "k8s" || name == "image" || name == "namespace" || name == "storage") {
+    } else if (name == "k8s" || name == "image" || name == "namespace" || name == "storage" ||
+               name == "storage_class") {
       RETURN_IF_ERROR(need_value());
       if (value.empty()) {
         return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a non-empty value"));
@@ -220,6 +225,7 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
       if (name == "image") options.image = std::string(value);
       if (name == "namespace") options.k8s_namespace = std::string(value);
       if (name == "storage") options.storage = std::string(value);
+      if (name == "storage_class") options.storage_class = std::string(value);
       if (name != "k8s") k8s_only_flag = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag '", arg, "' (see --help)"));
@@ -233,7 +239,8 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
   }
   if (options.k8s_dir.empty() && k8s_only_flag) {
     return absl::InvalidArgumentError(
-        "--image, --port, --namespace, --gpus_per_worker and --storage only apply with --k8s=DIR");
+        "--image, --port, --namespace, --gpus_per_worker, --storage and --storage_class only "
+        "apply with --k8s=DIR");
   }
   if (!options.k8s_dir.empty() && options.insecure) {
     return absl::InvalidArgumentError(
@@ -446,6 +453,7 @@ int LaunchMain(const std::vector<std::string>& args, std::ostream& out, std::ost
     k8s.command = options->program;
     k8s.gpus_per_worker = options->gpus_per_worker;
     k8s.storage = options->storage;
+    k8s.storage_class = options->storage_class;
     if (!options->insecure) {
       absl::StatusOr<ClusterSpec> names = K8sCluster(k8s);
       if (!names.ok()) return fail(names.status(), 2);

@@ -19,14 +19,14 @@
 //   --grace_period_s=S (5)       SIGTERM to SIGKILL delay when tearing down
 //   --insecure                   plaintext between tasks (loopback debugging)
 //   --k8s=DIR --image=IMG [--port=2222] [--namespace=default]
-//       [--gpus_per_worker=N] [--storage=10Gi]
+//       [--gpus_per_worker=N] [--storage=10Gi] [--storage_class=NAME]
 //
 // Security: every run gets a new CA and a certificate per task (and one
 // for "client"), made with OpenSSL's library into a private temporary
 // directory that each task finds in SLUICE_TLS_DIR; tasks accept only
 // connections that show one of them (mutual TLS 1.3). The directory is
 // removed when the launcher exits. With --k8s the credentials go into a
-// Secret mounted by every pod.
+// Secret per task, each pod mounting the CA's certificate and its own key.
 //
 // Local runs: PROGRAM is a path (relative paths resolve against the
 // directory `bazel run` was started from, then the workspace root; a bare
@@ -41,11 +41,11 @@
 // signal). SIGINT / SIGTERM to the launcher stop everything the same way and
 // exit 130 / 143; a second one sends SIGKILL at once.
 //
-// Kubernetes: per job a headless Service and a StatefulSet (podManagementPolicy
-// Parallel) in DIR/<job>.yaml, plus DIR/README.txt. Each pod's SLUICE_CONFIG
-// holds the cluster of stable DNS names
-// <job>-<i>.<job>.<namespace>.svc.cluster.local:<port> and its task type;
-// the index comes from POD_NAME (the pod ordinal, see ParseTaskConfig).
+// Kubernetes: per job a headless Service and per task a StatefulSet of one
+// pod in DIR/<job>.yaml, the job's shared volume in DIR/storage.yaml, the
+// Secrets in DIR/tls-secret.yaml (0600) and DIR/README.txt (see
+// k8s_manifests.h). Each pod's SLUICE_CONFIG holds the cluster of stable DNS
+// names <job>-<i>-0.<job>.<namespace>.svc.cluster.local:<port> and its task.
 //
 // Thread-safety: LaunchMain and RunLocalTasks install process-wide signal
 // handlers (SIGINT, SIGTERM, SIGCHLD) for their duration and reap their own
@@ -80,6 +80,7 @@ struct LaunchOptions {
   std::string k8s_namespace = "default";
   int gpus_per_worker = 0;       // K8sOptions::gpus_per_worker
   std::string storage = "10Gi";  // K8sOptions::storage
+  std::string storage_class;     // K8sOptions::storage_class
   // PROGRAM then its arguments.
   std::vector<std::string> program;
   bool help = false;

@@ -483,40 +483,85 @@ TEST_F(LauncherTest, KubernetesManifests) {
   options.num_workers = 3;
   options.image = "registry/me/mlp:1";
   options.k8s_namespace = "ml";
+  options.storage_class = "nfs";
   options.command = {"/app/mlp", "--steps=10", "a \"quoted\" arg"};
   auto files = K8sManifests(options);
   ASSERT_TRUE(files.ok()) << files.status();
-  ASSERT_EQ(files->size(), 3u);
-  EXPECT_EQ((*files)[0].name, "ps.yaml");
-  EXPECT_EQ((*files)[1].name, "worker.yaml");
-  EXPECT_EQ((*files)[2].name, "README.txt");
-  const std::string& worker = (*files)[1].contents;
+  ASSERT_EQ(files->size(), 4u);
+  EXPECT_EQ((*files)[0].name, "storage.yaml");
+  EXPECT_EQ((*files)[1].name, "ps.yaml");
+  EXPECT_EQ((*files)[2].name, "worker.yaml");
+  EXPECT_EQ((*files)[3].name, "README.txt");
+  const std::string& worker = (*files)[2].contents;
   for (const char* piece :
        {"kind: Service\n", "  clusterIP: None\n", "      port: 2222\n", "kind: StatefulSet\n",
-        "  serviceName: \"worker\"\n", "  replicas: 3\n", "  podManagementPolicy: Parallel\n",
-        "          image: \"registry/me/mlp:1\"\n", "            - \"/app/mlp\"\n",
-        "            - \"--steps=10\"\n", "            - \"a \\\"quoted\\\" arg\"\n",
-        "            - name: \"POD_NAME\"\n", "                  fieldPath: metadata.name\n",
+        "  name: \"worker-0\"\n", "  name: \"worker-2\"\n", "  serviceName: \"worker\"\n",
+        "  replicas: 1\n", "          image: \"registry/me/mlp:1\"\n",
+        "            - \"/app/mlp\"\n", "            - \"--steps=10\"\n",
+        "            - \"a \\\"quoted\\\" arg\"\n", "            claimName: \"sluice-data\"\n",
         "  namespace: \"ml\"\n"}) {
     EXPECT_THAT(worker, HasSubstr(piece));
   }
-  EXPECT_THAT((*files)[0].contents, HasSubstr("  replicas: 1\n"));
-  EXPECT_THAT((*files)[2].contents, HasSubstr("kubectl apply -f ps.yaml -f worker.yaml"));
+  EXPECT_THAT(worker, Not(HasSubstr("volumeClaimTemplates")));  // one shared volume
+  EXPECT_THAT((*files)[0].contents, HasSubstr("  accessModes: [\"ReadWriteMany\"]\n"));
+  EXPECT_THAT((*files)[0].contents, HasSubstr("  storageClassName: \"nfs\"\n"));
+  EXPECT_THAT((*files)[3].contents,
+              HasSubstr("kubectl apply -f storage.yaml -f ps.yaml -f worker.yaml"));
+  EXPECT_THAT((*files)[3].contents, HasSubstr("between_graph_mlp --logdir=/data/logs"));
 
-  // The pod's SLUICE_CONFIG, with POD_NAME as Kubernetes sets it, places it.
+  // Task worker 2's own SLUICE_CONFIG places it, with no help from POD_NAME.
+  const size_t set = worker.find("  name: \"worker-2\"\n");
   std::string key = "value: ";
-  size_t at = worker.find(key, worker.find("SLUICE_CONFIG"));
+  size_t at = worker.find(key, worker.find("SLUICE_CONFIG", set));
   std::string config_json =
       JsonUnquote(worker.substr(at + key.size(), worker.find('\n', at) - at - key.size()));
-  EXPECT_THAT(config_json, Not(HasSubstr("index")));
-  setenv("POD_NAME", "worker-2", 1);
   auto config = ParseTaskConfig(config_json);
-  unsetenv("POD_NAME");
   ASSERT_TRUE(config.ok()) << config.status() << "\n" << config_json;
   EXPECT_EQ(config->job, "worker");
   EXPECT_EQ(config->task, 2);
-  EXPECT_EQ(*config->cluster.Address("worker", 2), "worker-2.worker.ml.svc.cluster.local:2222");
-  EXPECT_EQ(*config->cluster.Address("ps", 0), "ps-0.ps.ml.svc.cluster.local:2222");
+  EXPECT_EQ(*config->cluster.Address("worker", 2), "worker-2-0.worker.ml.svc.cluster.local:2222");
+  EXPECT_EQ(*config->cluster.Address("ps", 0), "ps-0-0.ps.ml.svc.cluster.local:2222");
+}
+
+// With credentials, each task's Secret holds the CA certificate and that
+// task's certificate and key, and its pod mounts that Secret alone.
+TEST_F(LauncherTest, KubernetesPodsMountOnlyTheirOwnKey) {
+  K8sOptions options;
+  options.num_ps = 1;
+  options.num_workers = 2;
+  options.image = "img";
+  options.command = {"/app/between_graph_mlp"};
+  for (const char* f : {"ca.crt", "ps-0.crt", "ps-0.key", "worker-0.crt", "worker-0.key",
+                        "worker-1.crt", "worker-1.key", "client.crt", "client.key"}) {
+    options.tls_files[f] = absl::StrCat("contents of ", f);
+  }
+  auto files = K8sManifests(options);
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ((*files)[1].name, "tls-secret.yaml");
+  EXPECT_TRUE((*files)[1].secret);
+  std::map<std::string, std::set<std::string>> secrets;  // name -> its data keys
+  std::string current;
+  for (const std::string& line : Lines((*files)[1].contents)) {
+    if (absl::StartsWith(line, "  name: ")) current = JsonUnquote(line.substr(8));
+    if (absl::StartsWith(line, "  \"")) {
+      secrets[current].insert(JsonUnquote(line.substr(2, line.find(':', 3) - 2)));
+    }
+  }
+  EXPECT_EQ(secrets.size(), 4u);
+  EXPECT_EQ(secrets["sluice-tls-worker-1"],
+            (std::set<std::string>{"ca.crt", "worker-1.crt", "worker-1.key"}));
+  EXPECT_EQ(secrets["sluice-tls-ps-0"], (std::set<std::string>{"ca.crt", "ps-0.crt", "ps-0.key"}));
+  EXPECT_EQ(secrets["sluice-tls-client"],
+            (std::set<std::string>{"ca.crt", "client.crt", "client.key"}));
+  const std::string& worker = (*files)[3].contents;
+  EXPECT_THAT(worker, HasSubstr("            secretName: \"sluice-tls-worker-1\"\n"));
+  EXPECT_THAT(worker, Not(HasSubstr("sluice-tls-ps-0")));
+  EXPECT_THAT(worker, Not(HasSubstr("sluice-tls-client")));
+  // Credentials that lack a task's key are an error, not a pod without one.
+  options.tls_files.erase("worker-1.key");
+  auto incomplete = K8sManifests(options);
+  EXPECT_EQ(incomplete.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(incomplete.status().message()), HasSubstr("worker-1.key"));
 }
 
 TEST_F(LauncherTest, KubernetesFlagWritesFiles) {
@@ -533,7 +578,7 @@ TEST_F(LauncherTest, KubernetesFlagWritesFiles) {
   EXPECT_THAT(out.str(), HasSubstr("[launch] wrote " + dir + "/README.txt\n"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/ps.yaml"));  // --ps=0: no ps job
   std::string worker = ReadFile(dir + "/worker.yaml");
-  EXPECT_THAT(worker, HasSubstr("worker-1.worker.default.svc.cluster.local:3000"));
+  EXPECT_THAT(worker, HasSubstr("worker-1-0.worker.default.svc.cluster.local:3000"));
   EXPECT_THAT(worker, Not(HasSubstr("\\\"ps\\\"")));
   EXPECT_THAT(worker, HasSubstr("containerPort: 3000"));
   // The private keys are the owner's alone, whatever the umask; an existing
