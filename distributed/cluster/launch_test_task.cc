@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
                      " address=", *config->cluster.Address(config->job, config->task),
                      " cluster=", config->cluster.ToJson(), "\n"));
   Write(absl::StrCat("pid=", getpid(), " stdin_eof=", stdin_eof ? 1 : 0, "\n"));
+  const char* insecure = std::getenv("SLUICE_INSECURE");
+  const char* tls_dir = std::getenv("SLUICE_TLS_DIR");
+  // The launcher clears a variable by setting it empty.
+  const auto unset = [](const char* v) { return v == nullptr || *v == '\0'; };
+  Write(absl::StrCat("insecure=", unset(insecure) ? "unset" : insecure,
+                     " tls_dir=", unset(tls_dir) ? "unset" : "set", "\n"));
   const char* threads = std::getenv("SLUICE_NUM_THREADS");
   Write(absl::StrCat("threads=", threads == nullptr ? "unset" : threads, "\n"));
   std::fprintf(stderr, "stderr line from %s\n", me.c_str());

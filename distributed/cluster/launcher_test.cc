@@ -321,6 +321,28 @@ TEST_F(LauncherTest, AKilledChiefIsRestartedAndTheJobFinishes) {
   EXPECT_THAT(again.out, HasSubstr("[launch] worker:0 failed; restarting in 1s (1 of 1)\n"));
 }
 
+// The launcher's side of --insecure: its tasks all run on loopback, so it
+// may; each task is told (SLUICE_INSECURE=1, no credentials) and the run
+// says so. A Kubernetes cluster, whose tasks are on other hosts, may not.
+TEST_F(LauncherTest, InsecureIsForLoopbackRunsOnly) {
+  LaunchResult plain = Launch({"--ps=1", "--workers=1", "--insecure"}, {"*=exit:0"});
+  EXPECT_EQ(plain.code, 0) << plain.out;
+  EXPECT_THAT(plain.out, HasSubstr("[launch] --insecure: tasks talk in plaintext"));
+  EXPECT_THAT(plain.out, HasSubstr("[ps:0] insecure=1 tls_dir=unset\n"));
+  EXPECT_THAT(plain.out, HasSubstr("[worker:0] insecure=1 tls_dir=unset\n"));
+  LaunchResult tls = Launch({"--workers=1"}, {"*=exit:0"});
+  EXPECT_EQ(tls.code, 0) << tls.out;
+  EXPECT_THAT(tls.out, HasSubstr("[worker:0] insecure=unset tls_dir=set\n"));
+
+  std::ostringstream out, err;
+  EXPECT_EQ(LaunchMain({"--insecure", "--k8s=" + TmpDir() + "/k8s-insecure", "--image=i", "--",
+                        "/app/x"},
+                       out, err),
+            2);
+  EXPECT_THAT(err.str(), HasSubstr("--insecure is for a debug run on loopback"));
+  EXPECT_FALSE(std::filesystem::exists(TmpDir() + "/k8s-insecure"));
+}
+
 TEST_F(LauncherTest, NonChiefFailureIsReportedAndTheRestGoOn) {
   LaunchResult r = Launch({"--workers=3", "--max_restarts=0"},
                           {"worker:1=exit:3", "worker:0=sleepms:600,exit:0", "*=sleep"});
@@ -379,7 +401,8 @@ TEST_F(LauncherTest, LinesNeverInterleave) {
     std::string body = line.substr(task.size() + 3);
     if (!absl::StartsWith(body, task + "-")) {
       EXPECT_TRUE(absl::StartsWith(body, "config ") || absl::StartsWith(body, "pid=") ||
-                  absl::StartsWith(body, "threads=") || absl::StartsWith(body, "stderr line"))
+                  absl::StartsWith(body, "insecure=") || absl::StartsWith(body, "threads=") ||
+                  absl::StartsWith(body, "stderr line"))
           << line.substr(0, 80);
       continue;
     }

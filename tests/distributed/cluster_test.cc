@@ -201,6 +201,12 @@ TEST(ServerBinaryTest, BadFlagsExitOneWithOneErrorLine) {
       {{cluster, "--job=ps", "--task=3"}, "out of range"},
       {{"--cluster=ps=127.0.0.1", "--job=ps"}, "127.0.0.1"},
       {{"--cluster=ps=127.0.0.1:1:2:x", "--job=ps"}, "ps"},
+      // Plaintext only where every task is on loopback: a spec naming
+      // another host is refused, whichever task this is.
+      {{absl::StrCat(cluster, ",worker=10.1.2.3:2222"), "--job=ps", "--insecure"}, "10.1.2.3"},
+      {{absl::StrCat("--cluster=worker=node-7.example:", (*ports)[0]), "--job=worker",
+        "--insecure"},
+       "node-7.example"},
   };
   int i = 0;
   for (const Case& c : cases) {
