@@ -48,9 +48,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   RETURN_IF_ERROR(SplitAddress(server->address_, &host, &port));
 
   // Graphs a remote client sends may write (and read checkpoints) only
-  // under the job's directories: those named, else /tmp/sluice.
+  // under the job's directories: those named, else /tmp/sluice (this
+  // user's: created 0700, or /tmp/sluice-<uid> when another user has it).
   std::vector<std::string> roots = options.file_write_roots;
-  if (roots.empty()) roots.push_back(kDefaultFileWriteRoot);
+  if (roots.empty()) roots.push_back(PrivateRoot(kDefaultFileWriteRoot));
   RETURN_IF_ERROR(RestrictGraphFileWrites(roots));
   RETURN_IF_ERROR(AllowGraphFileReads(options.file_read_roots));
 

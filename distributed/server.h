@@ -49,7 +49,8 @@ struct ServerOptions {
   RpcCollectiveTransport::Options collective_transport;
   // Where graphs run in this process may write files (SaveV2) and read
   // checkpoints (RestoreV2): the job's checkpoint and log directories; none
-  // named: /tmp/sluice. Each must be this user's and writable by no one
+  // named: /tmp/sluice, created 0700 (or /tmp/sluice-<uid> when another user
+  // owns /tmp/sluice). Each must be this user's and writable by no one
   // else. The restriction is process-wide (ops/io/file_write_policy.h).
   std::vector<std::string> file_write_roots;
   // Where graphs may read checkpoints besides the write roots (a model to

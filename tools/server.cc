@@ -33,7 +33,7 @@ ABSL_FLAG(int, virtual_cpus, 0, "virtual CPU devices CPU:1..N beside CPU:0");
 ABSL_FLAG(int, threads, 0, "CPU:0's threads; 0: one per core");
 ABSL_FLAG(std::vector<std::string>, write_dirs, {},
           "directories (absolute, comma separated, this user's) where the graphs this task runs "
-          "may write files and read checkpoints; none: /tmp/sluice; nowhere else");
+          "may write files and read checkpoints; none: /tmp/sluice (0700, this user's; /tmp/sluice-UID when another user has it); nowhere else");
 ABSL_FLAG(std::vector<std::string>, read_dirs, {},
           "directories where those graphs may also read checkpoints (a model to start from)");
 

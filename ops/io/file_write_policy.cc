@@ -181,4 +181,10 @@ absl::Status CheckGraphFileWrite(const std::string& path) { return Check(path, /
 
 absl::Status CheckGraphFileRead(const std::string& path) { return Check(path, /*reading=*/true); }
 
+std::string PrivateRoot(const std::string& base) {
+  struct stat st;
+  if (lstat(base.c_str(), &st) != 0 || st.st_uid == geteuid()) return base;
+  return absl::StrCat(base, "-", geteuid());
+}
+
 }  // namespace sluice

@@ -47,6 +47,12 @@ absl::Status AllowGraphFileReads(const std::vector<std::string>& roots);
 // PermissionDenied naming the path and the roots.
 absl::Status CheckGraphFileRead(const std::string& path);
 
+// A root for this user under the shared name `base` ("/tmp/sluice"): `base`
+// when it does not exist yet or is this user's; `base`-<uid> when another
+// user took the name first (on a shared machine the first user to run a
+// server owns /tmp/sluice, and it must not become the others' root).
+std::string PrivateRoot(const std::string& base);
+
 }  // namespace sluice
 
 #endif  // SLUICE_OPS_IO_FILE_WRITE_POLICY_H_

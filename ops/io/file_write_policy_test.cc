@@ -83,5 +83,22 @@ TEST(FileWritePolicyTest, RestrictsToRootsAfterTheFirstRestriction) {
   }
 }
 
+// The default root is this user's: a name another user took first is not
+// shared but gets this user's id appended.
+TEST(PrivateRootTest, AnotherUsersDirectoryIsNotShared) {
+  const std::string base = TempDir() + "/private-root";
+  rmdir(base.c_str());
+  EXPECT_EQ(PrivateRoot(base), base);  // free: this user's to create
+  ASSERT_EQ(mkdir(base.c_str(), 0700), 0);
+  EXPECT_EQ(PrivateRoot(base), base);  // this user's
+  if (geteuid() != 0) {
+    rmdir(base.c_str());
+    GTEST_SKIP() << "only root can give a directory to another user here";
+  }
+  ASSERT_EQ(chown(base.c_str(), 65534, 65534), 0);  // nobody's
+  EXPECT_EQ(PrivateRoot(base), absl::StrCat(base, "-", geteuid()));
+  rmdir(base.c_str());
+}
+
 }  // namespace
 }  // namespace sluice
