@@ -23,6 +23,7 @@ PACKAGES=(
   python3-matplotlib       # //tools:sweep: plot.svg
   python3-torch            # the PyTorch peer in bench/
   iperf3                   # raw TCP peer of the RecvTensor benchmark
+  iproute2 iputils-ping    # tests/distributed/netns_hosts: a host per task (ip netns, tc)
 )
 # python3-torch is large and only the benchmarks need it.
 if [[ "${SLUICE_SKIP_TORCH:-0}" == "1" ]]; then

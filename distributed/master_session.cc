@@ -129,6 +129,11 @@ absl::Status MasterSession::Impl::DiscoverDevices() {
       absl::StatusOr<WorkerInfo> info = (*w)->GetStatus();
       if (info.ok()) {
         found[task] = *std::move(info);
+      } else if (absl::IsUnauthenticated(info.status()) ||
+                 absl::IsPermissionDenied(info.status())) {
+        // Another task (or a stranger) answers at this task's address: a
+        // wrong cluster spec or credentials, which waiting does not mend.
+        return info.status();
       } else {
         last_error[task] = info.status();
       }
