@@ -7,7 +7,9 @@
 // rpc_request_fuzzer: each WorkerService / MasterService call as a client
 // frames it, and all of them in one connection; npy_fuzzer: tensors of
 // several dtypes and shapes; checkpoint_fuzzer: a shard of three tensors;
-// cluster_spec_fuzzer: a spec for each parser (first byte picks it).
+// cluster_spec_fuzzer: a spec for each parser (first byte picks it);
+// task_handlers_fuzzer: a session's steps, a registered graph's run, status
+// and abort calls.
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -125,13 +127,61 @@ void RpcSeeds(const std::string& graph_bytes) {
   Write("rpc_request_fuzzer", "all_calls", all);
 }
 
+// task_handlers_fuzzer: a selector byte, then the request as strict binary
+// Thrift, per call (task_handlers_fuzzer.cc).
+void TaskHandlerSeeds(const std::string& graph_bytes) {
+  const auto seed = [](const std::string& name,
+                       const std::function<void(TBinaryProtocolT<TMemoryBuffer>&)>& calls) {
+    auto buffer = std::make_shared<TMemoryBuffer>();
+    TBinaryProtocolT<TMemoryBuffer> out(buffer);
+    calls(out);
+    Write("task_handlers_fuzzer", name, buffer->getBufferAsString());
+  };
+  seed("session_steps", [&](auto& out) {
+    rpc::CreateSessionRequest create;
+    create.graph_def = graph_bytes;
+    out.writeByte(0);
+    create.write(&out);
+    rpc::RunStepRequest init;
+    init.targets = {"W/Assign", "b/Assign"};
+    out.writeByte(2);
+    init.write(&out);
+    rpc::RunStepRequest read;
+    read.fetches = {"W/read:0", "b/read:0"};
+    out.writeByte(2);
+    read.write(&out);
+    out.writeByte(1);
+    out.writeBinary(graph_bytes);
+    out.writeByte(7);
+  });
+  seed("register_and_run_graph", [&](auto& out) {
+    rpc::RegisterGraphRequest reg;
+    reg.session_handle = "s";
+    reg.partitions["/job:fuzz/replica:0/task:0/device:CPU:0"] = graph_bytes;
+    out.writeByte(3);
+    reg.write(&out);
+    rpc::RunGraphRequest run;
+    run.step_id = 1;
+    out.writeByte(4);
+    run.write(&out);
+    out.writeByte(7);
+  });
+  seed("status_abort_cleanup", [&](auto& out) {
+    out.writeByte(6);
+    out.writeByte(5);
+    out.writeI64(3);
+    out.writeI32(10);
+    out.writeString(std::string("aborted by the fuzzer's seed"));
+  });
+}
+
 int Main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: make_seeds CORPUS_DIR (absolute)\n");
     return 2;
   }
   g_root = argv[1];
-  std::string first_graph;
+  std::string first_graph, regression_graph;
   for (const char* name : {"mlp_frozen", "linear_regression"}) {
     const std::string path = absl::StrCat(g_root, "/../../tests/testdata/", name, ".pbtxt");
     absl::StatusOr<GraphDef> def = ReadGraphDefFile(path);
@@ -146,8 +196,10 @@ int Main(int argc, char** argv) {
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     Write("graph_def_fuzzer", absl::StrCat(name, ".pbtxt"), text);
     if (first_graph.empty()) first_graph = binary;
+    regression_graph = binary;  // the last: linear_regression (variables, assigns)
   }
   RpcSeeds(first_graph);
+  TaskHandlerSeeds(regression_graph);
 
   Tensor strings(DT_STRING, TensorShape({2}));
   strings.flat<std::string>()[0] = "a";
