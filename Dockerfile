@@ -49,10 +49,10 @@ RUN SLUICE_SKIP_TORCH=1 bash setup.sh && \
 
 FROM debian:12-slim AS runtime-base
 # The shared libraries the programs link (protobuf, Abseil, Thrift, OpenSSL,
-# OpenBLAS, oneDNN, Graphviz, zlib, libjpeg, libpng).
+# OpenBLAS, oneDNN, Graphviz, zlib, libjpeg, libpng, FarmHash).
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
         libprotobuf32 libabsl20220623 libthrift-0.17.0 libssl3 libopenblas0 libdnnl2 libgvc6 \
-        zlib1g libjpeg62-turbo libpng16-16 ca-certificates && \
+        zlib1g libjpeg62-turbo libpng16-16 libfarmhash0 ca-certificates && \
     rm -rf /var/lib/apt/lists/*
 # Checkpoints and event files belong on the job's shared volume (the
 # manifests mount it at /data); each pod's TLS key comes from its Secret.

@@ -14,6 +14,7 @@
 #include "ops/parsing/parsing_family.h"
 #include "ops/random/random_family.h"
 #include "ops/state/state_family.h"
+#include "ops/strings/strings_family.h"
 #include "ops/training/training_ops.h"
 #include "runtime/frame_ops.h"
 #include "runtime/sendrecv_ops.h"
@@ -50,6 +51,7 @@ constexpr OpFamily kFamilies[] = {
     {"data", RegisterDataFamilyOps, nullptr, RegisterDataFamilyCpuKernels},
     {"parsing", RegisterParsingFamilyOps, nullptr, RegisterParsingFamilyCpuKernels},
     {"image", RegisterImageFamilyOps, RegisterImageFamilyGradients, RegisterImageFamilyCpuKernels},
+    {"strings", RegisterStringsFamilyOps, nullptr, RegisterStringsFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
     {"functional", RegisterFunctionalOps, RegisterFunctionalGradients, RegisterFunctionalKernels},
 };

@@ -1,0 +1,248 @@
+// CPU kernels of the string ops (string_ops.h). The hashes are the
+// libraries TensorFlow uses, so bucket ids match its own: FarmHash's
+// Fingerprint64 (Debian's libfarmhash) and HighwayHash's SipHash-2-4
+// (libhighwayhash, header-only). TensorFlow's legacy Hash64 is in no
+// library; it is MurmurHash64A with TensorFlow's seed, written here.
+#include <farmhash.h>
+#include <highwayhash/sip_hash.h>
+
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "ops/strings/string_ops.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+
+uint64_t LegacyHash64(absl::string_view s) {
+  constexpr uint64_t kSeed = 0xDECAFCAFFEull;
+  constexpr uint64_t m = 0xc6a4a7935bd1e995ull;
+  constexpr int r = 47;
+  const char* data = s.data();
+  size_t n = s.size();
+  uint64_t h = kSeed ^ (n * m);
+  while (n >= 8) {
+    uint64_t k;
+    std::memcpy(&k, data, 8);  // little-endian, as TensorFlow's DecodeFixed64
+    data += 8;
+    n -= 8;
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h ^= k;
+    h *= m;
+  }
+  const auto byte = [&](int i) { return static_cast<uint64_t>(static_cast<unsigned char>(data[i])); };
+  switch (n) {
+    case 7: h ^= byte(6) << 48; [[fallthrough]];
+    case 6: h ^= byte(5) << 40; [[fallthrough]];
+    case 5: h ^= byte(4) << 32; [[fallthrough]];
+    case 4: h ^= byte(3) << 24; [[fallthrough]];
+    case 3: h ^= byte(2) << 16; [[fallthrough]];
+    case 2: h ^= byte(1) << 8; [[fallthrough]];
+    case 1:
+      h ^= byte(0);
+      h *= m;
+  }
+  h ^= h >> r;
+  h *= m;
+  h ^= h >> r;
+  return h;
+}
+
+namespace {
+
+enum class Hash { kFast, kStrong, kLegacy };
+
+template <Hash kind>
+class StringToHashBucketOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(num_buckets_, ctx.GetAttr<int64_t>("num_buckets"));
+    if (num_buckets_ < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("num_buckets must be at least 1, got ", num_buckets_));
+    }
+    if constexpr (kind == Hash::kStrong) {
+      ASSIGN_OR_RETURN(std::vector<int64_t> key, ctx.GetAttr<std::vector<int64_t>>("key"));
+      if (key.size() != 2) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("key must have size 2, has ", key.size()));
+      }
+      key_[0] = static_cast<uint64_t>(key[0]);
+      key_[1] = static_cast<uint64_t>(key[1]);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    const std::string* s = in.data<std::string>();
+    int64_t* o = out->data<int64_t>();
+    const uint64_t buckets = static_cast<uint64_t>(num_buckets_);
+    for (int64_t i = 0; i < in.NumElements(); ++i) {
+      uint64_t h;
+      if constexpr (kind == Hash::kFast) {
+        h = util::Fingerprint64(s[i].data(), s[i].size());
+      } else if constexpr (kind == Hash::kStrong) {
+        h = highwayhash::SipHash(key_, s[i].data(), s[i].size());
+      } else {
+        h = LegacyHash64(s[i]);
+      }
+      o[i] = static_cast<int64_t>(h % buckets);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t num_buckets_ = 1;
+  highwayhash::HH_U64 key_[2] = {0, 0};
+};
+
+// printf of one value with a prepared format.
+template <typename... Args>
+std::string Format(const std::string& format, Args... args) {
+  const int n = std::snprintf(nullptr, 0, format.c_str(), args...);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::snprintf(out.data(), out.size() + 1, format.c_str(), args...);
+  return out;
+}
+
+class AsStringOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("T"));
+    ASSIGN_OR_RETURN(int64_t precision, ctx.GetAttr<int64_t>("precision"));
+    ASSIGN_OR_RETURN(bool scientific, ctx.GetAttr<bool>("scientific"));
+    ASSIGN_OR_RETURN(bool shortest, ctx.GetAttr<bool>("shortest"));
+    ASSIGN_OR_RETURN(int64_t width, ctx.GetAttr<int64_t>("width"));
+    ASSIGN_OR_RETURN(std::string fill, ctx.GetAttr<std::string>("fill"));
+    const bool floating = dtype_ == DT_FLOAT || dtype_ == DT_DOUBLE || dtype_ == DT_HALF ||
+                          dtype_ == DT_BFLOAT16 || dtype_ == ::tensorflow::DT_COMPLEX64 ||
+                          dtype_ == ::tensorflow::DT_COMPLEX128;
+    if (scientific && shortest) {
+      return absl::InvalidArgumentError("Cannot select both scientific and shortest notation");
+    }
+    if (fill.size() > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Fill string must be one or fewer characters, got \"", fill, "\""));
+    }
+    if (!floating && precision > -1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("precision not supported for datatype ", DataTypeName(dtype_)));
+    }
+    if (!floating && (scientific || shortest)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scientific and shortest format not supported for datatype ", DataTypeName(dtype_)));
+    }
+    format_ = "%";
+    if (!fill.empty()) {
+      switch (fill[0]) {
+        case ' ':
+        case '+':
+        case '-':
+        case '0':
+        case '#':
+          format_ += fill;
+          break;
+        default:
+          return absl::InvalidArgumentError(
+              absl::StrCat("Fill argument not supported: \"", fill, "\""));
+      }
+    }
+    if (width > -1) absl::StrAppend(&format_, width);
+    if (precision > -1) absl::StrAppend(&format_, ".", precision);
+    if (floating) {
+      format_ += scientific ? "e" : shortest ? "g" : "f";
+      if (dtype_ == ::tensorflow::DT_COMPLEX64 || dtype_ == ::tensorflow::DT_COMPLEX128) {
+        format_ = absl::StrCat("(", format_, ",", format_, ")");
+      }
+    } else if (dtype_ == DT_INT64) {
+      format_ += "lld";
+    } else if (dtype_ == ::tensorflow::DT_UINT64) {
+      format_ += "llu";
+    } else if (dtype_ == ::tensorflow::DT_UINT32 || dtype_ == DT_UINT8 || dtype_ == DT_UINT16) {
+      format_ += "u";
+    } else if (dtype_ == DT_BOOL || dtype_ == DT_STRING) {
+      format_ += "s";
+    } else {
+      format_ += "d";
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, in.shape()));
+    std::string* o = out->data<std::string>();
+    const int64_t n = in.NumElements();
+    for (int64_t i = 0; i < n; ++i) {
+      switch (dtype_) {
+        case DT_FLOAT: o[i] = Format(format_, static_cast<double>(in.data<float>()[i])); break;
+        case DT_DOUBLE: o[i] = Format(format_, in.data<double>()[i]); break;
+        case DT_HALF: o[i] = Format(format_, static_cast<double>(in.data<Half>()[i].ToFloat())); break;
+        case DT_BFLOAT16:
+          o[i] = Format(format_, static_cast<double>(in.data<BFloat16>()[i].ToFloat()));
+          break;
+        case ::tensorflow::DT_COMPLEX64: {
+          const float* c = reinterpret_cast<const float*>(in.raw_data()) + 2 * i;
+          o[i] = Format(format_, static_cast<double>(c[0]), static_cast<double>(c[1]));
+          break;
+        }
+        case ::tensorflow::DT_COMPLEX128: {
+          const double* c = reinterpret_cast<const double*>(in.raw_data()) + 2 * i;
+          o[i] = Format(format_, c[0], c[1]);
+          break;
+        }
+        case DT_INT8: o[i] = Format(format_, static_cast<int>(in.data<int8_t>()[i])); break;
+        case DT_INT16: o[i] = Format(format_, static_cast<int>(in.data<int16_t>()[i])); break;
+        case DT_INT32: o[i] = Format(format_, in.data<int32_t>()[i]); break;
+        case DT_INT64: o[i] = Format(format_, static_cast<long long>(in.data<int64_t>()[i])); break;
+        case DT_UINT8: o[i] = Format(format_, static_cast<unsigned>(in.data<uint8_t>()[i])); break;
+        case DT_UINT16: o[i] = Format(format_, static_cast<unsigned>(in.data<uint16_t>()[i])); break;
+        case ::tensorflow::DT_UINT32: {
+          uint32_t v;
+          std::memcpy(&v, static_cast<const char*>(in.raw_data()) + 4 * i, 4);
+          o[i] = Format(format_, static_cast<unsigned>(v));
+          break;
+        }
+        case ::tensorflow::DT_UINT64: {
+          uint64_t v;
+          std::memcpy(&v, static_cast<const char*>(in.raw_data()) + 8 * i, 8);
+          o[i] = Format(format_, static_cast<unsigned long long>(v));
+          break;
+        }
+        case DT_BOOL: o[i] = Format(format_, in.data<bool>()[i] ? "true" : "false"); break;
+        case DT_STRING: o[i] = Format(format_, in.data<std::string>()[i].c_str()); break;
+        default:
+          return absl::UnimplementedError(
+              absl::StrCat("AsString: no CPU kernel for ", DataTypeName(dtype_)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  std::string format_;
+};
+
+}  // namespace
+
+void RegisterStringKernels(KernelRegistry* k) {
+  k->Register<StringToHashBucketOp<Hash::kFast>>(
+      KernelDef("StringToHashBucketFast", kDeviceTypeCpu));
+  k->Register<StringToHashBucketOp<Hash::kStrong>>(
+      KernelDef("StringToHashBucketStrong", kDeviceTypeCpu));
+  k->Register<StringToHashBucketOp<Hash::kLegacy>>(KernelDef("StringToHashBucket", kDeviceTypeCpu));
+  k->Register<AsStringOp>(KernelDef("AsString", kDeviceTypeCpu));
+}
+
+}  // namespace sluice

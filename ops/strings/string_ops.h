@@ -1,0 +1,67 @@
+// The string ops feature columns hash and print with, under TensorFlow's
+// names, inputs, attrs and values (its core/ops/string_ops.cc):
+//   StringToHashBucketFast    Fingerprint64(s) % num_buckets (FarmHash's, from
+//                             Debian's libfarmhash: the same ids as TF's)
+//   StringToHashBucketStrong  SipHash-2-4 keyed by `key` (two uint64s) %
+//                             num_buckets (HighwayHash's, as TF's)
+//   StringToHashBucket        TF's legacy Hash64 (MurmurHash64A, seed
+//                             0xDECAFCAFFE) % num_buckets
+//   AsString                  numbers and bools as strings, printf-style
+//                             (precision, scientific, shortest, width, fill)
+// All give int64 (or string) tensors of their input's shape; none has a
+// gradient (as in TensorFlow). Errors: InvalidArgument for num_buckets < 1, a
+// key that is not two ints, and AsString's attrs where TensorFlow refuses
+// them (precision or notation for integers, scientific with shortest, a
+// fill other than ' ', '+', '-', '0' or '#').
+//
+//   Output ids = ops::StringToHashBucketFast(s, words, 1 << 20);   // int64
+//   Output text = ops::AsString(s, x, {.precision = 2});
+//
+// Thread-safety: as Scope; kernels are stateless.
+#ifndef SLUICE_OPS_STRINGS_STRING_OPS_H_
+#define SLUICE_OPS_STRINGS_STRING_OPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "base/source_location.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterStringOps(OpRegistry* ops);
+void RegisterStringKernels(KernelRegistry* kernels);
+
+// TensorFlow's legacy string hash (core/lib/hash/hash.h Hash64): the hash
+// StringToHashBucket buckets by.
+uint64_t LegacyHash64(absl::string_view s);
+
+namespace ops {
+
+Output StringToHashBucketFast(const Scope& scope, Input input, int64_t num_buckets,
+                              std::source_location loc = std::source_location::current());
+Output StringToHashBucketStrong(const Scope& scope, Input input, int64_t num_buckets,
+                                const std::vector<int64_t>& key,
+                                std::source_location loc = std::source_location::current());
+Output StringToHashBucket(const Scope& scope, Input string_tensor, int64_t num_buckets,
+                          std::source_location loc = std::source_location::current());
+
+struct AsStringAttrs {
+  int64_t precision = -1;
+  bool scientific = false;
+  bool shortest = false;
+  int64_t width = -1;
+  std::string fill;
+};
+Output AsString(const Scope& scope, Input input, const AsStringAttrs& attrs = {},
+                std::source_location loc = std::source_location::current());
+
+}  // namespace ops
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_STRINGS_STRING_OPS_H_
