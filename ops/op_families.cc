@@ -13,6 +13,7 @@
 #include "ops/nn/nn_family.h"
 #include "ops/parsing/parsing_family.h"
 #include "ops/random/random_family.h"
+#include "ops/sparse/sparse_family.h"
 #include "ops/state/state_family.h"
 #include "ops/strings/strings_family.h"
 #include "ops/training/training_ops.h"
@@ -52,6 +53,8 @@ constexpr OpFamily kFamilies[] = {
     {"parsing", RegisterParsingFamilyOps, nullptr, RegisterParsingFamilyCpuKernels},
     {"image", RegisterImageFamilyOps, RegisterImageFamilyGradients, RegisterImageFamilyCpuKernels},
     {"strings", RegisterStringsFamilyOps, nullptr, RegisterStringsFamilyCpuKernels},
+    {"sparse", RegisterSparseFamilyOps, RegisterSparseFamilyGradients,
+     RegisterSparseFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
     {"functional", RegisterFunctionalOps, RegisterFunctionalGradients, RegisterFunctionalKernels},
 };
