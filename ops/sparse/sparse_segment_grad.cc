@@ -1,4 +1,4 @@
-// Gradients of the SparseSegment reductions (TensorFlow's math_grad.py
+// Gradients of SegmentSum and the SparseSegment reductions (TensorFlow's math_grad.py
 // _SparseSegment{Sum,Mean,SqrtN}Grad and their WithNumSegments forms): the
 // Grad op with output_dim0 = the data's first dimension, w.r.t. data; none
 // w.r.t. indices, segment_ids or num_segments.
@@ -26,9 +26,20 @@ GradFn ReductionGrad(std::string kind) {
   };
 }
 
+// SegmentSum: each row of data gets its segment's gradient (TF's
+// _SegmentSumGrad: gather(grad, segment_ids)).
+absl::StatusOr<std::vector<Output>> SegmentSumGrad(const Scope& s, const Node& node,
+                                                   absl::Span<const Output> g) {
+  std::vector<Output> grads = {
+      ops::GatherV2(s, g[0], internal::InputOf(node, 1), ops::Const(s, 0)), Output()};
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
 }  // namespace
 
 absl::Status RegisterSparseSegmentGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->SetGradient("SegmentSum", SegmentSumGrad));
   for (const std::string kind : {"Sum", "Mean", "SqrtN"}) {
     RETURN_IF_ERROR(ops->SetGradient("SparseSegment" + kind, ReductionGrad(kind)));
     RETURN_IF_ERROR(ops->SetGradient("SparseSegment" + kind + "WithNumSegments", ReductionGrad(kind)));

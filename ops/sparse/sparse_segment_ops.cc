@@ -44,6 +44,16 @@ std::string ValueTypes(const std::string& kind) {
 }  // namespace
 
 absl::Status RegisterSparseSegmentOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("SegmentSum")
+          .Input("data: T")
+          .Input("segment_ids: Tindices")
+          .Output("output: T")
+          // TensorFlow's list less its quantized types, which Sluice lacks.
+          .Attr("T: {float, double, int32, uint8, int16, int8, complex64, int64, bfloat16, "
+                "uint16, complex128, half, uint32, uint64}")
+          .Attr("Tindices: {int32, int64}")
+          .SetShapeFn([](InferenceContext* c) { return RowsShape(c, 0, -1); })));
   for (const std::string kind : {"Sum", "Mean", "SqrtN"}) {
     const std::string name = "SparseSegment" + kind;
     RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
@@ -121,6 +131,10 @@ Output SparseSegmentReductionWithNumSegments(const Scope& s, const std::string& 
       .Input(segment_ids)
       .Input(num_segments)
       .Finalize1();
+}
+
+Output SegmentSum(const Scope& s, Input data, Input segment_ids, std::source_location loc) {
+  return s.Op("SegmentSum", loc).Input(data).Input(segment_ids).Finalize1();
 }
 
 Output SparseSegmentReductionGrad(const Scope& s, const std::string& kind, Input grad,

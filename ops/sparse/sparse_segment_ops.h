@@ -13,6 +13,10 @@
 //   SparseSegment{Sum,Mean,SqrtN}GradV2(grad, indices, segment_ids, dense_output_dim0)
 //       the same, only for the rows touched: (values, sorted_unique_indices),
 //       the parts of an IndexedSlices gradient
+//   SegmentSum(data, segment_ids)                    the dense form (every row of
+//                                                    data, segment_ids sorted), as
+//                                                    weighted embedding_lookup_sparse
+//                                                    uses it; gradient: Gather
 // Segment ids must be sorted (non-decreasing) and >= 0; empty segments are
 // zero. Gradients (sparse_segment_grad.cc): w.r.t. data through the Grad
 // ops (a dense gradient; `sparse_gradient` is accepted and does not change
@@ -51,6 +55,8 @@ Output SparseSegmentReduction(const Scope& scope, const std::string& kind, Input
 Output SparseSegmentReductionWithNumSegments(
     const Scope& scope, const std::string& kind, Input data, Input indices, Input segment_ids,
     Input num_segments, std::source_location loc = std::source_location::current());
+Output SegmentSum(const Scope& scope, Input data, Input segment_ids,
+                  std::source_location loc = std::source_location::current());
 Output SparseSegmentReductionGrad(const Scope& scope, const std::string& kind, Input grad,
                                   Input indices, Input segment_ids, Input output_dim0,
                                   std::source_location loc = std::source_location::current());

@@ -97,6 +97,35 @@ TEST_F(SparseSegmentOpsTest, GradientsByFiniteDifferences) {
   }
 }
 
+TEST_F(SparseSegmentOpsTest, SegmentSumIsTensorFlows) {
+  Output data = ops::Const(s_, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2})));
+  ExpectTensor<float>(Eval(s_, {}, ops::SegmentSum(s_, data, Ints({0, 0, 2}))), TensorShape({3, 2}),
+                      {4, 6, 0, 0, 5, 6});
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = Placeholder(s, DT_DOUBLE, TensorShape({4, 2}));
+  Output y = ops::SegmentSum(s, x, ops::Const(s, std::vector<int64_t>{0, 1, 1, 3}));
+  EXPECT_LT(GradError(s, {{x, Tensor::FromVector<double>({1, -2, 3, 0.5, 2, 2, -1, 4},
+                                                         TensorShape({4, 2}))}},
+                      y),
+            1e-6);
+  const struct {
+    std::vector<int32_t> seg;
+    const char* needle;
+  } cases[] = {
+      {{1, 0, 2}, "segment ids are not increasing"},
+      {{-1, 0, 2}, "Segment id -1 out of range [0, 3), possibly because 'segment_ids' input is not sorted."},
+      {{0, 0}, "segment_ids should be the same size as dimension 0 of input."},
+  };
+  for (const auto& c : cases) {
+    Scope e = Scope::NewRootScope(BuiltinOps());
+    absl::StatusOr<Tensor> r = TryEval(
+        e, {}, ops::SegmentSum(e, ops::Const(e, Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}))),
+                               ops::Const(e, c.seg)));
+    ASSERT_FALSE(r.ok()) << c.needle;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.needle));
+  }
+}
+
 TEST_F(SparseSegmentOpsTest, BadInputsGiveTensorFlowsErrors) {
   const struct {
     std::vector<int32_t> idx, seg;

@@ -215,6 +215,43 @@ def function_cases():
     save_case("function_call", g, [y.name, s.name, gx.name], vals, feeds={"x": feed})
 
 
+def feature_column_cases():
+    """The ops a TF1 feature-column model's graph hashes, prints and pools
+    with (issue 33): every string-to-bucket op, AsString, the sparse segment
+    reductions and their gradients, and embedding_lookup_sparse over one
+    table with each combiner."""
+    g = tf.Graph()
+    with g.as_default():
+        words = tf.constant([["", "a", "hello"], ["Sluice", "feature_column_value_17", "x" * 100]])
+        fast = tf.strings.to_hash_bucket_fast(words, 1 << 20)
+        strong = tf.strings.to_hash_bucket_strong(words, 1 << 20, [7, 11])
+        legacy = v1.string_to_hash_bucket(words, 1 << 20)
+        printed = [tf.strings.as_string(tf.constant([3.25, -0.5, 1e-3])),
+                   tf.strings.as_string(tf.constant([3.25, -0.5]), precision=3, width=9),
+                   tf.strings.as_string(tf.constant([12, -7], tf.int64), width=4, fill="0")]
+        data = tf.constant(np.arange(15, dtype=np.float32).reshape(5, 3) / 4.0 - 1.0)
+        idx = tf.constant([4, 0, 0, 2, 3, 1])
+        seg = tf.constant([0, 0, 1, 3, 3, 3])
+        reductions = [v1.sparse.segment_sum(data, idx, seg),
+                      v1.sparse.segment_mean(data, idx, seg),
+                      v1.sparse.segment_sqrt_n(data, idx, seg),
+                      v1.sparse.segment_mean(data, idx, seg, num_segments=6)]
+        loss = sum(tf.reduce_sum(r * r) for r in reductions)
+        grad = tf.gradients(loss, data)[0]
+        table = tf.constant(np.arange(24, dtype=np.float32).reshape(8, 3) / 8.0)
+        ids = tf.SparseTensor(indices=[[0, 0], [0, 1], [1, 0], [2, 0], [2, 1], [2, 2]],
+                              values=tf.constant([3, 7, 1, 0, 0, 5], tf.int64), dense_shape=[3, 3])
+        weights = tf.SparseTensor(indices=ids.indices, values=[1.0, 2.0, 0.5, 1.0, 3.0, 1.0],
+                                  dense_shape=ids.dense_shape)
+        pooled = [v1.nn.embedding_lookup_sparse(table, ids, None, combiner=c)
+                  for c in ("sum", "mean", "sqrtn")]
+        pooled.append(v1.nn.embedding_lookup_sparse(table, ids, weights, combiner="mean"))
+        fetches = [fast, strong, legacy] + printed + reductions + [grad] + pooled
+        with v1.Session() as sess:
+            vals = sess.run(fetches)
+    save_case("feature_columns", g, [t.name for t in fetches], vals)
+
+
 def read_sluice_records(dirname):
     """What TensorFlow parses from Sluice's Fashion-MNIST-style records."""
     files = sorted(os.path.join(dirname, f) for f in os.listdir(dirname) if f.endswith(".tfrecord"))
@@ -236,6 +273,7 @@ def main():
     parse_cases()
     image_cases()
     function_cases()
+    feature_column_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
