@@ -1,4 +1,5 @@
-// The sparse family (ops/op_families.h): sparse_segment_ops.h.
+// The sparse family (ops/op_families.h): sparse_segment_ops.h and
+// sparse_tensor_ops.h.
 #ifndef SLUICE_OPS_SPARSE_SPARSE_FAMILY_H_
 #define SLUICE_OPS_SPARSE_SPARSE_FAMILY_H_
 
