@@ -151,6 +151,15 @@ int64_t IndexRows(const Tensor& indices) {
 
 class GatherNdOp : public OpKernel {
  public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(std::string policy, ctx.GetAttr<std::string>("bad_indices_policy"));
+    if (!policy.empty() && policy != "DEFAULT" && policy != "ERROR") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GatherNd: bad_indices_policy '", policy, "' is not supported on CPU (\"\", DEFAULT, ERROR)"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& params = ctx->input(0);
     const Tensor& indices = ctx->input(1);

@@ -211,6 +211,10 @@ absl::Status RegisterIndexOps(OpRegistry* ops) {
                                     .Output("output: Tparams")
                                     .Attr("Tparams: type")
                                     .Attr("Tindices: {int16, int32, int64}")
+                                    // TensorFlow's, as on its CPU: "" or
+                                    // "DEFAULT" or "ERROR" (a bad index is an
+                                    // error); "IGNORE" is refused.
+                                    .Attr("bad_indices_policy: string = ''")
                                     .SetShapeFn(GatherNdShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("ScatterNd")
                                     .Input("indices: Tindices")

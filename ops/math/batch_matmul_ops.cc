@@ -143,7 +143,11 @@ OpDefBuilder Builder(const char* name) {
       .Output("output: T")
       .Attr("T: {bfloat16, half, float, double, int32, int64, complex64, complex128}")
       .Attr("adj_x: bool = false")
-      .Attr("adj_y: bool = false");
+      .Attr("adj_y: bool = false")
+      // TensorFlow marks the MatMuls its gradients build (a hint for its
+      // own rewrites); accepted so that its graphs import, and ignored.
+      .Attr("grad_x: bool = false")
+      .Attr("grad_y: bool = false");
   return b;
 }
 

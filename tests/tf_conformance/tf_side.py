@@ -252,6 +252,35 @@ def feature_column_cases():
     save_case("feature_columns", g, [t.name for t in fetches], vals)
 
 
+def sparse_tensor_cases():
+    """SparseTensor ops as tf.sparse and safe_embedding_lookup_sparse use
+    them, with gradients."""
+    g = tf.Graph()
+    with g.as_default():
+        values = tf.constant([1.0, -2.0, 3.0, 0.5])
+        sp = tf.SparseTensor(indices=[[0, 1], [2, 0], [2, 2], [4, 1]], values=values, dense_shape=[5, 3])
+        reshaped = tf.sparse.reshape(sp, [3, -1])
+        filled, empty = tf.sparse.fill_empty_rows(sp, -1.0)
+        dense = tf.sparse.to_dense(sp, default_value=0.5)
+        b = tf.constant(np.arange(12, dtype=np.float32).reshape(3, 4) / 3.0)
+        product = tf.sparse.sparse_dense_matmul(sp, b)
+        product_t = tf.sparse.sparse_dense_matmul(sp, tf.transpose(b), adjoint_b=True)
+        unordered = tf.SparseTensor(indices=[[2, 0], [0, 1], [1, 1]], values=values[:3], dense_shape=[3, 2])
+        reordered = tf.sparse.reorder(unordered)
+        loss = (tf.reduce_sum(filled.values * filled.values) + tf.reduce_sum(dense * dense)
+                + tf.reduce_sum(product * product) + tf.reduce_sum(reordered.values * [1.0, 2.0, 3.0]))
+        gvalues, gb = tf.gradients(loss, [values, b])
+        table = tf.constant(np.arange(24, dtype=np.float32).reshape(8, 3) / 8.0 - 1.0)
+        ids = tf.SparseTensor(indices=[[0, 0], [0, 1], [2, 0], [3, 0], [3, 1]],
+                              values=tf.constant([3, 7, 1, 0, 5], tf.int64), dense_shape=[4, 2])
+        safe = v1.nn.safe_embedding_lookup_sparse(table, ids, None, combiner="mean")
+        fetches = [reshaped.indices, reshaped.dense_shape, filled.indices, filled.values, empty,
+                   dense, product, product_t, reordered.indices, reordered.values, gvalues, gb, safe]
+        with v1.Session() as sess:
+            vals = sess.run(fetches)
+    save_case("sparse_tensors", g, [t.name for t in fetches], vals)
+
+
 def read_sluice_records(dirname):
     """What TensorFlow parses from Sluice's Fashion-MNIST-style records."""
     files = sorted(os.path.join(dirname, f) for f in os.listdir(dirname) if f.endswith(".tfrecord"))
@@ -274,6 +303,7 @@ def main():
     image_cases()
     function_cases()
     feature_column_cases()
+    sparse_tensor_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
