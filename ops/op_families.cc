@@ -9,6 +9,7 @@
 #include "ops/functional/functional_ops.h"
 #include "ops/image/image_family.h"
 #include "ops/io/io_family.h"
+#include "ops/lookup/lookup_family.h"
 #include "ops/math/math_family.h"
 #include "ops/nn/nn_family.h"
 #include "ops/parsing/parsing_family.h"
@@ -55,6 +56,7 @@ constexpr OpFamily kFamilies[] = {
     {"strings", RegisterStringsFamilyOps, nullptr, RegisterStringsFamilyCpuKernels},
     {"sparse", RegisterSparseFamilyOps, RegisterSparseFamilyGradients,
      RegisterSparseFamilyCpuKernels},
+    {"lookup", RegisterLookupFamilyOps, nullptr, RegisterLookupFamilyCpuKernels},
     {"collective", RegisterCollectiveOps, RegisterCollectiveGradients, RegisterCollectiveKernels},
     {"functional", RegisterFunctionalOps, RegisterFunctionalGradients, RegisterFunctionalKernels},
 };
