@@ -149,6 +149,11 @@ int64_t IndexRows(const Tensor& indices) {
   return n;
 }
 
+std::vector<DataType> WithStrings(std::vector<DataType> types) {
+  types.push_back(DT_STRING);
+  return types;
+}
+
 class GatherNdOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -187,6 +192,14 @@ class GatherNdOp : public OpKernel {
       ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, params.shape(), "GatherNd"));
     }
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
+    if (params.dtype() == DT_STRING) {  // objects, not bytes
+      const std::string* from = params.data<std::string>();
+      std::string* to = out->data<std::string>();
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t k = 0; k < slice; ++k) to[i * slice + k] = from[offsets[i] * slice + k];
+      }
+      return absl::OkStatus();
+    }
     const size_t bytes = slice * DataTypeSize(params.dtype());
     for (int64_t i = 0; i < n && bytes > 0; ++i) {
       std::memcpy(Bytes(*out) + i * bytes, Bytes(params) + offsets[i] * bytes, bytes);
@@ -284,7 +297,7 @@ void RegisterIndexKernels(KernelRegistry* kernels) {
   RegisterValueKernels<std::string>(kernels);
   const std::vector<DataType> index_types = {DT_INT32, DT_INT64};
   kernels->Register(cpu("GatherNd")
-                        .TypeConstraint("Tparams", internal::AllTypes())
+                        .TypeConstraint("Tparams", WithStrings(internal::AllTypes()))
                         .TypeConstraint("Tindices", index_types),
                     internal::Make<GatherNdOp>());
   kernels->Register<ScatterNdOp<float>>(

@@ -103,8 +103,8 @@ template <typename T> struct TruncateDivF {
 template <typename T> struct DivNoNanF {
   static T Apply(T a, T b) { return b == T(0) ? T(0) : a / b; }
 };
-template <typename T> struct EqualF { static bool Apply(T a, T b) { return a == b; } };
-template <typename T> struct NotEqualF { static bool Apply(T a, T b) { return a != b; } };
+template <typename T> struct EqualF { static bool Apply(const T& a, const T& b) { return a == b; } };
+template <typename T> struct NotEqualF { static bool Apply(const T& a, const T& b) { return a != b; } };
 template <typename T> struct GreaterF { static bool Apply(T a, T b) { return a > b; } };
 template <typename T> struct GreaterEqualF { static bool Apply(T a, T b) { return a >= b; } };
 template <typename T> struct LessF { static bool Apply(T a, T b) { return a < b; } };
@@ -532,8 +532,9 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterBinary<MaxF, float, double, int32_t, int64_t>(k, "Maximum");
   RegisterBinary<MinF, float, double, int32_t, int64_t>(k, "Minimum");
   RegisterBinary<PowF, float, double, int32_t, int64_t>(k, "Pow");
-  RegisterComparison<EqualF, float, double, int32_t, int64_t, bool>(k, "Equal");
-  RegisterComparison<NotEqualF, float, double, int32_t, int64_t, bool>(k, "NotEqual");
+  RegisterComparison<EqualF, float, double, int32_t, int64_t, bool, std::string>(k, "Equal");
+  RegisterComparison<NotEqualF, float, double, int32_t, int64_t, bool, std::string>(
+      k, "NotEqual");
   RegisterComparison<GreaterF, float, double, int32_t, int64_t>(k, "Greater");
   RegisterComparison<GreaterEqualF, float, double, int32_t, int64_t>(k, "GreaterEqual");
   RegisterComparison<LessF, float, double, int32_t, int64_t>(k, "Less");

@@ -167,11 +167,13 @@ absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
                                     .Output("resource: resource")
                                     .Attr("container: string")
                                     .Attr("shared_name: string")
+                                    .Attr("debug_name: string")  // TF 2.21: for its messages
                                     .Attr("dtype: type")
                                     .Attr("shape: shape")
                                     .Attr("allowed_devices: list(string)")
                                     .SetAttrDefault("container", MakeAttr(std::string()))
                                     .SetAttrDefault("shared_name", MakeAttr(std::string()))
+                                    .SetAttrDefault("debug_name", MakeAttr(std::string()))
                                     .SetAttrDefault("allowed_devices",
                                                     MakeAttr(std::vector<std::string>()))
                                     .SetIsStateful()
@@ -183,11 +185,14 @@ absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
                                     .SetIsStateful()
                                     .SetShapeFn(ReadShape)));
   for (const char* name : {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}) {
-    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
-                                      .Input("resource: resource")
-                                      .Input("value: dtype")
-                                      .Attr("dtype: type")
-                                      .SetIsStateful()));
+    OpDefBuilder def(name);
+    def.Input("resource: resource").Input("value: dtype").Attr("dtype: type").SetIsStateful();
+    // TF 2.21's AssignVariableOp carries validate_shape (default false: a
+    // variable may take a value of another shape). Sluice accepts the attr
+    // and always checks the value against the variable's declared shape,
+    // which TF's own graphs satisfy.
+    if (std::string(name) == "AssignVariableOp") def.Attr("validate_shape: bool = false");
+    RETURN_IF_ERROR(ops->Register(def));
   }
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("VarIsInitializedOp")
                                     .Input("resource: resource")

@@ -146,6 +146,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_sparse_tensor_ops(self):
         self.run_case("sparse_tensors")
 
+    def test_tables_and_feature_columns(self):
+        self.run_case("tables")
+
     def test_tensorflow_reads_what_sluice_wrote(self):
         images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))
         labels = np.load(os.path.join(self.dir, "sluice_records.labels.npy"))

@@ -281,6 +281,49 @@ def sparse_tensor_cases():
     save_case("sparse_tensors", g, [t.name for t in fetches], vals)
 
 
+def table_cases():
+    """Tables as feature columns use them: a vocabulary from tensors and from
+    a file, a mutable table filled by the step, and TF1 feature columns
+    (vocabulary list, hash bucket, embedding with its default combiner) fed
+    through input_layer."""
+    vocab = os.path.join(OUT, "vocab.txt")
+    with open(vocab, "w") as f:
+        f.write("apple\t3\nbanana\t5\ncherry\t7\n")
+    g = tf.Graph()
+    with g.as_default():
+        words = tf.constant(["banana", "kiwi", "apple"])
+        static = v1.lookup.StaticHashTable(
+            v1.lookup.KeyValueTensorInitializer(["apple", "cherry"], tf.constant([10, 20], tf.int64)), -1)
+        from_file = v1.lookup.StaticHashTable(
+            v1.lookup.TextFileInitializer(vocab, tf.string, 0, tf.int64, 1, delimiter="\t"), -7)
+        by_line = v1.lookup.StaticHashTable(
+            v1.lookup.TextFileInitializer(vocab, tf.string, -2, tf.int64, -1), -7)
+        mutable = tf.raw_ops.MutableHashTableV2(key_dtype=tf.int64, value_dtype=tf.float32)
+        insert = tf.raw_ops.LookupTableInsertV2(table_handle=mutable, keys=tf.constant([5, 9], tf.int64),
+                                                values=[0.5, 1.5])
+        found = tf.raw_ops.LookupTableFindV2(table_handle=mutable, keys=tf.constant([[9, 1]], tf.int64),
+                                             default_value=-1.0)
+        size = tf.raw_ops.LookupTableSizeV2(table_handle=mutable)
+        fc = v1.feature_column
+        color = fc.categorical_column_with_vocabulary_list("color", ["red", "green", "blue"], default_value=0)
+        city = fc.categorical_column_with_hash_bucket("city", 7)
+        init = v1.constant_initializer(np.arange(21, dtype=np.float32).reshape(7, 3) / 10.0)
+        columns = [fc.embedding_column(color, 3, initializer=v1.constant_initializer(
+                       np.arange(9, dtype=np.float32).reshape(3, 3) / 4.0)),
+                   fc.embedding_column(city, 3, initializer=init, combiner="sqrtn"),
+                   fc.indicator_column(color)]
+        features = {"color": tf.constant([["red", "blue"], ["green", ""], ["purple", "red"]]),
+                    "city": tf.constant([["paris"], ["tokyo"], [""]])}
+        dense = v1.feature_column.input_layer(features, columns)
+        setup = tf.group(v1.tables_initializer(), v1.global_variables_initializer(), insert)
+        fetches = [static.lookup(words), from_file.lookup(words),
+                   by_line.lookup(tf.constant(["cherry\t7", "apple\t3"])), found, size, dense]
+        with v1.Session() as sess:
+            sess.run(setup)
+            vals = sess.run(fetches)
+    save_case("tables", g, [t.name for t in fetches], vals, targets=[setup.name], steps=1)
+
+
 def read_sluice_records(dirname):
     """What TensorFlow parses from Sluice's Fashion-MNIST-style records."""
     files = sorted(os.path.join(dirname, f) for f in os.listdir(dirname) if f.endswith(".tfrecord"))
@@ -304,6 +347,7 @@ def main():
     function_cases()
     feature_column_cases()
     sparse_tensor_cases()
+    table_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
