@@ -6,6 +6,7 @@
 #include <farmhash.h>
 #include <highwayhash/sip_hash.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
@@ -234,9 +235,120 @@ class AsStringOp : public OpKernel {
   std::string format_;
 };
 
+// The tokens of one string (StringSplit: at any of `delims`' characters;
+// "" into characters).
+std::vector<std::string> SplitAnyOf(const std::string& s, const std::string& delims,
+                                    bool skip_empty) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;  // no tokens, whatever skip_empty says (TensorFlow's)
+  if (delims.empty()) {
+    for (char c : s) out.emplace_back(1, c);
+    return out;
+  }
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || delims.find(s[i]) != std::string::npos) {
+      if (!(skip_empty && i == start)) out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// StringSplitV2: Python's str.split(sep, maxsplit).
+std::vector<std::string> SplitLikePython(const std::string& s, const std::string& sep,
+                                         int64_t maxsplit) {
+  std::vector<std::string> out;
+  if (sep.empty()) {  // runs of whitespace; no empty tokens
+    size_t i = 0;
+    const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+    while (i < s.size()) {
+      while (i < s.size() && space(s[i])) ++i;
+      if (i == s.size()) break;
+      if (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit) {
+        size_t end = s.size();
+        while (end > i && space(s[end - 1])) --end;
+        out.push_back(s.substr(i, end - i));
+        break;
+      }
+      size_t j = i;
+      while (j < s.size() && !space(s[j])) ++j;
+      out.push_back(s.substr(i, j - i));
+      i = j;
+    }
+    return out;
+  }
+  if (s.empty()) return out;
+  size_t start = 0;
+  while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
+    const size_t at = s.find(sep, start);
+    if (at == std::string::npos) break;
+    out.push_back(s.substr(start, at - start));
+    start = at + sep.size();
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+template <bool kV2>
+class StringSplitOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    if constexpr (kV2) {
+      ASSIGN_OR_RETURN(maxsplit_, ctx.GetAttr<int64_t>("maxsplit"));
+    } else {
+      ASSIGN_OR_RETURN(skip_empty_, ctx.GetAttr<bool>("skip_empty"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& sep = ctx->input(1);
+    if (input.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input must be a vector, got shape: ", input.shape().DebugString()));
+    }
+    if (sep.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kV2 ? "sep" : "delimiter", " must be a scalar, got shape: ",
+                       sep.shape().DebugString()));
+    }
+    const std::string& delim = sep.scalar<std::string>();
+    std::vector<std::vector<std::string>> rows(static_cast<size_t>(input.NumElements()));
+    int64_t total = 0, widest = 0;
+    for (int64_t i = 0; i < input.NumElements(); ++i) {
+      const std::string& s = input.data<std::string>()[i];
+      rows[i] = kV2 ? SplitLikePython(s, delim, maxsplit_) : SplitAnyOf(s, delim, skip_empty_);
+      total += static_cast<int64_t>(rows[i].size());
+      widest = std::max<int64_t>(widest, static_cast<int64_t>(rows[i].size()));
+    }
+    ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(0, TensorShape({total, 2})));
+    ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(1, TensorShape({total})));
+    ASSIGN_OR_RETURN(Tensor * shape, ctx->allocate_output(2, TensorShape({2})));
+    int64_t n = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (size_t j = 0; j < rows[i].size(); ++j, ++n) {
+        indices->data<int64_t>()[2 * n] = static_cast<int64_t>(i);
+        indices->data<int64_t>()[2 * n + 1] = static_cast<int64_t>(j);
+        values->data<std::string>()[n] = std::move(rows[i][j]);
+      }
+    }
+    shape->data<int64_t>()[0] = input.NumElements();
+    shape->data<int64_t>()[1] = widest;
+    return absl::OkStatus();
+  }
+
+ private:
+  bool skip_empty_ = true;
+  int64_t maxsplit_ = -1;
+};
+
 }  // namespace
 
 void RegisterStringKernels(KernelRegistry* k) {
+  k->Register<StringSplitOp<false>>(KernelDef("StringSplit", kDeviceTypeCpu));
+  k->Register<StringSplitOp<true>>(KernelDef("StringSplitV2", kDeviceTypeCpu));
   k->Register<StringToHashBucketOp<Hash::kFast>>(
       KernelDef("StringToHashBucketFast", kDeviceTypeCpu));
   k->Register<StringToHashBucketOp<Hash::kStrong>>(

@@ -1,6 +1,8 @@
 // String op definitions, shapes and wrappers (kernels: string_kernels.cc).
 #include "ops/strings/string_ops.h"
 
+#include <vector>
+
 #include "base/status_macros.h"
 #include "graph/attr_value.h"
 #include "graph/shape_inference.h"
@@ -44,8 +46,32 @@ absl::Status RegisterStringOps(OpRegistry* ops) {
           .Attr("width: int = -1")
           .Attr("fill: string = ''")
           .SetShapeFn(SameShape)));
-  for (const char* op :
-       {"StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket", "AsString"}) {
+  const auto split_shape = [](InferenceContext* c) {
+    RETURN_IF_ERROR(c->WithRank(0, 1));
+    RETURN_IF_ERROR(c->WithRank(1, 0));
+    c->set_output(0, TensorShape({-1, 2}));
+    c->set_output(1, TensorShape({-1}));
+    c->set_output(2, TensorShape({2}));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StringSplit")
+                                    .Input("input: string")
+                                    .Input("delimiter: string")
+                                    .Output("indices: int64")
+                                    .Output("values: string")
+                                    .Output("shape: int64")
+                                    .Attr("skip_empty: bool = true")
+                                    .SetShapeFn(split_shape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StringSplitV2")
+                                    .Input("input: string")
+                                    .Input("sep: string")
+                                    .Output("indices: int64")
+                                    .Output("values: string")
+                                    .Output("shape: int64")
+                                    .Attr("maxsplit: int = -1")
+                                    .SetShapeFn(split_shape)));
+  for (const char* op : {"StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket",
+                         "AsString", "StringSplit", "StringSplitV2"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -84,6 +110,25 @@ Output AsString(const Scope& s, Input input, const AsStringAttrs& a, std::source
       .Attr("width", a.width)
       .Attr("fill", a.fill)
       .Finalize1();
+}
+
+StringSplitOutputs StringSplit(const Scope& s, Input input, Input delimiter, bool skip_empty,
+                               std::source_location loc) {
+  std::vector<Output> o = s.Op("StringSplit", loc)
+                              .Input(input)
+                              .Input(delimiter)
+                              .Attr("skip_empty", skip_empty)
+                              .FinalizeAll();
+  o.resize(3);
+  return {o[0], o[1], o[2]};
+}
+
+StringSplitOutputs StringSplitV2(const Scope& s, Input input, Input sep, int64_t maxsplit,
+                                 std::source_location loc) {
+  std::vector<Output> o =
+      s.Op("StringSplitV2", loc).Input(input).Input(sep).Attr("maxsplit", maxsplit).FinalizeAll();
+  o.resize(3);
+  return {o[0], o[1], o[2]};
 }
 
 }  // namespace ops

@@ -8,6 +8,14 @@
 //                             0xDECAFCAFFE) % num_buckets
 //   AsString                  numbers and bools as strings, printf-style
 //                             (precision, scientific, shortest, width, fill)
+//   StringSplit               each string of a vector split at any of the
+//                             delimiter's characters (""): into characters),
+//                             empty tokens skipped unless skip_empty is false
+//   StringSplitV2             split at the whole separator (Python's
+//                             str.split: "" splits at runs of whitespace),
+//                             at most maxsplit times (-1: no limit)
+// The splits give a SparseTensor (indices [n, 2], values, shape [rows, the
+// longest row]).
 // All give int64 (or string) tensors of their input's shape; none has a
 // gradient (as in TensorFlow). Errors: InvalidArgument for num_buckets < 1, a
 // key that is not two ints, and AsString's attrs where TensorFlow refuses
@@ -60,6 +68,15 @@ struct AsStringAttrs {
 };
 Output AsString(const Scope& scope, Input input, const AsStringAttrs& attrs = {},
                 std::source_location loc = std::source_location::current());
+
+struct StringSplitOutputs {
+  Output indices, values, shape;
+};
+StringSplitOutputs StringSplit(const Scope& scope, Input input, Input delimiter,
+                               bool skip_empty = true,
+                               std::source_location loc = std::source_location::current());
+StringSplitOutputs StringSplitV2(const Scope& scope, Input input, Input sep, int64_t maxsplit = -1,
+                                 std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

@@ -133,6 +133,35 @@ TEST_F(StringOpsTest, AsStringRefusesWhatTensorFlowRefuses) {
   }
 }
 
+TEST_F(StringOpsTest, SplitsAreTensorFlows) {
+  const auto check = [&](ops::StringSplitOutputs o, const std::vector<int64_t>& indices,
+                         const std::vector<std::string>& values, const std::vector<int64_t>& shape) {
+    ExpectTensor<int64_t>(Eval(s_, {}, o.indices),
+                          TensorShape({static_cast<int64_t>(values.size()), 2}), indices);
+    EXPECT_EQ(AsStrings(Eval(s_, {}, o.values)), values);
+    ExpectTensor<int64_t>(Eval(s_, {}, o.shape), TensorShape({2}), shape);
+  };
+  Output three = ops::Const(s_, Strings({"a b  c", "", "d"}));
+  Output space = ops::Const(s_, Tensor::Scalar<std::string>(" "));
+  check(ops::StringSplit(s_, three, space), {0, 0, 0, 1, 0, 2, 2, 0}, {"a", "b", "c", "d"}, {3, 3});
+  check(ops::StringSplit(s_, three, space, /*skip_empty=*/false), {0, 0, 0, 1, 0, 2, 0, 3, 2, 0},
+        {"a", "b", "", "c", "d"}, {3, 4});
+  check(ops::StringSplit(s_, ops::Const(s_, Strings({"a,b;c"})), ops::Const(s_, Tensor::Scalar<std::string>(",;"))),
+        {0, 0, 0, 1, 0, 2}, {"a", "b", "c"}, {1, 3});
+  check(ops::StringSplit(s_, ops::Const(s_, Strings({"abc"})), ops::Const(s_, Tensor::Scalar<std::string>(""))),
+        {0, 0, 0, 1, 0, 2}, {"a", "b", "c"}, {1, 3});
+  Output none = ops::Const(s_, Tensor::Scalar<std::string>(""));
+  check(ops::StringSplitV2(s_, ops::Const(s_, Strings({"a b  c", " x ", ""})), none),
+        {0, 0, 0, 1, 0, 2, 1, 0}, {"a", "b", "c", "x"}, {3, 3});
+  check(ops::StringSplitV2(s_, ops::Const(s_, Strings({"a<>b<><>c"})),
+                           ops::Const(s_, Tensor::Scalar<std::string>("<>"))),
+        {0, 0, 0, 1, 0, 2, 0, 3}, {"a", "b", "", "c"}, {1, 4});
+  check(ops::StringSplitV2(s_, ops::Const(s_, Strings({"a b c d"})), space, 2),
+        {0, 0, 0, 1, 0, 2}, {"a", "b", "c d"}, {1, 3});
+  check(ops::StringSplitV2(s_, ops::Const(s_, Strings({"a b c d"})), none, 1), {0, 0, 0, 1},
+        {"a", "b c d"}, {1, 2});
+}
+
 TEST(LegacyHash64Test, IsMurmurHash64AWithTensorFlowsSeed) {
   // TensorFlow's values (mod 2^62 above); here the full 64 bits of a
   // string of each tail length agree with those.
