@@ -6,6 +6,8 @@
 //   SparseTensorDenseMatMul  a_values: per entry, grad row . b row (with the
 //                         adjoints); b: the sparse matrix's adjoint times grad
 //   SparseReorder         values: the gradient put back in input order
+//   SparseTensorDenseAdd  a_values: the gradient at their indices; b: itself
+//   SparseAdd, SparseSlice  values through SparseAddGrad / SparseSliceGrad
 // None w.r.t. indices and shapes.
 #include <vector>
 
@@ -84,9 +86,44 @@ absl::StatusOr<std::vector<Output>> ReorderGrad(const Scope& s, const Node& node
   return std::vector<Output>{Output(), back, Output()};
 }
 
+absl::StatusOr<std::vector<Output>> DenseAddGrad(const Scope& s, const Node& node,
+                                                 absl::Span<const Output> g) {
+  const Output values = ops::GatherNd(s, g[0], InputOf(node, 0));
+  RETURN_IF_ERROR(s.status());
+  return std::vector<Output>{Output(), values, Output(), g[0]};
+}
+
+absl::StatusOr<std::vector<Output>> AddGrad(const Scope& s, const Node& node,
+                                            absl::Span<const Output> g) {
+  std::vector<Output> d = s.Op("SparseAddGrad")
+                              .Input(g[1])
+                              .Input(InputOf(node, 0))
+                              .Input(InputOf(node, 3))
+                              .Input(Output(const_cast<Node*>(&node), 0))
+                              .FinalizeAll();
+  RETURN_IF_ERROR(s.status());
+  d.resize(2);
+  return std::vector<Output>{Output(), d[0], Output(), Output(), d[1], Output(), Output()};
+}
+
+absl::StatusOr<std::vector<Output>> SliceGrad(const Scope& s, const Node& node,
+                                              absl::Span<const Output> g) {
+  const Output d = s.Op("SparseSliceGrad")
+                       .Input(g[1])
+                       .Input(InputOf(node, 0))
+                       .Input(InputOf(node, 3))
+                       .Input(Output(const_cast<Node*>(&node), 0))
+                       .Finalize1();
+  RETURN_IF_ERROR(s.status());
+  return std::vector<Output>{Output(), d, Output(), Output(), Output()};
+}
+
 }  // namespace
 
 absl::Status RegisterSparseTensorGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->SetGradient("SparseTensorDenseAdd", DenseAddGrad));
+  RETURN_IF_ERROR(ops->SetGradient("SparseAdd", AddGrad));
+  RETURN_IF_ERROR(ops->SetGradient("SparseSlice", SliceGrad));
   RETURN_IF_ERROR(ops->SetGradient("SparseFillEmptyRows", FillEmptyRowsGrad));
   RETURN_IF_ERROR(ops->SetGradient("SparseToDense", ToDenseGrad));
   RETURN_IF_ERROR(ops->SetGradient("SparseTensorDenseMatMul", MatMulGrad));

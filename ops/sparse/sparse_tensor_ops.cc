@@ -120,7 +120,77 @@ absl::Status RegisterSparseTensorOps(OpRegistry* ops) {
                                       c->set_output(1, c->input(1));
                                       return absl::OkStatus();
                                     })));
-  for (const char* op : {"SparseReshape", "SparseFillEmptyRowsGrad"}) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("SparseTensorDenseAdd")
+                                    .Input("a_indices: Tindices")
+                                    .Input("a_values: T")
+                                    .Input("a_shape: Tindices")
+                                    .Input("b: T")
+                                    .Output("output: T")
+                                    .Attr("T: {float, double, int32, int64}")
+                                    .Attr("Tindices: {int32, int64}")
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      c->set_output(0, c->input(3));
+                                      return absl::OkStatus();
+                                    })));
+  const auto sparse_out = [](InferenceContext* c) {
+    c->set_output(0, TensorShape({-1, -1}));
+    c->set_output(1, TensorShape({-1}));
+    c->set_output(2, TensorShape({-1}));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("SparseAdd")
+                                    .Input("a_indices: int64")
+                                    .Input("a_values: T")
+                                    .Input("a_shape: int64")
+                                    .Input("b_indices: int64")
+                                    .Input("b_values: T")
+                                    .Input("b_shape: int64")
+                                    .Input("thresh: Treal")
+                                    .Output("sum_indices: int64")
+                                    .Output("sum_values: T")
+                                    .Output("sum_shape: int64")
+                                    .Attr("T: {float, double, int32, int64}")
+                                    .Attr("Treal: {float, double, int32, int64}")
+                                    .SetShapeFn(sparse_out)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("SparseAddGrad")
+                                    .Input("backprop_val_grad: T")
+                                    .Input("a_indices: int64")
+                                    .Input("b_indices: int64")
+                                    .Input("sum_indices: int64")
+                                    .Output("a_val_grad: T")
+                                    .Output("b_val_grad: T")
+                                    .Attr("T: {float, double, int32, int64}")));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("SparseConcat")
+                                    .Input("indices: N * int64")
+                                    .Input("values: N * T")
+                                    .Input("shapes: N * int64")
+                                    .Output("output_indices: int64")
+                                    .Output("output_values: T")
+                                    .Output("output_shape: int64")
+                                    .Attr("concat_dim: int")
+                                    .Attr("N: int >= 2")
+                                    .Attr("T: type")
+                                    .SetShapeFn(sparse_out)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("SparseSlice")
+                                    .Input("indices: int64")
+                                    .Input("values: T")
+                                    .Input("shape: int64")
+                                    .Input("start: int64")
+                                    .Input("size: int64")
+                                    .Output("output_indices: int64")
+                                    .Output("output_values: T")
+                                    .Output("output_shape: int64")
+                                    .Attr("T: type")
+                                    .SetShapeFn(sparse_out)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("SparseSliceGrad")
+                                    .Input("backprop_val_grad: T")
+                                    .Input("input_indices: int64")
+                                    .Input("input_start: int64")
+                                    .Input("output_indices: int64")
+                                    .Output("val_grad: T")
+                                    .Attr("T: {float, double, int32, int64}")));
+  for (const char* op : {"SparseReshape", "SparseFillEmptyRowsGrad", "SparseAddGrad",
+                         "SparseConcat", "SparseSliceGrad"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -181,6 +251,61 @@ SparseReorderOutputs SparseReorder(const Scope& s, Input input_indices, Input in
                               .FinalizeAll();
   o.resize(2);
   return {o[0], o[1]};
+}
+
+Output SparseTensorDenseAdd(const Scope& s, Input a_indices, Input a_values, Input a_shape,
+                            Input b, std::source_location loc) {
+  return s.Op("SparseTensorDenseAdd", loc)
+      .Input(a_indices)
+      .Input(a_values)
+      .Input(a_shape)
+      .Input(b)
+      .Finalize1();
+}
+
+namespace {
+
+SparseTensorOutputs Three(std::vector<Output> o) {
+  o.resize(3);
+  return {o[0], o[1], o[2]};
+}
+
+}  // namespace
+
+SparseTensorOutputs SparseAdd(const Scope& s, Input a_indices, Input a_values, Input a_shape,
+                              Input b_indices, Input b_values, Input b_shape, Input thresh,
+                              std::source_location loc) {
+  return Three(s.Op("SparseAdd", loc)
+                   .Input(a_indices)
+                   .Input(a_values)
+                   .Input(a_shape)
+                   .Input(b_indices)
+                   .Input(b_values)
+                   .Input(b_shape)
+                   .Input(thresh)
+                   .FinalizeAll());
+}
+
+SparseTensorOutputs SparseConcat(const Scope& s, absl::Span<const Output> indices,
+                                 absl::Span<const Output> values, absl::Span<const Output> shapes,
+                                 int64_t concat_dim, std::source_location loc) {
+  return Three(s.Op("SparseConcat", loc)
+                   .InputList(indices)
+                   .InputList(values)
+                   .InputList(shapes)
+                   .Attr("concat_dim", concat_dim)
+                   .FinalizeAll());
+}
+
+SparseTensorOutputs SparseSlice(const Scope& s, Input indices, Input values, Input shape,
+                                Input start, Input size, std::source_location loc) {
+  return Three(s.Op("SparseSlice", loc)
+                   .Input(indices)
+                   .Input(values)
+                   .Input(shape)
+                   .Input(start)
+                   .Input(size)
+                   .FinalizeAll());
 }
 
 }  // namespace ops

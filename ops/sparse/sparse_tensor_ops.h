@@ -15,6 +15,16 @@
 //       adjoint_b: the product of a sparse matrix and a dense one
 //   SparseReorder(input_indices, input_values, input_shape): entries in
 //       row-major order (stable)
+//   SparseTensorDenseAdd(a_indices, a_values, a_shape, b): b plus a scattered
+//   SparseAdd(a..., b..., thresh) -> (sum_indices, sum_values, sum_shape):
+//       the merge of two sorted sparse tensors; a pair that adds up to less
+//       than thresh in magnitude is dropped (singletons are kept), and
+//       SparseAddGrad splits the sum's gradient back to a and b
+//   SparseConcat(indices[N], values[N], shapes[N], concat_dim): the inputs
+//       side by side along concat_dim, entries in row-major order
+//   SparseSlice(indices, values, shape, start, size): the entries inside the
+//       box, shifted to start at 0 (its size clipped to the shape), and
+//       SparseSliceGrad, the gradient back to the input's values
 // Gradients (sparse_tensor_grad.cc, TensorFlow's sparse_grad.py): w.r.t.
 // values and default values, and both operands of the product; none w.r.t.
 // indices or shapes. Indices and shapes are int64 (SparseToDense and the
@@ -27,6 +37,7 @@
 #define SLUICE_OPS_SPARSE_SPARSE_TENSOR_OPS_H_
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "base/source_location.h"
 #include "graph/op_registry.h"
 #include "graph/scope.h"
@@ -72,6 +83,23 @@ struct SparseReorderOutputs {
 SparseReorderOutputs SparseReorder(const Scope& scope, Input input_indices, Input input_values,
                                    Input input_shape,
                                    std::source_location loc = std::source_location::current());
+
+Output SparseTensorDenseAdd(const Scope& scope, Input a_indices, Input a_values, Input a_shape,
+                            Input b, std::source_location loc = std::source_location::current());
+
+struct SparseTensorOutputs {
+  Output indices, values, shape;
+};
+SparseTensorOutputs SparseAdd(const Scope& scope, Input a_indices, Input a_values, Input a_shape,
+                              Input b_indices, Input b_values, Input b_shape, Input thresh,
+                              std::source_location loc = std::source_location::current());
+SparseTensorOutputs SparseConcat(const Scope& scope, absl::Span<const Output> indices,
+                                 absl::Span<const Output> values, absl::Span<const Output> shapes,
+                                 int64_t concat_dim,
+                                 std::source_location loc = std::source_location::current());
+SparseTensorOutputs SparseSlice(const Scope& scope, Input indices, Input values, Input shape,
+                                Input start, Input size,
+                                std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

@@ -205,5 +205,104 @@ TEST_F(SparseTensorOpsTest, SparseReorderAndItsGradient) {
   EXPECT_LT(GradError(s, {{values, Tensor::FromVector<double>({0.5, -1.5, 2.0})}}, y), 1e-6);
 }
 
+TEST_F(SparseTensorOpsTest, SparseAddConcatSliceAndDenseAdd) {
+  Output a_idx = C(I64({0, 1, 1, 0}, TensorShape({2, 2})));
+  Output b_idx = C(I64({0, 1, 1, 1}, TensorShape({2, 2})));
+  Output shape = C(I64({2, 2}, TensorShape({2})));
+  ops::SparseTensorOutputs sum = ops::SparseAdd(s_, a_idx, ops::Const(s_, {1.0f, 2.0f}), shape, b_idx,
+                                                ops::Const(s_, {3.0f, -2.0f}), shape, ops::Const(s_, 0.0f));
+  ExpectTensor<int64_t>(Eval(s_, {}, sum.indices), TensorShape({3, 2}), {0, 1, 1, 0, 1, 1});
+  ExpectTensor<float>(Eval(s_, {}, sum.values), TensorShape({3}), {4, 2, -2});
+  // A pair that cancels below thresh goes; singletons stay whatever their size.
+  ops::SparseTensorOutputs small = ops::SparseAdd(
+      s_, a_idx, ops::Const(s_, {0.1f, 2.0f}), shape, C(I64({0, 1, 1, 1}, TensorShape({2, 2}))),
+      ops::Const(s_, {-0.1f, -0.2f}), shape, ops::Const(s_, 0.5f));
+  ExpectTensor<int64_t>(Eval(s_, {}, small.indices), TensorShape({2, 2}), {1, 0, 1, 1});
+  std::vector<Output> g = s_.Op("SparseAddGrad")
+                              .Input(ops::Const(s_, {1.0f, 2.0f, 3.0f}))
+                              .Input(a_idx)
+                              .Input(b_idx)
+                              .Input(C(I64({0, 1, 1, 0, 1, 1}, TensorShape({3, 2}))))
+                              .FinalizeAll();
+  ExpectTensor<float>(Eval(s_, {}, g[0]), TensorShape({2}), {1, 2});
+  ExpectTensor<float>(Eval(s_, {}, g[1]), TensorShape({2}), {1, 3});
+
+  ops::SparseTensorOutputs cat = ops::SparseConcat(
+      s_, {C(I64({1, 0, 0, 2}, TensorShape({2, 2}))), C(I64({0, 0}, TensorShape({1, 2})))},
+      {ops::Const(s_, {1.0f, 2.0f}), ops::Const(s_, {3.0f})},
+      {C(I64({2, 3}, TensorShape({2}))), C(I64({2, 2}, TensorShape({2})))}, 1);
+  ExpectTensor<int64_t>(Eval(s_, {}, cat.indices), TensorShape({3, 2}), {0, 2, 0, 3, 1, 0});
+  ExpectTensor<float>(Eval(s_, {}, cat.values), TensorShape({3}), {2, 3, 1});
+  ExpectTensor<int64_t>(Eval(s_, {}, cat.shape), TensorShape({2}), {2, 5});
+  Scope bad = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<Tensor> mismatch = TryEval(
+      bad, {},
+      ops::SparseConcat(bad, {ops::Const(bad, I64({0, 0}, TensorShape({1, 2}))), ops::Const(bad, I64({0, 0}, TensorShape({1, 2})))},
+                        {ops::Const(bad, {1.0f}), ops::Const(bad, {3.0f})},
+                        {ops::Const(bad, I64({2, 3}, TensorShape({2}))), ops::Const(bad, I64({3, 2}, TensorShape({2})))}, 1)
+          .values);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_THAT(std::string(mismatch.status().message()),
+              HasSubstr("Input shapes must match: expected 2 for dimension 0 but got 3 at position 1"));
+
+  ops::SparseTensorOutputs slice = ops::SparseSlice(
+      s_, C(I64({0, 1, 1, 2, 2, 0}, TensorShape({3, 2}))), ops::Const(s_, {1.0f, 2.0f, 3.0f}),
+      C(I64({3, 3}, TensorShape({2}))), C(I64({1, 1}, TensorShape({2}))), C(I64({5, 5}, TensorShape({2}))));
+  ExpectTensor<int64_t>(Eval(s_, {}, slice.indices), TensorShape({1, 2}), {0, 1});
+  ExpectTensor<float>(Eval(s_, {}, slice.values), TensorShape({1}), {2});
+  ExpectTensor<int64_t>(Eval(s_, {}, slice.shape), TensorShape({2}), {2, 2});
+  Output slice_grad = s_.Op("SparseSliceGrad")
+                          .Input(ops::Const(s_, {5.0f}))
+                          .Input(C(I64({0, 1, 1, 2, 2, 0}, TensorShape({3, 2}))))
+                          .Input(C(I64({1, 1}, TensorShape({2}))))
+                          .Input(C(I64({0, 1}, TensorShape({1, 2}))))
+                          .Finalize1();
+  ExpectTensor<float>(Eval(s_, {}, slice_grad), TensorShape({3}), {0, 5, 0});
+
+  ExpectTensor<float>(
+      Eval(s_, {}, ops::SparseTensorDenseAdd(s_, C(I64({0, 1}, TensorShape({1, 2}))), ops::Const(s_, {5.0f}),
+                                             C(I64({2, 2}, TensorShape({2}))),
+                                             ops::Const(s_, Tensor::FromVector<float>({1, 1, 1, 1}, TensorShape({2, 2}))))),
+      TensorShape({2, 2}), {1, 6, 1, 1});
+}
+
+TEST_F(SparseTensorOpsTest, GradientsOfAddSliceAndDenseAdd) {
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output a = Placeholder(s, DT_DOUBLE, TensorShape({2}));
+    Output b = Placeholder(s, DT_DOUBLE, TensorShape({2}));
+    Output shape = ops::Const(s, I64({2, 2}, TensorShape({2})));
+    Output y = ops::SparseAdd(s, ops::Const(s, I64({0, 1, 1, 0}, TensorShape({2, 2}))), a, shape,
+                              ops::Const(s, I64({0, 1, 1, 1}, TensorShape({2, 2}))), b, shape,
+                              ops::Const(s, 0.0))
+                   .values;
+    EXPECT_LT(GradError(s, {{a, Tensor::FromVector<double>({1.5, -0.5})},
+                            {b, Tensor::FromVector<double>({0.25, 2.0})}},
+                        y),
+              1e-6);
+  }
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output v = Placeholder(s, DT_DOUBLE, TensorShape({3}));
+    Output y = ops::SparseSlice(s, ops::Const(s, I64({0, 1, 1, 2, 2, 0}, TensorShape({3, 2}))), v,
+                                ops::Const(s, I64({3, 3}, TensorShape({2}))),
+                                ops::Const(s, I64({1, 0}, TensorShape({2}))),
+                                ops::Const(s, I64({2, 3}, TensorShape({2}))))
+                   .values;
+    EXPECT_LT(GradError(s, {{v, Tensor::FromVector<double>({1.5, -0.5, 2.0})}}, y), 1e-6);
+  }
+  {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output v = Placeholder(s, DT_DOUBLE, TensorShape({2}));
+    Output d = Placeholder(s, DT_DOUBLE, TensorShape({2, 2}));
+    Output y = ops::SparseTensorDenseAdd(s, ops::Const(s, I64({0, 1, 1, 1}, TensorShape({2, 2}))), v,
+                                         ops::Const(s, I64({2, 2}, TensorShape({2}))), d);
+    EXPECT_LT(GradError(s, {{v, Tensor::FromVector<double>({1.5, -0.5})},
+                            {d, Tensor::FromVector<double>({1, 2, 3, 4}, TensorShape({2, 2}))}},
+                        y),
+              1e-6);
+  }
+}
+
 }  // namespace
 }  // namespace sluice
