@@ -149,6 +149,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_tables_and_feature_columns(self):
         self.run_case("tables")
 
+    def test_string_split_and_sparse_add_concat_slice(self):
+        self.run_case("sparse_more")
+
     def test_tensorflow_reads_what_sluice_wrote(self):
         images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))
         labels = np.load(os.path.join(self.dir, "sluice_records.labels.npy"))

@@ -281,6 +281,33 @@ def sparse_tensor_cases():
     save_case("sparse_tensors", g, [t.name for t in fetches], vals)
 
 
+def sparse_more_cases():
+    """String splitting into SparseTensors, and sparse add, concat, slice
+    and dense add with their gradients."""
+    g = tf.Graph()
+    with g.as_default():
+        split = v1.string_split(tf.constant(["a b  c", "", "d e"]), " ")
+        split_v2 = v1.strings.split(tf.constant(["a<>b<><>c", "x"]), sep="<>", result_type="SparseTensor")
+        a_values = tf.constant([1.0, 2.0, -1.0])
+        a = tf.SparseTensor([[0, 1], [1, 0], [2, 2]], a_values, [3, 3])
+        b_values = tf.constant([3.0, -2.0, 1.0])
+        b = tf.SparseTensor([[0, 1], [1, 1], [2, 2]], b_values, [3, 3])
+        total = tf.sparse.add(a, b, threshold=0.5)
+        cat = tf.sparse.concat(1, [a, b])
+        part = tf.sparse.slice(a, [1, 0], [2, 3])
+        dense = tf.constant(np.arange(9, dtype=np.float32).reshape(3, 3))
+        plus = tf.sparse.add(dense, a)
+        loss = (tf.reduce_sum(total.values * total.values) + tf.reduce_sum(part.values * 3.0)
+                + tf.reduce_sum(plus * plus))
+        grads = tf.gradients(loss, [a_values, b_values, dense])
+        fetches = [split.indices, split.values, split.dense_shape, split_v2.indices, split_v2.values,
+                   total.indices, total.values, cat.indices, cat.values, cat.dense_shape,
+                   part.indices, part.values, part.dense_shape, plus] + grads
+        with v1.Session() as sess:
+            vals = sess.run(fetches)
+    save_case("sparse_more", g, [t.name for t in fetches], vals)
+
+
 def table_cases():
     """Tables as feature columns use them: a vocabulary from tensors and from
     a file, a mutable table filled by the step, and TF1 feature columns
@@ -348,6 +375,7 @@ def main():
     feature_column_cases()
     sparse_tensor_cases()
     table_cases()
+    sparse_more_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
