@@ -62,7 +62,13 @@ absl::Status RegisterLookupOps(OpRegistry* ops) {
                                     .Output("values: Tout")
                                     .Attr("Tin: type")
                                     .Attr("Tout: type")
-                                    .SetIsStateful()));
+                                    .SetIsStateful()
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      // keys' shape, and the table's value
+                                      // shape (unknown here) after it.
+                                      c->set_output(0, TensorShape::Unknown());
+                                      return absl::OkStatus();
+                                    })));
   for (const char* name : {"LookupTableInsertV2", "LookupTableImportV2"}) {
     RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
                                       .Input("table_handle: resource")
@@ -78,7 +84,12 @@ absl::Status RegisterLookupOps(OpRegistry* ops) {
                                     .Output("values: Tvalues")
                                     .Attr("Tkeys: type")
                                     .Attr("Tvalues: type")
-                                    .SetIsStateful()));
+                                    .SetIsStateful()
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      c->set_output(0, TensorShape({-1}));
+                                      c->set_output(1, TensorShape::Unknown());
+                                      return absl::OkStatus();
+                                    })));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("LookupTableSizeV2")
                                     .Input("table_handle: resource")
                                     .Output("size: int64")

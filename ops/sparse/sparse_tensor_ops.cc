@@ -159,7 +159,12 @@ absl::Status RegisterSparseTensorOps(OpRegistry* ops) {
                                     .Input("sum_indices: int64")
                                     .Output("a_val_grad: T")
                                     .Output("b_val_grad: T")
-                                    .Attr("T: {float, double, int32, int64}")));
+                                    .Attr("T: {float, double, int32, int64}")
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      c->set_output(0, TensorShape({DimOr(c->input(1), 0)}));
+                                      c->set_output(1, TensorShape({DimOr(c->input(2), 0)}));
+                                      return absl::OkStatus();
+                                    })));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("SparseConcat")
                                     .Input("indices: N * int64")
                                     .Input("values: N * T")
@@ -188,7 +193,11 @@ absl::Status RegisterSparseTensorOps(OpRegistry* ops) {
                                     .Input("input_start: int64")
                                     .Input("output_indices: int64")
                                     .Output("val_grad: T")
-                                    .Attr("T: {float, double, int32, int64}")));
+                                    .Attr("T: {float, double, int32, int64}")
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      c->set_output(0, TensorShape({DimOr(c->input(1), 0)}));
+                                      return absl::OkStatus();
+                                    })));
   for (const char* op : {"SparseReshape", "SparseFillEmptyRowsGrad", "SparseAddGrad",
                          "SparseConcat", "SparseSliceGrad"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
