@@ -10,6 +10,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/array/index_ops.h"
 #include "ops/math/math_ops.h"
+#include "ops/sparse/sparse_segment_ops.h"
 #include "ops/state/state_ops.h"
 
 namespace sluice {
@@ -192,6 +193,38 @@ absl::StatusOr<Output> EmbeddingLookup(const Scope& s, const PartitionedVariable
   const Output shape = ops::ConcatV2(
       s, {ops::Cast(s, ops::Shape(s, ids), DT_INT64), ops::Const(s, row_dims)}, zero);
   const Output out = ops::Reshape(s, stitched, shape);
+  RETURN_IF_ERROR(s.status());
+  return out;
+}
+
+absl::StatusOr<Output> EmbeddingLookupSparse(const Scope& s, const PartitionedVariable& params,
+                                             const SparseIds& ids, Output weights,
+                                             const std::string& combiner,
+                                             const std::string& partition_strategy) {
+  if (combiner != "sum" && combiner != "mean" && combiner != "sqrtn") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("combiner must be \"sum\", \"mean\" or \"sqrtn\", not \"", combiner, "\""));
+  }
+  const Output rows = ops::Cast(
+      s, ops::GatherV2(s, ids.indices, ops::Const(s, 0), ops::Const(s, 1)), DT_INT32);
+  const ops::UniqueOutputs unique = ops::Unique(s, ids.values);
+  ASSIGN_OR_RETURN(Output embeddings, EmbeddingLookup(s, params, unique.y, partition_strategy));
+  if (!weights.valid()) {
+    const std::string kind = combiner == "sum" ? "Sum" : combiner == "mean" ? "Mean" : "SqrtN";
+    Output out = ops::SparseSegmentReduction(s, kind, embeddings, unique.idx, rows);
+    RETURN_IF_ERROR(s.status());
+    return out;
+  }
+  // Weighted: each id's row times its weight, summed per row, then divided
+  // by the weights' sum (mean) or the root of their squares' sum (sqrtn).
+  const Output w = ops::ExpandDims(s, weights, ops::Const(s, -1));
+  const Output each = ops::Mul(s, ops::GatherV2(s, embeddings, unique.idx, ops::Const(s, 0)), w);
+  Output out = ops::SegmentSum(s, each, rows);
+  if (combiner == "mean") {
+    out = ops::Div(s, out, ops::SegmentSum(s, w, rows));
+  } else if (combiner == "sqrtn") {
+    out = ops::Div(s, out, ops::Sqrt(s, ops::SegmentSum(s, ops::Mul(s, w, w), rows)));
+  }
   RETURN_IF_ERROR(s.status());
   return out;
 }

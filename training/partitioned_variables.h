@@ -23,6 +23,8 @@
 // shape_and_slices string a TF checkpoint stores it under.
 //
 // EmbeddingLookup over parts: "mod" sends id to part id % n, row id / n;
+// EmbeddingLookupSparse pools a SparseTensor's rows of ids with a combiner
+// (TF's embedding_lookup_sparse, through the SparseSegment ops);
 // "div" cuts the id space into contiguous blocks sized like the parts (the
 // first `extras` blocks one larger). Ids may have any shape; the result is
 // ids' shape + a row's shape. Gradients flow to each part (through Gather).
@@ -96,6 +98,21 @@ absl::StatusOr<PartitionedVariable> CreatePartitionedVariable(const Scope& scope
 // Rows of the table for `ids` (int32 or int64), routed to its parts.
 absl::StatusOr<Output> EmbeddingLookup(const Scope& scope, const PartitionedVariable& params,
                                        Input ids, const std::string& partition_strategy = "mod");
+
+// A SparseTensor of ids (TF's sp_ids): indices int64 [n, 2] (row, position),
+// values the ids, dense_shape int64 [2].
+struct SparseIds {
+  Output indices, values, dense_shape;
+};
+
+// TF's embedding_lookup_sparse: one row per input row that has ids (rows up
+// to the last such), combining its ids' embeddings by `combiner` ("sum",
+// "mean" or "sqrtn"), weighted by `weights` (values aligned with the ids'
+// values; an invalid Output: all 1). Each distinct id is looked up once.
+absl::StatusOr<Output> EmbeddingLookupSparse(const Scope& scope, const PartitionedVariable& params,
+                                             const SparseIds& ids, Output weights,
+                                             const std::string& combiner = "mean",
+                                             const std::string& partition_strategy = "mod");
 
 }  // namespace sluice
 

@@ -111,6 +111,53 @@ TEST(PartitionedVariableTest, AxisOnePartsHaveTheirOwnSliceSpecs) {
   EXPECT_EQ(w->parts[1].slice_spec, "3 5 0,3:3,2");
 }
 
+// embedding_lookup_sparse over the same parts: every combiner, both
+// strategies, with and without weights (TensorFlow's numbers).
+TEST(PartitionedVariableTest, EmbeddingLookupSparseIsTensorFlows) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<PartitionedVariable> w = CreatePartitionedVariable(
+      s, "emb/w", TensorShape({10, 2}), DT_FLOAT, FixedSizePartitioner(3), Rows());
+  ASSERT_TRUE(w.ok()) << w.status();
+  SparseIds ids{ops::Const(s, Tensor::FromVector<int64_t>({0, 0, 0, 1, 1, 0, 2, 0, 2, 1, 2, 2},
+                                                          TensorShape({6, 2}))),
+                ops::Const(s, std::vector<int64_t>{3, 7, 1, 9, 9, 5}),
+                ops::Const(s, std::vector<int64_t>{4, 3})};
+  Output weights = ops::Const(s, {1.0f, 2.0f, 0.5f, 1.0f, 3.0f, 1.0f});
+  std::vector<Output> outs;
+  for (const char* strategy : {"mod", "div"}) {
+    for (const char* combiner : {"sum", "mean", "sqrtn"}) {
+      absl::StatusOr<Output> o = EmbeddingLookupSparse(s, *w, ids, Output(), combiner, strategy);
+      ASSERT_TRUE(o.ok()) << o.status();
+      outs.push_back(*o);
+    }
+  }
+  for (const char* combiner : {"mean", "sqrtn"}) {
+    absl::StatusOr<Output> o = EmbeddingLookupSparse(s, *w, ids, weights, combiner, "mod");
+    ASSERT_TRUE(o.ok()) << o.status();
+    outs.push_back(*o);
+  }
+  Node* init = ops::GlobalVariablesInitializer(s);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());
+  absl::StatusOr<std::vector<Tensor>> got = (*sess)->Run({}, outs, {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  const std::vector<std::vector<float>> want = {
+      {14, 16, 8, 9, 28, 31},
+      {7, 8, 8, 9, 9.33333f, 10.33333f},
+      {9.8995f, 11.31371f, 8, 9, 16.16581f, 17.89786f},
+      {20, 22, 2, 3, 46, 49},
+      {10, 11, 2, 3, 15.33333f, 16.33333f},
+      {14.14214f, 15.55635f, 2, 3, 26.55811f, 28.29016f},
+      {8.66667f, 9.66667f, 8, 9, 8, 9},
+      {11.62755f, 12.9692f, 8, 9, 12.06045f, 13.56801f},
+  };
+  for (size_t i = 0; i < want.size(); ++i) {
+    ExpectTensor<float>((*got)[i], TensorShape({3, 2}), want[i], 1e-4);
+  }
+}
+
 // The replica device setter spreads the parts over the ps tasks: round
 // robin, or by bytes (three equal parts: the same placement, ties going to
 // the lower task).
