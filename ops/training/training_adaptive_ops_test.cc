@@ -217,6 +217,32 @@ TEST_F(AdaptiveTest, SparseProximalAdagradMatchesDense) {
   ExpectValues(sparse, Values(dense), 1e-6);
 }
 
+// SparseApplyMomentum equals ApplyMomentum on the rows it names (every row
+// here, in two calls' worth of order), with and without Nesterov, and
+// leaves the other rows alone.
+TEST_F(AdaptiveTest, SparseMomentumMatchesDense) {
+  for (bool nesterov : {false, true}) {
+    const std::string tag = nesterov ? "n" : "p";
+    Output dense = Var2("dense" + tag, {1, 2, 4, 3, 5, 6}, TensorShape({3, 2}));
+    Output sparse = Var2("sparse" + tag, {1, 2, 4, 3, 5, 6}, TensorShape({3, 2}));
+    Output acc_d = Var2("acc_d" + tag, {0, 0, 0, 0, 0, 0}, TensorShape({3, 2}));
+    Output acc_s = Var2("acc_s" + tag, {0, 0, 0, 0, 0, 0}, TensorShape({3, 2}));
+    Output grad = ops::Const<float>(s_, {0.1f, 0.2f, 0.01f, 0.02f, 0, 0}, TensorShape({3, 2}));
+    Output rows = ops::Const<float>(s_, {0.1f, 0.2f, 0.01f, 0.02f}, TensorShape({2, 2}));
+    Output ud = ops::ApplyMomentum(s_, dense, acc_d, 0.5f, grad, 0.9f, {.use_nesterov = nesterov});
+    Output us = ops::SparseApplyMomentum(s_, sparse, acc_s, 0.5f, rows, {int64_t{0}, int64_t{1}},
+                                         0.9f, {.use_nesterov = nesterov});
+    Start();
+    ASSERT_TRUE(Steps({ud.node, us.node}, 5).ok());
+    ExpectValues(sparse, Values(dense), 1e-6);
+    std::vector<double> last = Values(sparse);
+    EXPECT_EQ(last[4], 5.0);  // row 2, never named
+    EXPECT_EQ(last[5], 6.0);
+    s_ = Scope::NewRootScope(BuiltinOps());
+    inits_.clear();
+  }
+}
+
 TEST_F(AdaptiveTest, ProximalAdagradRejectsNegativeL1) {
   Output var = Var("var", {1.0f});
   Output acc = Var("acc", {0.1f});

@@ -222,6 +222,26 @@ void RegisterApplyRule(KernelRegistry* kernels, const char* op) {
   sparse.template operator()<double, int64_t>();
 }
 
+// Registers only the sparse forms (SparseApply, ResourceSparseApply) of
+// `op`, whose dense forms have kernels of their own (Momentum).
+template <typename Rule>
+void RegisterSparseApplyRule(KernelRegistry* kernels, const char* op) {
+  auto sparse = [&]<typename T, typename Index>() {
+    constexpr DataType kType = DataTypeToEnum<T>::value;
+    constexpr DataType kIndex = DataTypeToEnum<Index>::value;
+    for (const char* prefix : {"SparseApply", "ResourceSparseApply"}) {
+      kernels->Register<SparseApplyOp<Rule, T, Index>>(
+          KernelDef(absl::StrCat(prefix, op), kDeviceTypeCpu)
+              .TypeConstraint("T", kType)
+              .TypeConstraint("Tindices", kIndex));
+    }
+  };
+  sparse.template operator()<float, int32_t>();
+  sparse.template operator()<float, int64_t>();
+  sparse.template operator()<double, int32_t>();
+  sparse.template operator()<double, int64_t>();
+}
+
 // Kernels of the adaptive rules (training_kernels_adaptive.cc) and of FTRL
 // (training_kernels_ftrl.cc); RegisterTrainingKernels calls both.
 void RegisterAdaptiveTrainingKernels(KernelRegistry* kernels);

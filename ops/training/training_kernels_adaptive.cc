@@ -60,6 +60,32 @@ struct AdagradRule : NoCheck {
   }
 };
 
+// Momentum(var, accum, lr, grad, momentum; use_nesterov), the sparse forms
+// only (the dense ones have their own kernel, training_kernels.cc):
+//   accum = accum * momentum + grad
+//   var -= lr * accum, or with Nesterov lr * grad + lr * momentum * accum.
+struct MomentumRule : NoCheck {
+  static constexpr int kVars = 2;
+  static constexpr int kGrad = 3;
+  static constexpr std::array<int, 2> kScalars{2, 4};
+  static constexpr const char* kFlag = "use_nesterov";
+
+  template <typename T, bool kSparse>
+  static void Update(const T* s, bool nesterov, T* const* v, const T* __restrict g, int64_t n) {
+    T* __restrict var = v[0];
+    T* __restrict accum = v[1];
+    const T lr = s[0], momentum = s[1];
+    for (int64_t i = 0; i < n; ++i) {
+      accum[i] = accum[i] * momentum + g[i];
+      if (nesterov) {
+        var[i] -= g[i] * lr + accum[i] * momentum * lr;
+      } else {
+        var[i] -= accum[i] * lr;
+      }
+    }
+  }
+};
+
 // ProximalAdagrad(var, accum, lr, l1, l2, grad): FOBOS with an Adagrad rate
 //   accum += grad^2; rate = lr / sqrt(accum); prox = var - rate * grad
 //   var = sign(prox) * max(|prox| - rate * l1, 0) / (1 + rate * l2)
@@ -179,6 +205,7 @@ struct CenteredRMSPropRule : NoCheck {
 
 void RegisterAdaptiveTrainingKernels(KernelRegistry* kernels) {
   RegisterApplyRule<AdagradRule>(kernels, "Adagrad");
+  RegisterSparseApplyRule<MomentumRule>(kernels, "Momentum");
   RegisterApplyRule<ProximalAdagradRule>(kernels, "ProximalAdagrad");
   RegisterApplyRule<AdadeltaRule>(kernels, "Adadelta");
   RegisterApplyRule<RMSPropRule>(kernels, "RMSProp");

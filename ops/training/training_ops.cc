@@ -167,7 +167,8 @@ absl::Status RegisterTrainingOps(OpRegistry* ops) {
        {{"var", true}, {"accum", true}, {"lr", false}, {"grad", false}, {"momentum", false}},
        {"use_nesterov: bool = false"},
        {1, 3},
-       {2, 4}},
+       {2, 4},
+       3},
       {"ApplyAdam",
        {{"var", true},
         {"m", true},
@@ -252,6 +253,21 @@ Output ApplyGradientDescent(const Scope& s, Input var, Input alpha, Input delta,
       .Input(alpha)
       .Input(delta)
       .Attr("use_locking", attrs.use_locking)
+      .Finalize1();
+}
+
+Output SparseApplyMomentum(const Scope& s, Input var, Input accum, Input lr, Input grad,
+                           Input indices, Input momentum, const ApplyMomentumAttrs& attrs,
+                           std::source_location loc) {
+  return s.Op("SparseApplyMomentum", loc)
+      .Input(var)
+      .Input(accum)
+      .Input(lr)
+      .Input(grad)
+      .Input(indices)
+      .Input(momentum)
+      .Attr("use_locking", attrs.use_locking)
+      .Attr("use_nesterov", attrs.use_nesterov)
       .Finalize1();
 }
 

@@ -57,6 +57,11 @@ struct ApplyMomentumAttrs {
 Output ApplyMomentum(const Scope& scope, Input var, Input accum, Input lr, Input grad,
                      Input momentum, const ApplyMomentumAttrs& attrs = {},
                      std::source_location loc = std::source_location::current());
+// The rows `indices` of var and accum only, in index order (TensorFlow's
+// SparseApplyMomentum; ResourceSparseApplyMomentum on handles).
+Output SparseApplyMomentum(const Scope& scope, Input var, Input accum, Input lr, Input grad,
+                           Input indices, Input momentum, const ApplyMomentumAttrs& attrs = {},
+                           std::source_location loc = std::source_location::current());
 
 struct ApplyAdamAttrs {
   bool use_locking = false;
