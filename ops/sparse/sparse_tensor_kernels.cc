@@ -68,7 +68,12 @@ class SparseReshapeOp : public OpKernel {
     }
     const int64_t* in = in_shape.data<int64_t>();
     int64_t dense = 1;
-    for (int64_t d = 0; d < rank; ++d) dense *= in[d];
+    for (int64_t d = 0; d < rank; ++d) {
+      if (in[d] < 0 || __builtin_mul_overflow(dense, in[d], &dense)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Input shape ", Join(in, rank), " is negative or has more than 2^63 elements"));
+      }
+    }
     const int64_t out_rank = new_shape.NumElements();
     std::vector<int64_t> out(new_shape.data<int64_t>(), new_shape.data<int64_t>() + out_rank);
     int64_t unknown = -1, product = 1;
@@ -82,8 +87,8 @@ class SparseReshapeOp : public OpKernel {
       } else if (out[d] < 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("size ", d, " must be non-negative, not ", out[d]));
-      } else {
-        product *= out[d];
+      } else if (__builtin_mul_overflow(product, out[d], &product)) {
+        return absl::InvalidArgumentError("the requested shape has more than 2^63 elements");
       }
     }
     if (unknown != -1) {
@@ -110,7 +115,14 @@ class SparseReshapeOp : public OpKernel {
     int64_t* o = out_indices->data<int64_t>();
     for (int64_t i = 0; i < n; ++i) {
       int64_t linear = 0;
-      for (int64_t d = 0; d < rank; ++d) linear += idx[i * rank + d] * in_strides[d];
+      for (int64_t d = 0; d < rank; ++d) {
+        const int64_t v = idx[i * rank + d];
+        if (v < 0 || v >= in[d]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input index ", i, " is out of bounds of the input shape ", Join(in, rank)));
+        }
+        linear += v * in_strides[d];
+      }
       for (int64_t d = 0; d < out_rank; ++d) {
         o[i * out_rank + d] = linear / out_strides[d];
         linear %= out_strides[d];
@@ -141,8 +153,14 @@ class SparseFillEmptyRowsOp : public OpKernel {
           " and dense_shape ", dense_shape.shape().DebugString(), " do not agree"));
     }
     const int64_t rows = dense_shape.data<int64_t>()[0];
+    if (rows < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("dense_shape[0] must be >= 0, got ", rows));
+    }
+    // The row indicator first: the device's allocator bounds what a
+    // dense_shape may ask for before this kernel sizes anything by it.
+    ASSIGN_OR_RETURN(Tensor * indicator, ctx->allocate_output(2, TensorShape({rows})));
     const int64_t* idx = indices.data<int64_t>();
-    std::vector<int64_t> count(static_cast<size_t>(std::max<int64_t>(rows, 0)), 0);
+    std::vector<int64_t> count(static_cast<size_t>(rows), 0);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t r = idx[i * rank];
       if (r < 0 || r >= rows) {
@@ -160,7 +178,6 @@ class SparseFillEmptyRowsOp : public OpKernel {
     const int64_t total = n + empty;
     ASSIGN_OR_RETURN(Tensor * out_idx, ctx->allocate_output(0, TensorShape({total, rank})));
     ASSIGN_OR_RETURN(Tensor * out_vals, ctx->allocate_output(1, TensorShape({total})));
-    ASSIGN_OR_RETURN(Tensor * indicator, ctx->allocate_output(2, TensorShape({rows})));
     ASSIGN_OR_RETURN(Tensor * reverse, ctx->allocate_output(3, TensorShape({n})));
     int64_t* oi = out_idx->data<int64_t>();
     std::vector<int64_t> placed(count.size(), 0);

@@ -45,6 +45,7 @@ TEST_F(SparseTensorOpsTest, SparseReshape) {
                 "requires a multiple of 4. input_shape=[2,3] output_shape=[4,1]"},
       {{-1, -1}, "only one output dimension may be -1, not both 0 and 1"},
       {{4, 2}, "Input to reshape is a tensor with 6 dense values, but the requested shape has 8"},
+      {{int64_t{1} << 40, int64_t{1} << 40}, "more than 2^63 elements"},
   };
   for (const auto& b : bad) {
     Scope s = Scope::NewRootScope(BuiltinOps());
