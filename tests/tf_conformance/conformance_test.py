@@ -87,6 +87,8 @@ class TensorFlowConformanceTest(unittest.TestCase):
         os.makedirs(out, exist_ok=True)
         argv = [runfile("tools/runner"), "--graph=" + case["graph"],
                 "--fetch=" + ",".join(case["fetches"]), "--out_dir=" + out]
+        if case.get("init"):
+            argv.append("--init=" + case["init"])
         if case["targets"]:
             argv += ["--target=" + ",".join(case["targets"]), "--steps=%d" % case["steps"]]
         for k, v in case["feeds"].items():
@@ -151,6 +153,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
 
     def test_string_split_and_sparse_add_concat_slice(self):
         self.run_case("sparse_more")
+
+    def test_wide_and_deep_trains_as_in_tensorflow(self):
+        self.run_case("wide_and_deep")
 
     def test_tensorflow_reads_what_sluice_wrote(self):
         images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))

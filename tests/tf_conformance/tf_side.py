@@ -28,7 +28,8 @@ OUT = sys.argv[1]
 CASES = []
 
 
-def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, rtol=1e-5, atol=1e-6):
+def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, rtol=1e-5, atol=1e-6,
+              init=None):
     """One runner invocation: after `steps` runs of `targets`, fetching
     `fetches` gives `values` (TF's)."""
     path = os.path.join(OUT, name + ".pb")
@@ -48,7 +49,8 @@ def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, r
         np.save(p, v)
         feed_files[k] = p
     CASES.append(dict(name=name, graph=path, fetches=fetches, expected=outs,
-                      targets=targets or [], steps=steps, feeds=feed_files, rtol=rtol, atol=atol))
+                      targets=targets or [], steps=steps, feeds=feed_files, rtol=rtol, atol=atol,
+                      init=init or ""))
 
 
 def tname(t):
@@ -308,6 +310,52 @@ def sparse_more_cases():
     save_case("sparse_more", g, [t.name for t in fetches], vals)
 
 
+def wide_and_deep_cases():
+    """A small TF1 wide & deep model as TensorFlow writes it: strings hashed
+    into buckets, partitioned embedding tables looked up sparsely (their
+    gradients IndexedSlices, applied by sparse Adagrad), a wide linear part
+    trained by FTRL, five steps; the loss and the variables after them."""
+    g = tf.Graph()
+    with g.as_default():
+        rng = np.random.RandomState(5)
+        words = tf.constant([["a", "b"], ["c", ""], ["a", "d"], ["e", "b"]])
+        labels = tf.constant([[1.0], [0.0], [1.0], [0.0]])
+        ids = tf.strings.to_hash_bucket_fast(words, 16)
+        mask = tf.not_equal(words, "")
+        where = tf.where(mask)
+        sp_ids = tf.SparseTensor(where, tf.gather_nd(ids, where), tf.shape(words, out_type=tf.int64))
+        full = (rng.randn(16, 3) * 0.5).astype(np.float32)
+
+        def rows(shape, dtype=None, partition_info=None):
+            off = partition_info.var_offset[0] if partition_info else 0
+            return tf.constant(full[off:off + shape[0]])
+
+        with v1.variable_scope("deep", partitioner=v1.fixed_size_partitioner(2)):
+            table = v1.get_variable("emb", [16, 3], initializer=rows)
+        pooled = v1.nn.embedding_lookup_sparse(table, sp_ids, None, combiner="mean")
+        w_deep = v1.get_variable("w_deep", initializer=tf.constant(rng.randn(3, 1).astype(np.float32)))
+        with v1.variable_scope("wide", partitioner=v1.fixed_size_partitioner(2)):
+            wide = v1.get_variable("w", [16, 1], initializer=v1.zeros_initializer())
+        wide_logit = v1.nn.embedding_lookup_sparse(wide, sp_ids, None, combiner="sum")
+        logits = tf.matmul(pooled, w_deep) + wide_logit
+        loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+        deep_vars = list(table) + [w_deep]
+        wide_vars = list(wide)
+        train = tf.group(
+            v1.train.AdagradOptimizer(0.5).minimize(loss, var_list=deep_vars),
+            v1.train.FtrlOptimizer(0.5, l1_regularization_strength=0.01).minimize(loss, var_list=wide_vars))
+        init = v1.global_variables_initializer()
+        fetches = [loss] + [v.value() for v in deep_vars + wide_vars]
+        with v1.Session() as sess:
+            sess.run(init)
+            for _ in range(5):
+                sess.run(train)
+            vals = sess.run(fetches)
+    # The runner: `init` once, then `train` five times, then the fetches.
+    save_case("wide_and_deep", g, [t.name for t in fetches], vals,
+              targets=[train.name], steps=5, rtol=1e-4, atol=1e-5, init=init.name)
+
+
 def table_cases():
     """Tables as feature columns use them: a vocabulary from tensors and from
     a file, a mutable table filled by the step, and TF1 feature columns
@@ -376,6 +424,7 @@ def main():
     sparse_tensor_cases()
     table_cases()
     sparse_more_cases()
+    wide_and_deep_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
