@@ -243,6 +243,44 @@ TEST_F(AdaptiveTest, SparseMomentumMatchesDense) {
   }
 }
 
+// AdagradV2 (epsilon outside the root) and ProximalGradientDescent: one
+// dense step by the formulas, and the sparse forms equal to the dense ones.
+TEST_F(AdaptiveTest, AdagradV2AndProximalGradientDescent) {
+  Output var = Var2("v2", {1, 2, 4, 3}, TensorShape({2, 2}));
+  Output acc = Var2("acc", {0.1f, 0.1f, 0.1f, 0.1f}, TensorShape({2, 2}));
+  Output sparse = Var2("v2s", {1, 2, 4, 3}, TensorShape({2, 2}));
+  Output acc_s = Var2("accs", {0.1f, 0.1f, 0.1f, 0.1f}, TensorShape({2, 2}));
+  Output grad = ops::Const<float>(s_, {0.1f, 0.2f, 0.01f, 0.02f}, TensorShape({2, 2}));
+  Node* dense = s_.Op("ApplyAdagradV2").Input(var).Input(acc).Input(3.0f).Input(0.5f).Input(grad)
+                    .Finalize();
+  Node* sp = s_.Op("SparseApplyAdagradV2").Input(sparse).Input(acc_s).Input(3.0f).Input(0.5f)
+                 .Input(grad).Input(ops::Const(s_, std::vector<int64_t>{0, 1})).Finalize();
+  Output pvar = Var2("p", {1, -2, 0.01f, 3}, TensorShape({2, 2}));
+  Output psparse = Var2("ps", {1, -2, 0.01f, 3}, TensorShape({2, 2}));
+  Node* pdense = s_.Op("ApplyProximalGradientDescent").Input(pvar).Input(0.5f).Input(0.1f)
+                     .Input(0.2f).Input(grad).Finalize();
+  Node* psp = s_.Op("SparseApplyProximalGradientDescent").Input(psparse).Input(0.5f).Input(0.1f)
+                  .Input(0.2f).Input(grad).Input(ops::Const(s_, std::vector<int32_t>{0, 1}))
+                  .Finalize();
+  Start();
+  ASSERT_TRUE(Steps({dense, sp, pdense, psp}, 1).ok());
+  // var -= 3 * g / (sqrt(0.1 + g^2) + 0.5)
+  std::vector<double> want;
+  const double v0[] = {1, 2, 4, 3}, g[] = {0.1, 0.2, 0.01, 0.02};
+  for (int i = 0; i < 4; ++i) want.push_back(v0[i] - 3 * g[i] / (std::sqrt(0.1 + g[i] * g[i]) + 0.5));
+  ExpectValues(var, want, 1e-5);
+  ExpectValues(sparse, Values(var), 1e-6);
+  // prox = var - 0.5 g; sign(prox) max(|prox| - 0.05, 0) / 1.1
+  want.clear();
+  const double p0[] = {1, -2, 0.01, 3};
+  for (int i = 0; i < 4; ++i) {
+    const double prox = p0[i] - 0.5 * g[i];
+    want.push_back((prox > 0 ? 1 : prox < 0 ? -1 : 0) * std::max(std::abs(prox) - 0.05, 0.0) / 1.1);
+  }
+  ExpectValues(pvar, want, 1e-5);
+  ExpectValues(psparse, Values(pvar), 1e-6);
+}
+
 TEST_F(AdaptiveTest, ProximalAdagradRejectsNegativeL1) {
   Output var = Var("var", {1.0f});
   Output acc = Var("acc", {0.1f});

@@ -86,6 +86,56 @@ struct MomentumRule : NoCheck {
   }
 };
 
+// AdagradV2(var, accum, lr, epsilon, grad; update_slots):
+//   accum += grad^2 (when update_slots); var -= lr * grad / (sqrt(accum) + epsilon).
+struct AdagradV2Rule : NoCheck {
+  static constexpr int kVars = 2;
+  static constexpr int kGrad = 4;
+  static constexpr std::array<int, 2> kScalars{2, 3};
+  static constexpr const char* kFlag = "update_slots";
+
+  template <typename T, bool kSparse>
+  static void Update(const T* s, bool update_slots, T* const* v, const T* __restrict g,
+                     int64_t n) {
+    T* __restrict var = v[0];
+    T* __restrict accum = v[1];
+    const T lr = s[0], epsilon = s[1];
+    for (int64_t i = 0; i < n; ++i) {
+      if (update_slots) accum[i] += g[i] * g[i];
+      var[i] -= lr * g[i] / (std::sqrt(accum[i]) + epsilon);
+    }
+  }
+};
+
+// ProximalGradientDescent(var, alpha, l1, l2, delta): FOBOS with a fixed rate
+//   prox = var - alpha * delta
+//   var = sign(prox) * max(|prox| - alpha * l1, 0) / (1 + alpha * l2)
+struct ProximalGradientDescentRule {
+  static constexpr int kVars = 1;
+  static constexpr int kGrad = 4;
+  static constexpr std::array<int, 3> kScalars{1, 2, 3};
+  static constexpr const char* kFlag = nullptr;
+
+  template <typename T>
+  static absl::Status Check(OpKernelContext* ctx, const T* s) {
+    RETURN_IF_ERROR(
+        CheckHyper(ctx, s[1] >= T(0), "l1 regularization strength", "non-negative", s[1]));
+    return CheckHyper(ctx, s[2] >= T(0), "l2 regularization strength", "non-negative", s[2]);
+  }
+
+  template <typename T, bool kSparse>
+  static void Update(const T* s, bool, T* const* v, const T* __restrict g, int64_t n) {
+    T* __restrict var = v[0];
+    const T alpha = s[0], l1 = s[1], l2 = s[2];
+    for (int64_t i = 0; i < n; ++i) {
+      const T prox = var[i] - alpha * g[i];
+      const T shrunk =
+          l1 > T(0) ? Sign(prox) * std::max(std::abs(prox) - alpha * l1, T(0)) : prox;
+      var[i] = shrunk / (T(1) + alpha * l2);
+    }
+  }
+};
+
 // ProximalAdagrad(var, accum, lr, l1, l2, grad): FOBOS with an Adagrad rate
 //   accum += grad^2; rate = lr / sqrt(accum); prox = var - rate * grad
 //   var = sign(prox) * max(|prox| - rate * l1, 0) / (1 + rate * l2)
@@ -206,6 +256,8 @@ struct CenteredRMSPropRule : NoCheck {
 void RegisterAdaptiveTrainingKernels(KernelRegistry* kernels) {
   RegisterApplyRule<AdagradRule>(kernels, "Adagrad");
   RegisterSparseApplyRule<MomentumRule>(kernels, "Momentum");
+  RegisterApplyRule<AdagradV2Rule>(kernels, "AdagradV2");
+  RegisterApplyRule<ProximalGradientDescentRule>(kernels, "ProximalGradientDescent");
   RegisterApplyRule<ProximalAdagradRule>(kernels, "ProximalAdagrad");
   RegisterApplyRule<AdadeltaRule>(kernels, "Adadelta");
   RegisterApplyRule<RMSPropRule>(kernels, "RMSProp");
