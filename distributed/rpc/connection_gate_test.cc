@@ -30,13 +30,6 @@ namespace {
 constexpr char kPs[] = "/job:ps/replica:0/task:0";
 constexpr char kWorker[] = "/job:worker/replica:0/task:0";
 
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = absl::StrCat(base != nullptr ? base : "/tmp", "/", name);
-  (void)std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
-  return dir;
-}
-
 int ThreadsOfThisProcess() {
   int n = 0;
   if (DIR* d = opendir("/proc/self/task")) {
@@ -120,7 +113,7 @@ class Tricklers {
 class ConnectionGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir("gate-tls");
+    dir_ = FreshTestDir("gate-tls");
     ASSERT_TRUE(WriteJobCredentials(dir_, {kPs, kWorker}).ok());
     worker_ = std::make_shared<FakeWorker>(kPs);
   }

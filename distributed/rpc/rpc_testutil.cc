@@ -1,6 +1,7 @@
 #include "distributed/rpc/rpc_testutil.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -165,6 +166,13 @@ void FakeMaster::ListDevices(std::vector<rpc::DeviceAttributes>& out) {
   d.device_type = "CPU";
   d.memory_limit = 1 << 30;
   out.push_back(d);
+}
+
+std::string FreshTestDir(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string dir = absl::StrCat(base != nullptr ? base : "/tmp", "/", name);
+  (void)std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
+  return dir;
 }
 
 }  // namespace sluice

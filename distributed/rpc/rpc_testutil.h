@@ -6,7 +6,8 @@
 //   source.Provide(1, "x", Tensor::Scalar<float>(3));
 //   ASSIGN_OR_RETURN(auto server, ThriftServer::Start(opts, worker, &source, nullptr));
 //
-// Thread-safe: handlers are called from server threads.
+// Thread-safe: handlers are called from server threads. FreshTestDir names
+// an empty directory under the test's TEST_TMPDIR.
 #ifndef SLUICE_DISTRIBUTED_RPC_RPC_TESTUTIL_H_
 #define SLUICE_DISTRIBUTED_RPC_RPC_TESTUTIL_H_
 
@@ -115,6 +116,10 @@ class FakeMaster : public rpc::MasterServiceIf {
   std::map<std::string, std::string> sessions_ ABSL_GUARDED_BY(mu_);  // handle -> graph bytes
   int next_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// "$TEST_TMPDIR/<name>" (/tmp outside Bazel), with whatever an earlier
+// run left there removed; not created.
+std::string FreshTestDir(const std::string& name);
 
 }  // namespace sluice
 

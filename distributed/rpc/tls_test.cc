@@ -35,13 +35,6 @@ namespace {
 constexpr char kPs[] = "/job:ps/replica:0/task:0";
 constexpr char kWorker[] = "/job:worker/replica:0/task:0";
 
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = absl::StrCat(base != nullptr ? base : "/tmp", "/", name);
-  (void)std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
-  return dir;
-}
-
 std::shared_ptr<const TlsContext> Load(const std::string& dir, const std::string& identity) {
   absl::StatusOr<std::shared_ptr<const TlsContext>> tls = TlsContext::Load(dir, identity);
   EXPECT_TRUE(tls.ok()) << tls.status();
@@ -51,7 +44,7 @@ std::shared_ptr<const TlsContext> Load(const std::string& dir, const std::string
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir("job-tls");
+    dir_ = FreshTestDir("job-tls");
     ASSERT_TRUE(WriteJobCredentials(dir_, {kPs, kWorker, kClientIdentity}).ok());
     worker_ = std::make_shared<FakeWorker>(kPs);
     ThriftServerOptions opts;
@@ -162,7 +155,7 @@ TEST_F(TlsTest, PlaintextClientIsRefusedAndTheRefusalLogged) {
 }
 
 TEST_F(TlsTest, ClientOfAnotherJobIsRefused) {
-  const std::string other = TempDir("other-job-tls");
+  const std::string other = FreshTestDir("other-job-tls");
   ASSERT_TRUE(WriteJobCredentials(other, {kWorker}).ok());
   WorkerStub stranger(kPs, address_, Client(kWorker, other));
   absl::StatusOr<rpc::WorkerStatus> status = stranger.GetStatus(3000);

@@ -192,38 +192,10 @@ class SparseApplyOp : public OpKernel {
   bool flag_ = false;
 };
 
-// Registers `op`'s four forms (Apply, ResourceApply, SparseApply,
-// ResourceSparseApply; `op` without the prefix, e.g. "Adagrad") with
-// `Rule`'s arithmetic for float and double, int32 and int64 indices.
-template <typename Rule>
-void RegisterApplyRule(KernelRegistry* kernels, const char* op) {
-  auto dense = [&]<typename T>() {
-    constexpr DataType kType = DataTypeToEnum<T>::value;
-    for (const char* prefix : {"Apply", "ResourceApply"}) {
-      kernels->Register<DenseApplyOp<Rule, T>>(
-          KernelDef(absl::StrCat(prefix, op), kDeviceTypeCpu).TypeConstraint("T", kType));
-    }
-  };
-  auto sparse = [&]<typename T, typename Index>() {
-    constexpr DataType kType = DataTypeToEnum<T>::value;
-    constexpr DataType kIndex = DataTypeToEnum<Index>::value;
-    for (const char* prefix : {"SparseApply", "ResourceSparseApply"}) {
-      kernels->Register<SparseApplyOp<Rule, T, Index>>(
-          KernelDef(absl::StrCat(prefix, op), kDeviceTypeCpu)
-              .TypeConstraint("T", kType)
-              .TypeConstraint("Tindices", kIndex));
-    }
-  };
-  dense.template operator()<float>();
-  dense.template operator()<double>();
-  sparse.template operator()<float, int32_t>();
-  sparse.template operator()<float, int64_t>();
-  sparse.template operator()<double, int32_t>();
-  sparse.template operator()<double, int64_t>();
-}
-
 // Registers only the sparse forms (SparseApply, ResourceSparseApply) of
-// `op`, whose dense forms have kernels of their own (Momentum).
+// `op` with `Rule`'s arithmetic for float and double, int32 and int64
+// indices: alone for an op whose dense forms have kernels of their own
+// (Momentum).
 template <typename Rule>
 void RegisterSparseApplyRule(KernelRegistry* kernels, const char* op) {
   auto sparse = [&]<typename T, typename Index>() {
@@ -240,6 +212,23 @@ void RegisterSparseApplyRule(KernelRegistry* kernels, const char* op) {
   sparse.template operator()<float, int64_t>();
   sparse.template operator()<double, int32_t>();
   sparse.template operator()<double, int64_t>();
+}
+
+// Registers `op`'s four forms (Apply, ResourceApply, SparseApply,
+// ResourceSparseApply; `op` without the prefix, e.g. "Adagrad") with
+// `Rule`'s arithmetic for float and double, int32 and int64 indices.
+template <typename Rule>
+void RegisterApplyRule(KernelRegistry* kernels, const char* op) {
+  auto dense = [&]<typename T>() {
+    constexpr DataType kType = DataTypeToEnum<T>::value;
+    for (const char* prefix : {"Apply", "ResourceApply"}) {
+      kernels->Register<DenseApplyOp<Rule, T>>(
+          KernelDef(absl::StrCat(prefix, op), kDeviceTypeCpu).TypeConstraint("T", kType));
+    }
+  };
+  dense.template operator()<float>();
+  dense.template operator()<double>();
+  RegisterSparseApplyRule<Rule>(kernels, op);
 }
 
 // Kernels of the adaptive rules (training_kernels_adaptive.cc) and of FTRL

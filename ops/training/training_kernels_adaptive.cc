@@ -20,6 +20,15 @@ T Sign(T x) {
   return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
 }
 
+// FOBOS's proximal step from `prox` (var after a plain step of size
+// `rate`): shrunk toward 0 by rate * l1 (when l1 > 0), then scaled by
+// 1 / (1 + rate * l2). ProximalAdagrad and ProximalGradientDescent share it.
+template <typename T>
+T ProximalStep(T prox, T rate, T l1, T l2) {
+  const T shrunk = l1 > T(0) ? Sign(prox) * std::max(std::abs(prox) - rate * l1, T(0)) : prox;
+  return shrunk / (T(1) + rate * l2);
+}
+
 // InvalidArgument "<op>: <what> is not a <kind> scalar: <value>" unless ok.
 absl::Status CheckHyper(OpKernelContext* ctx, bool ok, const char* what, const char* kind,
                         double value) {
@@ -127,12 +136,7 @@ struct ProximalGradientDescentRule {
   static void Update(const T* s, bool, T* const* v, const T* __restrict g, int64_t n) {
     T* __restrict var = v[0];
     const T alpha = s[0], l1 = s[1], l2 = s[2];
-    for (int64_t i = 0; i < n; ++i) {
-      const T prox = var[i] - alpha * g[i];
-      const T shrunk =
-          l1 > T(0) ? Sign(prox) * std::max(std::abs(prox) - alpha * l1, T(0)) : prox;
-      var[i] = shrunk / (T(1) + alpha * l2);
-    }
+    for (int64_t i = 0; i < n; ++i) var[i] = ProximalStep(var[i] - alpha * g[i], alpha, l1, l2);
   }
 };
 
@@ -161,10 +165,7 @@ struct ProximalAdagradRule {
     for (int64_t i = 0; i < n; ++i) {
       accum[i] += g[i] * g[i];
       const T rate = lr / std::sqrt(accum[i]);
-      const T prox = var[i] - g[i] * rate;
-      const T shrunk =
-          l1 > T(0) ? Sign(prox) * std::max(std::abs(prox) - rate * l1, T(0)) : prox;
-      var[i] = shrunk / (T(1) + l2 * rate);
+      var[i] = ProximalStep(var[i] - g[i] * rate, rate, l1, l2);
     }
   }
 };
