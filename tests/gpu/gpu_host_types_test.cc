@@ -16,6 +16,7 @@
 #include "runtime/client_graph.h"
 #include "runtime/local_devices.h"
 #include "sluice.h"
+#include "training/checkpoint/saver.h"
 
 namespace sluice {
 namespace {
@@ -74,6 +75,51 @@ TEST(GpuHostTypesTest, StringFeedsFetchesAndTransfersStayOnTheCpu) {
     auto t = nd.attr().find("T");
     if (t == nd.attr().end()) continue;
     EXPECT_NE(t->second.type(), ::tensorflow::DT_STRING) << nd.name() << " (" << nd.op() << ")";
+  }
+}
+
+// A worker whose variables live on its GPU saves them from its CPU: the
+// saver's file names and SaveV2/RestoreV2 have CPU kernels only. (On an
+// H200, multi_worker_mlp's workers failed with "cannot place node
+// 'global_step' (VariableV2) on .../device:GPU:0 with its 2 colocated nodes:
+// ... has no GPU kernel for 'save/shard_0/filename' (StringJoin)": the
+// saver's ops were colocated with the variables.)
+TEST(GpuHostTypesTest, VariablesOnTheGpuAreSavedFromTheCpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  for (bool sharded : {true, false}) {
+    SCOPED_TRACE(sharded ? "sharded" : "one shard");
+    Scope s = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
+    ops::VariableWithInit(s.WithOpName("w"), {1.0f, 2.0f});
+    CreateGlobalStep(s);
+    ASSERT_TRUE(s.ok()) << s.status();
+    SaverOptions options;
+    options.sharded = sharded;
+    absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {}, options);
+    ASSERT_TRUE(saver.ok()) << saver.status();
+
+    absl::StatusOr<ClientGraph> cg = BuildClientGraph(
+        *s.graph(), {"save/prefix:0"}, {}, {"save/save_all", "save/restore_all"});
+    ASSERT_TRUE(cg.ok()) << cg.status();
+    LocalDevicesOptions local;
+    local.cpu_threads = 1;
+    absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
+    ASSERT_TRUE(cpus.ok()) << cpus.status();
+    StandInGpu gpu;
+    const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
+    absl::Status placed = PlaceGraph(cg->graph.get(), devices, *BuiltinKernels(), {});
+    ASSERT_TRUE(placed.ok()) << placed;
+    EXPECT_EQ(cg->graph->FindNode("w")->assigned_device(), kGpu0);
+    int saves = 0;
+    for (const Node* n : cg->graph->nodes()) {
+      const std::string type = n->assigned_device() == kGpu0 ? kDeviceTypeGpu : kDeviceTypeCpu;
+      EXPECT_NE(BuiltinKernels()->FindKernelDef(*n, type), nullptr)
+          << n->DebugName() << " on " << n->assigned_device();
+      if (n->op() == "SaveV2") {
+        ++saves;
+        EXPECT_NE(n->assigned_device(), kGpu0);
+      }
+    }
+    EXPECT_EQ(saves, 1);
   }
 }
 

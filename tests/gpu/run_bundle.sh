@@ -141,6 +141,36 @@ example between_graph_async \
   "$bin/launch" --ps=1 --workers=2 -- "$bin/between_graph_mlp" --async --logdir=
 example multi_worker_mlp "$bin/launch" --workers=2 -- "$bin/multi_worker_mlp"
 
+# The Fashion-MNIST CNN (one process), when the bundle carries the dataset
+# (data/fashion-mnist: Debian's IDX files; bundle.sh may carry a subset of the
+# training images to fit a transfer limit). One pass, both runs from the same
+# TFRecord files; "final: test accuracy A after ..." -> A.
+cnn_accuracy() { sed -nE 's/^final: test accuracy ([0-9.]+) .*/\1/p' "$1" | tail -1; }
+if [[ -d "$here/data/fashion-mnist" ]]; then
+  cnn_args=(--source_dir="$here/data/fashion-mnist" --data_dir="$work/fashion_mnist"
+            --epochs="${SLUICE_GPU_CNN_EPOCHS:-1}" --max_train_s=150 --eval_every_s=1000)
+  run_logged fashion_mnist_cnn.gpu 240 "$bin/fashion_mnist_cnn" "${cnn_args[@]}"
+  rc_gpu=$?
+  CUDA_VISIBLE_DEVICES= run_logged fashion_mnist_cnn.cpu 240 "$bin/fashion_mnist_cnn" "${cnn_args[@]}"
+  rc_cpu=$?
+  gpu=$(cnn_accuracy "$logs/fashion_mnist_cnn.gpu.log")
+  cpu=$(cnn_accuracy "$logs/fashion_mnist_cnn.cpu.log")
+  if [[ $rc_gpu != 0 || -z "$gpu" ]]; then
+    row fashion_mnist_cnn FAIL "GPU run: exit $rc_gpu, $(tail -1 "$logs/fashion_mnist_cnn.gpu.log" | cut -c1-120)"
+  elif [[ $rc_cpu != 0 || -z "$cpu" ]]; then
+    row fashion_mnist_cnn FAIL "CPU run: exit $rc_cpu, $(tail -1 "$logs/fashion_mnist_cnn.cpu.log" | cut -c1-120)"
+  elif awk -v g="$gpu" -v c="$cpu" 'BEGIN { exit !(g - c >= -0.01) }'; then
+    row fashion_mnist_cnn ok "test accuracy GPU $gpu, CPU $cpu"
+  else
+    row fashion_mnist_cnn FAIL "test accuracy GPU $gpu < CPU $cpu"
+  fi
+  echo "example_fashion_mnist_cnn_accuracy_gpu: $gpu" >>"$figures"
+  echo "example_fashion_mnist_cnn_accuracy_cpu: $cpu" >>"$figures"
+  grep -E '^(final|placement|devices)' "$logs/fashion_mnist_cnn.gpu.log" | head -5
+else
+  row fashion_mnist_cnn SKIP "the bundle carries no data/fashion-mnist"
+fi
+
 # ---- 4. Benchmarks and the PyTorch peer -------------------------------------------
 bench() {  # name command...
   local name=$1

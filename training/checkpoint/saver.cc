@@ -37,13 +37,31 @@ Tensor StringVector(const std::vector<std::string>& v) {
   return Tensor::FromVector<std::string>(v);
 }
 
+// Where a shard of variables on `device` saves from: the device itself when
+// it is a CPU, else its task's first CPU ("/job:ps/task:0/device:GPU:1" ->
+// "/job:ps/task:0/device:CPU:0"), as TensorFlow's saver places its ops: file
+// names and SaveV2/RestoreV2 have CPU kernels only. "" when the device names
+// neither a CPU nor a task (the placer puts the ops on a CPU then).
+std::string SaveDeviceFor(const std::string& device) {
+  absl::StatusOr<DeviceName> d = DeviceName::Parse(device);
+  if (!d.ok()) return "";
+  if (d->type == "CPU") return d->ToString();
+  if (!d->job && !d->task) return "";
+  d->type = "CPU";
+  d->id = 0;
+  return d->ToString();
+}
+
 // Builds shard k's nodes; returns the restoring Assigns.
 absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& scope, const Output& prefix,
                                               const std::string& device,
                                               const std::vector<Node*>& vars, int k, int n,
                                               Node** save_node) {
-  Scope s = scope.NewSubScope(absl::StrCat("shard_", k)).ColocateWith(vars[0]);
-  if (!device.empty()) s = s.WithDevice(device);
+  // Not colocated with the variables: a variable on a GPU would pull the
+  // string ops there (found on an H200: "GPU:0 has no GPU kernel for
+  // 'save/shard_0/filename' (StringJoin)").
+  Scope s = scope.NewSubScope(absl::StrCat("shard_", k)).ClearColocation().WithDevice(
+      SaveDeviceFor(device.empty() ? vars[0]->requested_device() : device));
   std::vector<std::string> names;
   std::vector<Output> values;
   std::vector<DataType> dtypes;
@@ -62,8 +80,7 @@ absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& scope, const Output& 
       ops::RestoreV2(s.WithOpName("restore"), file, tensor_names, shape_and_slices, dtypes);
   std::vector<Node*> assigns;
   for (size_t i = 0; i < vars.size(); ++i) {
-    Scope a = s.ClearColocation().ColocateWith(vars[i]);
-    if (!device.empty()) a = a.WithDevice(device);
+    Scope a = s.ClearColocation().WithDevice(vars[i]->requested_device()).ColocateWith(vars[i]);
     Output assigned =
         ops::Assign(a.WithOpName(absl::StrCat("assign_", i)), Output(vars[i], 0), restored[i]);
     assigns.push_back(assigned.node);
@@ -125,7 +142,10 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
   }
 
   Scope s = scope.NewSubScope(options.name);
-  Output prefix = ops::Placeholder(s.WithOpName("prefix"), DT_STRING, {.shape = TensorShape()});
+  // The fed file name: a string, so wherever the placer finds a CPU, not
+  // on the device of the caller's scope.
+  Output prefix = ops::Placeholder(s.WithOpName("prefix").WithDevice(""), DT_STRING,
+                                   {.shape = TensorShape()});
   RETURN_IF_ERROR(s.status());
   const int n = static_cast<int>(shards.size());
   std::vector<Node*> saves;

@@ -1,8 +1,10 @@
 // Saver: saves and restores a graph's variables as sharded checkpoints. It
 // adds to the graph one SaveV2 (and one RestoreV2 with an Assign per
-// variable) for each device that holds variables, pinned to the variables'
-// requested device and colocated with them, so in a cluster every parameter
-// server task writes and reads its own shard; nothing crosses the network.
+// variable) for each device that holds variables, pinned to the CPU of the
+// variables' task (TensorFlow's placement: the string and file ops have CPU
+// kernels only) with each Assign colocated with its variable, so in a
+// cluster every parameter server task writes and reads its own shard;
+// nothing crosses the network.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Saver> saver, Saver::Build(root, {}));  // every variable
 //   ASSIGN_OR_RETURN(auto sess, NewSession(opts, *root.graph()));
@@ -26,8 +28,8 @@
 // Shards are the distinct requested devices of the variables (canonical
 // device names; "" is one shard), sorted; variables within a shard sorted by
 // name; each is stored under its node name. With sharded = false there is one
-// shard, colocated with the first variable (by name); the others are read
-// across devices.
+// shard, on the CPU of the first variable's task (by name); the others are
+// read across devices.
 //
 // Errors: Build: InvalidArgument for a node that is not a variable, or no
 // variables; graph-building errors name the node. Save/Restore: the
