@@ -143,30 +143,43 @@ example multi_worker_mlp "$bin/launch" --workers=2 -- "$bin/multi_worker_mlp"
 
 # The Fashion-MNIST CNN (one process), when the bundle carries the dataset
 # (data/fashion-mnist: Debian's IDX files; bundle.sh may carry a subset of the
-# training images to fit a transfer limit). One pass, both runs from the same
-# TFRecord files; "final: test accuracy A after ..." -> A.
+# training images to fit a transfer limit). The GPU's random ops draw other
+# numbers than the CPU's for the same seed, so one GPU run against one CPU run
+# compares two initializations: each side trains once per seed
+# (SLUICE_GPU_CNN_SEEDS, default "1 2 3") and the medians of the test
+# accuracies are compared (within 0.01). On 2 cores here, seeds 1-3 at 2
+# epochs on 40,000 images gave 0.8839, 0.8791, 0.8882.
 cnn_accuracy() { sed -nE 's/^final: test accuracy ([0-9.]+) .*/\1/p' "$1" | tail -1; }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 if [[ -d "$here/data/fashion-mnist" ]]; then
   cnn_args=(--source_dir="$here/data/fashion-mnist" --data_dir="$work/fashion_mnist"
-            --epochs="${SLUICE_GPU_CNN_EPOCHS:-1}" --max_train_s=150 --eval_every_s=1000)
-  run_logged fashion_mnist_cnn.gpu 240 "$bin/fashion_mnist_cnn" "${cnn_args[@]}"
-  rc_gpu=$?
-  CUDA_VISIBLE_DEVICES= run_logged fashion_mnist_cnn.cpu 240 "$bin/fashion_mnist_cnn" "${cnn_args[@]}"
-  rc_cpu=$?
-  gpu=$(cnn_accuracy "$logs/fashion_mnist_cnn.gpu.log")
-  cpu=$(cnn_accuracy "$logs/fashion_mnist_cnn.cpu.log")
-  if [[ $rc_gpu != 0 || -z "$gpu" ]]; then
-    row fashion_mnist_cnn FAIL "GPU run: exit $rc_gpu, $(tail -1 "$logs/fashion_mnist_cnn.gpu.log" | cut -c1-120)"
-  elif [[ $rc_cpu != 0 || -z "$cpu" ]]; then
-    row fashion_mnist_cnn FAIL "CPU run: exit $rc_cpu, $(tail -1 "$logs/fashion_mnist_cnn.cpu.log" | cut -c1-120)"
+            --epochs="${SLUICE_GPU_CNN_EPOCHS:-2}" --max_train_s=150 --eval_every_s=1000)
+  gpu_accs=() cpu_accs=() cnn_failed=""
+  for seed in ${SLUICE_GPU_CNN_SEEDS:-1 2 3}; do
+    run_logged "fashion_mnist_cnn.gpu.seed$seed" 240 "$bin/fashion_mnist_cnn" "${cnn_args[@]}" --seed="$seed"
+    rc=$?
+    a=$(cnn_accuracy "$logs/fashion_mnist_cnn.gpu.seed$seed.log")
+    [[ $rc != 0 || -z "$a" ]] && cnn_failed+=" GPU seed $seed: exit $rc;"
+    gpu_accs+=("$a")
+    CUDA_VISIBLE_DEVICES= run_logged "fashion_mnist_cnn.cpu.seed$seed" 240 \
+      "$bin/fashion_mnist_cnn" "${cnn_args[@]}" --seed="$seed"
+    rc=$?
+    a=$(cnn_accuracy "$logs/fashion_mnist_cnn.cpu.seed$seed.log")
+    [[ $rc != 0 || -z "$a" ]] && cnn_failed+=" CPU seed $seed: exit $rc;"
+    cpu_accs+=("$a")
+  done
+  gpu=$(printf '%s\n' "${gpu_accs[@]}" | grep . | median)
+  cpu=$(printf '%s\n' "${cpu_accs[@]}" | grep . | median)
+  detail="median test accuracy GPU $gpu (${gpu_accs[*]}), CPU $cpu (${cpu_accs[*]})"
+  if [[ -n "$cnn_failed" ]]; then
+    row fashion_mnist_cnn FAIL "$cnn_failed"
   elif awk -v g="$gpu" -v c="$cpu" 'BEGIN { exit !(g - c >= -0.01) }'; then
-    row fashion_mnist_cnn ok "test accuracy GPU $gpu, CPU $cpu"
+    row fashion_mnist_cnn ok "$detail"
   else
-    row fashion_mnist_cnn FAIL "test accuracy GPU $gpu < CPU $cpu"
+    row fashion_mnist_cnn FAIL "$detail"
   fi
   echo "example_fashion_mnist_cnn_accuracy_gpu: $gpu" >>"$figures"
   echo "example_fashion_mnist_cnn_accuracy_cpu: $cpu" >>"$figures"
-  grep -E '^(final|placement|devices)' "$logs/fashion_mnist_cnn.gpu.log" | head -5
 else
   row fashion_mnist_cnn SKIP "the bundle carries no data/fashion-mnist"
 fi
