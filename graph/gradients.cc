@@ -9,6 +9,7 @@
 #include "graph/algorithm.h"
 #include "graph/control_flow_info.h"
 #include "graph/function_inline.h"
+#include "graph/indexed_slices.h"
 
 namespace sluice {
 namespace {
@@ -51,11 +52,15 @@ class GradientBuilder {
       : scope_(scope.NewSubScope("gradients")), ys_(ys), xs_(xs), grad_ys_(grad_ys),
         boundary_(boundary) {}
 
-  absl::StatusOr<std::vector<Output>> Run();
+  absl::StatusOr<std::vector<Gradient>> Run();
 
  private:
-  // The sum of the gradients collected for one output (invalid when none).
-  Output SumGradients(const OutputKey& key);
+  // The sum of the gradients collected for one output (invalid when none):
+  // sparse when every one is (concatenated), else dense (AddN).
+  Gradient SumGradients(const OutputKey& key);
+  // The same, dense (sparse sums become IndexedSlicesToDense nodes beside
+  // the node of `key`).
+  Output SumDense(const OutputKey& key);
   // Where the backward nodes of `node` go: on the device `node` asked for,
   // if any, else the caller's.
   Scope OnDeviceOf(const Scope& s, const Node* node) const {
@@ -83,7 +88,7 @@ class GradientBuilder {
   absl::Status FindLoops();
   absl::Status BackpropLoop(int loop);
   // Hands `grad` (may be invalid) to input edge `e`'s source and releases it.
-  void PassToInput(const Edge* e, const Output& grad);
+  void PassToInput(const Edge* e, const Gradient& grad);
 
   struct Loop {
     std::vector<Node*> exits;    // on the path
@@ -98,30 +103,46 @@ class GradientBuilder {
   std::vector<bool> on_path_;
   std::vector<int> pending_;
   std::deque<Node*> ready_;
-  std::map<OutputKey, std::vector<Output>> grads_;
-  std::map<OutputKey, Output> summed_;
+  std::map<OutputKey, std::vector<Gradient>> grads_;
+  std::map<OutputKey, Gradient> summed_;
   const absl::flat_hash_set<const Node*>& boundary_;
   std::vector<int> loop_of_;  // by node id: index into loops_, -1 outside loops
   std::vector<Loop> loops_;
 };
 
-Output GradientBuilder::SumGradients(const OutputKey& key) {
+Gradient GradientBuilder::SumGradients(const OutputKey& key) {
   auto done = summed_.find(key);
   if (done != summed_.end()) return done->second;
-  Output sum;
+  Gradient sum;
   auto it = grads_.find(key);
   if (it != grads_.end() && !it->second.empty()) {
-    if (it->second.size() == 1) {
-      sum = it->second[0];
+    const std::vector<Gradient>& parts = it->second;
+    const Node* node = scope_.graph()->node(key.first);
+    const Scope s = OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad_sum")), node);
+    bool all_sparse = true;
+    for (const Gradient& g : parts) all_sparse &= g.sparse();
+    if (parts.size() == 1) {
+      sum = parts[0];
+    } else if (all_sparse) {
+      std::vector<IndexedSlices> slices;
+      for (const Gradient& g : parts) slices.push_back(g.slices);
+      absl::StatusOr<IndexedSlices> concat = ConcatIndexedSlices(s, slices);
+      if (concat.ok()) sum = *concat;  // else the scope holds the error
     } else {
-      sum = OnDeviceOf(scope_, scope_.graph()->node(key.first))
-                .Op("AddN")
-                .InputList(absl::MakeConstSpan(it->second))
-                .Finalize1();
+      std::vector<Output> dense;
+      for (const Gradient& g : parts) dense.push_back(DenseOf(s, g));
+      sum = OnDeviceOf(scope_, node).Op("AddN").InputList(absl::MakeConstSpan(dense)).Finalize1();
     }
   }
   summed_[key] = sum;
   return sum;
+}
+
+Output GradientBuilder::SumDense(const OutputKey& key) {
+  const Gradient g = SumGradients(key);
+  if (!g.sparse()) return g.dense;
+  const Node* node = scope_.graph()->node(key.first);
+  return DenseOf(OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad")), node), g);
 }
 
 absl::Status GradientBuilder::BackpropNode(Node* node) {
@@ -130,23 +151,45 @@ absl::Status GradientBuilder::BackpropNode(Node* node) {
     const Edge* e = node->input_edge(i);
     if (e && on_path_[e->src->id()]) any_input_on_path = true;
   }
-  std::vector<Output> dx;
+  std::vector<Gradient> dx;
   if (any_input_on_path) {
-    std::vector<Output> dy;
+    std::vector<Gradient> dy_slices;
     bool any_grad = false;
     for (int k = 0; k < node->num_outputs(); ++k) {
-      dy.push_back(SumGradients({node->id(), k}));
-      any_grad |= dy.back().valid();
+      dy_slices.push_back(SumGradients({node->id(), k}));
+      any_grad |= dy_slices.back().valid();
     }
     const OpDef& def = node->op_def();
     const std::string grad_function =
         any_grad && IsFunctionCall(*node) ? GradientFunctionFor(*node) : "";
+    if (any_grad && grad_function.empty() && def.sparse_grad_fn) {
+      Scope s = OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad")), node);
+      absl::StatusOr<std::vector<Gradient>> r = def.sparse_grad_fn(s, *node, dy_slices);
+      if (!r.ok()) return AddContext(r.status(), absl::StrCat("gradient of node ", node->DebugName()));
+      RETURN_IF_ERROR(scope_.status());
+      if (static_cast<int>(r->size()) != node->num_inputs()) {
+        return absl::InternalError(absl::StrCat("sparse gradient of ", node->DebugName(),
+                                                " returned ", r->size(), " outputs for ",
+                                                node->num_inputs(), " inputs"));
+      }
+      for (int i = 0; i < node->num_inputs(); ++i) {
+        const Edge* e = node->input_edge(i);
+        if (e == nullptr || !on_path_[e->src->id()]) continue;
+        PassToInput(e, (*r)[i]);
+      }
+      return absl::OkStatus();
+    }
+    // Every other gradient function takes dense gradients.
+    std::vector<Output> dy;
+    for (int k = 0; k < node->num_outputs(); ++k) {
+      dy.push_back(dy_slices[k].sparse() ? SumDense({node->id(), k}) : dy_slices[k].dense);
+    }
     if (!grad_function.empty()) {
       Scope s = OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad")), node);
       absl::StatusOr<std::vector<Output>> r = CallGradientFunction(s, *node, dy, grad_function);
       if (!r.ok()) return AddContext(r.status(), absl::StrCat("gradient of node ", node->DebugName()));
       RETURN_IF_ERROR(scope_.status());
-      dx = *std::move(r);
+      dx.assign(r->begin(), r->end());
     } else if (any_grad && !def.no_gradient) {
       if (!def.grad_fn) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -157,7 +200,7 @@ absl::Status GradientBuilder::BackpropNode(Node* node) {
       absl::StatusOr<std::vector<Output>> r = def.grad_fn(s, *node, dy);
       if (!r.ok()) return AddContext(r.status(), absl::StrCat("gradient of node ", node->DebugName()));
       RETURN_IF_ERROR(scope_.status());
-      dx = *std::move(r);
+      dx.assign(r->begin(), r->end());
       if (static_cast<int>(dx.size()) != node->num_inputs()) {
         return absl::InternalError(absl::StrCat("gradient of ", node->DebugName(), " returned ",
                                                 dx.size(), " outputs for ", node->num_inputs(),
@@ -168,12 +211,12 @@ absl::Status GradientBuilder::BackpropNode(Node* node) {
   for (int i = 0; i < node->num_inputs(); ++i) {
     const Edge* e = node->input_edge(i);
     if (e == nullptr || !on_path_[e->src->id()]) continue;
-    PassToInput(e, i < static_cast<int>(dx.size()) ? dx[i] : Output());
+    PassToInput(e, i < static_cast<int>(dx.size()) ? dx[i] : Gradient());
   }
   return absl::OkStatus();
 }
 
-void GradientBuilder::PassToInput(const Edge* e, const Output& grad) {
+void GradientBuilder::PassToInput(const Edge* e, const Gradient& grad) {
   if (grad.valid()) grads_[{e->src->id(), e->src_output}].push_back(grad);
   if (--pending_[e->src->id()] == 0) ready_.push_back(e->src);
 }
@@ -239,7 +282,7 @@ absl::Status GradientBuilder::BackpropLoop(int index) {
   Loop& loop = loops_[index];
   WhileLoopGradRequest request;
   request.exits = loop.exits;
-  for (Node* exit : loop.exits) request.exit_grads.push_back(SumGradients({exit->id(), 0}));
+  for (Node* exit : loop.exits) request.exit_grads.push_back(SumDense({exit->id(), 0}));
   request.enters = loop.enters;
   absl::StatusOr<std::vector<Output>> grads =
       scope_.registry()->while_loop_gradient()(scope_, request);
@@ -253,7 +296,7 @@ absl::Status GradientBuilder::BackpropLoop(int index) {
     if (!on_path_[enter->id()]) continue;
     const Edge* e = enter->input_edge(0);
     if (e == nullptr || !on_path_[e->src->id()]) continue;
-    PassToInput(e, k < grads->size() ? (*grads)[k] : Output());
+    PassToInput(e, k < grads->size() ? Gradient((*grads)[k]) : Gradient());
   }
   return absl::OkStatus();
 }
@@ -317,7 +360,7 @@ absl::Status GradientBuilder::InlineCallsOnPath() {
   }
 }
 
-absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
+absl::StatusOr<std::vector<Gradient>> GradientBuilder::Run() {
   for (const Output& o : ys_) {
     if (!o.valid()) return absl::InvalidArgumentError("AddGradients: a y is invalid");
   }
@@ -343,7 +386,7 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
     const Output& y = ys_[i];
     Output seed = grad_ys_.empty() ? scope_.Op("OnesLike").Input(y).Finalize1() : grad_ys_[i];
     RETURN_IF_ERROR(scope_.status());
-    grads_[{y.node->id(), y.index}].push_back(seed);
+    grads_[{y.node->id(), y.index}].push_back(Gradient(seed));
   }
   std::vector<bool> queued(g.num_node_ids(), false);
   for (const Output& y : ys_) {
@@ -363,10 +406,23 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Run() {
       RETURN_IF_ERROR(BackpropLoop(loop));
     }
   }
-  std::vector<Output> result;
+  std::vector<Gradient> result;
   for (const Output& x : xs_) result.push_back(SumGradients({x.node->id(), x.index}));
   RETURN_IF_ERROR(scope_.status());
   return result;
+}
+
+// Every gradient dense (sparse ones through IndexedSlicesToDense nodes).
+absl::StatusOr<std::vector<Output>> Densify(const Scope& scope, absl::Span<const Output> xs,
+                                            std::vector<Gradient> grads) {
+  std::vector<Output> dense;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Scope s = scope.NewSubScope("gradients").NewSubScope(
+        absl::StrCat(xs[i].node->name(), "_grad"));
+    dense.push_back(DenseOf(s, grads[i]));
+  }
+  RETURN_IF_ERROR(scope.status());
+  return dense;
 }
 
 }  // namespace
@@ -377,12 +433,22 @@ absl::StatusOr<std::vector<Output>> AddGradients(const Scope& scope, absl::Span<
   return AddGradientsWithin(scope, ys, xs, grad_ys, {});
 }
 
+absl::StatusOr<std::vector<Gradient>> AddGradientsWithSlices(const Scope& scope,
+                                                             absl::Span<const Output> ys,
+                                                             absl::Span<const Output> xs,
+                                                             absl::Span<const Output> grad_ys) {
+  RETURN_IF_ERROR(scope.status());
+  GradientBuilder builder(scope, ys, xs, grad_ys, {});
+  return builder.Run();
+}
+
 absl::StatusOr<std::vector<Output>> AddGradientsWithin(
     const Scope& scope, absl::Span<const Output> ys, absl::Span<const Output> xs,
     absl::Span<const Output> grad_ys, const absl::flat_hash_set<const Node*>& boundary) {
   RETURN_IF_ERROR(scope.status());
   GradientBuilder builder(scope, ys, xs, grad_ys, boundary);
-  return builder.Run();
+  ASSIGN_OR_RETURN(std::vector<Gradient> grads, builder.Run());
+  return Densify(scope, xs, std::move(grads));
 }
 
 }  // namespace sluice

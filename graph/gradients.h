@@ -8,7 +8,7 @@
 // each y's gradient instead of ones. Only the nodes on a path from some x to
 // some y are differentiated; an x no y depends on gets an invalid Output
 // (callers decide whether that is an error). Gradients reaching one tensor
-// from several consumers are summed with AddN. The gradient nodes of a node
+// from several consumers are summed with AddN (sparse ones: concatenated). The gradient nodes of a node
 // that asked for a device ask for the same device (TensorFlow's
 // colocate_gradients_with_ops), so a model-parallel backward pass runs where
 // its forward pass did; the others take the scope's device.
@@ -35,6 +35,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "graph/indexed_slices.h"
 #include "graph/scope.h"
 
 namespace sluice {
@@ -43,6 +44,15 @@ absl::StatusOr<std::vector<Output>> AddGradients(const Scope& scope,
                                                  absl::Span<const Output> ys,
                                                  absl::Span<const Output> xs,
                                                  absl::Span<const Output> grad_ys = {});
+
+// AddGradients that keeps sparse gradients sparse (graph/indexed_slices.h):
+// an x read by gathers gets IndexedSlices of the rows they touched. The
+// optimizers (ops/training/optimizers.h) apply such a gradient to those rows
+// only. AddGradients is this with every sparse result made dense.
+absl::StatusOr<std::vector<Gradient>> AddGradientsWithSlices(const Scope& scope,
+                                                             absl::Span<const Output> ys,
+                                                             absl::Span<const Output> xs,
+                                                             absl::Span<const Output> grad_ys = {});
 
 // AddGradients over the part of the graph that does not pass through
 // `boundary` nodes (a while loop's body without its Merges and Switches: the

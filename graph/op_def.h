@@ -41,6 +41,7 @@ class InferenceContext;
 class Node;
 class Scope;
 struct Output;
+struct Gradient;
 
 struct ArgDef {
   std::string name;
@@ -69,6 +70,13 @@ using ShapeFn = std::function<absl::Status(InferenceContext* ctx)>;
 // Output per data input, a null one where the input gets no gradient.
 using GradFn = std::function<absl::StatusOr<std::vector<Output>>(
     const Scope& scope, const Node& node, absl::Span<const Output> grad_outputs)>;
+
+// A gradient function that takes and gives sparse gradients too
+// (graph/indexed_slices.h): `grad_outputs[k]` may be IndexedSlices, and an
+// input's gradient may be returned as IndexedSlices (a gather's table).
+// AddGradientsWithSlices calls it instead of the GradFn when an op has one.
+using SparseGradFn = std::function<absl::StatusOr<std::vector<Gradient>>(
+    const Scope& scope, const Node& node, absl::Span<const Gradient> grad_outputs)>;
 
 // The part an op plays in TensorFlow 1.x control flow (the executor gives
 // these ops their frame and deadness semantics; runtime/executor.h).
@@ -125,6 +133,7 @@ struct OpDef {
   std::vector<std::string> control_outputs;
   ShapeFn shape_fn;  // may be empty: outputs then have unknown shapes
   GradFn grad_fn;    // may be empty: see no_gradient
+  SparseGradFn sparse_grad_fn;  // may be empty: grad_fn on dense gradients
   bool no_gradient = false;  // declared not differentiable (ArgMax, Shape, ...)
 
   const AttrDef* FindAttr(absl::string_view attr_name) const;

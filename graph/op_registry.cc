@@ -33,6 +33,16 @@ absl::Status OpRegistry::SetGradient(absl::string_view op, GradFn fn) {
   return absl::OkStatus();
 }
 
+absl::Status OpRegistry::SetSparseGradient(absl::string_view op, SparseGradFn fn) {
+  absl::MutexLock lock(&mu_);
+  auto it = ops_.find(op);
+  if (it == ops_.end()) {
+    return absl::NotFoundError(absl::StrCat("sparse gradient for unknown op '", op, "'"));
+  }
+  it->second->sparse_grad_fn = std::move(fn);
+  return absl::OkStatus();
+}
+
 void OpRegistry::SetWhileLoopGradient(WhileLoopGradFn fn) {
   absl::MutexLock lock(&mu_);
   while_loop_grad_ = std::move(fn);

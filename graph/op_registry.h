@@ -36,6 +36,8 @@ class OpRegistry {
   // NotFound when the op is unknown.
   absl::Status SetGradient(absl::string_view op, GradFn fn);
   absl::Status SetNoGradient(absl::string_view op);
+  // A gradient function that keeps gathers' gradients sparse (OpDef::sparse_grad_fn).
+  absl::Status SetSparseGradient(absl::string_view op, SparseGradFn fn);
 
   // How AddGradients differentiates a while loop (empty: it refuses to).
   void SetWhileLoopGradient(WhileLoopGradFn fn);

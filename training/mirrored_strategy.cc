@@ -198,6 +198,8 @@ absl::StatusOr<MirroredModel> BuildMirrored(const Scope& scope,
     absl::StatusOr<std::vector<GradAndVar>> gvs =
         optimizer->ComputeGradients(scopes[r], m.loss, m.variables);
     if (!gvs.ok()) return AddContext(gvs.status(), absl::StrCat("mirrored: replica ", r));
+    // The all-reduce sums dense tensors: a sparse gradient is made dense.
+    gvs = DenseGradients(scopes[r], *gvs);
     for (const GradAndVar& gv : *gvs)
       grads[r].push_back(WithVariableShape(scopes[r], gv.grad, gv.var));
   }
@@ -290,6 +292,7 @@ absl::StatusOr<MultiWorkerModel> BuildMultiWorkerMirrored(const Scope& scope,
 
   ASSIGN_OR_RETURN(std::vector<GradAndVar> gvs,
                    optimizer->ComputeGradients(ws, rep.loss, rep.variables));
+  gvs = DenseGradients(ws, gvs);  // the all-reduce sums dense tensors
   std::vector<Output> grads;
   for (const GradAndVar& gv : gvs) grads.push_back(WithVariableShape(ws, gv.grad, gv.var));
   ASSIGN_OR_RETURN(

@@ -123,6 +123,7 @@ absl::StatusOr<PeerToPeerModel> BuildPeerToPeer(const Scope& scope,
   // what peers sent).
   ASSIGN_OR_RETURN(std::vector<GradAndVar> gvs,
                    optimizer->ComputeGradients(ws, out.replica.loss, vars));
+  gvs = DenseGradients(ws, gvs);  // peers exchange dense gradients
   const Scope p2p = ws.NewSubScope("p2p");
   std::vector<Output> own;
   for (size_t v = 0; v < gvs.size(); ++v) {

@@ -75,7 +75,7 @@ absl::StatusOr<SyncReplicas> BuildSyncReplicas(const Scope& scope, Optimizer* op
   std::vector<GradAndVar> valid;
   for (const GradAndVar& gv : grads_and_vars) {
     RETURN_IF_ERROR(CheckVariable(gv.var, "variable"));
-    if (gv.grad.valid()) valid.push_back(gv);
+    if (gv.has_grad()) valid.push_back(gv);
   }
   if (valid.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(kWhat, ": no variable has a gradient"));
@@ -95,14 +95,33 @@ absl::StatusOr<SyncReplicas> BuildSyncReplicas(const Scope& scope, Optimizer* op
     const std::string& var = gv.var.node->name();
     const ops::AccumulatorSpec spec{.dtype = BaseType(gv.var.dtype()),
                                     .shape = gv.var.shape(),
-                                    .shared_name = var + "/grad_accum"};
+                                    .shared_name = var + "/grad_accum",
+                                    .sparse = gv.sparse_grad.values.valid()};
     const Scope on_var = sync.ClearColocation().ColocateWith(gv.var);
-    applies.push_back(ops::AccumulatorApplyGradient(on_var.WithOpName("apply_" + var), spec,
-                                                    out.local_step, gv.grad));
-    Output average = ops::AccumulatorTakeGradient(on_var.WithOpName("take_" + var), spec,
-                                                  Input(int32_t{options.replicas_to_aggregate}),
-                                                  options.take_timeout_ms);
-    averaged.push_back({average, gv.var});
+    if (gv.sparse_grad.values.valid()) {
+      // An embedding table's gradient: only the touched rows travel to the
+      // accumulator and back (TensorFlow's SparseConditionalAccumulator).
+      auto int64 = [&](const Output& o) {
+        return o.dtype() == DT_INT64 ? o : on_var.Op("Cast").Input(o).Attr("DstT", DT_INT64).Finalize1();
+      };
+      applies.push_back(ops::SparseAccumulatorApplyGradient(
+          on_var.WithOpName("apply_" + var), spec, out.local_step, int64(gv.sparse_grad.indices),
+          gv.sparse_grad.values, int64(gv.sparse_grad.dense_shape)));
+      ops::SparseAccumulatorTakeOutputs average = ops::SparseAccumulatorTakeGradient(
+          on_var.WithOpName("take_" + var), spec, Input(int32_t{options.replicas_to_aggregate}),
+          options.take_timeout_ms);
+      GradAndVar sparse;
+      sparse.var = gv.var;
+      sparse.sparse_grad = {average.values, average.indices, average.dense_shape};
+      averaged.push_back(sparse);
+    } else {
+      applies.push_back(ops::AccumulatorApplyGradient(on_var.WithOpName("apply_" + var), spec,
+                                                      out.local_step, gv.grad));
+      Output average = ops::AccumulatorTakeGradient(on_var.WithOpName("take_" + var), spec,
+                                                    Input(int32_t{options.replicas_to_aggregate}),
+                                                    options.take_timeout_ms);
+      averaged.push_back({average, gv.var});
+    }
     set_steps.push_back(ops::AccumulatorSetGlobalStep(on_var.WithOpName("set_global_step_" + var),
                                                       spec, global_step));
   }

@@ -106,8 +106,10 @@ struct SyncReplicas {
   Node* set_global_step = nullptr;  // the chief, after a restore (before init_tokens)
 };
 
-// `grads_and_vars` as Optimizer::ComputeGradients returns them (pairs with an
-// invalid gradient are skipped); `global_step` an int64 variable (e.g.
+// `grads_and_vars` as Optimizer::ComputeGradients returns them (pairs with no
+// gradient are skipped; a sparse gradient goes through a sparse accumulator,
+// so only the rows it touched travel and are averaged: TensorFlow's
+// SyncReplicasOptimizer); `global_step` an int64 variable (e.g.
 // CreateGlobalStep(scope).ref). `optimizer` builds the update from the
 // averaged gradients.
 absl::StatusOr<SyncReplicas> BuildSyncReplicas(const Scope& scope, Optimizer* optimizer,

@@ -463,5 +463,60 @@ TEST(SyncReplicasTest, BuildErrors) {
             absl::StatusCode::kInvalidArgument);  // not a variable
 }
 
+
+// An embedding table's gradient goes through a sparse accumulator: each
+// worker sends only the rows it read, and each row moves by the average of
+// the gradients that held it (TensorFlow's SparseConditionalAccumulator).
+TEST(SyncReplicasTest, SparseGradientsAreAveragedPerRow) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  ::tensorflow::TensorProto init;
+  init.set_dtype(DT_FLOAT);
+  init.mutable_tensor_shape()->add_dim()->set_size(6);
+  init.mutable_tensor_shape()->add_dim()->set_size(2);
+  for (int i = 0; i < 12; ++i) init.add_float_val(1.0f + i);
+  ops::VariableAndInit table = ops::VariableWithInit(s.WithOpName("table"), Input(init));
+  Output ids = ops::Placeholder(s.WithOpName("ids"), DT_INT32, {.shape = {-1}});
+  Output rows = ops::GatherV2(s, table.var, ids, int32_t{0});
+  Output loss = ops::Mul(s, ops::Sum(s, ops::Square(s, rows), {0, 1}), 0.5f);
+  GlobalStep gs = CreateGlobalStep(s);
+  GradientDescentOptimizer sgd(0.5);
+  absl::StatusOr<std::vector<GradAndVar>> gv = sgd.ComputeGradients(s, loss, {table.var});
+  ASSERT_TRUE(gv.ok()) << gv.status();
+  ASSERT_TRUE((*gv)[0].sparse_grad.values.valid());
+  absl::StatusOr<SyncReplicas> sync = BuildSyncReplicas(
+      s, &sgd, *gv, gs.ref,
+      {.replicas_to_aggregate = 2, .total_num_replicas = 2, .take_timeout_ms = 10000});
+  ASSERT_TRUE(sync.ok()) << sync.status();
+  Node* init_all = ops::GlobalVariablesInitializer(s);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {init_all}).ok());
+  ASSERT_TRUE((*sess)->Run({}, {}, {sync->set_global_step}).ok());
+  for (const std::vector<int32_t>& worker_ids : {std::vector<int32_t>{1, 2}, {2, 5, 5}}) {
+    absl::Status st = (*sess)
+                          ->Run({{ids, Tensor::FromVector<int32_t>(worker_ids)},
+                                 {sync->local_step, Tensor::Scalar<int64_t>(0)}},
+                                {}, {sync->apply_gradients})
+                          .status();
+    ASSERT_TRUE(st.ok()) << st;
+  }
+  ASSERT_TRUE((*sess)->Run({}, {}, {sync->chief_update}).ok());
+  absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run({}, {table.var, gs.ref}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[1].scalar<int64_t>(), 1);
+  // d loss / d row = the row, once per read. Row 1: one worker (t); row 2:
+  // both (t each: average t); row 5: one worker, read twice (2t).
+  std::vector<float> want;
+  for (int i = 0; i < 12; ++i) want.push_back(1.0f + i);
+  for (int k = 0; k < 2; ++k) {
+    want[1 * 2 + k] -= 0.5f * want[1 * 2 + k];
+    want[2 * 2 + k] -= 0.5f * want[2 * 2 + k];
+    want[5 * 2 + k] -= 0.5f * 2.0f * want[5 * 2 + k];
+  }
+  absl::Span<const float> got = (*out)[0].flat<float>();
+  ExpectClose(std::vector<float>(got.begin(), got.end()), want);
+}
+
 }  // namespace
 }  // namespace sluice

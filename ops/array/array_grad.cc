@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
+#include "graph/indexed_slices.h"
 #include "graph/scope.h"
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
@@ -421,6 +422,57 @@ GradResult GatherGradImpl(const Scope& s, const Node& node, absl::Span<const Out
   return Done(s, std::move(grads));
 }
 
+// Gather and GatherV2 along axis 0 (batch_dims 0), for AddGradientsWithSlices:
+// the table's gradient as IndexedSlices of the gathered rows, as TensorFlow
+// gives it, so only those rows are computed, sent and applied. Along another
+// axis: the dense gradient above.
+absl::StatusOr<std::vector<Gradient>> GatherSparseGrad(const Scope& s, const Node& node,
+                                                       absl::Span<const Gradient> dy) {
+  std::vector<Gradient> dx(node.num_inputs());
+  if (!dy[0].valid()) return dx;
+  const Output grad = DenseOf(s, dy[0]);
+  const bool v2 = node.op() == "GatherV2";
+  bool axis0 = true;
+  if (v2) {
+    ASSIGN_OR_RETURN(int64_t batch_dims, node.GetAttr<int64_t>("batch_dims"));
+    std::optional<std::vector<int64_t>> a = ConstInts(InputOf(node, 2));
+    axis0 = batch_dims == 0 && a && a->size() == 1 && (*a)[0] == 0;
+  }
+  if (!axis0) {
+    ASSIGN_OR_RETURN(Grads dense, GatherGradImpl(s, node, {grad}, v2));
+    dx.assign(dense.begin(), dense.end());
+    return dx;
+  }
+  const Output params = InputOf(node, 0);
+  const TensorShape& ps = params.shape();
+  IndexedSlices slices;
+  slices.dense_shape = ShapeOf(s, params, DT_INT64);
+  // values: [-1] + params.shape[1:]
+  Output values_shape;
+  if (ps.IsFullyDefined() && ps.rank() >= 1) {
+    std::vector<int64_t> v = {-1};
+    v.insert(v.end(), ps.dims().begin() + 1, ps.dims().end());
+    values_shape = IntVector(s, v, DT_INT64);
+  } else {
+    values_shape = ops::ConcatV2(
+        s, {Input(IntVector(s, {-1}, DT_INT64)), Input(ShapeSlice(s, slices.dense_shape, 1, -1))},
+        0);
+  }
+  slices.values = ops::Reshape(s, grad, values_shape);
+  slices.indices = ops::Reshape(s, InputOf(node, 1), {-1});
+  dx[0] = slices;
+  RETURN_IF_ERROR(s.status());
+  return dx;
+}
+
+// Identity passes a sparse gradient through as it is.
+absl::StatusOr<std::vector<Gradient>> IdentitySparseGrad(const Scope&, const Node& node,
+                                                         absl::Span<const Gradient> dy) {
+  std::vector<Gradient> dx(node.num_inputs());
+  dx[0] = dy[0];
+  return dx;
+}
+
 GradResult GatherV2Grad(const Scope& s, const Node& node, absl::Span<const Output> dy) {
   return GatherGradImpl(s, node, dy, /*has_axis=*/true);
 }
@@ -479,6 +531,9 @@ absl::Status RegisterArrayGradients(OpRegistry* ops) {
       {"Fill", FillGrad},
   };
   for (const auto& [op, fn] : grads) RETURN_IF_ERROR(ops->SetGradient(op, fn));
+  RETURN_IF_ERROR(ops->SetSparseGradient("Gather", GatherSparseGrad));
+  RETURN_IF_ERROR(ops->SetSparseGradient("GatherV2", GatherSparseGrad));
+  RETURN_IF_ERROR(ops->SetSparseGradient("Identity", IdentitySparseGrad));
   for (const char* op :
        {"Const", "Placeholder", "StopGradient", "NoOp", "ZerosLike", "OnesLike", "Shape", "Size",
         "Rank", "InvertPermutation", "ConcatOffset", "BroadcastGradientArgs"}) {

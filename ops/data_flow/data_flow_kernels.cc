@@ -2,6 +2,7 @@
 // the GradientAccumulator and SyncTokenQueue resources.
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -9,6 +10,7 @@
 #include "ops/data_flow/data_flow_ops.h"
 #include "ops/data_flow/internal/async_wait.h"
 #include "ops/data_flow/internal/gradient_accumulator.h"
+#include "ops/data_flow/internal/sparse_gradient_accumulator.h"
 #include "ops/data_flow/internal/sync_token_queue.h"
 #include "runtime/kernel.h"
 
@@ -16,10 +18,13 @@ namespace sluice {
 namespace {
 
 using internal::GradientAccumulator;
+using internal::SparseGradientAccumulator;
 using internal::SyncTokenQueue;
 
-// The accumulator an op names, read from its attrs at Init.
-class AccumulatorRef {
+// The accumulator an op names, read from its attrs at Init: dense
+// (GradientAccumulator) or sparse (SparseGradientAccumulator).
+template <typename Acc>
+class AccumulatorRefOf {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) {
     ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
@@ -34,17 +39,17 @@ class AccumulatorRef {
 
   // Creates it on first use; InvalidArgument when it exists with another
   // dtype or an incompatible shape.
-  absl::StatusOr<GradientAccumulator*> Get(OpKernelContext* ctx) const {
+  absl::StatusOr<Acc*> Get(OpKernelContext* ctx) const {
     ResourceMgr* rm = ctx->resource_manager();
-    GradientAccumulator* acc = rm->Find<GradientAccumulator>(container_, name_);
+    Acc* acc = rm->Find<Acc>(container_, name_);
     if (acc == nullptr) {
       // Fetched first: `create` runs under the ResourceMgr's lock.
       ASSIGN_OR_RETURN(std::shared_ptr<internal::DeadlineTimer> timer, internal::DeviceTimer(rm));
-      ASSIGN_OR_RETURN(acc, rm->LookupOrCreate<GradientAccumulator>(
+      ASSIGN_OR_RETURN(acc, rm->LookupOrCreate<Acc>(
                                 container_, name_,
-                                [&]() -> absl::StatusOr<std::unique_ptr<GradientAccumulator>> {
-                                  return std::make_unique<GradientAccumulator>(
-                                      name_, dtype_, shape_, std::move(timer));
+                                [&]() -> absl::StatusOr<std::unique_ptr<Acc>> {
+                                  return std::make_unique<Acc>(name_, dtype_, shape_,
+                                                               std::move(timer));
                                 }));
     }
     if (acc->dtype() != dtype_ || !acc->shape().IsCompatibleWith(shape_)) {
@@ -63,12 +68,25 @@ class AccumulatorRef {
   std::string name_;
 };
 
+using AccumulatorRef = AccumulatorRefOf<GradientAccumulator>;
+using SparseAccumulatorRef = AccumulatorRefOf<SparseGradientAccumulator>;
+
 absl::StatusOr<int64_t> ScalarInt64(const Tensor& t, absl::string_view what) {
   if (t.shape().rank() != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
   }
   return t.scalar<int64_t>();
+}
+
+absl::Status CheckNumRequired(const Tensor& n) {
+  if (n.shape().rank() != 0 || n.scalar<int32_t>() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("num_required must be a positive scalar, got ",
+                                                   n.shape().rank() != 0
+                                                       ? "shape " + n.shape().DebugString()
+                                                       : std::to_string(n.scalar<int32_t>())));
+  }
+  return absl::OkStatus();
 }
 
 absl::Duration Timeout(int64_t ms) {
@@ -98,11 +116,8 @@ class AccumulatorTakeGradientOp : public AsyncOpKernel {
   }
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     const Tensor& n = ctx->input(0);
-    if (n.shape().rank() != 0 || n.scalar<int32_t>() < 1) {
-      done(absl::InvalidArgumentError(absl::StrCat("num_required must be a positive scalar, got ",
-                                                   n.shape().rank() != 0
-                                                       ? "shape " + n.shape().DebugString()
-                                                       : std::to_string(n.scalar<int32_t>()))));
+    if (absl::Status ok = CheckNumRequired(n); !ok.ok()) {
+      done(ok);
       return;
     }
     absl::StatusOr<GradientAccumulator*> acc = acc_.Get(ctx);
@@ -126,19 +141,102 @@ class AccumulatorTakeGradientOp : public AsyncOpKernel {
   int64_t timeout_ms_ = 0;
 };
 
+class SparseAccumulatorApplyGradientOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override { return acc_.Init(ctx); }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(int64_t local_step, ScalarInt64(ctx->input(0), "local_step"));
+    ASSIGN_OR_RETURN(SparseGradientAccumulator * acc, acc_.Get(ctx));
+    return acc->Apply(local_step, ctx->input(1), ctx->input(2), ctx->input(3));
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  SparseAccumulatorRef acc_;
+};
+
+class SparseAccumulatorTakeGradientOp : public AsyncOpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    RETURN_IF_ERROR(acc_.Init(ctx));
+    ASSIGN_OR_RETURN(timeout_ms_, ctx.GetAttr<int64_t>("timeout_ms"));
+    return absl::OkStatus();
+  }
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    const Tensor& n = ctx->input(0);
+    if (absl::Status ok = CheckNumRequired(n); !ok.ok()) {
+      done(ok);
+      return;
+    }
+    absl::StatusOr<SparseGradientAccumulator*> acc = acc_.Get(ctx);
+    if (!acc.ok()) {
+      done(acc.status());
+      return;
+    }
+    (*acc)->Take(n.scalar<int32_t>(), Timeout(timeout_ms_),
+                 [ctx, done = std::move(done)](absl::StatusOr<internal::SparseGradient> average) {
+                   if (!average.ok()) {
+                     done(average.status());
+                     return;
+                   }
+                   ctx->set_output(0, std::move(average->indices));
+                   ctx->set_output(1, std::move(average->values));
+                   ctx->set_output(2, std::move(average->dense_shape));
+                   done(absl::OkStatus());
+                 });
+  }
+
+ private:
+  SparseAccumulatorRef acc_;
+  int64_t timeout_ms_ = 0;
+};
+
+// The step and count ops serve either kind: attr `sparse` says which.
+class EitherAccumulator {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) {
+    ASSIGN_OR_RETURN(sparse_, ctx.GetAttr<bool>("sparse"));
+    return sparse_ ? sparse_acc_.Init(ctx) : dense_acc_.Init(ctx);
+  }
+  absl::Status SetGlobalStep(OpKernelContext* ctx, int64_t step) const {
+    if (sparse_) {
+      ASSIGN_OR_RETURN(SparseGradientAccumulator * acc, sparse_acc_.Get(ctx));
+      acc->SetGlobalStep(step);
+    } else {
+      ASSIGN_OR_RETURN(GradientAccumulator * acc, dense_acc_.Get(ctx));
+      acc->SetGlobalStep(step);
+    }
+    return absl::OkStatus();
+  }
+  // (num_accumulated, num_stale)
+  absl::StatusOr<std::pair<int64_t, int64_t>> Counts(OpKernelContext* ctx) const {
+    if (sparse_) {
+      ASSIGN_OR_RETURN(SparseGradientAccumulator * acc, sparse_acc_.Get(ctx));
+      const SparseGradientAccumulator::Stats s = acc->stats();
+      return std::make_pair(int64_t{s.num_accumulated}, s.num_stale);
+    }
+    ASSIGN_OR_RETURN(GradientAccumulator * acc, dense_acc_.Get(ctx));
+    const GradientAccumulator::Stats s = acc->stats();
+    return std::make_pair(int64_t{s.num_accumulated}, s.num_stale);
+  }
+
+ private:
+  bool sparse_ = false;
+  AccumulatorRef dense_acc_;
+  SparseAccumulatorRef sparse_acc_;
+};
+
 class AccumulatorSetGlobalStepOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override { return acc_.Init(ctx); }
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(int64_t step, ScalarInt64(ctx->input(0), "new_global_step"));
-    ASSIGN_OR_RETURN(GradientAccumulator * acc, acc_.Get(ctx));
-    acc->SetGlobalStep(step);
-    return absl::OkStatus();
+    return acc_.SetGlobalStep(ctx, step);
   }
   bool IsExpensive() const override { return false; }
 
  private:
-  AccumulatorRef acc_;
+  EitherAccumulator acc_;
 };
 
 template <typename T, bool kStale>
@@ -146,16 +244,15 @@ class AccumulatorCountOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override { return acc_.Init(ctx); }
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(GradientAccumulator * acc, acc_.Get(ctx));
-    GradientAccumulator::Stats stats = acc->stats();
+    ASSIGN_OR_RETURN(auto counts, acc_.Counts(ctx));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
-    out->scalar<T>() = static_cast<T>(kStale ? stats.num_stale : stats.num_accumulated);
+    out->scalar<T>() = static_cast<T>(kStale ? counts.second : counts.first);
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
 
  private:
-  AccumulatorRef acc_;
+  EitherAccumulator acc_;
 };
 
 // The queue an op names, read from its attrs at Init.
@@ -243,6 +340,10 @@ void RegisterDataFlowKernels(KernelRegistry* kernels) {
       KernelDef("AccumulatorApplyGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
   kernels->Register<AccumulatorTakeGradientOp>(
       KernelDef("AccumulatorTakeGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
+  kernels->Register<SparseAccumulatorApplyGradientOp>(
+      KernelDef("SparseAccumulatorApplyGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
+  kernels->Register<SparseAccumulatorTakeGradientOp>(
+      KernelDef("SparseAccumulatorTakeGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
   kernels->Register<AccumulatorSetGlobalStepOp>(
       KernelDef("AccumulatorSetGlobalStep", kDeviceTypeCpu).TypeConstraint("dtype", types));
   kernels->Register<AccumulatorCountOp<int32_t, false>>(

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
@@ -85,6 +86,8 @@ OpBuilder AccumulatorBuilder(const Scope& s, absl::string_view op, const ops::Ac
       .Attr("shape", spec.shape)
       .Attr("container", spec.container)
       .Attr("shared_name", spec.shared_name);
+  // The ops that serve both kinds say which they mean.
+  if (spec.sparse && !absl::StartsWith(op, "Sparse")) b.Attr("sparse", true);
   return b;
 }
 
@@ -107,13 +110,28 @@ absl::Status RegisterDataFlowOps(OpRegistry* ops) {
                                     .Output("average: dtype")
                                     .Attr("timeout_ms: int = 0")
                                     .SetShapeFn(TakeGradientShape)));
+  RETURN_IF_ERROR(ops->Register(AccumulatorOp("SparseAccumulatorApplyGradient")
+                                    .Input("local_step: int64")
+                                    .Input("gradient_indices: int64")
+                                    .Input("gradient_values: dtype")
+                                    .Input("gradient_shape: int64")
+                                    .Attr("has_known_shape: bool = true")));
+  RETURN_IF_ERROR(ops->Register(AccumulatorOp("SparseAccumulatorTakeGradient")
+                                    .Input("num_required: int32")
+                                    .Output("indices: int64")
+                                    .Output("values: dtype")
+                                    .Output("shape: int64")
+                                    .Attr("timeout_ms: int = 0")));
   RETURN_IF_ERROR(ops->Register(AccumulatorOp("AccumulatorSetGlobalStep")
+                                    .Attr("sparse: bool = false")
                                     .Input("new_global_step: int64")
                                     .SetShapeFn(SetGlobalStepShape)));
   RETURN_IF_ERROR(ops->Register(AccumulatorOp("AccumulatorNumAccumulated")
+                                    .Attr("sparse: bool = false")
                                     .Output("num_accumulated: int32")
                                     .SetShapeFn(ScalarOutputShape)));
   RETURN_IF_ERROR(ops->Register(AccumulatorOp("AccumulatorNumStale")
+                                    .Attr("sparse: bool = false")
                                     .Output("num_stale: int64")
                                     .SetShapeFn(ScalarOutputShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("SyncTokenEnqueue")
@@ -130,6 +148,7 @@ absl::Status RegisterDataFlowOps(OpRegistry* ops) {
                                     .SetIsStateful()
                                     .SetShapeFn(ScalarOutputShape)));
   for (const char* op : {"AccumulatorApplyGradient", "AccumulatorTakeGradient",
+                         "SparseAccumulatorApplyGradient", "SparseAccumulatorTakeGradient",
                          "AccumulatorSetGlobalStep", "AccumulatorNumAccumulated",
                          "AccumulatorNumStale", "SyncTokenEnqueue", "SyncTokenDequeue"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
@@ -153,6 +172,29 @@ Output AccumulatorTakeGradient(const Scope& s, const AccumulatorSpec& spec, Inpu
       .Input(num_required)
       .Attr("timeout_ms", timeout_ms)
       .Finalize1();
+}
+
+Node* SparseAccumulatorApplyGradient(const Scope& s, const AccumulatorSpec& spec, Input local_step,
+                                     Input indices, Input values, Input dense_shape,
+                                     std::source_location loc) {
+  return AccumulatorBuilder(s, "SparseAccumulatorApplyGradient", spec, loc)
+      .Input(local_step)
+      .Input(indices)
+      .Input(values)
+      .Input(dense_shape)
+      .Finalize();
+}
+
+SparseAccumulatorTakeOutputs SparseAccumulatorTakeGradient(const Scope& s,
+                                                           const AccumulatorSpec& spec,
+                                                           Input num_required, int64_t timeout_ms,
+                                                           std::source_location loc) {
+  std::vector<Output> out = AccumulatorBuilder(s, "SparseAccumulatorTakeGradient", spec, loc)
+                                .Input(num_required)
+                                .Attr("timeout_ms", timeout_ms)
+                                .FinalizeAll();
+  if (out.size() != 3) return {};
+  return {out[0], out[1], out[2]};
 }
 
 Node* AccumulatorSetGlobalStep(const Scope& s, const AccumulatorSpec& spec, Input new_global_step,

@@ -79,6 +79,9 @@ struct AccumulatorSpec {
   TensorShape shape = TensorShape::Unknown();
   std::string shared_name;  // required
   std::string container;    // "" : the default container
+  // A sparse accumulator (the SparseAccumulator* ops): AccumulatorSetGlobalStep
+  // and the count ops then address it (their attr sparse = true).
+  bool sparse = false;
 };
 
 Node* AccumulatorApplyGradient(const Scope& scope, const AccumulatorSpec& spec, Input local_step,
@@ -88,6 +91,23 @@ Node* AccumulatorApplyGradient(const Scope& scope, const AccumulatorSpec& spec, 
 Output AccumulatorTakeGradient(const Scope& scope, const AccumulatorSpec& spec, Input num_required,
                                int64_t timeout_ms = 0,
                                std::source_location loc = std::source_location::current());
+// The sparse accumulator (TensorFlow's SparseConditionalAccumulator): an
+// IndexedSlices gradient in (indices int64 [n], values [n, ...], dense shape
+// int64), the per-row average of the rows the step's gradients touched out
+// (indices sorted and distinct). AccumulatorSetGlobalStep and the count ops
+// serve a sparse accumulator when its spec says `sparse`.
+Node* SparseAccumulatorApplyGradient(const Scope& scope, const AccumulatorSpec& spec,
+                                     Input local_step, Input indices, Input values,
+                                     Input dense_shape,
+                                     std::source_location loc = std::source_location::current());
+struct SparseAccumulatorTakeOutputs {
+  Output indices;
+  Output values;
+  Output dense_shape;
+};
+SparseAccumulatorTakeOutputs SparseAccumulatorTakeGradient(
+    const Scope& scope, const AccumulatorSpec& spec, Input num_required, int64_t timeout_ms = 0,
+    std::source_location loc = std::source_location::current());
 Node* AccumulatorSetGlobalStep(const Scope& scope, const AccumulatorSpec& spec,
                                Input new_global_step,
                                std::source_location loc = std::source_location::current());

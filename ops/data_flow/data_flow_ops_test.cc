@@ -243,5 +243,88 @@ TEST(DataFlowOpsTest, DequeueTimeout) {
   EXPECT_NE(out.status().message().find("'dequeue'"), std::string::npos) << out.status();
 }
 
+
+// The sparse accumulator against TensorFlow's SparseConditionalAccumulator:
+// TF 2.21 takes, from ([0, 1], [[1,1],[2,2]]) and ([1, 3, 3],
+// [[3,3],[4,4],[5,5]]) for a [4, 2] table, rows 0 -> [1,1], 1 -> [2.5,2.5]
+// (two gradients held row 1) and 3 -> [4,4] and [5,5] as two entries (9 in
+// all; Sluice sums them into one row).
+struct SparseAccumulatorGraph {
+  SparseAccumulatorGraph() : s(Scope::NewRootScope(BuiltinOps())) {
+    spec = {.dtype = DT_FLOAT, .shape = {4, 2}, .shared_name = "sparse_acc", .sparse = true};
+    local_step = ops::Placeholder(s.WithOpName("local_step"), DT_INT64);
+    indices = ops::Placeholder(s.WithOpName("indices"), DT_INT64);
+    values = ops::Placeholder(s.WithOpName("values"), DT_FLOAT);
+    shape = ops::Placeholder(s.WithOpName("shape"), DT_INT64);
+    apply = ops::SparseAccumulatorApplyGradient(s.WithOpName("apply"), spec, local_step, indices,
+                                                values, shape);
+    take = ops::SparseAccumulatorTakeGradient(s.WithOpName("take"), spec, Input(int32_t{2}));
+    num_accumulated = ops::AccumulatorNumAccumulated(s.WithOpName("num_accumulated"), spec);
+    new_step = ops::Placeholder(s.WithOpName("new_step"), DT_INT64);
+    set_step = ops::AccumulatorSetGlobalStep(s.WithOpName("set_step"), spec, new_step);
+    sess = MakeSession(s);
+  }
+  absl::Status Apply(int64_t step, std::vector<int64_t> ids, std::vector<float> v,
+                     std::vector<int64_t> dense_shape = {4, 2}) {
+    const int64_t n = static_cast<int64_t>(ids.size());
+    Tensor vt = Tensor::FromVector<float>(v);
+    absl::StatusOr<Tensor> shaped = vt.Reshaped(TensorShape({n, n > 0 ? static_cast<int64_t>(v.size()) / n : 2}));
+    EXPECT_TRUE(shaped.ok());
+    return sess
+        ->Run({{local_step, Tensor::Scalar<int64_t>(step)},
+               {indices, Tensor::FromVector<int64_t>(ids)},
+               {values, *shaped},
+               {shape, Tensor::FromVector<int64_t>(dense_shape)}},
+              {}, {apply})
+        .status();
+  }
+  Scope s;
+  ops::AccumulatorSpec spec;
+  Output local_step, indices, values, shape, num_accumulated, new_step;
+  ops::SparseAccumulatorTakeOutputs take;
+  Node* apply = nullptr;
+  Node* set_step = nullptr;
+  std::unique_ptr<Session> sess;
+};
+
+TEST(DataFlowOpsTest, SparseAverageIsPerRowAsTensorFlowTakesIt) {
+  SparseAccumulatorGraph g;
+  ASSERT_TRUE(g.Apply(0, {0, 1}, {1, 1, 2, 2}).ok());
+  ASSERT_TRUE(g.Apply(0, {1, 3, 3}, {3, 3, 4, 4, 5, 5}).ok());
+  absl::StatusOr<std::vector<Tensor>> out =
+      g.sess->Run({}, {g.take.indices, g.take.values, g.take.dense_shape}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::Span<const int64_t> idx = (*out)[0].flat<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(idx.begin(), idx.end()), (std::vector<int64_t>{0, 1, 3}));
+  absl::Span<const float> v = (*out)[1].flat<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1, 1, 2.5f, 2.5f, 9, 9}));
+  EXPECT_EQ((*out)[1].shape(), TensorShape({3, 2}));
+  absl::Span<const int64_t> shape = (*out)[2].flat<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(shape.begin(), shape.end()), (std::vector<int64_t>{4, 2}));
+  // Step 1 now: a step-0 gradient is stale, and the count serves sparse too.
+  ASSERT_TRUE(g.Apply(0, {2}, {7, 7}).ok());
+  absl::StatusOr<std::vector<Tensor>> n = g.sess->Run({}, {g.num_accumulated}, {});
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ((*n)[0].scalar<int32_t>(), 0);
+  ASSERT_TRUE(g.sess->Run({{g.new_step, Tensor::Scalar<int64_t>(5)}}, {}, {g.set_step}).ok());
+  ASSERT_TRUE(g.Apply(5, {2}, {7, 7}).ok());
+  n = g.sess->Run({}, {g.num_accumulated}, {});
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ((*n)[0].scalar<int32_t>(), 1);
+}
+
+TEST(DataFlowOpsTest, SparseGradientsThatDoNotFitAreInvalidArgument) {
+  SparseAccumulatorGraph g;
+  absl::Status out_of_range = g.Apply(0, {4}, {1, 1});
+  EXPECT_EQ(out_of_range.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(out_of_range.message().find("index 4 is not in [0, 4)"), std::string::npos)
+      << out_of_range;
+  absl::Status wrong_table = g.Apply(0, {1}, {1, 1}, {5, 2});
+  EXPECT_EQ(wrong_table.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_table.message().find("sparse_acc"), std::string::npos) << wrong_table;
+  absl::Status wrong_row = g.Apply(0, {1}, {1, 1, 1}, {4, 3});
+  EXPECT_EQ(wrong_row.code(), absl::StatusCode::kInvalidArgument) << wrong_row;
+}
+
 }  // namespace
 }  // namespace sluice

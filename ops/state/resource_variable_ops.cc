@@ -5,8 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "graph/indexed_slices.h"
 #include "graph/shape_inference.h"
 #include "ops/internal/array_shape_fns.h"
+#include "ops/internal/grad_util.h"
 #include "ops/internal/index_tensors.h"
 #include "ops/state/state_ops.h"
 #include "runtime/kernel.h"
@@ -160,6 +162,63 @@ absl::StatusOr<std::vector<Output>> ReadGrad(const Scope&, const Node&,
   return std::vector<Output>{dy[0]};
 }
 
+// ReadVariableOp passes a sparse gradient to the handle as it is.
+absl::StatusOr<std::vector<Gradient>> ReadSparseGrad(const Scope&, const Node&,
+                                                     absl::Span<const Gradient> dy) {
+  return std::vector<Gradient>{dy[0]};
+}
+
+// The shape of the variable behind `handle`, int64: a Const when the handle
+// comes straight from a VarHandleOp of known shape (the usual case), else
+// the shape of its value (which reads the variable).
+Output VariableShapeOf(const Scope& s, const Output& handle, DataType dtype) {
+  if (handle.node->op() == "VarHandleOp") {
+    absl::StatusOr<TensorShape> shape = handle.node->GetAttr<TensorShape>("shape");
+    if (shape.ok() && shape->IsFullyDefined()) {
+      ::tensorflow::TensorProto dims;
+      dims.set_dtype(DT_INT64);
+      dims.mutable_tensor_shape()->add_dim()->set_size(shape->rank());
+      for (int64_t d : shape->dims()) dims.add_int64_val(d);
+      return s.Op("Identity").Input(Input(std::move(dims))).DefaultName("variable_shape").Finalize1();
+    }
+  }
+  const Output value = s.Op("ReadVariableOp").Input(handle).Attr("dtype", dtype).Finalize1();
+  return s.Op("Shape").Input(value).Attr("out_type", DT_INT64).Finalize1();
+}
+
+// ResourceGather(handle, indices): the variable's gradient as IndexedSlices
+// of the gathered rows (TensorFlow's), values reshaped to
+// [-1] + shape[1:].
+absl::StatusOr<std::vector<Gradient>> ResourceGatherSparseGrad(const Scope& s, const Node& node,
+                                                               absl::Span<const Gradient> dy) {
+  std::vector<Gradient> dx(node.num_inputs());
+  if (!dy[0].valid()) return dx;
+  ASSIGN_OR_RETURN(int64_t batch_dims, node.GetAttr<int64_t>("batch_dims"));
+  if (batch_dims != 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "ResourceGather gradient needs batch_dims = 0 (", node.DebugName(), ")"));
+  }
+  ASSIGN_OR_RETURN(DataType dtype, node.GetAttr<DataType>("dtype"));
+  const Output handle = internal::InputOf(node, 0);
+  IndexedSlices slices;
+  slices.dense_shape = VariableShapeOf(s, handle, dtype);
+  const Output minus_one = s.Op("Identity").Input({int64_t{-1}}).Finalize1();
+  const Output row_shape = s.Op("StridedSlice")
+                               .Input(slices.dense_shape)
+                               .Input({int32_t{1}})
+                               .Input({int32_t{0}})
+                               .Input({int32_t{1}})
+                               .Attr("end_mask", int64_t{1})
+                               .Finalize1();
+  const Output values_shape =
+      s.Op("ConcatV2").InputList({Input(minus_one), Input(row_shape)}).Input(int32_t{0}).Finalize1();
+  slices.values = s.Op("Reshape").Input(DenseOf(s, dy[0])).Input(values_shape).Finalize1();
+  slices.indices = s.Op("Reshape").Input(internal::InputOf(node, 1)).Input({int32_t{-1}}).Finalize1();
+  dx[0] = slices;
+  RETURN_IF_ERROR(s.status());
+  return dx;
+}
+
 }  // namespace
 
 absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
@@ -210,8 +269,10 @@ absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
                                     .SetIsStateful()
                                     .SetShapeFn(ReadShape)));
   RETURN_IF_ERROR(ops->SetGradient("ReadVariableOp", ReadGrad));
+  RETURN_IF_ERROR(ops->SetSparseGradient("ReadVariableOp", ReadSparseGrad));
+  RETURN_IF_ERROR(ops->SetSparseGradient("ResourceGather", ResourceGatherSparseGrad));
   for (const char* op : {"VarHandleOp", "AssignVariableOp", "AssignAddVariableOp",
-                         "AssignSubVariableOp", "VarIsInitializedOp", "ResourceGather"}) {
+                         "AssignSubVariableOp", "VarIsInitializedOp"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();

@@ -12,6 +12,8 @@
 #include "graph/gradients.h"
 #include "base/status_macros.h"
 #include "ops/array/array_ops.h"
+#include "ops/array/index_ops.h"
+#include "ops/state/scatter_ops.h"
 #include "ops/state/state_ops.h"
 #include "ops/training/training_ops.h"
 
@@ -73,6 +75,29 @@ absl::StatusOr<Node*> Built(const Scope& s, Node* node) {
 
 }  // namespace
 
+std::vector<GradAndVar> DenseGradients(const Scope& scope,
+                                       absl::Span<const GradAndVar> grads_and_vars) {
+  std::vector<GradAndVar> out(grads_and_vars.begin(), grads_and_vars.end());
+  for (GradAndVar& gv : out) {
+    if (!gv.sparse_grad.values.valid()) continue;
+    const Scope s = scope.NewSubScope(absl::StrCat(gv.var.node->name(), "_grad"));
+    gv.grad = IndexedSlicesToDense(s, gv.sparse_grad);
+    gv.sparse_grad = IndexedSlices();
+  }
+  return out;
+}
+
+IndexedSlices DeduplicateIndexedSlices(const Scope& scope, const IndexedSlices& slices) {
+  const Scope s = scope.NewSubScope("Deduplicate");
+  ops::UniqueOutputs unique = ops::Unique(s, slices.indices, slices.indices.dtype());
+  const Output rows = ops::Size(s, unique.y, {.out_type = slices.indices.dtype()});
+  IndexedSlices out;
+  out.values = ops::UnsortedSegmentSum(s, slices.values, unique.idx, rows);
+  out.indices = unique.y;
+  out.dense_shape = slices.dense_shape;
+  return out;
+}
+
 GlobalStep CreateGlobalStep(const Scope& s) {
   ops::VariableAndInit v = ops::VariableWithInit(s.WithOpName("global_step"), Input(int64_t{0}));
   return {v.var, v.initializer};
@@ -83,14 +108,23 @@ absl::StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(const Scope&
   RETURN_IF_ERROR(scope.status());
   if (!loss.valid()) return absl::InvalidArgumentError(absl::StrCat(name_, ": loss is invalid"));
   for (const Output& var : vars) RETURN_IF_ERROR(CheckIsVariable(name_, var));
-  ASSIGN_OR_RETURN(std::vector<Output> grads, AddGradients(scope, {loss}, vars));
+  ASSIGN_OR_RETURN(std::vector<Gradient> grads, AddGradientsWithSlices(scope, {loss}, vars));
   if (grads.size() != vars.size()) {
     return absl::InternalError(absl::StrCat(name_, ": AddGradients returned ", grads.size(),
                                             " gradients for ", vars.size(), " variables"));
   }
   std::vector<GradAndVar> out;
   out.reserve(vars.size());
-  for (size_t i = 0; i < vars.size(); ++i) out.push_back({grads[i], vars[i]});
+  for (size_t i = 0; i < vars.size(); ++i) {
+    GradAndVar gv;
+    gv.var = vars[i];
+    if (grads[i].sparse()) {
+      gv.sparse_grad = grads[i].slices;
+    } else {
+      gv.grad = grads[i].dense;
+    }
+    out.push_back(gv);
+  }
   return out;
 }
 
@@ -103,7 +137,7 @@ absl::StatusOr<Node*> Optimizer::ApplyGradients(const Scope& scope,
   for (const GradAndVar& gv : grads_and_vars) {
     RETURN_IF_ERROR(CheckIsVariable(name_, gv.var));
     names.push_back(gv.var.node->name());
-    if (gv.grad.valid()) valid.push_back(gv);
+    if (gv.has_grad()) valid.push_back(gv);
   }
   if (valid.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(name_, ": no gradients for any variable (",
@@ -125,7 +159,9 @@ absl::StatusOr<Node*> Optimizer::ApplyGradients(const Scope& scope,
     const Scope update_scope =
         opt_scope.NewSubScope(absl::StrCat("update_", RelativeName(scope, gv.var.node->name())))
             .ColocateWith(gv.var);
-    ASSIGN_OR_RETURN(Node * update, ApplyDense(update_scope, gv.grad, gv.var));
+    ASSIGN_OR_RETURN(Node * update, gv.grad.valid()
+                                        ? ApplyDense(update_scope, gv.grad, gv.var)
+                                        : ApplySparse(update_scope, gv.sparse_grad, gv.var));
     updates.push_back(update);
   }
   ASSIGN_OR_RETURN(std::vector<Node*> finish, Finish(opt_scope, updates));
@@ -154,6 +190,11 @@ absl::StatusOr<Node*> Optimizer::Minimize(const Scope& scope, Output loss,
                                           const Output* global_step) {
   ASSIGN_OR_RETURN(std::vector<GradAndVar> grads_and_vars, ComputeGradients(scope, loss, vars));
   return ApplyGradients(scope, grads_and_vars, global_step);
+}
+
+absl::StatusOr<Node*> Optimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                             const Output& var) {
+  return ApplyDense(scope, IndexedSlicesToDense(scope, grad), var);
 }
 
 Output Optimizer::GetSlot(const Output& var, std::string_view slot_name) const {
@@ -198,6 +239,16 @@ absl::StatusOr<Node*> GradientDescentOptimizer::ApplyDense(const Scope& scope, c
   return Built(scope, out.node);
 }
 
+absl::StatusOr<Node*> GradientDescentOptimizer::ApplySparse(const Scope& scope,
+                                                            const IndexedSlices& grad,
+                                                            const Output& var) {
+  // ScatterSub sums repeated rows itself.
+  const Output delta =
+      scope.Op("Mul").Input(grad.values).Input(Input(learning_rate_)).Finalize1();
+  Output out = ops::ScatterSub(scope, var, grad.indices, delta, {.use_locking = false});
+  return Built(scope, out.node);
+}
+
 absl::Status MomentumOptimizer::Prepare(const Scope& scope,
                                         absl::Span<const GradAndVar> grads_and_vars) {
   for (const GradAndVar& gv : grads_and_vars) {
@@ -211,6 +262,16 @@ absl::StatusOr<Node*> MomentumOptimizer::ApplyDense(const Scope& scope, const Ou
                                                     const Output& var) {
   Output out = ops::ApplyMomentum(scope, var, GetSlot(var, "momentum"), Input(learning_rate_), grad,
                                   Input(momentum_), {.use_nesterov = use_nesterov_});
+  return Built(scope, out.node);
+}
+
+absl::StatusOr<Node*> MomentumOptimizer::ApplySparse(const Scope& scope,
+                                                     const IndexedSlices& grad,
+                                                     const Output& var) {
+  const IndexedSlices unique = DeduplicateIndexedSlices(scope, grad);
+  Output out = ops::SparseApplyMomentum(scope, var, GetSlot(var, "momentum"),
+                                        Input(learning_rate_), unique.values, unique.indices,
+                                        Input(momentum_), {.use_nesterov = use_nesterov_});
   return Built(scope, out.node);
 }
 
@@ -249,6 +310,45 @@ absl::StatusOr<Node*> AdamOptimizer::ApplyDense(const Scope& scope, const Output
   return Built(scope, out.node);
 }
 
+absl::StatusOr<Node*> AdamOptimizer::ApplySparse(const Scope& scope,
+                                                 const IndexedSlices& repeated,
+                                                 const Output& var) {
+  // v takes squares: a repeated row's gradients are summed first.
+  const IndexedSlices grad = DeduplicateIndexedSlices(scope, repeated);
+  if (use_nesterov_) return Optimizer::ApplySparse(scope, grad, var);
+  auto mul = [&](const Input& a, const Input& b) {
+    return scope.Op("Mul").Input(a).Input(b).Finalize1();
+  };
+  auto sub = [&](const Input& a, const Input& b) {
+    return scope.Op("Sub").Input(a).Input(b).Finalize1();
+  };
+  // lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
+  const Output lr_t = scope.Op("RealDiv")
+                          .Input(mul(Input(learning_rate_),
+                                     scope.Op("Sqrt").Input(sub(Input(1.0), beta2_power_)).Finalize1()))
+                          .Input(sub(Input(1.0), beta1_power_))
+                          .Finalize1();
+  // m = beta1 * m, then m[rows] += (1 - beta1) * g (ScatterAdd sums repeats).
+  const Output m = GetSlot(var, "m");
+  const Output m_decayed = ops::Assign(scope, m, mul(m, Input(beta1_)));
+  const Output m_t = ops::ScatterAdd(scope, m_decayed, grad.indices,
+                                     mul(grad.values, Input(1.0 - beta1_)), {.use_locking = false});
+  const Output v = GetSlot(var, "v");
+  const Output v_decayed = ops::Assign(scope, v, mul(v, Input(beta2_)));
+  const Output v_t = ops::ScatterAdd(scope, v_decayed, grad.indices,
+                                     mul(mul(grad.values, grad.values), Input(1.0 - beta2_)),
+                                     {.use_locking = false});
+  const Output step = scope.Op("RealDiv")
+                          .Input(mul(lr_t, m_t))
+                          .Input(scope.Op("AddV2")
+                                     .Input(scope.Op("Sqrt").Input(v_t).Finalize1())
+                                     .Input(Input(epsilon_))
+                                     .Finalize1())
+                          .Finalize1();
+  Output out = ops::AssignSub(scope, var, step);
+  return Built(scope, out.node);
+}
+
 absl::StatusOr<std::vector<Node*>> AdamOptimizer::Finish(const Scope& scope,
                                                          absl::Span<Node* const> updates) {
   std::vector<Node*> deps(updates.begin(), updates.end());
@@ -261,6 +361,63 @@ absl::StatusOr<std::vector<Node*>> AdamOptimizer::Finish(const Scope& scope,
     deps.push_back(node);
   }
   return deps;
+}
+
+absl::Status AdagradOptimizer::Prepare(const Scope& scope,
+                                       absl::Span<const GradAndVar> grads_and_vars) {
+  for (const GradAndVar& gv : grads_and_vars) {
+    if (GetSlot(gv.var, "accumulator").valid()) continue;
+    RETURN_IF_ERROR(
+        CreateSlot(scope, gv.var, "accumulator", initial_accumulator_value_).status());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Node*> AdagradOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                                   const Output& var) {
+  Output out =
+      ops::ApplyAdagrad(scope, var, GetSlot(var, "accumulator"), Input(learning_rate_), grad);
+  return Built(scope, out.node);
+}
+
+absl::StatusOr<Node*> AdagradOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                                    const Output& var) {
+  const IndexedSlices unique = DeduplicateIndexedSlices(scope, grad);
+  Output out = ops::SparseApplyAdagrad(scope, var, GetSlot(var, "accumulator"),
+                                       Input(learning_rate_), unique.values, unique.indices);
+  return Built(scope, out.node);
+}
+
+absl::Status FtrlOptimizer::Prepare(const Scope& scope,
+                                    absl::Span<const GradAndVar> grads_and_vars) {
+  for (const GradAndVar& gv : grads_and_vars) {
+    if (!GetSlot(gv.var, "accum").valid()) {
+      RETURN_IF_ERROR(
+          CreateSlot(scope, gv.var, "accum", options_.initial_accumulator_value).status());
+    }
+    if (!GetSlot(gv.var, "linear").valid()) {
+      RETURN_IF_ERROR(CreateSlot(scope, gv.var, "linear", 0.0).status());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Node*> FtrlOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                                const Output& var) {
+  Output out = ops::ApplyFtrl(scope, var, GetSlot(var, "accum"), GetSlot(var, "linear"), grad,
+                              Input(learning_rate_), Input(options_.l1), Input(options_.l2),
+                              Input(options_.learning_rate_power));
+  return Built(scope, out.node);
+}
+
+absl::StatusOr<Node*> FtrlOptimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                                 const Output& var) {
+  const IndexedSlices unique = DeduplicateIndexedSlices(scope, grad);
+  Output out = ops::SparseApplyFtrl(scope, var, GetSlot(var, "accum"), GetSlot(var, "linear"),
+                                    unique.values, unique.indices, Input(learning_rate_),
+                                    Input(options_.l1), Input(options_.l2),
+                                    Input(options_.learning_rate_power));
+  return Built(scope, out.node);
 }
 
 }  // namespace sluice

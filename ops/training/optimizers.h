@@ -39,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "graph/indexed_slices.h"
 #include "graph/scope.h"
 
 namespace sluice {
@@ -53,10 +54,27 @@ struct GlobalStep {
 // records it and both fields are null.
 GlobalStep CreateGlobalStep(const Scope& scope);
 
+// A variable and its gradient: dense (`grad`), or, for a variable the loss
+// reads through gathers (an embedding table), the rows they touched
+// (`sparse_grad`, graph/indexed_slices.h). At most one is set; neither when
+// the loss does not depend on var.
 struct GradAndVar {
-  Output grad;  // invalid when the loss does not depend on var
-  Output var;   // a variable's ref output
+  Output grad;
+  Output var;  // a variable's ref output
+  IndexedSlices sparse_grad;
+
+  bool has_grad() const { return grad.valid() || sparse_grad.values.valid(); }
 };
+
+// Every sparse gradient of `grads_and_vars` made dense (an IndexedSlicesToDense
+// node), for code that combines dense gradients only.
+std::vector<GradAndVar> DenseGradients(const Scope& scope,
+                                       absl::Span<const GradAndVar> grads_and_vars);
+
+// `slices` with each index once, the values of a repeated index summed
+// (Unique, then UnsortedSegmentSum), as TensorFlow's optimizers do before a
+// sparse update that is not a plain sum.
+IndexedSlices DeduplicateIndexedSlices(const Scope& scope, const IndexedSlices& slices);
 
 class Optimizer {
  public:
@@ -67,12 +85,13 @@ class Optimizer {
 
   const std::string& name() const { return name_; }
 
-  // d(loss)/d(var) for each var (AddGradients); a var the loss does not
-  // depend on gets an invalid grad.
+  // d(loss)/d(var) for each var (AddGradientsWithSlices: a var read through
+  // gathers gets a sparse_grad); a var the loss does not depend on gets none.
   absl::StatusOr<std::vector<GradAndVar>> ComputeGradients(const Scope& scope, Output loss,
                                                            absl::Span<const Output> vars);
 
-  // One training op per valid grad, grouped into the returned train op; then
+  // One training op per valid grad (ApplyDense, or ApplySparse for a
+  // sparse_grad: only the touched rows change), grouped into the returned train op; then
   // `global_step` (an int64 variable) += 1 when given. Pairs with invalid
   // grads are skipped; InvalidArgument when none is valid.
   absl::StatusOr<Node*> ApplyGradients(const Scope& scope,
@@ -100,6 +119,10 @@ class Optimizer {
   // The update of one variable, built in `scope` (colocated with var).
   virtual absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
                                            const Output& var) = 0;
+  // The update of the rows of var that `grad` names (indices may repeat).
+  // The default makes the gradient dense and calls ApplyDense.
+  virtual absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                            const Output& var);
   // Extra nodes to run after all `updates` (e.g. Adam's beta powers); the
   // returned nodes join the train op's dependencies.
   virtual absl::StatusOr<std::vector<Node*>> Finish(const Scope& scope,
@@ -125,6 +148,7 @@ class Optimizer {
   std::map<std::pair<std::string, std::string>, Output, std::less<>> slots_;
 };
 
+// Sparse: ScatterSub of the rows' values times the learning rate.
 class GradientDescentOptimizer : public Optimizer {
  public:
   explicit GradientDescentOptimizer(double learning_rate, std::string name = "GradientDescent")
@@ -133,12 +157,15 @@ class GradientDescentOptimizer : public Optimizer {
  protected:
   absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
                                    const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
 
  private:
   double learning_rate_;
 };
 
-// Slot "momentum" per variable.
+// Slot "momentum" per variable. Sparse: SparseApplyMomentum on the
+// deduplicated rows.
 class MomentumOptimizer : public Optimizer {
  public:
   MomentumOptimizer(double learning_rate, double momentum, bool use_nesterov = false,
@@ -152,6 +179,8 @@ class MomentumOptimizer : public Optimizer {
   absl::Status Prepare(const Scope& scope, absl::Span<const GradAndVar> grads_and_vars) override;
   absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
                                    const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
 
  private:
   double learning_rate_;
@@ -160,6 +189,9 @@ class MomentumOptimizer : public Optimizer {
 };
 
 // Slots "m" and "v" per variable; all variables must share one dtype.
+// Sparse as TensorFlow's Adam: repeated rows summed, m and v decay whole,
+// the rows' gradients are scattered into them, and var moves by
+// lr * m / (sqrt(v) + epsilon) (with Nesterov: the dense rule).
 class AdamOptimizer : public Optimizer {
  public:
   explicit AdamOptimizer(double learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999,
@@ -176,6 +208,8 @@ class AdamOptimizer : public Optimizer {
   absl::Status Prepare(const Scope& scope, absl::Span<const GradAndVar> grads_and_vars) override;
   absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
                                    const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
   absl::StatusOr<std::vector<Node*>> Finish(const Scope& scope,
                                             absl::Span<Node* const> updates) override;
 
@@ -188,6 +222,55 @@ class AdamOptimizer : public Optimizer {
   // Created by Prepare for the ApplyGradients call in progress.
   Output beta1_power_;
   Output beta2_power_;
+};
+
+// Slot "accumulator" per variable (initial_accumulator_value), TensorFlow's
+// AdagradOptimizer. Sparse: SparseApplyAdagrad on the deduplicated rows.
+class AdagradOptimizer : public Optimizer {
+ public:
+  explicit AdagradOptimizer(double learning_rate, double initial_accumulator_value = 0.1,
+                            std::string name = "Adagrad")
+      : Optimizer(std::move(name)),
+        learning_rate_(learning_rate),
+        initial_accumulator_value_(initial_accumulator_value) {}
+
+ protected:
+  absl::Status Prepare(const Scope& scope, absl::Span<const GradAndVar> grads_and_vars) override;
+  absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
+                                   const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
+
+ private:
+  double learning_rate_;
+  double initial_accumulator_value_;
+};
+
+// Slots "accum" (initial_accumulator_value) and "linear" (0) per variable,
+// TensorFlow's FtrlOptimizer (learning_rate_power -0.5 by default; l1 and
+// l2 regularization). Sparse: SparseApplyFtrl on the deduplicated rows.
+class FtrlOptimizer : public Optimizer {
+ public:
+  struct Options {
+    double learning_rate_power = -0.5;
+    double initial_accumulator_value = 0.1;
+    double l1 = 0;
+    double l2 = 0;
+  };
+  FtrlOptimizer(double learning_rate, Options options, std::string name = "Ftrl")
+      : Optimizer(std::move(name)), learning_rate_(learning_rate), options_(options) {}
+  explicit FtrlOptimizer(double learning_rate) : FtrlOptimizer(learning_rate, Options()) {}
+
+ protected:
+  absl::Status Prepare(const Scope& scope, absl::Span<const GradAndVar> grads_and_vars) override;
+  absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
+                                   const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
+
+ private:
+  double learning_rate_;
+  Options options_;
 };
 
 }  // namespace sluice
