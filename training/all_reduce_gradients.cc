@@ -179,4 +179,35 @@ absl::StatusOr<std::vector<Output>> AllReduceGradientsOfMember(
   return reduced;
 }
 
+absl::StatusOr<IndexedSlices> AllGatherIndexedSlicesOfMember(
+    const Scope& scope, const IndexedSlices& slices, const std::vector<std::string>& group_devices,
+    int rank, const AllReduceOptions& options, int64_t instance_key) {
+  RETURN_IF_ERROR(scope.status());
+  if (rank < 0 || rank >= static_cast<int>(group_devices.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("all-gather gradients: rank ", rank,
+                                                   " is not in a group of ", group_devices.size(),
+                                                   " devices"));
+  }
+  const Scope s = scope.WithDevice(group_devices[rank]);
+  ops::CollectiveSpec spec;
+  spec.group_key = options.group_key;
+  spec.group_devices = group_devices;
+  spec.communication_hint = options.communication_hint;
+  spec.timeout_seconds = options.timeout_seconds;
+  IndexedSlices out;
+  spec.instance_key = instance_key;
+  out.values = ops::AllGather(s, slices.values, spec);
+  if (options.reduce_op == ReduceOp::kMean) {
+    out.values = s.Op("Mul")
+                     .Input(out.values)
+                     .Input(Input(1.0 / static_cast<double>(group_devices.size())))
+                     .Finalize1();
+  }
+  spec.instance_key = instance_key + 1;
+  out.indices = ops::AllGather(s, slices.indices, spec);
+  out.dense_shape = slices.dense_shape;
+  RETURN_IF_ERROR(scope.status());
+  return out;
+}
+
 }  // namespace sluice

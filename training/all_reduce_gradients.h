@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "graph/indexed_slices.h"
 #include "graph/scope.h"
 #include "runtime/collective/collective.h"
 
@@ -57,6 +58,18 @@ absl::StatusOr<std::vector<std::vector<Output>>> AllReduceGradients(
 absl::StatusOr<std::vector<Output>> AllReduceGradientsOfMember(
     const Scope& scope, const std::vector<Output>& grads,
     const std::vector<std::string>& group_devices, int rank, const AllReduceOptions& options);
+
+// A sparse gradient (an embedding table's rows) across the group: member
+// `rank`'s IndexedSlices all-gathered, values and indices (only the touched
+// rows travel; TensorFlow's MirroredStrategy gathers IndexedSlices too), the
+// values scaled by 1 / group size for kMean. Repeated rows stay repeated
+// (the optimizers' sparse updates sum them). Members must gather the same
+// number of rows (a fixed batch of lookups); the collective refuses others,
+// naming the ranks. Instances `instance_key` (values) and instance_key + 1
+// (indices) of options.group_key; nodes go on group_devices[rank].
+absl::StatusOr<IndexedSlices> AllGatherIndexedSlicesOfMember(
+    const Scope& scope, const IndexedSlices& slices, const std::vector<std::string>& group_devices,
+    int rank, const AllReduceOptions& options, int64_t instance_key);
 
 }  // namespace sluice
 

@@ -20,6 +20,12 @@ constexpr int64_t kLossInstance = 50000;
 constexpr int64_t kMetricInstance = 50001;
 constexpr int64_t kBroadcastInstance = 100000;
 constexpr int64_t kGenerationStride = 1000;
+// Sparse gradients' all-gathers: two instances (values, indices) per variable.
+constexpr int64_t kSparseInstance = 60000;
+
+int64_t SparseInstanceKey(const AllReduceOptions& ar, size_t var) {
+  return ar.first_instance_key + kSparseInstance + 2 * static_cast<int64_t>(var);
+}
 
 absl::Status CheckDevices(absl::string_view what, const std::vector<std::string>& devices) {
   if (devices.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": no devices"));
@@ -191,17 +197,20 @@ absl::StatusOr<MirroredModel> BuildMirrored(const Scope& scope,
     out.replicas.push_back(*std::move(m));
   }
 
-  // Gradients, all-reduced, then applied by each replica to its own copy.
+  // Gradients, all-reduced (dense) or all-gathered (sparse: embedding
+  // tables), then applied by each replica to its own copy.
   std::vector<std::vector<Output>> grads(k);
+  std::vector<std::vector<GradAndVar>> replica_gvs(k);
   for (int r = 0; r < k; ++r) {
     const ReplicaModel& m = out.replicas[r];
     absl::StatusOr<std::vector<GradAndVar>> gvs =
         optimizer->ComputeGradients(scopes[r], m.loss, m.variables);
     if (!gvs.ok()) return AddContext(gvs.status(), absl::StrCat("mirrored: replica ", r));
-    // The all-reduce sums dense tensors: a sparse gradient is made dense.
-    gvs = DenseGradients(scopes[r], *gvs);
-    for (const GradAndVar& gv : *gvs)
-      grads[r].push_back(WithVariableShape(scopes[r], gv.grad, gv.var));
+    for (const GradAndVar& gv : *gvs) {
+      grads[r].push_back(gv.grad.valid() ? WithVariableShape(scopes[r], gv.grad, gv.var)
+                                         : Output());
+    }
+    replica_gvs[r] = *std::move(gvs);
   }
   ASSIGN_OR_RETURN(std::vector<std::vector<Output>> reduced,
                    AllReduceGradients(scope.NewSubScope("all_reduce"), grads, options.devices,
@@ -210,7 +219,17 @@ absl::StatusOr<MirroredModel> BuildMirrored(const Scope& scope,
   for (int r = 0; r < k; ++r) {
     std::vector<GradAndVar> gvs;
     for (size_t v = 0; v < reduced[r].size(); ++v) {
-      gvs.push_back({reduced[r][v], out.replicas[r].variables[v]});
+      GradAndVar gv;
+      gv.var = out.replicas[r].variables[v];
+      gv.grad = reduced[r][v];
+      if (!gv.grad.valid() && replica_gvs[r][v].sparse_grad.values.valid()) {
+        ASSIGN_OR_RETURN(gv.sparse_grad,
+                         AllGatherIndexedSlicesOfMember(
+                             scope.NewSubScope(absl::StrCat("all_gather/replica_", r)),
+                             replica_gvs[r][v].sparse_grad, options.devices, r,
+                             options.all_reduce, SparseInstanceKey(options.all_reduce, v)));
+      }
+      gvs.push_back(gv);
     }
     absl::StatusOr<Node*> train = optimizer->ApplyGradients(scopes[r], gvs);
     if (!train.ok()) return AddContext(train.status(), absl::StrCat("mirrored: replica ", r));
@@ -292,13 +311,25 @@ absl::StatusOr<MultiWorkerModel> BuildMultiWorkerMirrored(const Scope& scope,
 
   ASSIGN_OR_RETURN(std::vector<GradAndVar> gvs,
                    optimizer->ComputeGradients(ws, rep.loss, rep.variables));
-  gvs = DenseGradients(ws, gvs);  // the all-reduce sums dense tensors
+  // Dense gradients are all-reduced; sparse ones (embedding tables)
+  // all-gathered, after the all-reduce's instance keys.
   std::vector<Output> grads;
-  for (const GradAndVar& gv : gvs) grads.push_back(WithVariableShape(ws, gv.grad, gv.var));
+  for (const GradAndVar& gv : gvs) {
+    grads.push_back(gv.grad.valid() ? WithVariableShape(ws, gv.grad, gv.var) : Output());
+  }
   ASSIGN_OR_RETURN(
       std::vector<Output> reduced,
       AllReduceGradientsOfMember(ws.NewSubScope("all_reduce"), grads, group, rank, ar));
-  for (size_t v = 0; v < gvs.size(); ++v) gvs[v].grad = reduced[v];
+  for (size_t v = 0; v < gvs.size(); ++v) {
+    if (gvs[v].grad.valid()) {
+      gvs[v].grad = reduced[v];
+    } else if (gvs[v].sparse_grad.values.valid()) {
+      ASSIGN_OR_RETURN(gvs[v].sparse_grad,
+                       AllGatherIndexedSlicesOfMember(ws.NewSubScope("all_gather"),
+                                                      gvs[v].sparse_grad, group, rank, ar,
+                                                      SparseInstanceKey(ar, v)));
+    }
+  }
   ASSIGN_OR_RETURN(Node * apply, optimizer->ApplyGradients(ws, gvs, &out.global_step));
   out.train = ops::GroupDeps(ws.WithOpName("train"), {apply});
 

@@ -111,6 +111,68 @@ TEST(MirroredStrategyTest, EqualsOneDeviceOnTheCombinedBatch) {
   }
 }
 
+// An embedding table trained mirrored: each replica's sparse gradient is
+// all-gathered (values and indices, CollectiveGather), never made dense, and
+// the replicas end equal to one device on the combined batch.
+TEST(MirroredStrategyTest, SparseGradientsAreGatheredNotReduced) {
+  constexpr int kTableRows = 20;
+  const std::vector<int32_t> ids = {3, 7, 3, 11, 19, 7};  // 3 per replica
+  auto embedding_net = [&](const Scope& s, const std::vector<Output>& in)
+      -> absl::StatusOr<ReplicaModel> {
+    ::tensorflow::TensorProto init;
+    init.set_dtype(DT_FLOAT);
+    init.mutable_tensor_shape()->add_dim()->set_size(kTableRows);
+    init.mutable_tensor_shape()->add_dim()->set_size(2);
+    for (int i = 0; i < kTableRows * 2; ++i) init.add_float_val(0.1f * i - 1.0f);
+    ops::VariableAndInit table = ops::VariableWithInit(s.WithOpName("table"), Input(init));
+    Output rows = ops::GatherV2(s, table.var, in[0], int32_t{0});
+    Output per_example = ops::Mul(s, ops::Sum(s, ops::Square(s, rows), {1}), 0.5f);
+    ReplicaModel m;
+    m.loss = ops::Mean(s, per_example, {0});
+    m.variables = {table.var};
+    return m;
+  };
+  std::vector<float> result[2];
+  for (int k : {1, 2}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output x = ops::Placeholder(s.WithOpName("ids"), DT_INT32, {.shape = {-1}});
+    GradientDescentOptimizer sgd(0.5);
+    MirroredOptions opts;
+    opts.devices = Cpus(k);
+    opts.all_reduce.timeout_seconds = 20;
+    absl::StatusOr<MirroredModel> mm = BuildMirrored(s, {x}, embedding_net, &sgd, opts);
+    ASSERT_TRUE(mm.ok()) << mm.status();
+    if (k == 2) {
+      EXPECT_EQ(CountOps(*s.graph(), "CollectiveGather"), 4);  // values, indices per replica
+      EXPECT_EQ(CountOps(*s.graph(), "CollectiveReduce"), 0);
+      for (const Node* n : s.graph()->nodes()) {
+        EXPECT_FALSE(absl::StrContains(n->name(), "IndexedSlicesToDense")) << n->name();
+      }
+    }
+    auto sess = NewSession(Options(), *s.graph());
+    ASSERT_TRUE(sess.ok()) << sess.status();
+    ASSERT_TRUE((*sess)->Run({}, {}, {mm->init}).ok());
+    for (int step = 0; step < 3; ++step) {
+      absl::Status st =
+          (*sess)->Run({{x, Tensor::FromVector<int32_t>(ids)}}, {}, {mm->train}).status();
+      ASSERT_TRUE(st.ok()) << st;
+    }
+    std::vector<std::vector<float>> tables;
+    for (const ReplicaModel& r : mm->replicas) {
+      auto v = (*sess)->Run({}, r.variables);
+      ASSERT_TRUE(v.ok()) << v.status();
+      absl::Span<const float> f = (*v)[0].flat<float>();
+      tables.emplace_back(f.begin(), f.end());
+    }
+    for (size_t r = 1; r < tables.size(); ++r) EXPECT_EQ(tables[r], tables[0]);
+    result[k - 1] = tables[0];
+  }
+  ASSERT_EQ(result[0].size(), result[1].size());
+  for (size_t i = 0; i < result[0].size(); ++i) EXPECT_NEAR(result[1][i], result[0][i], 1e-6) << i;
+  EXPECT_NE(result[0][3 * 2], 0.1f * 6 - 1.0f);  // row 3 moved
+  EXPECT_EQ(result[0][0], -1.0f);                // row 0 did not
+}
+
 TEST(MirroredStrategyTest, InitCopiesReplicaZeroAndReplicasStayEqual) {
   MirroredResult m = TrainMirrored(3, 1024, 8);
   ASSERT_EQ(m.initial.size(), 3u);
