@@ -69,7 +69,7 @@ TEST(BuiltinsTest, FloatOpsDecideAboutGradients) {
   std::vector<std::string> undecided;
   for (const std::string& op : BuiltinOps()->ListOps()) {
     const OpDef* def = BuiltinOps()->Find(op);
-    if (def->grad_fn || def->no_gradient || def->inputs.empty()) continue;
+    if (def->grad_fn || def->sparse_grad_fn || def->no_gradient || def->inputs.empty()) continue;
     // Gradient helper ops (ReluGrad, Conv2DBackpropInput, ...): second-order
     // gradients are not supported and fail with a clear FailedPrecondition.
     if (absl::EndsWith(op, "Grad") || absl::StrContains(op, "Backprop")) continue;

@@ -10,6 +10,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/array/index_ops.h"
 #include "ops/math/math_ops.h"
+#include "training/checkpoint/saver.h"
 #include "ops/sparse/sparse_segment_ops.h"
 #include "ops/state/state_ops.h"
 
@@ -143,6 +144,11 @@ absl::StatusOr<PartitionedVariable> CreatePartitionedVariable(const Scope& s, co
     RETURN_IF_ERROR(s.status());
     part.var = made.var;
     part.initializer = made.initializer;
+    // The Saver stores the part as TensorFlow does: a slice of the full name.
+    std::string full_name = made.var.node->name();
+    full_name.resize(full_name.size() - absl::StrCat("/part_", i).size());
+    made.var.node->SetAttr(kSaveSliceNameAttr, MakeAttr(full_name));
+    made.var.node->SetAttr(kSaveSliceSpecAttr, MakeAttr(part.slice_spec));
     v.parts.push_back(std::move(part));
   }
   return v;

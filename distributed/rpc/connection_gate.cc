@@ -294,10 +294,10 @@ class ConnectionGate::Loop {
     admit_(std::move(c));
   }
 
-  // Closes a waiting connection (field: what to count, or null). Counted
-  // before the close, so that a peer that sees its end sees it counted.
+  // Closes a waiting connection (field: what to count, or null). Counted,
+  // and the pending count updated, before the descriptor closes: a peer
+  // that sees its end sees it counted.
   void Close(Iter it, int64_t ConnectionGateCounts::*field) {
-    if (field != nullptr) Count(field);
     const int fd = it->fd;
     (void)epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
     it->tls.reset();  // frees the TLS state before its fd goes
@@ -306,9 +306,10 @@ class ConnectionGate::Loop {
     char scratch[4096];
     for (int i = 0; i < 16 && recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT) > 0; ++i) {
     }
-    close(fd);
     by_fd_.erase(fd);
     waiting_.erase(it);
+    if (field != nullptr) Count(field);
+    close(fd);
   }
 
   void ExpireDue(absl::Time now) {

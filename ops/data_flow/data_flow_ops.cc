@@ -49,6 +49,24 @@ absl::Status TakeGradientShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// indices [n], values [n] + the row shape, dense shape [rank].
+absl::Status SparseTakeGradientShape(InferenceContext* c) {
+  RETURN_IF_ERROR(RequireSharedName(c));
+  RETURN_IF_ERROR(ScalarInput(c, 0, "num_required"));
+  ASSIGN_OR_RETURN(TensorShape shape, c->GetAttr<TensorShape>("shape"));
+  c->set_output(0, TensorShape({-1}));
+  if (shape.rank() < 1) {
+    c->set_output(1, TensorShape::Unknown());
+    c->set_output(2, TensorShape({-1}));
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> values = {-1};
+  values.insert(values.end(), shape.dims().begin() + 1, shape.dims().end());
+  c->set_output(1, TensorShape(values));
+  c->set_output(2, TensorShape({shape.rank()}));
+  return absl::OkStatus();
+}
+
 absl::Status SetGlobalStepShape(InferenceContext* c) {
   RETURN_IF_ERROR(RequireSharedName(c));
   return ScalarInput(c, 0, "new_global_step");
@@ -121,7 +139,8 @@ absl::Status RegisterDataFlowOps(OpRegistry* ops) {
                                     .Output("indices: int64")
                                     .Output("values: dtype")
                                     .Output("shape: int64")
-                                    .Attr("timeout_ms: int = 0")));
+                                    .Attr("timeout_ms: int = 0")
+                                    .SetShapeFn(SparseTakeGradientShape)));
   RETURN_IF_ERROR(ops->Register(AccumulatorOp("AccumulatorSetGlobalStep")
                                     .Attr("sparse: bool = false")
                                     .Input("new_global_step: int64")

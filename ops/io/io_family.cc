@@ -2,6 +2,7 @@
 
 #include "base/status_macros.h"
 #include "ops/io/io_ops.h"
+#include "ops/io/legacy_checkpoint_ops.h"
 #include "ops/io/reader_ops.h"
 #include "ops/io/sharded_checkpoint_ops.h"
 #include "ops/io/summary_ops.h"
@@ -12,6 +13,7 @@ absl::Status RegisterIoFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterShardedCheckpointOps(ops));
   RETURN_IF_ERROR(RegisterSummaryOps(ops));
   RETURN_IF_ERROR(RegisterIoOps(ops));
+  RETURN_IF_ERROR(RegisterLegacyCheckpointOps(ops));
   RETURN_IF_ERROR(RegisterReaderOps(ops));
   return absl::OkStatus();
 }
@@ -20,6 +22,7 @@ void RegisterIoFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterShardedCheckpointKernels(kernels);
   RegisterSummaryKernels(kernels);
   RegisterIoKernels(kernels);
+  RegisterLegacyCheckpointKernels(kernels);
   RegisterReaderKernels(kernels);
 }
 

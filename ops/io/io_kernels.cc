@@ -1,6 +1,7 @@
 // CPU kernels of SaveV2, RestoreV2 and StringJoin (ops/io/io_ops.h); the file
 // format is in ops/internal/checkpoint_shard.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "base/status_macros.h"
 #include "ops/io/file_write_policy.h"
 #include "ops/io/internal/checkpoint_shard.h"
+#include "ops/io/internal/sliced_restore.h"
+#include "ops/io/internal/tensor_slice.h"
 #include "ops/io/io_ops.h"
 #include "runtime/atomic_file.h"
 
@@ -18,10 +21,11 @@ namespace {
 struct SaveRestoreArgs {
   std::string prefix;
   std::vector<std::string> names;
+  std::vector<std::string> specs;  // shape_and_slices ("" : the whole tensor)
 };
 
 // Reads prefix, tensor_names and shape_and_slices (inputs 0..2) for `n`
-// tensors; only whole-tensor saves are supported.
+// tensors.
 absl::StatusOr<SaveRestoreArgs> ReadArgs(const OpKernelContext& ctx, int64_t n) {
   const Tensor& prefix = ctx.input(0);
   const Tensor& names = ctx.input(1);
@@ -40,12 +44,8 @@ absl::StatusOr<SaveRestoreArgs> ReadArgs(const OpKernelContext& ctx, int64_t n) 
   args.prefix = prefix.flat<std::string>()[0];
   if (args.prefix.empty()) return absl::InvalidArgumentError("prefix is empty");
   for (int64_t i = 0; i < n; ++i) {
-    if (!slices.flat<std::string>()[i].empty()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "saving or restoring slices is not supported (tensor '", names.flat<std::string>()[i],
-          "' has shape_and_slices '", slices.flat<std::string>()[i], "'); pass \"\""));
-    }
     args.names.push_back(names.flat<std::string>()[i]);
+    args.specs.push_back(slices.flat<std::string>()[i]);
   }
   return args;
 }
@@ -63,7 +63,10 @@ class SaveV2Op : public OpKernel {
     std::vector<internal::ShardEntry> entries;
     entries.reserve(n);
     for (int64_t i = 0; i < n; ++i) {
-      entries.push_back({args.names[i], ctx->input(static_cast<int>(3 + i))});
+      const Tensor& value = ctx->input(static_cast<int>(3 + i));
+      ASSIGN_OR_RETURN(std::string entry,
+                       internal::SavedEntryName(args.names[i], args.specs[i], value));
+      entries.push_back({std::move(entry), value});
     }
     RETURN_IF_ERROR(CheckGraphFileWrite(args.prefix));
     RETURN_IF_ERROR(CreateDirectories(DirectoryOf(args.prefix)));
@@ -78,7 +81,10 @@ class RestoreV2Op : public OpKernel {
     RETURN_IF_ERROR(CheckGraphFileRead(args.prefix));
     absl::StatusOr<internal::CheckpointShard> shard =
         internal::CheckpointShard::Read(args.prefix, ctx->allocator());
-    if (!shard.ok()) {
+    // A file of a checkpoint saved with other shards (Saver's layout) may be
+    // missing: its siblings hold what it would.
+    const std::vector<std::string> siblings = internal::SiblingShards(args.prefix);
+    if (!shard.ok() && !(absl::IsNotFound(shard.status()) && !siblings.empty())) {
       // Name what was being restored: the file alone does not say which
       // variables are lost.
       const size_t shown = std::min<size_t>(args.names.size(), 5);
@@ -90,8 +96,20 @@ class RestoreV2Op : public OpKernel {
       return absl::Status(shard.status().code(), absl::StrCat("restoring tensor(s) ", which, ": ",
                                                               shard.status().message()));
     }
+    const internal::CheckpointShard* own = shard.ok() ? &*shard : nullptr;
     for (int i = 0; i < ctx->num_outputs(); ++i) {
-      ASSIGN_OR_RETURN(Tensor t, shard->Get(args.names[i], ctx->node().output_type(i)));
+      const DataType dtype = ctx->node().output_type(i);
+      std::optional<internal::ShapeAndSlice> slice;
+      if (!args.specs[i].empty()) {
+        absl::StatusOr<internal::ShapeAndSlice> parsed = internal::ParseShapeAndSlice(args.specs[i]);
+        if (!parsed.ok()) {
+          return AddContext(parsed.status(), absl::StrCat("restoring tensor '", args.names[i], "'"));
+        }
+        slice = *std::move(parsed);
+      }
+      ASSIGN_OR_RETURN(Tensor t, internal::RestoreTensor(own, args.prefix, siblings, args.names[i],
+                                                         slice ? &*slice : nullptr, dtype,
+                                                         ctx->allocator()));
       ctx->set_output(i, std::move(t));
     }
     return absl::OkStatus();

@@ -16,8 +16,13 @@
 //   StringJoin(inputs: N * string) -> output: string   attr separator = ""
 //
 // prefix is a scalar, tensor_names and shape_and_slices are vectors of N
-// strings (N = len(dtypes)). Only whole tensors are supported: a
-// shape_and_slices entry other than "" is Unimplemented (naming the node).
+// strings (N = len(dtypes)). A shape_and_slices entry "" is the whole
+// tensor; TensorFlow's "10 4 0,5:-" (the full shape, then "start,length" or
+// "-" per axis) a slice of it, a partitioned variable's part: SaveV2 stores
+// it under the tensor's name and the slice, RestoreV2 assembles the slice
+// (or the whole tensor) asked for from the slices held, in this file or in
+// the other shard files of a Saver checkpoint ("<p>.shard-*-of-*"), so N
+// saved parts restore into M (ops/io/internal/sliced_restore.h).
 //
 // Files. Unlike TensorFlow (an index file plus data files), SaveV2 writes
 // exactly one file, at `prefix` itself (the caller picks shard names), in

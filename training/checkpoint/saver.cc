@@ -37,19 +37,28 @@ Tensor StringVector(const std::vector<std::string>& v) {
   return Tensor::FromVector<std::string>(v);
 }
 
-// Where a shard of variables on `device` saves from: the device itself when
-// it is a CPU, else its task's first CPU ("/job:ps/task:0/device:GPU:1" ->
-// "/job:ps/task:0/device:CPU:0"), as TensorFlow's saver places its ops: file
-// names and SaveV2/RestoreV2 have CPU kernels only. "" when the device names
-// neither a CPU nor a task (the placer puts the ops on a CPU then).
-std::string SaveDeviceFor(const std::string& device) {
+// The CPU of the task of a device on an accelerator
+// ("/job:worker/task:0/device:GPU:1" -> "/job:worker/task:0/device:CPU:0"),
+// as TensorFlow's saver places its ops: file names and SaveV2/RestoreV2 have
+// CPU kernels only. "" for a device that is not known to be an accelerator
+// (a CPU, a bare task, or none yet: a device setter may place the variables
+// later, and the saving ops follow them there by colocation).
+std::string CpuOfAcceleratorTask(const std::string& device) {
   absl::StatusOr<DeviceName> d = DeviceName::Parse(device);
-  if (!d.ok()) return "";
-  if (d->type == "CPU") return d->ToString();
-  if (!d->job && !d->task) return "";
+  if (!d.ok() || !d->type || *d->type == "CPU") return "";
   d->type = "CPU";
   d->id = 0;
   return d->ToString();
+}
+
+// The name and slice spec a variable is saved under: its own name and ""
+// (the whole tensor), or a partitioned variable's full name and its part's
+// slice.
+std::pair<std::string, std::string> SavedAs(const Node& var) {
+  absl::StatusOr<std::string> name = var.GetAttr<std::string>(kSaveSliceNameAttr);
+  absl::StatusOr<std::string> spec = var.GetAttr<std::string>(kSaveSliceSpecAttr);
+  if (name.ok() && spec.ok()) return {*name, *spec};
+  return {var.name(), ""};
 }
 
 // Builds shard k's nodes; returns the restoring Assigns.
@@ -57,20 +66,30 @@ absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& scope, const Output& 
                                               const std::string& device,
                                               const std::vector<Node*>& vars, int k, int n,
                                               Node** save_node) {
-  // Not colocated with the variables: a variable on a GPU would pull the
-  // string ops there (found on an H200: "GPU:0 has no GPU kernel for
-  // 'save/shard_0/filename' (StringJoin)").
-  Scope s = scope.NewSubScope(absl::StrCat("shard_", k)).ClearColocation().WithDevice(
-      SaveDeviceFor(device.empty() ? vars[0]->requested_device() : device));
+  // Variables on a GPU: the shard's ops on their task's CPU, not colocated
+  // (colocation pulled the string ops onto the GPU; found on an H200: "GPU:0
+  // has no GPU kernel for 'save/shard_0/filename' (StringJoin)"). Else
+  // colocated with the first variable, wherever it is placed later.
+  const std::string cpu =
+      CpuOfAcceleratorTask(device.empty() ? vars[0]->requested_device() : device);
+  Scope s = scope.NewSubScope(absl::StrCat("shard_", k)).ClearColocation();
+  if (!cpu.empty()) {
+    s = s.WithDevice(cpu);
+  } else {
+    s = s.ColocateWith(vars[0]);
+    if (!device.empty()) s = s.WithDevice(device);
+  }
   std::vector<std::string> names;
+  std::vector<std::string> slices;
   std::vector<Output> values;
   std::vector<DataType> dtypes;
   for (Node* v : vars) {
-    names.push_back(v->name());
+    auto [name, spec] = SavedAs(*v);
+    names.push_back(std::move(name));
+    slices.push_back(std::move(spec));
     values.emplace_back(v, 0);
     dtypes.push_back(BaseType(v->output_type(0)));
   }
-  const std::vector<std::string> slices(vars.size());
   Output file = ops::StringJoin(s.WithOpName("filename"),
                                 {Input(prefix), Input(absl::StrCat(".shard-", k, "-of-", n))});
   Output tensor_names = ops::Const(s.WithOpName("tensor_names"), StringVector(names));

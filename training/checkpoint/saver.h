@@ -1,10 +1,10 @@
 // Saver: saves and restores a graph's variables as sharded checkpoints. It
 // adds to the graph one SaveV2 (and one RestoreV2 with an Assign per
-// variable) for each device that holds variables, pinned to the CPU of the
-// variables' task (TensorFlow's placement: the string and file ops have CPU
-// kernels only) with each Assign colocated with its variable, so in a
-// cluster every parameter server task writes and reads its own shard;
-// nothing crosses the network.
+// variable) for each device that holds variables, colocated with the
+// variables (on the CPU of their task when they are on a GPU, as
+// TensorFlow's saver places them: the string and file ops have CPU kernels
+// only), so in a cluster every parameter server task writes and reads its
+// own shard; nothing crosses the network.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Saver> saver, Saver::Build(root, {}));  // every variable
 //   ASSIGN_OR_RETURN(auto sess, NewSession(opts, *root.graph()));
@@ -28,8 +28,16 @@
 // Shards are the distinct requested devices of the variables (canonical
 // device names; "" is one shard), sorted; variables within a shard sorted by
 // name; each is stored under its node name. With sharded = false there is one
-// shard, on the CPU of the first variable's task (by name); the others are
-// read across devices.
+// shard, with the first variable (by name); the others are read across
+// devices.
+//
+// Partitioned variables (training/partitioned_variables.h): a variable node
+// whose string attrs kSaveSliceNameAttr and kSaveSliceSpecAttr are set is
+// saved as that slice ("10 4 0,5:-") of the tensor so named, as TensorFlow
+// saves a part (its save_slice_info), and restored from whatever parts the
+// checkpoint holds of that tensor, in any shard file: a table saved in N
+// parts restores into M parts, or whole into a variable of the full shape
+// named after the tensor.
 //
 // Errors: Build: InvalidArgument for a node that is not a variable, or no
 // variables; graph-building errors name the node. Save/Restore: the
@@ -59,6 +67,9 @@
 #include "runtime/session.h"
 
 namespace sluice {
+
+inline constexpr char kSaveSliceNameAttr[] = "_save_slice_info_name";
+inline constexpr char kSaveSliceSpecAttr[] = "_save_slice_info_spec";
 
 struct SaverOptions {
   int max_to_keep = 5;  // <= 0: keep every checkpoint
