@@ -6,7 +6,8 @@
 // graph_def_fuzzer: the graphs of tests/testdata, as text and binary;
 // rpc_request_fuzzer: each WorkerService / MasterService call as a client
 // frames it, and all of them in one connection; npy_fuzzer: tensors of
-// several dtypes and shapes; checkpoint_fuzzer: a shard of three tensors;
+// several dtypes and shapes; checkpoint_fuzzer: a shard of three tensors
+// and one of a table's two slices;
 // cluster_spec_fuzzer: a spec for each parser (first byte picks it);
 // task_handlers_fuzzer: a session's steps, a registered graph's run, status
 // and abort calls.
@@ -29,6 +30,7 @@
 #include "distributed/rpc/tensor_wire.h"
 #include "graph/graph_def_io.h"
 #include "ops/io/internal/checkpoint_shard.h"
+#include "ops/io/internal/tensor_slice.h"
 #include "runtime/npy.h"
 #include "runtime/tensor.h"
 
@@ -218,6 +220,16 @@ int Main(int argc, char** argv) {
   absl::Status written = internal::WriteCheckpointShard(
       shard, {{"w", tensors[0].second}, {"step", tensors[1].second}, {"names", strings}});
   if (!written.ok()) std::fprintf(stderr, "make_seeds: %s\n", written.ToString().c_str());
+  // A partitioned table's two parts, as SaveV2 stores slices.
+  absl::StatusOr<internal::ShapeAndSlice> top = internal::ParseShapeAndSlice("3 2 0,2:-");
+  absl::StatusOr<internal::ShapeAndSlice> bottom = internal::ParseShapeAndSlice("3 2 2,1:-");
+  if (top.ok() && bottom.ok()) {
+    written = internal::WriteCheckpointShard(
+        absl::StrCat(g_root, "/checkpoint_fuzzer/sliced.shard-0-of-1"),
+        {{internal::SliceEntryName("emb", *top), Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))},
+         {internal::SliceEntryName("emb", *bottom), Tensor::FromVector<float>({5, 6}, TensorShape({1, 2}))}});
+    if (!written.ok()) std::fprintf(stderr, "make_seeds: %s\n", written.ToString().c_str());
+  }
 
   Write("cluster_spec_fuzzer", "json",
         std::string("\0", 1) + R"({"ps": ["127.0.0.1:4000"], "worker": ["a:1", "b:2"]})");

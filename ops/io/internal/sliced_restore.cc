@@ -48,6 +48,11 @@ absl::StatusOr<int64_t> CopyFrom(const CheckpointShard& shard, const std::string
     }
     const Tensor* t = shard.Find(entry);
     RETURN_IF_ERROR(check_dtype(*t));
+    if (t->shape() != stored.SliceShape()) {  // a file written by something else
+      return absl::DataLossError(absl::StrCat(
+          "checkpoint '", path, "': the slice '", stored.ToString(), "' of tensor '", name,
+          "' holds a tensor of shape ", t->shape().DebugString()));
+    }
     copied += CopyOverlap(*t, stored, out, wanted);
   }
   return copied;
