@@ -74,6 +74,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   worker_options.session = session;
   worker_options.peers = server->cache_.get();
   worker_options.collective_transport = options.collective_transport;
+  worker_options.variable_memory_budget_bytes = options.variable_memory_budget_bytes;
   ASSIGN_OR_RETURN(server->worker_, Worker::Create(worker_options));
   server->cache_->SetLocalWorker(server->worker_.get());
 

@@ -56,6 +56,9 @@ struct ServerOptions {
   // Where graphs may read checkpoints besides the write roots (a model to
   // fine-tune from); they must exist.
   std::vector<std::string> file_read_roots;
+  // WorkerOptions::variable_memory_budget_bytes (tools:server
+  // --variable_memory_budget_mb); <= 0: none.
+  int64_t variable_memory_budget_bytes = 0;
   // Mutual TLS with the job's credentials (the task's own certificate, and
   // the cluster's peers must show theirs), or an explicit insecure
   // loopback run. Unset: from the environment (SLUICE_TLS_DIR,

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "distributed/call_pool.h"
 #include "distributed/random_id.h"
+#include "distributed/variable_budget.h"
 #include "distributed/remote_rendezvous.h"
 #include "distributed/rpc/recv_buffer_pool.h"
 #include "graph/graph_def_io.h"
@@ -266,6 +267,8 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
     return WithTask(absl::InvalidArgumentError(
         absl::StrCat("session ", session_handle, " registered a graph with no partitions")));
   }
+  RETURN_IF_ERROR(
+      CheckVariableBudget(partitions, options_.variable_memory_budget_bytes, options_.task));
   std::vector<PartitionGraph> graphs;
   for (const auto& [device_name, def] : partitions) {
     auto it = device_by_name_.find(device_name);

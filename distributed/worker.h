@@ -79,6 +79,10 @@ struct WorkerOptions {
   absl::Duration graph_idle_ttl = absl::Hours(1);
   // Collectives with members on other tasks (used when `peers` is set).
   RpcCollectiveTransport::Options collective_transport;
+  // The most bytes of variables one registered graph may declare on this
+  // task (distributed/variable_budget.h); RegisterGraph refuses more with
+  // ResourceExhausted. <= 0: no budget.
+  int64_t variable_memory_budget_bytes = 0;
 };
 
 class Worker : public WorkerInterface, public TensorSource, public TensorSink {

@@ -506,6 +506,42 @@ TEST(WorkerTest, GraphsUnusedPastTheirIdleLimitAreDropped) {
   EXPECT_TRUE(Contains(s, "idle limit")) << s;
 }
 
+// A ps given a variable memory budget refuses a graph whose variables do not
+// fit, naming the largest; the same table split so its part fits is held.
+TEST(WorkerTest, AVariableMemoryBudgetRefusesAWholeTableAndHoldsAPart) {
+  WorkerOptions opts;
+  opts.task = kPs;
+  opts.session.ops = BuiltinOps();
+  opts.session.kernels = BuiltinKernels();
+  opts.session.devices.cpu_threads = 1;
+  opts.variable_memory_budget_bytes = 3 << 20;  // 3 MiB
+  absl::StatusOr<std::unique_ptr<Worker>> ps = Worker::Create(opts);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  auto table = [](const std::string& name, int64_t rows) {
+    GraphDef def;
+    NodeDef* n = def.add_node();
+    n->set_name(name);
+    n->set_op("VariableV2");
+    (*n->mutable_attr())["dtype"].set_type(tensorflow::DT_FLOAT);
+    tensorflow::TensorShapeProto* shape = (*n->mutable_attr())["shape"].mutable_shape();
+    shape->add_dim()->set_size(rows);
+    shape->add_dim()->set_size(1024);
+    (*n->mutable_attr())["container"].set_s("");
+    (*n->mutable_attr())["shared_name"].set_s("");
+    return def;
+  };
+  // 1,024 x 1,024 floats: 4 MiB, over the budget.
+  absl::StatusOr<std::string> whole = (*ps)->RegisterGraph("s1", {{PsCpu(), table("emb", 1024)}});
+  ASSERT_EQ(whole.status().code(), absl::StatusCode::kResourceExhausted) << whole.status();
+  EXPECT_TRUE(Contains(whole.status(), kPs)) << whole.status();
+  EXPECT_TRUE(Contains(whole.status(), "emb 4.0 MiB")) << whole.status();
+  EXPECT_TRUE(Contains(whole.status(), "budget of 3.0 MiB")) << whole.status();
+  // Half of it (the ps's part of a table split over two): 2 MiB, held.
+  absl::StatusOr<std::string> part =
+      (*ps)->RegisterGraph("s1", {{PsCpu(), table("emb/part_0", 512)}});
+  EXPECT_TRUE(part.ok()) << part.status();
+}
+
 TEST(WorkerTest, RegisterGraphRefusesBadPartitions) {
   Cluster c;
   absl::StatusOr<Registered> g = Register(c, PsToWorkerModel(), {}, {"b"}, {});

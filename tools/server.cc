@@ -31,6 +31,8 @@ ABSL_FLAG(std::string, job, "", "this task's job (with --cluster)");
 ABSL_FLAG(int, task, 0, "this task's index in its job");
 ABSL_FLAG(int, virtual_cpus, 0, "virtual CPU devices CPU:1..N beside CPU:0");
 ABSL_FLAG(int, threads, 0, "CPU:0's threads; 0: one per core");
+ABSL_FLAG(int64_t, variable_memory_budget_mb, 0,
+          "the most MiB of variables one graph may place on this task (a ps); 0: no limit");
 ABSL_FLAG(std::vector<std::string>, write_dirs, {},
           "directories (absolute, comma separated, this user's) where the graphs this task runs "
           "may write files and read checkpoints; none: /tmp/sluice (0700, this user's; /tmp/sluice-UID when another user has it); nowhere else");
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
   options.session.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
   options.file_write_roots = absl::GetFlag(FLAGS_write_dirs);
   options.file_read_roots = absl::GetFlag(FLAGS_read_dirs);
+  options.variable_memory_budget_bytes = absl::GetFlag(FLAGS_variable_memory_budget_mb) << 20;
   options.security = sluice::TransportSecurityFromEnv();
   if (!absl::GetFlag(FLAGS_tls_dir).empty()) options.security.tls_dir = absl::GetFlag(FLAGS_tls_dir);
   if (absl::GetFlag(FLAGS_insecure)) {
