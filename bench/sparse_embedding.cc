@@ -115,7 +115,8 @@ absl::StatusOr<std::pair<double, int64_t>> Measure(int64_t rows, bool sparse) {
 }
 
 absl::Status Main() {
-  for (int k = absl::GetFlag(FLAGS_min_log2_rows); k <= absl::GetFlag(FLAGS_max_log2_rows); k += 2) {
+  for (int k = absl::GetFlag(FLAGS_min_log2_rows); k <= absl::GetFlag(FLAGS_max_log2_rows);
+       k += 2) {
     const int64_t rows = int64_t{1} << k;
     ASSIGN_OR_RETURN(auto sparse, Measure(rows, /*sparse=*/true));
     std::printf("embedding_sparse_step_2^%d: %.3f ms\n", k, sparse.first);

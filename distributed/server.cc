@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdlib>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "distributed/service_handlers.h"
@@ -33,6 +35,23 @@ absl::Status SplitAddress(const std::string& address, std::string* host, int* po
 bool IsIpLiteral(const std::string& host) {
   unsigned char buf[16];
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+}  // namespace
+
+namespace {
+
+// $SLUICE_VARIABLE_MEMORY_BUDGET_MB (tools:launch --ps_memory_budget_mb sets
+// it for the ps tasks) in bytes; 0 when unset or empty.
+absl::StatusOr<int64_t> VariableBudgetFromEnv() {
+  const char* mb = std::getenv(kVariableBudgetEnv);
+  if (mb == nullptr || *mb == '\0') return 0;
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(mb, &parsed) || parsed < 0 || parsed > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad $", kVariableBudgetEnv, " '", mb,
+                                                   "': want MiB in 0..2^30"));
+  }
+  return parsed << 20;
 }
 
 }  // namespace
@@ -75,6 +94,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   worker_options.peers = server->cache_.get();
   worker_options.collective_transport = options.collective_transport;
   worker_options.variable_memory_budget_bytes = options.variable_memory_budget_bytes;
+  if (worker_options.variable_memory_budget_bytes <= 0) {
+    ASSIGN_OR_RETURN(worker_options.variable_memory_budget_bytes, VariableBudgetFromEnv());
+  }
   ASSIGN_OR_RETURN(server->worker_, Worker::Create(worker_options));
   server->cache_->SetLocalWorker(server->worker_.get());
 

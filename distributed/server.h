@@ -36,6 +36,8 @@
 
 namespace sluice {
 
+inline constexpr char kVariableBudgetEnv[] = "SLUICE_VARIABLE_MEMORY_BUDGET_MB";
+
 struct ServerOptions {
   TaskConfig config;
   // The task's registries (null: the built-ins, ops/builtins.h), its
@@ -57,7 +59,8 @@ struct ServerOptions {
   // fine-tune from); they must exist.
   std::vector<std::string> file_read_roots;
   // WorkerOptions::variable_memory_budget_bytes (tools:server
-  // --variable_memory_budget_mb); <= 0: none.
+  // --variable_memory_budget_mb); <= 0: $SLUICE_VARIABLE_MEMORY_BUDGET_MB
+  // (MiB; tools:launch --ps_memory_budget_mb sets it), else none.
   int64_t variable_memory_budget_bytes = 0;
   // Mutual TLS with the job's credentials (the task's own certificate, and
   // the cluster's peers must show theirs), or an explicit insecure

@@ -48,14 +48,15 @@ absl::Status CheckVariableBudget(const std::map<std::string, tensorflow::GraphDe
     }
   }
   if (total <= budget_bytes) return absl::OkStatus();
-  std::sort(vars.begin(), vars.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(vars.begin(), vars.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> largest;
   for (size_t i = 0; i < vars.size() && i < 3; ++i) {
     largest.push_back(absl::StrCat(vars[i].second, " ", MiB(vars[i].first)));
   }
   return absl::ResourceExhaustedError(absl::StrCat(
-      "task ", task, ": the graph's variables need ", MiB(total), " (largest: ",
-      absl::StrJoin(largest, ", "), "), over this task's variable memory budget of ",
+      "task ", task, ": the graph's variables need ", MiB(total),
+      " (largest: ", absl::StrJoin(largest, ", "), "), over this task's variable memory budget of ",
       MiB(budget_bytes),
       "; partition the largest over more parameter servers (training/partitioned_variables.h) "
       "or raise the budget (tools:server --variable_memory_budget_mb)"));

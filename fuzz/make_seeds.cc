@@ -226,8 +226,10 @@ int Main(int argc, char** argv) {
   if (top.ok() && bottom.ok()) {
     written = internal::WriteCheckpointShard(
         absl::StrCat(g_root, "/checkpoint_fuzzer/sliced.shard-0-of-1"),
-        {{internal::SliceEntryName("emb", *top), Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))},
-         {internal::SliceEntryName("emb", *bottom), Tensor::FromVector<float>({5, 6}, TensorShape({1, 2}))}});
+        {{internal::SliceEntryName("emb", *top),
+          Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))},
+         {internal::SliceEntryName("emb", *bottom),
+          Tensor::FromVector<float>({5, 6}, TensorShape({1, 2}))}});
     if (!written.ok()) std::fprintf(stderr, "make_seeds: %s\n", written.ToString().c_str());
   }
 

@@ -165,7 +165,8 @@ absl::Status GradientBuilder::BackpropNode(Node* node) {
     if (any_grad && grad_function.empty() && def.sparse_grad_fn) {
       Scope s = OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad")), node);
       absl::StatusOr<std::vector<Gradient>> r = def.sparse_grad_fn(s, *node, dy_slices);
-      if (!r.ok()) return AddContext(r.status(), absl::StrCat("gradient of node ", node->DebugName()));
+      if (!r.ok())
+        return AddContext(r.status(), absl::StrCat("gradient of node ", node->DebugName()));
       RETURN_IF_ERROR(scope_.status());
       if (static_cast<int>(r->size()) != node->num_inputs()) {
         return absl::InternalError(absl::StrCat("sparse gradient of ", node->DebugName(),
@@ -318,8 +319,9 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::CallGradientFunction(
   }
   for (int k = 0; k < call.num_outputs(); ++k) {
     // An output no gradient reaches gets zeros, as TensorFlow gives it.
-    b.Input(dy[k].valid() ? dy[k]
-                          : s.Op("ZerosLike").Input(Output(const_cast<Node*>(&call), k)).Finalize1());
+    b.Input(dy[k].valid()
+                ? dy[k]
+                : s.Op("ZerosLike").Input(Output(const_cast<Node*>(&call), k)).Finalize1());
   }
   for (const auto& [name, value] : f.attr()) b.SetAttr(name, value);
   std::vector<Output> dx = b.FinalizeAll();

@@ -8,8 +8,9 @@
 // each y's gradient instead of ones. Only the nodes on a path from some x to
 // some y are differentiated; an x no y depends on gets an invalid Output
 // (callers decide whether that is an error). Gradients reaching one tensor
-// from several consumers are summed with AddN (sparse ones: concatenated). The gradient nodes of a node
-// that asked for a device ask for the same device (TensorFlow's
+// from several consumers are summed with AddN (sparse ones: concatenated).
+// The gradient nodes of a node that asked for a device ask for the same
+// device (TensorFlow's
 // colocate_gradients_with_ops), so a model-parallel backward pass runs where
 // its forward pass did; the others take the scope's device.
 //

@@ -36,7 +36,7 @@ struct IndexedSlices {
 // One tensor's gradient: dense, sparse, or none (both invalid).
 struct Gradient {
   Gradient() = default;
-  Gradient(const Output& d) : dense(d) {}  // NOLINT: a dense gradient
+  Gradient(const Output& d) : dense(d) {}          // NOLINT: a dense gradient
   Gradient(const IndexedSlices& s) : slices(s) {}  // NOLINT: a sparse one
 
   bool valid() const { return dense.valid() || slices.values.valid(); }

@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
                      " tls_dir=", unset(tls_dir) ? "unset" : "set", "\n"));
   const char* threads = std::getenv("SLUICE_NUM_THREADS");
   Write(absl::StrCat("threads=", threads == nullptr ? "unset" : threads, "\n"));
+  const char* budget = std::getenv("SLUICE_VARIABLE_MEMORY_BUDGET_MB");
+  Write(absl::StrCat("budget=", unset(budget) ? "unset" : budget, "\n"));
   std::fprintf(stderr, "stderr line from %s\n", me.c_str());
   std::fflush(stderr);
 

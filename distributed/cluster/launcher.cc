@@ -131,6 +131,7 @@ absl::StatusOr<std::string> ResolveLabel(const std::string& label, const Program
 std::string LaunchUsage() {
   return "usage: launch [--ps=N] [--workers=N] [--fail_fast] [--chief_only_exit]\n"
          "              [--grace_period_s=S] [--max_restarts=N] [--insecure]\n"
+         "              [--ps_memory_budget_mb=N]\n"
          "              [--k8s=DIR --image=IMG [--port=2222] [--namespace=default]\n"
          "               [--gpus_per_worker=N] [--storage=10Gi] [--storage_class=NAME]]\n"
          "               -- PROGRAM [ARGS...]\n"
@@ -149,6 +150,8 @@ std::string LaunchUsage() {
          "                      up to N times, after 1, 2, 4... s (default 3; 0: never)\n"
          "  --insecure          no TLS between tasks (default: mutual TLS with a CA and\n"
          "                      certificates made for this run)\n"
+         "  --ps_memory_budget_mb=N  each ps task refuses a graph whose variables need\n"
+         "                      more than N MiB, naming the largest (default 0: no limit)\n"
          "  --gpus_per_worker=N with --k8s: each worker pod requests N nvidia.com/gpu\n"
          "  --storage=SIZE      with --k8s: the job's shared volume for checkpoints and\n"
          "                      logs at /data in every pod (a ReadWriteMany\n"
@@ -207,6 +210,10 @@ absl::StatusOr<LaunchOptions> ParseLaunchArgs(const std::vector<std::string>& ar
       (name == "fail_fast"         ? options.fail_fast
        : name == "chief_only_exit" ? options.chief_only_exit
                                    : options.insecure) = parsed;
+    } else if (name == "ps_memory_budget_mb") {
+      RETURN_IF_ERROR(need_value());
+      ASSIGN_OR_RETURN(int parsed, ParseIntFlag(name, value, 0, 1 << 30));
+      options.ps_memory_budget_mb = parsed;
     } else if (name == "grace_period_s") {
       RETURN_IF_ERROR(need_value());
       double parsed = 0;
@@ -413,6 +420,9 @@ absl::StatusOr<int> RunLocalTasks(const ClusterSpec& cluster, const std::string&
       task.env = {absl::StrCat("SLUICE_CONFIG=", TaskConfigToJson({cluster, job, i}))};
       task.env.insert(task.env.end(), security_env.begin(), security_env.end());
       task.env.insert(task.env.end(), cpu_env.begin(), cpu_env.end());
+      const bool budget = job == "ps" && options.ps_memory_budget_mb > 0;
+      task.env.push_back(absl::StrCat("SLUICE_VARIABLE_MEMORY_BUDGET_MB=",
+                                      budget ? absl::StrCat(options.ps_memory_budget_mb) : ""));
       tasks.push_back(std::move(task));
     }
   }

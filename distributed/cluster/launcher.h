@@ -73,6 +73,9 @@ struct LaunchOptions {
   // Plaintext between tasks (SLUICE_INSECURE=1) instead of mutual TLS with
   // credentials made for this job.
   bool insecure = false;
+  // Each ps task's variable memory budget in MiB
+  // ($SLUICE_VARIABLE_MEMORY_BUDGET_MB; distributed/variable_budget.h); 0: none.
+  int64_t ps_memory_budget_mb = 0;
   // Kubernetes output; empty k8s_dir means run locally.
   std::string k8s_dir;
   std::string image;

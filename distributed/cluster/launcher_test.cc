@@ -253,6 +253,19 @@ TEST_F(LauncherTest, EveryTaskGetsItsConfigAndChiefExitStopsTheRest) {
   EXPECT_TRUE(AllDeadWithin(Pids(r.out), 1.0));
 }
 
+// --ps_memory_budget_mb reaches the ps tasks only (their servers refuse
+// graphs whose variables exceed it: distributed/variable_budget.h).
+TEST_F(LauncherTest, PsMemoryBudgetGoesToThePsTasks) {
+  LaunchResult r = Launch({"--ps=2", "--workers=1", "--ps_memory_budget_mb=64"},
+                          {"worker:0=sleepms:500,exit:0", "*=sleep"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[ps:0] budget=64\n"));
+  EXPECT_THAT(r.out, HasSubstr("[ps:1] budget=64\n"));
+  EXPECT_THAT(r.out, HasSubstr("[worker:0] budget=unset\n"));
+  EXPECT_FALSE(ParseLaunchArgs({"--ps_memory_budget_mb=-1", "prog"}).ok());
+  EXPECT_FALSE(ParseLaunchArgs({"--ps_memory_budget_mb", "prog"}).ok());
+}
+
 // Several computing tasks on one machine share its cores; a share given to
 // the launcher (a sweep's) passes through unchanged.
 TEST_F(LauncherTest, EachComputingTaskGetsItsShareOfTheCores) {
@@ -402,6 +415,7 @@ TEST_F(LauncherTest, LinesNeverInterleave) {
     if (!absl::StartsWith(body, task + "-")) {
       EXPECT_TRUE(absl::StartsWith(body, "config ") || absl::StartsWith(body, "pid=") ||
                   absl::StartsWith(body, "insecure=") || absl::StartsWith(body, "threads=") ||
+                  absl::StartsWith(body, "budget=") ||
                   absl::StartsWith(body, "stderr line"))
           << line.substr(0, 80);
       continue;

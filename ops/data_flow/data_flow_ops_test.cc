@@ -268,7 +268,8 @@ struct SparseAccumulatorGraph {
                      std::vector<int64_t> dense_shape = {4, 2}) {
     const int64_t n = static_cast<int64_t>(ids.size());
     Tensor vt = Tensor::FromVector<float>(v);
-    absl::StatusOr<Tensor> shaped = vt.Reshaped(TensorShape({n, n > 0 ? static_cast<int64_t>(v.size()) / n : 2}));
+    absl::StatusOr<Tensor> shaped =
+        vt.Reshaped(TensorShape({n, n > 0 ? static_cast<int64_t>(v.size()) / n : 2}));
     EXPECT_TRUE(shaped.ok());
     return sess
         ->Run({{local_step, Tensor::Scalar<int64_t>(step)},

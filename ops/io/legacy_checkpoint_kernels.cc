@@ -98,9 +98,9 @@ class RestoreOp : public OpKernel {
     ASSIGN_OR_RETURN(internal::CheckpointShard first,
                      internal::CheckpointShard::Read(files[0], ctx->allocator()));
     const std::vector<std::string> others(files.begin() + 1, files.end());
-    ASSIGN_OR_RETURN(Tensor t, internal::RestoreTensor(&first, files[0], others, name,
-                                                       wanted ? &*wanted : nullptr, dt_,
-                                                       ctx->allocator()));
+    ASSIGN_OR_RETURN(Tensor t,
+                     internal::RestoreTensor(&first, files[0], others, name,
+                                             wanted ? &*wanted : nullptr, dt_, ctx->allocator()));
     ctx->set_output(0, std::move(t));
     return absl::OkStatus();
   }

@@ -26,7 +26,8 @@ namespace {
 
 std::string TestDir(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = absl::StrCat(tmp ? tmp : "/tmp", "/sliced_checkpoint_test_", getpid(), "/", name);
+  std::string dir =
+      absl::StrCat(tmp ? tmp : "/tmp", "/sliced_checkpoint_test_", getpid(), "/", name);
   EXPECT_TRUE(CreateDirectories(dir).ok());
   return dir;
 }
@@ -89,9 +90,9 @@ TEST(SlicedCheckpointTest, TwoSavedSlicesRestoreWholeOrAsThreeOthers) {
   const std::string file = TestDir("two") + "/ckpt";
   ASSERT_TRUE(SaveTwoParts(file).ok());
   Scope s = Scope::NewRootScope(BuiltinOps());
-  std::vector<Output> r = ops::RestoreV2(
-      s, file, {"emb", "emb", "emb", "emb"}, {"", "6 2 0,2:-", "6 2 2,2:-", "6 2 4,2:0,1"},
-      {DT_FLOAT, DT_FLOAT, DT_FLOAT, DT_FLOAT});
+  std::vector<Output> r = ops::RestoreV2(s, file, {"emb", "emb", "emb", "emb"},
+                                         {"", "6 2 0,2:-", "6 2 2,2:-", "6 2 4,2:0,1"},
+                                         {DT_FLOAT, DT_FLOAT, DT_FLOAT, DT_FLOAT});
   absl::StatusOr<std::vector<Tensor>> out = Fetch(s, r);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].shape(), TensorShape({6, 2}));

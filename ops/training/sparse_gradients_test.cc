@@ -44,10 +44,9 @@ std::vector<float> TableValues() {
 
 // loss = sum((gather(table, ids) * weights)^2) / 2 over ids with a repeat.
 struct Embedding {
-  explicit Embedding(const std::string& table_device = "")
-      : s(Scope::NewRootScope(BuiltinOps())) {
-    table = ops::VariableWithInit(s.WithOpName("table").WithDevice(table_device),
-                                  Input(TableProto()));
+  explicit Embedding(const std::string& table_device = "") : s(Scope::NewRootScope(BuiltinOps())) {
+    table =
+        ops::VariableWithInit(s.WithOpName("table").WithDevice(table_device), Input(TableProto()));
     ids = ops::Const(s.WithOpName("ids"), {int32_t{4}, int32_t{17}, int32_t{4}, int32_t{42}});
     rows = ops::GatherV2(s.WithOpName("rows"), table.var, ids, int32_t{0});
     Output scaled = ops::Mul(s, rows, ops::Const(s, {1.0f, 2.0f, 3.0f}));
@@ -169,7 +168,8 @@ TEST(SparseGradientsTest, AResourceGathersGradientIsSparseToo) {
   std::unique_ptr<Session> sess = MakeSession(s);
   ASSERT_TRUE(sess->Run({}, {}, {assign}).ok());
   const IndexedSlices& sl = (*g)[0].slices;
-  absl::StatusOr<std::vector<Tensor>> out = sess->Run({}, {sl.values, sl.indices, sl.dense_shape}, {});
+  absl::StatusOr<std::vector<Tensor>> out =
+      sess->Run({}, {sl.values, sl.indices, sl.dense_shape}, {});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].shape(), TensorShape({2, kDim}));
   EXPECT_EQ(Floats((*out)[0]), std::vector<float>(2 * kDim, 1.0f));

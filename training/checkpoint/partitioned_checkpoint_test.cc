@@ -119,9 +119,9 @@ TEST(PartitionedCheckpointTest, TwoPartsRestoreIntoThreeAndWhole) {
   {  // one unpartitioned variable of the full shape, named after the tensor
     Scope s = Scope::NewRootScope(BuiltinOps());
     ops::VariableAndInit whole = ops::VariableWithInit(
-        s.WithOpName("emb"), ops::Const(s, Tensor::FromVector<float>(
-                                               std::vector<float>(kRows * kDim, -1.0f),
-                                               TensorShape({kRows, kDim}))));
+        s.WithOpName("emb"),
+        ops::Const(s, Tensor::FromVector<float>(std::vector<float>(kRows * kDim, -1.0f),
+                                                TensorShape({kRows, kDim}))));
     absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {});
     ASSERT_TRUE(saver.ok()) << saver.status();
     std::unique_ptr<Session> sess = NewSess(s);

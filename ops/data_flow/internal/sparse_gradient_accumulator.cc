@@ -12,11 +12,11 @@ namespace internal {
 namespace {
 
 absl::StatusOr<std::vector<int64_t>> Int64s(const Tensor& t, absl::string_view what,
-                                           const std::string& accumulator) {
+                                            const std::string& accumulator) {
   if (t.shape().rank() != 1 || (t.dtype() != DT_INT64 && t.dtype() != DT_INT32)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "accumulator '", accumulator, "': ", what, " must be an int64 vector, got ",
-        DataTypeName(t.dtype()), " ", t.shape().DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("accumulator '", accumulator, "': ", what, " must be an int64 vector, got ",
+                     DataTypeName(t.dtype()), " ", t.shape().DebugString()));
   }
   std::vector<int64_t> v(t.NumElements());
   for (int64_t i = 0; i < t.NumElements(); ++i) {
@@ -60,9 +60,9 @@ absl::Status SparseGradientSum::Add(const std::string& accumulator, const Tensor
   if (!shape.ok()) return shape.status();
   const int64_t n = static_cast<int64_t>(ids->size());
   if (values.shape().rank() < 1 || values.shape().dim(0) != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "accumulator '", accumulator, "': ", n, " indices but values of shape ",
-        values.shape().DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat("accumulator '", accumulator, "': ", n,
+                                                   " indices but values of shape ",
+                                                   values.shape().DebugString()));
   }
   if (shape->empty() || static_cast<int>(shape->size()) != values.shape().rank() ||
       !std::equal(shape->begin() + 1, shape->end(), values.shape().dims().begin() + 1)) {
@@ -71,9 +71,9 @@ absl::Status SparseGradientSum::Add(const std::string& accumulator, const Tensor
         " do not fit dense shape [", absl::StrJoin(*shape, ","), "]"));
   }
   if (!shape_.IsCompatibleWith(TensorShape(*shape))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "accumulator '", accumulator, "' has shape ", shape_.DebugString(),
-        ", got a gradient of dense shape [", absl::StrJoin(*shape, ","), "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("accumulator '", accumulator, "' has shape ", shape_.DebugString(),
+                     ", got a gradient of dense shape [", absl::StrJoin(*shape, ","), "]"));
   }
   if (!dense_shape_.empty() && dense_shape_ != *shape) {
     return absl::InvalidArgumentError(absl::StrCat(

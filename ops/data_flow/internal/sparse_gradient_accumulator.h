@@ -62,10 +62,10 @@ class SparseGradientSum {
   std::vector<int64_t> dense_shape_;  // empty while nothing is summed
   int64_t row_elems_ = 0;
   absl::flat_hash_map<int64_t, int64_t> slot_of_row_;
-  std::vector<int64_t> rows_;      // by slot
-  std::vector<double> sums_;       // by slot, row_elems_ each
-  std::vector<int> counts_;        // by slot
-  std::vector<int64_t> last_seen_; // by slot: the gradient that last counted it
+  std::vector<int64_t> rows_;       // by slot
+  std::vector<double> sums_;        // by slot, row_elems_ each
+  std::vector<int> counts_;         // by slot
+  std::vector<int64_t> last_seen_;  // by slot: the gradient that last counted it
   int64_t gradients_ = 0;
 };
 

@@ -57,7 +57,10 @@ class StepAccumulator : public ResourceBase {
   // `timer` serves Take timeouts (may be null when no Take uses one).
   StepAccumulator(std::string name, DataType dtype, TensorShape shape,
                   std::shared_ptr<DeadlineTimer> timer)
-      : name_(std::move(name)), dtype_(dtype), shape_(shape), timer_(std::move(timer)),
+      : name_(std::move(name)),
+        dtype_(dtype),
+        shape_(shape),
+        timer_(std::move(timer)),
         sum_(dtype, std::move(shape)) {}
 
   ~StepAccumulator() override {

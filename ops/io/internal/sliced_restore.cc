@@ -49,9 +49,9 @@ absl::StatusOr<int64_t> CopyFrom(const CheckpointShard& shard, const std::string
     const Tensor* t = shard.Find(entry);
     RETURN_IF_ERROR(check_dtype(*t));
     if (t->shape() != stored.SliceShape()) {  // a file written by something else
-      return absl::DataLossError(absl::StrCat(
-          "checkpoint '", path, "': the slice '", stored.ToString(), "' of tensor '", name,
-          "' holds a tensor of shape ", t->shape().DebugString()));
+      return absl::DataLossError(
+          absl::StrCat("checkpoint '", path, "': the slice '", stored.ToString(), "' of tensor '",
+                       name, "' holds a tensor of shape ", t->shape().DebugString()));
     }
     copied += CopyOverlap(*t, stored, out, wanted);
   }
@@ -127,14 +127,14 @@ absl::StatusOr<Tensor> RestoreTensor(const CheckpointShard* own, const std::stri
       full = FullShapeIn(others.back(), name);
     }
     if (!full) {
-      return absl::NotFoundError(absl::StrCat("checkpoint '", path, "' (and its ",
-                                              siblings.size(), " sibling shards) holds no tensor '",
-                                              name, "'"));
+      return absl::NotFoundError(absl::StrCat("checkpoint '", path, "' (and its ", siblings.size(),
+                                              " sibling shards) holds no tensor '", name, "'"));
     }
     target = FullSlice(*full);
   }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(),
-                                                dtype, target.SliceShape()));
+  ASSIGN_OR_RETURN(Tensor out,
+                   Tensor::Allocate(allocator != nullptr ? allocator : DefaultCpuAllocator(), dtype,
+                                    target.SliceShape()));
   const int64_t needed = target.SliceShape().num_elements();
   ASSIGN_OR_RETURN(int64_t copied, CopyFrom(shard, path, name, target, dtype, &out));
   for (const CheckpointShard& o : others) {
@@ -149,9 +149,9 @@ absl::StatusOr<Tensor> RestoreTensor(const CheckpointShard* own, const std::stri
     copied += got;
   }
   if (copied < needed) {
-    return absl::NotFoundError(absl::StrCat(
-        "checkpoint '", path, "': the slices held of tensor '", name, "' cover ", copied, " of the ",
-        needed, " elements of '", target.ToString(), "'"));
+    return absl::NotFoundError(absl::StrCat("checkpoint '", path, "': the slices held of tensor '",
+                                            name, "' cover ", copied, " of the ", needed,
+                                            " elements of '", target.ToString(), "'"));
   }
   return out;
 }

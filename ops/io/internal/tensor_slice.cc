@@ -13,8 +13,7 @@ namespace internal {
 namespace {
 
 absl::Status Bad(absl::string_view spec, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("bad shape_and_slices '", spec, "': ", why));
+  return absl::InvalidArgumentError(absl::StrCat("bad shape_and_slices '", spec, "': ", why));
 }
 
 // Copies the overlap along axes >= `axis`, given element offsets so far.
@@ -37,7 +36,8 @@ void CopyAxis(const char* src, char* dst, size_t elem, const std::vector<int64_t
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * dims[i + 1];
   return strides;
 }
 
@@ -146,12 +146,13 @@ absl::StatusOr<std::string> SavedEntryName(const std::string& tensor, absl::stri
   if (spec.empty()) return tensor;
   absl::StatusOr<ShapeAndSlice> slice = ParseShapeAndSlice(spec);
   if (!slice.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor '", tensor, "': ", slice.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", tensor, "': ", slice.status().message()));
   }
   if (value.shape() != slice->SliceShape()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", tensor, "' has shape ", value.shape().DebugString(), " but its slice '", spec,
-        "' is ", slice->SliceShape().DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", tensor, "' has shape ", value.shape().DebugString(),
+                     " but its slice '", spec, "' is ", slice->SliceShape().DebugString()));
   }
   return SliceEntryName(tensor, *slice);
 }
