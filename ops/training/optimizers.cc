@@ -2,6 +2,7 @@
 #include "ops/training/optimizers.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -418,6 +419,68 @@ absl::StatusOr<Node*> FtrlOptimizer::ApplySparse(const Scope& scope, const Index
                                     Input(options_.l1), Input(options_.l2),
                                     Input(options_.learning_rate_power));
   return Built(scope, out.node);
+}
+
+Optimizer* PerVariableOptimizer::For(const Output& var) const {
+  for (const Route& r : routes_) {
+    for (const Output& v : r.variables) {
+      if (v.node == var.node && v.index == var.index) return r.optimizer;
+    }
+  }
+  return fallback_;
+}
+
+absl::Status PerVariableOptimizer::Prepare(const Scope& scope,
+                                           absl::Span<const GradAndVar> grads_and_vars) {
+  updates_by_optimizer_.clear();
+  std::vector<Optimizer*> order;
+  std::map<Optimizer*, std::vector<GradAndVar>> parts;
+  for (const GradAndVar& gv : grads_and_vars) {
+    Optimizer* o = For(gv.var);
+    if (o == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(name(), ": variable ", gv.var.node->name(),
+                                                     " is in no route and there is no fallback"));
+    }
+    if (parts.find(o) == parts.end()) order.push_back(o);
+    parts[o].push_back(gv);
+  }
+  for (Optimizer* o : order) RETURN_IF_ERROR(o->Prepare(scope, parts[o]));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Node*> PerVariableOptimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                                       const Output& var) {
+  Optimizer* o = For(var);
+  ASSIGN_OR_RETURN(Node * update, o->ApplyDense(scope, grad, var));
+  updates_by_optimizer_[o].push_back(update);
+  return update;
+}
+
+absl::StatusOr<Node*> PerVariableOptimizer::ApplySparse(const Scope& scope,
+                                                        const IndexedSlices& grad,
+                                                        const Output& var) {
+  Optimizer* o = For(var);
+  ASSIGN_OR_RETURN(Node * update, o->ApplySparse(scope, grad, var));
+  updates_by_optimizer_[o].push_back(update);
+  return update;
+}
+
+absl::StatusOr<std::vector<Node*>> PerVariableOptimizer::Finish(const Scope& scope,
+                                                                absl::Span<Node* const> updates) {
+  // Each optimizer finishes after its own updates (Adam's beta powers), in
+  // the order of the routes.
+  std::vector<Optimizer*> all;
+  for (const Route& r : routes_) all.push_back(r.optimizer);
+  if (fallback_ != nullptr) all.push_back(fallback_);
+  std::vector<Node*> deps;
+  std::set<Optimizer*> finished;
+  for (Optimizer* o : all) {
+    auto it = updates_by_optimizer_.find(o);
+    if (!finished.insert(o).second || it == updates_by_optimizer_.end()) continue;
+    ASSIGN_OR_RETURN(std::vector<Node*> done, o->Finish(scope, it->second));
+    deps.insert(deps.end(), done.begin(), done.end());
+  }
+  return deps;
 }
 
 }  // namespace sluice

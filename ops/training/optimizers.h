@@ -110,6 +110,8 @@ class Optimizer {
   Output GetSlot(const Output& var, std::string_view slot_name) const;
 
  protected:
+  friend class PerVariableOptimizer;  // calls its parts' hooks below
+
   // Called once per ApplyGradients before the updates, to create slots and
   // accumulators; `scope` is the caller's scope (slots are named after their
   // variables, not under the optimizer's name scope).
@@ -271,6 +273,44 @@ class FtrlOptimizer : public Optimizer {
  private:
   double learning_rate_;
   Options options_;
+};
+
+// Each variable updated by its own optimizer, as TensorFlow's wide & deep
+// estimators train the linear part with FTRL and the deep part with
+// Adagrad: one ApplyGradients (and so one SyncReplicas, which takes one
+// optimizer) builds every update. A variable named in no route goes to
+// `fallback`. The routed optimizers keep their own slots (GetSlot on them)
+// and initializers; this one's name names its train op.
+//
+//   FtrlOptimizer ftrl(0.1);  AdagradOptimizer adagrad(0.05);
+//   PerVariableOptimizer opt({{&ftrl, wide_vars}}, &adagrad);
+//   ASSIGN_OR_RETURN(Node* train, opt.Minimize(s, loss, all_vars, &step.ref));
+class PerVariableOptimizer : public Optimizer {
+ public:
+  struct Route {
+    Optimizer* optimizer;
+    std::vector<Output> variables;
+  };
+  PerVariableOptimizer(std::vector<Route> routes, Optimizer* fallback,
+                       std::string name = "PerVariable")
+      : Optimizer(std::move(name)), routes_(std::move(routes)), fallback_(fallback) {}
+
+ protected:
+  absl::Status Prepare(const Scope& scope, absl::Span<const GradAndVar> grads_and_vars) override;
+  absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
+                                   const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
+  absl::StatusOr<std::vector<Node*>> Finish(const Scope& scope,
+                                            absl::Span<Node* const> updates) override;
+
+ private:
+  Optimizer* For(const Output& var) const;
+
+  std::vector<Route> routes_;
+  Optimizer* fallback_;
+  std::map<Optimizer*, std::vector<Node*>> updates_by_optimizer_;  // this ApplyGradients'
+
 };
 
 }  // namespace sluice

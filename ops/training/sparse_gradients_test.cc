@@ -288,5 +288,46 @@ TEST(SparseGradientsTest, OnlyTheTouchedRowsCrossDevices) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], before[i] - 0.5f * want[i], 1e-6);
 }
 
+// A wide & deep model's split: the table by FTRL, a dense weight by Adagrad,
+// through one PerVariableOptimizer, equals each optimizer applied to its
+// own variables.
+TEST(SparseGradientsTest, PerVariableOptimizerRoutesEachVariable) {
+  std::vector<std::vector<float>> results[2];
+  for (bool routed : {true, false}) {
+    Embedding e;
+    ops::VariableAndInit scale = ops::VariableWithInit(e.s.WithOpName("scale"), {1.5f});
+    Output loss = ops::Mul(e.s, e.loss, ops::Square(e.s, scale.var));
+    FtrlOptimizer ftrl(0.3);
+    AdagradOptimizer adagrad(0.2);
+    Node* train = nullptr;
+    if (routed) {
+      PerVariableOptimizer both({{&ftrl, {e.table.var}}}, &adagrad);
+      absl::StatusOr<Node*> t = both.Minimize(e.s, loss, {e.table.var, scale.var});
+      ASSERT_TRUE(t.ok()) << t.status();
+      train = *t;
+    } else {
+      absl::StatusOr<std::vector<GradAndVar>> gvs =
+          ftrl.ComputeGradients(e.s, loss, {e.table.var, scale.var});
+      ASSERT_TRUE(gvs.ok()) << gvs.status();
+      absl::StatusOr<Node*> a = ftrl.ApplyGradients(e.s, {(*gvs)[0]});
+      absl::StatusOr<Node*> b = adagrad.ApplyGradients(e.s, {(*gvs)[1]});
+      ASSERT_TRUE(a.ok() && b.ok());
+      train = ops::GroupDeps(e.s, {*a, *b});
+    }
+    Node* init = ops::GlobalVariablesInitializer(e.s);
+    std::unique_ptr<Session> sess = MakeSession(e.s);
+    ASSERT_TRUE(sess->Run({}, {}, {init}).ok());
+    for (int step = 0; step < 3; ++step) ASSERT_TRUE(sess->Run({}, {}, {train}).ok());
+    absl::StatusOr<std::vector<Tensor>> out = sess->Run({}, {e.table.var, scale.var}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    results[routed ? 0 : 1] = {Floats((*out)[0]), Floats((*out)[1])};
+  }
+  ASSERT_EQ(results[0].size(), 2u);
+  ASSERT_EQ(results[1].size(), 2u);
+  EXPECT_EQ(results[0][0], results[1][0]);  // the table, by FTRL
+  EXPECT_EQ(results[0][1], results[1][1]);  // scale, by Adagrad
+  EXPECT_NE(results[0][1][0], 1.5f);
+}
+
 }  // namespace
 }  // namespace sluice
