@@ -107,40 +107,6 @@ class AccumulatorApplyGradientOp : public OpKernel {
   AccumulatorRef acc_;
 };
 
-class AccumulatorTakeGradientOp : public AsyncOpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    RETURN_IF_ERROR(acc_.Init(ctx));
-    ASSIGN_OR_RETURN(timeout_ms_, ctx.GetAttr<int64_t>("timeout_ms"));
-    return absl::OkStatus();
-  }
-  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    const Tensor& n = ctx->input(0);
-    if (absl::Status ok = CheckNumRequired(n); !ok.ok()) {
-      done(ok);
-      return;
-    }
-    absl::StatusOr<GradientAccumulator*> acc = acc_.Get(ctx);
-    if (!acc.ok()) {
-      done(acc.status());
-      return;
-    }
-    (*acc)->Take(n.scalar<int32_t>(), Timeout(timeout_ms_),
-                 [ctx, done = std::move(done)](absl::StatusOr<Tensor> average) {
-                   if (!average.ok()) {
-                     done(average.status());
-                     return;
-                   }
-                   ctx->set_output(0, *std::move(average));
-                   done(absl::OkStatus());
-                 });
-  }
-
- private:
-  AccumulatorRef acc_;
-  int64_t timeout_ms_ = 0;
-};
-
 class SparseAccumulatorApplyGradientOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override { return acc_.Init(ctx); }
@@ -155,7 +121,21 @@ class SparseAccumulatorApplyGradientOp : public OpKernel {
   SparseAccumulatorRef acc_;
 };
 
-class SparseAccumulatorTakeGradientOp : public AsyncOpKernel {
+// The outputs of a take: the average (dense), or indices, values and dense
+// shape (sparse).
+void SetTakeOutputs(OpKernelContext* ctx, Tensor average) {
+  ctx->set_output(0, std::move(average));
+}
+void SetTakeOutputs(OpKernelContext* ctx, internal::SparseGradient average) {
+  ctx->set_output(0, std::move(average.indices));
+  ctx->set_output(1, std::move(average.values));
+  ctx->set_output(2, std::move(average.dense_shape));
+}
+
+// AccumulatorTakeGradient (Acc: GradientAccumulator) and
+// SparseAccumulatorTakeGradient (SparseGradientAccumulator).
+template <typename Acc>
+class TakeGradientOp : public AsyncOpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     RETURN_IF_ERROR(acc_.Init(ctx));
@@ -168,26 +148,24 @@ class SparseAccumulatorTakeGradientOp : public AsyncOpKernel {
       done(ok);
       return;
     }
-    absl::StatusOr<SparseGradientAccumulator*> acc = acc_.Get(ctx);
+    absl::StatusOr<Acc*> acc = acc_.Get(ctx);
     if (!acc.ok()) {
       done(acc.status());
       return;
     }
     (*acc)->Take(n.scalar<int32_t>(), Timeout(timeout_ms_),
-                 [ctx, done = std::move(done)](absl::StatusOr<internal::SparseGradient> average) {
+                 [ctx, done = std::move(done)](absl::StatusOr<typename Acc::Result> average) {
                    if (!average.ok()) {
                      done(average.status());
                      return;
                    }
-                   ctx->set_output(0, std::move(average->indices));
-                   ctx->set_output(1, std::move(average->values));
-                   ctx->set_output(2, std::move(average->dense_shape));
+                   SetTakeOutputs(ctx, *std::move(average));
                    done(absl::OkStatus());
                  });
   }
 
  private:
-  SparseAccumulatorRef acc_;
+  AccumulatorRefOf<Acc> acc_;
   int64_t timeout_ms_ = 0;
 };
 
@@ -338,11 +316,11 @@ void RegisterDataFlowKernels(KernelRegistry* kernels) {
   const std::vector<DataType> types = {DT_FLOAT, DT_DOUBLE};
   kernels->Register<AccumulatorApplyGradientOp>(
       KernelDef("AccumulatorApplyGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
-  kernels->Register<AccumulatorTakeGradientOp>(
+  kernels->Register<TakeGradientOp<GradientAccumulator>>(
       KernelDef("AccumulatorTakeGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
   kernels->Register<SparseAccumulatorApplyGradientOp>(
       KernelDef("SparseAccumulatorApplyGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
-  kernels->Register<SparseAccumulatorTakeGradientOp>(
+  kernels->Register<TakeGradientOp<SparseGradientAccumulator>>(
       KernelDef("SparseAccumulatorTakeGradient", kDeviceTypeCpu).TypeConstraint("dtype", types));
   kernels->Register<AccumulatorSetGlobalStepOp>(
       KernelDef("AccumulatorSetGlobalStep", kDeviceTypeCpu).TypeConstraint("dtype", types));
