@@ -31,6 +31,29 @@ class StandInGpu : public Device {
   ThreadPool* thread_pool() override { return nullptr; }
 };
 
+// Places `g` over CPU:0 and a stand-in GPU:0; then every node must have a
+// kernel on the type of its device. False (after the failures) otherwise.
+bool PlaceOverACpuAndAGpu(Graph* g) {
+  LocalDevicesOptions local;
+  local.cpu_threads = 1;
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
+  EXPECT_TRUE(cpus.ok()) << cpus.status();
+  if (!cpus.ok()) return false;
+  StandInGpu gpu;
+  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
+  absl::Status placed = PlaceGraph(g, devices, *BuiltinKernels(), {});
+  EXPECT_TRUE(placed.ok()) << placed;
+  if (!placed.ok()) return false;
+  bool all = true;
+  for (const Node* n : g->nodes()) {
+    const std::string type = n->assigned_device() == kGpu0 ? kDeviceTypeGpu : kDeviceTypeCpu;
+    const bool has = BuiltinKernels()->FindKernelDef(*n, type) != nullptr;
+    EXPECT_TRUE(has) << n->DebugName() << " on " << n->assigned_device();
+    all &= has;
+  }
+  return all;
+}
+
 bool HasGpuKernels() {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output y = ops::Square(s, ops::Placeholder(s, DT_FLOAT));
@@ -49,21 +72,7 @@ TEST(GpuHostTypesTest, StringFeedsFetchesAndTransfersStayOnTheCpu) {
   absl::StatusOr<ClientGraph> cg =
       BuildClientGraph(*s.graph(), {"x:0", "label:0"}, {"file_name:0", "y:0", "tag:0"}, {});
   ASSERT_TRUE(cg.ok()) << cg.status();
-  LocalDevicesOptions local;
-  local.cpu_threads = 1;
-  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
-  ASSERT_TRUE(cpus.ok()) << cpus.status();
-  StandInGpu gpu;
-  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
-  absl::Status placed = PlaceGraph(cg->graph.get(), devices, *BuiltinKernels(), {});
-  ASSERT_TRUE(placed.ok()) << placed;
-
-  // Every node has a kernel on the type of its device.
-  for (const Node* n : cg->graph->nodes()) {
-    const std::string type = n->assigned_device() == kGpu0 ? kDeviceTypeGpu : kDeviceTypeCpu;
-    EXPECT_NE(BuiltinKernels()->FindKernelDef(*n, type), nullptr)
-        << n->DebugName() << " on " << n->assigned_device();
-  }
+  ASSERT_TRUE(PlaceOverACpuAndAGpu(cg->graph.get()));
   EXPECT_EQ(cg->graph->FindNode("y")->assigned_device(), kGpu0);  // the float work: the GPU
 
   // No string crosses to the GPU.
@@ -100,20 +109,10 @@ TEST(GpuHostTypesTest, VariablesOnTheGpuAreSavedFromTheCpu) {
     absl::StatusOr<ClientGraph> cg = BuildClientGraph(
         *s.graph(), {"save/prefix:0"}, {}, {"save/save_all", "save/restore_all"});
     ASSERT_TRUE(cg.ok()) << cg.status();
-    LocalDevicesOptions local;
-    local.cpu_threads = 1;
-    absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
-    ASSERT_TRUE(cpus.ok()) << cpus.status();
-    StandInGpu gpu;
-    const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
-    absl::Status placed = PlaceGraph(cg->graph.get(), devices, *BuiltinKernels(), {});
-    ASSERT_TRUE(placed.ok()) << placed;
+    ASSERT_TRUE(PlaceOverACpuAndAGpu(cg->graph.get()));
     EXPECT_EQ(cg->graph->FindNode("w")->assigned_device(), kGpu0);
     int saves = 0;
     for (const Node* n : cg->graph->nodes()) {
-      const std::string type = n->assigned_device() == kGpu0 ? kDeviceTypeGpu : kDeviceTypeCpu;
-      EXPECT_NE(BuiltinKernels()->FindKernelDef(*n, type), nullptr)
-          << n->DebugName() << " on " << n->assigned_device();
       if (n->op() == "SaveV2") {
         ++saves;
         EXPECT_NE(n->assigned_device(), kGpu0);
