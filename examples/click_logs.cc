@@ -1,7 +1,5 @@
 #include "examples/click_logs.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,14 +9,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "graph/proto/example.pb.h"
 #include "runtime/atomic_file.h"
+#include "runtime/io/example_shards.h"
 #include "runtime/io/image_examples.h"
-#include "runtime/io/record_writer.h"
 #include "training/auc.h"
 
 namespace sluice {
@@ -45,16 +40,8 @@ double PlantedWeight(const ClickLogOptions& o, int f, int id) {
 absl::Status WriteExamples(const ClickLogOptions& o, const std::vector<std::string>& names,
                            std::mt19937_64* rng, int64_t n, const std::vector<std::string>& paths,
                            std::vector<float>* probabilities, std::vector<int64_t>* labels) {
-  std::vector<std::unique_ptr<RecordWriter>> writers;
-  std::vector<std::string> temps;
-  for (const std::string& path : paths) {
-    temps.push_back(absl::StrCat(path, ".tmp.", getpid()));
-    std::filesystem::remove(temps.back());
-    ASSIGN_OR_RETURN(std::unique_ptr<RecordWriter> w, RecordWriter::Create(temps.back()));
-    writers.push_back(std::move(w));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ExampleShardWriter> writer, ExampleShardWriter::Create(paths));
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::string serialized;
   for (int64_t i = 0; i < n; ++i) {
     ::tensorflow::Example e;
     auto* features = e.mutable_features()->mutable_feature();
@@ -70,25 +57,9 @@ absl::Status WriteExamples(const ClickLogOptions& o, const std::vector<std::stri
     (*features)["label"].mutable_int64_list()->add_value(label);
     probabilities->push_back(static_cast<float>(p));
     labels->push_back(label);
-    serialized.clear();
-    {
-      google::protobuf::io::StringOutputStream out(&serialized);
-      google::protobuf::io::CodedOutputStream coded(&out);
-      coded.SetSerializationDeterministic(true);  // the same bytes from every process
-      e.SerializeToCodedStream(&coded);
-    }
-    RETURN_IF_ERROR(writers[i % writers.size()]->WriteRecord(serialized));
+    RETURN_IF_ERROR(writer->Write(e));
   }
-  for (size_t k = 0; k < writers.size(); ++k) {
-    RETURN_IF_ERROR(writers[k]->Close());
-    std::error_code ec;
-    std::filesystem::rename(temps[k], paths[k], ec);
-    if (ec) {
-      return absl::InternalError(
-          absl::StrCat("cannot rename ", temps[k], " to ", paths[k], ": ", ec.message()));
-    }
-  }
-  return absl::OkStatus();
+  return writer->Commit();
 }
 
 std::string Describe(const ClickLogOptions& o) {

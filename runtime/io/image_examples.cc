@@ -1,17 +1,12 @@
 #include "runtime/io/image_examples.h"
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "graph/proto/example.pb.h"
-#include "runtime/io/record_writer.h"
+#include "runtime/io/example_shards.h"
 
 namespace sluice {
 namespace {
@@ -55,16 +50,8 @@ absl::Status WriteImageExamples(const Tensor& images, const Tensor& labels,
   const int64_t n = images.dim_size(0), h = images.dim_size(1), w = images.dim_size(2);
   const int64_t c = images.dims() == 4 ? images.dim_size(3) : 1;
   const int64_t pixels = h * w * c;
-  std::vector<std::unique_ptr<RecordWriter>> writers;
-  std::vector<std::string> temps;
-  for (const std::string& path : paths) {
-    temps.push_back(absl::StrCat(path, ".tmp.", getpid()));
-    std::filesystem::remove(temps.back());
-    ASSIGN_OR_RETURN(std::unique_ptr<RecordWriter> writer, RecordWriter::Create(temps.back()));
-    writers.push_back(std::move(writer));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ExampleShardWriter> writer, ExampleShardWriter::Create(paths));
   const char* pixel_bytes = static_cast<const char*>(images.raw_data());
-  std::string serialized;
   for (int64_t i = 0; i < n; ++i) {
     ::tensorflow::Example e;
     (*e.mutable_features()->mutable_feature())["image_raw"].mutable_bytes_list()->add_value(
@@ -73,26 +60,9 @@ absl::Status WriteImageExamples(const Tensor& images, const Tensor& labels,
     SetInt(&e, "height", h);
     SetInt(&e, "width", w);
     SetInt(&e, "depth", c);
-    // Deterministic bytes: the same files from every converting process.
-    serialized.clear();
-    {
-      google::protobuf::io::StringOutputStream out(&serialized);
-      google::protobuf::io::CodedOutputStream coded(&out);
-      coded.SetSerializationDeterministic(true);
-      e.SerializeToCodedStream(&coded);
-    }
-    RETURN_IF_ERROR(writers[i % writers.size()]->WriteRecord(serialized));
+    RETURN_IF_ERROR(writer->Write(e));
   }
-  for (size_t k = 0; k < writers.size(); ++k) {
-    RETURN_IF_ERROR(writers[k]->Close());
-    std::error_code ec;
-    std::filesystem::rename(temps[k], paths[k], ec);
-    if (ec) {
-      return absl::InternalError(
-          absl::StrCat("cannot rename ", temps[k], " to ", paths[k], ": ", ec.message()));
-    }
-  }
-  return absl::OkStatus();
+  return writer->Commit();
 }
 
 }  // namespace sluice
