@@ -118,17 +118,22 @@ Gradient GradientBuilder::SumGradients(const OutputKey& key) {
   if (it != grads_.end() && !it->second.empty()) {
     const std::vector<Gradient>& parts = it->second;
     const Node* node = scope_.graph()->node(key.first);
-    const Scope s = OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad_sum")), node);
     bool all_sparse = true;
     for (const Gradient& g : parts) all_sparse &= g.sparse();
+    // Only a sum of several builds nodes.
+    const auto sum_scope = [&] {
+      return OnDeviceOf(scope_.NewSubScope(absl::StrCat(node->name(), "_grad_sum")), node);
+    };
     if (parts.size() == 1) {
       sum = parts[0];
     } else if (all_sparse) {
+      const Scope s = sum_scope();
       std::vector<IndexedSlices> slices;
       for (const Gradient& g : parts) slices.push_back(g.slices);
       absl::StatusOr<IndexedSlices> concat = ConcatIndexedSlices(s, slices);
       if (concat.ok()) sum = *concat;  // else the scope holds the error
     } else {
+      const Scope s = sum_scope();
       std::vector<Output> dense;
       for (const Gradient& g : parts) dense.push_back(DenseOf(s, g));
       sum = OnDeviceOf(scope_, node).Op("AddN").InputList(absl::MakeConstSpan(dense)).Finalize1();
