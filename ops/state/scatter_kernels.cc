@@ -25,33 +25,14 @@ std::string IndexPosition(const TensorShape& shape, int64_t flat) {
   return absl::StrCat("[", absl::StrJoin(pos, ","), "]");
 }
 
-// updates is a scalar or indices.shape + var.shape[1:].
-absl::Status CheckUpdatesShape(OpKernelContext* ctx, const TensorShape& var,
-                               const TensorShape& indices, const TensorShape& updates) {
-  if (var.rank() < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        ctx->node().op(), ": the variable must be at least 1-D, got shape ", var.DebugString()));
-  }
-  if (updates.rank() == 0) return absl::OkStatus();
-  std::vector<int64_t> want = indices.dims();
-  for (int d = 1; d < var.rank(); ++d) want.push_back(var.dim(d));
-  if (updates.dims() == want) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      ctx->node().op(),
-      ": Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got "
-      "updates.shape ",
-      updates.DebugString(), ", indices.shape ", indices.DebugString(), ", params.shape ",
-      var.DebugString()));
-}
-
 template <typename Index>
 absl::Status CheckScatterIndices(OpKernelContext* ctx, const Tensor& indices, int64_t rows) {
   const Index* idx = indices.data<Index>();
   for (int64_t i = 0; i < indices.NumElements(); ++i) {
     if (idx[i] < 0 || idx[i] >= rows) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(ctx->node().op(), ": indices", IndexPosition(indices.shape(), i), " = ",
-                       idx[i], " is not in [0, ", rows, ")"));
+      return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": indices",
+                                                     IndexPosition(indices.shape(), i), " = ",
+                                                     idx[i], " is not in [0, ", rows, ")"));
     }
   }
   return absl::OkStatus();
@@ -66,7 +47,8 @@ class ScatterOp : public OpKernel {
     const Tensor& updates = ctx->input(2);
     internal::VarLockSet lock({var});
     ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->device()));
-    RETURN_IF_ERROR(CheckUpdatesShape(ctx, u.shape(), indices.shape(), updates.shape()));
+    RETURN_IF_ERROR(
+        internal::CheckScatterUpdatesShape(ctx, u.shape(), indices.shape(), updates.shape()));
     const int64_t rows = u.shape().dim(0);
     RETURN_IF_ERROR(CheckScatterIndices<Index>(ctx, indices, rows));
     const int64_t inner = rows == 0 ? 0 : u.size() / rows;
@@ -99,9 +81,8 @@ template <typename T, typename Index, ScatterKind kKind>
 void RegisterOne(KernelRegistry* kernels, const char* op) {
   constexpr DataType kType = DataTypeToEnum<T>::value;
   constexpr DataType kIndex = DataTypeToEnum<Index>::value;
-  kernels->Register<ScatterOp<T, Index, kKind>>(KernelDef(op, kDeviceTypeCpu)
-                                                    .TypeConstraint("T", kType)
-                                                    .TypeConstraint("Tindices", kIndex));
+  kernels->Register<ScatterOp<T, Index, kKind>>(
+      KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", kType).TypeConstraint("Tindices", kIndex));
   kernels->Register<ScatterOp<T, Index, kKind>>(
       KernelDef(absl::StrCat("Resource", op), kDeviceTypeCpu)
           .TypeConstraint("dtype", kType)
@@ -127,4 +108,25 @@ void RegisterScatterKernels(KernelRegistry* kernels) {
   RegisterForType<int64_t>(kernels);
 }
 
+namespace internal {
+
+absl::Status CheckScatterUpdatesShape(OpKernelContext* ctx, const TensorShape& var,
+                                      const TensorShape& indices, const TensorShape& updates) {
+  if (var.rank() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        ctx->node().op(), ": the variable must be at least 1-D, got shape ", var.DebugString()));
+  }
+  if (updates.rank() == 0) return absl::OkStatus();
+  std::vector<int64_t> want = indices.dims();
+  for (int d = 1; d < var.rank(); ++d) want.push_back(var.dim(d));
+  if (updates.dims() == want) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      ctx->node().op(),
+      ": Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got "
+      "updates.shape ",
+      updates.DebugString(), ", indices.shape ", indices.DebugString(), ", params.shape ",
+      var.DebugString()));
+}
+
+}  // namespace internal
 }  // namespace sluice

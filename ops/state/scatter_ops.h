@@ -37,6 +37,16 @@ namespace sluice {
 absl::Status RegisterScatterOps(OpRegistry* ops);
 void RegisterScatterKernels(KernelRegistry* kernels);
 
+namespace internal {
+
+// InvalidArgument naming the three shapes unless `updates` is a scalar or
+// indices.shape + var.shape[1:] (and var at least 1-D). Every device's
+// scatter kernel checks it (the GPU's in ops/gpu/sparse_training_kernels.cc).
+absl::Status CheckScatterUpdatesShape(OpKernelContext* ctx, const TensorShape& var,
+                                      const TensorShape& indices, const TensorShape& updates);
+
+}  // namespace internal
+
 namespace ops {
 
 struct ScatterAttrs {

@@ -1,7 +1,9 @@
 // Generic CPU kernel shells for the adaptive training ops (Adagrad,
 // ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp, Ftrl, FtrlV2) in their
 // dense ("Apply*") and sparse ("SparseApply*") forms; the ref and the
-// Resource forms share each shell (internal::VarInput reads either).
+// Resource forms share each shell (internal::VarInput reads either). The
+// GPU's row updates (ops/gpu/sparse_training_kernels.cc) share the helpers
+// that read, lock and check (ReadFlag, ReadVars, BeginAll, CheckSparseShapes).
 //
 // A shell reads the inputs, checks them, locks every updated variable in
 // address order for the whole update, writes copy-on-write

@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ops/training/optimizers.h"
 #include "placement/partition.h"
 #include "placement/placer.h"
 #include "runtime/client_graph.h"
@@ -106,8 +109,8 @@ TEST(GpuHostTypesTest, VariablesOnTheGpuAreSavedFromTheCpu) {
     absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {}, options);
     ASSERT_TRUE(saver.ok()) << saver.status();
 
-    absl::StatusOr<ClientGraph> cg = BuildClientGraph(
-        *s.graph(), {"save/prefix:0"}, {}, {"save/save_all", "save/restore_all"});
+    absl::StatusOr<ClientGraph> cg =
+        BuildClientGraph(*s.graph(), {"save/prefix:0"}, {}, {"save/save_all", "save/restore_all"});
     ASSERT_TRUE(cg.ok()) << cg.status();
     ASSERT_TRUE(PlaceOverACpuAndAGpu(cg->graph.get()));
     EXPECT_EQ(cg->graph->FindNode("w")->assigned_device(), kGpu0);
@@ -119,6 +122,47 @@ TEST(GpuHostTypesTest, VariablesOnTheGpuAreSavedFromTheCpu) {
       }
     }
     EXPECT_EQ(saves, 1);
+  }
+}
+
+// An embedding table on the GPU trained by each optimizer's sparse update:
+// the gather's gradient arrives as IndexedSlices and the update (ScatterSub,
+// ScatterAdd, SparseApply*), colocated with the table, needs a GPU kernel.
+TEST(GpuHostTypesTest, SparseUpdatesOfAnEmbeddingOnTheGpuRunOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  GradientDescentOptimizer sgd(0.1);
+  MomentumOptimizer momentum(0.1, 0.9);
+  AdamOptimizer adam(0.01);
+  AdagradOptimizer adagrad(0.1);
+  FtrlOptimizer ftrl(0.1);
+  for (Optimizer* opt : std::vector<Optimizer*>{&sgd, &momentum, &adam, &adagrad, &ftrl}) {
+    {
+      SCOPED_TRACE(opt->name());
+      Scope s = Scope::NewRootScope(BuiltinOps());
+      Scope gpu = s.WithDevice(kGpu0);
+      Output init = ops::Const(s, std::vector<float>(40, 0.5f), TensorShape({10, 4}));
+      Output table = ops::VariableWithInit(gpu.WithOpName("table"), init).var;
+      Output ids = ops::Placeholder(s.WithOpName("ids"), DT_INT64);
+      Output rows = ops::GatherV2(gpu, table, ids, int32_t{0});
+      Output loss = ops::Sum(gpu.WithOpName("loss"), ops::Square(gpu, rows), {0, 1});
+      absl::StatusOr<Node*> train = opt->Minimize(s, loss, {table});
+      ASSERT_TRUE(train.ok()) << train.status();
+      ASSERT_TRUE(s.ok()) << s.status();
+
+      absl::StatusOr<ClientGraph> cg =
+          BuildClientGraph(*s.graph(), {"ids:0"}, {"loss:0"}, {(*train)->name()});
+      ASSERT_TRUE(cg.ok()) << cg.status();
+      ASSERT_TRUE(PlaceOverACpuAndAGpu(cg->graph.get()));
+      int sparse_updates = 0;
+      for (const Node* n : cg->graph->nodes()) {
+        const std::string& op = n->op();
+        if (absl::StrContains(op, "Scatter") || absl::StrContains(op, "SparseApply")) {
+          ++sparse_updates;
+          EXPECT_EQ(n->assigned_device(), kGpu0) << n->DebugName();
+        }
+      }
+      EXPECT_GT(sparse_updates, 0);
+    }
   }
 }
 

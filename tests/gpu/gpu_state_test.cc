@@ -283,7 +283,13 @@ struct ModelNames {
 
 // The CPU draws the initial weights (running `names.init`); the GPU gets the
 // same ones fed. Then kSteps steps of `names.train` on both, fed the same
-// batches, and the losses compared step by step (relative 1e-3).
+// batches, and the losses compared step by step: relative 2e-5 over the
+// first three steps, 1e-2 after. Rounding differences (another summation
+// order) stay at ~1e-7 for most draws but grow on some: on an H200 one draw
+// of weights and data parted by 1e-6, 2.5e-5, 1.5e-4 ... 1.5e-3 at step 19
+// in both the plain and the mirrored MLP, while three other draws stayed
+// below 4e-7 throughout. A wrong kernel shows from the first steps (GPU
+// allocations are poisoned: an element left unwritten is NaN).
 void TrainSideBySide(const Graph& graph, TestSession* cpu, TestSession* gpu,
                      const ModelNames& names, uint32_t data_seed) {
   const std::vector<std::string> initial = InitialValueNames(graph);
@@ -306,10 +312,14 @@ void TrainSideBySide(const Graph& graph, TestSession* cpu, TestSession* gpu,
       losses->push_back((*out)[0].scalar<float>());
     }
   }
+  std::string drift;  // how the two runs part, step by step
   for (int step = 0; step < kSteps; ++step) {
-    EXPECT_NEAR(gpu_loss[step], cpu_loss[step], 1e-3 * std::abs(cpu_loss[step]))
+    absl::StrAppend(&drift, " ", std::abs(gpu_loss[step] / cpu_loss[step] - 1));
+    const double bound = step < 3 ? 2e-5 : 1e-2;
+    EXPECT_NEAR(gpu_loss[step], cpu_loss[step], bound * std::abs(cpu_loss[step]))
         << "step " << step;
   }
+  std::cout << "relative loss difference by step:" << drift << "\n";
   EXPECT_LT(gpu_loss.back(), gpu_loss.front()) << "the GPU model did not learn";
 }
 
