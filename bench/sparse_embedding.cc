@@ -37,6 +37,7 @@ ABSL_FLAG(int, dim, 32, "embedding width");
 ABSL_FLAG(int, min_log2_rows, 18, "smallest table: 2^k rows");
 ABSL_FLAG(int, max_log2_rows, 22, "largest table: 2^k rows");
 ABSL_FLAG(int, max_dense_log2_rows, 22, "dense steps up to 2^k rows");
+ABSL_FLAG(std::string, optimizer, "sgd", "sgd, adagrad or ftrl");
 
 namespace sluice::bench {
 namespace {
@@ -53,6 +54,14 @@ struct Built {
   std::vector<Output> sent;  // the gradient tensors the ps receives
 };
 
+absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer() {
+  const std::string name = absl::GetFlag(FLAGS_optimizer);
+  if (name == "sgd") return std::make_unique<GradientDescentOptimizer>(0.01);
+  if (name == "adagrad") return std::make_unique<AdagradOptimizer>(0.01);
+  if (name == "ftrl") return std::make_unique<FtrlOptimizer>(0.01);
+  return absl::InvalidArgumentError(absl::StrCat("--optimizer: sgd, adagrad or ftrl, not ", name));
+}
+
 absl::Status Build(Built* b, int64_t rows, bool sparse) {
   const int dim = absl::GetFlag(FLAGS_dim);
   const Scope ps = b->s.WithDevice(kPs);
@@ -64,8 +73,8 @@ absl::Status Build(Built* b, int64_t rows, bool sparse) {
   Output rows_read = ops::GatherV2(w, b->table.var, b->ids, int32_t{0});  // [batch, features, dim]
   Output pooled = ops::Sum(w, rows_read, {1});
   b->loss = ops::Mean(w, ops::Sum(w, ops::Square(w, pooled), {1}), {0});
-  GradientDescentOptimizer sgd(0.01);
-  ASSIGN_OR_RETURN(std::vector<GradAndVar> gvs, sgd.ComputeGradients(w, b->loss, {b->table.var}));
+  ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> opt, MakeOptimizer());
+  ASSIGN_OR_RETURN(std::vector<GradAndVar> gvs, opt->ComputeGradients(w, b->loss, {b->table.var}));
   if (!gvs[0].sparse_grad.values.valid()) return absl::InternalError("the gradient is not sparse");
   if (sparse) {
     b->sent = {gvs[0].sparse_grad.values, gvs[0].sparse_grad.indices};
@@ -73,7 +82,7 @@ absl::Status Build(Built* b, int64_t rows, bool sparse) {
     gvs = DenseGradients(w, gvs);
     b->sent = {gvs[0].grad};
   }
-  ASSIGN_OR_RETURN(b->train, sgd.ApplyGradients(b->s, gvs));
+  ASSIGN_OR_RETURN(b->train, opt->ApplyGradients(b->s, gvs));
   b->init = ops::GlobalVariablesInitializer(b->s);
   return b->s.status();
 }

@@ -33,14 +33,14 @@ absl::StatusOr<bool> TrainProgress::AfterStep(int64_t global_step, float loss,
   if (!done && trained_s_ < next_eval_s_) return false;
   ASSIGN_OR_RETURN(accuracy_, o_.evaluate());
   evaluated_step_ = global_step;
-  std::printf("step %6lld  test accuracy %.4f  (%.1f s of training, epoch %.1f)\n",
-              static_cast<long long>(global_step), accuracy_, trained_s_,
+  std::printf("step %6lld  %s %.4f  (%.1f s of training, epoch %.1f)\n",
+              static_cast<long long>(global_step), o_.metric.c_str(), accuracy_, trained_s_,
               static_cast<double>(global_step * o_.examples_per_step) / o_.epoch_examples);
   std::fflush(stdout);
   next_eval_s_ = trained_s_ + o_.eval_every_s;
   last_time_ = absl::Now();  // evaluation is not training
   if (o_.stop_at_accuracy > 0 && accuracy_ >= o_.stop_at_accuracy) {
-    std::printf("reached test accuracy %.4f >= %.2f after %.1f s of training\n", accuracy_,
+    std::printf("reached %s %.4f >= %.2f after %.1f s of training\n", o_.metric.c_str(), accuracy_,
                 o_.stop_at_accuracy, trained_s_);
     std::fflush(stdout);
     return true;
@@ -49,8 +49,8 @@ absl::StatusOr<bool> TrainProgress::AfterStep(int64_t global_step, float loss,
 }
 
 void TrainProgress::PrintFinal() const {
-  std::printf("final: test accuracy %.4f after %.1f s of training (%.1f epochs, %lld global steps)\n",
-              accuracy_, trained_s_,
+  std::printf("final: %s %.4f after %.1f s of training (%.1f epochs, %lld global steps)\n",
+              o_.metric.c_str(), accuracy_, trained_s_,
               static_cast<double>(evaluated_step_ * o_.examples_per_step) / o_.epoch_examples,
               static_cast<long long>(evaluated_step_));
   std::fflush(stdout);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -30,8 +31,9 @@ struct TrainProgressOptions {
   double stop_at_accuracy = 0;     // stop at an evaluation this good (0: never)
   int64_t log_every = 100;
   double eval_every_s = 30;
-  // The test accuracy of the model now.
+  // The test metric of the model now, and its name in the lines.
   std::function<absl::StatusOr<double>()> evaluate;
+  std::string metric = "test accuracy";
 };
 
 class TrainProgress {
@@ -47,7 +49,7 @@ class TrainProgress {
   void PrintFinal() const;
 
   double trained_seconds() const { return trained_s_; }
-  double accuracy() const { return accuracy_; }
+  double accuracy() const { return accuracy_; }  // the last evaluation's metric
 
  private:
   const TrainProgressOptions o_;

@@ -165,7 +165,13 @@ absl::StatusOr<Output> EmbeddingLookup(const Scope& s, const PartitionedVariable
     return absl::InvalidArgumentError("embedding lookups need a table partitioned along axis 0");
   }
   const Output zero = ops::Const(s, 0);
-  if (params.parts.size() == 1) return ops::GatherV2(s, params.parts[0].var, ids, zero);
+  // Each part's gather runs where the part is (TF's colocate_with(params[p])):
+  // on a parameter server only the rows asked for leave it, not the part.
+  const auto gather = [&s](const Output& part, Input part_ids) {
+    const Scope at = s.ColocateWith(part);
+    return ops::GatherV2(at, part, std::move(part_ids), ops::Const(at, 0));
+  };
+  if (params.parts.size() == 1) return gather(params.parts[0].var, ids);
   const int64_t np = static_cast<int64_t>(params.parts.size());
   const Output flat = ops::Cast(s, ops::Reshape(s, ids, ops::Const(s, std::vector<int32_t>{-1})), DT_INT64);
   const Output original = ops::Range(s, zero, ops::Size(s, flat), ops::Const(s, 1));
@@ -191,7 +197,7 @@ absl::StatusOr<Output> EmbeddingLookup(const Scope& s, const PartitionedVariable
   RETURN_IF_ERROR(s.status());
   std::vector<Output> rows;
   for (int64_t i = 0; i < np; ++i) {
-    rows.push_back(ops::GatherV2(s, params.parts[i].var, gather_ids[i], zero));
+    rows.push_back(gather(params.parts[i].var, gather_ids[i]));
   }
   const Output stitched = ops::DynamicStitch(s, positions, rows);
   std::vector<int64_t> row_dims;

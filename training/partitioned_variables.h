@@ -27,7 +27,9 @@
 // (TF's embedding_lookup_sparse, through the SparseSegment ops);
 // "div" cuts the id space into contiguous blocks sized like the parts (the
 // first `extras` blocks one larger). Ids may have any shape; the result is
-// ids' shape + a row's shape. Gradients flow to each part (through Gather).
+// ids' shape + a row's shape. Each part's Gather is colocated with the part
+// (on a ps, only the rows asked for leave it); gradients flow to each part
+// as IndexedSlices.
 //
 // Errors: InvalidArgument for an axis out of range, a shape not fully
 // defined, a partitioner that returns the wrong rank or more than one

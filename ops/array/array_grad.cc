@@ -446,7 +446,9 @@ absl::StatusOr<std::vector<Gradient>> GatherSparseGrad(const Scope& s, const Nod
   const Output params = InputOf(node, 0);
   const TensorShape& ps = params.shape();
   IndexedSlices slices;
-  slices.dense_shape = ShapeOf(s, params, DT_INT64);
+  // Computed beside the params (a constant when their shape is known): a
+  // table on a parameter server never travels to learn its shape.
+  slices.dense_shape = ShapeOf(s.ColocateWith(params), params, DT_INT64);
   // values: [-1] + params.shape[1:]
   Output values_shape;
   if (ps.IsFullyDefined() && ps.rank() >= 1) {

@@ -1,0 +1,75 @@
+// The wide & deep example's input pipeline: batches of click-log examples
+// (examples/click_logs.h) read from TFRecord files through tf.data, each
+// categorical feature crossed with its name and hashed into one id space,
+// as TensorFlow 1.x's categorical_column_with_hash_bucket does over a
+// shared table:
+//
+//   TFRecordDataset(files) -> [Shuffle(buffer, seed) -> Repeat] -> Batch(b)
+//     -> Map(ParseExample; per feature k: StringToHashBucketFast("Ck:" + value,
+//            buckets); Pack) -> Prefetch
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<ClickInput> in, ClickInput::Create({
+//       .files = my_shards, .buckets = 1 << 22, .batch = 256, .shuffle = true}));
+//   ASSIGN_OR_RETURN(ClickBatch b, in->Next());   // ids int64 [256, 26], labels float [256]
+//
+// The ids are FarmHash Fingerprint64 values modulo `buckets`: those TF
+// computes for the same strings. Parsing and hashing run on the pipeline's
+// own threads; Next only takes a ready batch and counts its wait.
+//
+// Thread-compatible: one caller at a time.
+#ifndef SLUICE_EXAMPLES_CLICK_INPUT_H_
+#define SLUICE_EXAMPLES_CLICK_INPUT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sluice.h"
+
+namespace sluice {
+
+struct ClickInputOptions {
+  std::vector<std::string> files;
+  int features = 26;
+  int64_t buckets = int64_t{1} << 22;  // ids in [0, buckets)
+  int64_t batch = 256;
+  bool shuffle = false;
+  int64_t shuffle_buffer = 20000;
+  int64_t seed = 1;
+  bool repeat = false;  // cycle through the files forever (reshuffled each epoch)
+  int64_t parallel_calls = 2;
+  int64_t prefetch = 4;
+  int cpu_threads = 1;  // of the pipeline's session
+};
+
+struct ClickBatch {
+  Tensor ids;     // int64 [n, features]
+  Tensor labels;  // float [n], 0 or 1
+};
+
+class ClickInput {
+ public:
+  static absl::StatusOr<std::unique_ptr<ClickInput>> Create(const ClickInputOptions& options);
+
+  // The next batch; OutOfRange after the last one (without repeat, the last
+  // batch may be short).
+  absl::StatusOr<ClickBatch> Next();
+  // Every batch left (a test set).
+  absl::StatusOr<std::vector<ClickBatch>> ReadAll();
+
+  double wait_seconds() const { return wait_seconds_; }
+
+ private:
+  ClickInput(std::unique_ptr<Session> session, std::string ids, std::string labels)
+      : session_(std::move(session)), ids_(std::move(ids)), labels_(std::move(labels)) {}
+
+  std::unique_ptr<Session> session_;
+  std::string ids_, labels_;
+  double wait_seconds_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_EXAMPLES_CLICK_INPUT_H_
