@@ -3,7 +3,7 @@
 // Momentum, Adagrad and FTRL rules in their SparseApply* forms (Adagrad and
 // FTRL in their dense Apply* forms too), each also in its Resource* form, for
 // float and double with int32 or int64 indices. The host checks shapes,
-// locks and copies on write as the CPU shells do
+// locks, and (dense forms only) copies on write as the CPU shells do
 // (ops/training/training_apply_shell.h); the indices and the
 // hyper-parameters stay in device memory for the CUDA code
 // (ops/gpu/sparse_training.cu.h says what it does with bad indices).
@@ -35,7 +35,7 @@ class GpuScatterOp : public OpKernel {
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
     internal::VarLockSet lock({var});
-    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->device()));
+    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::BeginInPlace(var));
     RETURN_IF_ERROR(
         internal::CheckScatterUpdatesShape(ctx, u.shape(), indices.shape(), updates.shape()));
     const int64_t rows = u.shape().dim(0);
@@ -98,7 +98,7 @@ class GpuRowUpdateOp : public OpKernel {
     const Tensor& grad = ctx->input(Layout::kGrad);
     internal::VarLockSet lock(vars);
     std::array<internal::VarUpdate, Layout::kVars> u;
-    RETURN_IF_ERROR(internal::BeginAll<Layout::kVars>(ctx, vars, &u));
+    RETURN_IF_ERROR(internal::BeginAll<Layout::kVars>(ctx, vars, &u, /*in_place=*/kSparse));
     const Index* indices = nullptr;
     int64_t n = 0;
     const int64_t rows = u[0].shape().rank() == 0 ? 1 : u[0].shape().dim(0);

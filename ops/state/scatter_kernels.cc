@@ -46,7 +46,7 @@ class ScatterOp : public OpKernel {
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
     internal::VarLockSet lock({var});
-    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->device()));
+    ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::BeginInPlace(var));
     RETURN_IF_ERROR(
         internal::CheckScatterUpdatesShape(ctx, u.shape(), indices.shape(), updates.shape()));
     const int64_t rows = u.shape().dim(0);

@@ -20,7 +20,8 @@
 // InvalidArgument "indices[i] = v is not in [0, rows)" for an index out of
 // range (nothing is written), and InvalidArgument naming the three shapes when
 // updates is shaped wrong. Kernels hold the variable's lock for the whole
-// update whatever use_locking says, and write copy-on-write (ops/state/state_ops.h).
+// update whatever use_locking says, and write their rows in place even when a
+// reader shares the buffer (VarUpdate::BeginInPlace, ops/state/state_ops.h).
 // Thread-safety: kernels are thread-safe; graph building is thread-compatible.
 // Ownership: the Graph owns built nodes; the ResourceMgr owns variables.
 #ifndef SLUICE_OPS_STATE_SCATTER_OPS_H_

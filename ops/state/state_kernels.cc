@@ -126,6 +126,17 @@ absl::StatusOr<VarUpdate> VarUpdate::Begin(Var* var, Device* device) {
   return u;
 }
 
+absl::StatusOr<VarUpdate> VarUpdate::BeginInPlace(Var* var) {
+  var->mu.AssertHeld();
+  RETURN_IF_ERROR(CheckInitialized(*var));
+  VarUpdate u;
+  u.var_ = var;
+  u.shape_ = var->tensor.shape();
+  u.size_ = var->tensor.NumElements();
+  u.data_ = var->tensor.raw_data();
+  return u;
+}
+
 void VarUpdate::Commit() {
   if (fresh_.IsInitialized()) var_->tensor = std::move(fresh_);
   fresh_ = Tensor();

@@ -6,8 +6,9 @@
 // that read, lock and check (ReadFlag, ReadVars, BeginAll, CheckSparseShapes).
 //
 // A shell reads the inputs, checks them, locks every updated variable in
-// address order for the whole update, writes copy-on-write
-// (internal::VarUpdate) and hands the arithmetic to a `Rule`:
+// address order for the whole update, writes copy-on-write (dense forms) or
+// in place (sparse forms; internal::VarUpdate) and hands the arithmetic to a
+// `Rule`:
 //
 //   struct AdagradRule {
 //     static constexpr int kVars = 2;                 // inputs 0..1: var, accum
@@ -83,13 +84,15 @@ absl::StatusOr<std::array<Var*, Rule::kVars>> ReadVars(OpKernelContext* ctx) {
   return vars;
 }
 
-// Begins a copy-on-write update of every variable (locks held by the caller)
-// and checks the slots' shapes against var's.
+// Begins a copy-on-write update of every variable (locks held by the caller;
+// `in_place`: the sparse forms', VarUpdate::BeginInPlace) and checks the
+// slots' shapes against var's.
 template <int N>
 absl::Status BeginAll(OpKernelContext* ctx, const std::array<Var*, N>& vars,
-                      std::array<VarUpdate, N>* u) {
+                      std::array<VarUpdate, N>* u, bool in_place = false) {
   for (int i = 0; i < N; ++i) {
-    ASSIGN_OR_RETURN((*u)[i], VarUpdate::Begin(vars[i], ctx->device()));
+    ASSIGN_OR_RETURN((*u)[i], in_place ? VarUpdate::BeginInPlace(vars[i])
+                                       : VarUpdate::Begin(vars[i], ctx->device()));
     if (i > 0) RETURN_IF_ERROR(CheckSameShape(ctx, *vars[0], (*u)[0].shape(), i, (*u)[i].shape()));
   }
   return absl::OkStatus();
@@ -172,7 +175,7 @@ class SparseApplyOp : public OpKernel {
     const Tensor& indices = ctx->input(Rule::kGrad + 1);
     VarLockSet lock(vars);
     std::array<VarUpdate, Rule::kVars> u;
-    RETURN_IF_ERROR(BeginAll<Rule::kVars>(ctx, vars, &u));
+    RETURN_IF_ERROR(BeginAll<Rule::kVars>(ctx, vars, &u, /*in_place=*/true));
     RETURN_IF_ERROR(CheckSparseShapes(ctx, *vars[0], u[0].shape(), Rule::kGrad));
     const int64_t rows = u[0].shape().dim(0);
     RETURN_IF_ERROR(CheckIndices<Index>(ctx, indices, rows));

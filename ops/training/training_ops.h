@@ -21,7 +21,9 @@
 // Each returns `var` (Ref(T)).
 //
 // Kernels hold every updated variable's lock for the whole update, whatever
-// use_locking says, and write copy-on-write (see ops/state/state_ops.h).
+// use_locking says, and write copy-on-write, except the SparseApply* forms,
+// which write their rows in place (VarUpdate::BeginInPlace in
+// ops/state/state_ops.h says why).
 // Errors: FailedPrecondition "Attempting to use uninitialized value <name>";
 // InvalidArgument naming the shapes when var, slots and grad differ or a
 // hyper-parameter is not a scalar, and when var and a slot are one variable.
