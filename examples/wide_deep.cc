@@ -62,7 +62,7 @@ ABSL_FLAG(int, partitions, 0, "parts of each table (0: one per ps task)");
 ABSL_FLAG(std::string, hidden, "64", "the deep part's ReLU layers, comma separated");
 ABSL_FLAG(bool, async, false, "asynchronous training (default: synchronous)");
 ABSL_FLAG(int, batch, 256, "examples per worker and step");
-ABSL_FLAG(double, epochs, 3, "passes over the training set");
+ABSL_FLAG(double, epochs, 4, "passes over the training set");
 ABSL_FLAG(double, max_train_s, 600, "stop after this many seconds of training");
 ABSL_FLAG(double, ftrl_learning_rate, 0.5, "the wide part's FTRL learning rate");
 ABSL_FLAG(double, adagrad_learning_rate, 0.05, "the deep part's Adagrad learning rate");
