@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
@@ -70,6 +71,9 @@ ABSL_FLAG(int, log_every, 100, "print progress every N global steps");
 ABSL_FLAG(double, eval_every_s, 60, "chief: evaluate the test AUC every N s of training");
 ABSL_FLAG(int, seed, 1, "seed of the initial weights and the shuffles");
 ABSL_FLAG(int, threads, 0, "CPU threads of each task's session (0: the machine's)");
+ABSL_FLAG(bool, dense_gradients, false,
+          "make the tables' gradients dense before applying them (for comparison: every step "
+          "then moves whole tables)");
 
 namespace sluice {
 namespace {
@@ -118,6 +122,7 @@ absl::StatusOr<std::unique_ptr<Graph>> BuildGraph(const TaskConfig& task, bool s
   vars.insert(vars.end(), g->model.deep.begin(), g->model.deep.end());
   ASSIGN_OR_RETURN(std::vector<GradAndVar> grads,
                    optimizer.ComputeGradients(s, g->model.loss, vars));
+  if (absl::GetFlag(FLAGS_dense_gradients)) grads = DenseGradients(s, grads);
   if (sync) {
     ASSIGN_OR_RETURN(g->sync, BuildSyncPs(s, &optimizer, grads, global_step.ref,
                                           {.workers = task.cluster.num_tasks("worker"),
@@ -142,6 +147,11 @@ absl::StatusOr<std::unique_ptr<Graph>> BuildGraph(const TaskConfig& task, bool s
   RETURN_IF_ERROR(ApplyReplicaDeviceSetter(s.graph(), setter).status());
   ASSIGN_OR_RETURN(g->def, s.ToGraphDef());
   return g;
+}
+
+int64_t DistinctIds(const Tensor& ids) {
+  const int64_t* p = ids.data<int64_t>();
+  return static_cast<int64_t>(absl::flat_hash_set<int64_t>(p, p + ids.NumElements()).size());
 }
 
 // The test AUC of the model in `session` (tf.metrics.auc's numbers).
@@ -241,10 +251,11 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   po.metric = "test AUC";
   po.evaluate = [&] { return EvaluateAuc(session->session(), test); };
   TrainProgress progress(po);
-  int64_t local_steps = 0;
+  int64_t local_steps = 0, touched_rows = 0;
   std::optional<Tensor> token;  // sync: the step this worker computes next
   while (true) {
     ASSIGN_OR_RETURN(ClickBatch b, input->Next());
+    const int64_t distinct = DistinctIds(b.ids);
     std::vector<std::pair<std::string, Tensor>> feeds = {{"ids", b.ids}, {"labels", b.labels}};
     int64_t global_step = 0;
     float loss = 0;
@@ -259,6 +270,7 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
       token = std::move(r.next);
       if (r.fetched.empty()) {
         ++local_steps;
+        touched_rows += distinct;
         continue;
       }
       loss = r.fetched[0].scalar<float>();
@@ -269,6 +281,7 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
       global_step = out[1].scalar<int64_t>();
     }
     ++local_steps;
+    touched_rows += distinct;
     if (chief) {
       ASSIGN_OR_RETURN(bool stop, progress.AfterStep(global_step, loss, input->wait_seconds()));
       if (stop) break;
@@ -277,6 +290,15 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
     }
   }
   if (updates != nullptr) updates->Stop();
+  // Each step moves each distinct row once each way (the model looks up
+  // distinct ids): this is the least a step can send.
+  const double rows_per_step =
+      local_steps > 0 ? static_cast<double>(touched_rows) / local_steps : 0.0;
+  std::printf(
+      "%s: %.1f distinct ids per step: %.0f bytes of rows each way (embeddings and "
+      "linear weights)\n",
+      server->task().c_str(), rows_per_step,
+      rows_per_step * (m.embeddings.full_shape.dim(1) + 1) * 4);
   if (chief) {
     progress.PrintFinal();
     std::printf("planted optimum: test AUC %.4f (gap %.4f)\n", logs.planted_test_auc,

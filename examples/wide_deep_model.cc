@@ -45,8 +45,23 @@ absl::StatusOr<WideDeepModel> BuildWideDeep(const Scope& s, const WideDeepConfig
                                  FixedSizePartitioner(c.partitions),
                                  [](const Scope& p, const TensorShape& shape,
                                     const std::vector<int64_t>&) { return Zeros(p, shape); }));
+  // Each distinct id of the batch is looked up once (TF's
+  // embedding_lookup_sparse does the same): a step moves the rows it
+  // touches, each once, to and from the ps.
+  const Scope ids_scope = s.NewSubScope("unique_ids");
+  ops::UniqueOutputs unique =
+      ops::Unique(ids_scope, ops::Reshape(ids_scope, m.ids, ops::Const(ids_scope, {int64_t{-1}})));
+  const auto lookup = [&](const std::string& name,
+                          const PartitionedVariable& table) -> absl::StatusOr<Output> {
+    const Scope ls = s.NewSubScope(name);
+    ASSIGN_OR_RETURN(Output distinct_rows, EmbeddingLookup(ls, table, unique.y));
+    Output rows = ops::GatherV2(ls, distinct_rows, unique.idx, int32_t{0});
+    return ops::Reshape(
+        ls, rows, ops::Const(ls, std::vector<int64_t>{-1, c.features, table.full_shape.dim(1)}));
+  };
+
   ops::VariableAndInit wide_bias = ops::VariableWithInit(s.WithOpName("linear/bias"), 0.0f);
-  ASSIGN_OR_RETURN(Output wide_rows, EmbeddingLookup(s.NewSubScope("linear"), m.linear, m.ids));
+  ASSIGN_OR_RETURN(Output wide_rows, lookup("linear", m.linear));
   Output wide = ops::Add(s, ops::Sum(s, wide_rows, {1, 2}), wide_bias.var);
   for (const VariablePart& p : m.linear.parts) m.wide.push_back(p.var);
   m.wide.push_back(wide_bias.var);
@@ -61,7 +76,7 @@ absl::StatusOr<WideDeepModel> BuildWideDeep(const Scope& s, const WideDeepConfig
                          return RandomInit(p, shape, emb_stddev, c.seed, ++seed2);
                        }));
   for (const VariablePart& p : m.embeddings.parts) m.deep.push_back(p.var);
-  ASSIGN_OR_RETURN(Output rows, EmbeddingLookup(s.NewSubScope("dnn"), m.embeddings, m.ids));
+  ASSIGN_OR_RETURN(Output rows, lookup("dnn", m.embeddings));
   const int64_t width = c.features * c.dim;
   Output h = ops::Reshape(s, rows, ops::Const(s, std::vector<int64_t>{-1, width}));
   int64_t fan_in = width;

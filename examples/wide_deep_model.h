@@ -10,6 +10,8 @@
 //   // "probabilities:0"; train m.wide with FTRL and m.deep with Adagrad.
 //
 // logits = sum_k linear[ids[:, k]] + wide_bias + dnn(concat_k embeddings[ids[:, k]]);
+// each distinct id of a batch is looked up once (Unique, then a local
+// gather), so a step moves each touched row once each way;
 // loss = mean sigmoid cross-entropy (max(x, 0) - x z + log(1 + e^-|x|)).
 // Initial values: embeddings and dense weights truncated normal (stddev
 // 1/sqrt(dim) and sqrt(2/fan_in)), seeded from `seed`; linear weights and

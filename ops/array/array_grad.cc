@@ -461,7 +461,9 @@ absl::StatusOr<std::vector<Gradient>> GatherSparseGrad(const Scope& s, const Nod
         0);
   }
   slices.values = ops::Reshape(s, grad, values_shape);
-  slices.indices = ops::Reshape(s, InputOf(node, 1), {-1});
+  // Beside the params too: the gather's indices are there already, so a
+  // table's gradient sends only its rows to the parameter server.
+  slices.indices = ops::Reshape(s.ColocateWith(params), InputOf(node, 1), {-1});
   dx[0] = slices;
   RETURN_IF_ERROR(s.status());
   return dx;
