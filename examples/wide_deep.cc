@@ -294,11 +294,18 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   // distinct ids): this is the least a step can send.
   const double rows_per_step =
       local_steps > 0 ? static_cast<double>(touched_rows) / local_steps : 0.0;
-  std::printf(
-      "%s: %.1f distinct ids per step: %.0f bytes of rows each way (embeddings and "
-      "linear weights)\n",
-      server->task().c_str(), rows_per_step,
-      rows_per_step * (m.embeddings.full_shape.dim(1) + 1) * 4);
+  int64_t other_bytes = 0;  // the dense layers and the bias: read and updated whole
+  for (const std::vector<Output>* vars : {&m.wide, &m.deep}) {
+    for (const Output& v : *vars) other_bytes += v.shape().num_elements() * 4;
+  }
+  for (const PartitionedVariable* t : {&m.embeddings, &m.linear}) {
+    for (const VariablePart& p : t->parts) other_bytes -= p.shape.num_elements() * 4;
+  }
+  std::printf("%s: %.1f distinct ids per step: %.0f bytes of rows each way (embeddings and "
+              "linear weights), %lld bytes of other variables\n",
+              server->task().c_str(), rows_per_step,
+              rows_per_step * (m.embeddings.full_shape.dim(1) + 1) * 4,
+              static_cast<long long>(other_bytes));
   if (chief) {
     progress.PrintFinal();
     std::printf("planted optimum: test AUC %.4f (gap %.4f)\n", logs.planted_test_auc,
