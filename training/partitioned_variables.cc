@@ -139,8 +139,17 @@ absl::StatusOr<PartitionedVariable> CreatePartitionedVariable(const Scope& s, co
     start += dims[axis];
     part.slice_spec = SliceSpec(shape, part.offset, part.shape);
     const Scope named = s.WithOpName(absl::StrCat(name, "/part_", i));
-    const Output initial = initializer(named.NewSubScope("initial_value"), part.shape, part.offset);
-    ops::VariableAndInit made = ops::VariableWithInit(named, initial);
+    // The variable first, then its initial value computed beside it (TF
+    // colocates a partitioned variable's initializer with it): a part of a
+    // parameter server's table is drawn there, not on a worker and sent.
+    ops::VariableAndInit made;
+    made.var = ops::Variable(named, part.shape, dtype);
+    RETURN_IF_ERROR(s.status());
+    const Scope beside = named.NewSubScope("initial_value").ColocateWith(made.var);
+    const Output initial = initializer(beside, part.shape, part.offset);
+    const Scope assign =
+        s.WithOpName(absl::StrCat(name, "/part_", i, "/Assign")).ColocateWith(made.var);
+    made.initializer = ops::Assign(assign, made.var, initial).node;
     RETURN_IF_ERROR(s.status());
     part.var = made.var;
     part.initializer = made.initializer;
