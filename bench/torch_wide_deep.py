@@ -14,14 +14,18 @@ import argparse
 import glob
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-import tensorflow as tf  # noqa: E402  (input only)
-import torch  # noqa: E402
+import numpy as np
 
 
-def load(files, buckets, features=26):
+def dump(files, buckets, out, features=26):
+    """In its own process: TensorFlow and PyTorch clash in one (LLVM options)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
     keys = [f"C{k + 1}" for k in range(features)]
     spec = {k: tf.io.FixedLenFeature([], tf.string) for k in keys}
     spec["label"] = tf.io.FixedLenFeature([], tf.int64)
@@ -32,28 +36,42 @@ def load(files, buckets, features=26):
                 for k in keys]
         ids.append(tf.stack(cols, axis=1).numpy())
         labels.append(p["label"].numpy())
-    import numpy as np
-    return torch.from_numpy(np.concatenate(ids)), torch.from_numpy(
-        np.concatenate(labels).astype("float32"))
+    np.save(out + "_ids.npy", np.concatenate(ids))
+    np.save(out + "_labels.npy", np.concatenate(labels).astype("float32"))
 
 
-class WideDeep(torch.nn.Module):
-    def __init__(self, buckets, dim=32, features=26, hidden=64):
-        super().__init__()
-        self.emb = torch.nn.Embedding(buckets, dim, sparse=True)
-        self.linear = torch.nn.Embedding(buckets, 1, sparse=True)
-        torch.nn.init.zeros_(self.linear.weight)
-        self.bias = torch.nn.Parameter(torch.zeros(()))
-        self.dnn = torch.nn.Sequential(torch.nn.Linear(features * dim, hidden), torch.nn.ReLU(),
-                                       torch.nn.Linear(hidden, 1))
+def load(files, buckets, tmp, name):
+    out = os.path.join(tmp, name)
+    subprocess.run([sys.executable, __file__, "--dump", out, "--buckets", str(buckets)] + files,
+                   check=True)
+    import torch
+    return (torch.from_numpy(np.load(out + "_ids.npy")),
+            torch.from_numpy(np.load(out + "_labels.npy")))
 
-    def forward(self, ids):
-        wide = self.linear(ids).sum(dim=(1, 2)) + self.bias
-        deep = self.dnn(self.emb(ids).flatten(1)).squeeze(1)
-        return wide + deep
+
+def make_model(buckets, dim=32, features=26, hidden=64):
+    import torch
+
+    class WideDeep(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(buckets, dim, sparse=True)
+            self.linear = torch.nn.Embedding(buckets, 1, sparse=True)
+            torch.nn.init.zeros_(self.linear.weight)
+            self.bias = torch.nn.Parameter(torch.zeros(()))
+            self.dnn = torch.nn.Sequential(torch.nn.Linear(features * dim, hidden),
+                                           torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+
+        def forward(self, ids):
+            wide = self.linear(ids).sum(dim=(1, 2)) + self.bias
+            deep = self.dnn(self.emb(ids).flatten(1)).squeeze(1)
+            return wide + deep
+
+    return WideDeep()
 
 
 def auc(labels, scores):
+    import torch
     order = torch.argsort(scores)
     ranks = torch.empty_like(order, dtype=torch.float64)
     ranks[order] = torch.arange(1, len(scores) + 1, dtype=torch.float64)
@@ -63,6 +81,10 @@ def auc(labels, scores):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--dump":
+        dump(sys.argv[5:], int(sys.argv[4]), sys.argv[2])
+        return
+    import torch
     p = argparse.ArgumentParser()
     p.add_argument("--data_dir", default="/tmp/sluice/click_logs")
     p.add_argument("--rows", default="18,22")
@@ -75,10 +97,11 @@ def main():
     test_files = sorted(glob.glob(f"{args.data_dir}/test-*.tfrecord"))
     for k in [int(x) for x in args.rows.split(",") if x]:
         buckets = 1 << k
-        ids, labels = load(train_files, buckets)
-        test_ids, test_labels = load(test_files, buckets)
+        with tempfile.TemporaryDirectory() as tmp:
+            ids, labels = load(train_files, buckets, tmp, "train")
+            test_ids, test_labels = load(test_files, buckets, tmp, "test")
         torch.manual_seed(1)
-        model = WideDeep(buckets)
+        model = make_model(buckets)
         sparse = [model.emb.weight, model.linear.weight]
         dense = [p for n, p in model.named_parameters() if not n.startswith(("emb", "linear"))]
         opts = [torch.optim.Adagrad(sparse, lr=0.05), torch.optim.Adagrad(dense, lr=0.05)]
