@@ -25,7 +25,8 @@ for arg in "$@"; do
 done
 if ((${#targets[@]} == 0)); then
   targets=(graph_def_fuzzer rpc_request_fuzzer task_handlers_fuzzer npy_fuzzer checkpoint_fuzzer
-           cluster_spec_fuzzer record_reader_fuzzer example_parser_fuzzer image_decode_fuzzer)
+           cluster_spec_fuzzer record_reader_fuzzer example_parser_fuzzer image_decode_fuzzer
+           tensor_bundle_fuzzer)
 fi
 
 base="$HOME/.cache/sluice-fuzz-output-base"

@@ -1,0 +1,210 @@
+#include "runtime/io/tensor_bundle.h"
+
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "leveldb/env.h"
+#include "leveldb/iterator.h"
+#include "leveldb/options.h"
+#include "leveldb/table.h"
+#include "runtime/crc32c.h"
+
+namespace sluice {
+namespace {
+
+// The whole of `path` from `offset`, `n` bytes; DataLoss when short.
+absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, int64_t n) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  if (std::fseek(f.get(), 0, SEEK_END) != 0)
+    return absl::DataLossError(absl::StrCat("cannot seek ", path));
+  const int64_t size = std::ftell(f.get());
+  if (offset < 0 || n < 0 || offset > size || n > size - offset) {
+    return absl::DataLossError(absl::StrCat("bytes [", offset, ", ", offset + n, ") are outside ",
+                                            path, " (", size, " bytes)"));
+  }
+  std::string out(static_cast<size_t>(n), '\0');
+  if (std::fseek(f.get(), offset, SEEK_SET) != 0 ||
+      (n > 0 && std::fread(out.data(), 1, out.size(), f.get()) != out.size())) {
+    return absl::DataLossError(absl::StrCat("cannot read ", n, " bytes at ", offset, " of ", path));
+  }
+  return out;
+}
+
+// A varint64 at *pos of `s` (advancing it); false when malformed.
+bool ReadVarint64(const std::string& s, size_t* pos, uint64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift <= 63 && *pos < s.size(); shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>(s[(*pos)++]);
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t LittleEndian32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+absl::Status Corrupt(const std::string& name, const std::string& what) {
+  return absl::DataLossError(absl::StrCat("checkpoint tensor '", name, "': ", what));
+}
+
+// A string tensor from its stored form: varint64 lengths, then a masked
+// CRC32C of the lengths, each taken as 4 little-endian bytes, then the
+// strings' bytes. The entry's checksum (`entry_crc`, masked) covers the
+// lengths in that 4-byte form, the stored length checksum and the strings'
+// bytes (what TensorFlow computes as it writes them).
+absl::StatusOr<Tensor> StringTensor(const std::string& name, const TensorShape& shape,
+                                    const std::string& bytes, uint32_t entry_crc) {
+  const int64_t n = shape.num_elements();
+  // Each element takes at least its length's byte: a declared shape larger
+  // than the bytes is corrupt before anything is allocated for it.
+  if (n > static_cast<int64_t>(bytes.size())) {
+    return Corrupt(name, absl::StrCat(n, " strings in ", bytes.size(), " bytes"));
+  }
+  Tensor t(DT_STRING, shape);
+  std::vector<uint64_t> lengths(n);
+  size_t pos = 0;
+  uint32_t lengths_crc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!ReadVarint64(bytes, &pos, &lengths[i]) || lengths[i] > 0xffffffffu) {
+      return Corrupt(name, "a bad string length");
+    }
+    const uint32_t le = static_cast<uint32_t>(lengths[i]);  // little-endian hosts only
+    lengths_crc = Crc32cExtend(lengths_crc, &le, 4);
+  }
+  if (bytes.size() - pos < 4) return Corrupt(name, "no checksum after the string lengths");
+  const char* stored = bytes.data() + pos;
+  if (UnmaskCrc32c(LittleEndian32(stored)) != lengths_crc) {
+    return Corrupt(name, "the string lengths' checksum differs");
+  }
+  uint32_t crc = Crc32cExtend(lengths_crc, stored, 4);
+  pos += 4;
+  crc = Crc32cExtend(crc, bytes.data() + pos, bytes.size() - pos);
+  if (UnmaskCrc32c(entry_crc) != crc)
+    return Corrupt(name, "its bytes' checksum differs from the index's");
+  std::string* out = t.data<std::string>();
+  for (int64_t i = 0; i < n; ++i) {
+    if (lengths[i] > bytes.size() - pos) return Corrupt(name, "a string runs past its bytes");
+    out[i].assign(bytes, pos, lengths[i]);
+    pos += lengths[i];
+  }
+  if (pos != bytes.size()) return Corrupt(name, "bytes left after the last string");
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
+  const std::string index = prefix + ".index";
+  leveldb::Env* env = leveldb::Env::Default();
+  uint64_t size = 0;
+  if (!env->GetFileSize(index, &size).ok()) {
+    return absl::NotFoundError(
+        absl::StrCat("no TensorFlow checkpoint at ", prefix, ": no ", index));
+  }
+  // A table ends in a 48-byte footer (LevelDB's Footer::kEncodedLength).
+  if (size < 48) {
+    return absl::DataLossError(absl::StrCat(index, " is not a checkpoint index: ", size, " bytes"));
+  }
+  leveldb::RandomAccessFile* raw_file = nullptr;
+  leveldb::Status s = env->NewRandomAccessFile(index, &raw_file);
+  if (!s.ok()) return absl::NotFoundError(absl::StrCat("cannot open ", index, ": ", s.ToString()));
+  std::unique_ptr<leveldb::RandomAccessFile> file(raw_file);
+  leveldb::Table* raw_table = nullptr;
+  s = leveldb::Table::Open(leveldb::Options(), file.get(), size, &raw_table);
+  if (!s.ok()) {
+    return absl::DataLossError(absl::StrCat(index, " is not a checkpoint index: ", s.ToString()));
+  }
+  std::unique_ptr<leveldb::Table> table(raw_table);
+  leveldb::ReadOptions read;
+  read.verify_checksums = true;
+  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(read));
+  ::tensorflow::BundleHeaderProto header;
+  bool has_header = false;
+  std::map<std::string, ::tensorflow::BundleEntryProto> records;
+  std::vector<Entry> entries;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string key = it->key().ToString();
+    const leveldb::Slice value = it->value();
+    if (key.empty()) {
+      if (!header.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+        return absl::DataLossError(absl::StrCat(index, ": the header record does not parse"));
+      }
+      has_header = true;
+      continue;
+    }
+    ::tensorflow::BundleEntryProto record;
+    if (!record.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      return absl::DataLossError(absl::StrCat(index, ": the record of '", key, "' does not parse"));
+    }
+    absl::StatusOr<TensorShape> shape = TensorShape::FromProto(record.shape());
+    if (!shape.ok()) return Corrupt(key, std::string(shape.status().message()));
+    entries.push_back(
+        {key, static_cast<DataType>(record.dtype()), *shape, record.slices_size() > 0});
+    records.emplace(key, std::move(record));
+  }
+  if (!it->status().ok()) {
+    return absl::DataLossError(absl::StrCat(index, ": ", it->status().ToString()));
+  }
+  if (!has_header) return absl::DataLossError(absl::StrCat(index, " has no header record"));
+  if (header.endianness() != ::tensorflow::BundleHeaderProto::LITTLE) {
+    return absl::UnimplementedError(absl::StrCat(prefix, " is a big-endian checkpoint"));
+  }
+  if (header.num_shards() < 1) {
+    return absl::DataLossError(absl::StrCat(index, ": ", header.num_shards(), " data shards"));
+  }
+  return std::unique_ptr<BundleReader>(
+      new BundleReader(prefix, std::move(header), std::move(records), std::move(entries)));
+}
+
+std::string BundleReader::DataFile(int shard) const {
+  return absl::StrFormat("%s.data-%05d-of-%05d", prefix_, shard, header_.num_shards());
+}
+
+absl::StatusOr<Tensor> BundleReader::Read(const std::string& name) const {
+  auto it = records_.find(name);
+  if (it == records_.end()) {
+    return absl::NotFoundError(absl::StrCat("no tensor '", name, "' in checkpoint ", prefix_));
+  }
+  const ::tensorflow::BundleEntryProto& e = it->second;
+  if (e.slices_size() > 0) {
+    return absl::UnimplementedError(
+        absl::StrCat("checkpoint tensor '", name, "' is stored in ", e.slices_size(),
+                     " slices; reading a "
+                     "partitioned tensor from a TensorFlow checkpoint is not built yet"));
+  }
+  if (e.shard_id() < 0 || e.shard_id() >= header_.num_shards()) {
+    return Corrupt(name, absl::StrCat("shard ", e.shard_id(), " of ", header_.num_shards()));
+  }
+  ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(e.shape()));
+  if (!shape.IsFullyDefined()) return Corrupt(name, "a shape with unknown dimensions");
+  const DataType dtype = static_cast<DataType>(e.dtype());
+  ASSIGN_OR_RETURN(std::string bytes, ReadRange(DataFile(e.shard_id()), e.offset(), e.size()));
+  if (dtype == DT_STRING) return StringTensor(name, shape, bytes, e.crc32c());
+  if (UnmaskCrc32c(e.crc32c()) != Crc32c(bytes.data(), bytes.size())) {
+    return Corrupt(name, "its bytes' checksum differs from the index's");
+  }
+  const int width = DataTypeSize(dtype);
+  if (width == 0)
+    return Corrupt(name, absl::StrCat("dtype ", DataTypeName(dtype), " is not stored"));
+  if (static_cast<int64_t>(bytes.size()) != shape.num_elements() * width) {
+    return Corrupt(name, absl::StrCat(bytes.size(), " bytes for ", shape.DebugString(), " of ",
+                                      DataTypeName(dtype)));
+  }
+  Tensor t(dtype, shape);
+  if (!bytes.empty()) std::memcpy(t.raw_data(), bytes.data(), bytes.size());
+  return t;
+}
+
+}  // namespace sluice

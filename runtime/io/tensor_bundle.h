@@ -1,0 +1,83 @@
+// Reads TensorFlow's V2 checkpoints ("tensor bundles"): the files
+// `tf.train.Saver` and `tf.train.Checkpoint` write under a prefix,
+//
+//   PREFIX.index                    a table of records in LevelDB's table
+//                                   format: "" -> BundleHeaderProto, each
+//                                   tensor name -> BundleEntryProto
+//   PREFIX.data-00000-of-00001 ...  the tensors' bytes, one file per shard
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> ckpt, BundleReader::Open("/tmp/model.ckpt-7"));
+//   for (const BundleReader::Entry& e : ckpt->entries()) ...   // names, dtypes, shapes
+//   ASSIGN_OR_RETURN(Tensor w, ckpt->Read("dense/kernel"));
+//
+// The index is read with Debian's LevelDB (leveldb::Table, block checksums
+// verified): TensorFlow's table format is LevelDB's, byte for byte (same
+// footer magic, blocks, restart points, masked CRC32C per block), so there
+// is nothing of it to write again. A tensor's bytes are checked against the
+// entry's size and its masked CRC32C before a tensor is made. Numeric
+// tensors are stored little-endian as in memory; a string tensor is the
+// elements' lengths as varint64s, a masked CRC32C of those lengths (each
+// taken as 4 little-endian bytes), then the elements' bytes (strings of
+// 4 GiB or more are refused).
+//
+// Errors: NotFound for a missing index or data file or tensor name;
+// DataLoss naming the file or the tensor for a corrupt table, a bad header,
+// an entry whose bytes lie outside its data file, a size that does not fit
+// its dtype and shape, or a checksum that does not match; Unimplemented for
+// a big-endian bundle and for a sliced (partitioned) entry, which
+// Read does not assemble yet.
+// Thread-safety: Read may be called concurrently (each call opens its data
+// file). Ownership: the reader owns the parsed index.
+#ifndef SLUICE_RUNTIME_IO_TENSOR_BUNDLE_H_
+#define SLUICE_RUNTIME_IO_TENSOR_BUNDLE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/proto/tensor_bundle.pb.h"
+#include "graph/tensor_shape.h"
+#include "graph/types.h"
+#include "runtime/tensor.h"
+
+namespace sluice {
+
+class BundleReader {
+ public:
+  struct Entry {
+    std::string name;
+    DataType dtype = DT_INVALID;
+    TensorShape shape;
+    bool sliced = false;  // stored as slices (a partitioned variable)
+  };
+
+  static absl::StatusOr<std::unique_ptr<BundleReader>> Open(const std::string& prefix);
+
+  // Every tensor, in the index's (bytewise) order of names.
+  const std::vector<Entry>& entries() const { return entries_; }
+  int num_shards() const { return header_.num_shards(); }
+
+  absl::StatusOr<Tensor> Read(const std::string& name) const;
+
+ private:
+  BundleReader(std::string prefix, ::tensorflow::BundleHeaderProto header,
+               std::map<std::string, ::tensorflow::BundleEntryProto> records,
+               std::vector<Entry> entries)
+      : prefix_(std::move(prefix)),
+        header_(std::move(header)),
+        records_(std::move(records)),
+        entries_(std::move(entries)) {}
+
+  std::string DataFile(int shard) const;
+
+  const std::string prefix_;
+  const ::tensorflow::BundleHeaderProto header_;
+  const std::map<std::string, ::tensorflow::BundleEntryProto> records_;
+  const std::vector<Entry> entries_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_IO_TENSOR_BUNDLE_H_

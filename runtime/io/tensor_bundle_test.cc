@@ -1,0 +1,135 @@
+// BundleReader on a checkpoint TensorFlow wrote (testdata/README.md): every
+// tensor's name, dtype, shape and values; then copies of it damaged as a
+// disk or a partial copy would damage them, each a clear error.
+#include "runtime/io/tensor_bundle.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+constexpr char kData[] = ".data-00000-of-00001";
+
+std::string TfPrefix() {
+  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/", std::getenv("TEST_WORKSPACE"),
+                      "/runtime/io/testdata/tf_model.ckpt-7");
+}
+
+// A copy of the TF checkpoint under the test's temporary directory.
+std::string CopyOf(const std::string& name) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string prefix = absl::StrCat(dir, "/", name);
+  for (const char* suffix : {".index", kData}) {
+    std::filesystem::copy_file(TfPrefix() + suffix, prefix + suffix,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  return prefix;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void Spit(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST(TensorBundleTest, ReadsWhatTensorFlowWrote) {
+  absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(TfPrefix());
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> names;
+  for (const BundleReader::Entry& e : (*r)->entries()) names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "d", "s", "scope/b"}));
+  EXPECT_EQ((*r)->entries()[0].dtype, DT_FLOAT);
+  EXPECT_EQ((*r)->entries()[0].shape, TensorShape({2, 3}));
+  EXPECT_EQ((*r)->num_shards(), 1);
+
+  absl::StatusOr<Tensor> a = (*r)->Read("a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  const float* pa = a->data<float>();
+  EXPECT_EQ(std::vector<float>(pa, pa + 6), (std::vector<float>{1.5, 2.5, 3.5, 4, 5, 6}));
+  absl::StatusOr<Tensor> b = (*r)->Read("scope/b");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->dtype(), DT_INT64);
+  EXPECT_EQ(b->data<int64_t>()[2], 9);
+  absl::StatusOr<Tensor> d = (*r)->Read("d");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->shape(), TensorShape({}));
+  EXPECT_EQ(d->data<double>()[0], 3.25);
+  absl::StatusOr<Tensor> s = (*r)->Read("s");
+  ASSERT_TRUE(s.ok()) << s.status();
+  const std::string* ps = s->data<std::string>();
+  EXPECT_EQ(std::vector<std::string>(ps, ps + 3),
+            (std::vector<std::string>{"hello", "", "world!"}));
+}
+
+TEST(TensorBundleTest, MissingFilesAndNamesAreNotFound) {
+  absl::StatusOr<std::unique_ptr<BundleReader>> none = BundleReader::Open("/nonexistent/ckpt");
+  EXPECT_TRUE(absl::IsNotFound(none.status())) << none.status();
+  EXPECT_TRUE(absl::StrContains(none.status().message(), "/nonexistent/ckpt.index"));
+
+  const std::string prefix = CopyOf("no_data");
+  std::filesystem::remove(prefix + kData);
+  absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(prefix);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<Tensor> a = (*r)->Read("a");
+  EXPECT_TRUE(absl::IsNotFound(a.status())) << a.status();
+  EXPECT_TRUE(absl::IsNotFound((*r)->Read("nope").status()));
+}
+
+TEST(TensorBundleTest, AFlippedDataByteIsDataLossNamingTheTensor) {
+  // Byte 0 is in "a"; byte 40 is in "s"'s strings.
+  for (const auto& [at, tensor] : std::vector<std::pair<int, std::string>>{{0, "a"}, {40, "s"}}) {
+    const std::string prefix = CopyOf(absl::StrCat("flip", at));
+    std::string bytes = Slurp(prefix + kData);
+    bytes[at] ^= 0x40;
+    Spit(prefix + kData, bytes);
+    absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(prefix);
+    ASSERT_TRUE(r.ok()) << r.status();
+    absl::StatusOr<Tensor> t = (*r)->Read(tensor);
+    EXPECT_TRUE(absl::IsDataLoss(t.status())) << t.status();
+    EXPECT_TRUE(absl::StrContains(t.status().message(), absl::StrCat("'", tensor, "'")))
+        << t.status();
+  }
+}
+
+TEST(TensorBundleTest, TruncatedFilesAreDataLoss) {
+  const std::string prefix = CopyOf("short_data");
+  Spit(prefix + kData, Slurp(prefix + kData).substr(0, 30));
+  absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(prefix);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<Tensor> b = (*r)->Read("scope/b");  // stored last
+  EXPECT_TRUE(absl::IsDataLoss(b.status())) << b.status();
+  EXPECT_TRUE(absl::StrContains(b.status().message(), "outside")) << b.status();
+
+  const std::string index = CopyOf("short_index") + ".index";
+  const std::string bytes = Slurp(index);
+  for (size_t keep : {size_t{0}, size_t{20}, bytes.size() - 10}) {
+    Spit(index, bytes.substr(0, keep));
+    absl::StatusOr<std::unique_ptr<BundleReader>> bad =
+        BundleReader::Open(index.substr(0, index.size() - 6));
+    EXPECT_TRUE(absl::IsDataLoss(bad.status())) << keep << ": " << bad.status();
+  }
+}
+
+TEST(TensorBundleTest, AFlippedIndexByteIsDataLoss) {
+  const std::string index = CopyOf("flip_index") + ".index";
+  std::string bytes = Slurp(index);
+  bytes[10] ^= 0x01;  // inside the data block: its checksum no longer matches
+  Spit(index, bytes);
+  absl::StatusOr<std::unique_ptr<BundleReader>> r =
+      BundleReader::Open(index.substr(0, index.size() - 6));
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+}
+
+}  // namespace
+}  // namespace sluice
