@@ -1,6 +1,7 @@
 // CPU kernels of SaveV2, RestoreV2 and StringJoin (ops/io/io_ops.h); the file
 // format is in ops/internal/checkpoint_shard.
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "ops/io/internal/tensor_slice.h"
 #include "ops/io/io_ops.h"
 #include "runtime/atomic_file.h"
+#include "runtime/io/tensor_bundle.h"
 
 namespace sluice {
 namespace {
@@ -74,11 +76,36 @@ class SaveV2Op : public OpKernel {
   }
 };
 
+// A checkpoint TensorFlow wrote (PREFIX.index and its data files,
+// runtime/io/tensor_bundle.h): whole tensors, by name.
+absl::Status RestoreFromTensorBundle(OpKernelContext* ctx, const SaveRestoreArgs& args) {
+  ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> bundle, BundleReader::Open(args.prefix));
+  for (int i = 0; i < ctx->num_outputs(); ++i) {
+    const std::string& name = args.names[i];
+    if (!args.specs[i].empty()) {
+      return absl::UnimplementedError(
+          absl::StrCat("restoring tensor '", name, "' as the slice '", args.specs[i], "' of ",
+                       args.prefix, ": slices of TensorFlow-written checkpoints are not read yet"));
+    }
+    absl::StatusOr<Tensor> t = bundle->Read(name);
+    if (!t.ok()) return AddContext(t.status(), absl::StrCat("restoring tensor '", name, "'"));
+    const DataType want = ctx->node().output_type(i);
+    if (t->dtype() != want) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("restoring tensor '", name, "' from ", args.prefix, ": it is ",
+                       DataTypeName(t->dtype()), ", the graph expects ", DataTypeName(want)));
+    }
+    ctx->set_output(i, *std::move(t));
+  }
+  return absl::OkStatus();
+}
+
 class RestoreV2Op : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(SaveRestoreArgs args, ReadArgs(*ctx, ctx->num_outputs()));
     RETURN_IF_ERROR(CheckGraphFileRead(args.prefix));
+    if (std::filesystem::exists(args.prefix + ".index")) return RestoreFromTensorBundle(ctx, args);
     absl::StatusOr<internal::CheckpointShard> shard =
         internal::CheckpointShard::Read(args.prefix, ctx->allocator());
     // A file of a checkpoint saved with other shards (Saver's layout) may be
@@ -101,15 +128,17 @@ class RestoreV2Op : public OpKernel {
       const DataType dtype = ctx->node().output_type(i);
       std::optional<internal::ShapeAndSlice> slice;
       if (!args.specs[i].empty()) {
-        absl::StatusOr<internal::ShapeAndSlice> parsed = internal::ParseShapeAndSlice(args.specs[i]);
+        absl::StatusOr<internal::ShapeAndSlice> parsed =
+            internal::ParseShapeAndSlice(args.specs[i]);
         if (!parsed.ok()) {
-          return AddContext(parsed.status(), absl::StrCat("restoring tensor '", args.names[i], "'"));
+          return AddContext(parsed.status(),
+                            absl::StrCat("restoring tensor '", args.names[i], "'"));
         }
         slice = *std::move(parsed);
       }
-      ASSIGN_OR_RETURN(Tensor t, internal::RestoreTensor(own, args.prefix, siblings, args.names[i],
-                                                         slice ? &*slice : nullptr, dtype,
-                                                         ctx->allocator()));
+      ASSIGN_OR_RETURN(Tensor t,
+                       internal::RestoreTensor(own, args.prefix, siblings, args.names[i],
+                                               slice ? &*slice : nullptr, dtype, ctx->allocator()));
       ctx->set_output(i, std::move(t));
     }
     return absl::OkStatus();
