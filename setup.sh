@@ -17,7 +17,6 @@ PACKAGES=(
   dataset-fashion-mnist    # the main job's data (/usr/share/datasets/fashion-mnist)
   libjpeg62-turbo-dev      # DecodeJpeg, DecodeImage (ops/image)
   libpng-dev               # DecodePng, EncodePng, DecodeImage (ops/image)
-  libleveldb-dev           # TensorFlow's checkpoint index (training/checkpoint/tensor_bundle)
   libfarmhash-dev          # StringToHashBucketFast: TF's Fingerprint64 (ops/strings)
   libhighwayhash-dev       # StringToHashBucketStrong: TF's SipHash (ops/strings)
   clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz/), run in CI with ASan+UBSan

@@ -7,11 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "leveldb/env.h"
-#include "leveldb/iterator.h"
-#include "leveldb/options.h"
-#include "leveldb/table.h"
 #include "runtime/crc32c.h"
+#include "runtime/io/table_file.h"
 
 namespace sluice {
 namespace {
@@ -107,36 +104,27 @@ absl::StatusOr<Tensor> StringTensor(const std::string& name, const TensorShape& 
 
 absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
   const std::string index = prefix + ".index";
-  leveldb::Env* env = leveldb::Env::Default();
-  uint64_t size = 0;
-  if (!env->GetFileSize(index, &size).ok()) {
-    return absl::NotFoundError(
-        absl::StrCat("no TensorFlow checkpoint at ", prefix, ": no ", index));
+  std::string bytes;
+  {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(index.c_str(), "rb"),
+                                                      &std::fclose);
+    if (f == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("no TensorFlow checkpoint at ", prefix, ": cannot open ", index));
+    }
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f.get())) > 0) bytes.append(buf, n);
+    if (std::ferror(f.get())) return absl::DataLossError(absl::StrCat("cannot read ", index));
   }
-  // A table ends in a 48-byte footer (LevelDB's Footer::kEncodedLength).
-  if (size < 48) {
-    return absl::DataLossError(absl::StrCat(index, " is not a checkpoint index: ", size, " bytes"));
-  }
-  leveldb::RandomAccessFile* raw_file = nullptr;
-  leveldb::Status s = env->NewRandomAccessFile(index, &raw_file);
-  if (!s.ok()) return absl::NotFoundError(absl::StrCat("cannot open ", index, ": ", s.ToString()));
-  std::unique_ptr<leveldb::RandomAccessFile> file(raw_file);
-  leveldb::Table* raw_table = nullptr;
-  s = leveldb::Table::Open(leveldb::Options(), file.get(), size, &raw_table);
-  if (!s.ok()) {
-    return absl::DataLossError(absl::StrCat(index, " is not a checkpoint index: ", s.ToString()));
-  }
-  std::unique_ptr<leveldb::Table> table(raw_table);
-  leveldb::ReadOptions read;
-  read.verify_checksums = true;
-  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(read));
+  ASSIGN_OR_RETURN(std::vector<TableEntry> table, ReadTableFile(bytes, index));
   ::tensorflow::BundleHeaderProto header;
   bool has_header = false;
   std::map<std::string, ::tensorflow::BundleEntryProto> records;
   std::vector<Entry> entries;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const std::string key = it->key().ToString();
-    const leveldb::Slice value = it->value();
+  for (TableEntry& entry : table) {
+    const std::string& key = entry.key;
+    const std::string& value = entry.value;
     if (key.empty()) {
       if (!header.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
         return absl::DataLossError(absl::StrCat(index, ": the header record does not parse"));
@@ -153,9 +141,6 @@ absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::stri
     entries.push_back(
         {key, static_cast<DataType>(record.dtype()), *shape, record.slices_size() > 0});
     records.emplace(key, std::move(record));
-  }
-  if (!it->status().ok()) {
-    return absl::DataLossError(absl::StrCat(index, ": ", it->status().ToString()));
   }
   if (!has_header) return absl::DataLossError(absl::StrCat(index, " has no header record"));
   if (header.endianness() != ::tensorflow::BundleHeaderProto::LITTLE) {

@@ -10,10 +10,9 @@
 //   for (const BundleReader::Entry& e : ckpt->entries()) ...   // names, dtypes, shapes
 //   ASSIGN_OR_RETURN(Tensor w, ckpt->Read("dense/kernel"));
 //
-// The index is read with Debian's LevelDB (leveldb::Table, block checksums
-// verified): TensorFlow's table format is LevelDB's, byte for byte (same
-// footer magic, blocks, restart points, masked CRC32C per block), so there
-// is nothing of it to write again. A tensor's bytes are checked against the
+// The index is TensorFlow's table format, LevelDB's byte for byte; it is
+// read by runtime/io/table_file.h (which says why not by Debian's LevelDB),
+// every block's checksum verified. A tensor's bytes are checked against the
 // entry's size and its masked CRC32C before a tensor is made. Numeric
 // tensors are stored little-endian as in memory; a string tensor is the
 // elements' lengths as varint64s, a masked CRC32C of those lengths (each

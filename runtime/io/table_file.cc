@@ -1,0 +1,143 @@
+#include "runtime/io/table_file.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "runtime/crc32c.h"
+
+namespace sluice {
+namespace {
+
+constexpr uint64_t kMagic = 0xdb4775248b80fb57ull;
+constexpr size_t kFooterSize = 48;
+constexpr size_t kTrailerSize = 5;  // type byte + masked CRC32C
+
+// Reads a varint (at most `max_bytes` long) from the front of *in.
+bool GetVarint(absl::string_view* in, int max_bytes, uint64_t* value) {
+  uint64_t v = 0;
+  for (int i = 0; i < max_bytes && i < static_cast<int>(in->size()); ++i) {
+    const uint8_t b = static_cast<uint8_t>((*in)[i]);
+    v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) {
+      in->remove_prefix(i + 1);
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t Fixed32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+struct Handle {
+  uint64_t offset = 0, size = 0;
+};
+
+class Reader {
+ public:
+  Reader(absl::string_view file, const std::string& name) : file_(file), name_(name) {}
+
+  absl::Status Corrupt(const std::string& what) const {
+    return absl::DataLossError(absl::StrCat(name_, " is not a valid table: ", what));
+  }
+
+  absl::StatusOr<Handle> GetHandle(absl::string_view* in) const {
+    Handle h;
+    if (!GetVarint(in, 10, &h.offset) || !GetVarint(in, 10, &h.size)) {
+      return Corrupt("a bad block handle");
+    }
+    return h;
+  }
+
+  // The block `h` points at, its trailer checked.
+  absl::StatusOr<absl::string_view> Block(const Handle& h) const {
+    if (h.offset > file_.size() || h.size > file_.size() - h.offset ||
+        file_.size() - h.offset - h.size < kTrailerSize) {
+      return Corrupt(absl::StrCat("a block at ", h.offset, " of ", h.size,
+                                  " bytes lies outside the file's ", file_.size()));
+    }
+    const char* p = file_.data() + h.offset;
+    const uint8_t type = static_cast<uint8_t>(p[h.size]);
+    const uint32_t crc = Crc32cExtend(Crc32c(p, h.size), p + h.size, 1);
+    if (UnmaskCrc32c(Fixed32(p + h.size + 1)) != crc) {
+      return Corrupt(absl::StrCat("the block at ", h.offset, " fails its checksum"));
+    }
+    if (type != 0) {
+      return absl::UnimplementedError(
+          absl::StrCat(name_, ": block at ", h.offset, " is compressed (type ", type, ")"));
+    }
+    return absl::string_view(p, h.size);
+  }
+
+  // Every entry of a block, keys rebuilt from their shared prefixes.
+  absl::Status Entries(absl::string_view block, std::vector<TableEntry>* out,
+                       int64_t* budget) const {
+    if (block.size() < 4) return Corrupt("a block too short for its restart count");
+    const uint32_t restarts = Fixed32(block.data() + block.size() - 4);
+    if (restarts > (block.size() - 4) / 4) return Corrupt("a block with too many restarts");
+    absl::string_view in = block.substr(0, block.size() - 4 - 4 * size_t{restarts});
+    std::string key;
+    while (!in.empty()) {
+      uint64_t shared, non_shared, value_size;
+      if (!GetVarint(&in, 5, &shared) || !GetVarint(&in, 5, &non_shared) ||
+          !GetVarint(&in, 5, &value_size) || shared > key.size() || non_shared > in.size() ||
+          value_size > in.size() - non_shared) {
+        return Corrupt("a bad entry in a block");
+      }
+      // Shared prefixes let a small block rebuild huge keys: bound the total.
+      *budget -= static_cast<int64_t>(shared + non_shared + value_size);
+      if (*budget < 0) return Corrupt("entries that expand far beyond the file's size");
+      key.resize(shared);
+      key.append(in.data(), non_shared);
+      in.remove_prefix(non_shared);
+      out->push_back({key, std::string(in.substr(0, value_size))});
+      in.remove_prefix(value_size);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<TableEntry>> Read() const {
+    if (file_.size() < kFooterSize) {
+      return Corrupt(absl::StrCat(file_.size(), " bytes, fewer than a footer's"));
+    }
+    const char* footer = file_.data() + file_.size() - kFooterSize;
+    uint64_t magic;
+    std::memcpy(&magic, footer + 40, 8);
+    if (magic != kMagic) return Corrupt("no table magic number at its end");
+    absl::string_view handles(footer, 40);
+    ASSIGN_OR_RETURN(Handle metaindex, GetHandle(&handles));
+    (void)metaindex;  // TensorFlow's indexes have no filter or meta blocks to read
+    ASSIGN_OR_RETURN(Handle index, GetHandle(&handles));
+    ASSIGN_OR_RETURN(absl::string_view index_block, Block(index));
+    int64_t budget = 64 * static_cast<int64_t>(file_.size()) + (int64_t{1} << 20);
+    std::vector<TableEntry> blocks;
+    RETURN_IF_ERROR(Entries(index_block, &blocks, &budget));
+    std::vector<TableEntry> out;
+    for (const TableEntry& b : blocks) {
+      absl::string_view v = b.value;
+      ASSIGN_OR_RETURN(Handle h, GetHandle(&v));
+      ASSIGN_OR_RETURN(absl::string_view data, Block(h));
+      RETURN_IF_ERROR(Entries(data, &out, &budget));
+    }
+    return out;
+  }
+
+ private:
+  absl::string_view file_;
+  const std::string& name_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<TableEntry>> ReadTableFile(absl::string_view bytes,
+                                                      const std::string& name) {
+  return Reader(bytes, name).Read();
+}
+
+}  // namespace sluice

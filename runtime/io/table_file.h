@@ -1,0 +1,44 @@
+// LevelDB's table format ("SSTable"), which TensorFlow's checkpoint index
+// uses, read from its bytes in memory: every key and value, in order.
+//
+//   ASSIGN_OR_RETURN(std::vector<TableEntry> entries, ReadTableFile(bytes, "model.ckpt.index"));
+//
+// The layout: data blocks, a metaindex block, an index block (one entry per
+// data block: a separator key and the block's handle), then a 48-byte footer
+// (the metaindex and index handles as varint64 pairs, padded to 40 bytes,
+// then the magic 0xdb4775248b80fb57 little-endian). Each block is followed
+// by a type byte (0: stored as is) and a masked CRC32C of the block and that
+// byte. A block is prefix-compressed entries (varint32 shared, non-shared
+// and value lengths, then the key's tail and the value) and an array of
+// restart offsets with its count.
+//
+// Why not Debian's LevelDB (it reads these files): it allocates a block's
+// buffer from the size in the file before checking it, so a damaged or
+// hostile index of a few bytes asks for exabytes (found by
+// fuzz/tensor_bundle_fuzzer). Here every offset and length is checked
+// against the bytes at hand first, and every block's checksum is verified.
+//
+// Errors: DataLoss naming `name` and what is wrong; Unimplemented for a
+// compressed block (TensorFlow writes its indexes uncompressed).
+// Thread-safety: a pure function.
+#ifndef SLUICE_RUNTIME_IO_TABLE_FILE_H_
+#define SLUICE_RUNTIME_IO_TABLE_FILE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace sluice {
+
+struct TableEntry {
+  std::string key, value;
+};
+
+absl::StatusOr<std::vector<TableEntry>> ReadTableFile(absl::string_view bytes,
+                                                      const std::string& name);
+
+}  // namespace sluice
+
+#endif  // SLUICE_RUNTIME_IO_TABLE_FILE_H_
