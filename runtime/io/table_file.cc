@@ -133,7 +133,97 @@ class Reader {
   const std::string& name_;
 };
 
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutFixed32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
+
+// Builds one block: prefix-compressed entries, a restart every 16.
+class BlockBuilder {
+ public:
+  void Add(absl::string_view key, absl::string_view value) {
+    size_t shared = 0;
+    if (count_ % 16 == 0) {
+      restarts_.push_back(static_cast<uint32_t>(buf_.size()));
+    } else {
+      while (shared < last_.size() && shared < key.size() && last_[shared] == key[shared]) {
+        ++shared;
+      }
+    }
+    PutVarint(&buf_, shared);
+    PutVarint(&buf_, key.size() - shared);
+    PutVarint(&buf_, value.size());
+    buf_.append(key.data() + shared, key.size() - shared);
+    buf_.append(value.data(), value.size());
+    last_.assign(key.data(), key.size());
+    ++count_;
+  }
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return buf_.size(); }
+  const std::string& last_key() const { return last_; }
+  // The block's bytes; the builder starts over.
+  std::string Finish() {
+    if (restarts_.empty()) restarts_.push_back(0);
+    for (uint32_t r : restarts_) PutFixed32(&buf_, r);
+    PutFixed32(&buf_, static_cast<uint32_t>(restarts_.size()));
+    std::string out = std::move(buf_);
+    *this = BlockBuilder();
+    return out;
+  }
+
+ private:
+  std::string buf_, last_;
+  std::vector<uint32_t> restarts_;
+  int count_ = 0;
+};
+
+// Appends `block` with its trailer; its handle.
+std::string AppendBlock(std::string* file, const std::string& block) {
+  std::string handle;
+  PutVarint(&handle, file->size());
+  PutVarint(&handle, block.size());
+  file->append(block);
+  const char type = 0;
+  file->push_back(type);
+  PutFixed32(file, MaskCrc32c(Crc32cExtend(Crc32c(block.data(), block.size()), &type, 1)));
+  return handle;
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> WriteTableFile(const std::vector<TableEntry>& entries) {
+  std::string file;
+  BlockBuilder data, index;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0 && !(entries[i - 1].key < entries[i].key)) {
+      return absl::InvalidArgumentError(absl::StrCat("table keys out of order or repeated: '",
+                                                     entries[i - 1].key, "' then '", entries[i].key,
+                                                     "'"));
+    }
+    data.Add(entries[i].key, entries[i].value);
+    if (data.size() >= 4096) {
+      const std::string last = data.last_key();
+      index.Add(last, AppendBlock(&file, data.Finish()));
+    }
+  }
+  if (!data.empty()) {
+    const std::string last = data.last_key();
+    index.Add(last, AppendBlock(&file, data.Finish()));
+  }
+  const std::string metaindex = AppendBlock(&file, BlockBuilder().Finish());
+  const std::string index_handle = AppendBlock(&file, index.Finish());
+  std::string footer = metaindex + index_handle;
+  footer.resize(40, '\0');
+  const uint64_t magic = kMagic;
+  footer.append(reinterpret_cast<const char*>(&magic), 8);
+  file.append(footer);
+  return file;
+}
 
 absl::StatusOr<std::vector<TableEntry>> ReadTableFile(absl::string_view bytes,
                                                       const std::string& name) {

@@ -1,5 +1,6 @@
 // LevelDB's table format ("SSTable"), which TensorFlow's checkpoint index
-// uses, read from its bytes in memory: every key and value, in order.
+// uses, read from its bytes in memory (every key and value, in order) and
+// written.
 //
 //   ASSIGN_OR_RETURN(std::vector<TableEntry> entries, ReadTableFile(bytes, "model.ckpt.index"));
 //
@@ -38,6 +39,13 @@ struct TableEntry {
 
 absl::StatusOr<std::vector<TableEntry>> ReadTableFile(absl::string_view bytes,
                                                       const std::string& name);
+
+// The bytes of a table holding `entries`, whose keys must be distinct and in
+// bytewise order (InvalidArgument otherwise): data blocks of about 4 KiB
+// with a restart every 16 entries, uncompressed, an empty metaindex block,
+// the index block and the footer, each block with its type byte and masked
+// CRC32C (what TensorFlow's table builder writes with its default options).
+absl::StatusOr<std::string> WriteTableFile(const std::vector<TableEntry>& entries);
 
 }  // namespace sluice
 

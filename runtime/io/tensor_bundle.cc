@@ -192,4 +192,91 @@ absl::StatusOr<Tensor> BundleReader::Read(const std::string& name) const {
   return t;
 }
 
+namespace {
+
+absl::Status WriteWhole(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tempstate";
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+  if (f == nullptr) return absl::PermissionDeniedError(absl::StrCat("cannot create ", tmp));
+  if ((!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f.get()) != bytes.size()) ||
+      std::fflush(f.get()) != 0) {
+    return absl::DataLossError(absl::StrCat("cannot write ", tmp));
+  }
+  f.reset();
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::DataLossError(absl::StrCat("cannot rename ", tmp, " to ", path));
+  }
+  return absl::OkStatus();
+}
+
+void AppendVarint64(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+}  // namespace
+
+absl::Status BundleWriter::Add(const std::string& name, const Tensor& t) {
+  if (name.empty()) return absl::InvalidArgumentError("a checkpoint tensor needs a name");
+  if (entries_.count(name) > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "' added twice"));
+  }
+  ::tensorflow::BundleEntryProto e;
+  e.set_dtype(static_cast<::tensorflow::DataType>(t.dtype()));
+  t.shape().ToProto(e.mutable_shape());
+  e.set_shard_id(0);
+  e.set_offset(static_cast<int64_t>(data_.size()));
+  uint32_t crc = 0;
+  if (t.dtype() == DT_STRING) {
+    const std::string* s = t.data<std::string>();
+    const int64_t n = t.NumElements();
+    uint32_t lengths_crc = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (s[i].size() > 0xffffffffu) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("checkpoint tensor '", name, "': a string of 4 GiB or more"));
+      }
+      AppendVarint64(&data_, s[i].size());
+      const uint32_t le = static_cast<uint32_t>(s[i].size());
+      lengths_crc = Crc32cExtend(lengths_crc, &le, 4);
+    }
+    const uint32_t masked = MaskCrc32c(lengths_crc);
+    data_.append(reinterpret_cast<const char*>(&masked), 4);
+    crc = Crc32cExtend(lengths_crc, &masked, 4);
+    for (int64_t i = 0; i < n; ++i) {
+      data_.append(s[i]);
+      crc = Crc32cExtend(crc, s[i].data(), s[i].size());
+    }
+  } else {
+    if (DataTypeSize(t.dtype()) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "': dtype ",
+                                                     DataTypeName(t.dtype()), " is not stored"));
+    }
+    const char* p = static_cast<const char*>(t.raw_data());
+    const size_t bytes = static_cast<size_t>(t.NumElements()) * DataTypeSize(t.dtype());
+    data_.append(p, bytes);
+    crc = Crc32c(p, bytes);
+  }
+  e.set_size(static_cast<int64_t>(data_.size()) - e.offset());
+  e.set_crc32c(MaskCrc32c(crc));
+  entries_.emplace(name, std::move(e));
+  return absl::OkStatus();
+}
+
+absl::Status BundleWriter::Finish() {
+  RETURN_IF_ERROR(WriteWhole(prefix_ + ".data-00000-of-00001", data_));
+  ::tensorflow::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.set_endianness(::tensorflow::BundleHeaderProto::LITTLE);
+  header.mutable_version()->set_producer(1);  // TensorFlow's kTensorBundleVersion
+  std::vector<TableEntry> table;
+  table.push_back({"", header.SerializeAsString()});
+  for (const auto& [name, e] : entries_) table.push_back({name, e.SerializeAsString()});
+  ASSIGN_OR_RETURN(std::string index, WriteTableFile(table));
+  return WriteWhole(prefix_ + ".index", index);
+}
+
 }  // namespace sluice

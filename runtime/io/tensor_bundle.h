@@ -1,4 +1,4 @@
-// Reads TensorFlow's V2 checkpoints ("tensor bundles"): the files
+// Reads and writes TensorFlow's V2 checkpoints ("tensor bundles"): the files
 // `tf.train.Saver` and `tf.train.Checkpoint` write under a prefix,
 //
 //   PREFIX.index                    a table of records in LevelDB's table
@@ -75,6 +75,33 @@ class BundleReader {
   const ::tensorflow::BundleHeaderProto header_;
   const std::map<std::string, ::tensorflow::BundleEntryProto> records_;
   const std::vector<Entry> entries_;
+};
+
+// Writes a V2 checkpoint TensorFlow reads (tf.train.load_checkpoint,
+// Saver.restore): one data file, PREFIX.data-00000-of-00001, and
+// PREFIX.index, each written under a temporary name and renamed into place
+// by Finish (the index last, so a reader never sees an index without its
+// data).
+//
+//   BundleWriter w("/tmp/model.ckpt-100");
+//   RETURN_IF_ERROR(w.Add("dense/kernel", kernel));
+//   RETURN_IF_ERROR(w.Finish());
+//
+// Errors: InvalidArgument for a name added twice, an empty name or a dtype
+// with no fixed size other than string; file errors naming the file.
+class BundleWriter {
+ public:
+  explicit BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {}
+  BundleWriter(const BundleWriter&) = delete;
+  BundleWriter& operator=(const BundleWriter&) = delete;
+
+  absl::Status Add(const std::string& name, const Tensor& tensor);
+  absl::Status Finish();
+
+ private:
+  const std::string prefix_;
+  std::string data_;  // the data file's bytes so far
+  std::map<std::string, ::tensorflow::BundleEntryProto> entries_;
 };
 
 }  // namespace sluice

@@ -131,5 +131,39 @@ TEST(TensorBundleTest, AFlippedIndexByteIsDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
 }
 
+TEST(TensorBundleTest, WhatItWritesReadsBack) {
+  const std::string prefix = absl::StrCat(std::getenv("TEST_TMPDIR"), "/written.ckpt-1");
+  BundleWriter w(prefix);
+  std::vector<float> big(5000);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = 0.5f * static_cast<float>(i);
+  ASSERT_TRUE(w.Add("z/big", Tensor::FromVector(big, TensorShape({50, 100}))).ok());
+  ASSERT_TRUE(w.Add("a/s", Tensor::FromVector<std::string>({"x", "", "yz"})).ok());
+  ASSERT_TRUE(w.Add("step", Tensor::FromVector<int64_t>({42}, TensorShape({}))).ok());
+  for (int i = 0; i < 300; ++i) {  // enough names for several data blocks of the index
+    ASSERT_TRUE(
+        w.Add(absl::StrCat("layer_", 1000 + i, "/bias"), Tensor::FromVector<double>({1.0 * i}))
+            .ok());
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(w.Add("step", Tensor::FromVector<int64_t>({1}))));
+  ASSERT_TRUE(w.Finish().ok());
+
+  absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(prefix);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->entries().size(), 303u);
+  absl::StatusOr<Tensor> b = (*r)->Read("z/big");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->shape(), TensorShape({50, 100}));
+  EXPECT_EQ(b->data<float>()[4999], 2499.5f);
+  absl::StatusOr<Tensor> s = (*r)->Read("a/s");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->data<std::string>()[2], "yz");
+  absl::StatusOr<Tensor> step = (*r)->Read("step");
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->data<int64_t>()[0], 42);
+  absl::StatusOr<Tensor> bias = (*r)->Read("layer_1299/bias");
+  ASSERT_TRUE(bias.ok()) << bias.status();
+  EXPECT_EQ(bias->data<double>()[0], 299.0);
+}
+
 }  // namespace
 }  // namespace sluice
