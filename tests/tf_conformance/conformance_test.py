@@ -157,6 +157,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_wide_and_deep_trains_as_in_tensorflow(self):
         self.run_case("wide_and_deep")
 
+    def test_restores_a_checkpoint_tensorflow_wrote(self):
+        self.run_case("tf_checkpoint")
+
     def test_tensorflow_reads_what_sluice_wrote(self):
         images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))
         labels = np.load(os.path.join(self.dir, "sluice_records.labels.npy"))

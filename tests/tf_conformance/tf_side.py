@@ -413,6 +413,30 @@ def read_sluice_records(dirname):
     np.save(os.path.join(OUT, "sluice_records.labels.npy"), np.array(labels, np.int64))
 
 
+def checkpoint_cases():
+    """A V2 checkpoint tf.compat.v1.train.Saver writes (dense tensors of four
+    dtypes, strings among them), restored by a graph of RestoreV2."""
+    values = {"dense/kernel": np.arange(12, dtype=np.float32).reshape(3, 4) / 8,
+              "global_step": np.int64(1234),
+              "vocab": np.array([b"alpha", b"", b"gamma delta"]),
+              "scale": np.float64(-2.5)}
+    g = tf.Graph()
+    with g.as_default():
+        vs = [v1.get_variable(k, initializer=tf.constant(v)) for k, v in values.items()]
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            prefix = v1.train.Saver(vs).save(sess, os.path.join(OUT, "tf_ckpt", "model.ckpt"),
+                                             global_step=3)
+    names = sorted(values)
+    g = tf.Graph()
+    with g.as_default():
+        out = tf.raw_ops.RestoreV2(prefix=tf.constant(prefix), tensor_names=tf.constant(names),
+                                   shape_and_slices=tf.constant([""] * len(names)),
+                                   dtypes=[tf.as_dtype(np.asarray(values[n]).dtype) for n in names],
+                                   name="restore")
+    save_case("tf_checkpoint", g, [t.name for t in out], [values[n] for n in names], rtol=0, atol=0)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     paths = write_records()
@@ -425,6 +449,7 @@ def main():
     table_cases()
     sparse_more_cases()
     wide_and_deep_cases()
+    checkpoint_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
