@@ -67,8 +67,14 @@ class TensorFlowConformanceTest(unittest.TestCase):
                         "--labels=" + os.path.join(idx, "tiny-labels-idx1-ubyte"),
                         "--out=" + os.path.join(records, "tiny"), "--shards=2"],
                        check=True, capture_output=True)
+        # A checkpoint Sluice's BundleWriter writes, for TensorFlow to read.
+        ckpt = os.path.join(cls.dir, "sluice_ckpt")
+        os.makedirs(ckpt)
+        subprocess.run([runfile("runtime/io/write_test_bundle"), os.path.join(ckpt, "model.ckpt-5")],
+                       check=True, capture_output=True)
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-        done = subprocess.run([PY, os.path.join(HERE, "tf_side.py"), cls.dir, records],
+        done = subprocess.run([PY, os.path.join(HERE, "tf_side.py"), cls.dir, records,
+                               os.path.join(ckpt, "model.ckpt-5")],
                               env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError("tf_side.py failed:\n" + done.stderr[-4000:])
@@ -159,6 +165,18 @@ class TensorFlowConformanceTest(unittest.TestCase):
 
     def test_restores_a_checkpoint_tensorflow_wrote(self):
         self.run_case("tf_checkpoint")
+
+    def test_tensorflow_reads_a_checkpoint_sluice_wrote(self):
+        with open(os.path.join(self.dir, "sluice_ckpt.names.json")) as f:
+            self.assertEqual(json.load(f), ["names", "step", "w", "x"])
+        got = {n: np.load(os.path.join(self.dir, "sluice_ckpt.%s.npy" % n), allow_pickle=True)
+               for n in ("names", "step", "w", "x")}
+        np.testing.assert_array_equal(got["w"], np.array([[1, 2], [3, 4]], np.float32))
+        self.assertEqual(got["w"].dtype, np.float32)
+        self.assertEqual([to_bytes(x) for x in got["names"]], [b"a", b"", b"bc"])
+        self.assertEqual(got["step"].dtype, np.int64)
+        self.assertEqual(int(got["step"]), 9)
+        np.testing.assert_array_equal(got["x"], np.array([0.5, 1.5, 2.5]))
 
     def test_tensorflow_reads_what_sluice_wrote(self):
         images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))

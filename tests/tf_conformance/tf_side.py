@@ -437,6 +437,19 @@ def checkpoint_cases():
     save_case("tf_checkpoint", g, [t.name for t in out], [values[n] for n in names], rtol=0, atol=0)
 
 
+def read_sluice_checkpoint(prefix):
+    """What TensorFlow reads from a checkpoint Sluice's BundleWriter wrote."""
+    r = v1.train.load_checkpoint(prefix)
+    names = sorted(r.get_variable_to_shape_map())
+    for n in names:
+        a = np.asarray(r.get_tensor(n))
+        # Strings as fixed-width bytes: a pickled NumPy 2 object array does
+        # not load in Debian's NumPy.
+        np.save(os.path.join(OUT, "sluice_ckpt.%s.npy" % n), a.astype("S") if a.dtype == object else a)
+    with open(os.path.join(OUT, "sluice_ckpt.names.json"), "w") as f:
+        json.dump(names, f)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     paths = write_records()
@@ -452,6 +465,8 @@ def main():
     checkpoint_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
+    if len(sys.argv) > 3:
+        read_sluice_checkpoint(sys.argv[3])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump(dict(tensorflow=tf.__version__, cases=CASES), f, indent=1)
 
