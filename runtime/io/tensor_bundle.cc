@@ -52,6 +52,11 @@ uint32_t LittleEndian32(const char* p) {
   return v;
 }
 
+// An extent's length as slice keys encode it: -1 for the whole dimension.
+int64_t KeyLength(const ::tensorflow::TensorSliceProto::Extent& x) {
+  return x.has_length_case() == ::tensorflow::TensorSliceProto::Extent::kLength ? x.length() : -1;
+}
+
 absl::Status Corrupt(const std::string& name, const std::string& what) {
   return absl::DataLossError(absl::StrCat("checkpoint tensor '", name, "': ", what));
 }
@@ -138,8 +143,12 @@ absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::stri
     }
     absl::StatusOr<TensorShape> shape = TensorShape::FromProto(record.shape());
     if (!shape.ok()) return Corrupt(key, std::string(shape.status().message()));
-    entries.push_back(
-        {key, static_cast<DataType>(record.dtype()), *shape, record.slices_size() > 0});
+    // Slices of partitioned tensors sit under encoded keys, which start
+    // with a zero byte: they are parts of an entry, not entries.
+    if (key[0] != '\0') {
+      entries.push_back(
+          {key, static_cast<DataType>(record.dtype()), *shape, record.slices_size() > 0});
+    }
     records.emplace(key, std::move(record));
   }
   if (!has_header) return absl::DataLossError(absl::StrCat(index, " has no header record"));
@@ -162,13 +171,12 @@ absl::StatusOr<Tensor> BundleReader::Read(const std::string& name) const {
   if (it == records_.end()) {
     return absl::NotFoundError(absl::StrCat("no tensor '", name, "' in checkpoint ", prefix_));
   }
-  const ::tensorflow::BundleEntryProto& e = it->second;
-  if (e.slices_size() > 0) {
-    return absl::UnimplementedError(
-        absl::StrCat("checkpoint tensor '", name, "' is stored in ", e.slices_size(),
-                     " slices; reading a "
-                     "partitioned tensor from a TensorFlow checkpoint is not built yet"));
-  }
+  if (it->second.slices_size() > 0) return ReadSliced(name, it->second);
+  return ReadEntry(name, it->second);
+}
+
+absl::StatusOr<Tensor> BundleReader::ReadEntry(const std::string& name,
+                                               const ::tensorflow::BundleEntryProto& e) const {
   if (e.shard_id() < 0 || e.shard_id() >= header_.num_shards()) {
     return Corrupt(name, absl::StrCat("shard ", e.shard_id(), " of ", header_.num_shards()));
   }
@@ -181,8 +189,9 @@ absl::StatusOr<Tensor> BundleReader::Read(const std::string& name) const {
     return Corrupt(name, "its bytes' checksum differs from the index's");
   }
   const int width = DataTypeSize(dtype);
-  if (width == 0)
+  if (width == 0) {
     return Corrupt(name, absl::StrCat("dtype ", DataTypeName(dtype), " is not stored"));
+  }
   if (static_cast<int64_t>(bytes.size()) != shape.num_elements() * width) {
     return Corrupt(name, absl::StrCat(bytes.size(), " bytes for ", shape.DebugString(), " of ",
                                       DataTypeName(dtype)));
@@ -191,6 +200,146 @@ absl::StatusOr<Tensor> BundleReader::Read(const std::string& name) const {
   if (!bytes.empty()) std::memcpy(t.raw_data(), bytes.data(), bytes.size());
   return t;
 }
+
+absl::StatusOr<Tensor> BundleReader::ReadSliced(const std::string& name,
+                                                const ::tensorflow::BundleEntryProto& e) const {
+  ASSIGN_OR_RETURN(TensorShape full, TensorShape::FromProto(e.shape()));
+  const DataType dtype = static_cast<DataType>(e.dtype());
+  const int width = DataTypeSize(dtype);
+  if (!full.IsFullyDefined() || width == 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "checkpoint tensor '", name, "': slices of ", DataTypeName(dtype), " ", full.DebugString(),
+        " are not assembled (numeric tensors of known shape only)"));
+  }
+  const int rank = full.rank();
+  // The slices' stored bytes bound the tensor: nothing is allocated for a
+  // declared shape they cannot fill.
+  int64_t stored = 0;
+  for (const ::tensorflow::TensorSliceProto& slice : e.slices()) {
+    if (slice.extent_size() != rank) return Corrupt(name, "a slice of another rank");
+    std::vector<int64_t> start(rank), key_length(rank);
+    for (int d = 0; d < rank; ++d) {
+      start[d] = slice.extent(d).start();
+      key_length[d] = KeyLength(slice.extent(d));
+    }
+    auto part = records_.find(internal::EncodeTensorNameSlice(name, start, key_length));
+    if (part != records_.end() && part->second.size() > 0) stored += part->second.size();
+  }
+  if (full.num_elements() > stored / width) {
+    return Corrupt(name, absl::StrCat(full.DebugString(), " is more than its slices' ", stored,
+                                      " bytes hold"));
+  }
+  Tensor out(dtype, full);
+  int64_t covered = 0;
+  for (const ::tensorflow::TensorSliceProto& slice : e.slices()) {
+    if (slice.extent_size() != rank) return Corrupt(name, "a slice of another rank");
+    std::vector<int64_t> start(rank), length(rank), key_length(rank);
+    for (int d = 0; d < rank; ++d) {
+      const auto& x = slice.extent(d);
+      start[d] = x.start();
+      key_length[d] = KeyLength(x);
+      length[d] = key_length[d] < 0 ? full.dim(d) : key_length[d];
+      if (start[d] < 0 || length[d] < 0 || start[d] > full.dim(d) ||
+          length[d] > full.dim(d) - start[d]) {
+        return Corrupt(name, "a slice outside the tensor");
+      }
+    }
+    const std::string key = internal::EncodeTensorNameSlice(name, start, key_length);
+    auto it = records_.find(key);
+    if (it == records_.end()) return Corrupt(name, "a slice listed but not stored");
+    ASSIGN_OR_RETURN(Tensor part, ReadEntry(name, it->second));
+    if (part.dtype() != dtype || part.shape() != TensorShape(length)) {
+      return Corrupt(name, "a slice stored with another dtype or shape");
+    }
+    // Copy the slice's rows (its last dimension is contiguous in both).
+    const int64_t n = part.NumElements();
+    covered += n;
+    if (n == 0) continue;
+    const int64_t row = rank == 0 ? 1 : length[rank - 1];
+    std::vector<int64_t> at(rank, 0);  // index within the slice
+    const char* src = static_cast<const char*>(part.raw_data());
+    char* dst = static_cast<char*>(out.raw_data());
+    for (int64_t done = 0; done < n; done += row) {
+      int64_t offset = 0;
+      for (int d = 0; d < rank; ++d) offset = offset * full.dim(d) + start[d] + at[d];
+      std::memcpy(dst + offset * width, src + done * width, row * width);
+      for (int d = rank - 2; d >= 0; --d) {
+        if (++at[d] < length[d]) break;
+        at[d] = 0;
+      }
+    }
+  }
+  if (covered != full.num_elements()) {
+    return Corrupt(name, absl::StrCat("its slices hold ", covered, " of its ", full.num_elements(),
+                                      " elements"));
+  }
+  return out;
+}
+
+namespace internal {
+namespace {
+
+// TensorFlow's OrderedCode encodings (lib/strings/ordered_code), which order
+// bytewise as their values do.
+void NumIncreasing(std::string* out, uint64_t v) {
+  int n = 0;
+  for (uint64_t t = v; t != 0; t >>= 8) ++n;
+  out->push_back(static_cast<char>(n));
+  for (int i = n - 1; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+void OrderedString(std::string* out, const std::string& s) {
+  for (char c : s) {
+    if (c == '\0') {
+      out->append("\0\xff", 2);
+    } else if (c == '\xff') {
+      out->append("\xff\0", 2);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->append("\0\x01", 2);
+}
+
+void SignedNumIncreasing(std::string* out, int64_t v) {
+  const uint64_t x = v < 0 ? ~static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (x < 64) {
+    out->push_back(static_cast<char>(0x80 ^ (static_cast<uint64_t>(v) & 0xff)));
+    return;
+  }
+  int bits = 0;
+  for (uint64_t t = x; t != 0; t >>= 1) ++bits;
+  const int len = (bits + 7) / 7;  // 7 bits a byte, one of them the sign
+  static constexpr uint8_t kHeader[11][2] = {{0, 0},    {0x80, 0},    {0xc0, 0},   {0xe0, 0},
+                                             {0xf0, 0}, {0xf8, 0},    {0xfc, 0},   {0xfe, 0},
+                                             {0xff, 0}, {0xff, 0x80}, {0xff, 0xc0}};
+  uint8_t buf[10];
+  const uint8_t sign = v < 0 ? 0xff : 0;
+  buf[0] = buf[1] = sign;
+  for (int i = 0; i < 8; ++i)
+    buf[2 + i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (56 - 8 * i));
+  uint8_t* begin = buf + 10 - len;
+  begin[0] ^= kHeader[len][0];
+  begin[1] ^= kHeader[len][1];
+  out->append(reinterpret_cast<const char*>(begin), len);
+}
+
+}  // namespace
+
+std::string EncodeTensorNameSlice(const std::string& name, const std::vector<int64_t>& start,
+                                  const std::vector<int64_t>& length) {
+  std::string key;
+  NumIncreasing(&key, 0);
+  OrderedString(&key, name);
+  NumIncreasing(&key, start.size());
+  for (size_t d = 0; d < start.size(); ++d) {
+    SignedNumIncreasing(&key, start[d]);
+    SignedNumIncreasing(&key, length[d]);
+  }
+  return key;
+}
+
+}  // namespace internal
 
 namespace {
 

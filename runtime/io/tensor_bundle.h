@@ -22,9 +22,11 @@
 // Errors: NotFound for a missing index or data file or tensor name;
 // DataLoss naming the file or the tensor for a corrupt table, a bad header,
 // an entry whose bytes lie outside its data file, a size that does not fit
-// its dtype and shape, or a checksum that does not match; Unimplemented for
-// a big-endian bundle and for a sliced (partitioned) entry, which
-// Read does not assemble yet.
+// its dtype and shape, a checksum that does not match, or slices that do
+// not cover their tensor; Unimplemented for a big-endian bundle and for a
+// sliced (partitioned) string tensor. A sliced numeric tensor (a
+// partitioned variable TensorFlow saved) is read whole, its slices copied
+// into place.
 // Thread-safety: Read may be called concurrently (each call opens its data
 // file). Ownership: the reader owns the parsed index.
 #ifndef SLUICE_RUNTIME_IO_TENSOR_BUNDLE_H_
@@ -43,13 +45,21 @@
 
 namespace sluice {
 
+namespace internal {
+// The index key of one slice of tensor `name` (TensorFlow's
+// checkpoint::EncodeTensorNameSlice, in its OrderedCode encoding): per
+// dimension the slice's start and length.
+std::string EncodeTensorNameSlice(const std::string& name, const std::vector<int64_t>& start,
+                                  const std::vector<int64_t>& length);
+}  // namespace internal
+
 class BundleReader {
  public:
   struct Entry {
     std::string name;
     DataType dtype = DT_INVALID;
     TensorShape shape;
-    bool sliced = false;  // stored as slices (a partitioned variable)
+    bool sliced = false;  // stored as slices (a partitioned variable); Read assembles them
   };
 
   static absl::StatusOr<std::unique_ptr<BundleReader>> Open(const std::string& prefix);
@@ -70,6 +80,12 @@ class BundleReader {
         entries_(std::move(entries)) {}
 
   std::string DataFile(int shard) const;
+  absl::StatusOr<Tensor> ReadEntry(const std::string& name,
+                                   const ::tensorflow::BundleEntryProto& e) const;
+  // A partitioned tensor: its slices, each stored under
+  // internal::EncodeTensorNameSlice, copied into place.
+  absl::StatusOr<Tensor> ReadSliced(const std::string& name,
+                                    const ::tensorflow::BundleEntryProto& e) const;
 
   const std::string prefix_;
   const ::tensorflow::BundleHeaderProto header_;

@@ -131,6 +131,41 @@ TEST(TensorBundleTest, AFlippedIndexByteIsDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
 }
 
+// TF's fixed_size_partitioner: emb [5, 3] in 2 row slices, cols [2, 4] in
+// 3 column slices, big [300, 2] in 3 row slices; each holds arange.
+TEST(TensorBundleTest, ReadsPartitionedTensorsTensorFlowSavedInSlices) {
+  const std::string prefix =
+      absl::StrCat(std::getenv("TEST_SRCDIR"), "/", std::getenv("TEST_WORKSPACE"),
+                   "/runtime/io/testdata/tf_partitioned.ckpt-1");
+  absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(prefix);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> names;
+  for (const BundleReader::Entry& e : (*r)->entries()) {
+    names.push_back(e.name);
+    EXPECT_TRUE(e.sliced) << e.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"big", "cols", "emb"}));  // no slice keys
+  absl::StatusOr<Tensor> emb = (*r)->Read("emb");
+  ASSERT_TRUE(emb.ok()) << emb.status();
+  ASSERT_EQ(emb->shape(), TensorShape({5, 3}));
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(emb->data<float>()[i], i);
+  absl::StatusOr<Tensor> cols = (*r)->Read("cols");
+  ASSERT_TRUE(cols.ok()) << cols.status();
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(cols->data<int64_t>()[i], i);
+  absl::StatusOr<Tensor> big = (*r)->Read("big");
+  ASSERT_TRUE(big.ok()) << big.status();
+  for (int i = 0; i < 600; ++i) EXPECT_EQ(big->data<double>()[i], i) << i;
+}
+
+TEST(TensorBundleTest, SliceKeysEncodeAsTensorFlowEncodes) {
+  // Taken from the index above: "big" rows [100, 200), columns [0, 2).
+  EXPECT_EQ(internal::EncodeTensorNameSlice("big", {100, 0}, {100, 2}),
+            std::string("\0big\0\x01\x01\x02\xc0\x64\xc0\x64\x80\x82", 14));
+  // Negative (a whole dimension, -1) and long values.
+  EXPECT_EQ(internal::EncodeTensorNameSlice("a", {0}, {-1}),
+            std::string("\0a\0\x01\x01\x01\x80\x7f", 8));
+}
+
 TEST(TensorBundleTest, WhatItWritesReadsBack) {
   const std::string prefix = absl::StrCat(std::getenv("TEST_TMPDIR"), "/written.ckpt-1");
   BundleWriter w(prefix);

@@ -415,7 +415,8 @@ def read_sluice_records(dirname):
 
 def checkpoint_cases():
     """A V2 checkpoint tf.compat.v1.train.Saver writes (dense tensors of four
-    dtypes, strings among them), restored by a graph of RestoreV2."""
+    dtypes, strings among them, and a variable partitioned in 3 slices),
+    restored by a graph of RestoreV2."""
     values = {"dense/kernel": np.arange(12, dtype=np.float32).reshape(3, 4) / 8,
               "global_step": np.int64(1234),
               "vocab": np.array([b"alpha", b"", b"gamma delta"]),
@@ -423,6 +424,11 @@ def checkpoint_cases():
     g = tf.Graph()
     with g.as_default():
         vs = [v1.get_variable(k, initializer=tf.constant(v)) for k, v in values.items()]
+        # A partitioned variable: TF saves it in slices; restored whole.
+        table = np.arange(21, dtype=np.float32).reshape(7, 3) - 5
+        values["table"] = table
+        vs += list(v1.get_variable("table", initializer=tf.constant(table),
+                                   partitioner=v1.fixed_size_partitioner(3)))
         with v1.Session() as sess:
             sess.run(v1.global_variables_initializer())
             prefix = v1.train.Saver(vs).save(sess, os.path.join(OUT, "tf_ckpt", "model.ckpt"),
