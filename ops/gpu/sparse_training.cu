@@ -4,20 +4,16 @@
 
 #include <cstdint>
 
+#include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/sparse_training.cu.h"
 
 namespace sluice::gpu {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;
-
-int GridFor(int64_t n) {
-  int64_t g = (n + kThreads - 1) / kThreads;
-  if (g < 1) g = 1;
-  if (g > kMaxBlocks) g = kMaxBlocks;
-  return static_cast<int>(g);
-}
+using grid::FirstIndex;
+using grid::GridFor;
+using grid::kThreads;
+using grid::Stride;
 
 __device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double Sqrt(double x) { return sqrt(x); }
@@ -25,11 +21,6 @@ __device__ __forceinline__ float Pow(float x, float y) { return powf(x, y); }
 __device__ __forceinline__ double Pow(double x, double y) { return pow(x, y); }
 __device__ __forceinline__ float Abs(float x) { return fabsf(x); }
 __device__ __forceinline__ double Abs(double x) { return fabs(x); }
-
-__device__ __forceinline__ int64_t FirstIndex() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ int64_t Stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 // The element of var that flat position k (of n * inner) updates; -1 when
 // its index is out of range.

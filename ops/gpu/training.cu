@@ -4,30 +4,19 @@
 
 #include <cstdint>
 
+#include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/training.cu.h"
 
 namespace sluice::gpu {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;
-
-int GridFor(int64_t n) {
-  int64_t g = (n + kThreads - 1) / kThreads;
-  if (g < 1) g = 1;
-  if (g > kMaxBlocks) g = kMaxBlocks;
-  return static_cast<int>(g);
-}
+using grid::FirstIndex;
+using grid::GridFor;
+using grid::kThreads;
+using grid::Stride;
 
 __device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double Sqrt(double x) { return sqrt(x); }
-
-__device__ __forceinline__ int64_t FirstIndex() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ int64_t Stride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
 
 template <typename T>
 __global__ void GradientDescentKernel(T* __restrict__ var, const T* __restrict__ alpha,
