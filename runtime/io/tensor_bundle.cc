@@ -212,42 +212,45 @@ absl::StatusOr<Tensor> BundleReader::ReadSliced(const std::string& name,
         " are not assembled (numeric tensors of known shape only)"));
   }
   const int rank = full.rank();
-  // The slices' stored bytes bound the tensor: nothing is allocated for a
-  // declared shape they cannot fill.
+  // Each slice once: where it goes, and its record.
+  struct Part {
+    std::vector<int64_t> start, length;
+    const ::tensorflow::BundleEntryProto* record;
+  };
+  std::vector<Part> parts;
   int64_t stored = 0;
   for (const ::tensorflow::TensorSliceProto& slice : e.slices()) {
     if (slice.extent_size() != rank) return Corrupt(name, "a slice of another rank");
-    std::vector<int64_t> start(rank), key_length(rank);
+    Part p{std::vector<int64_t>(rank), std::vector<int64_t>(rank), nullptr};
+    std::vector<int64_t> key_length(rank);
     for (int d = 0; d < rank; ++d) {
-      start[d] = slice.extent(d).start();
-      key_length[d] = KeyLength(slice.extent(d));
+      const auto& x = slice.extent(d);
+      p.start[d] = x.start();
+      key_length[d] = KeyLength(x);
+      p.length[d] = key_length[d] < 0 ? full.dim(d) : key_length[d];
+      if (p.start[d] < 0 || p.length[d] < 0 || p.start[d] > full.dim(d) ||
+          p.length[d] > full.dim(d) - p.start[d]) {
+        return Corrupt(name, "a slice outside the tensor");
+      }
     }
-    auto part = records_.find(internal::EncodeTensorNameSlice(name, start, key_length));
-    if (part != records_.end() && part->second.size() > 0) stored += part->second.size();
+    auto it = records_.find(internal::EncodeTensorNameSlice(name, p.start, key_length));
+    if (it == records_.end()) return Corrupt(name, "a slice listed but not stored");
+    p.record = &it->second;
+    if (p.record->size() > 0) stored += p.record->size();
+    parts.push_back(std::move(p));
   }
+  // The slices' stored bytes bound the tensor: nothing is allocated for a
+  // declared shape they cannot fill.
   if (full.num_elements() > stored / width) {
     return Corrupt(name, absl::StrCat(full.DebugString(), " is more than its slices' ", stored,
                                       " bytes hold"));
   }
   Tensor out(dtype, full);
   int64_t covered = 0;
-  for (const ::tensorflow::TensorSliceProto& slice : e.slices()) {
-    if (slice.extent_size() != rank) return Corrupt(name, "a slice of another rank");
-    std::vector<int64_t> start(rank), length(rank), key_length(rank);
-    for (int d = 0; d < rank; ++d) {
-      const auto& x = slice.extent(d);
-      start[d] = x.start();
-      key_length[d] = KeyLength(x);
-      length[d] = key_length[d] < 0 ? full.dim(d) : key_length[d];
-      if (start[d] < 0 || length[d] < 0 || start[d] > full.dim(d) ||
-          length[d] > full.dim(d) - start[d]) {
-        return Corrupt(name, "a slice outside the tensor");
-      }
-    }
-    const std::string key = internal::EncodeTensorNameSlice(name, start, key_length);
-    auto it = records_.find(key);
-    if (it == records_.end()) return Corrupt(name, "a slice listed but not stored");
-    ASSIGN_OR_RETURN(Tensor part, ReadEntry(name, it->second));
+  for (const Part& p : parts) {
+    const std::vector<int64_t>& start = p.start;
+    const std::vector<int64_t>& length = p.length;
+    ASSIGN_OR_RETURN(Tensor part, ReadEntry(name, *p.record));
     if (part.dtype() != dtype || part.shape() != TensorShape(length)) {
       return Corrupt(name, "a slice stored with another dtype or shape");
     }
