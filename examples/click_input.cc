@@ -1,7 +1,6 @@
 #include "examples/click_input.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "examples/click_logs.h"
 #include "graph/function_builder.h"
@@ -65,35 +64,21 @@ absl::StatusOr<std::unique_ptr<ClickInput>> ClickInput::Create(const ClickInputO
   data::ElementSpec spec{{DT_INT64, DT_FLOAT}, {TensorShape({-1, o.features}), TensorShape({-1})}};
   ds = ds.Map(parse, spec, {.num_parallel_calls = o.parallel_calls});
   ds = ds.Prefetch(o.prefetch);
-  data::Iterator it = ds.MakeInitializableIterator();
-  std::vector<Output> next = it.GetNext();
-  RETURN_IF_ERROR(s.status());
-  SessionConfig config = BuiltinSessionConfig();
-  config.devices.cpu_threads = o.cpu_threads;
-  ASSIGN_OR_RETURN(GraphDef def, s.ToGraphDef());
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(config, def));
-  RETURN_IF_ERROR(session->Run({}, {}, {it.initializer()->name()}).status());
-  return std::unique_ptr<ClickInput>(new ClickInput(std::move(session),
-                                                    absl::StrCat(next[0].node->name(), ":0"),
-                                                    absl::StrCat(next[1].node->name(), ":1")));
+  ASSIGN_OR_RETURN(std::unique_ptr<BatchSession> batches,
+                   BatchSession::Create(s, ds, o.cpu_threads));
+  return std::unique_ptr<ClickInput>(new ClickInput(std::move(batches)));
 }
 
 absl::StatusOr<ClickBatch> ClickInput::Next() {
-  const absl::Time start = absl::Now();
-  absl::StatusOr<std::vector<Tensor>> out = session_->Run({}, {ids_, labels_}, {});
-  wait_seconds_ += absl::ToDoubleSeconds(absl::Now() - start);
-  if (!out.ok()) return out.status();
-  return ClickBatch{(*out)[0], (*out)[1]};
+  ASSIGN_OR_RETURN(std::vector<Tensor> b, batches_->Next());
+  return ClickBatch{b[0], b[1]};
 }
 
 absl::StatusOr<std::vector<ClickBatch>> ClickInput::ReadAll() {
-  std::vector<ClickBatch> all;
-  while (true) {
-    absl::StatusOr<ClickBatch> b = Next();
-    if (absl::IsOutOfRange(b.status())) return all;
-    RETURN_IF_ERROR(b.status());
-    all.push_back(*std::move(b));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::vector<Tensor>> all, batches_->ReadAll());
+  std::vector<ClickBatch> out;
+  for (std::vector<Tensor>& b : all) out.push_back(ClickBatch{std::move(b[0]), std::move(b[1])});
+  return out;
 }
 
 }  // namespace sluice

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "examples/batch_session.h"
 #include "sluice.h"
 
 namespace sluice {
@@ -59,15 +60,12 @@ class ClickInput {
   // Every batch left (a test set).
   absl::StatusOr<std::vector<ClickBatch>> ReadAll();
 
-  double wait_seconds() const { return wait_seconds_; }
+  double wait_seconds() const { return batches_->wait_seconds(); }
 
  private:
-  ClickInput(std::unique_ptr<Session> session, std::string ids, std::string labels)
-      : session_(std::move(session)), ids_(std::move(ids)), labels_(std::move(labels)) {}
+  explicit ClickInput(std::unique_ptr<BatchSession> batches) : batches_(std::move(batches)) {}
 
-  std::unique_ptr<Session> session_;
-  std::string ids_, labels_;
-  double wait_seconds_ = 0;
+  std::unique_ptr<BatchSession> batches_;
 };
 
 }  // namespace sluice

@@ -1,7 +1,6 @@
 #include "examples/fashion_mnist_input.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "graph/function_builder.h"
 #include "ops/data/dataset_builder.h"
@@ -20,14 +19,14 @@ absl::StatusOr<::tensorflow::NameAttrList> DefineParse(const Scope& s, const Ima
       [&o](const Scope& f, const std::vector<Output>& args) -> absl::StatusOr<std::vector<Output>> {
         Output required_string = ops::Const(f, Tensor(DT_STRING, TensorShape({0})));
         Output required_int = ops::Const(f, Tensor(DT_INT64, TensorShape({0})));
-        ops::ParseExampleOutputs parsed = ops::ParseExample(
-            f, args[0], ops::Const(f, Tensor(DT_STRING, TensorShape({0}))), {},
-            {"image_raw", "label"}, {required_string, required_int}, {},
-            {TensorShape({}), TensorShape({})});
+        ops::ParseExampleOutputs parsed =
+            ops::ParseExample(f, args[0], ops::Const(f, Tensor(DT_STRING, TensorShape({0}))), {},
+                              {"image_raw", "label"}, {required_string, required_int}, {},
+                              {TensorShape({}), TensorShape({})});
         Output pixels = ops::Cast(f, ops::DecodeRaw(f, parsed.dense_values[0], DT_UINT8), DT_FLOAT);
-        Output images = ops::Reshape(
-            f, ops::Mul(f, pixels, 1.0f / 255.0f),
-            ops::Const(f, std::vector<int64_t>{-1, o.height, o.width, o.channels}));
+        Output images =
+            ops::Reshape(f, ops::Mul(f, pixels, 1.0f / 255.0f),
+                         ops::Const(f, std::vector<int64_t>{-1, o.height, o.width, o.channels}));
         RETURN_IF_ERROR(f.status());
         return std::vector<Output>{images, parsed.dense_values[1]};
       });
@@ -48,35 +47,21 @@ absl::StatusOr<std::unique_ptr<ImageInput>> ImageInput::Create(const ImageInputO
                          {TensorShape({-1, o.height, o.width, o.channels}), TensorShape({-1})}};
   ds = ds.Map(parse, spec, {.num_parallel_calls = o.parallel_calls});
   ds = ds.Prefetch(o.prefetch);
-  data::Iterator it = ds.MakeInitializableIterator();
-  std::vector<Output> next = it.GetNext();
-  RETURN_IF_ERROR(s.status());
-  SessionConfig config = BuiltinSessionConfig();
-  config.devices.cpu_threads = o.cpu_threads;
-  ASSIGN_OR_RETURN(GraphDef def, s.ToGraphDef());
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(config, def));
-  RETURN_IF_ERROR(session->Run({}, {}, {it.initializer()->name()}).status());
-  return std::unique_ptr<ImageInput>(
-      new ImageInput(std::move(session), absl::StrCat(next[0].node->name(), ":0"),
-                     absl::StrCat(next[1].node->name(), ":1")));
+  ASSIGN_OR_RETURN(std::unique_ptr<BatchSession> batches,
+                   BatchSession::Create(s, ds, o.cpu_threads));
+  return std::unique_ptr<ImageInput>(new ImageInput(std::move(batches)));
 }
 
 absl::StatusOr<ImageBatch> ImageInput::Next() {
-  const absl::Time start = absl::Now();
-  absl::StatusOr<std::vector<Tensor>> out = session_->Run({}, {images_, labels_}, {});
-  wait_seconds_ += absl::ToDoubleSeconds(absl::Now() - start);
-  if (!out.ok()) return out.status();
-  return ImageBatch{(*out)[0], (*out)[1]};
+  ASSIGN_OR_RETURN(std::vector<Tensor> b, batches_->Next());
+  return ImageBatch{b[0], b[1]};
 }
 
 absl::StatusOr<std::vector<ImageBatch>> ImageInput::ReadAll() {
-  std::vector<ImageBatch> all;
-  while (true) {
-    absl::StatusOr<ImageBatch> b = Next();
-    if (absl::IsOutOfRange(b.status())) return all;
-    RETURN_IF_ERROR(b.status());
-    all.push_back(*std::move(b));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::vector<Tensor>> all, batches_->ReadAll());
+  std::vector<ImageBatch> out;
+  for (std::vector<Tensor>& b : all) out.push_back(ImageBatch{std::move(b[0]), std::move(b[1])});
+  return out;
 }
 
 }  // namespace sluice

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "examples/batch_session.h"
 #include "sluice.h"
 
 namespace sluice {
@@ -34,7 +35,7 @@ struct ImageInputOptions {
   bool shuffle = false;
   int64_t shuffle_buffer = 10000;
   int64_t seed = 1;
-  bool repeat = false;       // cycle through the files forever (reshuffled each epoch)
+  bool repeat = false;         // cycle through the files forever (reshuffled each epoch)
   int64_t parallel_calls = 2;  // Map's parallelism
   int64_t prefetch = 4;        // batches kept ready
   int cpu_threads = 0;         // of the pipeline's session; 0: the machine's
@@ -56,15 +57,12 @@ class ImageInput {
   // Every batch left, for a test set: its images and labels in batches.
   absl::StatusOr<std::vector<ImageBatch>> ReadAll();
 
-  double wait_seconds() const { return wait_seconds_; }
+  double wait_seconds() const { return batches_->wait_seconds(); }
 
  private:
-  ImageInput(std::unique_ptr<Session> session, std::string images, std::string labels)
-      : session_(std::move(session)), images_(std::move(images)), labels_(std::move(labels)) {}
+  explicit ImageInput(std::unique_ptr<BatchSession> batches) : batches_(std::move(batches)) {}
 
-  std::unique_ptr<Session> session_;
-  std::string images_, labels_;  // the IteratorGetNext outputs
-  double wait_seconds_ = 0;
+  std::unique_ptr<BatchSession> batches_;
 };
 
 }  // namespace sluice
