@@ -1,5 +1,6 @@
-// CPU kernels of SaveV2, RestoreV2 and StringJoin (ops/io/io_ops.h); the file
-// format is in ops/internal/checkpoint_shard.
+// CPU kernels of SaveV2, RestoreV2 and StringJoin (ops/io/io_ops.h): TensorFlow's
+// V2 checkpoints (runtime/io/tensor_bundle.h), and Sluice's older shard files
+// (ops/io/internal/checkpoint_shard.h) restored.
 #include <algorithm>
 #include <filesystem>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "ops/io/file_write_policy.h"
+#include "ops/io/internal/bundle_restore.h"
 #include "ops/io/internal/checkpoint_shard.h"
 #include "ops/io/internal/sliced_restore.h"
 #include "ops/io/internal/tensor_slice.h"
@@ -57,43 +59,51 @@ std::string DirectoryOf(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
 }
 
+// SaveV2 writes TensorFlow's V2 checkpoint (runtime/io/tensor_bundle.h) at
+// the prefix: a slice spec stores the tensor as that slice of the full one.
 class SaveV2Op : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const int64_t n = ctx->num_inputs() - 3;
     ASSIGN_OR_RETURN(SaveRestoreArgs args, ReadArgs(*ctx, n));
-    std::vector<internal::ShardEntry> entries;
-    entries.reserve(n);
-    for (int64_t i = 0; i < n; ++i) {
-      const Tensor& value = ctx->input(static_cast<int>(3 + i));
-      ASSIGN_OR_RETURN(std::string entry,
-                       internal::SavedEntryName(args.names[i], args.specs[i], value));
-      entries.push_back({std::move(entry), value});
-    }
     RETURN_IF_ERROR(CheckGraphFileWrite(args.prefix));
     RETURN_IF_ERROR(CreateDirectories(DirectoryOf(args.prefix)));
-    return internal::WriteCheckpointShard(args.prefix, entries);
+    BundleWriter writer(args.prefix);
+    for (int64_t i = 0; i < n; ++i) {
+      const Tensor& value = ctx->input(static_cast<int>(3 + i));
+      const std::string& name = args.names[i];
+      absl::Status s;
+      if (args.specs[i].empty()) {
+        s = writer.Add(name, value);
+      } else {
+        absl::StatusOr<internal::ShapeAndSlice> slice = internal::ParseShapeAndSlice(args.specs[i]);
+        s = slice.ok()
+                ? writer.AddSlice(name, slice->full_shape, {slice->start, slice->length}, value)
+                : slice.status();
+      }
+      if (!s.ok()) return AddContext(s, absl::StrCat("saving tensor '", name, "'"));
+    }
+    return writer.Finish();
   }
 };
 
-// A checkpoint TensorFlow wrote (PREFIX.index and its data files,
-// runtime/io/tensor_bundle.h): whole tensors, by name.
+// A checkpoint in TensorFlow's format (PREFIX.index and its data files):
+// whole tensors or slices, by name.
 absl::Status RestoreFromTensorBundle(OpKernelContext* ctx, const SaveRestoreArgs& args) {
   ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> bundle, BundleReader::Open(args.prefix));
   for (int i = 0; i < ctx->num_outputs(); ++i) {
     const std::string& name = args.names[i];
+    std::optional<internal::ShapeAndSlice> slice;
     if (!args.specs[i].empty()) {
-      return absl::UnimplementedError(
-          absl::StrCat("restoring tensor '", name, "' as the slice '", args.specs[i], "' of ",
-                       args.prefix, ": slices of TensorFlow-written checkpoints are not read yet"));
+      absl::StatusOr<internal::ShapeAndSlice> parsed = internal::ParseShapeAndSlice(args.specs[i]);
+      if (!parsed.ok())
+        return AddContext(parsed.status(), absl::StrCat("restoring tensor '", name, "'"));
+      slice = *std::move(parsed);
     }
-    absl::StatusOr<Tensor> t = bundle->Read(name);
-    if (!t.ok()) return AddContext(t.status(), absl::StrCat("restoring tensor '", name, "'"));
-    const DataType want = ctx->node().output_type(i);
-    if (t->dtype() != want) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("restoring tensor '", name, "' from ", args.prefix, ": it is ",
-                       DataTypeName(t->dtype()), ", the graph expects ", DataTypeName(want)));
+    absl::StatusOr<Tensor> t = internal::RestoreFromBundle(*bundle, name, slice ? &*slice : nullptr,
+                                                           ctx->node().output_type(i));
+    if (!t.ok()) {
+      return AddContext(t.status(), absl::StrCat("restoring from ", args.prefix));
     }
     ctx->set_output(i, *std::move(t));
   }
@@ -106,11 +116,16 @@ class RestoreV2Op : public OpKernel {
     ASSIGN_OR_RETURN(SaveRestoreArgs args, ReadArgs(*ctx, ctx->num_outputs()));
     RETURN_IF_ERROR(CheckGraphFileRead(args.prefix));
     if (std::filesystem::exists(args.prefix + ".index")) return RestoreFromTensorBundle(ctx, args);
+    // Sluice's own files: one at the prefix (SaveV2 before it wrote
+    // TensorFlow's format), or the Saver's old layout beside it.
     absl::StatusOr<internal::CheckpointShard> shard =
         internal::CheckpointShard::Read(args.prefix, ctx->allocator());
     // A file of a checkpoint saved with other shards (Saver's layout) may be
     // missing: its siblings hold what it would.
-    const std::vector<std::string> siblings = internal::SiblingShards(args.prefix);
+    std::vector<std::string> siblings = internal::SiblingShards(args.prefix);
+    if (siblings.empty() && absl::IsNotFound(shard.status())) {
+      siblings = internal::SaverLayoutShards(args.prefix);
+    }
     if (!shard.ok() && !(absl::IsNotFound(shard.status()) && !siblings.empty())) {
       // Name what was being restored: the file alone does not say which
       // variables are lost.

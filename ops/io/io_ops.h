@@ -19,39 +19,37 @@
 // strings (N = len(dtypes)). A shape_and_slices entry "" is the whole
 // tensor; TensorFlow's "10 4 0,5:-" (the full shape, then "start,length" or
 // "-" per axis) a slice of it, a partitioned variable's part: SaveV2 stores
-// it under the tensor's name and the slice, RestoreV2 assembles the slice
-// (or the whole tensor) asked for from the slices held, in this file or in
-// the other shard files of a Saver checkpoint ("<p>.shard-*-of-*"), so N
-// saved parts restore into M (ops/io/internal/sliced_restore.h).
+// it as that slice of the tensor, RestoreV2 assembles the slice (or the
+// whole tensor) asked for from the slices held, reading only those that
+// overlap it, so N saved parts restore into M
+// (ops/io/internal/bundle_restore.h).
 //
-// Files. Unlike TensorFlow (an index file plus data files), SaveV2 writes
-// exactly one file, at `prefix` itself (the caller picks shard names), in
-// Sluice's own format; all integers little-endian:
+// Files. SaveV2 writes TensorFlow's V2 checkpoint (runtime/io/tensor_bundle.h)
+// at `prefix`: "<prefix>.index" and "<prefix>.data-00000-of-00001", each
+// atomically, creating missing directories; TensorFlow reads it. RestoreV2
+// reads such a checkpoint, written by TensorFlow or Sluice, and, when there
+// is none at the prefix, Sluice's older format: one file at `prefix` itself
+// (or its sibling "<p>.shard-*-of-*" files), or the older Saver layout
+// "<prefix>.shard-<k>-of-<n>". That format (ops/io/internal/checkpoint_shard.h),
+// all integers little-endian:
 //
 //   header   "SLUICECK" (8 bytes), u32 format version (1)
-//   entries  per tensor, in tensor_names order:
-//              u32 name length, name bytes, i32 dtype (DataType enum),
-//              u32 rank, i64 dims[rank], u64 data length, data,
-//              u32 masked CRC-32C (runtime/crc32c.h) of the entry's bytes
-//              from the name length through the data
-//   footer   u64 entry count, u32 masked CRC-32C of every byte before it
-//            (header, entries, count), "SLUICEND" (8 bytes)
+//   entries  per tensor: u32 name length, name bytes, i32 dtype, u32 rank,
+//            i64 dims[rank], u64 data length, data, u32 masked CRC-32C of
+//            the entry's bytes from the name length through the data
+//   footer   u64 entry count, u32 masked CRC-32C of every byte before it,
+//            "SLUICEND" (8 bytes)
 //
-// Data is the raw little-endian elements for fixed-size dtypes; for
-// DT_STRING each element is a u64 length and its bytes. The file is written
-// atomically (runtime/atomic_file.h: "<prefix>.tmp-<random>", fsync, rename
-// over <prefix>, fsync of the directory); SaveV2 creates missing directories.
-//
-// Errors: RestoreV2 reads and verifies the whole file (every entry's and the
-// file's checksum) before restoring: NotFound naming the file when it is
-// missing, or naming the file and the tensor when the file lacks it;
-// DataLoss naming the file and the tensor(s) being restored on a checksum
-// mismatch, truncation or a malformed file; InvalidArgument when the stored
-// dtype differs from the requested one. Messages start with the node.
+// Errors: NotFound naming the checkpoint when nothing is at the prefix, or
+// naming the tensor when the checkpoint lacks it (or its slices do not
+// cover the slice asked for); DataLoss naming the file and the tensor(s) on a
+// checksum mismatch, truncation or a malformed file; InvalidArgument when
+// the stored dtype or full shape differs from the requested one, or a saved
+// value does not have its slice's shape. Messages start with the node.
 //
 // Thread-safety: registration at start-up; kernels are thread-safe. Two
-// SaveV2 runs writing the same prefix at once each write a whole file; the
-// last rename wins.
+// SaveV2 runs writing the same prefix at once each write whole files; the
+// last renames win.
 #ifndef SLUICE_OPS_IO_IO_OPS_H_
 #define SLUICE_OPS_IO_IO_OPS_H_
 

@@ -16,8 +16,9 @@
 #include "ops/builtins.h"
 #include "ops/io/internal/checkpoint_shard.h"
 #include "runtime/atomic_file.h"
-#include "session/direct_session.h"
+#include "runtime/io/tensor_bundle.h"
 #include "runtime/session.h"
+#include "session/direct_session.h"
 
 namespace sluice {
 namespace {
@@ -93,15 +94,39 @@ TEST(IoOpsTest, RoundTripFloatInt64AndString) {
   // Saving again replaces the file in place; no temporaries are left.
   ASSERT_TRUE(SaveThreeTensors(prefix).ok());
   ExpectRestoresAll(prefix);
-  absl::StatusOr<internal::CheckpointShard> shard = internal::CheckpointShard::Read(prefix);
-  ASSERT_TRUE(shard.ok()) << shard.status();
-  EXPECT_EQ(shard->names(), (std::vector<std::string>{"w", "step", "vocab"}));
+  // TensorFlow's V2 checkpoint: an index and one data file.
+  absl::StatusOr<std::unique_ptr<BundleReader>> bundle = BundleReader::Open(prefix);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  std::vector<std::string> names;
+  for (const BundleReader::Entry& e : (*bundle)->entries()) names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"step", "vocab", "w"}));
+  EXPECT_EQ(BundleFiles(prefix).size(), 2u);
+  EXPECT_FALSE(ReadFileToString(prefix).ok());  // nothing at the prefix itself
+}
+
+// Checkpoints Sluice wrote before it wrote TensorFlow's format restore: one
+// file at the prefix, and the Saver's "<prefix>.shard-<k>-of-<n>" files.
+TEST(IoOpsTest, SluicesOlderFormatRestores) {
+  const std::string dir = TestDir("older");
+  ASSERT_TRUE(CreateDirectories(dir).ok());
+  const Tensor w = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6.25f}, TensorShape({2, 3}));
+  const Tensor vocab = Tensor::FromVector<std::string>({"a", "", std::string(1000, 'z')});
+  const Tensor step = Tensor::FromVector<int64_t>({int64_t{1} << 40, -7});
+  ASSERT_TRUE(
+      internal::WriteCheckpointShard(dir + "/one", {{"w", w}, {"step", step}, {"vocab", vocab}})
+          .ok());
+  ExpectRestoresAll(dir + "/one");
+  ASSERT_TRUE(
+      internal::WriteCheckpointShard(dir + "/m-5.shard-0-of-2", {{"w", w}, {"step", step}}).ok());
+  ASSERT_TRUE(internal::WriteCheckpointShard(dir + "/m-5.shard-1-of-2", {{"vocab", vocab}}).ok());
+  ExpectRestoresAll(dir + "/m-5");
 }
 
 TEST(IoOpsTest, CorruptByteIsDataLossNamingFileAndTensor) {
   std::string prefix = TestDir("corrupt/ckpt");
   ASSERT_TRUE(SaveThreeTensors(prefix).ok());
-  std::string bytes = *ReadFileToString(prefix);
+  const std::string data = prefix + ".data-00000-of-00001";
+  std::string bytes = *ReadFileToString(data);
   // A byte inside w's data (the float 1.5f) changes its entry's checksum.
   std::string needle(4, '\0');
   float v = 1.5f;
@@ -109,7 +134,7 @@ TEST(IoOpsTest, CorruptByteIsDataLossNamingFileAndTensor) {
   size_t at = bytes.find(needle);
   ASSERT_NE(at, std::string::npos);
   bytes[at + 1] ^= 0x10;
-  ASSERT_TRUE(WriteFileAtomically(prefix, bytes).ok());
+  ASSERT_TRUE(WriteFileAtomically(data, bytes).ok());
   absl::StatusOr<std::vector<Tensor>> got = Restore(prefix, {"w"}, {DT_FLOAT});
   EXPECT_EQ(got.status().code(), StatusCode::kDataLoss) << got.status();
   EXPECT_TRUE(Contains(got.status(), prefix)) << got.status();
@@ -145,13 +170,19 @@ TEST(IoOpsTest, EverySingleByteCorruptionIsDetected) {
 TEST(IoOpsTest, TruncatedFileIsDataLoss) {
   std::string prefix = TestDir("truncated/ckpt");
   ASSERT_TRUE(SaveThreeTensors(prefix).ok());
-  std::string bytes = *ReadFileToString(prefix);
-  ASSERT_TRUE(WriteFileAtomically(prefix, bytes.substr(0, bytes.size() - 30)).ok());
-  absl::StatusOr<std::vector<Tensor>> got = Restore(prefix, {"step"}, {DT_INT64});
+  const std::string data = prefix + ".data-00000-of-00001";
+  std::string bytes = *ReadFileToString(data);
+  ASSERT_TRUE(WriteFileAtomically(data, bytes.substr(0, bytes.size() - 30)).ok());
+  absl::StatusOr<std::vector<Tensor>> got = Restore(prefix, {"vocab"}, {DT_STRING});
   EXPECT_EQ(got.status().code(), StatusCode::kDataLoss) << got.status();
   EXPECT_TRUE(Contains(got.status(), prefix));
-  EXPECT_TRUE(Contains(got.status(), "'step'"));
-  EXPECT_TRUE(Contains(got.status(), "truncated"));
+  EXPECT_TRUE(Contains(got.status(), "outside")) << got.status();
+  // A truncated index.
+  bytes = *ReadFileToString(prefix + ".index");
+  ASSERT_TRUE(WriteFileAtomically(prefix + ".index", bytes.substr(0, bytes.size() - 9)).ok());
+  got = Restore(prefix, {"step"}, {DT_INT64});
+  EXPECT_EQ(got.status().code(), StatusCode::kDataLoss) << got.status();
+  EXPECT_TRUE(Contains(got.status(), prefix));
 }
 
 TEST(IoOpsTest, MissingFileOrTensorIsNotFound) {
@@ -232,8 +263,9 @@ TEST(IoOpsTest, CrashDuringWriteLeavesThePreviousFileIntact) {
     if (pid == 0) {
       crash_stage = stage;
       SetAtomicFileCrashHookForTesting(CrashAt);
-      absl::Status s =
-          internal::WriteCheckpointShard(prefix, {{"w", Tensor::FromVector<float>({9, 9, 9})}});
+      BundleWriter w(prefix);
+      absl::Status s = w.Add("w", Tensor::FromVector<float>({9, 9, 9}));
+      if (s.ok()) s = w.Finish();
       _exit(s.ok() ? 0 : 1);
     }
     int status = 0;

@@ -16,6 +16,7 @@
 #include "ops/io/internal/checkpoint_shard.h"
 #include "ops/io/sharded_checkpoint_ops.h"
 #include "runtime/atomic_file.h"
+#include "runtime/io/tensor_bundle.h"
 
 namespace sluice {
 namespace {
@@ -46,8 +47,9 @@ class ShardedFilespecOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(CheckScalarInput(ctx, i));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
-    out->flat<std::string>()[0] = absl::StrFormat(
-        "%s-\?\?\?\?\?-of-%05d", ctx->input(0).scalar<std::string>(), ctx->input(1).scalar<int32_t>());
+    out->flat<std::string>()[0] =
+        absl::StrFormat("%s-\?\?\?\?\?-of-%05d", ctx->input(0).scalar<std::string>(),
+                        ctx->input(1).scalar<int32_t>());
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -74,20 +76,36 @@ class MergeV2CheckpointsOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& prefixes = ctx->input(0);
     if (prefixes.dims() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "checkpoint_prefixes must be a scalar or a vector, got shape ",
-          prefixes.shape().DebugString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint_prefixes must be a scalar or a vector, got shape ",
+                       prefixes.shape().DebugString()));
     }
     RETURN_IF_ERROR(CheckScalarInput(ctx, 1));
     const std::string dest = ctx->input(1).scalar<std::string>();
     // Every path is checked before any is looked at (a refused one says
     // nothing of whether it exists); the sources are deleted: writes.
     RETURN_IF_ERROR(CheckGraphFileWrite(dest));
-    for (const std::string& p : prefixes.flat<std::string>()) RETURN_IF_ERROR(CheckGraphFileWrite(p));
+    for (const std::string& p : prefixes.flat<std::string>())
+      RETURN_IF_ERROR(CheckGraphFileWrite(p));
+    // TensorFlow's format (what SaveV2 writes): each source is a prefix
+    // with an index and data files.
+    bool bundles = false;
+    for (const std::string& p : prefixes.flat<std::string>()) bundles |= FileExists(p + ".index");
     std::vector<std::string> sources;
     for (const std::string& p : prefixes.flat<std::string>()) {
-      if (allow_missing_files_ && !FileExists(p)) continue;
+      if (allow_missing_files_ && !FileExists(bundles ? p + ".index" : p)) continue;
       sources.push_back(p);
+    }
+    if (bundles && !sources.empty()) {
+      RETURN_IF_ERROR(CreateDirectories(DirectoryOf(dest)));
+      RETURN_IF_ERROR(MergeBundles(sources, dest));
+      if (delete_old_dirs_) {
+        for (const std::string& p : sources) {
+          // Best effort, as TensorFlow: a directory still holding files stays.
+          if (DirectoryOf(p) != DirectoryOf(dest)) ::rmdir(DirectoryOf(p).c_str());
+        }
+      }
+      return absl::OkStatus();
     }
     if (sources.empty()) {
       return absl::NotFoundError(absl::StrCat("none of the ", prefixes.NumElements(),

@@ -19,17 +19,19 @@
 //   MergeV2Checkpoints(checkpoint_prefixes: string, destination_prefix: string)
 //       attrs delete_old_dirs: bool = true, allow_missing_files: bool = false
 //
-// Files. Sluice's SaveV2 writes one file per prefix (format in
-// ops/io/io_ops.h), so MergeV2Checkpoints reads every shard file named in
-// checkpoint_prefixes (a scalar or vector), checks that no tensor name
-// appears twice, writes all entries, shard by shard, as one file at
-// destination_prefix (atomically, creating its directory) and then deletes
-// the shard files. With delete_old_dirs it also removes each shard's
-// directory when that directory is then empty (the "_temp" directory the
-// Saver makes), as TensorFlow does; a non-empty directory is left alone.
-// With allow_missing_files, missing shard files are skipped (it is still an
-// error when none exists). Nothing is deleted unless the merged file was
-// written.
+// Files. SaveV2 writes TensorFlow's V2 checkpoint at each prefix (an index
+// and one data file); MergeV2Checkpoints merges those named in
+// checkpoint_prefixes (a scalar or vector) as TensorFlow's MergeBundles
+// does (runtime/io/tensor_bundle.h): the data files are renamed to
+// "<destination>.data-<k>-of-<n>", the slices of a partitioned tensor saved
+// by several shards are listed together, the merged index is written
+// atomically (creating its directory) and the shards' indexes deleted. With
+// delete_old_dirs it also removes each shard's directory when that
+// directory is then empty (the "_temp" directory the Saver makes); a
+// non-empty directory is left alone. With allow_missing_files, missing
+// shards are skipped (it is still an error when none exists). Files in
+// Sluice's older single-file format (SaveV2 before it wrote TensorFlow's)
+// still merge into one such file.
 //
 // Errors: InvalidArgument when basename/shard/num_shards/destination_prefix
 // are not scalars; NotFound naming the shard file when one is missing;

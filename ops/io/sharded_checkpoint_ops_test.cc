@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "builtin_session.h"
 #include "absl/strings/str_cat.h"
+#include "builtin_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/io/io_ops.h"
 #include "ops/state/state_ops.h"
-#include "session/direct_session.h"
 #include "runtime/session.h"
+#include "session/direct_session.h"
 
 namespace sluice {
 namespace {
@@ -60,7 +60,10 @@ TEST(ShardedCheckpointTest, FilenameAndSpec) {
   std::unique_ptr<Session> sess = MakeSession(s);
   EXPECT_EQ(FetchString(sess.get(), name), "/ckpt/model-00001-of-00002");
   EXPECT_EQ(FetchString(sess.get(), big), "m-00012-of-123456");
-  EXPECT_EQ(FetchString(sess.get(), spec), "/ckpt/model-" "?????" "-of-00002");
+  EXPECT_EQ(FetchString(sess.get(), spec),
+            "/ckpt/model-"
+            "?????"
+            "-of-00002");
 }
 
 TEST(ShardedCheckpointTest, NonScalarBasenameIsInvalidArgument) {
@@ -78,27 +81,28 @@ TEST(ShardedCheckpointTest, SaverShardedLayoutSavesAndRestores) {
   ops::VariableAndInit v1 = ops::VariableWithInit(root.WithOpName("v1"), {10.0, 20.0, 30.0});
   Scope save = root.NewSubScope("save");
   Output filename = ops::PlaceholderWithDefault(save.WithOpName("Const"), "model", TensorShape());
-  Output tmp = ops::StringJoin(save.WithOpName("StringJoin"),
-                               {filename, Input("_temp_0123abcd/part")});
+  Output tmp =
+      ops::StringJoin(save.WithOpName("StringJoin"), {filename, Input("_temp_0123abcd/part")});
   Output num_shards = ops::Const(save.WithOpName("num_shards"), 2);
   std::vector<Output> deps;
   std::vector<Node*> saves;
   const std::vector<std::pair<const char*, Output>> shards = {{"v0", v0.var}, {"v1", v1.var}};
   for (int i = 0; i < 2; ++i) {
     const std::string suffix = i == 0 ? "" : absl::StrCat("_", i);
-    Output f = ops::ShardedFilename(save.WithOpName("ShardedFilename" + suffix), tmp, i,
-                                    num_shards);
+    Output f =
+        ops::ShardedFilename(save.WithOpName("ShardedFilename" + suffix), tmp, i, num_shards);
     Node* sv = ops::SaveV2(save.WithOpName("SaveV2" + suffix), f, {shards[i].first}, {""},
                            {shards[i].second});
     saves.push_back(sv);
-    deps.push_back(ops::Identity(
-        save.WithOpName("control_dependency" + suffix).WithControlDependencies(std::vector<Node*>{sv}), f));
+    deps.push_back(ops::Identity(save.WithOpName("control_dependency" + suffix)
+                                     .WithControlDependencies(std::vector<Node*>{sv}),
+                                 f));
   }
   Output prefixes = ops::Pack(save.WithOpName("MergeV2Checkpoints/checkpoint_prefixes"),
                               absl::Span<const Output>(deps));
   Node* merge = ops::MergeV2Checkpoints(save.WithOpName("MergeV2Checkpoints"), prefixes, filename);
-  Output save_id = ops::Identity(save.WithOpName("Identity").WithControlDependencies(std::vector<Node*>{merge}),
-                                 filename);
+  Output save_id = ops::Identity(
+      save.WithOpName("Identity").WithControlDependencies(std::vector<Node*>{merge}), filename);
   std::vector<Node*> restores;
   for (int i = 0; i < 2; ++i) {
     const std::string suffix = i == 0 ? "" : absl::StrCat("_", i);
@@ -106,8 +110,8 @@ TEST(ShardedCheckpointTest, SaverShardedLayoutSavesAndRestores) {
     std::vector<Output> r = ops::RestoreV2(save.WithOpName("RestoreV2" + suffix), filename,
                                            {shards[i].first}, {""}, {dtype});
     Output assign = ops::Assign(save.WithOpName("Assign" + suffix), shards[i].second, r[0]);
-    restores.push_back(ops::NoOp(
-        save.WithOpName("restore_shard" + suffix).WithControlDependencies(std::vector<Output>{assign})));
+    restores.push_back(ops::NoOp(save.WithOpName("restore_shard" + suffix)
+                                     .WithControlDependencies(std::vector<Output>{assign})));
   }
   Node* restore_all = ops::NoOp(save.WithOpName("restore_all").WithControlDependencies(restores));
   Output bump0 = ops::AssignAdd(root, v0.var, {100.0f, 100.0f});
@@ -124,9 +128,12 @@ TEST(ShardedCheckpointTest, SaverShardedLayoutSavesAndRestores) {
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_EQ((*saved)[0].scalar<std::string>(), prefix);
   EXPECT_EQ(save_id.node->name(), "save/Identity");
-  // One merged file at the prefix; the shards and their _temp directory are gone.
-  EXPECT_TRUE(Exists(prefix));
-  EXPECT_FALSE(Exists(prefix + "_temp_0123abcd/part-00000-of-00002"));
+  // One merged checkpoint at the prefix (an index, a data file per shard);
+  // the shards and their _temp directory are gone.
+  EXPECT_TRUE(Exists(prefix + ".index"));
+  EXPECT_TRUE(Exists(prefix + ".data-00000-of-00002"));
+  EXPECT_TRUE(Exists(prefix + ".data-00001-of-00002"));
+  EXPECT_FALSE(Exists(prefix + "_temp_0123abcd/part-00000-of-00002.index"));
   EXPECT_FALSE(Exists(prefix + "_temp_0123abcd"));
 
   ASSERT_TRUE(sess->Run({}, {}, std::vector<Node*>{bump0.node, bump1.node}).ok());
@@ -164,8 +171,9 @@ class MergeTest : public ::testing::Test {
   absl::Status Merge(std::vector<std::string> sources, const std::string& dest,
                      ops::MergeV2CheckpointsAttrs attrs = {}) {
     Scope s = Scope::NewRootScope(BuiltinOps());
-    Node* merge = ops::MergeV2Checkpoints(s, ops::Const(s, Tensor::FromVector<std::string>(sources)),
-                                          ops::Const(s, Input(dest)), attrs);
+    Node* merge =
+        ops::MergeV2Checkpoints(s, ops::Const(s, Tensor::FromVector<std::string>(sources)),
+                                ops::Const(s, Input(dest)), attrs);
     std::unique_ptr<Session> sess = MakeSession(s);
     return sess->Run({}, {}, {merge}).status();
   }
@@ -177,9 +185,11 @@ TEST_F(MergeTest, DuplicateTensorIsInvalidArgumentAndKeepsShards) {
   WriteShard(dir_ + "/b", {"y"});
   absl::Status st = Merge({dir_ + "/a", dir_ + "/b"}, dir_ + "/out");
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
-  EXPECT_THAT(st.message(), HasSubstr("tensor 'y' is in both checkpoint shards"));
-  EXPECT_TRUE(Exists(dir_ + "/a"));
-  EXPECT_FALSE(Exists(dir_ + "/out"));
+  EXPECT_THAT(st.message(), HasSubstr("tensor 'y' is in both"));
+  EXPECT_TRUE(Exists(dir_ + "/a"
+                            ".index"));
+  EXPECT_FALSE(Exists(dir_ + "/out"
+                             ".index"));
 }
 
 TEST_F(MergeTest, MissingShard) {
@@ -187,20 +197,25 @@ TEST_F(MergeTest, MissingShard) {
   absl::Status st = Merge({dir_ + "/a", dir_ + "/missing"}, dir_ + "/out");
   EXPECT_EQ(st.code(), absl::StatusCode::kNotFound) << st;
   EXPECT_THAT(st.message(), HasSubstr("missing"));
-  EXPECT_TRUE(Exists(dir_ + "/a"));
+  EXPECT_TRUE(Exists(dir_ + "/a"
+                            ".index"));
   // allow_missing_files skips it.
   st = Merge({dir_ + "/a", dir_ + "/missing"}, dir_ + "/out", {.allow_missing_files = true});
   EXPECT_TRUE(st.ok()) << st;
-  EXPECT_TRUE(Exists(dir_ + "/out"));
-  EXPECT_FALSE(Exists(dir_ + "/a"));
+  EXPECT_TRUE(Exists(dir_ + "/out"
+                            ".index"));
+  EXPECT_FALSE(Exists(dir_ + "/a"
+                             ".index"));
 }
 
 TEST_F(MergeTest, KeepsNonEmptyOldDirectory) {
   WriteShard(dir_ + "/tmp/a", {"x"});
   WriteShard(dir_ + "/tmp/other", {"z"});
   ASSERT_TRUE(Merge({dir_ + "/tmp/a"}, dir_ + "/out").ok());
-  EXPECT_FALSE(Exists(dir_ + "/tmp/a"));
-  EXPECT_TRUE(Exists(dir_ + "/tmp/other"));
+  EXPECT_FALSE(Exists(dir_ + "/tmp/a"
+                             ".index"));
+  EXPECT_TRUE(Exists(dir_ + "/tmp/other"
+                            ".index"));
 }
 
 }  // namespace

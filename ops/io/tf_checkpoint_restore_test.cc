@@ -1,7 +1,7 @@
 // RestoreV2 on a V2 checkpoint TensorFlow wrote (runtime/io/testdata): the
 // values TensorFlow saved, whatever the order of the names; a dtype the
-// graph does not expect, an unknown name and a slice spec each a clear
-// error naming the tensor.
+// graph does not expect, an unknown name and a bad slice spec each a clear
+// error naming the tensor; slices of whole and of partitioned tensors.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -21,17 +21,18 @@
 namespace sluice {
 namespace {
 
-std::string TfPrefix() {
+std::string TfPrefix(const std::string& name = "tf_model.ckpt-7") {
   return absl::StrCat(std::getenv("TEST_SRCDIR"), "/", std::getenv("TEST_WORKSPACE"),
-                      "/runtime/io/testdata/tf_model.ckpt-7");
+                      "/runtime/io/testdata/", name);
 }
 
 absl::StatusOr<std::vector<Tensor>> Restore(const std::vector<std::string>& names,
                                             const std::vector<std::string>& specs,
-                                            const std::vector<DataType>& dtypes) {
+                                            const std::vector<DataType>& dtypes,
+                                            const std::string& prefix = TfPrefix()) {
   Scope s = Scope::NewRootScope(BuiltinOps());
-  std::vector<Output> out = ops::RestoreV2(s, ops::Const(s, TfPrefix()), ops::Const(s, names),
-                                           ops::Const(s, specs), dtypes);
+  std::vector<Output> out =
+      ops::RestoreV2(s, ops::Const(s, prefix), ops::Const(s, names), ops::Const(s, specs), dtypes);
   RETURN_IF_ERROR(s.status());
   ASSIGN_OR_RETURN(std::unique_ptr<Session> sess, NewSession(BuiltinSessionConfig(), *s.graph()));
   return sess->Run({}, out, {});
@@ -57,8 +58,55 @@ TEST(TfCheckpointRestoreTest, BadRequestsNameTheTensor) {
   EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "'nope'")) << missing.status();
 
-  absl::StatusOr<std::vector<Tensor>> sliced = Restore({"a"}, {"2 3 0,1:-"}, {DT_FLOAT});
-  EXPECT_TRUE(absl::IsUnimplemented(sliced.status())) << sliced.status();
+  absl::StatusOr<std::vector<Tensor>> other_shape = Restore({"a"}, {"3 3 0,1:-"}, {DT_FLOAT});
+  EXPECT_TRUE(absl::IsInvalidArgument(other_shape.status())) << other_shape.status();
+  EXPECT_TRUE(absl::StrContains(other_shape.status().message(), "[2,3]")) << other_shape.status();
+
+  absl::StatusOr<std::vector<Tensor>> bad_spec = Restore({"a"}, {"2 3 0,9:-"}, {DT_FLOAT});
+  EXPECT_TRUE(absl::IsInvalidArgument(bad_spec.status())) << bad_spec.status();
+  EXPECT_TRUE(absl::StrContains(bad_spec.status().message(), "'a'")) << bad_spec.status();
+}
+
+// A slice of a tensor TensorFlow saved whole: a variable partitioned now
+// that was not when TensorFlow trained it.
+TEST(TfCheckpointRestoreTest, RestoresASliceOfAWholeTensor) {
+  absl::StatusOr<std::vector<Tensor>> out = Restore(
+      {"a", "a", "s"}, {"2 3 1,1:-", "2 3 -:1,2", "3 0,2"}, {DT_FLOAT, DT_FLOAT, DT_STRING});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), TensorShape({1, 3}));
+  EXPECT_EQ((*out)[0].data<float>()[0], 4.0f);
+  EXPECT_EQ((*out)[1].shape(), TensorShape({2, 2}));
+  EXPECT_EQ((*out)[1].data<float>()[0], 2.5f);
+  EXPECT_EQ((*out)[1].data<float>()[3], 6.0f);
+  EXPECT_EQ((*out)[2].data<std::string>()[0], "hello");
+}
+
+// TF's partitioned checkpoint (emb [5, 3] saved in 2 row slices, cols [2, 4]
+// in 3 column slices; each holds arange) restored into other parts: N saved
+// parts into M.
+TEST(TfCheckpointRestoreTest, PartsTensorFlowSavedRestoreIntoOtherParts) {
+  const std::string prefix = TfPrefix("tf_partitioned.ckpt-1");
+  absl::StatusOr<std::vector<Tensor>> out =
+      Restore({"emb", "emb", "emb", "cols", "cols"},
+              {"5 3 0,2:-", "5 3 2,2:-", "5 3 4,1:-", "2 4 -:0,1", "2 4 -:1,3"},
+              {DT_FLOAT, DT_FLOAT, DT_FLOAT, DT_INT64, DT_INT64}, prefix);
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> emb;
+  for (int i = 0; i < 3; ++i) {
+    const Tensor& t = (*out)[i];
+    emb.insert(emb.end(), t.data<float>(), t.data<float>() + t.NumElements());
+  }
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(emb[i], i);
+  EXPECT_EQ((*out)[3].shape(), TensorShape({2, 1}));
+  EXPECT_EQ((*out)[3].data<int64_t>()[1], 4);
+  EXPECT_EQ((*out)[4].data<int64_t>()[0], 1);
+  EXPECT_EQ((*out)[4].data<int64_t>()[5], 7);
+  // Whole, and uncovered: a full shape other than the one saved.
+  absl::StatusOr<std::vector<Tensor>> whole = Restore({"emb"}, {""}, {DT_FLOAT}, prefix);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ((*whole)[0].shape(), TensorShape({5, 3}));
+  absl::StatusOr<std::vector<Tensor>> other = Restore({"emb"}, {"6 3 0,2:-"}, {DT_FLOAT}, prefix);
+  EXPECT_TRUE(absl::IsInvalidArgument(other.status())) << other.status();
 }
 
 }  // namespace

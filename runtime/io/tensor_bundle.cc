@@ -1,9 +1,14 @@
 #include "runtime/io/tensor_bundle.h"
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -107,7 +112,15 @@ absl::StatusOr<Tensor> StringTensor(const std::string& name, const TensorShape& 
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
+namespace {
+
+struct Index {
+  ::tensorflow::BundleHeaderProto header;
+  std::map<std::string, ::tensorflow::BundleEntryProto> records;  // by key, "" excluded
+};
+
+// PREFIX.index parsed: its header and every record, each checked to parse.
+absl::StatusOr<Index> ReadIndex(const std::string& prefix) {
   const std::string index = prefix + ".index";
   std::string bytes;
   {
@@ -123,15 +136,13 @@ absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::stri
     if (std::ferror(f.get())) return absl::DataLossError(absl::StrCat("cannot read ", index));
   }
   ASSIGN_OR_RETURN(std::vector<TableEntry> table, ReadTableFile(bytes, index));
-  ::tensorflow::BundleHeaderProto header;
+  Index out;
   bool has_header = false;
-  std::map<std::string, ::tensorflow::BundleEntryProto> records;
-  std::vector<Entry> entries;
   for (TableEntry& entry : table) {
     const std::string& key = entry.key;
     const std::string& value = entry.value;
     if (key.empty()) {
-      if (!header.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      if (!out.header.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
         return absl::DataLossError(absl::StrCat(index, ": the header record does not parse"));
       }
       has_header = true;
@@ -141,6 +152,54 @@ absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::stri
     if (!record.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
       return absl::DataLossError(absl::StrCat(index, ": the record of '", key, "' does not parse"));
     }
+    out.records.emplace(key, std::move(record));
+  }
+  if (!has_header) return absl::DataLossError(absl::StrCat(index, " has no header record"));
+  if (out.header.endianness() != ::tensorflow::BundleHeaderProto::LITTLE) {
+    return absl::UnimplementedError(absl::StrCat(prefix, " is a big-endian checkpoint"));
+  }
+  if (out.header.num_shards() < 1) {
+    return absl::DataLossError(absl::StrCat(index, ": ", out.header.num_shards(), " data shards"));
+  }
+  return out;
+}
+
+std::string DataFileName(const std::string& prefix, int shard, int num_shards) {
+  return absl::StrFormat("%s.data-%05d-of-%05d", prefix, shard, num_shards);
+}
+
+// A stored slice's place: resolved start and length, and the lengths its
+// key encodes (-1 for a whole dimension).
+struct SlicePlace {
+  BundleSlice slice;
+  std::vector<int64_t> key_length;
+};
+
+absl::StatusOr<SlicePlace> PlaceOf(const std::string& name, const TensorShape& full,
+                                   const ::tensorflow::TensorSliceProto& proto) {
+  const int rank = full.rank();
+  if (proto.extent_size() != rank) return Corrupt(name, "a slice of another rank");
+  SlicePlace p{{std::vector<int64_t>(rank), std::vector<int64_t>(rank)},
+               std::vector<int64_t>(rank)};
+  for (int d = 0; d < rank; ++d) {
+    const auto& x = proto.extent(d);
+    p.slice.start[d] = x.start();
+    p.key_length[d] = KeyLength(x);
+    p.slice.length[d] = p.key_length[d] < 0 ? full.dim(d) : p.key_length[d];
+    if (p.slice.start[d] < 0 || p.slice.length[d] < 0 || p.slice.start[d] > full.dim(d) ||
+        p.slice.length[d] > full.dim(d) - p.slice.start[d]) {
+      return Corrupt(name, "a slice outside the tensor");
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
+  ASSIGN_OR_RETURN(Index index, ReadIndex(prefix));
+  std::vector<Entry> entries;
+  for (const auto& [key, record] : index.records) {
     absl::StatusOr<TensorShape> shape = TensorShape::FromProto(record.shape());
     if (!shape.ok()) return Corrupt(key, std::string(shape.status().message()));
     // Slices of partitioned tensors sit under encoded keys, which start
@@ -149,21 +208,69 @@ absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::stri
       entries.push_back(
           {key, static_cast<DataType>(record.dtype()), *shape, record.slices_size() > 0});
     }
-    records.emplace(key, std::move(record));
   }
-  if (!has_header) return absl::DataLossError(absl::StrCat(index, " has no header record"));
-  if (header.endianness() != ::tensorflow::BundleHeaderProto::LITTLE) {
-    return absl::UnimplementedError(absl::StrCat(prefix, " is a big-endian checkpoint"));
+  return std::unique_ptr<BundleReader>(new BundleReader(
+      prefix, std::move(index.header), std::move(index.records), std::move(entries)));
+}
+
+const BundleReader::Entry* BundleReader::Find(const std::string& name) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                             [](const Entry& e, const std::string& n) { return e.name < n; });
+  return it != entries_.end() && it->name == name ? &*it : nullptr;
+}
+
+absl::StatusOr<std::vector<BundleSlice>> BundleReader::Slices(const std::string& name) const {
+  auto it = records_.find(name);
+  if (it == records_.end() || name.empty() || name[0] == '\0') {
+    return absl::NotFoundError(absl::StrCat("no tensor '", name, "' in checkpoint ", prefix_));
   }
-  if (header.num_shards() < 1) {
-    return absl::DataLossError(absl::StrCat(index, ": ", header.num_shards(), " data shards"));
+  const ::tensorflow::BundleEntryProto& e = it->second;
+  ASSIGN_OR_RETURN(TensorShape full, TensorShape::FromProto(e.shape()));
+  if (!full.IsFullyDefined()) return Corrupt(name, "a shape with unknown dimensions");
+  std::vector<BundleSlice> out;
+  if (e.slices_size() == 0) {
+    out.push_back({std::vector<int64_t>(full.rank(), 0), full.dims()});
+    return out;
   }
-  return std::unique_ptr<BundleReader>(
-      new BundleReader(prefix, std::move(header), std::move(records), std::move(entries)));
+  for (const ::tensorflow::TensorSliceProto& proto : e.slices()) {
+    ASSIGN_OR_RETURN(SlicePlace p, PlaceOf(name, full, proto));
+    out.push_back(std::move(p.slice));
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> BundleReader::ReadSlice(const std::string& name,
+                                               const BundleSlice& slice) const {
+  auto it = records_.find(name);
+  if (it == records_.end() || name.empty() || name[0] == '\0') {
+    return absl::NotFoundError(absl::StrCat("no tensor '", name, "' in checkpoint ", prefix_));
+  }
+  const ::tensorflow::BundleEntryProto& e = it->second;
+  ASSIGN_OR_RETURN(TensorShape full, TensorShape::FromProto(e.shape()));
+  if (e.slices_size() == 0) {
+    if (slice.start != std::vector<int64_t>(full.rank(), 0) || slice.length != full.dims()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint tensor '", name, "' is stored whole, not in slices"));
+    }
+    return ReadEntry(name, e);
+  }
+  for (const ::tensorflow::TensorSliceProto& proto : e.slices()) {
+    ASSIGN_OR_RETURN(SlicePlace p, PlaceOf(name, full, proto));
+    if (p.slice.start != slice.start || p.slice.length != slice.length) continue;
+    auto part = records_.find(internal::EncodeTensorNameSlice(name, p.slice.start, p.key_length));
+    if (part == records_.end()) return Corrupt(name, "a slice listed but not stored");
+    ASSIGN_OR_RETURN(Tensor t, ReadEntry(name, part->second));
+    if (t.dtype() != static_cast<DataType>(e.dtype()) || t.shape() != TensorShape(p.slice.length)) {
+      return Corrupt(name, "a slice stored with another dtype or shape");
+    }
+    return t;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("checkpoint tensor '", name, "' has no such stored slice"));
 }
 
 std::string BundleReader::DataFile(int shard) const {
-  return absl::StrFormat("%s.data-%05d-of-%05d", prefix_, shard, header_.num_shards());
+  return DataFileName(prefix_, shard, header_.num_shards());
 }
 
 absl::StatusOr<Tensor> BundleReader::Read(const std::string& name) const {
@@ -220,24 +327,12 @@ absl::StatusOr<Tensor> BundleReader::ReadSliced(const std::string& name,
   std::vector<Part> parts;
   int64_t stored = 0;
   for (const ::tensorflow::TensorSliceProto& slice : e.slices()) {
-    if (slice.extent_size() != rank) return Corrupt(name, "a slice of another rank");
-    Part p{std::vector<int64_t>(rank), std::vector<int64_t>(rank), nullptr};
-    std::vector<int64_t> key_length(rank);
-    for (int d = 0; d < rank; ++d) {
-      const auto& x = slice.extent(d);
-      p.start[d] = x.start();
-      key_length[d] = KeyLength(x);
-      p.length[d] = key_length[d] < 0 ? full.dim(d) : key_length[d];
-      if (p.start[d] < 0 || p.length[d] < 0 || p.start[d] > full.dim(d) ||
-          p.length[d] > full.dim(d) - p.start[d]) {
-        return Corrupt(name, "a slice outside the tensor");
-      }
-    }
-    auto it = records_.find(internal::EncodeTensorNameSlice(name, p.start, key_length));
+    ASSIGN_OR_RETURN(SlicePlace place, PlaceOf(name, full, slice));
+    auto it =
+        records_.find(internal::EncodeTensorNameSlice(name, place.slice.start, place.key_length));
     if (it == records_.end()) return Corrupt(name, "a slice listed but not stored");
-    p.record = &it->second;
-    if (p.record->size() > 0) stored += p.record->size();
-    parts.push_back(std::move(p));
+    if (it->second.size() > 0) stored += it->second.size();
+    parts.push_back({std::move(place.slice.start), std::move(place.slice.length), &it->second});
   }
   // The slices' stored bytes bound the tensor: nothing is allocated for a
   // declared shape they cannot fill.
@@ -346,21 +441,6 @@ std::string EncodeTensorNameSlice(const std::string& name, const std::vector<int
 
 namespace {
 
-absl::Status WriteWhole(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tempstate";
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
-  if (f == nullptr) return absl::PermissionDeniedError(absl::StrCat("cannot create ", tmp));
-  if ((!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f.get()) != bytes.size()) ||
-      std::fflush(f.get()) != 0) {
-    return absl::DataLossError(absl::StrCat("cannot write ", tmp));
-  }
-  f.reset();
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::DataLossError(absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
-}
-
 void AppendVarint64(std::string* out, uint64_t v) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>(v | 0x80));
@@ -369,66 +449,249 @@ void AppendVarint64(std::string* out, uint64_t v) {
   out->push_back(static_cast<char>(v));
 }
 
+absl::Status WriteIndex(const std::string& prefix, const ::tensorflow::BundleHeaderProto& header,
+                        const std::map<std::string, ::tensorflow::BundleEntryProto>& entries) {
+  std::vector<TableEntry> table;
+  table.reserve(entries.size() + 1);
+  table.push_back({"", header.SerializeAsString()});
+  for (const auto& [name, e] : entries) table.push_back({name, e.SerializeAsString()});
+  ASSIGN_OR_RETURN(std::string index, WriteTableFile(table));
+  return WriteFileAtomically(prefix + ".index", index);
+}
+
+::tensorflow::BundleHeaderProto Header(int num_shards) {
+  ::tensorflow::BundleHeaderProto header;
+  header.set_num_shards(num_shards);
+  header.set_endianness(::tensorflow::BundleHeaderProto::LITTLE);
+  header.mutable_version()->set_producer(1);  // TensorFlow's kTensorBundleVersion
+  return header;
+}
+
 }  // namespace
 
+BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {}
+BundleWriter::~BundleWriter() = default;  // an uncommitted data file is removed
+
 absl::Status BundleWriter::Add(const std::string& name, const Tensor& t) {
-  if (name.empty()) return absl::InvalidArgumentError("a checkpoint tensor needs a name");
+  if (name.empty() || name[0] == '\0') {
+    return absl::InvalidArgumentError("a checkpoint tensor needs a name (not starting with NUL)");
+  }
+  return Append(name, t);
+}
+
+absl::Status BundleWriter::AddSlice(const std::string& name, const TensorShape& full,
+                                    const BundleSlice& slice, const Tensor& t) {
+  if (name.empty() || name[0] == '\0') {
+    return absl::InvalidArgumentError("a checkpoint tensor needs a name (not starting with NUL)");
+  }
+  const int rank = full.rank();
+  if (!full.IsFullyDefined() || static_cast<int>(slice.start.size()) != rank ||
+      static_cast<int>(slice.length.size()) != rank) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "': a slice of ",
+                                                   slice.start.size(), " dimensions of ",
+                                                   full.DebugString()));
+  }
+  ::tensorflow::TensorSliceProto proto;
+  std::vector<int64_t> key_length(rank);
+  for (int d = 0; d < rank; ++d) {
+    const int64_t start = slice.start[d], length = slice.length[d];
+    if (start < 0 || length < 0 || start > full.dim(d) || length > full.dim(d) - start) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint tensor '", name, "': a slice outside ", full.DebugString()));
+    }
+    ::tensorflow::TensorSliceProto::Extent* x = proto.add_extent();
+    // A whole dimension is stored as TensorFlow stores "-": no start or
+    // length, and -1 in the key.
+    if (start == 0 && length == full.dim(d)) {
+      key_length[d] = -1;
+    } else {
+      x->set_start(start);
+      x->set_length(length);
+      key_length[d] = length;
+    }
+  }
+  if (t.shape() != TensorShape(slice.length)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint tensor '", name, "': a slice of shape ",
+                     TensorShape(slice.length).DebugString(), " given a tensor of shape ",
+                     t.shape().DebugString()));
+  }
+  auto [it, added] = entries_.try_emplace(name);
+  ::tensorflow::BundleEntryProto& whole = it->second;
+  if (!added) {
+    ASSIGN_OR_RETURN(TensorShape had, TensorShape::FromProto(whole.shape()));
+    if (whole.slices_size() == 0 || static_cast<DataType>(whole.dtype()) != t.dtype() ||
+        had != full) {
+      return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name,
+                                                     "' added twice, or its slices with other ",
+                                                     "dtypes or full shapes"));
+    }
+  } else {
+    whole.set_dtype(static_cast<::tensorflow::DataType>(t.dtype()));
+    full.ToProto(whole.mutable_shape());
+  }
+  const std::string key = internal::EncodeTensorNameSlice(name, slice.start, key_length);
+  absl::Status s = Append(key, t);
+  if (!s.ok()) {
+    if (added) entries_.erase(name);
+    return s;
+  }
+  *whole.add_slices() = std::move(proto);
+  return absl::OkStatus();
+}
+
+absl::Status BundleWriter::Append(const std::string& name, const Tensor& t) {
+  RETURN_IF_ERROR(status_);
   if (entries_.count(name) > 0) {
     return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "' added twice"));
+  }
+  if (t.dtype() != DT_STRING && DataTypeSize(t.dtype()) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "': dtype ",
+                                                   DataTypeName(t.dtype()), " is not stored"));
+  }
+  if (data_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> f =
+        AtomicFileWriter::Create(DataFileName(prefix_, 0, 1));
+    if (!f.ok()) return status_ = f.status();
+    data_ = *std::move(f);
   }
   ::tensorflow::BundleEntryProto e;
   e.set_dtype(static_cast<::tensorflow::DataType>(t.dtype()));
   t.shape().ToProto(e.mutable_shape());
   e.set_shard_id(0);
-  e.set_offset(static_cast<int64_t>(data_.size()));
+  e.set_offset(static_cast<int64_t>(data_->bytes_written()));
   uint32_t crc = 0;
+  absl::Status s;
   if (t.dtype() == DT_STRING) {
-    const std::string* s = t.data<std::string>();
+    const std::string* str = t.data<std::string>();
     const int64_t n = t.NumElements();
+    std::string head;  // the lengths and their checksum
     uint32_t lengths_crc = 0;
     for (int64_t i = 0; i < n; ++i) {
-      if (s[i].size() > 0xffffffffu) {
+      if (str[i].size() > 0xffffffffu) {
         return absl::InvalidArgumentError(
             absl::StrCat("checkpoint tensor '", name, "': a string of 4 GiB or more"));
       }
-      AppendVarint64(&data_, s[i].size());
-      const uint32_t le = static_cast<uint32_t>(s[i].size());
+      AppendVarint64(&head, str[i].size());
+      const uint32_t le = static_cast<uint32_t>(str[i].size());
       lengths_crc = Crc32cExtend(lengths_crc, &le, 4);
     }
     const uint32_t masked = MaskCrc32c(lengths_crc);
-    data_.append(reinterpret_cast<const char*>(&masked), 4);
+    head.append(reinterpret_cast<const char*>(&masked), 4);
     crc = Crc32cExtend(lengths_crc, &masked, 4);
-    for (int64_t i = 0; i < n; ++i) {
-      data_.append(s[i]);
-      crc = Crc32cExtend(crc, s[i].data(), s[i].size());
+    s = data_->Append(head);
+    for (int64_t i = 0; s.ok() && i < n; ++i) {
+      crc = Crc32cExtend(crc, str[i].data(), str[i].size());
+      s = data_->Append(str[i]);
     }
   } else {
-    if (DataTypeSize(t.dtype()) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "': dtype ",
-                                                     DataTypeName(t.dtype()), " is not stored"));
-    }
     const char* p = static_cast<const char*>(t.raw_data());
     const size_t bytes = static_cast<size_t>(t.NumElements()) * DataTypeSize(t.dtype());
-    data_.append(p, bytes);
     crc = Crc32c(p, bytes);
+    s = data_->Append(absl::string_view(p, bytes));
   }
-  e.set_size(static_cast<int64_t>(data_.size()) - e.offset());
+  if (!s.ok()) {
+    data_.reset();  // removes the temporary file
+    return status_ = s;
+  }
+  e.set_size(static_cast<int64_t>(data_->bytes_written()) - e.offset());
   e.set_crc32c(MaskCrc32c(crc));
   entries_.emplace(name, std::move(e));
   return absl::OkStatus();
 }
 
 absl::Status BundleWriter::Finish() {
-  RETURN_IF_ERROR(WriteWhole(prefix_ + ".data-00000-of-00001", data_));
-  ::tensorflow::BundleHeaderProto header;
-  header.set_num_shards(1);
-  header.set_endianness(::tensorflow::BundleHeaderProto::LITTLE);
-  header.mutable_version()->set_producer(1);  // TensorFlow's kTensorBundleVersion
-  std::vector<TableEntry> table;
-  table.push_back({"", header.SerializeAsString()});
-  for (const auto& [name, e] : entries_) table.push_back({name, e.SerializeAsString()});
-  ASSIGN_OR_RETURN(std::string index, WriteTableFile(table));
-  return WriteWhole(prefix_ + ".index", index);
+  RETURN_IF_ERROR(status_);
+  if (data_ == nullptr) {  // no tensors: an empty data file, as TensorFlow writes
+    ASSIGN_OR_RETURN(data_, AtomicFileWriter::Create(DataFileName(prefix_, 0, 1)));
+  }
+  absl::Status s = data_->Commit();
+  data_.reset();
+  if (s.ok()) s = WriteIndex(prefix_, Header(1), entries_);
+  // A writer writes one checkpoint: later calls fail.
+  status_ =
+      s.ok() ? absl::FailedPreconditionError(absl::StrCat(prefix_, " is written already")) : s;
+  return s;
+}
+
+absl::Status MergeBundles(const std::vector<std::string>& prefixes, const std::string& dest) {
+  std::vector<Index> sources;
+  int total = 0;
+  for (const std::string& p : prefixes) {
+    ASSIGN_OR_RETURN(Index index, ReadIndex(p));
+    total += index.header.num_shards();
+    sources.push_back(std::move(index));
+  }
+  std::map<std::string, ::tensorflow::BundleEntryProto> merged;
+  std::map<std::string, std::string> owner;  // key -> the source prefix holding it
+  int base = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    for (auto& [key, record] : sources[i].records) {
+      const std::string shown = key[0] == '\0' ? "a slice" : absl::StrCat("'", key, "'");
+      auto [it, added] = merged.try_emplace(key, record);
+      if (record.slices_size() > 0) {  // a partitioned tensor's entry: its slices join
+        if (!added) {
+          if (it->second.slices_size() == 0 || it->second.dtype() != record.dtype() ||
+              it->second.shape().SerializeAsString() != record.shape().SerializeAsString()) {
+            return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor ", shown,
+                                                           " differs between ", owner[key], " and ",
+                                                           prefixes[i]));
+          }
+          for (const auto& slice : record.slices()) *it->second.add_slices() = slice;
+        }
+        owner.emplace(key, prefixes[i]);
+        continue;
+      }
+      if (!added) {
+        return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor ", shown, " is in both ",
+                                                       owner[key], " and ", prefixes[i]));
+      }
+      owner.emplace(key, prefixes[i]);
+      if (record.shard_id() < 0 || record.shard_id() >= sources[i].header.num_shards()) {
+        return Corrupt(key, absl::StrCat("shard ", record.shard_id(), " in ", prefixes[i]));
+      }
+      it->second.set_shard_id(base + record.shard_id());
+    }
+    base += sources[i].header.num_shards();
+  }
+  base = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const int n = sources[i].header.num_shards();
+    for (int k = 0; k < n; ++k) {
+      const std::string from = DataFileName(prefixes[i], k, n);
+      const std::string to = DataFileName(dest, base + k, total);
+      if (from != to && std::rename(from.c_str(), to.c_str()) != 0) {
+        return absl::NotFoundError(
+            absl::StrCat("cannot rename ", from, " to ", to, ": ", std::strerror(errno)));
+      }
+    }
+    base += n;
+  }
+  RETURN_IF_ERROR(WriteIndex(dest, Header(total), merged));
+  for (const std::string& p : prefixes) {
+    if (p != dest) std::remove((p + ".index").c_str());
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> BundleFiles(const std::string& prefix) {
+  std::vector<std::string> out;
+  if (std::FILE* f = std::fopen((prefix + ".index").c_str(), "rb")) {
+    std::fclose(f);
+    out.push_back(prefix + ".index");
+  }
+  // The data files: PREFIX.data-<k>-of-<n> for whatever n was saved.
+  const size_t slash = prefix.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
+  const std::string stem =
+      absl::StrCat(slash == std::string::npos ? prefix : prefix.substr(slash + 1), ".data-");
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (absl::StartsWith(e->d_name, stem)) out.push_back(absl::StrCat(dir, "/", e->d_name));
+    }
+    closedir(d);
+  }
+  return out;
 }
 
 }  // namespace sluice

@@ -200,5 +200,107 @@ TEST(TensorBundleTest, WhatItWritesReadsBack) {
   EXPECT_EQ(bias->data<double>()[0], 299.0);
 }
 
+// The TF checkpoint's "emb" [5, 3], saved as rows [0, 3) and [3, 5): each
+// slice by itself, and a whole tensor as one slice.
+TEST(TensorBundleTest, ReadsSlicesOneByOne) {
+  const std::string prefix =
+      absl::StrCat(std::getenv("TEST_SRCDIR"), "/", std::getenv("TEST_WORKSPACE"),
+                   "/runtime/io/testdata/tf_partitioned.ckpt-1");
+  absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(prefix);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<std::vector<BundleSlice>> slices = (*r)->Slices("emb");
+  ASSERT_TRUE(slices.ok()) << slices.status();
+  ASSERT_EQ(slices->size(), 2u);
+  EXPECT_EQ((*slices)[0].start, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ((*slices)[0].length, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ((*slices)[1].start, (std::vector<int64_t>{3, 0}));
+  absl::StatusOr<Tensor> second = (*r)->ReadSlice("emb", (*slices)[1]);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->shape(), TensorShape({2, 3}));
+  EXPECT_EQ(second->data<float>()[0], 9.0f);
+  EXPECT_TRUE(absl::IsInvalidArgument((*r)->ReadSlice("emb", {{1, 0}, {1, 3}}).status()));
+  EXPECT_TRUE(absl::IsNotFound((*r)->Slices("nope").status()));
+  ASSERT_NE((*r)->Find("cols"), nullptr);
+  EXPECT_EQ((*r)->Find("cols")->shape, TensorShape({2, 4}));
+  EXPECT_EQ((*r)->Find("col"), nullptr);
+
+  absl::StatusOr<std::unique_ptr<BundleReader>> whole = BundleReader::Open(TfPrefix());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  absl::StatusOr<std::vector<BundleSlice>> one = (*whole)->Slices("a");
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].length, (std::vector<int64_t>{2, 3}));
+  absl::StatusOr<Tensor> a = (*whole)->ReadSlice("a", (*one)[0]);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->data<float>()[0], 1.5f);
+}
+
+// A [6, 2] table in three row parts (one a string-free whole-width slice,
+// one written by another writer), merged as MergeV2Checkpoints does.
+TEST(TensorBundleTest, SlicesWrittenByShardsMergeIntoOneCheckpoint) {
+  const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/merge");
+  std::filesystem::create_directories(dir + "/m-1_temp");
+  auto rows = [](int from, int n) {
+    std::vector<float> v;
+    for (int i = from * 2; i < (from + n) * 2; ++i) v.push_back(static_cast<float>(i));
+    return Tensor::FromVector(v, TensorShape({n, 2}));
+  };
+  const std::string p0 = dir + "/m-1_temp/part-00000-of-00002";
+  const std::string p1 = dir + "/m-1_temp/part-00001-of-00002";
+  {
+    BundleWriter w(p0);
+    ASSERT_TRUE(w.AddSlice("emb", TensorShape({6, 2}), {{0, 0}, {2, 2}}, rows(0, 2)).ok());
+    ASSERT_TRUE(w.AddSlice("emb", TensorShape({6, 2}), {{4, 0}, {2, 2}}, rows(4, 2)).ok());
+    ASSERT_TRUE(w.Add("step", Tensor::FromVector<int64_t>({7}, TensorShape({}))).ok());
+    // Bad slices: outside, of the wrong shape, with another full shape.
+    EXPECT_TRUE(absl::IsInvalidArgument(
+        w.AddSlice("emb", TensorShape({6, 2}), {{5, 0}, {2, 2}}, rows(0, 2))));
+    EXPECT_TRUE(absl::IsInvalidArgument(
+        w.AddSlice("emb", TensorShape({6, 2}), {{2, 0}, {2, 2}}, rows(0, 3))));
+    EXPECT_TRUE(absl::IsInvalidArgument(
+        w.AddSlice("emb", TensorShape({7, 2}), {{2, 0}, {2, 2}}, rows(2, 2))));
+    EXPECT_TRUE(absl::IsInvalidArgument(
+        w.AddSlice("step", TensorShape({6, 2}), {{2, 0}, {2, 2}}, rows(2, 2))));
+    ASSERT_TRUE(w.Finish().ok());
+    EXPECT_FALSE(w.Add("late", rows(0, 1)).ok());
+  }
+  {
+    BundleWriter w(p1);
+    ASSERT_TRUE(w.AddSlice("emb", TensorShape({6, 2}), {{2, 0}, {2, 2}}, rows(2, 2)).ok());
+    ASSERT_TRUE(w.Add("w", Tensor::FromVector<std::string>({"a", "b"})).ok());
+    ASSERT_TRUE(w.Finish().ok());
+  }
+  const std::string dest = dir + "/m-1";
+  absl::Status merged = MergeBundles({p0, p1}, dest);
+  ASSERT_TRUE(merged.ok()) << merged;
+  EXPECT_FALSE(std::filesystem::exists(p0 + ".index"));
+  EXPECT_TRUE(std::filesystem::exists(dest + ".data-00001-of-00002"));
+  EXPECT_EQ(BundleFiles(dest).size(), 3u);
+
+  absl::StatusOr<std::unique_ptr<BundleReader>> r = BundleReader::Open(dest);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->num_shards(), 2);
+  absl::StatusOr<Tensor> emb = (*r)->Read("emb");
+  ASSERT_TRUE(emb.ok()) << emb.status();
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(emb->data<float>()[i], i);
+  absl::StatusOr<Tensor> w = (*r)->Read("w");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->data<std::string>()[1], "b");
+  absl::StatusOr<Tensor> step = (*r)->Read("step");
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->data<int64_t>()[0], 7);
+
+  // The same tensor in two sources is refused, naming both.
+  for (const std::string& p : {dir + "/a", dir + "/b"}) {
+    BundleWriter dup(p);
+    ASSERT_TRUE(dup.Add("x", rows(0, 1)).ok());
+    ASSERT_TRUE(dup.Finish().ok());
+  }
+  absl::Status both = MergeBundles({dir + "/a", dir + "/b"}, dir + "/ab");
+  EXPECT_TRUE(absl::IsInvalidArgument(both)) << both;
+  EXPECT_TRUE(absl::StrContains(both.message(), "'x'")) << both;
+  EXPECT_TRUE(absl::IsNotFound(MergeBundles({dir + "/none"}, dir + "/n")));
+}
+
 }  // namespace
 }  // namespace sluice

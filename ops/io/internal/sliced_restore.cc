@@ -90,6 +90,26 @@ std::vector<std::string> SiblingShards(const std::string& path) {
   return out;
 }
 
+std::vector<std::string> SaverLayoutShards(const std::string& prefix) {
+  std::vector<std::string> out;
+  glob_t g{};
+  // glob's own characters in the prefix are matched as themselves.
+  std::string escaped;
+  for (char c : prefix) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') escaped.push_back('\\');
+    escaped.push_back(c);
+  }
+  if (glob(absl::StrCat(escaped, ".shard-*-of-*").c_str(), 0, nullptr, &g) == 0) {
+    static const std::regex* kTail = new std::regex(R"(\.shard-[0-9]+-of-[0-9]+)");
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      std::string f = g.gl_pathv[i];
+      if (std::regex_match(f.substr(prefix.size()), *kTail)) out.push_back(std::move(f));
+    }
+  }
+  globfree(&g);
+  return out;
+}
+
 absl::StatusOr<Tensor> RestoreTensor(const CheckpointShard* own, const std::string& path,
                                      const std::vector<std::string>& siblings,
                                      const std::string& name, const ShapeAndSlice* wanted,

@@ -33,6 +33,9 @@ namespace internal {
 // path: every existing "<base>.shard-*-of-*" but `path` (saved with any
 // number of shards); none for another name.
 std::vector<std::string> SiblingShards(const std::string& path);
+// The shard files of a checkpoint Sluice's Saver wrote at `prefix` before it
+// wrote TensorFlow's format: every existing "<prefix>.shard-*-of-*".
+std::vector<std::string> SaverLayoutShards(const std::string& prefix);
 
 // `wanted` null: the whole tensor. `own` is the file at `path` (null when
 // it does not exist); files of `others` pass the read fence
