@@ -290,10 +290,15 @@ absl::StatusOr<Tensor> BundleReader::ReadEntry(const std::string& name,
   ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(e.shape()));
   if (!shape.IsFullyDefined()) return Corrupt(name, "a shape with unknown dimensions");
   const DataType dtype = static_cast<DataType>(e.dtype());
-  ASSIGN_OR_RETURN(std::string bytes, ReadRange(DataFile(e.shard_id()), e.offset(), e.size()));
-  if (dtype == DT_STRING) return StringTensor(name, shape, bytes, e.crc32c());
+  const std::string file = DataFile(e.shard_id());
+  ASSIGN_OR_RETURN(std::string bytes, ReadRange(file, e.offset(), e.size()));
+  if (dtype == DT_STRING) {
+    absl::StatusOr<Tensor> t = StringTensor(name, shape, bytes, e.crc32c());
+    if (t.ok()) return t;
+    return absl::DataLossError(absl::StrCat(t.status().message(), " (in ", file, ")"));
+  }
   if (UnmaskCrc32c(e.crc32c()) != Crc32c(bytes.data(), bytes.size())) {
-    return Corrupt(name, "its bytes' checksum differs from the index's");
+    return Corrupt(name, absl::StrCat("its bytes in ", file, " differ from the index's checksum"));
   }
   const int width = DataTypeSize(dtype);
   if (width == 0) {

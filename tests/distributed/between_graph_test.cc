@@ -26,17 +26,17 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "session/direct_session.h"
-#include "training/checkpoint/checkpoint_state.h"
-#include "training/checkpoint/saver.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/cluster/launcher.h"
 #include "distributed/cluster_session.h"
 #include "examples/mlp_model.h"
 #include "gtest/gtest.h"
-#include "tests/distributed/test_credentials.h"
+#include "session/direct_session.h"
 #include "sluice.h"
 #include "tests/distributed/child_process.h"
+#include "tests/distributed/test_credentials.h"
+#include "training/checkpoint/checkpoint_state.h"
+#include "training/checkpoint/saver.h"
 
 namespace sluice {
 namespace {
@@ -52,8 +52,12 @@ constexpr int kBatch = 16;
 constexpr int kWorkers = 2;
 
 std::vector<std::string> CommonFlags(int examples = kExamples) {
-  return {absl::StrCat("--hidden=", kHidden), absl::StrCat("--examples=", examples),
-          absl::StrCat("--batch=", kBatch), "--learning_rate=0.1", "--optimizer=sgd", "--seed=1"};
+  return {absl::StrCat("--hidden=", kHidden),
+          absl::StrCat("--examples=", examples),
+          absl::StrCat("--batch=", kBatch),
+          "--learning_rate=0.1",
+          "--optimizer=sgd",
+          "--seed=1"};
 }
 
 MlpConfig TestMlpConfig() {
@@ -155,7 +159,8 @@ bool ParseTrained(const std::string& out, int64_t* reached, int* recoveries) {
 int64_t ParseLocalSteps(const std::string& out) {
   size_t at = out.rfind("done after ");
   long long n = -1;
-  if (at == std::string::npos || std::sscanf(out.c_str() + at, "done after %lld", &n) != 1) return -1;
+  if (at == std::string::npos || std::sscanf(out.c_str() + at, "done after %lld", &n) != 1)
+    return -1;
   return n;
 }
 
@@ -222,8 +227,8 @@ std::vector<Tensor> WFoldReference(const MlpModel& model, int64_t steps, int exa
 }
 
 struct SyncRun {
-  bool in_step = false;      // worker 1 took one token per applied step
-  double worst_error = -1;   // max |got - want| / max(|want|, 1e-3) over all weights
+  bool in_step = false;     // worker 1 took one token per applied step
+  double worst_error = -1;  // max |got - want| / max(|want|, 1e-3) over all weights
   int64_t reached = -1;
   std::string note;  // one line
   std::string logs;  // the workers' output
@@ -343,7 +348,8 @@ TEST(BetweenGraphTest, AsyncTrainingReachesTheStepsAndLearns) {
   ExampleCluster cluster;
   ASSERT_TRUE(cluster.StartPs());
   std::vector<std::string> flags = CommonFlags();
-  for (const char* f : {"--async", "--steps=200", "--logdir=", "--log_every=50"}) flags.push_back(f);
+  for (const char* f : {"--async", "--steps=200", "--logdir=", "--log_every=50"})
+    flags.push_back(f);
   ChildProcess* chief = cluster.Start("worker", 0, flags);
   ChildProcess* worker1 = cluster.Start("worker", 1, flags);
   ASSERT_TRUE(chief != nullptr && worker1 != nullptr);
@@ -385,7 +391,8 @@ TEST(BetweenGraphTest, KilledWorkerLeavesTheChiefRunningAndRejoins) {
   ASSERT_NE(again, nullptr);
   // Rejoined: it logs progress past the point where its predecessor died.
   ASSERT_TRUE(WaitForStep(again, at_kill.back() + 100, absl::Seconds(20)))
-      << again->Output() << "\nchief:\n" << chief->Output();
+      << again->Output() << "\nchief:\n"
+      << chief->Output();
   ASSERT_TRUE(chief->Running()) << "the run was too short to see the rejoin:\n" << chief->Output();
 
   ASSERT_TRUE(ExitsZero(chief, absl::Seconds(45)));
@@ -447,8 +454,10 @@ TEST(BetweenGraphTest, KilledPsIsRestoredFromTheLatestCheckpoint) {
 TEST(BetweenGraphTest, CrashInACheckpointWriteKeepsThePreviousCheckpoint) {
   const std::string logdir = FreshDir("crash-logdir");
   ExampleCluster cluster;
-  // The ps dies in the middle of writing its shard of the third checkpoint.
-  ASSERT_TRUE(cluster.StartPs({"--logdir=" + logdir}, {"SLUICE_TEST_CRASH_IN_ATOMIC_WRITE=3"}));
+  // The ps dies in the middle of writing its part of the third checkpoint:
+  // each checkpoint is three files on the ps (its part's data file and
+  // index, then the merged index), so the 7th file it writes.
+  ASSERT_TRUE(cluster.StartPs({"--logdir=" + logdir}, {"SLUICE_TEST_CRASH_IN_ATOMIC_WRITE=7"}));
   std::vector<std::string> flags = CommonFlags();
   for (const char* f : {"--async", "--steps=2500", "--checkpoint_steps=100", "--log_every=50"}) {
     flags.push_back(f);
@@ -461,10 +470,11 @@ TEST(BetweenGraphTest, CrashInACheckpointWriteKeepsThePreviousCheckpoint) {
   std::optional<int> ps_status = ps->WaitForExit(absl::Seconds(30));
   ASSERT_TRUE(ps_status.has_value()) << "the failpoint did not fire:\n" << chief->Output();
   ASSERT_TRUE(WIFEXITED(*ps_status) && WEXITSTATUS(*ps_status) == 86)
-      << DescribeStatus(*ps_status) << "\n" << ps->Output();
+      << DescribeStatus(*ps_status) << "\n"
+      << ps->Output();
 
   // The latest checkpoint is still the second one, whole; the third left
-  // only a partial temporary file.
+  // only a partial temporary file in its "_temp" directory.
   absl::StatusOr<std::string> latest = LatestCheckpoint(logdir);
   ASSERT_TRUE(latest.ok()) << latest.status();
   int64_t saved_step = -1;
@@ -474,13 +484,15 @@ TEST(BetweenGraphTest, CrashInACheckpointWriteKeepsThePreviousCheckpoint) {
   }
   EXPECT_GE(saved_step, 200);
   int whole = 0, partial = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(logdir)) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(logdir)) {
     const std::string name = entry.path().filename().string();
-    if (absl::StrContains(name, ".shard-") && absl::StrContains(name, ".tmp-")) ++partial;
-    else if (absl::StrContains(name, ".shard-")) ++whole;
+    if (absl::StrContains(name, ".tmp-"))
+      ++partial;
+    else if (absl::EndsWith(name, ".index"))
+      ++whole;
   }
   EXPECT_EQ(whole, 2) << "two checkpoints written whole";
-  EXPECT_EQ(partial, 1) << "one partial shard left by the crash";
+  EXPECT_EQ(partial, 1) << "one partial data file left by the crash";
 
   // It restores in a process of its own.
   {
@@ -561,8 +573,9 @@ TEST(BetweenGraphTest, LauncherRestartsKilledTasksAndTrainingFinishes) {
     argv.push_back(f);
   }
   argv.push_back("--logdir=" + logdir);
-  absl::StatusOr<std::unique_ptr<ChildProcess>> launcher = ChildProcess::Start(
-      argv, {"BUILD_WORKING_DIRECTORY=", "SLUICE_CONFIG="}, TestTmpPath(absl::StrCat("launcher-", getpid(), ".log")));
+  absl::StatusOr<std::unique_ptr<ChildProcess>> launcher =
+      ChildProcess::Start(argv, {"BUILD_WORKING_DIRECTORY=", "SLUICE_CONFIG="},
+                          TestTmpPath(absl::StrCat("launcher-", getpid(), ".log")));
   ASSERT_TRUE(launcher.ok()) << launcher.status();
   ChildProcess* l = launcher->get();
   ASSERT_TRUE(WaitForChiefStep(l, 300, absl::Seconds(30))) << l->Output();
@@ -570,7 +583,8 @@ TEST(BetweenGraphTest, LauncherRestartsKilledTasksAndTrainingFinishes) {
   const pid_t ps = LaunchedPid(l->Output(), "ps:0");
   ASSERT_GT(ps, 0) << l->Output();
   ASSERT_EQ(kill(ps, SIGKILL), 0);
-  ASSERT_TRUE(l->WaitForOutput("[launch] ps:0 failed; restarting in 1s (1 of 3)", absl::Seconds(10)))
+  ASSERT_TRUE(
+      l->WaitForOutput("[launch] ps:0 failed; restarting in 1s (1 of 3)", absl::Seconds(10)))
       << l->Output();
   ASSERT_TRUE(l->WaitForOutputCount("[launch] started ps:0", 2, absl::Seconds(10))) << l->Output();
   const int64_t after_ps = ChiefStep(l->Output());
@@ -589,8 +603,8 @@ TEST(BetweenGraphTest, LauncherRestartsKilledTasksAndTrainingFinishes) {
   const pid_t chief = LaunchedPid(l->Output(), "worker:0");
   ASSERT_GT(chief, 0) << l->Output();
   ASSERT_EQ(kill(chief, SIGKILL), 0);
-  ASSERT_TRUE(l->WaitForOutput("[launch] worker:0 failed; restarting in 1s (1 of 3)",
-                               absl::Seconds(10)))
+  ASSERT_TRUE(
+      l->WaitForOutput("[launch] worker:0 failed; restarting in 1s (1 of 3)", absl::Seconds(10)))
       << l->Output();
   ASSERT_TRUE(l->WaitForOutputCount("[launch] started worker:0", 2, absl::Seconds(10)))
       << l->Output();
@@ -601,8 +615,8 @@ TEST(BetweenGraphTest, LauncherRestartsKilledTasksAndTrainingFinishes) {
 
   std::optional<int> status = l->WaitForExit(absl::Seconds(120));
   ASSERT_TRUE(status.has_value()) << "still running:\n" << l->Output();
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-      << DescribeStatus(*status) << ":\n" << l->Output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << DescribeStatus(*status) << ":\n"
+                                                               << l->Output();
   float loss = -1, accuracy = -1;
   ASSERT_TRUE(ParseFinal(l->Output(), &loss, &accuracy)) << l->Output();
   EXPECT_GT(accuracy, 0.8f) << l->Output();

@@ -46,9 +46,10 @@ class SweepTrialFilesTest(sweep_testutil.SweepTestCase):
             self.assertEqual(len([f for f in files if f.endswith(".hparams")]), 1, files)
             train = os.path.join(tdir, "train")
             self.assertEqual(sorted(f for f in os.listdir(train) if ".ckpt" in f),
-                             ["model.ckpt-20.shard-0-of-1", "model.ckpt-40.shard-0-of-1"])
+                             ["model.ckpt-20.data-00000-of-00001", "model.ckpt-20.index",
+                              "model.ckpt-40.data-00000-of-00001", "model.ckpt-40.index"])
             with open(os.path.join(train, "checkpoint")) as f:
-                self.assertIn("latest model.ckpt-40\n", f.read())
+                self.assertIn('model_checkpoint_path: "model.ckpt-40"\n', f.read())
             events = [f for f in os.listdir(train) if f.startswith("events.out.tfevents.")]
             self.assertEqual(len(events), 1, events)
             records = tfrecords(os.path.join(train, events[0]))

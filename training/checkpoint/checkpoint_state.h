@@ -7,16 +7,23 @@
 //   ASSIGN_OR_RETURN(std::string prefix, LatestCheckpoint("/ckpt"));  // "/ckpt/model.ckpt-300"
 //   RETURN_IF_ERROR(saver->Restore(session, prefix));
 //
-// Format (text, one record per line; names are relative to the directory
-// unless they start with '/'):
+// Format: TensorFlow's, a CheckpointState in protobuf's text format, so
+// tf.train.latest_checkpoint and get_checkpoint_state read it (names are
+// relative to the directory unless they start with '/'):
 //
-//   sluice-checkpoint-state 1
-//   kept model.ckpt-100
-//   kept model.ckpt-200
-//   latest model.ckpt-200
-//   crc32c 1a2b3c4d            <- CRC-32C (hex) of every byte before this line
+//   model_checkpoint_path: "model.ckpt-200"
+//   all_model_checkpoint_paths: "model.ckpt-100"
+//   all_model_checkpoint_paths: "model.ckpt-200"
+//   all_model_checkpoint_timestamps: 1796000000.5
+//   all_model_checkpoint_timestamps: 1796000060.25
+//   last_preserved_timestamp: 1795999990
+//   # crc32c 1a2b3c4d       <- CRC-32C (hex) of every byte before this line
 //
-// The file is replaced atomically (runtime/atomic_file.h).
+// The checksum comment (which TensorFlow's parser skips) makes a damaged
+// file DataLoss rather than another name; a file TensorFlow wrote, without
+// it, is parsed as it is. Sluice's older format (a "sluice-checkpoint-state
+// 1" header, "kept"/"latest" records, a "crc32c" line) is still read. The
+// file is replaced atomically (runtime/atomic_file.h).
 //
 // Errors: NotFound when the directory has no state file; DataLoss naming the
 // file when it is corrupt (bad checksum, unknown record, latest not the
@@ -39,10 +46,14 @@ struct CheckpointState {
   // Prefixes as stored (relative to the directory, or absolute), oldest
   // first; the last one is the latest. Empty: no checkpoint yet.
   std::vector<std::string> kept;
+  // When each of `kept` was saved (seconds since the epoch), parallel to it;
+  // empty when unknown (then none is written).
+  std::vector<double> timestamps;
+  double last_preserved_timestamp = 0;
 };
 
 absl::StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir);
-// InvalidArgument for a name holding a newline or starting with a space.
+// InvalidArgument for an empty name or one holding a newline.
 absl::Status WriteCheckpointState(const std::string& dir, const CheckpointState& state);
 
 // "<dir>/<latest>": the newest complete checkpoint's prefix. NotFound when

@@ -8,8 +8,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "runtime/atomic_file.h"
+#include "runtime/crc32c.h"
 
 namespace sluice {
 namespace {
@@ -66,6 +68,59 @@ TEST(CheckpointStateTest, EveryCorruptionIsDataLoss) {
     EXPECT_EQ(latest.status().code(), absl::StatusCode::kDataLoss) << "length " << len;
     EXPECT_TRUE(absl::StrContains(latest.status().message(), path));
   }
+}
+
+// The file is TensorFlow's text format, with the checksum as a comment.
+TEST(CheckpointStateTest, WritesTensorFlowsTextFormat) {
+  std::string dir = TestDir("tf_format");
+  CheckpointState st;
+  st.kept = {"model.ckpt-10", "model.ckpt-20"};
+  st.timestamps = {100.5, 200.25};
+  st.last_preserved_timestamp = 99;
+  ASSERT_TRUE(WriteCheckpointState(dir, st).ok());
+  const std::string text = *ReadFileToString(dir + "/checkpoint");
+  EXPECT_TRUE(absl::StartsWith(text, "model_checkpoint_path: \"model.ckpt-20\"\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text,
+                                "all_model_checkpoint_paths: \"model.ckpt-10\"\n"
+                                "all_model_checkpoint_paths: \"model.ckpt-20\"\n"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "all_model_checkpoint_timestamps: 200.25\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\n# crc32c ")) << text;
+  absl::StatusOr<CheckpointState> back = ReadCheckpointState(dir);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->kept, st.kept);
+  EXPECT_EQ(back->timestamps, st.timestamps);
+  EXPECT_EQ(back->last_preserved_timestamp, 99);
+}
+
+// What TensorFlow writes (no checksum), and Sluice's older format, read.
+TEST(CheckpointStateTest, ReadsTensorFlowsFilesAndTheOlderFormat) {
+  std::string dir = TestDir("tf_written");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/checkpoint",
+                                  "model_checkpoint_path: \"model.ckpt-7\"\n"
+                                  "all_model_checkpoint_paths: \"model.ckpt-3\"\n"
+                                  "all_model_checkpoint_paths: \"model.ckpt-7\"\n"
+                                  "all_model_checkpoint_timestamps: 1700000000.0\n"
+                                  "all_model_checkpoint_timestamps: 1700000100.0\n"
+                                  "last_preserved_timestamp: 1699999999.0\n")
+                  .ok());
+  EXPECT_EQ(*LatestCheckpoint(dir), dir + "/model.ckpt-7");
+  EXPECT_EQ(*ListCheckpoints(dir),
+            (std::vector<std::string>{dir + "/model.ckpt-3", dir + "/model.ckpt-7"}));
+  // Only model_checkpoint_path (tf.train.update_checkpoint_state with no list).
+  ASSERT_TRUE(
+      WriteFileAtomically(dir + "/checkpoint", "model_checkpoint_path: \"/abs/m-1\"\n").ok());
+  EXPECT_EQ(*LatestCheckpoint(dir), "/abs/m-1");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/checkpoint", "not a proto\n").ok());
+  EXPECT_EQ(LatestCheckpoint(dir).status().code(), absl::StatusCode::kDataLoss);
+  // Sluice's older format: a header, records, a checksum line.
+  const std::string body = "sluice-checkpoint-state 1\nkept m-1\nkept m-2\nlatest m-2\n";
+  ASSERT_TRUE(WriteFileAtomically(
+                  dir + "/checkpoint",
+                  absl::StrFormat("%scrc32c %08x\n", body, Crc32c(body.data(), body.size())))
+                  .ok());
+  EXPECT_EQ(*LatestCheckpoint(dir), dir + "/m-2");
+  EXPECT_EQ(ListCheckpoints(dir)->size(), 2u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "training/checkpoint/saver.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,13 +12,16 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "ops/array/array_ops.h"
 #include "ops/io/io_ops.h"
+#include "ops/io/sharded_checkpoint_ops.h"
 #include "ops/state/state_ops.h"
 #include "placement/device_name.h"
 #include "runtime/atomic_file.h"
+#include "runtime/io/tensor_bundle.h"
 
 namespace sluice {
 namespace {
@@ -61,24 +65,26 @@ std::pair<std::string, std::string> SavedAs(const Node& var) {
   return {var.name(), ""};
 }
 
-// Builds shard k's nodes; returns the restoring Assigns.
-absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& scope, const Output& prefix,
-                                              const std::string& device,
-                                              const std::vector<Node*>& vars, int k, int n,
-                                              Node** save_node) {
-  // Variables on a GPU: the shard's ops on their task's CPU, not colocated
-  // (colocation pulled the string ops onto the GPU; found on an H200: "GPU:0
-  // has no GPU kernel for 'save/shard_0/filename' (StringJoin)"). Else
-  // colocated with the first variable, wherever it is placed later.
+// Where shard k's nodes go. Variables on a GPU: their task's CPU, not
+// colocated (colocation pulled the string ops onto the GPU; found on an
+// H200: "GPU:0 has no GPU kernel for 'save/shard_0/filename' (StringJoin)").
+// Else colocated with the first variable, wherever it is placed later.
+Scope ShardScope(const Scope& scope, const std::string& device, const std::vector<Node*>& vars,
+                 int k) {
   const std::string cpu =
       CpuOfAcceleratorTask(device.empty() ? vars[0]->requested_device() : device);
   Scope s = scope.NewSubScope(absl::StrCat("shard_", k)).ClearColocation();
-  if (!cpu.empty()) {
-    s = s.WithDevice(cpu);
-  } else {
-    s = s.ColocateWith(vars[0]);
-    if (!device.empty()) s = s.WithDevice(device);
-  }
+  if (!cpu.empty()) return s.WithDevice(cpu);
+  s = s.ColocateWith(vars[0]);
+  return device.empty() ? s : s.WithDevice(device);
+}
+
+// Builds shard k's nodes: its SaveV2 writes "<prefix>_temp/part-<k>-of-<n>"
+// (merged later), its RestoreV2 reads the merged "<prefix>". Returns the
+// restoring Assigns.
+absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& s, const Output& prefix,
+                                              const std::vector<Node*>& vars, int k, int n,
+                                              Output* file, Node** save_node) {
   std::vector<std::string> names;
   std::vector<std::string> slices;
   std::vector<Output> values;
@@ -90,13 +96,13 @@ absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& scope, const Output& 
     values.emplace_back(v, 0);
     dtypes.push_back(BaseType(v->output_type(0)));
   }
-  Output file = ops::StringJoin(s.WithOpName("filename"),
-                                {Input(prefix), Input(absl::StrCat(".shard-", k, "-of-", n))});
+  Output temp = ops::StringJoin(s.WithOpName("temp_prefix"), {Input(prefix), Input("_temp/part")});
+  *file = ops::ShardedFilename(s.WithOpName("filename"), temp, k, n);
   Output tensor_names = ops::Const(s.WithOpName("tensor_names"), StringVector(names));
   Output shape_and_slices = ops::Const(s.WithOpName("shape_and_slices"), StringVector(slices));
-  *save_node = ops::SaveV2(s.WithOpName("save"), file, tensor_names, shape_and_slices, values);
+  *save_node = ops::SaveV2(s.WithOpName("save"), *file, tensor_names, shape_and_slices, values);
   std::vector<Output> restored =
-      ops::RestoreV2(s.WithOpName("restore"), file, tensor_names, shape_and_slices, dtypes);
+      ops::RestoreV2(s.WithOpName("restore"), prefix, tensor_names, shape_and_slices, dtypes);
   std::vector<Node*> assigns;
   for (size_t i = 0; i < vars.size(); ++i) {
     Scope a = s.ClearColocation().WithDevice(vars[i]->requested_device()).ColocateWith(vars[i]);
@@ -108,9 +114,24 @@ absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& scope, const Output& 
   return assigns;
 }
 
-// Deletes every file of checkpoint `prefix` (its shards and any temporaries
-// a crashed writer left); best effort.
+// Every regular file in `dir`, then `dir` itself; best effort.
+void RemoveDirectory(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> doomed;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') doomed.push_back(absl::StrCat(dir, "/", e->d_name));
+  }
+  closedir(d);
+  for (const std::string& f : doomed) unlink(f.c_str());
+  rmdir(dir.c_str());
+}
+
+// Deletes every file of checkpoint `prefix`: its index and data files, the
+// shards of Sluice's older layout, and what a crashed save left in its
+// "_temp" directory; best effort.
 void DeleteCheckpointFiles(const std::string& prefix) {
+  for (const std::string& f : BundleFiles(prefix)) unlink(f.c_str());
   const size_t slash = prefix.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
   const std::string stem =
@@ -123,12 +144,33 @@ void DeleteCheckpointFiles(const std::string& prefix) {
   }
   closedir(d);
   for (const std::string& f : doomed) unlink(f.c_str());
+  RemoveDirectory(prefix + "_temp");
+}
+
+// The "_temp" directories of saves that died (a task killed mid-save), older
+// than `age`: a save still at work touches its directory as it writes.
+void RemoveOrphanedTempDirectories(const std::string& dir, absl::Duration age) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> doomed;
+  const absl::Time cutoff = absl::Now() - age;
+  while (dirent* e = readdir(d)) {
+    if (!absl::EndsWith(e->d_name, "_temp")) continue;
+    const std::string path = absl::StrCat(dir, "/", e->d_name);
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+        absl::FromTimeT(st.st_mtime) < cutoff) {
+      doomed.push_back(path);
+    }
+  }
+  closedir(d);
+  for (const std::string& p : doomed) RemoveDirectory(p);
 }
 
 }  // namespace
 
-std::string Saver::ShardFilename(absl::string_view prefix, int shard, int num_shards) {
-  return absl::StrCat(prefix, ".shard-", shard, "-of-", num_shards);
+std::string Saver::DataFilename(absl::string_view prefix, int shard, int num_shards) {
+  return absl::StrFormat("%s.data-%05d-of-%05d", prefix, shard, num_shards);
 }
 
 absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
@@ -163,22 +205,33 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
   Scope s = scope.NewSubScope(options.name);
   // The fed file name: a string, so wherever the placer finds a CPU, not
   // on the device of the caller's scope.
-  Output prefix = ops::Placeholder(s.WithOpName("prefix").WithDevice(""), DT_STRING,
-                                   {.shape = TensorShape()});
+  Output prefix =
+      ops::Placeholder(s.WithOpName("prefix").WithDevice(""), DT_STRING, {.shape = TensorShape()});
   RETURN_IF_ERROR(s.status());
   const int n = static_cast<int>(shards.size());
   std::vector<Node*> saves;
+  std::vector<Output> files;
   std::vector<Node*> assigns;
+  Scope last = s;
   int k = 0;
   for (const auto& [device, vars] : shards) {
-    Node* save = nullptr;
     // Unsharded, the one shard is colocated with its first variable.
-    ASSIGN_OR_RETURN(std::vector<Node*> a, BuildShard(s, prefix, device, vars, k++, n, &save));
+    last = ShardScope(s, device, vars, k);
+    Node* save = nullptr;
+    Output file;
+    ASSIGN_OR_RETURN(std::vector<Node*> a, BuildShard(last, prefix, vars, k++, n, &file, &save));
     saves.push_back(save);
+    files.push_back(file);
     assigns.insert(assigns.end(), a.begin(), a.end());
   }
+  // TensorFlow's sharded V2 save: once every shard is written, the last
+  // shard's task merges them into "<prefix>.index" and renames their data
+  // files "<prefix>.data-<k>-of-<n>" (so the tasks share the directory).
+  Scope merging = last.WithControlDependencies(saves);
+  Output parts = ops::Pack(merging.WithOpName("parts"), absl::Span<const Output>(files));
+  Node* merge = ops::MergeV2Checkpoints(merging.WithOpName("merge"), parts, prefix);
   Scope top = s.ClearColocation().WithDevice("");
-  Node* save_all = ops::GroupDeps(top.WithOpName("save_all"), saves);
+  Node* save_all = ops::GroupDeps(top.WithOpName("save_all"), {merge});
   Node* restore_all = ops::GroupDeps(top.WithOpName("restore_all"), assigns);
   RETURN_IF_ERROR(s.status());
   SaverNodeNames names;
@@ -224,21 +277,33 @@ absl::Status Saver::UpdateState(const std::string& dir, const std::string& name)
   } else if (!absl::IsNotFound(old.status()) && !absl::IsDataLoss(old.status())) {
     return old.status();  // a corrupt state file is replaced; its checkpoints are not pruned
   }
-  state.kept.erase(std::remove(state.kept.begin(), state.kept.end(), name), state.kept.end());
+  // Timestamps are kept beside the names when the file had them for all.
+  const bool timed = state.timestamps.size() == state.kept.size();
+  if (!timed) state.timestamps.clear();
+  for (size_t i = state.kept.size(); i-- > 0;) {
+    if (state.kept[i] != name) continue;
+    state.kept.erase(state.kept.begin() + i);
+    if (timed) state.timestamps.erase(state.timestamps.begin() + i);
+  }
   state.kept.push_back(name);
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  if (timed) state.timestamps.push_back(now);
+  if (state.last_preserved_timestamp == 0) state.last_preserved_timestamp = now;
   std::vector<std::string> dropped;
   if (options_.max_to_keep > 0 && state.kept.size() > static_cast<size_t>(options_.max_to_keep)) {
     const size_t extra = state.kept.size() - options_.max_to_keep;
     dropped.assign(state.kept.begin(), state.kept.begin() + extra);
     state.kept.erase(state.kept.begin(), state.kept.begin() + extra);
+    if (timed) state.timestamps.erase(state.timestamps.begin(), state.timestamps.begin() + extra);
   }
   RETURN_IF_ERROR(WriteCheckpointState(dir, state));
   for (const std::string& d : dropped) {
     DeleteCheckpointFiles(absl::StartsWith(d, "/") ? d : absl::StrCat(dir, "/", d));
   }
-  // Shards a task was writing when it died. A save takes seconds; ten
+  // Files a task was writing when it died. A save takes seconds; ten
   // minutes leaves any write still at work alone.
   (void)RemoveOrphanedTempFiles(dir, kOrphanAge);
+  RemoveOrphanedTempDirectories(dir, kOrphanAge);
   return absl::OkStatus();
 }
 
@@ -271,8 +336,8 @@ absl::StatusOr<std::string> Saver::RestoreNewest(Session* session, const std::st
                  std::string(s.message()).c_str());
     failures.push_back(std::string(s.message()));
   }
-  return absl::DataLossError(absl::StrCat("no checkpoint in '", dir, "' restores: ",
-                                          absl::StrJoin(failures, "; ")));
+  return absl::DataLossError(
+      absl::StrCat("no checkpoint in '", dir, "' restores: ", absl::StrJoin(failures, "; ")));
 }
 
 }  // namespace sluice

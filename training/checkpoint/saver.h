@@ -1,10 +1,11 @@
-// Saver: saves and restores a graph's variables as sharded checkpoints. It
-// adds to the graph one SaveV2 (and one RestoreV2 with an Assign per
-// variable) for each device that holds variables, colocated with the
-// variables (on the CPU of their task when they are on a GPU, as
-// TensorFlow's saver places them: the string and file ops have CPU kernels
-// only), so in a cluster every parameter server task writes and reads its
-// own shard; nothing crosses the network.
+// Saver: saves and restores a graph's variables as TensorFlow's sharded V2
+// checkpoints, as tf.train.Saver(sharded=True) does. It adds to the graph
+// one SaveV2 (and one RestoreV2 with an Assign per variable) for each device
+// that holds variables, colocated with the variables (on the CPU of their
+// task when they are on a GPU, as TensorFlow's saver places them: the
+// string and file ops have CPU kernels only), so in a cluster every
+// parameter server task writes and reads its own variables' bytes; nothing
+// crosses the network but file names.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Saver> saver, Saver::Build(root, {}));  // every variable
 //   ASSIGN_OR_RETURN(auto sess, NewSession(opts, *root.graph()));
@@ -14,16 +15,25 @@
 //   ASSIGN_OR_RETURN(std::string latest, LatestCheckpoint("/ckpt"));
 //   RETURN_IF_ERROR(saver->Restore(sess.get(), latest));
 //
-// Files: Save(dir, step) writes "<dir>/<basename>-<step>.shard-<k>-of-<n>"
-// (ops/io/io_ops.h format, each atomically), then atomically rewrites
-// "<dir>/checkpoint" (checkpoint_state.h) to name the new checkpoint as the
-// latest, and only then deletes the files of checkpoints beyond max_to_keep.
-// A crash at any point leaves the previous checkpoint listed and whole.
+// Files: Save(dir, step) has each shard write "<prefix>_temp/part-<k>-of-<n>"
+// (prefix "<dir>/<basename>-<step>"; an index and a data file, each
+// atomically), then the last shard's task merges them (MergeV2Checkpoints)
+// into "<prefix>.index" and "<prefix>.data-<k>-of-<n>", the files TensorFlow
+// reads (tf.train.load_checkpoint, Saver.restore): so the tasks must share
+// the checkpoint directory, as TensorFlow's do. Then "<dir>/checkpoint"
+// (checkpoint_state.h) is rewritten atomically to name the new checkpoint
+// as the latest, and only then are the files of checkpoints beyond
+// max_to_keep deleted. A crash at any point leaves the previous checkpoint
+// listed and whole; the "_temp" directories of saves that died are removed
+// by a later save once ten minutes old. Restore also reads checkpoints in
+// Sluice's older layout, "<prefix>.shard-<k>-of-<n>" (ops/io/io_ops.h).
 //
 // Graph nodes (under the scope's name prefix, `name` = options.name):
 //   <name>/prefix          string Placeholder: the checkpoint prefix (fed)
-//   <name>/shard_<k>/...   StringJoin (file name), SaveV2, RestoreV2, Assigns
-//   <name>/save_all        NoOp target running every SaveV2
+//   <name>/shard_<k>/...   StringJoin and ShardedFilename (the part's
+//                          name), SaveV2, RestoreV2, Assigns
+//   <name>/shard_<n-1>/merge  MergeV2Checkpoints of every part
+//   <name>/save_all        NoOp target running every SaveV2 and the merge
 //   <name>/restore_all     NoOp target running every restoring Assign
 // Shards are the distinct requested devices of the variables (canonical
 // device names; "" is one shard), sorted; variables within a shard sorted by
@@ -34,15 +44,17 @@
 // Partitioned variables (training/partitioned_variables.h): a variable node
 // whose string attrs kSaveSliceNameAttr and kSaveSliceSpecAttr are set is
 // saved as that slice ("10 4 0,5:-") of the tensor so named, as TensorFlow
-// saves a part (its save_slice_info), and restored from whatever parts the
-// checkpoint holds of that tensor, in any shard file: a table saved in N
-// parts restores into M parts, or whole into a variable of the full shape
-// named after the tensor.
+// saves a part (its save_slice_info), and restored from whatever slices the
+// checkpoint holds of that tensor, reading only those that overlap the
+// part: a table saved in N parts restores into M parts, or whole into a
+// variable of the full shape named after the tensor; and TensorFlow's
+// partitioned checkpoints restore the same way.
 //
 // Errors: Build: InvalidArgument for a node that is not a variable, or no
 // variables; graph-building errors name the node. Save/Restore: the
-// session's error (RestoreV2 reports DataLoss / NotFound naming the shard file
-// and tensors); Save also fails when the state file cannot be written.
+// session's error (RestoreV2 reports DataLoss / NotFound naming the
+// checkpoint, the data file and the tensor); Save also fails when the state
+// file cannot be written.
 //
 // Thread-safety: Save and Restore may be called concurrently; saves are
 // serialized around the state file. Ownership: the graph owns the nodes;
@@ -62,9 +74,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "training/checkpoint/checkpoint_state.h"
 #include "graph/scope.h"
 #include "runtime/session.h"
+#include "training/checkpoint/checkpoint_state.h"
 
 namespace sluice {
 
@@ -114,8 +126,8 @@ class Saver {
   const SaverNodeNames& node_names() const { return names_; }
   int num_shards() const { return names_.num_shards; }
 
-  // "<prefix>.shard-<k>-of-<n>".
-  static std::string ShardFilename(absl::string_view prefix, int shard, int num_shards);
+  // "<prefix>.data-<k>-of-<n>" (five digits each): shard k's data file.
+  static std::string DataFilename(absl::string_view prefix, int shard, int num_shards);
 
  private:
   Saver(SaverNodeNames names, SaverOptions options)

@@ -1,10 +1,12 @@
 #include "training/checkpoint/saver.h"
 
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,12 +17,12 @@
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/io/internal/checkpoint_shard.h"
 #include "ops/io/io_ops.h"
 #include "ops/state/state_ops.h"
-#include "ops/io/internal/checkpoint_shard.h"
 #include "runtime/atomic_file.h"
-#include "session/direct_session.h"
 #include "runtime/session.h"
+#include "session/direct_session.h"
 
 namespace sluice {
 namespace {
@@ -109,8 +111,12 @@ TEST_F(SaverTest, RoundTripOneShardPerDevice) {
   absl::StatusOr<std::string> prefix = saver_->Save(sess.get(), dir, 100);
   ASSERT_TRUE(prefix.ok()) << prefix.status();
   EXPECT_EQ(*prefix, dir + "/model.ckpt-100");
-  EXPECT_TRUE(Exists(dir + "/model.ckpt-100.shard-0-of-2"));
-  EXPECT_TRUE(Exists(dir + "/model.ckpt-100.shard-1-of-2"));
+  // TensorFlow's layout: an index and a data file per shard, merged from
+  // the shards' "_temp" directory, which is gone.
+  EXPECT_TRUE(Exists(dir + "/model.ckpt-100.index"));
+  EXPECT_TRUE(Exists(dir + "/model.ckpt-100.data-00000-of-00002"));
+  EXPECT_TRUE(Exists(dir + "/model.ckpt-100.data-00001-of-00002"));
+  EXPECT_FALSE(Exists(dir + "/model.ckpt-100_temp"));
   EXPECT_EQ(*LatestCheckpoint(dir), *prefix);
 
   Bump(sess.get());
@@ -153,12 +159,11 @@ TEST_F(SaverTest, EachShardIsWrittenOnItsVariablesDevice) {
   std::sort(save_devices.begin(), save_devices.end());
   EXPECT_EQ(save_devices, (std::vector<std::string>{"save/shard_0/save@" + Cpu(1),
                                                     "save/shard_1/save@" + Cpu(2)}));
-  // Shard 0 holds CPU:1's variables (count, w1), shard 1 CPU:2's (w2).
+  // Both shards merged at the prefix.
   Scope s = Scope::NewRootScope(BuiltinOps());
-  std::vector<Output> r0 = ops::RestoreV2(s, Saver::ShardFilename(prefix, 0, 2), {"count", "w1"},
-                                          {"", ""}, {DT_INT64, DT_FLOAT});
-  std::vector<Output> r1 =
-      ops::RestoreV2(s, Saver::ShardFilename(prefix, 1, 2), {"w2"}, {""}, {DT_FLOAT});
+  std::vector<Output> r0 =
+      ops::RestoreV2(s, prefix, {"count", "w1"}, {"", ""}, {DT_INT64, DT_FLOAT});
+  std::vector<Output> r1 = ops::RestoreV2(s, prefix, {"w2"}, {""}, {DT_FLOAT});
   ASSERT_TRUE(s.ok()) << s.status();
   auto check = NewSession(BuiltinSessionConfig(), *s.graph());
   ASSERT_TRUE(check.ok());
@@ -168,12 +173,10 @@ TEST_F(SaverTest, EachShardIsWrittenOnItsVariablesDevice) {
   EXPECT_EQ((*got)[0].scalar<int64_t>(), 7);
   EXPECT_EQ((*got)[1].flat<float>()[3], 4);
   EXPECT_EQ((*got)[2].flat<float>()[2], 0.125f);
-  // Each file holds its own device's variables only (a restore of w1 from
-  // shard 1's name would find it in shard 0, its sibling).
-  absl::StatusOr<internal::CheckpointShard> shard1 =
-      internal::CheckpointShard::Read(Saver::ShardFilename(prefix, 1, 2));
-  ASSERT_TRUE(shard1.ok()) << shard1.status();
-  EXPECT_EQ(shard1->names(), std::vector<std::string>{"w2"});
+  // Each data file holds its own device's variables only: shard 0 CPU:1's
+  // (count: 8 bytes, w1: 16), shard 1 CPU:2's (w2: 12).
+  EXPECT_EQ(std::filesystem::file_size(Saver::DataFilename(prefix, 0, 2)), 24u);
+  EXPECT_EQ(std::filesystem::file_size(Saver::DataFilename(prefix, 1, 2)), 12u);
 }
 
 TEST_F(SaverTest, MaxToKeepDeletesTheOldestAndLatestIsTheNewest) {
@@ -190,12 +193,12 @@ TEST_F(SaverTest, MaxToKeepDeletesTheOldestAndLatestIsTheNewest) {
             (std::vector<std::string>{dir + "/model.ckpt-30", dir + "/model.ckpt-40"}));
   for (int step : {10, 20}) {
     for (int k : {0, 1}) {
-      EXPECT_FALSE(Exists(Saver::ShardFilename(absl::StrCat(dir, "/model.ckpt-", step), k, 2)));
+      EXPECT_FALSE(Exists(Saver::DataFilename(absl::StrCat(dir, "/model.ckpt-", step), k, 2)));
     }
   }
   for (int step : {30, 40}) {
     for (int k : {0, 1}) {
-      EXPECT_TRUE(Exists(Saver::ShardFilename(absl::StrCat(dir, "/model.ckpt-", step), k, 2)));
+      EXPECT_TRUE(Exists(Saver::DataFilename(absl::StrCat(dir, "/model.ckpt-", step), k, 2)));
     }
   }
   ASSERT_TRUE(saver_->Restore(sess.get(), dir + "/model.ckpt-30").ok());
@@ -213,7 +216,7 @@ TEST_F(SaverTest, CorruptShardIsDataLossOnRestore) {
   const std::string dir = TestDir("corrupt");
   absl::StatusOr<std::string> prefix = saver_->Save(sess.get(), dir, 5);
   ASSERT_TRUE(prefix.ok());
-  const std::string shard = Saver::ShardFilename(*prefix, 1, 2);
+  const std::string shard = Saver::DataFilename(*prefix, 1, 2);
   std::string bytes = *ReadFileToString(shard);
   bytes[bytes.size() / 2] ^= 0x40;
   ASSERT_TRUE(WriteFileAtomically(shard, bytes).ok());
@@ -239,7 +242,7 @@ TEST_F(SaverTest, RestoreNewestFallsBackPastACorruptLatest) {
   ASSERT_TRUE(second.ok());
   Bump(sess.get());
   auto corrupt = [](const std::string& prefix) {
-    const std::string shard = Saver::ShardFilename(prefix, 0, 2);
+    const std::string shard = Saver::DataFilename(prefix, 0, 2);
     std::string bytes = *ReadFileToString(shard);
     bytes[bytes.size() / 2] ^= 0x40;
     ASSERT_TRUE(WriteFileAtomically(shard, bytes).ok());
@@ -271,7 +274,7 @@ TEST_F(SaverTest, InterruptedSaveLeavesThePreviousCheckpointUsable) {
                           {names.save_target})
                     .ok());
     if (step == 30) {
-      ASSERT_EQ(unlink(Saver::ShardFilename(prefix, 1, 2).c_str()), 0);
+      ASSERT_EQ(unlink(Saver::DataFilename(prefix, 1, 2).c_str()), 0);
     }
   }
   EXPECT_EQ(*LatestCheckpoint(dir), dir + "/model.ckpt-10");
@@ -282,7 +285,7 @@ TEST_F(SaverTest, InterruptedSaveLeavesThePreviousCheckpointUsable) {
   // The half-written step 30 is unusable, and says which file is missing.
   absl::Status st = saver_->Restore(fresh.get(), dir + "/model.ckpt-30");
   EXPECT_EQ(st.code(), StatusCode::kNotFound) << st;
-  EXPECT_TRUE(Contains(st, "model.ckpt-30.shard-1-of-2")) << st;
+  EXPECT_TRUE(Contains(st, "model.ckpt-30.data-00001-of-00002")) << st;
   // Saving goes on normally afterwards.
   ASSERT_TRUE(saver_->Save(sess.get(), dir, 40).ok());
   EXPECT_EQ(*LatestCheckpoint(dir), dir + "/model.ckpt-40");
@@ -335,8 +338,50 @@ TEST(SaverBuildTest, UnshardedWritesOneFile) {
   const std::string dir = TestDir("unsharded");
   absl::StatusOr<std::string> prefix = (*saver)->Save(sess->get(), dir, 3);
   ASSERT_TRUE(prefix.ok()) << prefix.status();
-  EXPECT_TRUE(Exists(*prefix + ".shard-0-of-1"));
+  EXPECT_TRUE(Exists(*prefix + ".index"));
+  EXPECT_TRUE(Exists(*prefix + ".data-00000-of-00001"));
   ASSERT_TRUE((*saver)->Restore(sess->get(), *prefix).ok());
+}
+
+// A checkpoint in Sluice's older layout ("<prefix>.shard-<k>-of-<n>", in
+// its own file format) restores through the same graph.
+TEST_F(SaverTest, RestoresTheOlderLayout) {
+  MakeSaver();
+  std::unique_ptr<Session> sess = NewSess();
+  ASSERT_TRUE(sess->Run({}, {}, {"init"}).ok());
+  const std::string dir = TestDir("older");
+  ASSERT_TRUE(CreateDirectories(dir).ok());
+  const std::string prefix = dir + "/model.ckpt-9";
+  ASSERT_TRUE(internal::WriteCheckpointShard(
+                  prefix + ".shard-0-of-2",
+                  {{"count", Tensor::Scalar<int64_t>(40)},
+                   {"w1", Tensor::FromVector<float>({5, 6, 7, 8}, TensorShape({2, 2}))}})
+                  .ok());
+  ASSERT_TRUE(internal::WriteCheckpointShard(prefix + ".shard-1-of-2",
+                                             {{"w2", Tensor::FromVector<float>({9, 9, 9})}})
+                  .ok());
+  absl::Status st = saver_->Restore(sess.get(), prefix);
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(Values(sess.get()), (std::vector<double>{5, 40, 9}));
+}
+
+// The "_temp" directory of a save that died long ago is removed by the next
+// save; a young one (a save at work) stays.
+TEST_F(SaverTest, OrphanedTempDirectoriesAreRemoved) {
+  MakeSaver();
+  std::unique_ptr<Session> sess = NewSess();
+  ASSERT_TRUE(sess->Run({}, {}, {"init"}).ok());
+  const std::string dir = TestDir("orphans");
+  for (const char* name : {"/model.ckpt-1_temp", "/model.ckpt-2_temp"}) {
+    ASSERT_TRUE(CreateDirectories(dir + name).ok());
+    ASSERT_TRUE(WriteFileAtomically(dir + name + "/part-00000-of-00002.index", "x").ok());
+  }
+  const std::string old = dir + "/model.ckpt-1_temp";
+  struct timeval times[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_EQ(utimes(old.c_str(), times), 0);
+  ASSERT_TRUE(saver_->Save(sess.get(), dir, 3).ok());
+  EXPECT_FALSE(Exists(old));
+  EXPECT_TRUE(Exists(dir + "/model.ckpt-2_temp"));
 }
 
 }  // namespace
