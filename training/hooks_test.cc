@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "training/summary/event.pb.h"
-#include "runtime/io/record_reader.h"
-#include "training/monitored_session.h"
-#include "training/training_testutil.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/io/record_reader.h"
+#include "training/monitored_session.h"
+#include "training/summary/event.pb.h"
+#include "training/training_testutil.h"
 
 namespace sluice {
 namespace {
@@ -131,11 +131,11 @@ TEST(CheckpointSaverHookTest, SavesEveryNStepsAndAtEnd) {
   EXPECT_THAT(Checkpoints(dir), ElementsAre(dir + "/model.ckpt-5", dir + "/model.ckpt-10"));
   ASSERT_TRUE(ms->Close().ok());
   EXPECT_EQ(ckpt.last_saved(), dir + "/model.ckpt-12");
-  EXPECT_THAT(Checkpoints(dir), ElementsAre(dir + "/model.ckpt-5", dir + "/model.ckpt-10",
-                                            dir + "/model.ckpt-12"));
+  EXPECT_THAT(Checkpoints(dir),
+              ElementsAre(dir + "/model.ckpt-5", dir + "/model.ckpt-10", dir + "/model.ckpt-12"));
   for (int step : {5, 10, 12}) {
     const std::string prefix = dir + "/model.ckpt-" + std::to_string(step);
-    EXPECT_TRUE(std::filesystem::exists(Saver::ShardFilename(prefix, 0, m.saver->num_shards())))
+    EXPECT_TRUE(std::filesystem::exists(Saver::DataFilename(prefix, 0, m.saver->num_shards())))
         << prefix;
   }
 }
@@ -167,9 +167,9 @@ TEST(CheckpointSaverHookTest, DiskFullDoesNotStopTraining) {
   }
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
   signal(SIGXFSZ, old_handler);
-  EXPECT_EQ(steps, 12);                                   // trained to the end
-  EXPECT_EQ(ckpt.last_saved(), dir + "/model.ckpt-5");   // step 10 found no room
-  ASSERT_TRUE(ms->Close().ok());                           // room again: End saves
+  EXPECT_EQ(steps, 12);                                 // trained to the end
+  EXPECT_EQ(ckpt.last_saved(), dir + "/model.ckpt-5");  // step 10 found no room
+  ASSERT_TRUE(ms->Close().ok());                        // room again: End saves
   EXPECT_EQ(ckpt.last_saved(), dir + "/model.ckpt-12");
 }
 
@@ -186,9 +186,9 @@ TEST(CheckpointSaverHookTest, HonoursMaxToKeep) {
   ASSERT_TRUE(ms->Close().ok());
   EXPECT_THAT(Checkpoints(dir), ElementsAre(dir + "/tiny-9", dir + "/tiny-10"));
   const int shards = m.saver->num_shards();
-  EXPECT_FALSE(std::filesystem::exists(Saver::ShardFilename(dir + "/tiny-3", 0, shards)));
-  EXPECT_FALSE(std::filesystem::exists(Saver::ShardFilename(dir + "/tiny-6", 0, shards)));
-  EXPECT_TRUE(std::filesystem::exists(Saver::ShardFilename(dir + "/tiny-9", 0, shards)));
+  EXPECT_FALSE(std::filesystem::exists(Saver::DataFilename(dir + "/tiny-3", 0, shards)));
+  EXPECT_FALSE(std::filesystem::exists(Saver::DataFilename(dir + "/tiny-6", 0, shards)));
+  EXPECT_TRUE(std::filesystem::exists(Saver::DataFilename(dir + "/tiny-9", 0, shards)));
 }
 
 TEST(CheckpointSaverHookTest, SavesByTime) {

@@ -72,9 +72,13 @@ class TensorFlowConformanceTest(unittest.TestCase):
         os.makedirs(ckpt)
         subprocess.run([runfile("runtime/io/write_test_bundle"), os.path.join(ckpt, "model.ckpt-5")],
                        check=True, capture_output=True)
+        # Two checkpoints Sluice's Saver writes (sharded, a partitioned table).
+        saver_dir = os.path.join(cls.dir, "sluice_saver")
+        subprocess.run([runfile("training/checkpoint/write_test_checkpoint"), saver_dir],
+                       check=True, capture_output=True)
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
         done = subprocess.run([PY, os.path.join(HERE, "tf_side.py"), cls.dir, records,
-                               os.path.join(ckpt, "model.ckpt-5")],
+                               os.path.join(ckpt, "model.ckpt-5"), saver_dir],
                               env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError("tf_side.py failed:\n" + done.stderr[-4000:])
@@ -177,6 +181,22 @@ class TensorFlowConformanceTest(unittest.TestCase):
         self.assertEqual(got["step"].dtype, np.int64)
         self.assertEqual(int(got["step"]), 9)
         np.testing.assert_array_equal(got["x"], np.array([0.5, 1.5, 2.5]))
+
+    def test_tensorflow_reads_and_repartitions_a_checkpoint_sluices_saver_wrote(self):
+        with open(os.path.join(self.dir, "sluice_saver.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["latest"], "model.ckpt-10")
+        self.assertEqual(meta["all"], ["model.ckpt-5", "model.ckpt-10"])
+        self.assertEqual(meta["names"], ["dense/kernel", "emb", "global_step"])
+        load = lambda n: np.load(os.path.join(self.dir, "sluice_saver.%s.npy" % n))
+        table = np.array([[10.0 * r + c for c in range(3)] for r in range(7)], np.float32)
+        np.testing.assert_array_equal(load("emb"), table)  # three slices, assembled by TF
+        np.testing.assert_array_equal(load("dense_kernel"), np.array([[1, 2], [3, 4]], np.float32))
+        self.assertEqual(int(load("global_step")), 42)
+        # Saved in 3 parts by Sluice, restored by TensorFlow into 2.
+        np.testing.assert_array_equal(load("emb_part_rows"), [4, 3])
+        np.testing.assert_array_equal(load("emb_in_2_parts"), table)
+        self.assertEqual(int(load("restored_step")), 42)
 
     def test_tensorflow_reads_what_sluice_wrote(self):
         images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))

@@ -456,6 +456,35 @@ def read_sluice_checkpoint(prefix):
         json.dump(names, f)
 
 
+def read_sluice_saver_checkpoint(dirname):
+    """What TensorFlow makes of the directory Sluice's Saver wrote: the
+    latest checkpoint by its state file, every tensor by load_checkpoint, and
+    the 3-part table restored by a TF Saver into 2 parts."""
+    state = tf.train.get_checkpoint_state(dirname)
+    latest = v1.train.latest_checkpoint(dirname)
+    r = v1.train.load_checkpoint(latest)
+    names = sorted(r.get_variable_to_shape_map())
+    for n in names:
+        np.save(os.path.join(OUT, "sluice_saver.%s.npy" % n.replace("/", "_")), r.get_tensor(n))
+    g = tf.Graph()
+    with g.as_default():
+        emb = v1.get_variable("emb", shape=[7, 3], initializer=v1.zeros_initializer(),
+                              partitioner=v1.fixed_size_partitioner(2))
+        step = v1.get_variable("global_step", shape=[], dtype=tf.int64,
+                               initializer=v1.zeros_initializer())
+        saver = v1.train.Saver([emb, step])
+        with v1.Session() as sess:
+            saver.restore(sess, latest)
+            parts = sess.run(list(emb))
+            np.save(os.path.join(OUT, "sluice_saver.emb_in_2_parts.npy"), np.concatenate(parts))
+            np.save(os.path.join(OUT, "sluice_saver.emb_part_rows.npy"),
+                    np.array([p.shape[0] for p in parts]))
+            np.save(os.path.join(OUT, "sluice_saver.restored_step.npy"), sess.run(step))
+    with open(os.path.join(OUT, "sluice_saver.json"), "w") as f:
+        json.dump(dict(names=names, latest=os.path.basename(latest),
+                       all=[os.path.basename(p) for p in state.all_model_checkpoint_paths]), f)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     paths = write_records()
@@ -473,6 +502,8 @@ def main():
         read_sluice_records(sys.argv[2])
     if len(sys.argv) > 3:
         read_sluice_checkpoint(sys.argv[3])
+    if len(sys.argv) > 4:
+        read_sluice_saver_checkpoint(sys.argv[4])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump(dict(tensorflow=tf.__version__, cases=CASES), f, indent=1)
 
