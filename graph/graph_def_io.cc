@@ -15,31 +15,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "base/status_macros.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 #include "graph/algorithm.h"
 #include "graph/shape_inference.h"
-#include "base/status_macros.h"
+#include "graph/text_proto.h"
 
 namespace sluice {
 namespace {
-
-// Keeps the first text-format error with its (1-based) position.
-class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (error_.empty()) {
-      error_ = absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message);
-    }
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
 
 // True when the bytes could be a text-format file: no control characters
 // other than whitespace. Binary GraphDefs are full of small length bytes.
@@ -95,9 +79,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return bytes;
 }
 
-std::string NodeContext(const NodeDef& def) {
-  return absl::StrCat("node '", def.name(), "'");
-}
+std::string NodeContext(const NodeDef& def) { return absl::StrCat("node '", def.name(), "'"); }
 
 // Connects the inputs listed in `def` to `dst`.
 absl::Status ConnectInputs(const NodeDef& def, Node* dst, Graph* graph) {
@@ -106,14 +88,13 @@ absl::Status ConnectInputs(const NodeDef& def, Node* dst, Graph* graph) {
   for (const std::string& input : def.input()) {
     absl::StatusOr<TensorId> id = ParseTensorName(input);
     if (!id.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          NodeContext(def), ": malformed input '", input, "': ", id.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": malformed input '", input,
+                                                     "': ", id.status().message()));
     }
     Node* src = graph->FindNode(id->node);
     if (src == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": input '", input,
-                                                     "' refers to unknown node '", id->node,
-                                                     "'"));
+                                                     "' refers to unknown node '", id->node, "'"));
     }
     if (id->index == Edge::kControlSlot) {
       seen_control = true;
@@ -121,23 +102,23 @@ absl::Status ConnectInputs(const NodeDef& def, Node* dst, Graph* graph) {
       continue;
     }
     if (seen_control) {
-      return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": data input '", input,
-                                                     "' comes after a control input"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(NodeContext(def), ": data input '", input, "' comes after a control input"));
     }
     if (id->index < 0 || id->index >= src->num_outputs()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          NodeContext(def), ": input '", input, "' refers to output ", id->index, " of ",
-          src->DebugName(), ", which has ", src->num_outputs(), " output(s)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(NodeContext(def), ": input '", input, "' refers to output ", id->index,
+                       " of ", src->DebugName(), ", which has ", src->num_outputs(), " output(s)"));
     }
     if (data_inputs >= dst->num_inputs()) {
       return absl::InvalidArgumentError(absl::StrCat(NodeContext(def), ": too many data inputs (",
-                                                     "op ", def.op(), " takes ",
-                                                     dst->num_inputs(), ")"));
+                                                     "op ", def.op(), " takes ", dst->num_inputs(),
+                                                     ")"));
     }
     absl::Status s = graph->AddEdge(src, id->index, dst, data_inputs);
     if (!s.ok()) {
-      return AddContext(s, absl::StrCat(NodeContext(def), ": input ", data_inputs, " '", input,
-                                        "'"));
+      return AddContext(s,
+                        absl::StrCat(NodeContext(def), ": input ", data_inputs, " '", input, "'"));
     }
     ++data_inputs;
   }
@@ -159,12 +140,9 @@ absl::StatusOr<GraphDef> ParseGraphDef(absl::string_view bytes) {
   GraphDef def;
   std::string text_error;
   if (LooksLikeText(bytes)) {
-    google::protobuf::io::ArrayInputStream input(bytes.data(), static_cast<int>(bytes.size()));
-    FirstErrorCollector errors;
-    google::protobuf::TextFormat::Parser parser;
-    parser.RecordErrorsTo(&errors);
-    if (parser.Parse(&input, &def)) return def;
-    text_error = errors.error();
+    absl::Status parsed = ParseTextProto(bytes, &def);
+    if (parsed.ok()) return def;
+    text_error = std::string(parsed.message());
     def.Clear();
   }
   {
@@ -262,8 +240,8 @@ absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptio
     const OpDef* op_def = graph->registry()->Find(node_def.op());
     if (!options.allow_internal_ops && absl::StartsWith(node_def.op(), "_") &&
         (op_def == nullptr || !op_def->allowed_in_graph_files)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          NodeContext(node_def), ": op '", node_def.op(), "' is internal to Sluice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(NodeContext(node_def), ": op '", node_def.op(), "' is internal to Sluice"));
     }
     NodeDef copy = node_def;
     copy.clear_input();
@@ -293,8 +271,7 @@ absl::Status ImportGraphDef(const GraphDef& def, Graph* graph, const ImportOptio
   return absl::OkStatus();
 }
 
-absl::StatusOr<GraphDef> PruneGraphDef(const GraphDef& def,
-                                       absl::Span<const std::string> outputs) {
+absl::StatusOr<GraphDef> PruneGraphDef(const GraphDef& def, absl::Span<const std::string> outputs) {
   absl::flat_hash_map<absl::string_view, int> index;
   for (int i = 0; i < def.node_size(); ++i) index.emplace(def.node(i).name(), i);
 

@@ -17,14 +17,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_macros.h"
 #include "builtin_session.h"
 #include "graph/graph_def_io.h"
-#include "base/status_macros.h"
 #include "ops/builtins.h"
-#include "session/direct_session.h"
 #include "runtime/npy.h"
+#include "session/direct_session.h"
+#include "training/checkpoint/meta_graph.h"
 
 ABSL_FLAG(std::string, graph, "", "GraphDef file to run, binary (.pb) or text (.pbtxt)");
+ABSL_FLAG(std::string, meta_graph, "",
+          "MetaGraphDef file to run instead of --graph (model.ckpt-N.meta, or .pbtxt for text)");
+ABSL_FLAG(std::string, restore, "",
+          "checkpoint prefix to restore before anything runs, through the --meta_graph's saver "
+          "(e.g. /ckpt/model.ckpt-10)");
 ABSL_FLAG(std::vector<std::string>, feed, {},
           "NAME=FILE.npy: feed the tensor NAME (e.g. x:0) from a .npy file on every run; "
           "comma list, may repeat");
@@ -48,9 +54,9 @@ ABSL_FLAG(std::string, out_dir, "",
 namespace sluice {
 namespace {
 
-constexpr const char* kFlagNames[] = {"graph",        "feed",       "init",  "target",
-                                      "steps",        "fetch",      "check", "virtual_cpus",
-                                      "auto_place",   "out_dir"};
+constexpr const char* kFlagNames[] = {"graph", "meta_graph",   "restore",    "feed",
+                                      "init",  "target",       "steps",      "fetch",
+                                      "check", "virtual_cpus", "auto_place", "out_dir"};
 
 // "ScalarSummary (loss_summary), RestoreV2 (save/RestoreV2, save/RestoreV2_1)":
 // nodes grouped by op in order of first appearance, a few names per op.
@@ -86,8 +92,8 @@ absl::StatusOr<std::pair<Node*, int>> FindOutput(const Graph& graph, const std::
                                                  absl::string_view what) {
   absl::StatusOr<TensorId> id = ParseTensorName(name);
   if (!id.ok() || id->index == Edge::kControlSlot) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(what), " '", name,
-                                                   "' is not a tensor name (node or node:index)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(what), " '", name, "' is not a tensor name (node or node:index)"));
   }
   Node* node = graph.FindNode(id->node);
   if (node == nullptr) {
@@ -95,9 +101,9 @@ absl::StatusOr<std::pair<Node*, int>> FindOutput(const Graph& graph, const std::
         absl::StrCat(std::string(what), " '", name, "': the graph has no node '", id->node, "'"));
   }
   if (id->index >= node->num_outputs()) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(what), " '", name, "': ",
-                                                   node->DebugName(), " has ", node->num_outputs(),
-                                                   " output(s)"));
+    return absl::InvalidArgumentError(absl::StrCat(std::string(what), " '", name,
+                                                   "': ", node->DebugName(), " has ",
+                                                   node->num_outputs(), " output(s)"));
   }
   return std::make_pair(node, id->index);
 }
@@ -172,9 +178,9 @@ absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& req
     }
   }
   if (!missing_ignored.empty()) {
-    report.warnings.push_back(absl::StrCat("ignoring ", missing_ignored.size(),
-                                           " node(s) with ops Sluice lacks: ",
-                                           DescribeNodesByOp(missing_ignored)));
+    report.warnings.push_back(
+        absl::StrCat("ignoring ", missing_ignored.size(),
+                     " node(s) with ops Sluice lacks: ", DescribeNodesByOp(missing_ignored)));
   }
 
   Graph graph(options.ops);
@@ -195,10 +201,9 @@ absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& req
     DataType want = BaseType(node->output_type(index));
     const TensorShape& want_shape = node->output_shape(index);
     if (tensor.dtype() != want || !want_shape.IsCompatibleWith(tensor.shape())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("feed '", name, "' is ", DescribeTensorType(tensor), ", but ",
-                       node->DebugName(), " output ", index, " is ", DataTypeName(want),
-                       want_shape.DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "feed '", name, "' is ", DescribeTensorType(tensor), ", but ", node->DebugName(),
+          " output ", index, " is ", DataTypeName(want), want_shape.DebugString()));
     }
     feeds.emplace_back(name, tensor);
   }
@@ -290,6 +295,8 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
   if (parsed.help) return parsed;
 
   parsed.graph = absl::GetFlag(FLAGS_graph);
+  parsed.meta_graph = absl::GetFlag(FLAGS_meta_graph);
+  parsed.restore = absl::GetFlag(FLAGS_restore);
   parsed.steps = absl::GetFlag(FLAGS_steps);
   parsed.out_dir = absl::GetFlag(FLAGS_out_dir);
   parsed.virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
@@ -299,15 +306,20 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
     return absl::InvalidArgumentError(
         absl::StrCat("--virtual_cpus must be in [0, 64], not ", parsed.virtual_cpus));
   }
-  if (parsed.graph.empty()) return absl::InvalidArgumentError("--graph=FILE is required");
+  if (parsed.graph.empty() == parsed.meta_graph.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --graph=FILE and --meta_graph=FILE");
+  }
+  if (!parsed.restore.empty() && parsed.meta_graph.empty()) {
+    return absl::InvalidArgumentError(
+        "--restore needs --meta_graph: a plain GraphDef does not say how to restore");
+  }
   if (parsed.steps < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--steps must be >= 0, not ", parsed.steps));
   }
   for (const std::string& feed : feeds) {
     size_t eq = feed.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == feed.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--feed '", feed, "' is not NAME=FILE.npy"));
+      return absl::InvalidArgumentError(absl::StrCat("--feed '", feed, "' is not NAME=FILE.npy"));
     }
     parsed.feeds.emplace_back(feed.substr(0, eq), feed.substr(eq + 1));
   }
@@ -346,11 +358,11 @@ OpCheck CheckGraphOps(const GraphDef& def, const OpRegistry& ops) {
 }
 
 std::string FormatOpCheck(const OpCheck& check, absl::string_view graph_name) {
-  std::string text = absl::StrCat(graph_name, ": ", check.num_nodes, " nodes, ", check.num_ops,
-                                  " distinct ops; ");
+  std::string text =
+      absl::StrCat(graph_name, ": ", check.num_nodes, " nodes, ", check.num_ops, " distinct ops; ");
   if (check.missing.empty()) return absl::StrCat(text, "Sluice has every one\n");
-  absl::StrAppend(&text, "Sluice lacks ", check.missing.size(), " of them (",
-                  check.missing_nodes, check.missing_nodes == 1 ? " node" : " nodes", "):\n");
+  absl::StrAppend(&text, "Sluice lacks ", check.missing.size(), " of them (", check.missing_nodes,
+                  check.missing_nodes == 1 ? " node" : " nodes", "):\n");
   for (const auto& [op, n] : check.missing) {
     absl::StrAppend(&text, "  ", op, ": ", n, n == 1 ? " node\n" : " nodes\n");
   }
@@ -381,14 +393,16 @@ std::string UsageText() {
       "usage: runner --graph=FILE [--feed=NAME=FILE.npy ...] [--init=NAME] [--target=NAME]\n"
       "              [--steps=N] [--fetch=NAME[,NAME...]] [--out_dir=DIR]\n"
       "              [--virtual_cpus=N] [--auto_place]\n"
+      "       runner --meta_graph=PREFIX.meta [--restore=PREFIX] ...the same...\n"
       "       runner --graph=FILE --check\n"
-      "Runs a GraphDef (binary or text): the --init nodes once, --steps runs of the\n"
+      "Runs a GraphDef (binary or text), or a MetaGraph's graph after restoring a\n"
+      "checkpoint through its saver: the --init nodes once, --steps runs of the\n"
       "--target nodes, then fetches the --fetch tensors once.\n";
   for (const char* name : kFlagNames) {
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;
-    absl::StrAppend(&usage, "  --", name, ": ", flag->Help(), " (default: '",
-                    flag->DefaultValue(), "')\n");
+    absl::StrAppend(&usage, "  --", name, ": ", flag->Help(), " (default: '", flag->DefaultValue(),
+                    "')\n");
   }
   return usage;
 }
@@ -397,14 +411,31 @@ absl::Status RunFromArgs(const RunnerArgs& args, std::ostream& out, std::ostream
   const char* wd_env = std::getenv("BUILD_WORKING_DIRECTORY");
   const std::string wd = wd_env != nullptr ? wd_env : "";
 
-  ASSIGN_OR_RETURN(GraphDef def, ReadGraphDefFile(ResolvePath(args.graph, wd)));
+  GraphDef def;
   RunRequest request;
+  if (!args.meta_graph.empty()) {
+    ASSIGN_OR_RETURN(MetaGraphDef meta, ReadMetaGraph(ResolvePath(args.meta_graph, wd)));
+    def = meta.graph_def();
+    if (!args.restore.empty()) {
+      if (!meta.has_saver_def()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--restore: ", args.meta_graph, " has no saver_def"));
+      }
+      // The restore runs first: one more init target, its prefix fed.
+      request.feeds.emplace_back(meta.saver_def().filename_tensor_name(),
+                                 Tensor::Scalar<std::string>(ResolvePath(args.restore, wd)));
+      request.init_targets.push_back(meta.saver_def().restore_op_name());
+    }
+  } else {
+    ASSIGN_OR_RETURN(def, ReadGraphDefFile(ResolvePath(args.graph, wd)));
+  }
   for (const auto& [name, path] : args.feeds) {
     absl::StatusOr<Tensor> t = ReadNpyFile(ResolvePath(path, wd));
     if (!t.ok()) return AddContext(t.status(), absl::StrCat("--feed ", name));
     request.feeds.emplace_back(name, *std::move(t));
   }
-  request.init_targets = args.init_targets;
+  request.init_targets.insert(request.init_targets.end(), args.init_targets.begin(),
+                              args.init_targets.end());
   request.targets = args.targets;
   request.steps = args.steps;
   request.fetches = args.fetches;
@@ -451,13 +482,20 @@ int RunnerMain(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   if (parsed->check) {
     const char* wd = std::getenv("BUILD_WORKING_DIRECTORY");
-    absl::StatusOr<GraphDef> def = ReadGraphDefFile(ResolvePath(parsed->graph, wd ? wd : ""));
+    absl::StatusOr<GraphDef> def;
+    if (parsed->meta_graph.empty()) {
+      def = ReadGraphDefFile(ResolvePath(parsed->graph, wd ? wd : ""));
+    } else {
+      absl::StatusOr<MetaGraphDef> meta =
+          ReadMetaGraph(ResolvePath(parsed->meta_graph, wd ? wd : ""));
+      def = meta.ok() ? absl::StatusOr<GraphDef>(meta->graph_def()) : meta.status();
+    }
     if (!def.ok()) {
       err << "runner: error: " << OneLine(def.status()) << "\n";
       return 1;
     }
     const OpCheck check = CheckGraphOps(*def, *BuiltinOps());
-    out << FormatOpCheck(check, parsed->graph);
+    out << FormatOpCheck(check, parsed->graph.empty() ? parsed->meta_graph : parsed->graph);
     return check.missing.empty() ? 0 : 3;
   }
   absl::Status s = RunFromArgs(*parsed, out, err);

@@ -3,6 +3,9 @@
 //
 //   bazel run //tools:runner -- --graph=model.pbtxt --feed=x=batch.npy
 //       --init=init --target=train --steps=100 --fetch=loss,W --out_dir=out
+//   // Resume a TF1 training run from its MetaGraph and checkpoint:
+//   bazel run //tools:runner -- --meta_graph=/ckpt/model.ckpt-10.meta
+//       --restore=/ckpt/model.ckpt-10 --target=train --steps=10 --fetch=loss:0
 //
 // From C++ (tests, other tools):
 //   RunRequest req;
@@ -36,8 +39,8 @@
 #include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "runtime/session.h"
-#include "session/session_config.h"
 #include "runtime/tensor.h"
+#include "session/session_config.h"
 
 namespace sluice {
 
@@ -47,7 +50,7 @@ struct RunRequest {
   std::vector<std::string> init_targets;              // run once, first
   std::vector<std::string> targets;                   // run `steps` times
   int steps = 1;
-  std::vector<std::string> fetches;                   // fetched once, last
+  std::vector<std::string> fetches;  // fetched once, last
 };
 
 struct RunReport {
@@ -66,7 +69,7 @@ absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& req
 // `ops` lacks, with how many nodes use it, most used first.
 struct OpCheck {
   int num_nodes = 0;
-  int num_ops = 0;  // distinct ops
+  int num_ops = 0;                                   // distinct ops
   std::vector<std::pair<std::string, int>> missing;  // op, nodes
   int missing_nodes = 0;
 };
@@ -78,6 +81,8 @@ std::string FormatOpCheck(const OpCheck& check, absl::string_view graph_name);
 // The parsed command line.
 struct RunnerArgs {
   std::string graph;
+  std::string meta_graph;  // instead of graph: a MetaGraphDef file
+  std::string restore;     // a checkpoint prefix restored through meta_graph's saver
   std::vector<std::pair<std::string, std::string>> feeds;  // tensor name -> .npy path
   std::vector<std::string> init_targets;
   std::vector<std::string> targets;
@@ -93,7 +98,8 @@ struct RunnerArgs {
 // Parses arguments (argv without the program name): "--flag=value" or
 // "--flag value"; --feed, --init, --target and --fetch take comma lists and
 // may repeat. InvalidArgument for an unknown flag, a bad value, a positional
-// argument or a missing --graph.
+// argument, neither or both of --graph and --meta_graph, or --restore
+// without --meta_graph.
 absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args);
 
 // `path` unchanged when absolute or `working_dir` is empty, else joined.

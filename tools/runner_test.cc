@@ -1,7 +1,5 @@
 // Tests of the runner: the library's pieces, and the built binary run as a
 // user would (exit code, stdout, the one "runner: error: " line on stderr).
-#include "tools/runner_lib.h"
-
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -19,8 +17,16 @@
 #include "gmock/gmock.h"
 #include "graph/graph_def_io.h"
 #include "gtest/gtest.h"
+#include "ops/array/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/math/math_ops.h"
+#include "ops/state/state_ops.h"
 #include "runtime/npy.h"
+#include "runtime/session.h"
+#include "session/direct_session.h"
+#include "tools/runner_lib.h"
+#include "training/checkpoint/meta_graph.h"
+#include "training/checkpoint/saver.h"
 
 namespace sluice {
 namespace {
@@ -32,206 +38,151 @@ using ::testing::StartsWith;
 // y = x . W with W a variable initialized to [[2], [3]] by "init"; a summary
 // node whose op Sluice lacks hangs off y. TensorFlow's text layout.
 constexpr char kGraph[] = R"pb(node {
-  name: "x"
-  op: "Placeholder"
-  attr {
-    key: "dtype"
-    value {
-      type: DT_FLOAT
-    }
-  }
-  attr {
-    key: "shape"
-    value {
-      shape {
-        dim {
-          size: -1
-        }
-        dim {
-          size: 2
-        }
-      }
-    }
-  }
-}
-node {
-  name: "W/initial_value"
-  op: "Const"
-  attr {
-    key: "dtype"
-    value {
-      type: DT_FLOAT
-    }
-  }
-  attr {
-    key: "value"
-    value {
-      tensor {
-        dtype: DT_FLOAT
-        tensor_shape {
-          dim {
-            size: 2
-          }
-          dim {
-            size: 1
-          }
-        }
-        tensor_content: "\000\000\000@\000\000@@"
-      }
-    }
-  }
-}
-node {
-  name: "W"
-  op: "VariableV2"
-  attr {
-    key: "container"
-    value {
-      s: ""
-    }
-  }
-  attr {
-    key: "dtype"
-    value {
-      type: DT_FLOAT
-    }
-  }
-  attr {
-    key: "shape"
-    value {
-      shape {
-        dim {
-          size: 2
-        }
-        dim {
-          size: 1
-        }
-      }
-    }
-  }
-  attr {
-    key: "shared_name"
-    value {
-      s: ""
-    }
-  }
-}
-node {
-  name: "W/Assign"
-  op: "Assign"
-  input: "W"
-  input: "W/initial_value"
-  attr {
-    key: "T"
-    value {
-      type: DT_FLOAT
-    }
-  }
-  attr {
-    key: "_class"
-    value {
-      list {
-        s: "loc:@W"
-      }
-    }
-  }
-  attr {
-    key: "use_locking"
-    value {
-      b: true
-    }
-  }
-  attr {
-    key: "validate_shape"
-    value {
-      b: true
-    }
-  }
-}
-node {
-  name: "W/read"
-  op: "Identity"
-  input: "W"
-  attr {
-    key: "T"
-    value {
-      type: DT_FLOAT
-    }
-  }
-  attr {
-    key: "_class"
-    value {
-      list {
-        s: "loc:@W"
-      }
-    }
-  }
-}
-node {
-  name: "layer/y"
-  op: "MatMul"
-  input: "x"
-  input: "W/read"
-  attr {
-    key: "T"
-    value {
-      type: DT_FLOAT
-    }
-  }
-  attr {
-    key: "transpose_a"
-    value {
-      b: false
-    }
-  }
-  attr {
-    key: "transpose_b"
-    value {
-      b: false
-    }
-  }
-}
-node {
-  name: "y_summary/tag"
-  op: "Const"
-  attr {
-    key: "dtype"
-    value {
-      type: DT_STRING
-    }
-  }
-  attr {
-    key: "value"
-    value {
-      tensor {
-        dtype: DT_STRING
-        tensor_shape {
-        }
-        string_val: "y"
-      }
-    }
-  }
-}
-node {
-  name: "y_summary"
-  op: "HistogramSummary"
-  input: "y_summary/tag"
-  input: "layer/y"
-  attr {
-    key: "T"
-    value {
-      type: DT_FLOAT
-    }
-  }
-}
-node {
-  name: "init"
-  op: "NoOp"
-  input: "^W/Assign"
-}
-versions {
-  producer: 27
-}
+                                 name: "x"
+                                 op: "Placeholder"
+                                 attr {
+                                   key: "dtype"
+                                   value { type: DT_FLOAT }
+                                 }
+                                 attr {
+                                   key: "shape"
+                                   value {
+                                     shape {
+                                       dim { size: -1 }
+                                       dim { size: 2 }
+                                     }
+                                   }
+                                 }
+                               }
+                               node {
+                                 name: "W/initial_value"
+                                 op: "Const"
+                                 attr {
+                                   key: "dtype"
+                                   value { type: DT_FLOAT }
+                                 }
+                                 attr {
+                                   key: "value"
+                                   value {
+                                     tensor {
+                                       dtype: DT_FLOAT
+                                       tensor_shape {
+                                         dim { size: 2 }
+                                         dim { size: 1 }
+                                       }
+                                       tensor_content: "\000\000\000@\000\000@@"
+                                     }
+                                   }
+                                 }
+                               }
+                               node {
+                                 name: "W"
+                                 op: "VariableV2"
+                                 attr {
+                                   key: "container"
+                                   value { s: "" }
+                                 }
+                                 attr {
+                                   key: "dtype"
+                                   value { type: DT_FLOAT }
+                                 }
+                                 attr {
+                                   key: "shape"
+                                   value {
+                                     shape {
+                                       dim { size: 2 }
+                                       dim { size: 1 }
+                                     }
+                                   }
+                                 }
+                                 attr {
+                                   key: "shared_name"
+                                   value { s: "" }
+                                 }
+                               }
+                               node {
+                                 name: "W/Assign"
+                                 op: "Assign"
+                                 input: "W"
+                                 input: "W/initial_value"
+                                 attr {
+                                   key: "T"
+                                   value { type: DT_FLOAT }
+                                 }
+                                 attr {
+                                   key: "_class"
+                                   value { list { s: "loc:@W" } }
+                                 }
+                                 attr {
+                                   key: "use_locking"
+                                   value { b: true }
+                                 }
+                                 attr {
+                                   key: "validate_shape"
+                                   value { b: true }
+                                 }
+                               }
+                               node {
+                                 name: "W/read"
+                                 op: "Identity"
+                                 input: "W"
+                                 attr {
+                                   key: "T"
+                                   value { type: DT_FLOAT }
+                                 }
+                                 attr {
+                                   key: "_class"
+                                   value { list { s: "loc:@W" } }
+                                 }
+                               }
+                               node {
+                                 name: "layer/y"
+                                 op: "MatMul"
+                                 input: "x"
+                                 input: "W/read"
+                                 attr {
+                                   key: "T"
+                                   value { type: DT_FLOAT }
+                                 }
+                                 attr {
+                                   key: "transpose_a"
+                                   value { b: false }
+                                 }
+                                 attr {
+                                   key: "transpose_b"
+                                   value { b: false }
+                                 }
+                               }
+                               node {
+                                 name: "y_summary/tag"
+                                 op: "Const"
+                                 attr {
+                                   key: "dtype"
+                                   value { type: DT_STRING }
+                                 }
+                                 attr {
+                                   key: "value"
+                                   value {
+                                     tensor {
+                                       dtype: DT_STRING
+                                       tensor_shape {}
+                                       string_val: "y"
+                                     }
+                                   }
+                                 }
+                               }
+                               node {
+                                 name: "y_summary"
+                                 op: "HistogramSummary"
+                                 input: "y_summary/tag"
+                                 input: "layer/y"
+                                 attr {
+                                   key: "T"
+                                   value { type: DT_FLOAT }
+                                 }
+                               }
+                               node { name: "init" op: "NoOp" input: "^W/Assign" }
+                               versions { producer: 27 }
 )pb";
 
 std::string TmpDir() {
@@ -257,7 +208,8 @@ class RunnerTest : public ::testing::Test {
     graph_ = dir_ + "/graph.pbtxt";
     WriteFile(graph_, kGraph);
     x_ = dir_ + "/x.npy";
-    ASSERT_TRUE(WriteNpyFile(Tensor::FromVector<float>({1, 1, 0, 2}, TensorShape({2, 2})), x_).ok());
+    ASSERT_TRUE(
+        WriteNpyFile(Tensor::FromVector<float>({1, 1, 0, 2}, TensorShape({2, 2})), x_).ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -298,10 +250,10 @@ class RunnerTest : public ::testing::Test {
 };
 
 TEST_F(RunnerTest, ParseArgs) {
-  absl::StatusOr<RunnerArgs> a = ParseRunnerArgs(
-      {"--graph=g.pb", "--feed=x=a.npy,y:0=b.npy", "--feed", "z=c.npy", "--init=init",
-       "--target=t1,t2", "--target=t3", "--steps=5", "--fetch=loss", "--fetch=W:0,b",
-       "--out_dir=out"});
+  absl::StatusOr<RunnerArgs> a =
+      ParseRunnerArgs({"--graph=g.pb", "--feed=x=a.npy,y:0=b.npy", "--feed", "z=c.npy",
+                       "--init=init", "--target=t1,t2", "--target=t3", "--steps=5", "--fetch=loss",
+                       "--fetch=W:0,b", "--out_dir=out"});
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->graph, "g.pb");
   ASSERT_EQ(a->feeds.size(), 3u);
@@ -333,6 +285,9 @@ TEST_F(RunnerTest, ParseArgsErrors) {
   EXPECT_THAT(error({"--graph=g", "--fetch=y", "--steps=abc"}), HasSubstr("--steps"));
   EXPECT_THAT(error({"--graph=g", "--fetch=y", "--steps=-2"}), HasSubstr("--steps"));
   EXPECT_THAT(error({"--fetch=y"}), HasSubstr("--graph"));
+  EXPECT_THAT(error({"--graph=g", "--meta_graph=m", "--fetch=y"}), HasSubstr("exactly one"));
+  EXPECT_THAT(error({"--graph=g", "--restore=/ckpt/m-1", "--fetch=y"}),
+              HasSubstr("--restore needs --meta_graph"));
   EXPECT_THAT(error({"--graph=g"}), HasSubstr("nothing to do"));
   EXPECT_THAT(error({"--graph=g", "--fetch=y", "--feed=x.npy"}), HasSubstr("NAME=FILE"));
   EXPECT_THAT(error({"--graph=g", "--fetch=y", "stray"}), HasSubstr("stray"));
@@ -439,6 +394,49 @@ TEST_F(RunnerTest, BinaryCheckListsTheOpsSluiceLacks) {
                      "missing.pbtxt");
 }
 
+// A MetaGraph with a saver: y = x . W, W saved as [[4], [5]] after
+// initialization to [[2], [3]]; the runner restores it before fetching.
+TEST_F(RunnerTest, BinaryRestoresThroughAMetaGraphsSaver) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  ops::VariableAndInit w = ops::VariableWithInit(
+      s.WithOpName("W"), ops::Const(s, Tensor::FromVector<float>({2, 3}, TensorShape({2, 1}))));
+  ops::MatMul(s.WithOpName("y"), x, w.var);
+  Output set = ops::Assign(s.WithOpName("set"), w.var,
+                           ops::Const(s, Tensor::FromVector<float>({4, 5}, TensorShape({2, 1}))));
+  absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {});
+  ASSERT_TRUE(saver.ok()) << saver.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, std::vector<std::string>{"W/Assign"}).ok());
+  ASSERT_TRUE((*sess)->Run({}, {}, std::vector<std::string>{"set"}).ok());
+  absl::StatusOr<std::string> prefix = (*saver)->Save(sess->get(), dir_ + "/ckpt", 7);
+  ASSERT_TRUE(prefix.ok()) << prefix.status();
+  MetaGraphExportOptions opts;
+  opts.saver = saver->get();
+  absl::StatusOr<MetaGraphDef> meta = ExportMetaGraph(*s.graph(), opts);
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  ASSERT_TRUE(WriteMetaGraph(*prefix + ".meta", *meta).ok());
+
+  Result r = RunBinary(absl::StrCat("--meta_graph=", *prefix, ".meta --restore=", *prefix,
+                                    " --feed=x=", x_, " --fetch=y:0"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "y:0: float[2,1] [9 10]\n");  // [[1, 1], [0, 2]] . [[4], [5]]
+  // Without --restore, W is uninitialized; a missing checkpoint is named.
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--meta_graph=", *prefix, ".meta --restore=", dir_,
+                                            "/ckpt/none --feed=x=", x_, " --fetch=y:0")),
+                     "none");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--meta_graph=", graph_, " --fetch=y:0")),
+                     "MetaGraphDef");
+  // A MetaGraph without a saver cannot --restore.
+  absl::StatusOr<MetaGraphDef> bare = ExportMetaGraph(*s.graph(), {});
+  ASSERT_TRUE(bare.ok());
+  ASSERT_TRUE(WriteMetaGraph(dir_ + "/bare.meta", *bare).ok());
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--meta_graph=", dir_, "/bare.meta --restore=", *prefix,
+                                            " --feed=x=", x_, " --fetch=y:0")),
+                     "no saver_def");
+}
+
 TEST_F(RunnerTest, BinaryHelp) {
   Result r = RunBinary("--help");
   EXPECT_EQ(r.exit_code, 0);
@@ -458,17 +456,15 @@ TEST_F(RunnerTest, BinaryErrors) {
   ExpectOneErrorLine(RunBinary(base + "--target=nope"), "no node 'nope'");
 
   ASSERT_TRUE(WriteNpyFile(Tensor::FromVector<float>({1, 2, 3}), dir_ + "/bad_shape.npy").ok());
-  ExpectOneErrorLine(
-      RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_, "/bad_shape.npy",
-                             " --init=init --fetch=layer/y")),
-      "float[3]");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_,
+                                            "/bad_shape.npy", " --init=init --fetch=layer/y")),
+                     "float[3]");
   ASSERT_TRUE(WriteNpyFile(Tensor::FromVector<int32_t>({1, 2}, TensorShape({1, 2})),
                            dir_ + "/bad_dtype.npy")
                   .ok());
-  ExpectOneErrorLine(
-      RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_, "/bad_dtype.npy",
-                             " --init=init --fetch=layer/y")),
-      "int32[1,2]");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_,
+                                            "/bad_dtype.npy", " --init=init --fetch=layer/y")),
+                     "int32[1,2]");
   ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", dir_,
                                             "/missing.npy --fetch=layer/y")),
                      "missing.npy");

@@ -9,9 +9,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
-#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "graph/proto/checkpoint_state.pb.h"
+#include "graph/text_proto.h"
 #include "runtime/atomic_file.h"
 #include "runtime/crc32c.h"
 
@@ -73,15 +73,6 @@ absl::StatusOr<CheckpointState> ParseSluiceFormat(const std::string& path, absl:
   return state;
 }
 
-// The first error of a text-format parse, for the message (instead of
-// protobuf's log line).
-struct ParseErrors : google::protobuf::io::ErrorCollector {
-  void AddError(int line, int column, const std::string& message) override {
-    if (first.empty()) first = absl::StrCat("line ", line + 1, ":", column + 1, ": ", message);
-  }
-  std::string first;
-};
-
 // TensorFlow's text format. A file Sluice wrote ends with a comment line
 // "# crc32c <hex>" over every byte before it (TensorFlow's parser skips
 // comments), so a damaged byte is found, not read as another name; a file
@@ -105,12 +96,10 @@ absl::StatusOr<CheckpointState> ParseTextFormat(const std::string& path, absl::s
     }
   }
   ::tensorflow::CheckpointState proto;
-  ParseErrors errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(body), &proto)) {
+  absl::Status parsed = ParseTextProto(body, &proto);
+  if (!parsed.ok()) {
     return Corrupt(path, absl::StrCat("it does not parse as a CheckpointState in text format (",
-                                      errors.first, ")"));
+                                      parsed.message(), ")"));
   }
   CheckpointState state;
   for (const std::string& p : proto.all_model_checkpoint_paths()) {

@@ -232,11 +232,14 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
   Node* merge = ops::MergeV2Checkpoints(merging.WithOpName("merge"), parts, prefix);
   Scope top = s.ClearColocation().WithDevice("");
   Node* save_all = ops::GroupDeps(top.WithOpName("save_all"), {merge});
+  Output saved_prefix = ops::Identity(
+      top.WithControlDependencies(std::vector<Node*>{merge}).WithOpName("saved_prefix"), prefix);
   Node* restore_all = ops::GroupDeps(top.WithOpName("restore_all"), assigns);
   RETURN_IF_ERROR(s.status());
   SaverNodeNames names;
   names.prefix_feed = absl::StrCat(prefix.node->name(), ":0");
   names.save_target = save_all->name();
+  names.save_tensor = saved_prefix.name();
   names.restore_target = restore_all->name();
   names.num_shards = n;
   return std::unique_ptr<Saver>(new Saver(std::move(names), std::move(options)));
@@ -305,6 +308,15 @@ absl::Status Saver::UpdateState(const std::string& dir, const std::string& name)
   (void)RemoveOrphanedTempFiles(dir, kOrphanAge);
   RemoveOrphanedTempDirectories(dir, kOrphanAge);
   return absl::OkStatus();
+}
+
+absl::Status Saver::SaveTo(Session* session, const std::string& prefix) {
+  absl::Status s = session
+                       ->Run({{names_.prefix_feed, Tensor::Scalar<std::string>(prefix)}}, {},
+                             {names_.save_target})
+                       .status();
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat("saving checkpoint '", prefix, "': ", s.message()));
 }
 
 absl::Status Saver::Restore(Session* session, const std::string& prefix) {

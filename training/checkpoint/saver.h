@@ -34,6 +34,8 @@
 //                          name), SaveV2, RestoreV2, Assigns
 //   <name>/shard_<n-1>/merge  MergeV2Checkpoints of every part
 //   <name>/save_all        NoOp target running every SaveV2 and the merge
+//   <name>/saved_prefix    Identity of the prefix after the merge (the
+//                          tensor a SaverDef fetches to save)
 //   <name>/restore_all     NoOp target running every restoring Assign
 // Shards are the distinct requested devices of the variables (canonical
 // device names; "" is one shard), sorted; variables within a shard sorted by
@@ -93,6 +95,7 @@ struct SaverOptions {
 struct SaverNodeNames {
   std::string prefix_feed;     // "save/prefix:0"
   std::string save_target;     // "save/save_all"
+  std::string save_tensor;     // "save/saved_prefix:0": the prefix, once saved (SaverDef's)
   std::string restore_target;  // "save/restore_all"
   int num_shards = 0;
 };
@@ -114,6 +117,9 @@ class Saver {
   // max_to_keep. Creates `dir` when missing. Returns the prefix.
   absl::StatusOr<std::string> Save(Session* session, const std::string& dir, int64_t step,
                                    const std::string& basename = "model.ckpt");
+  // Runs the save ops writing the checkpoint at `prefix` alone: no state
+  // file, nothing deleted (a SavedModel's "variables/variables").
+  absl::Status SaveTo(Session* session, const std::string& prefix);
   // Assigns every variable from the shards of `prefix`.
   absl::Status Restore(Session* session, const std::string& prefix);
   // Restores the newest checkpoint of `dir` that restores: one whose shard
@@ -124,6 +130,7 @@ class Saver {
   absl::StatusOr<std::string> RestoreNewest(Session* session, const std::string& dir);
 
   const SaverNodeNames& node_names() const { return names_; }
+  const SaverOptions& options() const { return options_; }
   int num_shards() const { return names_.num_shards; }
 
   // "<prefix>.data-<k>-of-<n>" (five digits each): shard k's data file.
