@@ -95,8 +95,11 @@ class TensorFlowConformanceTest(unittest.TestCase):
         case = next(c for c in self.manifest["cases"] if c["name"] == name)
         out = os.path.join(self.dir, name + ".sluice")
         os.makedirs(out, exist_ok=True)
-        argv = [runfile("tools/runner"), "--graph=" + case["graph"],
-                "--fetch=" + ",".join(case["fetches"]), "--out_dir=" + out]
+        argv = [runfile("tools/runner"), "--fetch=" + ",".join(case["fetches"]), "--out_dir=" + out]
+        if case.get("meta_graph"):
+            argv += ["--meta_graph=" + case["meta_graph"], "--restore=" + case["restore"]]
+        else:
+            argv.append("--graph=" + case["graph"])
         if case.get("init"):
             argv.append("--init=" + case["init"])
         if case["targets"]:
@@ -166,6 +169,12 @@ class TensorFlowConformanceTest(unittest.TestCase):
 
     def test_wide_and_deep_trains_as_in_tensorflow(self):
         self.run_case("wide_and_deep")
+
+    def test_a_tf1_run_restored_from_its_meta_graph_and_checkpoint(self):
+        self.run_case("meta_restored")
+
+    def test_a_tf1_run_resumed_from_its_meta_graph_continues_its_loss_curve(self):
+        self.run_case("meta_resumed")
 
     def test_restores_a_checkpoint_tensorflow_wrote(self):
         self.run_case("tf_checkpoint")

@@ -29,7 +29,7 @@ CASES = []
 
 
 def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, rtol=1e-5, atol=1e-6,
-              init=None):
+              init=None, meta_graph=None, restore=None):
     """One runner invocation: after `steps` runs of `targets`, fetching
     `fetches` gives `values` (TF's)."""
     path = os.path.join(OUT, name + ".pb")
@@ -50,7 +50,7 @@ def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, r
         feed_files[k] = p
     CASES.append(dict(name=name, graph=path, fetches=fetches, expected=outs,
                       targets=targets or [], steps=steps, feeds=feed_files, rtol=rtol, atol=atol,
-                      init=init or ""))
+                      init=init or "", meta_graph=meta_graph or "", restore=restore or ""))
 
 
 def tname(t):
@@ -443,6 +443,52 @@ def checkpoint_cases():
     save_case("tf_checkpoint", g, [t.name for t in out], [values[n] for n in names], rtol=0, atol=0)
 
 
+def meta_graph_cases():
+    """A TF1 training run (a linear model, Momentum, a global step) saved at
+    step 10 with its MetaGraph (model.ckpt-10.meta + checkpoint); TensorFlow
+    goes on to step 20. Sluice's runner imports the .meta, restores the
+    checkpoint and runs the train op from the "train_op" collection: its loss
+    and weights at step 10 and after 10 more steps must be TensorFlow's."""
+    rng = np.random.RandomState(3)
+    xv = rng.randn(32, 5).astype(np.float32)
+    yv = (xv @ rng.randn(5, 1) + 0.3).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(xv, name="x")
+        y = tf.constant(yv, name="y")
+        w = v1.get_variable("dense/kernel", [5, 1],
+                            initializer=v1.glorot_uniform_initializer(seed=1))
+        b = v1.get_variable("dense/bias", [1], initializer=v1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y), name="loss")
+        v1.add_to_collection("losses", loss)
+        step = v1.train.get_or_create_global_step()
+        train = v1.train.MomentumOptimizer(0.05, 0.9).minimize(loss, global_step=step,
+                                                               name="train")
+        saver = v1.train.Saver()
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            for _ in range(10):
+                sess.run(train)
+            prefix = saver.save(sess, os.path.join(OUT, "tf_meta", "model.ckpt"), global_step=step)
+            at10 = sess.run([loss, w, step])
+            for _ in range(10):
+                sess.run(train)
+            at20 = sess.run([loss, w, step])
+    meta = v1.train.import_meta_graph(prefix + ".meta", clear_devices=True).export_meta_graph()
+    train_op = [n.decode() if isinstance(n, bytes) else n
+                for n in meta.collection_def["train_op"].node_list.value][0]
+    def value_of(v):  # a resource variable's read, made with it (so in the .meta)
+        try:
+            return g.get_tensor_by_name(v.op.name + "/Read/ReadVariableOp:0").name
+        except KeyError:
+            return v.name
+    fetches = [loss.name, value_of(w), value_of(step)]
+    save_case("meta_restored", g, fetches, at10, meta_graph=prefix + ".meta", restore=prefix,
+              rtol=1e-6, atol=1e-7)
+    save_case("meta_resumed", g, fetches, at20, targets=[train_op], steps=10,
+              meta_graph=prefix + ".meta", restore=prefix, rtol=1e-5, atol=1e-6)
+
+
 def read_sluice_checkpoint(prefix):
     """What TensorFlow reads from a checkpoint Sluice's BundleWriter wrote."""
     r = v1.train.load_checkpoint(prefix)
@@ -498,6 +544,7 @@ def main():
     sparse_more_cases()
     wide_and_deep_cases()
     checkpoint_cases()
+    meta_graph_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     if len(sys.argv) > 3:
