@@ -310,7 +310,7 @@ absl::Status Saver::UpdateState(const std::string& dir, const std::string& name)
   return absl::OkStatus();
 }
 
-absl::Status Saver::SaveTo(Session* session, const std::string& prefix) {
+absl::Status Saver::SaveTo(Session* session, const std::string& prefix) const {
   absl::Status s = session
                        ->Run({{names_.prefix_feed, Tensor::Scalar<std::string>(prefix)}}, {},
                              {names_.save_target})

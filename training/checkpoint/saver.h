@@ -119,7 +119,7 @@ class Saver {
                                    const std::string& basename = "model.ckpt");
   // Runs the save ops writing the checkpoint at `prefix` alone: no state
   // file, nothing deleted (a SavedModel's "variables/variables").
-  absl::Status SaveTo(Session* session, const std::string& prefix);
+  absl::Status SaveTo(Session* session, const std::string& prefix) const;
   // Assigns every variable from the shards of `prefix`.
   absl::Status Restore(Session* session, const std::string& prefix);
   // Restores the newest checkpoint of `dir` that restores: one whose shard

@@ -1,0 +1,186 @@
+// SavedModels: a classifier written with its variables, a signature and a
+// vocabulary asset, loaded in a fresh session that gives the same answers;
+// bad directories, tags, signatures and inputs, each a clear error.
+#include "training/checkpoint/saved_model.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "builtin_session.h"
+#include "gtest/gtest.h"
+#include "ops/array/array_ops.h"
+#include "ops/builtins.h"
+#include "ops/lookup/lookup_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/nn/nn_ops.h"
+#include "ops/state/state_ops.h"
+#include "runtime/atomic_file.h"
+#include "session/direct_session.h"
+
+namespace sluice {
+namespace {
+
+std::string TestDir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(tmp ? tmp : "/tmp", "/saved_model_test_", getpid(), "/", name);
+}
+
+// logits = x W + b over 4 features and 3 classes; the class's name looked
+// up in a vocabulary file (line i: class i), the table filled by a main op.
+struct Classifier {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output x, probabilities, classes, names;
+  Node* init = nullptr;
+  Node* table_init = nullptr;
+  std::unique_ptr<Saver> saver;
+  std::string vocab;
+};
+
+std::unique_ptr<Classifier> BuildClassifier(const std::string& dir) {
+  auto c = std::make_unique<Classifier>();
+  Scope& s = c->root;
+  c->x = ops::Placeholder(s.WithOpName("images"), DT_FLOAT);
+  std::vector<float> w(12);
+  for (int i = 0; i < 12; ++i) w[i] = 0.25f * static_cast<float>((i * 7) % 5) - 0.5f;
+  ops::VariableAndInit weights =
+      ops::VariableWithInit(s.WithOpName("dense/kernel"),
+                            ops::Const(s, Tensor::FromVector<float>(w, TensorShape({4, 3}))));
+  ops::VariableAndInit bias =
+      ops::VariableWithInit(s.WithOpName("dense/bias"), {0.1f, -0.1f, 0.0f});
+  Output logits = ops::Add(s, ops::MatMul(s, c->x, weights.var), bias.var);
+  c->probabilities = ops::Softmax(s.WithOpName("probabilities"), logits);
+  c->classes = ops::ArgMax(s.WithOpName("classes"), logits, 1);
+  c->vocab = dir + "/labels.txt";
+  EXPECT_TRUE(CreateDirectories(dir).ok());
+  EXPECT_TRUE(WriteFileAtomically(c->vocab, "cat\ndog\nbird\n").ok());
+  Output table = ops::HashTable(s.WithOpName("labels"), DT_INT64, DT_STRING);
+  Output path = ops::Const(s.WithOpName("vocab_path"), Input(c->vocab));
+  c->table_init = ops::InitializeTableFromTextFile(s.WithOpName("labels/init"), table, path,
+                                                   /*key_index=*/-1,
+                                                   /*value_index=*/-2);  // line number -> line
+  c->names = ops::LookupTableFind(s.WithOpName("names"), table, c->classes, Input("?"));
+  c->init = ops::GlobalVariablesInitializer(s);
+  absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {});
+  EXPECT_TRUE(saver.ok()) << saver.status();
+  if (saver.ok()) c->saver = *std::move(saver);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return c;
+}
+
+Tensor Batch() {
+  return Tensor::FromVector<float>({1, 0, 2, -1, 0.5f, 3, -2, 1, -1, -1, 0, 4},
+                                   TensorShape({3, 4}));
+}
+
+TEST(SavedModelTest, WrittenModelLoadsAndAnswersAsTheOriginal) {
+  const std::string dir = TestDir("round_trip");
+  std::unique_ptr<Classifier> c = BuildClassifier(dir + "/src");
+  absl::StatusOr<std::unique_ptr<Session>> sess =
+      NewSession(BuiltinSessionConfig(), *c->root.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::Status inited = (*sess)->Run({}, {}, std::vector<Node*>{c->init, c->table_init}).status();
+  ASSERT_TRUE(inited.ok()) << inited;
+  absl::StatusOr<std::vector<Tensor>> want = (*sess)->Run(
+      {{"images", Batch()}}, {c->probabilities.name(), c->classes.name(), c->names.name()}, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+
+  SaveModelOptions opts;
+  opts.signatures[kDefaultServingSignature] = PredictSignature(
+      {{"images", c->x}},
+      {{"probabilities", c->probabilities}, {"classes", c->classes}, {"names", c->names}});
+  opts.main_op = c->table_init->name();
+  opts.assets = {{"vocab_path:0", c->vocab}};
+  const std::string model_dir = dir + "/model/1";
+  absl::Status saved = SaveModel(sess->get(), *c->root.graph(), *c->saver, model_dir, opts);
+  ASSERT_TRUE(saved.ok()) << saved;
+  EXPECT_TRUE(std::filesystem::exists(model_dir + "/saved_model.pb"));
+  EXPECT_TRUE(std::filesystem::exists(model_dir + "/variables/variables.index"));
+  EXPECT_TRUE(std::filesystem::exists(model_dir + "/assets/labels.txt"));
+  // The original vocabulary is gone: the loaded model reads its asset.
+  std::filesystem::remove(c->vocab);
+
+  absl::StatusOr<SavedModelBundle> model =
+      LoadSavedModel(BuiltinSessionConfig(), model_dir, {kSavedModelServeTag});
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::map<std::string, Tensor>> got =
+      RunSignature(*model, kDefaultServingSignature, {{"images", Batch()}});
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 3u);
+  const Tensor& p = got->at("probabilities");
+  ASSERT_EQ(p.shape(), TensorShape({3, 3}));
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(p.flat<float>()[i], (*want)[0].flat<float>()[i]) << i;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(got->at("classes").flat<int64_t>()[i], (*want)[1].flat<int64_t>()[i]);
+    EXPECT_EQ(got->at("names").flat<std::string>()[i], (*want)[2].flat<std::string>()[i]);
+  }
+  EXPECT_NE(got->at("names").flat<std::string>()[0], "?");
+  // Only the outputs asked for.
+  absl::StatusOr<std::map<std::string, Tensor>> one =
+      RunSignature(*model, kDefaultServingSignature, {{"images", Batch()}}, {"classes"});
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->size(), 1u);
+
+  // The MetaGraph records what TensorFlow's loader looks for.
+  const MetaGraphDef& meta = model->meta_graph;
+  EXPECT_EQ(meta.meta_info_def().tags(0), "serve");
+  EXPECT_EQ(meta.signature_def().at("serving_default").method_name(), kPredictMethodName);
+  EXPECT_EQ(meta.asset_file_def(0).filename(), "labels.txt");
+  EXPECT_EQ(meta.collection_def().at("saved_model_main_op").node_list().value(0), "labels/init");
+}
+
+TEST(SavedModelTest, BadDirectoriesTagsSignaturesAndInputsAreClearErrors) {
+  const std::string dir = TestDir("errors");
+  absl::StatusOr<SavedModelBundle> none =
+      LoadSavedModel(BuiltinSessionConfig(), dir + "/none", {"serve"});
+  EXPECT_TRUE(absl::IsNotFound(none.status())) << none.status();
+  EXPECT_TRUE(absl::StrContains(none.status().message(), "saved_model.pb")) << none.status();
+
+  std::unique_ptr<Classifier> c = BuildClassifier(dir + "/src");
+  absl::StatusOr<std::unique_ptr<Session>> sess =
+      NewSession(BuiltinSessionConfig(), *c->root.graph());
+  ASSERT_TRUE(sess.ok());
+  ASSERT_TRUE((*sess)->Run({}, {}, {c->init}).ok());
+  SaveModelOptions opts;
+  opts.signatures["predict"] = PredictSignature({{"images", c->x}}, {{"classes", c->classes}});
+  const std::string model_dir = dir + "/model";
+  ASSERT_TRUE(SaveModel(sess->get(), *c->root.graph(), *c->saver, model_dir, opts).ok());
+  // Not into a directory that holds something.
+  absl::Status again = SaveModel(sess->get(), *c->root.graph(), *c->saver, model_dir, opts);
+  EXPECT_TRUE(absl::IsInvalidArgument(again)) << again;
+
+  absl::StatusOr<SavedModelBundle> wrong_tag =
+      LoadSavedModel(BuiltinSessionConfig(), model_dir, {"serve", "gpu"});
+  EXPECT_TRUE(absl::IsNotFound(wrong_tag.status())) << wrong_tag.status();
+  EXPECT_TRUE(absl::StrContains(wrong_tag.status().message(), "{serve}")) << wrong_tag.status();
+
+  absl::StatusOr<SavedModelBundle> model =
+      LoadSavedModel(BuiltinSessionConfig(), model_dir, {"serve"});
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::map<std::string, Tensor>> r = RunSignature(*model, "serving_default", {});
+  EXPECT_TRUE(absl::IsNotFound(r.status())) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "predict")) << r.status();
+  r = RunSignature(*model, "predict", {{"pixels", Batch()}});
+  EXPECT_TRUE(absl::IsNotFound(r.status())) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "images")) << r.status();
+  r = RunSignature(*model, "predict", {{"images", Tensor::FromVector<int32_t>({1, 2})}});
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  r = RunSignature(*model, "predict", {});
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  r = RunSignature(*model, "predict", {{"images", Batch()}}, {"logits"});
+  EXPECT_TRUE(absl::IsNotFound(r.status())) << r.status();
+
+  ASSERT_TRUE(WriteFileAtomically(model_dir + "/saved_model.pb", "\xff\xfe garbage").ok());
+  absl::StatusOr<SavedModelBundle> junk =
+      LoadSavedModel(BuiltinSessionConfig(), model_dir, {"serve"});
+  EXPECT_TRUE(absl::IsDataLoss(junk.status())) << junk.status();
+}
+
+}  // namespace
+}  // namespace sluice
