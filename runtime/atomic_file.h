@@ -74,6 +74,7 @@ class AtomicFileWriter {
   std::string temp_path_;
   int fd_;
   uint64_t bytes_ = 0;
+  uint64_t written_back_ = 0;  // bytes whose writeback has been started
   bool done_ = false;
   bool crash_in_append_ = false;  // SLUICE_TEST_CRASH_IN_ATOMIC_WRITE
 };

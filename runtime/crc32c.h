@@ -6,8 +6,9 @@
 //   uint32_t stored = MaskCrc32c(crc);         // TFRecord's masked form
 //
 // Why our own: Debian 12 has no packaged CRC-32C library for C++ (Abseil
-// gained absl/crc only after 20220623), and the table-driven form is a few
-// lines. Thread-safe (the tables are built once, on first use).
+// gained absl/crc only after 20220623), and the CPU's CRC32 instruction
+// (SSE 4.2; a table-driven form where the build lacks it) is a few lines.
+// Thread-safe (the tables are built once, on first use).
 #ifndef SLUICE_RUNTIME_CRC32C_H_
 #define SLUICE_RUNTIME_CRC32C_H_
 
