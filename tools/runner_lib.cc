@@ -24,10 +24,18 @@
 #include "runtime/npy.h"
 #include "session/direct_session.h"
 #include "training/checkpoint/meta_graph.h"
+#include "training/checkpoint/saved_model.h"
 
 ABSL_FLAG(std::string, graph, "", "GraphDef file to run, binary (.pb) or text (.pbtxt)");
 ABSL_FLAG(std::string, meta_graph, "",
           "MetaGraphDef file to run instead of --graph (model.ckpt-N.meta, or .pbtxt for text)");
+ABSL_FLAG(std::string, saved_model, "",
+          "SavedModel directory: run one of its signatures on --input tensors instead of a graph");
+ABSL_FLAG(std::vector<std::string>, tag, {"serve"},
+          "with --saved_model: the tags of the MetaGraph to load (comma list)");
+ABSL_FLAG(std::string, signature, "serving_default", "with --saved_model: the signature to run");
+ABSL_FLAG(std::vector<std::string>, input, {},
+          "with --saved_model: KEY=FILE.npy, a signature input by its key; comma list, may repeat");
 ABSL_FLAG(std::string, restore, "",
           "checkpoint prefix to restore before anything runs, through the --meta_graph's saver "
           "(e.g. /ckpt/model.ckpt-10)");
@@ -54,7 +62,8 @@ ABSL_FLAG(std::string, out_dir, "",
 namespace sluice {
 namespace {
 
-constexpr const char* kFlagNames[] = {"graph", "meta_graph",   "restore",    "feed",
+constexpr const char* kFlagNames[] = {"graph", "meta_graph",   "restore",    "saved_model",
+                                      "tag",   "signature",    "input",      "feed",
                                       "init",  "target",       "steps",      "fetch",
                                       "check", "virtual_cpus", "auto_place", "out_dir"};
 
@@ -247,6 +256,7 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
 
   RunnerArgs parsed;
   std::vector<std::string> feeds;
+  std::vector<std::string> inputs;
   auto append = [](std::vector<std::string>* to, const std::vector<std::string>& from) {
     for (const std::string& s : from) {
       if (!s.empty()) to->push_back(s);
@@ -288,6 +298,7 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
           absl::StrCat("bad value '", value, "' for --", name, ": ", error));
     }
     if (name == "feed") append(&feeds, absl::GetFlag(FLAGS_feed));
+    if (name == "input") append(&inputs, absl::GetFlag(FLAGS_input));
     if (name == "init") append(&parsed.init_targets, absl::GetFlag(FLAGS_init));
     if (name == "target") append(&parsed.targets, absl::GetFlag(FLAGS_target));
     if (name == "fetch") append(&parsed.fetches, absl::GetFlag(FLAGS_fetch));
@@ -297,6 +308,9 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
   parsed.graph = absl::GetFlag(FLAGS_graph);
   parsed.meta_graph = absl::GetFlag(FLAGS_meta_graph);
   parsed.restore = absl::GetFlag(FLAGS_restore);
+  parsed.saved_model = absl::GetFlag(FLAGS_saved_model);
+  parsed.tags = absl::GetFlag(FLAGS_tag);
+  parsed.signature = absl::GetFlag(FLAGS_signature);
   parsed.steps = absl::GetFlag(FLAGS_steps);
   parsed.out_dir = absl::GetFlag(FLAGS_out_dir);
   parsed.virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
@@ -306,8 +320,28 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
     return absl::InvalidArgumentError(
         absl::StrCat("--virtual_cpus must be in [0, 64], not ", parsed.virtual_cpus));
   }
-  if (parsed.graph.empty() == parsed.meta_graph.empty()) {
-    return absl::InvalidArgumentError("give exactly one of --graph=FILE and --meta_graph=FILE");
+  if (!parsed.graph.empty() + !parsed.meta_graph.empty() + !parsed.saved_model.empty() != 1) {
+    return absl::InvalidArgumentError(
+        "give exactly one of --graph=FILE, --meta_graph=FILE and --saved_model=DIR");
+  }
+  for (const std::string& input : inputs) {
+    size_t eq = input.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == input.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("--input '", input, "' is not KEY=FILE.npy"));
+    }
+    parsed.inputs.emplace_back(input.substr(0, eq), input.substr(eq + 1));
+  }
+  if (!parsed.saved_model.empty()) {
+    if (!feeds.empty() || !parsed.targets.empty() || !parsed.init_targets.empty() ||
+        !parsed.fetches.empty() || !parsed.restore.empty() || parsed.check) {
+      return absl::InvalidArgumentError(
+          "--saved_model runs a signature: give --input KEY=FILE.npy, not --feed, --init, "
+          "--target, --fetch, --restore or --check");
+    }
+    return parsed;
+  }
+  if (!inputs.empty()) {
+    return absl::InvalidArgumentError("--input is for --saved_model; graphs take --feed");
   }
   if (!parsed.restore.empty() && parsed.meta_graph.empty()) {
     return absl::InvalidArgumentError(
@@ -394,6 +428,8 @@ std::string UsageText() {
       "              [--steps=N] [--fetch=NAME[,NAME...]] [--out_dir=DIR]\n"
       "              [--virtual_cpus=N] [--auto_place]\n"
       "       runner --meta_graph=PREFIX.meta [--restore=PREFIX] ...the same...\n"
+      "       runner --saved_model=DIR [--tag=serve] [--signature=serving_default]\n"
+      "              --input=KEY=FILE.npy ... [--out_dir=DIR]\n"
       "       runner --graph=FILE --check\n"
       "Runs a GraphDef (binary or text), or a MetaGraph's graph after restoring a\n"
       "checkpoint through its saver: the --init nodes once, --steps runs of the\n"
@@ -407,9 +443,48 @@ std::string UsageText() {
   return usage;
 }
 
+absl::StatusOr<std::string> MakeOutDir(const RunnerArgs& args, const std::string& wd) {
+  if (args.out_dir.empty()) return std::string();
+  const std::string out_dir = ResolvePath(args.out_dir, wd);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create --out_dir '", out_dir, "': ", ec.message()));
+  }
+  return out_dir;
+}
+
+// --saved_model: one signature on the --input tensors; outputs by key.
+absl::Status RunSavedModel(const RunnerArgs& args, const std::string& wd, std::ostream& out) {
+  std::map<std::string, Tensor> inputs;
+  for (const auto& [key, path] : args.inputs) {
+    absl::StatusOr<Tensor> t = ReadNpyFile(ResolvePath(path, wd));
+    if (!t.ok()) return AddContext(t.status(), absl::StrCat("--input ", key));
+    inputs.emplace(key, *std::move(t));
+  }
+  SessionConfig options = BuiltinSessionConfig();
+  options.devices.num_virtual_cpus = args.virtual_cpus;
+  options.auto_place = args.auto_place;
+  ASSIGN_OR_RETURN(SavedModelBundle model,
+                   LoadSavedModel(options, ResolvePath(args.saved_model, wd), args.tags));
+  ASSIGN_OR_RETURN(auto outputs, RunSignature(model, args.signature, inputs));
+  ASSIGN_OR_RETURN(std::string out_dir, MakeOutDir(args, wd));
+  for (const auto& [key, tensor] : outputs) {
+    out << DescribeFetched(key, tensor) << "\n";
+    if (!out_dir.empty()) {
+      RETURN_IF_ERROR(
+          WriteNpyFile(tensor, (std::filesystem::path(out_dir) / FetchFileName(key)).string()));
+    }
+  }
+  out.flush();
+  return model.session->Close();
+}
+
 absl::Status RunFromArgs(const RunnerArgs& args, std::ostream& out, std::ostream& err) {
   const char* wd_env = std::getenv("BUILD_WORKING_DIRECTORY");
   const std::string wd = wd_env != nullptr ? wd_env : "";
+  if (!args.saved_model.empty()) return RunSavedModel(args, wd, out);
 
   GraphDef def;
   RunRequest request;
@@ -446,16 +521,7 @@ absl::Status RunFromArgs(const RunnerArgs& args, std::ostream& out, std::ostream
   ASSIGN_OR_RETURN(RunReport report, RunGraphDef(def, request, options));
   for (const std::string& w : report.warnings) err << "runner: warning: " << w << "\n";
 
-  std::string out_dir;
-  if (!args.out_dir.empty()) {
-    out_dir = ResolvePath(args.out_dir, wd);
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot create --out_dir '", out_dir, "': ", ec.message()));
-    }
-  }
+  ASSIGN_OR_RETURN(std::string out_dir, MakeOutDir(args, wd));
   for (size_t i = 0; i < report.fetched.size(); ++i) {
     const std::string& name = request.fetches[i];
     out << DescribeFetched(name, report.fetched[i]) << "\n";

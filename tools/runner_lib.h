@@ -6,6 +6,9 @@
 //   // Resume a TF1 training run from its MetaGraph and checkpoint:
 //   bazel run //tools:runner -- --meta_graph=/ckpt/model.ckpt-10.meta
 //       --restore=/ckpt/model.ckpt-10 --target=train --steps=10 --fetch=loss:0
+//   // Run a SavedModel's signature (outputs printed and written by key):
+//   bazel run //tools:runner -- --saved_model=/models/cnn/1 [--tag=serve]
+//       [--signature=serving_default] --input=images=batch.npy --out_dir=out
 //
 // From C++ (tests, other tools):
 //   RunRequest req;
@@ -81,9 +84,13 @@ std::string FormatOpCheck(const OpCheck& check, absl::string_view graph_name);
 // The parsed command line.
 struct RunnerArgs {
   std::string graph;
-  std::string meta_graph;  // instead of graph: a MetaGraphDef file
-  std::string restore;     // a checkpoint prefix restored through meta_graph's saver
-  std::vector<std::pair<std::string, std::string>> feeds;  // tensor name -> .npy path
+  std::string meta_graph;   // instead of graph: a MetaGraphDef file
+  std::string restore;      // a checkpoint prefix restored through meta_graph's saver
+  std::string saved_model;  // instead of a graph: a SavedModel directory, one signature run
+  std::vector<std::string> tags = {"serve"};
+  std::string signature = "serving_default";
+  std::vector<std::pair<std::string, std::string>> inputs;  // signature input key -> .npy path
+  std::vector<std::pair<std::string, std::string>> feeds;   // tensor name -> .npy path
   std::vector<std::string> init_targets;
   std::vector<std::string> targets;
   int steps = 1;
@@ -98,8 +105,8 @@ struct RunnerArgs {
 // Parses arguments (argv without the program name): "--flag=value" or
 // "--flag value"; --feed, --init, --target and --fetch take comma lists and
 // may repeat. InvalidArgument for an unknown flag, a bad value, a positional
-// argument, neither or both of --graph and --meta_graph, or --restore
-// without --meta_graph.
+// argument, not exactly one of --graph, --meta_graph and --saved_model,
+// --restore without --meta_graph, or --saved_model with graph flags.
 absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args);
 
 // `path` unchanged when absolute or `working_dir` is empty, else joined.

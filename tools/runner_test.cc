@@ -26,6 +26,7 @@
 #include "session/direct_session.h"
 #include "tools/runner_lib.h"
 #include "training/checkpoint/meta_graph.h"
+#include "training/checkpoint/saved_model.h"
 #include "training/checkpoint/saver.h"
 
 namespace sluice {
@@ -435,6 +436,42 @@ TEST_F(RunnerTest, BinaryRestoresThroughAMetaGraphsSaver) {
   ExpectOneErrorLine(RunBinary(absl::StrCat("--meta_graph=", dir_, "/bare.meta --restore=", *prefix,
                                             " --feed=x=", x_, " --fetch=y:0")),
                      "no saver_def");
+}
+
+// The same model as a SavedModel: its signature run by key.
+TEST_F(RunnerTest, BinaryRunsASavedModelsSignature) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  ops::VariableAndInit w = ops::VariableWithInit(
+      s.WithOpName("W"), ops::Const(s, Tensor::FromVector<float>({4, 5}, TensorShape({2, 1}))));
+  Output y = ops::MatMul(s.WithOpName("y"), x, w.var);
+  absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {});
+  ASSERT_TRUE(saver.ok()) << saver.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, std::vector<std::string>{"W/Assign"}).ok());
+  SaveModelOptions opts;
+  opts.signatures["serving_default"] = PredictSignature({{"features", x}}, {{"scores", y}});
+  const std::string model = dir_ + "/model/1";
+  ASSERT_TRUE(SaveModel(sess->get(), *s.graph(), **saver, model, opts).ok());
+
+  Result r = RunBinary(absl::StrCat("--saved_model=", model, " --input=features=", x_,
+                                    " --out_dir=", dir_, "/sm_out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "scores: float[2,1] [9 10]\n");
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/sm_out/scores.npy"));
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--saved_model=", model, " --signature=classify",
+                                            " --input=features=", x_)),
+                     "no signature 'classify'");
+  ExpectOneErrorLine(
+      RunBinary(absl::StrCat("--saved_model=", model, " --tag=train", " --input=features=", x_)),
+      "{train}");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--saved_model=", model, " --input=pixels=", x_)),
+                     "no input 'pixels'");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--saved_model=", model, " --fetch=y")),
+                     "--saved_model runs a signature");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", graph_, " --input=x=", x_, " --fetch=y")),
+                     "--input is for --saved_model");
 }
 
 TEST_F(RunnerTest, BinaryHelp) {
