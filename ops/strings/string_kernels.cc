@@ -2,15 +2,18 @@
 // libraries TensorFlow uses, so bucket ids match its own: FarmHash's
 // Fingerprint64 (Debian's libfarmhash) and HighwayHash's SipHash-2-4
 // (libhighwayhash, header-only). TensorFlow's legacy Hash64 is in no
-// library; it is MurmurHash64A with TensorFlow's seed, written here.
+// library; it is MurmurHash64A with TensorFlow's seed, written here. The
+// regular expressions are RE2's (Debian's libre2), as TensorFlow's.
 #include <farmhash.h>
 #include <highwayhash/sip_hash.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,14 +42,28 @@ uint64_t LegacyHash64(absl::string_view s) {
     h ^= k;
     h *= m;
   }
-  const auto byte = [&](int i) { return static_cast<uint64_t>(static_cast<unsigned char>(data[i])); };
+  const auto byte = [&](int i) {
+    return static_cast<uint64_t>(static_cast<unsigned char>(data[i]));
+  };
   switch (n) {
-    case 7: h ^= byte(6) << 48; [[fallthrough]];
-    case 6: h ^= byte(5) << 40; [[fallthrough]];
-    case 5: h ^= byte(4) << 32; [[fallthrough]];
-    case 4: h ^= byte(3) << 24; [[fallthrough]];
-    case 3: h ^= byte(2) << 16; [[fallthrough]];
-    case 2: h ^= byte(1) << 8; [[fallthrough]];
+    case 7:
+      h ^= byte(6) << 48;
+      [[fallthrough]];
+    case 6:
+      h ^= byte(5) << 40;
+      [[fallthrough]];
+    case 5:
+      h ^= byte(4) << 32;
+      [[fallthrough]];
+    case 4:
+      h ^= byte(3) << 24;
+      [[fallthrough]];
+    case 3:
+      h ^= byte(2) << 16;
+      [[fallthrough]];
+    case 2:
+      h ^= byte(1) << 8;
+      [[fallthrough]];
     case 1:
       h ^= byte(0);
       h *= m;
@@ -73,8 +90,7 @@ class StringToHashBucketOp : public OpKernel {
     if constexpr (kind == Hash::kStrong) {
       ASSIGN_OR_RETURN(std::vector<int64_t> key, ctx.GetAttr<std::vector<int64_t>>("key"));
       if (key.size() != 2) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("key must have size 2, has ", key.size()));
+        return absl::InvalidArgumentError(absl::StrCat("key must have size 2, has ", key.size()));
       }
       key_[0] = static_cast<uint64_t>(key[0]);
       key_[1] = static_cast<uint64_t>(key[1]);
@@ -186,9 +202,15 @@ class AsStringOp : public OpKernel {
     const int64_t n = in.NumElements();
     for (int64_t i = 0; i < n; ++i) {
       switch (dtype_) {
-        case DT_FLOAT: o[i] = Format(format_, static_cast<double>(in.data<float>()[i])); break;
-        case DT_DOUBLE: o[i] = Format(format_, in.data<double>()[i]); break;
-        case DT_HALF: o[i] = Format(format_, static_cast<double>(in.data<Half>()[i].ToFloat())); break;
+        case DT_FLOAT:
+          o[i] = Format(format_, static_cast<double>(in.data<float>()[i]));
+          break;
+        case DT_DOUBLE:
+          o[i] = Format(format_, in.data<double>()[i]);
+          break;
+        case DT_HALF:
+          o[i] = Format(format_, static_cast<double>(in.data<Half>()[i].ToFloat()));
+          break;
         case DT_BFLOAT16:
           o[i] = Format(format_, static_cast<double>(in.data<BFloat16>()[i].ToFloat()));
           break;
@@ -202,12 +224,24 @@ class AsStringOp : public OpKernel {
           o[i] = Format(format_, c[0], c[1]);
           break;
         }
-        case DT_INT8: o[i] = Format(format_, static_cast<int>(in.data<int8_t>()[i])); break;
-        case DT_INT16: o[i] = Format(format_, static_cast<int>(in.data<int16_t>()[i])); break;
-        case DT_INT32: o[i] = Format(format_, in.data<int32_t>()[i]); break;
-        case DT_INT64: o[i] = Format(format_, static_cast<long long>(in.data<int64_t>()[i])); break;
-        case DT_UINT8: o[i] = Format(format_, static_cast<unsigned>(in.data<uint8_t>()[i])); break;
-        case DT_UINT16: o[i] = Format(format_, static_cast<unsigned>(in.data<uint16_t>()[i])); break;
+        case DT_INT8:
+          o[i] = Format(format_, static_cast<int>(in.data<int8_t>()[i]));
+          break;
+        case DT_INT16:
+          o[i] = Format(format_, static_cast<int>(in.data<int16_t>()[i]));
+          break;
+        case DT_INT32:
+          o[i] = Format(format_, in.data<int32_t>()[i]);
+          break;
+        case DT_INT64:
+          o[i] = Format(format_, static_cast<long long>(in.data<int64_t>()[i]));
+          break;
+        case DT_UINT8:
+          o[i] = Format(format_, static_cast<unsigned>(in.data<uint8_t>()[i]));
+          break;
+        case DT_UINT16:
+          o[i] = Format(format_, static_cast<unsigned>(in.data<uint16_t>()[i]));
+          break;
         case ::tensorflow::DT_UINT32: {
           uint32_t v;
           std::memcpy(&v, static_cast<const char*>(in.raw_data()) + 4 * i, 4);
@@ -220,8 +254,12 @@ class AsStringOp : public OpKernel {
           o[i] = Format(format_, static_cast<unsigned long long>(v));
           break;
         }
-        case DT_BOOL: o[i] = Format(format_, in.data<bool>()[i] ? "true" : "false"); break;
-        case DT_STRING: o[i] = Format(format_, in.data<std::string>()[i].c_str()); break;
+        case DT_BOOL:
+          o[i] = Format(format_, in.data<bool>()[i] ? "true" : "false");
+          break;
+        case DT_STRING:
+          o[i] = Format(format_, in.data<std::string>()[i].c_str());
+          break;
         default:
           return absl::UnimplementedError(
               absl::StrCat("AsString: no CPU kernel for ", DataTypeName(dtype_)));
@@ -310,9 +348,8 @@ class StringSplitOp : public OpKernel {
           absl::StrCat("input must be a vector, got shape: ", input.shape().DebugString()));
     }
     if (sep.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kV2 ? "sep" : "delimiter", " must be a scalar, got shape: ",
-                       sep.shape().DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          kV2 ? "sep" : "delimiter", " must be a scalar, got shape: ", sep.shape().DebugString()));
     }
     const std::string& delim = sep.scalar<std::string>();
     std::vector<std::vector<std::string>> rows(static_cast<size_t>(input.NumElements()));
@@ -344,9 +381,58 @@ class StringSplitOp : public OpKernel {
   int64_t maxsplit_ = -1;
 };
 
+// RegexFullMatch / StaticRegexFullMatch: whether each string matches the
+// whole pattern, in RE2's syntax as TensorFlow (what a TF1 Saver's graph
+// asks of its prefix: "^s3://.*").
+absl::StatusOr<std::unique_ptr<RE2>> CompilePattern(const std::string& pattern) {
+  auto re = std::make_unique<RE2>(pattern, RE2::Quiet);
+  if (!re->ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid pattern '", pattern, "': ", re->error()));
+  }
+  return re;
+}
+
+absl::Status FullMatchAll(OpKernelContext* ctx, const RE2& re) {
+  const Tensor& input = ctx->input(0);
+  ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, input.shape()));
+  absl::Span<const std::string> in = input.flat<std::string>();
+  absl::Span<bool> o = out->flat<bool>();
+  for (size_t i = 0; i < in.size(); ++i) o[i] = RE2::FullMatch(in[i], re);
+  return absl::OkStatus();
+}
+
+class RegexFullMatchOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    if (ctx->input(1).NumElements() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("pattern must be a scalar, got shape ",
+                                                     ctx->input(1).shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<RE2> re, CompilePattern(ctx->input(1).flat<std::string>()[0]));
+    return FullMatchAll(ctx, *re);
+  }
+};
+
+class StaticRegexFullMatchOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(std::string pattern, ctx.GetAttr<std::string>("pattern"));
+    ASSIGN_OR_RETURN(re_, CompilePattern(pattern));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override { return FullMatchAll(ctx, *re_); }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  std::unique_ptr<RE2> re_;
+};
+
 }  // namespace
 
 void RegisterStringKernels(KernelRegistry* k) {
+  k->Register<RegexFullMatchOp>(KernelDef("RegexFullMatch", kDeviceTypeCpu));
+  k->Register<StaticRegexFullMatchOp>(KernelDef("StaticRegexFullMatch", kDeviceTypeCpu));
   k->Register<StringSplitOp<false>>(KernelDef("StringSplit", kDeviceTypeCpu));
   k->Register<StringSplitOp<true>>(KernelDef("StringSplitV2", kDeviceTypeCpu));
   k->Register<StringToHashBucketOp<Hash::kFast>>(

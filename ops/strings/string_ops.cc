@@ -70,8 +70,19 @@ absl::Status RegisterStringOps(OpRegistry* ops) {
                                     .Output("shape: int64")
                                     .Attr("maxsplit: int = -1")
                                     .SetShapeFn(split_shape)));
-  for (const char* op : {"StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket",
-                         "AsString", "StringSplit", "StringSplitV2"}) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("RegexFullMatch")
+                                    .Input("input: string")
+                                    .Input("pattern: string")
+                                    .Output("output: bool")
+                                    .SetShapeFn(SameShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StaticRegexFullMatch")
+                                    .Input("input: string")
+                                    .Output("output: bool")
+                                    .Attr("pattern: string")
+                                    .SetShapeFn(SameShape)));
+  for (const char* op :
+       {"StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket", "AsString",
+        "StringSplit", "StringSplitV2", "RegexFullMatch", "StaticRegexFullMatch"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -81,7 +92,10 @@ namespace ops {
 
 Output StringToHashBucketFast(const Scope& s, Input input, int64_t num_buckets,
                               std::source_location loc) {
-  return s.Op("StringToHashBucketFast", loc).Input(input).Attr("num_buckets", num_buckets).Finalize1();
+  return s.Op("StringToHashBucketFast", loc)
+      .Input(input)
+      .Attr("num_buckets", num_buckets)
+      .Finalize1();
 }
 
 Output StringToHashBucketStrong(const Scope& s, Input input, int64_t num_buckets,
@@ -99,6 +113,15 @@ Output StringToHashBucket(const Scope& s, Input string_tensor, int64_t num_bucke
       .Input(string_tensor)
       .Attr("num_buckets", num_buckets)
       .Finalize1();
+}
+
+Output RegexFullMatch(const Scope& s, Input input, Input pattern, std::source_location loc) {
+  return s.Op("RegexFullMatch", loc).Input(input).Input(pattern).Finalize1();
+}
+
+Output StaticRegexFullMatch(const Scope& s, Input input, const std::string& pattern,
+                            std::source_location loc) {
+  return s.Op("StaticRegexFullMatch", loc).Input(input).Attr("pattern", pattern).Finalize1();
 }
 
 Output AsString(const Scope& s, Input input, const AsStringAttrs& a, std::source_location loc) {

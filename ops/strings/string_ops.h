@@ -14,6 +14,10 @@
 //   StringSplitV2             split at the whole separator (Python's
 //                             str.split: "" splits at runs of whitespace),
 //                             at most maxsplit times (-1: no limit)
+//   RegexFullMatch            whether each string matches `pattern` (a string
+//                             input) whole, in RE2's syntax
+//   StaticRegexFullMatch      the same, the pattern an attr (a TF1 Saver
+//                             graph's check for "^s3://.*")
 // The splits give a SparseTensor (indices [n, 2], values, shape [rows, the
 // longest row]).
 // All give int64 (or string) tensors of their input's shape; none has a
@@ -68,6 +72,10 @@ struct AsStringAttrs {
 };
 Output AsString(const Scope& scope, Input input, const AsStringAttrs& attrs = {},
                 std::source_location loc = std::source_location::current());
+Output RegexFullMatch(const Scope& scope, Input input, Input pattern,
+                      std::source_location loc = std::source_location::current());
+Output StaticRegexFullMatch(const Scope& scope, Input input, const std::string& pattern,
+                            std::source_location loc = std::source_location::current());
 
 struct StringSplitOutputs {
   Output indices, values, shape;

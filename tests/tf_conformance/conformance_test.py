@@ -76,9 +76,14 @@ class TensorFlowConformanceTest(unittest.TestCase):
         saver_dir = os.path.join(cls.dir, "sluice_saver")
         subprocess.run([runfile("training/checkpoint/write_test_checkpoint"), saver_dir],
                        check=True, capture_output=True)
+        # A SavedModel Sluice writes, with its outputs on a batch beside it.
+        cls.sluice_sm = os.path.join(cls.dir, "sluice_saved_model")
+        subprocess.run([runfile("training/checkpoint/write_test_saved_model"), cls.sluice_sm],
+                       check=True, capture_output=True)
+        os.remove(os.path.join(cls.sluice_sm, "classes.txt"))  # TF must read the asset copy
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
         done = subprocess.run([PY, os.path.join(HERE, "tf_side.py"), cls.dir, records,
-                               os.path.join(ckpt, "model.ckpt-5"), saver_dir],
+                               os.path.join(ckpt, "model.ckpt-5"), saver_dir, cls.sluice_sm],
                               env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError("tf_side.py failed:\n" + done.stderr[-4000:])
@@ -206,6 +211,38 @@ class TensorFlowConformanceTest(unittest.TestCase):
         np.testing.assert_array_equal(load("emb_part_rows"), [4, 3])
         np.testing.assert_array_equal(load("emb_in_2_parts"), table)
         self.assertEqual(int(load("restored_step")), 42)
+
+    def run_saved_model(self, name):
+        sm = self.manifest["saved_models"][name]
+        out = os.path.join(self.dir, name + ".sluice_sm")
+        done = subprocess.run([runfile("tools/runner"), "--saved_model=" + sm["dir"],
+                               "--input=images=" + os.path.join(self.dir, "sm_images.npy"),
+                               "--out_dir=" + out], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, "%s: runner failed:\n%s" % (name, done.stderr[-3000:]))
+        for key, path in sm["expected"].items():
+            expected = np.load(path, allow_pickle=True)
+            got = np.load(os.path.join(out, key + ".npy"), allow_pickle=True)
+            if expected.dtype.kind in "SUO":
+                self.assertEqual([to_bytes(x) for x in got.ravel()],
+                                 [to_bytes(x) for x in expected.ravel()], key)
+            else:
+                np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7, err_msg=key)
+
+    def test_sluice_serves_a_tf1_saved_model_with_an_asset_table(self):
+        self.run_saved_model("tf1")
+
+    def test_sluice_serves_a_tf2_saved_model(self):
+        self.run_saved_model("tf2")
+
+    def test_tensorflow_serves_a_saved_model_sluice_wrote(self):
+        for key in ("probabilities", "classes", "names"):
+            got = np.load(os.path.join(self.dir, "sluice_sm.%s.npy" % key), allow_pickle=True)
+            want = np.load(os.path.join(self.sluice_sm, "expected.%s.npy" % key), allow_pickle=True)
+            if want.dtype.kind in "SUO":
+                self.assertEqual([to_bytes(x) for x in got.ravel()],
+                                 [to_bytes(x) for x in want.ravel()], key)
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=key)
 
     def test_tensorflow_reads_what_sluice_wrote(self):
         images = np.load(os.path.join(self.dir, "sluice_records.images.npy"))

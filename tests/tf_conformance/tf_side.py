@@ -14,6 +14,7 @@ direction.
 """
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -489,6 +490,105 @@ def meta_graph_cases():
               meta_graph=prefix + ".meta", restore=prefix, rtol=1e-5, atol=1e-6)
 
 
+SAVED_MODELS = {}
+
+
+def saved_model_cases():
+    """SavedModels TensorFlow writes, for Sluice's runner to serve: a TF1 one
+    (SavedModelBuilder: variables, a predict signature, class names from a
+    vocabulary asset through a table its main op fills) and a TF2 one
+    (tf.saved_model.save of a module whose signature is a tf.function)."""
+    w = (np.arange(12, dtype=np.float32).reshape(4, 3) % 5) * 0.25 - 0.5
+    b = np.array([0.1, -0.1, 0.0], np.float32)
+    images = np.array([[1, 0, 2, -1], [0.5, 3, -2, 1], [-1, -1, 0, 4], [2, 2, 2, 2]], np.float32)
+    np.save(os.path.join(OUT, "sm_images.npy"), images)
+    vocab = os.path.join(OUT, "sm_classes.txt")
+    with open(vocab, "w") as f:
+        f.write("cat\ndog\nbird\n")
+    d1 = os.path.join(OUT, "tf1_saved_model")
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [None, 4], name="images")
+        kernel = v1.get_variable("dense/kernel", initializer=tf.constant(w))
+        bias = v1.get_variable("dense/bias", initializer=tf.constant(b))
+        logits = tf.matmul(x, kernel) + bias
+        probs = tf.nn.softmax(logits, name="probabilities")
+        classes = tf.argmax(logits, 1, name="classes")
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.TextFileInitializer(vocab, tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER,
+                                          tf.string, tf.lookup.TextFileIndex.WHOLE_LINE), "?")
+        names = table.lookup(classes)
+        with v1.Session() as sess:
+            sess.run([v1.global_variables_initializer(), v1.tables_initializer()])
+            out = sess.run({"probabilities": probs, "classes": classes, "names": names},
+                           {x: images})
+            builder = v1.saved_model.builder.SavedModelBuilder(d1)
+            sig = v1.saved_model.signature_def_utils.predict_signature_def(
+                {"images": x}, {"probabilities": probs, "classes": classes, "names": names})
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], signature_def_map={"serving_default": sig},
+                assets_collection=v1.get_collection(v1.GraphKeys.ASSET_FILEPATHS),
+                main_op=v1.tables_initializer(), strip_default_attrs=True)
+            builder.save()
+    os.remove(vocab)  # the model must read the copy in its assets/
+    SAVED_MODELS["tf1"] = dict(dir=d1, expected=save_outputs("sm_tf1", out))
+
+    # TF2 saving needs eager execution, which this process has turned off.
+    d2 = os.path.join(OUT, "tf2_saved_model")
+    code = """
+import sys, numpy as np, tensorflow as tf
+d, w, b, images, out = sys.argv[1:6]
+w, b, images = np.load(w), np.load(b), np.load(images)
+
+class Classifier(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel = tf.Variable(w)
+        self.bias = tf.Variable(b)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="images")])
+    def __call__(self, images):
+        logits = tf.matmul(images, self.kernel) + self.bias
+        return {"probabilities": tf.nn.softmax(logits), "classes": tf.argmax(logits, 1)}
+
+m = Classifier()
+tf.saved_model.save(m, d, signatures=m.__call__)
+for k, v in m(tf.constant(images)).items():
+    np.save(out + "." + k + ".npy", v.numpy())
+"""
+    np.save(os.path.join(OUT, "sm_w.npy"), w)
+    np.save(os.path.join(OUT, "sm_b.npy"), b)
+    prefix = os.path.join(OUT, "sm_tf2.expected")
+    subprocess.run([sys.executable, "-c", code, d2, os.path.join(OUT, "sm_w.npy"),
+                    os.path.join(OUT, "sm_b.npy"), os.path.join(OUT, "sm_images.npy"), prefix],
+                   check=True, capture_output=True)
+    SAVED_MODELS["tf2"] = dict(dir=d2, expected={k: "%s.%s.npy" % (prefix, k)
+                                                 for k in ("probabilities", "classes")})
+
+
+def save_outputs(name, outputs):
+    paths = {}
+    for k, v in outputs.items():
+        p = os.path.join(OUT, "%s.expected.%s.npy" % (name, k))
+        a = np.asarray(v)
+        np.save(p, a.astype("S") if a.dtype == object else a)
+        paths[k] = p
+    return paths
+
+
+def read_sluice_saved_model(dirname):
+    """TensorFlow's loader on the SavedModel Sluice wrote: its signature's
+    outputs on the batch Sluice saved beside it."""
+    g = tf.Graph()
+    with g.as_default(), v1.Session() as sess:
+        meta = v1.saved_model.loader.load(sess, ["serve"], os.path.join(dirname, "model"))
+        sig = meta.signature_def["serving_default"]
+        feeds = {sig.inputs["images"].name: np.load(os.path.join(dirname, "images.npy"))}
+        for k, v in sig.outputs.items():
+            a = np.asarray(sess.run(v.name, feeds))
+            np.save(os.path.join(OUT, "sluice_sm.%s.npy" % k), a.astype("S") if a.dtype == object else a)
+
+
 def read_sluice_checkpoint(prefix):
     """What TensorFlow reads from a checkpoint Sluice's BundleWriter wrote."""
     r = v1.train.load_checkpoint(prefix)
@@ -545,14 +645,18 @@ def main():
     wide_and_deep_cases()
     checkpoint_cases()
     meta_graph_cases()
+    saved_model_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])
     if len(sys.argv) > 3:
         read_sluice_checkpoint(sys.argv[3])
     if len(sys.argv) > 4:
         read_sluice_saver_checkpoint(sys.argv[4])
+    if len(sys.argv) > 5:
+        read_sluice_saved_model(sys.argv[5])
     with open(os.path.join(OUT, "cases.json"), "w") as f:
-        json.dump(dict(tensorflow=tf.__version__, cases=CASES), f, indent=1)
+        json.dump(dict(tensorflow=tf.__version__, cases=CASES, saved_models=SAVED_MODELS), f,
+                  indent=1)
 
 
 if __name__ == "__main__":

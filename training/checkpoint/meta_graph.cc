@@ -45,9 +45,11 @@ absl::StatusOr<::tensorflow::VariableDef> VariableDefOf(const Graph& graph, cons
   if (graph.FindNode(absl::StrCat(v.name(), "/initial_value")) != nullptr) {
     def.set_initial_value_name(absl::StrCat(v.name(), "/initial_value:0"));
   }
-  if (graph.FindNode(absl::StrCat(v.name(), "/read")) != nullptr) {
-    def.set_snapshot_name(absl::StrCat(v.name(), "/read:0"));
-  }
+  // TensorFlow reads a variable through its snapshot; without a "v/read"
+  // node the variable's own tensor serves (TensorFlow's loader needs one).
+  def.set_snapshot_name(graph.FindNode(absl::StrCat(v.name(), "/read")) != nullptr
+                            ? absl::StrCat(v.name(), "/read:0")
+                            : def.variable_name());
   def.set_is_resource(v.op() == "VarHandleOp");
   def.set_trainable(trainable);
   absl::StatusOr<std::string> full = v.GetAttr<std::string>(kSaveSliceNameAttr);

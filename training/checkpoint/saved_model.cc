@@ -53,9 +53,18 @@ std::string TagSet(const std::vector<std::string>& tags) {
 std::vector<std::pair<std::string, Tensor>> AssetFeeds(const std::string& dir,
                                                        const MetaGraphDef& meta) {
   std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const ::tensorflow::AssetFileDef& a : meta.asset_file_def()) {
+  auto add = [&](const ::tensorflow::AssetFileDef& a) {
     feeds.emplace_back(a.tensor_info().name(),
                        Tensor::Scalar<std::string>(absl::StrCat(dir, "/assets/", a.filename())));
+  };
+  for (const ::tensorflow::AssetFileDef& a : meta.asset_file_def()) add(a);
+  // TF1's SavedModelBuilder keeps them in a collection instead.
+  auto legacy = meta.collection_def().find("saved_model_assets");
+  if (meta.asset_file_def_size() == 0 && legacy != meta.collection_def().end()) {
+    for (const google::protobuf::Any& any : legacy->second.any_list().value()) {
+      ::tensorflow::AssetFileDef a;
+      if (any.UnpackTo(&a)) add(a);
+    }
   }
   return feeds;
 }

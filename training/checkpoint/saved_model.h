@@ -22,7 +22,8 @@
 // from variables/variables when that checkpoint exists; then the main op:
 // the "saved_model_main_op" collection, else "legacy_init_op", else the
 // "table_initializer" collection. Restore and main op are fed each asset's
-// path (asset_file_def: the tensor fed, the file under assets/).
+// path (asset_file_def, or the "saved_model_assets" collection TF1's
+// builder writes: the tensor fed, the file under assets/).
 // RunSignature feeds a signature's inputs by key and fetches its outputs by
 // key (TensorInfo names; sparse tensors are not taken).
 //
