@@ -26,6 +26,9 @@
 //   step   2269  test accuracy 0.9048  (60.0 s of training, epoch 4.8)
 //   step   2300  loss 0.2071   4656 examples/s  input wait 2.6 %
 //   final: test accuracy 0.9101 after 75.8 s of training (6.0 epochs, 2812 global steps)
+//   exported the model as a SavedModel: /tmp/sluice/fashion_mnist_model/1 (...)
+//
+// At the end the chief exports the model (--export_dir; cnn_export.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +44,7 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/cluster/cluster_spec.h"
 #include "distributed/server.h"
+#include "examples/cnn_export.h"
 #include "examples/cnn_model.h"
 #include "examples/fashion_mnist_data.h"
 #include "examples/fashion_mnist_input.h"
@@ -65,6 +69,9 @@ ABSL_FLAG(double, eval_every_s, 30, "chief: evaluate on the test set every N s o
 ABSL_FLAG(int, seed, 1, "seed of the initial weights and the shuffles");
 ABSL_FLAG(int, threads, 0, "CPU threads of the training session (0: the machine's)");
 ABSL_FLAG(int, input_threads, 1, "CPU threads of the input pipeline's session");
+ABSL_FLAG(std::string, export_dir, "/tmp/sluice/fashion_mnist_model",
+          "chief: write the trained model here as a SavedModel (<dir>/<next version>) with the "
+          "test set beside it as .npy (empty: no export)");
 
 namespace sluice {
 namespace {
@@ -85,8 +92,8 @@ struct Graph {
 absl::StatusOr<std::unique_ptr<Graph>> BuildGraph(const TaskConfig* task) {
   auto g = std::make_unique<Graph>();
   const Scope& s = g->scope;
-  Output images = ops::Placeholder(s.WithOpName("images"), DT_FLOAT,
-                                   {.shape = TensorShape({-1, 28, 28, 1})});
+  Output images =
+      ops::Placeholder(s.WithOpName("images"), DT_FLOAT, {.shape = TensorShape({-1, 28, 28, 1})});
   Output labels = ops::Placeholder(s.WithOpName("labels"), DT_INT64, {.shape = TensorShape({-1})});
   CnnConfig config;
   config.seed = absl::GetFlag(FLAGS_seed);
@@ -120,6 +127,25 @@ absl::StatusOr<std::unique_ptr<Graph>> BuildGraph(const TaskConfig* task) {
   }
   ASSIGN_OR_RETURN(g->def, s.ToGraphDef());
   return g;
+}
+
+// The chief's last act: the trained weights, read from `session`, leave as
+// a SavedModel (cnn_export.h) with the test set beside it.
+absl::Status Export(Session* session, const Graph& g, const std::vector<ImageBatch>& test) {
+  const std::string base = absl::GetFlag(FLAGS_export_dir);
+  if (base.empty()) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (const Output& w : g.model.weights) names.push_back(absl::StrCat(w.node->name(), ":0"));
+  ASSIGN_OR_RETURN(std::vector<Tensor> weights, session->Run({}, names, {}));
+  CnnConfig config;
+  config.seed = absl::GetFlag(FLAGS_seed);
+  ASSIGN_OR_RETURN(std::string dir, ExportCnnSavedModel(config, weights, base, &test));
+  std::printf(
+      "exported the model as a SavedModel: %s (classify the test set: bazel run "
+      "//tools:runner -- --saved_model=%s --input=images=%s/test_images.npy)\n",
+      dir.c_str(), dir.c_str(), base.c_str());
+  std::fflush(stdout);
+  return absl::OkStatus();
 }
 
 // The test accuracy of `g`'s model in `session`, over the test batches.
@@ -179,8 +205,8 @@ absl::StatusOr<std::vector<ImageBatch>> TestSet(const FashionMnistFiles& files) 
 }
 
 int64_t MaxSteps(int64_t epoch_examples) {
-  const double steps =
-      absl::GetFlag(FLAGS_epochs) * epoch_examples / static_cast<double>(absl::GetFlag(FLAGS_batch));
+  const double steps = absl::GetFlag(FLAGS_epochs) * epoch_examples /
+                       static_cast<double>(absl::GetFlag(FLAGS_batch));
   return std::max<int64_t>(1, static_cast<int64_t>(steps));
 }
 
@@ -195,10 +221,11 @@ absl::Status TrainLocal() {
                    TrainInput(files.train, absl::GetFlag(FLAGS_seed), absl::GetFlag(FLAGS_batch)));
   ASSIGN_OR_RETURN(std::vector<ImageBatch> test, TestSet(files));
   const int64_t max_steps = MaxSteps(files.train_examples);
-  std::printf("training the CNN on %zu train files in %s: batch %d, %lld steps at most, "
-              "%.0f s of training at most\n",
-              files.train.size(), absl::GetFlag(FLAGS_data_dir).c_str(), absl::GetFlag(FLAGS_batch),
-              static_cast<long long>(max_steps), absl::GetFlag(FLAGS_max_train_s));
+  std::printf(
+      "training the CNN on %zu train files in %s: batch %d, %lld steps at most, "
+      "%.0f s of training at most\n",
+      files.train.size(), absl::GetFlag(FLAGS_data_dir).c_str(), absl::GetFlag(FLAGS_batch),
+      static_cast<long long>(max_steps), absl::GetFlag(FLAGS_max_train_s));
   std::fflush(stdout);
   TrainProgressOptions po = ProgressOptions(files.train_examples, max_steps);
   po.evaluate = [&] { return Evaluate(session.get(), *g, test); };
@@ -206,14 +233,15 @@ absl::Status TrainLocal() {
   const std::string loss = absl::StrCat(g->model.loss.node->name(), ":0");
   for (int64_t step = 1;; ++step) {
     ASSIGN_OR_RETURN(ImageBatch b, input->Next());
-    ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                     session->Run({{"images", b.images}, {"labels", b.labels}}, {loss}, {g->train}));
+    ASSIGN_OR_RETURN(
+        std::vector<Tensor> out,
+        session->Run({{"images", b.images}, {"labels", b.labels}}, {loss}, {g->train}));
     ASSIGN_OR_RETURN(bool stop,
                      progress.AfterStep(step, out[0].scalar<float>(), input->wait_seconds()));
     if (stop) break;
   }
   progress.PrintFinal();
-  return absl::OkStatus();
+  return Export(session.get(), *g, test);
 }
 
 absl::Status TrainWorker(Server* server, const TaskConfig& task) {
@@ -240,10 +268,11 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
     ASSIGN_OR_RETURN(test, TestSet(files));
   }
   const int64_t max_steps = MaxSteps(files.train_examples);
-  std::printf("%s: reading %zu train file(s), batch %d of %d; %d workers train synchronously, "
-              "%lld global steps at most\n",
-              server->task().c_str(), mine.size(), batch / workers, batch, workers,
-              static_cast<long long>(max_steps));
+  std::printf(
+      "%s: reading %zu train file(s), batch %d of %d; %d workers train synchronously, "
+      "%lld global steps at most\n",
+      server->task().c_str(), mine.size(), batch / workers, batch, workers,
+      static_cast<long long>(max_steps));
   std::fflush(stdout);
 
   SyncChiefHook sync_hook(g->sync);
@@ -286,6 +315,7 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   if (updates != nullptr) updates->Stop();
   if (chief) {
     progress.PrintFinal();
+    RETURN_IF_ERROR(Export(session->session(), *g, test));
   } else {
     std::printf("%s: done after %lld local steps (input wait %.1f s)\n", server->task().c_str(),
                 static_cast<long long>(local_steps), input->wait_seconds());
@@ -301,6 +331,14 @@ absl::Status Main() {
   ServerOptions server_options;
   server_options.config = *task;
   server_options.session.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
+  if (const std::string base = absl::GetFlag(FLAGS_export_dir); !base.empty()) {
+    // The chief's export writes there (servers fence where graphs write).
+    std::error_code ec;
+    std::filesystem::create_directories(base, ec);
+    if (ec)
+      return absl::InvalidArgumentError(absl::StrCat("--export_dir=", base, ": ", ec.message()));
+    server_options.file_write_roots.push_back(std::filesystem::absolute(base).string());
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
   if (task->job == "ps") {
     std::printf("%s: serving variables at %s\n", server->task().c_str(), server->target().c_str());
@@ -309,9 +347,9 @@ absl::Status Main() {
     return absl::OkStatus();
   }
   if (task->job != "worker" || task->cluster.num_tasks("ps") < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "fashion_mnist_cnn runs as ps and worker tasks (--ps=1 --workers=2), not as ",
-        TaskName(task->job, task->task)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("fashion_mnist_cnn runs as ps and worker tasks (--ps=1 --workers=2), not as ",
+                     TaskName(task->job, task->task)));
   }
   return TrainWorker(server.get(), *task);
 }

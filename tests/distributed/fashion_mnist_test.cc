@@ -2,8 +2,9 @@
 // Fashion-MNIST written as IDX files (the CNN learns it within seconds):
 // one process, 1 ps + 2 workers through the launcher, all-reduce over two
 // workers; the progress lines, the final test accuracy, the launcher
-// reporting the stopped tasks as stopped, no sweep lines; and the error line
-// for missing data.
+// reporting the stopped tasks as stopped, no sweep lines; the exported
+// SavedModel classifying the test set through the runner as the final
+// evaluation did; and the error line for missing data.
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/io/idx_file.h"
+#include "runtime/npy.h"
 #include "tests/distributed/child_process.h"
 
 namespace sluice {
@@ -57,9 +59,9 @@ class FashionMnistTest : public testing::Test {
   }
 
   static std::unique_ptr<ChildProcess> Run(std::vector<std::string> argv, const std::string& log) {
-    absl::StatusOr<std::unique_ptr<ChildProcess>> p =
-        ChildProcess::Start(argv, {"BUILD_WORKING_DIRECTORY=", "SLUICE_CONFIG=", "SLUICE_SWEEP_DIR="},
-                            TestTmpPath(log));
+    absl::StatusOr<std::unique_ptr<ChildProcess>> p = ChildProcess::Start(
+        argv, {"BUILD_WORKING_DIRECTORY=", "SLUICE_CONFIG=", "SLUICE_SWEEP_DIR="},
+        TestTmpPath(log));
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? *std::move(p) : nullptr;
   }
@@ -72,13 +74,48 @@ class FashionMnistTest : public testing::Test {
     return a;
   }
 
+  // The SavedModel the run exported, classified by the runner: the share
+  // of the test set it gets right.
+  static double ServedAccuracy(const std::string& out, const std::string& export_dir) {
+    const std::string marker = "exported the model as a SavedModel: ";
+    const size_t at = out.find(marker);
+    if (at == std::string::npos) return -1;
+    const size_t end = out.find(' ', at + marker.size());
+    const std::string model = out.substr(at + marker.size(), end - at - marker.size());
+    const std::string classified = TestTmpPath("classified");
+    std::filesystem::remove_all(classified);
+    std::unique_ptr<ChildProcess> runner =
+        Run({RunfilePath("tools/runner"), "--saved_model=" + model,
+             "--input=images=" + export_dir + "/test_images.npy", "--out_dir=" + classified},
+            "runner.log");
+    if (runner == nullptr) return -1;
+    std::optional<int> status = runner->WaitForExit(absl::Seconds(60));
+    if (!status.has_value() || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+      ADD_FAILURE() << runner->Output();
+      return -1;
+    }
+    absl::StatusOr<Tensor> classes = ReadNpyFile(classified + "/classes.npy");
+    absl::StatusOr<Tensor> labels = ReadNpyFile(export_dir + "/test_labels.npy");
+    if (!classes.ok() || !labels.ok() || classes->NumElements() != labels->NumElements()) {
+      ADD_FAILURE() << "no classes or labels";
+      return -1;
+    }
+    int64_t right = 0;
+    for (int64_t i = 0; i < labels->NumElements(); ++i) {
+      right += classes->flat<int64_t>()[i] == labels->flat<int64_t>()[i];
+    }
+    return static_cast<double>(right) / static_cast<double>(labels->NumElements());
+  }
+
   static std::string* source_;
 };
 
 std::string* FashionMnistTest::source_ = nullptr;
 
 TEST_F(FashionMnistTest, OneProcessTrainsFromRecordsAndReportsTestAccuracy) {
-  std::vector<std::string> argv = {RunfilePath("examples/fashion_mnist_cnn"), "--epochs=4"};
+  const std::string export_dir = TestTmpPath("model-local");
+  std::vector<std::string> argv = {RunfilePath("examples/fashion_mnist_cnn"), "--epochs=4",
+                                   "--export_dir=" + export_dir};
   for (const std::string& f : DataFlags("local")) argv.push_back(f);
   std::unique_ptr<ChildProcess> p = Run(argv, "local.log");
   ASSERT_NE(p, nullptr);
@@ -90,11 +127,19 @@ TEST_F(FashionMnistTest, OneProcessTrainsFromRecordsAndReportsTestAccuracy) {
   EXPECT_TRUE(absl::StrContains(out, "test accuracy")) << out;
   EXPECT_GE(FinalAccuracy(out), 0.9) << out;
   EXPECT_FALSE(absl::StrContains(out, "SLUICE_SWEEP")) << out;
+  // The exported SavedModel classifies the test set as the final evaluation did.
+  EXPECT_NEAR(ServedAccuracy(out, export_dir), FinalAccuracy(out), 1e-4) << out;
 }
 
 TEST_F(FashionMnistTest, OnePsTwoWorkersThroughTheLauncher) {
-  std::vector<std::string> argv = {RunfilePath("tools/launch"), "--ps=1", "--workers=2", "--",
-                                   RunfilePath("examples/fashion_mnist_cnn"), "--epochs=4"};
+  const std::string export_dir = TestTmpPath("model-ps");
+  std::vector<std::string> argv = {RunfilePath("tools/launch"),
+                                   "--ps=1",
+                                   "--workers=2",
+                                   "--",
+                                   RunfilePath("examples/fashion_mnist_cnn"),
+                                   "--epochs=4",
+                                   "--export_dir=" + export_dir};
   for (const std::string& f : DataFlags("ps")) argv.push_back(f);
   std::unique_ptr<ChildProcess> p = Run(argv, "ps.log");
   ASSERT_NE(p, nullptr);
@@ -107,13 +152,17 @@ TEST_F(FashionMnistTest, OnePsTwoWorkersThroughTheLauncher) {
   EXPECT_TRUE(absl::StrContains(out, "(4.0 epochs, 128 global steps)")) << out;
   EXPECT_GE(FinalAccuracy(out), 0.9) << out;
   EXPECT_TRUE(absl::StrContains(out, "[launch] ps:0 stopped")) << out;
+  EXPECT_NEAR(ServedAccuracy(out, export_dir), FinalAccuracy(out), 1e-4) << out;
   EXPECT_FALSE(absl::StrContains(out, "killed by signal")) << out;
   EXPECT_FALSE(absl::StrContains(out, "SLUICE_SWEEP")) << out;
 }
 
 TEST_F(FashionMnistTest, AllReduceOverTwoWorkers) {
-  std::vector<std::string> argv = {RunfilePath("tools/launch"), "--workers=2", "--",
-                                   RunfilePath("examples/fashion_mnist_allreduce"), "--epochs=4",
+  std::vector<std::string> argv = {RunfilePath("tools/launch"),
+                                   "--workers=2",
+                                   "--",
+                                   RunfilePath("examples/fashion_mnist_allreduce"),
+                                   "--epochs=4",
                                    "--checkpoint_dir=" + TestTmpPath("allreduce-ckpt")};
   for (const std::string& f : DataFlags("allreduce")) argv.push_back(f);
   std::unique_ptr<ChildProcess> p = Run(argv, "allreduce.log");
@@ -134,8 +183,9 @@ TEST_F(FashionMnistTest, MissingDataIsOneClearLine) {
   std::optional<int> status = p->WaitForExit(absl::Seconds(30));
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1) << p->Output();
-  EXPECT_TRUE(absl::StrContains(p->Output(), "fashion_mnist_cnn: error: no Fashion-MNIST in "
-                                             "/nonexistent/fmnist"))
+  EXPECT_TRUE(absl::StrContains(p->Output(),
+                                "fashion_mnist_cnn: error: no Fashion-MNIST in "
+                                "/nonexistent/fmnist"))
       << p->Output();
   EXPECT_TRUE(absl::StrContains(p->Output(), "dataset-fashion-mnist")) << p->Output();
 }
