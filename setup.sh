@@ -19,6 +19,7 @@ PACKAGES=(
   libpng-dev               # DecodePng, EncodePng, DecodeImage (ops/image)
   libfarmhash-dev          # StringToHashBucketFast: TF's Fingerprint64 (ops/strings)
   libhighwayhash-dev       # StringToHashBucketStrong: TF's SipHash (ops/strings)
+  libsnappy-dev            # checkpoint indexes older TensorFlow wrote (runtime/io)
   libre2-dev               # RegexFullMatch, StaticRegexFullMatch: TF's RE2 syntax (ops/strings)
   clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz/), run in CI with ASan+UBSan
   python3-numpy            # .npy round-trip checks in tests and bench scripts

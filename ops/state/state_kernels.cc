@@ -1,5 +1,7 @@
 // CPU kernels of the state ops, and the variable-update helpers that the
 // training kernels share (ops/state/state_ops.h, namespace internal).
+#include "ops/state/state_kernels.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -7,7 +9,6 @@
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "ops/state/state_kernels.h"
 #include "ops/state/state_ops.h"
 
 namespace sluice {
@@ -70,10 +71,9 @@ absl::Status CheckInitialized(const Var& var) {
 absl::Status CheckAssignUpdate(absl::string_view op, const Var& var, const TensorShape& value) {
   RETURN_IF_ERROR(CheckInitialized(var));
   if (var.tensor.shape() != value) {
-    return absl::InvalidArgumentError(absl::StrCat(op, " to variable ", var.name,
-                                                   ": the variable has shape ",
-                                                   var.tensor.shape().DebugString(),
-                                                   " but the value has shape ", value.DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, " to variable ", var.name, ": the variable has shape ",
+        var.tensor.shape().DebugString(), " but the value has shape ", value.DebugString()));
   }
   return absl::OkStatus();
 }
@@ -81,10 +81,9 @@ absl::Status CheckAssignUpdate(absl::string_view op, const Var& var, const Tenso
 absl::Status CheckScalarInput(OpKernelContext* ctx, int i) {
   const Tensor& t = ctx->input(i);
   if (t.dims() == 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ",
-                                                 ctx->node().op_def().inputs[i].name,
-                                                 " must be a scalar, got shape ",
-                                                 t.shape().DebugString()));
+  return absl::InvalidArgumentError(
+      absl::StrCat(ctx->node().op(), ": ", ctx->node().op_def().inputs[i].name,
+                   " must be a scalar, got shape ", t.shape().DebugString()));
 }
 
 absl::Status CheckSameShape(OpKernelContext* ctx, const Var& var, const TensorShape& var_shape,
@@ -228,8 +227,7 @@ class AssignOp : public OpKernel {
 // The CPU's arithmetic of AssignAdd / AssignSub (ops/state/state_kernels.h).
 struct CpuAssignImpl {
   template <typename T>
-  static absl::Status AssignUpdate(OpKernelContext*, T* var, const T* value, int64_t n,
-                                   bool add) {
+  static absl::Status AssignUpdate(OpKernelContext*, T* var, const T* value, int64_t n, bool add) {
     if (add) {
       Loop<T, true>(var, value, n);
     } else {
@@ -287,7 +285,10 @@ void RegisterStateKernels(KernelRegistry* kernels) {
                                                    .TypeConstraint("dtype", types)
                                                    .HostMemory("is_initialized"));
   };
-  register_for(kDeviceTypeCpu, fixed_size);
+  // On the CPU strings too (TF1 SavedModels keep an asset's path in one).
+  std::vector<DataType> cpu_types = fixed_size;
+  cpu_types.push_back(DT_STRING);
+  register_for(kDeviceTypeCpu, cpu_types);
   register_for(kDeviceTypeGpu, gpu_types);
   RegisterAssignUpdateFor<CpuAssignImpl, float>(kernels, kDeviceTypeCpu);
   RegisterAssignUpdateFor<CpuAssignImpl, double>(kernels, kDeviceTypeCpu);

@@ -1,7 +1,11 @@
 #include "runtime/io/table_file.h"
 
+#include <snappy.h>
+
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -11,6 +15,8 @@ namespace sluice {
 namespace {
 
 constexpr uint64_t kMagic = 0xdb4775248b80fb57ull;
+constexpr uint8_t kPlainBlock = 0;
+constexpr uint8_t kSnappyBlock = 1;
 constexpr size_t kFooterSize = 48;
 constexpr size_t kTrailerSize = 5;  // type byte + masked CRC32C
 
@@ -68,11 +74,30 @@ class Reader {
     if (UnmaskCrc32c(Fixed32(p + h.size + 1)) != crc) {
       return Corrupt(absl::StrCat("the block at ", h.offset, " fails its checksum"));
     }
-    if (type != 0) {
-      return absl::UnimplementedError(
-          absl::StrCat(name_, ": block at ", h.offset, " is compressed (type ", type, ")"));
+    if (type == kSnappyBlock) return Uncompress(p, h);
+    if (type != kPlainBlock) {
+      return Corrupt(absl::StrCat("the block at ", h.offset, " has unknown type ", type));
     }
     return absl::string_view(p, h.size);
+  }
+
+  // A Snappy-compressed block (TensorFlow before about 2.0 wrote its
+  // indexes so), its stated length bounded before anything is allocated.
+  absl::StatusOr<absl::string_view> Uncompress(const char* p, const Handle& h) const {
+    size_t n = 0;
+    if (!snappy::GetUncompressedLength(p, h.size, &n)) {
+      return Corrupt(absl::StrCat("the block at ", h.offset, " is not valid Snappy"));
+    }
+    // Snappy expands a byte to at most a few dozen; anything beyond is damage.
+    if (n > 64 * h.size + 1024) {
+      return Corrupt(
+          absl::StrCat("the block at ", h.offset, " claims ", n, " bytes from ", h.size));
+    }
+    std::string& out = uncompressed_.emplace_back(n, '\0');
+    if (!snappy::RawUncompress(p, h.size, out.data())) {
+      return Corrupt(absl::StrCat("the block at ", h.offset, " does not uncompress"));
+    }
+    return absl::string_view(out);
   }
 
   // Every entry of a block, keys rebuilt from their shared prefixes.
@@ -131,6 +156,7 @@ class Reader {
  private:
   absl::string_view file_;
   const std::string& name_;
+  mutable std::deque<std::string> uncompressed_;  // the blocks Block() uncompressed
 };
 
 void PutVarint(std::string* out, uint64_t v) {

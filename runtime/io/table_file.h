@@ -8,8 +8,9 @@
 // data block: a separator key and the block's handle), then a 48-byte footer
 // (the metaindex and index handles as varint64 pairs, padded to 40 bytes,
 // then the magic 0xdb4775248b80fb57 little-endian). Each block is followed
-// by a type byte (0: stored as is) and a masked CRC32C of the block and that
-// byte. A block is prefix-compressed entries (varint32 shared, non-shared
+// by a type byte (0: stored as is; 1: Snappy-compressed, as TensorFlow
+// before about 2.0 wrote its indexes, read with Debian's libsnappy) and a
+// masked CRC32C of the block and that byte. A block is prefix-compressed entries (varint32 shared, non-shared
 // and value lengths, then the key's tail and the value) and an array of
 // restart offsets with its count.
 //
@@ -19,8 +20,9 @@
 // fuzz/tensor_bundle_fuzzer). Here every offset and length is checked
 // against the bytes at hand first, and every block's checksum is verified.
 //
-// Errors: DataLoss naming `name` and what is wrong; Unimplemented for a
-// compressed block (TensorFlow writes its indexes uncompressed).
+// Errors: DataLoss naming `name` and what is wrong (a block of unknown type,
+// or Snappy data that does not uncompress or claims more than 64x its size).
+// Written tables are uncompressed, as TensorFlow writes them now.
 // Thread-safety: a pure function.
 #ifndef SLUICE_RUNTIME_IO_TABLE_FILE_H_
 #define SLUICE_RUNTIME_IO_TABLE_FILE_H_

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
+#include "graph/proto/example.pb.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
@@ -180,6 +181,42 @@ TEST(SavedModelTest, BadDirectoriesTagsSignaturesAndInputsAreClearErrors) {
   absl::StatusOr<SavedModelBundle> junk =
       LoadSavedModel(BuiltinSessionConfig(), model_dir, {"serve"});
   EXPECT_TRUE(absl::IsDataLoss(junk.status())) << junk.status();
+}
+
+// A SavedModel TensorFlow 1.14 wrote for TensorFlow Serving's tests
+// (testdata/README.md): y = 0.5 x + 2 by predict, and by regress and
+// classify signatures that parse serialized tf.Examples in the graph.
+TEST(SavedModelTest, ServesTensorFlowServingsHalfPlusTwo) {
+  const std::string dir =
+      absl::StrCat(std::getenv("TEST_SRCDIR"), "/", std::getenv("TEST_WORKSPACE"),
+                   "/training/checkpoint/testdata/half_plus_two/00000123");
+  absl::StatusOr<SavedModelBundle> model = LoadSavedModel(BuiltinSessionConfig(), dir, {"serve"});
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::map<std::string, Tensor>> y =
+      RunSignature(*model, "serving_default",
+                   {{"x", Tensor::FromVector<float>({1, 2, 5}, TensorShape({3, 1}))}});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(std::vector<float>(y->at("y").flat<float>().begin(), y->at("y").flat<float>().end()),
+            (std::vector<float>{2.5f, 3.0f, 4.5f}));
+  absl::StatusOr<std::map<std::string, Tensor>> y3 =
+      RunSignature(*model, "regress_x2_to_y3",
+                   {{"inputs", Tensor::FromVector<float>({4}, TensorShape({1, 1}))}});
+  ASSERT_TRUE(y3.ok()) << y3.status();
+  EXPECT_EQ(y3->at("outputs").flat<float>()[0], 5.0f);  // 0.5 * 4 + 3
+  // The regress signature takes serialized Examples with a float "x".
+  Tensor examples(DT_STRING, TensorShape({2}));
+  for (int i = 0; i < 2; ++i) {
+    ::tensorflow::Example e;
+    (*e.mutable_features()->mutable_feature())["x"].mutable_float_list()->add_value(2.0f * i + 1);
+    examples.flat<std::string>()[i] = e.SerializeAsString();
+  }
+  absl::StatusOr<std::map<std::string, Tensor>> r =
+      RunSignature(*model, "regress_x_to_y", {{"inputs", examples}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->at("outputs").flat<float>()[0], 2.5f);
+  EXPECT_EQ(r->at("outputs").flat<float>()[1], 3.5f);
+  EXPECT_EQ(model->meta_graph.signature_def().at("classify_x_to_y").method_name(),
+            kClassifyMethodName);
 }
 
 }  // namespace
