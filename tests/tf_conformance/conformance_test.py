@@ -235,8 +235,14 @@ class TensorFlowConformanceTest(unittest.TestCase):
         self.run_saved_model("tf2")
 
     def test_tensorflow_serves_a_saved_model_sluice_wrote(self):
+        self.check_sluice_saved_model("sluice_sm")
+
+    def test_tf2_saved_model_load_serves_a_saved_model_sluice_wrote(self):
+        self.check_sluice_saved_model("sluice_sm_v2")
+
+    def check_sluice_saved_model(self, prefix):
         for key in ("probabilities", "classes", "names"):
-            got = np.load(os.path.join(self.dir, "sluice_sm.%s.npy" % key), allow_pickle=True)
+            got = np.load(os.path.join(self.dir, "%s.%s.npy" % (prefix, key)), allow_pickle=True)
             want = np.load(os.path.join(self.sluice_sm, "expected.%s.npy" % key), allow_pickle=True)
             if want.dtype.kind in "SUO":
                 self.assertEqual([to_bytes(x) for x in got.ravel()],

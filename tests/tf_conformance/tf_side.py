@@ -587,6 +587,19 @@ def read_sluice_saved_model(dirname):
         for k, v in sig.outputs.items():
             a = np.asarray(sess.run(v.name, feeds))
             np.save(os.path.join(OUT, "sluice_sm.%s.npy" % k), a.astype("S") if a.dtype == object else a)
+    # TF2's tf.saved_model.load (eager: in a process of its own).
+    code = """
+import sys, numpy as np, tensorflow as tf
+d, images, out = sys.argv[1:4]
+m = tf.saved_model.load(d)
+f = m.signatures["serving_default"]
+for k, v in f(images=tf.constant(np.load(images))).items():
+    a = v.numpy()
+    np.save(out + "." + k + ".npy", a.astype("S") if a.dtype == object else a)
+"""
+    subprocess.run([sys.executable, "-c", code, os.path.join(dirname, "model"),
+                    os.path.join(dirname, "images.npy"), os.path.join(OUT, "sluice_sm_v2")],
+                   check=True, capture_output=True)
 
 
 def read_sluice_checkpoint(prefix):
