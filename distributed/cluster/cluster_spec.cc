@@ -17,12 +17,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "distributed/cluster/cluster.pb.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/text_format.h"
-#include "google/protobuf/util/json_util.h"
 #include "base/status_macros.h"
+#include "distributed/cluster/cluster.pb.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "graph/text_proto.h"
 
 namespace sluice {
 namespace {
@@ -248,20 +247,6 @@ absl::StatusOr<ClusterSpec> ClusterFromStruct(const google::protobuf::Struct& cl
   return ClusterSpec::FromJobs(std::move(jobs));
 }
 
-class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (error_.empty()) {
-      error_ = absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message);
-    }
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
-
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -372,11 +357,9 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromJson(absl::string_view json) {
 
 absl::StatusOr<ClusterSpec> ClusterSpec::FromTextProto(absl::string_view text) {
   tensorflow::ClusterDef def;
-  FirstErrorCollector errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(text), &def)) {
-    return absl::InvalidArgumentError(absl::StrCat("malformed ClusterDef text: ", errors.error()));
+  if (absl::Status parsed = ParseTextProto(text, &def); !parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed ClusterDef text: ", parsed.message()));
   }
   JobList jobs;
   for (const tensorflow::JobDef& job : def.job()) {
