@@ -6,13 +6,12 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "google/protobuf/text_format.h"
 #include "graph/op_def_proto.h"
 #include "graph/text_proto.h"
+#include "ops/io/internal/tensor_slice.h"
 #include "runtime/atomic_file.h"
 
 namespace sluice {
@@ -55,32 +54,14 @@ absl::StatusOr<::tensorflow::VariableDef> VariableDefOf(const Graph& graph, cons
   absl::StatusOr<std::string> full = v.GetAttr<std::string>(kSaveSliceNameAttr);
   absl::StatusOr<std::string> spec = v.GetAttr<std::string>(kSaveSliceSpecAttr);
   if (full.ok() && spec.ok()) {
-    // "7 3 4,3:0,3": the full shape, then start,length per axis.
+    // "7 3 4,3:0,3", parsed as SaveV2 parses it.
+    absl::StatusOr<internal::ShapeAndSlice> slice = internal::ParseShapeAndSlice(*spec);
+    if (!slice.ok()) return AddContext(slice.status(), absl::StrCat("variable '", v.name(), "'"));
     ::tensorflow::SaveSliceInfoDef* info = def.mutable_save_slice_info_def();
     info->set_full_name(*full);
-    std::vector<absl::string_view> words = absl::StrSplit(*spec, ' ');
-    const size_t rank = words.size() - 1;
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t dim = 0;
-      if (!absl::SimpleAtoi(words[d], &dim)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("variable '", v.name(), "': a bad slice spec '", *spec, "'"));
-      }
-      info->add_full_shape(dim);
-    }
-    std::vector<absl::string_view> extents = absl::StrSplit(words.back(), ':');
-    for (size_t d = 0; d < extents.size() && d < rank; ++d) {
-      int64_t start = 0, length = info->full_shape(d);
-      if (extents[d] != "-") {
-        std::pair<absl::string_view, absl::string_view> sl = absl::StrSplit(extents[d], ',');
-        if (!absl::SimpleAtoi(sl.first, &start) || !absl::SimpleAtoi(sl.second, &length)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("variable '", v.name(), "': a bad slice spec '", *spec, "'"));
-        }
-      }
-      info->add_var_offset(start);
-      info->add_var_shape(length);
-    }
+    for (int64_t d : slice->full_shape.dims()) info->add_full_shape(d);
+    for (int64_t d : slice->start) info->add_var_offset(d);
+    for (int64_t d : slice->length) info->add_var_shape(d);
   }
   return def;
 }
