@@ -633,25 +633,32 @@ absl::Status BundleWriter::Append(const std::string& name, const Tensor& t) {
   if (t.dtype() == DT_STRING) {
     const std::string* str = t.data<std::string>();
     const int64_t n = t.NumElements();
-    std::string head;  // the lengths and their checksum
+    // The lengths, their checksum, then the strings, written a few MiB at a
+    // time (one write per string would be a system call per vocabulary word).
+    std::string pending;
     uint32_t lengths_crc = 0;
     for (int64_t i = 0; i < n; ++i) {
       if (str[i].size() > 0xffffffffu) {
         return absl::InvalidArgumentError(
             absl::StrCat("checkpoint tensor '", name, "': a string of 4 GiB or more"));
       }
-      AppendVarint64(&head, str[i].size());
+      AppendVarint64(&pending, str[i].size());
       const uint32_t le = static_cast<uint32_t>(str[i].size());
       lengths_crc = Crc32cExtend(lengths_crc, &le, 4);
     }
     const uint32_t masked = MaskCrc32c(lengths_crc);
-    head.append(reinterpret_cast<const char*>(&masked), 4);
+    pending.append(reinterpret_cast<const char*>(&masked), 4);
     crc = Crc32cExtend(lengths_crc, &masked, 4);
-    s = data_->Append(head);
+    constexpr size_t kFlushAt = size_t{4} << 20;
     for (int64_t i = 0; s.ok() && i < n; ++i) {
       crc = Crc32cExtend(crc, str[i].data(), str[i].size());
-      s = data_->Append(str[i]);
+      pending.append(str[i]);
+      if (pending.size() >= kFlushAt) {
+        s = data_->Append(pending);
+        pending.clear();
+      }
     }
+    if (s.ok() && !pending.empty()) s = data_->Append(pending);
   } else {
     const char* p = static_cast<const char*>(t.raw_data());
     const size_t bytes = static_cast<size_t>(t.NumElements()) * DataTypeSize(t.dtype());
