@@ -29,6 +29,13 @@ OUT = sys.argv[1]
 CASES = []
 
 
+def save_npy(path, value):
+    """A tensor as .npy; strings as fixed-width bytes ("S"): an object array
+    needs pickle, and a NumPy 2 pickle does not load in Debian's NumPy."""
+    a = np.asarray(value)
+    np.save(path, a.astype("S") if a.dtype == object else a)
+
+
 def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, rtol=1e-5, atol=1e-6,
               init=None, meta_graph=None, restore=None):
     """One runner invocation: after `steps` runs of `targets`, fetching
@@ -39,10 +46,7 @@ def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, r
     outs = []
     for i, v in enumerate(values):
         p = os.path.join(OUT, "%s.expected.%d.npy" % (name, i))
-        a = np.asarray(v)
-        # Strings as fixed-width bytes ("S"): an object array needs pickle,
-        # and a NumPy 2 pickle does not load in Debian's NumPy.
-        np.save(p, a.astype("S") if a.dtype == object else a)
+        save_npy(p, v)
         outs.append(p)
     feed_files = {}
     for k, v in (feeds or {}).items():
@@ -570,8 +574,7 @@ def save_outputs(name, outputs):
     paths = {}
     for k, v in outputs.items():
         p = os.path.join(OUT, "%s.expected.%s.npy" % (name, k))
-        a = np.asarray(v)
-        np.save(p, a.astype("S") if a.dtype == object else a)
+        save_npy(p, v)
         paths[k] = p
     return paths
 
@@ -585,8 +588,7 @@ def read_sluice_saved_model(dirname):
         sig = meta.signature_def["serving_default"]
         feeds = {sig.inputs["images"].name: np.load(os.path.join(dirname, "images.npy"))}
         for k, v in sig.outputs.items():
-            a = np.asarray(sess.run(v.name, feeds))
-            np.save(os.path.join(OUT, "sluice_sm.%s.npy" % k), a.astype("S") if a.dtype == object else a)
+            save_npy(os.path.join(OUT, "sluice_sm.%s.npy" % k), sess.run(v.name, feeds))
     # TF2's tf.saved_model.load (eager: in a process of its own).
     code = """
 import sys, numpy as np, tensorflow as tf
@@ -607,10 +609,7 @@ def read_sluice_checkpoint(prefix):
     r = v1.train.load_checkpoint(prefix)
     names = sorted(r.get_variable_to_shape_map())
     for n in names:
-        a = np.asarray(r.get_tensor(n))
-        # Strings as fixed-width bytes: a pickled NumPy 2 object array does
-        # not load in Debian's NumPy.
-        np.save(os.path.join(OUT, "sluice_ckpt.%s.npy" % n), a.astype("S") if a.dtype == object else a)
+        save_npy(os.path.join(OUT, "sluice_ckpt.%s.npy" % n), r.get_tensor(n))
     with open(os.path.join(OUT, "sluice_ckpt.names.json"), "w") as f:
         json.dump(names, f)
 
