@@ -31,8 +31,9 @@ def ps_io(pids):
     return read, written
 
 
-def run(args, log2_rows, dense, asynchronous):
-    cmd = [args.launch, "--ps=2", "--workers=2", "--", args.example,
+def run(args, log2_rows, dense, asynchronous, launch_flags=(), example_flags=()):
+    cmd = [args.launch, "--ps=2", "--workers=2", *launch_flags, "--", args.example,
+           *example_flags,
            f"--buckets_log2={log2_rows}", f"--data_dir={args.data_dir}",
            f"--epochs={args.dense_epochs if dense else args.epochs}",
            f"--log_every={3 if dense else 10}", "--eval_every_s=100000"]

@@ -1,5 +1,7 @@
 #include "examples/click_input.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "examples/click_logs.h"
@@ -57,24 +59,42 @@ absl::StatusOr<std::unique_ptr<ClickInput>> ClickInput::Create(const ClickInputO
   }
   Scope s = Scope::NewRootScope(BuiltinOps());
   ASSIGN_OR_RETURN(::tensorflow::NameAttrList parse, DefineParse(s, o));
+  const bool repeat = o.repeat && !o.preload;  // preloaded batches repeat in memory
   data::Dataset ds = data::TFRecordDataset(s, ops::Const(s, o.files));
   if (o.shuffle) ds = ds.Shuffle(o.shuffle_buffer, o.seed);
-  if (o.repeat) ds = ds.Repeat();
+  if (repeat) ds = ds.Repeat();
   ds = ds.Batch(o.batch, /*drop_remainder=*/o.repeat);
   data::ElementSpec spec{{DT_INT64, DT_FLOAT}, {TensorShape({-1, o.features}), TensorShape({-1})}};
   ds = ds.Map(parse, spec, {.num_parallel_calls = o.parallel_calls});
   ds = ds.Prefetch(o.prefetch);
   ASSIGN_OR_RETURN(std::unique_ptr<BatchSession> batches,
                    BatchSession::Create(s, ds, o.cpu_threads));
-  return std::unique_ptr<ClickInput>(new ClickInput(std::move(batches)));
+  std::unique_ptr<ClickInput> in(new ClickInput(std::move(batches), o.seed));
+  if (!o.preload) return in;
+  ASSIGN_OR_RETURN(in->held_, in->ReadAll());
+  if (in->held_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("ClickInput: no whole batch of ", o.batch,
+                                                   " examples in ", o.files.size(), " files"));
+  }
+  in->batches_.reset();
+  in->order_.resize(in->held_.size());
+  for (size_t i = 0; i < in->order_.size(); ++i) in->order_[i] = i;
+  in->reshuffle_ = o.shuffle;
+  return in;
 }
 
 absl::StatusOr<ClickBatch> ClickInput::Next() {
+  if (batches_ == nullptr) {  // preloaded: cycle through held_
+    if (next_ == order_.size()) next_ = 0;
+    if (next_ == 0 && reshuffle_) std::shuffle(order_.begin(), order_.end(), rng_);
+    return held_[order_[next_++]];
+  }
   ASSIGN_OR_RETURN(std::vector<Tensor> b, batches_->Next());
   return ClickBatch{b[0], b[1]};
 }
 
 absl::StatusOr<std::vector<ClickBatch>> ClickInput::ReadAll() {
+  if (batches_ == nullptr) return held_;
   ASSIGN_OR_RETURN(std::vector<std::vector<Tensor>> all, batches_->ReadAll());
   std::vector<ClickBatch> out;
   for (std::vector<Tensor>& b : all) out.push_back(ClickBatch{std::move(b[0]), std::move(b[1])});

@@ -16,12 +16,18 @@
 // computes for the same strings. Parsing and hashing run on the pipeline's
 // own threads; Next only takes a ready batch and counts its wait.
 //
+// With `preload`, Create reads every batch of the files once (parsed and
+// hashed) and Next then serves them from memory, in a new order each pass
+// when `shuffle` (repeat implied): the step alone is timed, as a peer that
+// holds its ids in memory times it (bench/torch_wide_deep.py).
+//
 // Thread-compatible: one caller at a time.
 #ifndef SLUICE_EXAMPLES_CLICK_INPUT_H_
 #define SLUICE_EXAMPLES_CLICK_INPUT_H_
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -42,7 +48,8 @@ struct ClickInputOptions {
   bool repeat = false;  // cycle through the files forever (reshuffled each epoch)
   int64_t parallel_calls = 2;
   int64_t prefetch = 4;
-  int cpu_threads = 1;  // of the pipeline's session
+  int cpu_threads = 1;   // of the pipeline's session
+  bool preload = false;  // read every batch before the first Next (see above)
 };
 
 struct ClickBatch {
@@ -60,12 +67,19 @@ class ClickInput {
   // Every batch left (a test set).
   absl::StatusOr<std::vector<ClickBatch>> ReadAll();
 
-  double wait_seconds() const { return batches_->wait_seconds(); }
+  double wait_seconds() const { return batches_ == nullptr ? 0.0 : batches_->wait_seconds(); }
 
  private:
-  explicit ClickInput(std::unique_ptr<BatchSession> batches) : batches_(std::move(batches)) {}
+  ClickInput(std::unique_ptr<BatchSession> batches, int64_t seed)
+      : batches_(std::move(batches)), rng_(static_cast<uint64_t>(seed)) {}
 
-  std::unique_ptr<BatchSession> batches_;
+  std::unique_ptr<BatchSession> batches_;  // null once preloaded
+  // Preloaded: the batches, the order of this pass, and where it is.
+  std::vector<ClickBatch> held_;
+  std::vector<size_t> order_;
+  size_t next_ = 0;
+  bool reshuffle_ = false;
+  std::mt19937_64 rng_;
 };
 
 }  // namespace sluice

@@ -71,6 +71,10 @@ ABSL_FLAG(int, log_every, 100, "print progress every N global steps");
 ABSL_FLAG(double, eval_every_s, 60, "chief: evaluate the test AUC every N s of training");
 ABSL_FLAG(int, seed, 1, "seed of the initial weights and the shuffles");
 ABSL_FLAG(int, threads, 0, "CPU threads of each task's session (0: the machine's)");
+ABSL_FLAG(bool, preload, false,
+          "read (parse, hash) every batch of this worker's shards before training and serve "
+          "them from memory, as bench/torch_wide_deep.py does: the figure is then the step's "
+          "alone");
 ABSL_FLAG(bool, dense_gradients, false,
           "make the tables' gradients dense before applying them (for comparison: every step "
           "then moves whole tables)");
@@ -202,6 +206,7 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   in.shuffle = true;
   in.repeat = true;
   in.seed = absl::GetFlag(FLAGS_seed) * 1000 + task.task;
+  in.preload = absl::GetFlag(FLAGS_preload);
   ASSIGN_OR_RETURN(std::unique_ptr<ClickInput> input, ClickInput::Create(in));
   std::vector<ClickBatch> test;
   if (chief) {
@@ -301,11 +306,12 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   for (const PartitionedVariable* t : {&m.embeddings, &m.linear}) {
     for (const VariablePart& p : t->parts) other_bytes -= p.shape.num_elements() * 4;
   }
-  std::printf("%s: %.1f distinct ids per step: %.0f bytes of rows each way (embeddings and "
-              "linear weights), %lld bytes of other variables\n",
-              server->task().c_str(), rows_per_step,
-              rows_per_step * (m.embeddings.full_shape.dim(1) + 1) * 4,
-              static_cast<long long>(other_bytes));
+  std::printf(
+      "%s: %.1f distinct ids per step: %.0f bytes of rows each way (embeddings and "
+      "linear weights), %lld bytes of other variables\n",
+      server->task().c_str(), rows_per_step,
+      rows_per_step * (m.embeddings.full_shape.dim(1) + 1) * 4,
+      static_cast<long long>(other_bytes));
   if (chief) {
     progress.PrintFinal();
     std::printf("planted optimum: test AUC %.4f (gap %.4f)\n", logs.planted_test_auc,

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -29,9 +29,9 @@ class BucketizeOp : public OpKernel {
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(boundaries_, ctx.GetAttr<std::vector<float>>("boundaries"));
     if (!std::is_sorted(boundaries_.begin(), boundaries_.end())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Bucketize: boundaries must be sorted ascending, got [",
-          absl::StrJoin(boundaries_, ", "), "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Bucketize: boundaries must be sorted ascending, got [",
+                       absl::StrJoin(boundaries_, ", "), "]"));
     }
     return absl::OkStatus();
   }
@@ -54,8 +54,8 @@ class BucketizeOp : public OpKernel {
 
 absl::Status CheckVector(const Tensor& t, const char* op, const char* what) {
   if (t.dims() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " must be a vector, got shape ",
-                                                   t.shape().DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": ", what, " must be a vector, got shape ", t.shape().DebugString()));
   }
   return absl::OkStatus();
 }
@@ -81,8 +81,13 @@ class UniqueOp : public OpKernel {
     const Tensor& x = ctx->input(0);
     RETURN_IF_ERROR(CheckVector(x, "Unique", "x"));
     absl::Span<const T> v = x.flat<T>();
-    std::unordered_map<T, int64_t> first;  // value -> its index in y
+    // An open-addressing table sized once: a step's ids (an embedding
+    // lookup's thousands) are deduplicated without rehashing or a node
+    // allocation per distinct value.
+    absl::flat_hash_map<T, int64_t> first;  // value -> its index in y
+    first.reserve(v.size());
     std::vector<T> y;
+    y.reserve(v.size());
     std::vector<int64_t> idx(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
       auto [it, inserted] = first.emplace(v[i], static_cast<int64_t>(y.size()));
@@ -104,7 +109,7 @@ class ListDiffOp : public OpKernel {
     RETURN_IF_ERROR(CheckVector(x, "ListDiff", "x"));
     RETURN_IF_ERROR(CheckVector(y, "ListDiff", "y"));
     absl::Span<const T> yv = y.flat<T>();
-    const std::unordered_set<T> drop(yv.begin(), yv.end());
+    const absl::flat_hash_set<T> drop(yv.begin(), yv.end());
     absl::Span<const T> xv = x.flat<T>();
     std::vector<T> out;
     std::vector<int64_t> idx;
@@ -131,9 +136,9 @@ absl::StatusOr<std::vector<int64_t>> IndexOffsets(const std::vector<int64_t>& id
       const int64_t v = idx[i * depth + d];
       if (v < 0 || v >= shape.dim(static_cast<int>(d))) {
         std::vector<int64_t> row(idx.begin() + i * depth, idx.begin() + (i + 1) * depth);
-        return absl::InvalidArgumentError(absl::StrCat(
-            op, ": indices[", i, "] = [", absl::StrJoin(row, ", "),
-            "] does not index into shape ", shape.DebugString()));
+        return absl::InvalidArgumentError(
+            absl::StrCat(op, ": indices[", i, "] = [", absl::StrJoin(row, ", "),
+                         "] does not index into shape ", shape.DebugString()));
       }
       offset = offset * shape.dim(static_cast<int>(d)) + v;
     }
@@ -159,8 +164,9 @@ class GatherNdOp : public OpKernel {
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(std::string policy, ctx.GetAttr<std::string>("bad_indices_policy"));
     if (!policy.empty() && policy != "DEFAULT" && policy != "ERROR") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GatherNd: bad_indices_policy '", policy, "' is not supported on CPU (\"\", DEFAULT, ERROR)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("GatherNd: bad_indices_policy '", policy,
+                       "' is not supported on CPU (\"\", DEFAULT, ERROR)"));
     }
     return absl::OkStatus();
   }
@@ -174,9 +180,9 @@ class GatherNdOp : public OpKernel {
     }
     const int64_t depth = indices.dim_size(indices.dims() - 1);
     if (depth > params.dims()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GatherNd: indices.shape[-1] = ", depth, " must be <= the rank of params ",
-          params.shape().DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat("GatherNd: indices.shape[-1] = ", depth,
+                                                     " must be <= the rank of params ",
+                                                     params.shape().DebugString()));
     }
     TensorShape out_shape = indices.shape();
     out_shape.RemoveDim(out_shape.rank() - 1);
@@ -218,9 +224,8 @@ class ScatterNdOp : public OpKernel {
                      internal::ReadVector(ctx->input(2), "ScatterNd: shape"));
     for (int64_t d : dims) {
       if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("ScatterNd: shape [",
-                                                       absl::StrJoin(dims, ", "),
-                                                       "] has a negative dimension"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ScatterNd: shape [", absl::StrJoin(dims, ", "), "] has a negative dimension"));
       }
     }
     const TensorShape shape{absl::MakeConstSpan(dims)};
