@@ -68,6 +68,9 @@ ABSL_FLAG(int, log_every, 100, "print progress every N global steps");
 ABSL_FLAG(double, eval_every_s, 30, "chief: evaluate on the test set every N s of training");
 ABSL_FLAG(int, seed, 1, "seed of the initial weights and the shuffles");
 ABSL_FLAG(int, threads, 0, "CPU threads of the training session (0: the machine's)");
+ABSL_FLAG(bool, mixed_precision, false,
+          "compute the convolutions and matrix products in bfloat16 (SessionConfig::"
+          "mixed_precision): on GPUs, and on CPUs that multiply bfloat16 natively");
 ABSL_FLAG(int, input_threads, 1, "CPU threads of the input pipeline's session");
 ABSL_FLAG(std::string, export_dir, "/tmp/sluice/fashion_mnist_model",
           "chief: write the trained model here as a SavedModel (<dir>/<next version>) with the "
@@ -204,6 +207,18 @@ absl::StatusOr<std::vector<ImageBatch>> TestSet(const FashionMnistFiles& files) 
   return in->ReadAll();
 }
 
+SessionConfig::MixedPrecision MixedPrecision() {
+  return absl::GetFlag(FLAGS_mixed_precision) ? SessionConfig::MixedPrecision::kBfloat16
+                                              : SessionConfig::MixedPrecision::kOff;
+}
+
+// A cluster session of this job: placement as the task's, precision as asked.
+ClusterSessionOptions TrainingSessionOptions() {
+  ClusterSessionOptions options;
+  options.session.mixed_precision = MixedPrecision();
+  return options;
+}
+
 int64_t MaxSteps(int64_t epoch_examples) {
   const double steps = absl::GetFlag(FLAGS_epochs) * epoch_examples /
                        static_cast<double>(absl::GetFlag(FLAGS_batch));
@@ -215,6 +230,7 @@ absl::Status TrainLocal() {
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, BuildGraph(nullptr));
   SessionConfig config = BuiltinSessionConfig();
   config.devices.cpu_threads = absl::GetFlag(FLAGS_threads);
+  config.mixed_precision = MixedPrecision();
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(config, g->def));
   RETURN_IF_ERROR(session->Run({}, {}, {g->init->name()}).status());
   ASSIGN_OR_RETURN(std::unique_ptr<ImageInput> input,
@@ -277,7 +293,7 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
 
   SyncChiefHook sync_hook(g->sync);
   MonitoredSessionOptions options;
-  options.create_session = [&] { return server->NewSession(g->def); };
+  options.create_session = [&] { return server->NewSession(g->def, TrainingSessionOptions()); };
   options.is_chief = chief;
   options.init_op = g->init->name();
   options.ready_tensors = g->ready;  // every worker waits for the chief's init
@@ -285,8 +301,8 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   ASSIGN_OR_RETURN(std::unique_ptr<MonitoredSession> session, MonitoredSession::Create(options));
   std::unique_ptr<ChiefUpdateThread> updates;
   if (chief) {
-    updates = std::make_unique<ChiefUpdateThread>([&] { return server->NewSession(g->def); },
-                                                  g->sync.chief_update);
+    updates = std::make_unique<ChiefUpdateThread>(
+        [&] { return server->NewSession(g->def, TrainingSessionOptions()); }, g->sync.chief_update);
   }
   TrainProgressOptions po = ProgressOptions(files.train_examples, max_steps);
   po.evaluate = [&] { return Evaluate(session->session(), *g, test); };

@@ -19,13 +19,13 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "graph/attr_value.h"
 #include "graph/op_def.h"
 #include "graph/op_registry.h"
@@ -153,6 +153,13 @@ class Graph {
   // op's output types differ from the node's.
   absl::Status ReplaceOp(Node* node, NodeDef def);
 
+  // Sets a node's type attr (say "T") and the input and output types that
+  // follow from it, keeping its name, id, devices and edges: a precision
+  // rewrite retypes a node in place. Errors: those of the attr (InvalidArgument
+  // naming the node when the op has no such type attr or the type is not
+  // allowed) and InvalidArgument when a data edge still connected to the node
+  // would then join two types; disconnect those first.
+  absl::Status SetTypeAttr(Node* node, absl::string_view attr, DataType type);
   // Connects src:src_output to dst:dst_input. Errors: index out of range,
   // input already connected, or type mismatch (a ref output may feed a
   // non-ref input of the same base type; a ref input needs a ref output).

@@ -30,12 +30,11 @@ bool KernelDef::Matches(const AttrMap& attrs) const {
 std::string KernelDef::DebugString() const {
   std::string s = absl::StrCat(op_, " on ", device_type_);
   for (const auto& [attr, types] : constraints_) {
-    absl::StrAppend(&s, " ", attr, " in {",
-                    absl::StrJoin(types, ",",
-                                  [](std::string* out, DataType t) {
-                                    absl::StrAppend(out, DataTypeName(t));
-                                  }),
-                    "}");
+    absl::StrAppend(
+        &s, " ", attr, " in {",
+        absl::StrJoin(types, ",",
+                      [](std::string* out, DataType t) { absl::StrAppend(out, DataTypeName(t)); }),
+        "}");
   }
   return s;
 }
@@ -87,8 +86,8 @@ ArgMemoryTypes HostMemoryArgs(const KernelDef& def, const Node& node) {
     size_t index = 0;
     for (const ArgDef& arg : args) {
       const int n = count(arg);
-      const bool host = std::find(def.host_memory().begin(), def.host_memory().end(),
-                                  arg.name) != def.host_memory().end();
+      const bool host = std::find(def.host_memory().begin(), def.host_memory().end(), arg.name) !=
+                        def.host_memory().end();
       for (int k = 0; k < n && index < flags->size(); ++k, ++index) {
         if (host) (*flags)[index] = 1;
       }
@@ -101,11 +100,16 @@ ArgMemoryTypes HostMemoryArgs(const KernelDef& def, const Node& node) {
 
 const KernelDef* KernelRegistry::FindKernelDef(const Node& node,
                                                absl::string_view device_type) const {
+  return FindKernelDef(node.op(), node.attrs(), device_type);
+}
+
+const KernelDef* KernelRegistry::FindKernelDef(absl::string_view op, const AttrMap& attrs,
+                                               absl::string_view device_type) const {
   absl::MutexLock lock(&mu_);
-  auto it = kernels_.find(node.op());
+  auto it = kernels_.find(op);
   if (it == kernels_.end()) return nullptr;
   for (const auto& e : it->second) {
-    if (e->def.device_type() == device_type && e->def.Matches(node.attrs())) return &e->def;
+    if (e->def.device_type() == device_type && e->def.Matches(attrs)) return &e->def;
   }
   return nullptr;
 }
@@ -136,8 +140,8 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
     }
     return absl::NotFoundError(absl::StrCat(
         "no ", device->device_type(), " kernel for node ", node.DebugName(),
-        attrs.empty() ? "" : absl::StrCat(" with ", attrs), "; registered: ",
-        registered.empty() ? "none" : absl::StrJoin(registered, "; ")));
+        attrs.empty() ? "" : absl::StrCat(" with ", attrs),
+        "; registered: ", registered.empty() ? "none" : absl::StrJoin(registered, "; ")));
   }
   std::unique_ptr<OpKernel> kernel = factory();
   OpKernelConstruction ctx(node, device, function_runtime);

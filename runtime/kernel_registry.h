@@ -1,8 +1,8 @@
 // KernelRegistry: (op, device type, type constraints) -> kernel factory.
 //
 //   KernelRegistry kernels;
-//   kernels.Register<MatMulOp<float>>(KernelDef("MatMul", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
-//   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k, kernels.CreateKernel(node, device));
+//   kernels.Register<MatMulOp<float>>(KernelDef("MatMul", kDeviceTypeCpu).TypeConstraint("T",
+//   DT_FLOAT)); ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> k, kernels.CreateKernel(node, device));
 //
 // Thread-safe; register during start-up.
 #ifndef SLUICE_RUNTIME_KERNEL_REGISTRY_H_
@@ -95,6 +95,10 @@ class KernelRegistry {
       const Node& node, Device* device, FunctionRuntime* function_runtime = nullptr) const;
   // The KernelDef that would serve `node` on `device_type`, or nullptr.
   const KernelDef* FindKernelDef(const Node& node, absl::string_view device_type) const;
+  // The same for a node of `op` with `attrs` that does not exist yet (a
+  // rewrite asking whether a retyped node would have a kernel).
+  const KernelDef* FindKernelDef(absl::string_view op, const AttrMap& attrs,
+                                 absl::string_view device_type) const;
   bool HasKernelsFor(absl::string_view op, absl::string_view device_type) const;
   // Registers for `device_type` a copy of each CPU kernel of `op` that
   // `accept` takes, with AllHostMemory(): the kernel runs on the host on

@@ -5,6 +5,8 @@
 #include "base/status_macros.h"
 #include "graph/function_inline.h"
 #include "graph/graph_def_io.h"
+#include "ops/internal/bf16_gemm.h"
+#include "placement/auto_mixed_precision.h"
 #include "placement/auto_placer.h"
 #include "placement/fuse_ops.h"
 #include "placement/placer.h"
@@ -58,6 +60,19 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
   placer.default_device = config.default_device;
   placer.whole_graph = &graph;
   RETURN_IF_ERROR(PlaceGraph(pruned, options.devices, *config.kernels, placer));
+  if (config.mixed_precision != SessionConfig::MixedPrecision::kOff) {
+    // After placement (a node converts only where its device has the 16-bit
+    // kernel), before fusion (which fuses float chains only).
+    MixedPrecisionOptions amp;
+    amp.kernels = config.kernels;
+    const bool half = config.mixed_precision == SessionConfig::MixedPrecision::kFloat16;
+    amp.type = half ? DT_HALF : DT_BFLOAT16;
+    amp.device_types = {"GPU"};
+    if (!half && (config.mixed_precision_on_any_cpu || internal::CpuHasNativeBf16Gemm())) {
+      amp.device_types.push_back("CPU");
+    }
+    RETURN_IF_ERROR(AutoMixedPrecision(pruned, amp).status());
+  }
   if (config.fuse_ops) {
     // After placement: chains are fused only on one device that has the
     // fused kernel. Fetched tensors are protected by their _Retval consumer;

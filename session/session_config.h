@@ -69,6 +69,18 @@ struct SessionConfig {
   // MatMul into its update), like TensorFlow's grappler remapper. False runs
   // the graph as written, e.g. to compare. Default true.
   bool fuse_ops = true;
+  // TensorFlow's automatic mixed precision (placement/auto_mixed_precision.h):
+  // the GEMMs and the ops between them compute in a 16-bit type, variables
+  // and their updates stay float, and the partition graphs show the casts.
+  // kBfloat16 converts on GPUs and on CPUs that multiply bfloat16 natively
+  // (AVX512-BF16, AMX); kFloat16 on GPUs only, and wants loss scaling
+  // (training/loss_scale.h). Default kOff.
+  enum class MixedPrecision { kOff = 0, kBfloat16 = 1, kFloat16 = 2 };
+  MixedPrecision mixed_precision = MixedPrecision::kOff;
+  // With kBfloat16, convert on every CPU (oneDNN emulates bfloat16 where the
+  // CPU lacks it: the numerics, not the speed), e.g. to test a model's
+  // convergence in bfloat16 on any machine. Default false.
+  bool mixed_precision_on_any_cpu = false;
 
   // -------------------------------------------------------------------
   // Devices (runtime/local_devices.h): CPU:0, virtual CPUs and the

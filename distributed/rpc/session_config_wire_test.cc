@@ -5,11 +5,11 @@
 // decodes to SessionConfig's default for it.
 #include "distributed/rpc/session_config_wire.h"
 
-#include <memory>
-#include <string>
-
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
+
+#include <memory>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -42,6 +42,8 @@ SessionConfig Unusual() {
   c.step_timeout_ms = 1234;
   c.inter_op_parallelism = 3;
   c.capture_steps = !c.capture_steps;
+  c.mixed_precision = SessionConfig::MixedPrecision::kFloat16;
+  c.mixed_precision_on_any_cpu = !c.mixed_precision_on_any_cpu;
   return c;
 }
 
@@ -55,6 +57,8 @@ TEST(SessionConfigWireTest, EveryKnobRoundTrips) {
   EXPECT_EQ(got.step_timeout_ms, sent.step_timeout_ms);
   EXPECT_EQ(got.inter_op_parallelism, sent.inter_op_parallelism);
   EXPECT_EQ(got.capture_steps, sent.capture_steps);
+  EXPECT_EQ(got.mixed_precision, sent.mixed_precision);
+  EXPECT_EQ(got.mixed_precision_on_any_cpu, sent.mixed_precision_on_any_cpu);
   // And the wire form is a fixed point: nothing the Thrift struct holds is
   // dropped by the conversion (Thrift's operator== compares every field).
   const rpc::SessionConfig wire = SessionConfigToWire(sent);
@@ -69,6 +73,17 @@ TEST(SessionConfigWireTest, DefaultsAgreeOnBothSides) {
   EXPECT_EQ(from_default_wire.fuse_ops, defaults.fuse_ops);
   EXPECT_EQ(from_default_wire.capture_steps, defaults.capture_steps);
   EXPECT_EQ(from_default_wire.auto_place, defaults.auto_place);
+  EXPECT_EQ(from_default_wire.mixed_precision, defaults.mixed_precision);
+  EXPECT_EQ(from_default_wire.mixed_precision_on_any_cpu, defaults.mixed_precision_on_any_cpu);
+}
+
+TEST(SessionConfigWireTest, AnUnknownMixedPrecisionIsOff) {
+  rpc::SessionConfig wire;
+  wire.mixed_precision = 7;  // a newer client's kind
+  EXPECT_EQ(SessionConfigFromWire(wire, {}).mixed_precision, SessionConfig::MixedPrecision::kOff);
+  wire.mixed_precision = 1;
+  EXPECT_EQ(SessionConfigFromWire(wire, {}).mixed_precision,
+            SessionConfig::MixedPrecision::kBfloat16);
 }
 
 TEST(SessionConfigWireTest, RegistriesAndDevicesStayTheReceiversOwn) {
@@ -113,6 +128,7 @@ TEST(SessionConfigWireTest, AnOlderClientsConfigGetsTheNewFieldsDefaults) {
   EXPECT_FALSE(got.auto_place);
   EXPECT_TRUE(got.capture_steps);
   EXPECT_EQ(got.inter_op_parallelism, 0);
+  EXPECT_EQ(got.mixed_precision, SessionConfig::MixedPrecision::kOff);
 }
 
 }  // namespace

@@ -104,6 +104,8 @@ struct SessionConfig {
   2: bool allow_soft_placement = false,
   4: bool auto_place = false,
   5: bool fuse_ops = true,
+  8: i32 mixed_precision = 0,        // SessionConfig::MixedPrecision
+  9: bool mixed_precision_on_any_cpu = false,
   // Execution.
   3: i64 step_timeout_ms = 0,        // 0: kDefaultClusterStepTimeoutMs
   6: i32 inter_op_parallelism = 0,

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "ops/internal/bf16_gemm.h"
 #include "ops/internal/blas.h"
 #include "ops/nn/internal/nn_kernel_util.h"
 #include "ops/nn/internal/window_geometry.h"
@@ -39,6 +41,45 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const dou
           const double* b, double beta, double* c) {
   internal::Gemm(trans_a, trans_b, m, n, k, a, trans_a ? m : k, b, trans_b ? k : n, c, n, beta);
 }
+// bfloat16 operands, float sums (mixed precision's convolutions).
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const BFloat16* a,
+          const BFloat16* b, float beta, float* c) {
+  internal::Bf16Gemm(trans_a, trans_b, m, n, k, a, trans_a ? m : k, b, trans_b ? k : n, beta, c, n);
+}
+
+// The type a Conv2D-family kernel's GEMM writes: T, or float for bfloat16.
+template <typename T>
+using AccOf = std::conditional_t<std::is_same_v<T, BFloat16>, float, T>;
+
+// Where such a GEMM writes: the output tensor itself, or for bfloat16 a
+// float scratch that Finish rounds into the output once.
+template <typename T>
+class GemmTarget {
+ public:
+  using Acc = AccOf<T>;
+  static absl::StatusOr<GemmTarget> For(OpKernelContext* ctx, Tensor* out) {
+    GemmTarget t;
+    t.out_ = out;
+    if constexpr (std::is_same_v<T, Acc>) {
+      t.data_ = out->data<T>();
+    } else {
+      ASSIGN_OR_RETURN(t.scratch_, ctx->allocate_temp(DataTypeToEnum<Acc>::value, out->shape()));
+      t.data_ = t.scratch_.template data<Acc>();
+    }
+    return t;
+  }
+  Acc* data() const { return data_; }
+  void Finish() const {
+    if constexpr (!std::is_same_v<T, Acc>) {
+      internal::FloatToBf16(data_, out_->data<T>(), out_->NumElements());
+    }
+  }
+
+ private:
+  Tensor* out_ = nullptr;
+  Tensor scratch_;
+  Acc* data_ = nullptr;
+};
 
 // Column-buffer budget, in elements, for one chunk of output pixels: 256 KiB
 // of floats, so that a chunk's columns are still in the core's L2 cache when
@@ -86,8 +127,7 @@ inline void ForEachTapRun(const Conv2DGeometry& g, int64_t p, Fn fn) {
   const int64_t row0 = oh * g.stride_rows - g.pad_top;
   const int64_t col0 = ow * g.stride_cols - g.pad_left;
   const int64_t image = b * g.in_rows * g.in_cols;
-  const bool whole_rows =
-      g.dilation_cols == 1 && col0 >= 0 && col0 + g.filter_cols <= g.in_cols;
+  const bool whole_rows = g.dilation_cols == 1 && col0 >= 0 && col0 + g.filter_cols <= g.in_cols;
   for (int64_t fr = 0; fr < g.filter_rows; ++fr) {
     const int64_t ih = row0 + fr * g.dilation_rows;
     if (ih < 0 || ih >= g.in_rows) {
@@ -109,8 +149,8 @@ inline void ForEachTapRun(const Conv2DGeometry& g, int64_t p, Fn fn) {
 // col[p - p0, :] = the input patch under output pixel p, for p in [p0, p1).
 // Split over the device's threads (each pixel's row of col is its own).
 template <typename T>
-void Im2Col(OpKernelContext* ctx, const Conv2DGeometry& g, const T* input, int64_t p0,
-            int64_t p1, T* col) {
+void Im2Col(OpKernelContext* ctx, const Conv2DGeometry& g, const T* input, int64_t p0, int64_t p1,
+            T* col) {
   const int64_t depth = g.in_depth;
   const int64_t patch = g.filter_rows * g.filter_cols * depth;
   ParallelRange(ctx, p1 - p0, patch, [&g, input, p0, col, depth, patch](int64_t b, int64_t e) {
@@ -119,7 +159,7 @@ void Im2Col(OpKernelContext* ctx, const Conv2DGeometry& g, const T* input, int64
       ForEachTapRun(g, p, [&](int64_t offset, int64_t taps) {
         const int64_t n = taps * depth;
         if (offset < 0) {
-          std::fill(out, out + n, T(0));
+          std::fill(out, out + n, T{});
         } else {
           // Short runs (a 1-channel image's three pixels) copy inline; a
           // call of memcpy per run cost more than the copy.
@@ -243,16 +283,19 @@ class Conv2DOp : public WindowOpKernel</*kPool=*/false> {
     ASSIGN_OR_RETURN(
         Tensor * output,
         ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.out_depth})));
-    T* out = output->data<T>();
+    using Acc = AccOf<T>;
     if (s.pixels == 0 || g.out_depth == 0) return absl::OkStatus();
     if (s.patch == 0) {
-      std::fill(out, out + output->NumElements(), T(0));
+      std::fill(output->data<T>(), output->data<T>() + output->NumElements(), T{});
       return absl::OkStatus();
     }
+    ASSIGN_OR_RETURN(GemmTarget<T> target, GemmTarget<T>::For(ctx, output));
+    Acc* out = target.data();
     const T* in = input.data<T>();
     const T* w = filter.data<T>();
     if (s.direct) {
-      Gemm(false, false, s.pixels, g.out_depth, s.patch, in, w, T(0), out);
+      Gemm(false, false, s.pixels, g.out_depth, s.patch, in, w, Acc(0), out);
+      target.Finish();
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(
@@ -261,8 +304,9 @@ class Conv2DOp : public WindowOpKernel</*kPool=*/false> {
     for (int64_t p0 = 0; p0 < s.pixels; p0 += s.chunk) {
       const int64_t p1 = std::min(s.pixels, p0 + s.chunk);
       Im2Col(ctx, g, in, p0, p1, c);
-      Gemm(false, false, p1 - p0, g.out_depth, s.patch, c, w, T(0), out + p0 * g.out_depth);
+      Gemm(false, false, p1 - p0, g.out_depth, s.patch, c, w, Acc(0), out + p0 * g.out_depth);
     }
+    target.Finish();
     return absl::OkStatus();
   }
 };
@@ -281,23 +325,30 @@ class Conv2DBackpropInputOp : public WindowOpKernel</*kPool=*/false> {
     RETURN_IF_ERROR(CheckOutBackprop(kOp, g, dy));
     ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes(kOp, g));
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input_shape));
-    T* dx = output->data<T>();
-    std::fill(dx, dx + output->NumElements(), T(0));
-    if (s.pixels == 0 || s.patch == 0 || g.out_depth == 0) return absl::OkStatus();
+    using Acc = AccOf<T>;
+    ASSIGN_OR_RETURN(GemmTarget<T> target, GemmTarget<T>::For(ctx, output));
+    Acc* dx = target.data();
+    std::fill(dx, dx + output->NumElements(), Acc(0));
+    if (s.pixels == 0 || s.patch == 0 || g.out_depth == 0) {
+      target.Finish();
+      return absl::OkStatus();
+    }
     const T* w = filter.data<T>();
     const T* dyp = dy.data<T>();
     if (s.direct) {
-      Gemm(false, true, s.pixels, s.patch, g.out_depth, dyp, w, T(0), dx);
+      Gemm(false, true, s.pixels, s.patch, g.out_depth, dyp, w, Acc(0), dx);
+      target.Finish();
       return absl::OkStatus();
     }
-    ASSIGN_OR_RETURN(
-        Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({s.chunk * s.patch})));
-    T* c = col.data<T>();
+    ASSIGN_OR_RETURN(Tensor col, ctx->allocate_temp(DataTypeToEnum<Acc>::value,
+                                                    TensorShape({s.chunk * s.patch})));
+    Acc* c = col.data<Acc>();
     for (int64_t p0 = 0; p0 < s.pixels; p0 += s.chunk) {
       const int64_t p1 = std::min(s.pixels, p0 + s.chunk);
-      Gemm(false, true, p1 - p0, s.patch, g.out_depth, dyp + p0 * g.out_depth, w, T(0), c);
+      Gemm(false, true, p1 - p0, s.patch, g.out_depth, dyp + p0 * g.out_depth, w, Acc(0), c);
       Col2Im(g, c, p0, p1, dx);
     }
+    target.Finish();
     return absl::OkStatus();
   }
 };
@@ -316,15 +367,18 @@ class Conv2DBackpropFilterOp : public WindowOpKernel</*kPool=*/false> {
     RETURN_IF_ERROR(CheckOutBackprop(kOp, g, dy));
     ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes(kOp, g));
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, filter_shape));
-    T* dw = output->data<T>();
+    using Acc = AccOf<T>;
     if (s.pixels == 0 || s.patch == 0 || g.out_depth == 0) {
-      std::fill(dw, dw + output->NumElements(), T(0));
+      std::fill(output->data<T>(), output->data<T>() + output->NumElements(), T{});
       return absl::OkStatus();
     }
+    ASSIGN_OR_RETURN(GemmTarget<T> target, GemmTarget<T>::For(ctx, output));
+    Acc* dw = target.data();
     const T* in = input.data<T>();
     const T* dyp = dy.data<T>();
     if (s.direct) {
-      Gemm(true, false, s.patch, g.out_depth, s.pixels, in, dyp, T(0), dw);
+      Gemm(true, false, s.patch, g.out_depth, s.pixels, in, dyp, Acc(0), dw);
+      target.Finish();
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(
@@ -334,8 +388,9 @@ class Conv2DBackpropFilterOp : public WindowOpKernel</*kPool=*/false> {
       const int64_t p1 = std::min(s.pixels, p0 + s.chunk);
       Im2Col(ctx, g, in, p0, p1, c);
       Gemm(true, false, s.patch, g.out_depth, p1 - p0, c, dyp + p0 * g.out_depth,
-           p0 == 0 ? T(0) : T(1), dw);
+           p0 == 0 ? Acc(0) : Acc(1), dw);
     }
+    target.Finish();
     return absl::OkStatus();
   }
 };
@@ -367,11 +422,12 @@ inline PoolWindow WindowOf(const Conv2DGeometry& g, int64_t p) {
 
 absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const WindowAttrs& attrs,
                                                    const TensorShape& input) {
-  auto g = internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2],
-                                           input.dim(3));
+  auto g =
+      internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2], input.dim(3));
   if (!g.ok()) {
-    return absl::Status(g.status().code(), absl::StrCat(op, ": ", g.status().message(),
-                                                        " (input shape ", input.DebugString(), ")"));
+    return absl::Status(
+        g.status().code(),
+        absl::StrCat(op, ": ", g.status().message(), " (input shape ", input.DebugString(), ")"));
   }
   return g;
 }
@@ -395,21 +451,20 @@ class MaxPoolOp : public WindowOpKernel</*kPool=*/true> {
     T* out = output->data<T>();
     const int64_t depth = g.in_depth;
     const int64_t pixels = g.batch * g.out_rows * g.out_cols;
-    ParallelRange(
-        ctx, pixels, depth * g.filter_rows * g.filter_cols,
-        [&g, in, out, depth](int64_t begin, int64_t end) {
-          for (int64_t p = begin; p < end; ++p) {
-            const auto [b, rows, cols] = WindowOf(g, p);
-            T* o = out + p * depth;
-            std::fill(o, o + depth, std::numeric_limits<T>::lowest());
-            for (int64_t h = rows.begin; h < rows.end; ++h) {
-              for (int64_t w = cols.begin; w < cols.end; ++w) {
-                const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
-                Map2(o, x, o, depth, [](auto m, auto v) { return m < v ? v : m; });
-              }
-            }
-          }
-        });
+    ParallelRange(ctx, pixels, depth * g.filter_rows * g.filter_cols,
+                  [&g, in, out, depth](int64_t begin, int64_t end) {
+                    for (int64_t p = begin; p < end; ++p) {
+                      const auto [b, rows, cols] = WindowOf(g, p);
+                      T* o = out + p * depth;
+                      std::fill(o, o + depth, std::numeric_limits<T>::lowest());
+                      for (int64_t h = rows.begin; h < rows.end; ++h) {
+                        for (int64_t w = cols.begin; w < cols.end; ++w) {
+                          const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                          Map2(o, x, o, depth, [](auto m, auto v) { return m < v ? v : m; });
+                        }
+                      }
+                    }
+                  });
     return absl::OkStatus();
   }
 };
@@ -438,39 +493,39 @@ class MaxPoolGradOp : public WindowOpKernel</*kPool=*/true> {
     // Windows of different images never share an input element: images
     // are split over the device's threads.
     const int64_t per_image = g.out_rows * g.out_cols;
-    ParallelRange(
-        ctx, g.batch, per_image * depth * g.filter_rows * g.filter_cols,
-        [&g, in, gp, dx, depth, per_image](int64_t b0, int64_t b1) {
-          std::vector<T> best(depth);
-          std::vector<int64_t> best_at(depth);
-          for (int64_t p = b0 * per_image; p < b1 * per_image; ++p) {
-            const auto [b, rows, cols] = WindowOf(g, p);
-            if (rows.begin >= rows.end || cols.begin >= cols.end) continue;  // nothing to route
-            // The first maximum in the window's row-major order wins.
-            bool first = true;
-            for (int64_t h = rows.begin; h < rows.end; ++h) {
-              for (int64_t w = cols.begin; w < cols.end; ++w) {
-                const int64_t at = ((b * g.in_rows + h) * g.in_cols + w) * depth;
-                const T* x = in + at;
-                if (first) {
-                  for (int64_t c = 0; c < depth; ++c) {
-                    best[c] = x[c];
-                    best_at[c] = at + c;
-                  }
-                  first = false;
-                  continue;
-                }
-                for (int64_t c = 0; c < depth; ++c) {
-                  const bool more = x[c] > best[c];
-                  best[c] = more ? x[c] : best[c];
-                  best_at[c] = more ? at + c : best_at[c];
-                }
-              }
-            }
-            const T* gr = gp + p * depth;
-            for (int64_t c = 0; c < depth; ++c) dx[best_at[c]] += gr[c];
-          }
-        });
+    ParallelRange(ctx, g.batch, per_image * depth * g.filter_rows * g.filter_cols,
+                  [&g, in, gp, dx, depth, per_image](int64_t b0, int64_t b1) {
+                    std::vector<T> best(depth);
+                    std::vector<int64_t> best_at(depth);
+                    for (int64_t p = b0 * per_image; p < b1 * per_image; ++p) {
+                      const auto [b, rows, cols] = WindowOf(g, p);
+                      if (rows.begin >= rows.end || cols.begin >= cols.end)
+                        continue;  // nothing to route
+                      // The first maximum in the window's row-major order wins.
+                      bool first = true;
+                      for (int64_t h = rows.begin; h < rows.end; ++h) {
+                        for (int64_t w = cols.begin; w < cols.end; ++w) {
+                          const int64_t at = ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                          const T* x = in + at;
+                          if (first) {
+                            for (int64_t c = 0; c < depth; ++c) {
+                              best[c] = x[c];
+                              best_at[c] = at + c;
+                            }
+                            first = false;
+                            continue;
+                          }
+                          for (int64_t c = 0; c < depth; ++c) {
+                            const bool more = x[c] > best[c];
+                            best[c] = more ? x[c] : best[c];
+                            best_at[c] = more ? at + c : best_at[c];
+                          }
+                        }
+                      }
+                      const T* gr = gp + p * depth;
+                      for (int64_t c = 0; c < depth; ++c) dx[best_at[c]] += gr[c];
+                    }
+                  });
     return absl::OkStatus();
   }
 };
@@ -492,25 +547,25 @@ class AvgPoolOp : public WindowOpKernel</*kPool=*/true> {
     T* out = output->data<T>();
     const int64_t depth = g.in_depth;
     const int64_t pixels = g.batch * g.out_rows * g.out_cols;
-    ParallelRange(
-        ctx, pixels, depth * g.filter_rows * g.filter_cols,
-        [&g, in, out, depth](int64_t begin, int64_t end) {
-          for (int64_t p = begin; p < end; ++p) {
-            const auto [b, rows, cols] = WindowOf(g, p);
-            T* o = out + p * depth;
-            std::fill(o, o + depth, T(0));
-            for (int64_t h = rows.begin; h < rows.end; ++h) {
-              for (int64_t w = cols.begin; w < cols.end; ++w) {
-                const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
-                for (int64_t c = 0; c < depth; ++c) o[c] += x[c];
-              }
-            }
-            const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
-            if (count > T(0)) {
-              for (int64_t c = 0; c < depth; ++c) o[c] /= count;
-            }
-          }
-        });
+    ParallelRange(ctx, pixels, depth * g.filter_rows * g.filter_cols,
+                  [&g, in, out, depth](int64_t begin, int64_t end) {
+                    for (int64_t p = begin; p < end; ++p) {
+                      const auto [b, rows, cols] = WindowOf(g, p);
+                      T* o = out + p * depth;
+                      std::fill(o, o + depth, T(0));
+                      for (int64_t h = rows.begin; h < rows.end; ++h) {
+                        for (int64_t w = cols.begin; w < cols.end; ++w) {
+                          const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                          for (int64_t c = 0; c < depth; ++c) o[c] += x[c];
+                        }
+                      }
+                      const T count =
+                          static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+                      if (count > T(0)) {
+                        for (int64_t c = 0; c < depth; ++c) o[c] /= count;
+                      }
+                    }
+                  });
     return absl::OkStatus();
   }
 };
@@ -561,6 +616,13 @@ void RegisterConvKernels(KernelRegistry* kernels) {
   RegisterFloatKernels<Conv2DOp>(kernels, "Conv2D");
   RegisterFloatKernels<Conv2DBackpropInputOp>(kernels, "Conv2DBackpropInput");
   RegisterFloatKernels<Conv2DBackpropFilterOp>(kernels, "Conv2DBackpropFilter");
+  // bfloat16: mixed precision's convolutions (their GEMMs sum in float).
+  const auto bf16 = [](const char* op) {
+    return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", DT_BFLOAT16);
+  };
+  kernels->Register<Conv2DOp<BFloat16>>(bf16("Conv2D"));
+  kernels->Register<Conv2DBackpropInputOp<BFloat16>>(bf16("Conv2DBackpropInput"));
+  kernels->Register<Conv2DBackpropFilterOp<BFloat16>>(bf16("Conv2DBackpropFilter"));
   RegisterFloatKernels<MaxPoolOp>(kernels, "MaxPool");
   RegisterFloatKernels<MaxPoolGradOp>(kernels, "MaxPoolGrad");
 }

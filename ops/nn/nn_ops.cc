@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 #include "graph/op_def.h"
 #include "graph/shape_inference.h"
-#include "base/status_macros.h"
 #include "ops/nn/internal/window_geometry.h"
 
 namespace sluice {
@@ -213,7 +213,10 @@ absl::Status AvgPoolGradShape(InferenceContext* c) {
   return internal::ShapeFromSizesInput(c, 0, 4);
 }
 
-constexpr char kFloatTypes[] = "T: {float, double}";
+// TensorFlow's 16-bit types too: kernels exist for float and double (and
+// bfloat16 convolutions on the CPU, for mixed precision); a graph asking for
+// another fails at its kernel, naming the type.
+constexpr char kFloatTypes[] = "T: {half, bfloat16, float, double}";
 constexpr char kDataFormat[] = "data_format: {'NHWC', 'NCHW'} = 'NHWC'";
 
 OpDefBuilder ConvBuilder(std::string name) {
@@ -230,7 +233,7 @@ OpDefBuilder ConvBuilder(std::string name) {
 
 OpDefBuilder PoolBuilder(std::string name) {
   OpDefBuilder b(std::move(name));
-  b.Attr("T: {float, double} = DT_FLOAT")
+  b.Attr("T: {half, bfloat16, float, double} = DT_FLOAT")
       .Attr("ksize: list(int)")
       .Attr("strides: list(int)")
       .Attr("padding: {'SAME', 'VALID'}")
