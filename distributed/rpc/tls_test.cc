@@ -6,6 +6,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TMultiplexedProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,11 +17,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-
-#include <thrift/protocol/TBinaryProtocol.h>
-#include <thrift/protocol/TMultiplexedProtocol.h>
-#include <thrift/transport/TBufferTransports.h>
-#include <thrift/transport/TSocket.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -121,8 +120,8 @@ TEST_F(TlsTest, CallsAndLargeTensorsPassBetweenMembersOfTheJob) {
   EXPECT_EQ(std::memcmp(got->raw_data(), big.raw_data(), big.TotalBytes()), 0);
   // The push path reads into tensors too, and knows who sent.
   Tensor pushed = Tensor::FromVector<float>(std::vector<float>(300000, 2.5f));
-  ASSERT_TRUE(stub.CollectivePush(absl::StrCat(kPs, "/device:CPU:0"), "g1/i1/n0/x", pushed, 5000)
-                  .ok());
+  ASSERT_TRUE(
+      stub.CollectivePush(absl::StrCat(kPs, "/device:CPU:0"), "g1/i1/n0/x", pushed, 5000).ok());
   absl::StatusOr<Tensor> landed = sink_.Take(absl::StrCat(kPs, "/device:CPU:0"), "g1/i1/n0/x");
   ASSERT_TRUE(landed.ok()) << landed.status();
   EXPECT_EQ(landed->flat<float>()[299999], 2.5f);
@@ -132,6 +131,32 @@ TEST_F(TlsTest, CallsAndLargeTensorsPassBetweenMembersOfTheJob) {
   usleep(150 * 1000);  // past the idle check
   ASSERT_TRUE(stub.GetStatus().ok());
   EXPECT_EQ(stub.channel().IdleConnectionsForTesting(), 1);
+}
+
+// A reply's header, tensor bytes and trailer go out as separate writes of
+// the TLS socket: tensors around a TLS record's size (16 KiB), and strings,
+// arrive whole.
+TEST_F(TlsTest, TensorsAroundARecordsSizeArriveWhole) {
+  WorkerStub stub(kPs, address_, Client(kWorker));
+  int64_t step = 100;
+  for (int64_t n : {0, 1, 4000, 4090, 4096, 4097, 8192, 12289, 40000}) {
+    Tensor t(DT_FLOAT, TensorShape({n}));
+    for (int64_t i = 0; i < n; ++i) t.flat<float>()[i] = static_cast<float>(i * 3 + 1);
+    source_.Provide(++step, "t", t);
+    absl::StatusOr<Tensor> got = stub.RecvTensor(step, "t", 20000);
+    ASSERT_TRUE(got.ok()) << n << ": " << got.status();
+    ASSERT_EQ(got->NumElements(), n);
+    EXPECT_EQ(std::memcmp(got->raw_data(), t.raw_data(), t.TotalBytes()), 0) << n;
+  }
+  std::vector<std::string> words;
+  for (int i = 0; i < 3000; ++i)
+    words.push_back(std::string(i % 17, static_cast<char>('a' + i % 26)));
+  Tensor strings = Tensor::FromVector<std::string>(words);
+  source_.Provide(++step, "s", strings);
+  absl::StatusOr<Tensor> got = stub.RecvTensor(step, "s", 20000);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->NumElements(), 3000);
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(got->flat<std::string>()[i], words[i]) << i;
 }
 
 TEST_F(TlsTest, PlaintextClientIsRefusedAndTheRefusalLogged) {
@@ -185,7 +210,9 @@ TEST_F(TlsTest, SilentPeerIsDroppedWithinTheHandshakeTimeout) {
   // Says nothing; the server gives up after io_timeout_ms (2 s) and closes.
   char byte;
   const absl::Time start = absl::Now();
-  struct timeval tv{6, 0};
+  struct timeval tv {
+    6, 0
+  };
   setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   const ssize_t n = recv(*fd, &byte, 1, 0);
   EXPECT_LE(n, 0);
