@@ -9,6 +9,7 @@
 #include "placement/auto_mixed_precision.h"
 #include "placement/auto_placer.h"
 #include "placement/fuse_ops.h"
+#include "placement/group_updates.h"
 #include "placement/placer.h"
 #include "runtime/step_partitions.h"
 
@@ -81,6 +82,15 @@ absl::StatusOr<CompiledSignature> CompileSignature(const Graph& graph,
     fuse.kernels = config.kernels;
     fuse.keep = targets;
     RETURN_IF_ERROR(FuseOps(pruned, fuse).status());
+  }
+  if (!config.group_updates_on.empty()) {
+    // After fusion: the updates fused with their gradient's MatMul are no
+    // longer ApplyGradientDescent.
+    GroupUpdatesOptions group;
+    group.kernels = config.kernels;
+    group.keep = targets;
+    group.device_types = config.group_updates_on;
+    RETURN_IF_ERROR(GroupUpdates(pruned, group).status());
   }
   PartitionOptions partition;
   partition.get_incarnation = options.get_incarnation;

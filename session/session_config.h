@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graph/op_registry.h"
 #include "runtime/backend.h"
@@ -81,6 +82,11 @@ struct SessionConfig {
   // CPU lacks it: the numerics, not the speed), e.g. to test a model's
   // convergence in bfloat16 on any machine. Default false.
   bool mixed_precision_on_any_cpu = false;
+  // The device types ("GPU", "CPU") on which a step's ApplyGradientDescent
+  // and ApplyAdam nodes of one device become one multi-tensor update
+  // (placement/group_updates.h). GPUs by default, where it saves a launch
+  // per variable; add "CPU" to group there too, or clear it to turn it off.
+  std::vector<std::string> group_updates_on = {"GPU"};
 
   // -------------------------------------------------------------------
   // Devices (runtime/local_devices.h): CPU:0, virtual CPUs and the

@@ -10,6 +10,7 @@ rpc::SessionConfig SessionConfigToWire(const SessionConfig& config) {
   wire.fuse_ops = config.fuse_ops;
   wire.mixed_precision = static_cast<int32_t>(config.mixed_precision);
   wire.mixed_precision_on_any_cpu = config.mixed_precision_on_any_cpu;
+  wire.group_updates_on = config.group_updates_on;
   wire.step_timeout_ms = config.step_timeout_ms;
   wire.inter_op_parallelism = config.inter_op_parallelism;
   wire.capture_steps = config.capture_steps;
@@ -27,6 +28,7 @@ SessionConfig SessionConfigFromWire(const rpc::SessionConfig& wire, const Sessio
                            : wire.mixed_precision == 2 ? SessionConfig::MixedPrecision::kFloat16
                                                        : SessionConfig::MixedPrecision::kOff;
   config.mixed_precision_on_any_cpu = wire.mixed_precision_on_any_cpu;
+  config.group_updates_on = wire.group_updates_on;
   config.step_timeout_ms = wire.step_timeout_ms;
   config.inter_op_parallelism = wire.inter_op_parallelism;
   config.capture_steps = wire.capture_steps;

@@ -44,6 +44,7 @@ SessionConfig Unusual() {
   c.capture_steps = !c.capture_steps;
   c.mixed_precision = SessionConfig::MixedPrecision::kFloat16;
   c.mixed_precision_on_any_cpu = !c.mixed_precision_on_any_cpu;
+  c.group_updates_on = {"CPU", "GPU"};
   return c;
 }
 
@@ -59,6 +60,7 @@ TEST(SessionConfigWireTest, EveryKnobRoundTrips) {
   EXPECT_EQ(got.capture_steps, sent.capture_steps);
   EXPECT_EQ(got.mixed_precision, sent.mixed_precision);
   EXPECT_EQ(got.mixed_precision_on_any_cpu, sent.mixed_precision_on_any_cpu);
+  EXPECT_EQ(got.group_updates_on, sent.group_updates_on);
   // And the wire form is a fixed point: nothing the Thrift struct holds is
   // dropped by the conversion (Thrift's operator== compares every field).
   const rpc::SessionConfig wire = SessionConfigToWire(sent);

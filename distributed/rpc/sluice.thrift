@@ -106,6 +106,7 @@ struct SessionConfig {
   5: bool fuse_ops = true,
   8: i32 mixed_precision = 0,        // SessionConfig::MixedPrecision
   9: bool mixed_precision_on_any_cpu = false,
+  10: list<string> group_updates_on = ["GPU"],
   // Execution.
   3: i64 step_timeout_ms = 0,        // 0: kDefaultClusterStepTimeoutMs
   6: i32 inter_op_parallelism = 0,

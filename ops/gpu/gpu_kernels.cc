@@ -14,6 +14,7 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuMatMulKernels(kernels);
   RegisterGpuRandomKernels(kernels);
   RegisterGpuTrainingKernels(kernels);
+  RegisterGpuMultiApplyKernels(kernels);
   RegisterGpuSparseTrainingKernels(kernels);
 }
 

@@ -24,6 +24,7 @@ void RegisterGpuNnKernels(KernelRegistry* kernels);         // Relu, softmax, cr
 void RegisterGpuMatMulKernels(KernelRegistry* kernels);     // cuBLAS
 void RegisterGpuRandomKernels(KernelRegistry* kernels);     // Philox
 void RegisterGpuTrainingKernels(KernelRegistry* kernels);   // Apply*, AssignAdd/Sub
+void RegisterGpuMultiApplyKernels(KernelRegistry* kernels);  // _MultiApply* (grouped updates)
 void RegisterGpuSparseTrainingKernels(KernelRegistry* kernels);  // Scatter*, SparseApply*, Adagrad, Ftrl
 void RegisterGpuArrayKernels(KernelRegistry* kernels);      // Const, Identity, shapes, Fill, Transpose, host int32 kernels
 

@@ -3,13 +3,16 @@
 // ops/training/training_kernels.h with CpuTrainingImpl's arithmetic: tight
 // elementwise loops with __restrict pointers so the compiler vectorizes them.
 // The adaptive rules and FTRL use the Rule shells of training_apply_shell.h.
+#include "ops/training/training_kernels.h"
+
 #include <cmath>
 #include <cstdint>
 
 #include "absl/base/attributes.h"
 #include "ops/state/state_ops.h"
+#include "ops/training/multi_apply_kernels.h"
+#include "ops/training/multi_apply_ops.h"
 #include "ops/training/training_apply_shell.h"
-#include "ops/training/training_kernels.h"
 #include "ops/training/training_ops.h"
 
 namespace sluice {
@@ -99,7 +102,40 @@ struct CpuTrainingImpl {
   }
 };
 
+// The multi-tensor updates (ops/training/multi_apply_ops.h): each piece by
+// the single-variable loops.
+struct CpuMultiApplyImpl {
+  template <typename T>
+  static absl::Status MultiGradientDescent(OpKernelContext*,
+                                           absl::Span<const GradientDescentPiece<T>> pieces,
+                                           const Tensor& alpha) {
+    const T a = alpha.scalar<T>();
+    for (const GradientDescentPiece<T>& p : pieces) GradientDescentLoop<T>(p.var, p.delta, a, p.n);
+    return absl::OkStatus();
+  }
+  template <typename T>
+  static absl::Status MultiAdam(OpKernelContext*, absl::Span<const AdamPiece<T>> pieces,
+                                const AdamScalarInputs& s, bool nesterov) {
+    const AdamHyper<T> h{s.beta1_power->scalar<T>(), s.beta2_power->scalar<T>(),
+                         s.lr->scalar<T>(),          s.beta1->scalar<T>(),
+                         s.beta2->scalar<T>(),       s.epsilon->scalar<T>()};
+    for (const AdamPiece<T>& p : pieces) {
+      if (nesterov) {
+        AdamLoop<T, true>(h, p.grad, p.var, p.m, p.v, p.n);
+      } else {
+        AdamLoop<T, false>(h, p.grad, p.var, p.m, p.v, p.n);
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
+
+void RegisterMultiApplyKernels(KernelRegistry* kernels) {
+  RegisterMultiApplyKernelsFor<CpuMultiApplyImpl, float>(kernels, kDeviceTypeCpu);
+  RegisterMultiApplyKernelsFor<CpuMultiApplyImpl, double>(kernels, kDeviceTypeCpu);
+}
 
 void RegisterTrainingKernels(KernelRegistry* kernels) {
   // The resource forms share the shells (internal::VarInput reads a handle).
@@ -107,6 +143,7 @@ void RegisterTrainingKernels(KernelRegistry* kernels) {
                                                      /*with_resource_forms=*/true);
   RegisterTrainingKernelsFor<CpuTrainingImpl, double>(kernels, kDeviceTypeCpu,
                                                       /*with_resource_forms=*/true);
+  RegisterMultiApplyKernels(kernels);
   internal::RegisterAdaptiveTrainingKernels(kernels);
   internal::RegisterFtrlTrainingKernels(kernels);
 }

@@ -2,6 +2,8 @@
 // training_kernels.cc).
 #include "ops/training/training_ops.h"
 
+#include "ops/training/multi_apply_ops.h"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -253,7 +255,7 @@ absl::Status RegisterTrainingOps(OpRegistry* ops) {
     RETURN_IF_ERROR(RegisterSparseApply(ops, d, /*resource=*/false));
     RETURN_IF_ERROR(RegisterSparseApply(ops, d, /*resource=*/true));
   }
-  return absl::OkStatus();
+  return RegisterMultiApplyOps(ops);
 }
 
 namespace ops {

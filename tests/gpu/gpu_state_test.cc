@@ -8,18 +8,19 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "training/mirrored_strategy.h"
-#include "examples/mlp_model.h"
 #include "base/status_macros.h"
+#include "examples/mlp_model.h"
 #include "gtest/gtest.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 #include "tests/gpu/gpu_compare.h"
+#include "training/mirrored_strategy.h"
 
 namespace sluice::gpu_test {
 namespace {
@@ -32,13 +33,20 @@ enum class Update { kSgd, kMomentum, kNesterov, kAdam, kAdamNesterov, kAssignAdd
 
 const char* UpdateName(Update u) {
   switch (u) {
-    case Update::kSgd: return "ApplyGradientDescent";
-    case Update::kMomentum: return "ApplyMomentum";
-    case Update::kNesterov: return "ApplyMomentum(nesterov)";
-    case Update::kAdam: return "ApplyAdam";
-    case Update::kAdamNesterov: return "ApplyAdam(nesterov)";
-    case Update::kAssignAdd: return "AssignAdd";
-    case Update::kAssignSub: return "AssignSub";
+    case Update::kSgd:
+      return "ApplyGradientDescent";
+    case Update::kMomentum:
+      return "ApplyMomentum";
+    case Update::kNesterov:
+      return "ApplyMomentum(nesterov)";
+    case Update::kAdam:
+      return "ApplyAdam";
+    case Update::kAdamNesterov:
+      return "ApplyAdam(nesterov)";
+    case Update::kAssignAdd:
+      return "AssignAdd";
+    case Update::kAssignSub:
+      return "AssignSub";
   }
   return "?";
 }
@@ -46,10 +54,13 @@ const char* UpdateName(Update u) {
 int NumVariables(Update u) {
   switch (u) {
     case Update::kMomentum:
-    case Update::kNesterov: return 2;
+    case Update::kNesterov:
+      return 2;
     case Update::kAdam:
-    case Update::kAdamNesterov: return 3;
-    default: return 1;
+    case Update::kAdamNesterov:
+      return 3;
+    default:
+      return 1;
   }
 }
 
@@ -74,7 +85,9 @@ absl::StatusOr<std::vector<Tensor>> RunUpdates(const char* device, int max_gpus,
   Scope a = d.WithOpName("update");
   Output update;
   switch (u) {
-    case Update::kSgd: update = ops::ApplyGradientDescent(a, vars[0], lr, grad); break;
+    case Update::kSgd:
+      update = ops::ApplyGradientDescent(a, vars[0], lr, grad);
+      break;
     case Update::kMomentum:
     case Update::kNesterov:
       update = ops::ApplyMomentum(a, vars[0], vars[1], lr, grad, ops::Const(c, 0.9f),
@@ -87,8 +100,12 @@ absl::StatusOr<std::vector<Tensor>> RunUpdates(const char* device, int max_gpus,
                               ops::Const(c, 0.999f), ops::Const(c, 1e-7f), grad,
                               {.use_nesterov = u == Update::kAdamNesterov});
       break;
-    case Update::kAssignAdd: update = ops::AssignAdd(a, vars[0], grad); break;
-    case Update::kAssignSub: update = ops::AssignSub(a, vars[0], grad); break;
+    case Update::kAssignAdd:
+      update = ops::AssignAdd(a, vars[0], grad);
+      break;
+    case Update::kAssignSub:
+      update = ops::AssignSub(a, vars[0], grad);
+      break;
   }
   std::vector<Output> reads;
   for (size_t i = 0; i < vars.size(); ++i) {
@@ -128,6 +145,77 @@ TEST_F(GpuTrainingTest, ApplyOpsAndAssignUpdatesMatchCpuAfterThreeSteps) {
       for (size_t i = 0; i < cpu->size(); ++i) {
         EXPECT_TRUE(Close((*gpu)[i], (*cpu)[i], 1e-5)) << label << ", variable " << i;
       }
+    }
+  }
+}
+
+// 40 variables' updates in one step (Adam's or SGD's), on `device`: on a GPU
+// the session groups them into multi-tensor updates (placement/
+// group_updates.h; two launches, of 32 and 8 variables); on the CPU they run
+// one by one. Returns every variable and slot after three steps, and
+// whether a grouped node ran.
+absl::StatusOr<std::pair<std::vector<Tensor>, bool>> RunManyUpdates(const char* device,
+                                                                    int max_gpus, bool adam,
+                                                                    uint64_t seed) {
+  std::mt19937 gen(static_cast<uint32_t>(seed));
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope d = root.WithDevice(device);
+  Scope c = Unplaced(d);
+  Output lr = ops::Const(c.WithOpName("lr"), 0.05f);
+  const std::vector<Output> adam_scalars = {
+      ops::Const(c, 0.9f * 0.9f), ops::Const(c, 0.999f * 0.999f), lr,
+      ops::Const(c, 0.9f),        ops::Const(c, 0.999f),          ops::Const(c, 1e-7f)};
+  std::vector<Output> vars, reads;
+  std::vector<Node*> assigns, updates;
+  std::vector<std::pair<Output, Tensor>> init_feeds, grad_feeds;
+  for (int i = 0; i < 40; ++i) {
+    const TensorShape shape({(i * 37) % 300 + 1});
+    std::vector<Output> var_and_slots;
+    for (int k = 0; k < (adam ? 3 : 1); ++k) {
+      const std::string name = absl::StrCat("v", i, "_", k);
+      Output v = ops::Variable(d.WithOpName(name), shape, DT_FLOAT);
+      Output init = ops::Placeholder(d.WithOpName(name + "_init"), DT_FLOAT);
+      assigns.push_back(ops::Assign(d.WithOpName(name + "_assign"), v, init).node);
+      init_feeds.push_back({init, RandomTensor(gen, DT_FLOAT, shape, k == 2 ? 0 : -1, 1)});
+      reads.push_back(ops::Identity(d.WithOpName(name + "_read"), v));
+      var_and_slots.push_back(v);
+    }
+    Output grad = ops::Placeholder(d.WithOpName(absl::StrCat("g", i)), DT_FLOAT);
+    grad_feeds.push_back({grad, RandomTensor(gen, DT_FLOAT, shape, -1, 1)});
+    Scope a = d.WithOpName(absl::StrCat("update", i));
+    updates.push_back(adam ? ops::ApplyAdam(a, var_and_slots[0], var_and_slots[1], var_and_slots[2],
+                                            adam_scalars[0], adam_scalars[1], adam_scalars[2],
+                                            adam_scalars[3], adam_scalars[4], adam_scalars[5], grad)
+                                 .node
+                           : ops::ApplyGradientDescent(a, var_and_slots[0], lr, grad).node);
+  }
+  Node* step = ops::GroupDeps(d.WithOpName("step"), updates);
+  RETURN_IF_ERROR(root.status());
+  ASSIGN_OR_RETURN(std::unique_ptr<TestSession> session,
+                   TestSession::Create(root, TestSessionOptions(max_gpus)));
+  RETURN_IF_ERROR(session->Run(init_feeds, {}, assigns).status());
+  for (int k = 0; k < 3; ++k) RETURN_IF_ERROR(session->Run(grad_feeds, {}, {step}).status());
+  ASSIGN_OR_RETURN(std::vector<Tensor> values, session->Run({}, reads, {}));
+  bool grouped = false;
+  for (const auto& [name, where] : session->placed()) {
+    grouped |= name.find("/_MultiApply") != std::string::npos;
+  }
+  return std::make_pair(std::move(values), grouped);
+}
+
+TEST_F(GpuTrainingTest, GroupedUpdatesMatchTheCpusOneByOne) {
+  for (bool adam : {false, true}) {
+    const char* label = adam ? "Adam" : "SGD";
+    auto cpu = RunManyUpdates(kCpu0, 0, adam, 7);
+    ASSERT_TRUE(cpu.ok()) << label << " on the CPU: " << cpu.status();
+    auto gpu = RunManyUpdates(kGpu0, 1, adam, 7);
+    ASSERT_TRUE(gpu.ok()) << label << " on the GPU: " << gpu.status();
+    EXPECT_FALSE(cpu->second) << label << ": grouped on the CPU, where grouping is off";
+    // (A dry run's stand-in GPU is a CPU device, where grouping is off.)
+    if (!DryRunOnCpu()) EXPECT_TRUE(gpu->second) << label << ": no multi-tensor update ran";
+    ASSERT_EQ(gpu->first.size(), cpu->first.size());
+    for (size_t i = 0; i < cpu->first.size(); ++i) {
+      EXPECT_TRUE(Close(gpu->first[i], cpu->first[i], 1e-5)) << label << ", variable " << i;
     }
   }
 }
@@ -224,7 +312,8 @@ TEST_F(GpuRandomTest, MomentsMatchTheoryAndCpu) {
     }
     // NaN (an unwritten poisoned element) would poison the moments too.
     EXPECT_FALSE(std::isnan(g.mean)) << e.op;
-    EXPECT_LT(FractionEqual((*gpu)[0], (*gpu)[1]), 0.01) << e.op << ": two runs gave the same values";
+    EXPECT_LT(FractionEqual((*gpu)[0], (*gpu)[1]), 0.01)
+        << e.op << ": two runs gave the same values";
   }
 }
 
@@ -349,6 +438,64 @@ TEST_F(GpuGraphTest, MlpTrainsLikeOnTheCpu) {
             << (*gpu)->placed().size() << " nodes on CPU:0\n";
 }
 
+// Mixed precision (SessionConfig::mixed_precision, placement/
+// auto_mixed_precision.h) on the GPU: the MLP's MatMuls run in bfloat16
+// (the partition graphs say so) and its losses follow float training on the
+// CPU within bfloat16's rounding.
+TEST_F(GpuGraphTest, MlpTrainsInBfloat16LikeInFloat) {
+  MlpConfig config;
+  config.layers = {784, 256, 256, 10};
+  config.optimizer = "sgd";
+  config.learning_rate = 0.1;
+  absl::StatusOr<MlpModel> m = BuildMlp(config);
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
+      TestSession::Create(m->scope, TestSessionOptions(0));
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  SessionConfig mixed = TestSessionOptions(1);
+  mixed.mixed_precision = SessionConfig::MixedPrecision::kBfloat16;
+  // (A dry run's stand-in GPU is a CPU device: convert there too.)
+  mixed.mixed_precision_on_any_cpu = DryRunOnCpu();
+  absl::StatusOr<std::unique_ptr<TestSession>> gpu = TestSession::Create(m->scope, mixed);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const std::vector<std::string> initial = InitialValueNames(*m->scope.graph());
+  absl::StatusOr<std::vector<Tensor>> values = (*cpu)->Run({}, initial, {"init"});
+  ASSERT_TRUE(values.ok()) << values.status();
+  std::vector<std::pair<std::string, Tensor>> init_feeds;
+  for (size_t i = 0; i < initial.size(); ++i) init_feeds.push_back({initial[i], (*values)[i]});
+  ASSERT_TRUE((*gpu)->Run(init_feeds, {}, {"init"}).ok());
+  const Dataset data = MakeSyntheticDataset({.examples = 2048, .seed = rng()()});
+  std::vector<float> cpu_loss, gpu_loss;
+  RunMetadata metadata;
+  RunOptions options;
+  options.output_partition_graphs = true;
+  for (int step = 0; step < 20; ++step) {
+    const Dataset b = Batch(data, int64_t{step} * 64, 64);
+    const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", b.x}, {"labels", b.y}};
+    absl::StatusOr<std::vector<Tensor>> c = (*cpu)->Run(feeds, {"loss"}, {"train"});
+    absl::StatusOr<std::vector<Tensor>> g =
+        (*gpu)->session()->Run(feeds, {"loss"}, {"train"}, options, &metadata);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE(g.ok()) << g.status();
+    cpu_loss.push_back((*c)[0].scalar<float>());
+    gpu_loss.push_back((*g)[0].scalar<float>());
+  }
+  for (size_t i = 0; i < cpu_loss.size(); ++i) {
+    EXPECT_NEAR(gpu_loss[i], cpu_loss[i], 0.03 * std::abs(cpu_loss[i])) << "step " << i;
+  }
+  EXPECT_LT(gpu_loss.back(), gpu_loss.front()) << "the bfloat16 model did not learn";
+  int bf16_matmuls = 0, casts = 0;
+  for (const GraphDef& g : metadata.partition_graphs) {
+    for (const NodeDef& n : g.node()) {
+      auto t = n.attr().find("T");
+      bf16_matmuls += n.op() == "MatMul" && t != n.attr().end() && t->second.type() == DT_BFLOAT16;
+      casts += n.op() == "Cast";
+    }
+  }
+  EXPECT_EQ(bf16_matmuls, 3 + 5) << "forward 3, backward 5 (layer 1 needs no input gradient)";
+  EXPECT_GT(casts, 0);
+}
+
 // Session::Run returns once the step's GPU work is done (as TensorFlow 1.x
 // syncs the device at the end of a step), replayed steps included: a
 // target-only step of eight 4096^3 float MatMuls (1.1 TFLOP) cannot take
@@ -360,8 +507,8 @@ TEST_F(GpuGraphTest, SessionRunReturnsAfterItsGpuWork) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   // (A dry run has no GPU:0 to pin to: its default device stands in.)
   Scope d = DryRunOnCpu() ? root : root.WithDevice(kGpu0);
-  Output shape = ops::Const<int32_t>(Unplaced(d), {static_cast<int32_t>(n), static_cast<int32_t>(n)},
-                                     TensorShape({2}));
+  Output shape = ops::Const<int32_t>(
+      Unplaced(d), {static_cast<int32_t>(n), static_cast<int32_t>(n)}, TensorShape({2}));
   Output v = ops::Variable(d.WithOpName("v"), TensorShape({n, n}), DT_FLOAT);
   Output w = ops::Variable(d.WithOpName("w"), TensorShape({n, n}), DT_FLOAT);
   Output scaled = ops::Mul(d, ops::RandomUniform(d, shape, DT_FLOAT, {.seed = 5}),
@@ -443,8 +590,8 @@ TEST_F(GpuGraphTest, MlpStepsReplayedAsCudaGraphsMatchTheExecutor) {
     }
     const Dataset b = Batch(data, int64_t{step} * kBatch, kBatch);
     RunMetadata md;
-    absl::StatusOr<std::vector<Tensor>> got = (*replaying)->Run(
-        {{"x", b.x}, {"labels", b.y}}, {"loss"}, {"train"}, {}, &md);
+    absl::StatusOr<std::vector<Tensor>> got =
+        (*replaying)->Run({{"x", b.x}, {"labels", b.y}}, {"loss"}, {"train"}, {}, &md);
     ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
     replayed += md.step_replayed ? 1 : 0;
     absl::StatusOr<std::vector<Tensor>> want =
@@ -521,7 +668,8 @@ TEST_F(GpuGraphTest, SendRecvBetweenCpuAndGpu) {
     Output y = ops::Square(gpu.WithOpName("y"), x);
     Output z = ops::Add(cpu.WithOpName("z"), y, x);
     Output w = ops::Mul(gpu.WithOpName("w"), z, y);
-    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, TestSessionOptions(1));
+    absl::StatusOr<std::unique_ptr<TestSession>> s =
+        TestSession::Create(root, TestSessionOptions(1));
     ASSERT_TRUE(s.ok()) << s.status();
     Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
     absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w, y});
@@ -551,7 +699,8 @@ TEST_F(GpuGraphTest, SendRecvBetweenTwoGpus) {
     Output y = ops::Square(g0.WithOpName("y"), x);
     Output z = ops::Add(g1.WithOpName("z"), y, y);  // GPU:0 -> GPU:1
     Output w = ops::Mul(g0.WithOpName("w"), z, x);  // GPU:1 -> GPU:0
-    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, TestSessionOptions(2));
+    absl::StatusOr<std::unique_ptr<TestSession>> s =
+        TestSession::Create(root, TestSessionOptions(2));
     ASSERT_TRUE(s.ok()) << s.status();
     Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
     absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w});
@@ -585,15 +734,15 @@ TEST(GpuPlacementTest, MissingGpuFailsPlacementOrFallsBackWithSoftPlacement) {
   ASSERT_TRUE(root.ok()) << root.status();
   Tensor xv = Tensor::FromVector<float>({1, -2, 3});
 
-  absl::StatusOr<std::unique_ptr<TestSession>> strict = TestSession::Create(root, TestSessionOptions(-1));
+  absl::StatusOr<std::unique_ptr<TestSession>> strict =
+      TestSession::Create(root, TestSessionOptions(-1));
   ASSERT_TRUE(strict.ok()) << strict.status();
   absl::StatusOr<std::vector<Tensor>> failed = (*strict)->Run({{x, xv}}, {y});
   ASSERT_FALSE(failed.ok()) << "a node asking for " << request << " ran";
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument) << failed.status();
   EXPECT_NE(std::string(failed.status().message()).find("GPU"), std::string::npos)
       << failed.status();
-  EXPECT_NE(std::string(failed.status().message()).find("y"), std::string::npos)
-      << failed.status();
+  EXPECT_NE(std::string(failed.status().message()).find("y"), std::string::npos) << failed.status();
 
   SessionConfig soft_options = TestSessionOptions(-1);
   soft_options.allow_soft_placement = true;

@@ -1,0 +1,187 @@
+#include "placement/group_updates.h"
+
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "graph/algorithm.h"
+#include "placement/device_name.h"
+
+namespace sluice {
+namespace {
+
+// One kind of update: the op grouped, its multi op, how many of its leading
+// inputs are variables and how many scalars follow them; the gradient is
+// the last input.
+struct Kind {
+  const char* op;
+  const char* multi;
+  int vars;
+  int scalars;
+};
+
+constexpr Kind kKinds[] = {
+    {"ApplyGradientDescent", "_MultiApplyGradientDescent", 1, 1},
+    {"ApplyAdam", "_MultiApplyAdam", 3, 6},
+};
+
+class Grouper {
+ public:
+  Grouper(Graph* graph, const GroupUpdatesOptions& options)
+      : graph_(graph), options_(options), keep_(options.keep.begin(), options.keep.end()) {}
+
+  absl::StatusOr<GroupUpdatesStats> Run() {
+    for (const Kind& kind : kKinds) {
+      // Afresh for each kind: the last one's groups replaced nodes.
+      ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph_));
+      // Candidates by key, in dataflow order.
+      std::map<std::string, std::vector<Node*>> by_key;
+      for (Node* n : order) {
+        if (n->op() != kind.op) continue;
+        std::optional<std::string> key = Key(*n, kind);
+        if (key.has_value()) by_key[*key].push_back(n);
+      }
+      for (auto& [key, members] : by_key) {
+        std::vector<Node*> group = Independent(members);
+        if (group.size() < 2) continue;
+        RETURN_IF_ERROR(Replace(group, kind));
+        ++stats_.groups;
+        stats_.updates += static_cast<int>(group.size());
+      }
+    }
+    return stats_;
+  }
+
+ private:
+  // What members of one group share: device, attrs, the scalars' sources.
+  // Nothing when `n` may not be grouped.
+  std::optional<std::string> Key(const Node& n, const Kind& kind) const {
+    if (keep_.contains(n.name())) return std::nullopt;
+    for (const Edge* e : n.out_edges()) {
+      if (!e->IsControl()) return std::nullopt;  // its ref output is read
+    }
+    absl::StatusOr<DeviceName> device = DeviceName::Parse(n.assigned_device());
+    if (!device.ok() || !device->type) return std::nullopt;
+    bool enabled = false;
+    for (const std::string& t : options_.device_types) enabled |= t == *device->type;
+    if (!enabled) return std::nullopt;
+    const auto t = n.attrs().find("T");
+    if (t == n.attrs().end()) return std::nullopt;
+    AttrMap attrs;
+    attrs["T"] = t->second;
+    if (options_.kernels->FindKernelDef(kind.multi, attrs, *device->type) == nullptr) {
+      return std::nullopt;
+    }
+    std::string key = absl::StrCat(n.assigned_device(), "|", DataTypeName(t->second.type()));
+    for (const char* flag : {"use_locking", "use_nesterov"}) {
+      absl::StatusOr<bool> b = n.GetAttr<bool>(flag);
+      absl::StrAppend(&key, "|", b.ok() && *b ? 1 : 0);
+    }
+    for (int i = kind.vars; i < kind.vars + kind.scalars; ++i) {
+      const Edge* e = n.input_edge(i);
+      if (e == nullptr) return std::nullopt;
+      // Constants by value: an optimizer builds its learning rate beside
+      // each variable, one Const per update.
+      const auto value = e->src->attrs().find("value");
+      if (e->src->op() == "Const" && value != e->src->attrs().end()) {
+        absl::StrAppend(&key, "|=", value->second.tensor().SerializeAsString());
+      } else {
+        absl::StrAppend(&key, "|", e->src->id(), ":", e->src_output);
+      }
+    }
+    return key;
+  }
+
+  // The members (in dataflow order) that depend on no earlier one kept.
+  std::vector<Node*> Independent(const std::vector<Node*>& members) const {
+    std::vector<Node*> kept;
+    for (Node* n : members) {
+      std::vector<Node*> inputs;
+      for (const Edge* e : n->in_edges()) inputs.push_back(e->src);
+      const std::vector<bool> needs = ReachableBackward(*graph_, inputs);
+      bool independent = true;
+      for (const Node* k : kept) independent &= !needs[k->id()];
+      if (independent) kept.push_back(n);
+    }
+    return kept;
+  }
+
+  // Puts one multi node in place of `group`.
+  absl::Status Replace(const std::vector<Node*>& group, const Kind& kind) {
+    const Node& first = *group.front();
+    const int n = static_cast<int>(group.size());
+    NodeDef def;
+    def.set_name(graph_->NewName(absl::StrCat(first.name(), "/", kind.multi + 1)));
+    def.set_op(kind.multi);
+    def.set_device(first.requested_device());
+    for (const char* attr : {"T", "use_locking", "use_nesterov"}) {
+      auto it = first.attrs().find(attr);
+      if (it != first.attrs().end()) (*def.mutable_attr())[attr] = it->second;
+    }
+    (*def.mutable_attr())["N"].set_i(n);
+    // Inputs: each variable list, the scalars, the gradients.
+    struct End {
+      Node* node;
+      int index;
+    };
+    std::vector<End> inputs;
+    for (int k = 0; k < kind.vars; ++k) {
+      for (const Node* m : group) {
+        const Edge* e = m->input_edge(k);
+        inputs.push_back({e->src, e->src_output});
+      }
+    }
+    for (int k = kind.vars; k < kind.vars + kind.scalars; ++k) {
+      const Edge* e = first.input_edge(k);
+      inputs.push_back({e->src, e->src_output});
+    }
+    const int grad = kind.vars + kind.scalars;
+    for (const Node* m : group) {
+      const Edge* e = m->input_edge(grad);
+      inputs.push_back({e->src, e->src_output});
+    }
+    std::vector<Node*> control_in, control_out;
+    for (const Node* m : group) {
+      for (const Edge* e : m->in_edges()) {
+        if (e->IsControl()) control_in.push_back(e->src);
+      }
+      for (const Edge* e : m->out_edges()) control_out.push_back(e->dst);
+    }
+    std::vector<TensorShape> shapes;
+    for (const Node* m : group) shapes.push_back(m->output_shape(0));
+    const std::string device = first.assigned_device();
+    const std::string what = absl::StrCat("grouping the updates of ", first.DebugName(), ": ");
+    for (Node* m : group) graph_->RemoveNode(m);
+    absl::StatusOr<Node*> added = graph_->AddNode(std::move(def));
+    if (!added.ok()) return absl::InternalError(what + added.status().ToString());
+    Node* multi = *added;
+    multi->set_assigned_device(device);
+    for (int i = 0; i < n; ++i) multi->set_output_shape(i, shapes[i]);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      absl::Status s = graph_->AddEdge(inputs[i].node, inputs[i].index, multi, static_cast<int>(i));
+      if (!s.ok()) return absl::InternalError(what + s.ToString());
+    }
+    for (Node* src : control_in) graph_->AddControlEdge(src, multi);
+    for (Node* dst : control_out) graph_->AddControlEdge(multi, dst);
+    return absl::OkStatus();
+  }
+
+  Graph* const graph_;
+  const GroupUpdatesOptions& options_;
+  const absl::flat_hash_set<std::string> keep_;
+  GroupUpdatesStats stats_;
+};
+
+}  // namespace
+
+absl::StatusOr<GroupUpdatesStats> GroupUpdates(Graph* graph, const GroupUpdatesOptions& options) {
+  if (options.kernels == nullptr) {
+    return absl::InvalidArgumentError("GroupUpdates: no kernel registry");
+  }
+  return Grouper(graph, options).Run();
+}
+
+}  // namespace sluice
