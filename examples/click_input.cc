@@ -63,7 +63,8 @@ absl::StatusOr<std::unique_ptr<ClickInput>> ClickInput::Create(const ClickInputO
   data::Dataset ds = data::TFRecordDataset(s, ops::Const(s, o.files));
   if (o.shuffle) ds = ds.Shuffle(o.shuffle_buffer, o.seed);
   if (repeat) ds = ds.Repeat();
-  ds = ds.Batch(o.batch, /*drop_remainder=*/o.repeat);
+  // Whole batches only when they repeat (preloaded ones repeat in memory).
+  ds = ds.Batch(o.batch, /*drop_remainder=*/o.repeat || o.preload);
   data::ElementSpec spec{{DT_INT64, DT_FLOAT}, {TensorShape({-1, o.features}), TensorShape({-1})}};
   ds = ds.Map(parse, spec, {.num_parallel_calls = o.parallel_calls});
   ds = ds.Prefetch(o.prefetch);

@@ -16,9 +16,9 @@
 // computes for the same strings. Parsing and hashing run on the pipeline's
 // own threads; Next only takes a ready batch and counts its wait.
 //
-// With `preload`, Create reads every batch of the files once (parsed and
-// hashed) and Next then serves them from memory, in a new order each pass
-// when `shuffle` (repeat implied): the step alone is timed, as a peer that
+// With `preload`, Create reads every whole batch of the files once (parsed
+// and hashed) and Next then serves them from memory, in a new order each
+// pass when `shuffle` (repeat implied): the step alone is timed, as a peer that
 // holds its ids in memory times it (bench/torch_wide_deep.py).
 //
 // Thread-compatible: one caller at a time.

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -115,25 +116,39 @@ class Rewriter {
 
   absl::StatusOr<MixedPrecisionStats> Run() {
     ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph_));
-    // One pass in dataflow order: allow nodes convert on their own; infer
-    // and clear nodes when a converted node feeds them and no deny node does.
+    // One pass in dataflow order. Deny nodes, and infer or clear nodes any of
+    // whose inputs comes from a denied one, are denied (TensorFlow carries
+    // deny forward through those lists); allow nodes convert on their own;
+    // infer and clear nodes when not denied and a converted node feeds one
+    // of their converting inputs.
     for (Node* n : order) {
+      const bool listed = InferList().contains(n->op()) || ClearList().contains(n->op());
+      if (DenyList().contains(n->op())) {
+        denied_.insert(n);
+        continue;
+      }
+      if (listed) {
+        bool fed_by_denied = false;
+        for (const Edge* e : n->in_edges())
+          fed_by_denied |= !e->IsControl() && denied_.contains(e->src);
+        if (fed_by_denied) {
+          denied_.insert(n);
+          continue;
+        }
+      }
       if (!Convertible(*n)) continue;
       if (AllowList().contains(n->op())) {
         converted_.insert(n);
         continue;
       }
-      if (!InferList().contains(n->op()) && !ClearList().contains(n->op())) continue;
-      bool from_converted = false, from_deny = false;
+      if (!listed) continue;
+      const Slots& slots = slots_.at(n);
       for (const Edge* e : n->in_edges()) {
-        if (e->IsControl() || n->input_type(e->dst_input) != DT_FLOAT) continue;
-        if (converted_.contains(e->src)) {
-          from_converted = true;
-        } else if (DenyList().contains(e->src->op())) {
-          from_deny = true;
+        if (!e->IsControl() && slots.in[e->dst_input] && converted_.contains(e->src)) {
+          converted_.insert(n);
+          break;
         }
       }
-      if (from_converted && !from_deny) converted_.insert(n);
     }
     RETURN_IF_ERROR(Convert(order));
     stats_.converted = static_cast<int>(converted_.size());
@@ -141,9 +156,16 @@ class Rewriter {
   }
 
  private:
+  // Which inputs and outputs of a node turn from float to the 16-bit type
+  // when its T does (an op may have other float slots typed by another attr,
+  // as FusedBatchNorm's U).
+  struct Slots {
+    std::vector<bool> in, out;
+  };
+
   // A node of a list's op whose T is float, on an enabled device type that
   // has the op's kernel with T = the 16-bit type.
-  bool Convertible(const Node& n) const {
+  bool Convertible(const Node& n) {
     const auto t = n.attrs().find("T");
     if (t == n.attrs().end() || t->second.type() != DT_FLOAT) return false;
     absl::StatusOr<DeviceName> device = DeviceName::Parse(n.assigned_device());
@@ -155,8 +177,21 @@ class Rewriter {
     attrs["T"].set_type(options_.type);
     const AttrDef* def = n.op_def().FindAttr("T");
     if (def == nullptr || !ValidateAttrValue(*def, attrs["T"]).ok()) return false;
-    return options_.kernels->FindKernelDef(n.op(), attrs, *device->type) != nullptr &&
-           HasCasts(*device->type);
+    if (options_.kernels->FindKernelDef(n.op(), attrs, *device->type) == nullptr ||
+        !HasCasts(*device->type)) {
+      return false;
+    }
+    absl::StatusOr<NodeTypes> after = ComputeNodeTypes(n.op_def(), attrs);
+    if (!after.ok()) return false;
+    Slots slots;
+    for (int i = 0; i < n.num_inputs(); ++i) {
+      slots.in.push_back(n.input_type(i) == DT_FLOAT && after->inputs[i] == options_.type);
+    }
+    for (int i = 0; i < n.num_outputs(); ++i) {
+      slots.out.push_back(n.output_type(i) == DT_FLOAT && after->outputs[i] == options_.type);
+    }
+    slots_[&n] = std::move(slots);
+    return true;
   }
 
   // Both casts between float and the 16-bit type run on `device_type`.
@@ -188,16 +223,18 @@ class Rewriter {
     std::vector<const Edge*> cut;
     for (Node* n : order) {
       if (!converted_.contains(n)) continue;
+      const Slots& slots = slots_.at(n);
       for (const Edge* e : n->in_edges()) {
-        if (!e->IsControl() && n->input_type(e->dst_input) == DT_FLOAT) {
+        if (!e->IsControl() && slots.in[e->dst_input]) {
           links.push_back({e->src, e->src_output, n, e->dst_input, false});
           cut.push_back(e);
         }
       }
       for (const Edge* e : n->out_edges()) {
-        // An edge to another converted node is that node's in-link.
-        if (e->IsControl() || n->output_type(e->src_output) != DT_FLOAT ||
-            converted_.contains(e->dst)) {
+        // An edge into another converted node's converting input is that
+        // node's in-link.
+        if (e->IsControl() || !slots.out[e->src_output] ||
+            (converted_.contains(e->dst) && slots_.at(e->dst).in[e->dst_input])) {
           continue;
         }
         links.push_back({n, e->src_output, e->dst, e->dst_input, true});
@@ -248,6 +285,8 @@ class Rewriter {
   Graph* const graph_;
   const MixedPrecisionOptions& options_;
   absl::flat_hash_set<Node*> converted_;
+  absl::flat_hash_set<const Node*> denied_;
+  absl::flat_hash_map<const Node*, Slots> slots_;  // of the convertible nodes
   std::map<std::tuple<int, int, DataType, std::string>, Node*> casts_;
   MixedPrecisionStats stats_;
 };

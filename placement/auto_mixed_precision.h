@@ -14,13 +14,16 @@
 // Which ops, as TensorFlow's lists (auto_mixed_precision_lists.h) say:
 //  - allow: always worth converting (MatMul, BatchMatMul, Conv2D and its two
 //    gradients, ...);
-//  - infer: converted when an input comes from a converted node and none
-//    from a deny node (BiasAdd, Add, Relu, ReluGrad, MaxPool, ...), so chains
-//    between GEMMs stay in 16 bits;
+//  - infer: converted when a converted node feeds one of their T-typed
+//    inputs (BiasAdd, Add, Relu, ReluGrad, MaxPool, ...), so chains between
+//    GEMMs stay in 16 bits;
 //  - clear: converted on the same rule; they only move values (Reshape,
 //    Identity, ConcatV2, ...);
-//  - deny: never, and an infer or clear node fed by one stays float too
-//    (Exp, Log, Softmax and the cross entropies, Sum, Mean, ...).
+//  - deny: never (Exp, Log, Softmax and the cross entropies, Sum, Mean,
+//    ...), and deny carries forward: an infer or clear node fed by a denied
+//    node is denied too.
+// Only the inputs and outputs typed by T change; other float slots (a
+// FusedBatchNorm's U-typed statistics) stay float.
 // Every op in no list stays float (variables, their reads, Const, Apply*).
 // A node is converted only when its device's type is one of
 // `device_types`, its type attr T is float, and that device type has a
@@ -31,7 +34,7 @@
 //   ASSIGN_OR_RETURN(MixedPrecisionStats s, AutoMixedPrecision(placed_graph, o));
 //
 // CompileSignature runs it after placement and before FuseOps when
-// SessionConfig::auto_mixed_precision is set (session/session_config.h),
+// SessionConfig::mixed_precision is set (session/session_config.h),
 // so the partition graphs every executor receives show the casts. float16
 // needs loss scaling to keep small gradients (training/loss_scale.h);
 // bfloat16 has float's exponent range and needs none.

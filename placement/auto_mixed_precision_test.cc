@@ -17,6 +17,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math/math_ops.h"
+#include "ops/nn/batch_norm_ops.h"
 #include "ops/nn/nn_ops.h"
 #include "ops/state/state_ops.h"
 #include "ops/training/optimizers.h"
@@ -182,6 +183,54 @@ TEST(AutoMixedPrecisionTest, OnlyEnabledDeviceTypesWithTheKernelConvert) {
     ASSERT_TRUE(st.ok()) << st.status();
     EXPECT_EQ(st->converted, 0);
   }
+}
+
+// Deny carries forward: Exp -> Identity -> AddV2(., MatMul) stays float
+// though the MatMul converts.
+TEST(AutoMixedPrecisionTest, DenyCarriesForwardThroughClearAndInferOps) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  Output mm = ops::MatMul(s.WithOpName("mm"), x, x);
+  Output e = ops::Identity(s.WithOpName("id"), ops::Exp(s.WithOpName("exp"), x));
+  ops::AddV2(s.WithOpName("sum"), e, mm);
+  ASSERT_TRUE(s.ok()) << s.status();
+  PlaceAllOn(s.graph(), kGpu0);
+  auto k = Bf16Kernels("GPU", {"MatMul", "Identity", "AddV2", "Exp"});
+  MixedPrecisionOptions o;
+  o.kernels = k.get();
+  ASSERT_TRUE(AutoMixedPrecision(s.graph(), o).ok());
+  EXPECT_EQ(TypeOf(*s.graph(), "mm"), DT_BFLOAT16);
+  EXPECT_EQ(TypeOf(*s.graph(), "id"), DT_FLOAT);
+  EXPECT_EQ(TypeOf(*s.graph(), "sum"), DT_FLOAT);
+}
+
+// Only T's slots change: a FusedBatchNormV3 after a converted Conv2D takes
+// its input and gives y in bfloat16, while its U-typed scale, offset and
+// statistics stay float, uncast.
+TEST(AutoMixedPrecisionTest, OnlyTheSlotsOfTChange) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  Output f = ops::Placeholder(s.WithOpName("f"), DT_FLOAT);
+  Output conv = ops::Conv2D(s.WithOpName("conv"), x, f, {1, 1, 1, 1}, "SAME");
+  Output gamma = ops::Placeholder(s.WithOpName("gamma"), DT_FLOAT);
+  ops::FusedBatchNormOutputs bn =
+      ops::FusedBatchNormV3(s.WithOpName("bn"), conv, gamma, gamma, gamma, gamma);
+  ops::Identity(s.WithOpName("y"), bn.y);
+  ops::Identity(s.WithOpName("mean"), bn.batch_mean);
+  ASSERT_TRUE(s.ok()) << s.status();
+  PlaceAllOn(s.graph(), kGpu0);
+  auto k = Bf16Kernels("GPU", {"Conv2D", "FusedBatchNormV3"});
+  MixedPrecisionOptions o;
+  o.kernels = k.get();
+  absl::StatusOr<MixedPrecisionStats> st = AutoMixedPrecision(s.graph(), o);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(TypeOf(*s.graph(), "bn"), DT_BFLOAT16);
+  EXPECT_EQ(InputName(*s.graph(), "bn", 0), "conv");
+  EXPECT_EQ(InputName(*s.graph(), "bn", 1), "gamma");  // U: no cast
+  EXPECT_EQ(InputName(*s.graph(), "mean", 0), "bn");   // a U output: no cast
+  EXPECT_EQ(InputOp(*s.graph(), "y", 0), "Cast");      // y, bfloat16, up to float
+  // x and f down; y up.
+  EXPECT_EQ(st->casts, 3);
 }
 
 TEST(AutoMixedPrecisionTest, BadOptionsAreInvalidArgument) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/algorithm.h"
+#include "graph/op_def.h"
 #include "placement/device_name.h"
 
 namespace sluice {
@@ -45,7 +46,7 @@ class Grouper {
         if (key.has_value()) by_key[*key].push_back(n);
       }
       for (auto& [key, members] : by_key) {
-        std::vector<Node*> group = Independent(members);
+        std::vector<Node*> group = Independent(members, kind);
         if (group.size() < 2) continue;
         RETURN_IF_ERROR(Replace(group, kind));
         ++stats_.groups;
@@ -95,16 +96,42 @@ class Grouper {
     return key;
   }
 
-  // The members (in dataflow order) that depend on no earlier one kept.
-  std::vector<Node*> Independent(const std::vector<Node*>& members) const {
+  // The members (in dataflow order) that may join one node: neither needs
+  // another kept one, in either direction, on the graph as it is now (an
+  // earlier group may have joined what each needs); none updates a variable
+  // another already updates; and none is downstream of a Switch or an Enter
+  // (a node fed by one dead input is skipped whole, and a group may not
+  // span frames: such updates stay as they are).
+  std::vector<Node*> Independent(const std::vector<Node*>& members, const Kind& kind) const {
     std::vector<Node*> kept;
+    std::vector<std::vector<bool>> kept_needs;
+    absl::flat_hash_set<std::pair<int, int>> variables;
     for (Node* n : members) {
       std::vector<Node*> inputs;
       for (const Edge* e : n->in_edges()) inputs.push_back(e->src);
-      const std::vector<bool> needs = ReachableBackward(*graph_, inputs);
-      bool independent = true;
-      for (const Node* k : kept) independent &= !needs[k->id()];
-      if (independent) kept.push_back(n);
+      std::vector<bool> needs = ReachableBackward(*graph_, inputs);
+      bool ok = true;
+      for (size_t id = 0; id < needs.size() && ok; ++id) {
+        const Node* a = needs[id] ? graph_->node(static_cast<int>(id)) : nullptr;
+        if (a != nullptr && (a->control_flow() == ControlFlowRole::kSwitch ||
+                             a->control_flow() == ControlFlowRole::kEnter)) {
+          ok = false;
+        }
+      }
+      for (size_t k = 0; k < kept.size() && ok; ++k) {
+        ok = !needs[kept[k]->id()] &&
+             !(n->id() < static_cast<int>(kept_needs[k].size()) && kept_needs[k][n->id()]);
+      }
+      std::vector<std::pair<int, int>> mine;
+      for (int i = 0; i < kind.vars && ok; ++i) {
+        const Edge* e = n->input_edge(i);
+        mine.push_back({e->src->id(), e->src_output});
+        ok = !variables.contains(mine.back());
+      }
+      if (!ok) continue;
+      variables.insert(mine.begin(), mine.end());
+      kept.push_back(n);
+      kept_needs.push_back(std::move(needs));
     }
     return kept;
   }

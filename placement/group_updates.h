@@ -17,9 +17,12 @@
 // from the same tensors or from constants of equal value (the group then
 // reads the first member's); agree on use_locking (and use_nesterov); have no
 // data consumers (their ref outputs feed nothing; control edges are
-// fine) and are not named in `keep`; and do not depend on one another (no
-// update reads, even through control edges, what another has written). At
-// least two make a group. The group's node takes the control edges of its
+// fine) and are not named in `keep`; do not depend on one another, either
+// way, even through an earlier group; update distinct variables; and are
+// not downstream of a Switch or an Enter (a node with one dead input is
+// skipped whole, and a group may not span frames: such updates, e.g. the
+// gated ones of training/loss_scale.h, stay separate). At least two make a
+// group. The group's node takes the control edges of its
 // members in and out; its name is the first member's with
 // "/MultiApply..." appended.
 //

@@ -11,10 +11,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
+#include "graph/algorithm.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/control_flow/control_flow_ops.h"
 #include "ops/math/math_ops.h"
 #include "ops/nn/nn_ops.h"
 #include "ops/state/state_ops.h"
@@ -220,6 +222,39 @@ TEST(GroupUpdatesTest, LeavesAloneWhatMustStaySeparate) {
     EXPECT_EQ(u.s.graph()->FindNode("a"), nullptr);  // grouped with b
   }
   {
+    // Two groups whose members order each other across them: a1 -> b1 and
+    // b2 -> a2. Joining both would make a cycle; one group is made, and
+    // the graph stays acyclic.
+    Updates u;
+    Output lr2 = ops::Const(u.s.WithOpName("lr2"), 0.3f);
+    Output a1 = u.Apply("a1", u.Var("va1"), u.alpha, u.s);
+    Output b2 = u.Apply("b2", u.Var("vb2"), lr2, u.s);
+    u.Apply("b1", u.Var("vb1"), lr2, u.s.WithControlDependencies(absl::Span<const Output>(&a1, 1)));
+    u.Apply("a2", u.Var("va2"), u.alpha,
+            u.s.WithControlDependencies(absl::Span<const Output>(&b2, 1)));
+    const GroupUpdatesStats st = u.Group();
+    EXPECT_EQ(st.groups, 1);
+    EXPECT_TRUE(TopologicalOrder(*u.s.graph()).ok());
+  }
+  {
+    // Two updates of one variable stay separate (the kernel refuses a
+    // variable given twice).
+    Updates u;
+    Output v = u.Var("v");
+    u.Apply("a", v, u.alpha, u.s);
+    u.Apply("b", v, u.alpha, u.s);
+    EXPECT_EQ(u.Group().groups, 0);
+  }
+  {
+    // Updates behind a Switch (loss scaling's) stay separate.
+    Updates u;
+    Output pred = ops::Const(u.s.WithOpName("pred"), true);
+    Output g = ops::Switch(u.s, ops::Const(u.s, {1.0f, 2.0f}), pred).output_true;
+    ops::ApplyGradientDescent(u.s.WithOpName("a"), u.Var("va"), u.alpha, g);
+    ops::ApplyGradientDescent(u.s.WithOpName("b"), u.Var("vb"), u.alpha, g);
+    EXPECT_EQ(u.Group().groups, 0);
+  }
+  {
     // Not on an enabled device type: nothing.
     Updates u;
     u.Apply("a", u.Var("va"), u.alpha, u.s);
@@ -256,6 +291,8 @@ TEST(GroupUpdatesTest, AVariableGivenTwiceIsRefusedByTheKernel) {
   ASSERT_TRUE((*sess)->Run({}, {}, {init}).ok());
   absl::Status st = (*sess)->Run({}, {}, {multi}).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("var[0] and var[1] are the same variable v"), std::string::npos)
+      << st;
 }
 
 }  // namespace

@@ -74,8 +74,10 @@ struct SessionConfig {
   // the GEMMs and the ops between them compute in a 16-bit type, variables
   // and their updates stay float, and the partition graphs show the casts.
   // kBfloat16 converts on GPUs and on CPUs that multiply bfloat16 natively
-  // (AVX512-BF16, AMX); kFloat16 on GPUs only, and wants loss scaling
-  // (training/loss_scale.h). Default kOff.
+  // (AVX512-BF16, AMX: as the CPU of the process that compiles the step,
+  // the master, sees it; a task whose CPU lacks them still computes right,
+  // through oneDNN's emulation, only slower); kFloat16 on GPUs only, and
+  // wants loss scaling (training/loss_scale.h). Default kOff.
   enum class MixedPrecision { kOff = 0, kBfloat16 = 1, kFloat16 = 2 };
   MixedPrecision mixed_precision = MixedPrecision::kOff;
   // With kBfloat16, convert on every CPU (oneDNN emulates bfloat16 where the

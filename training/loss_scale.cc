@@ -92,7 +92,11 @@ absl::StatusOr<Node*> LossScaleOptimizer::Minimize(const Scope& scope, Output lo
   Output steps = ops::Add(after, ops::Identity(after, good_steps_), int64_t{1});
   Output period_done = ops::GreaterEqual(after, steps, options_.increment_period);
   const float m = static_cast<float>(options_.multiplier);
-  Output up = ops::SelectV2(after, period_done, ops::Mul(after, now, m), now);
+  // Never up to infinity (TensorFlow's assign-if-finite): an infinite scale
+  // would skip every step from then on.
+  Output doubled = ops::Mul(after, now, m);
+  Output up = ops::SelectV2(
+      after, ops::LogicalAnd(after, period_done, ops::IsFinite(after, doubled)), doubled, now);
   Output down = ops::Maximum(after, ops::Mul(after, now, 1.0f / m), 1.0f);
   Output new_scale = ops::SelectV2(after, finite, up, down);
   Output new_steps =

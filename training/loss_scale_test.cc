@@ -121,6 +121,27 @@ TEST(LossScaleOptimizerTest, AnOverflowingStepIsSkippedAndHalvesTheScale) {
   EXPECT_EQ((*next)[1].scalar<int64_t>(), 2);
 }
 
+// The scale never grows past float's range (where every step would be
+// skipped from then on).
+TEST(LossScaleOptimizerTest, TheScaleStopsShortOfInfinity) {
+  Model m;
+  GradientDescentOptimizer inner(0.1);
+  LossScaleOptimizer scaled(&inner, {.initial_scale = 2e38, .increment_period = 1});
+  absl::StatusOr<Node*> train = scaled.Minimize(m.s, m.loss, {m.w});
+  ASSERT_TRUE(train.ok()) << train.status();
+  std::vector<Node*> init = m.inits;
+  init.insert(init.end(), scaled.initializers().begin(), scaled.initializers().end());
+  std::unique_ptr<Session> sess = Open(m);
+  ASSERT_TRUE(sess && sess->Run({}, {}, init).ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(sess->Run({{m.x, Vec({0.5f, 1.5f, -1.0f})}}, {}, {*train}).ok());
+  }
+  absl::StatusOr<std::vector<Tensor>> got = sess->Run({}, {scaled.loss_scale(), m.w}, {});
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)[0].scalar<float>(), 2e38f);
+  EXPECT_NE((*got)[1].flat<float>()[0], 1.0f);  // the steps were applied
+}
+
 TEST(LossScaleOptimizerTest, BadArgumentsAreInvalidArgument) {
   Model m;
   GradientDescentOptimizer sgd(0.1);

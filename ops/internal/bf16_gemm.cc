@@ -29,9 +29,9 @@ memory::desc Matrix(int64_t rows, int64_t cols, int64_t ld, bool transposed, mem
 void Bf16Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const BFloat16* a,
               int64_t lda, const BFloat16* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {
+  if (k == 0) {  // C = beta * C; 0 when beta is (C may hold anything then)
     for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     }
     return;
   }
@@ -51,8 +51,9 @@ void Bf16Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
     post.append_sum(beta);
     attr.set_post_ops(post);
   }
-  // oneDNN caches primitives by their description: a step's repeated
-  // shapes create each once.
+  // oneDNN caches the primitives by their description, so a step's repeated
+  // shapes compile each kernel once; the descriptors themselves are made
+  // on every call (microseconds, against the GEMM's tens or hundreds).
   const dnnl::matmul::desc desc(ad, bd, cd);
   const dnnl::matmul::primitive_desc pd(desc, attr, CpuEngine());
   dnnl::stream stream(CpuEngine());

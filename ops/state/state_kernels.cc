@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/base/attributes.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/state/state_ops.h"
@@ -94,14 +95,39 @@ absl::Status CheckSameShape(OpKernelContext* ctx, const Var& var, const TensorSh
       ctx->node().op_def().inputs[i].name, " has shape ", shape.DebugString()));
 }
 
+// The name of flat input `i` of `node`: its arg's, with the index within a
+// list arg ("var[3]").
+static std::string FlatInputName(const Node& node, size_t i) {
+  size_t at = 0;
+  for (const ArgDef& arg : node.op_def().inputs) {
+    size_t n = 1;
+    if (!arg.number_attr.empty()) {
+      n = static_cast<size_t>(node.GetAttr<int64_t>(arg.number_attr).value_or(1));
+    } else if (!arg.type_list_attr.empty()) {
+      n = node.GetAttr<std::vector<DataType>>(arg.type_list_attr)
+              .value_or(std::vector<DataType>{})
+              .size();
+    }
+    if (i < at + n) {
+      const bool list = !arg.number_attr.empty() || !arg.type_list_attr.empty();
+      return list ? absl::StrCat(arg.name, "[", i - at, "]") : arg.name;
+    }
+    at += n;
+  }
+  return absl::StrCat("input ", i);
+}
+
 absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars) {
-  for (size_t i = 0; i < vars.size(); ++i) {
-    for (size_t j = i + 1; j < vars.size(); ++j) {
-      if (vars[i] == vars[j]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            ctx->node().op(), ": ", ctx->node().op_def().inputs[i].name, " and ",
-            ctx->node().op_def().inputs[j].name, " are the same variable ", vars[i]->name));
-      }
+  // A table, not all pairs: a multi-tensor update passes hundreds.
+  absl::flat_hash_map<const Var*, size_t> first;
+  first.reserve(vars.size());
+  for (size_t j = 0; j < vars.size(); ++j) {
+    auto [it, inserted] = first.emplace(vars[j], j);
+    if (!inserted) {
+      const size_t i = it->second;
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx->node().op(), ": ", FlatInputName(ctx->node(), i), " and ",
+                       FlatInputName(ctx->node(), j), " are the same variable ", vars[i]->name));
     }
   }
   return absl::OkStatus();
