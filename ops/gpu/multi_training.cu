@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ops/gpu/adam_update.cu.h"
 #include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/multi_training.cu.h"
 
@@ -16,9 +17,6 @@ using grid::FirstIndex;
 using grid::GridFor;
 using grid::kThreads;
 using grid::Stride;
-
-__device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double Sqrt(double x) { return sqrt(x); }
 
 template <typename T>
 __global__ void MultiGradientDescentKernel(MultiGradientDescentPieces<T> p,
@@ -39,20 +37,9 @@ __global__ void MultiAdamKernel(MultiAdamPieces<T> p, AdamScalars<T> s) {
   T* __restrict__ v = p.v[k];
   const T* __restrict__ grad = p.grad[k];
   const int64_t n = p.n[k];
-  const T one(1);
-  const T beta1 = *s.beta1;
-  const T epsilon = *s.epsilon;
-  const T lr_t = *s.lr * Sqrt(one - *s.beta2_power) / (one - *s.beta1_power);
-  const T one_minus_beta1 = one - beta1;
-  const T one_minus_beta2 = one - *s.beta2;
+  const AdamStep<T> step(s);
   for (int64_t i = FirstIndex(); i < n; i += Stride()) {
-    const T g = grad[i];
-    const T mi = m[i] + (g - m[i]) * one_minus_beta1;
-    const T vi = v[i] + (g * g - v[i]) * one_minus_beta2;
-    m[i] = mi;
-    v[i] = vi;
-    const T step = kNesterov ? mi * beta1 + one_minus_beta1 * g : mi;
-    var[i] -= lr_t * step / (Sqrt(vi) + epsilon);
+    step.template Update<kNesterov>(&var[i], &m[i], &v[i], grad[i]);
   }
 }
 

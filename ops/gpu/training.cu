@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ops/gpu/adam_update.cu.h"
 #include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/training.cu.h"
 
@@ -14,9 +15,6 @@ using grid::FirstIndex;
 using grid::GridFor;
 using grid::kThreads;
 using grid::Stride;
-
-__device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double Sqrt(double x) { return sqrt(x); }
 
 template <typename T>
 __global__ void GradientDescentKernel(T* __restrict__ var, const T* __restrict__ alpha,
@@ -46,20 +44,9 @@ __global__ void MomentumKernel(T* __restrict__ var, T* __restrict__ accum,
 template <typename T, bool kNesterov>
 __global__ void AdamKernel(T* __restrict__ var, T* __restrict__ m, T* __restrict__ v,
                            AdamScalars<T> s, const T* __restrict__ grad, int64_t n) {
-  const T one(1);
-  const T beta1 = *s.beta1;
-  const T epsilon = *s.epsilon;
-  const T lr_t = *s.lr * Sqrt(one - *s.beta2_power) / (one - *s.beta1_power);
-  const T one_minus_beta1 = one - beta1;
-  const T one_minus_beta2 = one - *s.beta2;
+  const AdamStep<T> step(s);
   for (int64_t i = FirstIndex(); i < n; i += Stride()) {
-    const T g = grad[i];
-    const T mi = m[i] + (g - m[i]) * one_minus_beta1;
-    const T vi = v[i] + (g * g - v[i]) * one_minus_beta2;
-    m[i] = mi;
-    v[i] = vi;
-    const T step = kNesterov ? mi * beta1 + one_minus_beta1 * g : mi;
-    var[i] -= lr_t * step / (Sqrt(vi) + epsilon);
+    step.template Update<kNesterov>(&var[i], &m[i], &v[i], grad[i]);
   }
 }
 
