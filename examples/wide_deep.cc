@@ -306,12 +306,11 @@ absl::Status TrainWorker(Server* server, const TaskConfig& task) {
   for (const PartitionedVariable* t : {&m.embeddings, &m.linear}) {
     for (const VariablePart& p : t->parts) other_bytes -= p.shape.num_elements() * 4;
   }
-  std::printf(
-      "%s: %.1f distinct ids per step: %.0f bytes of rows each way (embeddings and "
-      "linear weights), %lld bytes of other variables\n",
-      server->task().c_str(), rows_per_step,
-      rows_per_step * (m.embeddings.full_shape.dim(1) + 1) * 4,
-      static_cast<long long>(other_bytes));
+  std::printf("%s: %.1f distinct ids per step: %.0f bytes of rows each way (embeddings and "
+              "linear weights), %lld bytes of other variables\n",
+              server->task().c_str(), rows_per_step,
+              rows_per_step * (m.embeddings.full_shape.dim(1) + 1) * 4,
+              static_cast<long long>(other_bytes));
   if (chief) {
     progress.PrintFinal();
     std::printf("planted optimum: test AUC %.4f (gap %.4f)\n", logs.planted_test_auc,

@@ -4,9 +4,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -32,7 +32,9 @@ void Node::SetAttr(absl::string_view attr_name, AttrValue value) {
   (*def_.mutable_attr())[std::string(attr_name)] = std::move(value);
 }
 
-void Node::set_requested_device(absl::string_view device) { def_.set_device(std::string(device)); }
+void Node::set_requested_device(absl::string_view device) {
+  def_.set_device(std::string(device));
+}
 
 std::vector<std::string> Node::ColocationNames() const {
   std::vector<std::string> out;
@@ -53,7 +55,8 @@ constexpr int64_t kMaxArgListLength = int64_t{1} << 20;
 
 absl::StatusOr<NodeTypes> ComputeNodeTypes(const OpDef& op_def, const AttrMap& attrs) {
   NodeTypes types;
-  auto expand = [&](const std::vector<ArgDef>& args, std::vector<DataType>* out) -> absl::Status {
+  auto expand = [&](const std::vector<ArgDef>& args,
+                    std::vector<DataType>* out) -> absl::Status {
     for (const ArgDef& arg : args) {
       if (!arg.type_list_attr.empty()) {
         ASSIGN_OR_RETURN(std::vector<DataType> list,
@@ -70,8 +73,8 @@ absl::StatusOr<NodeTypes> ComputeNodeTypes(const OpDef& op_def, const AttrMap& a
       if (!arg.number_attr.empty()) {
         ASSIGN_OR_RETURN(n, GetAttr<int64_t>(attrs, arg.number_attr));
         if (n < 0 || n > kMaxArgListLength) {
-          return absl::InvalidArgumentError(absl::StrCat("attr '", arg.number_attr, "' is ", n,
-                                                         ", outside [0, ", kMaxArgListLength, "]"));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "attr '", arg.number_attr, "' is ", n, ", outside [0, ", kMaxArgListLength, "]"));
         }
       }
       for (int64_t k = 0; k < n; ++k) out->push_back(t);
@@ -118,7 +121,8 @@ absl::StatusOr<Graph::CheckedNode> Graph::CheckNode(NodeDef& def) const {
   const std::string& name = def.name();
   const OpDef* op_def = FindOp(def.op());
   if (op_def == nullptr) {
-    return absl::NotFoundError(absl::StrCat("node '", name, "': unknown op '", def.op(), "'"));
+    return absl::NotFoundError(
+        absl::StrCat("node '", name, "': unknown op '", def.op(), "'"));
   }
   auto node_error = [&](const absl::Status& s) {
     return AddContext(s, absl::StrCat("node '", name, "' (", def.op(), ")"));
@@ -179,16 +183,16 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
 
 absl::Status Graph::ReplaceOp(Node* node, NodeDef def) {
   if (!node->in_edges_.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot replace the op of node ", node->DebugName(), ": it still has inputs"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot replace the op of node ", node->DebugName(), ": it still has inputs"));
   }
   def.set_name(node->name());
   def.set_device(node->requested_device());
   def.clear_input();
   ASSIGN_OR_RETURN(CheckedNode checked, CheckNode(def));
   if (checked.types.outputs != node->output_types_) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot make node ", node->DebugName(), " a ",
-                                                   def.op(), ": its outputs would change"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot make node ", node->DebugName(), " a ", def.op(), ": its outputs would change"));
   }
   node->def_ = std::move(def);
   node->op_def_ = checked.op_def;
@@ -279,8 +283,8 @@ absl::Status Graph::AddFunction(const FunctionDef& fdef) {
     if (google::protobuf::util::MessageDifferencer::Equals(*existing, fdef)) {
       return absl::OkStatus();
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat("function '", name, "' is already in the library, with another definition"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "function '", name, "' is already in the library, with another definition"));
   }
   RETURN_IF_ERROR(CheckFunctionDef(fdef));
   *library_.add_function() = fdef;
@@ -293,9 +297,9 @@ absl::Status Graph::AddFunctionLibrary(const FunctionDefLibrary& library) {
     std::string existing = GradientFunctionOf(g.function_name());
     if (existing == g.gradient_func()) continue;
     if (!existing.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("function '", g.function_name(),
-                                                     "' has two gradient functions: '", existing,
-                                                     "' and '", g.gradient_func(), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("function '", g.function_name(), "' has two gradient functions: '",
+                       existing, "' and '", g.gradient_func(), "'"));
     }
     *library_.add_gradient() = g;
   }
@@ -350,7 +354,8 @@ absl::Status Graph::AddEdge(Node* src, int src_output, Node* dst, int dst_input)
   }
   if (dst_input < 0 || dst_input >= dst->num_inputs()) {
     return absl::InvalidArgumentError(absl::StrCat("node ", dst->DebugName(), " has no input ",
-                                                   dst_input, " (it has ", dst->num_inputs(), ")"));
+                                                   dst_input, " (it has ", dst->num_inputs(),
+                                                   ")"));
   }
   if (dst->input_edges_[dst_input] != nullptr) {
     return absl::InvalidArgumentError(
@@ -361,8 +366,8 @@ absl::Status Graph::AddEdge(Node* src, int src_output, Node* dst, int dst_input)
   bool ok = IsRefType(dt) ? st == dt : BaseType(st) == dt;
   if (!ok) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "input ", dst_input, " of node ", dst->DebugName(), " expects ", DataTypeName(dt), " but '",
-        src->name(), ":", src_output, "' is ", DataTypeName(st)));
+        "input ", dst_input, " of node ", dst->DebugName(), " expects ", DataTypeName(dt),
+        " but '", src->name(), ":", src_output, "' is ", DataTypeName(st)));
   }
   auto edge = std::make_unique<Edge>();
   edge->id = static_cast<int>(edges_.size());

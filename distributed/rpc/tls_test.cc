@@ -6,10 +6,6 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <thrift/protocol/TBinaryProtocol.h>
-#include <thrift/protocol/TMultiplexedProtocol.h>
-#include <thrift/transport/TBufferTransports.h>
-#include <thrift/transport/TSocket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +13,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TMultiplexedProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -120,8 +121,8 @@ TEST_F(TlsTest, CallsAndLargeTensorsPassBetweenMembersOfTheJob) {
   EXPECT_EQ(std::memcmp(got->raw_data(), big.raw_data(), big.TotalBytes()), 0);
   // The push path reads into tensors too, and knows who sent.
   Tensor pushed = Tensor::FromVector<float>(std::vector<float>(300000, 2.5f));
-  ASSERT_TRUE(
-      stub.CollectivePush(absl::StrCat(kPs, "/device:CPU:0"), "g1/i1/n0/x", pushed, 5000).ok());
+  ASSERT_TRUE(stub.CollectivePush(absl::StrCat(kPs, "/device:CPU:0"), "g1/i1/n0/x", pushed, 5000)
+                  .ok());
   absl::StatusOr<Tensor> landed = sink_.Take(absl::StrCat(kPs, "/device:CPU:0"), "g1/i1/n0/x");
   ASSERT_TRUE(landed.ok()) << landed.status();
   EXPECT_EQ(landed->flat<float>()[299999], 2.5f);
@@ -210,9 +211,7 @@ TEST_F(TlsTest, SilentPeerIsDroppedWithinTheHandshakeTimeout) {
   // Says nothing; the server gives up after io_timeout_ms (2 s) and closes.
   char byte;
   const absl::Time start = absl::Now();
-  struct timeval tv {
-    6, 0
-  };
+  struct timeval tv{6, 0};
   setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   const ssize_t n = recv(*fd, &byte, 1, 0);
   EXPECT_LE(n, 0);

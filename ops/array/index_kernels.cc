@@ -29,9 +29,9 @@ class BucketizeOp : public OpKernel {
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(boundaries_, ctx.GetAttr<std::vector<float>>("boundaries"));
     if (!std::is_sorted(boundaries_.begin(), boundaries_.end())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Bucketize: boundaries must be sorted ascending, got [",
-                       absl::StrJoin(boundaries_, ", "), "]"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Bucketize: boundaries must be sorted ascending, got [",
+          absl::StrJoin(boundaries_, ", "), "]"));
     }
     return absl::OkStatus();
   }
@@ -54,8 +54,8 @@ class BucketizeOp : public OpKernel {
 
 absl::Status CheckVector(const Tensor& t, const char* op, const char* what) {
   if (t.dims() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": ", what, " must be a vector, got shape ", t.shape().DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " must be a vector, got shape ",
+                                                   t.shape().DebugString()));
   }
   return absl::OkStatus();
 }
@@ -136,9 +136,9 @@ absl::StatusOr<std::vector<int64_t>> IndexOffsets(const std::vector<int64_t>& id
       const int64_t v = idx[i * depth + d];
       if (v < 0 || v >= shape.dim(static_cast<int>(d))) {
         std::vector<int64_t> row(idx.begin() + i * depth, idx.begin() + (i + 1) * depth);
-        return absl::InvalidArgumentError(
-            absl::StrCat(op, ": indices[", i, "] = [", absl::StrJoin(row, ", "),
-                         "] does not index into shape ", shape.DebugString()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            op, ": indices[", i, "] = [", absl::StrJoin(row, ", "),
+            "] does not index into shape ", shape.DebugString()));
       }
       offset = offset * shape.dim(static_cast<int>(d)) + v;
     }
@@ -164,9 +164,8 @@ class GatherNdOp : public OpKernel {
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(std::string policy, ctx.GetAttr<std::string>("bad_indices_policy"));
     if (!policy.empty() && policy != "DEFAULT" && policy != "ERROR") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("GatherNd: bad_indices_policy '", policy,
-                       "' is not supported on CPU (\"\", DEFAULT, ERROR)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GatherNd: bad_indices_policy '", policy, "' is not supported on CPU (\"\", DEFAULT, ERROR)"));
     }
     return absl::OkStatus();
   }
@@ -180,9 +179,9 @@ class GatherNdOp : public OpKernel {
     }
     const int64_t depth = indices.dim_size(indices.dims() - 1);
     if (depth > params.dims()) {
-      return absl::InvalidArgumentError(absl::StrCat("GatherNd: indices.shape[-1] = ", depth,
-                                                     " must be <= the rank of params ",
-                                                     params.shape().DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GatherNd: indices.shape[-1] = ", depth, " must be <= the rank of params ",
+          params.shape().DebugString()));
     }
     TensorShape out_shape = indices.shape();
     out_shape.RemoveDim(out_shape.rank() - 1);
@@ -224,8 +223,9 @@ class ScatterNdOp : public OpKernel {
                      internal::ReadVector(ctx->input(2), "ScatterNd: shape"));
     for (int64_t d : dims) {
       if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ScatterNd: shape [", absl::StrJoin(dims, ", "), "] has a negative dimension"));
+        return absl::InvalidArgumentError(absl::StrCat("ScatterNd: shape [",
+                                                       absl::StrJoin(dims, ", "),
+                                                       "] has a negative dimension"));
       }
     }
     const TensorShape shape{absl::MakeConstSpan(dims)};

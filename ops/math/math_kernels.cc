@@ -45,32 +45,13 @@ using internal::MaybeParallelFor;
 // ---------------------------------------------------------------------------
 // Element-wise functors: static Apply, inlined into the loops.
 
-template <typename T>
-struct AddF {
-  static T Apply(T a, T b) { return a + b; }
-};
-template <typename T>
-struct SubF {
-  static T Apply(T a, T b) { return a - b; }
-};
-template <typename T>
-struct MulF {
-  static T Apply(T a, T b) { return a * b; }
-};
-template <typename T>
-struct DivF {
-  static T Apply(T a, T b) { return a / b; }
-};
-template <typename T>
-struct MaxF {
-  static T Apply(T a, T b) { return a < b ? b : a; }
-};
-template <typename T>
-struct MinF {
-  static T Apply(T a, T b) { return b < a ? b : a; }
-};
-template <typename T>
-struct PowF {
+template <typename T> struct AddF { static T Apply(T a, T b) { return a + b; } };
+template <typename T> struct SubF { static T Apply(T a, T b) { return a - b; } };
+template <typename T> struct MulF { static T Apply(T a, T b) { return a * b; } };
+template <typename T> struct DivF { static T Apply(T a, T b) { return a / b; } };
+template <typename T> struct MaxF { static T Apply(T a, T b) { return a < b ? b : a; } };
+template <typename T> struct MinF { static T Apply(T a, T b) { return b < a ? b : a; } };
+template <typename T> struct PowF {
   static T Apply(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
       return std::pow(a, b);
@@ -85,8 +66,7 @@ struct PowF {
   }
 };
 // Floor division; integer divisors were checked for zero by the kernel.
-template <typename T>
-struct FloorDivF {
+template <typename T> struct FloorDivF {
   static T Apply(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
       return std::floor(a / b);
@@ -97,17 +77,12 @@ struct FloorDivF {
     }
   }
 };
-template <typename T>
-struct SquaredDifferenceF {
-  static T Apply(T a, T b) {
-    const T d = a - b;
-    return d * d;
-  }
+template <typename T> struct SquaredDifferenceF {
+  static T Apply(T a, T b) { const T d = a - b; return d * d; }
 };
 // The remainder with the divisor's sign (FloorMod; integer divisors were
 // checked for zero by the kernel).
-template <typename T>
-struct FloorModF {
+template <typename T> struct FloorModF {
   static T Apply(T a, T b) {
     T r;
     if constexpr (std::is_floating_point_v<T>) {
@@ -120,69 +95,38 @@ struct FloorModF {
   }
 };
 // Integer division rounding toward zero (TruncateDiv, and Div of integers).
-template <typename T>
-struct TruncateDivF {
+template <typename T> struct TruncateDivF {
   static T Apply(T a, T b) {
     if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
     return a / b;
   }
 };
-template <typename T>
-struct DivNoNanF {
+template <typename T> struct DivNoNanF {
   static T Apply(T a, T b) { return b == T(0) ? T(0) : a / b; }
 };
-template <typename T>
-struct EqualF {
-  static bool Apply(const T& a, const T& b) { return a == b; }
-};
-template <typename T>
-struct NotEqualF {
-  static bool Apply(const T& a, const T& b) { return a != b; }
-};
-template <typename T>
-struct GreaterF {
-  static bool Apply(T a, T b) { return a > b; }
-};
-template <typename T>
-struct GreaterEqualF {
-  static bool Apply(T a, T b) { return a >= b; }
-};
-template <typename T>
-struct LessF {
-  static bool Apply(T a, T b) { return a < b; }
-};
-template <typename T>
-struct LessEqualF {
-  static bool Apply(T a, T b) { return a <= b; }
-};
-template <typename T>
-struct LogicalAndF {
-  static bool Apply(T a, T b) { return a && b; }
-};
-template <typename T>
-struct LogicalOrF {
-  static bool Apply(T a, T b) { return a || b; }
-};
+template <typename T> struct EqualF { static bool Apply(const T& a, const T& b) { return a == b; } };
+template <typename T> struct NotEqualF { static bool Apply(const T& a, const T& b) { return a != b; } };
+template <typename T> struct GreaterF { static bool Apply(T a, T b) { return a > b; } };
+template <typename T> struct GreaterEqualF { static bool Apply(T a, T b) { return a >= b; } };
+template <typename T> struct LessF { static bool Apply(T a, T b) { return a < b; } };
+template <typename T> struct LessEqualF { static bool Apply(T a, T b) { return a <= b; } };
+template <typename T> struct LogicalAndF { static bool Apply(T a, T b) { return a && b; } };
+template <typename T> struct LogicalOrF { static bool Apply(T a, T b) { return a || b; } };
 
 // Gradient helpers: Apply(y, dy).
-template <typename T>
-struct TanhGradF {
+template <typename T> struct TanhGradF {
   static T Apply(T y, T dy) { return dy * (T(1) - y * y); }
 };
-template <typename T>
-struct SigmoidGradF {
+template <typename T> struct SigmoidGradF {
   static T Apply(T y, T dy) { return dy * y * (T(1) - y); }
 };
-template <typename T>
-struct SqrtGradF {
+template <typename T> struct SqrtGradF {
   static T Apply(T y, T dy) { return dy * T(0.5) / y; }
 };
-template <typename T>
-struct RsqrtGradF {
+template <typename T> struct RsqrtGradF {
   static T Apply(T y, T dy) { return dy * T(-0.5) * y * y * y; }
 };
-template <typename T>
-struct ReciprocalGradF {
+template <typename T> struct ReciprocalGradF {
   static T Apply(T y, T dy) { return -dy * y * y; }
 };
 
@@ -194,112 +138,47 @@ inline float FastTanh(float x) {
   const float ax = std::fabs(x);
   // Near 0: odd polynomial (1 - 2/(e^2x + 1) would cancel).
   const float z = x * x;
-  const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
-                        1.33314422036e-1f) *
-                           z -
-                       3.33332819422e-1f) *
-                          z * x +
-                      x;
+  const float small =
+      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
+        1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
   const float big = std::copysign(1.0f - 2.0f / (FastExp(2.0f * ax) + 1.0f), x);
   return ax < 0.625f ? small : big;
 }
 
-template <typename T>
-struct NegF {
-  static T Apply(T x) { return -x; }
-};
-template <typename T>
-struct LogicalNotF {
-  static T Apply(T x) { return !x; }
-};
-template <typename T>
-struct SquareF {
-  static T Apply(T x) { return x * x; }
-};
-template <typename T>
-struct SqrtF {
-  static T Apply(T x) { return std::sqrt(x); }
-};
-template <typename T>
-struct RsqrtF {
-  static T Apply(T x) { return T(1) / std::sqrt(x); }
-};
-template <typename T>
-struct ExpF {
-  static T Apply(T x) { return std::exp(x); }
-};
-template <>
-struct ExpF<float> {
-  static float Apply(float x) { return FastExp(x); }
-};
-template <typename T>
-struct LogF {
-  static T Apply(T x) { return std::log(x); }
-};
-template <typename T>
-struct TanhF {
-  static T Apply(T x) { return std::tanh(x); }
-};
-template <>
-struct TanhF<float> {
-  static float Apply(float x) { return FastTanh(x); }
-};
-template <typename T>
-struct SigmoidF {
+template <typename T> struct NegF { static T Apply(T x) { return -x; } };
+template <typename T> struct LogicalNotF { static T Apply(T x) { return !x; } };
+template <typename T> struct SquareF { static T Apply(T x) { return x * x; } };
+template <typename T> struct SqrtF { static T Apply(T x) { return std::sqrt(x); } };
+template <typename T> struct RsqrtF { static T Apply(T x) { return T(1) / std::sqrt(x); } };
+template <typename T> struct ExpF { static T Apply(T x) { return std::exp(x); } };
+template <> struct ExpF<float> { static float Apply(float x) { return FastExp(x); } };
+template <typename T> struct LogF { static T Apply(T x) { return std::log(x); } };
+template <typename T> struct TanhF { static T Apply(T x) { return std::tanh(x); } };
+template <> struct TanhF<float> { static float Apply(float x) { return FastTanh(x); } };
+template <typename T> struct SigmoidF {
   static T Apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
 };
-template <>
-struct SigmoidF<float> {
+template <> struct SigmoidF<float> {
   static float Apply(float x) { return 1.0f / (1.0f + FastExp(-x)); }
 };
-template <typename T>
-struct ReciprocalF {
-  static T Apply(T x) { return T(1) / x; }
-};
-template <typename T>
-struct FloorF {
-  static T Apply(T x) { return std::floor(x); }
-};
-template <typename T>
-struct CeilF {
-  static T Apply(T x) { return std::ceil(x); }
-};
+template <typename T> struct ReciprocalF { static T Apply(T x) { return T(1) / x; } };
+template <typename T> struct FloorF { static T Apply(T x) { return std::floor(x); } };
+template <typename T> struct CeilF { static T Apply(T x) { return std::ceil(x); } };
 // Halves to even, as TensorFlow's Round (the default rounding mode).
-template <typename T>
-struct RoundF {
-  static T Apply(T x) { return std::nearbyint(x); }
-};
-template <typename T>
-struct Log1pF {
-  static T Apply(T x) { return std::log1p(x); }
-};
-template <typename T>
-struct Expm1F {
-  static T Apply(T x) { return std::expm1(x); }
-};
+template <typename T> struct RoundF { static T Apply(T x) { return std::nearbyint(x); } };
+template <typename T> struct Log1pF { static T Apply(T x) { return std::log1p(x); } };
+template <typename T> struct Expm1F { static T Apply(T x) { return std::expm1(x); } };
 // log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
-template <typename T>
-struct SoftplusF {
+template <typename T> struct SoftplusF {
   static T Apply(T x) { return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 };
-template <typename T>
-struct SoftsignF {
+template <typename T> struct SoftsignF {
   static T Apply(T x) { return x / (T(1) + (x < T(0) ? -x : x)); }
 };
-template <typename T>
-struct ErfF {
-  static T Apply(T x) { return std::erf(x); }
-};
-template <typename T>
-struct ErfcF {
-  static T Apply(T x) { return std::erfc(x); }
-};
-template <typename T>
-struct AbsF {
-  static T Apply(T x) { return x < T(0) ? -x : x; }
-};
-template <typename T>
-struct SignF {
+template <typename T> struct ErfF { static T Apply(T x) { return std::erf(x); } };
+template <typename T> struct ErfcF { static T Apply(T x) { return std::erfc(x); } };
+template <typename T> struct AbsF { static T Apply(T x) { return x < T(0) ? -x : x; } };
+template <typename T> struct SignF {
   static T Apply(T x) {
     if (x != x) return x;  // NaN stays NaN
     return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
@@ -510,7 +389,8 @@ using Impl = CpuCwiseImpl;
 
 template <template <typename> class F, typename... Ts>
 void RegisterUnary(KernelRegistry* k, const char* op) {
-  (k->Register(Cpu<Ts>(op), [] { return std::make_unique<UnaryOp<Impl>>(&UnaryLoop<Ts, F<Ts>>); }),
+  (k->Register(Cpu<Ts>(op),
+               [] { return std::make_unique<UnaryOp<Impl>>(&UnaryLoop<Ts, F<Ts>>); }),
    ...);
 }
 
@@ -558,18 +438,9 @@ class PredicateOp : public OpKernel {
   }
   bool IsExpensive() const override { return false; }
 };
-template <typename T>
-bool IsNanOf(T x) {
-  return std::isnan(x);
-}
-template <typename T>
-bool IsInfOf(T x) {
-  return std::isinf(x);
-}
-template <typename T>
-bool IsFiniteOf(T x) {
-  return std::isfinite(x);
-}
+template <typename T> bool IsNanOf(T x) { return std::isnan(x); }
+template <typename T> bool IsInfOf(T x) { return std::isinf(x); }
+template <typename T> bool IsFiniteOf(T x) { return std::isfinite(x); }
 
 template <typename... Ts>
 void RegisterPredicates(KernelRegistry* k) {
@@ -588,9 +459,9 @@ class ClipByValueOp : public OpKernel {
     for (int i = 1; i < 3; ++i) {
       const Tensor& b = ctx->input(i);
       if (b.dims() != 0 && b.shape() != t.shape()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("ClipByValue: ", names[i], " must be a scalar or have t's shape ",
-                         t.shape().DebugString(), ", got ", b.shape().DebugString()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ClipByValue: ", names[i], " must be a scalar or have t's shape ", t.shape().DebugString(),
+            ", got ", b.shape().DebugString()));
       }
     }
     const Tensor& lo = ctx->input(1);
@@ -639,11 +510,7 @@ void RegisterCast(KernelRegistry* k, Impl::CastFn fn) {
 
 template <typename Src, typename... Dsts>
 void RegisterCastFrom(KernelRegistry* k) {
-  (k->Register(KernelDef("Cast", kDeviceTypeCpu)
-                   .TypeConstraint("SrcT", DataTypeToEnum<Src>::value)
-                   .TypeConstraint("DstT", DataTypeToEnum<Dsts>::value),
-               [] { return std::make_unique<CastOp<Impl>>(&CastLoop<Src, Dsts>); }),
-   ...);
+  (RegisterCast<Src, Dsts>(k, &CastLoop<Src, Dsts>), ...);
 }
 
 template <typename... Ts>
@@ -689,7 +556,8 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterBinary<MinF, float, double, int32_t, int64_t>(k, "Minimum");
   RegisterBinary<PowF, float, double, int32_t, int64_t>(k, "Pow");
   RegisterComparison<EqualF, float, double, int32_t, int64_t, bool, std::string>(k, "Equal");
-  RegisterComparison<NotEqualF, float, double, int32_t, int64_t, bool, std::string>(k, "NotEqual");
+  RegisterComparison<NotEqualF, float, double, int32_t, int64_t, bool, std::string>(
+      k, "NotEqual");
   RegisterComparison<GreaterF, float, double, int32_t, int64_t>(k, "Greater");
   RegisterComparison<GreaterEqualF, float, double, int32_t, int64_t>(k, "GreaterEqual");
   RegisterComparison<LessF, float, double, int32_t, int64_t>(k, "Less");
@@ -740,7 +608,8 @@ void RegisterSelect(KernelRegistry* k) {
 
 template <typename... Ts>
 void RegisterAddN(KernelRegistry* k) {
-  (k->Register(Cpu<Ts>("AddN"), [] { return std::make_unique<AddNOp<Impl>>(&AddNLoop<Ts>); }), ...);
+  (k->Register(Cpu<Ts>("AddN"), [] { return std::make_unique<AddNOp<Impl>>(&AddNLoop<Ts>); }),
+   ...);
 }
 
 // Range (TensorFlow's sequence_ops.cc): start, start + delta, ... up to
@@ -752,8 +621,7 @@ class RangeOp : public OpKernel {
     const char* names[] = {"start", "limit", "delta"};
     for (int i = 0; i < 3; ++i) {
       if (ctx->input(i).dims() != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("Range: ", names[i],
-                                                       " must be a scalar, not shape ",
+        return absl::InvalidArgumentError(absl::StrCat("Range: ", names[i], " must be a scalar, not shape ",
                                                        ctx->input(i).shape().DebugString()));
       }
     }
@@ -762,20 +630,18 @@ class RangeOp : public OpKernel {
     const T delta = ctx->input(2).scalar<T>();
     if (delta == T(0)) return absl::InvalidArgumentError("Range: delta must not be 0");
     if (delta > T(0) && start > limit) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Range: start (", start, ") must be <= limit (", limit, ") when delta > 0"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range: start (", start, ") must be <= limit (", limit, ") when delta > 0"));
     }
     if (delta < T(0) && start < limit) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Range: start (", start, ") must be >= limit (", limit, ") when delta < 0"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range: start (", start, ") must be >= limit (", limit, ") when delta < 0"));
     }
     int64_t size;
     if constexpr (std::is_integral_v<T>) {
-      const uint64_t span = limit >= start
-                                ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
-                                : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
-      const uint64_t step =
-          delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
+      const uint64_t span = limit >= start ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
+                                           : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+      const uint64_t step = delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
       size = static_cast<int64_t>((span + step - 1) / step);
     } else {
       const double n = std::ceil(std::abs((static_cast<double>(limit) - start) / delta));

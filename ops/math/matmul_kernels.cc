@@ -5,8 +5,6 @@
 // any include.
 #pragma GCC optimize("O3", "no-trapping-math")
 
-#include "ops/math/matmul_kernels.h"
-
 #include <algorithm>
 #include <cstdint>
 
@@ -15,21 +13,23 @@
 #include "ops/internal/blas.h"
 #include "ops/math/internal/math_kernel_util.h"
 #include "ops/math/math_ops.h"
+#include "ops/math/matmul_kernels.h"
 
 namespace sluice {
 namespace {
 
 // C[m,n] = op(A) op(B), row-major, leading dimensions as stored.
-void Gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-          float* c) {
+void Gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
+          int ldb, float* c) {
   internal::Gemm(ta, tb, m, n, k, a, lda, b, ldb, c, n);
 }
-void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
-          double* c) {
+void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b,
+          int ldb, double* c) {
   internal::Gemm(ta, tb, m, n, k, a, lda, b, ldb, c, n);
 }
 template <typename T>
-void Gemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c) {
+void Gemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb,
+          T* c) {
   std::fill(c, c + int64_t{m} * n, T(0));
   for (int i = 0; i < m; ++i) {
     T* ci = c + int64_t{i} * n;
@@ -51,8 +51,8 @@ struct CpuMatMulImpl {
   static constexpr const char* kLibrary = "BLAS";
   absl::Status Init(const OpKernelConstruction&) { return absl::OkStatus(); }
   absl::Status Gemm(OpKernelContext*, const MatMulArgs& p, Tensor* out) const {
-    sluice::Gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.a.data<T>(), p.lda, p.b.data<T>(),
-                 p.ldb, out->data<T>());
+    sluice::Gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.a.data<T>(), p.lda,
+                 p.b.data<T>(), p.ldb, out->data<T>());
     return absl::OkStatus();
   }
   absl::Status Zero(OpKernelContext*, Tensor* out) const {

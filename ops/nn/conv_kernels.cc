@@ -81,6 +81,7 @@ class GemmTarget {
   Acc* data_ = nullptr;
 };
 
+
 // Column-buffer budget, in elements, for one chunk of output pixels: 256 KiB
 // of floats, so that a chunk's columns are still in the core's L2 cache when
 // the GEMM reads them. Measured on the Fashion-MNIST CNN (3x3 convolutions
@@ -127,7 +128,8 @@ inline void ForEachTapRun(const Conv2DGeometry& g, int64_t p, Fn fn) {
   const int64_t row0 = oh * g.stride_rows - g.pad_top;
   const int64_t col0 = ow * g.stride_cols - g.pad_left;
   const int64_t image = b * g.in_rows * g.in_cols;
-  const bool whole_rows = g.dilation_cols == 1 && col0 >= 0 && col0 + g.filter_cols <= g.in_cols;
+  const bool whole_rows =
+      g.dilation_cols == 1 && col0 >= 0 && col0 + g.filter_cols <= g.in_cols;
   for (int64_t fr = 0; fr < g.filter_rows; ++fr) {
     const int64_t ih = row0 + fr * g.dilation_rows;
     if (ih < 0 || ih >= g.in_rows) {
@@ -149,8 +151,8 @@ inline void ForEachTapRun(const Conv2DGeometry& g, int64_t p, Fn fn) {
 // col[p - p0, :] = the input patch under output pixel p, for p in [p0, p1).
 // Split over the device's threads (each pixel's row of col is its own).
 template <typename T>
-void Im2Col(OpKernelContext* ctx, const Conv2DGeometry& g, const T* input, int64_t p0, int64_t p1,
-            T* col) {
+void Im2Col(OpKernelContext* ctx, const Conv2DGeometry& g, const T* input, int64_t p0,
+            int64_t p1, T* col) {
   const int64_t depth = g.in_depth;
   const int64_t patch = g.filter_rows * g.filter_cols * depth;
   ParallelRange(ctx, p1 - p0, patch, [&g, input, p0, col, depth, patch](int64_t b, int64_t e) {
@@ -422,12 +424,11 @@ inline PoolWindow WindowOf(const Conv2DGeometry& g, int64_t p) {
 
 absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const WindowAttrs& attrs,
                                                    const TensorShape& input) {
-  auto g =
-      internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2], input.dim(3));
+  auto g = internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2],
+                                           input.dim(3));
   if (!g.ok()) {
-    return absl::Status(
-        g.status().code(),
-        absl::StrCat(op, ": ", g.status().message(), " (input shape ", input.DebugString(), ")"));
+    return absl::Status(g.status().code(), absl::StrCat(op, ": ", g.status().message(),
+                                                        " (input shape ", input.DebugString(), ")"));
   }
   return g;
 }
@@ -451,20 +452,21 @@ class MaxPoolOp : public WindowOpKernel</*kPool=*/true> {
     T* out = output->data<T>();
     const int64_t depth = g.in_depth;
     const int64_t pixels = g.batch * g.out_rows * g.out_cols;
-    ParallelRange(ctx, pixels, depth * g.filter_rows * g.filter_cols,
-                  [&g, in, out, depth](int64_t begin, int64_t end) {
-                    for (int64_t p = begin; p < end; ++p) {
-                      const auto [b, rows, cols] = WindowOf(g, p);
-                      T* o = out + p * depth;
-                      std::fill(o, o + depth, std::numeric_limits<T>::lowest());
-                      for (int64_t h = rows.begin; h < rows.end; ++h) {
-                        for (int64_t w = cols.begin; w < cols.end; ++w) {
-                          const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
-                          Map2(o, x, o, depth, [](auto m, auto v) { return m < v ? v : m; });
-                        }
-                      }
-                    }
-                  });
+    ParallelRange(
+        ctx, pixels, depth * g.filter_rows * g.filter_cols,
+        [&g, in, out, depth](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const auto [b, rows, cols] = WindowOf(g, p);
+            T* o = out + p * depth;
+            std::fill(o, o + depth, std::numeric_limits<T>::lowest());
+            for (int64_t h = rows.begin; h < rows.end; ++h) {
+              for (int64_t w = cols.begin; w < cols.end; ++w) {
+                const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                Map2(o, x, o, depth, [](auto m, auto v) { return m < v ? v : m; });
+              }
+            }
+          }
+        });
     return absl::OkStatus();
   }
 };
@@ -493,39 +495,39 @@ class MaxPoolGradOp : public WindowOpKernel</*kPool=*/true> {
     // Windows of different images never share an input element: images
     // are split over the device's threads.
     const int64_t per_image = g.out_rows * g.out_cols;
-    ParallelRange(ctx, g.batch, per_image * depth * g.filter_rows * g.filter_cols,
-                  [&g, in, gp, dx, depth, per_image](int64_t b0, int64_t b1) {
-                    std::vector<T> best(depth);
-                    std::vector<int64_t> best_at(depth);
-                    for (int64_t p = b0 * per_image; p < b1 * per_image; ++p) {
-                      const auto [b, rows, cols] = WindowOf(g, p);
-                      if (rows.begin >= rows.end || cols.begin >= cols.end)
-                        continue;  // nothing to route
-                      // The first maximum in the window's row-major order wins.
-                      bool first = true;
-                      for (int64_t h = rows.begin; h < rows.end; ++h) {
-                        for (int64_t w = cols.begin; w < cols.end; ++w) {
-                          const int64_t at = ((b * g.in_rows + h) * g.in_cols + w) * depth;
-                          const T* x = in + at;
-                          if (first) {
-                            for (int64_t c = 0; c < depth; ++c) {
-                              best[c] = x[c];
-                              best_at[c] = at + c;
-                            }
-                            first = false;
-                            continue;
-                          }
-                          for (int64_t c = 0; c < depth; ++c) {
-                            const bool more = x[c] > best[c];
-                            best[c] = more ? x[c] : best[c];
-                            best_at[c] = more ? at + c : best_at[c];
-                          }
-                        }
-                      }
-                      const T* gr = gp + p * depth;
-                      for (int64_t c = 0; c < depth; ++c) dx[best_at[c]] += gr[c];
-                    }
-                  });
+    ParallelRange(
+        ctx, g.batch, per_image * depth * g.filter_rows * g.filter_cols,
+        [&g, in, gp, dx, depth, per_image](int64_t b0, int64_t b1) {
+          std::vector<T> best(depth);
+          std::vector<int64_t> best_at(depth);
+          for (int64_t p = b0 * per_image; p < b1 * per_image; ++p) {
+            const auto [b, rows, cols] = WindowOf(g, p);
+            if (rows.begin >= rows.end || cols.begin >= cols.end) continue;  // nothing to route
+            // The first maximum in the window's row-major order wins.
+            bool first = true;
+            for (int64_t h = rows.begin; h < rows.end; ++h) {
+              for (int64_t w = cols.begin; w < cols.end; ++w) {
+                const int64_t at = ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                const T* x = in + at;
+                if (first) {
+                  for (int64_t c = 0; c < depth; ++c) {
+                    best[c] = x[c];
+                    best_at[c] = at + c;
+                  }
+                  first = false;
+                  continue;
+                }
+                for (int64_t c = 0; c < depth; ++c) {
+                  const bool more = x[c] > best[c];
+                  best[c] = more ? x[c] : best[c];
+                  best_at[c] = more ? at + c : best_at[c];
+                }
+              }
+            }
+            const T* gr = gp + p * depth;
+            for (int64_t c = 0; c < depth; ++c) dx[best_at[c]] += gr[c];
+          }
+        });
     return absl::OkStatus();
   }
 };
@@ -547,25 +549,25 @@ class AvgPoolOp : public WindowOpKernel</*kPool=*/true> {
     T* out = output->data<T>();
     const int64_t depth = g.in_depth;
     const int64_t pixels = g.batch * g.out_rows * g.out_cols;
-    ParallelRange(ctx, pixels, depth * g.filter_rows * g.filter_cols,
-                  [&g, in, out, depth](int64_t begin, int64_t end) {
-                    for (int64_t p = begin; p < end; ++p) {
-                      const auto [b, rows, cols] = WindowOf(g, p);
-                      T* o = out + p * depth;
-                      std::fill(o, o + depth, T(0));
-                      for (int64_t h = rows.begin; h < rows.end; ++h) {
-                        for (int64_t w = cols.begin; w < cols.end; ++w) {
-                          const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
-                          for (int64_t c = 0; c < depth; ++c) o[c] += x[c];
-                        }
-                      }
-                      const T count =
-                          static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
-                      if (count > T(0)) {
-                        for (int64_t c = 0; c < depth; ++c) o[c] /= count;
-                      }
-                    }
-                  });
+    ParallelRange(
+        ctx, pixels, depth * g.filter_rows * g.filter_cols,
+        [&g, in, out, depth](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const auto [b, rows, cols] = WindowOf(g, p);
+            T* o = out + p * depth;
+            std::fill(o, o + depth, T(0));
+            for (int64_t h = rows.begin; h < rows.end; ++h) {
+              for (int64_t w = cols.begin; w < cols.end; ++w) {
+                const T* x = in + ((b * g.in_rows + h) * g.in_cols + w) * depth;
+                for (int64_t c = 0; c < depth; ++c) o[c] += x[c];
+              }
+            }
+            const T count = static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+            if (count > T(0)) {
+              for (int64_t c = 0; c < depth; ++c) o[c] /= count;
+            }
+          }
+        });
     return absl::OkStatus();
   }
 };

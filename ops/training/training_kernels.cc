@@ -3,8 +3,6 @@
 // ops/training/training_kernels.h with CpuTrainingImpl's arithmetic: tight
 // elementwise loops with __restrict pointers so the compiler vectorizes them.
 // The adaptive rules and FTRL use the Rule shells of training_apply_shell.h.
-#include "ops/training/training_kernels.h"
-
 #include <cmath>
 #include <cstdint>
 
@@ -13,6 +11,7 @@
 #include "ops/training/multi_apply_kernels.h"
 #include "ops/training/multi_apply_ops.h"
 #include "ops/training/training_apply_shell.h"
+#include "ops/training/training_kernels.h"
 #include "ops/training/training_ops.h"
 
 namespace sluice {

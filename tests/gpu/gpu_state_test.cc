@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/status_macros.h"
+#include "training/mirrored_strategy.h"
 #include "examples/mlp_model.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 #include "tests/gpu/gpu_compare.h"
-#include "training/mirrored_strategy.h"
 
 namespace sluice::gpu_test {
 namespace {
@@ -33,20 +33,13 @@ enum class Update { kSgd, kMomentum, kNesterov, kAdam, kAdamNesterov, kAssignAdd
 
 const char* UpdateName(Update u) {
   switch (u) {
-    case Update::kSgd:
-      return "ApplyGradientDescent";
-    case Update::kMomentum:
-      return "ApplyMomentum";
-    case Update::kNesterov:
-      return "ApplyMomentum(nesterov)";
-    case Update::kAdam:
-      return "ApplyAdam";
-    case Update::kAdamNesterov:
-      return "ApplyAdam(nesterov)";
-    case Update::kAssignAdd:
-      return "AssignAdd";
-    case Update::kAssignSub:
-      return "AssignSub";
+    case Update::kSgd: return "ApplyGradientDescent";
+    case Update::kMomentum: return "ApplyMomentum";
+    case Update::kNesterov: return "ApplyMomentum(nesterov)";
+    case Update::kAdam: return "ApplyAdam";
+    case Update::kAdamNesterov: return "ApplyAdam(nesterov)";
+    case Update::kAssignAdd: return "AssignAdd";
+    case Update::kAssignSub: return "AssignSub";
   }
   return "?";
 }
@@ -54,13 +47,10 @@ const char* UpdateName(Update u) {
 int NumVariables(Update u) {
   switch (u) {
     case Update::kMomentum:
-    case Update::kNesterov:
-      return 2;
+    case Update::kNesterov: return 2;
     case Update::kAdam:
-    case Update::kAdamNesterov:
-      return 3;
-    default:
-      return 1;
+    case Update::kAdamNesterov: return 3;
+    default: return 1;
   }
 }
 
@@ -85,9 +75,7 @@ absl::StatusOr<std::vector<Tensor>> RunUpdates(const char* device, int max_gpus,
   Scope a = d.WithOpName("update");
   Output update;
   switch (u) {
-    case Update::kSgd:
-      update = ops::ApplyGradientDescent(a, vars[0], lr, grad);
-      break;
+    case Update::kSgd: update = ops::ApplyGradientDescent(a, vars[0], lr, grad); break;
     case Update::kMomentum:
     case Update::kNesterov:
       update = ops::ApplyMomentum(a, vars[0], vars[1], lr, grad, ops::Const(c, 0.9f),
@@ -100,12 +88,8 @@ absl::StatusOr<std::vector<Tensor>> RunUpdates(const char* device, int max_gpus,
                               ops::Const(c, 0.999f), ops::Const(c, 1e-7f), grad,
                               {.use_nesterov = u == Update::kAdamNesterov});
       break;
-    case Update::kAssignAdd:
-      update = ops::AssignAdd(a, vars[0], grad);
-      break;
-    case Update::kAssignSub:
-      update = ops::AssignSub(a, vars[0], grad);
-      break;
+    case Update::kAssignAdd: update = ops::AssignAdd(a, vars[0], grad); break;
+    case Update::kAssignSub: update = ops::AssignSub(a, vars[0], grad); break;
   }
   std::vector<Output> reads;
   for (size_t i = 0; i < vars.size(); ++i) {
@@ -312,8 +296,7 @@ TEST_F(GpuRandomTest, MomentsMatchTheoryAndCpu) {
     }
     // NaN (an unwritten poisoned element) would poison the moments too.
     EXPECT_FALSE(std::isnan(g.mean)) << e.op;
-    EXPECT_LT(FractionEqual((*gpu)[0], (*gpu)[1]), 0.01)
-        << e.op << ": two runs gave the same values";
+    EXPECT_LT(FractionEqual((*gpu)[0], (*gpu)[1]), 0.01) << e.op << ": two runs gave the same values";
   }
 }
 
@@ -507,8 +490,8 @@ TEST_F(GpuGraphTest, SessionRunReturnsAfterItsGpuWork) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   // (A dry run has no GPU:0 to pin to: its default device stands in.)
   Scope d = DryRunOnCpu() ? root : root.WithDevice(kGpu0);
-  Output shape = ops::Const<int32_t>(
-      Unplaced(d), {static_cast<int32_t>(n), static_cast<int32_t>(n)}, TensorShape({2}));
+  Output shape = ops::Const<int32_t>(Unplaced(d), {static_cast<int32_t>(n), static_cast<int32_t>(n)},
+                                     TensorShape({2}));
   Output v = ops::Variable(d.WithOpName("v"), TensorShape({n, n}), DT_FLOAT);
   Output w = ops::Variable(d.WithOpName("w"), TensorShape({n, n}), DT_FLOAT);
   Output scaled = ops::Mul(d, ops::RandomUniform(d, shape, DT_FLOAT, {.seed = 5}),
@@ -590,8 +573,8 @@ TEST_F(GpuGraphTest, MlpStepsReplayedAsCudaGraphsMatchTheExecutor) {
     }
     const Dataset b = Batch(data, int64_t{step} * kBatch, kBatch);
     RunMetadata md;
-    absl::StatusOr<std::vector<Tensor>> got =
-        (*replaying)->Run({{"x", b.x}, {"labels", b.y}}, {"loss"}, {"train"}, {}, &md);
+    absl::StatusOr<std::vector<Tensor>> got = (*replaying)->Run(
+        {{"x", b.x}, {"labels", b.y}}, {"loss"}, {"train"}, {}, &md);
     ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
     replayed += md.step_replayed ? 1 : 0;
     absl::StatusOr<std::vector<Tensor>> want =
@@ -668,8 +651,7 @@ TEST_F(GpuGraphTest, SendRecvBetweenCpuAndGpu) {
     Output y = ops::Square(gpu.WithOpName("y"), x);
     Output z = ops::Add(cpu.WithOpName("z"), y, x);
     Output w = ops::Mul(gpu.WithOpName("w"), z, y);
-    absl::StatusOr<std::unique_ptr<TestSession>> s =
-        TestSession::Create(root, TestSessionOptions(1));
+    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, TestSessionOptions(1));
     ASSERT_TRUE(s.ok()) << s.status();
     Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
     absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w, y});
@@ -699,8 +681,7 @@ TEST_F(GpuGraphTest, SendRecvBetweenTwoGpus) {
     Output y = ops::Square(g0.WithOpName("y"), x);
     Output z = ops::Add(g1.WithOpName("z"), y, y);  // GPU:0 -> GPU:1
     Output w = ops::Mul(g0.WithOpName("w"), z, x);  // GPU:1 -> GPU:0
-    absl::StatusOr<std::unique_ptr<TestSession>> s =
-        TestSession::Create(root, TestSessionOptions(2));
+    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, TestSessionOptions(2));
     ASSERT_TRUE(s.ok()) << s.status();
     Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
     absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w});
@@ -734,15 +715,15 @@ TEST(GpuPlacementTest, MissingGpuFailsPlacementOrFallsBackWithSoftPlacement) {
   ASSERT_TRUE(root.ok()) << root.status();
   Tensor xv = Tensor::FromVector<float>({1, -2, 3});
 
-  absl::StatusOr<std::unique_ptr<TestSession>> strict =
-      TestSession::Create(root, TestSessionOptions(-1));
+  absl::StatusOr<std::unique_ptr<TestSession>> strict = TestSession::Create(root, TestSessionOptions(-1));
   ASSERT_TRUE(strict.ok()) << strict.status();
   absl::StatusOr<std::vector<Tensor>> failed = (*strict)->Run({{x, xv}}, {y});
   ASSERT_FALSE(failed.ok()) << "a node asking for " << request << " ran";
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument) << failed.status();
   EXPECT_NE(std::string(failed.status().message()).find("GPU"), std::string::npos)
       << failed.status();
-  EXPECT_NE(std::string(failed.status().message()).find("y"), std::string::npos) << failed.status();
+  EXPECT_NE(std::string(failed.status().message()).find("y"), std::string::npos)
+      << failed.status();
 
   SessionConfig soft_options = TestSessionOptions(-1);
   soft_options.allow_soft_placement = true;
