@@ -35,6 +35,8 @@ class CaptureArena : public Allocator {
   MemoryKind memory_kind() const override { return base_->memory_kind(); }
   int device_ordinal() const override { return base_->device_ordinal(); }
 
+  // The allocator whose memory the arena hands out.
+  Allocator* base() const { return base_; }
   // Frees the blocks held so far; later frees pass straight on.
   void Release();
   // Blocks freed through the arena and held (tests).

@@ -12,6 +12,7 @@
 #ifndef SLUICE_RUNTIME_LOCAL_DEVICES_H_
 #define SLUICE_RUNTIME_LOCAL_DEVICES_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ struct LocalDevicesOptions {
   int max_gpus = -1;
   int64_t gpu_memory_limit = 0;
   double gpu_memory_fraction = 0.9;
+  // Logical GPUs (runtime/gpu/logical_gpus.h): each GPU used becomes one
+  // device per entry, with its own streams and allocator and this many
+  // bytes (0: an equal share of the GPU's limit or fraction). Empty: one
+  // device per GPU, unless $SLUICE_LOGICAL_GPUS says otherwise.
+  std::vector<int64_t> gpu_logical_memory_limits;
   // Tests: fill every fresh GPU block with 0xFF bytes (NaN for floats), so a
   // kernel that leaves an output element unwritten is caught.
   bool gpu_poison_allocations = false;

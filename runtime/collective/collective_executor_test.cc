@@ -681,6 +681,48 @@ TEST(DeviceMemoryTest, ResultsComeBackInDeviceMemory) {
   }
 }
 
+// An implementation that declines its members (NCCL for logical GPUs of one
+// card) leaves them to the host join: inputs to the host, results back.
+TEST(DeviceMemoryTest, ADecliningImplementationLeavesTheMembersToTheHost) {
+  static std::atomic<int> calls{0};
+  calls = 0;
+  AllReduceTable table;
+  table.SetLocal("FAKEGPU", [](const CollectiveParams& params, const std::vector<Device*>& devices,
+                               const std::vector<Tensor>& inputs,
+                               std::function<void(absl::StatusOr<std::vector<Tensor>>)> done) {
+    ++calls;
+    done(absl::UnimplementedError("members share a GPU"));
+  });
+  CollectiveMailbox box;
+  CollectiveExecutor exec(&box, &table);
+  std::vector<std::unique_ptr<FakeGpu>> owned;
+  std::vector<Device*> devices;
+  CollectiveParams p;
+  p.group_key = 5;
+  p.instance_key = 1;
+  p.reduce_op = ReduceOp::kMean;
+  p.timeout_ms = 5000;
+  std::vector<Tensor> inputs;
+  for (int r = 0; r < 2; ++r) {
+    owned.push_back(std::make_unique<FakeGpu>(LocalDev(r, "FAKEGPU")));
+    devices.push_back(owned.back().get());
+    p.group_devices.push_back(devices.back()->name());
+    absl::StatusOr<Tensor> in = owned.back()->Upload(Tensor::FromVector<float>({r + 1.0f, -4.0f}));
+    ASSERT_TRUE(in.ok());
+    inputs.push_back(*in);
+  }
+  std::vector<Result> results = RunMembers({&exec, &exec}, devices, p, inputs);
+  EXPECT_EQ(calls.load(), 1);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(results[r].ok()) << results[r].status();
+    EXPECT_EQ(results[r]->buffer_allocator(), devices[r]->allocator());
+    EXPECT_EQ(owned[r]->to_host.load(), 1);
+    EXPECT_EQ(owned[r]->from_host.load(), 1);
+    EXPECT_EQ(results[r]->flat<float>()[0], 1.5f);
+    EXPECT_EQ(results[r]->flat<float>()[1], -4.0f);
+  }
+}
+
 // A group of one returns its input, asking no implementation, whatever the
 // device: NCCL 2.28's one-rank average left the last n % 32 elements of a
 // large output unwritten (NVIDIA/nccl#1950), so one-GPU mirrored training with

@@ -187,6 +187,23 @@ void FailMembers(std::vector<JoinMember> members, const absl::Status& status) {
   }
 }
 
+namespace {
+
+// What RunImplJoin does when its implementation declines the members: their
+// device inputs go to the host, the host join computes, the results go back.
+void RunOnHost(std::vector<JoinMember> m) {
+  for (JoinMember& x : m) {
+    if (!x.input.on_device()) continue;
+    absl::StatusOr<Tensor> host = x.device->CopyToHost(x.input);
+    if (!host.ok()) return FailMembers(std::move(m), host.status());
+    x.input = *std::move(host);
+    x.copy_back = true;
+  }
+  RunHostJoin(std::move(m));
+}
+
+}  // namespace
+
 void RunHostJoin(std::vector<JoinMember> m) {
   if (absl::Status s = CheckAgreement(m); !s.ok()) return FailMembers(std::move(m), s);
   absl::StatusOr<Tensor> result = Compute(m);
@@ -221,6 +238,7 @@ void RunImplJoin(const LocalAllReduceImpl& impl, std::vector<JoinMember> m) {
       outs = absl::InternalError(absl::StrCat("the local all-reduce returned ", outs->size(),
                                               " outputs for ", members->size(), " members"));
     }
+    if (absl::IsUnimplemented(outs.status())) return RunOnHost(std::move(*members));
     if (!outs.ok()) return FailMembers(std::move(*members), outs.status());
     for (size_t i = 0; i < members->size(); ++i) {
       auto done = std::move((*members)[i].done);

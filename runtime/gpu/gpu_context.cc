@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -98,7 +99,8 @@ class CudaHostSubAllocator : public SubAllocator {
 // header): nothing here is destroyed at exit.
 struct Registry {
   absl::Mutex mu;
-  std::map<int, std::shared_ptr<GpuContext>> contexts ABSL_GUARDED_BY(mu);
+  // By (ordinal, logical GPU).
+  std::map<std::pair<int, int>, std::shared_ptr<GpuContext>> contexts ABSL_GUARDED_BY(mu);
 };
 
 Registry& GetRegistry() {
@@ -107,6 +109,10 @@ Registry& GetRegistry() {
 }
 
 absl::Status CheckOptions(const GpuContextOptions& options) {
+  if (options.logical < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GPU ordinal ", options.ordinal, ": logical GPU ", options.logical));
+  }
   if (options.memory_limit < 0 || options.pinned_memory_limit < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("GPU ordinal ", options.ordinal, ": memory limits must be >= 0"));
@@ -120,6 +126,13 @@ absl::Status CheckOptions(const GpuContextOptions& options) {
   return absl::OkStatus();
 }
 
+// "GPU_0", or "GPU_0.1" for a second logical GPU: names the pool and the
+// allocators.
+std::string Label(const GpuContextOptions& options) {
+  return options.logical == 0 ? absl::StrCat("GPU_", options.ordinal)
+                              : absl::StrCat("GPU_", options.ordinal, ".", options.logical);
+}
+
 }  // namespace
 
 struct GpuContext::PoisonState {
@@ -130,13 +143,14 @@ struct GpuContext::PoisonState {
 
 GpuContext::GpuContext(const GpuContextOptions& options)
     : options_(options),
-      pool_(absl::StrCat("GPU_", options.ordinal), std::max(1, options.num_threads)) {}
+      pool_(Label(options), std::max(1, options.num_threads)) {}
 
 absl::StatusOr<std::shared_ptr<GpuContext>> GpuContext::Get(const GpuContextOptions& options) {
   RETURN_IF_ERROR(CheckOptions(options));
   Registry& registry = GetRegistry();
   absl::MutexLock lock(&registry.mu);
-  auto it = registry.contexts.find(options.ordinal);
+  const std::pair<int, int> key(options.ordinal, options.logical);
+  auto it = registry.contexts.find(key);
   if (it != registry.contexts.end()) return it->second;
   int count = 0;
   const cudaError_t code = cudaGetDeviceCount(&count);
@@ -154,7 +168,7 @@ absl::StatusOr<std::shared_ptr<GpuContext>> GpuContext::Get(const GpuContextOpti
     (void)cudaGetLastError();
     return AddContext(s, absl::StrCat("opening GPU ordinal ", options.ordinal));
   }
-  registry.contexts.emplace(options.ordinal, context);
+  registry.contexts.emplace(key, context);
   return context;
 }
 
@@ -209,7 +223,7 @@ absl::Status GpuContext::Init() {
   poison_->ordinal = ordinal;
   poison_->stream.store(compute_, std::memory_order_release);
   BfcAllocator::Options device_options;
-  device_options.name = absl::StrCat("GPU_", ordinal, "_bfc");
+  device_options.name = absl::StrCat(Label(options_), "_bfc");
   device_options.memory_limit = limit;
   device_options.initial_region_bytes = std::min(kInitialDeviceRegion, limit);
   device_options.device_ordinal = ordinal;
@@ -228,7 +242,7 @@ absl::Status GpuContext::Init() {
       std::make_unique<CudaMallocSubAllocator>(ordinal), std::move(device_options));
 
   BfcAllocator::Options pinned_options;
-  pinned_options.name = absl::StrCat("GPU_", ordinal, "_pinned_host_bfc");
+  pinned_options.name = absl::StrCat(Label(options_), "_pinned_host_bfc");
   pinned_options.memory_limit = options_.pinned_memory_limit;
   pinned_options.initial_region_bytes =
       options_.pinned_memory_limit > 0

@@ -1,5 +1,6 @@
-// GpuContext: the process-wide state of one CUDA GPU, shared by every
-// GpuDevice of that ordinal (TensorFlow keeps one such state per GPU too).
+// GpuContext: the process-wide state of one CUDA GPU (or of one logical GPU
+// carved from it: runtime/gpu/logical_gpus.h), shared by every GpuDevice of
+// that ordinal and logical index (TensorFlow keeps one such state per GPU too).
 // It holds what is costly to make or must not be split: the compute stream
 // and three copy streams, the event queue and the thread pool its callbacks
 // run on, the BFC allocators over device memory and over pinned host memory,
@@ -12,7 +13,7 @@
 //   RETURN_IF_ERROR(ctx->Activate("my kernel"));
 //   MyKernel<<<blocks, threads, 0, ctx->compute_stream()>>>(...);
 //
-// Options. The first successful Get for an ordinal creates its context with
+// Options. The first successful Get for an (ordinal, logical) pair creates its context with
 // that call's options (memory limit or fraction of the memory free at that
 // moment, pinned limit, pool size); later calls return the same context and
 // ignore theirs, so a second session asking for another limit shares the
@@ -54,6 +55,9 @@ namespace sluice {
 
 struct GpuContextOptions {
   int ordinal = 0;                  // the CUDA device
+  // Which logical GPU of the ordinal (runtime/gpu/logical_gpus.h): each has
+  // a context of its own, so its own streams and memory limit.
+  int logical = 0;
   int num_threads = 2;              // the pool: launches and callbacks
   int64_t memory_limit = 0;         // bytes; 0: memory_fraction of free memory
   double memory_fraction = 0.9;
@@ -77,6 +81,7 @@ class GpuContext {
   // The options the context was created with.
   const GpuContextOptions& options() const { return options_; }
   int ordinal() const { return options_.ordinal; }
+  int logical() const { return options_.logical; }
   // "NVIDIA H100 80GB HBM3", from cudaGetDeviceProperties.
   const std::string& gpu_name() const { return gpu_name_; }
   int multiprocessor_count() const { return sm_count_; }

@@ -39,6 +39,7 @@ GpuDevice::GpuDevice(const GpuDeviceOptions& options, std::shared_ptr<GpuContext
 absl::StatusOr<std::unique_ptr<GpuDevice>> GpuDevice::Create(const GpuDeviceOptions& options) {
   GpuContextOptions context_options;
   context_options.ordinal = options.ordinal;
+  context_options.logical = options.logical;
   context_options.num_threads = options.num_threads;
   context_options.memory_limit = options.memory_limit;
   context_options.memory_fraction = options.memory_fraction;
@@ -377,10 +378,19 @@ void GpuDevice::CopyToHostAsync(const Tensor& t,
       }));
 }
 
+bool GpuDevice::HoldsInItsMemory(const Tensor& t) const {
+  if (!t.on_device() || t.buffer_allocator() == nullptr) return false;
+  const Allocator* a = t.buffer_allocator();
+  if (const auto* arena = dynamic_cast<const CaptureArena*>(a); arena != nullptr) {
+    a = arena->base();
+  }
+  return a == context_->device_allocator();
+}
+
 absl::StatusOr<Tensor> GpuDevice::CopyFromPeer(const Tensor& t) {
   if (!t.on_device()) return CopyFromHost(t);
+  if (HoldsInItsMemory(t)) return t;
   const int src_ordinal = t.buffer_allocator()->device_ordinal();
-  if (src_ordinal == ordinal()) return t;
   RETURN_IF_ERROR(RefuseWhileCapturing("copying from another GPU"));
   if (src_ordinal < 0) {
     return absl::InternalError(absl::StrCat("copying to ", name(), ": device memory of ",
@@ -393,12 +403,16 @@ absl::StatusOr<Tensor> GpuDevice::CopyFromPeer(const Tensor& t) {
   if (bytes == 0) return dev;
   const cudaStream_t d2d = context_->device_to_device_stream();
   RETURN_IF_ERROR(CopyAfterCompute(d2d));
-  const cudaError_t code = cudaMemcpyPeerAsync(dev.raw_data(), ordinal(), t.raw_data(),
-                                               src_ordinal, bytes, d2d);
+  // Another logical GPU of this card: one memory, so a plain copy.
+  const cudaError_t code =
+      src_ordinal == ordinal()
+          ? cudaMemcpyAsync(dev.raw_data(), t.raw_data(), bytes, cudaMemcpyDeviceToDevice, d2d)
+          : cudaMemcpyPeerAsync(dev.raw_data(), ordinal(), t.raw_data(), src_ordinal, bytes,
+                                d2d);
   if (code != cudaSuccess) {
     (void)cudaGetLastError();
-    return CudaStatus(code, absl::StrCat("copying ", bytes, " bytes from GPU ordinal ",
-                                         src_ordinal, " to ", name()));
+    return CudaStatus(code, absl::StrCat("copying ", bytes, " bytes from ",
+                                         t.buffer_allocator()->Name(), " to ", name()));
   }
   context_->events()->ThenExecute(d2d, Track([keep = t](absl::Status) {}));
   absl::Status ordered = ComputeAfterCopy(d2d);

@@ -23,7 +23,7 @@
 // are never touched by the host.
 //
 // Sharing. The streams, allocators, event queue, thread pool and cuBLAS
-// handle belong to the process-wide GpuContext of the ordinal
+// handle belong to the process-wide GpuContext of the ordinal and logical GPU
 // (runtime/gpu/gpu_context.h), made by the first GpuDevice of that ordinal;
 // a GpuDevice only adds its name and its own ResourceMgr (sessions never
 // share variables), so creating one is cheap. All devices of one ordinal
@@ -64,6 +64,7 @@ namespace sluice {
 struct GpuDeviceOptions {
   std::string name = "/job:localhost/replica:0/task:0/device:GPU:0";
   int ordinal = 0;                 // the CUDA device
+  int logical = 0;                 // which logical GPU of it (runtime/gpu/logical_gpus.h)
   // The GPU's context (see "Sharing"): used by the first device of the
   // ordinal in the process, ignored afterwards.
   int num_threads = 2;             // the pool: launches and callbacks
@@ -110,6 +111,12 @@ class GpuDevice : public Device {
 
   // --- For GPU kernels and transfers ---
   int ordinal() const { return context_->ordinal(); }
+  // Which logical GPU of the ordinal this device is (0 unless carved).
+  int logical() const { return context_->logical(); }
+  // Whether `t` lies in this device's memory (its context's allocator): a
+  // tensor of another logical GPU of the same card does not, and is copied
+  // (the two allocators reuse blocks in their own streams' order).
+  bool HoldsInItsMemory(const Tensor& t) const;
   // "NVIDIA H100 80GB HBM3", from cudaGetDeviceProperties.
   const std::string& gpu_name() const { return context_->gpu_name(); }
   int multiprocessor_count() const { return context_->multiprocessor_count(); }
@@ -133,7 +140,8 @@ class GpuDevice : public Device {
   void CopyToHostAsync(const Tensor& t, std::function<void(absl::StatusOr<Tensor>)> done);
   // Another GPU's tensor (complete) -> a tensor of this device, ready for
   // kernels queued after this call. Peer access when the two GPUs have it,
-  // else the driver stages through host memory.
+  // else the driver stages through host memory; between two logical GPUs of
+  // one card, a device-to-device copy.
   absl::StatusOr<Tensor> CopyFromPeer(const Tensor& t);
   // Bytes of device memory in use and free under the GPU's limit (shared by
   // every device of this ordinal).

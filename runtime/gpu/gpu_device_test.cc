@@ -68,6 +68,18 @@ TEST(GpuDevicesTest, MaxGpusLimitsTheDevices) {
   EXPECT_EQ(CreateGpuDevices(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Runs everywhere: bad logical GPU configurations fail alike with or
+// without a GPU or CUDA.
+TEST(GpuDevicesTest, BadLogicalGpusAreRefused) {
+  LocalDevicesOptions options;
+  options.gpu_logical_memory_limits = {kLimit, -1};
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> devices = CreateGpuDevices(options);
+  ASSERT_FALSE(devices.ok());
+  EXPECT_EQ(devices.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(devices.status().message().find("gpu_logical_memory_limits[1]"), std::string::npos)
+      << devices.status();
+}
+
 #ifdef SLUICE_WITH_CUDA
 
 std::unique_ptr<GpuDevice> MakeGpu(int ordinal = 0, bool poison = false,
@@ -392,6 +404,43 @@ TEST_F(GpuDeviceTest, PeerCopyBetweenTwoGpus) {
   absl::StatusOr<Tensor> on1 = gpu1->CopyFromPeer(*on0);
   ASSERT_TRUE(on1.ok()) << on1.status();
   EXPECT_EQ(on1->buffer_allocator()->device_ordinal(), 1);
+  on0 = absl::UnknownError("released");
+  absl::StatusOr<Tensor> back = gpu1->CopyToHost(*on1);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameBytes(*back, host);
+}
+
+// One card carved into two logical GPUs (runtime/gpu/logical_gpus.h): both
+// of ordinal 0, each with its own streams and allocator; GPU:0 -> GPU:1 is a
+// copy into GPU:1's memory, not the same buffer.
+TEST_F(GpuDeviceTest, OneCardCarvedIntoTwoLogicalGpus) {
+  LocalDevicesOptions options;
+  options.max_gpus = 1;
+  options.gpu_logical_memory_limits = {kLimit, kLimit / 2};
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> devices = CreateGpuDevices(options);
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_EQ(devices->size(), 2u);
+  auto* gpu0 = static_cast<GpuDevice*>((*devices)[0].get());
+  auto* gpu1 = static_cast<GpuDevice*>((*devices)[1].get());
+  EXPECT_EQ(gpu1->name(), "/job:localhost/replica:0/task:0/device:GPU:1");
+  EXPECT_EQ(gpu0->ordinal(), 0);
+  EXPECT_EQ(gpu1->ordinal(), 0);
+  EXPECT_EQ(gpu0->logical(), 0);
+  EXPECT_EQ(gpu1->logical(), 1);
+  EXPECT_NE(gpu0->compute_stream(), gpu1->compute_stream());
+  EXPECT_NE(gpu0->allocator(), gpu1->allocator());
+  EXPECT_EQ(gpu1->context()->options().memory_limit, kLimit / 2);
+
+  Tensor host = RandomFloats(300001, 11);
+  absl::StatusOr<Tensor> on0 = gpu0->CopyFromHost(host);
+  ASSERT_TRUE(on0.ok()) << on0.status();
+  ASSERT_TRUE(gpu0->Sync().ok());
+  EXPECT_TRUE(gpu0->HoldsInItsMemory(*on0));
+  EXPECT_FALSE(gpu1->HoldsInItsMemory(*on0));
+  absl::StatusOr<Tensor> on1 = gpu1->CopyFromPeer(*on0);
+  ASSERT_TRUE(on1.ok()) << on1.status();
+  EXPECT_NE(on1->raw_data(), on0->raw_data());
+  EXPECT_TRUE(gpu1->HoldsInItsMemory(*on1));
   on0 = absl::UnknownError("released");
   absl::StatusOr<Tensor> back = gpu1->CopyToHost(*on1);
   ASSERT_TRUE(back.ok()) << back.status();

@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "runtime/gpu/gpu_device.h"
+#include "runtime/gpu/logical_gpus.h"
 
 namespace sluice {
 
@@ -73,24 +74,24 @@ void EnablePeerAccess(int count) {
 
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
     const LocalDevicesOptions& options) {
-  if (options.max_gpus < -1 || options.gpu_memory_limit < 0) {
-    return absl::InvalidArgumentError(
-        "local device options: max_gpus must be >= -1 and gpu_memory_limit >= 0");
-  }
+  ASSIGN_OR_RETURN(
+      std::vector<LogicalGpu> layout,
+      LayOutLogicalGpus(VisibleGpuCount(), options, LogicalGpusFromEnvironment()));
   std::vector<std::unique_ptr<Device>> devices;
-  int count = VisibleGpuCount();
-  if (options.max_gpus >= 0) count = std::min(count, options.max_gpus);
-  for (int k = 0; k < count; ++k) {
+  int physical = 0;
+  for (size_t k = 0; k < layout.size(); ++k) {
     GpuDeviceOptions o;
     o.name = absl::StrCat(options.name_prefix, "/device:GPU:", k);
-    o.ordinal = k;
-    o.memory_limit = options.gpu_memory_limit;
-    o.memory_fraction = options.gpu_memory_fraction;
+    o.ordinal = layout[k].ordinal;
+    o.logical = layout[k].logical;
+    o.memory_limit = layout[k].memory_limit;
+    o.memory_fraction = layout[k].memory_fraction;
     o.poison_allocations = options.gpu_poison_allocations;
     ASSIGN_OR_RETURN(std::unique_ptr<GpuDevice> gpu, GpuDevice::Create(o));
     devices.push_back(std::move(gpu));
+    physical = std::max(physical, o.ordinal + 1);
   }
-  EnablePeerAccess(count);
+  EnablePeerAccess(physical);
   return devices;
 }
 

@@ -26,9 +26,11 @@ namespace sluice {
 // GPUs CUDA can use; 0 on any CUDA error, with the reason in *why_none.
 int VisibleGpuCount(std::string* why_none = nullptr);
 
-// GPU:0..GPU:k-1 under options.name_prefix, k = min(visible, max_gpus).
-// Cheap after the first call: each device is a view of its GPU's
-// process-wide GpuContext (the first call's memory options make it).
+// GPU:0..GPU:k-1 under options.name_prefix: min(visible, max_gpus) GPUs,
+// each carved into its logical GPUs (runtime/gpu/logical_gpus.h; one by
+// default). Cheap after the first call: each device is a view of its
+// logical GPU's process-wide GpuContext (the first call's memory options
+// make it).
 // Peer access is enabled (once per process) between every pair that
 // supports it.
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(

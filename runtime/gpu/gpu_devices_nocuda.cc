@@ -1,6 +1,8 @@
 // The GPU backend of a build without the CUDA toolkit: no devices.
 #include "runtime/gpu/gpu_devices.h"
 
+#include "runtime/gpu/logical_gpus.h"
+
 namespace sluice {
 
 int VisibleGpuCount(std::string* why_none) {
@@ -12,10 +14,9 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
     const LocalDevicesOptions& options) {
   // The same option checks as the CUDA build, so a bad option fails the same
   // way with or without the toolkit.
-  if (options.max_gpus < -1 || options.gpu_memory_limit < 0) {
-    return absl::InvalidArgumentError(
-        "local device options: max_gpus must be >= -1 and gpu_memory_limit >= 0");
-  }
+  absl::StatusOr<std::vector<LogicalGpu>> layout =
+      LayOutLogicalGpus(/*visible=*/0, options, LogicalGpusFromEnvironment());
+  if (!layout.ok()) return layout.status();
   return std::vector<std::unique_ptr<Device>>();
 }
 

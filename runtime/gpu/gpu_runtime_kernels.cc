@@ -131,10 +131,7 @@ class GpuRecvOp : public AsyncOpKernel {
         done(absl::OkStatus());
         return;
       }
-      const bool here =
-                        (host_memory ? !t.on_device()
-                                     : t.on_device() &&
-                                           t.buffer_allocator()->device_ordinal() == gpu->ordinal());
+      const bool here = host_memory ? !t.on_device() : gpu->HoldsInItsMemory(t);
       if (here) {
         ctx->set_output(0, std::move(t));
         done(absl::OkStatus());

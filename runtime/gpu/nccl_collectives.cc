@@ -98,10 +98,11 @@ absl::StatusOr<std::vector<Tensor>> RunLocal(const CollectiveParams& params,
     }
     for (size_t j = 0; j < i; ++j) {
       if (ordinals[j] == gpu->ordinal()) {
-        return absl::InvalidArgumentError(
+        // Logical GPUs of one card: NCCL refuses a GPU twice, so the
+        // collective executor's in-process path takes them.
+        return absl::UnimplementedError(
             absl::StrCat(what, ": members ", j, " (", gpus[j]->name(), ") and ", i, " (",
-                         gpu->name(), ") share GPU ", gpu->ordinal(),
-                         "; NCCL needs one GPU per member (use communication_hint \"ring\")"));
+                         gpu->name(), ") share GPU ", gpu->ordinal()));
       }
     }
     gpus.push_back(gpu);

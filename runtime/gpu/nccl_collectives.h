@@ -29,10 +29,14 @@
 // device memory; collective ops keep int32 on the host, so it takes the
 // ring). Inputs must be in device memory of the member's GPU.
 //
+// Members that share a GPU (logical GPUs of one card, runtime/gpu/logical_gpus.h)
+// are declined with Unimplemented: the collective executor then reduces
+// them in host memory (runtime/collective/local_join.h).
+//
 // Errors name the node, group and rank (params.DebugString()) and the NCCL
 // error (ncclGetErrorString, ncclGetLastError): InvalidArgument for members
-// that are not GpuDevices, share a GPU, or hold host memory; Unavailable for
-// NCCL system/remote errors; Internal otherwise.
+// that are not GpuDevices or hold host memory; Unavailable for NCCL
+// system/remote errors; Internal otherwise.
 //
 // Built without NCCL (or without CUDA) registration does nothing,
 // NcclAvailable() is false and the two functions fail with Unimplemented.

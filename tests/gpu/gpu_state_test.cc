@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -590,55 +591,194 @@ TEST_F(GpuGraphTest, MlpStepsReplayedAsCudaGraphsMatchTheExecutor) {
   }
 }
 
-// One-GPU mirrored training (gradients fused into one bucket, all-reduced,
-// split back) with Momentum, against the same graph mirrored on CPU:0, step
+// A mirrored MLP (gradients fused into one bucket, all-reduced, split back;
+// Momentum) over `devices`, ready to train.
+struct MirroredMlp {
+  Scope scope;
+  MirroredModel model;
+};
+
+absl::StatusOr<MirroredMlp> BuildMirroredMlp(const std::vector<std::string>& devices) {
+  MlpConfig config;
+  config.layers = {784, 256, 256, 10};
+  config.optimizer = "momentum";
+  config.learning_rate = 0.05;
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x =
+      ops::Placeholder(s.WithOpName("x"), DT_FLOAT, {.shape = TensorShape({-1, config.layers[0]})});
+  Output labels = ops::Placeholder(s.WithOpName("labels"), DT_INT32);
+  ReplicaFn fn = [&](const Scope& rs,
+                     const std::vector<Output>& in) -> absl::StatusOr<ReplicaModel> {
+    ASSIGN_OR_RETURN(MlpModel m, BuildMlpTower(rs, config, in[0], in[1]));
+    return ReplicaModel{m.loss, m.weights, {m.accuracy}};
+  };
+  ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> opt, NewMlpOptimizer(config));
+  MirroredOptions options;
+  options.devices = devices;
+  options.all_reduce.bucket_bytes = 4 << 20;  // every gradient in one bucket
+  ASSIGN_OR_RETURN(MirroredModel mm, BuildMirrored(s, {x, labels}, fn, opt.get(), options));
+  RETURN_IF_ERROR(s.status());
+  return MirroredMlp{s, mm};
+}
+
+// Trains the mirrored MLP over `cpu_devices` and over `gpu_devices` side by
+// side (the same node names in both graphs).
+void TrainMirroredSideBySide(const std::vector<std::string>& cpu_devices,
+                             const SessionConfig& cpu_config,
+                             const std::vector<std::string>& gpu_devices,
+                             const SessionConfig& gpu_config, uint32_t data_seed) {
+  absl::StatusOr<MirroredMlp> on_cpu = BuildMirroredMlp(cpu_devices);
+  absl::StatusOr<MirroredMlp> on_gpu = BuildMirroredMlp(gpu_devices);
+  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> cpu = TestSession::Create(on_cpu->scope, cpu_config);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> gpu = TestSession::Create(on_gpu->scope, gpu_config);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  ASSERT_NO_FATAL_FAILURE(TrainSideBySide(
+      *on_cpu->scope.graph(), cpu->get(), gpu->get(),
+      {on_cpu->model.init->name(), on_cpu->model.loss.node->name(), on_cpu->model.train->name()},
+      data_seed));
+}
+
+// One-GPU mirrored training against the same graph mirrored on CPU:0, step
 // by step. On an H200 this drifted (accuracy 0.91 where the CPU reached
 // 1.00): NCCL's one-rank average left the bucket's last elements unwritten.
 TEST_F(GpuGraphTest, MirroredFusedMomentumTrainsLikeOnTheCpu) {
   // The all-reduce names its members' devices, which a dry run renames.
   if (DryRunOnCpu()) GTEST_SKIP() << "a dry run renames GPU:0, which the all-reduce's group names";
-  MlpConfig config;
-  config.layers = {784, 256, 256, 10};
-  config.optimizer = "momentum";
-  config.learning_rate = 0.05;
-  struct Built {
-    Scope scope;
-    MirroredModel model;
-  };
-  auto build = [&](const std::string& device) -> absl::StatusOr<Built> {
-    Scope s = Scope::NewRootScope(BuiltinOps());
-    Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT,
-                                {.shape = TensorShape({-1, config.layers[0]})});
-    Output labels = ops::Placeholder(s.WithOpName("labels"), DT_INT32);
-    ReplicaFn fn = [&](const Scope& rs,
-                       const std::vector<Output>& in) -> absl::StatusOr<ReplicaModel> {
-      ASSIGN_OR_RETURN(MlpModel m, BuildMlpTower(rs, config, in[0], in[1]));
-      return ReplicaModel{m.loss, m.weights, {m.accuracy}};
-    };
-    ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> opt, NewMlpOptimizer(config));
-    MirroredOptions options;
-    options.devices = {device};
-    options.all_reduce.bucket_bytes = 4 << 20;  // every gradient in one bucket
-    ASSIGN_OR_RETURN(MirroredModel mm, BuildMirrored(s, {x, labels}, fn, opt.get(), options));
-    RETURN_IF_ERROR(s.status());
-    return Built{s, mm};
-  };
-  absl::StatusOr<Built> on_cpu = build(kCpu0);
-  absl::StatusOr<Built> on_gpu = build(kGpu0);
-  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
-  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
-  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
-      TestSession::Create(on_cpu->scope, TestSessionOptions(0));
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<std::unique_ptr<TestSession>> gpu =
-      TestSession::Create(on_gpu->scope, TestSessionOptions(1));
-  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  ASSERT_NO_FATAL_FAILURE(TrainMirroredSideBySide({kCpu0}, TestSessionOptions(0), {kGpu0},
+                                                  TestSessionOptions(1), rng()()));
+}
 
-  // The same node names in both graphs.
-  ASSERT_NO_FATAL_FAILURE(TrainSideBySide(
-      *on_cpu->scope.graph(), cpu->get(), gpu->get(),
-      {on_cpu->model.init->name(), on_cpu->model.loss.node->name(), on_cpu->model.train->name()},
-      rng()()));
+// ---- Logical GPUs (runtime/gpu/logical_gpus.h) ----------------------------------
+
+// The session options with one card carved into two logical GPUs.
+SessionConfig TwoLogicalGpusOfOneCard() {
+  SessionConfig o = TestSessionOptions(1);
+  if (!DryRunOnCpu()) o.devices.gpu_logical_memory_limits = {int64_t{1} << 30, int64_t{1} << 30};
+  return o;
+}
+
+// Layers on two logical GPUs of one card: the tensors cross device to device.
+TEST_F(GpuGraphTest, SendRecvBetweenTwoLogicalGpusOfOneCard) {
+  for (int64_t n : {int64_t{1000}, int64_t{1} << 22}) {
+    Scope root = Scope::NewRootScope(BuiltinOps());
+    Scope g0 = root.WithDevice(kGpu0), g1 = root.WithDevice(kGpu1);
+    Output x = ops::Placeholder(root.WithDevice(kCpu0).WithOpName("x"), DT_FLOAT);
+    Output y = ops::Square(g0.WithOpName("y"), x);
+    Output z = ops::Add(g1.WithOpName("z"), y, y);  // GPU:0 -> GPU:1
+    Output w = ops::Mul(g0.WithOpName("w"), z, x);  // GPU:1 -> GPU:0
+    absl::StatusOr<std::unique_ptr<TestSession>> s =
+        TestSession::Create(root, TwoLogicalGpusOfOneCard());
+    ASSERT_TRUE(s.ok()) << s.status();
+    Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
+    for (int run = 0; run < 3; ++run) {  // buffers reused across the two streams
+      absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w});
+      ASSERT_TRUE(out.ok()) << out.status();
+      Tensor zv(DT_FLOAT, xv.shape()), wv(DT_FLOAT, xv.shape());
+      for (int64_t i = 0; i < n; ++i) {
+        const float a = xv.data<float>()[i];
+        zv.data<float>()[i] = 2 * a * a;
+        wv.data<float>()[i] = 2 * a * a * a;
+      }
+      EXPECT_TRUE(Close((*out)[0], zv, 1e-6)) << "z, n=" << n;
+      EXPECT_TRUE(Close((*out)[1], wv, 1e-6)) << "w, n=" << n;
+    }
+    EXPECT_TRUE((*s)->PlacedOn("y", kGpu0));
+    EXPECT_TRUE((*s)->PlacedOn("z", kGpu1));
+    EXPECT_TRUE((*s)->PlacedOn("w", kGpu0));
+  }
+}
+
+// Automatic model parallelism (SessionConfig::auto_place) over two logical
+// GPUs of one card with 160 MiB each. The placer counts each 44 MiB weight
+// matrix and its initial value, 88 MiB together, so the two do not fit one
+// logical GPU and the model spreads over both; the product matches the
+// host's over the weights it drew. A dry run places over CPU:0..2 with the
+// same limit each instead.
+TEST_F(GpuGraphTest, AutoPlacementSpreadsAModelOverTwoLogicalGpus) {
+  const bool dry = DryRunOnCpu();
+  constexpr int32_t kIn = 4096, kMid = 2816, kBatch = 8;
+  constexpr int64_t kLimit = int64_t{160} << 20;
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope gpus = root.WithDevice(dry ? "/device:CPU:*" : "/device:GPU:*");
+  Output x = ops::Placeholder(root.WithDevice(kCpu0).WithOpName("x"), DT_FLOAT);
+  std::vector<Output> w;
+  std::vector<Node*> init;
+  for (int i = 0; i < 2; ++i) {
+    const int32_t rows = i == 0 ? kIn : kMid, cols = i == 0 ? kMid : kIn;
+    Output v = ops::Variable(gpus.WithOpName(absl::StrCat("w", i)), TensorShape({rows, cols}),
+                             DT_FLOAT);
+    Output shape = ops::Const<int32_t>(Unplaced(gpus), {rows, cols}, TensorShape({2}));
+    Output r = ops::RandomUniform(gpus.WithOpName(absl::StrCat("r", i)), shape, DT_FLOAT,
+                                  {.seed = 7 + i});
+    init.push_back(ops::Assign(gpus.WithOpName(absl::StrCat("init", i)), v, r).node);
+    w.push_back(v);
+  }
+  Output h = ops::MatMul(gpus.WithOpName("h"), x, w[0]);
+  Output y = ops::MatMul(gpus.WithOpName("y"), h, w[1]);
+  ASSERT_TRUE(root.ok()) << root.status();
+  SessionConfig config = TestSessionOptions(1);
+  if (dry) {
+    config.devices.cpu_memory_limit = kLimit;
+    config.devices.virtual_cpu_memory_limit = kLimit;
+  } else {
+    config.devices.gpu_logical_memory_limits = {kLimit, kLimit};
+  }
+  config.auto_place = true;
+  absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::vector<Tensor>> initialized = (*s)->Run({}, {}, init);
+  ASSERT_TRUE(initialized.ok()) << initialized.status();
+  Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({kBatch, kIn}), -1, 1);
+  absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {y, w[0], w[1]});
+  ASSERT_TRUE(out.ok()) << out.status();
+
+  std::set<std::string> used;
+  for (const char* node : {"w0", "w1", "r0", "r1", "h", "y"}) {
+    auto it = (*s)->placed().find(node);
+    ASSERT_NE(it, (*s)->placed().end()) << node;
+    used.insert(DeviceTail(it->second));
+  }
+  if (dry) {
+    EXPECT_GE(used.size(), 2u);
+  } else {
+    EXPECT_EQ(used, (std::set<std::string>{"GPU:0", "GPU:1"}));
+  }
+
+  const Tensor& w0 = (*out)[1];
+  const Tensor& w1 = (*out)[2];
+  std::vector<double> mid(static_cast<size_t>(kBatch) * kMid, 0.0);
+  for (int b = 0; b < kBatch; ++b) {
+    for (int k = 0; k < kIn; ++k) {
+      const double xk = xv.data<float>()[b * kIn + k];
+      const float* row = w0.data<float>() + static_cast<int64_t>(k) * kMid;
+      for (int j = 0; j < kMid; ++j) mid[b * kMid + j] += xk * row[j];
+    }
+  }
+  Tensor want(DT_FLOAT, TensorShape({kBatch, kIn}));
+  for (int b = 0; b < kBatch; ++b) {
+    std::vector<double> acc(kIn, 0.0);
+    for (int j = 0; j < kMid; ++j) {
+      const float* row = w1.data<float>() + static_cast<int64_t>(j) * kIn;
+      for (int k = 0; k < kIn; ++k) acc[k] += mid[b * kMid + j] * row[k];
+    }
+    for (int k = 0; k < kIn; ++k) want.data<float>()[b * kIn + k] = static_cast<float>(acc[k]);
+  }
+  EXPECT_TRUE(Close((*out)[0], want, 1e-4));
+}
+
+// In-graph replication over two logical GPUs of one card: NCCL declines the
+// pair (one card twice), so the all-reduce takes the in-process path; the
+// training matches the same two replicas on CPU:0 and CPU:1.
+TEST_F(GpuGraphTest, MirroredOverTwoLogicalGpusTrainsLikeOnTwoCpus) {
+  if (DryRunOnCpu()) GTEST_SKIP() << "a dry run renames GPU:0, which the all-reduce's group names";
+  SessionConfig cpus = TestSessionOptions(0);
+  cpus.devices.num_virtual_cpus = 1;
+  ASSERT_NO_FATAL_FAILURE(TrainMirroredSideBySide({kCpu0, "/device:CPU:1"}, cpus,
+                                                  {kGpu0, kGpu1}, TwoLogicalGpusOfOneCard(),
+                                                  rng()()));
 }
 
 // x (CPU) -> y = x^2 (GPU:0) -> z = y + x (CPU) -> w = z * y (GPU:0): two

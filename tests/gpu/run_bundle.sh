@@ -14,6 +14,8 @@
 #    with CUDA_VISIBLE_DEVICES=): mlp, mirrored_mlp (one replica per GPU, and
 #    GPU:0 + CPU:0), model_parallel_mlp, between_graph_mlp --sync and --async
 #    and multi_worker_mlp through the launcher (two workers on one machine);
+#    on a one-GPU machine also model_parallel_mlp (plain and pipelined) and
+#    mirrored_mlp over two logical GPUs of the card (SLUICE_LOGICAL_GPUS=2);
 #    each must reach its CPU accuracy (within 0.01)
 # 4. the benchmarks (gpu_matmul, gpu_mlp_step, gpu_copy_bandwidth,
 #    gpu_nccl_allreduce) and the PyTorch peers bench/torch_gpu_mlp.py and
@@ -140,6 +142,18 @@ example between_graph_sync \
 example between_graph_async \
   "$bin/launch" --ps=1 --workers=2 -- "$bin/between_graph_mlp" --async --logdir=
 example multi_worker_mlp "$bin/launch" --workers=2 -- "$bin/multi_worker_mlp"
+
+# Logical GPUs (runtime/gpu/logical_gpus.h): with one card, the multi-GPU
+# examples over two logical GPUs carved from it (layers, pipelined
+# micro-batches, replicas), each against its reference over CPU:0 and CPU:1.
+if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') == 1 ]]; then
+  export SLUICE_LOGICAL_GPUS=2
+  example model_parallel_mlp_logical_gpus "$bin/model_parallel_mlp"
+  example pipelined_mlp_logical_gpus "$bin/model_parallel_mlp" --micro_batches=4
+  cpu_cmd=("$bin/mirrored_mlp" --replicas=2)
+  example mirrored_mlp_logical_gpus "$bin/mirrored_mlp"
+  unset SLUICE_LOGICAL_GPUS
+fi
 
 # The Fashion-MNIST CNN (one process), when the bundle carries the dataset
 # (data/fashion-mnist: Debian's IDX files; bundle.sh may carry a subset of the
