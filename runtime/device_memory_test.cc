@@ -8,6 +8,8 @@
 // allocate_temp.
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "graph/scope.h"
@@ -15,6 +17,7 @@
 #include "runtime/executor.h"
 #include "runtime/fake_device_memory.h"
 #include "runtime/frame_ops.h"
+#include "runtime/step_stats.h"
 
 namespace sluice {
 namespace {
@@ -135,7 +138,8 @@ class DeviceMemoryTest : public ::testing::Test {
     }
   }
 
-  absl::StatusOr<float> Run(const std::vector<std::string>& chain) {
+  absl::StatusOr<float> Run(const std::vector<std::string>& chain,
+                            StepStatsCollector* stats = nullptr) {
     auto g = std::make_unique<Graph>(&ops_);
     Scope s = Scope::NewRootScope(g.get());
     Output x = s.Op(kArgOp).Attr("T", DT_FLOAT).Attr("index", int64_t{0}).Finalize1();
@@ -147,7 +151,7 @@ class DeviceMemoryTest : public ::testing::Test {
     CallFrame frame;
     frame.args = {Tensor::FromVector<float>({1, 2})};
     frame.retvals.resize(1);
-    RETURN_IF_ERROR(ex->Run({.step_id = 1, .call_frame = &frame}));
+    RETURN_IF_ERROR(ex->Run({.step_id = 1, .call_frame = &frame, .stats = stats}));
     if (frame.retvals[0].on_device()) return absl::InternalError("fetched a device tensor");
     return frame.retvals[0].flat<float>()[1];
   }
@@ -165,6 +169,25 @@ TEST_F(DeviceMemoryTest, InputsMoveOnlyWhereTheKindsDiffer) {
   EXPECT_EQ(device_.from_host.load(), 2);  // arg -> DevInc, HostInc -> DevInc
   EXPECT_EQ(device_.to_host.load(), 2);    // DevInc -> HostInc, DevInc -> retval
   EXPECT_EQ(device_.syncs.load(), 1);
+}
+
+// A traced step says which nodes' inputs were copied, and how many.
+TEST_F(DeviceMemoryTest, TheTraceCountsEachNodesInputCopies) {
+  StepStatsCollector collector;
+  absl::StatusOr<float> r = Run({"DevInc", "DevInc", "HostInc", "DevInc"}, &collector);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::map<std::string, int> copies;  // op -> copies
+  int total = 0;
+  for (const NodeExecStats& n : collector.Finish().nodes) {
+    copies[n.op] += n.input_copies;
+    total += n.input_copies;
+  }
+  // arg -> DevInc, DevInc -> HostInc, HostInc -> DevInc, DevInc -> retval
+  EXPECT_EQ(total, 4);
+  EXPECT_EQ(copies["HostInc"], 1);
+  EXPECT_EQ(copies["DevInc"], 2);
+  EXPECT_EQ(copies[kRetvalOp], 1);
+  EXPECT_EQ(total, device_.from_host.load() + device_.to_host.load());
 }
 
 TEST_F(DeviceMemoryTest, AllHostChainCopiesNothing) {

@@ -64,12 +64,14 @@ class ExecutorImpl : public Executor {
   // Takes the current value of variables arriving on non-ref inputs, and on
   // a device with device memory moves each input to the memory its kernel
   // wants it in.
-  absl::Status ReadInputs(RunState* rs, const NodeItem& item, TensorValue* inputs) const;
+  // *copies: how many inputs were moved between host and device memory.
+  absl::Status ReadInputs(RunState* rs, const NodeItem& item, TensorValue* inputs,
+                          int* copies) const;
   absl::Status MoveToKernelMemory(const NodeItem& item, int k, Tensor* t) const;
   OpKernelContext::Params MakeParams(RunState* rs, const TaggedNode& t, TensorValue* inputs,
                                      absl::Span<TensorValue> outputs) const;
   void ReleaseInputs(const NodeItem& item, TensorValue* inputs) const;
-  void RecordStats(RunState* rs, const NodeItem& item, int64_t start_us,
+  void RecordStats(RunState* rs, const NodeItem& item, int64_t start_us, int input_copies,
                    absl::Span<const TensorValue> outputs, const OpKernelContext& ctx) const;
 
   // A node has finished with status `s`: on error fails the run; else the
@@ -121,8 +123,9 @@ void ExecutorImpl::RunAsync(const Args& args, std::function<void(absl::Status)> 
   if (!here.empty()) Process(rs, here);
 }
 
-absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item,
-                                      TensorValue* inputs) const {
+absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item, TensorValue* inputs,
+                                      int* copies) const {
+  *copies = 0;
   for (int k = 0; k < item.num_inputs; ++k) {
     TensorValue& v = inputs[k];
     if (v.ref != nullptr && !item.input_is_ref[k]) {
@@ -137,7 +140,9 @@ absl::Status ExecutorImpl::ReadInputs(RunState* rs, const NodeItem& item,
     }
     if (!item.input_on_host.empty() && v.ref == nullptr &&
         !(item.is_retval && rs->args.retvals_on_device)) {
+      const bool was_on_device = v.tensor.on_device();
       RETURN_IF_ERROR(MoveToKernelMemory(item, k, &v.tensor));
+      if (v.tensor.on_device() != was_on_device) ++*copies;
     }
   }
   return absl::OkStatus();
@@ -182,7 +187,7 @@ void ExecutorImpl::ReleaseInputs(const NodeItem& item, TensorValue* inputs) cons
 }
 
 void ExecutorImpl::RecordStats(RunState* rs, const NodeItem& item, int64_t start_us,
-                               absl::Span<const TensorValue> outputs,
+                               int input_copies, absl::Span<const TensorValue> outputs,
                                const OpKernelContext& ctx) const {
   StepStatsCollector* stats = rs->args.stats;
   NodeExecStats n;
@@ -191,6 +196,7 @@ void ExecutorImpl::RecordStats(RunState* rs, const NodeItem& item, int64_t start
   n.device = device_->name();
   n.start_us = start_us;
   n.end_us = stats->NowMicros();
+  n.input_copies = input_copies;
   n.thread_id =
       static_cast<int64_t>(std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000);
   for (const TensorValue& v : outputs) n.output_bytes += v.tensor.TotalBytes();
@@ -273,6 +279,7 @@ struct ExecutorImpl::AsyncRun {
   std::vector<TensorValue> outputs;
   std::unique_ptr<OpKernelContext> ctx;
   int64_t start_us = 0;
+  int input_copies = 0;
 };
 
 void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
@@ -284,7 +291,9 @@ void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
   auto done = [this, rs, t, inputs, run](absl::Status s) {
     const NodeItem& item = layout_->item(t.id);
     ReleaseInputs(item, inputs);
-    if (rs->args.stats) RecordStats(rs, item, run->start_us, run->outputs, *run->ctx);
+    if (rs->args.stats) {
+      RecordStats(rs, item, run->start_us, run->input_copies, run->outputs, *run->ctx);
+    }
     ReadyNodes ready;
     // A _Recv that received a dead tensor makes its outputs dead.
     Propagate(rs, run->ctx->is_output_dead() ? Dead(t) : t, s, run->outputs, &ready);
@@ -298,7 +307,7 @@ void ExecutorImpl::LaunchAsync(RunState* rs, const TaggedNode& t) const {
     }
     if (rs->outstanding.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish(rs);
   };
-  absl::Status s = ReadInputs(rs, item, inputs);
+  absl::Status s = ReadInputs(rs, item, inputs, &run->input_copies);
   run->ctx =
       std::make_unique<OpKernelContext>(MakeParams(rs, t, inputs, absl::MakeSpan(run->outputs)));
   if (!s.ok()) {
@@ -338,12 +347,13 @@ void ExecutorImpl::Process(RunState* rs, absl::Span<const TaggedNode> first) con
         int64_t start_us = stats ? stats->NowMicros() : 0;
         TensorValue* inputs = t.iter->slots.data() + item.input_start;
         outputs.resize(item.num_outputs);
-        absl::Status s = ReadInputs(rs, item, inputs);
+        int input_copies = 0;
+        absl::Status s = ReadInputs(rs, item, inputs, &input_copies);
         // A dead _Send runs: it sends the deadness on (runtime/rendezvous.h).
         OpKernelContext ctx(MakeParams(rs, t, inputs, absl::MakeSpan(outputs)));
         if (s.ok()) s = item.kernel->Compute(&ctx);
         ReleaseInputs(item, inputs);  // early, so buffers can be reused in place
-        if (stats) RecordStats(rs, item, start_us, outputs, ctx);
+        if (stats) RecordStats(rs, item, start_us, input_copies, outputs, ctx);
         Propagate(rs, ctx.is_output_dead() ? Dead(t) : t, s, outputs, &inline_ready);
         outputs.clear();
       }

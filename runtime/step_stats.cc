@@ -68,6 +68,7 @@ std::string ToChromeTraceJson(const StepStats& stats) {
                     "\",\"pid\":", pids[n.device], ",\"tid\":", n.thread_id,
                     ",\"ts\":", n.start_us, ",\"dur\":", std::max<int64_t>(n.end_us - n.start_us, 0),
                     ",\"args\":{\"op\":\"", JsonEscape(n.op), "\",\"output_bytes\":", n.output_bytes,
+                    n.input_copies > 0 ? absl::StrCat(",\"input_copies\":", n.input_copies) : "",
                     "}}");
   }
   // Flow arrows: one id per transfer key, from inside the _Send's slice to

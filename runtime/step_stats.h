@@ -27,6 +27,9 @@ struct NodeExecStats {
   int64_t end_us = 0;
   int64_t thread_id = 0;
   int64_t output_bytes = 0;
+  // Inputs the executor copied between host and device memory before the
+  // node ran (an argument the kernel wants in the other memory).
+  int input_copies = 0;
   // A _Send or _Recv names its transfer (the rendezvous key), so the trace
   // draws an arrow from the send to the matching receive.
   std::string flow_key;

@@ -27,4 +27,13 @@ void RegisterControlFlowFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterTensorArrayKernels(kernels);
 }
 
+void RegisterControlFlowFamilyDeviceKernels(KernelRegistry* kernels,
+                                            const std::string& device_type,
+                                            const std::vector<DataType>& device_types,
+                                            const TensorArrayDeviceOps* device_ops) {
+  RegisterControlFlowDeviceKernels(kernels, device_type, device_types);
+  RegisterStackDeviceKernels(kernels, device_type, device_types);
+  RegisterTensorArrayDeviceKernels(kernels, device_type, device_types, device_ops);
+}
+
 }  // namespace sluice

@@ -14,8 +14,12 @@
 #ifndef SLUICE_OPS_CONTROL_FLOW_CONTROL_FLOW_FAMILY_H_
 #define SLUICE_OPS_CONTROL_FLOW_CONTROL_FLOW_FAMILY_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "graph/op_registry.h"
+#include "ops/control_flow/tensor_array.h"
 #include "runtime/kernel_registry.h"
 
 namespace sluice {
@@ -26,6 +30,14 @@ absl::Status RegisterControlFlowFamilyOps(OpRegistry* ops);
 absl::Status RegisterControlFlowFamilyGradients(OpRegistry* ops);
 // CPU kernels.
 void RegisterControlFlowFamilyCpuKernels(KernelRegistry* kernels);
+// The same kernels for a device with its own memory (a GPU backend calls
+// this): loops, stacks and TensorArrays with values of `device_types` in
+// device memory and counters, predicates and handles in host memory
+// (control_flow_ops.h, stack_ops.h, tensor_array_ops.h say which).
+void RegisterControlFlowFamilyDeviceKernels(KernelRegistry* kernels,
+                                            const std::string& device_type,
+                                            const std::vector<DataType>& device_types,
+                                            const TensorArrayDeviceOps* device_ops);
 
 }  // namespace sluice
 

@@ -180,6 +180,29 @@ void RegisterControlFlowKernels(KernelRegistry* kernels) {
   kernels->Register<ControlTriggerOp>(cpu("ControlTrigger"));
 }
 
+void RegisterControlFlowDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
+                                      const std::vector<DataType>& device_types) {
+  const std::vector<DataType> host_types = {DT_INT32, DT_STRING, DT_RESOURCE};
+  auto on = [&](const char* op, const std::vector<DataType>& types) {
+    return KernelDef(op, device_type).TypeConstraint("T", types);
+  };
+  for (const char* op : {"Switch", "RefSwitch"}) {
+    kernels->Register<SwitchOp>(on(op, device_types).HostMemory("pred"));
+    kernels->Register<SwitchOp>(on(op, host_types).AllHostMemory());
+  }
+  for (const char* op : {"Merge", "RefMerge"}) {
+    kernels->Register<MergeOp>(on(op, device_types).HostMemory("value_index"));
+    kernels->Register<MergeOp>(on(op, host_types).AllHostMemory());
+  }
+  for (const char* op :
+       {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration"}) {
+    kernels->Register<ForwardOp>(on(op, device_types));
+    kernels->Register<ForwardOp>(on(op, host_types).AllHostMemory());
+  }
+  kernels->Register<ForwardOp>(KernelDef("LoopCond", device_type).AllHostMemory());
+  kernels->Register<ControlTriggerOp>(KernelDef("ControlTrigger", device_type));
+}
+
 namespace ops {
 
 SwitchOutputs Switch(const Scope& scope, const Input& data, const Input& pred,

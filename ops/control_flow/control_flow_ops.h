@@ -19,6 +19,8 @@
 #define SLUICE_OPS_CONTROL_FLOW_CONTROL_FLOW_OPS_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -32,6 +34,13 @@ namespace sluice {
 
 absl::Status RegisterControlFlowOps(OpRegistry* ops);
 void RegisterControlFlowKernels(KernelRegistry* kernels);
+// The same kernels for a device with its own memory (a GPU), as TensorFlow
+// places loops there: values of `device_types` stay in device memory; the
+// predicate, Merge's value_index, LoopCond and values of int32 (loop
+// counters), string and resource (handles) stay in host memory. So a loop
+// whose counters are computed by host kernels copies nothing per iteration.
+void RegisterControlFlowDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
+                                      const std::vector<DataType>& device_types);
 
 namespace ops {
 

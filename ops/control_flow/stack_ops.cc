@@ -191,6 +191,20 @@ void RegisterStackKernels(KernelRegistry* kernels) {
   kernels->Register<StackCloseOp>(KernelDef("StackCloseV2", kDeviceTypeCpu));
 }
 
+void RegisterStackDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
+                                const std::vector<DataType>& device_types) {
+  auto on = [&](const char* op) { return KernelDef(op, device_type); };
+  kernels->Register<StackOp>(on("StackV2").HostMemory("max_size").HostMemory("handle"));
+  kernels->Register<StackPushOp>(
+      on("StackPushV2").TypeConstraint("T", device_types).HostMemory("handle"));
+  kernels->Register<StackPushOp>(on("StackPushV2").TypeConstraint("T", DT_INT32).AllHostMemory());
+  kernels->Register<StackPopOp>(
+      on("StackPopV2").TypeConstraint("elem_type", device_types).HostMemory("handle"));
+  kernels->Register<StackPopOp>(
+      on("StackPopV2").TypeConstraint("elem_type", DT_INT32).AllHostMemory());
+  kernels->Register<StackCloseOp>(on("StackCloseV2").HostMemory("handle"));
+}
+
 namespace ops {
 
 Output StackV2(const Scope& scope, DataType elem_type, const StackAttrs& attrs,

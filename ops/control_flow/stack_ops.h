@@ -20,6 +20,7 @@
 #define SLUICE_OPS_CONTROL_FLOW_STACK_OPS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "base/source_location.h"
@@ -31,6 +32,12 @@ namespace sluice {
 
 absl::Status RegisterStackOps(OpRegistry* ops);
 void RegisterStackKernels(KernelRegistry* kernels);
+// The same for a device with its own memory (a GPU): handles and max_size
+// in host memory; elements of `device_types` stay in device memory (a
+// pushed tensor is kept, not copied: swap_memory is not honoured), int32
+// elements in host memory.
+void RegisterStackDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
+                                const std::vector<DataType>& device_types);
 
 namespace ops {
 

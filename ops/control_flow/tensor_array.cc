@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/device.h"
 
 namespace sluice {
 namespace {
@@ -130,6 +131,11 @@ absl::Status TensorArray::WriteLocked(int64_t index, const Tensor& value) {
           "Could not aggregate to ", DebugString(), " index ", index, " because the existing shape is ",
           e.value.shape().DebugString(), " but the new input shape is ", value.shape().DebugString()));
     }
+    if (options_.device_ops != nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          "Could not aggregate to ", DebugString(), " index ", index,
+          ": adding two writes to one index is implemented in host memory only"));
+    }
     ASSIGN_OR_RETURN(e.value, Sum(e.value, value));
     return absl::OkStatus();
   }
@@ -173,9 +179,9 @@ absl::StatusOr<Tensor> TensorArray::ReadLocked(int64_t index) {
   if (e.written) {
     value = e.value;
   } else if (e.shape.IsFullyDefined()) {
-    value = Zeros(options_.dtype, e.shape);
+    ASSIGN_OR_RETURN(value, MakeZeros(e.shape));
   } else if (element_shape_.IsFullyDefined()) {
-    value = Zeros(options_.dtype, element_shape_);
+    ASSIGN_OR_RETURN(value, MakeZeros(element_shape_));
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "Could not read from ", DebugString(), " index ", index,
@@ -188,6 +194,13 @@ absl::StatusOr<Tensor> TensorArray::ReadLocked(int64_t index) {
     e.cleared = true;
   }
   return value;
+}
+
+absl::StatusOr<Tensor> TensorArray::MakeZeros(const TensorShape& shape) const {
+  if (options_.device_ops == nullptr) return Zeros(options_.dtype, shape);
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(options_.device->allocator(), options_.dtype, shape));
+  RETURN_IF_ERROR(options_.device_ops->zero(options_.device, &t));
+  return t;
 }
 
 absl::StatusOr<int64_t> TensorArray::Size() const {

@@ -34,6 +34,20 @@
 
 namespace sluice {
 
+class Device;
+
+// What an array and its kernels need of a device whose memory the host
+// cannot touch (a GPU): its bytes are moved and cleared by the device, in
+// the order of its kernels. The host's memory needs none (null).
+struct TensorArrayDeviceOps {
+  // Copies `rows` rows of `row_elements` elements from src (from row
+  // src_row) into *dst (at row dst_row), both in the device's memory.
+  absl::Status (*copy_rows)(Device* device, const Tensor& src, int64_t src_row, Tensor* dst,
+                            int64_t dst_row, int64_t rows, int64_t row_elements) = nullptr;
+  // Fills *t, in the device's memory, with zero bytes.
+  absl::Status (*zero)(Device* device, Tensor* t) = nullptr;
+};
+
 class TensorArray : public ResourceBase {
  public:
   struct Options {
@@ -44,6 +58,12 @@ class TensorArray : public ResourceBase {
     bool clear_after_read = true;
     bool multiple_writes_aggregate = false;  // gradient arrays
     bool identical_element_shapes = false;
+    // Where the elements live: the device that made the array and its
+    // memory's operations (null: host memory). An unwritten element of a
+    // gradient array reads as zeros made there; adding two writes to one
+    // index is done on the host only (Unimplemented on such a device).
+    Device* device = nullptr;
+    const TensorArrayDeviceOps* device_ops = nullptr;
   };
 
   // `shapes`: per index, the shape an unwritten element reads as zeros of
@@ -85,6 +105,8 @@ class TensorArray : public ResourceBase {
   absl::Status CheckOpen() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteLocked(int64_t index, const Tensor& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<Tensor> ReadLocked(int64_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Zeros of the array's dtype in its elements' memory.
+  absl::StatusOr<Tensor> MakeZeros(const TensorShape& shape) const;
 
   const std::string name_;
   const Options options_;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,19 @@ TensorShape Prepend(int64_t first, const TensorShape& shape) {
   return out;
 }
 
+// CopyRows in the memory the elements live in: the host's (no device ops)
+// or the kernel's device's.
+absl::Status CopyElementRows(const TensorArrayDeviceOps* device_ops, OpKernelContext* ctx,
+                             const Tensor& src, int64_t src_row, Tensor* dst, int64_t dst_row,
+                             int64_t rows, int64_t row_elements) {
+  if (device_ops == nullptr) {
+    CopyRows(src, src_row, dst, dst_row, rows, row_elements);
+    return absl::OkStatus();
+  }
+  if (rows * row_elements == 0) return absl::OkStatus();
+  return device_ops->copy_rows(ctx->device(), src, src_row, dst, dst_row, rows, row_elements);
+}
+
 absl::Status CheckDtype(const TensorArray& ta, DataType asked) {
   if (ta.dtype() == asked) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(ta.DebugString(), " holds ",
@@ -97,6 +111,8 @@ absl::Status OutputArray(OpKernelContext* ctx, const std::string& name,
 
 class TensorArrayOp : public OpKernel {
  public:
+  explicit TensorArrayOp(const TensorArrayDeviceOps* device_ops = nullptr)
+      : device_ops_(device_ops) {}
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(options_.dtype, ctx.GetAttr<DataType>("dtype"));
     ASSIGN_OR_RETURN(options_.element_shape, ctx.GetAttr<TensorShape>("element_shape"));
@@ -113,16 +129,22 @@ class TensorArrayOp : public OpKernel {
     if (size < 0) return absl::InvalidArgumentError(absl::StrCat("TensorArray size ", size, " < 0"));
     TensorArray::Options options = options_;
     options.size = size;
+    if (device_ops_ != nullptr) {
+      options.device = ctx->device();
+      options.device_ops = device_ops_;
+    }
     // One array per run (a TensorArrayV3 in a loop makes one per iteration).
     const std::string name = absl::StrCat(name_, "_", next_id_.fetch_add(1));
     RETURN_IF_ERROR(OutputArray(ctx, name, [&] { return std::make_unique<TensorArray>(name, options); }));
     ASSIGN_OR_RETURN(Tensor * flow, ctx->allocate_output(1, TensorShape()));
+    if (device_ops_ != nullptr) return device_ops_->zero(ctx->device(), flow);
     flow->scalar<float>() = 0.0f;
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
 
  private:
+  const TensorArrayDeviceOps* const device_ops_;
   TensorArray::Options options_;
   std::string name_;
   std::atomic<int64_t> next_id_{0};
@@ -209,7 +231,8 @@ class TensorArrayReadOp : public OpKernel {
 };
 
 // Stacks `elements` (all of one shape) along a new first dimension.
-absl::Status Pack(OpKernelContext* ctx, const TensorArray& ta, const std::vector<Tensor>& elements,
+absl::Status Pack(const TensorArrayDeviceOps* device_ops, OpKernelContext* ctx,
+                  const TensorArray& ta, const std::vector<Tensor>& elements,
                   const TensorShape& empty_shape) {
   if (elements.empty()) {
     ASSIGN_OR_RETURN(TensorShape shape, EmptyElementShape(ta, empty_shape));
@@ -227,13 +250,16 @@ absl::Status Pack(OpKernelContext* ctx, const TensorArray& ta, const std::vector
                    ctx->allocate_output(0, Prepend(static_cast<int64_t>(elements.size()), shape)));
   const int64_t row = shape.num_elements();
   for (size_t i = 0; i < elements.size(); ++i) {
-    CopyRows(elements[i], 0, out, static_cast<int64_t>(i), 1, row);
+    RETURN_IF_ERROR(
+        CopyElementRows(device_ops, ctx, elements[i], 0, out, static_cast<int64_t>(i), 1, row));
   }
   return absl::OkStatus();
 }
 
 class TensorArrayGatherOp : public OpKernel {
  public:
+  explicit TensorArrayGatherOp(const TensorArrayDeviceOps* device_ops = nullptr)
+      : device_ops_(device_ops) {}
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
     ASSIGN_OR_RETURN(element_shape_, ctx.GetAttr<TensorShape>("element_shape"));
@@ -244,28 +270,33 @@ class TensorArrayGatherOp : public OpKernel {
     RETURN_IF_ERROR(CheckDtype(*ta, dtype_));
     ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(1)));
     ASSIGN_OR_RETURN(std::vector<Tensor> elements, ta->ReadMany(indices));
-    return Pack(ctx, *ta, elements, element_shape_);
+    return Pack(device_ops_, ctx, *ta, elements, element_shape_);
   }
 
  private:
+  const TensorArrayDeviceOps* const device_ops_;
   DataType dtype_ = DT_INVALID;
   TensorShape element_shape_;
 };
 
-// Rows [begin, begin + rows) of `value`, as a new tensor.
-Tensor Rows(const Tensor& value, int64_t begin, int64_t rows) {
+// Rows [begin, begin + rows) of `value`, as a new tensor of the kernel's
+// device.
+absl::StatusOr<Tensor> Rows(const TensorArrayDeviceOps* device_ops, OpKernelContext* ctx,
+                            const Tensor& value, int64_t begin, int64_t rows) {
   TensorShape shape = value.shape();
   const int64_t row = value.dims() > 0 && value.dim_size(0) > 0
                           ? value.NumElements() / value.dim_size(0)
                           : 0;
   shape.set_dim(0, rows);
-  Tensor out(value.dtype(), shape);
-  CopyRows(value, begin, &out, 0, rows, row);
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(ctx->allocator(), value.dtype(), shape));
+  RETURN_IF_ERROR(CopyElementRows(device_ops, ctx, value, begin, &out, 0, rows, row));
   return out;
 }
 
 class TensorArrayScatterOp : public OpKernel {
  public:
+  explicit TensorArrayScatterOp(const TensorArrayDeviceOps* device_ops = nullptr)
+      : device_ops_(device_ops) {}
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
     ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(1)));
@@ -281,18 +312,24 @@ class TensorArrayScatterOp : public OpKernel {
     std::vector<Tensor> rows;
     rows.reserve(indices.size());
     for (size_t i = 0; i < indices.size(); ++i) {
-      Tensor r(value.dtype(), element);
-      CopyRows(value, static_cast<int64_t>(i), &r, 0, 1, row);
+      ASSIGN_OR_RETURN(Tensor r, Tensor::Allocate(ctx->allocator(), value.dtype(), element));
+      RETURN_IF_ERROR(
+          CopyElementRows(device_ops_, ctx, value, static_cast<int64_t>(i), &r, 0, 1, row));
       rows.push_back(std::move(r));
     }
     RETURN_IF_ERROR(ta->WriteMany(indices, rows));
     ctx->set_output(0, ctx->input(3));
     return absl::OkStatus();
   }
+
+ private:
+  const TensorArrayDeviceOps* const device_ops_;
 };
 
 class TensorArrayConcatOp : public OpKernel {
  public:
+  explicit TensorArrayConcatOp(const TensorArrayDeviceOps* device_ops = nullptr)
+      : device_ops_(device_ops) {}
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
     ASSIGN_OR_RETURN(element_shape_except0_, ctx.GetAttr<TensorShape>("element_shape_except0"));
@@ -339,19 +376,22 @@ class TensorArrayConcatOp : public OpKernel {
     const int64_t row = rest.num_elements();
     int64_t at = 0;
     for (const Tensor& e : elements) {
-      CopyRows(e, 0, out, at, e.dim_size(0), row);
+      RETURN_IF_ERROR(CopyElementRows(device_ops_, ctx, e, 0, out, at, e.dim_size(0), row));
       at += e.dim_size(0);
     }
     return absl::OkStatus();
   }
 
  private:
+  const TensorArrayDeviceOps* const device_ops_;
   DataType dtype_ = DT_INVALID;
   TensorShape element_shape_except0_;
 };
 
 class TensorArraySplitOp : public OpKernel {
  public:
+  explicit TensorArraySplitOp(const TensorArrayDeviceOps* device_ops = nullptr)
+      : device_ops_(device_ops) {}
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
     const Tensor& value = ctx->input(1);
@@ -387,13 +427,17 @@ class TensorArraySplitOp : public OpKernel {
     int64_t at = 0;
     for (size_t i = 0; i < len.size(); ++i) {
       indices.push_back(static_cast<int64_t>(i));
-      parts.push_back(Rows(value, at, len[i]));
+      ASSIGN_OR_RETURN(Tensor part, Rows(device_ops_, ctx, value, at, len[i]));
+      parts.push_back(std::move(part));
       at += len[i];
     }
     RETURN_IF_ERROR(ta->WriteMany(indices, parts));
     ctx->set_output(0, ctx->input(3));
     return absl::OkStatus();
   }
+
+ private:
+  const TensorArrayDeviceOps* const device_ops_;
 };
 
 class TensorArraySizeOp : public OpKernel {
@@ -453,6 +497,12 @@ absl::Status ConcatShape(InferenceContext* c) {
                                        : Prepend(TensorShape::kUnknownDim, rest));
   c->set_output(1, TensorShape({TensorShape::kUnknownDim}));
   return absl::OkStatus();
+}
+
+// The factory of an `Op` kernel that moves its elements with `device_ops`.
+template <typename Op>
+KernelFactory WithDeviceOps(const TensorArrayDeviceOps* device_ops) {
+  return [device_ops] { return std::make_unique<Op>(device_ops); };
 }
 
 }  // namespace
@@ -568,6 +618,37 @@ void RegisterTensorArrayKernels(KernelRegistry* kernels) {
   kernels->Register<TensorArraySplitOp>(KernelDef("TensorArraySplitV3", kDeviceTypeCpu));
   kernels->Register<TensorArraySizeOp>(KernelDef("TensorArraySizeV3", kDeviceTypeCpu));
   kernels->Register<TensorArrayCloseOp>(KernelDef("TensorArrayCloseV3", kDeviceTypeCpu));
+}
+
+void RegisterTensorArrayDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
+                                      const std::vector<DataType>& device_types,
+                                      const TensorArrayDeviceOps* device_ops) {
+  auto on = [&](const char* op) { return KernelDef(op, device_type).HostMemory("handle"); };
+  kernels->Register(
+      on("TensorArrayV3").TypeConstraint("dtype", device_types).HostMemory("size"),
+      WithDeviceOps<TensorArrayOp>(device_ops));
+  kernels->Register<TensorArrayGradOp>(on("TensorArrayGradV3").HostMemory("grad_handle"));
+  kernels->Register<TensorArrayGradOp>(on("TensorArrayGradWithShape")
+                                           .HostMemory("grad_handle")
+                                           .HostMemory("shape_to_prepend"));
+  kernels->Register<TensorArrayWriteOp>(
+      on("TensorArrayWriteV3").TypeConstraint("T", device_types).HostMemory("index"));
+  kernels->Register<TensorArrayReadOp>(
+      on("TensorArrayReadV3").TypeConstraint("dtype", device_types).HostMemory("index"));
+  kernels->Register(
+      on("TensorArrayGatherV3").TypeConstraint("dtype", device_types).HostMemory("indices"),
+      WithDeviceOps<TensorArrayGatherOp>(device_ops));
+  kernels->Register(
+      on("TensorArrayScatterV3").TypeConstraint("T", device_types).HostMemory("indices"),
+      WithDeviceOps<TensorArrayScatterOp>(device_ops));
+  kernels->Register(
+      on("TensorArrayConcatV3").TypeConstraint("dtype", device_types).HostMemory("lengths"),
+      WithDeviceOps<TensorArrayConcatOp>(device_ops));
+  kernels->Register(
+      on("TensorArraySplitV3").TypeConstraint("T", device_types).HostMemory("lengths"),
+      WithDeviceOps<TensorArraySplitOp>(device_ops));
+  kernels->Register<TensorArraySizeOp>(on("TensorArraySizeV3").HostMemory("size"));
+  kernels->Register<TensorArrayCloseOp>(on("TensorArrayCloseV3"));
 }
 
 namespace ops {

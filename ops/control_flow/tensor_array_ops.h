@@ -20,17 +20,26 @@
 #define SLUICE_OPS_CONTROL_FLOW_TENSOR_ARRAY_OPS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "base/source_location.h"
 #include "graph/op_registry.h"
 #include "graph/scope.h"
+#include "ops/control_flow/tensor_array.h"
 #include "runtime/kernel_registry.h"
 
 namespace sluice {
 
 absl::Status RegisterTensorArrayOps(OpRegistry* ops);
 void RegisterTensorArrayKernels(KernelRegistry* kernels);
+// The same kernels for a device with its own memory (a GPU): elements of
+// `device_types` and the flow in device memory, moved and zeroed by
+// `device_ops` (which must outlive the registry); handles, indices, sizes
+// and lengths in host memory.
+void RegisterTensorArrayDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
+                                      const std::vector<DataType>& device_types,
+                                      const TensorArrayDeviceOps* device_ops);
 
 namespace ops {
 

@@ -31,7 +31,10 @@ namespace sluice {
 namespace {
 
 using internal::ExpandDimsOp;
+using internal::AnyKernel;
 using internal::GpuArrayTypes;
+using internal::OnlyInt32;
+using internal::ServesInt32;
 using internal::IdentityOp;
 using internal::NoOpKernel;
 using internal::ReshapeOp;
@@ -60,31 +63,6 @@ struct GpuFillImpl {
   }
 };
 
-// ---- Host kernels for int32 ----------------------------------------------------
-
-// A CPU kernel whose every type constraint is exactly {int32}: Add<int32>,
-// Cast<int32, int32>, Sum<int32>, ...
-bool OnlyInt32(const KernelDef& def) {
-  if (def.constraints().empty()) return false;
-  for (const auto& [attr, types] : def.constraints()) {
-    if (types.size() != 1 || types[0] != DT_INT32) return false;
-  }
-  return true;
-}
-
-// A CPU kernel serving int32 among other types (the byte movers' `T in
-// {every fixed-size type}`). Its GPU copy matches those other types too, so
-// it is registered after the device kernels, which serve all of them but
-// int32: only int32 nodes fall through to the copy.
-bool ServesInt32(const KernelDef& def) {
-  if (def.constraints().empty()) return false;
-  for (const auto& [attr, types] : def.constraints()) {
-    if (std::find(types.begin(), types.end(), DT_INT32) == types.end()) return false;
-  }
-  return true;
-}
-
-bool AnyKernel(const KernelDef&) { return true; }
 
 }  // namespace
 

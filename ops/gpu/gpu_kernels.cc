@@ -16,6 +16,8 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuTrainingKernels(kernels);
   RegisterGpuMultiApplyKernels(kernels);
   RegisterGpuSparseTrainingKernels(kernels);
+  // Last: its host kernels serve only what no device kernel above took.
+  RegisterGpuControlFlowKernels(kernels);
 }
 
 }  // namespace sluice

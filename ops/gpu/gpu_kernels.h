@@ -27,6 +27,7 @@ void RegisterGpuTrainingKernels(KernelRegistry* kernels);   // Apply*, AssignAdd
 void RegisterGpuMultiApplyKernels(KernelRegistry* kernels);  // _MultiApply* (grouped updates)
 void RegisterGpuSparseTrainingKernels(KernelRegistry* kernels);  // Scatter*, SparseApply*, Adagrad, Ftrl
 void RegisterGpuArrayKernels(KernelRegistry* kernels);      // Const, Identity, shapes, Fill, Transpose, host int32 kernels
+void RegisterGpuControlFlowKernels(KernelRegistry* kernels);  // loops, stacks, TensorArrays
 
 }  // namespace sluice
 

@@ -1,6 +1,8 @@
 // Values of types a GPU cannot hold (strings) stay off the GPU when a graph
 // is placed over a CPU and a GPU: their feeds, fetches and transfers run on
-// the CPU. Placement only, against a GPU-typed stand-in device: it runs on
+// the CPU; and a loop pinned to the GPU keeps its counters, predicates and
+// handles in host memory and its values in device memory, so no iteration
+// copies between them. Placement only, against a GPU-typed stand-in device: it runs on
 // any machine and needs the GPU kernels registered (a CUDA build), as CI has.
 // (A TF-written graph fetching a string Const failed on an H200 with "no GPU
 // kernel for node '_recv_...' (_Recv) with T=string": the fetch's _Retval had
@@ -12,7 +14,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/algorithm.h"
+#include "graph/control_flow_info.h"
 #include "gtest/gtest.h"
+#include "ops/testutil/dynamic_rnn_lstm.h"
 #include "ops/training/optimizers.h"
 #include "placement/partition.h"
 #include "placement/placer.h"
@@ -166,5 +172,109 @@ TEST(GpuHostTypesTest, SparseUpdatesOfAnEmbeddingOnTheGpuRunOnTheGpu) {
   }
 }
 
-}  // namespace
-}  // namespace sluice
+// Where a node's argument lives on its device: host memory or not.
+struct ArgMemory {
+  bool found = false;
+  ArgMemoryTypes types;
+};
+
+ArgMemory MemoryOf(const Node& n) {
+  ArgMemory m;
+  const std::string type = n.assigned_device() == kGpu0 ? kDeviceTypeGpu : kDeviceTypeCpu;
+  const KernelDef* def = BuiltinKernels()->FindKernelDef(n, type);
+  if (def == nullptr) return m;
+  m.found = true;
+  m.types = HostMemoryArgs(*def, n);
+  return m;
+}
+
+// A tf.nn.dynamic_rnn LSTM training step pinned to GPU:0 (forward loop,
+// gradient loop with its stacks, TensorArrays, the update): every node has
+// a GPU kernel, so none falls back to the CPU; and inside both loops no
+// edge joins a host-memory output to a device-memory input or back, which
+// is where the executor would copy once per iteration.
+TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope s = root.WithDevice(kGpu0);
+  const LstmSizes z{.batch = 4, .time = 5, .depth = 3, .hidden = 6};
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  Output target = ops::Placeholder(s.WithOpName("target"), DT_FLOAT);
+  ops::VariableAndInit kernel = ops::VariableWithInit(
+      s.WithOpName("kernel"),
+      ops::Fill(s, {z.depth + z.hidden, 4 * z.hidden}, 0.1f));
+  ops::VariableAndInit bias = ops::VariableWithInit(
+      s.WithOpName("bias"), ops::Fill(s, {4 * z.hidden}, 0.0f));
+  absl::StatusOr<Output> y =
+      DynamicRnnLstm(s, x, ops::Identity(s, kernel.var),
+                     ops::Identity(s, bias.var), DT_FLOAT, z);
+  ASSERT_TRUE(y.ok()) << y.status();
+  Output loss = ops::Mean(s.WithOpName("loss"),
+                          ops::Square(s, ops::Sub(s, *y, target)), {0, 1, 2});
+  GradientDescentOptimizer sgd(0.1);
+  absl::StatusOr<Node *> train = sgd.Minimize(s, loss, {kernel.var, bias.var});
+  ASSERT_TRUE(train.ok()) << train.status();
+  ASSERT_TRUE(root.ok()) << root.status();
+
+  absl::StatusOr<ClientGraph> cg = BuildClientGraph(
+      *root.graph(), {"x:0", "target:0"}, {"loss:0"}, {(*train)->name()});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  Graph *g = cg->graph.get();
+  LocalDevicesOptions local;
+  local.cpu_threads = 1;
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus =
+      CreateLocalDevices(local);
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  StandInGpu gpu;
+  const std::vector<Device *> devices = {(*cpus)[0].get(), &gpu};
+  PlacerOptions soft;
+  soft.allow_soft_placement = true; // to list every node that has no GPU kernel
+  absl::Status placed = PlaceGraph(g, devices, *BuiltinKernels(), soft);
+  ASSERT_TRUE(placed.ok()) << placed;
+
+  std::vector<std::string> on_cpu;
+  for (const Node *n : g->nodes()) {
+    if (n->assigned_device() != kGpu0 && n->op() != "_Arg" &&
+        n->op() != "_Retval") {
+      on_cpu.push_back(absl::StrCat(n->name(), " (", n->op(), ")"));
+    }
+  }
+  EXPECT_TRUE(on_cpu.empty())
+      << "no GPU kernel: " << absl::StrJoin(on_cpu, ", ");
+
+  absl::StatusOr<std::vector<Node *>> order = TopologicalOrder(*g);
+  ASSERT_TRUE(order.ok()) << order.status();
+  absl::StatusOr<ControlFlowInfo> frames = BuildControlFlowInfo(*g, *order);
+  ASSERT_TRUE(frames.ok()) << frames.status();
+  std::vector<std::string> copies;
+  int loop_edges = 0;
+  for (const Node *n : g->nodes()) {
+    for (const Edge *e : n->out_edges()) {
+      if (e->IsControl())
+        continue;
+      if (frames->frame_of[e->dst->id()] <= 0)
+        continue; // the root frame: once per step
+      const DataType t = e->src->output_type(e->src_output);
+      if (IsRefType(t) || HoldsObjects(t) || BaseType(t) == DT_RESOURCE)
+        continue; // never moved
+      ++loop_edges;
+      const ArgMemory src = MemoryOf(*e->src), dst = MemoryOf(*e->dst);
+      if (!src.found || !dst.found)
+        continue; // listed above
+      const bool src_host = src.types.output_on_host[e->src_output] != 0;
+      const bool dst_host = dst.types.input_on_host[e->dst_input] != 0;
+      if (src_host != dst_host) {
+        copies.push_back(absl::StrCat(e->src->name(), ":", e->src_output, " (",
+                                      src_host ? "host" : "device", ") -> ",
+                                      e->dst->name(), ":", e->dst_input, " (",
+                                      dst_host ? "host" : "device", ")"));
+      }
+    }
+  }
+  EXPECT_GT(loop_edges, 50);
+  EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
+                              << absl::StrJoin(copies, "\n");
+}
+
+} // namespace
+} // namespace sluice

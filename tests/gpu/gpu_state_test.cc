@@ -8,17 +8,20 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "training/mirrored_strategy.h"
 #include "examples/mlp_model.h"
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
+#include "ops/testutil/dynamic_rnn_lstm.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 #include "tests/gpu/gpu_compare.h"
@@ -649,6 +652,109 @@ TEST_F(GpuGraphTest, MirroredFusedMomentumTrainsLikeOnTheCpu) {
   if (DryRunOnCpu()) GTEST_SKIP() << "a dry run renames GPU:0, which the all-reduce's group names";
   ASSERT_NO_FATAL_FAILURE(TrainMirroredSideBySide({kCpu0}, TestSessionOptions(0), {kGpu0},
                                                   TestSessionOptions(1), rng()()));
+}
+
+// ---- Loops and TensorArrays --------------------------------------------------------
+
+// A tf.nn.dynamic_rnn LSTM (ops/testutil/dynamic_rnn_lstm.h) with its loss
+// and gradient-descent step, every node on `device`; the initial weights
+// and the data are fed.
+struct LstmStep {
+  Scope scope;
+  Output x, target, kernel_init, bias_init, loss, kernel, bias;
+  Node* init = nullptr;
+  Node* train = nullptr;
+};
+
+absl::StatusOr<LstmStep> BuildLstmStep(const char* device, const LstmSizes& z) {
+  LstmStep m{Scope::NewRootScope(BuiltinOps())};
+  Scope s = m.scope.WithDevice(device);
+  m.x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  m.target = ops::Placeholder(s.WithOpName("target"), DT_FLOAT);
+  m.kernel_init = ops::Placeholder(s.WithOpName("kernel_init"), DT_FLOAT);
+  m.bias_init = ops::Placeholder(s.WithOpName("bias_init"), DT_FLOAT);
+  ops::VariableAndInit kernel = ops::VariableWithInit(s.WithOpName("kernel"), m.kernel_init);
+  ops::VariableAndInit bias = ops::VariableWithInit(s.WithOpName("bias"), m.bias_init);
+  m.kernel = kernel.var;
+  m.bias = bias.var;
+  ASSIGN_OR_RETURN(Output y, DynamicRnnLstm(s, m.x, ops::Identity(s, kernel.var),
+                                            ops::Identity(s, bias.var), DT_FLOAT, z));
+  m.loss = ops::Mean(s.WithOpName("loss"), ops::Square(s, ops::Sub(s, y, m.target)), {0, 1, 2});
+  GradientDescentOptimizer sgd(0.5);
+  ASSIGN_OR_RETURN(m.train, sgd.Minimize(s, m.loss, {kernel.var, bias.var}));
+  m.init = ops::GlobalVariablesInitializer(s);
+  RETURN_IF_ERROR(m.scope.status());
+  return m;
+}
+
+// A dynamic_rnn LSTM training step pinned to GPU:0: the forward loop, the
+// gradient loop with its stacks and the TensorArrays all run there, no
+// node of either loop has an input copied between host and device memory
+// (the step's trace counts them), and five steps follow the CPU's losses
+// and weights within 1e-4.
+TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) {
+  const LstmSizes z{.batch = 16, .time = 12, .depth = 8, .hidden = 32};
+  absl::StatusOr<LstmStep> on_cpu = BuildLstmStep(kCpu0, z);
+  absl::StatusOr<LstmStep> on_gpu = BuildLstmStep(kGpu0, z);
+  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
+      TestSession::Create(on_cpu->scope, TestSessionOptions(0));
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> gpu =
+      TestSession::Create(on_gpu->scope, TestSessionOptions(1));
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+
+  const Tensor kernel0 = RandomTensor(rng(), DT_FLOAT,
+                                      TensorShape({z.depth + z.hidden, 4 * z.hidden}), -0.2, 0.2);
+  const Tensor bias0 = RandomTensor(rng(), DT_FLOAT, TensorShape({4 * z.hidden}), -0.1, 0.1);
+  for (auto [session, m] : {std::pair{cpu->get(), &*on_cpu}, std::pair{gpu->get(), &*on_gpu}}) {
+    absl::StatusOr<std::vector<Tensor>> done =
+        session->Run({{m->kernel_init, kernel0}, {m->bias_init, bias0}}, {}, {m->init});
+    ASSERT_TRUE(done.ok()) << done.status();
+  }
+  for (int step = 0; step < 5; ++step) {
+    const Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
+    const Tensor target =
+        RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
+    absl::StatusOr<std::vector<Tensor>> want =
+        (*cpu)->Run({{on_cpu->x, x}, {on_cpu->target, target}}, {on_cpu->loss}, {on_cpu->train});
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<std::vector<Tensor>> got =
+        (*gpu)->Run({{on_gpu->x, x}, {on_gpu->target, target}}, {on_gpu->loss}, {on_gpu->train});
+    ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
+    EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "loss, step " << step;
+  }
+  absl::StatusOr<std::vector<Tensor>> want = (*cpu)->Run({}, {on_cpu->kernel, on_cpu->bias});
+  absl::StatusOr<std::vector<Tensor>> got = (*gpu)->Run({}, {on_gpu->kernel, on_gpu->bias});
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "kernel";
+  EXPECT_TRUE(Close((*got)[1], (*want)[1], 1e-4)) << "bias";
+  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/basic_lstm_cell/split", kGpu0));
+  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/TensorArrayReadV3", kGpu0));
+  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/LoopCond", kGpu0));
+
+  // One traced step: which loop nodes had an input copied, and how often.
+  RunOptions trace;
+  trace.trace = true;
+  RunMetadata metadata;
+  const Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
+  const Tensor target =
+      RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
+  absl::StatusOr<std::vector<Tensor>> traced = (*gpu)->session()->Run(
+      {{"x", x}, {"target", target}}, {}, {on_gpu->train->name()}, trace, &metadata);
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  int loop_nodes_run = 0;
+  std::map<std::string, int> copied;  // loop node -> inputs copied over the step
+  for (const NodeExecStats& n : metadata.step_stats.nodes) {
+    if (!absl::StrContains(n.node_name, "while")) continue;
+    ++loop_nodes_run;
+    if (n.input_copies > 0) copied[n.node_name] += n.input_copies;
+  }
+  EXPECT_GT(loop_nodes_run, 2 * z.time * 20);  // both loops ran every iteration
+  std::string list;
+  for (const auto& [node, count] : copied) absl::StrAppend(&list, "\n  ", node, ": ", count);
+  EXPECT_TRUE(copied.empty()) << "inputs copied inside the loops:" << list;
 }
 
 // ---- Logical GPUs (runtime/gpu/logical_gpus.h) ----------------------------------

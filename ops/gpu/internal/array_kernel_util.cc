@@ -1,6 +1,7 @@
 // The dtypes of the GPU array kernels (see array_kernel_util.h).
 #include "ops/gpu/internal/array_kernel_util.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace sluice {
@@ -12,6 +13,24 @@ const std::vector<DataType>& GpuArrayTypes() {
                                 DT_INT16, DT_INT8,   DT_UINT16, DT_UINT8,    DT_BOOL};
   return *types;
 }
+
+bool OnlyInt32(const KernelDef& def) {
+  if (def.constraints().empty()) return false;
+  for (const auto& [attr, types] : def.constraints()) {
+    if (types.size() != 1 || types[0] != DT_INT32) return false;
+  }
+  return true;
+}
+
+bool ServesInt32(const KernelDef& def) {
+  if (def.constraints().empty()) return false;
+  for (const auto& [attr, types] : def.constraints()) {
+    if (std::find(types.begin(), types.end(), DT_INT32) == types.end()) return false;
+  }
+  return true;
+}
+
+bool AnyKernel(const KernelDef&) { return true; }
 
 }  // namespace internal
 }  // namespace sluice

@@ -22,6 +22,17 @@ namespace internal {
 // int32 instances are the CPU kernels run on the host.
 const std::vector<DataType>& GpuArrayTypes();
 
+// Which CPU kernels KernelRegistry::RegisterHostKernels copies to the GPU:
+// OnlyInt32, a kernel whose every type constraint is exactly {int32}
+// (Add<int32>, Less<int32>, Sum<int32>, ...); ServesInt32, a kernel serving
+// int32 among other types (the byte movers' `T in {every fixed-size
+// type}`), whose GPU copy matches those other types too, so it is
+// registered after the device kernels, which serve all of them but int32,
+// and only int32 nodes fall through to it; AnyKernel, every kernel.
+bool OnlyInt32(const KernelDef& def);
+bool ServesInt32(const KernelDef& def);
+bool AnyKernel(const KernelDef& def);
+
 // Registers the GPU kernels of array_index_kernels.cc: Transpose, Tile,
 // ConcatV2, Concat, Split, Pack, Unpack, Slice, StridedSlice,
 // StridedSliceGrad, GatherV2, Gather, UnsortedSegmentSum.
