@@ -40,6 +40,7 @@ targets=(
   //ops/gpu:vector_loop_test
   //bench:gpu_matmul
   //bench:gpu_mlp_step
+  //bench:gpu_lstm_step
   //bench:gpu_copy_bandwidth
   //bench:gpu_nccl_allreduce
   //examples:mlp
@@ -69,7 +70,7 @@ for t in "${targets[@]}"; do
   name=${t##*:}
   cp -L "bazel-bin/$pkg/$name" "$root/bin/$name"
 done
-cp bench/torch_gpu_mlp.py bench/torch_gpu_matmul.py "$root/bench/"
+cp bench/torch_gpu_mlp.py bench/torch_gpu_matmul.py bench/torch_gpu_lstm.py "$root/bench/"
 cp tests/gpu/run_bundle.sh "$root/run.sh"
 chmod +x "$root/run.sh"
 
