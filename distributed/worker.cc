@@ -22,6 +22,7 @@
 #include "graph/graph_def_io.h"
 #include "base/status_macros.h"
 #include "runtime/executor.h"
+#include "runtime/step_gate.h"
 #include "runtime/step_partitions.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/collective/mailbox.h"
@@ -141,6 +142,10 @@ class Worker::Impl {
   // Declared first, destroyed last: executors and rendezvous use them.
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<std::string, Device*> device_by_name_;
+  // Steps pass it shared, a step that records (runtime/step_replay.h)
+  // alone; used when a device can record and capture_steps is on.
+  StepGate step_gate_;
+  bool capture_steps_ = false;
   CallPool call_pool_;  // remote fetches; outlives every rendezvous below
   // Collectives: pushed values land in push_pool_ memory and wait in
   // mailbox_; the executor runs the partitions' collective ops over the
@@ -188,7 +193,10 @@ absl::Status Worker::Impl::Init() {
   LocalDevicesOptions local = options_.session.devices;
   local.name_prefix = options_.task;
   ASSIGN_OR_RETURN(devices_, CreateDevices(options_.session.backends, local));
-  for (const auto& d : devices_) device_by_name_[d->name()] = d.get();
+  for (const auto& d : devices_) {
+    device_by_name_[d->name()] = d.get();
+    capture_steps_ |= options_.session.capture_steps && d->can_capture();
+  }
   return absl::OkStatus();
 }
 
@@ -286,8 +294,11 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
   }
   auto graph = std::make_shared<RegisteredGraph>();
   graph->session_handle = session_handle;
-  absl::StatusOr<std::unique_ptr<StepPartitions>> built =
-      StepPartitions::Build(std::move(graphs), options_.session.ops, *options_.session.kernels);
+  StepPartitionsOptions capture;
+  capture.capture_steps = capture_steps_;
+  capture.gate = capture_steps_ ? &step_gate_ : nullptr;
+  absl::StatusOr<std::unique_ptr<StepPartitions>> built = StepPartitions::Build(
+      std::move(graphs), options_.session.ops, *options_.session.kernels, capture);
   RETURN_IF_ERROR(WithTask(built.status()));
   graph->partitions = *std::move(built);
   for (const StepPartitions::Part& part : graph->partitions->parts()) {
@@ -436,7 +447,7 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
     absl::MutexLock lock(&runs_mu_);
     ++runs_in_flight_;
   }
-  state->graph->partitions->RunAsync(args, [this, state](absl::Status s) {
+  auto finish = [this, state](absl::Status s) {
     // Let go of the executors and the rendezvous here, before the worker
     // may be destroyed (it waits for runs_in_flight_), not whenever the
     // last reference to `state` goes. RunGraph holds its own references.
@@ -448,7 +459,17 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
     graph = nullptr;
     absl::MutexLock lock(&runs_mu_);
     --runs_in_flight_;
-  });
+  };
+  const StepPartitions& partitions = *state->graph->partitions;
+  if (partitions.replayable()) {
+    // One partition that may be recorded or replayed (a GPU's, with no
+    // transfers: a step with _Send/_Recv is never recorded) runs here, to
+    // its end; it waits for no other task.
+    bool replayed = false;
+    finish(partitions.RunStep(args, &replayed));
+    return;
+  }
+  partitions.RunAsync(args, std::move(finish));
 }
 
 absl::Status Worker::Impl::RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals) {

@@ -53,6 +53,9 @@ class ExecutorImpl : public Executor {
 
   void RunAsync(const Args& args, std::function<void(absl::Status)> done) override;
   const Graph& graph() const override { return layout_->graph(); }
+  const OpKernel* KernelOf(const Node& node) const override {
+    return layout_->item(layout_->item_of(node)).kernel.get();
+  }
 
  private:
   struct AsyncRun;

@@ -103,6 +103,8 @@ class Executor {
   absl::Status Run(const Args& args);
 
   virtual const Graph& graph() const = 0;
+  // The kernel the executor built for `node`, a node of graph().
+  virtual const OpKernel* KernelOf(const Node& node) const = 0;
 };
 
 }  // namespace sluice

@@ -85,6 +85,7 @@ absl::Status ExecutorLayout::Initialize(const KernelRegistry& kernels) {
   }
   RETURN_IF_ERROR(InitializeFrames(order, item_of));
   MarkReadsOrderedAfterUpdates(item_of);
+  item_of_ = item_of;
   for (NodeItem& item : items_) {
     for (const Edge* e : item.node->out_edges()) {
       const NodeItem& dst = items_[item_of[e->dst->id()]];

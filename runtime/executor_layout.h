@@ -118,6 +118,8 @@ class ExecutorLayout {
   FunctionRuntime* function_runtime() const { return function_runtime_; }
   // Items are numbered in topological order (NextIteration back-edges aside).
   const NodeItem& item(int id) const { return items_[id]; }
+  // The item of `node`, a node of graph().
+  int item_of(const Node& node) const { return item_of_[node.id()]; }
   int num_items() const { return static_cast<int>(items_.size()); }
   // frame(0) is the root frame.
   const FrameLayout& frame(int f) const { return frames_[f]; }
@@ -138,6 +140,7 @@ class ExecutorLayout {
   Device* const device_;
   FunctionRuntime* const function_runtime_;
   std::vector<NodeItem> items_;
+  std::vector<int> item_of_;  // by node id
   std::vector<FrameLayout> frames_;
   std::vector<int> roots_;
 };

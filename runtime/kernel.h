@@ -190,6 +190,13 @@ class OpKernel {
   virtual bool IsExpensive() const { return true; }
   // Non-null for kernels that finish later (AsyncOpKernel).
   virtual AsyncOpKernel* AsAsync() { return nullptr; }
+  // For a stateful op: whether a recorded step (runtime/step_replay.h)
+  // replays this kernel right, because the state it carries from run to
+  // run lives in device memory and advances in the recorded work (a random
+  // op's counter), or because it has none worth keeping (a collective of
+  // one member). Other stateful kernels keep their steps from being
+  // recorded.
+  virtual bool ReplaysRight() const { return false; }
 };
 
 // A kernel that waits for something outside the step's dataflow (a tensor

@@ -24,8 +24,13 @@ std::vector<int64_t> CollectiveGroupsOf(const Graph& graph) {
 }
 
 absl::StatusOr<std::unique_ptr<StepPartitions>> StepPartitions::Build(
-    std::vector<PartitionGraph> graphs, const OpRegistry* ops, const KernelRegistry& kernels) {
+    std::vector<PartitionGraph> graphs, const OpRegistry* ops, const KernelRegistry& kernels,
+    const StepPartitionsOptions& options) {
+  if (options.capture_steps && options.gate == nullptr) {
+    return absl::InvalidArgumentError("StepPartitions: capture_steps needs a StepGate");
+  }
   std::unique_ptr<StepPartitions> out(new StepPartitions);
+  out->gate_ = options.gate;
   std::set<int64_t> groups;
   for (PartitionGraph& g : graphs) {
     if (g.device == nullptr) return absl::InvalidArgumentError("a partition has no device");
@@ -59,6 +64,10 @@ absl::StatusOr<std::unique_ptr<StepPartitions>> StepPartitions::Build(
     out->parts_.push_back(std::move(part));
   }
   out->collective_groups_.assign(groups.begin(), groups.end());
+  if (options.capture_steps && out->parts_.size() == 1) {
+    const Part& p = out->parts_[0];
+    out->replay_ = StepReplay::Create(p.device, p.executor.get());
+  }
   return out;
 }
 
@@ -81,6 +90,13 @@ absl::Status StepPartitions::RootCause(const Executor::Args& args, absl::Status 
 }
 
 void StepPartitions::RunAsync(Executor::Args args, std::function<void(absl::Status)> done) const {
+  if (gate_ != nullptr) {
+    gate_->EnterShared();
+    done = [gate = gate_, done = std::move(done)](absl::Status s) {
+      gate->ExitShared();
+      done(std::move(s));
+    };
+  }
   // A step of several partitions needs a rendezvous for their transfers;
   // one made here lives until `done`.
   std::shared_ptr<LocalRendezvous> own;
@@ -104,6 +120,34 @@ void StepPartitions::RunAsync(Executor::Args args, std::function<void(absl::Stat
 }
 
 absl::Status StepPartitions::Run(const Executor::Args& args) const {
+  if (parts_.size() == 1 && gate_ != nullptr) {
+    gate_->EnterShared();
+    absl::Status s = RunUngated(args);
+    gate_->ExitShared();
+    return s;
+  }
+  return RunUngated(args);
+}
+
+absl::Status StepPartitions::RunStep(const Executor::Args& args, bool* replayed) const {
+  *replayed = false;
+  if (replay_ == nullptr) return Run(args);
+  absl::Status s;
+  // A step that would record passes the gate alone, but only if no step is
+  // inside (one may be waiting for another, and recording can wait).
+  if (replay_->NeedsExclusiveDevice(*args.call_frame) && gate_->TryEnterAlone()) {
+    s = replay_->Run(args, /*may_record=*/true, replayed);
+    gate_->ExitAlone();
+  } else {
+    gate_->EnterShared();
+    s = replay_->Run(args, /*may_record=*/false, replayed);
+    gate_->ExitShared();
+  }
+  if (!s.ok()) StopStep(args, s);
+  return RootCause(args, s);
+}
+
+absl::Status StepPartitions::RunUngated(const Executor::Args& args) const {
   if (parts_.size() == 1) {
     // The common local step, without the barrier and the hand-off
     // (executor_empty_run pays ~0.4 us for them); the same outcome.

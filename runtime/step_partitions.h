@@ -17,6 +17,13 @@
 // rendezvous was aborted with when set (a partition's own failure, or an
 // abort from outside, such as the master's), else the first failure.
 //
+// Step capture (runtime/step_replay.h), for the local session and a
+// cluster worker alike: with StepPartitionsOptions::capture_steps, a
+// signature of one partition whose device can record (a GPU) is recorded
+// once its feed shapes repeat and replayed from then on (RunStep). Every
+// step passes the options' StepGate shared; a step that records passes it
+// alone, so no other step queues work on the device meanwhile.
+//
 // Thread-safe: concurrent steps may run the same StepPartitions (each with
 // its own Args). Ownership: devices and the kernel registry are borrowed
 // and must outlive it; a step's rendezvous, call frame and collective
@@ -36,6 +43,8 @@
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/step_gate.h"
+#include "runtime/step_replay.h"
 
 namespace sluice {
 
@@ -45,6 +54,15 @@ struct PartitionGraph {
   Device* device = nullptr;
   tensorflow::GraphDef def;
   std::unique_ptr<Graph> graph;  // when set, `def` is only kept for reports
+};
+
+struct StepPartitionsOptions {
+  // Record and replay a one-partition step whose device can capture.
+  // Needs `gate`.
+  bool capture_steps = false;
+  // Shared by every StepPartitions of one session or worker, borrowed (it
+  // must outlive them); null: steps pass no gate.
+  StepGate* gate = nullptr;
 };
 
 class StepPartitions {
@@ -63,7 +81,8 @@ class StepPartitions {
   // on its device and creates its executor with it. Errors name the
   // partition's device (and the node, for a kernel that cannot be built).
   static absl::StatusOr<std::unique_ptr<StepPartitions>> Build(
-      std::vector<PartitionGraph> graphs, const OpRegistry* ops, const KernelRegistry& kernels);
+      std::vector<PartitionGraph> graphs, const OpRegistry* ops, const KernelRegistry& kernels,
+      const StepPartitionsOptions& options = {});
 
   // Runs one step (see above); `done` is called once. When args.rendezvous
   // is null and there is more than one partition, the step gets an
@@ -71,6 +90,13 @@ class StepPartitions {
   void RunAsync(Executor::Args args, std::function<void(absl::Status)> done) const;
   // RunAsync, waiting for it.
   absl::Status Run(const Executor::Args& args) const;
+  // Whether steps may be recorded and replayed (see above).
+  bool replayable() const { return replay_ != nullptr; }
+  // Run, for a replayable signature through its recording: the step runs
+  // through the executor, records (when it may pass the gate alone) or
+  // replays; *replayed says whether it was a replay. A traced step
+  // (args.stats) runs through the executor.
+  absl::Status RunStep(const Executor::Args& args, bool* replayed) const;
 
   const std::vector<Part>& parts() const { return parts_; }
   // The group_key of every collective op of the partitions, sorted.
@@ -84,8 +110,13 @@ class StepPartitions {
   // The step's error: the rendezvous's abort status when set, else `failure`.
   static absl::Status RootCause(const Executor::Args& args, absl::Status failure);
 
+  // Run without passing the gate.
+  absl::Status RunUngated(const Executor::Args& args) const;
+
   std::vector<Part> parts_;
   std::vector<int64_t> collective_groups_;
+  StepGate* gate_ = nullptr;
+  std::unique_ptr<StepReplay> replay_;  // for a replayable signature
 };
 
 // The group_key of every collective op in `graph` (nodes with group_key and

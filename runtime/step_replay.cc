@@ -23,12 +23,16 @@ struct StepReplay::Recording {
 
 namespace {
 
-// Ops whose state would be frozen into a recording, and control flow (a
-// recording would freeze the branches and trip counts of its step).
-bool BlocksRecording(const Node& n) {
+// Ops whose state would be frozen into a recording (unless their kernel
+// says it replays right), and control flow (a recording would freeze the
+// branches and trip counts of its step).
+bool BlocksRecording(const Node& n, const OpKernel* kernel) {
   const OpDef& def = n.op_def();
   if (def.control_flow != ControlFlowRole::kNone) return true;
-  return def.is_stateful && !def.is_variable && n.op() != kArgOp && n.op() != kRetvalOp;
+  if (!def.is_stateful || def.is_variable || n.op() == kArgOp || n.op() == kRetvalOp) {
+    return false;
+  }
+  return kernel == nullptr || !kernel->ReplaysRight();
 }
 
 bool LogCapture() {
@@ -42,7 +46,7 @@ std::unique_ptr<StepReplay> StepReplay::Create(Device* device, Executor* executo
                                                StepReplayOptions options) {
   if (device == nullptr || executor == nullptr || !device->can_capture()) return nullptr;
   for (const Node* n : executor->graph().nodes()) {
-    if (BlocksRecording(*n)) {
+    if (BlocksRecording(*n, executor->KernelOf(*n))) {
       if (LogCapture()) {
         std::fprintf(stderr, "sluice: step capture on %s: not recorded: %s is stateful\n",
                      device->name().c_str(), n->DebugName().c_str());

@@ -15,9 +15,13 @@
 //   bool replayed;
 //   if (replay != nullptr) status = replay->Run(args, /*may_record=*/true, &replayed);
 //
-// What can be recorded: a step of one device that can capture, whose ops are
-// stateless apart from variables, feeds and fetches (a random op's host-side
-// counter or a collective's rendezvous would be frozen into the recording).
+// What can be recorded: a step of one device that can capture, without
+// control flow, whose stateful ops are variables, feeds, fetches and
+// kernels that replay right (OpKernel::ReplaysRight: a GPU random op, whose
+// Philox counter lives in device memory and advances in the recording; a
+// collective of one member, which only hands its input on). Any other
+// stateful op keeps the step out (a host-side counter or a collective's
+// rendezvous would be frozen into the recording).
 // The recording fails (and the signature runs through the executor from then
 // on) where a kernel copies device memory to the host. Variables are
 // updated in place where the step allows; where an update copies on write (a

@@ -22,7 +22,7 @@
 #include "runtime/rendezvous.h"
 #include "runtime/step_deadline.h"
 #include "runtime/step_partitions.h"
-#include "runtime/step_replay.h"
+#include "runtime/step_gate.h"
 
 namespace sluice {
 namespace {
@@ -31,8 +31,6 @@ namespace {
 struct LocalSignature {
   ClientGraph client;
   std::unique_ptr<StepPartitions> partitions;
-  // Set for a one-partition step on a device that can record it.
-  std::unique_ptr<StepReplay> replay;
 };
 
 class DirectSession : public Session {
@@ -51,8 +49,6 @@ class DirectSession : public Session {
   absl::Status Close() override;
 
  private:
-  // Runs a step whose signature may be recorded and replayed.
-  absl::Status RunReplayable(const LocalSignature& c, const Executor::Args& args, bool* replayed);
   absl::StatusOr<std::shared_ptr<LocalSignature>> Compile(const std::vector<std::string>& feeds,
                                                           const std::vector<std::string>& fetches,
                                                           const std::vector<std::string>& targets);
@@ -65,10 +61,10 @@ class DirectSession : public Session {
   CollectiveMailbox collective_mailbox_;
   CollectiveExecutor collectives_{&collective_mailbox_, config_.backends};
   std::atomic<int64_t> next_step_id_{1};
-  // Steps hold it shared; a step that records (StepReplay) holds it
-  // exclusively, so nothing else queues work on its device meanwhile. Used
-  // only when some device can record.
-  absl::Mutex steps_mu_;
+  // Steps pass it shared; a step that records (runtime/step_replay.h)
+  // alone, so nothing else queues work on its device meanwhile. Used only
+  // when some device can record.
+  StepGate step_gate_;
   bool any_device_can_capture_ = false;
   SignatureCache<LocalSignature> signatures_;
   mutable absl::Mutex mu_;
@@ -117,13 +113,12 @@ absl::StatusOr<std::shared_ptr<LocalSignature>> DirectSession::Compile(
     graphs.push_back(std::move(g));
   }
   auto signature = std::make_shared<LocalSignature>();
-  ASSIGN_OR_RETURN(signature->partitions,
-                   StepPartitions::Build(std::move(graphs), config_.ops, *config_.kernels));
+  StepPartitionsOptions capture;
+  capture.capture_steps = any_device_can_capture_;
+  capture.gate = any_device_can_capture_ ? &step_gate_ : nullptr;
+  ASSIGN_OR_RETURN(signature->partitions, StepPartitions::Build(std::move(graphs), config_.ops,
+                                                                *config_.kernels, capture));
   signature->client = std::move(c.client);
-  const std::vector<StepPartitions::Part>& parts = signature->partitions->parts();
-  if (config_.capture_steps && parts.size() == 1) {
-    signature->replay = StepReplay::Create(parts[0].device, parts[0].executor.get());
-  }
   return signature;
 }
 
@@ -163,15 +158,7 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   }
   const StepDeadline deadline(timeout_ms, args.rendezvous);
   bool replayed = false;
-  if (!any_device_can_capture_) {
-    RETURN_IF_ERROR(c->partitions->Run(args));
-  } else if (c->replay != nullptr) {
-    RETURN_IF_ERROR(RunReplayable(*c, args, &replayed));
-  } else {
-    // Kept out while a step of the same devices records.
-    absl::ReaderMutexLock lock(&steps_mu_);
-    RETURN_IF_ERROR(c->partitions->Run(args));
-  }
+  RETURN_IF_ERROR(c->partitions->RunStep(args, &replayed));
   if (metadata != nullptr) {
     metadata->step_replayed = replayed;
     if (collector) metadata->step_stats = collector->Finish();
@@ -183,20 +170,6 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
     }
   }
   return std::move(frame.retvals);
-}
-
-absl::Status DirectSession::RunReplayable(const LocalSignature& c, const Executor::Args& args,
-                                          bool* replayed) {
-  // A step that would record takes the session's steps exclusively, but
-  // only if none is running: one may be waiting for another (a queue), and
-  // recording can wait for a later step.
-  if (c.replay->NeedsExclusiveDevice(*args.call_frame) && steps_mu_.TryLock()) {
-    absl::Status s = c.replay->Run(args, /*may_record=*/true, replayed);
-    steps_mu_.Unlock();
-    return s;
-  }
-  absl::ReaderMutexLock lock(&steps_mu_);
-  return c.replay->Run(args, /*may_record=*/false, replayed);
 }
 
 std::vector<std::string> DirectSession::ListDevices() const {

@@ -111,6 +111,11 @@ absl::StatusOr<CollectiveParams> ReadParams(const OpKernelConstruction& ctx, Col
 // Runs one execution of `params` on the step's collective executor and sets
 // output 0 from its result.
 class CollectiveOpBase : public AsyncOpKernel {
+ public:
+  // A group of one hands its input on (runtime/collective): nothing to
+  // keep from run to run, so a recorded step may contain it.
+  bool ReplaysRight() const override { return params_.group_size() == 1; }
+
  protected:
   void Launch(OpKernelContext* ctx, const Tensor& input, DoneCallback done) const {
     CollectiveExecutor* collectives = ctx->collective_executor();
@@ -249,6 +254,15 @@ void RegisterCollectiveKernels(KernelRegistry* kernels) {
   RegisterOnDevices<CollectiveBcastSendOp>(kernels, "CollectiveBcastSend", "input");
   RegisterOnDevices<CollectiveBcastRecvOp>(kernels, "CollectiveBcastRecv", nullptr);
   RegisterOnDevices<CollectiveGatherOp>(kernels, "CollectiveGather", "input");
+}
+
+void RegisterCollectiveKernelsOn(KernelRegistry* kernels, const std::string& device_type,
+                                 const std::vector<DataType>& types) {
+  auto on = [&](const char* op) { return KernelDef(op, device_type).TypeConstraint("T", types); };
+  kernels->Register<CollectiveReduceOp>(on("CollectiveReduce"));
+  kernels->Register<CollectiveBcastSendOp>(on("CollectiveBcastSend"));
+  kernels->Register<CollectiveBcastRecvOp>(on("CollectiveBcastRecv"));
+  kernels->Register<CollectiveGatherOp>(on("CollectiveGather"));
 }
 
 }  // namespace sluice

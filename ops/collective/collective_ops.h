@@ -59,6 +59,10 @@ inline constexpr int64_t kGradientInstanceOffset = 1 << 20;
 absl::Status RegisterCollectiveOps(OpRegistry* ops);
 absl::Status RegisterCollectiveGradients(OpRegistry* ops);
 void RegisterCollectiveKernels(KernelRegistry* kernels);  // CPU and GPU
+// The same kernels, for `types` on a device type of its own (a test's fake
+// device: every argument in the device's memory).
+void RegisterCollectiveKernelsOn(KernelRegistry* kernels, const std::string& device_type,
+                                 const std::vector<DataType>& types);
 
 namespace ops {
 

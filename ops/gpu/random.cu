@@ -46,7 +46,8 @@ struct UniformBits<__nv_bfloat16> {
 
 template <typename T, RandomDistribution kDist>
 __global__ void RandomFloatKernel(T* __restrict__ out, int64_t n, philox::Key key,
-                                  uint64_t base) {
+                                  const uint64_t* __restrict__ counter) {
+  const uint64_t base = *counter;
   const int64_t blocks = (n + 3) / 4;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks;
@@ -69,9 +70,20 @@ __global__ void RandomFloatKernel(T* __restrict__ out, int64_t n, philox::Key ke
   }
 }
 
+// After a fill: its counter moves past the blocks it read, in stream order,
+// so the next fill (or the next replay of a recorded step) reads new ones.
+__global__ void AdvanceCounterKernel(uint64_t* counter, uint64_t blocks) { *counter += blocks; }
+
+cudaError_t Advance(uint64_t* counter, int64_t blocks, cudaStream_t stream) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  AdvanceCounterKernel<<<1, 1, 0, stream>>>(counter, static_cast<uint64_t>(blocks));
+  return cudaGetLastError();
+}
+
 template <typename T>
 cudaError_t LaunchTyped(RandomDistribution dist, T* out, int64_t n, philox::Key key,
-                        uint64_t base, cudaStream_t stream) {
+                        uint64_t* base, cudaStream_t stream) {
   const int grid = GridFor(RandomFloatBlocks(n));
   switch (dist) {
     case RandomDistribution::kUniform:
@@ -89,14 +101,15 @@ cudaError_t LaunchTyped(RandomDistribution dist, T* out, int64_t n, philox::Key 
     default:
       return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
+  return Advance(base, RandomFloatBlocks(n), stream);
 }
 
 // Values lo + offset, summed in unsigned arithmetic (no signed overflow;
 // offset < range, so the result is in [lo, hi) and fits T).
 template <typename T>
 __global__ void RandomIntKernel(T* __restrict__ out, int64_t n, int64_t lo, uint64_t range,
-                                philox::Key key, uint64_t base) {
+                                philox::Key key, const uint64_t* __restrict__ counter) {
+  const uint64_t base = *counter;
   const int64_t blocks = (n + 1) / 2;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks;
@@ -116,40 +129,40 @@ __global__ void RandomIntKernel(T* __restrict__ out, int64_t n, int64_t lo, uint
 }
 
 template <typename T>
-cudaError_t LaunchInt(T* out, int64_t n, int64_t lo, uint64_t range, uint64_t key, uint64_t base,
-                      cudaStream_t stream) {
+cudaError_t LaunchInt(T* out, int64_t n, int64_t lo, uint64_t range, uint64_t key,
+                      uint64_t* counter, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   if (range == 0) return cudaErrorInvalidValue;
   RandomIntKernel<T><<<GridFor(RandomIntBlocks(n)), kThreads, 0, stream>>>(
-      out, n, lo, range, philox::KeyFromU64(key), base);
-  return cudaGetLastError();
+      out, n, lo, range, philox::KeyFromU64(key), counter);
+  return Advance(counter, RandomIntBlocks(n), stream);
 }
 
 }  // namespace
 
 cudaError_t LaunchRandomFloat(RandomDistribution dist, RandomElement element, void* out,
-                              int64_t n, uint64_t key, uint64_t base, cudaStream_t stream) {
+                              int64_t n, uint64_t key, uint64_t* counter, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   const philox::Key k = philox::KeyFromU64(key);
   switch (element) {
     case RandomElement::kFloat:
-      return LaunchTyped(dist, static_cast<float*>(out), n, k, base, stream);
+      return LaunchTyped(dist, static_cast<float*>(out), n, k, counter, stream);
     case RandomElement::kHalf:
-      return LaunchTyped(dist, static_cast<__half*>(out), n, k, base, stream);
+      return LaunchTyped(dist, static_cast<__half*>(out), n, k, counter, stream);
     case RandomElement::kBFloat16:
-      return LaunchTyped(dist, static_cast<__nv_bfloat16*>(out), n, k, base, stream);
+      return LaunchTyped(dist, static_cast<__nv_bfloat16*>(out), n, k, counter, stream);
   }
   return cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchRandomUniformInt(int32_t* out, int64_t n, int32_t lo, uint64_t range,
-                                   uint64_t key, uint64_t base, cudaStream_t stream) {
-  return LaunchInt(out, n, lo, range, key, base, stream);
+                                   uint64_t key, uint64_t* counter, cudaStream_t stream) {
+  return LaunchInt(out, n, lo, range, key, counter, stream);
 }
 
 cudaError_t LaunchRandomUniformInt(int64_t* out, int64_t n, int64_t lo, uint64_t range,
-                                   uint64_t key, uint64_t base, cudaStream_t stream) {
-  return LaunchInt(out, n, lo, range, key, base, stream);
+                                   uint64_t key, uint64_t* counter, cudaStream_t stream) {
+  return LaunchInt(out, n, lo, range, key, counter, stream);
 }
 
 }  // namespace sluice::gpu

@@ -1,17 +1,21 @@
 // The GPU's part of the random ops (the shells: ops/random/random_kernels.h):
 // Philox4x32-10 (ops/gpu/philox.h) keyed per kernel from (seed, seed2) — or
-// from std::random_device when both are 0, as on the CPU — and a counter
-// that each run advances atomically by the blocks it reads, so successive
-// runs differ and a seeded graph repeats exactly.
+// from std::random_device when both are 0, as on the CPU — and a counter in
+// device memory that each run advances on the GPU by the blocks it reads
+// (ops/gpu/random.cu.h), so successive runs differ, a seeded graph repeats
+// exactly, and a recorded step (runtime/step_replay.h) draws anew at every
+// replay.
 // `shape` (and RandomUniformInt's minval/maxval, which are checked on the
 // host) are HostMemory; the output is written by the CUDA kernel.
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <random>
 #include <type_traits>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
@@ -49,6 +53,8 @@ constexpr gpu::RandomDistribution GpuDistribution(RandomDistribution dist) {
 // Philox key and its next unused counter block.
 class GpuRandomGen {
  public:
+  static constexpr bool kCounterOnDevice = true;
+
   void Seed(const std::array<uint32_t, 4>& words) {
     // The same seeds always give the same key (seed_seq is specified).
     std::seed_seq seq(words.begin(), words.end());
@@ -61,28 +67,49 @@ class GpuRandomGen {
   absl::Status Floats(OpKernelContext* ctx, RandomDistribution dist, Tensor* out) {
     const int64_t n = out->NumElements();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    const uint64_t base = ReserveBlocks(gpu::RandomFloatBlocks(n));
+    absl::MutexLock lock(&mu_);  // a fill and its advance, unparted by another run's
+    ASSIGN_OR_RETURN(uint64_t* counter, Counter(ctx, stream));
     return LaunchStatus(ctx, gpu::LaunchRandomFloat(GpuDistribution(dist), ElementOf<T>(),
-                                                    out->raw_data(), n, key_, base, stream));
+                                                    out->raw_data(), n, key_, counter, stream));
   }
 
   template <typename T>
   absl::Status Ints(OpKernelContext* ctx, T lo, uint64_t range, Tensor* out) {
     const int64_t n = out->NumElements();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    const uint64_t base = ReserveBlocks(gpu::RandomIntBlocks(n));
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(uint64_t* counter, Counter(ctx, stream));
     return LaunchStatus(
-        ctx, gpu::LaunchRandomUniformInt(out->data<T>(), n, lo, range, key_, base, stream));
+        ctx, gpu::LaunchRandomUniformInt(out->data<T>(), n, lo, range, key_, counter, stream));
   }
 
  private:
-  // The first of `blocks` counter blocks that are this run's alone.
-  uint64_t ReserveBlocks(int64_t blocks) {
-    return next_block_.fetch_add(static_cast<uint64_t>(blocks), std::memory_order_relaxed);
+  // The kernel's counter, made (and zeroed, on `stream`) by its first run,
+  // which must not be part of a recording: a recorded zeroing would restart
+  // the sequence at every replay. A step is recorded only after it ran
+  // through the executor, so this holds for a recorded step's kernels.
+  absl::StatusOr<uint64_t*> Counter(OpKernelContext* ctx, cudaStream_t stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (counter_.IsInitialized()) return static_cast<uint64_t*>(counter_.raw_data());
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess ||
+        capture != cudaStreamCaptureStatusNone) {
+      (void)cudaGetLastError();
+      return absl::FailedPreconditionError(absl::StrCat(
+          ctx->node().name(), ": a random op's first run cannot be recorded (its counter is made "
+                              "then)"));
+    }
+    // The context's own allocator: the counter outlives any recording.
+    ASSIGN_OR_RETURN(counter_, Tensor::Allocate(GpuOf(ctx)->context()->device_allocator(),
+                                                DT_INT64, TensorShape({1})));
+    RETURN_IF_ERROR(LaunchStatus(
+        ctx, cudaMemsetAsync(counter_.raw_data(), 0, sizeof(uint64_t), stream)));
+    return static_cast<uint64_t*>(counter_.raw_data());
   }
 
   uint64_t key_ = 0;  // set once, at Init
-  std::atomic<uint64_t> next_block_{0};
+  absl::Mutex mu_;
+  Tensor counter_ ABSL_GUARDED_BY(mu_);  // one int64 of device memory
 };
 
 template <typename T>

@@ -34,6 +34,8 @@ BFloat16 FromDouble<BFloat16>(double v) {
 // std::mt19937_64, advanced under a mutex.
 class CpuRandomGen {
  public:
+  static constexpr bool kCounterOnDevice = false;
+
   void Seed(const std::array<uint32_t, 4>& words) {
     std::seed_seq seq(words.begin(), words.end());
     absl::MutexLock lock(&mu_);

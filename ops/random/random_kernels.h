@@ -11,6 +11,9 @@
 //       out's elements (type T) drawn from the distribution
 //   template <typename T> absl::Status Ints(OpKernelContext*, T lo, uint64_t range, Tensor* out)
 //       out's elements uniform in [lo, lo + range), range >= 1
+//   static constexpr bool kCounterOnDevice
+//       whether its counter lives in device memory and advances there, so
+//       a recorded step replays the op right (OpKernel::ReplaysRight)
 //
 // Floats and Ints are called with a non-empty output. A seeded graph
 // repeats its draws exactly on one device; devices draw differently.
@@ -55,6 +58,7 @@ class RandomOpBase : public OpKernel {
     gen_.Seed(RandomSeedWords(seed, seed2));
     return absl::OkStatus();
   }
+  bool ReplaysRight() const override { return Gen::kCounterOnDevice; }
 
  protected:
   Gen gen_;
