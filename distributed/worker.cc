@@ -24,6 +24,7 @@
 #include "runtime/executor.h"
 #include "runtime/step_gate.h"
 #include "runtime/step_partitions.h"
+#include "runtime/thread_pool.h"
 #include "runtime/collective/collective_executor.h"
 #include "runtime/collective/mailbox.h"
 #include "runtime/frame_ops.h"
@@ -180,6 +181,10 @@ class Worker::Impl {
   // Set (under steps_mu_, so that no step is made after the destructor's
   // snapshot without seeing it) when the worker starts to go.
   std::atomic<bool> shutting_down_{false};
+  // Runs the steps that may be recorded or replayed (synchronous), so that
+  // RunGraph's deadline covers them as it covers the others. Last: its
+  // threads end first, after the destructor saw no run in flight.
+  ThreadPool replay_pool_{"replay", 2};
 };
 
 absl::Status Worker::Impl::Init() {
@@ -463,10 +468,12 @@ void Worker::Impl::StartPartitions(const std::shared_ptr<RunState>& state, int64
   const StepPartitions& partitions = *state->graph->partitions;
   if (partitions.replayable()) {
     // One partition that may be recorded or replayed (a GPU's, with no
-    // transfers: a step with _Send/_Recv is never recorded) runs here, to
-    // its end; it waits for no other task.
-    bool replayed = false;
-    finish(partitions.RunStep(args, &replayed));
+    // transfers: a step with _Send/_Recv is never recorded) runs to its end
+    // on a thread of its own, while RunGraph waits with its deadline.
+    replay_pool_.Schedule([state, args, finish = std::move(finish)] {
+      bool replayed = false;
+      finish(state->graph->partitions->RunStep(args, &replayed));
+    });
     return;
   }
   partitions.RunAsync(args, std::move(finish));

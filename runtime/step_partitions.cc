@@ -135,7 +135,8 @@ absl::Status StepPartitions::RunStep(const Executor::Args& args, bool* replayed)
   absl::Status s;
   // A step that would record passes the gate alone, but only if no step is
   // inside (one may be waiting for another, and recording can wait).
-  if (replay_->NeedsExclusiveDevice(*args.call_frame) && gate_->TryEnterAlone()) {
+  if (args.stats == nullptr && replay_->NeedsExclusiveDevice(*args.call_frame) &&
+      gate_->TryEnterAlone()) {
     s = replay_->Run(args, /*may_record=*/true, replayed);
     gate_->ExitAlone();
   } else {

@@ -102,11 +102,17 @@ bool StepReplay::NeedsExclusiveDevice(const CallFrame& frame) const {
 
 absl::Status StepReplay::Run(const Executor::Args& args, bool may_record, bool* replayed) {
   *replayed = false;
-  if (args.stats == nullptr) {
+  {
     absl::MutexLock lock(&mu_);
-    if (disabled_.empty()) return RunLocked(args, may_record, replayed);
+    if (disabled_.empty()) {
+      // A traced step runs through the executor, but not beside a replay: a
+      // kernel whose state advances on the device (a random op's counter)
+      // must not have a replay's work fall between its own launches.
+      if (args.stats != nullptr) return executor_->Run(args);
+      return RunLocked(args, may_record, replayed);
+    }
   }
-  return executor_->Run(args);
+  return executor_->Run(args);  // nothing records or replays any more
 }
 
 absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,

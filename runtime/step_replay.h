@@ -39,9 +39,10 @@
 // SLUICE_LOG_STEP_CAPTURE=1 in the environment prints why a step is not
 // recorded.
 //
-// Thread-safety: Run serializes the runs of one StepReplay that record or
-// replay. While one records, no other step may run on the device (the
-// session holds its step lock exclusively: NeedsExclusiveDevice).
+// Thread-safety: Run serializes the runs of one StepReplay (traced ones too)
+// until recording is disabled. While one records, no other step may run on
+// the device (the caller passes its StepGate alone, runtime/step_gate.h:
+// NeedsExclusiveDevice).
 #ifndef SLUICE_RUNTIME_STEP_REPLAY_H_
 #define SLUICE_RUNTIME_STEP_REPLAY_H_
 
@@ -67,8 +68,9 @@ struct StepReplayOptions {
 
 class StepReplay {
  public:
-  // nullptr when the step cannot be recorded: the device cannot capture, or
-  // an op is stateful other than a variable, _Arg or _Retval. `device` and
+  // nullptr when the step cannot be recorded: the device cannot capture,
+  // the step has control flow, or an op is stateful other than a variable,
+  // _Arg, _Retval or a kernel that replays right (see above). `device` and
   // `executor` (the step's one partition) must outlive it.
   static std::unique_ptr<StepReplay> Create(Device* device, Executor* executor,
                                             StepReplayOptions options = {});

@@ -194,7 +194,12 @@ void RegisterStackKernels(KernelRegistry* kernels) {
 void RegisterStackDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
                                 const std::vector<DataType>& device_types) {
   auto on = [&](const char* op) { return KernelDef(op, device_type); };
-  kernels->Register<StackOp>(on("StackV2").HostMemory("max_size").HostMemory("handle"));
+  std::vector<DataType> elem_types = device_types;
+  elem_types.push_back(DT_INT32);
+  kernels->Register<StackOp>(on("StackV2")
+                                 .TypeConstraint("elem_type", elem_types)
+                                 .HostMemory("max_size")
+                                 .HostMemory("handle"));
   kernels->Register<StackPushOp>(
       on("StackPushV2").TypeConstraint("T", device_types).HostMemory("handle"));
   kernels->Register<StackPushOp>(on("StackPushV2").TypeConstraint("T", DT_INT32).AllHostMemory());

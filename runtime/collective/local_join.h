@@ -65,9 +65,10 @@ class LocalJoin {
 // copy_back). Checks that members agree (InvalidArgument naming both ranks).
 void RunHostJoin(std::vector<JoinMember> members);
 // Hands the device inputs of all members to `impl` and passes on its
-// outputs. When `impl` declines them (Unimplemented: e.g. NCCL for two
-// logical GPUs of one card), the inputs are copied to the host and the
-// collective runs there (RunHostJoin), the results copied back.
+// outputs. When `impl` declines them (Unimplemented: NCCL for two logical
+// GPUs of one card, or for a dtype or reduction it lacks), the inputs are
+// copied to the host and the collective runs there (RunHostJoin), the
+// results copied back.
 void RunImplJoin(const LocalAllReduceImpl& impl, std::vector<JoinMember> members);
 // Calls every member's done with `status` (with each member's context).
 void FailMembers(std::vector<JoinMember> members, const absl::Status& status);

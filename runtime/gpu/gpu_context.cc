@@ -95,7 +95,7 @@ class CudaHostSubAllocator : public SubAllocator {
   const int ordinal_;
 };
 
-// The contexts of the process, by ordinal. Leaked on purpose (see the
+// The contexts of the process, by (ordinal, logical GPU). Leaked on purpose (see the
 // header): nothing here is destroyed at exit.
 struct Registry {
   absl::Mutex mu;

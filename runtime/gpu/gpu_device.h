@@ -23,15 +23,17 @@
 // are never touched by the host.
 //
 // Sharing. The streams, allocators, event queue, thread pool and cuBLAS
-// handle belong to the process-wide GpuContext of the ordinal and logical GPU
-// (runtime/gpu/gpu_context.h), made by the first GpuDevice of that ordinal;
+// handle belong to the process-wide GpuContext of the ordinal and logical
+// GPU (runtime/gpu/gpu_context.h), made by the first GpuDevice of that pair;
 // a GpuDevice only adds its name and its own ResourceMgr (sessions never
-// share variables), so creating one is cheap. All devices of one ordinal
-// therefore share one memory limit: the first creation's memory_limit /
-// memory_fraction / pinned_memory_limit / num_threads are kept and later
-// ones ignored. poison_allocations is honoured per device: fresh blocks are
-// poisoned while any live device of the ordinal asked for it. Sync waits for
-// the shared streams, so it also waits for other devices' work on that GPU.
+// share variables), so creating one is cheap. All devices of one (ordinal,
+// logical GPU) therefore share one memory limit: the first creation's
+// memory_limit / memory_fraction / pinned_memory_limit / num_threads are
+// kept and later ones ignored. poison_allocations is honoured per device:
+// fresh blocks are poisoned while any live device of the pair asked for it.
+// Sync waits for the shared streams, so it also waits for other devices'
+// work on that (logical) GPU; logical GPUs of one card have streams and
+// allocators of their own.
 //
 // Completion. Compute returns once work is enqueued; ThenExecute calls back
 // (on the context's thread pool) when the work queued so far is done, via a
@@ -144,7 +146,7 @@ class GpuDevice : public Device {
   // one card, a device-to-device copy.
   absl::StatusOr<Tensor> CopyFromPeer(const Tensor& t);
   // Bytes of device memory in use and free under the GPU's limit (shared by
-  // every device of this ordinal).
+  // every device of this ordinal and logical GPU).
   AllocatorStats MemoryStats() const { return context_->device_allocator()->GetStats(); }
   // The shared per-GPU state.
   GpuContext* context() const { return context_.get(); }

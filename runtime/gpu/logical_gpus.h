@@ -24,6 +24,13 @@
 // tasks inherit it): "N" makes N logical GPUs per GPU, each an equal share
 // of the memory; "N:MiB" gives each one MiB mebibytes.
 //
+// Contexts are process-wide and keep the options of their first creation
+// (runtime/gpu/gpu_context.h): a limit given as a fraction is taken of the
+// memory free when each logical GPU's context is made, so limits in bytes
+// are the ones that add up exactly. Each logical GPU has its own pool of
+// pinned host memory too. The options are checked where no GPU is visible
+// as well, so a bad value fails alike on every machine.
+//
 // Pure functions, thread-safe; compiled with or without CUDA.
 #ifndef SLUICE_RUNTIME_GPU_LOGICAL_GPUS_H_
 #define SLUICE_RUNTIME_GPU_LOGICAL_GPUS_H_

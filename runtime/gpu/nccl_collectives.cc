@@ -26,11 +26,15 @@ namespace {
 // different groups in one order). Never destroyed.
 class LocalComms {
  public:
-  absl::StatusOr<std::vector<ncclComm_t>> Get(const std::vector<int>& ordinals,
+  // By the members' (ordinal, logical GPU): two logical GPUs of one card
+  // launch on streams of their own, so they never share a communicator.
+  absl::StatusOr<std::vector<ncclComm_t>> Get(const std::vector<std::pair<int, int>>& members,
                                               absl::string_view what) {
     absl::MutexLock lock(&mu_);
-    auto it = comms_.find(ordinals);
+    auto it = comms_.find(members);
     if (it != comms_.end()) return it->second;
+    std::vector<int> ordinals;
+    for (const auto& [ordinal, logical] : members) ordinals.push_back(ordinal);
     std::vector<ncclComm_t> comms(ordinals.size(), nullptr);
     ncclResult_t r =
         ncclCommInitAll(comms.data(), static_cast<int>(ordinals.size()), ordinals.data());
@@ -38,7 +42,7 @@ class LocalComms {
       return NcclStatusOf(
           r, absl::StrCat(what, ": ncclCommInitAll over GPUs ", absl::StrJoin(ordinals, ",")));
     }
-    comms_.emplace(ordinals, comms);
+    comms_.emplace(members, comms);
     return comms;
   }
   absl::Mutex* launch_mu() { return &launch_mu_; }
@@ -49,7 +53,7 @@ class LocalComms {
   }
 
   absl::Mutex mu_;
-  std::map<std::vector<int>, std::vector<ncclComm_t>> comms_ ABSL_GUARDED_BY(mu_);
+  std::map<std::vector<std::pair<int, int>>, std::vector<ncclComm_t>> comms_ ABSL_GUARDED_BY(mu_);
   absl::Mutex launch_mu_;
 };
 
@@ -120,7 +124,9 @@ absl::StatusOr<std::vector<Tensor>> RunLocal(const CollectiveParams& params,
   const int64_t count = first.NumElements();
   if (count == 0) return outputs;
 
-  ASSIGN_OR_RETURN(std::vector<ncclComm_t> comms, Comms().Get(ordinals, what));
+  std::vector<std::pair<int, int>> members;
+  for (GpuDevice* gpu : gpus) members.emplace_back(gpu->ordinal(), gpu->logical());
+  ASSIGN_OR_RETURN(std::vector<ncclComm_t> comms, Comms().Get(members, what));
   absl::MutexLock lock(Comms().launch_mu());
   RETURN_IF_ERROR(internal::NcclStatus(ncclGroupStart(), nullptr, what));
   absl::Status status;

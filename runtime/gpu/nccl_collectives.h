@@ -29,8 +29,9 @@
 // device memory; collective ops keep int32 on the host, so it takes the
 // ring). Inputs must be in device memory of the member's GPU.
 //
-// Members that share a GPU (logical GPUs of one card, runtime/gpu/logical_gpus.h)
-// are declined with Unimplemented: the collective executor then reduces
+// Members NCCL cannot serve are declined with Unimplemented: members that
+// share a GPU (logical GPUs of one card, runtime/gpu/logical_gpus.h), a
+// dtype or a reduction NCCL lacks. The collective executor then reduces
 // them in host memory (runtime/collective/local_join.h).
 //
 // Errors name the node, group and rank (params.DebugString()) and the NCCL

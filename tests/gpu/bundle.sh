@@ -28,6 +28,7 @@ root="$out/sluice-gpu"
 targets=(
   //tests/gpu:gpu_kernels_test
   //tests/gpu:gpu_host_types_test
+  //tests/gpu:gpu_logical_gpus_test
   //runtime/gpu:gpu_device_test
   //runtime/gpu:cuda_libraries_test
   //ops/gpu:cwise_kernels_test
