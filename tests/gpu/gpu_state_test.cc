@@ -856,17 +856,9 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
   EXPECT_TRUE(copied.empty()) << "inputs copied inside the loops:" << list;
 }
 
-// ---- Logical GPUs (runtime/gpu/logical_gpus.h) ----------------------------------
-
-// The session options with one card carved into two logical GPUs.
-SessionConfig TwoLogicalGpusOfOneCard() {
-  SessionConfig o = TestSessionOptions(1);
-  if (!DryRunOnCpu()) o.devices.gpu_logical_memory_limits = {int64_t{1} << 30, int64_t{1} << 30};
-  return o;
-}
-
-// Layers on two logical GPUs of one card: the tensors cross device to device.
-TEST_F(GpuGraphTest, SendRecvBetweenTwoLogicalGpusOfOneCard) {
+// x (CPU) -> y = x^2 (GPU:0) -> z = y + y (GPU:1) -> w = z * x (GPU:0):
+// transfers both ways between two GPUs, `runs` steps of each size.
+void CheckTransfersBetweenTwoGpus(const SessionConfig& config, int runs, std::mt19937& rng) {
   for (int64_t n : {int64_t{1000}, int64_t{1} << 22}) {
     Scope root = Scope::NewRootScope(BuiltinOps());
     Scope g0 = root.WithDevice(kGpu0), g1 = root.WithDevice(kGpu1);
@@ -874,11 +866,10 @@ TEST_F(GpuGraphTest, SendRecvBetweenTwoLogicalGpusOfOneCard) {
     Output y = ops::Square(g0.WithOpName("y"), x);
     Output z = ops::Add(g1.WithOpName("z"), y, y);  // GPU:0 -> GPU:1
     Output w = ops::Mul(g0.WithOpName("w"), z, x);  // GPU:1 -> GPU:0
-    absl::StatusOr<std::unique_ptr<TestSession>> s =
-        TestSession::Create(root, TwoLogicalGpusOfOneCard());
+    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, config);
     ASSERT_TRUE(s.ok()) << s.status();
-    Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
-    for (int run = 0; run < 3; ++run) {  // buffers reused across the two streams
+    Tensor xv = RandomTensor(rng, DT_FLOAT, TensorShape({n}), -2, 2);
+    for (int run = 0; run < runs; ++run) {
       absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w});
       ASSERT_TRUE(out.ok()) << out.status();
       Tensor zv(DT_FLOAT, xv.shape()), wv(DT_FLOAT, xv.shape());
@@ -894,6 +885,21 @@ TEST_F(GpuGraphTest, SendRecvBetweenTwoLogicalGpusOfOneCard) {
     EXPECT_TRUE((*s)->PlacedOn("z", kGpu1));
     EXPECT_TRUE((*s)->PlacedOn("w", kGpu0));
   }
+}
+
+// ---- Logical GPUs (runtime/gpu/logical_gpus.h) ----------------------------------
+
+// The session options with one card carved into two logical GPUs.
+SessionConfig TwoLogicalGpusOfOneCard() {
+  SessionConfig o = TestSessionOptions(1);
+  if (!DryRunOnCpu()) o.devices.gpu_logical_memory_limits = {int64_t{1} << 30, int64_t{1} << 30};
+  return o;
+}
+
+// Layers on two logical GPUs of one card: the tensors cross device to
+// device, and their buffers are reused across the two streams run after run.
+TEST_F(GpuGraphTest, SendRecvBetweenTwoLogicalGpusOfOneCard) {
+  CheckTransfersBetweenTwoGpus(TwoLogicalGpusOfOneCard(), /*runs=*/3, rng());
 }
 
 // In-graph replication over two logical GPUs of one card: NCCL declines the
@@ -941,30 +947,7 @@ TEST_F(GpuGraphTest, SendRecvBetweenCpuAndGpu) {
 
 TEST_F(GpuGraphTest, SendRecvBetweenTwoGpus) {
   if (const std::string why = NoGpuReason(2); !why.empty()) GTEST_SKIP() << "no 2 GPUs: " << why;
-  for (int64_t n : {int64_t{1000}, int64_t{1} << 22}) {
-    Scope root = Scope::NewRootScope(BuiltinOps());
-    Scope g0 = root.WithDevice(kGpu0), g1 = root.WithDevice(kGpu1);
-    Output x = ops::Placeholder(root.WithDevice(kCpu0).WithOpName("x"), DT_FLOAT);
-    Output y = ops::Square(g0.WithOpName("y"), x);
-    Output z = ops::Add(g1.WithOpName("z"), y, y);  // GPU:0 -> GPU:1
-    Output w = ops::Mul(g0.WithOpName("w"), z, x);  // GPU:1 -> GPU:0
-    absl::StatusOr<std::unique_ptr<TestSession>> s = TestSession::Create(root, TestSessionOptions(2));
-    ASSERT_TRUE(s.ok()) << s.status();
-    Tensor xv = RandomTensor(rng(), DT_FLOAT, TensorShape({n}), -2, 2);
-    absl::StatusOr<std::vector<Tensor>> out = (*s)->Run({{x, xv}}, {z, w});
-    ASSERT_TRUE(out.ok()) << out.status();
-    Tensor zv(DT_FLOAT, xv.shape()), wv(DT_FLOAT, xv.shape());
-    for (int64_t i = 0; i < n; ++i) {
-      const float a = xv.data<float>()[i];
-      zv.data<float>()[i] = 2 * a * a;
-      wv.data<float>()[i] = 2 * a * a * a;
-    }
-    EXPECT_TRUE(Close((*out)[0], zv, 1e-6)) << "z, n=" << n;
-    EXPECT_TRUE(Close((*out)[1], wv, 1e-6)) << "w, n=" << n;
-    EXPECT_TRUE((*s)->PlacedOn("y", kGpu0));
-    EXPECT_TRUE((*s)->PlacedOn("z", kGpu1));
-    EXPECT_TRUE((*s)->PlacedOn("w", kGpu0));
-  }
+  CheckTransfersBetweenTwoGpus(TestSessionOptions(2), /*runs=*/1, rng());
 }
 
 // Runs everywhere: a node asking for a GPU that does not exist (GPU:0 on a
