@@ -12,7 +12,11 @@
 //                                 which leaves the host->device copy out
 // each with step capture (the default: replayed as a CUDA graph once its
 // shapes repeat; `_replayed_steps` says how many timed steps were) and as
-// `..._executor` without it (SessionConfig::capture_steps = false).
+// `..._executor` without it (SessionConfig::capture_steps = false); and
+// gpu_mlp_step_resident_unfused: captured, without the fusion pass
+// (SessionConfig::fuse_ops = false: no cuBLASLt epilogues). `_ops_on_gpu`
+// counts the operations a step runs on the GPU (constants, variables and
+// plumbing aside).
 // The placer puts the nodes (no device requested) on the GPU where it has
 // kernels; `#` lines say how many ended elsewhere. MatMuls run in the
 // process-wide precision (SLUICE_GPU_MATMUL, default fp32). Without a GPU it
@@ -43,13 +47,19 @@ namespace {
 
 constexpr char kGpu[] = "/device:GPU:0";
 
-// Prints where the nodes of one step ran; returns how many left GPU:0.
-int ReportPlacement(const char* variant, const RunMetadata& md) {
+// Prints where the nodes of one step ran; returns how many left GPU:0 and
+// counts in `on_gpu` the operations that stayed (what a step launches there).
+int ReportPlacement(const char* variant, const RunMetadata& md, int* on_gpu) {
   std::map<std::string, int> per_device;
   int off_gpu = 0;
+  *on_gpu = 0;
   for (const GraphDef& g : md.partition_graphs) {
     for (const NodeDef& n : g.node()) {
       ++per_device[n.device()];
+      if (n.device().find("GPU:0") != std::string::npos && n.op() != "Const" &&
+          n.op().rfind("_", 0) != 0 && n.op().rfind("Variable", 0) != 0) {
+        ++*on_gpu;
+      }
       if (n.device().find("GPU:0") == std::string::npos &&
           n.op().rfind("_", 0) != 0) {  // _Send/_Recv/_Arg/_Retval are plumbing
         ++off_gpu;
@@ -109,7 +119,9 @@ absl::Status TimeVariant(
   first.output_partition_graphs = true;
   RunMetadata md;
   RETURN_IF_ERROR(run(first, &md).status());
-  std::printf("%s_nodes_off_gpu: %d nodes\n", name.c_str(), ReportPlacement(label, md));
+  int on_gpu = 0;
+  std::printf("%s_nodes_off_gpu: %d nodes\n", name.c_str(), ReportPlacement(label, md, &on_gpu));
+  std::printf("%s_ops_on_gpu: %d ops\n", name.c_str(), on_gpu);
   absl::Status status;
   float loss = 0;
   int replayed = 0;
@@ -171,15 +183,22 @@ absl::Status Main() {
     }));
   }
 
-  // The batch already on the GPU.
-  for (const bool capture : {true, false}) {
-    const std::string name =
-        capture ? "gpu_mlp_step_resident" : "gpu_mlp_step_resident_executor";
+  // The batch already on the GPU; last, captured without the fusion pass
+  // (each BiasAdd, Relu and BiasAddGrad a kernel of its own).
+  struct Resident {
+    const char* name;
+    bool capture, fuse;
+  };
+  for (const Resident& v : {Resident{"gpu_mlp_step_resident", true, true},
+                            Resident{"gpu_mlp_step_resident_executor", false, true},
+                            Resident{"gpu_mlp_step_resident_unfused", true, false}}) {
+    const std::string name = v.name;
     ASSIGN_OR_RETURN(MlpModel m, BuildMlp(config));
     ASSIGN_OR_RETURN(GraphDef def,
                      ResidentBatchGraph(m, batch, config.layers[0], batches[0].y));
     SessionConfig options = BuiltinSessionConfig();
-    options.capture_steps = capture;
+    options.capture_steps = v.capture;
+    options.fuse_ops = v.fuse;
     ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, def));
     RETURN_IF_ERROR(
         session->Run({{"x_resident_init", batches[0].x}}, {}, {"init", "x_resident_assign"})

@@ -64,6 +64,12 @@ class Fuser {
       ASSIGN_OR_RETURN(bool fused, FuseMatMulApply(n));
       if (fused) ++stats.matmul_apply_gradient_descent;
     }
+    for (int id = 0; id < graph_->num_node_ids(); ++id) {
+      Node* n = graph_->node(id);
+      if (n == nullptr || n->op() != "BiasAddGrad") continue;
+      ASSIGN_OR_RETURN(bool fused, FuseMatMulBiasGrad(n));
+      if (fused) ++stats.matmul_bias_grad;
+    }
     return stats;
   }
 
@@ -108,12 +114,14 @@ class Fuser {
     CopyAttr(*matmul, "transpose_a", &def);
     CopyAttr(*matmul, "transpose_b", &def);
     CopyAttr(*matmul, "T", &def);
+    CopyAttr(*matmul, "_gpu_precision", &def);
     (*def.mutable_attr())["num_args"] = MakeAttr(int64_t{1});
     std::vector<std::string> ops = {"BiasAdd"};
     if (chain.size() == 3) ops.push_back("Relu");
     (*def.mutable_attr())["fused_ops"] = MakeAttr(ops);
     RETURN_IF_ERROR(Replace(chain, std::move(def),
-                            {InputEnd(*matmul, 0), InputEnd(*matmul, 1), InputEnd(*bias_add, 1)}));
+                            {InputEnd(*matmul, 0), InputEnd(*matmul, 1), InputEnd(*bias_add, 1)})
+                        .status());
     return static_cast<int>(chain.size());
   }
 
@@ -130,7 +138,50 @@ class Fuser {
     CopyAttr(*matmul, "transpose_b", &def);
     RETURN_IF_ERROR(Replace(chain, std::move(def),
                             {InputEnd(*apply, 0), InputEnd(*apply, 1), InputEnd(*matmul, 0),
-                             InputEnd(*matmul, 1)}));
+                             InputEnd(*matmul, 1)})
+                        .status());
+    return true;
+  }
+
+  // MatMul(a, dy) and BiasAddGrad(dy) => _MatMulBiasAddGrad(a, dy): a dense
+  // layer's weight and bias gradients, the latter computed in the GEMM's
+  // epilogue. Not on CPU devices, whose GEMM has no epilogue to put it in.
+  absl::StatusOr<bool> FuseMatMulBiasGrad(Node* bias_grad) {
+    if (keep_.contains(bias_grad->name())) return false;
+    absl::StatusOr<std::string> format = bias_grad->GetAttr<std::string>("data_format");
+    if (!format.ok() || *format != "NHWC") return false;
+    const Edge* dy = bias_grad->input_edge(0);
+    if (dy == nullptr) return false;
+    // A MatMul whose b, not transposed, is the same tensor: its column sums
+    // are the bias gradient.
+    Node* matmul = nullptr;
+    for (const Edge* e : dy->src->out_edges()) {
+      if (e->IsControl() || e->src_output != dy->src_output || e->dst_input != 1) continue;
+      Node* m = e->dst;
+      if (m->op() != "MatMul" || keep_.contains(m->name()) ||
+          m->GetAttr<bool>("transpose_b").value_or(true)) {
+        continue;
+      }
+      matmul = m;
+      break;
+    }
+    if (matmul == nullptr) return false;
+    const std::vector<Node*> pair = {matmul, bias_grad};
+    if (!Fusible(pair, "_MatMulBiasAddGrad")) return false;
+    absl::StatusOr<DeviceName> device = DeviceName::Parse(matmul->assigned_device());
+    if (!device.ok() || device->type == "CPU") return false;
+    const TensorShape product_shape = matmul->output_shape(0);
+    const TensorShape bias_shape = bias_grad->output_shape(0);
+    NodeDef def = Head(*matmul, "_MatMulBiasAddGrad");
+    CopyAttr(*matmul, "transpose_a", &def);
+    CopyAttr(*matmul, "transpose_b", &def);
+    CopyAttr(*matmul, "T", &def);
+    CopyAttr(*matmul, "_gpu_precision", &def);
+    ASSIGN_OR_RETURN(Node * fused, Replace(pair, std::move(def),
+                                           {InputEnd(*matmul, 0), InputEnd(*matmul, 1)},
+                                           /*outputs=*/pair));
+    fused->set_output_shape(0, product_shape);
+    fused->set_output_shape(1, bias_shape);
     return true;
   }
 
@@ -196,7 +247,7 @@ class Fuser {
     CopyAttr(first, "transpose_a", &def);
     CopyAttr(first, "transpose_b", &def);
     CopyAttr(first, "T", &def);
-    RETURN_IF_ERROR(Replace(chain, std::move(def), {stacked_a, stacked_b}));
+    RETURN_IF_ERROR(Replace(chain, std::move(def), {stacked_a, stacked_b}).status());
     return true;
   }
 
@@ -266,26 +317,37 @@ class Fuser {
   }
 
   // Removes `chain` and adds `def` in its place, with data inputs `inputs`
-  // (outside the chain), the last node's consumers and every control edge
-  // into the chain.
-  absl::Status Replace(const std::vector<Node*>& chain, NodeDef def,
-                       const std::vector<Endpoint>& inputs) {
-    Node* last = chain.back();
-    std::vector<Endpoint> consumers;
+  // (outside the chain) and every control edge into and out of the chain.
+  // Output i of the new node feeds the consumers of `outputs[i]` (by
+  // default the chain's last node); its shape is the chain's last node's.
+  absl::StatusOr<Node*> Replace(const std::vector<Node*>& chain, NodeDef def,
+                                const std::vector<Endpoint>& inputs,
+                                std::vector<Node*> outputs = {}) {
+    if (outputs.empty()) outputs.push_back(chain.back());
+    const absl::flat_hash_set<const Node*> members(chain.begin(), chain.end());
+    struct Consumer {
+      int output;
+      Endpoint end;
+    };
+    std::vector<Consumer> consumers;
     std::vector<Node*> control_out;
-    for (const Edge* e : last->out_edges()) {
-      if (e->IsControl()) {
-        control_out.push_back(e->dst);
-      } else {
-        consumers.push_back({e->dst, e->dst_input});
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      for (const Edge* e : outputs[i]->out_edges()) {
+        if (members.contains(e->dst)) continue;
+        if (e->IsControl()) {
+          control_out.push_back(e->dst);
+        } else {
+          consumers.push_back({static_cast<int>(i), {e->dst, e->dst_input}});
+        }
       }
     }
     std::vector<Node*> control_in;
     for (const Node* n : chain) {
       for (const Edge* e : n->in_edges()) {
-        if (e->IsControl()) control_in.push_back(e->src);
+        if (e->IsControl() && !members.contains(e->src)) control_in.push_back(e->src);
       }
     }
+    Node* last = chain.back();
     const std::string device = last->assigned_device();
     const TensorShape shape = last->output_shape(0);
     const std::string what = absl::StrCat("fusing into ", last->DebugName(), ": ");
@@ -299,13 +361,13 @@ class Fuser {
       absl::Status s = graph_->AddEdge(inputs[i].node, inputs[i].index, fused, static_cast<int>(i));
       if (!s.ok()) return absl::InternalError(what + s.ToString());
     }
-    for (const Endpoint& c : consumers) {
-      absl::Status s = graph_->AddEdge(fused, 0, c.node, c.index);
+    for (const Consumer& c : consumers) {
+      absl::Status s = graph_->AddEdge(fused, c.output, c.end.node, c.end.index);
       if (!s.ok()) return absl::InternalError(what + s.ToString());
     }
     for (Node* src : control_in) graph_->AddControlEdge(src, fused);
     for (Node* dst : control_out) graph_->AddControlEdge(fused, dst);
-    return absl::OkStatus();
+    return fused;
   }
 
   Graph* graph_;

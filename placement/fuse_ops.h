@@ -12,6 +12,11 @@
 //   MatMul -> ApplyGradientDescent.delta => _MatMulApplyGradientDescent
 //                                           (the weight-gradient GEMM writes
 //                                           straight into the variable)
+//   MatMul(a, dy) + BiasAddGrad(dy)      => _MatMulBiasAddGrad(a, dy) (a
+//                                           dense layer's weight and bias
+//                                           gradients in one GEMM, the bias's
+//                                           in its epilogue; devices other
+//                                           than the CPU: a GPU's cuBLASLt)
 //
 //   FuseOptions o;  o.kernels = &kernels;  o.keep = {"train"};
 //   ASSIGN_OR_RETURN(FuseStats s, FuseOps(placed_graph, o));
@@ -24,14 +29,21 @@
 // before partitioning means every device's executor — local or a cluster
 // worker's — gets the fused graph from one place.
 //
+// On a GPU a dense layer's step is then three GEMMs (its forward with the
+// bias and ReLU in the epilogue, the input gradient, the weight gradient
+// with the bias gradient in the epilogue) and no separate bias or ReLU
+// kernels forward.
+//
 // A chain is fused only when all of it is float, on one assigned device
 // whose type has the fused kernel, the inner nodes (the MatMul, and the
 // BiasAdd before a Relu) have exactly one consumer, no control edges out
 // and are not named in `keep`; a fetched tensor's producer has a second
 // consumer (its _Retval), so a fetched intermediate is never fused away.
+// A MatMul's `_gpu_precision` attr goes to its fused node.
 // The fused node takes the name, requested and assigned device of the
-// chain's last node, so fetches, targets and control edges that name it
-// still find it; control edges into the inner nodes move to it.
+// chain's last node (the MatMul's, for the bias gradient), so fetches,
+// targets and control edges that name it still find it; control edges into
+// the inner nodes move to it.
 // The results equal the unfused graph's up to float rounding (the update
 // rounds once where ApplyGradientDescent rounds twice).
 //
@@ -60,8 +72,10 @@ struct FuseStats {
   int matmul_bias_relu = 0;
   int matmul_sum = 0;
   int matmul_apply_gradient_descent = 0;
+  int matmul_bias_grad = 0;
   int total() const {
-    return matmul_bias + matmul_bias_relu + matmul_sum + matmul_apply_gradient_descent;
+    return matmul_bias + matmul_bias_relu + matmul_sum + matmul_apply_gradient_descent +
+           matmul_bias_grad;
   }
 };
 

@@ -479,5 +479,194 @@ TEST(FuseOpsTest, NeedsAKernelRegistry) {
   EXPECT_EQ(FuseOps(d.s.graph(), {}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// ---- On a device type other than the CPU (a GPU's cuBLASLt epilogues) -----
+
+constexpr char kGpu0[] = "/job:localhost/replica:0/task:0/device:GPU:0";
+
+// Never run: a registry entry telling the pass that a GPU has the op.
+class NeverRunKernel : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext*) override {
+    return absl::InternalError("a placeholder kernel ran");
+  }
+};
+
+// The fused ops a GPU has (ops/gpu/fused_matmul_kernels.cc), without CUDA.
+const KernelRegistry& GpuFusedKernels() {
+  static const KernelRegistry* kernels = [] {
+    auto* k = new KernelRegistry;
+    for (const char* op : {"_FusedMatMul", "_MatMulBiasAddGrad"}) {
+      k->Register<NeverRunKernel>(KernelDef(op, kDeviceTypeGpu).TypeConstraint("T", DT_FLOAT));
+    }
+    return k;
+  }();
+  return *kernels;
+}
+
+absl::StatusOr<FuseStats> FuseOn(const char* device, const KernelRegistry& kernels, Graph* g,
+                                 std::vector<std::string> keep = {}) {
+  for (Node* n : g->nodes()) n->set_assigned_device(device);
+  FuseOptions options;
+  options.kernels = &kernels;
+  options.keep = std::move(keep);
+  return FuseOps(g, options);
+}
+
+// The MLP's training step on a GPU: every dense layer's forward is one
+// product with its bias (and ReLU), and its weight and bias gradients one
+// product with the bias gradient; no BiasAdd, Relu or BiasAddGrad is left.
+TEST(FuseOpsTest, DenseLayersOnAGpuLeaveOnlyProducts) {
+  Mlp m;
+  ASSERT_NE(m.train, nullptr);
+  Graph* g = m.s.graph();
+  absl::StatusOr<FuseStats> stats =
+      FuseOn(kGpu0, GpuFusedKernels(), g, {m.train->name(), m.init->name()});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->matmul_bias_relu, 1);
+  EXPECT_EQ(stats->matmul_bias, 1);
+  EXPECT_EQ(stats->matmul_bias_grad, 2);
+  EXPECT_EQ(stats->matmul_apply_gradient_descent, 0);  // no GPU kernel: grouped updates there
+  std::map<std::string, int> ops;
+  for (const Node* n : g->nodes()) ++ops[n->op()];
+  EXPECT_EQ(ops["BiasAdd"] + ops["Relu"] + ops["BiasAddGrad"], 0);
+  EXPECT_EQ(ops["MatMul"], 2);  // the input gradients (layer 1's is pruned from a step)
+  EXPECT_EQ(ops["_FusedMatMul"], 2);
+  EXPECT_EQ(ops["_MatMulBiasAddGrad"], 2);
+  // Each gradient pair feeds its layer's two updates: output 0 the weights',
+  // output 1 the bias's.
+  for (const Node* n : g->nodes()) {
+    if (n->op() != "_MatMulBiasAddGrad") continue;
+    EXPECT_EQ(n->assigned_device(), kGpu0);
+    EXPECT_EQ(n->output_shape(1).rank(), 1) << n->name();
+    std::map<int, std::string> updated;
+    for (const Edge* e : n->out_edges()) {
+      if (e->IsControl() || e->dst->op() != "ApplyGradientDescent") continue;
+      updated[e->src_output] = e->dst->input_edge(0)->src->name();
+    }
+    ASSERT_EQ(updated.size(), 2u) << n->name();
+    EXPECT_THAT(updated[0], ::testing::EndsWith("/weights")) << n->name();
+    EXPECT_THAT(updated[1], ::testing::EndsWith("/bias")) << n->name();
+  }
+}
+
+// The rewritten GPU graph, run on the CPU (whose kernels of the fused ops
+// compute the same values), trains exactly like the unfused graph.
+TEST(FuseOpsTest, TheGpuRewriteTrainsLikeTheUnfusedStep) {
+  Mlp rewritten, plain;
+  ASSERT_TRUE(FuseOn(kGpu0, GpuFusedKernels(), rewritten.s.graph(),
+                     {rewritten.train->name(), rewritten.init->name()})
+                  .ok());
+  GraphDef def;
+  rewritten.s.graph()->ToGraphDef(&def);
+  for (NodeDef& n : *def.mutable_node()) n.clear_device();
+  SessionConfig config = BuiltinSessionConfig();
+  config.fuse_ops = false;  // run the graph as rewritten
+  absl::StatusOr<std::unique_ptr<Session>> fused = NewSession(config, def);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  std::unique_ptr<Session> unfused = MakeSession(plain.s, false);
+  ASSERT_TRUE((*fused)->Run({}, {}, {rewritten.init->name()}).ok());
+  ASSERT_TRUE(unfused->Run({}, {}, {plain.init}).ok());
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& [out, value] : plain.Feeds()) feeds.push_back({out.node->name() + ":0", value});
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<std::vector<Tensor>> f =
+        (*fused)->Run(feeds, {"loss:0"}, {rewritten.train->name()});
+    ASSERT_TRUE(f.ok()) << f.status();
+    Step u = RunOnce(unfused.get(), plain.Feeds(), {plain.loss}, {plain.train});
+    ExpectClose((*f)[0], u.outputs[0]);
+  }
+  for (const Output& v : plain.vars) {
+    absl::StatusOr<std::vector<Tensor>> f = (*fused)->Run({}, {v.node->name() + ":0"}, {});
+    ASSERT_TRUE(f.ok()) << f.status();
+    ExpectClose((*f)[0], RunOnce(unfused.get(), {}, {v}).outputs[0]);
+  }
+}
+
+// MatMul(x, dy) + BiasAddGrad(dy) alone.
+struct DenseGrad {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Const(s, Values(TensorShape({4, 3}), 9));
+  Output dy = ops::Const(s.WithOpName("dy"), Values(TensorShape({4, 5}), 10));
+  Output dw, db;
+  explicit DenseGrad(bool transpose_b = false) {
+    Output b = transpose_b ? ops::Transpose(s, dy, {1, 0}) : dy;
+    dw = ops::MatMul(s.WithOpName("dw"), x, b, {.transpose_a = true, .transpose_b = transpose_b});
+    db = ops::BiasAddGrad(s.WithOpName("db"), dy);
+  }
+};
+
+TEST(FuseOpsTest, BiasGradientJoinsItsProductOnlyOffTheCpu) {
+  {
+    DenseGrad d;
+    absl::StatusOr<FuseStats> on_cpu = FuseOn(kCpu0, *BuiltinKernels(), d.s.graph());
+    ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+    EXPECT_EQ(on_cpu->total(), 0);  // the CPU has the kernel, but no epilogue to gain from
+  }
+  DenseGrad d;
+  Node* before = ops::NoOp(d.s.WithOpName("before"));
+  Node* after = ops::NoOp(d.s.WithOpName("after"));
+  Graph* g = d.s.graph();
+  g->AddControlEdge(before, d.db.node);
+  g->AddControlEdge(d.dw.node, after);
+  absl::StatusOr<FuseStats> on_gpu = FuseOn(kGpu0, GpuFusedKernels(), g);
+  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+  EXPECT_EQ(on_gpu->matmul_bias_grad, 1);
+  EXPECT_EQ(on_gpu->total(), 1);
+  EXPECT_EQ(g->FindNode("db"), nullptr);
+  Node* fused = g->FindNode("dw");  // the product's name
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->op(), "_MatMulBiasAddGrad");
+  EXPECT_EQ(fused->output_shape(0), TensorShape({3, 5}));
+  EXPECT_EQ(fused->output_shape(1), TensorShape({5}));
+  EXPECT_EQ(fused->input_edge(1)->src->name(), "dy");
+  bool from_before = false, to_after = false;
+  for (const Edge* e : fused->in_edges()) from_before |= e->IsControl() && e->src == before;
+  for (const Edge* e : fused->out_edges()) to_after |= e->IsControl() && e->dst == after;
+  EXPECT_TRUE(from_before);
+  EXPECT_TRUE(to_after);
+}
+
+TEST(FuseOpsTest, BiasGradientIsNotFusedWhenItCannotBe) {
+  {
+    DenseGrad d(/*transpose_b=*/true);  // b is dy's transpose, not dy
+    absl::StatusOr<FuseStats> stats = FuseOn(kGpu0, GpuFusedKernels(), d.s.graph());
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->total(), 0);
+  }
+  {
+    DenseGrad d;  // the bias gradient is a target
+    for (Node* n : d.s.graph()->nodes()) n->set_assigned_device(kGpu0);
+    FuseOptions options;
+    options.kernels = &GpuFusedKernels();
+    options.keep = {"db"};
+    absl::StatusOr<FuseStats> stats = FuseOps(d.s.graph(), options);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->total(), 0);
+  }
+  {
+    DenseGrad d;  // on two devices
+    for (Node* n : d.s.graph()->nodes()) n->set_assigned_device(kGpu0);
+    d.db.node->set_assigned_device(kCpu0);
+    FuseOptions options;
+    options.kernels = &GpuFusedKernels();
+    absl::StatusOr<FuseStats> stats = FuseOps(d.s.graph(), options);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->total(), 0);
+  }
+}
+
+TEST(FuseOpsTest, ThePrecisionAttrGoesToTheFusedNode) {
+  Dense d;
+  d.matmul.node->SetAttr("_gpu_precision", MakeAttr("tf32"));
+  Graph* g = d.s.graph();
+  ASSERT_TRUE(FuseOn(kGpu0, GpuFusedKernels(), g).ok());
+  Node* fused = g->FindNode("relu");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->op(), "_FusedMatMul");
+  absl::StatusOr<std::string> p = fused->GetAttr<std::string>("_gpu_precision");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(*p, "tf32");
+}
+
 }  // namespace
 }  // namespace sluice

@@ -12,6 +12,8 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuReductionKernels(kernels);
   RegisterGpuNnKernels(kernels);
   RegisterGpuMatMulKernels(kernels);
+  RegisterGpuFusedKernels(kernels);
+  RegisterGpuConvKernels(kernels);
   RegisterGpuRandomKernels(kernels);
   RegisterGpuTrainingKernels(kernels);
   RegisterGpuMultiApplyKernels(kernels);

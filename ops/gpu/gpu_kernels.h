@@ -22,6 +22,8 @@ void RegisterGpuCwiseKernels(KernelRegistry* kernels);      // elementwise, broa
 void RegisterGpuReductionKernels(KernelRegistry* kernels);  // Sum, Mean, Max, Min, Prod, ArgMax
 void RegisterGpuNnKernels(KernelRegistry* kernels);         // Relu, softmax, cross-entropy, bias
 void RegisterGpuMatMulKernels(KernelRegistry* kernels);     // cuBLAS
+void RegisterGpuFusedKernels(KernelRegistry* kernels);
+void RegisterGpuConvKernels(KernelRegistry* kernels);       // Conv2D and backprops (im2col + cuBLAS), MaxPool      // _FusedMatMul, _MatMulBiasAddGrad (cuBLASLt)
 void RegisterGpuRandomKernels(KernelRegistry* kernels);     // Philox
 void RegisterGpuTrainingKernels(KernelRegistry* kernels);   // Apply*, AssignAdd/Sub
 void RegisterGpuMultiApplyKernels(KernelRegistry* kernels);  // _MultiApply* (grouped updates)

@@ -16,6 +16,7 @@
 #include "ops/internal/bf16_gemm.h"
 #include "ops/internal/blas.h"
 #include "ops/nn/internal/nn_kernel_util.h"
+#include "ops/nn/internal/window_checks.h"
 #include "ops/nn/internal/window_geometry.h"
 #include "ops/nn/nn_ops.h"
 #include "runtime/kernel.h"
@@ -23,7 +24,13 @@
 namespace sluice {
 namespace {
 
+using internal::CheckOutBackprop;
+using internal::CheckRank4;
 using internal::Conv2DGeometry;
+using internal::ConvGeometry;
+using internal::PoolGeometry;
+using internal::PoolGeometryOfShape;
+using internal::ReadSizes;
 using internal::Map2;
 using internal::ParallelRange;
 using internal::ShapeStr;
@@ -194,82 +201,19 @@ void Col2Im(const Conv2DGeometry& g, const T* col, int64_t p0, int64_t p1, T* in
   }
 }
 
-absl::StatusOr<WindowAttrs> InitWindowAttrs(const OpKernelConstruction& ctx, bool pool) {
-  auto attrs = pool ? internal::ReadPoolAttrs(ctx.node().attrs())
-                    : internal::ReadConvAttrs(ctx.node().attrs());
-  if (!attrs.ok()) return attrs.status();
-  if (attrs->nchw) {
-    return absl::UnimplementedError(
-        absl::StrCat(ctx.node().op(), " on CPU supports only data_format NHWC"));
-  }
-  return attrs;
-}
-
 // Base of the Conv2D-family and pooling kernels: reads and checks the window
 // attrs once, at Init.
 template <bool kPool>
 class WindowOpKernel : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(attrs_, InitWindowAttrs(ctx, kPool));
+    ASSIGN_OR_RETURN(attrs_, internal::ReadKernelWindowAttrs(ctx, kPool, "CPU"));
     return absl::OkStatus();
   }
 
  protected:
   WindowAttrs attrs_;
 };
-
-absl::Status CheckRank4(absl::string_view op, absl::string_view what, const Tensor& t) {
-  if (t.dims() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": ", what, " must be 4-D, got shape ", ShapeStr(t)));
-  }
-  return absl::OkStatus();
-}
-
-// Reads a 4-element int32 sizes tensor (input_sizes / filter_sizes).
-absl::StatusOr<TensorShape> ReadSizes(absl::string_view op, const Tensor& t) {
-  if (t.dims() != 1 || t.NumElements() != 4 || t.dtype() != DT_INT32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": sizes must be an int32 vector of 4 elements, got ", t.DebugString()));
-  }
-  TensorShape s;
-  for (int32_t d : t.flat<int32_t>()) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(op, ": negative size ", d));
-    s.AddDim(d);
-  }
-  return s;
-}
-
-// Geometry of Conv2D with this input and filter shape; checks depths.
-absl::StatusOr<Conv2DGeometry> ConvGeometry(absl::string_view op, const WindowAttrs& attrs,
-                                            const TensorShape& input, const TensorShape& filter) {
-  if (input.dim(3) != filter.dim(2)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": input depth ", input.dim(3), " must equal the filter's in_depth ", filter.dim(2),
-        " (input shape ", input.DebugString(), ", filter shape ", filter.DebugString(), ")"));
-  }
-  auto g =
-      internal::ComputeConv2DGeometry(attrs, input, filter.dim(0), filter.dim(1), filter.dim(3));
-  if (!g.ok()) {
-    return absl::Status(
-        g.status().code(),
-        absl::StrCat(op, ": ", g.status().message(), " (input shape ", input.DebugString(),
-                     ", filter shape ", filter.DebugString(), ")"));
-  }
-  return g;
-}
-
-absl::Status CheckOutBackprop(absl::string_view op, const Conv2DGeometry& g,
-                              const Tensor& out_backprop) {
-  const TensorShape expected({g.batch, g.out_rows, g.out_cols, g.out_depth});
-  if (out_backprop.shape() != expected) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": out_backprop has shape ", ShapeStr(out_backprop),
-                     " but the forward output would have shape ", expected.DebugString()));
-  }
-  return absl::OkStatus();
-}
 
 template <typename T>
 class Conv2DOp : public WindowOpKernel</*kPool=*/false> {
@@ -420,23 +364,6 @@ inline PoolWindow WindowOf(const Conv2DGeometry& g, int64_t p) {
   return {p / (g.out_cols * g.out_rows),
           WindowSpan(oh, g.stride_rows, g.pad_top, g.filter_rows, g.in_rows),
           WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols)};
-}
-
-absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const WindowAttrs& attrs,
-                                                   const TensorShape& input) {
-  auto g = internal::ComputeConv2DGeometry(attrs, input, attrs.ksize[1], attrs.ksize[2],
-                                           input.dim(3));
-  if (!g.ok()) {
-    return absl::Status(g.status().code(), absl::StrCat(op, ": ", g.status().message(),
-                                                        " (input shape ", input.DebugString(), ")"));
-  }
-  return g;
-}
-
-absl::StatusOr<Conv2DGeometry> PoolGeometry(absl::string_view op, const WindowAttrs& attrs,
-                                            const Tensor& input) {
-  RETURN_IF_ERROR(CheckRank4(op, "input", input));
-  return PoolGeometryOfShape(op, attrs, input.shape());
 }
 
 template <typename T>

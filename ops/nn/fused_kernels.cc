@@ -1,4 +1,5 @@
 // CPU kernels of the fused ops (ops/nn/fused_ops.h), float only.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -122,6 +123,55 @@ class MatMulApplyGradientDescentOp : public OpKernel {
   bool transpose_b_ = false;
 };
 
+// _MatMulBiasAddGrad: the product by one GEMM, then the column sums of
+// op(b) in one pass over b (the CPU has no epilogue to fold them into).
+class MatMulBiasAddGradOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(transpose_a_, ctx.GetAttr<bool>("transpose_a"));
+    ASSIGN_OR_RETURN(transpose_b_, ctx.GetAttr<bool>("transpose_b"));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    ASSIGN_OR_RETURN(internal::MatMulDims d,
+                     internal::CheckMatMulShapes(a, b, transpose_a_, transpose_b_, "BLAS"));
+    ASSIGN_OR_RETURN(Tensor * product, ctx->allocate_output(0, TensorShape({d.m, d.n})));
+    ASSIGN_OR_RETURN(Tensor * bias_grad, ctx->allocate_output(1, TensorShape({d.n})));
+    float* out = product->data<float>();
+    if (d.k == 0) {
+      std::fill(out, out + d.m * d.n, 0.0f);
+    } else if (d.m > 0 && d.n > 0) {
+      internal::ScaledGemm(transpose_a_, transpose_b_, static_cast<int>(d.m),
+                           static_cast<int>(d.n), static_cast<int>(d.k), 1.0f, a.data<float>(),
+                           static_cast<int>(a.dim_size(1)), b.data<float>(),
+                           static_cast<int>(b.dim_size(1)), 0.0f, out, static_cast<int>(d.n));
+    }
+    // op(b) is [k, n]: b itself ([k, n], summed down its columns) or its
+    // transpose (b [n, k], summed along its rows).
+    const float* in = b.data<float>();
+    float* sums = bias_grad->data<float>();
+    std::fill(sums, sums + d.n, 0.0f);
+    for (int64_t r = 0; r < b.dim_size(0); ++r) {
+      const float* row = in + r * b.dim_size(1);
+      if (transpose_b_) {
+        float total = 0;
+        for (int64_t c = 0; c < d.k; ++c) total += row[c];
+        sums[r] = total;
+      } else {
+        for (int64_t c = 0; c < d.n; ++c) sums[c] += row[c];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool transpose_a_ = false;
+  bool transpose_b_ = false;
+};
+
 }  // namespace
 
 void RegisterFusedKernels(KernelRegistry* kernels) {
@@ -129,6 +179,8 @@ void RegisterFusedKernels(KernelRegistry* kernels) {
       KernelDef("_FusedMatMul", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
   kernels->Register<MatMulApplyGradientDescentOp>(
       KernelDef("_MatMulApplyGradientDescent", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
+  kernels->Register<MatMulBiasAddGradOp>(
+      KernelDef("_MatMulBiasAddGrad", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
 }
 
 }  // namespace sluice

@@ -74,6 +74,14 @@ absl::Status MatMulApplyShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+absl::Status MatMulBiasAddGradShape(InferenceContext* c) {
+  ASSIGN_OR_RETURN(TensorShape product, ProductShape(c, 0, "_MatMulBiasAddGrad"));
+  const int64_t n = product.dim(1);
+  c->set_output(0, std::move(product));
+  c->set_output(1, TensorShape({n}));
+  return absl::OkStatus();
+}
+
 // The pass builds _FusedMatMul after gradients exist; a gradient through one
 // (a TensorFlow graph file's) is not defined, in TensorFlow either.
 absl::StatusOr<std::vector<Output>> FusedMatMulGrad(const Scope&, const Node& node,
@@ -112,7 +120,18 @@ absl::Status RegisterFusedOps(OpRegistry* ops) {
                                     .Attr("transpose_b: bool = false")
                                     .SetAllowedInGraphFiles()
                                     .SetShapeFn(MatMulApplyShape)));
-  return ops->SetNoGradient("_MatMulApplyGradientDescent");
+  RETURN_IF_ERROR(ops->SetNoGradient("_MatMulApplyGradientDescent"));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("_MatMulBiasAddGrad")
+                                    .Input("a: T")
+                                    .Input("b: T")
+                                    .Output("product: T")
+                                    .Output("bias_grad: T")
+                                    .Attr("T: {float}")
+                                    .Attr("transpose_a: bool = false")
+                                    .Attr("transpose_b: bool = false")
+                                    .SetAllowedInGraphFiles()
+                                    .SetShapeFn(MatMulBiasAddGradShape)));
+  return ops->SetNoGradient("_MatMulBiasAddGrad");
 }
 
 namespace ops {
@@ -141,6 +160,17 @@ Output MatMulApplyGradientDescent(const Scope& scope, Input var, Input alpha, In
       .Attr("transpose_a", attrs.transpose_a)
       .Attr("transpose_b", attrs.transpose_b)
       .Finalize1();
+}
+
+std::vector<Output> MatMulBiasAddGrad(const Scope& scope, Input a, Input b,
+                                      const MatMulBiasAddGradAttrs& attrs,
+                                      std::source_location loc) {
+  return scope.Op("_MatMulBiasAddGrad", loc)
+      .Input(a)
+      .Input(b)
+      .Attr("transpose_a", attrs.transpose_a)
+      .Attr("transpose_b", attrs.transpose_b)
+      .FinalizeAll();
 }
 
 }  // namespace ops

@@ -10,14 +10,21 @@
 //       Sluice's own: var -= alpha * MatMul(a, b), as one GEMM accumulating
 //       into the variable (alpha' = -alpha, beta = 1); outputs var (a ref)
 //       like ApplyGradientDescent.
+//   _MatMulBiasAddGrad(a, b; transpose_a, transpose_b) -> (product, bias_grad)
+//       Sluice's own: product = MatMul(a, b) and bias_grad = the column sums
+//       of op(b) (BiasAddGrad of op(b)): a dense layer's weight and bias
+//       gradients from one read of dy (a = x, transpose_a, b = dy), which a
+//       GPU computes in the GEMM's epilogue (ops/gpu/fused_matmul_kernels.cc).
 //
 //   Output y = ops::FusedMatMul(s, x, w, {bias}, {.fused_ops = {"BiasAdd", "Relu"}});
 //   Output w1 = ops::MatMulApplyGradientDescent(s, w, 0.1f, h, dy, {.transpose_a = true});
+//   std::vector<Output> dw_db = ops::MatMulBiasAddGrad(s, x, dy, {.transpose_a = true});
 //
 // CPU kernels for float (ops/nn/fused_kernels.cc); an unsupported fused_ops
 // list fails with Unimplemented naming it. _FusedMatMul has no gradient
 // (the pass runs after gradients are built; AddGradients through one fails
-// with Unimplemented), _MatMulApplyGradientDescent none by nature.
+// with Unimplemented), _MatMulApplyGradientDescent and _MatMulBiasAddGrad
+// none by nature.
 // Thread-safety: as Scope; the kernels are stateless (the update locks its
 // variable like the Apply* ops).
 #ifndef SLUICE_OPS_NN_FUSED_OPS_H_
@@ -58,6 +65,15 @@ struct MatMulApplyGradientDescentAttrs {
 Output MatMulApplyGradientDescent(const Scope& scope, Input var, Input alpha, Input a, Input b,
                                   const MatMulApplyGradientDescentAttrs& attrs = {},
                                   std::source_location loc = std::source_location::current());
+
+struct MatMulBiasAddGradAttrs {
+  bool transpose_a = false;
+  bool transpose_b = false;
+};
+// {product, bias_grad}.
+std::vector<Output> MatMulBiasAddGrad(const Scope& scope, Input a, Input b,
+                                      const MatMulBiasAddGradAttrs& attrs = {},
+                                      std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

@@ -14,6 +14,8 @@
 #include "graph/graph_def_io.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
+#include "ops/math/math_ops.h"
+#include "ops/nn/nn_ops.h"
 #include "ops/builtins.h"
 #include "ops/state/state_ops.h"
 #include "ops/testutil/math_test_util.h"
@@ -243,6 +245,74 @@ TEST(MatMulApplyGradientDescentTest, UninitializedVariableFails) {
   absl::StatusOr<std::vector<Tensor>> r = (*sess)->Run({}, {out}, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// h [3,2], dy [3,2]: hᵀ·dy = [[0, 2], [2, 4]]; dy's column sums [3, 6].
+Tensor H() { return Make<float>({1, 0, 0, 1, 1, 1}, TensorShape({3, 2})); }
+Tensor Dy() { return Make<float>({1, 2, 3, 4, -1, 0}, TensorShape({3, 2})); }
+
+TEST(MatMulBiasAddGradTest, WeightAndBiasGradientsOfADenseLayer) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  std::vector<Output> out =
+      ops::MatMulBiasAddGrad(s, ops::Const(s, H()), ops::Const(s, Dy()), {.transpose_a = true});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), TensorShape({2, 2}));
+  EXPECT_EQ(out[1].shape(), TensorShape({2}));
+  ExpectTensor<float>(Eval(s, {}, out[0]), TensorShape({2, 2}), {0, 2, 2, 4});
+  ExpectTensor<float>(Eval(s, {}, out[1]), TensorShape({2}), {3, 6});
+}
+
+TEST(MatMulBiasAddGradTest, TransposedBIsSummedAlongItsRows) {
+  // b = dyᵀ stored [2,3] with transpose_b: op(b) is dy again.
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  std::vector<Output> out = ops::MatMulBiasAddGrad(
+      s, ops::Const(s, H()), ops::Const(s, Make<float>({1, 3, -1, 2, 4, 0}, TensorShape({2, 3}))),
+      {.transpose_a = true, .transpose_b = true});
+  ExpectTensor<float>(Eval(s, {}, out[0]), TensorShape({2, 2}), {0, 2, 2, 4});
+  ExpectTensor<float>(Eval(s, {}, out[1]), TensorShape({2}), {3, 6});
+}
+
+TEST(MatMulBiasAddGradTest, EqualsMatMulAndBiasAddGrad) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Tensor x = testing_util::Doubles(TensorShape({17, 9}), 1);
+  Tensor dy = testing_util::Doubles(TensorShape({17, 5}), 2);
+  Output xf = ops::Cast(s, ops::Const(s, x), DT_FLOAT);
+  Output dyf = ops::Cast(s, ops::Const(s, dy), DT_FLOAT);
+  std::vector<Output> fused = ops::MatMulBiasAddGrad(s, xf, dyf, {.transpose_a = true});
+  Output dw = ops::MatMul(s, xf, dyf, {.transpose_a = true});
+  Output db = ops::BiasAddGrad(s, dyf);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Tensor want_dw = Eval(s, {}, dw), got_dw = Eval(s, {}, fused[0]);
+  const Tensor want_db = Eval(s, {}, db), got_db = Eval(s, {}, fused[1]);
+  ASSERT_EQ(got_dw.shape(), TensorShape({9, 5}));
+  ASSERT_EQ(got_db.shape(), TensorShape({5}));
+  for (int64_t i = 0; i < 45; ++i) EXPECT_NEAR(got_dw.data<float>()[i], want_dw.data<float>()[i], 1e-5);
+  for (int64_t i = 0; i < 5; ++i) EXPECT_NEAR(got_db.data<float>()[i], want_db.data<float>()[i], 1e-5);
+}
+
+TEST(MatMulBiasAddGradTest, EmptyContractionGivesZeros) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output a = Placeholder(s, DT_FLOAT), b = Placeholder(s, DT_FLOAT);
+  std::vector<Output> out = ops::MatMulBiasAddGrad(s, a, b, {.transpose_a = true});
+  const testing_util::Feeds feeds = {{a, Tensor(DT_FLOAT, TensorShape({0, 2}))},
+                       {b, Tensor(DT_FLOAT, TensorShape({0, 3}))}};
+  ExpectTensor<float>(Eval(s, feeds, out[0]), TensorShape({2, 3}), {0, 0, 0, 0, 0, 0});
+  ExpectTensor<float>(Eval(s, feeds, out[1]), TensorShape({3}), {0, 0, 0});
+}
+
+TEST(MatMulBiasAddGradTest, InnerDimensionsMustAgree) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output a = Placeholder(s, DT_FLOAT), b = Placeholder(s, DT_FLOAT);
+  std::vector<Output> out = ops::MatMulBiasAddGrad(s, a, b, {.transpose_a = true});
+  absl::StatusOr<Tensor> r = TryEval(
+      s, {{a, H()}, {b, Make<float>({1, 2, 3, 4}, TensorShape({2, 2}))}}, out[0]);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  // Known statically: refused when built.
+  ops::MatMulBiasAddGrad(s, ops::Const(s, H()), ops::Const(s, H()));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("_MatMulBiasAddGrad: inner dimensions differ"));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "runtime/local_devices.h"
 #ifdef SLUICE_WITH_CUDA
 #include "runtime/gpu/cublas_library.h"
+#include "runtime/gpu/cublaslt_library.h"
 #endif
 #ifdef SLUICE_WITH_NCCL
 #include "runtime/gpu/nccl_library.h"
@@ -59,7 +60,7 @@ TEST(LazyLibraryTest, FallsBackToTheConfiguredFolder) {
   // A name no search path has, present only in the fallback folder (as a
   // link to libm).
   Dl_info info;
-  ASSERT_NE(dladdr(reinterpret_cast<void*>(&cbrt), &info), 0);
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(static_cast<double (*)(double)>(&cbrt)), &info), 0);
   const std::string folder = ::testing::TempDir() + "/lazy_library_fallback";
   mkdir(folder.c_str(), 0700);
   const std::string link = folder + "/libsluice_fallback_m.so";
@@ -90,6 +91,7 @@ TEST(CudaLibrariesTest, CpuDevicesAloneMapNoCublasOrNccl) {
   EXPECT_FALSE(CublasLoaded());
   const std::string maps = MappedFiles();
   EXPECT_FALSE(absl::StrContains(maps, "libcublas.so.")) << maps;
+  EXPECT_FALSE(absl::StrContains(maps, "libcublasLt.so.")) << maps;
   EXPECT_FALSE(absl::StrContains(maps, "libnccl.so.")) << maps;
 }
 
@@ -102,6 +104,35 @@ TEST(CudaLibrariesTest, CublasIsOpenedWhenAsked) {
   }
   EXPECT_TRUE(CublasLoaded());
   EXPECT_TRUE(absl::StrContains(MappedFiles(), "libcublas.so.")) << "LoadCublas said OK";
+}
+
+TEST(CudaLibrariesTest, CublasLtIsOpenedWhenAskedWithEveryFunctionFound) {
+  const absl::StatusOr<const CublasLtApi*> lt = LoadCublasLt();
+  if (!lt.ok()) {
+    EXPECT_EQ(lt.status().code(), absl::StatusCode::kUnavailable);
+    EXPECT_TRUE(absl::StrContains(lt.status().message(), "libcublasLt.so.")) << lt.status();
+    GTEST_SKIP() << "no cuBLASLt library on this machine: " << lt.status();
+  }
+  const CublasLtApi& api = **lt;
+  for (const void* fn :
+       {reinterpret_cast<const void*>(api.create), reinterpret_cast<const void*>(api.destroy),
+        reinterpret_cast<const void*>(api.status_string),
+        reinterpret_cast<const void*>(api.matmul_desc_create),
+        reinterpret_cast<const void*>(api.matmul_desc_destroy),
+        reinterpret_cast<const void*>(api.matmul_desc_set_attribute),
+        reinterpret_cast<const void*>(api.matrix_layout_create),
+        reinterpret_cast<const void*>(api.matrix_layout_destroy),
+        reinterpret_cast<const void*>(api.preference_create),
+        reinterpret_cast<const void*>(api.preference_destroy),
+        reinterpret_cast<const void*>(api.preference_set_attribute),
+        reinterpret_cast<const void*>(api.algo_get_heuristic),
+        reinterpret_cast<const void*>(api.matmul)}) {
+    EXPECT_NE(fn, nullptr);
+  }
+  EXPECT_TRUE(absl::StrContains(MappedFiles(), "libcublasLt.so.")) << "LoadCublasLt said OK";
+  // The library answers without a GPU: a status's text.
+  EXPECT_NE(std::string(api.status_string(CUBLAS_STATUS_NOT_SUPPORTED)), "");
+  EXPECT_EQ(*LoadCublasLt(), *lt);  // opened once
 }
 #endif
 

@@ -268,6 +268,8 @@ GpuContext::~GpuContext() {
       absl::MutexLock lock(&blas_mu_);
       if (blas_ != nullptr) (void)cublasDestroy(blas_);
       blas_ = nullptr;
+      if (blas_lt_ != nullptr) (void)(*LoadCublasLt())->destroy(blas_lt_);
+      blas_lt_ = nullptr;
     }
     if (blas_workspace_ != nullptr) (void)cudaFree(blas_workspace_);
     {
@@ -306,6 +308,28 @@ absl::Status GpuContext::WithBlas(cudaStream_t stream,
                                  absl::StrCat("setting the cuBLAS workspace on ", who)));
   }
   const cublasStatus_t code = fn(blas_);
+  if (code == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return CublasStatus(code, absl::StrCat(what, " on ", who));
+}
+
+absl::Status GpuContext::WithBlasLt(cudaStream_t stream,
+                                    absl::FunctionRef<cublasStatus_t(const BlasLt&)> fn,
+                                    absl::string_view what, absl::string_view who) {
+  absl::StatusOr<const CublasLtApi*> api = LoadCublasLt();
+  if (!api.ok()) {
+    return absl::UnavailableError(absl::StrCat(what, " on ", who, ": ", api.status().message()));
+  }
+  RETURN_IF_ERROR(Activate(who));
+  absl::MutexLock lock(&blas_mu_);
+  if (blas_workspace_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(what, ": ", who, " has no BLAS workspace"));
+  }
+  if (blas_lt_ == nullptr) {
+    RETURN_IF_ERROR(CublasStatus((*api)->create(&blas_lt_),
+                                 absl::StrCat("creating the cuBLASLt handle on ", who)));
+  }
+  const cublasStatus_t code =
+      fn(BlasLt{*api, blas_lt_, stream, blas_workspace_, kBlasWorkspaceBytes});
   if (code == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   return CublasStatus(code, absl::StrCat(what, " on ", who));
 }

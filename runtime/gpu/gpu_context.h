@@ -4,7 +4,7 @@
 // It holds what is costly to make or must not be split: the compute stream
 // and three copy streams, the event queue and the thread pool its callbacks
 // run on, the BFC allocators over device memory and over pinned host memory,
-// the cuBLAS handle with its workspace, and the device's properties. A
+// the cuBLAS and cuBLASLt handles with their workspace, and the device's properties. A
 // GpuDevice (runtime/gpu/gpu_device.h) is a thin, cheap view of a context
 // with its own name and its own variables.
 //
@@ -34,6 +34,7 @@
 #ifndef SLUICE_RUNTIME_GPU_GPU_CONTEXT_H_
 #define SLUICE_RUNTIME_GPU_GPU_CONTEXT_H_
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -48,6 +49,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/bfc_allocator.h"
+#include "runtime/gpu/cublaslt_library.h"
 #include "runtime/gpu/event_queue.h"
 #include "runtime/thread_pool.h"
 
@@ -102,6 +104,19 @@ class GpuContext {
   // the handle's lock; errors say "`what` on `who`".
   absl::Status WithBlas(cudaStream_t stream, absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
                         absl::string_view what, absl::string_view who);
+  // What a cuBLASLt call needs: the library, the handle (made on first
+  // use), the stream and the workspace it shares with cuBLAS.
+  struct BlasLt {
+    const CublasLtApi* api;
+    cublasLtHandle_t handle;
+    cudaStream_t stream;
+    void* workspace;
+    size_t workspace_bytes;
+  };
+  // Calls fn under the cuBLAS lock (the two share one workspace); errors
+  // say "`what` on `who`". Unavailable when cuBLASLt cannot be opened.
+  absl::Status WithBlasLt(cudaStream_t stream, absl::FunctionRef<cublasStatus_t(const BlasLt&)> fn,
+                          absl::string_view what, absl::string_view who);
   // Makes `waiter` wait for the work queued so far on `waited`; `who` names
   // the caller in errors.
   absl::Status StreamWait(cudaStream_t waiter, cudaStream_t waited, absl::string_view who);
@@ -139,6 +154,7 @@ class GpuContext {
   absl::Mutex blas_mu_;
   cublasHandle_t blas_ ABSL_GUARDED_BY(blas_mu_) = nullptr;
   cudaStream_t blas_stream_ ABSL_GUARDED_BY(blas_mu_) = nullptr;
+  cublasLtHandle_t blas_lt_ ABSL_GUARDED_BY(blas_mu_) = nullptr;
   void* blas_workspace_ = nullptr;
   // Destroyed first of the members (after ~GpuContext has drained events_),
   // running the callbacks still queued while the allocators are alive.

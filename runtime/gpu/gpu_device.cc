@@ -85,6 +85,11 @@ absl::Status GpuDevice::WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t
   return context_->WithBlas(compute_stream(), fn, what, name());
 }
 
+absl::Status GpuDevice::WithBlasLt(
+    absl::FunctionRef<cublasStatus_t(const GpuContext::BlasLt&)> fn, absl::string_view what) {
+  return context_->WithBlasLt(compute_stream(), fn, what, name());
+}
+
 // ---- Recording a step -------------------------------------------------------
 
 struct GpuDevice::Capture {

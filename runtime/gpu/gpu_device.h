@@ -134,6 +134,10 @@ class GpuDevice : public Device {
   // workspace set) under the handle's lock; `what` names the caller in errors.
   absl::Status WithBlas(absl::FunctionRef<cublasStatus_t(cublasHandle_t)> fn,
                         absl::string_view what);
+  // Calls fn with cuBLASLt, its handle, the compute stream and the shared
+  // BLAS workspace, under the same lock (GpuContext::WithBlasLt).
+  absl::Status WithBlasLt(absl::FunctionRef<cublasStatus_t(const GpuContext::BlasLt&)> fn,
+                          absl::string_view what);
   // `done` runs on the pool once the work queued so far on the compute
   // stream is done, with its status.
   void ThenExecute(std::function<void(absl::Status)> done);

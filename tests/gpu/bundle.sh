@@ -42,6 +42,7 @@ targets=(
   //bench:gpu_matmul
   //bench:gpu_mlp_step
   //bench:gpu_lstm_step
+  //bench:gpu_cnn_step
   //bench:gpu_copy_bandwidth
   //bench:gpu_nccl_allreduce
   //examples:mlp
@@ -71,7 +72,8 @@ for t in "${targets[@]}"; do
   name=${t##*:}
   cp -L "bazel-bin/$pkg/$name" "$root/bin/$name"
 done
-cp bench/torch_gpu_mlp.py bench/torch_gpu_matmul.py bench/torch_gpu_lstm.py "$root/bench/"
+cp bench/torch_gpu_mlp.py bench/torch_gpu_matmul.py bench/torch_gpu_lstm.py bench/torch_gpu_cnn.py \
+  "$root/bench/"
 cp tests/gpu/run_bundle.sh "$root/run.sh"
 chmod +x "$root/run.sh"
 

@@ -18,6 +18,7 @@
 #include "graph/algorithm.h"
 #include "graph/control_flow_info.h"
 #include "gtest/gtest.h"
+#include "examples/cnn_model.h"
 #include "ops/testutil/dynamic_rnn_lstm.h"
 #include "ops/training/optimizers.h"
 #include "placement/partition.h"
@@ -274,6 +275,56 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   EXPECT_GT(loop_edges, 50);
   EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
                               << absl::StrJoin(copies, "\n");
+}
+
+// The Fashion-MNIST CNN's training step (examples/cnn_model.h, Adam as the
+// main job trains it) pinned to GPU:0: the convolutions, their gradients,
+// the max-pools and theirs have GPU kernels now, so no node of the step
+// falls back to the CPU.
+TEST(GpuCnnTest, TheFashionMnistCnnStepRunsWhollyOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope s = root.WithDevice(kGpu0);
+  Output images = ops::Placeholder(s.WithOpName("images"), DT_FLOAT);
+  Output labels = ops::Placeholder(s.WithOpName("labels"), DT_INT64);
+  absl::StatusOr<CnnModel> m = BuildCnnTower(s, CnnConfig{}, images, labels);
+  ASSERT_TRUE(m.ok()) << m.status();
+  AdamOptimizer adam(0.002);
+  absl::StatusOr<Node*> train = adam.Minimize(s.WithOpName("train"), m->loss, m->weights);
+  ASSERT_TRUE(train.ok()) << train.status();
+  ASSERT_TRUE(root.ok()) << root.status();
+  absl::StatusOr<ClientGraph> cg = BuildClientGraph(*root.graph(), {"images:0", "labels:0"},
+                                                    {"loss:0"}, {(*train)->name()});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  Graph* g = cg->graph.get();
+  LocalDevicesOptions local;
+  local.cpu_threads = 1;
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  StandInGpu gpu;
+  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
+  PlacerOptions soft;
+  soft.allow_soft_placement = true;  // to list every node that has no GPU kernel
+  absl::Status placed = PlaceGraph(g, devices, *BuiltinKernels(), soft);
+  ASSERT_TRUE(placed.ok()) << placed;
+  std::vector<std::string> on_cpu;
+  std::map<std::string, int> window_ops;
+  for (const Node* n : g->nodes()) {
+    if (n->assigned_device() != kGpu0 && n->op() != "_Arg" && n->op() != "_Retval") {
+      on_cpu.push_back(absl::StrCat(n->name(), " (", n->op(), ")"));
+    }
+    if (absl::StartsWith(n->op(), "Conv2D") || absl::StartsWith(n->op(), "MaxPool")) {
+      ++window_ops[n->op()];
+    }
+  }
+  EXPECT_TRUE(on_cpu.empty()) << "no GPU kernel: " << absl::StrJoin(on_cpu, ", ");
+  // Two convolutions and pools, their gradients (the first convolution
+  // needs no input gradient).
+  EXPECT_EQ(window_ops, (std::map<std::string, int>{{"Conv2D", 2},
+                                                    {"Conv2DBackpropFilter", 2},
+                                                    {"Conv2DBackpropInput", 1},
+                                                    {"MaxPool", 2},
+                                                    {"MaxPoolGrad", 2}}));
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu,
 // softmax, cross-entropy, bias), MatMul (float32, TF32 and bfloat16 through
-// the node attr _gpu_precision, half and bfloat16 operands) and the array
+// the node attr _gpu_precision, half and bfloat16 operands), the fused
+// products (_FusedMatMul, _MatMulBiasAddGrad: cuBLASLt epilogues), the
+// window ops (Conv2D and its backprops, MaxPool, MaxPoolGrad) and the array
 // kernels (Transpose, Tile, ConcatV2, Slice, GatherV2, Fill, ZerosLike,
 // OnesLike, Reshape, ExpandDims, Squeeze, Identity). Skipped without a GPU.
 #include <cmath>
@@ -153,6 +155,155 @@ TEST_F(GpuNnTest, BiasAddAndBiasAddGrad) {
   }
 }
 
+// ---- 2-D windows: Conv2D, its backprops (im2col + cuBLAS), MaxPool --------
+
+struct ConvCase {
+  int64_t batch, rows, cols, depth, filter_rows, filter_cols, out_depth;
+  int64_t stride, dilation;
+  const char* padding;
+};
+
+std::vector<ConvCase> ConvCases() {
+  return {
+      {4, 28, 28, 1, 3, 3, 16, 1, 1, "SAME"},  // the Fashion-MNIST CNN's first layer
+      {4, 14, 14, 16, 3, 3, 32, 1, 1, "SAME"},
+      {2, 9, 8, 3, 3, 2, 5, 2, 1, "VALID"},
+      {3, 10, 11, 2, 5, 5, 4, 2, 1, "SAME"},
+      {2, 9, 9, 2, 3, 3, 3, 1, 2, "SAME"},     // dilated
+      {2, 6, 5, 8, 1, 1, 4, 1, 1, "VALID"},    // 1x1: the input is the column matrix
+      {1, 4, 4, 2, 4, 4, 2, 1, 1, "SAME"},     // even filter: asymmetric padding
+      {0, 5, 5, 2, 3, 3, 2, 1, 1, "SAME"},     // empty batch
+  };
+}
+
+std::string ConvLabel(const char* op, const ConvCase& c, DataType t) {
+  return absl::StrCat(op, " ", DataTypeName(t), " ", c.batch, "x", c.rows, "x", c.cols, "x",
+                      c.depth, " filter ", c.filter_rows, "x", c.filter_cols, "x", c.out_depth,
+                      " stride ", c.stride, " dilation ", c.dilation, " ", c.padding);
+}
+
+// Conv2D and both backprops on the GPU against the CPU, in `type` (16-bit
+// types: fed the same values rounded, compared with the CPU's float).
+void CheckConvs(std::mt19937& rng, DataType type, double bound) {
+  for (const ConvCase& c : ConvCases()) {
+    ops::Conv2DAttrs attrs;
+    attrs.dilations = {1, c.dilation, c.dilation, 1};
+    const std::vector<int64_t> strides = {1, c.stride, c.stride, 1};
+    Tensor x = RandomTensor(rng, type, TensorShape({c.batch, c.rows, c.cols, c.depth}), -1, 1);
+    Tensor f = RandomTensor(rng, type,
+                            TensorShape({c.filter_rows, c.filter_cols, c.depth, c.out_depth}), -1,
+                            1);
+    // The forward output's shape, from a CPU run of the forward op.
+    absl::StatusOr<DeviceRun> fwd = RunOn(
+        kCpu0,
+        [&](const Scope& s, const Inputs& in) {
+          return Outputs{ops::Conv2D(s, in[0], in[1], strides, c.padding, attrs)};
+        },
+        {ConvertTo(x, DT_FLOAT), ConvertTo(f, DT_FLOAT)}, 0);
+    ASSERT_TRUE(fwd.ok()) << fwd.status();
+    Tensor dy = RandomTensor(rng, type, fwd->outputs[0].shape(), -1, 1);
+    const std::vector<int32_t> x_sizes = {static_cast<int32_t>(c.batch),
+                                          static_cast<int32_t>(c.rows),
+                                          static_cast<int32_t>(c.cols),
+                                          static_cast<int32_t>(c.depth)};
+    const std::vector<int32_t> f_sizes = {
+        static_cast<int32_t>(c.filter_rows), static_cast<int32_t>(c.filter_cols),
+        static_cast<int32_t>(c.depth), static_cast<int32_t>(c.out_depth)};
+    const auto to_float = [](const Tensor& t) { return ConvertTo(t, DT_FLOAT); };
+    EXPECT_TRUE(GpuMatchesCpu({.label = ConvLabel("Conv2D", c, type),
+                               .build =
+                                   [&](const Scope& s, const Inputs& in) {
+                                     return Outputs{ops::Conv2D(s.WithOpName("op"), in[0], in[1],
+                                                                strides, c.padding, attrs)};
+                                   },
+                               .inputs = {to_float(x), to_float(f)},
+                               .bound = bound,
+                               .gpu_inputs = {x, f}}));
+    EXPECT_TRUE(GpuMatchesCpu(
+        {.label = ConvLabel("Conv2DBackpropInput", c, type),
+         .build =
+             [&](const Scope& s, const Inputs& in) {
+               return Outputs{ops::Conv2DBackpropInput(s.WithOpName("op"), IntVector(s, x_sizes),
+                                                       in[0], in[1], strides, c.padding, attrs)};
+             },
+         .inputs = {to_float(f), to_float(dy)},
+         .bound = bound,
+         .gpu_inputs = {f, dy}}));
+    EXPECT_TRUE(GpuMatchesCpu(
+        {.label = ConvLabel("Conv2DBackpropFilter", c, type),
+         .build =
+             [&](const Scope& s, const Inputs& in) {
+               return Outputs{ops::Conv2DBackpropFilter(s.WithOpName("op"), in[0],
+                                                        IntVector(s, f_sizes), in[1], strides,
+                                                        c.padding, attrs)};
+             },
+         .inputs = {to_float(x), to_float(dy)},
+         .bound = bound,
+         .gpu_inputs = {x, dy}}));
+  }
+}
+
+TEST_F(GpuNnTest, Conv2DAndItsBackpropsFloat) { CheckConvs(rng(), DT_FLOAT, 1e-5); }
+TEST_F(GpuNnTest, Conv2DAndItsBackpropsBfloat16) { CheckConvs(rng(), DT_BFLOAT16, 1e-2); }
+TEST_F(GpuNnTest, Conv2DAndItsBackpropsHalf) { CheckConvs(rng(), DT_HALF, 2e-3); }
+
+TEST_F(GpuNnTest, Conv2DRefusesNchwAndMismatchedDepths) {
+  if (DryRunOnCpu()) GTEST_SKIP() << "the CPU kernels' own errors";
+  Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({1, 5, 5, 3}), -1, 1);
+  Tensor f = RandomTensor(rng(), DT_FLOAT, TensorShape({3, 3, 2, 4}), -1, 1);
+  absl::StatusOr<DeviceRun> r = RunOn(
+      kGpu0,
+      [](const Scope& s, const Inputs& in) {
+        return Outputs{ops::Conv2D(s.WithOpName("op"), in[0], in[1], {1, 1, 1, 1}, "SAME")};
+      },
+      {x, f}, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+}
+
+// MaxPool and its gradient, ties included (small integers after a ReLU-like
+// clamp: the first maximum of a window gets the gradient, as on the CPU).
+TEST_F(GpuNnTest, MaxPoolAndMaxPoolGrad) {
+  struct PoolCase {
+    TensorShape shape;
+    int64_t window, stride;
+    const char* padding;
+  };
+  for (const PoolCase& c : {PoolCase{TensorShape({4, 28, 28, 16}), 2, 2, "VALID"},
+                            PoolCase{TensorShape({2, 7, 7, 3}), 2, 2, "SAME"},
+                            PoolCase{TensorShape({2, 9, 8, 2}), 3, 2, "SAME"},
+                            PoolCase{TensorShape({1, 6, 6, 4}), 3, 1, "VALID"},
+                            PoolCase{TensorShape({0, 4, 4, 2}), 2, 2, "VALID"}}) {
+    const std::vector<int64_t> ksize = {1, c.window, c.window, 1};
+    const std::vector<int64_t> strides = {1, c.stride, c.stride, 1};
+    Tensor x = RandomSmallInts(rng(), DT_FLOAT, c.shape, -2, 3);
+    const std::string label =
+        absl::StrCat(c.shape.DebugString(), " window ", c.window, " stride ", c.stride, " ",
+                     c.padding);
+    EXPECT_TRUE(GpuMatchesCpu({.label = "MaxPool " + label,
+                               .build =
+                                   [&](const Scope& s, const Inputs& in) {
+                                     return Outputs{ops::MaxPool(s.WithOpName("op"),
+                                                                 ops::Relu(s, in[0]), ksize,
+                                                                 strides, c.padding)};
+                                   },
+                               .inputs = {x},
+                               .bound = 0}));
+    EXPECT_TRUE(GpuMatchesCpu(
+        {.label = "MaxPoolGrad " + label,
+         .build =
+             [&](const Scope& s, const Inputs& in) {
+               Output relu = ops::Relu(s, in[0]);
+               Output y = ops::MaxPool(s, relu, ksize, strides, c.padding);
+               Output g = ops::Mul(s, y, ops::Const(Unplaced(s), 0.5f));
+               return Outputs{
+                   ops::MaxPoolGrad(s.WithOpName("op"), relu, y, g, ksize, strides, c.padding)};
+             },
+         .inputs = {x},
+         .bound = 1e-6}));
+  }
+}
+
 // MatMul with transposes and an optional `_gpu_precision` attr.
 BuildFn MatMulBuild(bool ta, bool tb, const std::string& precision) {
   return [ta, tb, precision](const Scope& s, const Inputs& in) {
@@ -204,6 +355,73 @@ TEST_F(GpuMatMulTest, TF32) { CheckMatMuls(rng(), "tf32", DT_FLOAT, 1e-3); }
 TEST_F(GpuMatMulTest, BF16Precision) { CheckMatMuls(rng(), "bf16", DT_FLOAT, 1e-2); }
 TEST_F(GpuMatMulTest, HalfOperands) { CheckMatMuls(rng(), "", DT_HALF, 1e-3); }
 TEST_F(GpuMatMulTest, Bfloat16Operands) { CheckMatMuls(rng(), "", DT_BFLOAT16, 1e-2); }
+
+// _FusedMatMul (cuBLASLt's BIAS / RELU_BIAS epilogues) and
+// _MatMulBiasAddGrad (its BGRADA epilogue) against the CPU's kernels, at
+// MatMul's sizes, every transpose, and an empty contraction.
+BuildFn FusedMatMulBuild(bool ta, bool tb, bool relu, const std::string& precision) {
+  return [ta, tb, relu, precision](const Scope& s, const Inputs& in) {
+    OpBuilder b = s.WithOpName("op").Op("_FusedMatMul");
+    b.Input(in[0]).Input(in[1]).InputList({in[2]}).Attr("transpose_a", ta).Attr("transpose_b", tb);
+    b.Attr("fused_ops", relu ? std::vector<std::string>{"BiasAdd", "Relu"}
+                             : std::vector<std::string>{"BiasAdd"});
+    if (!precision.empty()) b.Attr("_gpu_precision", precision);
+    return Outputs{b.Finalize1()};
+  };
+}
+
+BuildFn MatMulBiasAddGradBuild(bool ta, bool tb) {
+  return [ta, tb](const Scope& s, const Inputs& in) {
+    return ops::MatMulBiasAddGrad(s.WithOpName("op"), in[0], in[1],
+                                  {.transpose_a = ta, .transpose_b = tb});
+  };
+}
+
+std::vector<MatMulSize> FusedSizes() {
+  std::vector<MatMulSize> sizes = MatMulSizes();
+  sizes.push_back({4, 0, 3});
+  return sizes;
+}
+
+void CheckFusedMatMuls(std::mt19937& rng, const std::string& precision, double bound) {
+  for (const MatMulSize& z : FusedSizes()) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        for (bool relu : {false, true}) {
+          Tensor a = RandomTensor(rng, DT_FLOAT, Operand(z.m, z.k, ta), -1, 1);
+          Tensor b = RandomTensor(rng, DT_FLOAT, Operand(z.k, z.n, tb), -1, 1);
+          Tensor bias = RandomTensor(rng, DT_FLOAT, TensorShape({z.n}), -1, 1);
+          EXPECT_TRUE(GpuMatchesCpu(
+              {.label = absl::StrCat("_FusedMatMul ", precision, " ", z.m, "x", z.k, "x", z.n,
+                                     " ta=", ta, " tb=", tb, relu ? " +Relu" : ""),
+               .build = FusedMatMulBuild(ta, tb, relu, ""),
+               .inputs = {a, b, bias},
+               .bound = bound,
+               .gpu_build = FusedMatMulBuild(ta, tb, relu, precision)}));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(GpuMatMulTest, FusedMatMulWithBiasAndRelu) { CheckFusedMatMuls(rng(), "", 1e-4); }
+TEST_F(GpuMatMulTest, FusedMatMulTF32) { CheckFusedMatMuls(rng(), "tf32", 1e-3); }
+
+TEST_F(GpuMatMulTest, MatMulWithTheBiasGradient) {
+  for (const MatMulSize& z : FusedSizes()) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        Tensor a = RandomTensor(rng(), DT_FLOAT, Operand(z.m, z.k, ta), -1, 1);
+        Tensor b = RandomTensor(rng(), DT_FLOAT, Operand(z.k, z.n, tb), -1, 1);
+        EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("_MatMulBiasAddGrad ", z.m, "x", z.k,
+                                                         "x", z.n, " ta=", ta, " tb=", tb),
+                                   .build = MatMulBiasAddGradBuild(ta, tb),
+                                   .inputs = {a, b},
+                                   .bound = 1e-4}));
+      }
+    }
+  }
+}
 
 TEST_F(GpuMatMulTest, InvalidPrecisionAttrIsAnError) {
   if (DryRunOnCpu()) GTEST_SKIP() << "the CPU MatMul ignores _gpu_precision";

@@ -17,10 +17,11 @@
 #    on a one-GPU machine also model_parallel_mlp (plain and pipelined) and
 #    mirrored_mlp over two logical GPUs of the card (SLUICE_LOGICAL_GPUS=2);
 #    each must reach its CPU accuracy (within 0.01)
-# 4. the benchmarks (gpu_matmul, gpu_mlp_step, gpu_lstm_step,
+# 4. the benchmarks (gpu_matmul, gpu_mlp_step, gpu_lstm_step, gpu_cnn_step,
 #    gpu_copy_bandwidth, gpu_nccl_allreduce) and the PyTorch peers
-#    bench/torch_gpu_mlp.py, bench/torch_gpu_matmul.py and
-#    bench/torch_gpu_lstm.py (nn.LSTM on cuDNN)
+#    bench/torch_gpu_mlp.py, bench/torch_gpu_matmul.py,
+#    bench/torch_gpu_lstm.py (nn.LSTM on cuDNN) and bench/torch_gpu_cnn.py
+#    (autocast bf16: eager, CUDA graph, torch.compile)
 #    (skipped with --quick)
 # Every step runs even when an earlier one fails, under a time limit. Logs go
 # to sluice-gpu/logs/; `name: value unit` figures to FIGURES_FILE. A table of
@@ -219,6 +220,7 @@ if [[ $quick == 0 ]]; then
   bench gpu_matmul "$bin/gpu_matmul"
   bench gpu_mlp_step "$bin/gpu_mlp_step"
   bench gpu_lstm_step "$bin/gpu_lstm_step"
+  bench gpu_cnn_step "$bin/gpu_cnn_step"
   bench gpu_copy_bandwidth "$bin/gpu_copy_bandwidth"
   bench gpu_nccl_allreduce "$bin/gpu_nccl_allreduce"
   if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
@@ -226,6 +228,7 @@ if [[ $quick == 0 ]]; then
     bench torch_gpu_mlp python3 "$here/bench/torch_gpu_mlp.py"
     bench torch_gpu_matmul python3 "$here/bench/torch_gpu_matmul.py"
     bench torch_gpu_lstm python3 "$here/bench/torch_gpu_lstm.py"
+    bench torch_gpu_cnn python3 "$here/bench/torch_gpu_cnn.py"
   else
     row torch_gpu_mlp FAIL "python3 has no torch with CUDA"
   fi
@@ -241,9 +244,13 @@ if [[ $quick == 0 ]]; then
   ratio gpu_mlp_step_resident_speedup_vs_torch_cuda_graph gpu_mlp_step_resident \
     torch_gpu_mlp_step_cuda_graph
   ratio gpu_lstm_step_speedup_vs_torch_cudnn gpu_lstm_step torch_gpu_lstm_step
+  ratio gpu_cnn_step_bf16_speedup_vs_torch_best gpu_cnn_step_bf16 torch_gpu_cnn_step_bf16_best
+  ratio gpu_cnn_step_speedup_vs_torch_eager gpu_cnn_step torch_gpu_cnn_step
   ratio gpu_mlp_step_capture_speedup gpu_mlp_step gpu_mlp_step_executor
   ratio gpu_mlp_step_resident_capture_speedup gpu_mlp_step_resident \
     gpu_mlp_step_resident_executor
+  ratio gpu_mlp_step_resident_fusion_speedup gpu_mlp_step_resident \
+    gpu_mlp_step_resident_unfused
 fi
 
 echo

@@ -1,0 +1,144 @@
+// One training step of the Fashion-MNIST CNN (examples/cnn_model.h: two 3x3
+// convolutions of 16 and 32 filters with 2x2 max-pools, dense 128, 10
+// classes; Adam, lr 0.002) through Session::Run on GPU:0, the batch fed from
+// host memory and the loss read every step (as PyTorch's loss.item()). The
+// peer is bench/torch_gpu_cnn.py (the same model and step).
+//
+//   bazel run //bench:gpu_cnn_step [-- --batch=128 --steps=100]
+//
+// Variants, each the median step over --steps after --warmup:
+//   gpu_cnn_step: X ms              float32, the step captured (a CUDA graph)
+//   gpu_cnn_step_bf16: Y ms         automatic mixed precision (bfloat16
+//                                   convolutions and products, float weights
+//                                   and updates: SessionConfig::mixed_precision)
+//   gpu_cnn_step_bf16_executor: Z ms  the same without step capture
+// with `_loss_after`, `_replayed_steps` and `_nodes_off_device` lines. Without
+// a GPU it prints `gpu: none (<reason>)` and exits 0; --device=CPU:0 runs the
+// same variants on the CPU (`cpu_cnn_step...` lines) to check the program.
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "bench/bench_util.h"
+#include "examples/cnn_model.h"
+#include "runtime/gpu/gpu_devices.h"
+#include "sluice.h"
+
+ABSL_FLAG(int, steps, 100, "timed steps per variant");
+ABSL_FLAG(int, warmup, 10, "untimed steps first");
+ABSL_FLAG(int, batch, 128, "images per step");
+ABSL_FLAG(std::string, device, "GPU:0", "where the step runs (CPU:0 to check the program)");
+
+namespace sluice {
+namespace {
+
+struct Batch {
+  Tensor images, labels;
+};
+
+std::vector<Batch> RandomBatches(int batch, int count) {
+  std::mt19937 gen(1);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::uniform_int_distribution<int64_t> label(0, 9);
+  std::vector<Batch> out;
+  for (int i = 0; i < count; ++i) {
+    Batch b{Tensor(DT_FLOAT, TensorShape({batch, 28, 28, 1})), Tensor(DT_INT64, TensorShape({batch}))};
+    for (float& v : b.images.flat<float>()) v = pixel(gen);
+    for (int64_t& v : b.labels.flat<int64_t>()) v = label(gen);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+absl::Status TimeVariant(const std::string& device, const std::string& name,
+                         SessionConfig::MixedPrecision precision, bool capture,
+                         const std::vector<Batch>& batches) {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope s = root.WithDevice("/device:" + device);
+  Output images = ops::Placeholder(s.WithOpName("images"), DT_FLOAT);
+  Output labels = ops::Placeholder(s.WithOpName("labels"), DT_INT64);
+  ASSIGN_OR_RETURN(CnnModel m, BuildCnnTower(s, CnnConfig{}, images, labels));
+  AdamOptimizer adam(0.002);
+  ASSIGN_OR_RETURN(Node * train, adam.Minimize(s.WithOpName("train"), m.loss, m.weights));
+  Node* init = ops::GlobalVariablesInitializer(s.WithOpName("init"));
+  RETURN_IF_ERROR(root.status());
+  SessionConfig config = BuiltinSessionConfig();
+  config.mixed_precision = precision;
+  config.mixed_precision_on_any_cpu = true;  // so that --device=CPU:0 runs the same graph
+  config.capture_steps = capture;
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(config, *root.graph()));
+  RETURN_IF_ERROR(session->Run({}, {}, {init}).status());
+
+  RunOptions first;
+  first.output_partition_graphs = true;
+  RunMetadata md;
+  RETURN_IF_ERROR(session
+                      ->Run({{images, batches[0].images}, {labels, batches[0].labels}},
+                            {m.loss}, {train}, first, &md)
+                      .status());
+  int off = 0;
+  for (const GraphDef& g : md.partition_graphs) {
+    for (const NodeDef& n : g.node()) {
+      if (n.device().find(device) == std::string::npos && n.op().rfind("_", 0) != 0) {
+        ++off;
+        std::printf("#   %s: %s (%s) on %s\n", name.c_str(), n.name().c_str(), n.op().c_str(),
+                    n.device().c_str());
+      }
+    }
+  }
+  std::printf("%s_nodes_off_device: %d nodes\n", name.c_str(), off);
+
+  absl::Status status;
+  float loss = 0;
+  int replayed = 0, next = 0;
+  auto step = [&] {
+    const Batch& b = batches[next++ % batches.size()];
+    RunMetadata step_md;
+    absl::StatusOr<std::vector<Tensor>> out =
+        session->Run({{images, b.images}, {labels, b.labels}}, {m.loss}, {train}, {}, &step_md);
+    if (!out.ok()) {
+      status = out.status();
+    } else {
+      loss = (*out)[0].scalar<float>();
+      replayed += step_md.step_replayed ? 1 : 0;
+    }
+  };
+  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) step();
+  RETURN_IF_ERROR(status);
+  replayed = 0;
+  const int steps = absl::GetFlag(FLAGS_steps);
+  std::vector<double> ms = bench::TimeRepeated(steps, step);
+  RETURN_IF_ERROR(status);
+  std::printf("%s: %.3f ms\n", name.c_str(), bench::Median(ms));
+  std::printf("%s_loss_after: %.4f\n", name.c_str(), loss);
+  std::printf("%s_replayed_steps: %d of %d\n", name.c_str(), replayed, steps);
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+absl::Status Main() {
+  const std::string device = absl::GetFlag(FLAGS_device);
+  const bool on_gpu = device.rfind("GPU", 0) == 0;
+  std::string why;
+  if (on_gpu && VisibleGpuCount(&why) == 0) {
+    std::printf("gpu: none (%s)\n", why.c_str());
+    return absl::OkStatus();
+  }
+  const int batch = absl::GetFlag(FLAGS_batch);
+  std::printf("# cnn: batch %d, 28x28x1, conv 16 and 32 (3x3), dense 128, Adam\n", batch);
+  const std::vector<Batch> batches = RandomBatches(batch, 8);
+  const std::string base = on_gpu ? "gpu_cnn_step" : "cpu_cnn_step";
+  using P = SessionConfig::MixedPrecision;
+  RETURN_IF_ERROR(TimeVariant(device, base, P::kOff, true, batches));
+  RETURN_IF_ERROR(TimeVariant(device, base + "_bf16", P::kBfloat16, true, batches));
+  return TimeVariant(device, base + "_bf16_executor", P::kBfloat16, false, batches);
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  return sluice::bench::BenchMain(argc, argv, "gpu_cnn_step", sluice::Main);
+}

@@ -1,0 +1,155 @@
+// CUDA side of the 2-D window kernels (conv.cu.h): one thread per output
+// element, over a grid-stride loop.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cfloat>
+#include <cstdint>
+
+#include "ops/gpu/conv.cu.h"
+#include "ops/gpu/grid_stride.cu.h"
+#include "ops/gpu/window_index.h"
+
+namespace sluice::gpu {
+namespace {
+
+using grid::FirstIndex;
+using grid::GridFor;
+using grid::kThreads;
+using grid::Stride;
+
+template <typename Bits>
+__global__ void Im2ColKernel(const Bits* input, Bits* col, Window2D w, int64_t p0, int64_t n) {
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    const int64_t from = Im2ColSource(w, p0, i);
+    col[i] = from < 0 ? Bits(0) : input[from];
+  }
+}
+
+template <typename Acc, typename T>
+__device__ __forceinline__ T Round(Acc v) {
+  return static_cast<T>(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 Round<float, __nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ __half Round<float, __half>(float v) {
+  return __float2half_rn(v);
+}
+
+template <typename Acc, typename T>
+__global__ void Col2ImKernel(const Acc* col, T* input_grad, Window2D w, int64_t image0,
+                             int64_t n) {
+  const int64_t first = image0 * w.image_elements();
+  const int64_t p0 = image0 * w.image_pixels();
+  const int64_t p1 = p0 + (n / w.image_elements()) * w.image_pixels();
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    Acc sum = 0;
+    ForEachColumnEntryOf(w, p0, p1, first + i, [&](int64_t j) { sum += col[j]; });
+    input_grad[first + i] = Round<Acc, T>(sum);
+  }
+}
+
+__global__ void MaxPoolKernel(const float* input, float* output, Window2D w, int64_t n) {
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    const int64_t c = i % w.in_depth;
+    const int64_t p = i / w.in_depth;
+    const int64_t ow = p % w.out_cols;
+    const int64_t oh = (p / w.out_cols) % w.out_rows;
+    const int64_t b = p / (w.out_cols * w.out_rows);
+    int64_t r0, r1, c0, c1;
+    PoolSpan(oh, w.stride_rows, w.pad_top, w.filter_rows, w.in_rows, &r0, &r1);
+    PoolSpan(ow, w.stride_cols, w.pad_left, w.filter_cols, w.in_cols, &c0, &c1);
+    float m = -FLT_MAX;
+    for (int64_t h = r0; h < r1; ++h) {
+      for (int64_t x = c0; x < c1; ++x) {
+        const float v = input[((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + c];
+        m = m < v ? v : m;  // NaN never replaces (the CPU kernel's rule)
+      }
+    }
+    output[i] = m;
+  }
+}
+
+__global__ void MaxPoolGradKernel(const float* input, const float* grad, float* input_grad,
+                                  Window2D w, int64_t n) {
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    const int64_t c = i % w.in_depth;
+    float sum = 0;
+    ForEachPoolWindowOf(w, i, [&](int64_t p) {
+      if (FirstMaxOf(w, input, p, c) == i) sum += grad[p * w.in_depth + c];
+    });
+    input_grad[i] = sum;
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchIm2Col(const void* input, void* col, int element_size, const Window2D& w,
+                         int64_t p0, int64_t pixels, cudaStream_t stream) {
+  const int64_t n = pixels * w.patch();
+  if (n == 0) return cudaSuccess;
+  switch (element_size) {
+    case 2:
+      Im2ColKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const uint16_t*>(input),
+                                                        static_cast<uint16_t*>(col), w, p0, n);
+      break;
+    case 4:
+      Im2ColKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const uint32_t*>(input),
+                                                        static_cast<uint32_t*>(col), w, p0, n);
+      break;
+    case 8:
+      Im2ColKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const uint64_t*>(input),
+                                                        static_cast<uint64_t*>(col), w, p0, n);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCol2Im(const void* col, void* input_grad, WindowType type, const Window2D& w,
+                         int64_t image0, int64_t images, cudaStream_t stream) {
+  const int64_t n = images * w.image_elements();
+  if (n == 0) return cudaSuccess;
+  const float* fcol = static_cast<const float*>(col);
+  switch (type) {
+    case WindowType::kFloat:
+      Col2ImKernel<<<GridFor(n), kThreads, 0, stream>>>(fcol, static_cast<float*>(input_grad), w,
+                                                        image0, n);
+      break;
+    case WindowType::kDouble:
+      Col2ImKernel<<<GridFor(n), kThreads, 0, stream>>>(
+          static_cast<const double*>(col), static_cast<double*>(input_grad), w, image0, n);
+      break;
+    case WindowType::kBFloat16:
+      Col2ImKernel<<<GridFor(n), kThreads, 0, stream>>>(
+          fcol, static_cast<__nv_bfloat16*>(input_grad), w, image0, n);
+      break;
+    case WindowType::kHalf:
+      Col2ImKernel<<<GridFor(n), kThreads, 0, stream>>>(fcol, static_cast<__half*>(input_grad),
+                                                        w, image0, n);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchMaxPool(const float* input, float* output, const Window2D& w,
+                          cudaStream_t stream) {
+  const int64_t n = w.batch * w.image_pixels() * w.in_depth;
+  if (n == 0) return cudaSuccess;
+  MaxPoolKernel<<<GridFor(n), kThreads, 0, stream>>>(input, output, w, n);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchMaxPoolGrad(const float* input, const float* grad, float* input_grad,
+                              const Window2D& w, cudaStream_t stream) {
+  const int64_t n = w.batch * w.image_elements();
+  if (n == 0) return cudaSuccess;
+  MaxPoolGradKernel<<<GridFor(n), kThreads, 0, stream>>>(input, grad, input_grad, w, n);
+  return cudaGetLastError();
+}
+
+}  // namespace sluice::gpu

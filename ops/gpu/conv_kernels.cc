@@ -1,0 +1,360 @@
+// GPU kernels of the 2-D window ops over NHWC data: Conv2D,
+// Conv2DBackpropInput and Conv2DBackpropFilter for float, bfloat16 and half
+// (16-bit operands, float sums), MaxPool and MaxPoolGrad for float.
+//
+// A convolution is im2col (conv.cu) and one cuBLAS GEMM per chunk of whole
+// images, as the CPU kernels (ops/nn/conv_kernels.cc) do it: the column
+// matrix of a chunk's output pixels times the filter [patch, out_depth].
+// Its input gradient is the GEMM into a float column matrix, then col2im
+// gathering each input element's entries; its filter gradient the GEMM of
+// the columns and out_backprop, accumulated over chunks. A 1x1 convolution
+// with stride 1 and no padding uses the input as its column matrix.
+//
+// Why not cuDNN: the GPU machines Sluice is run on provide cuBLAS with the
+// CUDA runtime but not cuDNN (a separate, 1 GB download), and an im2col
+// GEMM leaves every convolution to the tensor cores cuBLAS already drives.
+// The shape checks are the CPU kernels' (ops/nn/internal/window_checks.h).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "ops/gpu/conv.cu.h"
+#include "ops/gpu/cwise.cu.h"
+#include "ops/gpu/gpu_kernel_util.h"
+#include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/internal/gpu_gemm.h"
+#include "ops/nn/internal/window_checks.h"
+
+namespace sluice {
+namespace {
+
+using internal::Conv2DGeometry;
+using internal::WindowAttrs;
+
+// Column-matrix budget of one chunk, in elements (256 MiB of float): a
+// chunk is as many whole images as fit, at least one.
+constexpr int64_t kMaxColumnElements = int64_t{1} << 26;
+
+gpu::Window2D WindowOf(const Conv2DGeometry& g) {
+  gpu::Window2D w;
+  w.batch = g.batch;
+  w.in_rows = g.in_rows;
+  w.in_cols = g.in_cols;
+  w.in_depth = g.in_depth;
+  w.filter_rows = g.filter_rows;
+  w.filter_cols = g.filter_cols;
+  w.out_depth = g.out_depth;
+  w.stride_rows = g.stride_rows;
+  w.stride_cols = g.stride_cols;
+  w.dilation_rows = g.dilation_rows;
+  w.dilation_cols = g.dilation_cols;
+  w.out_rows = g.out_rows;
+  w.out_cols = g.out_cols;
+  w.pad_top = g.pad_top;
+  w.pad_left = g.pad_left;
+  return w;
+}
+
+bool IsDirect(const gpu::Window2D& w) {
+  return w.filter_rows == 1 && w.filter_cols == 1 && w.stride_rows == 1 && w.stride_cols == 1 &&
+         w.pad_top == 0 && w.pad_left == 0 && w.out_rows == w.in_rows && w.out_cols == w.in_cols;
+}
+
+int64_t ImagesPerChunk(const gpu::Window2D& w) {
+  const int64_t per_image = std::max<int64_t>(1, w.image_pixels() * w.patch());
+  return std::clamp<int64_t>(kMaxColumnElements / per_image, 1, std::max<int64_t>(1, w.batch));
+}
+
+// The element type's names in the libraries.
+template <typename T>
+struct WindowTypes;
+template <>
+struct WindowTypes<float> {
+  static constexpr cudaDataType_t kBlas = CUDA_R_32F;
+  static constexpr gpu::WindowType kWindow = gpu::WindowType::kFloat;
+  static constexpr gpu::CwiseType kCwise = gpu::CwiseType::kFloat;
+};
+template <>
+struct WindowTypes<BFloat16> {
+  static constexpr cudaDataType_t kBlas = CUDA_R_16BF;
+  static constexpr gpu::WindowType kWindow = gpu::WindowType::kBFloat16;
+  static constexpr gpu::CwiseType kCwise = gpu::CwiseType::kBFloat16;
+};
+template <>
+struct WindowTypes<Half> {
+  static constexpr cudaDataType_t kBlas = CUDA_R_16F;
+  static constexpr gpu::WindowType kWindow = gpu::WindowType::kHalf;
+  static constexpr gpu::CwiseType kCwise = gpu::CwiseType::kHalf;
+};
+
+// A GEMM of T operands (float sums) in the process-wide float precision.
+template <typename T>
+internal::GpuGemmArgs GemmOf(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a,
+                             int64_t lda, const void* b, int64_t ldb, void* c) {
+  internal::GpuGemmArgs g;
+  g.transpose_a = ta;
+  g.transpose_b = tb;
+  g.m = static_cast<int>(m);
+  g.n = static_cast<int>(n);
+  g.k = static_cast<int>(k);
+  g.a = a;
+  g.lda = static_cast<int>(lda);
+  g.b = b;
+  g.ldb = static_cast<int>(ldb);
+  g.c = c;
+  g.type = WindowTypes<T>::kBlas;
+  g.compute = internal::GpuGemmComputeType(DataTypeToEnum<T>::value, GetGpuMatMulPrecision());
+  return g;
+}
+
+// cuBLAS takes int sizes and leading dimensions.
+absl::Status CheckGemmSizes(absl::string_view op, const gpu::Window2D& w) {
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  const int64_t images = ImagesPerChunk(w);
+  if (w.patch() > kMax || w.out_depth > kMax || images * w.image_pixels() > kMax ||
+      w.batch * w.image_pixels() > kMax) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": too large for the GPU's GEMM (more than 2^31 - 1 rows or columns)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ZeroFill(OpKernelContext* ctx, Tensor* t) {
+  ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+  return LaunchStatus(ctx, cudaMemsetAsync(t->raw_data(), 0, t->TotalBytes(), stream));
+}
+
+std::string What(const OpKernelContext& ctx) {
+  return absl::StrCat(ctx.node().op(), " '", ctx.node().name(), "'");
+}
+
+template <bool kPool>
+class GpuWindowOpKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(attrs_, internal::ReadKernelWindowAttrs(ctx, kPool, "GPU"));
+    return absl::OkStatus();
+  }
+
+ protected:
+  WindowAttrs attrs_;
+};
+
+template <typename T>
+class GpuConv2DOp : public GpuWindowOpKernel</*kPool=*/false> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& filter = ctx->input(1);
+    RETURN_IF_ERROR(internal::CheckRank4("Conv2D", "input", input));
+    RETURN_IF_ERROR(internal::CheckRank4("Conv2D", "filter", filter));
+    ASSIGN_OR_RETURN(Conv2DGeometry g,
+                     internal::ConvGeometry("Conv2D", attrs_, input.shape(), filter.shape()));
+    const gpu::Window2D w = WindowOf(g);
+    ASSIGN_OR_RETURN(
+        Tensor * output,
+        ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.out_depth})));
+    const int64_t pixels = w.batch * w.image_pixels();
+    if (pixels == 0 || w.out_depth == 0) return absl::OkStatus();
+    if (w.patch() == 0) return ZeroFill(ctx, output);
+    RETURN_IF_ERROR(CheckGemmSizes("Conv2D", w));
+    const std::string what = What(*ctx);
+    T* out = output->data<T>();
+    if (IsDirect(w)) {
+      return internal::EnqueueGpuGemm(
+          ctx,
+          GemmOf<T>(false, false, pixels, w.out_depth, w.patch(), input.raw_data(), w.patch(),
+                    filter.raw_data(), w.out_depth, out),
+          what);
+    }
+    const int64_t images = ImagesPerChunk(w);
+    ASSIGN_OR_RETURN(Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value,
+                                                    TensorShape({images * w.image_pixels() *
+                                                                 w.patch()})));
+    for (int64_t b0 = 0; b0 < w.batch; b0 += images) {
+      const int64_t p0 = b0 * w.image_pixels();
+      const int64_t np = std::min(images, w.batch - b0) * w.image_pixels();
+      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+      RETURN_IF_ERROR(LaunchStatus(
+          ctx, gpu::LaunchIm2Col(input.raw_data(), col.raw_data(), sizeof(T), w, p0, np, stream)));
+      RETURN_IF_ERROR(internal::EnqueueGpuGemm(
+          ctx,
+          GemmOf<T>(false, false, np, w.out_depth, w.patch(), col.raw_data(), w.patch(),
+                    filter.raw_data(), w.out_depth, out + p0 * w.out_depth),
+          what));
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class GpuConv2DBackpropInputOp : public GpuWindowOpKernel</*kPool=*/false> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "Conv2DBackpropInput";
+    ASSIGN_OR_RETURN(TensorShape input_shape, internal::ReadSizes(kOp, ctx->input(0)));
+    const Tensor& filter = ctx->input(1);
+    const Tensor& dy = ctx->input(2);
+    RETURN_IF_ERROR(internal::CheckRank4(kOp, "filter", filter));
+    RETURN_IF_ERROR(internal::CheckRank4(kOp, "out_backprop", dy));
+    ASSIGN_OR_RETURN(Conv2DGeometry g,
+                     internal::ConvGeometry(kOp, attrs_, input_shape, filter.shape()));
+    RETURN_IF_ERROR(internal::CheckOutBackprop(kOp, g, dy));
+    const gpu::Window2D w = WindowOf(g);
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input_shape));
+    if (output->NumElements() == 0) return absl::OkStatus();
+    const int64_t pixels = w.batch * w.image_pixels();
+    if (pixels == 0 || w.patch() == 0 || w.out_depth == 0) return ZeroFill(ctx, output);
+    RETURN_IF_ERROR(CheckGemmSizes(kOp, w));
+    const std::string what = What(*ctx);
+    if (IsDirect(w)) {  // dx = dy · filterᵀ
+      return internal::EnqueueGpuGemm(
+          ctx,
+          GemmOf<T>(false, true, pixels, w.patch(), w.out_depth, dy.raw_data(), w.out_depth,
+                    filter.raw_data(), w.out_depth, output->raw_data()),
+          what);
+    }
+    // The column matrix's gradient in float, then gathered into dx.
+    const int64_t images = ImagesPerChunk(w);
+    ASSIGN_OR_RETURN(Tensor col, ctx->allocate_temp(DT_FLOAT, TensorShape({images *
+                                                                           w.image_pixels() *
+                                                                           w.patch()})));
+    const T* dyp = dy.data<T>();
+    for (int64_t b0 = 0; b0 < w.batch; b0 += images) {
+      const int64_t n = std::min(images, w.batch - b0);
+      const int64_t p0 = b0 * w.image_pixels();
+      internal::GpuGemmArgs gemm =
+          GemmOf<T>(false, true, n * w.image_pixels(), w.patch(), w.out_depth,
+                    dyp + p0 * w.out_depth, w.out_depth, filter.raw_data(), w.out_depth,
+                    col.raw_data());
+      gemm.c_type = CUDA_R_32F;
+      RETURN_IF_ERROR(internal::EnqueueGpuGemm(ctx, gemm, what));
+      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+      RETURN_IF_ERROR(LaunchStatus(ctx, gpu::LaunchCol2Im(col.raw_data(), output->raw_data(),
+                                                          WindowTypes<T>::kWindow, w, b0, n,
+                                                          stream)));
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class GpuConv2DBackpropFilterOp : public GpuWindowOpKernel</*kPool=*/false> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "Conv2DBackpropFilter";
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(TensorShape filter_shape, internal::ReadSizes(kOp, ctx->input(1)));
+    const Tensor& dy = ctx->input(2);
+    RETURN_IF_ERROR(internal::CheckRank4(kOp, "input", input));
+    RETURN_IF_ERROR(internal::CheckRank4(kOp, "out_backprop", dy));
+    ASSIGN_OR_RETURN(Conv2DGeometry g,
+                     internal::ConvGeometry(kOp, attrs_, input.shape(), filter_shape));
+    RETURN_IF_ERROR(internal::CheckOutBackprop(kOp, g, dy));
+    const gpu::Window2D w = WindowOf(g);
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, filter_shape));
+    if (output->NumElements() == 0) return absl::OkStatus();
+    const int64_t pixels = w.batch * w.image_pixels();
+    if (pixels == 0) return ZeroFill(ctx, output);
+    RETURN_IF_ERROR(CheckGemmSizes(kOp, w));
+    const std::string what = What(*ctx);
+    if (IsDirect(w)) {  // dw = inputᵀ · dy
+      return internal::EnqueueGpuGemm(
+          ctx,
+          GemmOf<T>(true, false, w.patch(), w.out_depth, pixels, input.raw_data(), w.patch(),
+                    dy.raw_data(), w.out_depth, output->raw_data()),
+          what);
+    }
+    const int64_t images = ImagesPerChunk(w);
+    const bool chunked = images < w.batch;
+    // Several chunks of a 16-bit type sum in a float scratch, rounded once.
+    constexpr bool kSixteen = !std::is_same_v<T, float>;
+    Tensor sums;
+    if (chunked && kSixteen) {
+      ASSIGN_OR_RETURN(sums, ctx->allocate_temp(DT_FLOAT, filter_shape));
+    }
+    void* target = chunked && kSixteen ? sums.raw_data() : output->raw_data();
+    ASSIGN_OR_RETURN(Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value,
+                                                    TensorShape({images * w.image_pixels() *
+                                                                 w.patch()})));
+    const T* dyp = dy.data<T>();
+    for (int64_t b0 = 0; b0 < w.batch; b0 += images) {
+      const int64_t p0 = b0 * w.image_pixels();
+      const int64_t np = std::min(images, w.batch - b0) * w.image_pixels();
+      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+      RETURN_IF_ERROR(LaunchStatus(
+          ctx, gpu::LaunchIm2Col(input.raw_data(), col.raw_data(), sizeof(T), w, p0, np, stream)));
+      internal::GpuGemmArgs gemm = GemmOf<T>(true, false, w.patch(), w.out_depth, np,
+                                             col.raw_data(), w.patch(), dyp + p0 * w.out_depth,
+                                             w.out_depth, target);
+      if (chunked && kSixteen) gemm.c_type = CUDA_R_32F;
+      gemm.beta = b0 == 0 ? 0.0f : 1.0f;
+      RETURN_IF_ERROR(internal::EnqueueGpuGemm(ctx, gemm, what));
+    }
+    if (!(chunked && kSixteen)) return absl::OkStatus();
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchCast(gpu::CwiseType::kFloat, WindowTypes<T>::kCwise,
+                                             sums.raw_data(), output->raw_data(),
+                                             output->NumElements(), stream));
+  }
+};
+
+class GpuMaxPoolOp : public GpuWindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, internal::PoolGeometry("MaxPool", attrs_, input));
+    ASSIGN_OR_RETURN(
+        Tensor * output,
+        ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.in_depth})));
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(
+        ctx, gpu::LaunchMaxPool(input.data<float>(), output->data<float>(), WindowOf(g), stream));
+  }
+};
+
+class GpuMaxPoolGradOp : public GpuWindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    constexpr char kOp[] = "MaxPoolGrad";
+    const Tensor& input = ctx->input(0);
+    const Tensor& orig_output = ctx->input(1);
+    const Tensor& grad = ctx->input(2);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, internal::PoolGeometry(kOp, attrs_, input));
+    const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
+    if (orig_output.shape() != out_shape || grad.shape() != out_shape) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kOp, ": orig_output and grad must have the pooled shape ", out_shape.DebugString(),
+          ", got ", orig_output.shape().DebugString(), " and ", grad.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input.shape()));
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchMaxPoolGrad(input.data<float>(), grad.data<float>(),
+                                                    output->data<float>(), WindowOf(g), stream));
+  }
+};
+
+template <typename T>
+void RegisterConvOfType(KernelRegistry* kernels, DataType type) {
+  kernels->Register<GpuConv2DOp<T>>(GpuKernel("Conv2D").TypeConstraint("T", type));
+  kernels->Register<GpuConv2DBackpropInputOp<T>>(
+      GpuKernel("Conv2DBackpropInput").TypeConstraint("T", type).HostMemory("input_sizes"));
+  kernels->Register<GpuConv2DBackpropFilterOp<T>>(
+      GpuKernel("Conv2DBackpropFilter").TypeConstraint("T", type).HostMemory("filter_sizes"));
+}
+
+}  // namespace
+
+void RegisterGpuConvKernels(KernelRegistry* kernels) {
+  RegisterConvOfType<float>(kernels, DT_FLOAT);
+  RegisterConvOfType<BFloat16>(kernels, DT_BFLOAT16);
+  RegisterConvOfType<Half>(kernels, DT_HALF);
+  kernels->Register<GpuMaxPoolOp>(GpuKernel("MaxPool").TypeConstraint("T", DT_FLOAT));
+  kernels->Register<GpuMaxPoolGradOp>(GpuKernel("MaxPoolGrad").TypeConstraint("T", DT_FLOAT));
+}
+
+}  // namespace sluice

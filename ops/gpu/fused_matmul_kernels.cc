@@ -1,0 +1,189 @@
+// GPU kernels of the fused matrix products (ops/nn/fused_ops.h), float:
+//
+//   _FusedMatMul, fused_ops [BiasAdd] or [BiasAdd, Relu]: one cuBLASLt
+//       matmul whose epilogue adds the bias (then the ReLU) as it writes C.
+//   _MatMulBiasAddGrad: one cuBLASLt matmul whose BGRADA epilogue writes the
+//       column sums of op(b) (the bias gradient) beside the product.
+//
+// Where cuBLASLt has no kernel for an epilogue at a shape
+// (GpuEpilogueGemm::Enqueue answers false), a kernel does what the unfused
+// graph would have: cublasGemmEx, then the BiasAdd and Relu kernels, or a
+// column reduction of b. Both honour the node's _gpu_precision attr, which
+// the fusion pass copies from the MatMul it replaces.
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "ops/gpu/gpu_kernel_util.h"
+#include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/internal/gpu_gemm.h"
+#include "ops/gpu/nn.cu.h"
+#include "ops/gpu/reduction_launch.h"
+#include "ops/gpu/reduction_plan.h"
+#include "ops/math/internal/math_kernel_checks.h"
+
+namespace sluice {
+namespace {
+
+// The float GEMM of a and b into out, with the node's precision.
+internal::GpuGemmArgs FloatGemm(const Tensor& a, const Tensor& b, bool ta, bool tb,
+                                const internal::MatMulDims& d, Tensor* out,
+                                std::optional<GpuMatMulPrecision> precision) {
+  internal::GpuGemmArgs g;
+  g.transpose_a = ta;
+  g.transpose_b = tb;
+  // CheckMatMulShapes has checked that every dimension fits in an int.
+  g.m = static_cast<int>(d.m);
+  g.n = static_cast<int>(d.n);
+  g.k = static_cast<int>(d.k);
+  g.a = a.raw_data();
+  g.lda = static_cast<int>(a.dim_size(1));
+  g.b = b.raw_data();
+  g.ldb = static_cast<int>(b.dim_size(1));
+  g.c = out->raw_data();
+  g.type = CUDA_R_32F;
+  g.compute = internal::GpuGemmComputeType(DT_FLOAT, precision.value_or(GetGpuMatMulPrecision()));
+  return g;
+}
+
+std::string Describe(const OpKernelContext& ctx, const internal::MatMulDims& d) {
+  return absl::StrCat(ctx.node().op(), " '", ctx.node().name(), "' (", d.m, "x", d.k, " by ",
+                      d.k, "x", d.n, ")");
+}
+
+absl::Status ZeroFill(OpKernelContext* ctx, Tensor* t) {
+  ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+  return LaunchStatus(ctx, cudaMemsetAsync(t->raw_data(), 0, t->TotalBytes(), stream));
+}
+
+class GpuFusedMatMulOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(transpose_a_, ctx.GetAttr<bool>("transpose_a"));
+    ASSIGN_OR_RETURN(transpose_b_, ctx.GetAttr<bool>("transpose_b"));
+    ASSIGN_OR_RETURN(int64_t num_args, ctx.GetAttr<int64_t>("num_args"));
+    ASSIGN_OR_RETURN(std::vector<std::string> fused,
+                     ctx.GetAttr<std::vector<std::string>>("fused_ops"));
+    const bool bias = fused == std::vector<std::string>{"BiasAdd"};
+    relu_ = fused == std::vector<std::string>{"BiasAdd", "Relu"};
+    if (!bias && !relu_) {
+      return absl::UnimplementedError(absl::StrCat(
+          "_FusedMatMul: fused_ops [", absl::StrJoin(fused, ", "),
+          "] is not supported on the GPU (supported: [BiasAdd], [BiasAdd, Relu])"));
+    }
+    if (num_args != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "_FusedMatMul: BiasAdd takes one argument (the bias), got num_args = ", num_args));
+    }
+    ASSIGN_OR_RETURN(precision_, internal::NodeGpuPrecision(ctx));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    const Tensor& bias = ctx->input(2);
+    ASSIGN_OR_RETURN(internal::MatMulDims d,
+                     internal::CheckMatMulShapes(a, b, transpose_a_, transpose_b_, "cuBLAS"));
+    if (bias.dims() != 1 || bias.dim_size(0) != d.n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "_FusedMatMul: the bias must be a vector of the product's ", d.n,
+          " columns, got shape ", bias.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({d.m, d.n})));
+    if (d.m == 0 || d.n == 0) return absl::OkStatus();
+    const std::string what = Describe(*ctx, d);
+    if (d.k > 0) {
+      const internal::GpuGemmArgs g = FloatGemm(a, b, transpose_a_, transpose_b_, d, out, precision_);
+      ASSIGN_OR_RETURN(bool fused,
+                       epilogue_.Enqueue(ctx, g,
+                                         relu_ ? internal::GemmEpilogue::kBiasRelu
+                                               : internal::GemmEpilogue::kBias,
+                                         bias.raw_data(), what));
+      if (fused) return absl::OkStatus();
+      RETURN_IF_ERROR(internal::EnqueueGpuGemm(ctx, g, what));
+    } else {
+      RETURN_IF_ERROR(ZeroFill(ctx, out));  // an empty sum: the bias alone
+    }
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    float* y = out->data<float>();
+    RETURN_IF_ERROR(LaunchStatus(
+        ctx, gpu::LaunchBiasAdd<float>(y, bias.data<float>(), y, d.m, d.n, 1, stream)));
+    if (!relu_) return absl::OkStatus();
+    return LaunchStatus(ctx, gpu::LaunchRelu<float>(y, y, d.m * d.n, stream));
+  }
+
+ private:
+  bool transpose_a_ = false;
+  bool transpose_b_ = false;
+  bool relu_ = false;
+  std::optional<GpuMatMulPrecision> precision_;
+  internal::GpuEpilogueGemm epilogue_;
+};
+
+class GpuMatMulBiasAddGradOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(transpose_a_, ctx.GetAttr<bool>("transpose_a"));
+    ASSIGN_OR_RETURN(transpose_b_, ctx.GetAttr<bool>("transpose_b"));
+    ASSIGN_OR_RETURN(precision_, internal::NodeGpuPrecision(ctx));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    ASSIGN_OR_RETURN(internal::MatMulDims d,
+                     internal::CheckMatMulShapes(a, b, transpose_a_, transpose_b_, "cuBLAS"));
+    ASSIGN_OR_RETURN(Tensor * product, ctx->allocate_output(0, TensorShape({d.m, d.n})));
+    ASSIGN_OR_RETURN(Tensor * bias_grad, ctx->allocate_output(1, TensorShape({d.n})));
+    if (d.n == 0) return absl::OkStatus();
+    if (d.k == 0) {  // empty sums
+      if (d.m > 0) RETURN_IF_ERROR(ZeroFill(ctx, product));
+      return ZeroFill(ctx, bias_grad);
+    }
+    if (d.m > 0) {
+      const std::string what = Describe(*ctx, d);
+      const internal::GpuGemmArgs g =
+          FloatGemm(a, b, transpose_a_, transpose_b_, d, product, precision_);
+      ASSIGN_OR_RETURN(bool fused, epilogue_.Enqueue(ctx, g, internal::GemmEpilogue::kBiasGradOfB,
+                                                     bias_grad->raw_data(), what));
+      if (fused) return absl::OkStatus();
+      RETURN_IF_ERROR(internal::EnqueueGpuGemm(ctx, g, what));
+    }
+    // op(b) is [k, n]: b summed over its rows, or over its columns when
+    // transposed.
+    ASSIGN_OR_RETURN(internal::GpuReducePlan plan,
+                     internal::MakeGpuReducePlan(b.shape(), {transpose_b_ ? 1 : 0},
+                                                 /*keep_dims=*/false));
+    if (plan.kind == internal::GpuReducePlan::Kind::kIdentity) {  // k == 1: b is the sum
+      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+      return LaunchStatus(ctx, cudaMemcpyAsync(bias_grad->raw_data(), b.raw_data(),
+                                               bias_grad->TotalBytes(), cudaMemcpyDeviceToDevice,
+                                               stream));
+    }
+    return internal::EnqueueGpuReduction(ctx, gpu::ReduceOp::kSum, gpu::ReduceType::kFloat, b, plan,
+                                         bias_grad);
+  }
+
+ private:
+  bool transpose_a_ = false;
+  bool transpose_b_ = false;
+  std::optional<GpuMatMulPrecision> precision_;
+  internal::GpuEpilogueGemm epilogue_;
+};
+
+}  // namespace
+
+void RegisterGpuFusedKernels(KernelRegistry* kernels) {
+  kernels->Register<GpuFusedMatMulOp>(GpuKernel("_FusedMatMul").TypeConstraint("T", DT_FLOAT));
+  kernels->Register<GpuMatMulBiasAddGradOp>(
+      GpuKernel("_MatMulBiasAddGrad").TypeConstraint("T", DT_FLOAT));
+}
+
+}  // namespace sluice

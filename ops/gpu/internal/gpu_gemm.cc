@@ -1,0 +1,250 @@
+#include "ops/gpu/internal/gpu_gemm.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "ops/gpu/gpu_kernel_util.h"
+#include "runtime/gpu/cublaslt_library.h"
+
+namespace sluice {
+namespace internal {
+namespace {
+
+// The largest power of two, up to 256, that divides every pointer: what
+// cuBLASLt's choice of kernel depends on.
+int CommonAlignment(std::initializer_list<const void*> pointers) {
+  uintptr_t bits = 256;
+  for (const void* p : pointers) bits |= reinterpret_cast<uintptr_t>(p);
+  return static_cast<int>(bits & (~bits + 1));
+}
+
+cublasLtEpilogue_t LtEpilogue(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::kBias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case GemmEpilogue::kBiasRelu:
+      return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case GemmEpilogue::kBiasGradOfB:
+      // B is cuBLAS's first operand (see the header): its gradient is BGRADA.
+      return CUBLASLT_EPILOGUE_BGRADA;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// The descriptors of one cuBLASLt matmul, destroyed with it.
+class LtMatmulDescriptors {
+ public:
+  explicit LtMatmulDescriptors(const CublasLtApi* api) : api_(api) {}
+  LtMatmulDescriptors(const LtMatmulDescriptors&) = delete;
+  LtMatmulDescriptors& operator=(const LtMatmulDescriptors&) = delete;
+  ~LtMatmulDescriptors() {
+    if (desc != nullptr) api_->matmul_desc_destroy(desc);
+    for (cublasLtMatrixLayout_t l : {first, second, out}) {
+      if (l != nullptr) api_->matrix_layout_destroy(l);
+    }
+  }
+
+  // cuBLAS's first operand is the row-major B, its second the row-major A,
+  // its output C^T (the header's mapping).
+  cublasStatus_t Make(const GpuGemmArgs& g, GemmEpilogue epilogue, void* vector) {
+    cublasStatus_t s = api_->matmul_desc_create(&desc, g.compute, CUDA_R_32F);
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    const cublasOperation_t op_first = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_second = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasLtEpilogue_t lt_epilogue = LtEpilogue(epilogue);
+    s = api_->matmul_desc_set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
+                                        sizeof(op_first));
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    s = api_->matmul_desc_set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
+                                        sizeof(op_second));
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    s = api_->matmul_desc_set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &lt_epilogue,
+                                        sizeof(lt_epilogue));
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    s = api_->matmul_desc_set_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector,
+                                        sizeof(vector));
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    // Stored (before op) column-major shapes: B is [n, k] (or [k, n] when
+    // transposed) read as column-major, A [k, m] (or [m, k]).
+    s = api_->matrix_layout_create(&first, g.type, g.transpose_b ? g.k : g.n,
+                                   g.transpose_b ? g.n : g.k, g.ldb);
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    s = api_->matrix_layout_create(&second, g.type, g.transpose_a ? g.m : g.k,
+                                   g.transpose_a ? g.k : g.m, g.lda);
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    return api_->matrix_layout_create(&out, g.type, g.n, g.m, g.n);
+  }
+
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t first = nullptr;
+  cublasLtMatrixLayout_t second = nullptr;
+  cublasLtMatrixLayout_t out = nullptr;
+
+ private:
+  const CublasLtApi* api_;
+};
+
+// cuBLASLt's best algorithm for the descriptors within `workspace_bytes`:
+// nullopt when it has none (or says the combination is not supported).
+cublasStatus_t PickAlgorithm(const GpuContext::BlasLt& lt, const LtMatmulDescriptors& d,
+                             std::optional<cublasLtMatmulAlgo_t>* algo) {
+  cublasLtMatmulPreference_t preference = nullptr;
+  cublasStatus_t s = lt.api->preference_create(&preference);
+  if (s != CUBLAS_STATUS_SUCCESS) return s;
+  const uint64_t workspace = lt.workspace_bytes;
+  s = lt.api->preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                       &workspace, sizeof(workspace));
+  cublasLtMatmulHeuristicResult_t result = {};
+  int found = 0;
+  if (s == CUBLAS_STATUS_SUCCESS) {
+    s = lt.api->algo_get_heuristic(lt.handle, d.desc, d.first, d.second, d.out, d.out,
+                                   preference, 1, &result, &found);
+  }
+  lt.api->preference_destroy(preference);
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || (s == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    *algo = std::nullopt;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (s == CUBLAS_STATUS_SUCCESS) *algo = result.algo;
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<cudaDataType_t> GpuGemmDataType(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT:
+      return CUDA_R_32F;
+    case DT_DOUBLE:
+      return CUDA_R_64F;
+    case DT_HALF:
+      return CUDA_R_16F;
+    case DT_BFLOAT16:
+      return CUDA_R_16BF;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("no GPU matrix product of ", DataTypeName(dtype)));
+  }
+}
+
+cublasComputeType_t GpuGemmComputeType(DataType dtype, GpuMatMulPrecision float_precision) {
+  if (dtype == DT_DOUBLE) return CUBLAS_COMPUTE_64F;
+  if (dtype != DT_FLOAT) return CUBLAS_COMPUTE_32F;
+  switch (float_precision) {
+    case GpuMatMulPrecision::kFloat32:
+      return CUBLAS_COMPUTE_32F;
+    case GpuMatMulPrecision::kTF32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case GpuMatMulPrecision::kBF16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+  }
+  return CUBLAS_COMPUTE_32F;
+}
+
+absl::StatusOr<std::optional<GpuMatMulPrecision>> NodeGpuPrecision(
+    const OpKernelConstruction& ctx) {
+  if (ctx.node().attrs().count(kGpuPrecisionAttr) == 0) return std::nullopt;
+  absl::StatusOr<std::string> name = ctx.GetAttr<std::string>(kGpuPrecisionAttr);
+  absl::StatusOr<GpuMatMulPrecision> p =
+      name.ok() ? ParseGpuMatMulPrecision(*name) : absl::StatusOr<GpuMatMulPrecision>(name.status());
+  if (!p.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.node().op(), " '", ctx.node().name(),
+                                                   "': attr ", kGpuPrecisionAttr, ": ",
+                                                   p.status().message()));
+  }
+  return *p;
+}
+
+absl::Status EnqueueGpuGemm(OpKernelContext* ctx, const GpuGemmArgs& g, absl::string_view what) {
+  // Makes the GPU current; WithBlas puts the handle on its compute stream.
+  RETURN_IF_ERROR(BeginLaunch(ctx).status());
+  // alpha and beta are host values of the compute type's scale type.
+  const double one_d = 1, beta_d = g.beta;
+  const float one_f = 1, beta_f = g.beta;
+  const bool wide = g.compute == CUBLAS_COMPUTE_64F;
+  const void* one = wide ? static_cast<const void*>(&one_d) : &one_f;
+  const void* beta = wide ? static_cast<const void*>(&beta_d) : &beta_f;
+  const cudaDataType_t c_type = g.c_type.value_or(g.type);
+  const cublasOperation_t op_a = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  return GpuOf(ctx)->WithBlas(
+      [&](cublasHandle_t handle) -> cublasStatus_t {
+        // The default math mode keeps CUBLAS_COMPUTE_32F exact (the handle
+        // is shared: restore it).
+        cublasStatus_t s = cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+        cublasMath_t mode = CUBLAS_DEFAULT_MATH;
+        s = cublasGetMathMode(handle, &mode);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+        if (mode != CUBLAS_DEFAULT_MATH) {
+          s = cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
+          if (s != CUBLAS_STATUS_SUCCESS) return s;
+        }
+        s = cublasGemmEx(handle, op_b, op_a, g.n, g.m, g.k, one, g.b, g.type, g.ldb, g.a, g.type,
+                         g.lda, beta, g.c, c_type, g.n, g.compute, CUBLAS_GEMM_DEFAULT);
+        if (mode != CUBLAS_DEFAULT_MATH) {
+          const cublasStatus_t restored = cublasSetMathMode(handle, mode);
+          if (s == CUBLAS_STATUS_SUCCESS) s = restored;
+        }
+        return s;
+      },
+      what);
+}
+
+absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGemmArgs& g,
+                                              GemmEpilogue epilogue, void* vector,
+                                              absl::string_view what) {
+  // Float scales, C of the operands' type, nothing accumulated: as below.
+  if (g.compute == CUBLAS_COMPUTE_64F || g.beta != 0 || g.c_type.value_or(g.type) != g.type) {
+    return false;
+  }
+  const Key key{g.transpose_a, g.transpose_b, g.m, g.n, g.k, g.lda, g.ldb, g.type, g.compute,
+                epilogue, CommonAlignment({g.a, g.b, g.c, vector})};
+  std::optional<std::optional<cublasLtMatmulAlgo_t>> known;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = algos_.find(key);
+    if (it != algos_.end()) {
+      if (!it->second.has_value()) return false;
+      known = it->second;
+    }
+  }
+  RETURN_IF_ERROR(BeginLaunch(ctx).status());
+  bool enqueued = false;
+  RETURN_IF_ERROR(GpuOf(ctx)->WithBlasLt(
+      [&](const GpuContext::BlasLt& lt) -> cublasStatus_t {
+        LtMatmulDescriptors d(lt.api);
+        cublasStatus_t s = d.Make(g, epilogue, vector);
+        if (s == CUBLAS_STATUS_NOT_SUPPORTED) return CUBLAS_STATUS_SUCCESS;  // not enqueued
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+        std::optional<cublasLtMatmulAlgo_t> algo;
+        if (known.has_value()) {
+          algo = *known;
+        } else {
+          s = PickAlgorithm(lt, d, &algo);
+          if (s != CUBLAS_STATUS_SUCCESS) return s;
+          absl::MutexLock lock(&mu_);
+          algos_[key] = algo;
+        }
+        if (!algo.has_value()) return CUBLAS_STATUS_SUCCESS;
+        const float one = 1, zero = 0;
+        s = lt.api->matmul(lt.handle, d.desc, &one, g.b, d.first, g.a, d.second, &zero, g.c,
+                           d.out, g.c, d.out, &*algo, lt.workspace, lt.workspace_bytes,
+                           lt.stream);
+        if (s == CUBLAS_STATUS_NOT_SUPPORTED) {
+          absl::MutexLock lock(&mu_);
+          algos_[key] = std::nullopt;  // the caller's way from now on
+          return CUBLAS_STATUS_SUCCESS;
+        }
+        enqueued = s == CUBLAS_STATUS_SUCCESS;
+        return s;
+      },
+      what));
+  return enqueued;
+}
+
+}  // namespace internal
+}  // namespace sluice

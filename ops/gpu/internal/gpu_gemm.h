@@ -1,0 +1,132 @@
+// The GPU's matrix products, shared by MatMul and the fused ops: a plain
+// cuBLAS GEMM, and a cuBLASLt GEMM whose epilogue adds a bias (then a ReLU)
+// or computes a bias gradient in the same kernel.
+//
+//   internal::GpuGemmArgs g = ...;   // row-major C[m,n] = op(A) op(B)
+//   RETURN_IF_ERROR(internal::EnqueueGpuGemm(ctx, g, "MatMul 'dense/mm'"));
+//
+//   ASSIGN_OR_RETURN(bool fused, epilogue_gemm_.Enqueue(ctx, g, GemmEpilogue::kBiasRelu,
+//                                                       bias_ptr, what));
+//   if (!fused) { ...the GEMM, then the bias and the ReLU as kernels of their own... }
+//
+// Sluice's matrices are row-major and cuBLAS's column-major. A row-major
+// matrix read as column-major is its transpose, so the row-major product
+// C[m,n] = op(A) op(B) is computed as the column-major C^T[n,m] =
+// op(B)^T op(A)^T: cuBLAS gets B first, then A, with m and n swapped and each
+// operand's own transpose flag; leading dimensions are the stored rows'
+// lengths. A bias of C's n columns is then a bias of C^T's rows (cuBLASLt's
+// BIAS epilogue), and the column sums of op(B) are C^T's first operand
+// reduced over k (its BGRADA epilogue).
+//
+// Everything is only enqueued on the kernel's compute stream.
+// Thread-safety: EnqueueGpuGemm is thread-safe; a GpuEpilogueGemm may be
+// shared by the threads running one kernel (its cache is locked).
+#ifndef SLUICE_OPS_GPU_INTERNAL_GPU_GEMM_H_
+#define SLUICE_OPS_GPU_INTERNAL_GPU_GEMM_H_
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <library_types.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "graph/types.h"
+#include "ops/gpu/matmul_precision.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace internal {
+
+// One row-major product C[m,n] = op(A) op(B), all in device memory; C's
+// rows are n long.
+struct GpuGemmArgs {
+  bool transpose_a = false;
+  bool transpose_b = false;
+  int m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  int lda = 0;  // A's stored row length
+  const void* b = nullptr;
+  int ldb = 0;
+  void* c = nullptr;
+  cudaDataType_t type = CUDA_R_32F;      // of A and B (and C unless c_type)
+  std::optional<cudaDataType_t> c_type;  // C's, when not `type` (bfloat16 A, B into float C)
+  float beta = 0;                        // C = op(A) op(B) + beta C
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+};
+
+// The cuBLAS element type of `dtype` (float, double, half, bfloat16);
+// InvalidArgument otherwise.
+absl::StatusOr<cudaDataType_t> GpuGemmDataType(DataType dtype);
+
+// How a GEMM of `dtype` accumulates: float as `float_precision` says (exact,
+// TF32 or bf16 tensor cores), double in double, 16-bit types in float.
+cublasComputeType_t GpuGemmComputeType(DataType dtype, GpuMatMulPrecision float_precision);
+
+// A node's own float precision (attr _gpu_precision, matmul_precision.h):
+// unset when it has none; InvalidArgument naming the node when the value is
+// not one of the spellings.
+absl::StatusOr<std::optional<GpuMatMulPrecision>> NodeGpuPrecision(
+    const OpKernelConstruction& ctx);
+
+// Enqueues the product with cublasGemmEx (alpha 1, g.beta). k == 0 is the
+// caller's (an empty sum). `what` names the caller in errors.
+absl::Status EnqueueGpuGemm(OpKernelContext* ctx, const GpuGemmArgs& g, absl::string_view what);
+
+enum class GemmEpilogue {
+  kBias,         // C = op(A) op(B) + bias (the vector: n elements, read)
+  kBiasRelu,     // C = max(op(A) op(B) + bias, 0)
+  kBiasGradOfB,  // C = op(A) op(B); vector[j] = sum over k of op(B)[k, j] (written)
+};
+
+// The cuBLASLt products with an epilogue, with the algorithm cuBLASLt's
+// heuristic picks remembered per shape (asked once, not every step).
+class GpuEpilogueGemm {
+ public:
+  GpuEpilogueGemm() = default;
+  GpuEpilogueGemm(const GpuEpilogueGemm&) = delete;
+  GpuEpilogueGemm& operator=(const GpuEpilogueGemm&) = delete;
+
+  // Enqueues `g` (C of g.type, beta 0) with `epilogue` over `vector` (device
+  // memory, n elements of g.type) as one cuBLASLt matmul: true. False, with nothing enqueued, when
+  // cuBLASLt has no kernel for this epilogue, shape and type (then again for
+  // this shape without asking): the caller computes it another way. An
+  // error when cuBLASLt cannot be opened or a call fails.
+  absl::StatusOr<bool> Enqueue(OpKernelContext* ctx, const GpuGemmArgs& g, GemmEpilogue epilogue,
+                               void* vector, absl::string_view what);
+
+ private:
+  struct Key {
+    bool transpose_a, transpose_b;
+    int m, n, k, lda, ldb;
+    cudaDataType_t type;
+    cublasComputeType_t compute;
+    GemmEpilogue epilogue;
+    int alignment;  // the pointers' common alignment, up to 256 bytes
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& key) {
+      return H::combine(std::move(h), key.transpose_a, key.transpose_b, key.m, key.n, key.k,
+                        key.lda, key.ldb, static_cast<int>(key.type),
+                        static_cast<int>(key.compute), static_cast<int>(key.epilogue),
+                        key.alignment);
+    }
+    bool operator==(const Key& o) const {
+      return transpose_a == o.transpose_a && transpose_b == o.transpose_b && m == o.m &&
+             n == o.n && k == o.k && lda == o.lda && ldb == o.ldb && type == o.type &&
+             compute == o.compute && epilogue == o.epilogue && alignment == o.alignment;
+    }
+  };
+
+  absl::Mutex mu_;
+  // nullopt: cuBLASLt has no algorithm for the key.
+  absl::flat_hash_map<Key, std::optional<cublasLtMatmulAlgo_t>> algos_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace internal
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_GPU_INTERNAL_GPU_GEMM_H_

@@ -1,0 +1,53 @@
+// The argument checks the kernels of the 2-D window ops (Conv2D, its two
+// backprops, MaxPool, MaxPoolGrad) share, on the CPU and the GPU: ranks,
+// the sizes input of a backprop, the geometry of a convolution or pooling
+// over given shapes, and out_backprop against the forward output.
+//
+//   ASSIGN_OR_RETURN(WindowAttrs attrs, ReadKernelWindowAttrs(ctx, /*pool=*/false, "GPU"));
+//   RETURN_IF_ERROR(CheckRank4("Conv2D", "input", input));
+//   ASSIGN_OR_RETURN(Conv2DGeometry g, ConvGeometry("Conv2D", attrs, input.shape(),
+//                                                   filter.shape()));
+//
+// Errors: InvalidArgument naming the op and the shapes; Unimplemented for
+// data_format NCHW (NHWC only). Only shapes are read, except the sizes
+// tensor (host memory). Thread-safety: pure functions. Internal to ops/.
+#ifndef SLUICE_OPS_NN_INTERNAL_WINDOW_CHECKS_H_
+#define SLUICE_OPS_NN_INTERNAL_WINDOW_CHECKS_H_
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ops/nn/internal/window_geometry.h"
+#include "runtime/kernel.h"
+#include "runtime/tensor.h"
+
+namespace sluice {
+namespace internal {
+
+// The window attrs of a kernel's node (pool: ksize too); Unimplemented
+// naming `device` ("CPU", "GPU") for NCHW.
+absl::StatusOr<WindowAttrs> ReadKernelWindowAttrs(const OpKernelConstruction& ctx, bool pool,
+                                                  absl::string_view device);
+
+absl::Status CheckRank4(absl::string_view op, absl::string_view what, const Tensor& t);
+
+// A 4-element int32 sizes tensor (input_sizes, filter_sizes) as a shape.
+absl::StatusOr<TensorShape> ReadSizes(absl::string_view op, const Tensor& t);
+
+// Conv2D over NHWC `input` with an HWIO `filter`; checks the depths agree.
+absl::StatusOr<Conv2DGeometry> ConvGeometry(absl::string_view op, const WindowAttrs& attrs,
+                                            const TensorShape& input, const TensorShape& filter);
+
+// out_backprop has the forward output's shape [batch, out_rows, out_cols, out_depth].
+absl::Status CheckOutBackprop(absl::string_view op, const Conv2DGeometry& g,
+                              const Tensor& out_backprop);
+
+// Pooling with the attrs' ksize over NHWC `input` (a tensor: rank 4 checked).
+absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const WindowAttrs& attrs,
+                                                   const TensorShape& input);
+absl::StatusOr<Conv2DGeometry> PoolGeometry(absl::string_view op, const WindowAttrs& attrs,
+                                            const Tensor& input);
+
+}  // namespace internal
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_NN_INTERNAL_WINDOW_CHECKS_H_
