@@ -362,7 +362,8 @@ TEST_F(GpuMatMulTest, Bfloat16Operands) { CheckMatMuls(rng(), "", DT_BFLOAT16, 1
 BuildFn FusedMatMulBuild(bool ta, bool tb, bool relu, const std::string& precision) {
   return [ta, tb, relu, precision](const Scope& s, const Inputs& in) {
     OpBuilder b = s.WithOpName("op").Op("_FusedMatMul");
-    b.Input(in[0]).Input(in[1]).InputList({in[2]}).Attr("transpose_a", ta).Attr("transpose_b", tb);
+    b.Input(in[0]).Input(in[1]).InputList(std::vector<Output>{in[2]});
+    b.Attr("transpose_a", ta).Attr("transpose_b", tb);
     b.Attr("fused_ops", relu ? std::vector<std::string>{"BiasAdd", "Relu"}
                              : std::vector<std::string>{"BiasAdd"});
     if (!precision.empty()) b.Attr("_gpu_precision", precision);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
+#include "ops/gpu/internal/blas_layout.h"
 #include "runtime/gpu/cublaslt_library.h"
 
 namespace sluice {
@@ -47,13 +48,14 @@ class LtMatmulDescriptors {
     }
   }
 
-  // cuBLAS's first operand is the row-major B, its second the row-major A,
-  // its output C^T (the header's mapping).
+  // The operands as blas_layout.h maps them: the row-major B first.
   cublasStatus_t Make(const GpuGemmArgs& g, GemmEpilogue epilogue, void* vector) {
+    const ColumnMajorGemm cm = ToColumnMajor(g.transpose_a, g.transpose_b, g.m, g.n, g.k, g.lda,
+                                             g.ldb);
     cublasStatus_t s = api_->matmul_desc_create(&desc, g.compute, CUDA_R_32F);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
-    const cublasOperation_t op_first = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_second = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_first = cm.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_second = cm.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasLtEpilogue_t lt_epilogue = LtEpilogue(epilogue);
     s = api_->matmul_desc_set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
                                         sizeof(op_first));
@@ -67,15 +69,12 @@ class LtMatmulDescriptors {
     s = api_->matmul_desc_set_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector,
                                         sizeof(vector));
     if (s != CUBLAS_STATUS_SUCCESS) return s;
-    // Stored (before op) column-major shapes: B is [n, k] (or [k, n] when
-    // transposed) read as column-major, A [k, m] (or [m, k]).
-    s = api_->matrix_layout_create(&first, g.type, g.transpose_b ? g.k : g.n,
-                                   g.transpose_b ? g.n : g.k, g.ldb);
+    s = api_->matrix_layout_create(&first, g.type, cm.first.rows, cm.first.cols, cm.first.ld);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
-    s = api_->matrix_layout_create(&second, g.type, g.transpose_a ? g.m : g.k,
-                                   g.transpose_a ? g.k : g.m, g.lda);
+    s = api_->matrix_layout_create(&second, g.type, cm.second.rows, cm.second.cols,
+                                   cm.second.ld);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
-    return api_->matrix_layout_create(&out, g.type, g.n, g.m, g.n);
+    return api_->matrix_layout_create(&out, g.type, cm.m, cm.n, cm.ldc);
   }
 
   cublasLtMatmulDesc_t desc = nullptr;
@@ -168,8 +167,10 @@ absl::Status EnqueueGpuGemm(OpKernelContext* ctx, const GpuGemmArgs& g, absl::st
   const void* one = wide ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = wide ? static_cast<const void*>(&beta_d) : &beta_f;
   const cudaDataType_t c_type = g.c_type.value_or(g.type);
-  const cublasOperation_t op_a = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_b = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const ColumnMajorGemm cm = ToColumnMajor(g.transpose_a, g.transpose_b, g.m, g.n, g.k, g.lda,
+                                           g.ldb);
+  const cublasOperation_t op_first = cm.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = cm.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   return GpuOf(ctx)->WithBlas(
       [&](cublasHandle_t handle) -> cublasStatus_t {
         // The default math mode keeps CUBLAS_COMPUTE_32F exact (the handle
@@ -183,8 +184,11 @@ absl::Status EnqueueGpuGemm(OpKernelContext* ctx, const GpuGemmArgs& g, absl::st
           s = cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
           if (s != CUBLAS_STATUS_SUCCESS) return s;
         }
-        s = cublasGemmEx(handle, op_b, op_a, g.n, g.m, g.k, one, g.b, g.type, g.ldb, g.a, g.type,
-                         g.lda, beta, g.c, c_type, g.n, g.compute, CUBLAS_GEMM_DEFAULT);
+        s = cublasGemmEx(handle, op_first, op_second, static_cast<int>(cm.m),
+                         static_cast<int>(cm.n), static_cast<int>(cm.k), one, g.b, g.type,
+                         static_cast<int>(cm.first.ld), g.a, g.type,
+                         static_cast<int>(cm.second.ld), beta, g.c, c_type,
+                         static_cast<int>(cm.ldc), g.compute, CUBLAS_GEMM_DEFAULT);
         if (mode != CUBLAS_DEFAULT_MATH) {
           const cublasStatus_t restored = cublasSetMathMode(handle, mode);
           if (s == CUBLAS_STATUS_SUCCESS) s = restored;

@@ -9,14 +9,10 @@
 //                                                       bias_ptr, what));
 //   if (!fused) { ...the GEMM, then the bias and the ReLU as kernels of their own... }
 //
-// Sluice's matrices are row-major and cuBLAS's column-major. A row-major
-// matrix read as column-major is its transpose, so the row-major product
-// C[m,n] = op(A) op(B) is computed as the column-major C^T[n,m] =
-// op(B)^T op(A)^T: cuBLAS gets B first, then A, with m and n swapped and each
-// operand's own transpose flag; leading dimensions are the stored rows'
-// lengths. A bias of C's n columns is then a bias of C^T's rows (cuBLASLt's
-// BIAS epilogue), and the column sums of op(B) are C^T's first operand
-// reduced over k (its BGRADA epilogue).
+// Sluice's matrices are row-major and cuBLAS's column-major:
+// internal/blas_layout.h maps one onto the other (B first, m and n swapped),
+// and says why a bias is cuBLASLt's BIAS epilogue and the column sums of
+// op(B) its BGRADA.
 //
 // Everything is only enqueued on the kernel's compute stream.
 // Thread-safety: EnqueueGpuGemm is thread-safe; a GpuEpilogueGemm may be
