@@ -5,6 +5,7 @@
 
 #include <cfloat>
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gpu/conv.cu.h"
 #include "ops/gpu/grid_stride.cu.h"
@@ -52,7 +53,12 @@ __global__ void Col2ImKernel(const Acc* col, T* input_grad, Window2D w, int64_t 
   }
 }
 
-__global__ void MaxPoolKernel(const float* input, float* output, Window2D w, int64_t n) {
+__device__ __forceinline__ float Up(float v) { return v; }
+__device__ __forceinline__ float Up(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float Up(__half v) { return __half2float(v); }
+
+template <typename S>
+__global__ void MaxPoolKernel(const S* input, S* output, Window2D w, int64_t n) {
   for (int64_t i = FirstIndex(); i < n; i += Stride()) {
     const int64_t c = i % w.in_depth;
     const int64_t p = i / w.in_depth;
@@ -65,24 +71,44 @@ __global__ void MaxPoolKernel(const float* input, float* output, Window2D w, int
     float m = -FLT_MAX;
     for (int64_t h = r0; h < r1; ++h) {
       for (int64_t x = c0; x < c1; ++x) {
-        const float v = input[((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + c];
+        const float v = Up(input[((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + c]);
         m = m < v ? v : m;  // NaN never replaces (the CPU kernel's rule)
       }
     }
-    output[i] = m;
+    // Exact: m is an element's value (a window of NaNs alone gives the
+    // lowest float, -inf in 16 bits).
+    output[i] = Round<float, S>(m);
   }
 }
 
-__global__ void MaxPoolGradKernel(const float* input, const float* grad, float* input_grad,
-                                  Window2D w, int64_t n) {
+template <typename S>
+__global__ void MaxPoolGradKernel(const S* input, const S* grad, S* input_grad, Window2D w,
+                                  int64_t n) {
+  const auto load = [input](int64_t at) { return Up(input[at]); };
   for (int64_t i = FirstIndex(); i < n; i += Stride()) {
     const int64_t c = i % w.in_depth;
     float sum = 0;
     ForEachPoolWindowOf(w, i, [&](int64_t p) {
-      if (FirstMaxOf(w, input, p, c) == i) sum += grad[p * w.in_depth + c];
+      if (FirstMaxOf(w, load, p, c) == i) sum += Up(grad[p * w.in_depth + c]);
     });
-    input_grad[i] = sum;
+    input_grad[i] = Round<float, S>(sum);
   }
+}
+
+// Calls fn with a null pointer of the pooling kernels' storage type.
+template <typename Fn>
+cudaError_t WithPoolType(WindowType type, Fn fn) {
+  switch (type) {
+    case WindowType::kFloat:
+      return fn(static_cast<float*>(nullptr));
+    case WindowType::kBFloat16:
+      return fn(static_cast<__nv_bfloat16*>(nullptr));
+    case WindowType::kHalf:
+      return fn(static_cast<__half*>(nullptr));
+    case WindowType::kDouble:
+      break;
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace
@@ -136,20 +162,29 @@ cudaError_t LaunchCol2Im(const void* col, void* input_grad, WindowType type, con
   return cudaGetLastError();
 }
 
-cudaError_t LaunchMaxPool(const float* input, float* output, const Window2D& w,
+cudaError_t LaunchMaxPool(const void* input, void* output, WindowType type, const Window2D& w,
                           cudaStream_t stream) {
   const int64_t n = w.batch * w.image_pixels() * w.in_depth;
   if (n == 0) return cudaSuccess;
-  MaxPoolKernel<<<GridFor(n), kThreads, 0, stream>>>(input, output, w, n);
-  return cudaGetLastError();
+  return WithPoolType(type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    MaxPoolKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const S*>(input),
+                                                       static_cast<S*>(output), w, n);
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t LaunchMaxPoolGrad(const float* input, const float* grad, float* input_grad,
-                              const Window2D& w, cudaStream_t stream) {
+cudaError_t LaunchMaxPoolGrad(const void* input, const void* grad, void* input_grad,
+                              WindowType type, const Window2D& w, cudaStream_t stream) {
   const int64_t n = w.batch * w.image_elements();
   if (n == 0) return cudaSuccess;
-  MaxPoolGradKernel<<<GridFor(n), kThreads, 0, stream>>>(input, grad, input_grad, w, n);
-  return cudaGetLastError();
+  return WithPoolType(type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    MaxPoolGradKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const S*>(input),
+                                                           static_cast<const S*>(grad),
+                                                           static_cast<S*>(input_grad), w, n);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace sluice::gpu

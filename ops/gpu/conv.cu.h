@@ -37,15 +37,16 @@ enum class WindowType : int { kFloat, kDouble, kBFloat16, kHalf };
 cudaError_t LaunchCol2Im(const void* col, void* input_grad, WindowType type, const Window2D& w,
                          int64_t image0, int64_t images, cudaStream_t stream);
 
-// MaxPool (float): each window's maximum, from the lowest float (a window
-// of NaNs gives it, as the CPU kernel).
-cudaError_t LaunchMaxPool(const float* input, float* output, const Window2D& w,
+// MaxPool (float, bfloat16, half; not double): each window's maximum,
+// from the lowest float (a window of NaNs gives it, as the CPU kernel).
+cudaError_t LaunchMaxPool(const void* input, void* output, WindowType type, const Window2D& w,
                           cudaStream_t stream);
 
-// MaxPoolGrad (float): each input element gets the gradients of the windows
-// whose first maximum it is (gathered, in window order: no atomics).
-cudaError_t LaunchMaxPoolGrad(const float* input, const float* grad, float* input_grad,
-                              const Window2D& w, cudaStream_t stream);
+// MaxPoolGrad (types as MaxPool): each input element gets the sum (in
+// float, rounded once) of the gradients of the windows whose first maximum
+// it is, gathered in window order: no atomics.
+cudaError_t LaunchMaxPoolGrad(const void* input, const void* grad, void* input_grad,
+                              WindowType type, const Window2D& w, cudaStream_t stream);
 
 }  // namespace sluice::gpu
 

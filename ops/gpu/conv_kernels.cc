@@ -1,6 +1,6 @@
 // GPU kernels of the 2-D window ops over NHWC data: Conv2D,
-// Conv2DBackpropInput and Conv2DBackpropFilter for float, bfloat16 and half
-// (16-bit operands, float sums), MaxPool and MaxPoolGrad for float.
+// Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool and MaxPoolGrad for
+// float, bfloat16 and half (16-bit elements, float sums).
 //
 // A convolution is im2col (conv.cu) and one cuBLAS GEMM per chunk of whole
 // images, as the CPU kernels (ops/nn/conv_kernels.cc) do it: the column
@@ -303,6 +303,7 @@ class GpuConv2DBackpropFilterOp : public GpuWindowOpKernel</*kPool=*/false> {
   }
 };
 
+template <typename T>
 class GpuMaxPoolOp : public GpuWindowOpKernel</*kPool=*/true> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -312,11 +313,12 @@ class GpuMaxPoolOp : public GpuWindowOpKernel</*kPool=*/true> {
         Tensor * output,
         ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.in_depth})));
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(
-        ctx, gpu::LaunchMaxPool(input.data<float>(), output->data<float>(), WindowOf(g), stream));
+    return LaunchStatus(ctx, gpu::LaunchMaxPool(input.raw_data(), output->raw_data(),
+                                                WindowTypes<T>::kWindow, WindowOf(g), stream));
   }
 };
 
+template <typename T>
 class GpuMaxPoolGradOp : public GpuWindowOpKernel</*kPool=*/true> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -333,8 +335,9 @@ class GpuMaxPoolGradOp : public GpuWindowOpKernel</*kPool=*/true> {
     }
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input.shape()));
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchMaxPoolGrad(input.data<float>(), grad.data<float>(),
-                                                    output->data<float>(), WindowOf(g), stream));
+    return LaunchStatus(ctx, gpu::LaunchMaxPoolGrad(input.raw_data(), grad.raw_data(),
+                                                    output->raw_data(), WindowTypes<T>::kWindow,
+                                                    WindowOf(g), stream));
   }
 };
 
@@ -345,6 +348,8 @@ void RegisterConvOfType(KernelRegistry* kernels, DataType type) {
       GpuKernel("Conv2DBackpropInput").TypeConstraint("T", type).HostMemory("input_sizes"));
   kernels->Register<GpuConv2DBackpropFilterOp<T>>(
       GpuKernel("Conv2DBackpropFilter").TypeConstraint("T", type).HostMemory("filter_sizes"));
+  kernels->Register<GpuMaxPoolOp<T>>(GpuKernel("MaxPool").TypeConstraint("T", type));
+  kernels->Register<GpuMaxPoolGradOp<T>>(GpuKernel("MaxPoolGrad").TypeConstraint("T", type));
 }
 
 }  // namespace
@@ -353,8 +358,6 @@ void RegisterGpuConvKernels(KernelRegistry* kernels) {
   RegisterConvOfType<float>(kernels, DT_FLOAT);
   RegisterConvOfType<BFloat16>(kernels, DT_BFLOAT16);
   RegisterConvOfType<Half>(kernels, DT_HALF);
-  kernels->Register<GpuMaxPoolOp>(GpuKernel("MaxPool").TypeConstraint("T", DT_FLOAT));
-  kernels->Register<GpuMaxPoolGradOp>(GpuKernel("MaxPoolGrad").TypeConstraint("T", DT_FLOAT));
 }
 
 }  // namespace sluice

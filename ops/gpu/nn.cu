@@ -6,12 +6,15 @@
 // reduces the row maximum, then the sums of exp(x - max) (and of the labels),
 // then writes the outputs. Each thread writes only the elements it read
 // itself, so an output may alias its input.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "ops/gpu/block_reduce.cu.h"
 #include "ops/gpu/nn.cu.h"
@@ -104,6 +107,47 @@ __global__ void BiasAddKernel(const T* x, const T* bias, T* y, int64_t n, int64_
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = kInnerOne ? i % channels : (i / inner) % channels;
     y[i] = x[i] + bias[c];
+  }
+}
+
+// 16-bit storage, float arithmetic.
+__device__ __forceinline__ float Up(__half v) { return __half2float(v); }
+__device__ __forceinline__ float Up(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename S>
+__device__ __forceinline__ S Down(float v);
+template <>
+__device__ __forceinline__ __half Down<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 Down<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <typename S>
+__global__ void Relu16Kernel(const S* x, S* y, int64_t n) {
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const S v = x[i];
+    y[i] = Up(v) < 0.0f ? Down<S>(0.0f) : v;  // NaN stays NaN
+  }
+}
+
+template <typename S>
+__global__ void ReluGrad16Kernel(const S* g, const S* f, S* y, int64_t n) {
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    y[i] = Up(f[i]) > 0.0f ? g[i] : Down<S>(0.0f);
+  }
+}
+
+template <typename S>
+__global__ void BiasAdd16Kernel(const S* x, const S* bias, S* y, int64_t n, int64_t channels,
+                                int64_t inner) {
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = (i / inner) % channels;
+    y[i] = Down<S>(Up(x[i]) + Up(bias[c]));
   }
 }
 
@@ -287,6 +331,52 @@ cudaError_t LaunchSparseSoftmaxXent(const T* features, const L* labels, T* loss,
       SparseXentKernel<T, L, false>
           <<<grid, threads, 0, stream>>>(features, labels, loss, backprop, batch, classes);
     }
+  });
+}
+
+namespace {
+
+// Calls fn with a null pointer of the storage type of `type`.
+template <typename Fn>
+cudaError_t With16(Float16Type type, Fn fn) {
+  if (type == Float16Type::kHalf) return fn(static_cast<__half*>(nullptr));
+  return fn(static_cast<__nv_bfloat16*>(nullptr));
+}
+
+}  // namespace
+
+cudaError_t LaunchRelu16(Float16Type type, const void* x, void* y, int64_t n,
+                         cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  return With16(type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    Relu16Kernel<S><<<ElementwiseGrid(n), kThreads, 0, stream>>>(static_cast<const S*>(x),
+                                                                   static_cast<S*>(y), n);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t LaunchReluGrad16(Float16Type type, const void* gradients, const void* features,
+                             void* y, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  return With16(type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    ReluGrad16Kernel<S><<<ElementwiseGrid(n), kThreads, 0, stream>>>(
+        static_cast<const S*>(gradients), static_cast<const S*>(features), static_cast<S*>(y), n);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t LaunchBiasAdd16(Float16Type type, const void* x, const void* bias, void* y,
+                            int64_t outer, int64_t channels, int64_t inner, cudaStream_t stream) {
+  const int64_t n = outer * channels * inner;
+  if (n <= 0) return cudaSuccess;
+  return With16(type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    BiasAdd16Kernel<S><<<ElementwiseGrid(n), kThreads, 0, stream>>>(
+        static_cast<const S*>(x), static_cast<const S*>(bias), static_cast<S*>(y), n, channels,
+        inner);
+    return cudaGetLastError();
   });
 }
 

@@ -58,6 +58,18 @@ cudaError_t LaunchSparseSoftmaxXent(const T* features, const L* labels, T* loss,
                                     int64_t batch, int64_t classes, int sm_count,
                                     cudaStream_t stream);
 
+// The 16-bit types of Relu, ReluGrad and BiasAdd (mixed precision keeps the
+// ops between two bfloat16 GEMMs in bfloat16): storage only, the arithmetic
+// in float, each result rounded once (to nearest even). Same contracts as
+// the float launchers above; pointers to 2-byte elements.
+enum class Float16Type : int { kHalf, kBFloat16 };
+cudaError_t LaunchRelu16(Float16Type type, const void* x, void* y, int64_t n,
+                         cudaStream_t stream);
+cudaError_t LaunchReluGrad16(Float16Type type, const void* gradients, const void* features,
+                             void* y, int64_t n, cudaStream_t stream);
+cudaError_t LaunchBiasAdd16(Float16Type type, const void* x, const void* bias, void* y,
+                            int64_t outer, int64_t channels, int64_t inner, cudaStream_t stream);
+
 }  // namespace gpu
 }  // namespace sluice
 

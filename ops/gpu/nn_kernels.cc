@@ -1,13 +1,15 @@
 // GPU arithmetic of Relu, ReluGrad, BiasAdd, BiasAddGrad, Softmax,
 // LogSoftmax, SoftmaxCrossEntropyWithLogits and
 // SparseSoftmaxCrossEntropyWithLogits for float and double (the types the
-// OpDefs allow; CUDA code: nn.cu). The shells of ops/nn/nn_kernels.h check the
-// shapes and allocate, as for the CPU. One difference: SparseSoftmaxCrossEntropyWithLogits
+// OpDefs allow; CUDA code: nn.cu), and of the first four for half and
+// bfloat16 too (float arithmetic, rounded once). The shells of
+// ops/nn/nn_kernels.h check the shapes and allocate, as for the CPU. One difference: SparseSoftmaxCrossEntropyWithLogits
 // keeps its labels in device memory and cannot check them without a
 // synchronization, so a row with an out-of-range label gets a NaN loss and
 // NaN backprop where the CPU returns InvalidArgument (TensorFlow does the
 // same on GPUs).
 #include <cstdint>
+#include <type_traits>
 
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
@@ -22,6 +24,13 @@
 namespace sluice {
 namespace {
 
+// half and bfloat16: the 16-bit launchers (Relu, ReluGrad, BiasAdd).
+template <typename T>
+constexpr bool kSixteen = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+constexpr gpu::Float16Type kFloat16Type =
+    std::is_same_v<T, Half> ? gpu::Float16Type::kHalf : gpu::Float16Type::kBFloat16;
+
 // The GPU's arithmetic for the shells of ops/nn/nn_kernels.h.
 struct GpuNnImpl {
   static constexpr bool kLogSoftmaxInPlace = true;
@@ -29,21 +38,34 @@ struct GpuNnImpl {
   template <typename T>
   static absl::Status Relu(OpKernelContext* ctx, const T* x, T* y, int64_t n) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchRelu(x, y, n, stream));
+    if constexpr (kSixteen<T>) {
+      return LaunchStatus(ctx, gpu::LaunchRelu16(kFloat16Type<T>, x, y, n, stream));
+    } else {
+      return LaunchStatus(ctx, gpu::LaunchRelu(x, y, n, stream));
+    }
   }
 
   template <typename T>
   static absl::Status ReluGrad(OpKernelContext* ctx, const T* g, const T* f, T* y, int64_t n) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchReluGrad(g, f, y, n, stream));
+    if constexpr (kSixteen<T>) {
+      return LaunchStatus(ctx, gpu::LaunchReluGrad16(kFloat16Type<T>, g, f, y, n, stream));
+    } else {
+      return LaunchStatus(ctx, gpu::LaunchReluGrad(g, f, y, n, stream));
+    }
   }
 
   template <typename T>
   static absl::Status BiasAdd(OpKernelContext* ctx, const T* value, const T* bias, T* out,
                               const internal::ChannelView& v) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(
-        ctx, gpu::LaunchBiasAdd(value, bias, out, v.outer, v.channels, v.inner, stream));
+    if constexpr (kSixteen<T>) {
+      return LaunchStatus(ctx, gpu::LaunchBiasAdd16(kFloat16Type<T>, value, bias, out, v.outer,
+                                                    v.channels, v.inner, stream));
+    } else {
+      return LaunchStatus(
+          ctx, gpu::LaunchBiasAdd(value, bias, out, v.outer, v.channels, v.inner, stream));
+    }
   }
 
   // The sum over every axis but the channel axis: a column reduction for
@@ -104,6 +126,18 @@ struct GpuNnImpl {
 
 void RegisterGpuNnKernels(KernelRegistry* kernels) {
   RegisterNnKernelsFor<GpuNnImpl>(kernels, kDeviceTypeGpu);
+  // half and bfloat16 for the ops mixed precision keeps between 16-bit GEMMs.
+  const auto sixteen = [kernels](auto type_tag) {
+    using T = decltype(type_tag);
+    const DataType t = DataTypeToEnum<T>::value;
+    kernels->Register<ReluOp<GpuNnImpl, T>>(GpuKernel("Relu").TypeConstraint("T", t));
+    kernels->Register<ReluGradOp<GpuNnImpl, T>>(GpuKernel("ReluGrad").TypeConstraint("T", t));
+    kernels->Register<BiasAddOp<GpuNnImpl, T>>(GpuKernel("BiasAdd").TypeConstraint("T", t));
+    kernels->Register<BiasAddGradOp<GpuNnImpl, T>>(
+        GpuKernel("BiasAddGrad").TypeConstraint("T", t));
+  };
+  sixteen(Half{});
+  sixteen(BFloat16{});
 }
 
 }  // namespace sluice

@@ -93,9 +93,10 @@ SLUICE_WINDOW_FN void PoolSpan(int64_t out, int64_t stride, int64_t pad, int64_t
 
 // The NHWC offset of the first maximum (row-major order over the window,
 // strictly greater to replace: the CPU's MaxPoolGrad rule) of channel c in
-// pooling window p; -1 for a window wholly in the padding.
-template <typename T>
-SLUICE_WINDOW_FN int64_t FirstMaxOf(const Window2D& w, const T* in, int64_t p, int64_t c) {
+// pooling window p, load(offset) giving an element's value; -1 for a window
+// wholly in the padding.
+template <typename Load>
+SLUICE_WINDOW_FN int64_t FirstMaxOf(const Window2D& w, Load&& load, int64_t p, int64_t c) {
   const int64_t ow = p % w.out_cols;
   const int64_t oh = (p / w.out_cols) % w.out_rows;
   const int64_t b = p / (w.out_cols * w.out_rows);
@@ -103,12 +104,13 @@ SLUICE_WINDOW_FN int64_t FirstMaxOf(const Window2D& w, const T* in, int64_t p, i
   PoolSpan(oh, w.stride_rows, w.pad_top, w.filter_rows, w.in_rows, &r0, &r1);
   PoolSpan(ow, w.stride_cols, w.pad_left, w.filter_cols, w.in_cols, &c0, &c1);
   int64_t best_at = -1;
-  T best = T();
+  decltype(load(int64_t{0})) best{};
   for (int64_t h = r0; h < r1; ++h) {
     for (int64_t x = c0; x < c1; ++x) {
       const int64_t at = ((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + c;
-      if (best_at < 0 || in[at] > best) {
-        best = in[at];
+      const auto v = load(at);
+      if (best_at < 0 || v > best) {
+        best = v;
         best_at = at;
       }
     }

@@ -213,7 +213,7 @@ TEST(WindowIndexTest, TheFirstMaximumWinsTies) {
     const std::vector<double> in = Random(w.batch * w.image_elements(), rng, 0, 2);  // many ties
     for (int64_t p = 0; p < w.batch * w.image_pixels(); ++p) {
       for (int64_t ch = 0; ch < w.in_depth; ++ch) {
-        const int64_t at = FirstMaxOf(w, in.data(), p, ch);
+        const int64_t at = FirstMaxOf(w, [&](int64_t i) { return in[i]; }, p, ch);
         ASSERT_GE(at, 0) << Name(w);
         EXPECT_EQ(at % w.in_depth, ch);
         // Nothing before it in the window (row-major) is as large, nothing

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -20,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "examples/cnn_model.h"
 #include "ops/testutil/dynamic_rnn_lstm.h"
+#include "placement/auto_mixed_precision.h"
 #include "ops/training/optimizers.h"
 #include "placement/partition.h"
 #include "placement/placer.h"
@@ -278,11 +280,16 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
 }
 
 // The Fashion-MNIST CNN's training step (examples/cnn_model.h, Adam as the
-// main job trains it) pinned to GPU:0: the convolutions, their gradients,
-// the max-pools and theirs have GPU kernels now, so no node of the step
-// falls back to the CPU.
-TEST(GpuCnnTest, TheFashionMnistCnnStepRunsWhollyOnTheGpu) {
-  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+// main job trains it), requested on GPU:0 and placed over CPU:0 and a
+// stand-in GPU with soft placement (so that a node without a GPU kernel
+// shows up on the CPU instead of failing).
+struct PlacedCnnStep {
+  std::unique_ptr<Graph> graph;
+  std::vector<std::unique_ptr<Device>> cpus;
+  StandInGpu gpu;
+};
+
+void PlaceCnnStep(PlacedCnnStep* step) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   Scope s = root.WithDevice(kGpu0);
   Output images = ops::Placeholder(s.WithOpName("images"), DT_FLOAT);
@@ -296,20 +303,28 @@ TEST(GpuCnnTest, TheFashionMnistCnnStepRunsWhollyOnTheGpu) {
   absl::StatusOr<ClientGraph> cg = BuildClientGraph(*root.graph(), {"images:0", "labels:0"},
                                                     {"loss:0"}, {(*train)->name()});
   ASSERT_TRUE(cg.ok()) << cg.status();
-  Graph* g = cg->graph.get();
+  step->graph = std::move(cg->graph);
   LocalDevicesOptions local;
   local.cpu_threads = 1;
   absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
   ASSERT_TRUE(cpus.ok()) << cpus.status();
-  StandInGpu gpu;
-  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
+  step->cpus = std::move(*cpus);
+  const std::vector<Device*> devices = {step->cpus[0].get(), &step->gpu};
   PlacerOptions soft;
-  soft.allow_soft_placement = true;  // to list every node that has no GPU kernel
-  absl::Status placed = PlaceGraph(g, devices, *BuiltinKernels(), soft);
+  soft.allow_soft_placement = true;
+  absl::Status placed = PlaceGraph(step->graph.get(), devices, *BuiltinKernels(), soft);
   ASSERT_TRUE(placed.ok()) << placed;
+}
+
+// The convolutions, their gradients, the max-pools and theirs have GPU
+// kernels, so no node of the step falls back to the CPU.
+TEST(GpuCnnTest, TheFashionMnistCnnStepRunsWhollyOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  PlacedCnnStep step;
+  ASSERT_NO_FATAL_FAILURE(PlaceCnnStep(&step));
   std::vector<std::string> on_cpu;
   std::map<std::string, int> window_ops;
-  for (const Node* n : g->nodes()) {
+  for (const Node* n : step.graph->nodes()) {
     if (n->assigned_device() != kGpu0 && n->op() != "_Arg" && n->op() != "_Retval") {
       on_cpu.push_back(absl::StrCat(n->name(), " (", n->op(), ")"));
     }
@@ -325,6 +340,45 @@ TEST(GpuCnnTest, TheFashionMnistCnnStepRunsWhollyOnTheGpu) {
                                                     {"Conv2DBackpropInput", 1},
                                                     {"MaxPool", 2},
                                                     {"MaxPoolGrad", 2}}));
+}
+
+// Mixed precision on the GPU keeps everything between the first
+// convolution and the logits in bfloat16, forward and backward: the
+// bias, ReLU and max-pool ops have bfloat16 GPU kernels, so no Cast sits
+// between two bfloat16 ops (a round trip through float).
+TEST(GpuCnnTest, MixedPrecisionKeepsTheConvolutionStackInBfloat16) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  PlacedCnnStep step;
+  ASSERT_NO_FATAL_FAILURE(PlaceCnnStep(&step));
+  MixedPrecisionOptions options;
+  options.kernels = BuiltinKernels();
+  options.device_types = {kDeviceTypeGpu};
+  absl::StatusOr<MixedPrecisionStats> stats = AutoMixedPrecision(step.graph.get(), options);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  std::vector<std::string> still_float, round_trips;
+  for (const Node* n : step.graph->nodes()) {
+    static const auto* const kStack = new absl::flat_hash_set<std::string>{
+        "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad",
+        "Relu", "ReluGrad", "BiasAdd", "MatMul"};
+    if (kStack->contains(n->op()) && n->GetAttr<DataType>("T").value_or(DT_INVALID) != DT_BFLOAT16) {
+      still_float.push_back(absl::StrCat(n->name(), " (", n->op(), ")"));
+    }
+    if (n->op() != "Cast" || n->num_inputs() == 0) continue;
+    const Edge* in = n->input_edge(0);
+    if (in == nullptr || in->src->output_type(in->src_output) != DT_BFLOAT16) continue;
+    bool only_bf16_consumers = !n->out_edges().empty();
+    for (const Edge* e : n->out_edges()) {
+      if (e->IsControl()) continue;
+      const Node* c = e->dst;
+      if (c->op() == "Cast" || c->input_type(e->dst_input) != DT_FLOAT) only_bf16_consumers = false;
+      if (c->GetAttr<DataType>("T").value_or(DT_INVALID) != DT_BFLOAT16) only_bf16_consumers = false;
+    }
+    if (only_bf16_consumers) round_trips.push_back(n->name());
+  }
+  EXPECT_GT(stats->converted, 0);
+  EXPECT_TRUE(still_float.empty()) << "float: " << absl::StrJoin(still_float, ", ");
+  EXPECT_TRUE(round_trips.empty()) << "bfloat16 -> float -> bfloat16 at: "
+                                   << absl::StrJoin(round_trips, ", ");
 }
 
 } // namespace

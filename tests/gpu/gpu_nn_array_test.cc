@@ -46,6 +46,51 @@ TEST_F(GpuNnTest, ReluAndReluGrad) {
   }
 }
 
+// Relu, ReluGrad, BiasAdd and BiasAddGrad in half and bfloat16 (what mixed
+// precision keeps between 16-bit convolutions): against the CPU's float
+// kernels on the same values rounded to 16 bits.
+TEST_F(GpuNnTest, ReluAndBiasInSixteenBits) {
+  for (DataType t : {DT_BFLOAT16, DT_HALF}) {
+    const double bound = t == DT_BFLOAT16 ? 1e-2 : 2e-3;
+    for (const TensorShape& shape :
+         {TensorShape({4, 6, 6, 16}), TensorShape({256, 128}), TensorShape({0, 4})}) {
+      Tensor x = RandomTensor(rng(), t, shape, -1, 1);
+      Tensor g = RandomTensor(rng(), t, shape, -1, 1);
+      Tensor bias = RandomTensor(rng(), t, TensorShape({shape.dim(shape.rank() - 1)}), -1, 1);
+      const std::string label = absl::StrCat(DataTypeName(t), " ", shape.DebugString());
+      const auto f = [](const Tensor& v) { return ConvertTo(v, DT_FLOAT); };
+      EXPECT_TRUE(GpuMatchesCpu({.label = "Relu " + label,
+                                 .build = [](const Scope& s, const Inputs& in) {
+                                   return Outputs{ops::Relu(s.WithOpName("op"), in[0])};
+                                 },
+                                 .inputs = {f(x)},
+                                 .bound = 0,
+                                 .gpu_inputs = {x}}));
+      EXPECT_TRUE(GpuMatchesCpu({.label = "ReluGrad " + label,
+                                 .build = [](const Scope& s, const Inputs& in) {
+                                   return Outputs{ops::ReluGrad(s.WithOpName("op"), in[0], in[1])};
+                                 },
+                                 .inputs = {f(g), f(x)},
+                                 .bound = 0,
+                                 .gpu_inputs = {g, x}}));
+      EXPECT_TRUE(GpuMatchesCpu({.label = "BiasAdd " + label,
+                                 .build = [](const Scope& s, const Inputs& in) {
+                                   return Outputs{ops::BiasAdd(s.WithOpName("op"), in[0], in[1])};
+                                 },
+                                 .inputs = {f(x), f(bias)},
+                                 .bound = bound,
+                                 .gpu_inputs = {x, bias}}));
+      EXPECT_TRUE(GpuMatchesCpu({.label = "BiasAddGrad " + label,
+                                 .build = [](const Scope& s, const Inputs& in) {
+                                   return Outputs{ops::BiasAddGrad(s.WithOpName("op"), in[0])};
+                                 },
+                                 .inputs = {f(g)},
+                                 .bound = bound,
+                                 .gpu_inputs = {g}}));
+    }
+  }
+}
+
 std::vector<TensorShape> SoftmaxShapes() {
   return {TensorShape({64, 10}), TensorShape({7, 1000}), TensorShape({3, 1}),
           TensorShape({256, 33}), TensorShape({2, 3, 17}), TensorShape({1, 5000})};
@@ -261,46 +306,51 @@ TEST_F(GpuNnTest, Conv2DRefusesNchwAndMismatchedDepths) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
 }
 
-// MaxPool and its gradient, ties included (small integers after a ReLU-like
-// clamp: the first maximum of a window gets the gradient, as on the CPU).
+// MaxPool and its gradient in float, bfloat16 and half, ties included
+// (small integers after a ReLU: the first maximum of a window gets the
+// gradient, as on the CPU; every value is exact in 16 bits).
 TEST_F(GpuNnTest, MaxPoolAndMaxPoolGrad) {
   struct PoolCase {
     TensorShape shape;
     int64_t window, stride;
     const char* padding;
   };
-  for (const PoolCase& c : {PoolCase{TensorShape({4, 28, 28, 16}), 2, 2, "VALID"},
-                            PoolCase{TensorShape({2, 7, 7, 3}), 2, 2, "SAME"},
-                            PoolCase{TensorShape({2, 9, 8, 2}), 3, 2, "SAME"},
-                            PoolCase{TensorShape({1, 6, 6, 4}), 3, 1, "VALID"},
-                            PoolCase{TensorShape({0, 4, 4, 2}), 2, 2, "VALID"}}) {
-    const std::vector<int64_t> ksize = {1, c.window, c.window, 1};
-    const std::vector<int64_t> strides = {1, c.stride, c.stride, 1};
-    Tensor x = RandomSmallInts(rng(), DT_FLOAT, c.shape, -2, 3);
-    const std::string label =
-        absl::StrCat(c.shape.DebugString(), " window ", c.window, " stride ", c.stride, " ",
-                     c.padding);
-    EXPECT_TRUE(GpuMatchesCpu({.label = "MaxPool " + label,
-                               .build =
-                                   [&](const Scope& s, const Inputs& in) {
-                                     return Outputs{ops::MaxPool(s.WithOpName("op"),
-                                                                 ops::Relu(s, in[0]), ksize,
-                                                                 strides, c.padding)};
-                                   },
-                               .inputs = {x},
-                               .bound = 0}));
-    EXPECT_TRUE(GpuMatchesCpu(
-        {.label = "MaxPoolGrad " + label,
-         .build =
-             [&](const Scope& s, const Inputs& in) {
-               Output relu = ops::Relu(s, in[0]);
-               Output y = ops::MaxPool(s, relu, ksize, strides, c.padding);
-               Output g = ops::Mul(s, y, ops::Const(Unplaced(s), 0.5f));
-               return Outputs{
-                   ops::MaxPoolGrad(s.WithOpName("op"), relu, y, g, ksize, strides, c.padding)};
-             },
-         .inputs = {x},
-         .bound = 1e-6}));
+  for (DataType t : {DT_FLOAT, DT_BFLOAT16, DT_HALF}) {
+    for (const PoolCase& c : {PoolCase{TensorShape({4, 28, 28, 16}), 2, 2, "VALID"},
+                              PoolCase{TensorShape({2, 7, 7, 3}), 2, 2, "SAME"},
+                              PoolCase{TensorShape({2, 9, 8, 2}), 3, 2, "SAME"},
+                              PoolCase{TensorShape({1, 6, 6, 4}), 3, 1, "VALID"},
+                              PoolCase{TensorShape({0, 4, 4, 2}), 2, 2, "VALID"}}) {
+      const std::vector<int64_t> ksize = {1, c.window, c.window, 1};
+      const std::vector<int64_t> strides = {1, c.stride, c.stride, 1};
+      Tensor x = RandomSmallInts(rng(), DT_FLOAT, c.shape, -2, 3);
+      const std::string label =
+          absl::StrCat(DataTypeName(t), " ", c.shape.DebugString(), " window ", c.window,
+                       " stride ", c.stride, " ", c.padding);
+      EXPECT_TRUE(GpuMatchesCpu({.label = "MaxPool " + label,
+                                 .build =
+                                     [&](const Scope& s, const Inputs& in) {
+                                       return Outputs{ops::MaxPool(s.WithOpName("op"),
+                                                                   ops::Relu(s, in[0]), ksize,
+                                                                   strides, c.padding)};
+                                     },
+                                 .inputs = {x},
+                                 .bound = 0,
+                                 .gpu_inputs = {ConvertTo(x, t)}}));
+      // The pooled values themselves as the incoming gradient.
+      EXPECT_TRUE(GpuMatchesCpu({.label = "MaxPoolGrad " + label,
+                                 .build =
+                                     [&](const Scope& s, const Inputs& in) {
+                                       Output relu = ops::Relu(s, in[0]);
+                                       Output y = ops::MaxPool(s, relu, ksize, strides, c.padding);
+                                       return Outputs{ops::MaxPoolGrad(s.WithOpName("op"), relu, y,
+                                                                       y, ksize, strides,
+                                                                       c.padding)};
+                                     },
+                                 .inputs = {x},
+                                 .bound = 1e-6,
+                                 .gpu_inputs = {ConvertTo(x, t)}}));
+    }
   }
 }
 
