@@ -33,7 +33,6 @@ namespace sluice {
 namespace {
 
 using internal::Conv2DGeometry;
-using internal::WindowAttrs;
 
 // Column-matrix budget of one chunk, in elements (256 MiB of float): a
 // chunk is as many whole images as fit, at least one.
@@ -132,17 +131,29 @@ std::string What(const OpKernelContext& ctx) {
   return absl::StrCat(ctx.node().op(), " '", ctx.node().name(), "'");
 }
 
-template <bool kPool>
-class GpuWindowOpKernel : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(attrs_, internal::ReadKernelWindowAttrs(ctx, kPool, "GPU"));
-    return absl::OkStatus();
+// For each chunk of whole images: the column matrix of its output pixels
+// (im2col of `input` into a scratch of ImagesPerChunk(w) images), then
+// gemm(first pixel, pixels, columns) to enqueue its product.
+template <typename T, typename Gemm>
+absl::Status ForEachColumnChunk(OpKernelContext* ctx, const gpu::Window2D& w,
+                                const Tensor& input, Gemm&& gemm) {
+  const int64_t images = ImagesPerChunk(w);
+  ASSIGN_OR_RETURN(Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value,
+                                                  TensorShape({images * w.image_pixels() *
+                                                               w.patch()})));
+  for (int64_t b0 = 0; b0 < w.batch; b0 += images) {
+    const int64_t p0 = b0 * w.image_pixels();
+    const int64_t np = std::min(images, w.batch - b0) * w.image_pixels();
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    RETURN_IF_ERROR(LaunchStatus(
+        ctx, gpu::LaunchIm2Col(input.raw_data(), col.raw_data(), sizeof(T), w, p0, np, stream)));
+    RETURN_IF_ERROR(gemm(p0, np, col.raw_data()));
   }
+  return absl::OkStatus();
+}
 
- protected:
-  WindowAttrs attrs_;
-};
+template <bool kPool>
+using GpuWindowOpKernel = internal::WindowOpKernel<kPool, kDeviceTypeGpu>;
 
 template <typename T>
 class GpuConv2DOp : public GpuWindowOpKernel</*kPool=*/false> {
@@ -150,10 +161,7 @@ class GpuConv2DOp : public GpuWindowOpKernel</*kPool=*/false> {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& filter = ctx->input(1);
-    RETURN_IF_ERROR(internal::CheckRank4("Conv2D", "input", input));
-    RETURN_IF_ERROR(internal::CheckRank4("Conv2D", "filter", filter));
-    ASSIGN_OR_RETURN(Conv2DGeometry g,
-                     internal::ConvGeometry("Conv2D", attrs_, input.shape(), filter.shape()));
+    ASSIGN_OR_RETURN(Conv2DGeometry g, internal::CheckConv2DInputs(attrs_, input, filter));
     const gpu::Window2D w = WindowOf(g);
     ASSIGN_OR_RETURN(
         Tensor * output,
@@ -171,23 +179,13 @@ class GpuConv2DOp : public GpuWindowOpKernel</*kPool=*/false> {
                     filter.raw_data(), w.out_depth, out),
           what);
     }
-    const int64_t images = ImagesPerChunk(w);
-    ASSIGN_OR_RETURN(Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value,
-                                                    TensorShape({images * w.image_pixels() *
-                                                                 w.patch()})));
-    for (int64_t b0 = 0; b0 < w.batch; b0 += images) {
-      const int64_t p0 = b0 * w.image_pixels();
-      const int64_t np = std::min(images, w.batch - b0) * w.image_pixels();
-      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-      RETURN_IF_ERROR(LaunchStatus(
-          ctx, gpu::LaunchIm2Col(input.raw_data(), col.raw_data(), sizeof(T), w, p0, np, stream)));
-      RETURN_IF_ERROR(internal::EnqueueGpuGemm(
+    return ForEachColumnChunk<T>(ctx, w, input, [&](int64_t p0, int64_t np, const void* col) {
+      return internal::EnqueueGpuGemm(
           ctx,
-          GemmOf<T>(false, false, np, w.out_depth, w.patch(), col.raw_data(), w.patch(),
-                    filter.raw_data(), w.out_depth, out + p0 * w.out_depth),
-          what));
-    }
-    return absl::OkStatus();
+          GemmOf<T>(false, false, np, w.out_depth, w.patch(), col, w.patch(), filter.raw_data(),
+                    w.out_depth, out + p0 * w.out_depth),
+          what);
+    });
   }
 };
 
@@ -196,16 +194,12 @@ class GpuConv2DBackpropInputOp : public GpuWindowOpKernel</*kPool=*/false> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     constexpr char kOp[] = "Conv2DBackpropInput";
-    ASSIGN_OR_RETURN(TensorShape input_shape, internal::ReadSizes(kOp, ctx->input(0)));
     const Tensor& filter = ctx->input(1);
     const Tensor& dy = ctx->input(2);
-    RETURN_IF_ERROR(internal::CheckRank4(kOp, "filter", filter));
-    RETURN_IF_ERROR(internal::CheckRank4(kOp, "out_backprop", dy));
-    ASSIGN_OR_RETURN(Conv2DGeometry g,
-                     internal::ConvGeometry(kOp, attrs_, input_shape, filter.shape()));
-    RETURN_IF_ERROR(internal::CheckOutBackprop(kOp, g, dy));
-    const gpu::Window2D w = WindowOf(g);
-    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input_shape));
+    ASSIGN_OR_RETURN(internal::ConvBackpropGeometry b,
+                     internal::CheckConv2DBackpropInputInputs(attrs_, ctx->input(0), filter, dy));
+    const gpu::Window2D w = WindowOf(b.geometry);
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, b.shape));
     if (output->NumElements() == 0) return absl::OkStatus();
     const int64_t pixels = w.batch * w.image_pixels();
     if (pixels == 0 || w.patch() == 0 || w.out_depth == 0) return ZeroFill(ctx, output);
@@ -248,14 +242,11 @@ class GpuConv2DBackpropFilterOp : public GpuWindowOpKernel</*kPool=*/false> {
   absl::Status Compute(OpKernelContext* ctx) override {
     constexpr char kOp[] = "Conv2DBackpropFilter";
     const Tensor& input = ctx->input(0);
-    ASSIGN_OR_RETURN(TensorShape filter_shape, internal::ReadSizes(kOp, ctx->input(1)));
     const Tensor& dy = ctx->input(2);
-    RETURN_IF_ERROR(internal::CheckRank4(kOp, "input", input));
-    RETURN_IF_ERROR(internal::CheckRank4(kOp, "out_backprop", dy));
-    ASSIGN_OR_RETURN(Conv2DGeometry g,
-                     internal::ConvGeometry(kOp, attrs_, input.shape(), filter_shape));
-    RETURN_IF_ERROR(internal::CheckOutBackprop(kOp, g, dy));
-    const gpu::Window2D w = WindowOf(g);
+    ASSIGN_OR_RETURN(internal::ConvBackpropGeometry b,
+                     internal::CheckConv2DBackpropFilterInputs(attrs_, input, ctx->input(1), dy));
+    const TensorShape& filter_shape = b.shape;
+    const gpu::Window2D w = WindowOf(b.geometry);
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, filter_shape));
     if (output->NumElements() == 0) return absl::OkStatus();
     const int64_t pixels = w.batch * w.image_pixels();
@@ -278,23 +269,16 @@ class GpuConv2DBackpropFilterOp : public GpuWindowOpKernel</*kPool=*/false> {
       ASSIGN_OR_RETURN(sums, ctx->allocate_temp(DT_FLOAT, filter_shape));
     }
     void* target = chunked && kSixteen ? sums.raw_data() : output->raw_data();
-    ASSIGN_OR_RETURN(Tensor col, ctx->allocate_temp(DataTypeToEnum<T>::value,
-                                                    TensorShape({images * w.image_pixels() *
-                                                                 w.patch()})));
     const T* dyp = dy.data<T>();
-    for (int64_t b0 = 0; b0 < w.batch; b0 += images) {
-      const int64_t p0 = b0 * w.image_pixels();
-      const int64_t np = std::min(images, w.batch - b0) * w.image_pixels();
-      ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-      RETURN_IF_ERROR(LaunchStatus(
-          ctx, gpu::LaunchIm2Col(input.raw_data(), col.raw_data(), sizeof(T), w, p0, np, stream)));
-      internal::GpuGemmArgs gemm = GemmOf<T>(true, false, w.patch(), w.out_depth, np,
-                                             col.raw_data(), w.patch(), dyp + p0 * w.out_depth,
-                                             w.out_depth, target);
-      if (chunked && kSixteen) gemm.c_type = CUDA_R_32F;
-      gemm.beta = b0 == 0 ? 0.0f : 1.0f;
-      RETURN_IF_ERROR(internal::EnqueueGpuGemm(ctx, gemm, what));
-    }
+    RETURN_IF_ERROR(
+        ForEachColumnChunk<T>(ctx, w, input, [&](int64_t p0, int64_t np, const void* col) {
+          internal::GpuGemmArgs gemm =
+              GemmOf<T>(true, false, w.patch(), w.out_depth, np, col, w.patch(),
+                        dyp + p0 * w.out_depth, w.out_depth, target);
+          if (chunked && kSixteen) gemm.c_type = CUDA_R_32F;
+          gemm.beta = p0 == 0 ? 0.0f : 1.0f;  // the chunks' sums add up
+          return internal::EnqueueGpuGemm(ctx, gemm, what);
+        }));
     if (!(chunked && kSixteen)) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx, gpu::LaunchCast(gpu::CwiseType::kFloat, WindowTypes<T>::kCwise,
@@ -322,17 +306,10 @@ template <typename T>
 class GpuMaxPoolGradOp : public GpuWindowOpKernel</*kPool=*/true> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    constexpr char kOp[] = "MaxPoolGrad";
     const Tensor& input = ctx->input(0);
-    const Tensor& orig_output = ctx->input(1);
     const Tensor& grad = ctx->input(2);
-    ASSIGN_OR_RETURN(Conv2DGeometry g, internal::PoolGeometry(kOp, attrs_, input));
-    const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
-    if (orig_output.shape() != out_shape || grad.shape() != out_shape) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          kOp, ": orig_output and grad must have the pooled shape ", out_shape.DebugString(),
-          ", got ", orig_output.shape().DebugString(), " and ", grad.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(Conv2DGeometry g,
+                     internal::CheckMaxPoolGradInputs(attrs_, input, ctx->input(1), grad));
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input.shape()));
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx, gpu::LaunchMaxPoolGrad(input.raw_data(), grad.raw_data(),

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
@@ -26,6 +25,7 @@
 #include "ops/gpu/reduction_launch.h"
 #include "ops/gpu/reduction_plan.h"
 #include "ops/math/internal/math_kernel_checks.h"
+#include "ops/nn/internal/fused_matmul_attrs.h"
 
 namespace sluice {
 namespace {
@@ -64,22 +64,7 @@ absl::Status ZeroFill(OpKernelContext* ctx, Tensor* t) {
 class GpuFusedMatMulOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(transpose_a_, ctx.GetAttr<bool>("transpose_a"));
-    ASSIGN_OR_RETURN(transpose_b_, ctx.GetAttr<bool>("transpose_b"));
-    ASSIGN_OR_RETURN(int64_t num_args, ctx.GetAttr<int64_t>("num_args"));
-    ASSIGN_OR_RETURN(std::vector<std::string> fused,
-                     ctx.GetAttr<std::vector<std::string>>("fused_ops"));
-    const bool bias = fused == std::vector<std::string>{"BiasAdd"};
-    relu_ = fused == std::vector<std::string>{"BiasAdd", "Relu"};
-    if (!bias && !relu_) {
-      return absl::UnimplementedError(absl::StrCat(
-          "_FusedMatMul: fused_ops [", absl::StrJoin(fused, ", "),
-          "] is not supported on the GPU (supported: [BiasAdd], [BiasAdd, Relu])"));
-    }
-    if (num_args != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "_FusedMatMul: BiasAdd takes one argument (the bias), got num_args = ", num_args));
-    }
+    ASSIGN_OR_RETURN(attrs_, internal::ReadFusedMatMulAttrs(ctx, "GPU"));
     ASSIGN_OR_RETURN(precision_, internal::NodeGpuPrecision(ctx));
     return absl::OkStatus();
   }
@@ -89,20 +74,16 @@ class GpuFusedMatMulOp : public OpKernel {
     const Tensor& b = ctx->input(1);
     const Tensor& bias = ctx->input(2);
     ASSIGN_OR_RETURN(internal::MatMulDims d,
-                     internal::CheckMatMulShapes(a, b, transpose_a_, transpose_b_, "cuBLAS"));
-    if (bias.dims() != 1 || bias.dim_size(0) != d.n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "_FusedMatMul: the bias must be a vector of the product's ", d.n,
-          " columns, got shape ", bias.shape().DebugString()));
-    }
+                     internal::CheckFusedMatMulInputs(*ctx, attrs_, "cuBLAS"));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({d.m, d.n})));
     if (d.m == 0 || d.n == 0) return absl::OkStatus();
     const std::string what = Describe(*ctx, d);
     if (d.k > 0) {
-      const internal::GpuGemmArgs g = FloatGemm(a, b, transpose_a_, transpose_b_, d, out, precision_);
+      const internal::GpuGemmArgs g =
+          FloatGemm(a, b, attrs_.transpose_a, attrs_.transpose_b, d, out, precision_);
       ASSIGN_OR_RETURN(bool fused,
                        epilogue_.Enqueue(ctx, g,
-                                         relu_ ? internal::GemmEpilogue::kBiasRelu
+                                         attrs_.relu ? internal::GemmEpilogue::kBiasRelu
                                                : internal::GemmEpilogue::kBias,
                                          bias.raw_data(), what));
       if (fused) return absl::OkStatus();
@@ -114,14 +95,12 @@ class GpuFusedMatMulOp : public OpKernel {
     float* y = out->data<float>();
     RETURN_IF_ERROR(LaunchStatus(
         ctx, gpu::LaunchBiasAdd<float>(y, bias.data<float>(), y, d.m, d.n, 1, stream)));
-    if (!relu_) return absl::OkStatus();
+    if (!attrs_.relu) return absl::OkStatus();
     return LaunchStatus(ctx, gpu::LaunchRelu<float>(y, y, d.m * d.n, stream));
   }
 
  private:
-  bool transpose_a_ = false;
-  bool transpose_b_ = false;
-  bool relu_ = false;
+  internal::FusedMatMulKernelAttrs attrs_;
   std::optional<GpuMatMulPrecision> precision_;
   internal::GpuEpilogueGemm epilogue_;
 };

@@ -24,10 +24,7 @@
 namespace sluice {
 namespace {
 
-using internal::CheckOutBackprop;
-using internal::CheckRank4;
 using internal::Conv2DGeometry;
-using internal::ConvGeometry;
 using internal::PoolGeometry;
 using internal::PoolGeometryOfShape;
 using internal::ReadSizes;
@@ -201,19 +198,8 @@ void Col2Im(const Conv2DGeometry& g, const T* col, int64_t p0, int64_t p1, T* in
   }
 }
 
-// Base of the Conv2D-family and pooling kernels: reads and checks the window
-// attrs once, at Init.
 template <bool kPool>
-class WindowOpKernel : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(attrs_, internal::ReadKernelWindowAttrs(ctx, kPool, "CPU"));
-    return absl::OkStatus();
-  }
-
- protected:
-  WindowAttrs attrs_;
-};
+using WindowOpKernel = internal::WindowOpKernel<kPool, kDeviceTypeCpu>;
 
 template <typename T>
 class Conv2DOp : public WindowOpKernel</*kPool=*/false> {
@@ -221,10 +207,7 @@ class Conv2DOp : public WindowOpKernel</*kPool=*/false> {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& filter = ctx->input(1);
-    RETURN_IF_ERROR(CheckRank4("Conv2D", "input", input));
-    RETURN_IF_ERROR(CheckRank4("Conv2D", "filter", filter));
-    ASSIGN_OR_RETURN(Conv2DGeometry g,
-                     ConvGeometry("Conv2D", attrs_, input.shape(), filter.shape()));
+    ASSIGN_OR_RETURN(Conv2DGeometry g, internal::CheckConv2DInputs(attrs_, input, filter));
     ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes("Conv2D", g));
     ASSIGN_OR_RETURN(
         Tensor * output,
@@ -262,15 +245,13 @@ class Conv2DBackpropInputOp : public WindowOpKernel</*kPool=*/false> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     constexpr char kOp[] = "Conv2DBackpropInput";
-    ASSIGN_OR_RETURN(TensorShape input_shape, ReadSizes(kOp, ctx->input(0)));
     const Tensor& filter = ctx->input(1);
     const Tensor& dy = ctx->input(2);
-    RETURN_IF_ERROR(CheckRank4(kOp, "filter", filter));
-    RETURN_IF_ERROR(CheckRank4(kOp, "out_backprop", dy));
-    ASSIGN_OR_RETURN(Conv2DGeometry g, ConvGeometry(kOp, attrs_, input_shape, filter.shape()));
-    RETURN_IF_ERROR(CheckOutBackprop(kOp, g, dy));
+    ASSIGN_OR_RETURN(internal::ConvBackpropGeometry b,
+                     internal::CheckConv2DBackpropInputInputs(attrs_, ctx->input(0), filter, dy));
+    const Conv2DGeometry& g = b.geometry;
     ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes(kOp, g));
-    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input_shape));
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, b.shape));
     using Acc = AccOf<T>;
     ASSIGN_OR_RETURN(GemmTarget<T> target, GemmTarget<T>::For(ctx, output));
     Acc* dx = target.data();
@@ -305,14 +286,12 @@ class Conv2DBackpropFilterOp : public WindowOpKernel</*kPool=*/false> {
   absl::Status Compute(OpKernelContext* ctx) override {
     constexpr char kOp[] = "Conv2DBackpropFilter";
     const Tensor& input = ctx->input(0);
-    ASSIGN_OR_RETURN(TensorShape filter_shape, ReadSizes(kOp, ctx->input(1)));
     const Tensor& dy = ctx->input(2);
-    RETURN_IF_ERROR(CheckRank4(kOp, "input", input));
-    RETURN_IF_ERROR(CheckRank4(kOp, "out_backprop", dy));
-    ASSIGN_OR_RETURN(Conv2DGeometry g, ConvGeometry(kOp, attrs_, input.shape(), filter_shape));
-    RETURN_IF_ERROR(CheckOutBackprop(kOp, g, dy));
+    ASSIGN_OR_RETURN(internal::ConvBackpropGeometry b,
+                     internal::CheckConv2DBackpropFilterInputs(attrs_, input, ctx->input(1), dy));
+    const Conv2DGeometry& g = b.geometry;
     ASSIGN_OR_RETURN(ConvSizes s, ComputeConvSizes(kOp, g));
-    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, filter_shape));
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, b.shape));
     using Acc = AccOf<T>;
     if (s.pixels == 0 || s.patch == 0 || g.out_depth == 0) {
       std::fill(output->data<T>(), output->data<T>() + output->NumElements(), T{});
@@ -402,17 +381,10 @@ template <typename T>
 class MaxPoolGradOp : public WindowOpKernel</*kPool=*/true> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    constexpr char kOp[] = "MaxPoolGrad";
     const Tensor& input = ctx->input(0);
-    const Tensor& orig_output = ctx->input(1);
     const Tensor& grad = ctx->input(2);
-    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry(kOp, attrs_, input));
-    const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
-    if (orig_output.shape() != out_shape || grad.shape() != out_shape) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          kOp, ": orig_output and grad must have the pooled shape ", out_shape.DebugString(),
-          ", got ", ShapeStr(orig_output), " and ", ShapeStr(grad)));
-    }
+    ASSIGN_OR_RETURN(Conv2DGeometry g,
+                     internal::CheckMaxPoolGradInputs(attrs_, input, ctx->input(1), grad));
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input.shape()));
     T* dx = output->data<T>();
     std::fill(dx, dx + output->NumElements(), T(0));

@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "ops/nn/fused_ops.h"
 #include "ops/internal/blas.h"
+#include "ops/nn/internal/fused_matmul_attrs.h"
 #include "ops/nn/internal/fused_gemm.h"
 #include "ops/math/internal/math_kernel_checks.h"
 #include "ops/state/state_ops.h"
@@ -23,23 +23,7 @@ namespace {
 class FusedMatMulOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(transpose_a_, ctx.GetAttr<bool>("transpose_a"));
-    ASSIGN_OR_RETURN(transpose_b_, ctx.GetAttr<bool>("transpose_b"));
-    ASSIGN_OR_RETURN(int64_t num_args, ctx.GetAttr<int64_t>("num_args"));
-    ASSIGN_OR_RETURN(std::vector<std::string> fused,
-                     ctx.GetAttr<std::vector<std::string>>("fused_ops"));
-    const bool bias = fused == std::vector<std::string>{"BiasAdd"};
-    const bool bias_relu = fused == std::vector<std::string>{"BiasAdd", "Relu"};
-    if (!bias && !bias_relu) {
-      return absl::UnimplementedError(absl::StrCat(
-          "_FusedMatMul: fused_ops [", absl::StrJoin(fused, ", "),
-          "] is not supported on the CPU (supported: [BiasAdd], [BiasAdd, Relu])"));
-    }
-    if (num_args != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "_FusedMatMul: BiasAdd takes one argument (the bias), got num_args = ", num_args));
-    }
-    activation_ = bias_relu ? internal::Activation::kRelu : internal::Activation::kNone;
+    ASSIGN_OR_RETURN(attrs_, internal::ReadFusedMatMulAttrs(ctx, "CPU"));
     return absl::OkStatus();
   }
 
@@ -48,17 +32,12 @@ class FusedMatMulOp : public OpKernel {
     const Tensor& b = ctx->input(1);
     const Tensor& bias = ctx->input(2);
     ASSIGN_OR_RETURN(internal::MatMulDims d,
-                     internal::CheckMatMulShapes(a, b, transpose_a_, transpose_b_, "BLAS"));
-    if (bias.dims() != 1 || bias.dim_size(0) != d.n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "_FusedMatMul: the bias must be a vector of the product's ", d.n,
-          " columns, got shape ", bias.shape().DebugString()));
-    }
+                     internal::CheckFusedMatMulInputs(*ctx, attrs_, "BLAS"));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({d.m, d.n})));
     if (d.m == 0 || d.n == 0) return absl::OkStatus();
     internal::FusedGemmArgs g;
-    g.transpose_a = transpose_a_;
-    g.transpose_b = transpose_b_;
+    g.transpose_a = attrs_.transpose_a;
+    g.transpose_b = attrs_.transpose_b;
     // CheckMatMulShapes has checked that every dimension fits in an int.
     g.m = static_cast<int>(d.m);
     g.n = static_cast<int>(d.n);
@@ -68,16 +47,14 @@ class FusedMatMulOp : public OpKernel {
     g.b = b.data<float>();
     g.ldb = static_cast<int>(b.dim_size(1));
     g.bias = bias.data<float>();
-    g.activation = activation_;
+    g.activation = attrs_.relu ? internal::Activation::kRelu : internal::Activation::kNone;
     g.out = out->data<float>();
     internal::FusedGemm(g, ctx->thread_pool(), internal::BiasPlacement::kBetaOne);
     return absl::OkStatus();
   }
 
  private:
-  bool transpose_a_ = false;
-  bool transpose_b_ = false;
-  internal::Activation activation_ = internal::Activation::kNone;
+  internal::FusedMatMulKernelAttrs attrs_;
 };
 
 // _MatMulApplyGradientDescent: var = -alpha * op(a) op(b) + var, one GEMM

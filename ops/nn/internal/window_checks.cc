@@ -86,5 +86,55 @@ absl::StatusOr<Conv2DGeometry> PoolGeometry(absl::string_view op, const WindowAt
   return PoolGeometryOfShape(op, attrs, input.shape());
 }
 
+absl::StatusOr<Conv2DGeometry> CheckConv2DInputs(const WindowAttrs& attrs, const Tensor& input,
+                                                 const Tensor& filter) {
+  RETURN_IF_ERROR(CheckRank4("Conv2D", "input", input));
+  RETURN_IF_ERROR(CheckRank4("Conv2D", "filter", filter));
+  return ConvGeometry("Conv2D", attrs, input.shape(), filter.shape());
+}
+
+absl::StatusOr<ConvBackpropGeometry> CheckConv2DBackpropInputInputs(const WindowAttrs& attrs,
+                                                                    const Tensor& input_sizes,
+                                                                    const Tensor& filter,
+                                                                    const Tensor& out_backprop) {
+  constexpr char kOp[] = "Conv2DBackpropInput";
+  ConvBackpropGeometry r;
+  ASSIGN_OR_RETURN(r.shape, ReadSizes(kOp, input_sizes));
+  RETURN_IF_ERROR(CheckRank4(kOp, "filter", filter));
+  RETURN_IF_ERROR(CheckRank4(kOp, "out_backprop", out_backprop));
+  ASSIGN_OR_RETURN(r.geometry, ConvGeometry(kOp, attrs, r.shape, filter.shape()));
+  RETURN_IF_ERROR(CheckOutBackprop(kOp, r.geometry, out_backprop));
+  return r;
+}
+
+absl::StatusOr<ConvBackpropGeometry> CheckConv2DBackpropFilterInputs(const WindowAttrs& attrs,
+                                                                     const Tensor& input,
+                                                                     const Tensor& filter_sizes,
+                                                                     const Tensor& out_backprop) {
+  constexpr char kOp[] = "Conv2DBackpropFilter";
+  ConvBackpropGeometry r;
+  ASSIGN_OR_RETURN(r.shape, ReadSizes(kOp, filter_sizes));
+  RETURN_IF_ERROR(CheckRank4(kOp, "input", input));
+  RETURN_IF_ERROR(CheckRank4(kOp, "out_backprop", out_backprop));
+  ASSIGN_OR_RETURN(r.geometry, ConvGeometry(kOp, attrs, input.shape(), r.shape));
+  RETURN_IF_ERROR(CheckOutBackprop(kOp, r.geometry, out_backprop));
+  return r;
+}
+
+absl::StatusOr<Conv2DGeometry> CheckMaxPoolGradInputs(const WindowAttrs& attrs,
+                                                      const Tensor& input,
+                                                      const Tensor& orig_output,
+                                                      const Tensor& grad) {
+  constexpr char kOp[] = "MaxPoolGrad";
+  ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry(kOp, attrs, input));
+  const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
+  if (orig_output.shape() != out_shape || grad.shape() != out_shape) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kOp, ": orig_output and grad must have the pooled shape ", out_shape.DebugString(),
+        ", got ", orig_output.shape().DebugString(), " and ", grad.shape().DebugString()));
+  }
+  return g;
+}
+
 }  // namespace internal
 }  // namespace sluice

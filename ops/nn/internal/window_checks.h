@@ -3,10 +3,10 @@
 // the sizes input of a backprop, the geometry of a convolution or pooling
 // over given shapes, and out_backprop against the forward output.
 //
-//   ASSIGN_OR_RETURN(WindowAttrs attrs, ReadKernelWindowAttrs(ctx, /*pool=*/false, "GPU"));
-//   RETURN_IF_ERROR(CheckRank4("Conv2D", "input", input));
-//   ASSIGN_OR_RETURN(Conv2DGeometry g, ConvGeometry("Conv2D", attrs, input.shape(),
-//                                                   filter.shape()));
+//   class GpuConv2DOp : public internal::WindowOpKernel</*kPool=*/false, kDeviceTypeGpu> {
+//     absl::Status Compute(OpKernelContext* ctx) override {
+//       ASSIGN_OR_RETURN(Conv2DGeometry g, CheckConv2DInputs(attrs_, ctx->input(0),
+//                                                            ctx->input(1)));
 //
 // Errors: InvalidArgument naming the op and the shapes; Unimplemented for
 // data_format NCHW (NHWC only). Only shapes are read, except the sizes
@@ -14,9 +14,12 @@
 #ifndef SLUICE_OPS_NN_INTERNAL_WINDOW_CHECKS_H_
 #define SLUICE_OPS_NN_INTERNAL_WINDOW_CHECKS_H_
 
+#include <utility>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ops/nn/internal/window_geometry.h"
+#include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/tensor.h"
 
@@ -27,6 +30,22 @@ namespace internal {
 // naming `device` ("CPU", "GPU") for NCHW.
 absl::StatusOr<WindowAttrs> ReadKernelWindowAttrs(const OpKernelConstruction& ctx, bool pool,
                                                   absl::string_view device);
+
+// Base of the window ops' kernels on device type kDevice: reads and checks
+// the window attrs once, at Init.
+template <bool kPool, const char* kDevice>
+class WindowOpKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    absl::StatusOr<WindowAttrs> attrs = ReadKernelWindowAttrs(ctx, kPool, kDevice);
+    if (!attrs.ok()) return attrs.status();
+    attrs_ = *std::move(attrs);
+    return absl::OkStatus();
+  }
+
+ protected:
+  WindowAttrs attrs_;
+};
 
 absl::Status CheckRank4(absl::string_view op, absl::string_view what, const Tensor& t);
 
@@ -46,6 +65,28 @@ absl::StatusOr<Conv2DGeometry> PoolGeometryOfShape(absl::string_view op, const W
                                                    const TensorShape& input);
 absl::StatusOr<Conv2DGeometry> PoolGeometry(absl::string_view op, const WindowAttrs& attrs,
                                             const Tensor& input);
+
+// Each op's inputs checked, with the op's geometry.
+absl::StatusOr<Conv2DGeometry> CheckConv2DInputs(const WindowAttrs& attrs, const Tensor& input,
+                                                 const Tensor& filter);
+// A backprop's output shape (its sizes input) and geometry.
+struct ConvBackpropGeometry {
+  TensorShape shape;
+  Conv2DGeometry geometry;
+};
+absl::StatusOr<ConvBackpropGeometry> CheckConv2DBackpropInputInputs(const WindowAttrs& attrs,
+                                                                    const Tensor& input_sizes,
+                                                                    const Tensor& filter,
+                                                                    const Tensor& out_backprop);
+absl::StatusOr<ConvBackpropGeometry> CheckConv2DBackpropFilterInputs(const WindowAttrs& attrs,
+                                                                     const Tensor& input,
+                                                                     const Tensor& filter_sizes,
+                                                                     const Tensor& out_backprop);
+// orig_output and grad have the pooled shape of input.
+absl::StatusOr<Conv2DGeometry> CheckMaxPoolGradInputs(const WindowAttrs& attrs,
+                                                      const Tensor& input,
+                                                      const Tensor& orig_output,
+                                                      const Tensor& grad);
 
 }  // namespace internal
 }  // namespace sluice
