@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "training/mirrored_strategy.h"
+#include "examples/cnn_model.h"
 #include "examples/mlp_model.h"
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
@@ -430,6 +431,82 @@ TEST_F(GpuGraphTest, MlpTrainsLikeOnTheCpu) {
   std::cout << "MLP training step on the GPU session: " << on_cpu << " of "
             << (*gpu)->placed().size() << " nodes on CPU:0\n";
 }
+
+// The Fashion-MNIST CNN (examples/cnn_model.h) trained by Adam on the GPU
+// and on the CPU from the same weights and batches: the convolutions, their
+// gradients and the pools run on the GPU, and the losses agree. With
+// `mixed`, the GPU session converts to bfloat16 and the losses agree within
+// bfloat16's rounding.
+void CheckCnnTrainsLikeOnTheCpu(std::mt19937& rng, bool mixed) {
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output images = ops::Placeholder(root.WithOpName("images"), DT_FLOAT);
+  Output labels = ops::Placeholder(root.WithOpName("labels"), DT_INT64);
+  absl::StatusOr<CnnModel> m = BuildCnnTower(root, CnnConfig{}, images, labels);
+  ASSERT_TRUE(m.ok()) << m.status();
+  AdamOptimizer adam(0.002);
+  absl::StatusOr<Node*> train = adam.Minimize(root.WithOpName("train"), m->loss, m->weights);
+  ASSERT_TRUE(train.ok()) << train.status();
+  Node* init = ops::GlobalVariablesInitializer(root.WithOpName("init"));
+  ASSERT_TRUE(root.ok()) << root.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
+      TestSession::Create(root, TestSessionOptions(0));
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  SessionConfig on_gpu = TestSessionOptions(1);
+  if (mixed) {
+    on_gpu.mixed_precision = SessionConfig::MixedPrecision::kBfloat16;
+    on_gpu.mixed_precision_on_any_cpu = DryRunOnCpu();
+  }
+  absl::StatusOr<std::unique_ptr<TestSession>> gpu = TestSession::Create(root, on_gpu);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  // The initial values the initializer assigns (not Adam's step-time
+  // Assigns of its beta powers).
+  std::vector<std::string> initial;
+  for (const Edge* e : init->in_edges()) {
+    if (!e->IsControl() || e->src->op() != "Assign") continue;
+    const Edge* value = e->src->input_edge(1);
+    initial.push_back(absl::StrCat(value->src->name(), ":", value->src_output));
+  }
+  ASSERT_FALSE(initial.empty());
+  absl::StatusOr<std::vector<Tensor>> values = (*cpu)->Run({}, initial, {"init"});
+  ASSERT_TRUE(values.ok()) << values.status();
+  std::vector<std::pair<std::string, Tensor>> init_feeds;
+  for (size_t i = 0; i < initial.size(); ++i) init_feeds.push_back({initial[i], (*values)[i]});
+  ASSERT_TRUE((*gpu)->Run(init_feeds, {}, {"init"}).ok());
+
+  constexpr int kSteps = 12, kBatch = 32;
+  std::uniform_int_distribution<int64_t> label(0, 9);
+  std::vector<float> cpu_loss, gpu_loss;
+  for (int step = 0; step < kSteps; ++step) {
+    Tensor x = RandomTensor(rng, DT_FLOAT, TensorShape({kBatch, 28, 28, 1}), 0, 1);
+    Tensor y(DT_INT64, TensorShape({kBatch}));
+    for (int64_t& v : y.flat<int64_t>()) v = label(rng);
+    for (auto [session, losses] : {std::pair{cpu->get(), &cpu_loss}, std::pair{gpu->get(), &gpu_loss}}) {
+      absl::StatusOr<std::vector<Tensor>> out =
+          session->Run({{"images", x}, {"labels", y}}, {"loss"}, {(*train)->name()});
+      ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+      losses->push_back((*out)[0].scalar<float>());
+    }
+  }
+  std::string drift;
+  for (int step = 0; step < kSteps; ++step) {
+    absl::StrAppend(&drift, " ", std::abs(gpu_loss[step] / cpu_loss[step] - 1));
+    const double bound = mixed ? 3e-2 : (step < 3 ? 1e-4 : 1e-2);
+    EXPECT_NEAR(gpu_loss[step], cpu_loss[step], bound * std::abs(cpu_loss[step]))
+        << "step " << step;
+  }
+  std::cout << "CNN" << (mixed ? " (bfloat16 on the GPU)" : "")
+            << ": relative loss difference by step:" << drift << "\n";
+  for (const std::string layer : {"conv1/", "conv2/", "dense/", "logits/"}) {
+    int on_gpu_nodes = 0;
+    for (const auto& [name, device] : (*gpu)->placed()) {
+      on_gpu_nodes += absl::StrContains(name, layer) && (*gpu)->PlacedOn(name, kGpu0);
+    }
+    EXPECT_GT(on_gpu_nodes, 0) << layer;
+  }
+}
+
+TEST_F(GpuGraphTest, CnnTrainsLikeOnTheCpu) { CheckCnnTrainsLikeOnTheCpu(rng(), false); }
+TEST_F(GpuGraphTest, CnnTrainsInBfloat16LikeInFloat) { CheckCnnTrainsLikeOnTheCpu(rng(), true); }
 
 // Mixed precision (SessionConfig::mixed_precision, placement/
 // auto_mixed_precision.h) on the GPU: the MLP's MatMuls run in bfloat16
