@@ -16,7 +16,10 @@
 #    and multi_worker_mlp through the launcher (two workers on one machine);
 #    on a one-GPU machine also model_parallel_mlp (plain and pipelined) and
 #    mirrored_mlp over two logical GPUs of the card (SLUICE_LOGICAL_GPUS=2);
-#    each must reach its CPU accuracy (within 0.01)
+#    each must reach its CPU accuracy (within 0.01); and the Fashion-MNIST
+#    CNN when the bundle carries its data (three seeds each side, medians
+#    within 0.01; then bfloat16 mixed precision on the GPU within 0.005 of
+#    float on the GPU for one seed)
 # 4. the benchmarks (gpu_matmul, gpu_mlp_step, gpu_lstm_step, gpu_cnn_step,
 #    gpu_copy_bandwidth, gpu_nccl_allreduce) and the PyTorch peers
 #    bench/torch_gpu_mlp.py, bench/torch_gpu_matmul.py,
@@ -196,6 +199,24 @@ if [[ -d "$here/data/fashion-mnist" ]]; then
   fi
   echo "example_fashion_mnist_cnn_accuracy_gpu: $gpu" >>"$figures"
   echo "example_fashion_mnist_cnn_accuracy_cpu: $cpu" >>"$figures"
+  # Mixed precision (bfloat16) on the GPU against float on the GPU, from the
+  # same seed (so the same initial weights and batch order): within 0.005
+  # (half a point) of test accuracy.
+  mixed_seed=${SLUICE_GPU_CNN_MIXED_SEED:-1}
+  float_acc=$(cnn_accuracy "$logs/fashion_mnist_cnn.gpu.seed$mixed_seed.log")
+  run_logged "fashion_mnist_cnn.gpu_bf16.seed$mixed_seed" 240 "$bin/fashion_mnist_cnn" \
+    "${cnn_args[@]}" --seed="$mixed_seed" --mixed_precision
+  rc=$?
+  mixed_acc=$(cnn_accuracy "$logs/fashion_mnist_cnn.gpu_bf16.seed$mixed_seed.log")
+  detail="seed $mixed_seed test accuracy bfloat16 $mixed_acc, float $float_acc"
+  if [[ $rc != 0 || -z "$mixed_acc" || -z "$float_acc" ]]; then
+    row fashion_mnist_cnn_mixed_precision FAIL "exit $rc; $detail"
+  elif awk -v m="$mixed_acc" -v f="$float_acc" 'BEGIN { exit !(m - f >= -0.005) }'; then
+    row fashion_mnist_cnn_mixed_precision ok "$detail"
+  else
+    row fashion_mnist_cnn_mixed_precision FAIL "$detail"
+  fi
+  echo "example_fashion_mnist_cnn_accuracy_gpu_bf16: $mixed_acc" >>"$figures"
 else
   row fashion_mnist_cnn SKIP "the bundle carries no data/fashion-mnist"
 fi
