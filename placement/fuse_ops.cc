@@ -18,11 +18,6 @@ struct Endpoint {
   int index;
 };
 
-bool IsFloat(const Node& n) {
-  absl::StatusOr<DataType> t = n.GetAttr<DataType>("T");
-  return t.ok() && *t == DT_FLOAT;
-}
-
 // The data input `i`'s producer when it is a node of type `op`.
 Node* InputOfType(const Node& n, int i, absl::string_view op) {
   const Edge* e = n.input_edge(i);
@@ -82,15 +77,28 @@ class Fuser {
     return !e->IsControl() && e->src_output == 0 && e->dst == &next;
   }
 
-  // Every node of `chain` is float and on one device whose type runs `op`.
-  bool Fusible(const std::vector<Node*>& chain, const char* op) const {
+  // Every node of `chain` is float and on one device whose type runs `op`;
+  // with `sixteen`, the chain may instead be all half or all bfloat16 (a
+  // mixed-precision step) where that device type has `op` for that type.
+  bool Fusible(const std::vector<Node*>& chain, const char* op, bool sixteen = false) const {
     const std::string& device = chain.front()->assigned_device();
+    const DataType type = chain.front()->GetAttr<DataType>("T").value_or(DT_INVALID);
+    const bool allowed =
+        type == DT_FLOAT || (sixteen && (type == DT_BFLOAT16 || type == DT_HALF));
+    if (!allowed) return false;
     for (const Node* n : chain) {
-      if (!IsFloat(*n) || n->assigned_device() != device) return false;
+      if (n->GetAttr<DataType>("T").value_or(DT_INVALID) != type ||
+          n->assigned_device() != device) {
+        return false;
+      }
     }
     if (device.empty() || graph_->registry()->Find(op) == nullptr) return false;
     absl::StatusOr<DeviceName> name = DeviceName::Parse(device);
-    return name.ok() && name->type && kernels_->HasKernelsFor(op, *name->type);
+    if (!name.ok() || !name->type) return false;
+    if (type == DT_FLOAT) return kernels_->HasKernelsFor(op, *name->type);
+    AttrMap attrs;
+    attrs["T"] = MakeAttr(type);
+    return kernels_->FindKernelDef(op, attrs, *name->type) != nullptr;
   }
 
   // MatMul -> BiasAdd [-> Relu]: returns the chain's length when fused, 0
@@ -105,10 +113,10 @@ class Fuser {
       Node* next = bias_add->out_edges()[0]->dst;
       if (next->op() == "Relu" && Absorbable(*bias_add, *next)) chain.push_back(next);
     }
-    if (!Fusible(chain, "_FusedMatMul")) {
+    if (!Fusible(chain, "_FusedMatMul", /*sixteen=*/true)) {
       if (chain.size() == 2) return 0;
       chain.pop_back();  // fuse the bias alone when the Relu cannot join
-      if (!Fusible(chain, "_FusedMatMul")) return 0;
+      if (!Fusible(chain, "_FusedMatMul", /*sixteen=*/true)) return 0;
     }
     NodeDef def = Head(*chain.back(), "_FusedMatMul");
     CopyAttr(*matmul, "transpose_a", &def);
@@ -167,7 +175,7 @@ class Fuser {
     }
     if (matmul == nullptr) return false;
     const std::vector<Node*> pair = {matmul, bias_grad};
-    if (!Fusible(pair, "_MatMulBiasAddGrad")) return false;
+    if (!Fusible(pair, "_MatMulBiasAddGrad", /*sixteen=*/true)) return false;
     absl::StatusOr<DeviceName> device = DeviceName::Parse(matmul->assigned_device());
     if (!device.ok() || device->type == "CPU") return false;
     const TensorShape product_shape = matmul->output_shape(0);

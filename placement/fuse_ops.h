@@ -34,7 +34,9 @@
 // with the bias gradient in the epilogue) and no separate bias or ReLU
 // kernels forward.
 //
-// A chain is fused only when all of it is float, on one assigned device
+// A chain is fused only when all of it is float (or, for _FusedMatMul and
+// _MatMulBiasAddGrad, all bfloat16 or all half where the device type has
+// that kernel: a GPU's mixed-precision step), on one assigned device
 // whose type has the fused kernel, the inner nodes (the MatMul, and the
 // BiasAdd before a Relu) have exactly one consumer, no control edges out
 // and are not named in `keep`; a fetched tensor's producer has a second

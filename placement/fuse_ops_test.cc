@@ -195,10 +195,10 @@ struct Dense {
   explicit Dense(DataType dtype = DT_FLOAT, const std::string& bias_device = "") {
     Output w = ops::Const(s, Values(TensorShape({3, 5}), 4));
     Output b = ops::Const(s, Values(TensorShape({5}), 5));
-    if (dtype == DT_DOUBLE) {
-      x = ops::Cast(s, x, DT_DOUBLE);
-      w = ops::Cast(s, w, DT_DOUBLE);
-      b = ops::Cast(s, b, DT_DOUBLE);
+    if (dtype != DT_FLOAT) {
+      x = ops::Cast(s, x, dtype);
+      w = ops::Cast(s, w, dtype);
+      b = ops::Cast(s, b, dtype);
     }
     matmul = ops::MatMul(s.WithOpName("matmul"), x, w);
     bias_add = ops::BiasAdd(s.WithOpName("bias_add").WithDevice(bias_device), matmul, b);
@@ -491,12 +491,14 @@ class NeverRunKernel : public OpKernel {
   }
 };
 
-// The fused ops a GPU has (ops/gpu/fused_matmul_kernels.cc), without CUDA.
+// The fused ops a GPU has (ops/gpu/fused_matmul_kernels.cc), without CUDA:
+// float and bfloat16 (not half, to see a missing type refused).
 const KernelRegistry& GpuFusedKernels() {
   static const KernelRegistry* kernels = [] {
     auto* k = new KernelRegistry;
     for (const char* op : {"_FusedMatMul", "_MatMulBiasAddGrad"}) {
-      k->Register<NeverRunKernel>(KernelDef(op, kDeviceTypeGpu).TypeConstraint("T", DT_FLOAT));
+      k->Register<NeverRunKernel>(
+          KernelDef(op, kDeviceTypeGpu).TypeConstraint("T", {DT_FLOAT, DT_BFLOAT16}));
     }
     return k;
   }();
@@ -666,6 +668,34 @@ TEST(FuseOpsTest, ThePrecisionAttrGoesToTheFusedNode) {
   absl::StatusOr<std::string> p = fused->GetAttr<std::string>("_gpu_precision");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(*p, "tf32");
+}
+
+// A mixed-precision step's 16-bit chains fuse where the device type has the
+// fused kernel of that type: bfloat16 on the GPU; not half there (this
+// registry has none), nor bfloat16 on the CPU (float kernels only).
+TEST(FuseOpsTest, SixteenBitChainsFuseWhereTheDeviceHasThatType) {
+  {
+    Dense d(DT_BFLOAT16);
+    absl::StatusOr<FuseStats> stats = FuseOn(kGpu0, GpuFusedKernels(), d.s.graph());
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->matmul_bias_relu, 1);
+    Node* fused = d.s.graph()->FindNode("relu");
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->op(), "_FusedMatMul");
+    EXPECT_EQ(fused->GetAttr<DataType>("T").value_or(DT_INVALID), DT_BFLOAT16);
+  }
+  {
+    Dense d(DT_HALF);
+    absl::StatusOr<FuseStats> stats = FuseOn(kGpu0, GpuFusedKernels(), d.s.graph());
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->total(), 0);
+  }
+  {
+    Dense d(DT_BFLOAT16);
+    absl::StatusOr<FuseStats> stats = FuseOn(kCpu0, *BuiltinKernels(), d.s.graph());
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->total(), 0);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// GPU kernels of the fused matrix products (ops/nn/fused_ops.h), float:
+// GPU kernels of the fused matrix products (ops/nn/fused_ops.h), for float,
+// bfloat16 and half (16-bit operands sum in float):
 //
 //   _FusedMatMul, fused_ops [BiasAdd] or [BiasAdd, Relu]: one cuBLASLt
 //       matmul whose epilogue adds the bias (then the ReLU) as it writes C.
@@ -8,12 +9,13 @@
 // Where cuBLASLt has no kernel for an epilogue at a shape
 // (GpuEpilogueGemm::Enqueue answers false), a kernel does what the unfused
 // graph would have: cublasGemmEx, then the BiasAdd and Relu kernels, or a
-// column reduction of b. Both honour the node's _gpu_precision attr, which
-// the fusion pass copies from the MatMul it replaces.
+// column reduction of b. Float products honour the node's _gpu_precision
+// attr, which the fusion pass copies from the MatMul it replaces.
 #include <cuda_runtime_api.h>
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,10 +32,11 @@
 namespace sluice {
 namespace {
 
-// The float GEMM of a and b into out, with the node's precision.
-internal::GpuGemmArgs FloatGemm(const Tensor& a, const Tensor& b, bool ta, bool tb,
-                                const internal::MatMulDims& d, Tensor* out,
-                                std::optional<GpuMatMulPrecision> precision) {
+// The GEMM of a and b (of type T) into out, with the node's precision.
+template <typename T>
+internal::GpuGemmArgs GemmOf(const Tensor& a, const Tensor& b, bool ta, bool tb,
+                             const internal::MatMulDims& d, Tensor* out,
+                             std::optional<GpuMatMulPrecision> precision) {
   internal::GpuGemmArgs g;
   g.transpose_a = ta;
   g.transpose_b = tb;
@@ -46,10 +49,18 @@ internal::GpuGemmArgs FloatGemm(const Tensor& a, const Tensor& b, bool ta, bool 
   g.b = b.raw_data();
   g.ldb = static_cast<int>(b.dim_size(1));
   g.c = out->raw_data();
-  g.type = CUDA_R_32F;
-  g.compute = internal::GpuGemmComputeType(DT_FLOAT, precision.value_or(GetGpuMatMulPrecision()));
+  constexpr DataType kType = DataTypeToEnum<T>::value;
+  g.type = *internal::GpuGemmDataType(kType);  // float, bfloat16 or half: always one
+  g.compute = internal::GpuGemmComputeType(kType, precision.value_or(GetGpuMatMulPrecision()));
   return g;
 }
+
+// half and bfloat16: the 16-bit launchers of nn.cu.h.
+template <typename T>
+constexpr bool kSixteen = !std::is_same_v<T, float>;
+template <typename T>
+constexpr gpu::Float16Type kFloat16Type =
+    std::is_same_v<T, Half> ? gpu::Float16Type::kHalf : gpu::Float16Type::kBFloat16;
 
 std::string Describe(const OpKernelContext& ctx, const internal::MatMulDims& d) {
   return absl::StrCat(ctx.node().op(), " '", ctx.node().name(), "' (", d.m, "x", d.k, " by ",
@@ -61,6 +72,7 @@ absl::Status ZeroFill(OpKernelContext* ctx, Tensor* t) {
   return LaunchStatus(ctx, cudaMemsetAsync(t->raw_data(), 0, t->TotalBytes(), stream));
 }
 
+template <typename T>
 class GpuFusedMatMulOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -80,7 +92,7 @@ class GpuFusedMatMulOp : public OpKernel {
     const std::string what = Describe(*ctx, d);
     if (d.k > 0) {
       const internal::GpuGemmArgs g =
-          FloatGemm(a, b, attrs_.transpose_a, attrs_.transpose_b, d, out, precision_);
+          GemmOf<T>(a, b, attrs_.transpose_a, attrs_.transpose_b, d, out, precision_);
       ASSIGN_OR_RETURN(bool fused,
                        epilogue_.Enqueue(ctx, g,
                                          attrs_.relu ? internal::GemmEpilogue::kBiasRelu
@@ -92,11 +104,18 @@ class GpuFusedMatMulOp : public OpKernel {
       RETURN_IF_ERROR(ZeroFill(ctx, out));  // an empty sum: the bias alone
     }
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    float* y = out->data<float>();
-    RETURN_IF_ERROR(LaunchStatus(
-        ctx, gpu::LaunchBiasAdd<float>(y, bias.data<float>(), y, d.m, d.n, 1, stream)));
-    if (!attrs_.relu) return absl::OkStatus();
-    return LaunchStatus(ctx, gpu::LaunchRelu<float>(y, y, d.m * d.n, stream));
+    T* y = out->data<T>();
+    if constexpr (kSixteen<T>) {
+      RETURN_IF_ERROR(LaunchStatus(ctx, gpu::LaunchBiasAdd16(kFloat16Type<T>, y, bias.raw_data(),
+                                                             y, d.m, d.n, 1, stream)));
+      if (!attrs_.relu) return absl::OkStatus();
+      return LaunchStatus(ctx, gpu::LaunchRelu16(kFloat16Type<T>, y, y, d.m * d.n, stream));
+    } else {
+      RETURN_IF_ERROR(LaunchStatus(
+          ctx, gpu::LaunchBiasAdd<float>(y, bias.data<float>(), y, d.m, d.n, 1, stream)));
+      if (!attrs_.relu) return absl::OkStatus();
+      return LaunchStatus(ctx, gpu::LaunchRelu<float>(y, y, d.m * d.n, stream));
+    }
   }
 
  private:
@@ -105,6 +124,7 @@ class GpuFusedMatMulOp : public OpKernel {
   internal::GpuEpilogueGemm epilogue_;
 };
 
+template <typename T>
 class GpuMatMulBiasAddGradOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -129,7 +149,7 @@ class GpuMatMulBiasAddGradOp : public OpKernel {
     if (d.m > 0) {
       const std::string what = Describe(*ctx, d);
       const internal::GpuGemmArgs g =
-          FloatGemm(a, b, transpose_a_, transpose_b_, d, product, precision_);
+          GemmOf<T>(a, b, transpose_a_, transpose_b_, d, product, precision_);
       ASSIGN_OR_RETURN(bool fused, epilogue_.Enqueue(ctx, g, internal::GemmEpilogue::kBiasGradOfB,
                                                      bias_grad->raw_data(), what));
       if (fused) return absl::OkStatus();
@@ -146,8 +166,8 @@ class GpuMatMulBiasAddGradOp : public OpKernel {
                                                bias_grad->TotalBytes(), cudaMemcpyDeviceToDevice,
                                                stream));
     }
-    return internal::EnqueueGpuReduction(ctx, gpu::ReduceOp::kSum, gpu::ReduceType::kFloat, b, plan,
-                                         bias_grad);
+    return internal::EnqueueGpuReduction(ctx, gpu::ReduceOp::kSum,
+                                         internal::GpuReduceTypeOf<T>::value, b, plan, bias_grad);
   }
 
  private:
@@ -160,9 +180,16 @@ class GpuMatMulBiasAddGradOp : public OpKernel {
 }  // namespace
 
 void RegisterGpuFusedKernels(KernelRegistry* kernels) {
-  kernels->Register<GpuFusedMatMulOp>(GpuKernel("_FusedMatMul").TypeConstraint("T", DT_FLOAT));
-  kernels->Register<GpuMatMulBiasAddGradOp>(
-      GpuKernel("_MatMulBiasAddGrad").TypeConstraint("T", DT_FLOAT));
+  const auto each_type = [kernels](auto type_tag) {
+    using T = decltype(type_tag);
+    const DataType t = DataTypeToEnum<T>::value;
+    kernels->Register<GpuFusedMatMulOp<T>>(GpuKernel("_FusedMatMul").TypeConstraint("T", t));
+    kernels->Register<GpuMatMulBiasAddGradOp<T>>(
+        GpuKernel("_MatMulBiasAddGrad").TypeConstraint("T", t));
+  };
+  each_type(float{});
+  each_type(BFloat16{});
+  each_type(Half{});
 }
 
 }  // namespace sluice

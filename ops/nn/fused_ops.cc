@@ -1,7 +1,7 @@
 // Definitions, shape functions and wrappers of the fused ops (kernels:
 // fused_kernels.cc). TensorFlow's _FusedMatMul OpDef is matched name for
-// name (tensorflow/core/ops/math_ops.cc), with T restricted to the float
-// kernel Sluice has.
+// name (tensorflow/core/ops/math_ops.cc), with T restricted to the types
+// Sluice has kernels of (float on the CPU; float, bfloat16, half on GPUs).
 #include "ops/nn/fused_ops.h"
 
 #include <string>
@@ -100,7 +100,7 @@ absl::Status RegisterFusedOps(OpRegistry* ops) {
                                     .Output("product: T")
                                     .Attr("transpose_a: bool = false")
                                     .Attr("transpose_b: bool = false")
-                                    .Attr("T: {float}")
+                                    .Attr("T: {half, bfloat16, float}")
                                     .Attr("num_args: int >= 0")
                                     .Attr("fused_ops: list(string) = []")
                                     .Attr("epsilon: float = 0.0001")
@@ -126,7 +126,7 @@ absl::Status RegisterFusedOps(OpRegistry* ops) {
                                     .Input("b: T")
                                     .Output("product: T")
                                     .Output("bias_grad: T")
-                                    .Attr("T: {float}")
+                                    .Attr("T: {half, bfloat16, float}")
                                     .Attr("transpose_a: bool = false")
                                     .Attr("transpose_b: bool = false")
                                     .SetAllowedInGraphFiles()

@@ -434,41 +434,53 @@ std::vector<MatMulSize> FusedSizes() {
   return sizes;
 }
 
-void CheckFusedMatMuls(std::mt19937& rng, const std::string& precision, double bound) {
+// On the GPU in `type` (16-bit: fed the same values rounded, compared with
+// the CPU's float kernels).
+void CheckFusedMatMuls(std::mt19937& rng, const std::string& precision, DataType type,
+                       double bound) {
   for (const MatMulSize& z : FusedSizes()) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         for (bool relu : {false, true}) {
-          Tensor a = RandomTensor(rng, DT_FLOAT, Operand(z.m, z.k, ta), -1, 1);
-          Tensor b = RandomTensor(rng, DT_FLOAT, Operand(z.k, z.n, tb), -1, 1);
-          Tensor bias = RandomTensor(rng, DT_FLOAT, TensorShape({z.n}), -1, 1);
+          Tensor a = RandomTensor(rng, type, Operand(z.m, z.k, ta), -1, 1);
+          Tensor b = RandomTensor(rng, type, Operand(z.k, z.n, tb), -1, 1);
+          Tensor bias = RandomTensor(rng, type, TensorShape({z.n}), -1, 1);
           EXPECT_TRUE(GpuMatchesCpu(
-              {.label = absl::StrCat("_FusedMatMul ", precision, " ", z.m, "x", z.k, "x", z.n,
-                                     " ta=", ta, " tb=", tb, relu ? " +Relu" : ""),
+              {.label = absl::StrCat("_FusedMatMul ", DataTypeName(type), " ", precision, " ",
+                                     z.m, "x", z.k, "x", z.n, " ta=", ta, " tb=", tb,
+                                     relu ? " +Relu" : ""),
                .build = FusedMatMulBuild(ta, tb, relu, ""),
-               .inputs = {a, b, bias},
+               .inputs = {ConvertTo(a, DT_FLOAT), ConvertTo(b, DT_FLOAT), ConvertTo(bias, DT_FLOAT)},
                .bound = bound,
-               .gpu_build = FusedMatMulBuild(ta, tb, relu, precision)}));
+               .gpu_build = FusedMatMulBuild(ta, tb, relu, precision),
+               .gpu_inputs = {a, b, bias}}));
         }
       }
     }
   }
 }
 
-TEST_F(GpuMatMulTest, FusedMatMulWithBiasAndRelu) { CheckFusedMatMuls(rng(), "", 1e-4); }
-TEST_F(GpuMatMulTest, FusedMatMulTF32) { CheckFusedMatMuls(rng(), "tf32", 1e-3); }
+TEST_F(GpuMatMulTest, FusedMatMulWithBiasAndRelu) { CheckFusedMatMuls(rng(), "", DT_FLOAT, 1e-4); }
+TEST_F(GpuMatMulTest, FusedMatMulTF32) { CheckFusedMatMuls(rng(), "tf32", DT_FLOAT, 1e-3); }
+TEST_F(GpuMatMulTest, FusedMatMulBfloat16) { CheckFusedMatMuls(rng(), "", DT_BFLOAT16, 1e-2); }
+TEST_F(GpuMatMulTest, FusedMatMulHalf) { CheckFusedMatMuls(rng(), "", DT_HALF, 2e-3); }
 
 TEST_F(GpuMatMulTest, MatMulWithTheBiasGradient) {
-  for (const MatMulSize& z : FusedSizes()) {
-    for (bool ta : {false, true}) {
-      for (bool tb : {false, true}) {
-        Tensor a = RandomTensor(rng(), DT_FLOAT, Operand(z.m, z.k, ta), -1, 1);
-        Tensor b = RandomTensor(rng(), DT_FLOAT, Operand(z.k, z.n, tb), -1, 1);
-        EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("_MatMulBiasAddGrad ", z.m, "x", z.k,
-                                                         "x", z.n, " ta=", ta, " tb=", tb),
-                                   .build = MatMulBiasAddGradBuild(ta, tb),
-                                   .inputs = {a, b},
-                                   .bound = 1e-4}));
+  for (DataType type : {DT_FLOAT, DT_BFLOAT16, DT_HALF}) {
+    const double bound = type == DT_FLOAT ? 1e-4 : type == DT_BFLOAT16 ? 1e-2 : 2e-3;
+    for (const MatMulSize& z : FusedSizes()) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          Tensor a = RandomTensor(rng(), type, Operand(z.m, z.k, ta), -1, 1);
+          Tensor b = RandomTensor(rng(), type, Operand(z.k, z.n, tb), -1, 1);
+          EXPECT_TRUE(GpuMatchesCpu(
+              {.label = absl::StrCat("_MatMulBiasAddGrad ", DataTypeName(type), " ", z.m, "x",
+                                     z.k, "x", z.n, " ta=", ta, " tb=", tb),
+               .build = MatMulBiasAddGradBuild(ta, tb),
+               .inputs = {ConvertTo(a, DT_FLOAT), ConvertTo(b, DT_FLOAT)},
+               .bound = bound,
+               .gpu_inputs = {a, b}}));
+        }
       }
     }
   }
