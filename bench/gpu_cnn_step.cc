@@ -14,8 +14,11 @@
 //   gpu_cnn_step_bf16_executor: Z ms  the same without step capture
 // with `_loss_after`, `_replayed_steps` and `_nodes_off_device` lines. Without
 // a GPU it prints `gpu: none (<reason>)` and exits 0; --device=CPU:0 runs the
-// same variants on the CPU (`cpu_cnn_step...` lines) to check the program.
+// same variants on the CPU (`cpu_cnn_step...` lines) to check the program;
+// --profile prints, per variant, the op types one traced step spent most on.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +33,7 @@ ABSL_FLAG(int, steps, 100, "timed steps per variant");
 ABSL_FLAG(int, warmup, 10, "untimed steps first");
 ABSL_FLAG(int, batch, 128, "images per step");
 ABSL_FLAG(std::string, device, "GPU:0", "where the step runs (CPU:0 to check the program)");
+ABSL_FLAG(bool, profile, false, "after timing, trace one step and print its costliest ops");
 
 namespace sluice {
 namespace {
@@ -114,6 +118,29 @@ absl::Status TimeVariant(const std::string& device, const std::string& name,
   std::printf("%s: %.3f ms\n", name.c_str(), bench::Median(ms));
   std::printf("%s_loss_after: %.4f\n", name.c_str(), loss);
   std::printf("%s_replayed_steps: %d of %d\n", name.c_str(), replayed, steps);
+  if (absl::GetFlag(FLAGS_profile)) {
+    // Microseconds per op type in one traced step (a GPU's are launch
+    // times, not kernel times).
+    RunOptions traced;
+    traced.trace = true;
+    RunMetadata tmd;
+    RETURN_IF_ERROR(session
+                        ->Run({{images, batches[0].images}, {labels, batches[0].labels}},
+                              {m.loss}, {train}, traced, &tmd)
+                        .status());
+    std::map<std::string, std::pair<int64_t, int>> by_op;
+    for (const NodeExecStats& n : tmd.step_stats.nodes) {
+      by_op[n.op].first += n.end_us - n.start_us;
+      ++by_op[n.op].second;
+    }
+    std::vector<std::pair<int64_t, std::string>> order;
+    for (const auto& [op, t] : by_op) order.push_back({t.first, op});
+    std::sort(order.rbegin(), order.rend());
+    for (size_t i = 0; i < order.size() && i < 12; ++i) {
+      std::printf("#   %s: %s %lld us in %d nodes\n", name.c_str(), order[i].second.c_str(),
+                  static_cast<long long>(order[i].first), by_op[order[i].second].second);
+    }
+  }
   std::fflush(stdout);
   return absl::OkStatus();
 }
