@@ -10,7 +10,9 @@
 // (GpuEpilogueGemm::Enqueue answers false), a kernel does what the unfused
 // graph would have: cublasGemmEx, then the BiasAdd and Relu kernels, or a
 // column reduction of b. Float products honour the node's _gpu_precision
-// attr, which the fusion pass copies from the MatMul it replaces.
+// attr, which the fusion pass copies from the MatMul it replaces. One
+// difference between the two ways: cuBLASLt's ReLU may turn a NaN into 0,
+// where the Relu kernel (and the CPU) keep it.
 #include <cuda_runtime_api.h>
 
 #include <optional>

@@ -21,7 +21,8 @@
 //   std::vector<Output> dw_db = ops::MatMulBiasAddGrad(s, x, dy, {.transpose_a = true});
 //
 // CPU kernels for float (ops/nn/fused_kernels.cc), GPU kernels for float,
-// bfloat16 and half (ops/gpu/fused_matmul_kernels.cc); an unsupported fused_ops
+// bfloat16 and half (ops/gpu/fused_matmul_kernels.cc; a NaN product through
+// the GPU's fused ReLU may come out 0); an unsupported fused_ops
 // list fails with Unimplemented naming it. _FusedMatMul has no gradient
 // (the pass runs after gradients are built; AddGradients through one fails
 // with Unimplemented), _MatMulApplyGradientDescent and _MatMulBiasAddGrad

@@ -14,12 +14,20 @@ namespace sluice {
 namespace internal {
 namespace {
 
-// The largest power of two, up to 256, that divides every pointer: what
-// cuBLASLt's choice of kernel depends on.
-int CommonAlignment(std::initializer_list<const void*> pointers) {
-  uintptr_t bits = 256;
-  for (const void* p : pointers) bits |= reinterpret_cast<uintptr_t>(p);
-  return static_cast<int>(bits & (~bits + 1));
+// The largest power of two, up to 256, that divides `p`: what cuBLASLt's
+// choice of kernel depends on (its preferences assume 256 unless told).
+uint32_t AlignmentOf(const void* p) {
+  const uintptr_t bits = reinterpret_cast<uintptr_t>(p) | 256;
+  return static_cast<uint32_t>(bits & (~bits + 1));
+}
+
+// Whether cuBLASLt's answer means "not this matmul" (the caller falls back
+// to cublasGemmEx and the separate kernels) rather than a failure: it
+// refuses shapes, types and layouts it has no kernel for with NOT_SUPPORTED
+// or INVALID_VALUE (degenerate operands, odd 16-bit leading dimensions),
+// and a refused call has enqueued nothing.
+bool Refused(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE;
 }
 
 cublasLtEpilogue_t LtEpilogue(GemmEpilogue e) {
@@ -86,9 +94,11 @@ class LtMatmulDescriptors {
   const CublasLtApi* api_;
 };
 
-// cuBLASLt's best algorithm for the descriptors within `workspace_bytes`:
-// nullopt when it has none (or says the combination is not supported).
+// cuBLASLt's best algorithm for the descriptors within the workspace, for
+// pointers of the given alignments (A, B, C = D in cuBLAS's order): nullopt
+// when it has none or refuses the combination.
 cublasStatus_t PickAlgorithm(const GpuContext::BlasLt& lt, const LtMatmulDescriptors& d,
+                             const uint32_t (&alignments)[3],
                              std::optional<cublasLtMatmulAlgo_t>* algo) {
   cublasLtMatmulPreference_t preference = nullptr;
   cublasStatus_t s = lt.api->preference_create(&preference);
@@ -96,6 +106,16 @@ cublasStatus_t PickAlgorithm(const GpuContext::BlasLt& lt, const LtMatmulDescrip
   const uint64_t workspace = lt.workspace_bytes;
   s = lt.api->preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                        &workspace, sizeof(workspace));
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligned[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[0]},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignments[1]},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments[2]},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments[2]}};
+  for (const auto& [attribute, bytes] : aligned) {
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      s = lt.api->preference_set_attribute(preference, attribute, &bytes, sizeof(bytes));
+    }
+  }
   cublasLtMatmulHeuristicResult_t result = {};
   int found = 0;
   if (s == CUBLAS_STATUS_SUCCESS) {
@@ -103,7 +123,7 @@ cublasStatus_t PickAlgorithm(const GpuContext::BlasLt& lt, const LtMatmulDescrip
                                    preference, 1, &result, &found);
   }
   lt.api->preference_destroy(preference);
-  if (s == CUBLAS_STATUS_NOT_SUPPORTED || (s == CUBLAS_STATUS_SUCCESS && found == 0)) {
+  if (Refused(s) || (s == CUBLAS_STATUS_SUCCESS && found == 0)) {
     *algo = std::nullopt;
     return CUBLAS_STATUS_SUCCESS;
   }
@@ -205,8 +225,13 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
   if (g.compute == CUBLAS_COMPUTE_64F || g.beta != 0 || g.c_type.value_or(g.type) != g.type) {
     return false;
   }
+  // Without cuBLASLt (a library folder missing it) every product falls
+  // back: the pass has already fused, so failing would stop the graph.
+  if (!LoadCublasLt().ok()) return false;
+  // cuBLAS's A is the row-major B, its B the row-major A (blas_layout.h).
+  const uint32_t alignments[3] = {AlignmentOf(g.b), AlignmentOf(g.a), AlignmentOf(g.c)};
   const Key key{g.transpose_a, g.transpose_b, g.m, g.n, g.k, g.lda, g.ldb, g.type, g.compute,
-                epilogue, CommonAlignment({g.a, g.b, g.c, vector})};
+                epilogue, {alignments[0], alignments[1], alignments[2], AlignmentOf(vector)}};
   std::optional<std::optional<cublasLtMatmulAlgo_t>> known;
   {
     absl::MutexLock lock(&mu_);
@@ -222,13 +247,13 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
       [&](const GpuContext::BlasLt& lt) -> cublasStatus_t {
         LtMatmulDescriptors d(lt.api);
         cublasStatus_t s = d.Make(g, epilogue, vector);
-        if (s == CUBLAS_STATUS_NOT_SUPPORTED) return CUBLAS_STATUS_SUCCESS;  // not enqueued
+        if (Refused(s)) return CUBLAS_STATUS_SUCCESS;  // not enqueued
         if (s != CUBLAS_STATUS_SUCCESS) return s;
         std::optional<cublasLtMatmulAlgo_t> algo;
         if (known.has_value()) {
           algo = *known;
         } else {
-          s = PickAlgorithm(lt, d, &algo);
+          s = PickAlgorithm(lt, d, alignments, &algo);
           if (s != CUBLAS_STATUS_SUCCESS) return s;
           absl::MutexLock lock(&mu_);
           algos_[key] = algo;
@@ -238,7 +263,7 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
         s = lt.api->matmul(lt.handle, d.desc, &one, g.b, d.first, g.a, d.second, &zero, g.c,
                            d.out, g.c, d.out, &*algo, lt.workspace, lt.workspace_bytes,
                            lt.stream);
-        if (s == CUBLAS_STATUS_NOT_SUPPORTED) {
+        if (Refused(s)) {
           absl::MutexLock lock(&mu_);
           algos_[key] = std::nullopt;  // the caller's way from now on
           return CUBLAS_STATUS_SUCCESS;

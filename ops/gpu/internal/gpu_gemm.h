@@ -24,6 +24,7 @@
 #include <cublas_v2.h>
 #include <library_types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -88,10 +89,11 @@ class GpuEpilogueGemm {
   GpuEpilogueGemm& operator=(const GpuEpilogueGemm&) = delete;
 
   // Enqueues `g` (C of g.type, beta 0) with `epilogue` over `vector` (device
-  // memory, n elements of g.type) as one cuBLASLt matmul: true. False, with nothing enqueued, when
-  // cuBLASLt has no kernel for this epilogue, shape and type (then again for
-  // this shape without asking): the caller computes it another way. An
-  // error when cuBLASLt cannot be opened or a call fails.
+  // memory, n elements of g.type) as one cuBLASLt matmul: true. False, with
+  // nothing enqueued, when cuBLASLt cannot be opened, or has no kernel for
+  // (or refuses) this epilogue, shape, type and alignment (then again for
+  // this key without asking): the caller computes it another way. An error
+  // when a call fails otherwise.
   absl::StatusOr<bool> Enqueue(OpKernelContext* ctx, const GpuGemmArgs& g, GemmEpilogue epilogue,
                                void* vector, absl::string_view what);
 
@@ -102,18 +104,20 @@ class GpuEpilogueGemm {
     cudaDataType_t type;
     cublasComputeType_t compute;
     GemmEpilogue epilogue;
-    int alignment;  // the pointers' common alignment, up to 256 bytes
+    uint32_t alignments[4];  // of cuBLAS's A, B, C and the vector, up to 256 bytes
     template <typename H>
     friend H AbslHashValue(H h, const Key& key) {
       return H::combine(std::move(h), key.transpose_a, key.transpose_b, key.m, key.n, key.k,
                         key.lda, key.ldb, static_cast<int>(key.type),
                         static_cast<int>(key.compute), static_cast<int>(key.epilogue),
-                        key.alignment);
+                        key.alignments[0], key.alignments[1], key.alignments[2],
+                        key.alignments[3]);
     }
     bool operator==(const Key& o) const {
       return transpose_a == o.transpose_a && transpose_b == o.transpose_b && m == o.m &&
              n == o.n && k == o.k && lda == o.lda && ldb == o.ldb && type == o.type &&
-             compute == o.compute && epilogue == o.epilogue && alignment == o.alignment;
+             compute == o.compute && epilogue == o.epilogue &&
+             std::equal(alignments, alignments + 4, o.alignments);
     }
   };
 
