@@ -1,9 +1,12 @@
 #include "ops/gpu/internal/gpu_gemm.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
+#include "absl/base/call_once.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
@@ -28,6 +31,19 @@ uint32_t AlignmentOf(const void* p) {
 // and a refused call has enqueued nothing.
 bool Refused(cublasStatus_t s) {
   return s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE;
+}
+
+// SLUICE_LOG_FUSED_GEMM=1: say on stderr, once per shape, where a fused
+// product falls back (how a GPU run shows whether the epilogues ran).
+void LogFallback(absl::string_view what, absl::string_view why) {
+  static const bool log = std::getenv("SLUICE_LOG_FUSED_GEMM") != nullptr;
+  if (log) {
+    std::fprintf(stderr,
+                 "sluice: fused GEMM %.*s: no cuBLASLt epilogue (%.*s); the GEMM and separate "
+                 "kernels instead\n",
+                 static_cast<int>(what.size()), what.data(), static_cast<int>(why.size()),
+                 why.data());
+  }
 }
 
 cublasLtEpilogue_t LtEpilogue(GemmEpilogue e) {
@@ -227,7 +243,11 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
   }
   // Without cuBLASLt (a library folder missing it) every product falls
   // back: the pass has already fused, so failing would stop the graph.
-  if (!LoadCublasLt().ok()) return false;
+  if (absl::StatusOr<const CublasLtApi*> lt = LoadCublasLt(); !lt.ok()) {
+    static absl::once_flag once;
+    absl::call_once(once, [&] { LogFallback(what, lt.status().message()); });
+    return false;
+  }
   // cuBLAS's A is the row-major B, its B the row-major A (blas_layout.h).
   const uint32_t alignments[3] = {AlignmentOf(g.b), AlignmentOf(g.a), AlignmentOf(g.c)};
   const Key key{g.transpose_a, g.transpose_b, g.m, g.n, g.k, g.lda, g.ldb, g.type, g.compute,
@@ -247,7 +267,12 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
       [&](const GpuContext::BlasLt& lt) -> cublasStatus_t {
         LtMatmulDescriptors d(lt.api);
         cublasStatus_t s = d.Make(g, epilogue, vector);
-        if (Refused(s)) return CUBLAS_STATUS_SUCCESS;  // not enqueued
+        if (Refused(s)) {  // not enqueued, nor tried again for this key
+          LogFallback(what, "the descriptors were refused");
+          absl::MutexLock lock(&mu_);
+          algos_[key] = std::nullopt;
+          return CUBLAS_STATUS_SUCCESS;
+        }
         if (s != CUBLAS_STATUS_SUCCESS) return s;
         std::optional<cublasLtMatmulAlgo_t> algo;
         if (known.has_value()) {
@@ -255,6 +280,7 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
         } else {
           s = PickAlgorithm(lt, d, alignments, &algo);
           if (s != CUBLAS_STATUS_SUCCESS) return s;
+          if (!algo.has_value()) LogFallback(what, "the heuristic has no algorithm");
           absl::MutexLock lock(&mu_);
           algos_[key] = algo;
         }
@@ -264,6 +290,7 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
                            d.out, g.c, d.out, &*algo, lt.workspace, lt.workspace_bytes,
                            lt.stream);
         if (Refused(s)) {
+          LogFallback(what, "the matmul was refused");
           absl::MutexLock lock(&mu_);
           algos_[key] = std::nullopt;  // the caller's way from now on
           return CUBLAS_STATUS_SUCCESS;

@@ -14,6 +14,9 @@
 // and says why a bias is cuBLASLt's BIAS epilogue and the column sums of
 // op(B) its BGRADA.
 //
+// SLUICE_LOG_FUSED_GEMM=1 in the environment prints on stderr each shape
+// whose fused product falls back, and why.
+//
 // Everything is only enqueued on the kernel's compute stream.
 // Thread-safety: EnqueueGpuGemm is thread-safe; a GpuEpilogueGemm may be
 // shared by the threads running one kernel (its cache is locked).
