@@ -10,9 +10,10 @@
 // the columns and out_backprop, accumulated over chunks. A 1x1 convolution
 // with stride 1 and no padding uses the input as its column matrix.
 //
-// Why not cuDNN: the GPU machines Sluice is run on provide cuBLAS with the
-// CUDA runtime but not cuDNN (a separate, 1 GB download), and an im2col
-// GEMM leaves every convolution to the tensor cores cuBLAS already drives.
+// Why not cuDNN: it is a separate library (about 1 GB with its engines)
+// that a CUDA install need not have and the GPU bundle cannot carry
+// (tests/gpu/bundle.sh ships under 64 MiB); im2col plus a GEMM needs only
+// cuBLAS, which every CUDA runtime install has, and its tensor cores.
 // The shape checks are the CPU kernels' (ops/nn/internal/window_checks.h).
 #include <cuda_runtime_api.h>
 
