@@ -554,11 +554,15 @@ TEST_F(GpuGraphTest, MlpTrainsInBfloat16LikeInFloat) {
     EXPECT_NEAR(gpu_loss[i], cpu_loss[i], 0.03 * std::abs(cpu_loss[i])) << "step " << i;
   }
   EXPECT_LT(gpu_loss.back(), gpu_loss.front()) << "the bfloat16 model did not learn";
+  // Products in bfloat16, fused or not (on a GPU the forward ones become
+  // _FusedMatMul and the weight gradients _MatMulBiasAddGrad).
   int bf16_matmuls = 0, casts = 0;
   for (const GraphDef& g : metadata.partition_graphs) {
     for (const NodeDef& n : g.node()) {
       auto t = n.attr().find("T");
-      bf16_matmuls += n.op() == "MatMul" && t != n.attr().end() && t->second.type() == DT_BFLOAT16;
+      const bool product =
+          n.op() == "MatMul" || n.op() == "_FusedMatMul" || n.op() == "_MatMulBiasAddGrad";
+      bf16_matmuls += product && t != n.attr().end() && t->second.type() == DT_BFLOAT16;
       casts += n.op() == "Cast";
     }
   }
