@@ -52,10 +52,7 @@ struct GpuFillImpl {
         ctx, gpu::LaunchFillFromDevice(out->raw_data(), out->NumElements(),
                                        DataTypeSize(value.dtype()), value.raw_data(), stream));
   }
-  static absl::Status Zero(OpKernelContext* ctx, Tensor* out) {
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream));
-  }
+  static absl::Status Zero(OpKernelContext* ctx, Tensor* out) { return FillZeros(ctx, out); }
   static absl::Status FillBits(OpKernelContext* ctx, uint64_t bits, Tensor* out) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx, gpu::LaunchFillBits(out->raw_data(), out->NumElements(),

@@ -1,13 +1,11 @@
 // CUDA side of the 2-D window kernels (conv.cu.h): one thread per output
 // element, over a grid-stride loop.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cfloat>
 #include <cstdint>
 #include <type_traits>
 
 #include "ops/gpu/conv.cu.h"
+#include "ops/gpu/float16.cu.h"
 #include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/window_index.h"
 
@@ -28,19 +26,6 @@ __global__ void Im2ColKernel(const Bits* input, Bits* col, Window2D w, int64_t p
 }
 
 template <typename Acc, typename T>
-__device__ __forceinline__ T Round(Acc v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 Round<float, __nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <>
-__device__ __forceinline__ __half Round<float, __half>(float v) {
-  return __float2half_rn(v);
-}
-
-template <typename Acc, typename T>
 __global__ void Col2ImKernel(const Acc* col, T* input_grad, Window2D w, int64_t image0,
                              int64_t n) {
   const int64_t first = image0 * w.image_elements();
@@ -49,13 +34,9 @@ __global__ void Col2ImKernel(const Acc* col, T* input_grad, Window2D w, int64_t 
   for (int64_t i = FirstIndex(); i < n; i += Stride()) {
     Acc sum = 0;
     ForEachColumnEntryOf(w, p0, p1, first + i, [&](int64_t j) { sum += col[j]; });
-    input_grad[first + i] = Round<Acc, T>(sum);
+    input_grad[first + i] = Num<T>::Down(sum);
   }
 }
-
-__device__ __forceinline__ float Up(float v) { return v; }
-__device__ __forceinline__ float Up(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float Up(__half v) { return __half2float(v); }
 
 template <typename S>
 __global__ void MaxPoolKernel(const S* input, S* output, Window2D w, int64_t n) {
@@ -71,27 +52,28 @@ __global__ void MaxPoolKernel(const S* input, S* output, Window2D w, int64_t n) 
     float m = -FLT_MAX;
     for (int64_t h = r0; h < r1; ++h) {
       for (int64_t x = c0; x < c1; ++x) {
-        const float v = Up(input[((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + c]);
+        const float v =
+            Num<S>::Up(input[((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + c]);
         m = m < v ? v : m;  // NaN never replaces (the CPU kernel's rule)
       }
     }
     // Exact: m is an element's value (a window of NaNs alone gives the
     // lowest float, -inf in 16 bits).
-    output[i] = Round<float, S>(m);
+    output[i] = Num<S>::Down(m);
   }
 }
 
 template <typename S>
 __global__ void MaxPoolGradKernel(const S* input, const S* grad, S* input_grad, Window2D w,
                                   int64_t n) {
-  const auto load = [input](int64_t at) { return Up(input[at]); };
+  const auto load = [input](int64_t at) { return Num<S>::Up(input[at]); };
   for (int64_t i = FirstIndex(); i < n; i += Stride()) {
     const int64_t c = i % w.in_depth;
     float sum = 0;
     ForEachPoolWindowOf(w, i, [&](int64_t p) {
-      if (FirstMaxOf(w, load, p, c) == i) sum += Up(grad[p * w.in_depth + c]);
+      if (FirstMaxOf(w, load, p, c) == i) sum += Num<S>::Up(grad[p * w.in_depth + c]);
     });
-    input_grad[i] = Round<float, S>(sum);
+    input_grad[i] = Num<S>::Down(sum);
   }
 }
 

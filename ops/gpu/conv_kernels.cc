@@ -27,6 +27,7 @@
 #include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/internal/float16_type.h"
 #include "ops/gpu/internal/gpu_gemm.h"
 #include "ops/nn/internal/window_checks.h"
 
@@ -95,20 +96,9 @@ struct WindowTypes<Half> {
 template <typename T>
 internal::GpuGemmArgs GemmOf(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a,
                              int64_t lda, const void* b, int64_t ldb, void* c) {
-  internal::GpuGemmArgs g;
-  g.transpose_a = ta;
-  g.transpose_b = tb;
-  g.m = static_cast<int>(m);
-  g.n = static_cast<int>(n);
-  g.k = static_cast<int>(k);
-  g.a = a;
-  g.lda = static_cast<int>(lda);
-  g.b = b;
-  g.ldb = static_cast<int>(ldb);
-  g.c = c;
-  g.type = WindowTypes<T>::kBlas;
-  g.compute = internal::GpuGemmComputeType(DataTypeToEnum<T>::value, GetGpuMatMulPrecision());
-  return g;
+  return internal::RowMajorGemm(
+      ta, tb, m, n, k, a, lda, b, ldb, c, WindowTypes<T>::kBlas,
+      internal::GpuGemmComputeType(DataTypeToEnum<T>::value, GetGpuMatMulPrecision()));
 }
 
 // cuBLAS takes int sizes and leading dimensions.
@@ -121,11 +111,6 @@ absl::Status CheckGemmSizes(absl::string_view op, const gpu::Window2D& w) {
         absl::StrCat(op, ": too large for the GPU's GEMM (more than 2^31 - 1 rows or columns)"));
   }
   return absl::OkStatus();
-}
-
-absl::Status ZeroFill(OpKernelContext* ctx, Tensor* t) {
-  ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-  return LaunchStatus(ctx, cudaMemsetAsync(t->raw_data(), 0, t->TotalBytes(), stream));
 }
 
 std::string What(const OpKernelContext& ctx) {
@@ -169,7 +154,7 @@ class GpuConv2DOp : public GpuWindowOpKernel</*kPool=*/false> {
         ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.out_depth})));
     const int64_t pixels = w.batch * w.image_pixels();
     if (pixels == 0 || w.out_depth == 0) return absl::OkStatus();
-    if (w.patch() == 0) return ZeroFill(ctx, output);
+    if (w.patch() == 0) return FillZeros(ctx, output);
     RETURN_IF_ERROR(CheckGemmSizes("Conv2D", w));
     const std::string what = What(*ctx);
     T* out = output->data<T>();
@@ -203,7 +188,7 @@ class GpuConv2DBackpropInputOp : public GpuWindowOpKernel</*kPool=*/false> {
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, b.shape));
     if (output->NumElements() == 0) return absl::OkStatus();
     const int64_t pixels = w.batch * w.image_pixels();
-    if (pixels == 0 || w.patch() == 0 || w.out_depth == 0) return ZeroFill(ctx, output);
+    if (pixels == 0 || w.patch() == 0 || w.out_depth == 0) return FillZeros(ctx, output);
     RETURN_IF_ERROR(CheckGemmSizes(kOp, w));
     const std::string what = What(*ctx);
     if (IsDirect(w)) {  // dx = dy · filterᵀ
@@ -251,7 +236,7 @@ class GpuConv2DBackpropFilterOp : public GpuWindowOpKernel</*kPool=*/false> {
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, filter_shape));
     if (output->NumElements() == 0) return absl::OkStatus();
     const int64_t pixels = w.batch * w.image_pixels();
-    if (pixels == 0) return ZeroFill(ctx, output);
+    if (pixels == 0) return FillZeros(ctx, output);
     RETURN_IF_ERROR(CheckGemmSizes(kOp, w));
     const std::string what = What(*ctx);
     if (IsDirect(w)) {  // dw = inputᵀ · dy
@@ -262,25 +247,24 @@ class GpuConv2DBackpropFilterOp : public GpuWindowOpKernel</*kPool=*/false> {
           what);
     }
     const int64_t images = ImagesPerChunk(w);
-    const bool chunked = images < w.batch;
     // Several chunks of a 16-bit type sum in a float scratch, rounded once.
-    constexpr bool kSixteen = !std::is_same_v<T, float>;
+    const bool float_sums = images < w.batch && internal::kSixteen<T>;
     Tensor sums;
-    if (chunked && kSixteen) {
+    if (float_sums) {
       ASSIGN_OR_RETURN(sums, ctx->allocate_temp(DT_FLOAT, filter_shape));
     }
-    void* target = chunked && kSixteen ? sums.raw_data() : output->raw_data();
+    void* target = float_sums ? sums.raw_data() : output->raw_data();
     const T* dyp = dy.data<T>();
     RETURN_IF_ERROR(
         ForEachColumnChunk<T>(ctx, w, input, [&](int64_t p0, int64_t np, const void* col) {
           internal::GpuGemmArgs gemm =
               GemmOf<T>(true, false, w.patch(), w.out_depth, np, col, w.patch(),
                         dyp + p0 * w.out_depth, w.out_depth, target);
-          if (chunked && kSixteen) gemm.c_type = CUDA_R_32F;
+          if (float_sums) gemm.c_type = CUDA_R_32F;
           gemm.beta = p0 == 0 ? 0.0f : 1.0f;  // the chunks' sums add up
           return internal::EnqueueGpuGemm(ctx, gemm, what);
         }));
-    if (!(chunked && kSixteen)) return absl::OkStatus();
+    if (!float_sums) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx, gpu::LaunchCast(gpu::CwiseType::kFloat, WindowTypes<T>::kCwise,
                                              sums.raw_data(), output->raw_data(),

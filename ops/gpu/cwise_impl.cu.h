@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "ops/gpu/cwise.cu.h"
+#include "ops/gpu/float16.cu.h"
 
 namespace sluice::gpu::cwise_impl {
 
@@ -75,26 +76,7 @@ __device__ __forceinline__ I GridStride() {
 }
 
 // ---------------------------------------------------------------------------
-// Types. Num<T>::C is the type arithmetic on T is done in.
-
-template <typename T>
-struct Num {
-  using C = T;
-  static __device__ __forceinline__ C Up(T v) { return v; }
-  static __device__ __forceinline__ T Down(C v) { return v; }
-};
-template <>
-struct Num<__half> {
-  using C = float;
-  static __device__ __forceinline__ float Up(__half v) { return __half2float(v); }
-  static __device__ __forceinline__ __half Down(float v) { return __float2half_rn(v); }
-};
-template <>
-struct Num<__nv_bfloat16> {
-  using C = float;
-  static __device__ __forceinline__ float Up(__nv_bfloat16 v) { return __bfloat162float(v); }
-  static __device__ __forceinline__ __nv_bfloat16 Down(float v) { return __float2bfloat16_rn(v); }
-};
+// Types. Num<T>::C is the type arithmetic on T is done in (float16.cu.h).
 
 // TypeOf<T>::value: the CwiseType of the element type T.
 template <typename T>

@@ -17,13 +17,13 @@
 
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/internal/float16_type.h"
 #include "ops/gpu/internal/gpu_gemm.h"
 #include "ops/gpu/nn.cu.h"
 #include "ops/gpu/reduction_launch.h"
@@ -35,43 +35,24 @@ namespace sluice {
 namespace {
 
 // The GEMM of a and b (of type T) into out, with the node's precision.
+// CheckMatMulShapes has checked that every dimension fits in an int.
 template <typename T>
 internal::GpuGemmArgs GemmOf(const Tensor& a, const Tensor& b, bool ta, bool tb,
                              const internal::MatMulDims& d, Tensor* out,
                              std::optional<GpuMatMulPrecision> precision) {
-  internal::GpuGemmArgs g;
-  g.transpose_a = ta;
-  g.transpose_b = tb;
-  // CheckMatMulShapes has checked that every dimension fits in an int.
-  g.m = static_cast<int>(d.m);
-  g.n = static_cast<int>(d.n);
-  g.k = static_cast<int>(d.k);
-  g.a = a.raw_data();
-  g.lda = static_cast<int>(a.dim_size(1));
-  g.b = b.raw_data();
-  g.ldb = static_cast<int>(b.dim_size(1));
-  g.c = out->raw_data();
   constexpr DataType kType = DataTypeToEnum<T>::value;
-  g.type = *internal::GpuGemmDataType(kType);  // float, bfloat16 or half: always one
-  g.compute = internal::GpuGemmComputeType(kType, precision.value_or(GetGpuMatMulPrecision()));
-  return g;
+  return internal::RowMajorGemm(
+      ta, tb, d.m, d.n, d.k, a.raw_data(), a.dim_size(1), b.raw_data(), b.dim_size(1),
+      out->raw_data(), *internal::GpuGemmDataType(kType),  // float, bfloat16 or half: one
+      internal::GpuGemmComputeType(kType, precision.value_or(GetGpuMatMulPrecision())));
 }
 
-// half and bfloat16: the 16-bit launchers of nn.cu.h.
-template <typename T>
-constexpr bool kSixteen = !std::is_same_v<T, float>;
-template <typename T>
-constexpr gpu::Float16Type kFloat16Type =
-    std::is_same_v<T, Half> ? gpu::Float16Type::kHalf : gpu::Float16Type::kBFloat16;
+using internal::kFloat16Type;
+using internal::kSixteen;
 
 std::string Describe(const OpKernelContext& ctx, const internal::MatMulDims& d) {
   return absl::StrCat(ctx.node().op(), " '", ctx.node().name(), "' (", d.m, "x", d.k, " by ",
                       d.k, "x", d.n, ")");
-}
-
-absl::Status ZeroFill(OpKernelContext* ctx, Tensor* t) {
-  ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-  return LaunchStatus(ctx, cudaMemsetAsync(t->raw_data(), 0, t->TotalBytes(), stream));
 }
 
 template <typename T>
@@ -103,7 +84,7 @@ class GpuFusedMatMulOp : public OpKernel {
       if (fused) return absl::OkStatus();
       RETURN_IF_ERROR(internal::EnqueueGpuGemm(ctx, g, what));
     } else {
-      RETURN_IF_ERROR(ZeroFill(ctx, out));  // an empty sum: the bias alone
+      RETURN_IF_ERROR(FillZeros(ctx, out));  // an empty sum: the bias alone
     }
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     T* y = out->data<T>();
@@ -145,8 +126,8 @@ class GpuMatMulBiasAddGradOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * bias_grad, ctx->allocate_output(1, TensorShape({d.n})));
     if (d.n == 0) return absl::OkStatus();
     if (d.k == 0) {  // empty sums
-      if (d.m > 0) RETURN_IF_ERROR(ZeroFill(ctx, product));
-      return ZeroFill(ctx, bias_grad);
+      if (d.m > 0) RETURN_IF_ERROR(FillZeros(ctx, product));
+      return FillZeros(ctx, bias_grad);
     }
     if (d.m > 0) {
       const std::string what = Describe(*ctx, d);

@@ -21,4 +21,9 @@ absl::Status LaunchStatus(OpKernelContext* ctx, cudaError_t result) {
   return CudaStatus(result, absl::StrCat(ctx->node().op(), " on ", ctx->device()->name()));
 }
 
+absl::Status FillZeros(OpKernelContext* ctx, Tensor* t) {
+  ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+  return LaunchStatus(ctx, cudaMemsetAsync(t->raw_data(), 0, t->TotalBytes(), stream));
+}
+
 }  // namespace sluice

@@ -40,6 +40,10 @@ absl::StatusOr<cudaStream_t> BeginLaunch(OpKernelContext* ctx);
 // error (a launch's cudaGetLastError, a cudaMemsetAsync's result, ...).
 absl::Status LaunchStatus(OpKernelContext* ctx, cudaError_t result);
 
+// Enqueues zeros over all of `t` (device memory) on the compute stream: an
+// empty sum in every float type.
+absl::Status FillZeros(OpKernelContext* ctx, Tensor* t);
+
 }  // namespace sluice
 
 #endif  // SLUICE_OPS_GPU_GPU_KERNEL_UTIL_H_

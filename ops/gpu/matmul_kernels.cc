@@ -31,28 +31,15 @@ class GpuMatMulImpl {
   }
 
   // k == 0: an empty sum, zeros (all-zero bits are 0 in every float type).
-  absl::Status Zero(OpKernelContext* ctx, Tensor* out) const {
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    const cudaError_t e = cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), stream);
-    if (e != cudaSuccess) (void)cudaGetLastError();  // not left for the next launch to find
-    return LaunchStatus(ctx, e);
-  }
+  absl::Status Zero(OpKernelContext* ctx, Tensor* out) const { return FillZeros(ctx, out); }
 
   absl::Status Gemm(OpKernelContext* ctx, const MatMulArgs& p, Tensor* out) const {
     constexpr DataType kType = DataTypeToEnum<T>::value;
-    internal::GpuGemmArgs g;
-    g.transpose_a = p.transpose_a;
-    g.transpose_b = p.transpose_b;
-    g.m = p.m;
-    g.n = p.n;
-    g.k = p.k;
-    g.a = p.a.raw_data();
-    g.lda = p.lda;
-    g.b = p.b.raw_data();
-    g.ldb = p.ldb;
-    g.c = out->raw_data();
-    ASSIGN_OR_RETURN(g.type, internal::GpuGemmDataType(kType));
-    g.compute = internal::GpuGemmComputeType(kType, precision_.value_or(GetGpuMatMulPrecision()));
+    ASSIGN_OR_RETURN(cudaDataType_t type, internal::GpuGemmDataType(kType));
+    const internal::GpuGemmArgs g = internal::RowMajorGemm(
+        p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.a.raw_data(), p.lda, p.b.raw_data(), p.ldb,
+        out->raw_data(), type,
+        internal::GpuGemmComputeType(kType, precision_.value_or(GetGpuMatMulPrecision())));
     return internal::EnqueueGpuGemm(
         ctx, g,
         absl::StrCat("MatMul '", ctx->node().name(), "' (", p.m, "x", p.k, " by ", p.k, "x", p.n,

@@ -6,8 +6,6 @@
 // reduces the row maximum, then the sums of exp(x - max) (and of the labels),
 // then writes the outputs. Each thread writes only the elements it read
 // itself, so an output may alias its input.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 #include <type_traits>
 
 #include "ops/gpu/block_reduce.cu.h"
+#include "ops/gpu/float16.cu.h"
 #include "ops/gpu/nn.cu.h"
 
 namespace sluice {
@@ -110,26 +109,14 @@ __global__ void BiasAddKernel(const T* x, const T* bias, T* y, int64_t n, int64_
   }
 }
 
-// 16-bit storage, float arithmetic.
-__device__ __forceinline__ float Up(__half v) { return __half2float(v); }
-__device__ __forceinline__ float Up(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename S>
-__device__ __forceinline__ S Down(float v);
-template <>
-__device__ __forceinline__ __half Down<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 Down<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+// 16-bit storage, float arithmetic (float16.cu.h).
 
 template <typename S>
 __global__ void Relu16Kernel(const S* x, S* y, int64_t n) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     const S v = x[i];
-    y[i] = Up(v) < 0.0f ? Down<S>(0.0f) : v;  // NaN stays NaN
+    y[i] = Num<S>::Up(v) < 0.0f ? Num<S>::Down(0.0f) : v;  // NaN stays NaN
   }
 }
 
@@ -137,7 +124,7 @@ template <typename S>
 __global__ void ReluGrad16Kernel(const S* g, const S* f, S* y, int64_t n) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = Up(f[i]) > 0.0f ? g[i] : Down<S>(0.0f);
+    y[i] = Num<S>::Up(f[i]) > 0.0f ? g[i] : Num<S>::Down(0.0f);
   }
 }
 
@@ -147,7 +134,7 @@ __global__ void BiasAdd16Kernel(const S* x, const S* bias, S* y, int64_t n, int6
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = (i / inner) % channels;
-    y[i] = Down<S>(Up(x[i]) + Up(bias[c]));
+    y[i] = Num<S>::Down(Num<S>::Up(x[i]) + Num<S>::Up(bias[c]));
   }
 }
 

@@ -9,11 +9,11 @@
 // NaN backprop where the CPU returns InvalidArgument (TensorFlow does the
 // same on GPUs).
 #include <cstdint>
-#include <type_traits>
 
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/internal/float16_type.h"
 #include "ops/gpu/nn.cu.h"
 #include "ops/gpu/reduction.cu.h"
 #include "ops/gpu/reduction_launch.h"
@@ -24,12 +24,8 @@
 namespace sluice {
 namespace {
 
-// half and bfloat16: the 16-bit launchers (Relu, ReluGrad, BiasAdd).
-template <typename T>
-constexpr bool kSixteen = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-template <typename T>
-constexpr gpu::Float16Type kFloat16Type =
-    std::is_same_v<T, Half> ? gpu::Float16Type::kHalf : gpu::Float16Type::kBFloat16;
+using internal::kFloat16Type;
+using internal::kSixteen;
 
 // The GPU's arithmetic for the shells of ops/nn/nn_kernels.h.
 struct GpuNnImpl {

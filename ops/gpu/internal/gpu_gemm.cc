@@ -149,6 +149,25 @@ cublasStatus_t PickAlgorithm(const GpuContext::BlasLt& lt, const LtMatmulDescrip
 
 }  // namespace
 
+GpuGemmArgs RowMajorGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
+                         const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
+                         cudaDataType_t type, cublasComputeType_t compute) {
+  GpuGemmArgs g;
+  g.transpose_a = transpose_a;
+  g.transpose_b = transpose_b;
+  g.m = static_cast<int>(m);
+  g.n = static_cast<int>(n);
+  g.k = static_cast<int>(k);
+  g.a = a;
+  g.lda = static_cast<int>(lda);
+  g.b = b;
+  g.ldb = static_cast<int>(ldb);
+  g.c = c;
+  g.type = type;
+  g.compute = compute;
+  return g;
+}
+
 absl::StatusOr<cudaDataType_t> GpuGemmDataType(DataType dtype) {
   switch (dtype) {
     case DT_FLOAT:
@@ -194,8 +213,7 @@ absl::StatusOr<std::optional<GpuMatMulPrecision>> NodeGpuPrecision(
 }
 
 absl::Status EnqueueGpuGemm(OpKernelContext* ctx, const GpuGemmArgs& g, absl::string_view what) {
-  // Makes the GPU current; WithBlas puts the handle on its compute stream.
-  RETURN_IF_ERROR(BeginLaunch(ctx).status());
+  // WithBlas makes the GPU current and puts the handle on its compute stream.
   // alpha and beta are host values of the compute type's scale type.
   const double one_d = 1, beta_d = g.beta;
   const float one_f = 1, beta_f = g.beta;
@@ -261,8 +279,7 @@ absl::StatusOr<bool> GpuEpilogueGemm::Enqueue(OpKernelContext* ctx, const GpuGem
       known = it->second;
     }
   }
-  RETURN_IF_ERROR(BeginLaunch(ctx).status());
-  bool enqueued = false;
+  bool enqueued = false;  // WithBlasLt makes the GPU current
   RETURN_IF_ERROR(GpuOf(ctx)->WithBlasLt(
       [&](const GpuContext::BlasLt& lt) -> cublasStatus_t {
         LtMatmulDescriptors d(lt.api);

@@ -59,6 +59,13 @@ struct GpuGemmArgs {
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
 };
 
+// The args of C = op(A) op(B) over row-major operands of `type` (rows of
+// lda and ldb elements; C's of n), summing in `compute`. Every size must fit
+// in an int (the kernels' shape checks say so first).
+GpuGemmArgs RowMajorGemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
+                         const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
+                         cudaDataType_t type, cublasComputeType_t compute);
+
 // The cuBLAS element type of `dtype` (float, double, half, bfloat16);
 // InvalidArgument otherwise.
 absl::StatusOr<cudaDataType_t> GpuGemmDataType(DataType dtype);
