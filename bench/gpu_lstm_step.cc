@@ -8,8 +8,15 @@
 //   --hidden=256]
 //
 // Prints the median step time over --steps after --warmup, the loss read
-// every step (as PyTorch's loss.item()):
+// every step (as PyTorch's loss.item()), with steps recorded and replayed
+// whole, both loops included (SessionConfig::capture_steps, the default),
+// and then in a second session that runs every step through the executor:
 //   gpu_lstm_step: X ms
+//   gpu_lstm_step_replayed_steps: R of S
+//   gpu_lstm_step_uncaptured: X ms
+//   gpu_lstm_step_capture_speedup: X.XX x    (uncaptured / captured)
+//   gpu_lstm_step_loss_after, ..._uncaptured_loss_after  (the same batches:
+//   equal up to float rounding)
 //   gpu_lstm_step_nodes_off_device: N nodes  (placement; `#` lines list them)
 //   gpu_lstm_step_input_copies: C per step   (host<->device input copies in a
 //   traced step)
@@ -82,73 +89,85 @@ absl::Status Main() {
   Node *init = ops::GlobalVariablesInitializer(s);
   RETURN_IF_ERROR(root.status());
 
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   NewSession(BuiltinSessionConfig(), *root.graph()));
-  std::mt19937 gen(1);
-  RETURN_IF_ERROR(
-      session
-          ->Run({{kernel_init,
-                  Uniform(gen, TensorShape({z.depth + z.hidden, 4 * z.hidden}),
-                          1.0f / std::sqrt(static_cast<float>(z.hidden)))},
-                 {bias_init, Uniform(gen, TensorShape({4 * z.hidden}), 0.0f)}},
-                {}, {init})
-          .status());
-  std::vector<std::pair<Tensor, Tensor>> batches;
-  for (int i = 0; i < 4; ++i) {
-    batches.push_back(
-        {Uniform(gen, TensorShape({z.batch, z.time, z.depth}), 1.0f),
-         Uniform(gen, TensorShape({z.batch, z.time, z.hidden}), 0.5f)});
-  }
-
-  // Placement and copies, from one traced step.
-  RunOptions traced;
-  traced.trace = true;
-  traced.output_partition_graphs = true;
-  RunMetadata md;
-  RETURN_IF_ERROR(
-      session
-          ->Run({{x, batches[0].first}, {target, batches[0].second}}, {loss},
-                {train}, traced, &md)
-          .status());
-  int off_gpu = 0;
-  for (const GraphDef &g : md.partition_graphs) {
-    for (const NodeDef &n : g.node()) {
-      if (n.device().find(device) == std::string::npos &&
-          n.op().rfind("_", 0) != 0) {
-        ++off_gpu;
-        std::printf("#   off the GPU: %s (%s) on %s\n", n.name().c_str(),
-                    n.op().c_str(), n.device().c_str());
-      }
-    }
-  }
-  int copies = 0;
-  for (const NodeExecStats &n : md.step_stats.nodes)
-    copies += n.input_copies;
   const std::string name = on_gpu ? "gpu_lstm_step" : "cpu_lstm_step";
-  std::printf("%s_nodes_off_device: %d nodes\n", name.c_str(), off_gpu);
-  std::printf("%s_input_copies: %d per step\n", name.c_str(), copies);
-
-  absl::Status status;
-  float last = 0;
-  int next = 0;
-  auto step = [&] {
-    const auto &b = batches[next++ % batches.size()];
-    absl::StatusOr<std::vector<Tensor>> out =
-        session->Run({{x, b.first}, {target, b.second}}, {loss}, {train});
-    if (!out.ok()) {
-      status = out.status();
-    } else {
-      last = (*out)[0].scalar<float>();
+  double captured_ms = 0;  // when some timed steps were replays
+  for (const bool capture : {true, false}) {
+    SessionConfig config = BuiltinSessionConfig();
+    config.capture_steps = capture;
+    ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(config, *root.graph()));
+    // The same weights and batches for both sessions.
+    std::mt19937 gen(1);
+    RETURN_IF_ERROR(
+        session
+            ->Run({{kernel_init,
+                    Uniform(gen, TensorShape({z.depth + z.hidden, 4 * z.hidden}),
+                            1.0f / std::sqrt(static_cast<float>(z.hidden)))},
+                   {bias_init, Uniform(gen, TensorShape({4 * z.hidden}), 0.0f)}},
+                  {}, {init})
+            .status());
+    std::vector<std::pair<Tensor, Tensor>> batches;
+    for (int i = 0; i < 4; ++i) {
+      batches.push_back({Uniform(gen, TensorShape({z.batch, z.time, z.depth}), 1.0f),
+                         Uniform(gen, TensorShape({z.batch, z.time, z.hidden}), 0.5f)});
     }
-  };
-  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i)
-    step();
-  RETURN_IF_ERROR(status);
-  std::vector<double> ms =
-      bench::TimeRepeated(absl::GetFlag(FLAGS_steps), step);
-  RETURN_IF_ERROR(status);
-  std::printf("%s: %.3f ms\n", name.c_str(), bench::Median(ms));
-  std::printf("%s_loss_after: %.4f\n", name.c_str(), last);
+    if (capture) {
+      // Placement and copies, from one traced step (traced steps run
+      // through the executor).
+      RunOptions traced;
+      traced.trace = true;
+      traced.output_partition_graphs = true;
+      RunMetadata md;
+      RETURN_IF_ERROR(session
+                          ->Run({{x, batches[0].first}, {target, batches[0].second}}, {loss},
+                                {train}, traced, &md)
+                          .status());
+      int off_gpu = 0;
+      for (const GraphDef& g : md.partition_graphs) {
+        for (const NodeDef& n : g.node()) {
+          if (n.device().find(device) == std::string::npos && n.op().rfind("_", 0) != 0) {
+            ++off_gpu;
+            std::printf("#   off the GPU: %s (%s) on %s\n", n.name().c_str(), n.op().c_str(),
+                        n.device().c_str());
+          }
+        }
+      }
+      int copies = 0;
+      for (const NodeExecStats& n : md.step_stats.nodes) copies += n.input_copies;
+      std::printf("%s_nodes_off_device: %d nodes\n", name.c_str(), off_gpu);
+      std::printf("%s_input_copies: %d per step\n", name.c_str(), copies);
+    }
+
+    absl::Status status;
+    float last = 0;
+    int next = 0, replayed = 0;
+    auto step = [&] {
+      const auto& b = batches[next++ % batches.size()];
+      RunMetadata step_md;
+      absl::StatusOr<std::vector<Tensor>> out =
+          session->Run({{x, b.first}, {target, b.second}}, {loss}, {train}, {}, &step_md);
+      if (!out.ok()) {
+        status = out.status();
+      } else {
+        last = (*out)[0].scalar<float>();
+        replayed += step_md.step_replayed ? 1 : 0;
+      }
+    };
+    for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) step();
+    RETURN_IF_ERROR(status);
+    replayed = 0;
+    const int steps = absl::GetFlag(FLAGS_steps);
+    std::vector<double> ms = bench::TimeRepeated(steps, step);
+    RETURN_IF_ERROR(status);
+    const std::string variant = capture ? name : name + "_uncaptured";
+    std::printf("%s: %.3f ms\n", variant.c_str(), bench::Median(ms));
+    std::printf("%s_loss_after: %.4f\n", variant.c_str(), last);
+    if (capture) {
+      if (replayed > 0) captured_ms = bench::Median(ms);
+      std::printf("%s_replayed_steps: %d of %d\n", name.c_str(), replayed, steps);
+    } else if (captured_ms > 0) {
+      std::printf("%s_capture_speedup: %.2f x\n", name.c_str(), bench::Median(ms) / captured_ms);
+    }
+  }
   return absl::OkStatus();
 }
 

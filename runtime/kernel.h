@@ -193,9 +193,11 @@ class OpKernel {
   // For a stateful op: whether a recorded step (runtime/step_replay.h)
   // replays this kernel right, because the state it carries from run to
   // run lives in device memory and advances in the recorded work (a random
-  // op's counter), or because it has none worth keeping (a collective of
-  // one member). Other stateful kernels keep their steps from being
-  // recorded.
+  // op's counter), because it has none worth keeping (a collective of one
+  // member), or because its state lives for one step only and holds device
+  // buffers the recording keeps (a TensorArray, a stack: a replay redoes
+  // the device work of the recorded run's writes and reads on the same
+  // buffers). Other stateful kernels keep their steps from being recorded.
   virtual bool ReplaysRight() const { return false; }
 };
 

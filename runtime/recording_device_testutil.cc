@@ -203,6 +203,70 @@ private:
   Tensor counter_ ABSL_GUARDED_BY(mu_);
 };
 
+// y = x, any type (a while loop's Identity).
+class IdentityOp : public OpKernel {
+public:
+  absl::Status Compute(OpKernelContext *ctx) override {
+    ctx->set_output(0, ctx->input(0));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// Host kernels on int32 scalars, as a GPU computes a loop's counter.
+class IntConstOp : public OpKernel {
+public:
+  absl::Status Init(const OpKernelConstruction &ctx) override {
+    ASSIGN_OR_RETURN(value_, ctx.GetAttr<int64_t>("value"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext *ctx) override {
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape({})));
+    y->scalar<int32_t>() = static_cast<int32_t>(value_);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+private:
+  int64_t value_ = 0;
+};
+
+template <typename Out, typename Fn>
+absl::Status IntBinary(OpKernelContext *ctx, Fn fn) {
+  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape({})));
+  y->scalar<Out>() =
+      fn(ctx->input(0).scalar<int32_t>(), ctx->input(1).scalar<int32_t>());
+  return absl::OkStatus();
+}
+
+class IntAddOp : public OpKernel {
+public:
+  absl::Status Compute(OpKernelContext *ctx) override {
+    return IntBinary<int32_t>(ctx, [](int32_t a, int32_t b) { return a + b; });
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class IntLessOp : public OpKernel {
+public:
+  absl::Status Compute(OpKernelContext *ctx) override {
+    return IntBinary<bool>(ctx, [](int32_t a, int32_t b) { return a < b; });
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// The first element of x (in host memory: the executor copies a device
+// value there first) as an int32.
+class ToIntOp : public OpKernel {
+public:
+  absl::Status Compute(OpKernelContext *ctx) override {
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape({})));
+    y->scalar<int32_t>() = static_cast<int32_t>(ctx->input(0).data<float>()[0]);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 } // namespace
 
 absl::Status RegisterRecOps(OpRegistry *ops) {
@@ -223,6 +287,22 @@ absl::Status RegisterRecOps(OpRegistry *ops) {
     RETURN_IF_ERROR(ops->Register(
         OpDefBuilder(stateful).Output("y: float").SetIsStateful()));
   }
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Identity")
+                                    .Input("input: T")
+                                    .Output("output: T")
+                                    .Attr("T: type")));
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("IntConst").Output("y: int32").Attr("value: int")));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("IntAdd")
+                                    .Input("a: int32")
+                                    .Input("b: int32")
+                                    .Output("y: int32")));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("IntLess")
+                                    .Input("a: int32")
+                                    .Input("b: int32")
+                                    .Output("y: bool")));
+  RETURN_IF_ERROR(
+      ops->Register(OpDefBuilder("ToInt").Input("x: float").Output("y: int32")));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Var")
                                     .Output("ref: Ref(float)")
                                     .SetIsStateful()
@@ -256,6 +336,16 @@ void RecBackend::RegisterKernels(KernelRegistry *kernels) const {
   kernels->Register<PeekOp>(KernelDef("Peek", kRec));
   kernels->Register<TickOp>(KernelDef("Tick", kRec));
   kernels->Register<DeviceTickOp>(KernelDef("DeviceTick", kRec));
+  kernels->Register<IdentityOp>(
+      KernelDef("Identity", kRec).TypeConstraint("T", DT_FLOAT));
+  kernels->Register<IdentityOp>(
+      KernelDef("Identity", kRec)
+          .TypeConstraint("T", {DT_INT32, DT_BOOL, DT_RESOURCE})
+          .AllHostMemory());
+  kernels->Register<IntConstOp>(KernelDef("IntConst", kRec).AllHostMemory());
+  kernels->Register<IntAddOp>(KernelDef("IntAdd", kRec).AllHostMemory());
+  kernels->Register<IntLessOp>(KernelDef("IntLess", kRec).AllHostMemory());
+  kernels->Register<ToIntOp>(KernelDef("ToInt", kRec).AllHostMemory());
   RegisterHostMemoryFrameKernels(kernels, kRec, {DT_FLOAT});
 }
 

@@ -17,7 +17,11 @@
 //   Assign, Sub (ref, value -> ref: ref = value, ref -= value, copying on
 //   write when the buffer is shared), Tick (stateful: a host counter, never
 //   recorded), DeviceTick (stateful: a counter in device memory that
-//   replays right).
+//   replays right); for loops (with the control flow family's ops and
+//   kernels, which a test registers), Identity (any type: float in device
+//   memory, int32, bool and handles in host memory) and host kernels on
+//   int32 scalars: IntConst (attr value), IntAdd, IntLess, ToInt (a
+//   float's first element, read on the host).
 // Test-only; thread-compatible like the tests that use it.
 #ifndef SLUICE_RUNTIME_RECORDING_DEVICE_TESTUTIL_H_
 #define SLUICE_RUNTIME_RECORDING_DEVICE_TESTUTIL_H_

@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "runtime/capture_epoch.h"
 #include "runtime/frame_ops.h"
+#include "runtime/step_decisions.h"
 
 namespace sluice {
 
@@ -23,12 +24,11 @@ struct StepReplay::Recording {
 
 namespace {
 
-// Ops whose state would be frozen into a recording (unless their kernel
-// says it replays right), and control flow (a recording would freeze the
-// branches and trip counts of its step).
+// Ops whose state would be frozen into a recording, unless their kernel
+// says it replays right. (Control flow is checked as a whole:
+// CheckStepDecisionsFixed.)
 bool BlocksRecording(const Node& n, const OpKernel* kernel) {
   const OpDef& def = n.op_def();
-  if (def.control_flow != ControlFlowRole::kNone) return true;
   if (!def.is_stateful || def.is_variable || n.op() == kArgOp || n.op() == kRetvalOp) {
     return false;
   }
@@ -53,6 +53,13 @@ std::unique_ptr<StepReplay> StepReplay::Create(Device* device, Executor* executo
       }
       return nullptr;
     }
+  }
+  if (absl::Status fixed = CheckStepDecisionsFixed(executor->graph()); !fixed.ok()) {
+    if (LogCapture()) {
+      std::fprintf(stderr, "sluice: step capture on %s: not recorded: %s\n",
+                   device->name().c_str(), std::string(fixed.message()).c_str());
+    }
+    return nullptr;
   }
   return std::unique_ptr<StepReplay>(new StepReplay(device, executor, options));
 }

@@ -15,13 +15,18 @@
 //   bool replayed;
 //   if (replay != nullptr) status = replay->Run(args, /*may_record=*/true, &replayed);
 //
-// What can be recorded: a step of one device that can capture, without
-// control flow, whose stateful ops are variables, feeds, fetches and
-// kernels that replay right (OpKernel::ReplaysRight: a GPU random op, whose
-// Philox counter lives in device memory and advances in the recording; a
-// collective of one member, which only hands its input on). Any other
-// stateful op keeps the step out (a host-side counter or a collective's
-// rendezvous would be frozen into the recording).
+// What can be recorded: a step of one device that can capture, whose
+// stateful ops are variables, feeds, fetches and kernels that replay right
+// (OpKernel::ReplaysRight: a GPU random op, whose Philox counter lives in
+// device memory and advances in the recording; a collective of one member,
+// which only hands its input on; TensorArrays and stacks, which live for
+// one step), and whose branches and trip counts are fixed by its feeds'
+// shapes (runtime/step_decisions.h). Any other stateful op keeps the step
+// out (a host-side counter or a collective's rendezvous would be frozen
+// into the recording), and so does a Switch or loop deciding on a value.
+// A loop is recorded whole: every iteration's kernels, in one recording
+// (a tf.nn.dynamic_rnn's forward and gradient loops and their TensorArrays
+// and stacks), replayed with one launch.
 // The recording fails (and the signature runs through the executor from then
 // on) where a kernel copies device memory to the host. Variables are
 // updated in place where the step allows; where an update copies on write (a
@@ -69,8 +74,9 @@ struct StepReplayOptions {
 class StepReplay {
  public:
   // nullptr when the step cannot be recorded: the device cannot capture,
-  // the step has control flow, or an op is stateful other than a variable,
-  // _Arg, _Retval or a kernel that replays right (see above). `device` and
+  // a branch or trip count may change from run to run, or an op is stateful
+  // other than a variable, _Arg, _Retval or a kernel that replays right
+  // (see above). `device` and
   // `executor` (the step's one partition) must outlive it.
   static std::unique_ptr<StepReplay> Create(Device* device, Executor* executor,
                                             StepReplayOptions options = {});

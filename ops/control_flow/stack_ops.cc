@@ -17,8 +17,6 @@
 namespace sluice {
 namespace {
 
-constexpr char kStackContainer[] = "_stacks";
-
 class Stack : public ResourceBase {
  public:
   Stack(std::string name, DataType elem_type, int max_size)
@@ -66,15 +64,26 @@ absl::StatusOr<Stack*> LookupStack(OpKernelContext* ctx, const Tensor& handle) {
     return absl::InvalidArgumentError("a stack handle must be a resource scalar");
   }
   const std::string& name = handle.scalar<std::string>();
-  Stack* stack = ctx->resource_manager()->Find<Stack>(kStackContainer, name);
+  Stack* stack =
+      ctx->resource_manager()->Find<Stack>(ResourceMgr::StepContainer(ctx->step_id()), name);
   if (stack == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("Stack '", name, "' does not exist (closed, or made on another device)"));
+    return absl::NotFoundError(absl::StrCat(
+        "Stack '", name,
+        "' does not exist in this step (closed, made in another step or on another device)"));
   }
   return stack;
 }
 
-class StackOp : public OpKernel {
+// A stack kernel. A stack lives for one step (in its container) and holds
+// the tensors pushed, not copies, so a recorded step (runtime/step_replay.h)
+// replays these kernels right: pushes and pops do no device work, and the
+// buffers a replay's pops hand on are those the recorded run pushed, refilled.
+class StackKernel : public OpKernel {
+ public:
+  bool ReplaysRight() const final { return true; }
+};
+
+class StackOp : public StackKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(elem_type_, ctx.GetAttr<DataType>("elem_type"));
@@ -89,8 +98,8 @@ class StackOp : public OpKernel {
     // A new stack per run: TensorFlow's name plus a process-wide counter.
     static std::atomic<int64_t> next_id{0};
     const std::string name = absl::StrCat(stack_name_, "_", next_id.fetch_add(1));
-    RETURN_IF_ERROR(ctx->resource_manager()
-                        ->LookupOrCreate<Stack>(kStackContainer, name,
+    ResourceMgr* rm = ctx->resource_manager();
+    RETURN_IF_ERROR(rm->LookupOrCreate<Stack>(rm->UseStepContainer(ctx->step_id()), name,
                                                 [&]() -> absl::StatusOr<std::unique_ptr<Stack>> {
                                                   return std::make_unique<Stack>(name, elem_type_,
                                                                                  max_size);
@@ -107,7 +116,7 @@ class StackOp : public OpKernel {
   std::string stack_name_;
 };
 
-class StackPushOp : public OpKernel {
+class StackPushOp : public StackKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Stack * stack, LookupStack(ctx, ctx->input(0)));
@@ -118,7 +127,7 @@ class StackPushOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-class StackPopOp : public OpKernel {
+class StackPopOp : public StackKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Stack * stack, LookupStack(ctx, ctx->input(0)));
@@ -129,14 +138,15 @@ class StackPopOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-class StackCloseOp : public OpKernel {
+class StackCloseOp : public StackKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& handle = ctx->input(0);
     if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
       return absl::InvalidArgumentError("a stack handle must be a resource scalar");
     }
-    ctx->resource_manager()->Delete(kStackContainer, handle.scalar<std::string>());
+    ctx->resource_manager()->Delete(ResourceMgr::StepContainer(ctx->step_id()),
+                                    handle.scalar<std::string>());
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }

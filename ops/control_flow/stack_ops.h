@@ -7,9 +7,11 @@
 //   Output top = ops::StackPopV2(s, h, DT_FLOAT);      // the last pushed
 //   Node* closed = ops::StackCloseV2(s, h);
 //
-// Each run of a StackV2 makes a new stack in its device's ResourceMgr
-// (container "_stacks") and outputs its handle, a DT_RESOURCE scalar; the
-// stack lives until a StackCloseV2 of that handle. Errors: popping an empty
+// Each run of a StackV2 makes a new stack in its device's ResourceMgr, in
+// the step's container (as TensorFlow's per-step container keeps them), and
+// outputs its handle, a DT_RESOURCE scalar; the stack lives until a
+// StackCloseV2 of that handle or the end of the step, whichever is first
+// (a graph need not close its stacks). Errors: popping an empty
 // stack or a closed one is InvalidArgument / NotFound naming the stack;
 // pushing past max_size (when >= 0) is InvalidArgument; a pushed value of
 // another dtype than elem_type is InvalidArgument.

@@ -109,7 +109,16 @@ absl::Status OutputArray(OpKernelContext* ctx, const std::string& name,
   return absl::OkStatus();
 }
 
-class TensorArrayOp : public OpKernel {
+// A TensorArray kernel. The arrays live for one step (in its container) and
+// their elements are device buffers a recording keeps, so a recorded step
+// (runtime/step_replay.h) replays these kernels right: the replay redoes
+// the device work of the recorded run's writes and reads on the same buffers.
+class TensorArrayKernel : public OpKernel {
+ public:
+  bool ReplaysRight() const final { return true; }
+};
+
+class TensorArrayOp : public TensorArrayKernel {
  public:
   explicit TensorArrayOp(const TensorArrayDeviceOps* device_ops = nullptr)
       : device_ops_(device_ops) {}
@@ -175,7 +184,7 @@ absl::Status PrependShape(const Tensor& prefix, TensorArray::GradientSpec* spec)
   return absl::OkStatus();
 }
 
-class TensorArrayGradOp : public OpKernel {
+class TensorArrayGradOp : public TensorArrayKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(source_, ctx.GetAttr<std::string>("source"));
@@ -198,7 +207,7 @@ class TensorArrayGradOp : public OpKernel {
   std::string source_;
 };
 
-class TensorArrayWriteOp : public OpKernel {
+class TensorArrayWriteOp : public TensorArrayKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
@@ -210,7 +219,7 @@ class TensorArrayWriteOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-class TensorArrayReadOp : public OpKernel {
+class TensorArrayReadOp : public TensorArrayKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
@@ -256,7 +265,7 @@ absl::Status Pack(const TensorArrayDeviceOps* device_ops, OpKernelContext* ctx,
   return absl::OkStatus();
 }
 
-class TensorArrayGatherOp : public OpKernel {
+class TensorArrayGatherOp : public TensorArrayKernel {
  public:
   explicit TensorArrayGatherOp(const TensorArrayDeviceOps* device_ops = nullptr)
       : device_ops_(device_ops) {}
@@ -293,7 +302,7 @@ absl::StatusOr<Tensor> Rows(const TensorArrayDeviceOps* device_ops, OpKernelCont
   return out;
 }
 
-class TensorArrayScatterOp : public OpKernel {
+class TensorArrayScatterOp : public TensorArrayKernel {
  public:
   explicit TensorArrayScatterOp(const TensorArrayDeviceOps* device_ops = nullptr)
       : device_ops_(device_ops) {}
@@ -326,7 +335,7 @@ class TensorArrayScatterOp : public OpKernel {
   const TensorArrayDeviceOps* const device_ops_;
 };
 
-class TensorArrayConcatOp : public OpKernel {
+class TensorArrayConcatOp : public TensorArrayKernel {
  public:
   explicit TensorArrayConcatOp(const TensorArrayDeviceOps* device_ops = nullptr)
       : device_ops_(device_ops) {}
@@ -388,7 +397,7 @@ class TensorArrayConcatOp : public OpKernel {
   TensorShape element_shape_except0_;
 };
 
-class TensorArraySplitOp : public OpKernel {
+class TensorArraySplitOp : public TensorArrayKernel {
  public:
   explicit TensorArraySplitOp(const TensorArrayDeviceOps* device_ops = nullptr)
       : device_ops_(device_ops) {}
@@ -440,7 +449,7 @@ class TensorArraySplitOp : public OpKernel {
   const TensorArrayDeviceOps* const device_ops_;
 };
 
-class TensorArraySizeOp : public OpKernel {
+class TensorArraySizeOp : public TensorArrayKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));
@@ -452,7 +461,7 @@ class TensorArraySizeOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-class TensorArrayCloseOp : public OpKernel {
+class TensorArrayCloseOp : public TensorArrayKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(TensorArray * ta, LookUpArray(ctx));

@@ -192,6 +192,7 @@ absl::StatusOr<std::vector<Tensor>> TestSession::Finish(const RunMetadata& metad
   for (const GraphDef& g : metadata.partition_graphs) {
     for (const NodeDef& n : g.node()) placed_[n.name()] = n.device();
   }
+  replayed_ = metadata.step_replayed;
   if (!out.ok()) return out.status();
   std::vector<Tensor> copies;
   for (const Tensor& t : *out) {

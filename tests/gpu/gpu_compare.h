@@ -119,6 +119,8 @@ class TestSession {
       const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
   // Node name -> full device name, over every run so far.
   const std::map<std::string, std::string>& placed() const { return placed_; }
+  // Whether the last run replayed a recorded step (runtime/step_replay.h).
+  bool replayed() const { return replayed_; }
   // Success when `node` ran on `device` (e.g. kGpu0) in some run.
   ::testing::AssertionResult PlacedOn(const std::string& node, absl::string_view device) const;
   Session* session() { return session_.get(); }
@@ -128,6 +130,7 @@ class TestSession {
                                              absl::StatusOr<std::vector<Tensor>> out);
   std::unique_ptr<Session> session_;
   std::map<std::string, std::string> placed_;
+  bool replayed_ = false;
 };
 
 struct DeviceRun {

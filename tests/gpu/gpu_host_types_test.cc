@@ -27,6 +27,7 @@
 #include "placement/placer.h"
 #include "runtime/client_graph.h"
 #include "runtime/local_devices.h"
+#include "runtime/step_decisions.h"
 #include "sluice.h"
 #include "training/checkpoint/saver.h"
 
@@ -277,6 +278,25 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   EXPECT_GT(loop_edges, 50);
   EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
                               << absl::StrJoin(copies, "\n");
+
+  // And the whole step, both loops included, can be recorded and replayed
+  // (runtime/step_replay.h): its trip counts follow from x's shape, and
+  // every stateful node's GPU kernel (TensorArrays, stacks) replays right.
+  const absl::Status fixed = CheckStepDecisionsFixed(*g);
+  EXPECT_TRUE(fixed.ok()) << fixed;
+  int stateful = 0;
+  for (const Node *n : g->nodes()) {
+    if (!n->IsStateful() || n->op_def().is_variable || n->op() == "_Arg" ||
+        n->op() == "_Retval")
+      continue;
+    ++stateful;
+    absl::StatusOr<std::unique_ptr<OpKernel>> kernel =
+        BuiltinKernels()->CreateKernel(*n, &gpu);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_TRUE((*kernel)->ReplaysRight())
+        << n->DebugName() << " keeps the step from being recorded";
+  }
+  EXPECT_GT(stateful, 10); // the arrays' and stacks' ops
 }
 
 // The Fashion-MNIST CNN's training step (examples/cnn_model.h, Adam as the

@@ -870,8 +870,10 @@ absl::StatusOr<LstmStep> BuildLstmStep(const char* device, const LstmSizes& z) {
 // A dynamic_rnn LSTM training step pinned to GPU:0: the forward loop, the
 // gradient loop with its stacks and the TensorArrays all run there, no
 // node of either loop has an input copied between host and device memory
-// (the step's trace counts them), and five steps follow the CPU's losses
-// and weights within 1e-4.
+// (the step's trace counts them), and seven steps follow the CPU's losses
+// and weights within 1e-4. From the third step on, each step replays one
+// recording of the whole step, both loops included (runtime/step_replay.h:
+// the trip counts follow from x's shape).
 TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) {
   const LstmSizes z{.batch = 16, .time = 12, .depth = 8, .hidden = 32};
   absl::StatusOr<LstmStep> on_cpu = BuildLstmStep(kCpu0, z);
@@ -893,7 +895,8 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
         session->Run({{m->kernel_init, kernel0}, {m->bias_init, bias0}}, {}, {m->init});
     ASSERT_TRUE(done.ok()) << done.status();
   }
-  for (int step = 0; step < 5; ++step) {
+  int replayed = 0;
+  for (int step = 0; step < 7; ++step) {
     const Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
     const Tensor target =
         RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
@@ -904,7 +907,9 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
         (*gpu)->Run({{on_gpu->x, x}, {on_gpu->target, target}}, {on_gpu->loss}, {on_gpu->train});
     ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
     EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "loss, step " << step;
+    replayed += (*gpu)->replayed() ? 1 : 0;
   }
+  if (!DryRunOnCpu()) EXPECT_EQ(replayed, 5) << "steps replayed (SLUICE_LOG_STEP_CAPTURE=1 says why not)";
   absl::StatusOr<std::vector<Tensor>> want = (*cpu)->Run({}, {on_cpu->kernel, on_cpu->bias});
   absl::StatusOr<std::vector<Tensor>> got = (*gpu)->Run({}, {on_gpu->kernel, on_gpu->bias});
   ASSERT_TRUE(want.ok() && got.ok());

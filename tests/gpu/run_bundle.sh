@@ -241,7 +241,8 @@ if [[ $quick == 0 ]]; then
   bench gpu_matmul "$bin/gpu_matmul"
   # SLUICE_LOG_FUSED_GEMM: the log says where a fused product fell back.
   SLUICE_LOG_FUSED_GEMM=1 bench gpu_mlp_step "$bin/gpu_mlp_step"
-  bench gpu_lstm_step "$bin/gpu_lstm_step"
+  # SLUICE_LOG_STEP_CAPTURE: the log says why a step was not recorded.
+  SLUICE_LOG_STEP_CAPTURE=1 bench gpu_lstm_step "$bin/gpu_lstm_step"
   bench gpu_cnn_step "$bin/gpu_cnn_step"
   bench gpu_copy_bandwidth "$bin/gpu_copy_bandwidth"
   bench gpu_nccl_allreduce "$bin/gpu_nccl_allreduce"

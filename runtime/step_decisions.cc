@@ -1,0 +1,85 @@
+#include "runtime/step_decisions.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/frame_ops.h"
+
+namespace sluice {
+namespace {
+
+// Ops whose output follows from their input's shape alone.
+bool ReadsOnlyShapes(const std::string& op) {
+  return op == "Shape" || op == "ShapeN" || op == "Size" || op == "Rank";
+}
+
+// The inputs `n`'s value derives from (into *inputs); or, when the value
+// may differ between runs of the same feed shapes, what it is.
+std::string ValueSources(const Node& n, std::vector<int>* inputs) {
+  inputs->clear();
+  if (ReadsOnlyShapes(n.op())) return "";
+  if (n.op() == kArgOp) return "a feed's value";
+  if (n.op() == "TensorArraySizeV3" || n.op() == "TensorArrayGradV3") {
+    inputs->push_back(0);  // the array's size: follow its handle
+    return "";
+  }
+  if (n.op() == "TensorArrayV3") {
+    absl::StatusOr<bool> dynamic = n.GetAttr<bool>("dynamic_size");
+    if (!dynamic.ok() || *dynamic) return "the size of a TensorArray of dynamic size";
+    inputs->push_back(0);  // the size it is made with
+    return "";
+  }
+  if (n.op_def().is_variable) return "a variable's value";
+  if (n.IsStateful()) return "the output of a stateful op";
+  for (int i = 0; i < n.num_inputs(); ++i) inputs->push_back(i);
+  return "";
+}
+
+// The input of a deciding node that it reads on the host; -1 for others.
+int DecisionInput(const Node& n) {
+  switch (n.control_flow()) {
+    case ControlFlowRole::kSwitch:
+      return 1;  // the predicate
+    case ControlFlowRole::kLoopCond:
+      return 0;
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+absl::Status CheckStepDecisionsFixed(const Graph& graph) {
+  // Nodes already found fixed (a walk that finds one that is not returns),
+  // so the Switches of one loop, which share its LoopCond, walk it once.
+  absl::flat_hash_set<int> fixed;
+  std::vector<const Node*> stack;
+  std::vector<int> inputs;
+  for (const Node* decider : graph.nodes()) {
+    const int slot = DecisionInput(*decider);
+    if (slot < 0 || decider->input_edge(slot) == nullptr) continue;
+    const Node* first = decider->input_edge(slot)->src;
+    if (!fixed.insert(first->id()).second) continue;
+    stack.assign(1, first);
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      const std::string why = ValueSources(*n, &inputs);
+      if (!why.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            decider->DebugName(), " decides on ", why, ", ", n->DebugName(),
+            ", which may change from run to run: a recording would freeze its "
+            "branches and trip counts"));
+      }
+      for (int i : inputs) {
+        const Edge* e = n->input_edge(i);
+        if (e != nullptr && fixed.insert(e->src->id()).second) stack.push_back(e->src);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice

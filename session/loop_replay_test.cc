@@ -1,0 +1,300 @@
+// Loops recorded whole (runtime/step_replay.h, runtime/step_decisions.h) on
+// the fake recording device "REC" (runtime/recording_device_testutil.h): a
+// step whose trip counts follow from its feeds' shapes is recorded with
+// every iteration's kernels, its TensorArray and its stack, and each replay
+// must equal a session that never records; a loop deciding on a fed value
+// or a variable's is never recorded.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "base/status_macros.h"
+#include "graph/scope.h"
+#include "gtest/gtest.h"
+#include "ops/control_flow/control_flow_builders.h"
+#include "ops/control_flow/control_flow_ops.h"
+#include "ops/control_flow/stack_ops.h"
+#include "ops/control_flow/tensor_array_ops.h"
+#include "runtime/backend.h"
+#include "runtime/recording_device_testutil.h"
+#include "runtime/session.h"
+#include "runtime/step_decisions.h"
+#include "session/direct_session.h"
+
+namespace sluice {
+namespace {
+
+using testing_rec::kRec;
+using testing_rec::RecBackend;
+using testing_rec::RecordingDevice;
+
+// A TensorArray's element moves on REC: queued like its kernels' work.
+absl::Status RecCopyRows(Device* device, const Tensor& src, int64_t src_row, Tensor* dst,
+                         int64_t dst_row, int64_t rows, int64_t row_elements) {
+  const size_t element = DataTypeSize(src.dtype());
+  const char* from = static_cast<const char*>(src.raw_data()) + src_row * row_elements * element;
+  char* to = static_cast<char*>(dst->raw_data()) + dst_row * row_elements * element;
+  const size_t bytes = rows * row_elements * element;
+  static_cast<RecordingDevice*>(device)->Enqueue([=] { std::memcpy(to, from, bytes); });
+  return absl::OkStatus();
+}
+
+absl::Status RecZero(Device* device, Tensor* t) {
+  void* to = t->raw_data();
+  const size_t bytes = t->TotalBytes();
+  static_cast<RecordingDevice*>(device)->Enqueue([=] { std::memset(to, 0, bytes); });
+  return absl::OkStatus();
+}
+
+const TensorArrayDeviceOps kRecArrayOps{.copy_rows = RecCopyRows, .zero = RecZero};
+
+// What decides the loops' trip count.
+enum class Bound {
+  kShape,     // the element count of x (Size): fixed by the feeds' shapes
+  kFedValue,  // x's first value
+  kVariable,  // the variable w's first value
+};
+
+class LoopReplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(backends_.Add(std::make_unique<RecBackend>()).ok());
+    ASSERT_TRUE(testing_rec::RegisterRecOps(&ops_).ok());
+    ASSERT_TRUE(RegisterControlFlowOps(&ops_).ok());
+    ASSERT_TRUE(RegisterStackOps(&ops_).ok());
+    ASSERT_TRUE(RegisterTensorArrayOps(&ops_).ok());
+    RegisterControlFlowDeviceKernels(&kernels_, kRec, {DT_FLOAT});
+    RegisterStackDeviceKernels(&kernels_, kRec, {DT_FLOAT});
+    RegisterTensorArrayDeviceKernels(&kernels_, kRec, {DT_FLOAT}, &kRecArrayOps);
+    backends_.RegisterKernels(&kernels_);
+  }
+
+  // x, y fed (float [n]); n = the bound. The forward loop runs n times:
+  // x <- x * y, each value written into a TensorArray and pushed onto a
+  // stack; the backward loop runs n times too: p <- p * pop, from p = the
+  // forward loop's x. Fetches "x_out" (x * y^n), "all" (the array's
+  // elements concatenated) and "p_out" (x_out times every pushed value).
+  // The feeds are `feed` ops: "Input" for a session, which makes them
+  // _Args; "_Arg" for a graph checked as an executor would get it.
+  void BuildLoops(Graph* g, Bound bound, const std::string& feed = "Input") {
+    Scope s = Scope::NewRootScope(g);
+    auto fed = [&](const char* name, int index) {
+      Scope f = s.WithOpName(name);
+      if (feed == "Input") return f.Op("Input").Finalize1();
+      return f.Op(feed).Attr("T", DT_FLOAT).Attr("index", int64_t{index}).Finalize1();
+    };
+    Output w = s.WithOpName("w").Op("Var").Finalize1();
+    Output x = fed("x", 0);
+    Output y = fed("y", 1);
+    Output n;
+    switch (bound) {
+      case Bound::kShape:
+        n = s.WithOpName("n").Op("ToInt").Input(s.Op("Size").Input(x).Finalize1()).Finalize1();
+        break;
+      case Bound::kFedValue:
+        n = s.WithOpName("n").Op("ToInt").Input(x).Finalize1();
+        break;
+      case Bound::kVariable:
+        n = s.WithOpName("n").Op("ToInt").Input(w).Finalize1();
+        break;
+    }
+    Output zero = s.WithOpName("zero").Op("IntConst").Attr("value", int64_t{0}).Finalize1();
+    Output unbounded = s.WithOpName("unbounded").Op("IntConst").Attr("value", int64_t{-1}).Finalize1();
+    ops::TensorArrayOutputs ta = ops::TensorArrayV3(s.WithOpName("ta"), n, DT_FLOAT);
+    Output stack = s.WithOpName("stack")
+                       .Op("StackV2")
+                       .Input(unbounded)
+                       .Attr("elem_type", DT_FLOAT)
+                       .Attr("stack_name", std::string("values"))
+                       .Finalize1();
+    auto less_than_n = [n](const Scope& c, const Output& i) {
+      return c.Op("IntLess").Input(i).Input(n).Finalize1();
+    };
+    auto plus_one = [](const Scope& b, const Output& i) {
+      Output one = b.Op("IntConst").Attr("value", int64_t{1}).Finalize1();
+      return b.Op("IntAdd").Input(i).Input(one).Finalize1();
+    };
+    absl::StatusOr<std::vector<Output>> forward = ops::WhileLoop(
+        s, {zero, x, ta.flow},
+        [&](const Scope& c, absl::Span<const Output> v) { return less_than_n(c, v[0]); },
+        [&](const Scope& b, absl::Span<const Output> v) {
+          Output next = b.Op("Mul").Input(v[1]).Input(y).Finalize1();
+          Output flow = ops::TensorArrayWriteV3(b, ta.handle, v[0], next, v[2]);
+          Output pushed = b.Op("StackPushV2").Input(stack).Input(next).Finalize1();
+          return std::vector<Output>{plus_one(b, v[0]), pushed, flow};
+        },
+        {.name = "forward"});
+    ASSERT_TRUE(forward.ok()) << forward.status();
+    Output x_out = s.WithOpName("x_out").Op("Identity").Input((*forward)[1]).Finalize1();
+    ops::TensorArrayConcatV3(s.WithOpName("all"), ta.handle, (*forward)[2], DT_FLOAT);
+    // p first: the backward loop's iterations wait for the forward loop.
+    absl::StatusOr<std::vector<Output>> backward = ops::WhileLoop(
+        s, {x_out, zero},
+        [&](const Scope& c, absl::Span<const Output> v) { return less_than_n(c, v[1]); },
+        [&](const Scope& b, absl::Span<const Output> v) {
+          Output top = b.Op("StackPopV2").Input(stack).Attr("elem_type", DT_FLOAT).Finalize1();
+          return std::vector<Output>{b.Op("Mul").Input(v[0]).Input(top).Finalize1(),
+                                     plus_one(b, v[1])};
+        },
+        {.name = "backward"});
+    ASSERT_TRUE(backward.ok()) << backward.status();
+    s.WithOpName("p_out").Op("Identity").Input((*backward)[0]).Finalize();
+    Output w0 = s.WithOpName("w0").Op("Input").Finalize1();
+    s.WithOpName("init").Op("Assign").Input(w).Input(w0).Finalize();
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+
+  std::unique_ptr<Session> NewRecSession(Bound bound, bool capture) {
+    Graph g(&ops_);
+    BuildLoops(&g, bound);
+    GraphDef def;
+    g.ToGraphDef(&def);
+    SessionConfig options;
+    options.ops = &ops_;
+    options.kernels = &kernels_;
+    options.backends = &backends_;
+    options.default_device = "/device:REC:0";
+    options.capture_steps = capture;
+    absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, def);
+    EXPECT_TRUE(session.ok()) << session.status();
+    return session.ok() ? *std::move(session) : nullptr;
+  }
+
+  static Tensor Floats(std::vector<float> v) {
+    Tensor t(DT_FLOAT, TensorShape({static_cast<int64_t>(v.size())}));
+    for (size_t i = 0; i < v.size(); ++i) t.data<float>()[i] = v[i];
+    return t;
+  }
+  static std::vector<float> Values(const Tensor& t) {
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
+  }
+
+  // One step's fetches (x_out, all, p_out) as vectors, and whether it was
+  // a replay.
+  struct Fetched {
+    std::vector<std::vector<float>> values;
+    bool replayed = false;
+  };
+  static Fetched Step(Session* s, const Tensor& x, const Tensor& y) {
+    RunMetadata md;
+    absl::StatusOr<std::vector<Tensor>> out =
+        s->Run({{"x", x}, {"y", y}}, {"x_out", "all", "p_out"}, {}, {}, &md);
+    EXPECT_TRUE(out.ok()) << out.status();
+    Fetched f;
+    if (!out.ok()) return f;
+    for (const Tensor& t : *out) f.values.push_back(Values(t));
+    f.replayed = md.step_replayed;
+    return f;
+  }
+
+  BackendRegistry backends_;
+  OpRegistry ops_;
+  KernelRegistry kernels_;
+};
+
+TEST_F(LoopReplayTest, LoopsFixedByTheFeedsShapesAreRecordedWhole) {
+  std::unique_ptr<Session> replaying = NewRecSession(Bound::kShape, true);
+  std::unique_ptr<Session> plain = NewRecSession(Bound::kShape, false);
+  ASSERT_NE(replaying, nullptr);
+  ASSERT_NE(plain, nullptr);
+  for (int step = 0; step < 9; ++step) {
+    // New values every step; three elements (three trips), then four.
+    const float a = 1.0f + 0.125f * step;
+    const Tensor x = step < 5 ? Floats({a, -a, 0.5f}) : Floats({a, 2.0f, -0.5f, a});
+    const Tensor y = step < 5 ? Floats({0.5f, a, 2.0f}) : Floats({a, 0.5f, 1.5f, -1.0f});
+    const Fetched got = Step(replaying.get(), x, y);
+    const Fetched want = Step(plain.get(), x, y);
+    EXPECT_FALSE(want.replayed);
+    EXPECT_EQ(got.values, want.values) << "step " << step;
+    // Two runs of a shape through the executor, then recorded (and
+    // replayed at once); a new shape starts over.
+    EXPECT_EQ(got.replayed, (step >= 2 && step < 5) || step >= 7) << "step " << step;
+    // x * y^n, n = the element count.
+    ASSERT_EQ(got.values.size(), 3u);
+    const int64_t n = x.NumElements();
+    for (int64_t i = 0; i < n; ++i) {
+      float want_x = x.data<float>()[i];
+      for (int64_t k = 0; k < n; ++k) want_x *= y.data<float>()[i];
+      EXPECT_FLOAT_EQ(got.values[0][i], want_x) << "step " << step << ", element " << i;
+    }
+    // Every iteration's value, in order, then x_out times all of them.
+    ASSERT_EQ(got.values[1].size(), static_cast<size_t>(n * n));
+    for (int64_t i = 0; i < n; ++i) {
+      float p = got.values[0][i];
+      for (int64_t k = 0; k < n; ++k) p *= got.values[1][k * n + i];
+      EXPECT_FLOAT_EQ(got.values[2][i], p) << "step " << step << ", element " << i;
+    }
+  }
+}
+
+TEST_F(LoopReplayTest, ALoopDecidingOnAFedValueIsNeverRecorded) {
+  std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true);
+  std::unique_ptr<Session> plain = NewRecSession(Bound::kFedValue, false);
+  ASSERT_NE(s, nullptr);
+  ASSERT_NE(plain, nullptr);
+  for (int step = 0; step < 6; ++step) {
+    // The same shape, but x[0] (the trip count) goes 2, 3, 2, 3, ...
+    const Tensor x = Floats({2.0f + step % 2, 1.5f, -1.0f});
+    const Tensor y = Floats({1.0f, 2.0f, 0.5f});
+    const Fetched got = Step(s.get(), x, y);
+    EXPECT_FALSE(got.replayed) << "step " << step;
+    EXPECT_EQ(got.values, Step(plain.get(), x, y).values) << "step " << step;
+    ASSERT_EQ(got.values.size(), 3u);
+    EXPECT_EQ(got.values[1].size(), 3u * (2 + step % 2)) << "step " << step;  // n elements
+  }
+}
+
+TEST_F(LoopReplayTest, ALoopDecidingOnAVariableIsNeverRecorded) {
+  std::unique_ptr<Session> s = NewRecSession(Bound::kVariable, true);
+  ASSERT_NE(s, nullptr);
+  for (int step = 0; step < 6; ++step) {
+    // The variable (the trip count) goes 1, 2, 3, ... between steps.
+    ASSERT_TRUE(s->Run({{"w0", Floats({1.0f + step})}}, {}, {"init"}).ok());
+    const Fetched got = Step(s.get(), Floats({1, 1}), Floats({2, 3}));
+    EXPECT_FALSE(got.replayed) << "step " << step;
+    ASSERT_EQ(got.values.size(), 3u);
+    EXPECT_EQ(got.values[0], (std::vector<float>{std::pow(2.0f, 1 + step),
+                                                 std::pow(3.0f, 1 + step)}))
+        << "step " << step;
+  }
+}
+
+// What CheckStepDecisionsFixed says of the graphs above as an executor gets
+// them (feeds as _Args).
+TEST_F(LoopReplayTest, DecisionsAreFixedOnlyWhenNoValueReachesThem) {
+  Graph by_shape(&ops_);
+  BuildLoops(&by_shape, Bound::kShape, "_Arg");
+  EXPECT_TRUE(CheckStepDecisionsFixed(by_shape).ok()) << CheckStepDecisionsFixed(by_shape);
+
+  Graph by_feed(&ops_);
+  BuildLoops(&by_feed, Bound::kFedValue, "_Arg");
+  absl::Status s = CheckStepDecisionsFixed(by_feed);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "(LoopCond) decides on a feed's value, 'x' (_Arg)"))
+      << s;
+
+  Graph by_variable(&ops_);
+  BuildLoops(&by_variable, Bound::kVariable, "_Arg");
+  s = CheckStepDecisionsFixed(by_variable);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "decides on a variable's value, 'w' (Var)")) << s;
+
+  // A TensorArray that may grow: its size is not fixed.
+  Graph dynamic(&ops_);
+  Scope d = Scope::NewRootScope(&dynamic);
+  Output size = d.Op("IntConst").Attr("value", int64_t{2}).Finalize1();
+  ops::TensorArrayOutputs ta =
+      ops::TensorArrayV3(d.WithOpName("grows"), size, DT_FLOAT, {.dynamic_size = true});
+  Output bound = ops::TensorArraySizeV3(d, ta.handle, ta.flow);
+  Output zero = d.Op("IntConst").Attr("value", int64_t{0}).Finalize1();
+  ops::LoopCond(d.WithOpName("cond"), d.Op("IntLess").Input(zero).Input(bound).Finalize1());
+  ASSERT_TRUE(d.ok()) << d.status();
+  s = CheckStepDecisionsFixed(dynamic);
+  EXPECT_TRUE(absl::StrContains(s.message(), "a TensorArray of dynamic size, 'grows'")) << s;
+}
+
+}  // namespace
+}  // namespace sluice
