@@ -338,6 +338,26 @@ TEST(ControlFlowTest, StacksPushAndPopInReverse) {
       << r.status();
 }
 
+// A stack lives for its step (TensorFlow's per-step container): one that
+// no StackCloseV2 closes is gone once the step ends, not kept by the
+// device, and its handle in a later step finds nothing.
+TEST(ControlFlowTest, AStackLivesForOneStep) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output h = ops::StackV2(s.WithOpName("h"), DT_FLOAT);
+  Output pushed = ops::StackPushV2(s.WithOpName("pushed"), h, 1.0f);
+  Output old_handle = ops::Placeholder(s.WithOpName("old_handle"), DT_RESOURCE);
+  Output pop = ops::StackPopV2(s.WithOpName("pop"), old_handle, DT_FLOAT);
+  std::unique_ptr<Session> sess = MakeSession(s);
+  absl::StatusOr<std::vector<Tensor>> first = sess->Run({}, {h.name(), pushed.name()}, {});
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::vector<Tensor>> later =
+      sess->Run({{"old_handle", (*first)[0]}}, {pop.name()}, {});
+  ASSERT_FALSE(later.ok());
+  EXPECT_EQ(later.status().code(), absl::StatusCode::kNotFound) << later.status();
+  EXPECT_NE(later.status().message().find("does not exist in this step"), std::string::npos)
+      << later.status();
+}
+
 // x squared three times in a loop: y = x^8, dy/dx = 8 x^7; with an invariant
 // w: z = v * w each iteration from v0 = x, so z = x w^3, dz/dw = 3 x w^2.
 TEST(ControlFlowTest, WhileLoopGradients) {
