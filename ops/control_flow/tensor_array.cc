@@ -131,12 +131,7 @@ absl::Status TensorArray::WriteLocked(int64_t index, const Tensor& value) {
           "Could not aggregate to ", DebugString(), " index ", index, " because the existing shape is ",
           e.value.shape().DebugString(), " but the new input shape is ", value.shape().DebugString()));
     }
-    if (options_.device_ops != nullptr) {
-      return absl::UnimplementedError(absl::StrCat(
-          "Could not aggregate to ", DebugString(), " index ", index,
-          ": adding two writes to one index is implemented in host memory only"));
-    }
-    ASSIGN_OR_RETURN(e.value, Sum(e.value, value));
+    ASSIGN_OR_RETURN(e.value, AddWrites(e.value, value));
     return absl::OkStatus();
   }
   e.value = value;
@@ -194,6 +189,23 @@ absl::StatusOr<Tensor> TensorArray::ReadLocked(int64_t index) {
     e.cleared = true;
   }
   return value;
+}
+
+absl::StatusOr<Tensor> TensorArray::AddWrites(const Tensor& a, const Tensor& b) const {
+  const TensorArrayDeviceOps* ops = options_.device_ops;
+  if (ops == nullptr) return Sum(a, b);
+  if (ops->add == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("Could not add two writes to one index of ",
+                                                 DebugString(), ": ", options_.device->name(),
+                                                 " has no addition for TensorArrays"));
+  }
+  ASSIGN_OR_RETURN(Tensor sum, Tensor::Allocate(options_.device->allocator(), a.dtype(), a.shape()));
+  absl::Status added = ops->add(options_.device, a, b, &sum);
+  if (!added.ok()) {
+    return absl::Status(added.code(), absl::StrCat("Could not add two writes to one index of ",
+                                                   DebugString(), ": ", added.message()));
+  }
+  return sum;
 }
 
 absl::StatusOr<Tensor> TensorArray::MakeZeros(const TensorShape& shape) const {

@@ -46,6 +46,11 @@ struct TensorArrayDeviceOps {
                             int64_t dst_row, int64_t rows, int64_t row_elements) = nullptr;
   // Fills *t, in the device's memory, with zero bytes.
   absl::Status (*zero)(Device* device, Tensor* t) = nullptr;
+  // *sum = a + b element-wise (one dtype and shape, all in the device's
+  // memory; *sum is allocated, a buffer of its own): how a gradient array
+  // adds two writes to one index. Null, or Unimplemented for a dtype the
+  // device cannot add: such writes fail, naming the array.
+  absl::Status (*add)(Device* device, const Tensor& a, const Tensor& b, Tensor* sum) = nullptr;
 };
 
 class TensorArray : public ResourceBase {
@@ -60,8 +65,8 @@ class TensorArray : public ResourceBase {
     bool identical_element_shapes = false;
     // Where the elements live: the device that made the array and its
     // memory's operations (null: host memory). An unwritten element of a
-    // gradient array reads as zeros made there; adding two writes to one
-    // index is done on the host only (Unimplemented on such a device).
+    // gradient array reads as zeros made there, and two writes to one index
+    // are added there (device_ops->add).
     Device* device = nullptr;
     const TensorArrayDeviceOps* device_ops = nullptr;
   };
@@ -107,6 +112,8 @@ class TensorArray : public ResourceBase {
   absl::StatusOr<Tensor> ReadLocked(int64_t index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Zeros of the array's dtype in its elements' memory.
   absl::StatusOr<Tensor> MakeZeros(const TensorShape& shape) const;
+  // a + b (two writes to one index) in a new buffer of the elements' memory.
+  absl::StatusOr<Tensor> AddWrites(const Tensor& a, const Tensor& b) const;
 
   const std::string name_;
   const Options options_;

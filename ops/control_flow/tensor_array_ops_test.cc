@@ -5,6 +5,7 @@
 // differences, and an array written inside a while loop (dynamic_rnn's use).
 #include "ops/control_flow/tensor_array_ops.h"
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/control_flow/control_flow_builders.h"
+#include "ops/control_flow/tensor_array.h"
 #include "ops/math/math_ops.h"
 #include "ops/testutil/gradient_checker.h"
 #include "base/status_macros.h"
@@ -312,6 +314,80 @@ TEST_F(TensorArrayTest, GradWithShapePrependsTheShape) {
   auto bad = ops::TensorArrayGradWithShape(s_, ta.handle, f, ops::Const(s_, Tensor::FromVector<int32_t>({3}, TensorShape({}))), "bad");
   st = RunError(bad.flow);
   EXPECT_NE(st.message().find("shape_to_prepend must be an int32 vector"), std::string::npos) << st;
+}
+
+// A gradient array on a device with memory of its own adds two writes to
+// one index with the device's `add`, into a buffer of its own (the first
+// write's buffer, which a reader may still hold, stays as it was); a
+// device without `add` fails such a write, naming the array.
+class HostBackedDevice : public Device {
+ public:
+  HostBackedDevice() : Device("/job:localhost/replica:0/task:0/device:FAKE:0", "FAKE") {}
+  Allocator* allocator() override { return &memory_; }
+  ThreadPool* thread_pool() override { return nullptr; }
+  bool has_device_memory() const override { return true; }
+
+ private:
+  CpuAllocator memory_{"fake_device"};
+};
+
+int device_adds = 0;
+
+absl::Status CopyOnFake(Device*, const Tensor& src, int64_t src_row, Tensor* dst, int64_t dst_row,
+                        int64_t rows, int64_t row_elements) {
+  CopyRows(src, src_row, dst, dst_row, rows, row_elements);
+  return absl::OkStatus();
+}
+absl::Status ZeroOnFake(Device*, Tensor* t) {
+  std::memset(t->raw_data(), 0, t->TotalBytes());
+  return absl::OkStatus();
+}
+absl::Status AddOnFake(Device*, const Tensor& a, const Tensor& b, Tensor* sum) {
+  if (a.dtype() != DT_FLOAT) return absl::UnimplementedError("FAKE adds only floats");
+  ++device_adds;
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    sum->data<float>()[i] = a.data<float>()[i] + b.data<float>()[i];
+  }
+  return absl::OkStatus();
+}
+
+TEST(TensorArrayDeviceTest, TwoWritesToOneIndexAddOnTheDevice) {
+  HostBackedDevice device;
+  const TensorArrayDeviceOps with_add{&CopyOnFake, &ZeroOnFake, &AddOnFake};
+  TensorArray::Options o{.dtype = DT_FLOAT, .size = 2, .multiple_writes_aggregate = true};
+  o.device = &device;
+  o.device_ops = &with_add;
+  TensorArray grad("grad", o);
+  const Tensor first = Tensor::FromVector<float>({1, 2}, TensorShape({2}));
+  const Tensor second = Tensor::FromVector<float>({10, 20}, TensorShape({2}));
+  device_adds = 0;
+  ASSERT_TRUE(grad.Write(0, first).ok());
+  ASSERT_TRUE(grad.Write(0, second).ok());
+  EXPECT_EQ(device_adds, 1);
+  absl::StatusOr<Tensor> sum = grad.Read(0);
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(Values(*sum), (std::vector<float>{11, 22}));
+  EXPECT_NE(sum->raw_data(), first.raw_data());
+  EXPECT_EQ(Values(first), (std::vector<float>{1, 2}));
+
+  // A dtype the device cannot add, and a device without `add`.
+  TensorArray::Options ints = o;
+  ints.dtype = DT_INT64;
+  TensorArray int_grad("int_grad", ints);
+  const Tensor one = Tensor::FromVector<int64_t>({1}, TensorShape({1}));
+  ASSERT_TRUE(int_grad.Write(1, one).ok());
+  absl::Status s = int_grad.Write(1, one);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("TensorArray 'int_grad'"), std::string::npos) << s;
+
+  const TensorArrayDeviceOps no_add{&CopyOnFake, &ZeroOnFake};
+  o.device_ops = &no_add;
+  TensorArray plain("plain", o);
+  ASSERT_TRUE(plain.Write(0, first).ok());
+  s = plain.Write(0, second);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("TensorArray 'plain'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("device:FAKE:0 has no addition"), std::string::npos) << s;
 }
 
 }  // namespace

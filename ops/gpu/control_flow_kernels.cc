@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/control_flow/control_flow_family.h"
+#include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/internal/array_kernel_util.h"
 #include "runtime/gpu/cuda_status.h"
@@ -48,10 +49,35 @@ absl::Status ZeroOnGpu(Device* device, Tensor* t) {
                     absl::StrCat("zeroing a TensorArray element on ", gpu->name()));
 }
 
+// The element-wise Add kernel's types (gpu::LaunchBinary).
+absl::StatusOr<gpu::CwiseType> AddableType(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT: return gpu::CwiseType::kFloat;
+    case DT_DOUBLE: return gpu::CwiseType::kDouble;
+    case DT_HALF: return gpu::CwiseType::kHalf;
+    case DT_BFLOAT16: return gpu::CwiseType::kBFloat16;
+    case DT_INT64: return gpu::CwiseType::kInt64;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("a GPU adds no TensorArray elements of ", DataTypeName(dtype)));
+  }
+}
+
+// Two writes to one index of a gradient array: the element-wise Add kernel
+// on the compute stream, after the kernels that wrote them.
+absl::Status AddOnGpu(Device* device, const Tensor& a, const Tensor& b, Tensor* sum) {
+  ASSIGN_OR_RETURN(gpu::CwiseType type, AddableType(a.dtype()));
+  ASSIGN_OR_RETURN(GpuDevice * gpu, GpuOfDevice(device, "sum"));
+  return CudaStatus(gpu::LaunchBinary(gpu::BinaryFn::kAdd, type,
+                                      gpu::FlatCwiseLayout<2>(a.NumElements()), a.raw_data(),
+                                      b.raw_data(), sum->raw_data(), gpu->compute_stream()),
+                    absl::StrCat("adding TensorArray elements on ", gpu->name()));
+}
+
 }  // namespace
 
 void RegisterGpuControlFlowKernels(KernelRegistry* kernels) {
-  static const TensorArrayDeviceOps kGpuMemory{&CopyRowsOnGpu, &ZeroOnGpu};
+  static const TensorArrayDeviceOps kGpuMemory{&CopyRowsOnGpu, &ZeroOnGpu, &AddOnGpu};
   RegisterControlFlowFamilyDeviceKernels(kernels, kDeviceTypeGpu, internal::GpuArrayTypes(),
                                          &kGpuMemory);
   // A loop's counter and condition (i < n, a LogicalAnd of two of them, as

@@ -942,6 +942,51 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
   EXPECT_TRUE(copied.empty()) << "inputs copied inside the loops:" << list;
 }
 
+// A gradient TensorArray whose index gets two writes (its forward element
+// was read twice) adds them on the GPU, as the CPU adds them in host
+// memory: y = sum(x[0] * x[0] + x[2]) over the rows of x, so dy/dx is
+// 2 x[0], then zeros (a row never read), then ones.
+TEST_F(GpuGraphTest, TensorArrayGradientsAddTwoWritesToOneIndex) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE}) {
+    const Tensor x = RandomTensor(rng(), t, TensorShape({3, 4}), -1, 1);
+    const BuildFn build = [t](const Scope& s, const Inputs& in) -> Outputs {
+      const Scope c = Unplaced(s);
+      ops::TensorArrayAttrs attrs;
+      attrs.element_shape = TensorShape({4});
+      attrs.clear_after_read = false;
+      ops::TensorArrayOutputs ta = ops::TensorArrayV3(s, ops::Const(c, 3), t, attrs);
+      Output flow =
+          ops::TensorArrayScatterV3(s, ta.handle, ops::Const(c, {0, 1, 2}), in[0], ta.flow);
+      Output first = ops::TensorArrayReadV3(s, ta.handle, ops::Const(c, 0), flow, t);
+      Output again = ops::TensorArrayReadV3(s, ta.handle, ops::Const(c, 0), flow, t);
+      Output last = ops::TensorArrayReadV3(s, ta.handle, ops::Const(c, 2), flow, t);
+      Output y = ops::Sum(s, ops::Add(s, ops::Mul(s, first, again), last), ops::Const(c, {0}));
+      absl::StatusOr<std::vector<Output>> dx = AddGradients(s, {y}, {in[0]});
+      if (!dx.ok()) {
+        ADD_FAILURE() << dx.status();
+        return {};
+      }
+      return {y, (*dx)[0]};
+    };
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("TensorArray gradients, ", DataTypeName(t)),
+                               .build = build,
+                               .inputs = {x}}));
+    // The gradient itself, on the host.
+    Tensor want(t, x.shape());
+    for (int64_t j = 0; j < 4; ++j) {
+      const double x0 = t == DT_FLOAT ? x.flat<float>()[j] : x.flat<double>()[j];
+      const double row[3] = {2 * x0, 0, 1};
+      for (int64_t i = 0; i < 3; ++i) {
+        if (t == DT_FLOAT) want.flat<float>()[i * 4 + j] = static_cast<float>(row[i]);
+        else want.flat<double>()[i * 4 + j] = row[i];
+      }
+    }
+    absl::StatusOr<DeviceRun> on_gpu = RunOn(kGpu0, build, {x}, 1);
+    ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+    EXPECT_TRUE(Close(on_gpu->outputs[1], want, 1e-6)) << DataTypeName(t);
+  }
+}
+
 // x (CPU) -> y = x^2 (GPU:0) -> z = y + y (GPU:1) -> w = z * x (GPU:0):
 // transfers both ways between two GPUs, `runs` steps of each size.
 void CheckTransfersBetweenTwoGpus(const SessionConfig& config, int runs, std::mt19937& rng) {
