@@ -40,7 +40,9 @@
 // (runtime/capture_epoch.h).
 //
 // Memory: the blocks the recorded step allocated stay reserved while the
-// recording lives (the step's temporaries are not reused within it either).
+// recording lives (the step's temporaries are not reused within it either:
+// a loop recorded whole holds every iteration's). A recording that runs out
+// of memory fails, and the step runs through the executor from then on.
 // SLUICE_LOG_STEP_CAPTURE=1 in the environment prints why a step is not
 // recorded.
 //

@@ -256,8 +256,8 @@ TEST_F(LoopReplayTest, ALoopDecidingOnAVariableIsNeverRecorded) {
     const Fetched got = Step(s.get(), Floats({1, 1}), Floats({2, 3}));
     EXPECT_FALSE(got.replayed) << "step " << step;
     ASSERT_EQ(got.values.size(), 3u);
-    EXPECT_EQ(got.values[0], (std::vector<float>{std::pow(2.0f, 1 + step),
-                                                 std::pow(3.0f, 1 + step)}))
+    EXPECT_EQ(got.values[0], (std::vector<float>{std::pow(2.0f, 1.0f + step),
+                                                 std::pow(3.0f, 1.0f + step)}))
         << "step " << step;
   }
 }
