@@ -63,17 +63,21 @@ __global__ void MaxPoolKernel(const S* input, S* output, Window2D w, int64_t n) 
   }
 }
 
+// first_max[i] for each window and channel i = p * in_depth + c.
 template <typename S>
-__global__ void MaxPoolGradKernel(const S* input, const S* grad, S* input_grad, Window2D w,
-                                  int64_t n) {
+__global__ void FirstMaxKernel(const S* input, int64_t* first_max, Window2D w, int64_t n) {
   const auto load = [input](int64_t at) { return Num<S>::Up(input[at]); };
   for (int64_t i = FirstIndex(); i < n; i += Stride()) {
-    const int64_t c = i % w.in_depth;
-    float sum = 0;
-    ForEachPoolWindowOf(w, i, [&](int64_t p) {
-      if (FirstMaxOf(w, load, p, c) == i) sum += Num<S>::Up(grad[p * w.in_depth + c]);
-    });
-    input_grad[i] = Num<S>::Down(sum);
+    first_max[i] = FirstMaxOf(w, load, i / w.in_depth, i % w.in_depth);
+  }
+}
+
+template <typename S>
+__global__ void MaxPoolGradKernel(const int64_t* first_max, const S* grad, S* input_grad,
+                                  Window2D w, int64_t n) {
+  const auto load = [grad](int64_t at) { return Num<S>::Up(grad[at]); };
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    input_grad[i] = Num<S>::Down(MaxPoolGradOf(w, first_max, load, i));
   }
 }
 
@@ -157,12 +161,19 @@ cudaError_t LaunchMaxPool(const void* input, void* output, WindowType type, cons
 }
 
 cudaError_t LaunchMaxPoolGrad(const void* input, const void* grad, void* input_grad,
-                              WindowType type, const Window2D& w, cudaStream_t stream) {
+                              int64_t* first_max, WindowType type, const Window2D& w,
+                              cudaStream_t stream) {
   const int64_t n = w.batch * w.image_elements();
   if (n == 0) return cudaSuccess;
+  const int64_t windows = w.batch * w.image_pixels() * w.in_depth;
   return WithPoolType(type, [&](auto* tag) {
     using S = std::remove_pointer_t<decltype(tag)>;
-    MaxPoolGradKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const S*>(input),
+    if (windows > 0) {
+      FirstMaxKernel<<<GridFor(windows), kThreads, 0, stream>>>(static_cast<const S*>(input),
+                                                                first_max, w, windows);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    MaxPoolGradKernel<<<GridFor(n), kThreads, 0, stream>>>(first_max,
                                                            static_cast<const S*>(grad),
                                                            static_cast<S*>(input_grad), w, n);
     return cudaGetLastError();

@@ -44,9 +44,14 @@ cudaError_t LaunchMaxPool(const void* input, void* output, WindowType type, cons
 
 // MaxPoolGrad (types as MaxPool): each input element gets the sum (in
 // float, rounded once) of the gradients of the windows whose first maximum
-// it is, gathered in window order: no atomics.
+// it is, gathered in window order: no atomics. Two kernels: the first
+// writes each window's first maximum (per channel) into `first_max`,
+// device scratch of batch * out_rows * out_cols * depth int64s; the second
+// gathers. So each window is scanned once, not once per element it holds
+// (a global max pool would otherwise cost window^2 per element).
 cudaError_t LaunchMaxPoolGrad(const void* input, const void* grad, void* input_grad,
-                              WindowType type, const Window2D& w, cudaStream_t stream);
+                              int64_t* first_max, WindowType type, const Window2D& w,
+                              cudaStream_t stream);
 
 }  // namespace sluice::gpu
 

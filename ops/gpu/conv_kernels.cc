@@ -296,10 +296,12 @@ class GpuMaxPoolGradOp : public GpuWindowOpKernel</*kPool=*/true> {
     ASSIGN_OR_RETURN(Conv2DGeometry g,
                      internal::CheckMaxPoolGradInputs(attrs_, input, ctx->input(1), grad));
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input.shape()));
+    ASSIGN_OR_RETURN(Tensor first_max, ctx->allocate_temp(DT_INT64, grad.shape()));
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchMaxPoolGrad(input.raw_data(), grad.raw_data(),
-                                                    output->raw_data(), WindowTypes<T>::kWindow,
-                                                    WindowOf(g), stream));
+    return LaunchStatus(ctx, gpu::LaunchMaxPoolGrad(
+                                 input.raw_data(), grad.raw_data(), output->raw_data(),
+                                 first_max.data<int64_t>(), WindowTypes<T>::kWindow, WindowOf(g),
+                                 stream));
   }
 };
 

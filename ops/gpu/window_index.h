@@ -141,6 +141,22 @@ SLUICE_WINDOW_FN void ForEachPoolWindowOf(const Window2D& w, int64_t x, Fn&& fn)
   }
 }
 
+// MaxPoolGrad's gather for input element x (NHWC offset): the sum of
+// grad(p * in_depth + c) over the windows p holding x whose first maximum
+// it is, first_max[p * in_depth + c] being FirstMaxOf(w, ..., p, c)
+// (computed once per window: a window's scan is not redone for each of its
+// elements). Summed in window order, as float.
+template <typename Grad>
+SLUICE_WINDOW_FN float MaxPoolGradOf(const Window2D& w, const int64_t* first_max, Grad&& grad,
+                                     int64_t x) {
+  const int64_t c = x % w.in_depth;
+  float sum = 0;
+  ForEachPoolWindowOf(w, x, [&](int64_t p) {
+    if (first_max[p * w.in_depth + c] == x) sum += grad(p * w.in_depth + c);
+  });
+  return sum;
+}
+
 }  // namespace sluice::gpu
 
 #endif  // SLUICE_OPS_GPU_WINDOW_INDEX_H_

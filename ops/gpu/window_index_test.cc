@@ -241,5 +241,31 @@ TEST(WindowIndexTest, TheFirstMaximumWinsTies) {
   }
 }
 
+// The two-pass MaxPoolGrad (each window's first maximum once, then a
+// gather per element) routes each window's gradient to its first maximum
+// alone: it equals the CPU kernel's scatter, dx[first max] += dy.
+TEST(WindowIndexTest, TheMaxPoolGradGatherIsTheScatterOfEachWindowsGradient) {
+  std::mt19937 rng(7);
+  for (const Case& c : Cases()) {
+    const Window2D w = PoolGeometry(c);
+    const std::vector<double> in = Random(w.batch * w.image_elements(), rng, 0, 3);  // ties
+    const std::vector<double> dy = Random(w.batch * w.image_pixels() * w.in_depth, rng, -1, 1);
+    std::vector<int64_t> first_max(dy.size());
+    std::vector<double> scattered(in.size(), 0.0);
+    for (size_t i = 0; i < dy.size(); ++i) {
+      first_max[i] = FirstMaxOf(w, [&](int64_t at) { return in[at]; },
+                                static_cast<int64_t>(i) / w.in_depth,
+                                static_cast<int64_t>(i) % w.in_depth);
+      if (first_max[i] >= 0) scattered[first_max[i]] += static_cast<float>(dy[i]);
+    }
+    for (size_t e = 0; e < in.size(); ++e) {
+      const float gathered = MaxPoolGradOf(
+          w, first_max.data(), [&](int64_t at) { return static_cast<float>(dy[at]); },
+          static_cast<int64_t>(e));
+      EXPECT_FLOAT_EQ(gathered, static_cast<float>(scattered[e])) << Name(w) << " element " << e;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice::gpu
