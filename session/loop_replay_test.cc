@@ -22,13 +22,12 @@
 #include "runtime/recording_device_testutil.h"
 #include "runtime/session.h"
 #include "runtime/step_decisions.h"
-#include "session/direct_session.h"
+#include "session/rec_session_testutil.h"
 
 namespace sluice {
 namespace {
 
 using testing_rec::kRec;
-using testing_rec::RecBackend;
 using testing_rec::RecordingDevice;
 
 // A TensorArray's element moves on REC: queued like its kernels' work.
@@ -58,18 +57,17 @@ enum class Bound {
   kVariable,  // the variable w's first value
 };
 
-class LoopReplayTest : public ::testing::Test {
+class LoopReplayTest : public RecSessionTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(backends_.Add(std::make_unique<RecBackend>()).ok());
-    ASSERT_TRUE(testing_rec::RegisterRecOps(&ops_).ok());
+    RecSessionTest::SetUp();
     ASSERT_TRUE(RegisterControlFlowOps(&ops_).ok());
     ASSERT_TRUE(RegisterStackOps(&ops_).ok());
     ASSERT_TRUE(RegisterTensorArrayOps(&ops_).ok());
     RegisterControlFlowDeviceKernels(&kernels_, kRec, {DT_FLOAT});
     RegisterStackDeviceKernels(&kernels_, kRec, {DT_FLOAT});
     RegisterTensorArrayDeviceKernels(&kernels_, kRec, {DT_FLOAT}, &kRecArrayOps);
-    backends_.RegisterKernels(&kernels_);
+    Finish();
   }
 
   // x, y fed (float [n]); n = the bound. The forward loop runs n times:
@@ -152,22 +150,9 @@ class LoopReplayTest : public ::testing::Test {
     BuildLoops(&g, bound);
     GraphDef def;
     g.ToGraphDef(&def);
-    SessionConfig options;
-    options.ops = &ops_;
-    options.kernels = &kernels_;
-    options.backends = &backends_;
-    options.default_device = "/device:REC:0";
-    options.capture_steps = capture;
-    absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, def);
-    EXPECT_TRUE(session.ok()) << session.status();
-    return session.ok() ? *std::move(session) : nullptr;
+    return RecSessionTest::NewRecSession(def, capture);
   }
 
-  static Tensor Floats(std::vector<float> v) {
-    Tensor t(DT_FLOAT, TensorShape({static_cast<int64_t>(v.size())}));
-    for (size_t i = 0; i < v.size(); ++i) t.data<float>()[i] = v[i];
-    return t;
-  }
   static std::vector<float> Values(const Tensor& t) {
     return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
   }
@@ -189,10 +174,6 @@ class LoopReplayTest : public ::testing::Test {
     f.replayed = md.step_replayed;
     return f;
   }
-
-  BackendRegistry backends_;
-  OpRegistry ops_;
-  KernelRegistry kernels_;
 };
 
 TEST_F(LoopReplayTest, LoopsFixedByTheFeedsShapesAreRecordedWhole) {

@@ -25,22 +25,21 @@
 #include "runtime/frame_ops.h"
 #include "runtime/recording_device_testutil.h"
 #include "runtime/session.h"
+#include "session/rec_session_testutil.h"
 
 namespace sluice {
 namespace {
 
 using testing_rec::kRec;
-using testing_rec::RecBackend;
 using testing_rec::RecStats;
 
-class StepReplayTest : public ::testing::Test {
+class StepReplayTest : public RecSessionTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(backends_.Add(std::make_unique<RecBackend>()).ok());
-    ASSERT_TRUE(testing_rec::RegisterRecOps(&ops_).ok());
+    RecSessionTest::SetUp();
     ASSERT_TRUE(RegisterCollectiveOps(&ops_).ok());
     RegisterCollectiveKernelsOn(&kernels_, kRec, {DT_FLOAT});
-    backends_.RegisterKernels(&kernels_);
+    Finish();
   }
 
   // w (a variable), x (fed): loss = Sum(w * x) * Size(x), fetched;
@@ -77,24 +76,6 @@ class StepReplayTest : public ::testing::Test {
     return def;
   }
 
-  std::unique_ptr<Session> NewRecSession(const GraphDef& def, bool capture) {
-    SessionConfig options;
-    options.ops = &ops_;
-    options.kernels = &kernels_;
-    options.backends = &backends_;
-    options.default_device = "/device:REC:0";
-    options.capture_steps = capture;
-    absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, def);
-    EXPECT_TRUE(session.ok()) << session.status();
-    return session.ok() ? *std::move(session) : nullptr;
-  }
-
-  static Tensor Floats(std::vector<float> v) {
-    Tensor t(DT_FLOAT, TensorShape({static_cast<int64_t>(v.size())}));
-    for (size_t i = 0; i < v.size(); ++i) t.data<float>()[i] = v[i];
-    return t;
-  }
-
   // One training step: the loss, and whether it was a replay.
   static std::pair<float, bool> Step(Session* s, const Tensor& x) {
     RunMetadata md;
@@ -115,10 +96,6 @@ class StepReplayTest : public ::testing::Test {
     }
     return w;
   }
-
-  BackendRegistry backends_;
-  OpRegistry ops_;
-  KernelRegistry kernels_;
 };
 
 TEST_F(StepReplayTest, ReplaysMatchTheExecutorStepByStep) {
