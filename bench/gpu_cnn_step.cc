@@ -25,6 +25,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
+#include "bench/training_steps.h"
 #include "examples/cnn_model.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
@@ -94,30 +95,16 @@ absl::Status TimeVariant(const std::string& device, const std::string& name,
   }
   std::printf("%s_nodes_off_device: %d nodes\n", name.c_str(), off);
 
-  absl::Status status;
-  float loss = 0;
-  int replayed = 0, next = 0;
-  auto step = [&] {
-    const Batch& b = batches[next++ % batches.size()];
-    RunMetadata step_md;
-    absl::StatusOr<std::vector<Tensor>> out =
-        session->Run({{images, b.images}, {labels, b.labels}}, {m.loss}, {train}, {}, &step_md);
-    if (!out.ok()) {
-      status = out.status();
-    } else {
-      loss = (*out)[0].scalar<float>();
-      replayed += step_md.step_replayed ? 1 : 0;
-    }
-  };
-  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) step();
-  RETURN_IF_ERROR(status);
-  replayed = 0;
-  const int steps = absl::GetFlag(FLAGS_steps);
-  std::vector<double> ms = bench::TimeRepeated(steps, step);
-  RETURN_IF_ERROR(status);
-  std::printf("%s: %.3f ms\n", name.c_str(), bench::Median(ms));
-  std::printf("%s_loss_after: %.4f\n", name.c_str(), loss);
-  std::printf("%s_replayed_steps: %d of %d\n", name.c_str(), replayed, steps);
+  int next = 0;
+  ASSIGN_OR_RETURN(
+      bench::TimedSteps t,
+      bench::TimeTrainingSteps(
+          absl::GetFlag(FLAGS_warmup), absl::GetFlag(FLAGS_steps), [&](RunMetadata* step_md) {
+            const Batch& b = batches[next++ % batches.size()];
+            return session->Run({{images, b.images}, {labels, b.labels}}, {m.loss}, {train}, {},
+                                step_md);
+          }));
+  bench::PrintTimedSteps(name, t);
   if (absl::GetFlag(FLAGS_profile)) {
     // Microseconds per op type in one traced step (a GPU's are launch
     // times, not kernel times).

@@ -31,6 +31,7 @@
 
 #include "absl/flags/flag.h"
 #include "bench/bench_util.h"
+#include "bench/training_steps.h"
 #include "ops/testutil/dynamic_rnn_lstm.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
@@ -137,35 +138,21 @@ absl::Status Main() {
       std::printf("%s_input_copies: %d per step\n", name.c_str(), copies);
     }
 
-    absl::Status status;
-    float last = 0;
-    int next = 0, replayed = 0;
-    auto step = [&] {
-      const auto& b = batches[next++ % batches.size()];
-      RunMetadata step_md;
-      absl::StatusOr<std::vector<Tensor>> out =
-          session->Run({{x, b.first}, {target, b.second}}, {loss}, {train}, {}, &step_md);
-      if (!out.ok()) {
-        status = out.status();
-      } else {
-        last = (*out)[0].scalar<float>();
-        replayed += step_md.step_replayed ? 1 : 0;
-      }
-    };
-    for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) step();
-    RETURN_IF_ERROR(status);
-    replayed = 0;
-    const int steps = absl::GetFlag(FLAGS_steps);
-    std::vector<double> ms = bench::TimeRepeated(steps, step);
-    RETURN_IF_ERROR(status);
-    const std::string variant = capture ? name : name + "_uncaptured";
-    std::printf("%s: %.3f ms\n", variant.c_str(), bench::Median(ms));
-    std::printf("%s_loss_after: %.4f\n", variant.c_str(), last);
+    int next = 0;
+    ASSIGN_OR_RETURN(bench::TimedSteps t,
+                     bench::TimeTrainingSteps(absl::GetFlag(FLAGS_warmup),
+                                              absl::GetFlag(FLAGS_steps), [&](RunMetadata* md) {
+                                                const auto& b = batches[next++ % batches.size()];
+                                                return session->Run(
+                                                    {{x, b.first}, {target, b.second}}, {loss},
+                                                    {train}, {}, md);
+                                              }));
+    bench::PrintTimedSteps(capture ? name : name + "_uncaptured", t, /*replays=*/capture);
     if (capture) {
-      if (replayed > 0) captured_ms = bench::Median(ms);
-      std::printf("%s_replayed_steps: %d of %d\n", name.c_str(), replayed, steps);
+      if (t.replayed > 0) captured_ms = bench::Median(t.ms);
     } else if (captured_ms > 0) {
-      std::printf("%s_capture_speedup: %.2f x\n", name.c_str(), bench::Median(ms) / captured_ms);
+      std::printf("%s_capture_speedup: %.2f x\n", name.c_str(),
+                  bench::Median(t.ms) / captured_ms);
     }
   }
   return absl::OkStatus();

@@ -32,6 +32,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
+#include "bench/training_steps.h"
 #include "examples/mlp_model.h"
 #include "ops/gpu/matmul_precision.h"
 #include "session/direct_session.h"
@@ -122,28 +123,10 @@ absl::Status TimeVariant(
   int on_gpu = 0;
   std::printf("%s_nodes_off_gpu: %d nodes\n", name.c_str(), ReportPlacement(label, md, &on_gpu));
   std::printf("%s_ops_on_gpu: %d ops\n", name.c_str(), on_gpu);
-  absl::Status status;
-  float loss = 0;
-  int replayed = 0;
-  auto step = [&] {
-    RunMetadata step_md;
-    absl::StatusOr<std::vector<Tensor>> out = run({}, &step_md);
-    if (!out.ok()) {
-      status = out.status();
-    } else {
-      loss = (*out)[0].scalar<float>();
-      replayed += step_md.step_replayed ? 1 : 0;
-    }
-  };
-  for (int i = 0; i < warmup; ++i) step();
-  RETURN_IF_ERROR(status);
-  replayed = 0;
-  std::vector<double> ms = bench::TimeRepeated(steps, step);
-  RETURN_IF_ERROR(status);
-  std::printf("%s: %.3f ms\n", name.c_str(), bench::Median(ms));
-  std::printf("%s_loss_after: %.4f\n", name.c_str(), loss);
-  std::printf("%s_replayed_steps: %d of %d\n", name.c_str(), replayed, steps);
-  std::fflush(stdout);
+  ASSIGN_OR_RETURN(bench::TimedSteps t,
+                   bench::TimeTrainingSteps(warmup, steps,
+                                            [&](RunMetadata* step_md) { return run({}, step_md); }));
+  bench::PrintTimedSteps(name, t);
   return absl::OkStatus();
 }
 
