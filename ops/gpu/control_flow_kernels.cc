@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "ops/control_flow/control_flow_family.h"
 #include "ops/gpu/cwise.cu.h"
+#include "ops/gpu/cwise_type.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/internal/array_kernel_util.h"
 #include "runtime/gpu/cuda_status.h"
@@ -49,24 +50,11 @@ absl::Status ZeroOnGpu(Device* device, Tensor* t) {
                     absl::StrCat("zeroing a TensorArray element on ", gpu->name()));
 }
 
-// The element-wise Add kernel's types (gpu::LaunchBinary).
-absl::StatusOr<gpu::CwiseType> AddableType(DataType dtype) {
-  switch (dtype) {
-    case DT_FLOAT: return gpu::CwiseType::kFloat;
-    case DT_DOUBLE: return gpu::CwiseType::kDouble;
-    case DT_HALF: return gpu::CwiseType::kHalf;
-    case DT_BFLOAT16: return gpu::CwiseType::kBFloat16;
-    case DT_INT64: return gpu::CwiseType::kInt64;
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("a GPU adds no TensorArray elements of ", DataTypeName(dtype)));
-  }
-}
-
 // Two writes to one index of a gradient array: the element-wise Add kernel
-// on the compute stream, after the kernels that wrote them.
+// on the compute stream, after the kernels that wrote them (float, double,
+// half, bfloat16, int64; another type is an error).
 absl::Status AddOnGpu(Device* device, const Tensor& a, const Tensor& b, Tensor* sum) {
-  ASSIGN_OR_RETURN(gpu::CwiseType type, AddableType(a.dtype()));
+  ASSIGN_OR_RETURN(gpu::CwiseType type, CwiseTypeOf(a.dtype()));
   ASSIGN_OR_RETURN(GpuDevice * gpu, GpuOfDevice(device, "sum"));
   return CudaStatus(gpu::LaunchBinary(gpu::BinaryFn::kAdd, type,
                                       gpu::FlatCwiseLayout<2>(a.NumElements()), a.raw_data(),

@@ -22,6 +22,7 @@
 #include "ops/gpu/cwise.cu.h"
 #include "ops/gpu/cwise_layout.h"
 #include "ops/gpu/gpu_kernel_util.h"
+#include "ops/gpu/cwise_type.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/math/internal/broadcast.h"
 #include "ops/math/internal/math_kernel_checks.h"
@@ -29,7 +30,6 @@
 #include "runtime/kernel_registry.h"
 
 namespace sluice {
-namespace {
 
 absl::StatusOr<gpu::CwiseType> CwiseTypeOf(DataType dtype) {
   switch (BaseType(dtype)) {
@@ -52,6 +52,8 @@ absl::StatusOr<gpu::CwiseType> CwiseTypeOf(DataType dtype) {
           absl::StrCat("no element-wise GPU kernel for type ", DataTypeName(dtype)));
   }
 }
+
+namespace {
 
 // The GPU's arithmetic for the shells of ops/math/cwise_kernels.h: the
 // descriptors name a CUDA kernel; types come from the tensors.
