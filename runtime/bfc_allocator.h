@@ -92,8 +92,15 @@ class BfcAllocator : public Allocator {
   MemoryKind memory_kind() const override { return sub_->memory_kind(); }
   int device_ordinal() const override { return options_.device_ordinal; }
 
-  // Returns the cached regions with no block in use to the SubAllocator.
+  // Returns the cached regions with no block in use to the SubAllocator
+  // (none while held, below).
   void ReleaseFreeRegions();
+  // While any hold lasts, no region goes back to the SubAllocator, not even
+  // to make room (an allocation that does not fit fails instead): a GPU
+  // recording a step must not see cudaFree, which synchronizes the device.
+  // Holds nest; each HoldRegions needs one UnholdRegions.
+  void HoldRegions();
+  void UnholdRegions();
   // Regions, bins and blocks, for an out-of-memory report.
   std::string DebugString() const;
 
@@ -133,6 +140,7 @@ class BfcAllocator : public Allocator {
   std::map<void*, Block*> in_use_ ABSL_GUARDED_BY(mu_);
   AllocatorStats stats_ ABSL_GUARDED_BY(mu_);
   size_t next_region_bytes_ ABSL_GUARDED_BY(mu_);
+  int holds_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sluice

@@ -284,6 +284,31 @@ TEST(BfcAllocatorTest, ReleasesFreeRegionsBeforeFailing) {
   EXPECT_EQ(log->live, static_cast<int64_t>(4 * kMiB));
 }
 
+// While held (a GPU recording a step), no region goes back, not even to
+// make room: the allocation that would need it fails; after the hold the
+// same allocation releases and succeeds.
+TEST(BfcAllocatorTest, HeldRegionsStayEvenWhenAnAllocationFails) {
+  auto log = std::make_shared<SubLog>();
+  auto a = Make(log, kMiB, 4 * kMiB);
+  char* p1 = Alloc(*a, kMiB);  // region 1: 1 MiB
+  char* p2 = Alloc(*a, kMiB);  // region 2: 2 MiB
+  ASSERT_NE(p1, nullptr);
+  ASSERT_NE(p2, nullptr);
+  a->DeallocateRaw(p1, kMiB);
+  a->HoldRegions();
+  a->HoldRegions();
+  EXPECT_EQ(Alloc(*a, 2 * kMiB), nullptr);
+  a->ReleaseFreeRegions();
+  a->UnholdRegions();
+  EXPECT_EQ(Alloc(*a, 2 * kMiB), nullptr);  // still one hold
+  EXPECT_EQ(log->frees, 0);
+  EXPECT_EQ(a->GetStats().num_ooms, 2);
+  a->UnholdRegions();
+  char* big = Alloc(*a, 2 * kMiB);
+  EXPECT_NE(big, nullptr);
+  EXPECT_EQ(log->frees, 1);
+}
+
 TEST(BfcAllocatorTest, SubAllocatorFailureIsAnOom) {
   auto log = std::make_shared<SubLog>();
   log->capacity = 3 * kMiB;

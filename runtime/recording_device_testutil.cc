@@ -22,14 +22,15 @@ RecordingDevice *Rec(OpKernelContext *ctx) {
   return static_cast<RecordingDevice *>(ctx->device());
 }
 
-// y = a * b, element-wise (same shapes).
+// y = a * b, element-wise (same shapes), into a's buffer when no one else
+// holds it (as a GPU's element-wise kernels do).
 class MulOp : public OpKernel {
 public:
   absl::Status Compute(OpKernelContext *ctx) override {
     ++RecStats().mul_computes;
     const Tensor &a = ctx->input(0);
     const Tensor &b = ctx->input(1);
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, a.shape()));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->forward_input_or_allocate_output(0, 0, a.shape()));
     const float *pa = a.data<float>();
     const float *pb = b.data<float>();
     float *py = y->data<float>();

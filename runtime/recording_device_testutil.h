@@ -48,13 +48,59 @@ namespace testing_rec {
 
 inline constexpr char kRec[] = "REC";
 
+// What the kernels count, process-wide.
+struct RecCounters {
+  std::atomic<int> mul_computes{0};     // Mul's Compute calls
+  std::atomic<int> copies_on_write{0};  // Sub's copies of a shared buffer
+  std::atomic<bool> always_copy{false}; // make Sub copy on write every time
+  std::atomic<int> recordings{0};       // EndCapture calls
+  std::atomic<bool> fail_replays{false}; // make every replay fail
+  // Device memory the live recordings hold, and its limit (0: none).
+  std::atomic<int64_t> capture_bytes{0};
+  std::atomic<int64_t> capture_bytes_limit{0};
+};
+RecCounters &RecStats();
+
+// What a recording allocates, within RecStats().capture_bytes_limit: the
+// device memory recordings hold, as they fill a GPU's.
+class CaptureBudget : public Allocator {
+public:
+  explicit CaptureBudget(Allocator *base) : base_(base) {}
+  std::string Name() const override { return base_->Name() + "/budget"; }
+  void *AllocateRaw(size_t alignment, size_t bytes) override {
+    const int64_t limit = RecStats().capture_bytes_limit;
+    if (limit > 0 &&
+        RecStats().capture_bytes + static_cast<int64_t>(bytes) > limit) {
+      return nullptr;
+    }
+    void *p = base_->AllocateRaw(alignment, bytes);
+    if (p != nullptr)
+      RecStats().capture_bytes += static_cast<int64_t>(bytes);
+    return p;
+  }
+  void DeallocateRaw(void *ptr, size_t bytes) override {
+    base_->DeallocateRaw(ptr, bytes);
+    if (ptr != nullptr)
+      RecStats().capture_bytes -= static_cast<int64_t>(bytes);
+  }
+  AllocatorStats GetStats() const override { return base_->GetStats(); }
+  MemoryKind memory_kind() const override { return base_->memory_kind(); }
+  int device_ordinal() const override { return base_->device_ordinal(); }
+
+private:
+  Allocator *const base_;
+};
+
 class RecordedWork : public CapturedWork {
 public:
   RecordedWork(std::vector<std::function<void()>> queue,
-               std::shared_ptr<CaptureArena> arena)
-      : queue_(std::move(queue)), arena_(std::move(arena)) {}
+               std::shared_ptr<CaptureArena> arena, std::vector<Tensor> uploads)
+      : queue_(std::move(queue)), arena_(std::move(arena)),
+        uploads_(std::move(uploads)) {}
   ~RecordedWork() override { arena_->Release(); }
   absl::Status Replay() override {
+    if (RecStats().fail_replays)
+      return absl::InternalError("replay failed (RecStats().fail_replays)");
     for (const auto &fn : queue_)
       fn();
     return absl::OkStatus();
@@ -63,6 +109,7 @@ public:
 private:
   std::vector<std::function<void()>> queue_;
   std::shared_ptr<CaptureArena> arena_;
+  std::vector<Tensor> uploads_; // read at every replay, held as a GPU holds them
 };
 
 class RecordingDevice : public Device {
@@ -89,8 +136,10 @@ public:
   absl::StatusOr<Tensor> CopyFromHost(const Tensor &t) override {
     if (t.on_device())
       return t;
-    return Copy(t,
-                allocator()); // while recording: an upload the recording reads
+    ASSIGN_OR_RETURN(Tensor copy, Copy(t, allocator()));
+    if (recording_)
+      uploads_.push_back(copy); // an upload the recording reads
+    return copy;
   }
   absl::Status CopyWithinDevice(const Tensor &src, Tensor *dst) override {
     if (recording_ && !(src.on_device() && dst->on_device())) {
@@ -107,16 +156,17 @@ public:
     if (recording_)
       return absl::FailedPreconditionError("already recording");
     recording_ = true;
-    arena_ = std::make_shared<CaptureArena>(device_.get());
+    arena_ = std::make_shared<CaptureArena>(&budget_);
     return absl::OkStatus();
   }
   absl::StatusOr<std::unique_ptr<CapturedWork>> EndCapture() override {
     recording_ = false;
-    auto work =
-        std::make_unique<RecordedWork>(std::move(recorded_), std::move(arena_));
+    auto work = std::make_unique<RecordedWork>(
+        std::move(recorded_), std::move(arena_), std::move(uploads_));
     recorded_.clear();
+    uploads_.clear();
     arena_ = nullptr;
-    ++recordings;
+    ++RecStats().recordings;
     return std::unique_ptr<CapturedWork>(std::move(work));
   }
 
@@ -129,8 +179,6 @@ public:
     }
   }
 
-  std::atomic<int> recordings{0};
-
 private:
   static absl::StatusOr<Tensor> Copy(const Tensor &t, Allocator *a) {
     ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(a, t.dtype(), t.shape()));
@@ -140,6 +188,7 @@ private:
 
   std::shared_ptr<FakeDeviceMemory> device_ =
       std::make_shared<FakeDeviceMemory>("rec_device");
+  CaptureBudget budget_{device_.get()};
   std::shared_ptr<CpuAllocator> host_ =
       std::make_shared<CpuAllocator>("rec_host");
   ThreadPool pool_{"rec", 1};
@@ -147,6 +196,7 @@ private:
   bool recording_ = false;
   std::shared_ptr<CaptureArena> arena_;
   std::vector<std::function<void()>> recorded_;
+  std::vector<Tensor> uploads_;
 };
 
 // One RecordingDevice per process, and the kernels above.
@@ -161,13 +211,6 @@ public:
 // The ops above, and the frame ops (_Arg, _Retval).
 absl::Status RegisterRecOps(OpRegistry *ops);
 
-// What the kernels count, process-wide.
-struct RecCounters {
-  std::atomic<int> mul_computes{0};     // Mul's Compute calls
-  std::atomic<int> copies_on_write{0};  // Sub's copies of a shared buffer
-  std::atomic<bool> always_copy{false}; // make Sub copy on write every time
-};
-RecCounters &RecStats();
 
 } // namespace testing_rec
 } // namespace sluice

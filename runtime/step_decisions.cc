@@ -1,5 +1,6 @@
 #include "runtime/step_decisions.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,11 @@ bool ReadsOnlyShapes(const std::string& op) {
 }
 
 // The inputs `n`'s value derives from (into *inputs); or, when the value
-// may differ between runs of the same feed shapes, what it is.
+// may differ between runs of the same feed shapes and values, what it is.
+// A feed (_Arg) derives from nothing: the caller keys on its value.
 std::string ValueSources(const Node& n, std::vector<int>* inputs) {
   inputs->clear();
-  if (ReadsOnlyShapes(n.op())) return "";
-  if (n.op() == kArgOp) return "a feed's value";
+  if (ReadsOnlyShapes(n.op()) || n.op() == kArgOp) return "";
   if (n.op() == "TensorArraySizeV3" || n.op() == "TensorArrayGradV3") {
     inputs->push_back(0);  // the array's size: follow its handle
     return "";
@@ -39,6 +40,7 @@ std::string ValueSources(const Node& n, std::vector<int>* inputs) {
 
 // The input of a deciding node that it reads on the host; -1 for others.
 int DecisionInput(const Node& n) {
+  if (n.op() == "Assert") return 0;  // whether the step fails
   switch (n.control_flow()) {
     case ControlFlowRole::kSwitch:
       return 1;  // the predicate
@@ -51,9 +53,11 @@ int DecisionInput(const Node& n) {
 
 }  // namespace
 
-absl::Status CheckStepDecisionsFixed(const Graph& graph) {
-  // Nodes already found fixed (a walk that finds one that is not returns),
-  // so the Switches of one loop, which share its LoopCond, walk it once.
+absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph) {
+  std::vector<int> feeds;
+  // Nodes already walked (a walk that finds a value that may change
+  // returns), so the Switches of one loop, which share its LoopCond, walk it
+  // once.
   absl::flat_hash_set<int> fixed;
   std::vector<const Node*> stack;
   std::vector<int> inputs;
@@ -66,6 +70,11 @@ absl::Status CheckStepDecisionsFixed(const Graph& graph) {
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
+      if (n->op() == kArgOp) {
+        absl::StatusOr<int64_t> index = n->GetAttr<int64_t>("index");
+        if (!index.ok()) return index.status();
+        feeds.push_back(static_cast<int>(*index));
+      }
       const std::string why = ValueSources(*n, &inputs);
       if (!why.empty()) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -79,7 +88,9 @@ absl::Status CheckStepDecisionsFixed(const Graph& graph) {
       }
     }
   }
-  return absl::OkStatus();
+  std::sort(feeds.begin(), feeds.end());
+  feeds.erase(std::unique(feeds.begin(), feeds.end()), feeds.end());
+  return feeds;
 }
 
 }  // namespace sluice

@@ -1,7 +1,9 @@
 #include "runtime/step_replay.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -26,7 +28,7 @@ namespace {
 
 // Ops whose state would be frozen into a recording, unless their kernel
 // says it replays right. (Control flow is checked as a whole:
-// CheckStepDecisionsFixed.)
+// DecidingFeeds.)
 bool BlocksRecording(const Node& n, const OpKernel* kernel) {
   const OpDef& def = n.op_def();
   if (!def.is_stateful || def.is_variable || n.op() == kArgOp || n.op() == kRetvalOp) {
@@ -54,18 +56,38 @@ std::unique_ptr<StepReplay> StepReplay::Create(Device* device, Executor* executo
       return nullptr;
     }
   }
-  if (absl::Status fixed = CheckStepDecisionsFixed(executor->graph()); !fixed.ok()) {
+  absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(executor->graph());
+  if (!deciding.ok()) {
     if (LogCapture()) {
       std::fprintf(stderr, "sluice: step capture on %s: not recorded: %s\n",
-                   device->name().c_str(), std::string(fixed.message()).c_str());
+                   device->name().c_str(), std::string(deciding.status().message()).c_str());
     }
     return nullptr;
   }
-  return std::unique_ptr<StepReplay>(new StepReplay(device, executor, options));
+  for (const Node* n : executor->graph().nodes()) {
+    // A string's bytes are not its value: nothing to key a recording on.
+    if (n->op() != kArgOp || n->GetAttr<DataType>("T").value_or(DT_INVALID) != DT_STRING) {
+      continue;
+    }
+    const int index = static_cast<int>(n->GetAttr<int64_t>("index").value_or(-1));
+    if (std::binary_search(deciding->begin(), deciding->end(), index)) {
+      if (LogCapture()) {
+        std::fprintf(stderr, "sluice: step capture on %s: not recorded: string feed %s decides\n",
+                     device->name().c_str(), n->DebugName().c_str());
+      }
+      return nullptr;
+    }
+  }
+  return std::unique_ptr<StepReplay>(
+      new StepReplay(device, executor, options, *std::move(deciding)));
 }
 
-StepReplay::StepReplay(Device* device, Executor* executor, StepReplayOptions options)
-    : device_(device), executor_(executor), options_(options) {}
+StepReplay::StepReplay(Device* device, Executor* executor, StepReplayOptions options,
+                       std::vector<int> deciding_feeds)
+    : device_(device),
+      executor_(executor),
+      options_(options),
+      deciding_feeds_(std::move(deciding_feeds)) {}
 
 StepReplay::~StepReplay() = default;
 
@@ -74,19 +96,43 @@ std::string StepReplay::disabled_reason() const {
   return disabled_;
 }
 
-StepReplay::FeedKey StepReplay::KeyOf(const CallFrame& frame) {
+bool StepReplay::Deciding(size_t feed) const {
+  return std::binary_search(deciding_feeds_.begin(), deciding_feeds_.end(),
+                            static_cast<int>(feed));
+}
+
+bool StepReplay::Keyable(const CallFrame& frame) const {
+  size_t bytes = 0;
+  for (int i : deciding_feeds_) {
+    if (i < static_cast<int>(frame.args.size())) bytes += frame.args[i].TotalBytes();
+  }
+  return bytes <= kMaxDecidingFeedBytes;
+}
+
+StepReplay::FeedKey StepReplay::KeyOf(const CallFrame& frame) const {
   FeedKey key;
-  key.reserve(frame.args.size());
-  for (const Tensor& t : frame.args) key.emplace_back(t.dtype(), t.shape());
+  key.shapes.reserve(frame.args.size());
+  for (const Tensor& t : frame.args) key.shapes.emplace_back(t.dtype(), t.shape());
+  for (int i : deciding_feeds_) {
+    if (i >= static_cast<int>(frame.args.size())) break;
+    const Tensor& t = frame.args[i];
+    key.values.emplace_back(static_cast<const char*>(t.raw_data()), t.TotalBytes());
+  }
   return key;
 }
 
-bool StepReplay::Matches(const FeedKey& key, const CallFrame& frame) {
-  if (key.size() != frame.args.size()) return false;
-  for (size_t i = 0; i < key.size(); ++i) {
-    if (key[i].first != frame.args[i].dtype() || key[i].second != frame.args[i].shape()) {
+bool StepReplay::Matches(const FeedKey& key, const CallFrame& frame) const {
+  if (key.shapes.size() != frame.args.size()) return false;
+  for (size_t i = 0; i < key.shapes.size(); ++i) {
+    if (key.shapes[i].first != frame.args[i].dtype() ||
+        key.shapes[i].second != frame.args[i].shape()) {
       return false;
     }
+  }
+  for (size_t k = 0; k < key.values.size(); ++k) {
+    // Same shape and type as recorded (above): the same byte count.
+    const Tensor& t = frame.args[deciding_feeds_[k]];
+    if (std::memcmp(key.values[k].data(), t.raw_data(), key.values[k].size()) != 0) return false;
   }
   return true;
 }
@@ -102,9 +148,14 @@ std::vector<StepReplay::VarState> StepReplay::DeviceVars() const {
 
 bool StepReplay::NeedsExclusiveDevice(const CallFrame& frame) const {
   absl::MutexLock lock(&mu_);
-  if (!disabled_.empty()) return false;
-  if (recording_ != nullptr && Matches(recording_->key, frame)) return false;
-  return Matches(last_key_, frame) && repeats_ >= options_.min_runs_before_capture;
+  if (!disabled_.empty() || !Keyable(frame)) return false;
+  for (const std::unique_ptr<Recording>& rec : recordings_) {
+    if (Matches(rec->key, frame)) return false;
+  }
+  for (const Seen& seen : seen_) {
+    if (Matches(seen.key, frame)) return seen.runs >= options_.min_runs_before_capture;
+  }
+  return false;
 }
 
 absl::Status StepReplay::Run(const Executor::Args& args, bool may_record, bool* replayed) {
@@ -125,41 +176,82 @@ absl::Status StepReplay::Run(const Executor::Args& args, bool may_record, bool* 
 absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
                                    bool* replayed) {
   const CallFrame& frame = *args.call_frame;
-  if (recording_ != nullptr && recording_->epoch != CaptureEpoch()) {
-    recording_.reset();  // a setting its kernels read has changed
-    repeats_ = 0;
-  }
-  if (recording_ != nullptr && Matches(recording_->key, frame)) {
-    if (VariablesKept()) {
-      *replayed = true;
-      return Replay(args.call_frame);
+  if (!Keyable(frame)) {
+    if (LogCapture() && !logged_unkeyable_) {
+      logged_unkeyable_ = true;
+      std::fprintf(stderr,
+                   "sluice: step capture on %s: a step whose deciding feeds hold over %zu bytes "
+                   "runs through the executor\n",
+                   device_->name().c_str(), kMaxDecidingFeedBytes);
     }
-    recording_.reset();  // a variable has a new buffer: record again later
-    repeats_ = 0;
+    return executor_->Run(args);
   }
-  if (!Matches(last_key_, frame)) {
-    last_key_ = KeyOf(frame);
-    repeats_ = 0;
+  const uint64_t epoch = CaptureEpoch();
+  if (std::erase_if(recordings_, [epoch](const auto& rec) { return rec->epoch != epoch; }) > 0) {
+    seen_.clear();  // a setting their kernels read has changed: start over
   }
-  if (repeats_ >= options_.min_runs_before_capture) {
+  if (auto rec = FindRecording(frame); rec != recordings_.end()) {
+    if (VariablesKept(**rec)) {
+      recordings_.splice(recordings_.begin(), recordings_, rec);  // the most recent
+      *replayed = true;
+      return Replay(*recordings_.front(), args.call_frame);
+    }
+    recordings_.erase(rec);  // a variable has a new buffer: record again later
+    CountOf(frame).runs = 0;
+  }
+  Seen& seen = CountOf(frame);
+  if (seen.runs >= options_.min_runs_before_capture) {
     if (!may_record) return executor_->Run(args);
-    absl::Status s = Record(args, last_key_);
-    *replayed = s.ok() && recording_ != nullptr;
+    const FeedKey key = seen.key;
+    absl::Status s = Record(args, key);
+    *replayed = s.ok() && disabled_.empty();
     return s;
   }
-  // With mu_ held: the steps of one signature run one at a time until it is
-  // recorded or recording is disabled.
+  // With mu_ held: the steps of one StepReplay run one at a time until
+  // recording is disabled.
   absl::Status s = executor_->Run(args);
-  if (s.ok()) ++repeats_;
+  if (s.ok()) ++seen.runs;
   return s;
 }
 
+std::list<std::unique_ptr<StepReplay::Recording>>::iterator StepReplay::FindRecording(
+    const CallFrame& frame) {
+  for (auto it = recordings_.begin(); it != recordings_.end(); ++it) {
+    if (Matches((*it)->key, frame)) return it;
+  }
+  return recordings_.end();
+}
+
+StepReplay::Seen& StepReplay::CountOf(const CallFrame& frame) {
+  auto it = seen_.begin();
+  while (it != seen_.end() && !Matches(it->key, frame)) ++it;
+  if (it == seen_.end()) {
+    seen_.push_front({KeyOf(frame), 0});
+    if (seen_.size() > kMaxSignaturesCounted) seen_.pop_back();
+  } else {
+    seen_.splice(seen_.begin(), seen_, it);
+  }
+  return seen_.front();
+}
+
 absl::Status StepReplay::Record(const Executor::Args& args, const FeedKey& key) {
+  // Room first: the least recently replayed recording goes.
+  while (!recordings_.empty() &&
+         static_cast<int>(recordings_.size()) >= std::max(options_.max_recordings, 1)) {
+    recordings_.pop_back();
+  }
   auto rec = std::make_unique<Recording>();
   rec->key = key;
   rec->epoch = CaptureEpoch();
-  for (const Tensor& t : args.call_frame->args) {
+  for (size_t i = 0; i < args.call_frame->args.size(); ++i) {
+    const Tensor& t = args.call_frame->args[i];
     if (t.dtype() == DT_STRING) return Disable("a string feed cannot be recorded", args);
+    if (Deciding(i)) {
+      // Read by the host's decisions while recording; replays are for this
+      // value only.
+      rec->feeds.push_back(t.DeepCopy());
+      continue;
+    }
     absl::StatusOr<Tensor> on_device = device_->CopyFromHost(t);
     if (!on_device.ok()) return Disable(on_device.status().message(), args);
     rec->feeds.push_back(*std::move(on_device));
@@ -185,7 +277,7 @@ absl::Status StepReplay::Record(const Executor::Args& args, const FeedKey& key) 
     if (s.ok() && !moved) return Keep(std::move(rec), args.call_frame);
     rec->work = nullptr;
     rec->retvals.clear();
-    if (!s.ok()) return Disable(s.message(), args);
+    if (!s.ok()) return RecordingFailed(s, args, key);
   }
   // Again, holding the variables: every update copies on write and the
   // recording copies it back (KeepVariableBuffers).
@@ -198,9 +290,20 @@ absl::Status StepReplay::Record(const Executor::Args& args, const FeedKey& key) 
       v.var->tensor = v.tensor;
       v.var->initialized = v.initialized;
     }
-    return Disable(s.message(), args);
+    return RecordingFailed(s, args, key);
   }
   return Keep(std::move(rec), args.call_frame);
+}
+
+absl::Status StepReplay::RecordingFailed(const absl::Status& why, const Executor::Args& args,
+                                         const FeedKey& key) {
+  if (absl::IsResourceExhausted(why) && !recordings_.empty()) {
+    // The memory the other recordings hold may be what it lacked; nothing
+    // of the failed recording ran, so the step may be recorded again.
+    recordings_.clear();
+    return Record(args, key);
+  }
+  return Disable(why.message(), args);
 }
 
 absl::Status StepReplay::RecordOnce(const Executor::Args& args, const std::vector<VarState>* held,
@@ -238,22 +341,27 @@ absl::StatusOr<std::vector<StepReplay::VarState>> StepReplay::BackUpVariables() 
 }
 
 absl::Status StepReplay::Disable(absl::string_view why, const Executor::Args& args) {
-  disabled_ = absl::StrCat("not recorded: ", why);
+  StopRecording(absl::StrCat("not recorded: ", why));
+  return executor_->Run(args);
+}
+
+void StepReplay::StopRecording(std::string why) {
+  recordings_.clear();
+  disabled_ = std::move(why);
   if (LogCapture()) {
     std::fprintf(stderr, "sluice: step capture on %s: %s\n", device_->name().c_str(),
                  disabled_.c_str());
   }
-  return executor_->Run(args);
 }
 
 absl::Status StepReplay::Keep(std::unique_ptr<Recording> rec, CallFrame* frame) {
   for (const VarState& v : DeviceVars()) rec->buffers.emplace_back(v.var, v.tensor.raw_data());
-  recording_ = std::move(rec);
-  return Replay(frame);
+  recordings_.push_front(std::move(rec));
+  return Replay(*recordings_.front(), frame);
 }
 
-bool StepReplay::VariablesKept() const {
-  for (const auto& [var, buffer] : recording_->buffers) {
+bool StepReplay::VariablesKept(const Recording& rec) const {
+  for (const auto& [var, buffer] : rec.buffers) {
     absl::MutexLock lock(&var->mu);
     if (var->tensor.raw_data() != buffer) return false;
   }
@@ -283,9 +391,19 @@ absl::Status StepReplay::KeepVariableBuffers(const std::vector<VarState>& before
   return absl::OkStatus();
 }
 
-absl::Status StepReplay::Replay(CallFrame* frame) {
-  Recording& rec = *recording_;
+absl::Status StepReplay::Replay(Recording& rec, CallFrame* frame) {
+  absl::Status s = ReplayOnce(rec, frame);
+  if (!s.ok()) {
+    // It would fail again: later runs go through the executor. (This one's
+    // device work may have partly run, so it is not run again here.)
+    StopRecording(absl::StrCat("a replay failed: ", s.message()));
+  }
+  return s;
+}
+
+absl::Status StepReplay::ReplayOnce(Recording& rec, CallFrame* frame) {
   for (size_t i = 0; i < rec.feeds.size(); ++i) {
+    if (Deciding(i)) continue;  // the value recorded (Matches)
     RETURN_IF_ERROR(device_->CopyWithinDevice(frame->args[i], &rec.feeds[i]));
   }
   RETURN_IF_ERROR(rec.work->Replay());

@@ -1,5 +1,6 @@
-// StepReplay: a step recorded once and replayed (a CUDA graph on a GPU)
-// while its feed shapes repeat.
+// StepReplay: a step recorded once per signature (its feed shapes, and the
+// values of the feeds that decide its branches and loops) and replayed (a
+// CUDA graph on a GPU) whenever that signature comes again.
 //
 // The executor launches every kernel of every step from the host; on a GPU a
 // small model's step is mostly those launches. A static graph need not pay
@@ -21,12 +22,29 @@
 // device memory and advances in the recording; a collective of one member,
 // which only hands its input on; TensorArrays and stacks, which live for
 // one step), and whose branches and trip counts are fixed by its feeds'
-// shapes (runtime/step_decisions.h). Any other stateful op keeps the step
-// out (a host-side counter or a collective's rendezvous would be frozen
-// into the recording), and so does a Switch or loop deciding on a value.
+// shapes, or by its feeds' shapes and the values of some feeds
+// (runtime/step_decisions.h). Any other stateful op keeps the step out (a
+// host-side counter or a collective's rendezvous would be frozen into the
+// recording), and so does a Switch or loop deciding on a variable's value.
 // A loop is recorded whole: every iteration's kernels, in one recording
 // (a tf.nn.dynamic_rnn's forward and gradient loops and their TensorArrays
 // and stacks), replayed with one launch.
+//
+// A feed whose value decides (a loop bound, a dynamic_rnn's
+// sequence_length, an Assert's operand) is part of the signature a
+// recording is for, as the shapes are: each value is recorded once it has
+// repeated, and replayed whenever it comes again. While recording, such a
+// feed stays in host memory, where the host's decisions read it, and what
+// the device reads of it is uploaded once and kept by the recording (as is
+// every upload a recording reads: no kernel may write its output over it).
+// A deciding feed over kMaxDecidingFeedBytes runs the step through the
+// executor.
+//
+// Up to max_recordings signatures stay recorded at once (buckets of
+// sequence lengths, a last partial batch); recording another drops the
+// least recently replayed. Runs are counted for the last
+// kMaxSignaturesCounted signatures, so values that seldom repeat are never
+// recorded. A failed replay fails its step and stops recording.
 // The recording fails (and the signature runs through the executor from then
 // on) where a kernel copies device memory to the host. Variables are
 // updated in place where the step allows; where an update copies on write (a
@@ -42,7 +60,9 @@
 // Memory: the blocks the recorded step allocated stay reserved while the
 // recording lives (the step's temporaries are not reused within it either:
 // a loop recorded whole holds every iteration's). A recording that runs out
-// of memory fails, and the step runs through the executor from then on.
+// of memory while others are kept drops them and records again; one that
+// runs out of memory alone fails, and the step runs through the executor
+// from then on.
 // SLUICE_LOG_STEP_CAPTURE=1 in the environment prints why a step is not
 // recorded.
 //
@@ -53,6 +73,7 @@
 #ifndef SLUICE_RUNTIME_STEP_REPLAY_H_
 #define SLUICE_RUNTIME_STEP_REPLAY_H_
 
+#include <list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -71,12 +92,16 @@ struct StepReplayOptions {
   // Runs with the same feed shapes through the executor before recording
   // (the first runs warm caches: cuBLAS handles, allocator pools).
   int min_runs_before_capture = 2;
+  // Recordings kept at once, one per signature (feed shapes and deciding
+  // values); the least recently replayed goes first.
+  int max_recordings = 4;
 };
 
 class StepReplay {
  public:
   // nullptr when the step cannot be recorded: the device cannot capture,
-  // a branch or trip count may change from run to run, or an op is stateful
+  // a branch or trip count may change between runs of the same feed shapes
+  // and deciding feed values, a deciding feed is a string, or an op is stateful
   // other than a variable, _Arg, _Retval or a kernel that replays right
   // (see above). `device` and
   // `executor` (the step's one partition) must outlive it.
@@ -98,10 +123,25 @@ class StepReplay {
   // Why recording stopped for good ("" while it may still happen).
   std::string disabled_reason() const;
 
+  // The most bytes of deciding feeds a recording is keyed on.
+  static constexpr size_t kMaxDecidingFeedBytes = 4096;
+  // Signatures whose runs through the executor are counted at once (the
+  // most recently run).
+  static constexpr size_t kMaxSignaturesCounted = 16;
+
  private:
   struct Recording;
-  // Per feed: its type and shape.
-  using FeedKey = std::vector<std::pair<DataType, TensorShape>>;
+  // What a recording is for: per feed its type and shape, and the bytes of
+  // each deciding feed.
+  struct FeedKey {
+    std::vector<std::pair<DataType, TensorShape>> shapes;
+    std::vector<std::string> values;
+  };
+  // A signature run through the executor, and how often.
+  struct Seen {
+    FeedKey key;
+    int runs = 0;
+  };
   // A variable of the device and the tensor it held.
   struct VarState {
     Var* var;
@@ -109,11 +149,15 @@ class StepReplay {
     bool initialized;
   };
 
-  StepReplay(Device* device, Executor* executor, StepReplayOptions options);
-  static FeedKey KeyOf(const CallFrame& frame);
-  // Whether the frame's feeds have `key`'s types and shapes (no copy: on
-  // every replay).
-  static bool Matches(const FeedKey& key, const CallFrame& frame);
+  StepReplay(Device* device, Executor* executor, StepReplayOptions options,
+             std::vector<int> deciding_feeds);
+  FeedKey KeyOf(const CallFrame& frame) const;
+  // Whether the frame's feeds have `key`'s types, shapes and deciding
+  // values (no copy: on every replay).
+  bool Matches(const FeedKey& key, const CallFrame& frame) const;
+  // Whether the frame's deciding feeds are small enough to key on.
+  bool Keyable(const CallFrame& frame) const;
+  bool Deciding(size_t feed) const;
   std::vector<VarState> DeviceVars() const;
   absl::Status RunLocked(const Executor::Args& args, bool may_record, bool* replayed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -135,23 +179,41 @@ class StepReplay {
   // its value copied back into the old buffer, recorded, and the old buffer
   // back.
   absl::Status KeepVariableBuffers(const std::vector<VarState>& before);
+  // The recording of the frame's signature, or recordings_.end().
+  std::list<std::unique_ptr<Recording>>::iterator FindRecording(const CallFrame& frame)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The count of the frame's signature (made, or moved to the front).
+  Seen& CountOf(const CallFrame& frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a recording failed (nothing of it ran): with other recordings
+  // kept and out of memory, drops them and records again; else Disable.
+  absl::Status RecordingFailed(const absl::Status& why, const Executor::Args& args,
+                               const FeedKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stops recording for good, saying why, and runs the step.
   absl::Status Disable(absl::string_view why, const Executor::Args& args)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Keeps `rec` as the signature's recording and replays it.
+  // Drops every recording; nothing records or replays any more.
+  void StopRecording(std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps `rec` as its signature's recording (the most recent) and replays
+  // it.
   absl::Status Keep(std::unique_ptr<Recording> rec, CallFrame* frame)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Replay(CallFrame* frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool VariablesKept() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Replays `rec` (ReplayOnce); after a failure, StopRecording. `rec` is
+  // gone then.
+  absl::Status Replay(Recording& rec, CallFrame* frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReplayOnce(Recording& rec, CallFrame* frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool VariablesKept(const Recording& rec) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Device* const device_;
   Executor* const executor_;
   const StepReplayOptions options_;
+  const std::vector<int> deciding_feeds_;  // sorted _Arg indexes
   mutable absl::Mutex mu_;
   std::string disabled_ ABSL_GUARDED_BY(mu_);
-  FeedKey last_key_ ABSL_GUARDED_BY(mu_);
-  int repeats_ ABSL_GUARDED_BY(mu_) = 0;
-  std::unique_ptr<Recording> recording_ ABSL_GUARDED_BY(mu_);
+  // The most recently replayed first; at most options_.max_recordings.
+  std::list<std::unique_ptr<Recording>> recordings_ ABSL_GUARDED_BY(mu_);
+  // The most recently run first; at most kMaxSignaturesCounted.
+  std::list<Seen> seen_ ABSL_GUARDED_BY(mu_);
+  bool logged_unkeyable_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace sluice

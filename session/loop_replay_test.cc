@@ -3,7 +3,8 @@
 // step whose trip counts follow from its feeds' shapes is recorded with
 // every iteration's kernels, its TensorArray and its stack, and each replay
 // must equal a session that never records; a loop deciding on a fed value
-// or a variable's is never recorded.
+// is recorded for each value that repeats; one deciding on a variable's
+// value is never recorded.
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -18,10 +19,12 @@
 #include "ops/control_flow/control_flow_ops.h"
 #include "ops/control_flow/stack_ops.h"
 #include "ops/control_flow/tensor_array_ops.h"
+#include "ops/math/check_ops.h"
 #include "runtime/backend.h"
 #include "runtime/recording_device_testutil.h"
 #include "runtime/session.h"
 #include "runtime/step_decisions.h"
+#include "runtime/step_replay.h"
 #include "session/rec_session_testutil.h"
 
 namespace sluice {
@@ -67,6 +70,9 @@ class LoopReplayTest : public RecSessionTest {
     RegisterControlFlowDeviceKernels(&kernels_, kRec, {DT_FLOAT});
     RegisterStackDeviceKernels(&kernels_, kRec, {DT_FLOAT});
     RegisterTensorArrayDeviceKernels(&kernels_, kRec, {DT_FLOAT}, &kRecArrayOps);
+    ASSERT_TRUE(RegisterCheckOps(&ops_).ok());
+    RegisterCheckKernels(&kernels_);
+    kernels_.RegisterHostKernels("Assert", kRec, [](const KernelDef&) { return true; });
     Finish();
   }
 
@@ -77,7 +83,9 @@ class LoopReplayTest : public RecSessionTest {
   // elements concatenated) and "p_out" (x_out times every pushed value).
   // The feeds are `feed` ops: "Input" for a session, which makes them
   // _Args; "_Arg" for a graph checked as an executor would get it.
-  void BuildLoops(Graph* g, Bound bound, const std::string& feed = "Input") {
+  // With `checked`, x_out waits for an Assert that n > 0.
+  void BuildLoops(Graph* g, Bound bound, const std::string& feed = "Input",
+                  bool checked = false) {
     Scope s = Scope::NewRootScope(g);
     auto fed = [&](const char* name, int index) {
       Scope f = s.WithOpName(name);
@@ -126,7 +134,13 @@ class LoopReplayTest : public RecSessionTest {
         },
         {.name = "forward"});
     ASSERT_TRUE(forward.ok()) << forward.status();
-    Output x_out = s.WithOpName("x_out").Op("Identity").Input((*forward)[1]).Finalize1();
+    Scope out = s;
+    if (checked) {
+      Node* positive = ops::Assert(s.WithOpName("positive"),
+                                   s.Op("IntLess").Input(zero).Input(n).Finalize1(), {n});
+      out = s.WithControlDependencies(absl::Span<Node* const>(&positive, 1));
+    }
+    Output x_out = out.WithOpName("x_out").Op("Identity").Input((*forward)[1]).Finalize1();
     ops::TensorArrayConcatV3(s.WithOpName("all"), ta.handle, (*forward)[2], DT_FLOAT);
     // p first: the backward loop's iterations wait for the forward loop.
     absl::StatusOr<std::vector<Output>> backward = ops::WhileLoop(
@@ -145,9 +159,9 @@ class LoopReplayTest : public RecSessionTest {
     ASSERT_TRUE(s.ok()) << s.status();
   }
 
-  std::unique_ptr<Session> NewRecSession(Bound bound, bool capture) {
+  std::unique_ptr<Session> NewRecSession(Bound bound, bool capture, bool checked = false) {
     Graph g(&ops_);
-    BuildLoops(&g, bound);
+    BuildLoops(&g, bound, "Input", checked);
     GraphDef def;
     g.ToGraphDef(&def);
     return RecSessionTest::NewRecSession(def, capture);
@@ -211,20 +225,108 @@ TEST_F(LoopReplayTest, LoopsFixedByTheFeedsShapesAreRecordedWhole) {
   }
 }
 
-TEST_F(LoopReplayTest, ALoopDecidingOnAFedValueIsNeverRecorded) {
+TEST_F(LoopReplayTest, ALoopDecidingOnAFedValueIsRecordedForEachValue) {
   std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true);
   std::unique_ptr<Session> plain = NewRecSession(Bound::kFedValue, false);
   ASSERT_NE(s, nullptr);
   ASSERT_NE(plain, nullptr);
-  for (int step = 0; step < 6; ++step) {
-    // The same shape, but x[0] (the trip count) goes 2, 3, 2, 3, ...
-    const Tensor x = Floats({2.0f + step % 2, 1.5f, -1.0f});
-    const Tensor y = Floats({1.0f, 2.0f, 0.5f});
+  // x (whose first value is the trip count) is fed 2 four times, 3 four
+  // times, 2 twice, then 4 and 5 in turn; y is new at every step.
+  const std::vector<int> trips = {2, 2, 2, 2, 3, 3, 3, 3, 2, 2, 4, 5, 4, 5, 4, 5, 4, 5};
+  // Each value's third run records it (and replays at once); the recordings
+  // of 2 and 3 are kept (StepReplayOptions::max_recordings) while 4 and 5
+  // come in.
+  const std::vector<bool> want_replayed = {false, false, true,  true,  false, false,
+                                           true,  true,  true,  true,  false, false,
+                                           false, false, true,  true,  true,  true};
+  const int recordings_before = testing_rec::RecStats().recordings;
+  for (int step = 0; step < static_cast<int>(trips.size()); ++step) {
+    const float b = 1.0f + 0.125f * step;
+    const Tensor x = Floats({static_cast<float>(trips[step]), 1.5f, -1.0f});
+    const Tensor y = Floats({b, 2.0f, -b});
     const Fetched got = Step(s.get(), x, y);
-    EXPECT_FALSE(got.replayed) << "step " << step;
-    EXPECT_EQ(got.values, Step(plain.get(), x, y).values) << "step " << step;
+    const Fetched want = Step(plain.get(), x, y);
+    EXPECT_EQ(got.values, want.values) << "step " << step;
+    EXPECT_EQ(got.replayed, want_replayed[step]) << "step " << step;
     ASSERT_EQ(got.values.size(), 3u);
-    EXPECT_EQ(got.values[1].size(), 3u * (2 + step % 2)) << "step " << step;  // n elements
+    EXPECT_EQ(got.values[1].size(), 3u * trips[step]) << "step " << step;  // n elements
+    float want_x = x.data<float>()[1];
+    for (int k = 0; k < trips[step]; ++k) want_x *= 2.0f;
+    EXPECT_FLOAT_EQ(got.values[0][1], want_x) << "step " << step;
+  }
+  EXPECT_EQ(testing_rec::RecStats().recordings - recordings_before, 4);  // 2, 3, 4, 5
+}
+
+// An Assert decides too (whether the step fails): it does not keep the
+// step from being recorded, and a value that fails it is not replayed.
+TEST_F(LoopReplayTest, AnAssertDecidesLikeALoop) {
+  std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true, /*checked=*/true);
+  ASSERT_NE(s, nullptr);
+  const Tensor y = Floats({1.0f, 2.0f, 0.5f});
+  for (int step = 0; step < 4; ++step) {
+    const Fetched got = Step(s.get(), Floats({2.0f, 1.5f, -1.0f}), y);
+    EXPECT_EQ(got.replayed, step >= 2) << "step " << step;
+    ASSERT_EQ(got.values.size(), 3u);
+    EXPECT_FLOAT_EQ(got.values[0][1], 6.0f) << "step " << step;  // 1.5 * 2^2
+  }
+  for (int step = 0; step < 3; ++step) {
+    absl::StatusOr<std::vector<Tensor>> failed =
+        s->Run({{"x", Floats({0.0f, 1.5f, -1.0f})}, {"y", y}}, {"x_out"}, {});
+    EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument) << failed.status();
+    EXPECT_TRUE(absl::StrContains(failed.status().message(), "assertion failed: [0]"))
+        << failed.status();
+  }
+  const Fetched again = Step(s.get(), Floats({2.0f, 1.5f, -1.0f}), y);
+  EXPECT_TRUE(again.replayed);
+  ASSERT_EQ(again.values.size(), 3u);
+  EXPECT_FLOAT_EQ(again.values[0][1], 6.0f);
+}
+
+// Recordings hold device memory. Out of it while recording, with other
+// recordings kept, the step drops them and is recorded again, instead of
+// giving up recording.
+TEST_F(LoopReplayTest, OutOfMemoryWhileRecordingDropsTheOtherRecordings) {
+  std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true);
+  std::unique_ptr<Session> plain = NewRecSession(Bound::kFedValue, false);
+  ASSERT_NE(s, nullptr);
+  ASSERT_NE(plain, nullptr);
+  testing_rec::RecCounters& stats = testing_rec::RecStats();
+  const int64_t before = stats.capture_bytes;
+  // Two signatures of the same size: three trips each.
+  const Tensor a = Floats({3.0f, 1.5f, -1.0f});
+  const Tensor b = Floats({3.0f, 2.5f, -1.0f});
+  const Tensor y = Floats({1.0f, 2.0f, 0.5f});
+  auto expect_step = [&](const Tensor& x, bool replayed, const char* what) {
+    const Fetched got = Step(s.get(), x, y);
+    EXPECT_EQ(got.values, Step(plain.get(), x, y).values) << what;
+    EXPECT_EQ(got.replayed, replayed) << what;
+  };
+  expect_step(a, false, "a, first run");
+  expect_step(a, false, "a, second run");
+  expect_step(a, true, "a, recorded");
+  const int64_t one = stats.capture_bytes - before;
+  ASSERT_GT(one, 0);
+  stats.capture_bytes_limit = before + one * 3 / 2;  // room for one recording
+  expect_step(b, false, "b, first run");
+  expect_step(b, false, "b, second run");
+  expect_step(b, true, "b, recorded after dropping a's recording");
+  EXPECT_LE(stats.capture_bytes - before, one * 3 / 2);
+  expect_step(b, true, "b, replayed");
+  expect_step(a, true, "a, recorded again after dropping b's");
+  expect_step(a, true, "a, replayed");
+  stats.capture_bytes_limit = 0;
+}
+
+TEST_F(LoopReplayTest, ADecidingFeedTooLargeToKeyOnIsNeverRecorded) {
+  std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true);
+  ASSERT_NE(s, nullptr);
+  std::vector<float> x(StepReplay::kMaxDecidingFeedBytes / sizeof(float) + 1, 0.5f);
+  x[0] = 2.0f;  // the trip count
+  for (int step = 0; step < 5; ++step) {
+    const Fetched got = Step(s.get(), Floats(x), Floats(std::vector<float>(x.size(), 3.0f)));
+    EXPECT_FALSE(got.replayed) << "step " << step;
+    ASSERT_EQ(got.values.size(), 3u);
+    EXPECT_FLOAT_EQ(got.values[0][1], 0.5f * 9.0f) << "step " << step;
   }
 }
 
@@ -243,23 +345,24 @@ TEST_F(LoopReplayTest, ALoopDecidingOnAVariableIsNeverRecorded) {
   }
 }
 
-// What CheckStepDecisionsFixed says of the graphs above as an executor gets
-// them (feeds as _Args).
-TEST_F(LoopReplayTest, DecisionsAreFixedOnlyWhenNoValueReachesThem) {
+// What DecidingFeeds says of the graphs above as an executor gets them
+// (feeds as _Args).
+TEST_F(LoopReplayTest, DecidingFeedsAreThoseWhoseValuesReachADecision) {
   Graph by_shape(&ops_);
   BuildLoops(&by_shape, Bound::kShape, "_Arg");
-  EXPECT_TRUE(CheckStepDecisionsFixed(by_shape).ok()) << CheckStepDecisionsFixed(by_shape);
+  absl::StatusOr<std::vector<int>> feeds = DecidingFeeds(by_shape);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();
+  EXPECT_TRUE(feeds->empty());
 
   Graph by_feed(&ops_);
   BuildLoops(&by_feed, Bound::kFedValue, "_Arg");
-  absl::Status s = CheckStepDecisionsFixed(by_feed);
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  EXPECT_TRUE(absl::StrContains(s.message(), "(LoopCond) decides on a feed's value, 'x' (_Arg)"))
-      << s;
+  feeds = DecidingFeeds(by_feed);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();
+  EXPECT_EQ(*feeds, std::vector<int>{0});  // x, not y
 
   Graph by_variable(&ops_);
   BuildLoops(&by_variable, Bound::kVariable, "_Arg");
-  s = CheckStepDecisionsFixed(by_variable);
+  absl::Status s = DecidingFeeds(by_variable).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "decides on a variable's value, 'w' (Var)")) << s;
 
@@ -273,7 +376,7 @@ TEST_F(LoopReplayTest, DecisionsAreFixedOnlyWhenNoValueReachesThem) {
   Output zero = d.Op("IntConst").Attr("value", int64_t{0}).Finalize1();
   ops::LoopCond(d.WithOpName("cond"), d.Op("IntLess").Input(zero).Input(bound).Finalize1());
   ASSERT_TRUE(d.ok()) << d.status();
-  s = CheckStepDecisionsFixed(dynamic);
+  s = DecidingFeeds(dynamic).status();
   EXPECT_TRUE(absl::StrContains(s.message(), "a TensorArray of dynamic size, 'grows'")) << s;
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "graph/scope.h"
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
@@ -219,6 +220,36 @@ TEST_F(StepReplayTest, ANewCaptureEpochDropsTheRecording) {
   EXPECT_FALSE(Step(s.get(), Floats({0})).second);
   EXPECT_FALSE(Step(s.get(), Floats({0})).second);
   EXPECT_TRUE(Step(s.get(), Floats({0})).second);  // recorded again
+}
+
+// A replay that fails fails its step, and is never tried again: the
+// signature's later steps run through the executor.
+TEST_F(StepReplayTest, AFailedReplayStopsRecording) {
+  const GraphDef def = TrainingGraph();
+  std::unique_ptr<Session> s = NewRecSession(def, true);
+  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  ASSERT_NE(s, nullptr);
+  ASSERT_NE(plain, nullptr);
+  for (Session* session : {s.get(), plain.get()}) {
+    ASSERT_TRUE(session->Run({{"w0", Floats({1, 2})}}, {}, {"init"}).ok());
+  }
+  const Tensor x = Floats({0.5f, 0.25f});
+  for (int i = 0; i < 3; ++i) {
+    auto [loss, replayed] = Step(s.get(), x);
+    EXPECT_EQ(loss, Step(plain.get(), x).first) << "step " << i;
+    EXPECT_EQ(replayed, i == 2) << "step " << i;
+  }
+  RecStats().fail_replays = true;
+  absl::StatusOr<std::vector<Tensor>> failed = s->Run({{"x", x}}, {"loss"}, {"train"});
+  RecStats().fail_replays = false;
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal) << failed.status();
+  EXPECT_TRUE(absl::StrContains(failed.status().message(), "replay failed")) << failed.status();
+  // The fake device's failed replay ran none of the step.
+  for (int i = 0; i < 4; ++i) {
+    auto [loss, replayed] = Step(s.get(), x);
+    EXPECT_EQ(loss, Step(plain.get(), x).first) << "step " << i;
+    EXPECT_FALSE(replayed) << "step " << i;
+  }
 }
 
 TEST_F(StepReplayTest, StatefulOpsAreNeverRecorded) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "base/status_macros.h"
 #include "builtin_session.h"
 #include "graph/graph_def_io.h"
@@ -93,6 +94,69 @@ TEST(DynamicRnnTest, GradientsMatchCentralDifferences) {
       {Doubles(Draw(kBatch * kTime * kDepth, 1.0, 4), kInputShape),
        Doubles(Draw((kDepth + kHidden) * 4 * kHidden, 0.5, 5), kKernelShape),
        Doubles(Draw(4 * kHidden, 0.1, 6), kBiasShape)},
+      *y);
+  ASSERT_TRUE(err.ok()) << err.status();
+  EXPECT_LT(*err, 1e-7);
+}
+
+// dynamic_rnn(..., sequence_length=...): each sequence stops at its length
+// (zero outputs after it, its last state carried), the loop stops at the
+// longest, and lengths of the wrong shape fail dynamic_rnn's Assert.
+TEST(DynamicRnnTest, SequenceLengthsStopEachSequence) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("inputs"), DT_DOUBLE);
+  Output kernel = ops::Placeholder(s.WithOpName("kernel"), DT_DOUBLE);
+  Output bias = ops::Placeholder(s.WithOpName("bias"), DT_DOUBLE);
+  Output lengths = ops::Placeholder(s.WithOpName("lengths"), DT_INT32);
+  absl::StatusOr<Output> y = DynamicRnnLstm(s, x, kernel, bias, DT_DOUBLE, {}, lengths);
+  ASSERT_TRUE(y.ok()) << y.status();
+  for (const char* name : {"rnn/sequence_length", "rnn/Assert/Assert", "rnn/CheckSeqLen", "rnn/Max",
+                           "rnn/Minimum", "rnn/while/GreaterEqual_2", "rnn/while/Select",
+                           "rnn/while/Select_1", "rnn/while/Select_2"}) {
+    EXPECT_NE(s.graph()->FindNode(name), nullptr) << name;
+  }
+  const std::vector<double> xv = Draw(kBatch * kTime * kDepth, 1.0, 11);
+  const std::vector<double> kv = Draw((kDepth + kHidden) * 4 * kHidden, 0.5, 12);
+  const std::vector<double> bv = Draw(4 * kHidden, 0.1, 13);
+  // Both full; one short; both short (the loop's last step does not run).
+  for (const std::vector<int>& lv : std::vector<std::vector<int>>{{3, 3}, {3, 1}, {2, 1}, {0, 2}}) {
+    absl::StatusOr<Tensor> got = EvalWithFeeds(
+        s, {x, kernel, bias, lengths},
+        {Doubles(xv, kInputShape), Doubles(kv, kKernelShape), Doubles(bv, kBiasShape),
+         Tensor::FromVector<int32_t>(lv, TensorShape({kBatch}))},
+        *y);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->shape(), TensorShape({kBatch, kTime, kHidden}));
+    const std::vector<double> want = LstmByHand(xv, kv, bv, {}, lv);
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(got->flat<double>()[i], want[i], 1e-12) << "lengths " << lv[0] << "," << lv[1]
+                                                           << ", element " << i;
+    }
+  }
+  absl::StatusOr<Tensor> bad = EvalWithFeeds(
+      s, {x, kernel, bias, lengths},
+      {Doubles(xv, kInputShape), Doubles(kv, kKernelShape), Doubles(bv, kBiasShape),
+       Tensor::FromVector<int32_t>({3, 3, 3}, TensorShape({3}))},
+      *y);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(),
+                                "Expected shape for Tensor rnn/sequence_length:0 is ] [2]"))
+      << bad.status();
+}
+
+TEST(DynamicRnnTest, GradientsWithSequenceLengthsMatchCentralDifferences) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("inputs"), DT_DOUBLE);
+  Output kernel = ops::Placeholder(s.WithOpName("kernel"), DT_DOUBLE);
+  Output bias = ops::Placeholder(s.WithOpName("bias"), DT_DOUBLE);
+  Output lengths = ops::Const(s.WithOpName("lengths"), std::vector<int32_t>{2, 1});
+  absl::StatusOr<Output> y = DynamicRnnLstm(s, x, kernel, bias, DT_DOUBLE, {}, lengths);
+  ASSERT_TRUE(y.ok()) << y.status();
+  absl::StatusOr<double> err = MaxGradientError(
+      s, {x, kernel, bias},
+      {Doubles(Draw(kBatch * kTime * kDepth, 1.0, 14), kInputShape),
+       Doubles(Draw((kDepth + kHidden) * 4 * kHidden, 0.5, 15), kKernelShape),
+       Doubles(Draw(4 * kHidden, 0.1, 16), kBiasShape)},
       *y);
   ASSERT_TRUE(err.ok()) << err.status();
   EXPECT_LT(*err, 1e-7);

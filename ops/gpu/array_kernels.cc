@@ -34,6 +34,7 @@ using internal::ExpandDimsOp;
 using internal::AnyKernel;
 using internal::GpuArrayTypes;
 using internal::OnlyInt32;
+using internal::OnlyString;
 using internal::ServesInt32;
 using internal::IdentityOp;
 using internal::NoOpKernel;
@@ -135,6 +136,13 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   for (const char* op : {"BroadcastGradientArgs", "ConcatOffset", "InvertPermutation"}) {
     kernels->RegisterHostKernels(op, kDeviceTypeGpu, AnyKernel);
   }
+  // The bounds of a dynamic_rnn's sequence lengths (rnn/Min, rnn/Max): its
+  // loop bound is computed on the host, where the loop condition reads it.
+  for (const char* op : {"Min", "Max"}) {
+    kernels->RegisterHostKernels(op, kDeviceTypeGpu, OnlyInt32);
+  }
+  // Strings (an Assert's message) stay in host memory.
+  kernels->RegisterHostKernels("Const", kDeviceTypeGpu, OnlyString);
 }
 
 }  // namespace sluice

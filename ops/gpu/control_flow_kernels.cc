@@ -75,7 +75,9 @@ void RegisterGpuControlFlowKernels(KernelRegistry* kernels) {
   for (const char* op : {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"}) {
     kernels->RegisterHostKernels(op, kDeviceTypeGpu, internal::OnlyInt32);
   }
-  for (const char* op : {"LogicalAnd", "LogicalOr", "LogicalNot"}) {
+  // And the checks beside a loop (a dynamic_rnn's Assert that its sequence
+  // lengths have the batch's shape: All(Equal(Shape, [batch]))).
+  for (const char* op : {"LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "Assert"}) {
     kernels->RegisterHostKernels(op, kDeviceTypeGpu, internal::AnyKernel);
   }
 }

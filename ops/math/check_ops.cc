@@ -66,6 +66,11 @@ class AssertOp : public OpKernel {
     return absl::InvalidArgumentError(absl::StrCat("assertion failed: ", absl::StrJoin(data, " ")));
   }
   bool IsExpensive() const override { return false; }
+  // Its one effect, failing the step, is decided on the host by its
+  // condition, which a recorded step's decisions include
+  // (runtime/step_decisions.h): a recording is replayed only for runs whose
+  // condition comes out as when it was recorded.
+  bool ReplaysRight() const override { return true; }
 
  private:
   int64_t summarize_ = 3;

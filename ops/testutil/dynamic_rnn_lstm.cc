@@ -7,6 +7,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/control_flow/control_flow_builders.h"
 #include "ops/control_flow/tensor_array_ops.h"
+#include "ops/math/check_ops.h"
 #include "ops/math/math_ops.h"
 #include "ops/nn/nn_ops.h"
 
@@ -31,8 +32,35 @@ double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
 absl::StatusOr<Output> DynamicRnnLstm(const Scope &root, const Output &inputs,
                                       const Output &kernel, const Output &bias,
-                                      DataType dtype, const LstmSizes &z) {
+                                      DataType dtype, const LstmSizes &z,
+                                      const Output &sequence_length) {
   const Scope s = root.NewSubScope("rnn");
+  const bool masked = sequence_length.valid();
+  // dynamic_rnn's checks and bounds of the lengths; without them the loop
+  // bound is the time dimension.
+  Output lengths, loop_bound = ops::Const(s, z.time);
+  if (masked) {
+    Output named = ops::Identity(s.WithOpName("sequence_length"), sequence_length);
+    Output shape = ops::Shape(s.WithOpName("Shape"), named);
+    Output want = ops::Const(s.WithOpName("stack"), std::vector<int32_t>{z.batch});
+    Output same = ops::All(s.WithOpName("All"), ops::Equal(s.WithOpName("Equal"), shape, want),
+                           ops::Const(s.WithOpName("Const"), std::vector<int32_t>{0}));
+    const Scope check = s.NewSubScope("Assert");
+    Node *assert = ops::Assert(
+        check.WithOpName("Assert"), same,
+        {ops::Const(check.WithOpName("Assert/data_0"),
+                    std::string("Expected shape for Tensor rnn/sequence_length:0 is ")),
+         want, ops::Const(check.WithOpName("Assert/data_2"), std::string(" but saw shape: ")),
+         shape},
+        3);
+    lengths = ops::Identity(
+        s.WithOpName("CheckSeqLen").WithControlDependencies(absl::Span<Node *const>(&assert, 1)),
+        named);
+    ops::Min(s.WithOpName("Min"), lengths, ops::Const(s.WithOpName("Const_1"), 0));
+    Output longest = ops::Max(s.WithOpName("Max"), lengths, ops::Const(s.WithOpName("Const_2"), 0));
+    loop_bound = ops::Minimum(s.WithOpName("Minimum"), loop_bound,
+                              ops::Maximum(s.WithOpName("Maximum"), 1, longest));
+  }
   Output time_major =
       ops::Transpose(s.WithOpName("transpose"), inputs, {1, 0, 2});
   const TensorShape element_out({z.batch, z.hidden}),
@@ -66,7 +94,7 @@ absl::StatusOr<Output> DynamicRnnLstm(const Scope &root, const Output &inputs,
             return ops::LogicalAnd(
                 c.WithOpName("LogicalAnd"),
                 ops::Less(c.WithOpName("Less"), v[0], z.time),
-                ops::Less(c.WithOpName("Less_1"), v[1], z.time));
+                ops::Less(c.WithOpName("Less_1"), v[1], loop_bound));
           },
           [&](const Scope &b, absl::Span<const Output> v) {
             Output x = ops::TensorArrayReadV3(b.WithOpName("TensorArrayReadV3"),
@@ -85,10 +113,21 @@ absl::StatusOr<Output> DynamicRnnLstm(const Scope &root, const Output &inputs,
                                          ops::Tanh(cell, ijfo[1])));
             Output h =
                 ops::Mul(cell, ops::Tanh(cell, c), ops::Sigmoid(cell, ijfo[3]));
+            Output output = h;
+            if (masked) {
+              // Past its length a sequence's output is zero and its state
+              // stays: a GreaterEqual per Select, as _rnn_step writes them.
+              auto done = [&](const char *name) {
+                return ops::GreaterEqual(b.WithOpName(name), v[1], lengths);
+              };
+              output = ops::Select(b.WithOpName("Select"), done("GreaterEqual"), zeros, h);
+              c = ops::Select(b.WithOpName("Select_1"), done("GreaterEqual_1"), v[3], c);
+              h = ops::Select(b.WithOpName("Select_2"), done("GreaterEqual_2"), v[4], h);
+            }
             Output flow =
                 ops::TensorArrayWriteV3(b.NewSubScope("TensorArrayWrite")
                                             .WithOpName("TensorArrayWriteV3"),
-                                        out.handle, v[1], h, v[2]);
+                                        out.handle, v[1], output, v[2]);
             return std::vector<Output>{ops::Add(b, v[0], 1),
                                        ops::Add(b.WithOpName("add"), v[1], 1),
                                        flow, c, h};
@@ -108,11 +147,13 @@ absl::StatusOr<Output> DynamicRnnLstm(const Scope &root, const Output &inputs,
 std::vector<double> LstmByHand(const std::vector<double> &x,
                                const std::vector<double> &kernel,
                                const std::vector<double> &bias,
-                               const LstmSizes &z) {
-  std::vector<double> out(z.batch * z.time * z.hidden);
+                               const LstmSizes &z,
+                               const std::vector<int> &lengths) {
+  std::vector<double> out(z.batch * z.time * z.hidden, 0.0);
   for (int b = 0; b < z.batch; ++b) {
     std::vector<double> c(z.hidden, 0), h(z.hidden, 0);
-    for (int t = 0; t < z.time; ++t) {
+    const int length = lengths.empty() ? z.time : lengths[b];
+    for (int t = 0; t < length; ++t) {
       std::vector<double> in; // [x_t, h]
       for (int d = 0; d < z.depth; ++d)
         in.push_back(x[(b * z.time + t) * z.depth + d]);

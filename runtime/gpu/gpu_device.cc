@@ -95,17 +95,28 @@ absl::Status GpuDevice::WithBlasLt(
 struct GpuDevice::Capture {
   cudaStream_t stream = nullptr;
   std::shared_ptr<CaptureArena> arena;
+  // Host values copied in while recording (UploadWhileCapturing), which the
+  // recording reads at every replay.
+  std::vector<Tensor> uploads;
 };
 
 namespace {
 
 // A recorded step: a CUDA graph replayed on the GPU's compute stream. The
 // arena's blocks stay reserved until it is gone (after its last replay).
+// It holds the values uploaded while recording: no kernel may take such a
+// buffer over for its output (OpKernelContext::forward_input_or_allocate_output
+// forwards a buffer no one else holds), or the first replay would
+// overwrite what every later one reads.
 class GpuCapturedWork : public CapturedWork {
  public:
   GpuCapturedWork(std::shared_ptr<GpuContext> context, std::string who, cudaGraphExec_t exec,
-                  std::shared_ptr<CaptureArena> arena)
-      : context_(std::move(context)), who_(std::move(who)), exec_(exec), arena_(std::move(arena)) {}
+                  std::shared_ptr<CaptureArena> arena, std::vector<Tensor> uploads)
+      : context_(std::move(context)),
+        who_(std::move(who)),
+        exec_(exec),
+        arena_(std::move(arena)),
+        uploads_(std::move(uploads)) {}
   ~GpuCapturedWork() override {
     if (context_->Activate(who_).ok()) {
       (void)cudaStreamSynchronize(context_->compute_stream());
@@ -130,6 +141,7 @@ class GpuCapturedWork : public CapturedWork {
   const std::string who_;
   const cudaGraphExec_t exec_;
   const std::shared_ptr<CaptureArena> arena_;
+  const std::vector<Tensor> uploads_;
 };
 
 }  // namespace
@@ -152,6 +164,10 @@ absl::Status GpuDevice::BeginCapture() {
     return CudaStatus(code, absl::StrCat("starting to record a step on ", name()));
   }
   c->arena = std::make_shared<CaptureArena>(context_->device_allocator());
+  // No cudaFree (or cudaFreeHost) while recording: it synchronizes the
+  // device, which a capture in progress forbids.
+  context_->device_allocator()->HoldRegions();
+  context_->pinned_allocator()->HoldRegions();
   capture_allocator_.store(c->arena.get(), std::memory_order_release);
   capture_stream_.store(c->stream, std::memory_order_release);
   capture_ = std::move(c);
@@ -169,6 +185,8 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
   }
   capture_stream_.store(nullptr, std::memory_order_release);
   capture_allocator_.store(nullptr, std::memory_order_release);
+  context_->device_allocator()->UnholdRegions();
+  context_->pinned_allocator()->UnholdRegions();
   RETURN_IF_ERROR(Activate());
   cudaGraph_t graph = nullptr;
   cudaError_t code = cudaStreamEndCapture(c->stream, &graph);
@@ -182,7 +200,7 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
     return CudaStatus(code, absl::StrCat("recording a step on ", name()));
   }
   return std::unique_ptr<CapturedWork>(
-      new GpuCapturedWork(context_, name(), exec, std::move(c->arena)));
+      new GpuCapturedWork(context_, name(), exec, std::move(c->arena), std::move(c->uploads)));
 }
 
 absl::Status GpuDevice::RefuseWhileCapturing(absl::string_view what) const {
@@ -209,6 +227,8 @@ absl::StatusOr<Tensor> GpuDevice::UploadWhileCapturing(const Tensor& t) {
     return CudaStatus(code, absl::StrCat("copying ", bytes, " bytes from host to ", name(),
                                          " while recording a step"));
   }
+  absl::MutexLock lock(&capture_mu_);
+  if (capture_ != nullptr) capture_->uploads.push_back(dev);  // read at every replay
   return dev;
 }
 

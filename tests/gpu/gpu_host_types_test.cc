@@ -193,17 +193,24 @@ ArgMemory MemoryOf(const Node& n) {
 }
 
 // A tf.nn.dynamic_rnn LSTM training step pinned to GPU:0 (forward loop,
-// gradient loop with its stacks, TensorArrays, the update): every node has
-// a GPU kernel, so none falls back to the CPU; and inside both loops no
-// edge joins a host-memory output to a device-memory input or back, which
-// is where the executor would copy once per iteration.
-TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
-  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+// gradient loop with its stacks, TensorArrays, the update; with
+// `with_lengths`, a fed sequence_length, "lengths"), placed over CPU:0 and a
+// stand-in GPU with soft placement (so that a node without a GPU kernel
+// shows up on the CPU instead of failing).
+struct PlacedLstmStep {
+  std::unique_ptr<Graph> graph;
+  std::vector<std::unique_ptr<Device>> cpus;
+  StandInGpu gpu;
+};
+
+void PlaceLstmStep(PlacedLstmStep *step, bool with_lengths) {
   Scope root = Scope::NewRootScope(BuiltinOps());
   Scope s = root.WithDevice(kGpu0);
   const LstmSizes z{.batch = 4, .time = 5, .depth = 3, .hidden = 6};
   Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
   Output target = ops::Placeholder(s.WithOpName("target"), DT_FLOAT);
+  Output lengths;
+  if (with_lengths) lengths = ops::Placeholder(s.WithOpName("lengths"), DT_INT32);
   ops::VariableAndInit kernel = ops::VariableWithInit(
       s.WithOpName("kernel"),
       ops::Fill(s, {z.depth + z.hidden, 4 * z.hidden}, 0.1f));
@@ -211,7 +218,7 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
       s.WithOpName("bias"), ops::Fill(s, {4 * z.hidden}, 0.0f));
   absl::StatusOr<Output> y =
       DynamicRnnLstm(s, x, ops::Identity(s, kernel.var),
-                     ops::Identity(s, bias.var), DT_FLOAT, z);
+                     ops::Identity(s, bias.var), DT_FLOAT, z, lengths);
   ASSERT_TRUE(y.ok()) << y.status();
   Output loss = ops::Mean(s.WithOpName("loss"),
                           ops::Square(s, ops::Sub(s, *y, target)), {0, 1, 2});
@@ -220,39 +227,50 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   ASSERT_TRUE(train.ok()) << train.status();
   ASSERT_TRUE(root.ok()) << root.status();
 
-  absl::StatusOr<ClientGraph> cg = BuildClientGraph(
-      *root.graph(), {"x:0", "target:0"}, {"loss:0"}, {(*train)->name()});
+  std::vector<std::string> feeds = {"x:0", "target:0"};
+  if (with_lengths) feeds.push_back("lengths:0");
+  absl::StatusOr<ClientGraph> cg =
+      BuildClientGraph(*root.graph(), feeds, {"loss:0"}, {(*train)->name()});
   ASSERT_TRUE(cg.ok()) << cg.status();
-  Graph *g = cg->graph.get();
+  step->graph = std::move(cg->graph);
   LocalDevicesOptions local;
   local.cpu_threads = 1;
   absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus =
       CreateLocalDevices(local);
   ASSERT_TRUE(cpus.ok()) << cpus.status();
-  StandInGpu gpu;
-  const std::vector<Device *> devices = {(*cpus)[0].get(), &gpu};
+  step->cpus = *std::move(cpus);
+  const std::vector<Device *> devices = {step->cpus[0].get(), &step->gpu};
   PlacerOptions soft;
   soft.allow_soft_placement = true; // to list every node that has no GPU kernel
-  absl::Status placed = PlaceGraph(g, devices, *BuiltinKernels(), soft);
+  absl::Status placed = PlaceGraph(step->graph.get(), devices, *BuiltinKernels(), soft);
   ASSERT_TRUE(placed.ok()) << placed;
+}
 
-  std::vector<std::string> on_cpu;
-  for (const Node *n : g->nodes()) {
+// The nodes of `g` placed off GPU:0 (but _Arg and _Retval).
+std::vector<std::string> OffTheGpu(const Graph &g) {
+  std::vector<std::string> off;
+  for (const Node *n : g.nodes()) {
     if (n->assigned_device() != kGpu0 && n->op() != "_Arg" &&
         n->op() != "_Retval") {
-      on_cpu.push_back(absl::StrCat(n->name(), " (", n->op(), ")"));
+      off.push_back(absl::StrCat(n->name(), " (", n->op(), ")"));
     }
   }
-  EXPECT_TRUE(on_cpu.empty())
-      << "no GPU kernel: " << absl::StrJoin(on_cpu, ", ");
+  return off;
+}
 
-  absl::StatusOr<std::vector<Node *>> order = TopologicalOrder(*g);
-  ASSERT_TRUE(order.ok()) << order.status();
-  absl::StatusOr<ControlFlowInfo> frames = BuildControlFlowInfo(*g, *order);
-  ASSERT_TRUE(frames.ok()) << frames.status();
-  std::vector<std::string> copies;
-  int loop_edges = 0;
-  for (const Node *n : g->nodes()) {
+// The edges inside a loop that join a host-memory output to a
+// device-memory input or back: where the executor copies once per
+// iteration. *loop_edges counts the loops' edges that carry tensors.
+std::vector<const Edge *> PerIterationCopies(const Graph &g, int *loop_edges) {
+  std::vector<const Edge *> copies;
+  *loop_edges = 0;
+  absl::StatusOr<std::vector<Node *>> order = TopologicalOrder(g);
+  EXPECT_TRUE(order.ok()) << order.status();
+  if (!order.ok()) return copies;
+  absl::StatusOr<ControlFlowInfo> frames = BuildControlFlowInfo(g, *order);
+  EXPECT_TRUE(frames.ok()) << frames.status();
+  if (!frames.ok()) return copies;
+  for (const Node *n : g.nodes()) {
     for (const Edge *e : n->out_edges()) {
       if (e->IsControl())
         continue;
@@ -261,20 +279,57 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
       const DataType t = e->src->output_type(e->src_output);
       if (IsRefType(t) || HoldsObjects(t) || BaseType(t) == DT_RESOURCE)
         continue; // never moved
-      ++loop_edges;
+      ++*loop_edges;
       const ArgMemory src = MemoryOf(*e->src), dst = MemoryOf(*e->dst);
       if (!src.found || !dst.found)
-        continue; // listed above
+        continue; // listed by OffTheGpu
       const bool src_host = src.types.output_on_host[e->src_output] != 0;
       const bool dst_host = dst.types.input_on_host[e->dst_input] != 0;
-      if (src_host != dst_host) {
-        copies.push_back(absl::StrCat(e->src->name(), ":", e->src_output, " (",
-                                      src_host ? "host" : "device", ") -> ",
-                                      e->dst->name(), ":", e->dst_input, " (",
-                                      dst_host ? "host" : "device", ")"));
-      }
+      if (src_host != dst_host) copies.push_back(e);
     }
   }
+  return copies;
+}
+
+std::string Describe(const Edge *e) {
+  return absl::StrCat(e->src->name(), ":", e->src_output, " -> ",
+                      e->dst->name(), ":", e->dst_input);
+}
+
+// The stateful nodes of `g` but variables and the frame ops; each one's GPU
+// kernel must replay right (runtime/step_replay.h) for the step to be
+// recorded.
+int ExpectStatefulKernelsReplayRight(const Graph &g, StandInGpu *gpu) {
+  int stateful = 0;
+  for (const Node *n : g.nodes()) {
+    if (!n->IsStateful() || n->op_def().is_variable || n->op() == "_Arg" ||
+        n->op() == "_Retval")
+      continue;
+    ++stateful;
+    absl::StatusOr<std::unique_ptr<OpKernel>> kernel =
+        BuiltinKernels()->CreateKernel(*n, gpu);
+    EXPECT_TRUE(kernel.ok()) << kernel.status();
+    if (!kernel.ok()) continue;
+    EXPECT_TRUE((*kernel)->ReplaysRight())
+        << n->DebugName() << " keeps the step from being recorded";
+  }
+  return stateful;
+}
+
+// Every node of the LSTM step has a GPU kernel, so none falls back to the
+// CPU; and inside both loops no edge joins a host-memory output to a
+// device-memory input or back.
+TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  PlacedLstmStep step;
+  ASSERT_NO_FATAL_FAILURE(PlaceLstmStep(&step, /*with_lengths=*/false));
+  const Graph &g = *step.graph;
+  const std::vector<std::string> off = OffTheGpu(g);
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+
+  int loop_edges = 0;
+  std::vector<std::string> copies;
+  for (const Edge *e : PerIterationCopies(g, &loop_edges)) copies.push_back(Describe(e));
   EXPECT_GT(loop_edges, 50);
   EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
                               << absl::StrJoin(copies, "\n");
@@ -282,21 +337,56 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   // And the whole step, both loops included, can be recorded and replayed
   // (runtime/step_replay.h): its trip counts follow from x's shape, and
   // every stateful node's GPU kernel (TensorArrays, stacks) replays right.
-  const absl::Status fixed = CheckStepDecisionsFixed(*g);
-  EXPECT_TRUE(fixed.ok()) << fixed;
-  int stateful = 0;
-  for (const Node *n : g->nodes()) {
-    if (!n->IsStateful() || n->op_def().is_variable || n->op() == "_Arg" ||
-        n->op() == "_Retval")
-      continue;
-    ++stateful;
-    absl::StatusOr<std::unique_ptr<OpKernel>> kernel =
-        BuiltinKernels()->CreateKernel(*n, &gpu);
-    ASSERT_TRUE(kernel.ok()) << kernel.status();
-    EXPECT_TRUE((*kernel)->ReplaysRight())
-        << n->DebugName() << " keeps the step from being recorded";
+  const absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(g);
+  ASSERT_TRUE(deciding.ok()) << deciding.status();
+  EXPECT_TRUE(deciding->empty()) << "a feed's value decides: recorded per value";
+  EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.gpu), 10); // the arrays' and stacks' ops
+}
+
+// With a fed sequence_length (dynamic_rnn's Assert of its shape, its Min
+// and Max, the loop bound, the Selects past each length) the step stays on
+// the GPU too. Per iteration, only the host's GreaterEqual(time, lengths)
+// goes to the device (the Selects' conditions, and onto the stacks that keep
+// them for the gradient loop, as in TensorFlow); the loop
+// bound follows from the lengths' value, so the step is recorded per value
+// of "lengths", and a replay copies nothing.
+TEST(GpuLoopsTest, AnLstmWithSequenceLengthsStaysOnTheGpuAndIsRecordedPerLength) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  PlacedLstmStep step;
+  ASSERT_NO_FATAL_FAILURE(PlaceLstmStep(&step, /*with_lengths=*/true));
+  const Graph &g = *step.graph;
+  const std::vector<std::string> off = OffTheGpu(g);
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+
+  int loop_edges = 0;
+  int conditions = 0;
+  std::vector<std::string> others;
+  for (const Edge *e : PerIterationCopies(g, &loop_edges)) {
+    if (e->src->op() == "GreaterEqual" &&
+        (e->dst->op() == "Select" || e->dst->op() == "StackPushV2")) {
+      ++conditions;
+    } else {
+      others.push_back(Describe(e));
+    }
   }
-  EXPECT_GT(stateful, 10); // the arrays' and stacks' ops
+  EXPECT_GT(loop_edges, 50);
+  EXPECT_EQ(conditions, 6); // to Select, Select_1, Select_2 and their pushes
+  EXPECT_TRUE(others.empty()) << others.size() << " other copies per iteration:\n"
+                              << absl::StrJoin(others, "\n");
+
+  const absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(g);
+  ASSERT_TRUE(deciding.ok()) << deciding.status();
+  ASSERT_EQ(deciding->size(), 1u);
+  const Node *lengths = nullptr;
+  for (const Node *n : g.nodes()) {
+    if (n->op() == "_Arg" && n->GetAttr<int64_t>("index").value_or(-1) == (*deciding)[0]) {
+      lengths = n;
+    }
+  }
+  ASSERT_NE(lengths, nullptr);
+  EXPECT_EQ(lengths->GetAttr<DataType>("T").value_or(DT_INVALID), DT_INT32)
+      << lengths->DebugName() << " decides, not the lengths";
+  EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.gpu), 10); // with the Assert
 }
 
 // The Fashion-MNIST CNN's training step (examples/cnn_model.h, Adam as the

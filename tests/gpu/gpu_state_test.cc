@@ -838,17 +838,19 @@ TEST_F(GpuGraphTest, MirroredFusedMomentumTrainsLikeOnTheCpu) {
 
 // A tf.nn.dynamic_rnn LSTM (ops/testutil/dynamic_rnn_lstm.h) with its loss
 // and gradient-descent step, every node on `device`; the initial weights
-// and the data are fed.
+// and the data are fed (and with `with_lengths`, the sequence lengths).
 struct LstmStep {
   Scope scope;
-  Output x, target, kernel_init, bias_init, loss, kernel, bias;
+  Output x, target, kernel_init, bias_init, loss, kernel, bias, lengths;
   Node* init = nullptr;
   Node* train = nullptr;
 };
 
-absl::StatusOr<LstmStep> BuildLstmStep(const char* device, const LstmSizes& z) {
+absl::StatusOr<LstmStep> BuildLstmStep(const char* device, const LstmSizes& z,
+                                       bool with_lengths = false) {
   LstmStep m{Scope::NewRootScope(BuiltinOps())};
   Scope s = m.scope.WithDevice(device);
+  if (with_lengths) m.lengths = ops::Placeholder(s.WithOpName("lengths"), DT_INT32);
   m.x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
   m.target = ops::Placeholder(s.WithOpName("target"), DT_FLOAT);
   m.kernel_init = ops::Placeholder(s.WithOpName("kernel_init"), DT_FLOAT);
@@ -858,7 +860,8 @@ absl::StatusOr<LstmStep> BuildLstmStep(const char* device, const LstmSizes& z) {
   m.kernel = kernel.var;
   m.bias = bias.var;
   ASSIGN_OR_RETURN(Output y, DynamicRnnLstm(s, m.x, ops::Identity(s, kernel.var),
-                                            ops::Identity(s, bias.var), DT_FLOAT, z));
+                                            ops::Identity(s, bias.var), DT_FLOAT, z,
+                                            m.lengths));
   m.loss = ops::Mean(s.WithOpName("loss"), ops::Square(s, ops::Sub(s, y, m.target)), {0, 1, 2});
   GradientDescentOptimizer sgd(0.5);
   ASSIGN_OR_RETURN(m.train, sgd.Minimize(s, m.loss, {kernel.var, bias.var}));
@@ -940,6 +943,69 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
   std::string list;
   for (const auto& [node, count] : copied) absl::StrAppend(&list, "\n  ", node, ": ", count);
   EXPECT_TRUE(copied.empty()) << "inputs copied inside the loops:" << list;
+}
+
+// The same step with a fed sequence_length: past its length a sequence's
+// outputs are zero and its state is carried, and the loop stops at the
+// longest. The GPU follows the CPU's losses and weights within 1e-4 over
+// ten steps whose lengths go A (longest 12) four times, B (longest 7) four
+// times, then A twice; the loop bound follows from the lengths' value, so
+// each value is recorded once it has repeated (runtime/step_replay.h):
+// steps 2, 3 replay A's recording, 6, 7 B's.
+TEST_F(GpuGraphTest, DynamicRnnLstmWithSequenceLengthsTrainsLikeOnTheCpuAndReplaysPerLength) {
+  const LstmSizes z{.batch = 8, .time = 12, .depth = 8, .hidden = 32};
+  absl::StatusOr<LstmStep> on_cpu = BuildLstmStep(kCpu0, z, /*with_lengths=*/true);
+  absl::StatusOr<LstmStep> on_gpu = BuildLstmStep(kGpu0, z, /*with_lengths=*/true);
+  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
+      TestSession::Create(on_cpu->scope, TestSessionOptions(0));
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<std::unique_ptr<TestSession>> gpu =
+      TestSession::Create(on_gpu->scope, TestSessionOptions(1));
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+
+  const Tensor kernel0 = RandomTensor(rng(), DT_FLOAT,
+                                      TensorShape({z.depth + z.hidden, 4 * z.hidden}), -0.2, 0.2);
+  const Tensor bias0 = RandomTensor(rng(), DT_FLOAT, TensorShape({4 * z.hidden}), -0.1, 0.1);
+  for (auto [session, m] : {std::pair{cpu->get(), &*on_cpu}, std::pair{gpu->get(), &*on_gpu}}) {
+    absl::StatusOr<std::vector<Tensor>> done =
+        session->Run({{m->kernel_init, kernel0}, {m->bias_init, bias0}}, {}, {m->init});
+    ASSERT_TRUE(done.ok()) << done.status();
+  }
+  const Tensor a = Tensor::FromVector<int32_t>({12, 3, 7, 12, 1, 9, 12, 5}, TensorShape({8}));
+  const Tensor b = Tensor::FromVector<int32_t>({7, 2, 7, 0, 4, 6, 1, 7}, TensorShape({8}));
+  int replayed = 0;
+  for (int step = 0; step < 10; ++step) {
+    const Tensor& lengths = step >= 4 && step < 8 ? b : a;
+    const Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
+    const Tensor target =
+        RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
+    absl::StatusOr<std::vector<Tensor>> want = (*cpu)->Run(
+        {{on_cpu->x, x}, {on_cpu->target, target}, {on_cpu->lengths, lengths}}, {on_cpu->loss},
+        {on_cpu->train});
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<std::vector<Tensor>> got = (*gpu)->Run(
+        {{on_gpu->x, x}, {on_gpu->target, target}, {on_gpu->lengths, lengths}}, {on_gpu->loss},
+        {on_gpu->train});
+    ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
+    EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "loss, step " << step;
+    const bool replay = (*gpu)->replayed();
+    if (!DryRunOnCpu()) {
+      EXPECT_EQ(replay, step == 2 || step == 3 || step == 6 || step == 7)
+          << "step " << step << " (SLUICE_LOG_STEP_CAPTURE=1 says why not)";
+    }
+    replayed += replay ? 1 : 0;
+  }
+  absl::StatusOr<std::vector<Tensor>> want = (*cpu)->Run({}, {on_cpu->kernel, on_cpu->bias});
+  absl::StatusOr<std::vector<Tensor>> got = (*gpu)->Run({}, {on_gpu->kernel, on_gpu->bias});
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "kernel";
+  EXPECT_TRUE(Close((*got)[1], (*want)[1], 1e-4)) << "bias";
+  EXPECT_TRUE((*gpu)->PlacedOn("rnn/Assert/Assert", kGpu0));
+  EXPECT_TRUE((*gpu)->PlacedOn("rnn/Max", kGpu0));
+  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/Select_2", kGpu0));
+  std::printf("LSTM with sequence lengths: %d of 10 steps replayed\n", replayed);
 }
 
 // A gradient TensorArray whose index gets two writes (its forward element

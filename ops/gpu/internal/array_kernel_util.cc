@@ -14,13 +14,22 @@ const std::vector<DataType>& GpuArrayTypes() {
   return *types;
 }
 
-bool OnlyInt32(const KernelDef& def) {
+namespace {
+
+// Whether every type constraint of `def` is exactly {dtype}.
+bool OnlyType(const KernelDef& def, DataType dtype) {
   if (def.constraints().empty()) return false;
   for (const auto& [attr, types] : def.constraints()) {
-    if (types.size() != 1 || types[0] != DT_INT32) return false;
+    if (types.size() != 1 || types[0] != dtype) return false;
   }
   return true;
 }
+
+}  // namespace
+
+bool OnlyInt32(const KernelDef& def) { return OnlyType(def, DT_INT32); }
+
+bool OnlyString(const KernelDef& def) { return OnlyType(def, DT_STRING); }
 
 bool ServesInt32(const KernelDef& def) {
   if (def.constraints().empty()) return false;

@@ -28,8 +28,11 @@ const std::vector<DataType>& GpuArrayTypes();
 // int32 among other types (the byte movers' `T in {every fixed-size
 // type}`), whose GPU copy matches those other types too, so it is
 // registered after the device kernels, which serve all of them but int32,
-// and only int32 nodes fall through to it; AnyKernel, every kernel.
+// and only int32 nodes fall through to it; OnlyString, a kernel whose every
+// type constraint is exactly {string} (a string Const); AnyKernel, every
+// kernel.
 bool OnlyInt32(const KernelDef& def);
+bool OnlyString(const KernelDef& def);
 bool ServesInt32(const KernelDef& def);
 bool AnyKernel(const KernelDef& def);
 
