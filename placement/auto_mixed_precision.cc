@@ -123,7 +123,7 @@ class Rewriter {
     // of their converting inputs.
     for (Node* n : order) {
       const bool listed = InferList().contains(n->op()) || ClearList().contains(n->op());
-      if (DenyList().contains(n->op())) {
+      if (DenyList().contains(n->op()) || n->GetAttr<bool>(kMixedPrecisionDenyAttr).value_or(false)) {
         denied_.insert(n);
         continue;
       }

@@ -21,7 +21,9 @@
 //    Identity, ConcatV2, ...);
 //  - deny: never (Exp, Log, Softmax and the cross entropies, Sum, Mean,
 //    ...), and deny carries forward: an infer or clear node fed by a denied
-//    node is denied too.
+//    node is denied too. A node of any op whose attr
+//    kMixedPrecisionDenyAttr is true is denied as well (a loss-scaled
+//    gradient's unscaling, training/loss_scale.h, stays float).
 // Only the inputs and outputs typed by T change; other float slots (a
 // FusedBatchNorm's U-typed statistics) stay float.
 // Every op in no list stays float (variables, their reads, Const, Apply*).
@@ -51,6 +53,9 @@
 #include "runtime/kernel_registry.h"
 
 namespace sluice {
+
+// A bool attr: true keeps the node float, as if its op were on the deny list.
+inline constexpr char kMixedPrecisionDenyAttr[] = "_mixed_precision_deny";
 
 struct MixedPrecisionOptions {
   const KernelRegistry* kernels = nullptr;  // required

@@ -204,6 +204,35 @@ TEST(AutoMixedPrecisionTest, DenyCarriesForwardThroughClearAndInferOps) {
   EXPECT_EQ(TypeOf(*s.graph(), "sum"), DT_FLOAT);
 }
 
+// A node whose kMixedPrecisionDenyAttr is true stays float like a deny-list
+// op, whatever feeds it, and denies the infer and clear nodes it feeds.
+TEST(AutoMixedPrecisionTest, TheDenyAttrKeepsANodeFloat) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  Output mm = ops::MatMul(s.WithOpName("mm"), x, x);
+  Output kept = s.WithOpName("kept")
+                    .Op("Mul")
+                    .Input(mm)
+                    .Input(x)
+                    .Attr(kMixedPrecisionDenyAttr, true)
+                    .Finalize1();
+  ops::Identity(s.WithOpName("after"), kept);
+  ops::Mul(s.WithOpName("converted"), mm, x);
+  s.WithOpName("not_kept").Op("Mul").Input(mm).Input(x).Attr(kMixedPrecisionDenyAttr, false).Finalize();
+  ASSERT_TRUE(s.ok()) << s.status();
+  PlaceAllOn(s.graph(), kGpu0);
+  auto k = Bf16Kernels("GPU", {"MatMul", "Mul", "Identity"});
+  MixedPrecisionOptions o;
+  o.kernels = k.get();
+  ASSERT_TRUE(AutoMixedPrecision(s.graph(), o).ok());
+  EXPECT_EQ(TypeOf(*s.graph(), "mm"), DT_BFLOAT16);
+  EXPECT_EQ(TypeOf(*s.graph(), "kept"), DT_FLOAT);
+  EXPECT_EQ(InputOp(*s.graph(), "kept", 0), "Cast");  // mm's product, cast up
+  EXPECT_EQ(TypeOf(*s.graph(), "after"), DT_FLOAT);
+  EXPECT_EQ(TypeOf(*s.graph(), "converted"), DT_BFLOAT16);
+  EXPECT_EQ(TypeOf(*s.graph(), "not_kept"), DT_BFLOAT16);
+}
+
 // Only T's slots change: a FusedBatchNormV3 after a converted Conv2D takes
 // its input and gives y in bfloat16, while its U-typed scale, offset and
 // statistics stay float, uncast.

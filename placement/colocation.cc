@@ -35,7 +35,10 @@ ColocationGroups ComputeColocationGroups(const Graph& graph) {
       if (e->IsControl()) continue;
       const bool ref_in = IsRefType(n->input_type(e->dst_input));
       const bool reads_var = n->op() == "Identity" && IsRefType(e->src->output_type(e->src_output));
-      if (ref_in || reads_var) uf.Union(n->id(), e->src->id());
+      // A resource lives in its device's resource manager: whoever takes
+      // its handle runs there (TensorFlow's placer joins them too).
+      const bool resource_in = n->input_type(e->dst_input) == DT_RESOURCE;
+      if (ref_in || reads_var || resource_in) uf.Union(n->id(), e->src->id());
     }
   }
   ColocationGroups out;

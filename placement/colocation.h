@@ -6,7 +6,10 @@
 // Joined: nodes naming each other in "_class" loc:@ attrs (Scope::ColocateWith);
 // a node taking a reference input and the node producing it (a variable with
 // every op that assigns or applies to it); an Identity reading a variable's
-// reference output (the variable's "read" node).
+// reference output (the variable's "read" node); a node taking a resource
+// handle and the node producing it (a VarHandleOp with its reads and
+// updates, a TensorArray with its ops: a resource is found only in its own
+// device's resource manager).
 //
 // Thread-compatible; reads the graph only.
 #ifndef SLUICE_PLACEMENT_COLOCATION_H_

@@ -12,6 +12,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math/math_ops.h"
+#include "ops/state/resource_variable_ops.h"
 #include "ops/state/state_ops.h"
 #include "runtime/local_devices.h"
 
@@ -208,6 +209,18 @@ TEST_F(PlacerTest, VariableItsAssignAndItsReadShareADevice) {
     EXPECT_EQ(DeviceOf(s, "v"), Cpu(2));
     EXPECT_EQ(DeviceOf(s, "bump"), Cpu(2));
   }
+}
+
+// A resource variable's handle and every op taking it share a device: the
+// variable lives in that device's resource manager.
+TEST_F(PlacerTest, AResourceHandleAndItsUsersShareADevice) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output v = ops::VarHandleOp(s.WithOpName("v"), DT_FLOAT, TensorShape({}));
+  ops::AssignVariableOp(s.WithOpName("init"), v, ops::Const(s.WithOpName("zero"), 0.0f));
+  ops::ReadVariableOp(s.WithOpName("read").WithDevice("/device:CPU:2"), v, DT_FLOAT);
+  ops::AssignAddVariableOp(s.WithOpName("bump"), v, ops::Const(s.WithOpName("one"), 1.0f));
+  ASSERT_TRUE(Place(s).ok()) << Place(s);
+  for (const char* name : {"v", "init", "read", "bump"}) EXPECT_EQ(DeviceOf(s, name), Cpu(2)) << name;
 }
 
 TEST_F(PlacerTest, ColocateWithFollowsThePinnedNode) {

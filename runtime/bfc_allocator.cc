@@ -236,19 +236,9 @@ void BfcAllocator::ReleaseFreeRegions() {
   ReleaseFreeRegionsLocked();
 }
 
-void BfcAllocator::HoldRegions() {
-  absl::MutexLock lock(&mu_);
-  ++holds_;
-}
-
-void BfcAllocator::UnholdRegions() {
-  absl::MutexLock lock(&mu_);
-  if (holds_ > 0) --holds_;
-}
-
 size_t BfcAllocator::ReleaseFreeRegionsLocked() {
   size_t released = 0;
-  if (holds_ > 0) return released;
+  if (options_.may_release_regions && !options_.may_release_regions()) return released;
   auto keep = regions_.begin();
   for (auto it = regions_.begin(); it != regions_.end(); ++it) {
     Region* region = it->get();

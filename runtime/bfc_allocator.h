@@ -70,6 +70,11 @@ class BfcAllocator : public Allocator {
     int device_ordinal = -1;            // reported by device_ordinal()
     // Called on every block handed out (GPU tests poison fresh memory).
     std::function<void(void* ptr, size_t bytes)> on_allocate;
+    // Whether regions may go back to the SubAllocator now; while it says
+    // no, none does, not even to make room (an allocation that does not fit
+    // fails instead). A GPU's: not while any GPU records a step (cudaFree
+    // synchronizes, which a capture in progress forbids). Null: always.
+    std::function<bool()> may_release_regions;
   };
 
   static constexpr size_t kMinBlock = 256;
@@ -93,14 +98,8 @@ class BfcAllocator : public Allocator {
   int device_ordinal() const override { return options_.device_ordinal; }
 
   // Returns the cached regions with no block in use to the SubAllocator
-  // (none while held, below).
+  // (none while Options::may_release_regions says no).
   void ReleaseFreeRegions();
-  // While any hold lasts, no region goes back to the SubAllocator, not even
-  // to make room (an allocation that does not fit fails instead): a GPU
-  // recording a step must not see cudaFree, which synchronizes the device.
-  // Holds nest; each HoldRegions needs one UnholdRegions.
-  void HoldRegions();
-  void UnholdRegions();
   // Regions, bins and blocks, for an out-of-memory report.
   std::string DebugString() const;
 
@@ -140,7 +139,6 @@ class BfcAllocator : public Allocator {
   std::map<void*, Block*> in_use_ ABSL_GUARDED_BY(mu_);
   AllocatorStats stats_ ABSL_GUARDED_BY(mu_);
   size_t next_region_bytes_ ABSL_GUARDED_BY(mu_);
-  int holds_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sluice

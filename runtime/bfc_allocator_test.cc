@@ -1,5 +1,7 @@
 #include "runtime/bfc_allocator.h"
 
+#include <atomic>
+#include <functional>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -59,11 +61,13 @@ class CountingSubAllocator : public SubAllocator {
 };
 
 std::unique_ptr<BfcAllocator> Make(std::shared_ptr<SubLog> log, int64_t initial,
-                                   int64_t limit = 0) {
+                                   int64_t limit = 0,
+                                   std::function<bool()> may_release_regions = nullptr) {
   BfcAllocator::Options options;
   options.name = "test_bfc";
   options.initial_region_bytes = initial;
   options.memory_limit = limit;
+  options.may_release_regions = std::move(may_release_regions);
   return std::make_unique<BfcAllocator>(std::make_unique<CountingSubAllocator>(log),
                                         std::move(options));
 }
@@ -284,26 +288,24 @@ TEST(BfcAllocatorTest, ReleasesFreeRegionsBeforeFailing) {
   EXPECT_EQ(log->live, static_cast<int64_t>(4 * kMiB));
 }
 
-// While held (a GPU recording a step), no region goes back, not even to
-// make room: the allocation that would need it fails; after the hold the
-// same allocation releases and succeeds.
-TEST(BfcAllocatorTest, HeldRegionsStayEvenWhenAnAllocationFails) {
+// While Options::may_release_regions says no (a GPU recording a step), no
+// region goes back, not even to make room: the allocation that would need
+// it fails; once it says yes, the same allocation releases and succeeds.
+TEST(BfcAllocatorTest, NoRegionGoesBackWhileReleasesAreRefused) {
   auto log = std::make_shared<SubLog>();
-  auto a = Make(log, kMiB, 4 * kMiB);
+  auto may_release = std::make_shared<std::atomic<bool>>(true);
+  auto a = Make(log, kMiB, 4 * kMiB, [may_release] { return may_release->load(); });
   char* p1 = Alloc(*a, kMiB);  // region 1: 1 MiB
   char* p2 = Alloc(*a, kMiB);  // region 2: 2 MiB
   ASSERT_NE(p1, nullptr);
   ASSERT_NE(p2, nullptr);
   a->DeallocateRaw(p1, kMiB);
-  a->HoldRegions();
-  a->HoldRegions();
+  *may_release = false;
   EXPECT_EQ(Alloc(*a, 2 * kMiB), nullptr);
   a->ReleaseFreeRegions();
-  a->UnholdRegions();
-  EXPECT_EQ(Alloc(*a, 2 * kMiB), nullptr);  // still one hold
   EXPECT_EQ(log->frees, 0);
-  EXPECT_EQ(a->GetStats().num_ooms, 2);
-  a->UnholdRegions();
+  EXPECT_EQ(a->GetStats().num_ooms, 1);
+  *may_release = true;
   char* big = Alloc(*a, 2 * kMiB);
   EXPECT_NE(big, nullptr);
   EXPECT_EQ(log->frees, 1);

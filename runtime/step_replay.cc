@@ -317,7 +317,7 @@ absl::Status StepReplay::RecordOnce(const Executor::Args& args, const std::vecto
   a.retvals_on_device = true;
   a.run_inline = true;  // one thread queues the recording
   absl::Status ran = executor_->Run(a);
-  if (ran.ok() && held != nullptr) ran = KeepVariableBuffers(*held);
+  if (ran.ok() && held != nullptr) ran = KeepVariableBuffers(*held, &recorded.retvals);
   absl::StatusOr<std::unique_ptr<CapturedWork>> work = device_->EndCapture();
   RETURN_IF_ERROR(ran);
   RETURN_IF_ERROR(work.status());
@@ -368,7 +368,8 @@ bool StepReplay::VariablesKept(const Recording& rec) const {
   return true;
 }
 
-absl::Status StepReplay::KeepVariableBuffers(const std::vector<VarState>& before) {
+absl::Status StepReplay::KeepVariableBuffers(const std::vector<VarState>& before,
+                                             std::vector<Tensor>* retvals) {
   for (const VarState& v : before) {
     Tensor now;
     {
@@ -382,8 +383,20 @@ absl::Status StepReplay::KeepVariableBuffers(const std::vector<VarState>& before
       return absl::FailedPreconditionError(
           absl::StrCat("the step gives variable ", v.var->name, " a buffer of another kind"));
     }
-    // Recorded: each replay ends with the update back in the old buffer.
     Tensor old = v.tensor;
+    // A fetch of the value from before the update reads the old buffer,
+    // which the copy back overwrites: it gets a copy of its own first
+    // (recorded too, so each replay copies it anew).
+    const char* old_begin = static_cast<const char*>(old.raw_data());
+    for (Tensor& r : *retvals) {
+      if (!r.IsInitialized() || !r.on_device()) continue;
+      const char* begin = static_cast<const char*>(r.raw_data());
+      if (begin >= old_begin + old.TotalBytes() || old_begin >= begin + r.TotalBytes()) continue;
+      ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(device_->allocator(), r.dtype(), r.shape()));
+      RETURN_IF_ERROR(device_->CopyWithinDevice(r, &copy));
+      r = std::move(copy);
+    }
+    // Recorded: each replay ends with the update back in the old buffer.
     RETURN_IF_ERROR(device_->CopyWithinDevice(now, &old));
     absl::MutexLock lock(&v.var->mu);
     v.var->tensor = v.tensor;

@@ -177,8 +177,10 @@ class StepReplay {
   // While recording, after the step: a variable the step gave a new buffer
   // (a copy-on-write update: the recording itself holds the old one) gets
   // its value copied back into the old buffer, recorded, and the old buffer
-  // back.
-  absl::Status KeepVariableBuffers(const std::vector<VarState>& before);
+  // back. A fetched value in an old buffer (read before the update) is
+  // copied out of it first, into *retvals.
+  absl::Status KeepVariableBuffers(const std::vector<VarState>& before,
+                                   std::vector<Tensor>* retvals);
   // The recording of the frame's signature, or recordings_.end().
   std::list<std::unique_ptr<Recording>>::iterator FindRecording(const CallFrame& frame)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -222,6 +222,40 @@ TEST_F(StepReplayTest, ANewCaptureEpochDropsTheRecording) {
   EXPECT_TRUE(Step(s.get(), Floats({0})).second);  // recorded again
 }
 
+// A step that fetches a variable's value from before its update (read,
+// then updated: the update copies on write, and the recording copies it
+// back into the buffer the fetch points at) gets that value from its
+// replays too, not the updated one.
+TEST_F(StepReplayTest, AFetchedReadOfAnUpdatedVariableIsTheValueBeforeTheUpdate) {
+  Graph g(&ops_);
+  Scope sc = Scope::NewRootScope(&g);
+  Output w = sc.WithOpName("w").Op("Var").Finalize1();
+  Output x = sc.WithOpName("x").Op("Input").Finalize1();
+  Output read = sc.WithOpName("read").Op("Identity").Input(w).Finalize1();
+  sc.WithOpName("train").Op("Sub").Input(w).Input(x).ControlInput(read.node).Finalize();
+  Output w0 = sc.WithOpName("w0").Op("Input").Finalize1();
+  sc.WithOpName("init").Op("Assign").Input(w).Input(w0).Finalize();
+  ASSERT_TRUE(sc.ok()) << sc.status();
+  GraphDef def;
+  g.ToGraphDef(&def);
+  std::unique_ptr<Session> s = NewRecSession(def, true);
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Run({{"w0", Floats({1, 2})}}, {}, {"init"}).ok());
+  std::vector<float> want = {1, 2};
+  for (int step = 0; step < 6; ++step) {
+    RunMetadata md;
+    absl::StatusOr<std::vector<Tensor>> out =
+        s->Run({{"x", Floats({1.0f, 0.5f})}}, {"read"}, {"train"}, {}, &md);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(md.step_replayed, step >= 2) << "step " << step;
+    const Tensor& got = (*out)[0];
+    ASSERT_EQ(got.NumElements(), 2);
+    EXPECT_EQ(std::vector<float>(got.data<float>(), got.data<float>() + 2), want)
+        << "step " << step;
+    want = {want[0] - 1.0f, want[1] - 0.5f};
+  }
+}
+
 // A replay that fails fails its step, and is never tried again: the
 // signature's later steps run through the executor.
 TEST_F(StepReplayTest, AFailedReplayStopsRecording) {

@@ -8,6 +8,7 @@
 #include "ops/control_flow/control_flow_ops.h"
 #include "ops/math/math_ops.h"
 #include "ops/state/state_ops.h"
+#include "placement/auto_mixed_precision.h"
 
 namespace sluice {
 namespace {
@@ -61,12 +62,18 @@ absl::StatusOr<Node*> LossScaleOptimizer::Minimize(const Scope& scope, Output lo
                    inner_->ComputeGradients(scope, ops::Mul(s, loss, now), vars));
   Output inverse = ops::Reciprocal(s, now);
   Output finite = ops::Const(s, true);
+  // In float even where the gradient came from a 16-bit product: an
+  // unscaled gradient below float16's range would flush to zero, which is
+  // what scaling is for (AutoMixedPrecision leaves these nodes float).
+  auto unscale = [&](const Output& grad) {
+    return s.Op("Mul").Input(grad).Input(inverse).Attr(kMixedPrecisionDenyAttr, true).Finalize1();
+  };
   for (GradAndVar& g : grads) {
     if (g.grad.valid()) {
-      g.grad = ops::Mul(s, g.grad, inverse);
+      g.grad = unscale(g.grad);
       finite = ops::LogicalAnd(s, finite, AllFinite(s, g.grad));
     } else if (g.sparse_grad.values.valid()) {
-      g.sparse_grad.values = ops::Mul(s, g.sparse_grad.values, inverse);
+      g.sparse_grad.values = unscale(g.sparse_grad.values);
       finite = ops::LogicalAnd(s, finite, AllFinite(s, g.sparse_grad.values));
     }
   }

@@ -10,6 +10,7 @@
 #include "ops/builtins.h"
 #include "ops/math/math_ops.h"
 #include "ops/state/state_ops.h"
+#include "placement/auto_mixed_precision.h"
 #include "session/direct_session.h"
 
 namespace sluice {
@@ -45,6 +46,27 @@ std::unique_ptr<Session> Open(const Model& m) {
   absl::StatusOr<std::unique_ptr<Session>> s = NewSession(BuiltinSessionConfig(), *m.s.graph());
   EXPECT_TRUE(s.ok()) << s.status();
   return s.ok() ? std::move(*s) : nullptr;
+}
+
+// The gradients are unscaled in float even under float16 mixed precision:
+// every Mul by the scale's reciprocal carries the rewrite's deny attr.
+TEST(LossScaleOptimizerTest, TheUnscalingIsKeptFloatUnderMixedPrecision) {
+  Model m;
+  GradientDescentOptimizer sgd(0.1);
+  LossScaleOptimizer scaled(&sgd);
+  absl::StatusOr<Node*> train = scaled.Minimize(m.s.WithOpName("train"), m.loss, {m.w});
+  ASSERT_TRUE(train.ok()) << train.status();
+  int unscaling = 0;
+  for (const Node* n : m.s.graph()->nodes()) {
+    if (n->op() != "Reciprocal") continue;
+    for (const Edge* e : n->out_edges()) {
+      if (e->IsControl() || e->dst->op() != "Mul") continue;
+      ++unscaling;
+      EXPECT_TRUE(e->dst->GetAttr<bool>(kMixedPrecisionDenyAttr).value_or(false))
+          << e->dst->DebugName();
+    }
+  }
+  EXPECT_EQ(unscaling, 1);  // one variable, one gradient
 }
 
 TEST(LossScaleOptimizerTest, FiniteStepsApplyTheUnscaledGradientAndTheScaleGrows) {

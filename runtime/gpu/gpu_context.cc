@@ -133,7 +133,27 @@ std::string Label(const GpuContextOptions& options) {
                               : absl::StrCat("GPU_", options.ordinal, ".", options.logical);
 }
 
+// Steps being recorded on any GPU of the process (GpuContext::
+// BeginRecordingHold). While there are any, no allocator gives memory back
+// to CUDA: cudaFree and cudaFreeHost synchronize, which a capture in
+// progress forbids, and the contexts of one card (logical GPUs), even of
+// other cards, share what they synchronize with.
+std::atomic<int>& StepsBeingRecorded() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
+bool NoStepRecorded() { return StepsBeingRecorded().load(std::memory_order_acquire) == 0; }
+
 }  // namespace
+
+void GpuContext::BeginRecordingHold() {
+  StepsBeingRecorded().fetch_add(1, std::memory_order_acq_rel);
+}
+
+void GpuContext::EndRecordingHold() {
+  StepsBeingRecorded().fetch_sub(1, std::memory_order_acq_rel);
+}
 
 struct GpuContext::PoisonState {
   int ordinal = 0;
@@ -238,6 +258,7 @@ absl::Status GpuContext::Init() {
     if (!scope.ok()) return;
     if (cudaMemsetAsync(ptr, 0xFF, bytes, stream) != cudaSuccess) (void)cudaGetLastError();
   };
+  device_options.may_release_regions = NoStepRecorded;
   device_allocator_ = std::make_shared<BfcAllocator>(
       std::make_unique<CudaMallocSubAllocator>(ordinal), std::move(device_options));
 
@@ -248,6 +269,7 @@ absl::Status GpuContext::Init() {
       options_.pinned_memory_limit > 0
           ? std::min(kInitialPinnedRegion, options_.pinned_memory_limit)
           : kInitialPinnedRegion;
+  pinned_options.may_release_regions = NoStepRecorded;
   pinned_allocator_ = std::make_shared<BfcAllocator>(
       std::make_unique<CudaHostSubAllocator>(ordinal), std::move(pinned_options));
 

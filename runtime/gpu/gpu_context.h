@@ -74,6 +74,13 @@ class GpuContext {
   // streams, handles or memory fails (then a later call tries again).
   static absl::StatusOr<std::shared_ptr<GpuContext>> Get(const GpuContextOptions& options);
 
+  // From the start of a step's recording (cudaStreamBeginCapture) until
+  // the recording is instantiated: no GPU allocator of the process gives
+  // memory back to CUDA meanwhile (cudaFree synchronizes, which a capture
+  // forbids). Each Begin needs one End.
+  static void BeginRecordingHold();
+  static void EndRecordingHold();
+
   // Only for a context whose creation failed: contexts handed out by Get
   // live until the process exits.
   ~GpuContext();

@@ -155,19 +155,19 @@ absl::Status GpuDevice::BeginCapture() {
   auto c = std::make_unique<Capture>();
   RETURN_IF_ERROR(CudaStatus(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking),
                              absl::StrCat("creating a capture stream on ", name())));
+  // No cudaFree (or cudaFreeHost) anywhere until EndCapture has
+  // instantiated the recording.
+  GpuContext::BeginRecordingHold();
   // Relaxed: the recording thread may still allocate (cudaMalloc) and copy
   // on other streams.
   const cudaError_t code = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed);
   if (code != cudaSuccess) {
     (void)cudaGetLastError();
     (void)cudaStreamDestroy(c->stream);
+    GpuContext::EndRecordingHold();
     return CudaStatus(code, absl::StrCat("starting to record a step on ", name()));
   }
   c->arena = std::make_shared<CaptureArena>(context_->device_allocator());
-  // No cudaFree (or cudaFreeHost) while recording: it synchronizes the
-  // device, which a capture in progress forbids.
-  context_->device_allocator()->HoldRegions();
-  context_->pinned_allocator()->HoldRegions();
   capture_allocator_.store(c->arena.get(), std::memory_order_release);
   capture_stream_.store(c->stream, std::memory_order_release);
   capture_ = std::move(c);
@@ -185,15 +185,21 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
   }
   capture_stream_.store(nullptr, std::memory_order_release);
   capture_allocator_.store(nullptr, std::memory_order_release);
-  context_->device_allocator()->UnholdRegions();
-  context_->pinned_allocator()->UnholdRegions();
-  RETURN_IF_ERROR(Activate());
+  // The capture ends even when the GPU cannot be made current (the stream
+  // must not stay capturing); the hold ends after it.
+  const absl::Status active = Activate();
   cudaGraph_t graph = nullptr;
   cudaError_t code = cudaStreamEndCapture(c->stream, &graph);
   cudaGraphExec_t exec = nullptr;
-  if (code == cudaSuccess) code = cudaGraphInstantiate(&exec, graph, 0);
+  if (code == cudaSuccess && active.ok()) code = cudaGraphInstantiate(&exec, graph, 0);
   if (graph != nullptr) (void)cudaGraphDestroy(graph);
   (void)cudaStreamDestroy(c->stream);
+  GpuContext::EndRecordingHold();
+  if (!active.ok()) {
+    (void)cudaGetLastError();
+    c->arena->Release();
+    return active;
+  }
   if (code != cudaSuccess) {
     (void)cudaGetLastError();
     c->arena->Release();
