@@ -23,9 +23,11 @@
 #include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/testutil/dynamic_rnn_lstm.h"
+#include "placement/auto_mixed_precision.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
 #include "tests/gpu/gpu_compare.h"
+#include "training/loss_scale.h"
 
 namespace sluice::gpu_test {
 namespace {
@@ -568,6 +570,89 @@ TEST_F(GpuGraphTest, MlpTrainsInBfloat16LikeInFloat) {
   }
   EXPECT_EQ(bf16_matmuls, 3 + 5) << "forward 3, backward 5 (layer 1 needs no input gradient)";
   EXPECT_GT(casts, 0);
+}
+
+// float16 mixed precision (SessionConfig::MixedPrecision::kFloat16) with
+// dynamic loss scaling (training/loss_scale.h) on the GPU: the products run
+// in half, the loss-scaled gradients are unscaled in float (the partition
+// graphs say so: an unscaled gradient below float16's range would flush to
+// zero), and twenty steps follow float training on the CPU within
+// float16's rounding.
+TEST_F(GpuGraphTest, LossScaledFloat16TrainingFollowsFloat) {
+  constexpr int kBatch = 64, kIn = 32, kHidden = 64, kClasses = 10;
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  Output labels = ops::Placeholder(root.WithOpName("labels"), DT_INT64);
+  ops::VariableAndInit w1 = ops::VariableWithInit(
+      root.WithOpName("w1"),
+      ops::Const(root, RandomTensor(rng(), DT_FLOAT, TensorShape({kIn, kHidden}), -0.3, 0.3)));
+  ops::VariableAndInit w2 = ops::VariableWithInit(
+      root.WithOpName("w2"),
+      ops::Const(root, RandomTensor(rng(), DT_FLOAT, TensorShape({kHidden, kClasses}), -0.3, 0.3)));
+  Output h = ops::Relu(root, ops::MatMul(root, x, w1.var));
+  Output logits = ops::MatMul(root, h, w2.var);
+  ops::Mean(root.WithOpName("loss"),
+            ops::SparseSoftmaxCrossEntropyWithLogits(root, logits, labels)[0], {0});
+  GradientDescentOptimizer sgd(0.2);
+  LossScaleOptimizer scaled(&sgd);
+  absl::StatusOr<Node*> train =
+      scaled.Minimize(root.WithOpName("train"), Output(root.graph()->FindNode("loss"), 0),
+                      {w1.var, w2.var});
+  ASSERT_TRUE(train.ok()) << train.status();
+  std::vector<std::string> init = {w1.initializer->name(), w2.initializer->name()};
+  for (const Node* n : scaled.initializers()) init.push_back(n->name());
+  ASSERT_TRUE(root.ok()) << root.status();
+
+  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
+      TestSession::Create(root, TestSessionOptions(0));
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  SessionConfig half = TestSessionOptions(1);
+  half.mixed_precision = SessionConfig::MixedPrecision::kFloat16;  // (GPUs only)
+  absl::StatusOr<std::unique_ptr<TestSession>> gpu = TestSession::Create(root, half);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  for (TestSession* session : {cpu->get(), gpu->get()}) {
+    ASSERT_TRUE(session->Run({}, {}, init).ok());
+  }
+  RunOptions options;
+  options.output_partition_graphs = true;
+  RunMetadata metadata;
+  std::uniform_int_distribution<int64_t> label(0, kClasses - 1);
+  std::vector<float> cpu_loss, gpu_loss;
+  for (int step = 0; step < 20; ++step) {
+    const Tensor xs = RandomTensor(rng(), DT_FLOAT, TensorShape({kBatch, kIn}), -1, 1);
+    Tensor ys(DT_INT64, TensorShape({kBatch}));
+    for (int64_t i = 0; i < kBatch; ++i) ys.flat<int64_t>()[i] = label(rng());
+    const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", xs}, {"labels", ys}};
+    absl::StatusOr<std::vector<Tensor>> c = (*cpu)->Run(feeds, {"loss"}, {(*train)->name()});
+    absl::StatusOr<std::vector<Tensor>> g =
+        (*gpu)->session()->Run(feeds, {"loss"}, {(*train)->name()}, options, &metadata);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE(g.ok()) << "step " << step << ": " << g.status();
+    cpu_loss.push_back((*c)[0].scalar<float>());
+    gpu_loss.push_back((*g)[0].scalar<float>());
+    EXPECT_NEAR(gpu_loss.back(), cpu_loss.back(), 0.02 * std::abs(cpu_loss.back()))
+        << "step " << step;
+  }
+  absl::StatusOr<std::vector<Tensor>> s =
+      (*gpu)->Run({}, {scaled.loss_scale().node->name()}, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)[0].scalar<float>(), 32768.0f) << "a step overflowed float16";
+  if (DryRunOnCpu()) return;  // a CPU converts nothing to float16
+  int half_products = 0, unscaled = 0;
+  for (const GraphDef& g : metadata.partition_graphs) {
+    for (const NodeDef& n : g.node()) {
+      auto t = n.attr().find("T");
+      if (t == n.attr().end()) continue;
+      half_products += absl::StrContains(n.op(), "MatMul") && t->second.type() == DT_HALF;
+      auto kept = n.attr().find(kMixedPrecisionDenyAttr);
+      if (kept != n.attr().end() && kept->second.b()) {
+        ++unscaled;
+        EXPECT_EQ(t->second.type(), DT_FLOAT) << n.name() << " unscales in 16 bits";
+      }
+    }
+  }
+  EXPECT_GT(half_products, 2) << "no product ran in float16";
+  EXPECT_EQ(unscaled, 2);  // one per variable
 }
 
 // Session::Run returns once the step's GPU work is done (as TensorFlow 1.x
