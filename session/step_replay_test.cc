@@ -86,6 +86,21 @@ class StepReplayTest : public RecSessionTest {
     return {(*out)[0].scalar<float>(), md.step_replayed};
   }
 
+  // A session that records and replays and one that never does, over
+  // `def`, both initialized with w = w0 (null sessions on failure).
+  std::pair<std::unique_ptr<Session>, std::unique_ptr<Session>> NewSessionPair(
+      const GraphDef& def, const std::vector<float>& w0) {
+    std::unique_ptr<Session> replaying = NewRecSession(def, true);
+    std::unique_ptr<Session> plain = NewRecSession(def, false);
+    if (replaying == nullptr || plain == nullptr) return {};
+    for (Session* s : {replaying.get(), plain.get()}) {
+      absl::Status init = s->Run({{"w0", Floats(w0)}}, {}, {"init"}).status();
+      EXPECT_TRUE(init.ok()) << init;
+      if (!init.ok()) return {};
+    }
+    return {std::move(replaying), std::move(plain)};
+  }
+
   static std::vector<float> ReadW(Session* s, const Tensor& x) {
     // Fetching w itself: a one-node signature of its own.
     absl::StatusOr<std::vector<Tensor>> out = s->Run({{"x", x}}, {"wx"}, {});
@@ -100,14 +115,8 @@ class StepReplayTest : public RecSessionTest {
 };
 
 TEST_F(StepReplayTest, ReplaysMatchTheExecutorStepByStep) {
-  const GraphDef def = TrainingGraph();
-  std::unique_ptr<Session> replaying = NewRecSession(def, true);
-  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  auto [replaying, plain] = NewSessionPair(TrainingGraph(), {1, 2, 3});
   ASSERT_NE(replaying, nullptr);
-  ASSERT_NE(plain, nullptr);
-  for (Session* s : {replaying.get(), plain.get()}) {
-    ASSERT_TRUE(s->Run({{"w0", Floats({1, 2, 3})}}, {}, {"init"}).ok());
-  }
   int mul_computes_while_replaying = 0;
   RecStats().copies_on_write = 0;
   for (int step = 0; step < 8; ++step) {
@@ -135,14 +144,8 @@ TEST_F(StepReplayTest, CopyOnWriteUpdatesAreRecordedWithACopyBack) {
   // As when a reader not ordered before the update still holds w's value:
   // every update copies.
   RecStats().always_copy = true;
-  const GraphDef def = TrainingGraph();
-  std::unique_ptr<Session> replaying = NewRecSession(def, true);
-  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  auto [replaying, plain] = NewSessionPair(TrainingGraph(), {1, 2, 3});
   ASSERT_NE(replaying, nullptr);
-  ASSERT_NE(plain, nullptr);
-  for (Session* s : {replaying.get(), plain.get()}) {
-    ASSERT_TRUE(s->Run({{"w0", Floats({1, 2, 3})}}, {}, {"init"}).ok());
-  }
   RecStats().copies_on_write = 0;
   for (int step = 0; step < 6; ++step) {
     Tensor x = Floats({1.0f + step, 2, -0.5f * step});
@@ -259,14 +262,8 @@ TEST_F(StepReplayTest, AFetchedReadOfAnUpdatedVariableIsTheValueBeforeTheUpdate)
 // A replay that fails fails its step, and is never tried again: the
 // signature's later steps run through the executor.
 TEST_F(StepReplayTest, AFailedReplayStopsRecording) {
-  const GraphDef def = TrainingGraph();
-  std::unique_ptr<Session> s = NewRecSession(def, true);
-  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  auto [s, plain] = NewSessionPair(TrainingGraph(), {1, 2});
   ASSERT_NE(s, nullptr);
-  ASSERT_NE(plain, nullptr);
-  for (Session* session : {s.get(), plain.get()}) {
-    ASSERT_TRUE(session->Run({{"w0", Floats({1, 2})}}, {}, {"init"}).ok());
-  }
   const Tensor x = Floats({0.5f, 0.25f});
   for (int i = 0; i < 3; ++i) {
     auto [loss, replayed] = Step(s.get(), x);
@@ -307,14 +304,9 @@ TEST_F(StepReplayTest, StatefulOpsAreNeverRecorded) {
 // op's Philox counter) replays right: the step is recorded, and every
 // replay moves the counter on, as the executor would.
 TEST_F(StepReplayTest, StatefulKernelsThatReplayRightAreRecorded) {
-  const GraphDef def = TrainingGraph(/*peek=*/false, /*tick=*/true, /*device_tick=*/true);
-  std::unique_ptr<Session> s = NewRecSession(def, true);
-  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  auto [s, plain] =
+      NewSessionPair(TrainingGraph(/*peek=*/false, /*tick=*/true, /*device_tick=*/true), {1});
   ASSERT_NE(s, nullptr);
-  ASSERT_NE(plain, nullptr);
-  for (Session* session : {s.get(), plain.get()}) {
-    ASSERT_TRUE(session->Run({{"w0", Floats({1})}}, {}, {"init"}).ok());
-  }
   std::vector<float> losses;
   int replays = 0;
   for (int i = 0; i < 6; ++i) {
@@ -337,15 +329,10 @@ TEST_F(StepReplayTest, StatefulKernelsThatReplayRightAreRecorded) {
 // Mirrored training on one device: its all-reduces have one member, which
 // only hands its input on, so the step is recorded and replayed.
 TEST_F(StepReplayTest, StepsWithACollectiveOfOneMemberAreRecorded) {
-  const GraphDef def =
-      TrainingGraph(/*peek=*/false, /*tick=*/false, /*device_tick=*/false, /*all_reduce=*/true);
-  std::unique_ptr<Session> s = NewRecSession(def, true);
-  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  auto [s, plain] = NewSessionPair(
+      TrainingGraph(/*peek=*/false, /*tick=*/false, /*device_tick=*/false, /*all_reduce=*/true),
+      {1, 2});
   ASSERT_NE(s, nullptr);
-  ASSERT_NE(plain, nullptr);
-  for (Session* session : {s.get(), plain.get()}) {
-    ASSERT_TRUE(session->Run({{"w0", Floats({1, 2})}}, {}, {"init"}).ok());
-  }
   int replays = 0;
   for (int i = 0; i < 6; ++i) {
     const Tensor x = Floats({0.5f * i, 1.0f});
@@ -358,14 +345,8 @@ TEST_F(StepReplayTest, StepsWithACollectiveOfOneMemberAreRecorded) {
 }
 
 TEST_F(StepReplayTest, AStepThatReadsDeviceValuesOnTheHostFallsBackToTheExecutor) {
-  const GraphDef def = TrainingGraph(/*peek=*/true);
-  std::unique_ptr<Session> s = NewRecSession(def, true);
-  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  auto [s, plain] = NewSessionPair(TrainingGraph(/*peek=*/true), {1, 2});
   ASSERT_NE(s, nullptr);
-  ASSERT_NE(plain, nullptr);
-  for (Session* session : {s.get(), plain.get()}) {
-    ASSERT_TRUE(session->Run({{"w0", Floats({1, 2})}}, {}, {"init"}).ok());
-  }
   for (int i = 0; i < 6; ++i) {
     const Tensor x = Floats({1.0f + i, 0.5f});
     auto [loss, replayed] = Step(s.get(), x);

@@ -203,7 +203,9 @@ TEST_F(GpuTrainingTest, GroupedUpdatesMatchTheCpusOneByOne) {
     ASSERT_TRUE(gpu.ok()) << label << " on the GPU: " << gpu.status();
     EXPECT_FALSE(cpu->second) << label << ": grouped on the CPU, where grouping is off";
     // (A dry run's stand-in GPU is a CPU device, where grouping is off.)
-    if (!DryRunOnCpu()) EXPECT_TRUE(gpu->second) << label << ": no multi-tensor update ran";
+    if (!DryRunOnCpu()) {
+      EXPECT_TRUE(gpu->second) << label << ": no multi-tensor update ran";
+    }
     ASSERT_EQ(gpu->first.size(), cpu->first.size());
     for (size_t i = 0; i < cpu->first.size(); ++i) {
       EXPECT_TRUE(Close(gpu->first[i], cpu->first[i], 1e-5)) << label << ", variable " << i;
@@ -864,7 +866,9 @@ TEST_F(GpuGraphTest, RandomOpsInReplayedStepsDrawAnewEveryStep) {
       EXPECT_NE(totals[step] - totals[step - 1], totals[step - 1] - totals[step - 2]);
     }
   }
-  if (!DryRunOnCpu()) EXPECT_GE(replayed, kSteps - 3);
+  if (!DryRunOnCpu()) {
+    EXPECT_GE(replayed, kSteps - 3);
+  }
 }
 
 // Mirrored training on one GPU (issue 35, part 3): its all-reduces have one
@@ -955,6 +959,69 @@ absl::StatusOr<LstmStep> BuildLstmStep(const char* device, const LstmSizes& z,
   return m;
 }
 
+// The LSTM step built for CPU:0 and for GPU:0, a session for each, both
+// initialized with the same weights: Step trains both on new data and
+// checks the GPU's loss against the CPU's, ExpectSameWeights their weights
+// (within 1e-4).
+struct LstmOnBoth {
+  explicit LstmOnBoth(const LstmSizes& sizes) : z(sizes) {}
+
+  const LstmSizes z;
+  absl::StatusOr<LstmStep> on_cpu = absl::UnknownError("not built");
+  absl::StatusOr<LstmStep> on_gpu = absl::UnknownError("not built");
+  std::unique_ptr<TestSession> cpu, gpu;
+
+  void SetUp(std::mt19937& rng, bool with_lengths) {
+    on_cpu = BuildLstmStep(kCpu0, z, with_lengths);
+    on_gpu = BuildLstmStep(kGpu0, z, with_lengths);
+    ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+    ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+    absl::StatusOr<std::unique_ptr<TestSession>> c =
+        TestSession::Create(on_cpu->scope, TestSessionOptions(0));
+    ASSERT_TRUE(c.ok()) << c.status();
+    absl::StatusOr<std::unique_ptr<TestSession>> g =
+        TestSession::Create(on_gpu->scope, TestSessionOptions(1));
+    ASSERT_TRUE(g.ok()) << g.status();
+    cpu = *std::move(c);
+    gpu = *std::move(g);
+    const Tensor kernel0 = RandomTensor(rng, DT_FLOAT,
+                                        TensorShape({z.depth + z.hidden, 4 * z.hidden}), -0.2, 0.2);
+    const Tensor bias0 = RandomTensor(rng, DT_FLOAT, TensorShape({4 * z.hidden}), -0.1, 0.1);
+    for (auto [session, m] : {std::pair{cpu.get(), &*on_cpu}, std::pair{gpu.get(), &*on_gpu}}) {
+      absl::StatusOr<std::vector<Tensor>> done =
+          session->Run({{m->kernel_init, kernel0}, {m->bias_init, bias0}}, {}, {m->init});
+      ASSERT_TRUE(done.ok()) << done.status();
+    }
+  }
+
+  // One training step on both (with `lengths` when built with them).
+  void Step(std::mt19937& rng, int step, const Tensor* lengths = nullptr) {
+    const Tensor x = RandomTensor(rng, DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
+    const Tensor target =
+        RandomTensor(rng, DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
+    auto feeds = [&](const LstmStep& m) {
+      std::vector<std::pair<Output, Tensor>> f = {{m.x, x}, {m.target, target}};
+      if (lengths != nullptr) f.push_back({m.lengths, *lengths});
+      return f;
+    };
+    absl::StatusOr<std::vector<Tensor>> want =
+        cpu->Run(feeds(*on_cpu), {on_cpu->loss}, {on_cpu->train});
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<std::vector<Tensor>> got =
+        gpu->Run(feeds(*on_gpu), {on_gpu->loss}, {on_gpu->train});
+    ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
+    EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "loss, step " << step;
+  }
+
+  void ExpectSameWeights() {
+    absl::StatusOr<std::vector<Tensor>> want = cpu->Run({}, {on_cpu->kernel, on_cpu->bias});
+    absl::StatusOr<std::vector<Tensor>> got = gpu->Run({}, {on_gpu->kernel, on_gpu->bias});
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "kernel";
+    EXPECT_TRUE(Close((*got)[1], (*want)[1], 1e-4)) << "bias";
+  }
+};
+
 // A dynamic_rnn LSTM training step pinned to GPU:0: the forward loop, the
 // gradient loop with its stacks and the TensorArrays all run there, no
 // node of either loop has an input copied between host and device memory
@@ -963,49 +1030,23 @@ absl::StatusOr<LstmStep> BuildLstmStep(const char* device, const LstmSizes& z,
 // recording of the whole step, both loops included (runtime/step_replay.h:
 // the trip counts follow from x's shape).
 TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) {
-  const LstmSizes z{.batch = 16, .time = 12, .depth = 8, .hidden = 32};
-  absl::StatusOr<LstmStep> on_cpu = BuildLstmStep(kCpu0, z);
-  absl::StatusOr<LstmStep> on_gpu = BuildLstmStep(kGpu0, z);
-  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
-  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
-  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
-      TestSession::Create(on_cpu->scope, TestSessionOptions(0));
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<std::unique_ptr<TestSession>> gpu =
-      TestSession::Create(on_gpu->scope, TestSessionOptions(1));
-  ASSERT_TRUE(gpu.ok()) << gpu.status();
-
-  const Tensor kernel0 = RandomTensor(rng(), DT_FLOAT,
-                                      TensorShape({z.depth + z.hidden, 4 * z.hidden}), -0.2, 0.2);
-  const Tensor bias0 = RandomTensor(rng(), DT_FLOAT, TensorShape({4 * z.hidden}), -0.1, 0.1);
-  for (auto [session, m] : {std::pair{cpu->get(), &*on_cpu}, std::pair{gpu->get(), &*on_gpu}}) {
-    absl::StatusOr<std::vector<Tensor>> done =
-        session->Run({{m->kernel_init, kernel0}, {m->bias_init, bias0}}, {}, {m->init});
-    ASSERT_TRUE(done.ok()) << done.status();
-  }
+  LstmOnBoth both({.batch = 16, .time = 12, .depth = 8, .hidden = 32});
+  ASSERT_NO_FATAL_FAILURE(both.SetUp(rng(), /*with_lengths=*/false));
+  const LstmSizes& z = both.z;
+  const std::unique_ptr<TestSession>& gpu = both.gpu;
+  const absl::StatusOr<LstmStep>& on_gpu = both.on_gpu;
   int replayed = 0;
   for (int step = 0; step < 7; ++step) {
-    const Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
-    const Tensor target =
-        RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
-    absl::StatusOr<std::vector<Tensor>> want =
-        (*cpu)->Run({{on_cpu->x, x}, {on_cpu->target, target}}, {on_cpu->loss}, {on_cpu->train});
-    ASSERT_TRUE(want.ok()) << want.status();
-    absl::StatusOr<std::vector<Tensor>> got =
-        (*gpu)->Run({{on_gpu->x, x}, {on_gpu->target, target}}, {on_gpu->loss}, {on_gpu->train});
-    ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
-    EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "loss, step " << step;
-    replayed += (*gpu)->replayed() ? 1 : 0;
+    ASSERT_NO_FATAL_FAILURE(both.Step(rng(), step));
+    replayed += gpu->replayed() ? 1 : 0;
   }
-  if (!DryRunOnCpu()) EXPECT_EQ(replayed, 5) << "steps replayed (SLUICE_LOG_STEP_CAPTURE=1 says why not)";
-  absl::StatusOr<std::vector<Tensor>> want = (*cpu)->Run({}, {on_cpu->kernel, on_cpu->bias});
-  absl::StatusOr<std::vector<Tensor>> got = (*gpu)->Run({}, {on_gpu->kernel, on_gpu->bias});
-  ASSERT_TRUE(want.ok() && got.ok());
-  EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "kernel";
-  EXPECT_TRUE(Close((*got)[1], (*want)[1], 1e-4)) << "bias";
-  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/basic_lstm_cell/split", kGpu0));
-  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/TensorArrayReadV3", kGpu0));
-  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/LoopCond", kGpu0));
+  if (!DryRunOnCpu()) {
+    EXPECT_EQ(replayed, 5) << "steps replayed (SLUICE_LOG_STEP_CAPTURE=1 says why not)";
+  }
+  both.ExpectSameWeights();
+  EXPECT_TRUE(gpu->PlacedOn("rnn/while/basic_lstm_cell/split", kGpu0));
+  EXPECT_TRUE(gpu->PlacedOn("rnn/while/TensorArrayReadV3", kGpu0));
+  EXPECT_TRUE(gpu->PlacedOn("rnn/while/LoopCond", kGpu0));
 
   // One traced step: which loop nodes had an input copied, and how often.
   RunOptions trace;
@@ -1014,7 +1055,7 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
   const Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
   const Tensor target =
       RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
-  absl::StatusOr<std::vector<Tensor>> traced = (*gpu)->session()->Run(
+  absl::StatusOr<std::vector<Tensor>> traced = gpu->session()->Run(
       {{"x", x}, {"target", target}}, {}, {on_gpu->train->name()}, trace, &metadata);
   ASSERT_TRUE(traced.ok()) << traced.status();
   int loop_nodes_run = 0;
@@ -1038,58 +1079,24 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
 // each value is recorded once it has repeated (runtime/step_replay.h):
 // steps 2, 3 replay A's recording, 6, 7 B's.
 TEST_F(GpuGraphTest, DynamicRnnLstmWithSequenceLengthsTrainsLikeOnTheCpuAndReplaysPerLength) {
-  const LstmSizes z{.batch = 8, .time = 12, .depth = 8, .hidden = 32};
-  absl::StatusOr<LstmStep> on_cpu = BuildLstmStep(kCpu0, z, /*with_lengths=*/true);
-  absl::StatusOr<LstmStep> on_gpu = BuildLstmStep(kGpu0, z, /*with_lengths=*/true);
-  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
-  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
-  absl::StatusOr<std::unique_ptr<TestSession>> cpu =
-      TestSession::Create(on_cpu->scope, TestSessionOptions(0));
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<std::unique_ptr<TestSession>> gpu =
-      TestSession::Create(on_gpu->scope, TestSessionOptions(1));
-  ASSERT_TRUE(gpu.ok()) << gpu.status();
-
-  const Tensor kernel0 = RandomTensor(rng(), DT_FLOAT,
-                                      TensorShape({z.depth + z.hidden, 4 * z.hidden}), -0.2, 0.2);
-  const Tensor bias0 = RandomTensor(rng(), DT_FLOAT, TensorShape({4 * z.hidden}), -0.1, 0.1);
-  for (auto [session, m] : {std::pair{cpu->get(), &*on_cpu}, std::pair{gpu->get(), &*on_gpu}}) {
-    absl::StatusOr<std::vector<Tensor>> done =
-        session->Run({{m->kernel_init, kernel0}, {m->bias_init, bias0}}, {}, {m->init});
-    ASSERT_TRUE(done.ok()) << done.status();
-  }
+  LstmOnBoth both({.batch = 8, .time = 12, .depth = 8, .hidden = 32});
+  ASSERT_NO_FATAL_FAILURE(both.SetUp(rng(), /*with_lengths=*/true));
   const Tensor a = Tensor::FromVector<int32_t>({12, 3, 7, 12, 1, 9, 12, 5}, TensorShape({8}));
   const Tensor b = Tensor::FromVector<int32_t>({7, 2, 7, 0, 4, 6, 1, 7}, TensorShape({8}));
   int replayed = 0;
   for (int step = 0; step < 10; ++step) {
-    const Tensor& lengths = step >= 4 && step < 8 ? b : a;
-    const Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.depth}), -1, 1);
-    const Tensor target =
-        RandomTensor(rng(), DT_FLOAT, TensorShape({z.batch, z.time, z.hidden}), -0.5, 0.5);
-    absl::StatusOr<std::vector<Tensor>> want = (*cpu)->Run(
-        {{on_cpu->x, x}, {on_cpu->target, target}, {on_cpu->lengths, lengths}}, {on_cpu->loss},
-        {on_cpu->train});
-    ASSERT_TRUE(want.ok()) << want.status();
-    absl::StatusOr<std::vector<Tensor>> got = (*gpu)->Run(
-        {{on_gpu->x, x}, {on_gpu->target, target}, {on_gpu->lengths, lengths}}, {on_gpu->loss},
-        {on_gpu->train});
-    ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
-    EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "loss, step " << step;
-    const bool replay = (*gpu)->replayed();
+    ASSERT_NO_FATAL_FAILURE(both.Step(rng(), step, step >= 4 && step < 8 ? &b : &a));
+    const bool replay = both.gpu->replayed();
     if (!DryRunOnCpu()) {
       EXPECT_EQ(replay, step == 2 || step == 3 || step == 6 || step == 7)
           << "step " << step << " (SLUICE_LOG_STEP_CAPTURE=1 says why not)";
     }
     replayed += replay ? 1 : 0;
   }
-  absl::StatusOr<std::vector<Tensor>> want = (*cpu)->Run({}, {on_cpu->kernel, on_cpu->bias});
-  absl::StatusOr<std::vector<Tensor>> got = (*gpu)->Run({}, {on_gpu->kernel, on_gpu->bias});
-  ASSERT_TRUE(want.ok() && got.ok());
-  EXPECT_TRUE(Close((*got)[0], (*want)[0], 1e-4)) << "kernel";
-  EXPECT_TRUE(Close((*got)[1], (*want)[1], 1e-4)) << "bias";
-  EXPECT_TRUE((*gpu)->PlacedOn("rnn/Assert/Assert", kGpu0));
-  EXPECT_TRUE((*gpu)->PlacedOn("rnn/Max", kGpu0));
-  EXPECT_TRUE((*gpu)->PlacedOn("rnn/while/Select_2", kGpu0));
+  both.ExpectSameWeights();
+  EXPECT_TRUE(both.gpu->PlacedOn("rnn/Assert/Assert", kGpu0));
+  EXPECT_TRUE(both.gpu->PlacedOn("rnn/Max", kGpu0));
+  EXPECT_TRUE(both.gpu->PlacedOn("rnn/while/Select_2", kGpu0));
   std::printf("LSTM with sequence lengths: %d of 10 steps replayed\n", replayed);
 }
 
