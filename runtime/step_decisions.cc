@@ -73,6 +73,10 @@ absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph) {
       if (n->op() == kArgOp) {
         absl::StatusOr<int64_t> index = n->GetAttr<int64_t>("index");
         if (!index.ok()) return index.status();
+        if (*index < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(n->DebugName(), " has a negative index ", *index));
+        }
         feeds.push_back(static_cast<int>(*index));
       }
       const std::string why = ValueSources(*n, &inputs);

@@ -29,7 +29,8 @@
 // Returns the `index` of every _Arg whose value reaches a decision (sorted,
 // unique; empty also for a step without control flow), or
 // FailedPrecondition naming the deciding node and the node whose value
-// reaches it. A plain function of the graph: thread-compatible.
+// reaches it (InvalidArgument for a deciding _Arg with a negative index).
+// A plain function of the graph: thread-compatible.
 #ifndef SLUICE_RUNTIME_STEP_DECISIONS_H_
 #define SLUICE_RUNTIME_STEP_DECISIONS_H_
 

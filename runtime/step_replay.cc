@@ -64,20 +64,6 @@ std::unique_ptr<StepReplay> StepReplay::Create(Device* device, Executor* executo
     }
     return nullptr;
   }
-  for (const Node* n : executor->graph().nodes()) {
-    // A string's bytes are not its value: nothing to key a recording on.
-    if (n->op() != kArgOp || n->GetAttr<DataType>("T").value_or(DT_INVALID) != DT_STRING) {
-      continue;
-    }
-    const int index = static_cast<int>(n->GetAttr<int64_t>("index").value_or(-1));
-    if (std::binary_search(deciding->begin(), deciding->end(), index)) {
-      if (LogCapture()) {
-        std::fprintf(stderr, "sluice: step capture on %s: not recorded: string feed %s decides\n",
-                     device->name().c_str(), n->DebugName().c_str());
-      }
-      return nullptr;
-    }
-  }
   return std::unique_ptr<StepReplay>(
       new StepReplay(device, executor, options, *std::move(deciding)));
 }
@@ -104,7 +90,7 @@ bool StepReplay::Deciding(size_t feed) const {
 bool StepReplay::Keyable(const CallFrame& frame) const {
   size_t bytes = 0;
   for (int i : deciding_feeds_) {
-    if (i < static_cast<int>(frame.args.size())) bytes += frame.args[i].TotalBytes();
+    if (i >= 0 && i < static_cast<int>(frame.args.size())) bytes += frame.args[i].TotalBytes();
   }
   return bytes <= kMaxDecidingFeedBytes;
 }
@@ -113,7 +99,7 @@ StepReplay::FeedKey StepReplay::KeyOf(const CallFrame& frame) const {
   FeedKey key;
   key.shapes.reserve(frame.args.size());
   for (const Tensor& t : frame.args) key.shapes.emplace_back(t.dtype(), t.shape());
-  for (int i : deciding_feeds_) {
+  for (int i : deciding_feeds_) {  // sorted, none negative
     if (i >= static_cast<int>(frame.args.size())) break;
     const Tensor& t = frame.args[i];
     key.values.emplace_back(static_cast<const char*>(t.raw_data()), t.TotalBytes());
@@ -153,7 +139,7 @@ bool StepReplay::NeedsExclusiveDevice(const CallFrame& frame) const {
     if (Matches(rec->key, frame)) return false;
   }
   for (const Seen& seen : seen_) {
-    if (Matches(seen.key, frame)) return seen.runs >= options_.min_runs_before_capture;
+    if (Matches(seen.key, frame)) return seen.runs >= RunsBeforeRecording(seen);
   }
   return false;
 }
@@ -200,7 +186,7 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
     CountOf(frame).runs = 0;
   }
   Seen& seen = CountOf(frame);
-  if (seen.runs >= options_.min_runs_before_capture) {
+  if (seen.runs >= RunsBeforeRecording(seen)) {
     if (!may_record) return executor_->Run(args);
     const FeedKey key = seen.key;
     absl::Status s = Record(args, key);
@@ -222,6 +208,30 @@ std::list<std::unique_ptr<StepReplay::Recording>>::iterator StepReplay::FindReco
   return recordings_.end();
 }
 
+int StepReplay::RunsBeforeRecording(const Seen& seen) const {
+  // Doubled for each time the signature's recording was dropped to make
+  // room: a cycle of more signatures than recordings would otherwise record
+  // at every step.
+  return options_.min_runs_before_capture << std::min(seen.drops, 4);
+}
+
+void StepReplay::DropRecording(std::list<std::unique_ptr<Recording>>::iterator rec) {
+  for (Seen& seen : seen_) {
+    if (seen.key == (*rec)->key) {
+      seen.runs = 0;
+      ++seen.drops;
+      break;
+    }
+  }
+  recordings_.erase(rec);
+}
+
+void StepReplay::PutBack(const VarState& v) {
+  absl::MutexLock lock(&v.var->mu);
+  v.var->tensor = v.tensor;
+  v.var->initialized = v.initialized;
+}
+
 StepReplay::Seen& StepReplay::CountOf(const CallFrame& frame) {
   auto it = seen_.begin();
   while (it != seen_.end() && !Matches(it->key, frame)) ++it;
@@ -238,72 +248,81 @@ absl::Status StepReplay::Record(const Executor::Args& args, const FeedKey& key) 
   // Room first: the least recently replayed recording goes.
   while (!recordings_.empty() &&
          static_cast<int>(recordings_.size()) >= std::max(options_.max_recordings, 1)) {
-    recordings_.pop_back();
+    DropRecording(std::prev(recordings_.end()));
   }
+  absl::StatusOr<std::unique_ptr<Recording>> rec = TryRecord(args, key);
+  if (absl::IsResourceExhausted(rec.status()) && !recordings_.empty()) {
+    // The memory the other recordings hold may be what it lacked; nothing
+    // of the failed recording ran, so the step may be recorded again.
+    while (!recordings_.empty()) DropRecording(recordings_.begin());
+    rec = TryRecord(args, key);
+  }
+  if (!rec.ok()) return Disable(rec.status().message(), args);
+  return Keep(*std::move(rec), args.call_frame);
+}
+
+absl::StatusOr<std::unique_ptr<StepReplay::Recording>> StepReplay::TryRecord(
+    const Executor::Args& args, const FeedKey& key) {
   auto rec = std::make_unique<Recording>();
   rec->key = key;
   rec->epoch = CaptureEpoch();
   for (size_t i = 0; i < args.call_frame->args.size(); ++i) {
     const Tensor& t = args.call_frame->args[i];
-    if (t.dtype() == DT_STRING) return Disable("a string feed cannot be recorded", args);
+    if (HoldsObjects(t.dtype())) {
+      // Neither copied to a device nor compared by its bytes.
+      return absl::FailedPreconditionError(
+          absl::StrCat("a feed of type ", DataTypeName(t.dtype()), " cannot be recorded"));
+    }
     if (Deciding(i)) {
       // Read by the host's decisions while recording; replays are for this
       // value only.
       rec->feeds.push_back(t.DeepCopy());
       continue;
     }
-    absl::StatusOr<Tensor> on_device = device_->CopyFromHost(t);
-    if (!on_device.ok()) return Disable(on_device.status().message(), args);
-    rec->feeds.push_back(*std::move(on_device));
+    ASSIGN_OR_RETURN(Tensor on_device, device_->CopyFromHost(t));
+    rec->feeds.push_back(std::move(on_device));
   }
   // First with the variables unheld, so that updates stay in place; their
-  // values are backed up (on the device) in case the recording fails.
-  absl::StatusOr<std::vector<VarState>> backups = BackUpVariables();
-  if (backups.ok()) {
-    std::vector<std::pair<Var*, const void*>> buffers;
-    for (const VarState& v : *backups) {
-      absl::MutexLock lock(&v.var->mu);
-      buffers.emplace_back(v.var, v.var->tensor.raw_data());
+  // values are backed up (on the device) in case the recording fails. (An
+  // update that copies on write here does so in the executor's runs too,
+  // which have already given the variable another buffer than the kept
+  // recordings have.)
+  {
+    absl::StatusOr<std::vector<VarState>> backups = BackUpVariables();
+    if (backups.ok()) {
+      std::vector<std::pair<Var*, const void*>> buffers;
+      for (const VarState& v : *backups) {
+        absl::MutexLock lock(&v.var->mu);
+        buffers.emplace_back(v.var, v.var->tensor.raw_data());
+      }
+      absl::Status s = RecordOnce(args, nullptr, rec.get());
+      bool moved = false;
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        bool same;
+        {
+          absl::MutexLock lock(&buffers[i].first->mu);
+          same = buffers[i].first->tensor.raw_data() == buffers[i].second;
+        }
+        if (same) continue;
+        moved = true;  // a copy-on-write update: its old buffer is gone
+        PutBack((*backups)[i]);
+      }
+      RETURN_IF_ERROR(s);
+      if (!moved) return rec;
+      rec->work = nullptr;
+      rec->retvals.clear();
     }
-    absl::Status s = RecordOnce(args, nullptr, rec.get());
-    bool moved = false;
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      absl::MutexLock lock(&buffers[i].first->mu);
-      if (buffers[i].first->tensor.raw_data() == buffers[i].second) continue;
-      moved = true;  // a copy-on-write update: its old buffer is gone
-      buffers[i].first->tensor = (*backups)[i].tensor;
-      buffers[i].first->initialized = (*backups)[i].initialized;
-    }
-    if (s.ok() && !moved) return Keep(std::move(rec), args.call_frame);
-    rec->work = nullptr;
-    rec->retvals.clear();
-    if (!s.ok()) return RecordingFailed(s, args, key);
   }
-  // Again, holding the variables: every update copies on write and the
-  // recording copies it back (KeepVariableBuffers).
+  // Holding the variables: every update copies on write and the recording
+  // copies it back (KeepVariableBuffers), so they keep their buffers.
   const std::vector<VarState> held = DeviceVars();
   absl::Status s = RecordOnce(args, &held, rec.get());
   if (!s.ok()) {
     // Nothing recorded ran: put back what the recording's host side changed.
-    for (const VarState& v : held) {
-      absl::MutexLock lock(&v.var->mu);
-      v.var->tensor = v.tensor;
-      v.var->initialized = v.initialized;
-    }
-    return RecordingFailed(s, args, key);
+    for (const VarState& v : held) PutBack(v);
+    return s;
   }
-  return Keep(std::move(rec), args.call_frame);
-}
-
-absl::Status StepReplay::RecordingFailed(const absl::Status& why, const Executor::Args& args,
-                                         const FeedKey& key) {
-  if (absl::IsResourceExhausted(why) && !recordings_.empty()) {
-    // The memory the other recordings hold may be what it lacked; nothing
-    // of the failed recording ran, so the step may be recorded again.
-    recordings_.clear();
-    return Record(args, key);
-  }
-  return Disable(why.message(), args);
+  return rec;
 }
 
 absl::Status StepReplay::RecordOnce(const Executor::Args& args, const std::vector<VarState>* held,

@@ -42,11 +42,13 @@
 //
 // Up to max_recordings signatures stay recorded at once (buckets of
 // sequence lengths, a last partial batch); recording another drops the
-// least recently replayed. Runs are counted for the last
-// kMaxSignaturesCounted signatures, so values that seldom repeat are never
-// recorded. A failed replay fails its step and stops recording.
-// The recording fails (and the signature runs through the executor from then
-// on) where a kernel copies device memory to the host. Variables are
+// least recently replayed, whose signature must then run twice as often
+// before it is recorded again (so a cycle of more signatures than that
+// settles instead of recording at every step). Runs are counted for the
+// last kMaxSignaturesCounted signatures, so values that seldom repeat are
+// never recorded. A failed replay fails its step and stops recording.
+// The recording fails (and no step records or replays from then on) where
+// a kernel copies device memory to the host. Variables are
 // updated in place where the step allows; where an update copies on write (a
 // reader still holds the old value), the step is recorded again holding
 // every variable, each update's copy then copied back at the end into the
@@ -61,8 +63,11 @@
 // recording lives (the step's temporaries are not reused within it either:
 // a loop recorded whole holds every iteration's). A recording that runs out
 // of memory while others are kept drops them and records again; one that
-// runs out of memory alone fails, and the step runs through the executor
-// from then on.
+// runs out of memory alone fails, and steps run through the executor from
+// then on. A step whose updates copy on write (it also fetches what it
+// updates) gives the variables new buffers at each run through the
+// executor, so its signatures' recordings last only while no other
+// signature of it runs through the executor.
 // SLUICE_LOG_STEP_CAPTURE=1 in the environment prints why a step is not
 // recorded.
 //
@@ -89,8 +94,9 @@
 namespace sluice {
 
 struct StepReplayOptions {
-  // Runs with the same feed shapes through the executor before recording
-  // (the first runs warm caches: cuBLAS handles, allocator pools).
+  // Runs of a signature (feed shapes, deciding values) through the
+  // executor before it is recorded (the first runs warm caches: cuBLAS
+  // handles, allocator pools).
   int min_runs_before_capture = 2;
   // Recordings kept at once, one per signature (feed shapes and deciding
   // values); the least recently replayed goes first.
@@ -136,11 +142,13 @@ class StepReplay {
   struct FeedKey {
     std::vector<std::pair<DataType, TensorShape>> shapes;
     std::vector<std::string> values;
+    bool operator==(const FeedKey&) const = default;
   };
   // A signature run through the executor, and how often.
   struct Seen {
     FeedKey key;
     int runs = 0;
+    int drops = 0;  // of its recording, to make room
   };
   // A variable of the device and the tensor it held.
   struct VarState {
@@ -161,11 +169,16 @@ class StepReplay {
   std::vector<VarState> DeviceVars() const;
   absl::Status RunLocked(const Executor::Args& args, bool may_record, bool* replayed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records the step and replays it once (first with the variables
-  // unheld, then, if an update gave one a new buffer, holding them); on
-  // failure puts the variables back, disables recording and runs the step
-  // through the executor.
+  // Makes room, records the step (TryRecord; out of memory with other
+  // recordings kept, drops them and tries once more) and replays it; on
+  // failure disables recording and runs the step through the executor.
   absl::Status Record(const Executor::Args& args, const FeedKey& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One recording of the step, not yet kept: first with the variables
+  // unheld, then, if an update gave one a new buffer, holding them. On
+  // failure the variables are as before.
+  absl::StatusOr<std::unique_ptr<Recording>> TryRecord(const Executor::Args& args,
+                                                       const FeedKey& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One recording into rec->work and rec->retvals. With `held` (the
   // variables' tensors, held), ends with KeepVariableBuffers.
@@ -186,11 +199,17 @@ class StepReplay {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The count of the frame's signature (made, or moved to the front).
   Seen& CountOf(const CallFrame& frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // After a recording failed (nothing of it ran): with other recordings
-  // kept and out of memory, drops them and records again; else Disable.
-  absl::Status RecordingFailed(const absl::Status& why, const Executor::Args& args,
-                               const FeedKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Stops recording for good, saying why, and runs the step.
+  // Runs of a signature through the executor before it is recorded:
+  // min_runs_before_capture, doubled for each drop of its recording (up to
+  // 16 times as many).
+  int RunsBeforeRecording(const Seen& seen) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops a kept recording to make room; its signature's count starts over.
+  void DropRecording(std::list<std::unique_ptr<Recording>>::iterator rec)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A variable's tensor and state as `v` has them.
+  static void PutBack(const VarState& v);
+  // Stops recording for good (every signature), saying why, and runs the
+  // step.
   absl::Status Disable(absl::string_view why, const Executor::Args& args)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops every recording; nothing records or replays any more.

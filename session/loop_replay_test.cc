@@ -6,6 +6,7 @@
 // is recorded for each value that repeats; one deciding on a variable's
 // value is never recorded.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -83,9 +84,11 @@ class LoopReplayTest : public RecSessionTest {
   // elements concatenated) and "p_out" (x_out times every pushed value).
   // The feeds are `feed` ops: "Input" for a session, which makes them
   // _Args; "_Arg" for a graph checked as an executor would get it.
-  // With `checked`, x_out waits for an Assert that n > 0.
+  // With `checked`, x_out waits for an Assert that y's first value is at
+  // least 1 (y decides nothing else). With `trains`, "train" subtracts y
+  // from the variable w.
   void BuildLoops(Graph* g, Bound bound, const std::string& feed = "Input",
-                  bool checked = false) {
+                  bool checked = false, bool trains = false) {
     Scope s = Scope::NewRootScope(g);
     auto fed = [&](const char* name, int index) {
       Scope f = s.WithOpName(name);
@@ -136,8 +139,9 @@ class LoopReplayTest : public RecSessionTest {
     ASSERT_TRUE(forward.ok()) << forward.status();
     Scope out = s;
     if (checked) {
+      Output y0 = s.WithOpName("y0").Op("ToInt").Input(y).Finalize1();
       Node* positive = ops::Assert(s.WithOpName("positive"),
-                                   s.Op("IntLess").Input(zero).Input(n).Finalize1(), {n});
+                                   s.Op("IntLess").Input(zero).Input(y0).Finalize1(), {y0});
       out = s.WithControlDependencies(absl::Span<Node* const>(&positive, 1));
     }
     Output x_out = out.WithOpName("x_out").Op("Identity").Input((*forward)[1]).Finalize1();
@@ -156,12 +160,17 @@ class LoopReplayTest : public RecSessionTest {
     s.WithOpName("p_out").Op("Identity").Input((*backward)[0]).Finalize();
     Output w0 = s.WithOpName("w0").Op("Input").Finalize1();
     s.WithOpName("init").Op("Assign").Input(w).Input(w0).Finalize();
+    if (trains) {
+      s.WithOpName("train").Op("Sub").Input(w).Input(y).Finalize();
+      s.WithOpName("w_value").Op("Identity").Input(w).Finalize();
+    }
     ASSERT_TRUE(s.ok()) << s.status();
   }
 
-  std::unique_ptr<Session> NewRecSession(Bound bound, bool capture, bool checked = false) {
+  std::unique_ptr<Session> NewRecSession(Bound bound, bool capture, bool checked = false,
+                                         bool trains = false) {
     Graph g(&ops_);
-    BuildLoops(&g, bound, "Input", checked);
+    BuildLoops(&g, bound, "Input", checked, trains);
     GraphDef def;
     g.ToGraphDef(&def);
     return RecSessionTest::NewRecSession(def, capture);
@@ -258,28 +267,78 @@ TEST_F(LoopReplayTest, ALoopDecidingOnAFedValueIsRecordedForEachValue) {
 }
 
 // An Assert decides too (whether the step fails): it does not keep the
-// step from being recorded, and a value that fails it is not replayed.
+// step from being recorded, the feed its condition reads (y, which decides
+// nothing else) keys the recording, and so a value that fails it is not
+// replayed.
 TEST_F(LoopReplayTest, AnAssertDecidesLikeALoop) {
-  std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true, /*checked=*/true);
+  std::unique_ptr<Session> s = NewRecSession(Bound::kShape, true, /*checked=*/true);
   ASSERT_NE(s, nullptr);
-  const Tensor y = Floats({1.0f, 2.0f, 0.5f});
+  const Tensor x = Floats({2.0f, 1.5f, -1.0f});
+  const Tensor passes = Floats({1.5f, 2.0f, 0.5f});
   for (int step = 0; step < 4; ++step) {
-    const Fetched got = Step(s.get(), Floats({2.0f, 1.5f, -1.0f}), y);
+    const Fetched got = Step(s.get(), x, passes);
     EXPECT_EQ(got.replayed, step >= 2) << "step " << step;
     ASSERT_EQ(got.values.size(), 3u);
-    EXPECT_FLOAT_EQ(got.values[0][1], 6.0f) << "step " << step;  // 1.5 * 2^2
+    EXPECT_FLOAT_EQ(got.values[0][1], 1.5f * 8.0f) << "step " << step;  // three trips
   }
   for (int step = 0; step < 3; ++step) {
-    absl::StatusOr<std::vector<Tensor>> failed =
-        s->Run({{"x", Floats({0.0f, 1.5f, -1.0f})}, {"y", y}}, {"x_out"}, {});
+    // The same shapes and fetches as the recorded steps.
+    absl::StatusOr<std::vector<Tensor>> failed = s->Run(
+        {{"x", x}, {"y", Floats({0.5f, 2.0f, 0.5f})}}, {"x_out", "all", "p_out"}, {});
     EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument) << failed.status();
     EXPECT_TRUE(absl::StrContains(failed.status().message(), "assertion failed: [0]"))
         << failed.status();
   }
-  const Fetched again = Step(s.get(), Floats({2.0f, 1.5f, -1.0f}), y);
+  const Fetched again = Step(s.get(), x, passes);
   EXPECT_TRUE(again.replayed);
   ASSERT_EQ(again.values.size(), 3u);
-  EXPECT_FLOAT_EQ(again.values[0][1], 6.0f);
+  EXPECT_FLOAT_EQ(again.values[0][1], 1.5f * 8.0f);
+}
+
+// A step that updates a variable, recorded for two values in turn: with
+// the update in place, both recordings update the variable's one buffer and
+// both stay replayable. With every update copying on write, each run
+// through the executor gives the variable a new buffer, so a recording is
+// dropped once another value has run through the executor; the values
+// still match a session that never records.
+TEST_F(LoopReplayTest, RecordingsOfTwoValuesUpdateTheSameVariable) {
+  for (const bool copy_on_write : {false, true}) {
+    SCOPED_TRACE(copy_on_write ? "updates copy on write" : "updates in place");
+    testing_rec::RecStats().always_copy = copy_on_write;
+    std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true, false, /*trains=*/true);
+    std::unique_ptr<Session> plain =
+        NewRecSession(Bound::kFedValue, false, false, /*trains=*/true);
+    ASSERT_NE(s, nullptr);
+    ASSERT_NE(plain, nullptr);
+    for (Session* session : {s.get(), plain.get()}) {
+      ASSERT_TRUE(session->Run({{"w0", Floats({0, 0, 0})}}, {}, {"init"}).ok());
+    }
+    const std::vector<int> trips = {2, 2, 2, 3, 3, 3, 2, 3, 2, 3};
+    const std::vector<bool> want_replayed =
+        copy_on_write
+            ? std::vector<bool>{false, false, true, false, false, true, false, false, false, false}
+            : std::vector<bool>{false, false, true, false, false, true, true, true, true, true};
+    for (size_t step = 0; step < trips.size(); ++step) {
+      const Tensor x = Floats({static_cast<float>(trips[step]), 1.5f, -1.0f});
+      const Tensor y = Floats({1.0f + step, 0.5f, -0.25f});
+      std::vector<std::vector<float>> got, want;
+      for (auto [session, out] : {std::pair{s.get(), &got}, std::pair{plain.get(), &want}}) {
+        RunMetadata md;
+        absl::StatusOr<std::vector<Tensor>> fetched =
+            session->Run({{"x", x}, {"y", y}}, {"x_out", "all", "p_out"}, {"train"}, {}, &md);
+        ASSERT_TRUE(fetched.ok()) << fetched.status();
+        for (const Tensor& t : *fetched) out->push_back(Values(t));
+        if (session == s.get()) EXPECT_EQ(md.step_replayed, want_replayed[step]) << "step " << step;
+      }
+      EXPECT_EQ(got, want) << "step " << step;
+    }
+    absl::StatusOr<std::vector<Tensor>> w = s->Run({}, {"w_value"}, {});
+    absl::StatusOr<std::vector<Tensor>> w_plain = plain->Run({}, {"w_value"}, {});
+    ASSERT_TRUE(w.ok() && w_plain.ok());
+    EXPECT_EQ(Values((*w)[0]), Values((*w_plain)[0]));
+    EXPECT_EQ(Values((*w)[0])[0], -55.0f);  // minus 1 + 2 + ... + 10
+  }
+  testing_rec::RecStats().always_copy = false;
 }
 
 // Recordings hold device memory. Out of it while recording, with other
@@ -312,9 +371,41 @@ TEST_F(LoopReplayTest, OutOfMemoryWhileRecordingDropsTheOtherRecordings) {
   expect_step(b, true, "b, recorded after dropping a's recording");
   EXPECT_LE(stats.capture_bytes - before, one * 3 / 2);
   expect_step(b, true, "b, replayed");
+  // a's recording was dropped: it runs twice as often before it is
+  // recorded again.
+  for (int i = 0; i < 4; ++i) expect_step(a, false, "a, through the executor");
   expect_step(a, true, "a, recorded again after dropping b's");
   expect_step(a, true, "a, replayed");
   stats.capture_bytes_limit = 0;
+}
+
+// Five signatures in turn, one more than the recordings kept: each
+// recording made drops another, whose signature then runs more often
+// through the executor before it is recorded again, so the cycle settles
+// into mostly replays instead of recording at every step (which it would,
+// 50 times over these 60 steps, if a dropped signature were recorded again
+// at once).
+TEST_F(LoopReplayTest, ACycleOfMoreSignaturesThanRecordingsSettles) {
+  std::unique_ptr<Session> s = NewRecSession(Bound::kFedValue, true);
+  std::unique_ptr<Session> plain = NewRecSession(Bound::kFedValue, false);
+  ASSERT_NE(s, nullptr);
+  ASSERT_NE(plain, nullptr);
+  const int recordings_before = testing_rec::RecStats().recordings;
+  int replays = 0;
+  for (int round = 0; round < 12; ++round) {
+    for (int trips = 2; trips <= 6; ++trips) {
+      const Tensor x = Floats({static_cast<float>(trips), 1.5f, -1.0f});
+      const Tensor y = Floats({1.0f + 0.125f * round, 1.0f, 0.5f});
+      const Fetched got = Step(s.get(), x, y);
+      EXPECT_EQ(got.values, Step(plain.get(), x, y).values) << "round " << round;
+      replays += got.replayed ? 1 : 0;
+    }
+  }
+  const int recordings = testing_rec::RecStats().recordings - recordings_before;
+  EXPECT_LE(recordings, 10);
+  EXPECT_GE(replays, 35);
+  std::printf("5 signatures in turn over 60 steps: %d recordings, %d replays\n", recordings,
+              replays);
 }
 
 TEST_F(LoopReplayTest, ADecidingFeedTooLargeToKeyOnIsNeverRecorded) {

@@ -143,6 +143,15 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   }
   // Strings (an Assert's message) stay in host memory.
   kernels->RegisterHostKernels("Const", kDeviceTypeGpu, OnlyString);
+  // A resource handle passed through Identity (a function's argument, a
+  // loop variable) stays with its resource (placement colocates them), on
+  // the host like every handle.
+  kernels->RegisterHostKernels("Identity", kDeviceTypeGpu, [](const KernelDef& def) {
+    for (const auto& [attr, types] : def.constraints()) {
+      if (std::find(types.begin(), types.end(), DT_RESOURCE) != types.end()) return true;
+    }
+    return false;
+  });
 }
 
 }  // namespace sluice

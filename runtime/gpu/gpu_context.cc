@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -133,26 +134,30 @@ std::string Label(const GpuContextOptions& options) {
                               : absl::StrCat("GPU_", options.ordinal, ".", options.logical);
 }
 
-// Steps being recorded on any GPU of the process (GpuContext::
-// BeginRecordingHold). While there are any, no allocator gives memory back
-// to CUDA: cudaFree and cudaFreeHost synchronize, which a capture in
-// progress forbids, and the contexts of one card (logical GPUs), even of
-// other cards, share what they synchronize with.
-std::atomic<int>& StepsBeingRecorded() {
-  static std::atomic<int> count{0};
-  return count;
+// Steps being recorded per physical GPU (GpuContext::BeginRecordingHold).
+// While a card has any, none of its contexts' allocators (its logical
+// GPUs') gives memory back to CUDA: cudaFree and cudaFreeHost synchronize,
+// which a capture in progress forbids. Other cards' allocators are free to.
+constexpr int kMaxOrdinals = 64;
+
+std::atomic<int>& StepsBeingRecorded(int ordinal) {
+  static auto* counts = new std::atomic<int>[kMaxOrdinals + 1]();
+  // (An ordinal past the table shares its last slot.)
+  return counts[std::clamp(ordinal, 0, kMaxOrdinals)];
 }
 
-bool NoStepRecorded() { return StepsBeingRecorded().load(std::memory_order_acquire) == 0; }
+std::function<bool()> NoStepRecordedOn(int ordinal) {
+  return [ordinal] { return StepsBeingRecorded(ordinal).load(std::memory_order_acquire) == 0; };
+}
 
 }  // namespace
 
 void GpuContext::BeginRecordingHold() {
-  StepsBeingRecorded().fetch_add(1, std::memory_order_acq_rel);
+  StepsBeingRecorded(ordinal()).fetch_add(1, std::memory_order_acq_rel);
 }
 
 void GpuContext::EndRecordingHold() {
-  StepsBeingRecorded().fetch_sub(1, std::memory_order_acq_rel);
+  StepsBeingRecorded(ordinal()).fetch_sub(1, std::memory_order_acq_rel);
 }
 
 struct GpuContext::PoisonState {
@@ -258,7 +263,7 @@ absl::Status GpuContext::Init() {
     if (!scope.ok()) return;
     if (cudaMemsetAsync(ptr, 0xFF, bytes, stream) != cudaSuccess) (void)cudaGetLastError();
   };
-  device_options.may_release_regions = NoStepRecorded;
+  device_options.may_release_regions = NoStepRecordedOn(ordinal);
   device_allocator_ = std::make_shared<BfcAllocator>(
       std::make_unique<CudaMallocSubAllocator>(ordinal), std::move(device_options));
 
@@ -269,7 +274,7 @@ absl::Status GpuContext::Init() {
       options_.pinned_memory_limit > 0
           ? std::min(kInitialPinnedRegion, options_.pinned_memory_limit)
           : kInitialPinnedRegion;
-  pinned_options.may_release_regions = NoStepRecorded;
+  pinned_options.may_release_regions = NoStepRecordedOn(ordinal);
   pinned_allocator_ = std::make_shared<BfcAllocator>(
       std::make_unique<CudaHostSubAllocator>(ordinal), std::move(pinned_options));
 

@@ -75,11 +75,12 @@ class GpuContext {
   static absl::StatusOr<std::shared_ptr<GpuContext>> Get(const GpuContextOptions& options);
 
   // From the start of a step's recording (cudaStreamBeginCapture) until
-  // the recording is instantiated: no GPU allocator of the process gives
-  // memory back to CUDA meanwhile (cudaFree synchronizes, which a capture
-  // forbids). Each Begin needs one End.
-  static void BeginRecordingHold();
-  static void EndRecordingHold();
+  // the recording is instantiated: no allocator of a context of this
+  // physical GPU (its logical GPUs') gives memory back to CUDA meanwhile
+  // (cudaFree synchronizes, which a capture forbids); an allocation that
+  // would need it fails instead. Each Begin needs one End.
+  void BeginRecordingHold();
+  void EndRecordingHold();
 
   // Only for a context whose creation failed: contexts handed out by Get
   // live until the process exits.

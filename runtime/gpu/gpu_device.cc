@@ -157,14 +157,14 @@ absl::Status GpuDevice::BeginCapture() {
                              absl::StrCat("creating a capture stream on ", name())));
   // No cudaFree (or cudaFreeHost) anywhere until EndCapture has
   // instantiated the recording.
-  GpuContext::BeginRecordingHold();
+  context_->BeginRecordingHold();
   // Relaxed: the recording thread may still allocate (cudaMalloc) and copy
   // on other streams.
   const cudaError_t code = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed);
   if (code != cudaSuccess) {
     (void)cudaGetLastError();
     (void)cudaStreamDestroy(c->stream);
-    GpuContext::EndRecordingHold();
+    context_->EndRecordingHold();
     return CudaStatus(code, absl::StrCat("starting to record a step on ", name()));
   }
   c->arena = std::make_shared<CaptureArena>(context_->device_allocator());
@@ -194,7 +194,7 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> GpuDevice::EndCapture() {
   if (code == cudaSuccess && active.ok()) code = cudaGraphInstantiate(&exec, graph, 0);
   if (graph != nullptr) (void)cudaGraphDestroy(graph);
   (void)cudaStreamDestroy(c->stream);
-  GpuContext::EndRecordingHold();
+  context_->EndRecordingHold();
   if (!active.ok()) {
     (void)cudaGetLastError();
     c->arena->Release();

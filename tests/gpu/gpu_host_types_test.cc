@@ -176,6 +176,37 @@ TEST(GpuHostTypesTest, SparseUpdatesOfAnEmbeddingOnTheGpuRunOnTheGpu) {
   }
 }
 
+// A TensorArray on the GPU whose handle passes through an Identity (as a
+// function's argument or a loop variable does) stays on the GPU: placement
+// joins every op taking a resource handle with the op that made it, so the
+// Identity needs (and has) a GPU kernel for handles.
+TEST(GpuHostTypesTest, AResourceHandleThroughIdentityStaysWithItsResource) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope s = root.WithDevice(kGpu0);
+  ops::TensorArrayOutputs ta = ops::TensorArrayV3(s.WithOpName("ta"), ops::Const(s, 2), DT_FLOAT);
+  Output handle = ops::Identity(s.WithOpName("handle"), ta.handle);
+  Output flow = ops::TensorArrayWriteV3(s.WithOpName("write"), handle, ops::Const(s, 0),
+                                        ops::Const(s, std::vector<float>{1, 2}), ta.flow);
+  ops::TensorArrayReadV3(s.WithOpName("read"), handle, ops::Const(s, 0), flow, DT_FLOAT);
+  ASSERT_TRUE(root.ok()) << root.status();
+  LocalDevicesOptions local;
+  local.cpu_threads = 1;
+  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  StandInGpu gpu;
+  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
+  PlacerOptions soft;
+  soft.allow_soft_placement = true;  // a missing kernel would move the group to the CPU
+  absl::Status placed = PlaceGraph(root.graph(), devices, *BuiltinKernels(), soft);
+  ASSERT_TRUE(placed.ok()) << placed;
+  for (const char* name : {"ta", "handle", "write", "read"}) {
+    const Node* n = root.graph()->FindNode(name);
+    ASSERT_NE(n, nullptr) << name;
+    EXPECT_EQ(n->assigned_device(), kGpu0) << name;
+  }
+}
+
 // Where a node's argument lives on its device: host memory or not.
 struct ArgMemory {
   bool found = false;

@@ -1077,7 +1077,9 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
 // ten steps whose lengths go A (longest 12) four times, B (longest 7) four
 // times, then A twice; the loop bound follows from the lengths' value, so
 // each value is recorded once it has repeated (runtime/step_replay.h):
-// steps 2, 3 replay A's recording, 6, 7 B's.
+// steps 2, 3 replay A's recording, 6, 7 B's, and 8, 9 A's again where the
+// updates stayed in place (not where they copy on write: B's runs through
+// the executor then gave the variables new buffers).
 TEST_F(GpuGraphTest, DynamicRnnLstmWithSequenceLengthsTrainsLikeOnTheCpuAndReplaysPerLength) {
   LstmOnBoth both({.batch = 8, .time = 12, .depth = 8, .hidden = 32});
   ASSERT_NO_FATAL_FAILURE(both.SetUp(rng(), /*with_lengths=*/true));
@@ -1087,7 +1089,7 @@ TEST_F(GpuGraphTest, DynamicRnnLstmWithSequenceLengthsTrainsLikeOnTheCpuAndRepla
   for (int step = 0; step < 10; ++step) {
     ASSERT_NO_FATAL_FAILURE(both.Step(rng(), step, step >= 4 && step < 8 ? &b : &a));
     const bool replay = both.gpu->replayed();
-    if (!DryRunOnCpu()) {
+    if (!DryRunOnCpu() && step < 8) {
       EXPECT_EQ(replay, step == 2 || step == 3 || step == 6 || step == 7)
           << "step " << step << " (SLUICE_LOG_STEP_CAPTURE=1 says why not)";
     }
