@@ -123,7 +123,8 @@ class Rewriter {
     // of their converting inputs.
     for (Node* n : order) {
       const bool listed = InferList().contains(n->op()) || ClearList().contains(n->op());
-      if (DenyList().contains(n->op()) || n->GetAttr<bool>(kMixedPrecisionDenyAttr).value_or(false)) {
+      const bool kept_float = n->GetAttr<bool>(kMixedPrecisionDenyAttr).value_or(false);
+      if (DenyList().contains(n->op()) || kept_float) {
         denied_.insert(n);
         continue;
       }

@@ -218,7 +218,12 @@ TEST(AutoMixedPrecisionTest, TheDenyAttrKeepsANodeFloat) {
                     .Finalize1();
   ops::Identity(s.WithOpName("after"), kept);
   ops::Mul(s.WithOpName("converted"), mm, x);
-  s.WithOpName("not_kept").Op("Mul").Input(mm).Input(x).Attr(kMixedPrecisionDenyAttr, false).Finalize();
+  s.WithOpName("not_kept")
+      .Op("Mul")
+      .Input(mm)
+      .Input(x)
+      .Attr(kMixedPrecisionDenyAttr, false)
+      .Finalize();
   ASSERT_TRUE(s.ok()) << s.status();
   PlaceAllOn(s.graph(), kGpu0);
   auto k = Bf16Kernels("GPU", {"MatMul", "Mul", "Identity"});

@@ -90,7 +90,7 @@ bool StepReplay::Deciding(size_t feed) const {
 bool StepReplay::Keyable(const CallFrame& frame) const {
   size_t bytes = 0;
   for (int i : deciding_feeds_) {
-    if (i >= 0 && i < static_cast<int>(frame.args.size())) bytes += frame.args[i].TotalBytes();
+    if (i < static_cast<int>(frame.args.size())) bytes += frame.args[i].TotalBytes();
   }
   return bytes <= kMaxDecidingFeedBytes;
 }
@@ -176,6 +176,7 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
   if (std::erase_if(recordings_, [epoch](const auto& rec) { return rec->epoch != epoch; }) > 0) {
     seen_.clear();  // a setting their kernels read has changed: start over
   }
+  bool moved = false;
   if (auto rec = FindRecording(frame); rec != recordings_.end()) {
     if (VariablesKept(**rec)) {
       recordings_.splice(recordings_.begin(), recordings_, rec);  // the most recent
@@ -183,9 +184,10 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
       return Replay(*recordings_.front(), args.call_frame);
     }
     recordings_.erase(rec);  // a variable has a new buffer: record again later
-    CountOf(frame).runs = 0;
+    moved = true;
   }
   Seen& seen = CountOf(frame);
+  if (moved) seen.runs = 0;
   if (seen.runs >= RunsBeforeRecording(seen)) {
     if (!may_record) return executor_->Run(args);
     const FeedKey key = seen.key;

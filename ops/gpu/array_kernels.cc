@@ -36,6 +36,7 @@ using internal::GpuArrayTypes;
 using internal::OnlyInt32;
 using internal::OnlyString;
 using internal::ServesInt32;
+using internal::ServesResource;
 using internal::IdentityOp;
 using internal::NoOpKernel;
 using internal::ReshapeOp;
@@ -146,12 +147,7 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   // A resource handle passed through Identity (a function's argument, a
   // loop variable) stays with its resource (placement colocates them), on
   // the host like every handle.
-  kernels->RegisterHostKernels("Identity", kDeviceTypeGpu, [](const KernelDef& def) {
-    for (const auto& [attr, types] : def.constraints()) {
-      if (std::find(types.begin(), types.end(), DT_RESOURCE) != types.end()) return true;
-    }
-    return false;
-  });
+  kernels->RegisterHostKernels("Identity", kDeviceTypeGpu, ServesResource);
 }
 
 }  // namespace sluice

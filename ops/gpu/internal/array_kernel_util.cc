@@ -25,19 +25,24 @@ bool OnlyType(const KernelDef& def, DataType dtype) {
   return true;
 }
 
+// Whether every type constraint of `def` includes `dtype`.
+bool ServesType(const KernelDef& def, DataType dtype) {
+  if (def.constraints().empty()) return false;
+  for (const auto& [attr, types] : def.constraints()) {
+    if (std::find(types.begin(), types.end(), dtype) == types.end()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool OnlyInt32(const KernelDef& def) { return OnlyType(def, DT_INT32); }
 
 bool OnlyString(const KernelDef& def) { return OnlyType(def, DT_STRING); }
 
-bool ServesInt32(const KernelDef& def) {
-  if (def.constraints().empty()) return false;
-  for (const auto& [attr, types] : def.constraints()) {
-    if (std::find(types.begin(), types.end(), DT_INT32) == types.end()) return false;
-  }
-  return true;
-}
+bool ServesInt32(const KernelDef& def) { return ServesType(def, DT_INT32); }
+
+bool ServesResource(const KernelDef& def) { return ServesType(def, DT_RESOURCE); }
 
 bool AnyKernel(const KernelDef&) { return true; }
 

@@ -29,11 +29,13 @@ const std::vector<DataType>& GpuArrayTypes();
 // type}`), whose GPU copy matches those other types too, so it is
 // registered after the device kernels, which serve all of them but int32,
 // and only int32 nodes fall through to it; OnlyString, a kernel whose every
-// type constraint is exactly {string} (a string Const); AnyKernel, every
-// kernel.
+// type constraint is exactly {string} (a string Const); ServesResource, a
+// kernel whose every type constraint includes resource handles (Identity
+// of a handle); AnyKernel, every kernel.
 bool OnlyInt32(const KernelDef& def);
 bool OnlyString(const KernelDef& def);
 bool ServesInt32(const KernelDef& def);
+bool ServesResource(const KernelDef& def);
 bool AnyKernel(const KernelDef& def);
 
 // Registers the GPU kernels of array_index_kernels.cc: Transpose, Tile,
