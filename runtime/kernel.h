@@ -197,7 +197,9 @@ class OpKernel {
   // member), or because its state lives for one step only and holds device
   // buffers the recording keeps (a TensorArray, a stack: a replay redoes
   // the device work of the recorded run's writes and reads on the same
-  // buffers). Other stateful kernels keep their steps from being recorded.
+  // buffers), or because its state is the device's variables, whose
+  // buffers the recorder tracks (a resource variable's read, assignment or
+  // update). Other stateful kernels keep their steps from being recorded.
   virtual bool ReplaysRight() const { return false; }
 };
 

@@ -1,12 +1,13 @@
 // GPU element moves of the array ops: Transpose, Tile, ConcatV2 / Concat,
 // Split, Pack, Unpack, Slice, StridedSlice, StridedSliceGrad, GatherV2 /
-// Gather and UnsortedSegmentSum. Their shells (ops/array/array_index_kernels.h)
+// Gather, ResourceGather and UnsortedSegmentSum. Their shells (ops/array/array_index_kernels.h)
 // check the arguments, read the index arguments from host memory (HostMemory
 // args), share the input where the result equals it and allocate, as on the
 // CPU; GpuIndexImpl enqueues one of the launchers of array.cu.h.
 //
 // Differences from the CPU kernels, forced by indices that stay on the GPU:
-// Gather writes zeros for out-of-range indices instead of failing, and
+// Gather and ResourceGather write zeros for out-of-range indices instead of
+// failing, and
 // UnsortedSegmentSum drops ids >= num_segments instead of failing.
 #include <cstdint>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "ops/gpu/internal/array_kernel_util.h"
 #include "ops/array/internal/array_kernel_checks.h"
 #include "ops/internal/array_util.h"
+#include "ops/state/state_ops.h"
 
 namespace sluice {
 namespace {
@@ -284,6 +286,44 @@ struct GpuIndexImpl {
 
 using Impl = GpuIndexImpl;
 
+// ResourceGather(resource, indices): rows `indices` of a resource
+// variable's value on this GPU (batch_dims 0, as on the CPU); the handle in
+// host memory, the indices in device memory.
+class ResourceGatherOp : public internal::VariableKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+    ASSIGN_OR_RETURN(int64_t batch_dims, ctx.GetAttr<int64_t>("batch_dims"));
+    if (batch_dims != 0) {
+      return absl::UnimplementedError("ResourceGather: only batch_dims = 0 is supported");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    Tensor params;  // held: an update after this one copies on write
+    {
+      absl::MutexLock lock(&var->mu);
+      RETURN_IF_ERROR(internal::CheckInitialized(*var));
+      params = var->tensor;
+    }
+    if (params.dtype() != dtype_ || params.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ResourceGather: variable ", var->name, " holds ",
+                       DataTypeName(params.dtype()), params.shape().DebugString(),
+                       "; reading it as ", DataTypeName(dtype_), " rows"));
+    }
+    const Tensor& indices = ctx->input(1);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(
+                                       0, internal::GatherShape(params.shape(), indices.shape(), 0)));
+    return Impl::Gather(ctx, params, indices, /*axis=*/0, out);
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
 }  // namespace
 
 namespace internal {
@@ -320,6 +360,8 @@ void RegisterGpuIndexKernels(KernelRegistry* kernels) {
                     [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/true); });
   kernels->Register(gpu("Gather").TypeConstraint("Tparams", types),
                     [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/false); });
+  kernels->Register<ResourceGatherOp>(
+      gpu("ResourceGather").TypeConstraint("dtype", types).HostMemory("resource"));
   kernels->Register<UnsortedSegmentSumOp<Impl, float>>(
       gpu("UnsortedSegmentSum").TypeConstraint("T", DT_FLOAT).HostMemory("num_segments"));
   kernels->Register<UnsortedSegmentSumOp<Impl, double>>(

@@ -28,7 +28,7 @@ using gpu::RowRule;
 using gpu::ScatterKind;
 
 template <typename T, typename Index, ScatterKind kKind>
-class GpuScatterOp : public OpKernel {
+class GpuScatterOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
@@ -78,7 +78,7 @@ struct FtrlLayout {
 // The dense (kSparse false: Apply*, ResourceApply*) or sparse (SparseApply*,
 // ResourceSparseApply*) form of `Layout`'s rule.
 template <typename Layout, typename T, typename Index, bool kSparse>
-class GpuRowUpdateOp : public OpKernel {
+class GpuRowUpdateOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(flag_, internal::ReadFlag<Layout>(ctx));

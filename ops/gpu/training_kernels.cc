@@ -1,5 +1,6 @@
 // GPU arithmetic of the training ops (ApplyGradientDescent, ApplyMomentum,
-// ApplyAdam) and of AssignAdd / AssignSub: the shells of
+// ApplyAdam, and their ResourceApply* forms) and of AssignAdd / AssignSub
+// (and AssignAdd/SubVariableOp): the shells of
 // ops/training/training_kernels.h and ops/state/state_kernels.h check, lock and copy on
 // write (the copy runs on the compute stream), then one fused CUDA kernel
 // (ops/gpu/training.cu) does the update. Scalars stay in device memory: the
@@ -65,12 +66,19 @@ struct GpuTrainingImpl {
 }  // namespace
 
 void RegisterGpuTrainingKernels(KernelRegistry* kernels) {
-  RegisterTrainingKernelsFor<GpuTrainingImpl, float>(kernels, kDeviceTypeGpu);
-  RegisterTrainingKernelsFor<GpuTrainingImpl, double>(kernels, kDeviceTypeGpu);
+  // The ResourceApply* forms too: a resource variable on a GPU (a TF graph
+  // written with use_resource, a Keras layer) is updated where it lives.
+  RegisterTrainingKernelsFor<GpuTrainingImpl, float>(kernels, kDeviceTypeGpu,
+                                                     /*with_resource_forms=*/true);
+  RegisterTrainingKernelsFor<GpuTrainingImpl, double>(kernels, kDeviceTypeGpu,
+                                                      /*with_resource_forms=*/true);
   // int64 too: the global step lives beside the model's variables on a GPU.
   RegisterAssignUpdateFor<GpuTrainingImpl, float>(kernels, kDeviceTypeGpu);
   RegisterAssignUpdateFor<GpuTrainingImpl, double>(kernels, kDeviceTypeGpu);
   RegisterAssignUpdateFor<GpuTrainingImpl, int64_t>(kernels, kDeviceTypeGpu);
+  RegisterResourceAssignUpdateFor<GpuTrainingImpl, float>(kernels, kDeviceTypeGpu);
+  RegisterResourceAssignUpdateFor<GpuTrainingImpl, double>(kernels, kDeviceTypeGpu);
+  RegisterResourceAssignUpdateFor<GpuTrainingImpl, int64_t>(kernels, kDeviceTypeGpu);
 }
 
 }  // namespace sluice

@@ -16,7 +16,7 @@
 namespace sluice {
 namespace {
 
-class VarHandleOpKernel : public OpKernel {
+class VarHandleOpKernel : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
@@ -49,7 +49,7 @@ absl::Status CheckDtype(const Var& var, DataType dtype, const char* what) {
                                                  DataTypeName(dtype)));
 }
 
-class ReadVariableOpKernel : public OpKernel {
+class ReadVariableOpKernel : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
@@ -69,7 +69,7 @@ class ReadVariableOpKernel : public OpKernel {
   DataType dtype_ = DT_INVALID;
 };
 
-class AssignVariableOpKernel : public OpKernel {
+class AssignVariableOpKernel : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
@@ -106,7 +106,7 @@ class VarIsInitializedOpKernel : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-class ResourceGatherKernel : public OpKernel {
+class ResourceGatherKernel : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
@@ -285,6 +285,24 @@ void RegisterResourceVariableKernels(KernelRegistry* kernels) {
   kernels->Register<AssignVariableOpKernel>(cpu("AssignVariableOp"));
   kernels->Register<VarIsInitializedOpKernel>(cpu("VarIsInitializedOp"));
   kernels->Register<ResourceGatherKernel>(cpu("ResourceGather"));
+  // On a GPU the types its kernels compute in (as VariableV2's,
+  // ops/state/state_kernels.cc); int32 and string variables stay on the CPU,
+  // and with them (ComputeColocationGroups) every op taking their handle.
+  // Harmless without CUDA: no GPU device ever exists then.
+  RegisterResourceVariableDeviceKernels(
+      kernels, kDeviceTypeGpu, {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT64});
+}
+
+void RegisterResourceVariableDeviceKernels(KernelRegistry* kernels, const char* device_type,
+                                           const std::vector<DataType>& types) {
+  auto on = [device_type](const char* op) { return KernelDef(op, device_type); };
+  kernels->Register<VarHandleOpKernel>(
+      on("VarHandleOp").TypeConstraint("dtype", types).AllHostMemory());
+  kernels->Register<VarIsInitializedOpKernel>(on("VarIsInitializedOp").AllHostMemory());
+  kernels->Register<ReadVariableOpKernel>(
+      on("ReadVariableOp").TypeConstraint("dtype", types).HostMemory("resource"));
+  kernels->Register<AssignVariableOpKernel>(
+      on("AssignVariableOp").TypeConstraint("dtype", types).HostMemory("resource"));
 }
 
 namespace ops {

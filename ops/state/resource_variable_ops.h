@@ -1,8 +1,11 @@
 // Resource variables, as tf.compat.v1 graphs with use_resource (and Keras
 // layers) write them: VarHandleOp, ReadVariableOp, AssignVariableOp,
 // AssignAddVariableOp, AssignSubVariableOp, VarIsInitializedOp and
-// ResourceGather, with CPU kernels and wrappers. (ResourceApplyGradientDescent,
+// ResourceGather, with CPU and GPU kernels and wrappers. (ResourceApplyGradientDescent,
 // ResourceApplyMomentum, ResourceApplyAdam: ops/training/training_ops.h.)
+// On a GPU (as in TensorFlow) a handle lives in host memory and the value in
+// device memory; the GPU's AssignAdd/SubVariableOp, ResourceGather and
+// ResourceApply* are in ops/gpu.
 //
 //   Output w = ops::VarHandleOp(s.WithOpName("w"), DT_FLOAT, TensorShape({2}));
 //   Node* init = ops::AssignVariableOp(s, w, {1.0f, 2.0f});
@@ -20,6 +23,7 @@
 #define SLUICE_OPS_STATE_RESOURCE_VARIABLE_OPS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "base/source_location.h"
@@ -30,7 +34,17 @@
 namespace sluice {
 
 absl::Status RegisterResourceVariableOps(OpRegistry* ops);
+// The CPU kernels, and the GPU's (RegisterResourceVariableDeviceKernels).
 void RegisterResourceVariableKernels(KernelRegistry* kernels);
+// VarHandleOp, VarIsInitializedOp, ReadVariableOp and AssignVariableOp on a
+// device with memory of its own, for variables of `types`: handles and the
+// flag in host memory, values in the device's memory (the kernels move no
+// bytes: a read shares the variable's buffer, an assignment takes the
+// value's). Each replays right in a recorded step (runtime/step_replay.h
+// tracks the device's variables). AssignAdd/SubVariableOp and ResourceGather
+// compute: each device registers its own (ops/state/state_kernels.h).
+void RegisterResourceVariableDeviceKernels(KernelRegistry* kernels, const char* device_type,
+                                           const std::vector<DataType>& types);
 
 namespace ops {
 

@@ -39,7 +39,7 @@ absl::Status CheckScatterIndices(OpKernelContext* ctx, const Tensor& indices, in
 }
 
 template <typename T, typename Index, ScatterKind kKind>
-class ScatterOp : public OpKernel {
+class ScatterOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));

@@ -24,7 +24,7 @@ namespace sluice {
 
 // AssignAdd (kAdd) or AssignSub: var += value or var -= value.
 template <typename Impl, typename T, bool kAdd>
-class AssignUpdateOp : public OpKernel {
+class AssignUpdateOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));

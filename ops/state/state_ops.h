@@ -113,6 +113,17 @@ namespace internal {
 
 // For kernels that update variables in place (state and training ops).
 
+// The base of a kernel whose only state is variables of its device, reached
+// through a ref or a resource handle (reads, assignments, updates, the
+// handle op): a recorded step replays it right, since the recorder tracks
+// every variable's buffer (runtime/step_replay.h: a recording is replayed
+// only while each variable keeps the buffer it had, and one that moves is
+// copied back into it).
+class VariableKernel : public OpKernel {
+ public:
+  bool ReplaysRight() const final { return true; }
+};
+
 // Locks a set of variables (duplicates allowed) in address order, so kernels
 // locking several variables cannot deadlock; unlocks on destruction.
 class VarLockSet {

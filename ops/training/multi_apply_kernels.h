@@ -67,7 +67,7 @@ struct MultiVars {
 
 // _MultiApplyGradientDescent(var: N * Ref(T), alpha, delta: N * T).
 template <typename Impl, typename T>
-class MultiApplyGradientDescentOp : public OpKernel {
+class MultiApplyGradientDescentOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(int64_t n, ctx.GetAttr<int64_t>("N"));
@@ -102,7 +102,7 @@ class MultiApplyGradientDescentOp : public OpKernel {
 
 // _MultiApplyAdam(var, m, v: N * Ref(T), six scalars, grad: N * T).
 template <typename Impl, typename T>
-class MultiApplyAdamOp : public OpKernel {
+class MultiApplyAdamOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(int64_t n, ctx.GetAttr<int64_t>("N"));

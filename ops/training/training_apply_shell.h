@@ -131,7 +131,7 @@ absl::Status CheckIndices(OpKernelContext* ctx, const Tensor& indices, int64_t r
 
 // The dense form of `Rule` ("Apply*" and "ResourceApply*").
 template <typename Rule, typename T>
-class DenseApplyOp : public OpKernel {
+class DenseApplyOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(flag_, ReadFlag<Rule>(ctx));
@@ -160,7 +160,7 @@ class DenseApplyOp : public OpKernel {
 
 // The sparse form of `Rule` ("SparseApply*" and "ResourceSparseApply*").
 template <typename Rule, typename T, typename Index>
-class SparseApplyOp : public OpKernel {
+class SparseApplyOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(flag_, ReadFlag<Rule>(ctx));

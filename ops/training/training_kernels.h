@@ -47,7 +47,7 @@ struct AdamScalarInputs {
 
 // ApplyGradientDescent(var, alpha, delta): var -= alpha * delta.
 template <typename Impl, typename T>
-class ApplyGradientDescentOp : public OpKernel {
+class ApplyGradientDescentOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
@@ -67,7 +67,7 @@ class ApplyGradientDescentOp : public OpKernel {
 
 // ApplyMomentum(var, accum, lr, grad, momentum; use_nesterov).
 template <typename Impl, typename T>
-class ApplyMomentumOp : public OpKernel {
+class ApplyMomentumOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(nesterov_, ctx.GetAttr<bool>("use_nesterov"));
@@ -102,7 +102,7 @@ class ApplyMomentumOp : public OpKernel {
 // ApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
 // grad; use_nesterov).
 template <typename Impl, typename T>
-class ApplyAdamOp : public OpKernel {
+class ApplyAdamOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(nesterov_, ctx.GetAttr<bool>("use_nesterov"));

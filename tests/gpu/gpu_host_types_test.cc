@@ -29,6 +29,7 @@
 #include "runtime/local_devices.h"
 #include "runtime/step_decisions.h"
 #include "sluice.h"
+#include "tests/gpu/resource_variable_model.h"
 #include "training/checkpoint/saver.h"
 
 namespace sluice {
@@ -520,6 +521,62 @@ TEST(GpuCnnTest, MixedPrecisionKeepsTheConvolutionStackInBfloat16) {
   EXPECT_TRUE(still_float.empty()) << "float: " << absl::StrJoin(still_float, ", ");
   EXPECT_TRUE(round_trips.empty()) << "bfloat16 -> float -> bfloat16 at: "
                                    << absl::StrJoin(round_trips, ", ");
+}
+
+// A model written with resource variables (a TF graph with use_resource, a
+// Keras layer; tests/gpu/resource_variable_model.h) pinned to GPU:0: the
+// handles, reads, assignments, the embedding's ResourceGather and
+// ResourceScatterSub, ResourceApplyAdam, ResourceApplyMomentum and the int64
+// counter's AssignAddVariableOp all have GPU kernels, so soft placement
+// leaves none on the CPU. (Before, VarHandleOp had only a CPU kernel, and
+// placement took every op on its handle to the CPU with it.) Every stateful
+// one replays right, so the training step is recorded whole.
+TEST(GpuHostTypesTest, ResourceVariablesAndTheirUpdatesStayOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<gpu_test::ResourceModel> m = gpu_test::BuildResourceModel(root.WithDevice(kGpu0));
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<std::string> init_feeds;
+  for (const auto& v : m->initial_values) init_feeds.push_back(v.placeholder.name());
+  const std::vector<std::pair<std::vector<std::string>, std::string>> steps = {
+      {init_feeds, m->init->name()}, {{"ids:0", "x:0", "y:0"}, m->train->name()}};
+  for (const auto& [feeds, target] : steps) {
+    SCOPED_TRACE(target);
+    absl::StatusOr<ClientGraph> cg = BuildClientGraph(*root.graph(), feeds, {}, {target});
+    ASSERT_TRUE(cg.ok()) << cg.status();
+    std::vector<std::unique_ptr<Device>> cpus;
+    StandInGpu gpu;
+    {
+      LocalDevicesOptions local;
+      local.cpu_threads = 1;
+      absl::StatusOr<std::vector<std::unique_ptr<Device>>> made = CreateLocalDevices(local);
+      ASSERT_TRUE(made.ok()) << made.status();
+      cpus = *std::move(made);
+    }
+    PlacerOptions soft;
+    soft.allow_soft_placement = true;  // a missing kernel would move a group to the CPU
+    absl::Status placed =
+        PlaceGraph(cg->graph.get(), {cpus[0].get(), &gpu}, *BuiltinKernels(), soft);
+    ASSERT_TRUE(placed.ok()) << placed;
+    const std::vector<std::string> off = OffTheGpu(*cg->graph);
+    EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+    int resource_ops = 0;
+    for (const Node* n : cg->graph->nodes()) {
+      for (int i = 0; i < n->num_inputs(); ++i) resource_ops += n->input_type(i) == DT_RESOURCE;
+    }
+    if (target == m->train->name()) {
+      // 3 reads (the gather's, w's, b's); the updates: the scatter, Adam's
+      // with its 2 slots, Momentum's with its 1, the counter's.
+      EXPECT_EQ(resource_ops, 3 + 1 + 3 + 2 + 1) << "resource inputs";
+      const absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(*cg->graph);
+      ASSERT_TRUE(deciding.ok()) << deciding.status();
+      EXPECT_TRUE(deciding->empty());
+      // The handles, the reads, the gather and the four updates.
+      EXPECT_EQ(ExpectStatefulKernelsReplayRight(*cg->graph, &gpu), 7 + 3 + 4);
+    } else {
+      EXPECT_EQ(resource_ops, 7);  // one assignment per variable
+    }
+  }
 }
 
 } // namespace

@@ -40,7 +40,7 @@ bool AnyKernel(const KernelDef& def);
 
 // Registers the GPU kernels of array_index_kernels.cc: Transpose, Tile,
 // ConcatV2, Concat, Split, Pack, Unpack, Slice, StridedSlice,
-// StridedSliceGrad, GatherV2, Gather, UnsortedSegmentSum.
+// StridedSliceGrad, GatherV2, Gather, ResourceGather, UnsortedSegmentSum.
 void RegisterGpuIndexKernels(KernelRegistry* kernels);
 
 }  // namespace internal
