@@ -10,6 +10,7 @@
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/math/math_ops.h"
 #include "ops/random/random_ops.h"
+#include "ops/state/resource_variable_ops.h"
 #include "ops/state/state_ops.h"
 #include "ops/training/training_ops.h"
 
@@ -33,6 +34,8 @@ class GpuKernelRegistrationTest : public ::testing::Test {
     ASSERT_TRUE(RegisterRandomOps(&ops_).ok());
     ASSERT_TRUE(RegisterStateOps(&ops_).ok());
     ASSERT_TRUE(RegisterTrainingOps(&ops_).ok());
+    ASSERT_TRUE(RegisterResourceVariableOps(&ops_).ok());
+    RegisterResourceVariableKernels(&kernels_);
     RegisterGpuMatMulKernels(&kernels_);
     RegisterGpuRandomKernels(&kernels_);
     RegisterGpuTrainingKernels(&kernels_);
@@ -155,6 +158,60 @@ TEST_F(GpuKernelRegistrationTest, StateOpsOnGpu) {
     if (expected) {
       EXPECT_EQ(MemoryTypes(init).output_on_host, std::vector<uint8_t>({1}));
       EXPECT_EQ(MemoryTypes(assign).output_on_host, std::vector<uint8_t>({0}));
+    }
+  }
+}
+
+// Resource variables on a GPU: values in device memory, VarIsInitializedOp's
+// flag in host memory; int32 variables stay on the CPU. (Handles hold
+// objects, which the executor never moves between memories.)
+TEST_F(GpuKernelRegistrationTest, ResourceVariableOpsOnGpu) {
+  Scope s = Scope::NewRootScope(&ops_);
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT64, DT_INT32}) {
+    SCOPED_TRACE(DataTypeName(t));
+    Output handle = ops::VarHandleOp(s, t, TensorShape({4}));
+    Output read = ops::ReadVariableOp(s, handle, t);
+    Output assign(ops::AssignVariableOp(s, handle, ops::Placeholder(s, t)), 0);
+    Output ready = ops::VarIsInitializedOp(s, handle);
+    ASSERT_TRUE(s.ok()) << s.status();
+    const bool on_gpu = t != DT_INT32;
+    EXPECT_EQ(HasGpuKernel(handle), on_gpu);
+    EXPECT_EQ(HasGpuKernel(read), on_gpu);
+    EXPECT_EQ(HasGpuKernel(assign), on_gpu);
+    EXPECT_TRUE(HasGpuKernel(ready));
+    if (!on_gpu) continue;
+    EXPECT_EQ(MemoryTypes(read).output_on_host, std::vector<uint8_t>({0}));
+    EXPECT_EQ(MemoryTypes(assign).input_on_host[1], 0);
+    EXPECT_EQ(MemoryTypes(ready).output_on_host, std::vector<uint8_t>({1}));
+  }
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT64}) {
+    SCOPED_TRACE(DataTypeName(t));
+    Output handle = ops::VarHandleOp(s, t, TensorShape({4}));
+    Output add(ops::AssignAddVariableOp(s, handle, ops::Placeholder(s, t)), 0);
+    Output sub(ops::AssignSubVariableOp(s, handle, ops::Placeholder(s, t)), 0);
+    ASSERT_TRUE(s.ok()) << s.status();
+    for (const Output& o : {add, sub}) {
+      EXPECT_TRUE(HasGpuKernel(o)) << o.node->op();
+      EXPECT_EQ(MemoryTypes(o).input_on_host[1], 0) << o.node->op();
+    }
+  }
+  for (DataType t : {DT_FLOAT, DT_DOUBLE}) {
+    SCOPED_TRACE(DataTypeName(t));
+    Output var = ops::VarHandleOp(s, t, TensorShape({4}));
+    Output m = ops::VarHandleOp(s, t, TensorShape({4}));
+    Output v = ops::VarHandleOp(s, t, TensorShape({4}));
+    Output x = ops::Placeholder(s, t);
+    Output gd(ops::ResourceApplyGradientDescent(s, var, x, x), 0);
+    Output mom(s.Op("ResourceApplyMomentum").Input(var).Input(m).Input(x).Input(x).Input(x)
+                   .Finalize(), 0);
+    Output adam(s.Op("ResourceApplyAdam").Input(var).Input(m).Input(v).Input(x).Input(x)
+                    .Input(x).Input(x).Input(x).Input(x).Input(x).Finalize(), 0);
+    ASSERT_TRUE(s.ok()) << s.status();
+    for (const auto& [o, handles] : {std::pair{gd, 1}, std::pair{mom, 2}, std::pair{adam, 3}}) {
+      EXPECT_TRUE(HasGpuKernel(o)) << o.node->op();
+      // The scalars and the gradient, after the handles.
+      const std::vector<uint8_t> on_host = MemoryTypes(o).input_on_host;
+      for (size_t i = handles; i < on_host.size(); ++i) EXPECT_EQ(on_host[i], 0) << o.node->op();
     }
   }
 }
