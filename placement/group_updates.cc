@@ -27,7 +27,23 @@ struct Kind {
 constexpr Kind kKinds[] = {
     {"ApplyGradientDescent", "_MultiApplyGradientDescent", 1, 1},
     {"ApplyAdam", "_MultiApplyAdam", 3, 6},
+    {"ResourceApplyGradientDescent", "_MultiResourceApplyGradientDescent", 1, 1},
+    {"ResourceApplyAdam", "_MultiResourceApplyAdam", 3, 6},
 };
+
+// Which variable the update's input `e` names: a resource handle from a
+// VarHandleOp by its container and shared name (two handle ops may name one
+// variable), anything else by the tensor that carries it.
+std::string VariableOf(const Edge& e) {
+  const Node& src = *e.src;
+  if (src.op() == "VarHandleOp") {
+    const std::string container = src.GetAttr<std::string>("container").value_or("");
+    std::string name = src.GetAttr<std::string>("shared_name").value_or("");
+    if (name.empty()) name = src.name();
+    return absl::StrCat("handle:", container, "/", name);
+  }
+  return absl::StrCat("tensor:", src.id(), ":", e.src_output);
+}
 
 class Grouper {
  public:
@@ -105,7 +121,7 @@ class Grouper {
   std::vector<Node*> Independent(const std::vector<Node*>& members, const Kind& kind) const {
     std::vector<Node*> kept;
     std::vector<std::vector<bool>> kept_needs;
-    absl::flat_hash_set<std::pair<int, int>> variables;
+    absl::flat_hash_set<std::string> variables;
     for (Node* n : members) {
       std::vector<Node*> inputs;
       for (const Edge* e : n->in_edges()) inputs.push_back(e->src);
@@ -122,10 +138,9 @@ class Grouper {
         ok = !needs[kept[k]->id()] &&
              !(n->id() < static_cast<int>(kept_needs[k].size()) && kept_needs[k][n->id()]);
       }
-      std::vector<std::pair<int, int>> mine;
+      std::vector<std::string> mine;
       for (int i = 0; i < kind.vars && ok; ++i) {
-        const Edge* e = n->input_edge(i);
-        mine.push_back({e->src->id(), e->src_output});
+        mine.push_back(VariableOf(*n->input_edge(i)));
         ok = !variables.contains(mine.back());
       }
       if (!ok) continue;
@@ -178,7 +193,9 @@ class Grouper {
       for (const Edge* e : m->out_edges()) control_out.push_back(e->dst);
     }
     std::vector<TensorShape> shapes;
-    for (const Node* m : group) shapes.push_back(m->output_shape(0));
+    for (const Node* m : group) {
+      if (m->num_outputs() > 0) shapes.push_back(m->output_shape(0));  // not the resource forms
+    }
     const std::string device = first.assigned_device();
     const std::string what = absl::StrCat("grouping the updates of ", first.DebugName(), ": ");
     for (Node* m : group) graph_->RemoveNode(m);
@@ -186,7 +203,7 @@ class Grouper {
     if (!added.ok()) return absl::InternalError(what + added.status().ToString());
     Node* multi = *added;
     multi->set_assigned_device(device);
-    for (int i = 0; i < n; ++i) multi->set_output_shape(i, shapes[i]);
+    for (size_t i = 0; i < shapes.size(); ++i) multi->set_output_shape(static_cast<int>(i), shapes[i]);
     for (size_t i = 0; i < inputs.size(); ++i) {
       absl::Status s = graph_->AddEdge(inputs[i].node, inputs[i].index, multi, static_cast<int>(i));
       if (!s.ok()) return absl::InternalError(what + s.ToString());

@@ -1,7 +1,9 @@
 // GroupUpdates: the multi-tensor update rewrite. The ApplyGradientDescent
 // (and ApplyAdam) nodes of a step that run on one device with the same
 // hyper-parameter tensors become one _MultiApplyGradientDescent
-// (_MultiApplyAdam) node (ops/training/multi_apply_ops.h), as PyTorch's
+// (_MultiApplyAdam) node (ops/training/multi_apply_ops.h); the
+// ResourceApply* nodes of resource variables, one _MultiResourceApply* node
+// (each group holds one form only), as PyTorch's
 // multi-tensor optimizers (`foreach`) and apex's multi_tensor_apply do: on a
 // GPU a step then launches one update kernel per 32 variables, not one per
 // variable, which matters most to a captured step (runtime/step_replay.h).
@@ -18,7 +20,8 @@
 // reads the first member's); agree on use_locking (and use_nesterov); have no
 // data consumers (their ref outputs feed nothing; control edges are
 // fine) and are not named in `keep`; do not depend on one another, either
-// way, even through an earlier group; update distinct variables; and are
+// way, even through an earlier group; update distinct variables (handles
+// of VarHandleOps naming one variable count as one); and are
 // not downstream of a Switch or an Enter (a node with one dead input is
 // skipped whole, and a group may not span frames: such updates, e.g. the
 // gated ones of training/loss_scale.h, stay separate). At least two make a

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
 #include "graph/algorithm.h"
+#include "graph/gradients.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
@@ -19,6 +20,7 @@
 #include "ops/control_flow/control_flow_ops.h"
 #include "ops/math/math_ops.h"
 #include "ops/nn/nn_ops.h"
+#include "ops/state/resource_variable_ops.h"
 #include "ops/state/state_ops.h"
 #include "ops/training/optimizers.h"
 #include "ops/training/training_ops.h"
@@ -106,7 +108,7 @@ Counts Count(const RunMetadata& metadata) {
   for (const GraphDef& g : metadata.partition_graphs) {
     for (const NodeDef& n : g.node()) {
       ++c.ops[n.op()];
-      if (n.op().rfind("_MultiApply", 0) == 0) {
+      if (n.op().rfind("_Multi", 0) == 0) {
         c.multi_sizes[n.device()].push_back(n.attr().at("N").i());
       }
     }
@@ -165,6 +167,150 @@ TEST(GroupUpdatesTest, EachDeviceGetsItsOwnGroup) {
   EXPECT_EQ(c.ops["ApplyGradientDescent"], 0);
   EXPECT_EQ(c.multi_sizes[kCpu0], std::vector<int64_t>{4});
   EXPECT_EQ(c.multi_sizes[kCpu1], std::vector<int64_t>{2});
+}
+
+// The same MLP written with resource variables (as TF graphs with
+// use_resource are): ResourceApplyGradientDescent or ResourceApplyAdam, each
+// update building its own constant scalars, as TF's optimizers do.
+struct ResourceMlp {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x, labels;
+  std::vector<Output> reads;
+  Node* train = nullptr;
+  Node* init = nullptr;
+
+  explicit ResourceMlp(bool adam) {
+    x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+    labels = ops::Placeholder(s.WithOpName("labels"), DT_INT32);
+    std::vector<Node*> inits;
+    std::vector<Output> handles, step_reads;
+    std::vector<TensorShape> shapes;
+    // A variable set to `value`; the model's own are read by `reads` too.
+    auto variable = [&](const Scope& at, const std::string& name, const Tensor& value,
+                        bool model) {
+      Output h = ops::VarHandleOp(at.WithOpName(name), DT_FLOAT, value.shape());
+      inits.push_back(ops::AssignVariableOp(at, h, ops::Const(at, value)));
+      if (model) reads.push_back(ops::ReadVariableOp(at.WithOpName(name + "/value"), h, DT_FLOAT));
+      return h;
+    };
+    Output h = x;
+    const std::vector<int64_t> sizes = {6, 5, 4, 3};
+    for (size_t l = 1; l < sizes.size(); ++l) {
+      Scope layer = s.NewSubScope(absl::StrCat("layer", l));
+      for (const char* kind : {"weights", "bias"}) {
+        const bool w = std::string(kind) == "weights";
+        const TensorShape shape =
+            w ? TensorShape({sizes[l - 1], sizes[l]}) : TensorShape({sizes[l]});
+        handles.push_back(variable(layer, kind, Values(shape, (w ? 10 : 20) + l), true));
+        shapes.push_back(shape);
+        step_reads.push_back(ops::ReadVariableOp(layer, handles.back(), DT_FLOAT));
+      }
+      h = ops::BiasAdd(layer, ops::MatMul(layer, h, step_reads[step_reads.size() - 2]),
+                       step_reads.back());
+      if (l + 1 < sizes.size()) h = ops::Tanh(layer, h);
+    }
+    Output loss = ops::Mean(s.WithOpName("loss"),
+                            ops::SparseSoftmaxCrossEntropyWithLogits(s, h, labels)[0], {0});
+    absl::StatusOr<std::vector<Output>> grads = AddGradients(s, {loss}, step_reads);
+    EXPECT_TRUE(grads.ok()) << grads.status();
+    if (!grads.ok()) return;
+    std::vector<Node*> updates;
+    for (size_t i = 0; i < handles.size(); ++i) {
+      Scope u = s.NewSubScope(absl::StrCat("update", i));
+      auto c = [&](float v) { return ops::Const(u, v); };
+      if (!adam) {
+        updates.push_back(ops::ResourceApplyGradientDescent(u, handles[i], c(0.5f), (*grads)[i]));
+        continue;
+      }
+      Tensor zeros(DT_FLOAT, shapes[i]);
+      for (float& e : zeros.flat<float>()) e = 0;
+      Output m = variable(u, "m", zeros, false);
+      Output v = variable(u, "v", zeros, false);
+      updates.push_back(u.Op("ResourceApplyAdam")
+                            .Input(handles[i]).Input(m).Input(v)
+                            .Input(c(0.9f)).Input(c(0.99f)).Input(c(0.01f))
+                            .Input(c(0.9f)).Input(c(0.999f)).Input(c(1e-7f))
+                            .Input((*grads)[i])
+                            .Finalize());
+    }
+    train = ops::NoOp(s.WithOpName("train").WithControlDependencies(updates));
+    init = ops::NoOp(s.WithOpName("init").WithControlDependencies(inits));
+    EXPECT_TRUE(s.ok()) << s.status();
+  }
+
+  std::vector<std::pair<Output, Tensor>> Feeds() const {
+    Tensor y(DT_INT32, TensorShape({8}));
+    for (int i = 0; i < 8; ++i) y.flat<int32_t>()[i] = (i * 7) % 3;
+    return {{x, Values(TensorShape({8, 6}), 1)}, {labels, y}};
+  }
+};
+
+Counts TrainResourceMlpBothWays(bool adam) {
+  ResourceMlp grouped_model(adam), plain_model(adam);
+  std::unique_ptr<Session> grouped = MakeSession(grouped_model.s, true);
+  std::unique_ptr<Session> plain = MakeSession(plain_model.s, false);
+  EXPECT_TRUE(grouped && plain);
+  if (!grouped || !plain) return {};
+  EXPECT_TRUE(grouped->Run({}, {}, {grouped_model.init}).ok());
+  EXPECT_TRUE(plain->Run({}, {}, {plain_model.init}).ok());
+  RunOptions options;
+  options.output_partition_graphs = true;
+  RunMetadata metadata;
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<std::vector<Tensor>> g =
+        grouped->Run(grouped_model.Feeds(), {}, {grouped_model.train}, options, &metadata);
+    EXPECT_TRUE(g.ok()) << g.status();
+    EXPECT_TRUE(plain->Run(plain_model.Feeds(), {}, {plain_model.train}).ok());
+  }
+  absl::StatusOr<std::vector<Tensor>> gv = grouped->Run({}, grouped_model.reads, {});
+  absl::StatusOr<std::vector<Tensor>> pv = plain->Run({}, plain_model.reads, {});
+  EXPECT_TRUE(gv.ok() && pv.ok());
+  if (!gv.ok() || !pv.ok()) return {};
+  EXPECT_EQ(gv->size(), 6u);
+  for (size_t i = 0; i < gv->size(); ++i) {
+    absl::Span<const float> x = (*gv)[i].flat<float>(), y = (*pv)[i].flat<float>();
+    for (size_t j = 0; j < x.size(); ++j) EXPECT_EQ(x[j], y[j]) << "var " << i << " [" << j << "]";
+  }
+  return Count(metadata);
+}
+
+TEST(GroupUpdatesTest, ResourceVariableUpdatesBecomeOneResourceNodeWithTheSameValues) {
+  for (bool adam : {false, true}) {
+    SCOPED_TRACE(adam ? "Adam" : "gradient descent");
+    Counts c = TrainResourceMlpBothWays(adam);
+    const std::string op = adam ? "ApplyAdam" : "ApplyGradientDescent";
+    EXPECT_EQ(c.ops["Resource" + op], 0);
+    EXPECT_EQ(c.ops["_MultiResource" + op], 1);
+    EXPECT_EQ(c.multi_sizes[kCpu0], std::vector<int64_t>{6});
+  }
+}
+
+// Two handle ops naming one variable (the same shared_name) update one
+// variable: they stay in separate groups.
+TEST(GroupUpdatesTest, HandlesOfOneVariableStayApart) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output alpha = ops::Const(s, 0.1f);
+  std::vector<Output> handles;
+  for (const char* name : {"a", "b", "c"}) {
+    handles.push_back(ops::VarHandleOp(s.WithOpName(name), DT_FLOAT, TensorShape({2}),
+                                       {.shared_name = std::string(name) == "c" ? "a" : name}));
+  }
+  for (size_t i = 0; i < handles.size(); ++i) {
+    ops::ResourceApplyGradientDescent(s.WithOpName(absl::StrCat("update_", i)), handles[i], alpha,
+                                      ops::Const(s, {1.0f, 2.0f}));
+  }
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (Node* n : s.graph()->nodes()) n->set_assigned_device(kCpu0);
+  GroupUpdatesOptions o;
+  o.kernels = BuiltinKernels();
+  o.device_types = {"CPU"};
+  absl::StatusOr<GroupUpdatesStats> st = GroupUpdates(s.graph(), o);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->groups, 1);
+  EXPECT_EQ(st->updates, 2);  // a's (or c's) and b's
+  int left = 0;
+  for (const Node* n : s.graph()->nodes()) left += n->op() == "ResourceApplyGradientDescent";
+  EXPECT_EQ(left, 1);
 }
 
 // The pass alone on hand-made graphs: what it must leave alone.

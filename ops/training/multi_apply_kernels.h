@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "ops/state/state_ops.h"
@@ -153,10 +154,15 @@ class MultiApplyAdamOp : public internal::VariableKernel {
 template <typename Impl, typename T>
 void RegisterMultiApplyKernelsFor(KernelRegistry* kernels, const char* device_type) {
   constexpr DataType kType = DataTypeToEnum<T>::value;
-  kernels->Register<MultiApplyGradientDescentOp<Impl, T>>(
-      KernelDef("_MultiApplyGradientDescent", device_type).TypeConstraint("T", kType));
-  kernels->Register<MultiApplyAdamOp<Impl, T>>(
-      KernelDef("_MultiApplyAdam", device_type).TypeConstraint("T", kType));
+  // The resource forms share the shells (internal::VarInput reads a handle;
+  // SetRefOutput skips the outputs they lack).
+  for (const char* prefix : {"_Multi", "_MultiResource"}) {
+    kernels->Register<MultiApplyGradientDescentOp<Impl, T>>(
+        KernelDef(absl::StrCat(prefix, "ApplyGradientDescent"), device_type)
+            .TypeConstraint("T", kType));
+    kernels->Register<MultiApplyAdamOp<Impl, T>>(
+        KernelDef(absl::StrCat(prefix, "ApplyAdam"), device_type).TypeConstraint("T", kType));
+  }
 }
 
 }  // namespace sluice

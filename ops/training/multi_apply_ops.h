@@ -1,4 +1,4 @@
-// Multi-tensor updates: the ApplyGradientDescent (or ApplyAdam) nodes of a
+// Multi-tensor updates: the (Resource)ApplyGradientDescent or ApplyAdam nodes of a
 // step that share a device and their hyper-parameters, as one node, so that
 // a GPU step launches one update kernel per 32 variables instead of one per
 // variable (placement/group_updates.h makes these nodes; they are internal,
@@ -9,6 +9,12 @@
 //   _MultiApplyAdam(var, m, v: N * Ref(T), beta1_power, beta2_power, lr,
 //                   beta1, beta2, epsilon: T, grad: N * T; use_nesterov)
 //       -> out: N * Ref(T)                       ApplyAdam on every i
+//
+// and their resource forms, for the ResourceApplyX nodes of resource
+// variables (handles in place of the refs, no outputs):
+//
+//   _MultiResourceApplyGradientDescent(var: N * resource, alpha, delta: N * T)
+//   _MultiResourceApplyAdam(var, m, v: N * resource, ..., grad: N * T)
 //
 // Each does exactly what its ApplyX does for every i (the same formulas and
 // copy-on-write variable updates, ops/training/training_kernels.h), with
