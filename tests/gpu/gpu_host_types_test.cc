@@ -101,7 +101,7 @@ TEST(GpuHostTypesTest, StringFeedsFetchesAndTransfersStayOnTheCpu) {
   }
 }
 
-// A worker whose variables live on its GPU saves them from its CPU: the
+// A worker whose variables (ref and resource) live on its GPU saves them from its CPU: the
 // saver's file names and SaveV2/RestoreV2 have CPU kernels only. (On an
 // H200, multi_worker_mlp's workers failed with "cannot place node
 // 'global_step' (VariableV2) on .../device:GPU:0 with its 2 colocated nodes:
@@ -114,6 +114,8 @@ TEST(GpuHostTypesTest, VariablesOnTheGpuAreSavedFromTheCpu) {
     Scope s = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
     ops::VariableWithInit(s.WithOpName("w"), {1.0f, 2.0f});
     CreateGlobalStep(s);
+    // A resource variable too: read and assigned on the GPU, saved from the CPU.
+    ops::VarHandleOp(s.WithOpName("r"), DT_FLOAT, TensorShape({2}));
     ASSERT_TRUE(s.ok()) << s.status();
     SaverOptions options;
     options.sharded = sharded;
@@ -125,14 +127,20 @@ TEST(GpuHostTypesTest, VariablesOnTheGpuAreSavedFromTheCpu) {
     ASSERT_TRUE(cg.ok()) << cg.status();
     ASSERT_TRUE(PlaceOverACpuAndAGpu(cg->graph.get()));
     EXPECT_EQ(cg->graph->FindNode("w")->assigned_device(), kGpu0);
-    int saves = 0;
+    EXPECT_EQ(cg->graph->FindNode("r")->assigned_device(), kGpu0);
+    int saves = 0, resource_ops = 0;
     for (const Node* n : cg->graph->nodes()) {
       if (n->op() == "SaveV2") {
         ++saves;
         EXPECT_NE(n->assigned_device(), kGpu0);
       }
+      if (n->op() == "ReadVariableOp" || n->op() == "AssignVariableOp") {
+        ++resource_ops;
+        EXPECT_EQ(n->assigned_device(), kGpu0) << n->DebugName();
+      }
     }
     EXPECT_EQ(saves, 1);
+    EXPECT_EQ(resource_ops, 2);  // r's read for the save, its restoring assignment
   }
 }
 

@@ -94,7 +94,9 @@ TEST_F(GpuResourceVariablesTest, TrainsLikeOnTheCpuAndReplays) {
     EXPECT_TRUE(gpu->session->PlacedOn(node, kGpu0)) << node;
   }
   std::printf("resource-variable model: %d of %d steps replayed\n", gpu->replays, kSteps);
-  if (!DryRunOnCpu()) EXPECT_EQ(gpu->replays, kSteps - 2);
+  if (!DryRunOnCpu()) {
+    EXPECT_EQ(gpu->replays, kSteps - 2);
+  }
 }
 
 }  // namespace

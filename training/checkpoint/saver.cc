@@ -18,6 +18,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/io/io_ops.h"
 #include "ops/io/sharded_checkpoint_ops.h"
+#include "ops/state/resource_variable_ops.h"
 #include "ops/state/state_ops.h"
 #include "placement/device_name.h"
 #include "runtime/atomic_file.h"
@@ -29,7 +30,22 @@ namespace {
 // Temporary files older than this in a checkpoint directory are orphans.
 constexpr absl::Duration kOrphanAge = absl::Minutes(10);
 
-bool IsVariable(const Node& n) { return n.op_def().is_variable; }
+// A ref variable (VariableV2) or a resource variable's handle (VarHandleOp).
+bool IsVariable(const Node& n) { return n.op_def().is_variable || n.op() == "VarHandleOp"; }
+
+bool IsResource(const Node& var) { return var.op() == "VarHandleOp"; }
+
+// What the variable holds: a ref's base type, a handle's dtype attr.
+DataType ValueType(const Node& var) {
+  if (IsResource(var)) return var.GetAttr<DataType>("dtype").value_or(DT_INVALID);
+  return BaseType(var.output_type(0));
+}
+
+// A scope on the variable's device, for its read and its restoring
+// assignment (a resource variable is read and written where it lives).
+Scope OnVariable(const Scope& s, Node* var) {
+  return s.ClearColocation().WithDevice(var->requested_device()).ColocateWith(var);
+}
 
 // One shard's key: the canonical form of a requested device ("" stays "").
 std::string ShardKey(const Node& var) {
@@ -93,8 +109,13 @@ absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& s, const Output& pref
     auto [name, spec] = SavedAs(*v);
     names.push_back(std::move(name));
     slices.push_back(std::move(spec));
-    values.emplace_back(v, 0);
-    dtypes.push_back(BaseType(v->output_type(0)));
+    dtypes.push_back(ValueType(*v));
+    if (IsResource(*v)) {
+      const Scope r = OnVariable(s, v).WithOpName(absl::StrCat("read_", values.size()));
+      values.push_back(ops::ReadVariableOp(r, Output(v, 0), dtypes.back()));
+    } else {
+      values.emplace_back(v, 0);
+    }
   }
   Output temp = ops::StringJoin(s.WithOpName("temp_prefix"), {Input(prefix), Input("_temp/part")});
   *file = ops::ShardedFilename(s.WithOpName("filename"), temp, k, n);
@@ -105,10 +126,10 @@ absl::StatusOr<std::vector<Node*>> BuildShard(const Scope& s, const Output& pref
       ops::RestoreV2(s.WithOpName("restore"), prefix, tensor_names, shape_and_slices, dtypes);
   std::vector<Node*> assigns;
   for (size_t i = 0; i < vars.size(); ++i) {
-    Scope a = s.ClearColocation().WithDevice(vars[i]->requested_device()).ColocateWith(vars[i]);
-    Output assigned =
-        ops::Assign(a.WithOpName(absl::StrCat("assign_", i)), Output(vars[i], 0), restored[i]);
-    assigns.push_back(assigned.node);
+    const Scope a = OnVariable(s, vars[i]).WithOpName(absl::StrCat("assign_", i));
+    assigns.push_back(IsResource(*vars[i])
+                          ? ops::AssignVariableOp(a, Output(vars[i], 0), restored[i])
+                          : ops::Assign(a, Output(vars[i], 0), restored[i]).node);
   }
   RETURN_IF_ERROR(s.status());
   return assigns;
@@ -192,7 +213,7 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
     if (v == nullptr || !IsVariable(*v)) {
       return absl::InvalidArgumentError(absl::StrCat("Saver '", options.name,
                                                      "': ", v ? v->DebugName() : "a null node",
-                                                     " is not a variable (VariableV2)"));
+                                                     " is not a variable (VariableV2 or VarHandleOp)"));
     }
     if (!seen.insert(v).second) continue;
     shards[options.sharded ? ShardKey(*v) : std::string()].push_back(v);

@@ -5,7 +5,9 @@
 // task when they are on a GPU, as TensorFlow's saver places them: the
 // string and file ops have CPU kernels only), so in a cluster every
 // parameter server task writes and reads its own variables' bytes; nothing
-// crosses the network but file names.
+// crosses the network but file names. Resource variables (VarHandleOp) are
+// saved through a ReadVariableOp and restored by an AssignVariableOp, both
+// on the variable's device, as TensorFlow's saver does for them.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Saver> saver, Saver::Build(root, {}));  // every variable
 //   ASSIGN_OR_RETURN(auto sess, NewSession(opts, *root.graph()));
@@ -31,7 +33,9 @@
 // Graph nodes (under the scope's name prefix, `name` = options.name):
 //   <name>/prefix          string Placeholder: the checkpoint prefix (fed)
 //   <name>/shard_<k>/...   StringJoin and ShardedFilename (the part's
-//                          name), SaveV2, RestoreV2, Assigns
+//                          name), SaveV2, RestoreV2, Assigns (and, for
+//                          resource variables, read_<i> and
+//                          AssignVariableOps)
 //   <name>/shard_<n-1>/merge  MergeV2Checkpoints of every part
 //   <name>/save_all        NoOp target running every SaveV2 and the merge
 //   <name>/saved_prefix    Identity of the prefix after the merge (the

@@ -19,7 +19,9 @@
 #include "ops/builtins.h"
 #include "ops/io/internal/checkpoint_shard.h"
 #include "ops/io/io_ops.h"
+#include "ops/state/resource_variable_ops.h"
 #include "ops/state/state_ops.h"
+#include "runtime/io/tensor_bundle.h"
 #include "runtime/atomic_file.h"
 #include "runtime/session.h"
 #include "session/direct_session.h"
@@ -341,6 +343,72 @@ TEST(SaverBuildTest, UnshardedWritesOneFile) {
   EXPECT_TRUE(Exists(*prefix + ".index"));
   EXPECT_TRUE(Exists(*prefix + ".data-00000-of-00001"));
   ASSERT_TRUE((*saver)->Restore(sess->get(), *prefix).ok());
+}
+
+// Resource variables (VarHandleOp) beside a ref variable: saved through a
+// read on their device and restored by AssignVariableOp, under their node
+// names, in the same TensorFlow bundle; a fresh session restores them
+// without running any initializer.
+TEST(SaverBuildTest, ResourceVariablesRoundTripBesideRefVariables) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Scope on2 = s.WithDevice(Cpu(2));
+  ops::VariableWithInit(s.WithOpName("a").WithDevice(Cpu(1)), {1.f, 2.f});
+  Output r = ops::VarHandleOp(on2.WithOpName("r"), DT_FLOAT, TensorShape({3}));
+  Output steps = ops::VarHandleOp(on2.WithOpName("steps"), DT_INT64, TensorShape({}));
+  Node* init_r = ops::AssignVariableOp(on2, r, {0.5f, 0.25f, 0.125f});
+  Node* init_steps = ops::AssignVariableOp(on2, steps, Input(int64_t{7}));
+  ops::NoOp(s.WithOpName("init").WithControlDependencies(
+      std::vector<Node*>{ops::GlobalVariablesInitializer(s.WithOpName("ref_init")), init_r,
+                         init_steps}));
+  ops::NoOp(s.WithOpName("bump").WithControlDependencies(std::vector<Node*>{
+      ops::AssignAddVariableOp(on2, r, {1.f, 1.f, 1.f}),
+      ops::AssignAddVariableOp(on2, steps, Input(int64_t{1}))}));
+  ops::ReadVariableOp(on2.WithOpName("r_value"), r, DT_FLOAT);
+  ops::ReadVariableOp(on2.WithOpName("steps_value"), steps, DT_INT64);
+  absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {});
+  ASSERT_TRUE(saver.ok()) << saver.status();
+  EXPECT_EQ((*saver)->num_shards(), 2);  // CPU:1's and CPU:2's
+  const Node* read = s.graph()->FindNode("save/shard_1/read_0");
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->op(), "ReadVariableOp");
+  SessionConfig opts = BuiltinSessionConfig();
+  opts.devices.num_virtual_cpus = 2;
+  auto values = [&](Session* sess) {
+    absl::StatusOr<std::vector<Tensor>> out =
+        sess->Run({}, std::vector<std::string>{"r_value", "steps_value"}, {});
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) return std::vector<double>{};
+    return std::vector<double>{(*out)[0].flat<float>()[0], (*out)[0].flat<float>()[2],
+                               static_cast<double>((*out)[1].scalar<int64_t>())};
+  };
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(opts, *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  for (const char* target : {"init", "bump"}) {
+    absl::Status ran = (*sess)->Run({}, {}, {target}).status();
+    ASSERT_TRUE(ran.ok()) << target << ": " << ran;
+  }
+  const std::string dir = TestDir("resource");
+  absl::StatusOr<std::string> prefix = (*saver)->Save(sess->get(), dir, 1);
+  ASSERT_TRUE(prefix.ok()) << prefix.status();
+  ASSERT_TRUE((*sess)->Run({}, {}, {"bump"}).ok());
+  EXPECT_EQ(values(sess->get()), (std::vector<double>{2.5, 2.125, 9}));
+  ASSERT_TRUE((*saver)->Restore(sess->get(), *prefix).ok());
+  EXPECT_EQ(values(sess->get()), (std::vector<double>{1.5, 1.125, 8}));
+
+  absl::StatusOr<std::unique_ptr<Session>> fresh = NewSession(opts, *s.graph());
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  absl::Status restored = (*saver)->Restore(fresh->get(), *prefix);
+  ASSERT_TRUE(restored.ok()) << restored;
+  EXPECT_EQ(values(fresh->get()), (std::vector<double>{1.5, 1.125, 8}));
+
+  // Stored as TensorFlow stores a resource variable: its value under its name.
+  absl::StatusOr<std::unique_ptr<BundleReader>> bundle = BundleReader::Open(*prefix);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  absl::StatusOr<Tensor> r_saved = (*bundle)->Read("r");
+  ASSERT_TRUE(r_saved.ok()) << r_saved.status();
+  EXPECT_EQ(r_saved->dtype(), DT_FLOAT);
+  EXPECT_EQ(r_saved->shape(), TensorShape({3}));
+  EXPECT_EQ(r_saved->flat<float>()[1], 1.25f);
 }
 
 // A checkpoint in Sluice's older layout ("<prefix>.shard-<k>-of-<n>", in
