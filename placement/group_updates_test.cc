@@ -116,9 +116,10 @@ Counts Count(const RunMetadata& metadata) {
   return c;
 }
 
-// Trains both ways for a few steps; the variables must be equal bit for bit.
-Counts TrainBothWays(Optimizer* a, Optimizer* b, const std::string& last_device = kCpu0) {
-  Mlp grouped_model(a, last_device), plain_model(b, last_device);
+// Trains a model (Mlp or ResourceMlp: s, init, train, Feeds(), vars) both
+// ways for a few steps; the variables must be equal bit for bit.
+template <typename Model>
+Counts TrainGroupedAndPlain(Model& grouped_model, Model& plain_model) {
   std::unique_ptr<Session> grouped = MakeSession(grouped_model.s, true);
   std::unique_ptr<Session> plain = MakeSession(plain_model.s, false);
   EXPECT_TRUE(grouped && plain);
@@ -138,11 +139,17 @@ Counts TrainBothWays(Optimizer* a, Optimizer* b, const std::string& last_device 
   absl::StatusOr<std::vector<Tensor>> pv = plain->Run({}, plain_model.vars, {});
   EXPECT_TRUE(gv.ok() && pv.ok());
   if (!gv.ok() || !pv.ok()) return {};
+  EXPECT_EQ(gv->size(), 6u);
   for (size_t i = 0; i < gv->size(); ++i) {
     absl::Span<const float> x = (*gv)[i].flat<float>(), y = (*pv)[i].flat<float>();
     for (size_t j = 0; j < x.size(); ++j) EXPECT_EQ(x[j], y[j]) << "var " << i << " [" << j << "]";
   }
   return Count(metadata);
+}
+
+Counts TrainBothWays(Optimizer* a, Optimizer* b, const std::string& last_device = kCpu0) {
+  Mlp grouped_model(a, last_device), plain_model(b, last_device);
+  return TrainGroupedAndPlain(grouped_model, plain_model);
 }
 
 TEST(GroupUpdatesTest, SgdUpdatesOfADeviceBecomeOneNodeWithTheSameValues) {
@@ -175,7 +182,7 @@ TEST(GroupUpdatesTest, EachDeviceGetsItsOwnGroup) {
 struct ResourceMlp {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x, labels;
-  std::vector<Output> reads;
+  std::vector<Output> vars;  // reads of the model's variables
   Node* train = nullptr;
   Node* init = nullptr;
 
@@ -185,12 +192,12 @@ struct ResourceMlp {
     std::vector<Node*> inits;
     std::vector<Output> handles, step_reads;
     std::vector<TensorShape> shapes;
-    // A variable set to `value`; the model's own are read by `reads` too.
+    // A variable set to `value`; the model's own are read by `vars` too.
     auto variable = [&](const Scope& at, const std::string& name, const Tensor& value,
                         bool model) {
       Output h = ops::VarHandleOp(at.WithOpName(name), DT_FLOAT, value.shape());
       inits.push_back(ops::AssignVariableOp(at, h, ops::Const(at, value)));
-      if (model) reads.push_back(ops::ReadVariableOp(at.WithOpName(name + "/value"), h, DT_FLOAT));
+      if (model) vars.push_back(ops::ReadVariableOp(at.WithOpName(name + "/value"), h, DT_FLOAT));
       return h;
     };
     Output h = x;
@@ -247,31 +254,7 @@ struct ResourceMlp {
 
 Counts TrainResourceMlpBothWays(bool adam) {
   ResourceMlp grouped_model(adam), plain_model(adam);
-  std::unique_ptr<Session> grouped = MakeSession(grouped_model.s, true);
-  std::unique_ptr<Session> plain = MakeSession(plain_model.s, false);
-  EXPECT_TRUE(grouped && plain);
-  if (!grouped || !plain) return {};
-  EXPECT_TRUE(grouped->Run({}, {}, {grouped_model.init}).ok());
-  EXPECT_TRUE(plain->Run({}, {}, {plain_model.init}).ok());
-  RunOptions options;
-  options.output_partition_graphs = true;
-  RunMetadata metadata;
-  for (int i = 0; i < 4; ++i) {
-    absl::StatusOr<std::vector<Tensor>> g =
-        grouped->Run(grouped_model.Feeds(), {}, {grouped_model.train}, options, &metadata);
-    EXPECT_TRUE(g.ok()) << g.status();
-    EXPECT_TRUE(plain->Run(plain_model.Feeds(), {}, {plain_model.train}).ok());
-  }
-  absl::StatusOr<std::vector<Tensor>> gv = grouped->Run({}, grouped_model.reads, {});
-  absl::StatusOr<std::vector<Tensor>> pv = plain->Run({}, plain_model.reads, {});
-  EXPECT_TRUE(gv.ok() && pv.ok());
-  if (!gv.ok() || !pv.ok()) return {};
-  EXPECT_EQ(gv->size(), 6u);
-  for (size_t i = 0; i < gv->size(); ++i) {
-    absl::Span<const float> x = (*gv)[i].flat<float>(), y = (*pv)[i].flat<float>();
-    for (size_t j = 0; j < x.size(); ++j) EXPECT_EQ(x[j], y[j]) << "var " << i << " [" << j << "]";
-  }
-  return Count(metadata);
+  return TrainGroupedAndPlain(grouped_model, plain_model);
 }
 
 TEST(GroupUpdatesTest, ResourceVariableUpdatesBecomeOneResourceNodeWithTheSameValues) {

@@ -23,7 +23,7 @@
 #include "ops/gpu/internal/array_kernel_util.h"
 #include "ops/array/internal/array_kernel_checks.h"
 #include "ops/internal/array_util.h"
-#include "ops/state/state_ops.h"
+#include "ops/state/resource_variable_ops.h"
 
 namespace sluice {
 namespace {
@@ -287,41 +287,14 @@ struct GpuIndexImpl {
 using Impl = GpuIndexImpl;
 
 // ResourceGather(resource, indices): rows `indices` of a resource
-// variable's value on this GPU (batch_dims 0, as on the CPU); the handle in
-// host memory, the indices in device memory.
-class ResourceGatherOp : public internal::VariableKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
-    ASSIGN_OR_RETURN(int64_t batch_dims, ctx.GetAttr<int64_t>("batch_dims"));
-    if (batch_dims != 0) {
-      return absl::UnimplementedError("ResourceGather: only batch_dims = 0 is supported");
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
-    Tensor params;  // held: an update after this one copies on write
-    {
-      absl::MutexLock lock(&var->mu);
-      RETURN_IF_ERROR(internal::CheckInitialized(*var));
-      params = var->tensor;
-    }
-    if (params.dtype() != dtype_ || params.dims() < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ResourceGather: variable ", var->name, " holds ",
-                       DataTypeName(params.dtype()), params.shape().DebugString(),
-                       "; reading it as ", DataTypeName(dtype_), " rows"));
-    }
-    const Tensor& indices = ctx->input(1);
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(
-                                       0, internal::GatherShape(params.shape(), indices.shape(), 0)));
+// variable's value on this GPU; the handle in host memory, the indices in
+// device memory.
+class ResourceGatherOp : public internal::ResourceGatherBase {
+ protected:
+  absl::Status Rows(OpKernelContext* ctx, const Tensor& params, const Tensor& indices,
+                    Tensor* out) override {
     return Impl::Gather(ctx, params, indices, /*axis=*/0, out);
   }
-
- private:
-  DataType dtype_ = DT_INVALID;
 };
 
 }  // namespace

@@ -106,37 +106,15 @@ class VarIsInitializedOpKernel : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
-class ResourceGatherKernel : public internal::VariableKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
-    ASSIGN_OR_RETURN(int64_t batch_dims, ctx.GetAttr<int64_t>("batch_dims"));
-    if (batch_dims != 0) {
-      return absl::UnimplementedError("ResourceGather: only batch_dims = 0 is supported");
-    }
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
-    RETURN_IF_ERROR(CheckDtype(*var, dtype_, "ResourceGather: reading"));
-    Tensor params;
-    {
-      absl::MutexLock lock(&var->mu);
-      RETURN_IF_ERROR(internal::CheckInitialized(*var));
-      params = var->tensor;
-    }
-    if (params.dims() < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ResourceGather: variable ", var->name, " is a scalar"));
-    }
-    const Tensor& indices = ctx->input(1);
+// The CPU's rows: indices are read on the host and checked.
+class ResourceGatherKernel : public internal::ResourceGatherBase {
+ protected:
+  absl::Status Rows(OpKernelContext* ctx, const Tensor& params, const Tensor& indices,
+                    Tensor* out) override {
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "ResourceGather: indices"));
-    TensorShape shape = indices.shape();
-    for (int d = 1; d < params.dims(); ++d) shape.AddDim(params.dim_size(d));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     const int64_t rows = params.dim_size(0);
-    const size_t row_bytes =
-        (rows == 0 ? 0 : params.NumElements() / rows) * static_cast<size_t>(DataTypeSize(dtype_));
+    const size_t row_bytes = (rows == 0 ? 0 : params.NumElements() / rows) *
+                             static_cast<size_t>(DataTypeSize(params.dtype()));
     for (size_t i = 0; i < idx.size(); ++i) {
       if (idx[i] < 0 || idx[i] >= rows) {
         return absl::InvalidArgumentError(absl::StrCat("ResourceGather: indices[", i, "] = ", idx[i],
@@ -147,9 +125,6 @@ class ResourceGatherKernel : public internal::VariableKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  DataType dtype_ = DT_INVALID;
 };
 
 absl::Status ReadShape(InferenceContext* c) {
@@ -220,6 +195,39 @@ absl::StatusOr<std::vector<Gradient>> ResourceGatherSparseGrad(const Scope& s, c
 }
 
 }  // namespace
+
+namespace internal {
+
+absl::Status ResourceGatherBase::Init(const OpKernelConstruction& ctx) {
+  ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("dtype"));
+  ASSIGN_OR_RETURN(int64_t batch_dims, ctx.GetAttr<int64_t>("batch_dims"));
+  if (batch_dims != 0) {
+    return absl::UnimplementedError("ResourceGather: only batch_dims = 0 is supported");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResourceGatherBase::Compute(OpKernelContext* ctx) {
+  ASSIGN_OR_RETURN(Var * var, VarInput(ctx, 0));
+  RETURN_IF_ERROR(CheckDtype(*var, dtype_, "ResourceGather: reading"));
+  Tensor params;  // held: a later update of the variable copies on write
+  {
+    absl::MutexLock lock(&var->mu);
+    RETURN_IF_ERROR(CheckInitialized(*var));
+    params = var->tensor;
+  }
+  if (params.dims() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ResourceGather: variable ", var->name, " is a scalar"));
+  }
+  const Tensor& indices = ctx->input(1);
+  TensorShape shape = indices.shape();
+  for (int d = 1; d < params.dims(); ++d) shape.AddDim(params.dim_size(d));
+  ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+  return Rows(ctx, params, indices, out);
+}
+
+}  // namespace internal
 
 absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("VarHandleOp")

@@ -29,6 +29,8 @@
 #include "base/source_location.h"
 #include "graph/op_registry.h"
 #include "graph/scope.h"
+#include "ops/state/state_ops.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 
 namespace sluice {
@@ -45,6 +47,28 @@ void RegisterResourceVariableKernels(KernelRegistry* kernels);
 // compute: each device registers its own (ops/state/state_kernels.h).
 void RegisterResourceVariableDeviceKernels(KernelRegistry* kernels, const char* device_type,
                                            const std::vector<DataType>& types);
+
+namespace internal {
+
+// The device-independent half of ResourceGather's kernels: reads the attrs
+// (batch_dims must be 0: Unimplemented otherwise), checks the variable (of
+// dtype, initialized, not a scalar) and allocates the output
+// (indices.shape + value.shape[1:]); a device's Rows() fills it.
+class ResourceGatherBase : public VariableKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) final;
+  absl::Status Compute(OpKernelContext* ctx) final;
+
+ protected:
+  // out[i] = params[indices[i]], rows along axis 0.
+  virtual absl::Status Rows(OpKernelContext* ctx, const Tensor& params, const Tensor& indices,
+                            Tensor* out) = 0;
+
+ private:
+  DataType dtype_ = DT_INVALID;
+};
+
+}  // namespace internal
 
 namespace ops {
 
