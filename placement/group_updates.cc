@@ -1,6 +1,7 @@
 #include "placement/group_updates.h"
 
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -31,18 +32,23 @@ constexpr Kind kKinds[] = {
     {"ResourceApplyAdam", "_MultiResourceApplyAdam", 3, 6},
 };
 
-// Which variable the update's input `e` names: a resource handle from a
-// VarHandleOp by its container and shared name (two handle ops may name one
-// variable), anything else by the tensor that carries it.
-std::string VariableOf(const Edge& e) {
-  const Node& src = *e.src;
-  if (src.op() == "VarHandleOp") {
-    const std::string container = src.GetAttr<std::string>("container").value_or("");
-    std::string name = src.GetAttr<std::string>("shared_name").value_or("");
-    if (name.empty()) name = src.name();
-    return absl::StrCat("handle:", container, "/", name);
+// Which variable the update's input `e` names: a resource handle by the
+// container and shared name of the VarHandleOp it comes from (through
+// Identity nodes: two handle ops may name one variable), nullopt when it
+// comes from anything else (a partition's _Recv, a function's _Arg: the
+// variable is unknown, so the update is not grouped); a ref by the tensor
+// that carries it.
+std::optional<std::string> VariableOf(const Edge& e) {
+  if (e.src->output_type(e.src_output) != DT_RESOURCE) {
+    return absl::StrCat("tensor:", e.src->id(), ":", e.src_output);
   }
-  return absl::StrCat("tensor:", src.id(), ":", e.src_output);
+  const Node* src = e.src;
+  while (src->op() == "Identity" && src->input_edge(0) != nullptr) src = src->input_edge(0)->src;
+  if (src->op() != "VarHandleOp") return std::nullopt;
+  const std::string container = src->GetAttr<std::string>("container").value_or("");
+  std::string name = src->GetAttr<std::string>("shared_name").value_or("");
+  if (name.empty()) name = src->name();
+  return absl::StrCat("handle:", container, "/", name);
 }
 
 class Grouper {
@@ -97,6 +103,10 @@ class Grouper {
       absl::StatusOr<bool> b = n.GetAttr<bool>(flag);
       absl::StrAppend(&key, "|", b.ok() && *b ? 1 : 0);
     }
+    for (int i = 0; i < kind.vars; ++i) {
+      const Edge* e = n.input_edge(i);
+      if (e == nullptr || !VariableOf(*e).has_value()) return std::nullopt;
+    }
     for (int i = kind.vars; i < kind.vars + kind.scalars; ++i) {
       const Edge* e = n.input_edge(i);
       if (e == nullptr) return std::nullopt;
@@ -140,7 +150,7 @@ class Grouper {
       }
       std::vector<std::string> mine;
       for (int i = 0; i < kind.vars && ok; ++i) {
-        mine.push_back(VariableOf(*n->input_edge(i)));
+        mine.push_back(*VariableOf(*n->input_edge(i)));  // Key() checked it
         ok = !variables.contains(mine.back());
       }
       if (!ok) continue;

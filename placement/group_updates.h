@@ -21,7 +21,9 @@
 // data consumers (their ref outputs feed nothing; control edges are
 // fine) and are not named in `keep`; do not depend on one another, either
 // way, even through an earlier group; update distinct variables (handles
-// of VarHandleOps naming one variable count as one); and are
+// of VarHandleOps naming one variable count as one; a handle that does not
+// come from a VarHandleOp, through Identity nodes at most, is never
+// grouped); and are
 // not downstream of a Switch or an Enter (a node with one dead input is
 // skipped whole, and a group may not span frames: such updates, e.g. the
 // gated ones of training/loss_scale.h, stay separate). At least two make a

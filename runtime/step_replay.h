@@ -21,8 +21,10 @@
 // (OpKernel::ReplaysRight: a GPU random op, whose Philox counter lives in
 // device memory and advances in the recording; a collective of one member,
 // which only hands its input on; TensorArrays and stacks, which live for
-// one step), and whose branches and trip counts are fixed by its feeds'
-// shapes, or by its feeds' shapes and the values of some feeds
+// one step; a resource variable's handle op, reads, assignments and
+// updates, whose state is the variables this class tracks), and whose
+// branches and trip counts are fixed by its feeds' shapes, or by its feeds'
+// shapes and the values of some feeds
 // (runtime/step_decisions.h). Any other stateful op keeps the step out (a
 // host-side counter or a collective's rendezvous would be frozen into the
 // recording), and so does a Switch or loop deciding on a variable's value.

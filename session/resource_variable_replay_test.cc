@@ -41,7 +41,7 @@ struct RecAssignImpl {
 enum class Update {
   kSubInPlace,   // AssignSubVariableOp(w, y): nobody else holds w's buffer
   kSubFetched,   // the same, with r fetched: the update copies on write
-  kAssign,       // AssignVariableOp(w, y): w takes y's buffer
+  kAssign,       // AssignVariableOp(w, y): y is fetched, so it is copied into w
 };
 
 class ResourceVariableReplayTest : public RecSessionTest {
@@ -123,8 +123,10 @@ TEST_F(ResourceVariableReplayTest, StepsReadingAndUpdatingAResourceVariableRepla
     EXPECT_EQ(replays, kSteps - 2);
     // Replays run no kernel: Mul runs in the executor's runs only (both
     // sessions' first two steps, the plain session's others) and in the
-    // recording, which runs twice when the first attempt moved w's buffer.
-    const int recording_runs = update == Update::kSubInPlace ? 1 : 2;
+    // recording, which runs twice when the first attempt moved w's buffer:
+    // only when the fetched read keeps the update from running in place (the
+    // assignment of the fetched y copies into w's own buffer).
+    const int recording_runs = update == Update::kSubFetched ? 2 : 1;
     EXPECT_EQ(RecStats().mul_computes.load() - mul_before, kSteps + 2 + recording_runs);
     // w itself, read by a step of its own, agrees too.
     absl::StatusOr<std::vector<Tensor>> w = replaying->Run({}, {"r"}, {});
@@ -152,7 +154,62 @@ TEST_F(ResourceVariableReplayTest, AFetchedReadIsTheValueBeforeTheUpdate) {
   EXPECT_EQ(replays, 4);
 }
 
-// VarIsInitializedOp reads the host's flag: a step with it is not recorded.
+// c := w, then w -= w * x in place: c must keep w's value from before the
+// update, in the executor and in every replay. (An assignment that took the
+// read's buffer made c share w's; the recording then copied w's update back
+// into that shared buffer, and replays gave c the value after the update.)
+TEST_F(ResourceVariableReplayTest, AVariableAssignedFromAnotherKeepsItsOwnBuffer) {
+  Graph g(&ops_);
+  Scope s = Scope::NewRootScope(&g);
+  Output w = ops::VarHandleOp(s.WithOpName("w"), DT_FLOAT, TensorShape({3}));
+  Output c = ops::VarHandleOp(s.WithOpName("c"), DT_FLOAT, TensorShape({3}));
+  Output w0 = s.WithOpName("w0").Op("Input").Finalize1();
+  ops::AssignVariableOp(s.WithOpName("init_w"), w, w0);
+  ops::AssignVariableOp(s.WithOpName("init_c"), c, w0);
+  Output r = ops::ReadVariableOp(s.WithOpName("r"), w, DT_FLOAT);
+  Node* copy = ops::AssignVariableOp(s.WithOpName("copy"), c, r);
+  Output x = s.WithOpName("x").Op("Input").Finalize1();
+  Output y = s.WithOpName("y").Op("Mul").Input(r).Input(x).Finalize1();
+  ops::AssignSubVariableOp(
+      s.WithOpName("train").WithControlDependencies(std::vector<Node*>{copy}), w, y);
+  ops::ReadVariableOp(s.WithOpName("w_value"), w, DT_FLOAT);
+  ops::ReadVariableOp(s.WithOpName("c_value"), c, DT_FLOAT);
+  ASSERT_TRUE(s.ok()) << s.status();
+  GraphDef def;
+  g.ToGraphDef(&def);
+
+  std::unique_ptr<Session> replaying = NewRecSession(def, /*capture=*/true);
+  std::unique_ptr<Session> plain = NewRecSession(def, /*capture=*/false);
+  ASSERT_NE(replaying, nullptr);
+  ASSERT_NE(plain, nullptr);
+  for (Session* sess : {replaying.get(), plain.get()}) {
+    ASSERT_TRUE(sess->Run({{"w0", Floats({1, 2, 3})}}, {}, {"init_w", "init_c"}).ok());
+  }
+  std::vector<float> w_before = {1, 2, 3};
+  int replays = 0;
+  for (int step = 0; step < 6; ++step) {
+    const Tensor half = Floats({0.5f, 0.5f, 0.5f});
+    for (Session* sess : {replaying.get(), plain.get()}) {
+      RunMetadata md;
+      absl::StatusOr<std::vector<Tensor>> out = sess->Run({{"x", half}}, {}, {"train"}, {}, &md);
+      ASSERT_TRUE(out.ok()) << out.status();
+      if (sess == replaying.get()) replays += md.step_replayed ? 1 : 0;
+      absl::StatusOr<std::vector<Tensor>> values =
+          sess->Run({}, std::vector<std::string>{"w_value", "c_value"}, {});
+      ASSERT_TRUE(values.ok()) << values.status();
+      EXPECT_EQ(Values((*values)[1]), w_before)
+          << "step " << step << (sess == replaying.get() ? " (replaying)" : " (plain)");
+      std::vector<float> w_after = w_before;
+      for (float& v : w_after) v *= 0.5f;
+      EXPECT_EQ(Values((*values)[0]), w_after) << "step " << step;
+    }
+    for (float& v : w_before) v *= 0.5f;
+  }
+  EXPECT_EQ(replays, 4);
+}
+
+// VarIsInitializedOp reads the host's flag: its kernel keeps a step with it
+// from being recorded (StepReplay::Create refuses such a step).
 TEST_F(ResourceVariableReplayTest, OnlyTheVariableKernelsReplayRight) {
   Graph g(&ops_);
   Scope s = Scope::NewRootScope(&g);

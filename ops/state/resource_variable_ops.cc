@@ -81,7 +81,7 @@ class AssignVariableOpKernel : public internal::VariableKernel {
           " but the value has shape ", value.shape().DebugString()));
     }
     absl::MutexLock lock(&var->mu);
-    var->tensor = value;  // shared: the next update copies (copy-on-write)
+    RETURN_IF_ERROR(internal::StoreValue(ctx, var, value));
     var->initialized = true;
     return absl::OkStatus();
   }
@@ -210,7 +210,10 @@ absl::Status ResourceGatherBase::Init(const OpKernelConstruction& ctx) {
 absl::Status ResourceGatherBase::Compute(OpKernelContext* ctx) {
   ASSIGN_OR_RETURN(Var * var, VarInput(ctx, 0));
   RETURN_IF_ERROR(CheckDtype(*var, dtype_, "ResourceGather: reading"));
-  Tensor params;  // held: a later update of the variable copies on write
+  // Held for the rows' copy: a dense update meanwhile copies on write; a
+  // sparse one writes in place (VarUpdate::BeginInPlace), as with
+  // TensorFlow's ref variables.
+  Tensor params;
   {
     absl::MutexLock lock(&var->mu);
     RETURN_IF_ERROR(CheckInitialized(*var));

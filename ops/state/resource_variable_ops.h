@@ -40,11 +40,13 @@ absl::Status RegisterResourceVariableOps(OpRegistry* ops);
 void RegisterResourceVariableKernels(KernelRegistry* kernels);
 // VarHandleOp, VarIsInitializedOp, ReadVariableOp and AssignVariableOp on a
 // device with memory of its own, for variables of `types`: handles and the
-// flag in host memory, values in the device's memory (the kernels move no
-// bytes: a read shares the variable's buffer, an assignment takes the
-// value's). Each replays right in a recorded step (runtime/step_replay.h
-// tracks the device's variables). AssignAdd/SubVariableOp and ResourceGather
-// compute: each device registers its own (ops/state/state_kernels.h).
+// flag in host memory, values in the device's memory (a read shares the
+// variable's buffer; an assignment takes the value's, or copies it through
+// the device when another holds it: internal::StoreValue). Each
+// replays right in a recorded step (runtime/step_replay.h tracks the
+// device's variables). AssignAdd/SubVariableOp and ResourceGather compute:
+// each device registers its own (the shells of ops/state/state_kernels.h and
+// internal::ResourceGatherBase below).
 void RegisterResourceVariableDeviceKernels(KernelRegistry* kernels, const char* device_type,
                                            const std::vector<DataType>& types);
 

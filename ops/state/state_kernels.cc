@@ -133,6 +133,25 @@ absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars) {
   return absl::OkStatus();
 }
 
+absl::Status StoreValue(OpKernelContext* ctx, Var* var, const Tensor& value) {
+  Tensor& current = var->tensor;
+  if (value.RefCountIsOne()) {
+    // Nobody else can see the value's buffer: the variable may own it.
+    current = value;
+    return absl::OkStatus();
+  }
+  // Copies go through the device: on a GPU both buffers are device memory
+  // and the copy is ordered on its stream like a kernel.
+  if (var->initialized && current.IsInitialized() && current.RefCountIsOne() &&
+      current.dtype() == value.dtype() && current.shape() == value.shape()) {
+    return ctx->device()->CopyWithinDevice(value, &current);
+  }
+  ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(ctx->allocator(), value.dtype(), value.shape()));
+  RETURN_IF_ERROR(ctx->device()->CopyWithinDevice(value, &copy));
+  current = std::move(copy);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<VarUpdate> VarUpdate::Begin(Var* var, Device* device) {
   var->mu.AssertHeld();
   RETURN_IF_ERROR(CheckInitialized(*var));
@@ -219,7 +238,7 @@ class AssignOp : public OpKernel {
           value.shape().DebugString(), " (set validate_shape=false to change its shape)"));
     }
     absl::MutexLock lock(&var->mu);
-    RETURN_IF_ERROR(Store(ctx, var, value));
+    RETURN_IF_ERROR(internal::StoreValue(ctx, var, value));
     var->initialized = true;
     internal::SetRefOutput(ctx, 0, var);
     return absl::OkStatus();
@@ -227,26 +246,6 @@ class AssignOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 
  private:
-  // Called with var->mu held.
-  static absl::Status Store(OpKernelContext* ctx, Var* var, const Tensor& value) {
-    Tensor& current = var->tensor;
-    if (value.RefCountIsOne()) {
-      // Nobody else can see the value's buffer: the variable may own it.
-      current = value;
-      return absl::OkStatus();
-    }
-    // Copies go through the device: on a GPU both buffers are device memory
-    // and the copy is ordered on its stream like a kernel.
-    if (var->initialized && current.IsInitialized() && current.RefCountIsOne() &&
-        current.dtype() == value.dtype() && current.shape() == value.shape()) {
-      return ctx->device()->CopyWithinDevice(value, &current);
-    }
-    ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(ctx->allocator(), value.dtype(), value.shape()));
-    RETURN_IF_ERROR(ctx->device()->CopyWithinDevice(value, &copy));
-    current = std::move(copy);
-    return absl::OkStatus();
-  }
-
   bool validate_shape_ = true;
 };
 

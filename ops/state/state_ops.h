@@ -173,6 +173,15 @@ absl::Status CheckSameShape(OpKernelContext* ctx, const Var& var, const TensorSh
 // the same variable: the update loops assume their buffers do not overlap.
 absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars);
 
+// Makes `value` the variable's value, as Assign and AssignVariableOp do:
+// takes its buffer when nobody else holds it, else copies it through the
+// device (into the variable's own buffer when that is unshared and of the
+// value's type and shape, else into a fresh one), so no two variables share
+// a buffer (one assigned from another's read would otherwise follow the
+// other's in-place updates). Call with var->mu held; `initialized` is the
+// caller's to set.
+absl::Status StoreValue(OpKernelContext* ctx, Var* var, const Tensor& value);
+
 // A copy-on-write update of one variable, with var->mu held throughout:
 //   ASSIGN_OR_RETURN(VarUpdate u, VarUpdate::Begin(var, ctx->device()));
 //   float* w = u.data<float>();   // holds the current value; update in place

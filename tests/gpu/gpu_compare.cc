@@ -87,7 +87,11 @@ SessionConfig TestSessionOptions(int max_gpus) {
   if (DryRunOnCpu()) {
     o.devices.max_gpus = 0;
     o.devices.num_virtual_cpus = kDryRunGpus;
-    if (max_gpus != 0) o.default_device = "/device:CPU:1";
+    if (max_gpus != 0) {
+      o.default_device = "/device:CPU:1";
+      // Rewritten as on a GPU: the multi-tensor updates too.
+      o.group_updates_on.push_back("CPU");
+    }
   }
   return o;
 }

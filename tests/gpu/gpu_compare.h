@@ -24,7 +24,8 @@
 //
 // Dry run: with SLUICE_GPU_TEST_ON_CPU=1 in the environment the GPU tests
 // run without a GPU, GPU:k standing for the virtual device CPU:k+1 (requests
-// rewritten, placements mapped back, unrequested nodes default to CPU:1).
+// rewritten, placements mapped back, unrequested nodes default to CPU:1;
+// a GPU session's updates are grouped on the CPUs as on a GPU).
 // That checks the cases themselves (graphs, shapes, CPU reference runs)
 // where no GPU is at hand. The CPU has no half/bfloat16 arithmetic
 // kernels, so GpuMatchesCpu/GpuMatchesHost pass over 16-bit cases there.

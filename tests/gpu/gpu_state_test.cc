@@ -140,14 +140,14 @@ TEST_F(GpuTrainingTest, ApplyOpsAndAssignUpdatesMatchCpuAfterThreeSteps) {
   }
 }
 
-// 40 variables' updates in one step (Adam's or SGD's), on `device`: on a GPU
-// the session groups them into multi-tensor updates (placement/
-// group_updates.h; two launches, of 32 and 8 variables); on the CPU they run
-// one by one. Returns every variable and slot after three steps, and
-// whether a grouped node ran.
+// 40 variables' updates in one step (Adam's or SGD's; with `resource`,
+// resource variables and ResourceApply*), on `device`: on a GPU the session
+// groups them into multi-tensor updates (placement/group_updates.h; two
+// launches, of 32 and 8 variables); on the CPU they run one by one. Returns
+// every variable and slot after three steps, and whether a grouped node ran.
 absl::StatusOr<std::pair<std::vector<Tensor>, bool>> RunManyUpdates(const char* device,
                                                                     int max_gpus, bool adam,
-                                                                    uint64_t seed) {
+                                                                    bool resource, uint64_t seed) {
   std::mt19937 gen(static_cast<uint32_t>(seed));
   Scope root = Scope::NewRootScope(BuiltinOps());
   Scope d = root.WithDevice(device);
@@ -156,7 +156,7 @@ absl::StatusOr<std::pair<std::vector<Tensor>, bool>> RunManyUpdates(const char* 
   const std::vector<Output> adam_scalars = {
       ops::Const(c, 0.9f * 0.9f), ops::Const(c, 0.999f * 0.999f), lr,
       ops::Const(c, 0.9f),        ops::Const(c, 0.999f),          ops::Const(c, 1e-7f)};
-  std::vector<Output> vars, reads;
+  std::vector<Output> reads;
   std::vector<Node*> assigns, updates;
   std::vector<std::pair<Output, Tensor>> init_feeds, grad_feeds;
   for (int i = 0; i < 40; ++i) {
@@ -164,21 +164,34 @@ absl::StatusOr<std::pair<std::vector<Tensor>, bool>> RunManyUpdates(const char* 
     std::vector<Output> var_and_slots;
     for (int k = 0; k < (adam ? 3 : 1); ++k) {
       const std::string name = absl::StrCat("v", i, "_", k);
-      Output v = ops::Variable(d.WithOpName(name), shape, DT_FLOAT);
       Output init = ops::Placeholder(d.WithOpName(name + "_init"), DT_FLOAT);
-      assigns.push_back(ops::Assign(d.WithOpName(name + "_assign"), v, init).node);
       init_feeds.push_back({init, RandomTensor(gen, DT_FLOAT, shape, k == 2 ? 0 : -1, 1)});
-      reads.push_back(ops::Identity(d.WithOpName(name + "_read"), v));
+      const Scope a = d.WithOpName(name + "_assign");
+      const Scope r = d.WithOpName(name + "_read");
+      Output v;
+      if (resource) {
+        v = ops::VarHandleOp(d.WithOpName(name), DT_FLOAT, shape);
+        assigns.push_back(ops::AssignVariableOp(a, v, init));
+        reads.push_back(ops::ReadVariableOp(r, v, DT_FLOAT));
+      } else {
+        v = ops::Variable(d.WithOpName(name), shape, DT_FLOAT);
+        assigns.push_back(ops::Assign(a, v, init).node);
+        reads.push_back(ops::Identity(r, v));
+      }
       var_and_slots.push_back(v);
     }
     Output grad = ops::Placeholder(d.WithOpName(absl::StrCat("g", i)), DT_FLOAT);
     grad_feeds.push_back({grad, RandomTensor(gen, DT_FLOAT, shape, -1, 1)});
     Scope a = d.WithOpName(absl::StrCat("update", i));
-    updates.push_back(adam ? ops::ApplyAdam(a, var_and_slots[0], var_and_slots[1], var_and_slots[2],
-                                            adam_scalars[0], adam_scalars[1], adam_scalars[2],
-                                            adam_scalars[3], adam_scalars[4], adam_scalars[5], grad)
-                                 .node
-                           : ops::ApplyGradientDescent(a, var_and_slots[0], lr, grad).node);
+    if (adam) {
+      OpBuilder b = a.Op(resource ? "ResourceApplyAdam" : "ApplyAdam");
+      for (const Output& v : var_and_slots) b.Input(v);
+      for (const Output& scalar : adam_scalars) b.Input(scalar);
+      updates.push_back(b.Input(grad).Finalize());
+    } else {
+      updates.push_back(resource ? ops::ResourceApplyGradientDescent(a, var_and_slots[0], lr, grad)
+                                 : ops::ApplyGradientDescent(a, var_and_slots[0], lr, grad).node);
+    }
   }
   Node* step = ops::GroupDeps(d.WithOpName("step"), updates);
   RETURN_IF_ERROR(root.status());
@@ -189,26 +202,30 @@ absl::StatusOr<std::pair<std::vector<Tensor>, bool>> RunManyUpdates(const char* 
   ASSIGN_OR_RETURN(std::vector<Tensor> values, session->Run({}, reads, {}));
   bool grouped = false;
   for (const auto& [name, where] : session->placed()) {
-    grouped |= name.find("/_MultiApply") != std::string::npos;
+    // The group's name: its first member's and "/MultiApply..." or
+    // "/MultiResourceApply..." (placement/group_updates.h).
+    grouped |= name.find("/MultiApply") != std::string::npos ||
+               name.find("/MultiResourceApply") != std::string::npos;
   }
   return std::make_pair(std::move(values), grouped);
 }
 
 TEST_F(GpuTrainingTest, GroupedUpdatesMatchTheCpusOneByOne) {
-  for (bool adam : {false, true}) {
-    const char* label = adam ? "Adam" : "SGD";
-    auto cpu = RunManyUpdates(kCpu0, 0, adam, 7);
-    ASSERT_TRUE(cpu.ok()) << label << " on the CPU: " << cpu.status();
-    auto gpu = RunManyUpdates(kGpu0, 1, adam, 7);
-    ASSERT_TRUE(gpu.ok()) << label << " on the GPU: " << gpu.status();
-    EXPECT_FALSE(cpu->second) << label << ": grouped on the CPU, where grouping is off";
-    // (A dry run's stand-in GPU is a CPU device, where grouping is off.)
-    if (!DryRunOnCpu()) {
+  for (bool resource : {false, true}) {
+    for (bool adam : {false, true}) {
+      const std::string label =
+          absl::StrCat(resource ? "resource " : "", adam ? "Adam" : "SGD");
+      auto cpu = RunManyUpdates(kCpu0, 0, adam, resource, 7);
+      ASSERT_TRUE(cpu.ok()) << label << " on the CPU: " << cpu.status();
+      auto gpu = RunManyUpdates(kGpu0, 1, adam, resource, 7);
+      ASSERT_TRUE(gpu.ok()) << label << " on the GPU: " << gpu.status();
+      EXPECT_FALSE(cpu->second) << label << ": grouped on the CPU, where grouping is off";
+      // (A dry run groups on its stand-in GPU, a CPU device, too.)
       EXPECT_TRUE(gpu->second) << label << ": no multi-tensor update ran";
-    }
-    ASSERT_EQ(gpu->first.size(), cpu->first.size());
-    for (size_t i = 0; i < cpu->first.size(); ++i) {
-      EXPECT_TRUE(Close(gpu->first[i], cpu->first[i], 1e-5)) << label << ", variable " << i;
+      ASSERT_EQ(gpu->first.size(), cpu->first.size());
+      for (size_t i = 0; i < cpu->first.size(); ++i) {
+        EXPECT_TRUE(Close(gpu->first[i], cpu->first[i], 1e-5)) << label << ", variable " << i;
+      }
     }
   }
 }
