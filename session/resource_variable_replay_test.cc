@@ -156,8 +156,11 @@ TEST_F(ResourceVariableReplayTest, AFetchedReadIsTheValueBeforeTheUpdate) {
 
 // c := w, then w -= w * x in place: c must keep w's value from before the
 // update, in the executor and in every replay. (An assignment that took the
-// read's buffer made c share w's; the recording then copied w's update back
-// into that shared buffer, and replays gave c the value after the update.)
+// read's buffer made c share w's; when the recording copied w's update back
+// before c's, into that shared buffer, replays gave c the value after the
+// update. The copy-back's order is the resource manager's hash order, so
+// that showed in some runs only; resource_variable_ops_test's
+// AnAssignmentCopiesAValueOthersHold checks the sharing itself.)
 TEST_F(ResourceVariableReplayTest, AVariableAssignedFromAnotherKeepsItsOwnBuffer) {
   Graph g(&ops_);
   Scope s = Scope::NewRootScope(&g);

@@ -15,6 +15,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math/math_ops.h"
+#include "ops/state/scatter_ops.h"
 #include "ops/training/training_ops.h"
 #include "session/direct_session.h"
 #include "runtime/session.h"
@@ -72,6 +73,25 @@ TEST_F(ResourceVariableTest, AssignReadAndUpdateAcrossSteps) {
   ASSERT_TRUE(Run({}, {sub}).ok());
   EXPECT_EQ(Floats(read), std::vector<float>({0.5f, 2.5f, 3.5f}));
   EXPECT_EQ(Floats(rows), std::vector<float>({3.5f, 0.5f}));
+}
+
+// c := w gives c its own buffer: a later in-place update of w (a scatter
+// writes into w's buffer even while others hold it) leaves c as it was.
+TEST_F(ResourceVariableTest, AnAssignmentCopiesAValueOthersHold) {
+  Output w = ops::VarHandleOp(s_.WithOpName("w"), DT_FLOAT, TensorShape({3}));
+  Output c = ops::VarHandleOp(s_.WithOpName("c"), DT_FLOAT, TensorShape({3}));
+  Node* init = ops::AssignVariableOp(s_, w, {1.0f, 2.0f, 3.0f});
+  Node* copy = ops::AssignVariableOp(s_, c, ops::ReadVariableOp(s_, w, DT_FLOAT));
+  Node* scatter = ops::ResourceScatterAdd(s_, w, {1}, {10.0f});
+  Output w_value = ops::ReadVariableOp(s_, w, DT_FLOAT);
+  Output c_value = ops::ReadVariableOp(s_, c, DT_FLOAT);
+  Start();
+  ASSERT_TRUE(Run({}, {init}).ok());
+  ASSERT_TRUE(Run({}, {copy}).ok());
+  absl::Status scattered = Run({}, {scatter}).status();
+  ASSERT_TRUE(scattered.ok()) << scattered;
+  EXPECT_EQ(Floats(w_value), std::vector<float>({1, 12, 3}));
+  EXPECT_EQ(Floats(c_value), std::vector<float>({1, 2, 3}));
 }
 
 TEST_F(ResourceVariableTest, BadAssignsAndGathersAreErrors) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/state/state_ops.h"
+#include "runtime/tensor.h"
 
 namespace sluice {
 namespace internal {
@@ -138,6 +139,12 @@ absl::Status StoreValue(OpKernelContext* ctx, Var* var, const Tensor& value) {
   if (value.RefCountIsOne()) {
     // Nobody else can see the value's buffer: the variable may own it.
     current = value;
+    return absl::OkStatus();
+  }
+  if (HoldsObjects(value.dtype())) {
+    // Strings, handles, variants (host memory): copied object by object,
+    // not by a device's byte copy.
+    current = value.DeepCopy();
     return absl::OkStatus();
   }
   // Copies go through the device: on a GPU both buffers are device memory

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -178,9 +179,9 @@ absl::Status CheckDistinct(OpKernelContext* ctx, absl::Span<Var* const> vars);
 // device (into the variable's own buffer when that is unshared and of the
 // value's type and shape, else into a fresh one), so no two variables share
 // a buffer (one assigned from another's read would otherwise follow the
-// other's in-place updates). Call with var->mu held; `initialized` is the
-// caller's to set.
-absl::Status StoreValue(OpKernelContext* ctx, Var* var, const Tensor& value);
+// other's in-place updates). `initialized` is the caller's to set.
+absl::Status StoreValue(OpKernelContext* ctx, Var* var, const Tensor& value)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(var->mu);
 
 // A copy-on-write update of one variable, with var->mu held throughout:
 //   ASSIGN_OR_RETURN(VarUpdate u, VarUpdate::Begin(var, ctx->device()));

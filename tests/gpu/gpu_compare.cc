@@ -89,7 +89,8 @@ SessionConfig TestSessionOptions(int max_gpus) {
     o.devices.num_virtual_cpus = kDryRunGpus;
     if (max_gpus != 0) {
       o.default_device = "/device:CPU:1";
-      // Rewritten as on a GPU: the multi-tensor updates too.
+      // Rewritten as on a GPU: the multi-tensor updates too (on every CPU
+      // device of the session, CPU:0 included, where a GPU run has none).
       o.group_updates_on.push_back("CPU");
     }
   }
