@@ -213,7 +213,9 @@ class Grouper {
     if (!added.ok()) return absl::InternalError(what + added.status().ToString());
     Node* multi = *added;
     multi->set_assigned_device(device);
-    for (size_t i = 0; i < shapes.size(); ++i) multi->set_output_shape(static_cast<int>(i), shapes[i]);
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      multi->set_output_shape(static_cast<int>(i), shapes[i]);
+    }
     for (size_t i = 0; i < inputs.size(); ++i) {
       absl::Status s = graph_->AddEdge(inputs[i].node, inputs[i].index, multi, static_cast<int>(i));
       if (!s.ok()) return absl::InternalError(what + s.ToString());

@@ -211,9 +211,9 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
   std::map<std::string, std::vector<Node*>> shards;  // sorted by device
   for (Node* v : variables) {
     if (v == nullptr || !IsVariable(*v)) {
-      return absl::InvalidArgumentError(absl::StrCat("Saver '", options.name,
-                                                     "': ", v ? v->DebugName() : "a null node",
-                                                     " is not a variable (VariableV2 or VarHandleOp)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Saver '", options.name, "': ", v ? v->DebugName() : "a null node",
+                       " is not a variable (VariableV2 or VarHandleOp)"));
     }
     if (!seen.insert(v).second) continue;
     shards[options.sharded ? ShardKey(*v) : std::string()].push_back(v);
