@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "graph/algorithm.h"
 #include "graph/control_flow_info.h"
 #include "gtest/gtest.h"
@@ -45,17 +46,29 @@ class StandInGpu : public Device {
   ThreadPool* thread_pool() override { return nullptr; }
 };
 
+// CPU:0 and a stand-in GPU:0, what the tests place graphs over.
+struct CpuAndGpu {
+  std::vector<std::unique_ptr<Device>> cpus;
+  StandInGpu gpu;
+};
+
+// Places `g` over `d` (making its CPU first). With `soft`, a node without a
+// GPU kernel goes to the CPU with its colocation group instead of failing,
+// so that a test can list such nodes.
+absl::Status PlaceOver(Graph* g, CpuAndGpu* d, bool soft) {
+  LocalDevicesOptions local;
+  local.cpu_threads = 1;
+  ASSIGN_OR_RETURN(d->cpus, CreateLocalDevices(local));
+  PlacerOptions options;
+  options.allow_soft_placement = soft;
+  return PlaceGraph(g, {d->cpus[0].get(), &d->gpu}, *BuiltinKernels(), options);
+}
+
 // Places `g` over CPU:0 and a stand-in GPU:0; then every node must have a
 // kernel on the type of its device. False (after the failures) otherwise.
 bool PlaceOverACpuAndAGpu(Graph* g) {
-  LocalDevicesOptions local;
-  local.cpu_threads = 1;
-  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
-  EXPECT_TRUE(cpus.ok()) << cpus.status();
-  if (!cpus.ok()) return false;
-  StandInGpu gpu;
-  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
-  absl::Status placed = PlaceGraph(g, devices, *BuiltinKernels(), {});
+  CpuAndGpu d;
+  absl::Status placed = PlaceOver(g, &d, /*soft=*/false);
   EXPECT_TRUE(placed.ok()) << placed;
   if (!placed.ok()) return false;
   bool all = true;
@@ -199,15 +212,8 @@ TEST(GpuHostTypesTest, AResourceHandleThroughIdentityStaysWithItsResource) {
                                         ops::Const(s, std::vector<float>{1, 2}), ta.flow);
   ops::TensorArrayReadV3(s.WithOpName("read"), handle, ops::Const(s, 0), flow, DT_FLOAT);
   ASSERT_TRUE(root.ok()) << root.status();
-  LocalDevicesOptions local;
-  local.cpu_threads = 1;
-  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
-  ASSERT_TRUE(cpus.ok()) << cpus.status();
-  StandInGpu gpu;
-  const std::vector<Device*> devices = {(*cpus)[0].get(), &gpu};
-  PlacerOptions soft;
-  soft.allow_soft_placement = true;  // a missing kernel would move the group to the CPU
-  absl::Status placed = PlaceGraph(root.graph(), devices, *BuiltinKernels(), soft);
+  CpuAndGpu d;  // soft: a missing kernel would move the group to the CPU
+  absl::Status placed = PlaceOver(root.graph(), &d, /*soft=*/true);
   ASSERT_TRUE(placed.ok()) << placed;
   for (const char* name : {"ta", "handle", "write", "read"}) {
     const Node* n = root.graph()->FindNode(name);
@@ -239,8 +245,7 @@ ArgMemory MemoryOf(const Node& n) {
 // shows up on the CPU instead of failing).
 struct PlacedLstmStep {
   std::unique_ptr<Graph> graph;
-  std::vector<std::unique_ptr<Device>> cpus;
-  StandInGpu gpu;
+  CpuAndGpu devices;
 };
 
 void PlaceLstmStep(PlacedLstmStep *step, bool with_lengths) {
@@ -273,16 +278,7 @@ void PlaceLstmStep(PlacedLstmStep *step, bool with_lengths) {
       BuildClientGraph(*root.graph(), feeds, {"loss:0"}, {(*train)->name()});
   ASSERT_TRUE(cg.ok()) << cg.status();
   step->graph = std::move(cg->graph);
-  LocalDevicesOptions local;
-  local.cpu_threads = 1;
-  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus =
-      CreateLocalDevices(local);
-  ASSERT_TRUE(cpus.ok()) << cpus.status();
-  step->cpus = *std::move(cpus);
-  const std::vector<Device *> devices = {step->cpus[0].get(), &step->gpu};
-  PlacerOptions soft;
-  soft.allow_soft_placement = true; // to list every node that has no GPU kernel
-  absl::Status placed = PlaceGraph(step->graph.get(), devices, *BuiltinKernels(), soft);
+  absl::Status placed = PlaceOver(step->graph.get(), &step->devices, /*soft=*/true);
   ASSERT_TRUE(placed.ok()) << placed;
 }
 
@@ -380,7 +376,7 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   const absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(g);
   ASSERT_TRUE(deciding.ok()) << deciding.status();
   EXPECT_TRUE(deciding->empty()) << "a feed's value decides: recorded per value";
-  EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.gpu), 10); // the arrays' and stacks' ops
+  EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.devices.gpu), 10); // the arrays' and stacks' ops
 }
 
 // With a fed sequence_length (dynamic_rnn's Assert of its shape, its Min
@@ -426,7 +422,7 @@ TEST(GpuLoopsTest, AnLstmWithSequenceLengthsStaysOnTheGpuAndIsRecordedPerLength)
   ASSERT_NE(lengths, nullptr);
   EXPECT_EQ(lengths->GetAttr<DataType>("T").value_or(DT_INVALID), DT_INT32)
       << lengths->DebugName() << " decides, not the lengths";
-  EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.gpu), 10); // with the Assert
+  EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.devices.gpu), 10); // with the Assert
 }
 
 // The Fashion-MNIST CNN's training step (examples/cnn_model.h, Adam as the
@@ -435,8 +431,7 @@ TEST(GpuLoopsTest, AnLstmWithSequenceLengthsStaysOnTheGpuAndIsRecordedPerLength)
 // shows up on the CPU instead of failing).
 struct PlacedCnnStep {
   std::unique_ptr<Graph> graph;
-  std::vector<std::unique_ptr<Device>> cpus;
-  StandInGpu gpu;
+  CpuAndGpu devices;
 };
 
 void PlaceCnnStep(PlacedCnnStep* step) {
@@ -454,15 +449,7 @@ void PlaceCnnStep(PlacedCnnStep* step) {
                                                     {"loss:0"}, {(*train)->name()});
   ASSERT_TRUE(cg.ok()) << cg.status();
   step->graph = std::move(cg->graph);
-  LocalDevicesOptions local;
-  local.cpu_threads = 1;
-  absl::StatusOr<std::vector<std::unique_ptr<Device>>> cpus = CreateLocalDevices(local);
-  ASSERT_TRUE(cpus.ok()) << cpus.status();
-  step->cpus = std::move(*cpus);
-  const std::vector<Device*> devices = {step->cpus[0].get(), &step->gpu};
-  PlacerOptions soft;
-  soft.allow_soft_placement = true;
-  absl::Status placed = PlaceGraph(step->graph.get(), devices, *BuiltinKernels(), soft);
+  absl::Status placed = PlaceOver(step->graph.get(), &step->devices, /*soft=*/true);
   ASSERT_TRUE(placed.ok()) << placed;
 }
 
@@ -552,19 +539,8 @@ TEST(GpuHostTypesTest, ResourceVariablesAndTheirUpdatesStayOnTheGpu) {
     SCOPED_TRACE(target);
     absl::StatusOr<ClientGraph> cg = BuildClientGraph(*root.graph(), feeds, {}, {target});
     ASSERT_TRUE(cg.ok()) << cg.status();
-    std::vector<std::unique_ptr<Device>> cpus;
-    StandInGpu gpu;
-    {
-      LocalDevicesOptions local;
-      local.cpu_threads = 1;
-      absl::StatusOr<std::vector<std::unique_ptr<Device>>> made = CreateLocalDevices(local);
-      ASSERT_TRUE(made.ok()) << made.status();
-      cpus = *std::move(made);
-    }
-    PlacerOptions soft;
-    soft.allow_soft_placement = true;  // a missing kernel would move a group to the CPU
-    absl::Status placed =
-        PlaceGraph(cg->graph.get(), {cpus[0].get(), &gpu}, *BuiltinKernels(), soft);
+    CpuAndGpu d;  // soft: a missing kernel would move a group to the CPU
+    absl::Status placed = PlaceOver(cg->graph.get(), &d, /*soft=*/true);
     ASSERT_TRUE(placed.ok()) << placed;
     const std::vector<std::string> off = OffTheGpu(*cg->graph);
     EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
@@ -580,7 +556,7 @@ TEST(GpuHostTypesTest, ResourceVariablesAndTheirUpdatesStayOnTheGpu) {
       ASSERT_TRUE(deciding.ok()) << deciding.status();
       EXPECT_TRUE(deciding->empty());
       // The handles, the reads, the gather and the four updates.
-      EXPECT_EQ(ExpectStatefulKernelsReplayRight(*cg->graph, &gpu), 7 + 3 + 4);
+      EXPECT_EQ(ExpectStatefulKernelsReplayRight(*cg->graph, &d.gpu), 7 + 3 + 4);
     } else {
       EXPECT_EQ(resource_ops, 7);  // one assignment per variable
     }
