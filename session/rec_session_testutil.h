@@ -13,12 +13,14 @@
 //     }
 //   };
 //   std::unique_ptr<Session> s = NewRecSession(def, /*capture=*/true);
+//   auto [replaying, plain] = NewSessionPair(def, /*w0=*/{1, 2, 3});
 //
 // Test-only; thread-compatible.
 #ifndef SLUICE_SESSION_REC_SESSION_TESTUTIL_H_
 #define SLUICE_SESSION_REC_SESSION_TESTUTIL_H_
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,23 @@ class RecSessionTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, def);
     EXPECT_TRUE(session.ok()) << session.status();
     return session.ok() ? *std::move(session) : nullptr;
+  }
+
+  // A session that records and replays and one that never does, over
+  // `def`, both initialized by running `init` with "w0" fed `w0` (null
+  // sessions on failure).
+  std::pair<std::unique_ptr<Session>, std::unique_ptr<Session>> NewSessionPair(
+      const GraphDef& def, const std::vector<float>& w0,
+      const std::vector<std::string>& init = {"init"}) {
+    std::unique_ptr<Session> replaying = NewRecSession(def, true);
+    std::unique_ptr<Session> plain = NewRecSession(def, false);
+    if (replaying == nullptr || plain == nullptr) return {};
+    for (Session* s : {replaying.get(), plain.get()}) {
+      absl::Status ran = s->Run({{"w0", Floats(w0)}}, {}, init).status();
+      EXPECT_TRUE(ran.ok()) << ran;
+      if (!ran.ok()) return {};
+    }
+    return {std::move(replaying), std::move(plain)};
   }
 
   static Tensor Floats(const std::vector<float>& v) {

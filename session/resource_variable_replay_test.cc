@@ -96,13 +96,8 @@ TEST_F(ResourceVariableReplayTest, StepsReadingAndUpdatingAResourceVariableRepla
   for (Update update : {Update::kSubInPlace, Update::kSubFetched, Update::kAssign}) {
     SCOPED_TRACE(static_cast<int>(update));
     const GraphDef def = StepGraph(update);
-    std::unique_ptr<Session> replaying = NewRecSession(def, /*capture=*/true);
-    std::unique_ptr<Session> plain = NewRecSession(def, /*capture=*/false);
+    auto [replaying, plain] = NewSessionPair(def, {1, 2, 3});
     ASSERT_NE(replaying, nullptr);
-    ASSERT_NE(plain, nullptr);
-    for (Session* s : {replaying.get(), plain.get()}) {
-      ASSERT_TRUE(s->Run({{"w0", Floats({1, 2, 3})}}, {}, {"init"}).ok());
-    }
     const int mul_before = RecStats().mul_computes.load();
     int replays = 0;
     constexpr int kSteps = 8;
@@ -181,13 +176,8 @@ TEST_F(ResourceVariableReplayTest, AVariableAssignedFromAnotherKeepsItsOwnBuffer
   GraphDef def;
   g.ToGraphDef(&def);
 
-  std::unique_ptr<Session> replaying = NewRecSession(def, /*capture=*/true);
-  std::unique_ptr<Session> plain = NewRecSession(def, /*capture=*/false);
+  auto [replaying, plain] = NewSessionPair(def, {1, 2, 3}, {"init_w", "init_c"});
   ASSERT_NE(replaying, nullptr);
-  ASSERT_NE(plain, nullptr);
-  for (Session* sess : {replaying.get(), plain.get()}) {
-    ASSERT_TRUE(sess->Run({{"w0", Floats({1, 2, 3})}}, {}, {"init_w", "init_c"}).ok());
-  }
   std::vector<float> w_before = {1, 2, 3};
   int replays = 0;
   for (int step = 0; step < 6; ++step) {

@@ -86,21 +86,6 @@ class StepReplayTest : public RecSessionTest {
     return {(*out)[0].scalar<float>(), md.step_replayed};
   }
 
-  // A session that records and replays and one that never does, over
-  // `def`, both initialized with w = w0 (null sessions on failure).
-  std::pair<std::unique_ptr<Session>, std::unique_ptr<Session>> NewSessionPair(
-      const GraphDef& def, const std::vector<float>& w0) {
-    std::unique_ptr<Session> replaying = NewRecSession(def, true);
-    std::unique_ptr<Session> plain = NewRecSession(def, false);
-    if (replaying == nullptr || plain == nullptr) return {};
-    for (Session* s : {replaying.get(), plain.get()}) {
-      absl::Status init = s->Run({{"w0", Floats(w0)}}, {}, {"init"}).status();
-      EXPECT_TRUE(init.ok()) << init;
-      if (!init.ok()) return {};
-    }
-    return {std::move(replaying), std::move(plain)};
-  }
-
   static std::vector<float> ReadW(Session* s, const Tensor& x) {
     // Fetching w itself: a one-node signature of its own.
     absl::StatusOr<std::vector<Tensor>> out = s->Run({{"x", x}}, {"wx"}, {});
