@@ -56,6 +56,11 @@ class ExecutorImpl : public Executor {
   const OpKernel* KernelOf(const Node& node) const override {
     return layout_->item(layout_->item_of(node)).kernel.get();
   }
+  bool InputOnHost(const Node& node, int input) const override {
+    const NodeItem& item = layout_->item(layout_->item_of(node));
+    return input >= 0 && static_cast<size_t>(input) < item.input_on_host.size() &&
+           item.input_on_host[input] != 0;
+  }
 
  private:
   struct AsyncRun;

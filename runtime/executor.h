@@ -105,6 +105,11 @@ class Executor {
   virtual const Graph& graph() const = 0;
   // The kernel the executor built for `node`, a node of graph().
   virtual const OpKernel* KernelOf(const Node& node) const = 0;
+  // On a device with device memory: whether `node`'s kernel takes input
+  // `input` in host memory (KernelDef::HostMemory, or a kernel that runs on
+  // the host), so that a device value there is copied to the host first.
+  // False on a device without device memory.
+  virtual bool InputOnHost(const Node& node, int input) const = 0;
 };
 
 }  // namespace sluice

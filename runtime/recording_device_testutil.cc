@@ -91,6 +91,24 @@ public:
   }
 };
 
+// y = [1, ..., 1] of n elements; n read in host memory (as a GPU's Fill
+// reads its dims).
+class OnesOp : public OpKernel {
+public:
+  absl::Status Compute(OpKernelContext *ctx) override {
+    const int64_t n = ctx->input(0).scalar<int32_t>();
+    if (n < 0)
+      return absl::InvalidArgumentError("Ones: a negative count");
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, TensorShape({n})));
+    float *py = y->data<float>();
+    Rec(ctx)->Enqueue([=] {
+      for (int64_t i = 0; i < n; ++i)
+        py[i] = 1.0f;
+    });
+    return absl::OkStatus();
+  }
+};
+
 // A variable of the device.
 class VarOp : public OpKernel {
 public:
@@ -304,6 +322,8 @@ absl::Status RegisterRecOps(OpRegistry *ops) {
                                     .Output("y: bool")));
   RETURN_IF_ERROR(
       ops->Register(OpDefBuilder("ToInt").Input("x: float").Output("y: int32")));
+  RETURN_IF_ERROR(
+      ops->Register(OpDefBuilder("Ones").Input("n: int32").Output("y: float")));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Var")
                                     .Output("ref: Ref(float)")
                                     .SetIsStateful()
@@ -347,6 +367,7 @@ void RecBackend::RegisterKernels(KernelRegistry *kernels) const {
   kernels->Register<IntAddOp>(KernelDef("IntAdd", kRec).AllHostMemory());
   kernels->Register<IntLessOp>(KernelDef("IntLess", kRec).AllHostMemory());
   kernels->Register<ToIntOp>(KernelDef("ToInt", kRec).AllHostMemory());
+  kernels->Register<OnesOp>(KernelDef("Ones", kRec).HostMemory("n"));
   RegisterHostMemoryFrameKernels(kernels, kRec, {DT_FLOAT});
 }
 

@@ -21,7 +21,8 @@
 //   kernels, which a test registers), Identity (any type: float in device
 //   memory, int32, bool and handles in host memory) and host kernels on
 //   int32 scalars: IntConst (attr value), IntAdd, IntLess, ToInt (a
-//   float's first element, read on the host).
+//   float's first element, read on the host); Ones (n -> n ones, n read in
+//   host memory, as a GPU's Fill reads its dims).
 // Test-only; thread-compatible like the tests that use it.
 #ifndef SLUICE_RUNTIME_RECORDING_DEVICE_TESTUTIL_H_
 #define SLUICE_RUNTIME_RECORDING_DEVICE_TESTUTIL_H_

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "runtime/frame_ops.h"
 
 namespace sluice {
@@ -51,9 +52,32 @@ int DecisionInput(const Node& n) {
   }
 }
 
+// Whether input `i` of `n` is a value its kernel reads on the host (not a
+// fetch, a shape op's operand, a handle or a reference).
+bool ReadsValueOnHost(const Node& n, int i, HostReads reads_on_host) {
+  if (n.op() == kRetvalOp || ReadsOnlyShapes(n.op())) return false;
+  const DataType t = n.input_type(i);
+  if (IsRefType(t) || t == DT_RESOURCE || t == ::tensorflow::DT_VARIANT || t == DT_STRING) return false;
+  return reads_on_host(n, i);
+}
+
+// The index of _Arg `n` (InvalidArgument when negative).
+absl::StatusOr<int> FeedIndex(const Node& n) {
+  absl::StatusOr<int64_t> index = n.GetAttr<int64_t>("index");
+  if (!index.ok()) return index.status();
+  if (*index < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(n.DebugName(), " has a negative index ", *index));
+  }
+  return static_cast<int>(*index);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph) {
+  return DecidingFeeds(graph, [](const Node&, int) { return false; });
+}
+
+absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph, HostReads reads_on_host) {
   std::vector<int> feeds;
   // Nodes already walked (a walk that finds a value that may change
   // returns), so the Switches of one loop, which share its LoopCond, walk it
@@ -71,13 +95,8 @@ absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph) {
       const Node* n = stack.back();
       stack.pop_back();
       if (n->op() == kArgOp) {
-        absl::StatusOr<int64_t> index = n->GetAttr<int64_t>("index");
-        if (!index.ok()) return index.status();
-        if (*index < 0) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(n->DebugName(), " has a negative index ", *index));
-        }
-        feeds.push_back(static_cast<int>(*index));
+        ASSIGN_OR_RETURN(const int index, FeedIndex(*n));
+        feeds.push_back(index);
       }
       const std::string why = ValueSources(*n, &inputs);
       if (!why.empty()) {
@@ -89,6 +108,30 @@ absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph) {
       for (int i : inputs) {
         const Edge* e = n->input_edge(i);
         if (e != nullptr && fixed.insert(e->src->id()).second) stack.push_back(e->src);
+      }
+    }
+  }
+  // The feeds the host reads: whatever their values reach stops at a value
+  // that may change (the recording itself refuses to copy a device value to
+  // the host), and keeps no step out.
+  for (const Node* reader : graph.nodes()) {
+    for (int i = 0; i < reader->num_inputs(); ++i) {
+      const Edge* e = reader->input_edge(i);
+      if (e == nullptr || !ReadsValueOnHost(*reader, i, reads_on_host)) continue;
+      if (!fixed.insert(e->src->id()).second) continue;
+      stack.assign(1, e->src);
+      while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        if (n->op() == kArgOp) {
+          ASSIGN_OR_RETURN(const int index, FeedIndex(*n));
+          feeds.push_back(index);
+        }
+        if (!ValueSources(*n, &inputs).empty()) continue;
+        for (int k : inputs) {
+          const Edge* in = n->input_edge(k);
+          if (in != nullptr && fixed.insert(in->src->id()).second) stack.push_back(in->src);
+        }
       }
     }
   }

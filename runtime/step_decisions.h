@@ -24,11 +24,23 @@
 // size or any other stateful op's output reaching a decision keeps the step
 // from being recorded.
 //
-//   absl::StatusOr<std::vector<int>> feeds = DecidingFeeds(executor->graph());
+// A feed the host reads without deciding anything is keyed the same way:
+// on a device with device memory, a kernel taking an input in host memory
+// (a GPU's int32 shape arithmetic: Reshape's shape, Fill's dims, a fed
+// batch size) reads the value there while the step is recorded, and
+// whatever it computes from it is frozen into the recording. Such reads
+// (`reads_on_host`: Executor::InputOnHost) add the feeds they derive from;
+// unlike decisions they never keep a step out (a device value read on the
+// host fails the recording itself, which refuses device-to-host copies).
+// Fetches (_Retval), the shape ops above and handles (resources, variants)
+// read no value.
 //
-// Returns the `index` of every _Arg whose value reaches a decision (sorted,
-// unique; empty also for a step without control flow), or
-// FailedPrecondition naming the deciding node and the node whose value
+//   absl::StatusOr<std::vector<int>> feeds = DecidingFeeds(
+//       executor->graph(), [&](const Node& n, int i) { return executor->InputOnHost(n, i); });
+//
+// Returns the `index` of every _Arg whose value reaches a decision or a
+// host read (sorted, unique; empty also for a step without control flow),
+// or FailedPrecondition naming the deciding node and the node whose value
 // reaches it (InvalidArgument for a deciding _Arg with a negative index).
 // A plain function of the graph: thread-compatible.
 #ifndef SLUICE_RUNTIME_STEP_DECISIONS_H_
@@ -36,12 +48,18 @@
 
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 
 namespace sluice {
 
+// Whether the step's kernel for a node reads the node's input `i` in host
+// memory.
+using HostReads = absl::FunctionRef<bool(const Node& node, int input)>;
+
 absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph);
+absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph, HostReads reads_on_host);
 
 }  // namespace sluice
 

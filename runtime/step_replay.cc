@@ -56,7 +56,9 @@ std::unique_ptr<StepReplay> StepReplay::Create(Device* device, Executor* executo
       return nullptr;
     }
   }
-  absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(executor->graph());
+  absl::StatusOr<std::vector<int>> deciding =
+      DecidingFeeds(executor->graph(),
+                    [executor](const Node& n, int i) { return executor->InputOnHost(n, i); });
   if (!deciding.ok()) {
     if (LogCapture()) {
       std::fprintf(stderr, "sluice: step capture on %s: not recorded: %s\n",

@@ -33,10 +33,11 @@
 // and stacks), replayed with one launch.
 //
 // A feed whose value decides (a loop bound, a dynamic_rnn's
-// sequence_length, an Assert's operand) is part of the signature a
-// recording is for, as the shapes are: each value is recorded once it has
-// repeated, and replayed whenever it comes again. While recording, such a
-// feed stays in host memory, where the host's decisions read it, and what
+// sequence_length, an Assert's operand) or that a kernel reads in host
+// memory (a GPU's int32 shape arithmetic: a fed batch size) is part of the
+// signature a recording is for, as the shapes are: each value is recorded
+// once it has repeated, and replayed whenever it comes again. While
+// recording, such a feed stays in host memory, where the host reads it, and what
 // the device reads of it is uploaded once and kept by the recording (as is
 // every upload a recording reads: no kernel may write its output over it).
 // A deciding feed over kMaxDecidingFeedBytes runs the step through the

@@ -342,6 +342,50 @@ TEST_F(StepReplayTest, AStepThatReadsDeviceValuesOnTheHostFallsBackToTheExecutor
   }
 }
 
+// A feed read in host memory without deciding anything (a GPU's int32
+// shape arithmetic: a fed count or batch size into Fill's dims) is recorded
+// per value: what the host computed from it is frozen into a recording.
+// Before, it was uploaded to the device for the recording, the host's read
+// then failed the recording, and no step of the session was recorded again.
+TEST_F(StepReplayTest, AFeedReadOnTheHostIsRecordedPerValue) {
+  Graph g(&ops_);
+  Scope s = Scope::NewRootScope(&g);
+  Output count = s.WithOpName("count").Op("Input").Finalize1();
+  Output z = s.WithOpName("z").Op("Input").Finalize1();
+  Output ones = s.WithOpName("ones").Op("Ones")
+                    .Input(s.WithOpName("n").Op("ToInt").Input(count).Finalize1())
+                    .Finalize1();
+  Output n_times_z = s.WithOpName("n_times_z").Op("Scale")
+                         .Input(s.WithOpName("sum_z").Op("Sum").Input(z).Finalize1())
+                         .Input(s.WithOpName("n_float").Op("Sum").Input(ones).Finalize1())
+                         .Finalize1();
+  ASSERT_TRUE(s.ok()) << s.status();
+  GraphDef def;
+  g.ToGraphDef(&def);
+  std::unique_ptr<Session> replaying = NewRecSession(def, true);
+  std::unique_ptr<Session> plain = NewRecSession(def, false);
+  ASSERT_NE(replaying, nullptr);
+  ASSERT_NE(plain, nullptr);
+  int replays = 0;
+  const std::vector<float> counts = {3, 3, 3, 3, 5, 5, 5, 5, 3, 3};
+  for (size_t i = 0; i < counts.size(); ++i) {
+    // z changes at every step and is not keyed: replays read its new value.
+    const std::vector<std::pair<std::string, Tensor>> feeds = {
+        {"count", Floats({counts[i]})}, {"z", Floats({1.0f * i, 2.0f})}};
+    RunMetadata md;
+    absl::StatusOr<std::vector<Tensor>> got = replaying->Run(feeds, {"n_times_z"}, {}, {}, &md);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<Tensor>> want = plain->Run(feeds, {"n_times_z"}, {});
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ((*got)[0].scalar<float>(), counts[i] * (i + 2.0f)) << "step " << i;
+    EXPECT_EQ((*got)[0].scalar<float>(), (*want)[0].scalar<float>()) << "step " << i;
+    replays += md.step_replayed ? 1 : 0;
+  }
+  // Each count: two runs through the executor, then recorded; 3 is still
+  // recorded when it comes back.
+  EXPECT_EQ(replays, 2 + 2 + 2);
+}
+
 TEST_F(StepReplayTest, TracedStepsRunThroughTheExecutor) {
   std::unique_ptr<Session> s = NewRecSession(TrainingGraph(), true);
   ASSERT_NE(s, nullptr);

@@ -31,7 +31,7 @@ template <typename T, typename Index, ScatterKind kKind>
 class GpuScatterOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    ASSIGN_OR_RETURN(Var * var, internal::VarInputOf<T>(ctx, 0));
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
     internal::VarLockSet lock({var});
@@ -86,7 +86,7 @@ class GpuRowUpdateOp : public internal::VariableKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(auto vars, internal::ReadVars<Layout>(ctx));
+    ASSIGN_OR_RETURN(auto vars, (internal::ReadVars<Layout, T>(ctx)));
     gpu::RowUpdate<T> r;
     r.rule = Layout::kRule;
     r.flag = flag_;

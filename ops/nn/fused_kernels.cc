@@ -69,7 +69,7 @@ class MatMulApplyGradientDescentOp : public OpKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    ASSIGN_OR_RETURN(Var * var, internal::VarInputOf<float>(ctx, 0));
     RETURN_IF_ERROR(internal::CheckScalarInput(ctx, 1));
     const Tensor& a = ctx->input(2);
     const Tensor& b = ctx->input(3);

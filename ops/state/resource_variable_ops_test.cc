@@ -113,6 +113,42 @@ TEST_F(ResourceVariableTest, BadAssignsAndGathersAreErrors) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
 }
 
+// A handle carries no type: an update kernel typed for another dtype than
+// the variable's must refuse it, not read its buffer as that type (a double
+// update of a float variable would write past the end of it).
+TEST_F(ResourceVariableTest, UpdatesOfAnotherTypeAreErrors) {
+  Output w = ops::VarHandleOp(s_.WithOpName("w"), DT_FLOAT, TensorShape({2}));
+  Output m = ops::VarHandleOp(s_.WithOpName("m"), DT_FLOAT, TensorShape({2}));
+  Node* init = ops::AssignVariableOp(s_, w, {1.0f, 2.0f});
+  Node* init_m = ops::AssignVariableOp(s_, m, {0.0f, 0.0f});
+  Output d = ops::Const(s_, {1.0, 1.0});
+  Output lr = ops::Const(s_, 0.5);
+  const std::vector<Input> ws = {w}, ds = {d};
+  std::vector<Node*> updates = {
+      ops::ResourceApplyGradientDescent(s_.WithOpName("gd"), w, lr, d),
+      ops::AssignAddVariableOp(s_.WithOpName("add"), w, d),
+      ops::ResourceScatterAdd(s_.WithOpName("scatter"), w, {0}, {1.0}),
+      s_.WithOpName("momentum").Op("ResourceApplyMomentum")
+          .Input(w).Input(m).Input(lr).Input(d).Input(lr).Finalize(),
+      s_.WithOpName("adagrad").Op("ResourceApplyAdagrad")
+          .Input(w).Input(m).Input(lr).Input(d).Finalize(),
+      s_.WithOpName("multi").Op("_MultiResourceApplyGradientDescent")
+          .InputList(ws).Input(lr).InputList(ds).Finalize(),
+  };
+  Output read = ops::ReadVariableOp(s_, w, DT_FLOAT);
+  Start();
+  ASSERT_TRUE(Run({}, {init, init_m}).ok());
+  for (Node* update : updates) {
+    SCOPED_TRACE(update->name());
+    absl::Status s = Run({}, {update}).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("variable w holds float, not the double"), std::string::npos)
+        << s;
+    EXPECT_NE(s.message().find(update->name()), std::string::npos) << s;
+  }
+  EXPECT_EQ(Floats(read), std::vector<float>({1, 2}));
+}
+
 TEST_F(ResourceVariableTest, ResourceApplyGradientDescentTrains) {
   // loss = sum((w - target)^2); w is a resource variable.
   Output w = ops::VarHandleOp(s_.WithOpName("w"), DT_FLOAT, TensorShape({2}));

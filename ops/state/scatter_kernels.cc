@@ -42,7 +42,7 @@ template <typename T, typename Index, ScatterKind kKind>
 class ScatterOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    ASSIGN_OR_RETURN(Var * var, internal::VarInputOf<T>(ctx, 0));
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
     internal::VarLockSet lock({var});

@@ -56,6 +56,16 @@ absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i) {
   return var;
 }
 
+absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i, DataType dtype) {
+  ASSIGN_OR_RETURN(Var * var, VarInput(ctx, i));
+  if (var->dtype != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        ctx->node().DebugName(), ": variable ", var->name, " holds ", DataTypeName(var->dtype),
+        ", not the ", DataTypeName(dtype), " this kernel updates"));
+  }
+  return var;
+}
+
 void SetRefOutput(OpKernelContext* ctx, int i, Var* var) {
   if (i >= ctx->num_outputs()) return;
   ctx->set_output(i, Tensor());

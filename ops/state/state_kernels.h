@@ -27,7 +27,7 @@ template <typename Impl, typename T, bool kAdd>
 class AssignUpdateOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    ASSIGN_OR_RETURN(Var * var, internal::VarInputOf<T>(ctx, 0));
     const Tensor& value = ctx->input(1);
     absl::MutexLock lock(&var->mu);
     RETURN_IF_ERROR(

@@ -146,6 +146,15 @@ std::string VarHandle(absl::string_view container, absl::string_view name);
 // (VarHandleOp) naming a variable of this device. Internal when the input is
 // neither; NotFound when the handle names no variable here.
 absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i);
+// The same, for a kernel that reads the variable's buffer as `dtype`: also
+// InvalidArgument naming the node, the variable and both types unless the
+// variable holds `dtype` (a handle carries no type, so a ResourceApply* of
+// T=double on a float variable would otherwise write past its buffer).
+absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i, DataType dtype);
+template <typename T>
+absl::StatusOr<Var*> VarInputOf(OpKernelContext* ctx, int i) {
+  return VarInput(ctx, i, DataTypeToEnum<T>::value);
+}
 
 // Outputs `var` as ref output `i` (and drops any tensor left in that slot,
 // which would otherwise keep an old buffer alive); nothing when the op has

@@ -49,14 +49,15 @@ struct AdamPiece {
 
 namespace internal {
 
-// Reads `lists` lists of n variables from input 0 on, checks that none is
-// given twice, and locks them.
+// Reads `lists` lists of n variables of T from input 0 on, checks that none
+// is given twice, and locks them.
 struct MultiVars {
   std::vector<Var*> all;  // list-major: all[k * n + i]
+  template <typename T>
   static absl::StatusOr<MultiVars> Read(OpKernelContext* ctx, int lists, int n) {
     MultiVars v;
     for (int i = 0; i < lists * n; ++i) {
-      ASSIGN_OR_RETURN(Var * var, VarInput(ctx, i));
+      ASSIGN_OR_RETURN(Var * var, VarInputOf<T>(ctx, i));
       v.all.push_back(var);
     }
     RETURN_IF_ERROR(CheckDistinct(ctx, v.all));
@@ -77,7 +78,7 @@ class MultiApplyGradientDescentOp : public internal::VariableKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(internal::MultiVars vars, internal::MultiVars::Read(ctx, 1, n_));
+    ASSIGN_OR_RETURN(internal::MultiVars vars, internal::MultiVars::Read<T>(ctx, 1, n_));
     RETURN_IF_ERROR(internal::CheckScalarInput(ctx, n_));
     internal::VarLockSet lock(vars.all);
     std::vector<internal::VarUpdate> updates;
@@ -113,7 +114,7 @@ class MultiApplyAdamOp : public internal::VariableKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(internal::MultiVars vars, internal::MultiVars::Read(ctx, 3, n_));
+    ASSIGN_OR_RETURN(internal::MultiVars vars, internal::MultiVars::Read<T>(ctx, 3, n_));
     const int s0 = 3 * n_;
     for (int k = 0; k < 6; ++k) RETURN_IF_ERROR(internal::CheckScalarInput(ctx, s0 + k));
     const AdamScalarInputs s{&ctx->input(s0),     &ctx->input(s0 + 1), &ctx->input(s0 + 2),

@@ -74,11 +74,11 @@ absl::StatusOr<bool> ReadFlag(const OpKernelConstruction& ctx) {
 }
 
 // The variables of `Rule` (inputs 0..kVars-1), checked distinct.
-template <typename Rule>
+template <typename Rule, typename T>
 absl::StatusOr<std::array<Var*, Rule::kVars>> ReadVars(OpKernelContext* ctx) {
   std::array<Var*, Rule::kVars> vars{};
   for (int i = 0; i < Rule::kVars; ++i) {
-    ASSIGN_OR_RETURN(vars[i], VarInput(ctx, i));
+    ASSIGN_OR_RETURN(vars[i], VarInputOf<T>(ctx, i));
   }
   RETURN_IF_ERROR(CheckDistinct(ctx, vars));
   return vars;
@@ -139,7 +139,7 @@ class DenseApplyOp : public internal::VariableKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(auto vars, ReadVars<Rule>(ctx));
+    ASSIGN_OR_RETURN(auto vars, (ReadVars<Rule, T>(ctx)));
     ASSIGN_OR_RETURN(const auto s, (ReadHyper<Rule, T>(ctx, 0)));
     RETURN_IF_ERROR(Rule::template Check<T>(ctx, s.data()));
     const Tensor& grad = ctx->input(Rule::kGrad);
@@ -168,7 +168,7 @@ class SparseApplyOp : public internal::VariableKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(auto vars, ReadVars<Rule>(ctx));
+    ASSIGN_OR_RETURN(auto vars, (ReadVars<Rule, T>(ctx)));
     ASSIGN_OR_RETURN(const auto s, (ReadHyper<Rule, T>(ctx, 1)));
     RETURN_IF_ERROR(Rule::template Check<T>(ctx, s.data()));
     const Tensor& grad = ctx->input(Rule::kGrad);

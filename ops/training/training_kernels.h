@@ -50,7 +50,7 @@ template <typename Impl, typename T>
 class ApplyGradientDescentOp : public internal::VariableKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    ASSIGN_OR_RETURN(Var * var, internal::VarInputOf<T>(ctx, 0));
     RETURN_IF_ERROR(internal::CheckScalarInput(ctx, 1));
     const Tensor& delta = ctx->input(2);
     internal::VarLockSet lock({var});
@@ -75,8 +75,8 @@ class ApplyMomentumOp : public internal::VariableKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
-    ASSIGN_OR_RETURN(Var * accum, internal::VarInput(ctx, 1));
+    ASSIGN_OR_RETURN(Var * var, internal::VarInputOf<T>(ctx, 0));
+    ASSIGN_OR_RETURN(Var * accum, internal::VarInputOf<T>(ctx, 1));
     RETURN_IF_ERROR(internal::CheckScalarInput(ctx, 2));
     const Tensor& grad = ctx->input(3);
     RETURN_IF_ERROR(internal::CheckScalarInput(ctx, 4));
@@ -110,9 +110,9 @@ class ApplyAdamOp : public internal::VariableKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
-    ASSIGN_OR_RETURN(Var * m, internal::VarInput(ctx, 1));
-    ASSIGN_OR_RETURN(Var * v, internal::VarInput(ctx, 2));
+    ASSIGN_OR_RETURN(Var * var, internal::VarInputOf<T>(ctx, 0));
+    ASSIGN_OR_RETURN(Var * m, internal::VarInputOf<T>(ctx, 1));
+    ASSIGN_OR_RETURN(Var * v, internal::VarInputOf<T>(ctx, 2));
     for (int i = 3; i <= 8; ++i) RETURN_IF_ERROR(internal::CheckScalarInput(ctx, i));
     const AdamScalarInputs s{&ctx->input(3), &ctx->input(4), &ctx->input(5),
                              &ctx->input(6), &ctx->input(7), &ctx->input(8)};

@@ -238,6 +238,17 @@ ArgMemory MemoryOf(const Node& n) {
   return m;
 }
 
+// The feeds a recording of `g`'s GPU:0 step is keyed on, as StepReplay
+// finds them (runtime/step_decisions.h): with the host reads of the GPU
+// kernels' host-memory inputs.
+absl::StatusOr<std::vector<int>> DecidingFeedsOnTheGpu(const Graph& g) {
+  return DecidingFeeds(g, [](const Node& n, int i) {
+    if (n.assigned_device() != kGpu0) return false;
+    const ArgMemory m = MemoryOf(n);
+    return m.found && m.types.input_on_host[i] != 0;
+  });
+}
+
 // A tf.nn.dynamic_rnn LSTM training step pinned to GPU:0 (forward loop,
 // gradient loop with its stacks, TensorArrays, the update; with
 // `with_lengths`, a fed sequence_length, "lengths"), placed over CPU:0 and a
@@ -373,7 +384,7 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   // And the whole step, both loops included, can be recorded and replayed
   // (runtime/step_replay.h): its trip counts follow from x's shape, and
   // every stateful node's GPU kernel (TensorArrays, stacks) replays right.
-  const absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(g);
+  const absl::StatusOr<std::vector<int>> deciding = DecidingFeedsOnTheGpu(g);
   ASSERT_TRUE(deciding.ok()) << deciding.status();
   EXPECT_TRUE(deciding->empty()) << "a feed's value decides: recorded per value";
   EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.devices.gpu), 10); // the arrays' and stacks' ops
@@ -410,7 +421,7 @@ TEST(GpuLoopsTest, AnLstmWithSequenceLengthsStaysOnTheGpuAndIsRecordedPerLength)
   EXPECT_TRUE(others.empty()) << others.size() << " other copies per iteration:\n"
                               << absl::StrJoin(others, "\n");
 
-  const absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(g);
+  const absl::StatusOr<std::vector<int>> deciding = DecidingFeedsOnTheGpu(g);
   ASSERT_TRUE(deciding.ok()) << deciding.status();
   ASSERT_EQ(deciding->size(), 1u);
   const Node *lengths = nullptr;
@@ -477,6 +488,11 @@ TEST(GpuCnnTest, TheFashionMnistCnnStepRunsWhollyOnTheGpu) {
                                                     {"Conv2DBackpropInput", 1},
                                                     {"MaxPool", 2},
                                                     {"MaxPoolGrad", 2}}));
+  // No feed is read on the host (the labels are int64, in device memory):
+  // the step is recorded once for all batches, not per value.
+  const absl::StatusOr<std::vector<int>> deciding = DecidingFeedsOnTheGpu(*step.graph);
+  ASSERT_TRUE(deciding.ok()) << deciding.status();
+  EXPECT_TRUE(deciding->empty()) << "feed " << (*deciding)[0] << " is read on the host";
 }
 
 // Mixed precision on the GPU keeps everything between the first
@@ -552,7 +568,7 @@ TEST(GpuHostTypesTest, ResourceVariablesAndTheirUpdatesStayOnTheGpu) {
       // 3 reads (the gather's, w's, b's); the updates: the scatter, Adam's
       // with its 2 slots, Momentum's with its 1, the counter's.
       EXPECT_EQ(resource_ops, 3 + 1 + 3 + 2 + 1) << "resource inputs";
-      const absl::StatusOr<std::vector<int>> deciding = DecidingFeeds(*cg->graph);
+      const absl::StatusOr<std::vector<int>> deciding = DecidingFeedsOnTheGpu(*cg->graph);
       ASSERT_TRUE(deciding.ok()) << deciding.status();
       EXPECT_TRUE(deciding->empty());
       // The handles, the reads, the gather and the four updates.
