@@ -32,23 +32,26 @@ constexpr Kind kKinds[] = {
     {"ResourceApplyAdam", "_MultiResourceApplyAdam", 3, 6},
 };
 
-// Which variable the update's input `e` names: a resource handle by the
-// container and shared name of the VarHandleOp it comes from (through
-// Identity nodes: two handle ops may name one variable), nullopt when it
-// comes from anything else (a partition's _Recv, a function's _Arg: the
-// variable is unknown, so the update is not grouped); a ref by the tensor
-// that carries it.
+// Which variable the update's input `e` names, by the container and shared
+// name (else node name) it lives under in its device's ResourceMgr: a
+// resource handle's VarHandleOp (through Identity nodes), a ref's variable
+// node (two of which may share a name). nullopt when it comes from anything
+// else (a partition's _Recv, a function's _Arg, a loop's Enter: the
+// variable is unknown, so the update is not grouped).
 std::optional<std::string> VariableOf(const Edge& e) {
-  if (e.src->output_type(e.src_output) != DT_RESOURCE) {
-    return absl::StrCat("tensor:", e.src->id(), ":", e.src_output);
-  }
   const Node* src = e.src;
-  while (src->op() == "Identity" && src->input_edge(0) != nullptr) src = src->input_edge(0)->src;
-  if (src->op() != "VarHandleOp") return std::nullopt;
+  if (e.src->output_type(e.src_output) == DT_RESOURCE) {
+    while (src->op() == "Identity" && src->input_edge(0) != nullptr) {
+      src = src->input_edge(0)->src;
+    }
+    if (src->op() != "VarHandleOp") return std::nullopt;
+  } else if (!src->op_def().is_variable) {
+    return std::nullopt;
+  }
   const std::string container = src->GetAttr<std::string>("container").value_or("");
   std::string name = src->GetAttr<std::string>("shared_name").value_or("");
   if (name.empty()) name = src->name();
-  return absl::StrCat("handle:", container, "/", name);
+  return absl::StrCat(container, "/", name);
 }
 
 class Grouper {

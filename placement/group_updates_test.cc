@@ -383,6 +383,22 @@ TEST(GroupUpdatesTest, LeavesAloneWhatMustStaySeparate) {
     EXPECT_EQ(u.Group().groups, 0);
   }
   {
+    // So do updates of two variable nodes sharing one variable (a
+    // shared_name; a container and shared name as another's node name).
+    Updates u;
+    auto shared = [&](const char* name, const char* shared_name) {
+      return ops::Variable(u.s.WithOpName(name), TensorShape({2}), DT_FLOAT,
+                           {.shared_name = shared_name});
+    };
+    u.Apply("a", shared("v1", "v"), u.alpha, u.s);
+    u.Apply("b", shared("v2", "v"), u.alpha, u.s);
+    u.Apply("c", shared("w", ""), u.alpha, u.s);
+    u.Apply("d", shared("w2", "w"), u.alpha, u.s);
+    const GroupUpdatesStats st = u.Group();
+    EXPECT_EQ(st.groups, 1);
+    EXPECT_EQ(st.updates, 2);  // one of v's, one of w's
+  }
+  {
     // Updates behind a Switch (loss scaling's) stay separate.
     Updates u;
     Output pred = ops::Const(u.s.WithOpName("pred"), true);

@@ -9,6 +9,10 @@ namespace sluice {
 
 absl::Status CudaStatus(cudaError_t code, absl::string_view what) {
   if (code == cudaSuccess) return absl::OkStatus();
+  // A failed call also leaves its error as the thread's last one, which the
+  // next launch check (cudaGetLastError) would report again, failing a
+  // later, unrelated kernel. (A sticky error stays all the same.)
+  (void)cudaGetLastError();
   std::string message = absl::StrCat(what, ": ", cudaGetErrorName(code), " (",
                                      cudaGetErrorString(code), ")");
   switch (code) {

@@ -5,7 +5,8 @@
 //
 // Out-of-memory codes map to ResourceExhausted, a missing device or driver
 // to Unavailable, everything else to Internal; the message holds `what`, the
-// CUDA error name and its text.
+// CUDA error name and its text. A failure also clears the calling thread's
+// last CUDA error, so that it is reported once.
 #ifndef SLUICE_RUNTIME_GPU_CUDA_STATUS_H_
 #define SLUICE_RUNTIME_GPU_CUDA_STATUS_H_
 
