@@ -52,10 +52,12 @@ int DecisionInput(const Node& n) {
   }
 }
 
-// Whether input `i` of `n` is a value its kernel reads on the host (not a
-// fetch, a shape op's operand, a handle or a reference).
+// Whether input `i` of `n` is a value its kernel takes in host memory (not
+// a fetch, a handle or a reference). A shape op counts when its kernel
+// takes its operand there (a GPU's int32 Shape, a host kernel): the
+// executor copies the value over all the same.
 bool ReadsValueOnHost(const Node& n, int i, HostReads reads_on_host) {
-  if (n.op() == kRetvalOp || ReadsOnlyShapes(n.op())) return false;
+  if (n.op() == kRetvalOp) return false;
   const DataType t = n.input_type(i);
   if (IsRefType(t) || t == DT_RESOURCE || t == ::tensorflow::DT_VARIANT || t == DT_STRING) return false;
   return reads_on_host(n, i);

@@ -32,8 +32,9 @@
 // (`reads_on_host`: Executor::InputOnHost) add the feeds they derive from;
 // unlike decisions they never keep a step out (a device value read on the
 // host fails the recording itself, which refuses device-to-host copies).
-// Fetches (_Retval), the shape ops above and handles (resources, variants)
-// read no value.
+// Fetches (_Retval) and handles (resources, variants) read no value; a
+// shape op does where its kernel takes its operand in host memory (a GPU's
+// int32 Shape runs on the host, and the executor copies the value there).
 //
 //   absl::StatusOr<std::vector<int>> feeds = DecidingFeeds(
 //       executor->graph(), [&](const Node& n, int i) { return executor->InputOnHost(n, i); });

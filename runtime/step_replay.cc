@@ -37,6 +37,12 @@ bool BlocksRecording(const Node& n, const OpKernel* kernel) {
   return kernel == nullptr || !kernel->ReplaysRight();
 }
 
+std::string NoRepeatReason() {
+  return absl::StrCat("in ", StepReplay::kMaxRunsWithoutRepeat,
+                      " runs in a row no signature (feed shapes and keyed feed values) came "
+                      "again");
+}
+
 bool LogCapture() {
   static const bool log = std::getenv("SLUICE_LOG_STEP_CAPTURE") != nullptr;
   return log;
@@ -172,6 +178,7 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
                    "runs through the executor\n",
                    device_->name().c_str(), kMaxDecidingFeedBytes);
     }
+    if (NothingRepeats(false)) return Disable(NoRepeatReason(), args);
     return executor_->Run(args);
   }
   const uint64_t epoch = CaptureEpoch();
@@ -181,6 +188,7 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
   bool moved = false;
   if (auto rec = FindRecording(frame); rec != recordings_.end()) {
     if (VariablesKept(**rec)) {
+      runs_without_repeat_ = 0;
       recordings_.splice(recordings_.begin(), recordings_, rec);  // the most recent
       *replayed = true;
       return Replay(*recordings_.front(), args.call_frame);
@@ -188,7 +196,9 @@ absl::Status StepReplay::RunLocked(const Executor::Args& args, bool may_record,
     recordings_.erase(rec);  // a variable has a new buffer: record again later
     moved = true;
   }
-  Seen& seen = CountOf(frame);
+  bool counted_before;
+  Seen& seen = CountOf(frame, &counted_before);
+  if (NothingRepeats(counted_before)) return Disable(NoRepeatReason(), args);
   if (moved) seen.runs = 0;
   if (seen.runs >= RunsBeforeRecording(seen)) {
     if (!may_record) return executor_->Run(args);
@@ -236,9 +246,15 @@ void StepReplay::PutBack(const VarState& v) {
   v.var->initialized = v.initialized;
 }
 
-StepReplay::Seen& StepReplay::CountOf(const CallFrame& frame) {
+bool StepReplay::NothingRepeats(bool repeated) {
+  runs_without_repeat_ = repeated ? 0 : runs_without_repeat_ + 1;
+  return runs_without_repeat_ >= kMaxRunsWithoutRepeat && recordings_.empty();
+}
+
+StepReplay::Seen& StepReplay::CountOf(const CallFrame& frame, bool* counted_before) {
   auto it = seen_.begin();
   while (it != seen_.end() && !Matches(it->key, frame)) ++it;
+  *counted_before = it != seen_.end();
   if (it == seen_.end()) {
     seen_.push_front({KeyOf(frame), 0});
     if (seen_.size() > kMaxSignaturesCounted) seen_.pop_back();

@@ -49,7 +49,11 @@
 // before it is recorded again (so a cycle of more signatures than that
 // settles instead of recording at every step). Runs are counted for the
 // last kMaxSignaturesCounted signatures, so values that seldom repeat are
-// never recorded. A failed replay fails its step and stops recording.
+// never recorded; after kMaxRunsWithoutRepeat runs in a row of signatures
+// not counted before, while nothing is recorded, recording stops (a keyed
+// feed that changes at every step, such as int32 labels a host kernel
+// reads, would otherwise keep every run serialized and keyed). A failed
+// replay fails its step and stops recording.
 // The recording fails (and no step records or replays from then on) where
 // a kernel copies device memory to the host. Variables are
 // updated in place where the step allows; where an update copies on write (a
@@ -137,6 +141,10 @@ class StepReplay {
   // Signatures whose runs through the executor are counted at once (the
   // most recently run).
   static constexpr size_t kMaxSignaturesCounted = 16;
+  // Runs in a row, each of a signature not counted before (or with deciding
+  // feeds too large to key on), after which recording stops while nothing
+  // is recorded.
+  static constexpr int kMaxRunsWithoutRepeat = 64;
 
  private:
   struct Recording;
@@ -200,8 +208,13 @@ class StepReplay {
   // The recording of the frame's signature, or recordings_.end().
   std::list<std::unique_ptr<Recording>>::iterator FindRecording(const CallFrame& frame)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The count of the frame's signature (made, or moved to the front).
-  Seen& CountOf(const CallFrame& frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The count of the frame's signature (made, or moved to the front);
+  // *counted_before says whether it was there already.
+  Seen& CountOf(const CallFrame& frame, bool* counted_before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a run whose signature `repeated` (or not); true when recording
+  // should stop: kMaxRunsWithoutRepeat runs in a row did not, and nothing is
+  // recorded.
+  bool NothingRepeats(bool repeated) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Runs of a signature through the executor before it is recorded:
   // min_runs_before_capture, doubled for each drop of its recording (up to
   // 16 times as many).
@@ -238,6 +251,7 @@ class StepReplay {
   // The most recently run first; at most kMaxSignaturesCounted.
   std::list<Seen> seen_ ABSL_GUARDED_BY(mu_);
   bool logged_unkeyable_ ABSL_GUARDED_BY(mu_) = false;
+  int runs_without_repeat_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sluice

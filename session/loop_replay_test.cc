@@ -471,5 +471,36 @@ TEST_F(LoopReplayTest, DecidingFeedsAreThoseWhoseValuesReachADecision) {
   EXPECT_TRUE(absl::StrContains(s.message(), "a TensorArray of dynamic size, 'grows'")) << s;
 }
 
+// Host reads add the feeds they derive from, stop at what may change
+// without failing, and leave out fetches and handles.
+TEST_F(LoopReplayTest, FeedsReadOnTheHostAreKeyedToo) {
+  Graph g(&ops_);
+  Scope s = Scope::NewRootScope(&g);
+  auto fed = [&](const char* name, int index) {
+    return s.WithOpName(name).Op("_Arg").Attr("T", DT_FLOAT).Attr("index", int64_t{index})
+        .Finalize1();
+  };
+  Output a = fed("a", 0), b = fed("b", 1), c = fed("c", 2), d = fed("d", 3);
+  Output w = s.WithOpName("w").Op("Var").Finalize1();
+  s.WithOpName("read_a").Op("ToInt").Input(a).Finalize();
+  s.WithOpName("read_w").Op("ToInt").Input(w).Finalize();
+  s.WithOpName("on_device").Op("Mul").Input(b).Input(c).Finalize();
+  s.WithOpName("fetch_d").Op("_Retval").Attr("T", DT_FLOAT).Attr("index", int64_t{0})
+      .Input(d).Finalize();
+  ASSERT_TRUE(s.ok()) << s.status();
+  // ToInt takes its input in host memory (as on REC); so does the fetch,
+  // which is left out all the same (it reads no value).
+  auto reads_on_host = [](const Node& n, int) {
+    return n.op() == "ToInt" || n.op() == "_Retval";
+  };
+  absl::StatusOr<std::vector<int>> feeds = DecidingFeeds(g, reads_on_host);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();  // w's read stops the walk, fails nothing
+  EXPECT_EQ(*feeds, std::vector<int>{0});    // a; not b, c (device) nor d (fetched)
+  // Without host reads, nothing decides.
+  feeds = DecidingFeeds(g);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();
+  EXPECT_TRUE(feeds->empty());
+}
+
 }  // namespace
 }  // namespace sluice

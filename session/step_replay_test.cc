@@ -86,6 +86,53 @@ class StepReplayTest : public RecSessionTest {
     return {(*out)[0].scalar<float>(), md.step_replayed};
   }
 
+  // n_times_z = Sum(z) * n, n = Ones(ToInt(count)) summed: "count" is read
+  // in host memory (ToInt's input; Ones reads its count there too), z on the
+  // device.
+  GraphDef CountGraph() {
+    Graph g(&ops_);
+    Scope s = Scope::NewRootScope(&g);
+    Output count = s.WithOpName("count").Op("Input").Finalize1();
+    Output z = s.WithOpName("z").Op("Input").Finalize1();
+    Output ones = s.WithOpName("ones").Op("Ones")
+                      .Input(s.WithOpName("n").Op("ToInt").Input(count).Finalize1())
+                      .Finalize1();
+    s.WithOpName("n_times_z").Op("Scale")
+        .Input(s.WithOpName("sum_z").Op("Sum").Input(z).Finalize1())
+        .Input(s.WithOpName("n_float").Op("Sum").Input(ones).Finalize1())
+        .Finalize();
+    EXPECT_TRUE(s.ok()) << s.status();
+    GraphDef def;
+    g.ToGraphDef(&def);
+    return def;
+  }
+
+  // Runs CountGraph with each of `counts` (and z = {i, 2} at step i) on a
+  // recording and a plain session, checks every value, and returns the
+  // number of replays.
+  int RunCounts(const std::vector<float>& counts) {
+    const GraphDef def = CountGraph();
+    std::unique_ptr<Session> replaying = NewRecSession(def, true);
+    std::unique_ptr<Session> plain = NewRecSession(def, false);
+    if (replaying == nullptr || plain == nullptr) return -1;
+    int replays = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      // z changes at every step and is not keyed: replays read its new value.
+      const std::vector<std::pair<std::string, Tensor>> feeds = {
+          {"count", Floats({counts[i]})},
+          {"z", Floats({1.0f * i, 2.0f})}};
+      RunMetadata md;
+      absl::StatusOr<std::vector<Tensor>> got = replaying->Run(feeds, {"n_times_z"}, {}, {}, &md);
+      absl::StatusOr<std::vector<Tensor>> want = plain->Run(feeds, {"n_times_z"}, {});
+      EXPECT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
+      if (!got.ok() || !want.ok()) return -1;
+      EXPECT_EQ((*got)[0].scalar<float>(), counts[i] * (i + 2.0f)) << "step " << i;
+      EXPECT_EQ((*got)[0].scalar<float>(), (*want)[0].scalar<float>()) << "step " << i;
+      replays += md.step_replayed ? 1 : 0;
+    }
+    return replays;
+  }
+
   static std::vector<float> ReadW(Session* s, const Tensor& x) {
     // Fetching w itself: a one-node signature of its own.
     absl::StatusOr<std::vector<Tensor>> out = s->Run({{"x", x}}, {"wx"}, {});
@@ -348,42 +395,26 @@ TEST_F(StepReplayTest, AStepThatReadsDeviceValuesOnTheHostFallsBackToTheExecutor
 // Before, it was uploaded to the device for the recording, the host's read
 // then failed the recording, and no step of the session was recorded again.
 TEST_F(StepReplayTest, AFeedReadOnTheHostIsRecordedPerValue) {
-  Graph g(&ops_);
-  Scope s = Scope::NewRootScope(&g);
-  Output count = s.WithOpName("count").Op("Input").Finalize1();
-  Output z = s.WithOpName("z").Op("Input").Finalize1();
-  Output ones = s.WithOpName("ones").Op("Ones")
-                    .Input(s.WithOpName("n").Op("ToInt").Input(count).Finalize1())
-                    .Finalize1();
-  Output n_times_z = s.WithOpName("n_times_z").Op("Scale")
-                         .Input(s.WithOpName("sum_z").Op("Sum").Input(z).Finalize1())
-                         .Input(s.WithOpName("n_float").Op("Sum").Input(ones).Finalize1())
-                         .Finalize1();
-  ASSERT_TRUE(s.ok()) << s.status();
-  GraphDef def;
-  g.ToGraphDef(&def);
-  std::unique_ptr<Session> replaying = NewRecSession(def, true);
-  std::unique_ptr<Session> plain = NewRecSession(def, false);
-  ASSERT_NE(replaying, nullptr);
-  ASSERT_NE(plain, nullptr);
-  int replays = 0;
-  const std::vector<float> counts = {3, 3, 3, 3, 5, 5, 5, 5, 3, 3};
-  for (size_t i = 0; i < counts.size(); ++i) {
-    // z changes at every step and is not keyed: replays read its new value.
-    const std::vector<std::pair<std::string, Tensor>> feeds = {
-        {"count", Floats({counts[i]})}, {"z", Floats({1.0f * i, 2.0f})}};
-    RunMetadata md;
-    absl::StatusOr<std::vector<Tensor>> got = replaying->Run(feeds, {"n_times_z"}, {}, {}, &md);
-    ASSERT_TRUE(got.ok()) << got.status();
-    absl::StatusOr<std::vector<Tensor>> want = plain->Run(feeds, {"n_times_z"}, {});
-    ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_EQ((*got)[0].scalar<float>(), counts[i] * (i + 2.0f)) << "step " << i;
-    EXPECT_EQ((*got)[0].scalar<float>(), (*want)[0].scalar<float>()) << "step " << i;
-    replays += md.step_replayed ? 1 : 0;
-  }
   // Each count: two runs through the executor, then recorded; 3 is still
   // recorded when it comes back.
-  EXPECT_EQ(replays, 2 + 2 + 2);
+  EXPECT_EQ(RunCounts({3, 3, 3, 3, 5, 5, 5, 5, 3, 3}), 2 + 2 + 2);
+}
+
+// Keyed values that never come again (int32 labels read on the host) are
+// never recorded; after kMaxRunsWithoutRepeat such runs in a row recording
+// stops for good (so that runs no longer queue behind one another), not
+// one run sooner.
+TEST_F(StepReplayTest, KeyedValuesThatNeverRepeatStopRecording) {
+  const int k = StepReplay::kMaxRunsWithoutRepeat;
+  std::vector<float> counts;
+  for (int i = 0; i < k - 2; ++i) counts.push_back(100.0f + i);
+  for (int i = 0; i < 4; ++i) counts.push_back(3);
+  // k - 1 runs without a repeat, then 3 repeats: recorded at its third run
+  // (which replays the recording) and replayed at its fourth.
+  EXPECT_EQ(RunCounts(counts), 2);
+  counts.insert(counts.begin(), 99.0f);
+  // k runs without a repeat: nothing is recorded from then on.
+  EXPECT_EQ(RunCounts(counts), 0);
 }
 
 TEST_F(StepReplayTest, TracedStepsRunThroughTheExecutor) {
