@@ -105,7 +105,9 @@ class GradientBuilder {
   std::deque<Node*> ready_;
   std::map<OutputKey, std::vector<Gradient>> grads_;
   std::map<OutputKey, Gradient> summed_;
-  const absl::flat_hash_set<const Node*>& boundary_;
+  // A copy: AddGradientsWithSlices passes a temporary empty set, which a
+  // reference would outlive.
+  const absl::flat_hash_set<const Node*> boundary_;
   std::vector<int> loop_of_;  // by node id: index into loops_, -1 outside loops
   std::vector<Loop> loops_;
 };

@@ -87,8 +87,8 @@ TEST(ResourceMgrTest, VarsAndResourcesHaveSeparateNames) {
 }
 
 TEST(ResourceMgrTest, ClearContainerDestroysOnlyThatContainer) {
+  int calls = 0, destroyed = 0;  // before rm, which counts into them as it goes
   ResourceMgr rm;
-  int calls = 0, destroyed = 0;
   ASSERT_TRUE(rm.LookupOrCreate<Counter>("a", "c", MakeCounter(1, &calls, &destroyed)).ok());
   ASSERT_TRUE(rm.LookupOrCreate<Counter>("b", "c", MakeCounter(2, &calls, &destroyed)).ok());
   ASSERT_TRUE(rm.LookupOrCreateVar("a", "v", DT_FLOAT, TensorShape({})).ok());
@@ -101,8 +101,8 @@ TEST(ResourceMgrTest, ClearContainerDestroysOnlyThatContainer) {
 }
 
 TEST(ResourceMgrTest, ClearStepDestroysOnlyThatStepsResources) {
+  int calls = 0, destroyed = 0;  // before rm, which counts into them as it goes
   ResourceMgr rm;
-  int calls = 0, destroyed = 0;
   rm.ClearStep(1);  // no step resources yet: nothing to do
   const std::string step1 = rm.UseStepContainer(1);
   const std::string step2 = rm.UseStepContainer(2);
