@@ -73,6 +73,38 @@ absl::StatusOr<int> FeedIndex(const Node& n) {
   return static_cast<int>(*index);
 }
 
+// Walks back from `first` through the nodes its value derives from (those
+// not in *fixed yet, which it adds), appending each feed it reaches to
+// *feeds. At a value that may change from run to run: FailedPrecondition
+// naming `decider`, or, without one, the walk goes no further there.
+absl::Status WalkSources(const Node* first, const Node* decider, absl::flat_hash_set<int>* fixed,
+                         std::vector<int>* feeds) {
+  if (!fixed->insert(first->id()).second) return absl::OkStatus();
+  std::vector<const Node*> stack = {first};
+  std::vector<int> inputs;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (n->op() == kArgOp) {
+      ASSIGN_OR_RETURN(const int index, FeedIndex(*n));
+      feeds->push_back(index);
+    }
+    const std::string why = ValueSources(*n, &inputs);
+    if (!why.empty()) {
+      if (decider == nullptr) continue;
+      return absl::FailedPreconditionError(absl::StrCat(
+          decider->DebugName(), " decides on ", why, ", ", n->DebugName(),
+          ", which may change from run to run: a recording would freeze its "
+          "branches and trip counts"));
+    }
+    for (int i : inputs) {
+      const Edge* e = n->input_edge(i);
+      if (e != nullptr && fixed->insert(e->src->id()).second) stack.push_back(e->src);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph) {
@@ -85,56 +117,21 @@ absl::StatusOr<std::vector<int>> DecidingFeeds(const Graph& graph, HostReads rea
   // returns), so the Switches of one loop, which share its LoopCond, walk it
   // once.
   absl::flat_hash_set<int> fixed;
-  std::vector<const Node*> stack;
-  std::vector<int> inputs;
   for (const Node* decider : graph.nodes()) {
     const int slot = DecisionInput(*decider);
     if (slot < 0 || decider->input_edge(slot) == nullptr) continue;
-    const Node* first = decider->input_edge(slot)->src;
-    if (!fixed.insert(first->id()).second) continue;
-    stack.assign(1, first);
-    while (!stack.empty()) {
-      const Node* n = stack.back();
-      stack.pop_back();
-      if (n->op() == kArgOp) {
-        ASSIGN_OR_RETURN(const int index, FeedIndex(*n));
-        feeds.push_back(index);
-      }
-      const std::string why = ValueSources(*n, &inputs);
-      if (!why.empty()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            decider->DebugName(), " decides on ", why, ", ", n->DebugName(),
-            ", which may change from run to run: a recording would freeze its "
-            "branches and trip counts"));
-      }
-      for (int i : inputs) {
-        const Edge* e = n->input_edge(i);
-        if (e != nullptr && fixed.insert(e->src->id()).second) stack.push_back(e->src);
-      }
-    }
+    RETURN_IF_ERROR(WalkSources(decider->input_edge(slot)->src, decider, &fixed, &feeds));
   }
-  // The feeds the host reads: whatever their values reach stops at a value
-  // that may change (the recording itself refuses to copy a device value to
-  // the host), and keeps no step out.
+  // The feeds the host reads. Their walks stop at a value that may change
+  // instead of failing: a device value there fails the recording itself
+  // (it refuses device-to-host copies); a host one (a TensorArray's size,
+  // a value popped off a stack) is the step's own state, which follows from
+  // what the signature fixes (its trip counts and keyed feeds).
   for (const Node* reader : graph.nodes()) {
     for (int i = 0; i < reader->num_inputs(); ++i) {
       const Edge* e = reader->input_edge(i);
       if (e == nullptr || !ReadsValueOnHost(*reader, i, reads_on_host)) continue;
-      if (!fixed.insert(e->src->id()).second) continue;
-      stack.assign(1, e->src);
-      while (!stack.empty()) {
-        const Node* n = stack.back();
-        stack.pop_back();
-        if (n->op() == kArgOp) {
-          ASSIGN_OR_RETURN(const int index, FeedIndex(*n));
-          feeds.push_back(index);
-        }
-        if (!ValueSources(*n, &inputs).empty()) continue;
-        for (int k : inputs) {
-          const Edge* in = n->input_edge(k);
-          if (in != nullptr && fixed.insert(in->src->id()).second) stack.push_back(in->src);
-        }
-      }
+      RETURN_IF_ERROR(WalkSources(e->src, /*decider=*/nullptr, &fixed, &feeds));
     }
   }
   std::sort(feeds.begin(), feeds.end());
