@@ -10,7 +10,9 @@
 // "grandchild=PID"), lines:N (N long lines, each written in pieces),
 // signal:N (raise N), touch:PATH (creates the file), unless:PATH (the
 // rest of the actions only when PATH does not exist: a task that fails on
-// its first run and not after a restart).
+// its first run and not after a restart), waitfor:PATH (until PATH exists,
+// at most 60 s, else exit 96: a task that goes on only once another has
+// reported).
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -91,6 +93,13 @@ int main(int argc, char** argv) {
       while (true) pause();
     }
     if (parts.first == "sleepms") usleep(Number(parts.second) * 1000);
+    if (parts.first == "waitfor") {
+      int polls = 0;
+      while (access(std::string(parts.second).c_str(), F_OK) != 0) {
+        if (++polls > 6000) return 96;
+        usleep(10 * 1000);
+      }
+    }
     if (parts.first == "ignoreterm") signal(SIGTERM, SIG_IGN);
     if (parts.first == "signal") raise(Number(parts.second));
     if (parts.first == "spawn") {

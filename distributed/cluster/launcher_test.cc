@@ -338,7 +338,13 @@ TEST_F(LauncherTest, AKilledChiefIsRestartedAndTheJobFinishes) {
 // may; each task is told (SLUICE_INSECURE=1, no credentials) and the run
 // says so. A Kubernetes cluster, whose tasks are on other hosts, may not.
 TEST_F(LauncherTest, InsecureIsForLoopbackRunsOnly) {
-  LaunchResult plain = Launch({"--ps=1", "--workers=1", "--insecure"}, {"*=exit:0"});
+  // The chief ends the job: it waits until the ps has reported (a slow
+  // start, under a sanitizer, would otherwise be stopped before it printed).
+  const std::string reported = TmpDir() + "/ps-reported";
+  std::remove(reported.c_str());
+  LaunchResult plain = Launch({"--ps=1", "--workers=1", "--insecure"},
+                              {absl::StrCat("ps=touch:", reported, ",sleep"),
+                               absl::StrCat("worker=waitfor:", reported, ",exit:0")});
   EXPECT_EQ(plain.code, 0) << plain.out;
   EXPECT_THAT(plain.out, HasSubstr("[launch] --insecure: tasks talk in plaintext"));
   EXPECT_THAT(plain.out, HasSubstr("[ps:0] insecure=1 tls_dir=unset\n"));
