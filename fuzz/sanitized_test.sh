@@ -10,8 +10,9 @@
 # The GPU packages stay out: nvcc does not build under this configuration.
 # Leak reports are off (a test's process-wide registries live until exit);
 # the first UBSan report not in fuzz/ubsan_suppressions.txt fails its test.
-# A cold build of every test takes about an hour on two cores. Ends with
-# Bazel's own summary and exit status.
+# A cold build and run of every test takes about 40 minutes on two cores
+# (185 targets on 2026-11-30). Ends with Bazel's own summary and exit
+# status.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
