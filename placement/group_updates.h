@@ -20,10 +20,11 @@
 // reads the first member's); agree on use_locking (and use_nesterov); have no
 // data consumers (their ref outputs feed nothing; control edges are
 // fine) and are not named in `keep`; do not depend on one another, either
-// way, even through an earlier group; update distinct variables (handles
-// of VarHandleOps naming one variable count as one; a handle that does not
-// come from a VarHandleOp, through Identity nodes at most, is never
-// grouped); and are
+// way, even through an earlier group; update distinct variables, told apart
+// by the container and shared name they live under (two VarHandleOps, or two
+// variable nodes, naming one variable count as one; an update whose
+// variable comes from neither, e.g. a handle through anything but Identity
+// nodes or a ref through a loop's Enter, is never grouped); and are
 // not downstream of a Switch or an Enter (a node with one dead input is
 // skipped whole, and a group may not span frames: such updates, e.g. the
 // gated ones of training/loss_scale.h, stay separate). At least two make a

@@ -30,10 +30,10 @@ namespace {
 // Temporary files older than this in a checkpoint directory are orphans.
 constexpr absl::Duration kOrphanAge = absl::Minutes(10);
 
-// A ref variable (VariableV2) or a resource variable's handle (VarHandleOp).
-bool IsVariable(const Node& n) { return n.op_def().is_variable || n.op() == "VarHandleOp"; }
-
 bool IsResource(const Node& var) { return var.op() == "VarHandleOp"; }
+
+// A ref variable (VariableV2) or a resource variable's handle (VarHandleOp).
+bool IsVariable(const Node& n) { return n.op_def().is_variable || IsResource(n); }
 
 // What the variable holds: a ref's base type, a handle's dtype attr.
 DataType ValueType(const Node& var) {
