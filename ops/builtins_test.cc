@@ -134,7 +134,10 @@ TEST(BuiltinsTest, TensorFlowGraphOpsAreRegistered) {
         "ShardedFilespec", "MergeV2Checkpoints", "LSTMBlockCell", "LSTMBlockCellGrad", "BlockLSTM",
         "BlockLSTMGrad", "GRUBlockCell", "GRUBlockCellGrad", "FIFOQueueV2", "RandomShuffleQueueV2",
         "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
-        "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2", "_FusedMatMul"}) {
+        "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2", "_FusedMatMul",
+        "ResourceApplyKerasMomentum", "ResourceSparseApplyKerasMomentum",
+        "ResourceApplyAdamWithAmsgrad", "ApplyAdaMax", "ResourceApplyAdaMax", "ApplyAddSign",
+        "ResourceApplyAddSign", "ApplyPowerSign", "ResourceApplyPowerSign"}) {
     EXPECT_NE(BuiltinOps()->Find(op), nullptr) << op;
   }
 }

@@ -1,5 +1,6 @@
 // Generic CPU kernel shells for the adaptive training ops (Adagrad,
-// ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp, Ftrl, FtrlV2) in their
+// ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp, Ftrl, FtrlV2, AdaMax,
+// AdamWithAmsgrad, KerasMomentum, AddSign, PowerSign) in their
 // dense ("Apply*") and sparse ("SparseApply*") forms; the ref and the
 // Resource forms share each shell (internal::VarInput reads either). The
 // GPU's row updates (ops/gpu/sparse_training_kernels.cc) share the helpers
@@ -52,6 +53,20 @@
 
 namespace sluice {
 namespace internal {
+
+// The base of a Rule whose hyper-parameters take any value.
+struct NoCheck {
+  template <typename T>
+  static absl::Status Check(OpKernelContext*, const T*) {
+    return absl::OkStatus();
+  }
+};
+
+// -1, 0 or 1 (TensorFlow's sign: 0 for 0).
+template <typename T>
+T Sign(T x) {
+  return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+}
 
 // The scalar hyper-parameters of `Rule` at `first_shifted` and after moved up
 // by `shift`; InvalidArgument naming the argument when one is not a scalar.
@@ -197,16 +212,23 @@ class SparseApplyOp : public internal::VariableKernel {
   bool flag_ = false;
 };
 
+// Which forms of a training op exist: most have a ref ("Apply*") and a
+// resource ("ResourceApply*") form; a few that TensorFlow added with Keras
+// (KerasMomentum, AdamWithAmsgrad) have only the resource form.
+enum class ApplyForms { kRefAndResource, kResourceOnly };
+
 // Registers only the sparse forms (SparseApply, ResourceSparseApply) of
 // `op` with `Rule`'s arithmetic for float and double, int32 and int64
 // indices: alone for an op whose dense forms have kernels of their own
 // (Momentum).
 template <typename Rule>
-void RegisterSparseApplyRule(KernelRegistry* kernels, const char* op) {
+void RegisterSparseApplyRule(KernelRegistry* kernels, const char* op,
+                             ApplyForms forms = ApplyForms::kRefAndResource) {
   auto sparse = [&]<typename T, typename Index>() {
     constexpr DataType kType = DataTypeToEnum<T>::value;
     constexpr DataType kIndex = DataTypeToEnum<Index>::value;
-    for (const char* prefix : {"SparseApply", "ResourceSparseApply"}) {
+    for (const char* prefix : {"ResourceSparseApply", "SparseApply"}) {
+      if (forms == ApplyForms::kResourceOnly && prefix[0] != 'R') continue;
       kernels->Register<SparseApplyOp<Rule, T, Index>>(
           KernelDef(absl::StrCat(prefix, op), kDeviceTypeCpu)
               .TypeConstraint("T", kType)
@@ -219,27 +241,43 @@ void RegisterSparseApplyRule(KernelRegistry* kernels, const char* op) {
   sparse.template operator()<double, int64_t>();
 }
 
-// Registers `op`'s four forms (Apply, ResourceApply, SparseApply,
-// ResourceSparseApply; `op` without the prefix, e.g. "Adagrad") with
-// `Rule`'s arithmetic for float and double, int32 and int64 indices.
+// Registers only the dense forms (Apply, ResourceApply) of `op` with
+// `Rule`'s arithmetic for float and double: for an op without sparse forms
+// (AdaMax, AddSign, PowerSign, AdamWithAmsgrad).
 template <typename Rule>
-void RegisterApplyRule(KernelRegistry* kernels, const char* op) {
+void RegisterDenseApplyRule(KernelRegistry* kernels, const char* op,
+                            ApplyForms forms = ApplyForms::kRefAndResource) {
   auto dense = [&]<typename T>() {
     constexpr DataType kType = DataTypeToEnum<T>::value;
-    for (const char* prefix : {"Apply", "ResourceApply"}) {
+    for (const char* prefix : {"ResourceApply", "Apply"}) {
+      if (forms == ApplyForms::kResourceOnly && prefix[0] != 'R') continue;
       kernels->Register<DenseApplyOp<Rule, T>>(
           KernelDef(absl::StrCat(prefix, op), kDeviceTypeCpu).TypeConstraint("T", kType));
     }
   };
   dense.template operator()<float>();
   dense.template operator()<double>();
-  RegisterSparseApplyRule<Rule>(kernels, op);
 }
 
-// Kernels of the adaptive rules (training_kernels_adaptive.cc) and of FTRL
-// (training_kernels_ftrl.cc); RegisterTrainingKernels calls both.
+// Registers `op`'s dense and sparse forms (Apply, ResourceApply, SparseApply,
+// ResourceSparseApply, or only the Resource ones; `op` without the prefix,
+// e.g. "Adagrad") with `Rule`'s arithmetic for float and double, int32 and
+// int64 indices.
+template <typename Rule>
+void RegisterApplyRule(KernelRegistry* kernels, const char* op,
+                       ApplyForms forms = ApplyForms::kRefAndResource) {
+  RegisterDenseApplyRule<Rule>(kernels, op, forms);
+  RegisterSparseApplyRule<Rule>(kernels, op, forms);
+}
+
+// Kernels of the adaptive rules (training_kernels_adaptive.cc), of FTRL
+// (training_kernels_ftrl.cc), of the rules Keras's optimizers added
+// (training_kernels_keras.cc) and of the sign rules
+// (training_kernels_sign.cc); RegisterTrainingKernels calls them all.
 void RegisterAdaptiveTrainingKernels(KernelRegistry* kernels);
 void RegisterFtrlTrainingKernels(KernelRegistry* kernels);
+void RegisterKerasTrainingKernels(KernelRegistry* kernels);
+void RegisterSignTrainingKernels(KernelRegistry* kernels);
 
 }  // namespace internal
 }  // namespace sluice

@@ -145,6 +145,8 @@ void RegisterTrainingKernels(KernelRegistry* kernels) {
   RegisterMultiApplyKernels(kernels);
   internal::RegisterAdaptiveTrainingKernels(kernels);
   internal::RegisterFtrlTrainingKernels(kernels);
+  internal::RegisterKerasTrainingKernels(kernels);
+  internal::RegisterSignTrainingKernels(kernels);
 }
 
 }  // namespace sluice

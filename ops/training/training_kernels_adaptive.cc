@@ -15,11 +15,6 @@ namespace sluice {
 namespace internal {
 namespace {
 
-template <typename T>
-T Sign(T x) {
-  return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
-}
-
 // FOBOS's proximal step from `prox` (var after a plain step of size
 // `rate`): shrunk toward 0 by rate * l1 (when l1 > 0), then scaled by
 // 1 / (1 + rate * l2). ProximalAdagrad and ProximalGradientDescent share it.
@@ -36,13 +31,6 @@ absl::Status CheckHyper(OpKernelContext* ctx, bool ok, const char* what, const c
   return absl::InvalidArgumentError(
       absl::StrCat(ctx->node().op(), ": ", what, " is not a ", kind, " scalar: ", value));
 }
-
-struct NoCheck {
-  template <typename T>
-  static absl::Status Check(OpKernelContext*, const T*) {
-    return absl::OkStatus();
-  }
-};
 
 // Adagrad(var, accum, lr, grad; update_slots):
 //   accum += grad^2 (when update_slots); var -= lr * grad / sqrt(accum).

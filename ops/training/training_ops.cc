@@ -59,6 +59,7 @@ struct ApplyDef {
   std::vector<int> same;                             // inputs shaped like var
   std::vector<int> scalars;
   int sparse_grad = -1;  // grad's input: the Sparse forms insert indices after it; -1: none
+  bool resource_only = false;  // TensorFlow has no ref ("Apply*") forms
 };
 
 // A SparseApply* op's shape: the scalars (positions after grad moved up by
@@ -247,12 +248,56 @@ absl::Status RegisterTrainingOps(OpRegistry* ops) {
        {1, 2, 3},
        {4, 5, 6, 7, 8},
        3},
+      // The rules Keras's optimizers added (kernels: training_kernels_keras.cc).
+      {"ApplyKerasMomentum",
+       {{"var", true}, {"accum", true}, {"lr", false}, {"grad", false}, {"momentum", false}},
+       {"use_nesterov: bool = false"},
+       {1, 3},
+       {2, 4},
+       3,
+       /*resource_only=*/true},
+      {"ApplyAdamWithAmsgrad",
+       {{"var", true},
+        {"m", true},
+        {"v", true},
+        {"vhat", true},
+        {"beta1_power", false},
+        {"beta2_power", false},
+        {"lr", false},
+        {"beta1", false},
+        {"beta2", false},
+        {"epsilon", false},
+        {"grad", false}},
+       {},
+       {1, 2, 3, 10},
+       {4, 5, 6, 7, 8, 9},
+       -1,
+       /*resource_only=*/true},
+      {"ApplyAdaMax",
+       {{"var", true}, {"m", true}, {"v", true}, {"beta1_power", false}, {"lr", false},
+        {"beta1", false}, {"beta2", false}, {"epsilon", false}, {"grad", false}},
+       {},
+       {1, 2, 8},
+       {3, 4, 5, 6, 7}},
+      // The sign rules (kernels: training_kernels_sign.cc).
+      {"ApplyAddSign",
+       {{"var", true}, {"m", true}, {"lr", false}, {"alpha", false}, {"sign_decay", false},
+        {"beta", false}, {"grad", false}},
+       {},
+       {1, 6},
+       {2, 3, 4, 5}},
+      {"ApplyPowerSign",
+       {{"var", true}, {"m", true}, {"lr", false}, {"logbase", false}, {"sign_decay", false},
+        {"beta", false}, {"grad", false}},
+       {},
+       {1, 6},
+       {2, 3, 4, 5}},
   };
   for (const ApplyDef& d : defs) {
-    RETURN_IF_ERROR(RegisterApply(ops, d, /*resource=*/false));
+    if (!d.resource_only) RETURN_IF_ERROR(RegisterApply(ops, d, /*resource=*/false));
     RETURN_IF_ERROR(RegisterApply(ops, d, /*resource=*/true));
     if (d.sparse_grad < 0) continue;
-    RETURN_IF_ERROR(RegisterSparseApply(ops, d, /*resource=*/false));
+    if (!d.resource_only) RETURN_IF_ERROR(RegisterSparseApply(ops, d, /*resource=*/false));
     RETURN_IF_ERROR(RegisterSparseApply(ops, d, /*resource=*/true));
   }
   return RegisterMultiApplyOps(ops);
