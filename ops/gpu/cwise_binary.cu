@@ -43,16 +43,17 @@ struct FloorDivF {  // floating point only
     return Floor(a / b);
   }
 };
+// NaN when either operand is NaN (TensorFlow's tf.maximum; the CPU's too).
 struct MaxF {
   template <typename C>
   __device__ C operator()(C a, C b) const {
-    return a < b ? b : a;
+    return a < b || b != b ? b : a;
   }
 };
 struct MinF {
   template <typename C>
   __device__ C operator()(C a, C b) const {
-    return b < a ? b : a;
+    return b < a || b != b ? b : a;
   }
 };
 struct PowF {

@@ -95,7 +95,7 @@ template <typename T>
 __global__ void ReluGradKernel(const T* g, const T* f, T* y, int64_t n) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = f[i] > T(0) ? g[i] : T(0);
+    y[i] = f[i] > T(0) ? g[i] : g[i] * T(0);  // g * (f > 0): NaN for a non-finite g
   }
 }
 
@@ -124,7 +124,7 @@ template <typename S>
 __global__ void ReluGrad16Kernel(const S* g, const S* f, S* y, int64_t n) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = Num<S>::Up(f[i]) > 0.0f ? g[i] : Num<S>::Down(0.0f);
+    y[i] = Num<S>::Up(f[i]) > 0.0f ? g[i] : Num<S>::Down(Num<S>::Up(g[i]) * 0.0f);
   }
 }
 

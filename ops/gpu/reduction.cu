@@ -135,9 +135,10 @@ struct MaxR {
       return std::numeric_limits<A>::lowest();
     }
   }
+  // NaN wins (TensorFlow's reduce_max; the CPU's too), whichever side.
   template <typename A>
   __device__ __forceinline__ A operator()(A a, A b) const {
-    return a < b ? b : a;
+    return a < b || IsNan(b) ? b : a;
   }
 };
 struct MinR {
@@ -151,7 +152,7 @@ struct MinR {
   }
   template <typename A>
   __device__ __forceinline__ A operator()(A a, A b) const {
-    return b < a ? b : a;
+    return b < a || IsNan(b) ? b : a;
   }
 };
 

@@ -20,7 +20,7 @@
 // double, in int64 for int64; Mean divides the sum by the count (integer
 // division for int64; a float mean of nothing is 0/0 = NaN, an int64 one
 // 0); Max/Min of nothing are -inf/+inf (lowest/max for int64). Max and Min
-// skip NaN inputs (so do the CPU's row and whole-tensor paths).
+// give NaN when any input is NaN (TensorFlow's reduce_max and reduce_min).
 #ifndef SLUICE_OPS_GPU_REDUCTION_CU_H_
 #define SLUICE_OPS_GPU_REDUCTION_CU_H_
 

@@ -598,7 +598,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
   };
   for (const Entry& e : entries) RETURN_IF_ERROR(ops->SetGradient(e.op, e.fn));
   for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-                         "ArgMax", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Range", "LogicalAnd", "LogicalOr", "LogicalNot",
+                         "ArgMax", "ArgMin", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Range", "LogicalAnd", "LogicalOr", "LogicalNot",
                          "TruncateDiv", "IsNan", "IsInf", "IsFinite", "All", "Any"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }

@@ -49,8 +49,10 @@ template <typename T> struct AddF { static T Apply(T a, T b) { return a + b; } }
 template <typename T> struct SubF { static T Apply(T a, T b) { return a - b; } };
 template <typename T> struct MulF { static T Apply(T a, T b) { return a * b; } };
 template <typename T> struct DivF { static T Apply(T a, T b) { return a / b; } };
-template <typename T> struct MaxF { static T Apply(T a, T b) { return a < b ? b : a; } };
-template <typename T> struct MinF { static T Apply(T a, T b) { return b < a ? b : a; } };
+// Maximum and Minimum give NaN when either operand is NaN, as TensorFlow
+// does (a is returned when it is NaN; `b != b` picks a NaN b).
+template <typename T> struct MaxF { static T Apply(T a, T b) { return a < b || b != b ? b : a; } };
+template <typename T> struct MinF { static T Apply(T a, T b) { return b < a || b != b ? b : a; } };
 template <typename T> struct PowF {
   static T Apply(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {

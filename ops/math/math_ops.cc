@@ -143,7 +143,8 @@ absl::Status ArgMaxShape(InferenceContext* c) {
     return absl::OkStatus();
   }
   if (in.rank() == 0) {
-    return absl::InvalidArgumentError("ArgMax needs an input of rank >= 1, got a scalar");
+    return absl::InvalidArgumentError(
+        absl::StrCat(c->node().op(), " needs an input of rank >= 1, got a scalar"));
   }
   if (!dim.has_value() || dim->size() != 1) {
     c->set_output(0, TensorShape::UnknownOfRank(in.rank() - 1));
@@ -396,14 +397,16 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
                                       .Attr("Tidx: {int32, int64} = int32")
                                       .SetShapeFn(ReductionShape)));
   }
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ArgMax")
-                                    .Input("input: T")
-                                    .Input("dimension: Tidx")
-                                    .Output("output: output_type")
-                                    .Attr(absl::StrCat("T: ", kNumberTypes))
-                                    .Attr("Tidx: {int32, int64} = int32")
-                                    .Attr("output_type: {int32, int64} = int64")
-                                    .SetShapeFn(ArgMaxShape)));
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(op)
+                                      .Input("input: T")
+                                      .Input("dimension: Tidx")
+                                      .Output("output: output_type")
+                                      .Attr(absl::StrCat("T: ", kNumberTypes))
+                                      .Attr("Tidx: {int32, int64} = int32")
+                                      .Attr("output_type: {int32, int64} = int64")
+                                      .SetShapeFn(ArgMaxShape)));
+  }
   RETURN_IF_ERROR(ops->Register(
       OpDefBuilder("MatMul")
           .Input("a: T")
@@ -555,6 +558,15 @@ SLUICE_REDUCTION_WRAPPER_(Any)
 Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs,
               Loc loc) {
   return scope.Op("ArgMax", loc)
+      .Input(input)
+      .Input(dimension)
+      .Attr("output_type", attrs.output_type)
+      .Finalize1();
+}
+
+Output ArgMin(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs,
+              Loc loc) {
+  return scope.Op("ArgMin", loc)
       .Input(input)
       .Input(dimension)
       .Attr("output_type", attrs.output_type)

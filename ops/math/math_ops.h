@@ -156,11 +156,14 @@ Output Any(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs
 Output Prod(const Scope& scope, Input input, Input axis, const ReduceAttrs& attrs = {},
             Loc loc = Loc::current());
 
-// Index of the largest value along scalar `dimension` (first one on ties).
+// Index of the largest (ArgMin: smallest) value along scalar `dimension`
+// (first one on ties; NaNs lose to every number, all NaN gives 0).
 struct ArgMaxAttrs {
   DataType output_type = DT_INT64;
 };
 Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs = {},
+              Loc loc = Loc::current());
+Output ArgMin(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs = {},
               Loc loc = Loc::current());
 
 struct MatMulAttrs {

@@ -651,6 +651,59 @@ TEST_F(MathOpsTest, ArgMax) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("out of range"));
 }
 
+// NaN as TensorFlow 2.21 treats it (each expectation checked there):
+// Maximum, Minimum, Max and Min give NaN when any input is NaN, whichever
+// side and whatever the path (vectorized rows, columns, the whole tensor);
+// ArgMax and ArgMin skip NaNs, and a row of NaNs gives index 0.
+TEST_F(MathOpsTest, NanFollowsTensorFlow) {
+  Output a = Placeholder(s_, DT_FLOAT);
+  Output b = Placeholder(s_, DT_FLOAT);
+  Feeds ab = {{a, Make<float>({1, NAN}, {2})}, {b, Make<float>({NAN, 1}, {2})}};
+  ExpectTensor<float>(Eval(s_, ab, ops::Maximum(s_, a, b)), {2}, {NAN, NAN});
+  ExpectTensor<float>(Eval(s_, ab, ops::Minimum(s_, a, b)), {2}, {NAN, NAN});
+
+  // Rows of 64 (the vectorized lanes): NaN first in row 0, in a later lane
+  // in row 1; row 2 has none.
+  std::vector<float> rows(3 * 64, 0.0f);
+  rows[0] = NAN;
+  rows[32] = 5;
+  rows[10] = -3;
+  rows[64 + 40] = NAN;
+  rows[64 + 7] = 4;
+  rows[64 + 50] = -6;
+  rows[128 + 9] = 2;
+  rows[128 + 60] = -1;
+  Output x = Placeholder(s_, DT_FLOAT);
+  Feeds fx = {{x, Make<float>(rows, {3, 64})}};
+  ExpectTensor<float>(Eval(s_, fx, ops::Max(s_, x, 1)), {3}, {NAN, NAN, 2});
+  ExpectTensor<float>(Eval(s_, fx, ops::Min(s_, x, 1)), {3}, {NAN, NAN, -1});
+  ExpectTensor<float>(Eval(s_, fx, ops::Max(s_, x, {0, 1})), {}, {NAN});
+  ExpectTensor<int64_t>(Eval(s_, fx, ops::ArgMax(s_, x, 1)), {3}, {32, 7, 9});
+  ExpectTensor<int64_t>(Eval(s_, fx, ops::ArgMin(s_, x, 1)), {3}, {10, 50, 60});
+
+  // Columns: row 0 all NaN; column 1 has a NaN lower down too.
+  Output c = Placeholder(s_, DT_FLOAT);
+  Feeds fc = {{c, Make<float>({NAN, NAN, NAN, NAN, 2, 1, 3, 0, 1, NAN, 5, 7}, {3, 4})}};
+  ExpectTensor<float>(Eval(s_, fc, ops::Max(s_, c, 0)), {4}, {NAN, NAN, NAN, NAN});
+  ExpectTensor<int64_t>(Eval(s_, fc, ops::ArgMax(s_, c, 0)), {4}, {1, 1, 2, 2});
+  ExpectTensor<int64_t>(Eval(s_, fc, ops::ArgMin(s_, c, 0)), {4}, {2, 1, 1, 1});
+  ExpectTensor<int64_t>(Eval(s_, fc, ops::ArgMax(s_, c, 1)), {3}, {0, 2, 3});
+  ExpectTensor<int64_t>(Eval(s_, fc, ops::ArgMin(s_, c, 1)), {3}, {0, 3, 0});
+}
+
+TEST_F(MathOpsTest, ArgMinFindsTheFirstSmallest) {
+  Output x = Placeholder(s_, DT_INT64);
+  Feeds f = {{x, Make<int64_t>({4, -1, 7, -1, 3, 3}, {2, 3})}};
+  ExpectTensor<int64_t>(Eval(s_, f, ops::ArgMin(s_, x, 1)), {2}, {1, 0});
+  ExpectTensor<int32_t>(Eval(s_, f, ops::ArgMin(s_, x, 0, {.output_type = DT_INT32})), {3},
+                        {1, 0, 1});
+  Output scalar = Placeholder(s_, DT_INT64, TensorShape({}));
+  ops::ArgMin(s_, scalar, 0);
+  EXPECT_FALSE(s_.ok());
+  EXPECT_THAT(std::string(s_.status().message()),
+              HasSubstr("ArgMin needs an input of rank >= 1, got a scalar"));
+}
+
 // ---------------------------------------------------------------------------
 // MatMul.
 

@@ -1,5 +1,5 @@
-// The CPU's part of the math reductions (Sum, Mean, Prod, Max, Min, All, Any) and
-// ArgMax (the shells: ops/math/reduction_kernels.h).
+// The CPU's part of the math reductions (Sum, Mean, Prod, Max, Min, All, Any),
+// ArgMax and ArgMin (the shells: ops/math/reduction_kernels.h).
 // Reductions merge adjacent reduced and kept dimensions and special-case
 // reduce-all, reduce-rows and reduce-columns.
 // Compiled like math_kernels.cc (see there): -O3 without FP traps, set before
@@ -45,7 +45,8 @@ template <typename T> struct MaxR {
       return std::numeric_limits<T>::lowest();
     }
   }
-  static T Combine(T a, T b) { return a < b ? b : a; }
+  // NaN wins (TensorFlow's reduce_max): a NaN a stays, a NaN b is taken.
+  static T Combine(T a, T b) { return a < b || b != b ? b : a; }
 };
 template <typename T> struct MinR {
   static T Init() {
@@ -55,7 +56,7 @@ template <typename T> struct MinR {
       return std::numeric_limits<T>::max();
     }
   }
-  static T Combine(T a, T b) { return b < a ? b : a; }
+  static T Combine(T a, T b) { return b < a || b != b ? b : a; }
 };
 
 struct AllR {
@@ -189,25 +190,40 @@ struct CpuReduceImpl {
 };
 
 // ---------------------------------------------------------------------------
-// ArgMax.
+// ArgMax and ArgMin: the index of the first largest (smallest) value. NaNs
+// lose to every number, so they count only where all values are NaN, and
+// then the index is 0 (TensorFlow's tf.argmax and tf.argmin).
 
-// Index of the first largest of n >= 1 contiguous values: a vectorized max,
-// then a search for it (a plain scan when NaNs hide it).
-template <typename T>
-int64_t ArgMaxContiguous(const T* x, int64_t n) {
-  const T best = ReduceContiguous<T, MaxR<T>>(x, n);
+// Whether x beats `best`, the best so far.
+template <typename T, bool kMin>
+bool Beats(T x, T best) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (best != best) return x == x;
+  }
+  return kMin ? x < best : x > best;
+}
+
+// The best value, NaNs skipped (for ReduceContiguous's vectorized lanes).
+template <typename T, bool kMin>
+struct BestR {
+  static T Init() { return kMin ? MinR<T>::Init() : MaxR<T>::Init(); }
+  static T Combine(T a, T b) { return Beats<T, kMin>(b, a) ? b : a; }
+};
+
+// Index of the first best of n >= 1 contiguous values: a vectorized
+// reduction, then a search for its value.
+template <typename T, bool kMin>
+int64_t ArgBestContiguous(const T* x, int64_t n) {
+  const T best = ReduceContiguous<T, BestR<T, kMin>>(x, n);
   for (int64_t r = 0; r < n; ++r) {
     if (x[r] == best) return r;
   }
-  int64_t arg = 0;
-  for (int64_t r = 1; r < n; ++r) {
-    if (x[r] > x[arg]) arg = r;
-  }
-  return arg;
+  return 0;  // every value is NaN
 }
 
-// The CPU's part of ArgMaxOp (ops/math/reduction_kernels.h).
-template <typename T, typename Idx>
+// The CPU's part of ArgMaxOp (ops/math/reduction_kernels.h), for ArgMax or
+// (kMin) ArgMin.
+template <typename T, typename Idx, bool kMin>
 struct CpuArgMaxImpl {
   static absl::Status ArgMax(OpKernelContext*, const Tensor& x, const internal::ArgMaxPlan& plan,
                              Tensor* out) {
@@ -219,7 +235,7 @@ struct CpuArgMaxImpl {
       const T* xa = xd + a * n * inner;
       Idx* oa = o + a * inner;
       if (inner == 1) {
-        *oa = static_cast<Idx>(ArgMaxContiguous(xa, n));
+        *oa = static_cast<Idx>(ArgBestContiguous<T, kMin>(xa, n));
         continue;
       }
       std::copy(xa, xa + inner, best.begin());
@@ -227,7 +243,7 @@ struct CpuArgMaxImpl {
       for (int64_t r = 1; r < n; ++r) {
         const T* xr = xa + r * inner;
         for (int64_t j = 0; j < inner; ++j) {
-          if (xr[j] > best[j]) {
+          if (Beats<T, kMin>(xr[j], best[j])) {
             best[j] = xr[j];
             oa[j] = static_cast<Idx>(r);
           }
@@ -248,8 +264,11 @@ void RegisterReduction(KernelRegistry* k, const char* op) {
 
 template <typename T, typename... Idxs>
 void RegisterArgMaxFor(KernelRegistry* k) {
-  (k->Register<ArgMaxOp<CpuArgMaxImpl<T, Idxs>>>(
+  (k->Register<ArgMaxOp<CpuArgMaxImpl<T, Idxs, false>>>(
        Cpu<T>("ArgMax").TypeConstraint("output_type", DataTypeToEnum<Idxs>::value)),
+   ...);
+  (k->Register<ArgMaxOp<CpuArgMaxImpl<T, Idxs, true>>>(
+       Cpu<T>("ArgMin").TypeConstraint("output_type", DataTypeToEnum<Idxs>::value)),
    ...);
 }
 

@@ -1,4 +1,4 @@
-// The reductions (Sum, Mean, Prod, Max, Min) and ArgMax written once for
+// The reductions (Sum, Mean, Prod, Max, Min) and ArgMax (ArgMin) written once for
 // every device (the pattern of ops/training/training_kernels.h): the shell reads
 // keep_dims and the axes, plans the groups (ops/math/internal/math_kernel_checks.h),
 // forwards the input when only size-1 dimensions are reduced, and allocates;
@@ -11,7 +11,8 @@
 //       empty (every output element then reduces nothing)
 //   static absl::Status ArgMax(OpKernelContext*, const Tensor& x,
 //                              const internal::ArgMaxPlan& plan, Tensor* out)
-//       out = index of the first largest along plan's dimension; out non-empty
+//       out = index of the first largest (ArgMin: smallest) along plan's
+//       dimension, NaNs losing to every number; out non-empty
 //
 // The axes are read on the host (HostMemory on devices with memory of their
 // own).

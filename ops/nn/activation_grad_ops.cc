@@ -15,8 +15,10 @@ namespace {
 constexpr char kFloatTypes[] = "T: {bfloat16, half, float, double}";
 
 // f(g, v): v is the features or the outputs, as each op's second input.
+// Outside (0, 6) the gradient is g * 0, as TensorFlow's mask product: an
+// infinite or NaN g gives NaN there, not 0.
 template <typename T> struct Relu6GradF {
-  T operator()(T g, T x) const { return x > T(0) && x < T(6) ? g : T(0); }
+  T operator()(T g, T x) const { return x > T(0) && x < T(6) ? g : g * T(0); }
 };
 template <typename T> struct EluGradF {
   T operator()(T g, T y) const { return y > T(0) ? g : g * (y + T(1)); }

@@ -43,6 +43,11 @@ class ActivationGradOpsTest : public ::testing::Test {
 TEST_F(ActivationGradOpsTest, ForwardValues) {
   Feeds f = Fed({-2, 0, 0.5, 3, 6, 7});
   ExpectTensor<double>(Eval(s_, f, ops::Relu6Grad(s_, g_, v_)), {2, 3}, {0, 0, 3, 4, 0, 0});
+  // g * mask, as TensorFlow: a non-finite g outside (0, 6) gives NaN.
+  Feeds inf = {{g_, Make<double>({INFINITY, NAN, 1, INFINITY, 2, 3}, {2, 3})},
+               {v_, Make<double>({-2, 7, 0, 3, 6, 1}, {2, 3})}};
+  ExpectTensor<double>(Eval(s_, inf, ops::Relu6Grad(s_, g_, v_)), {2, 3},
+                       {NAN, NAN, 0, INFINITY, 0, 3});
   ExpectTensor<double>(Eval(s_, f, ops::LeakyReluGrad(s_, g_, v_, {.alpha = 0.1f})), {2, 3},
                        {0.1, 0.2, 3, 4, 5, 6}, 1e-7);
   ExpectTensor<double>(Eval(s_, f, ops::LeakyReluGrad(s_, g_, v_)), {2, 3},

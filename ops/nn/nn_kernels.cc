@@ -109,9 +109,11 @@ struct CpuNnImpl {
   static absl::Status ReluGrad(OpKernelContext* ctx, const T* gp, const T* fp, T* out,
                                int64_t n) {
     ParallelRange(ctx, n, 1, [gp, fp, out](int64_t b, int64_t e) {
+      // g * (f > 0), as TensorFlow: an infinite or NaN g where f <= 0
+      // gives NaN, not 0.
       Map2(gp + b, fp + b, out + b, e - b, [](auto gv, auto fv) {
         const decltype(gv) zero{};
-        return fv > zero ? gv : zero;
+        return fv > zero ? gv : gv * zero;
       });
     });
     return absl::OkStatus();

@@ -205,6 +205,24 @@ TEST(ReluTest, ReluGradForward) {
   ExpectAllNear(Values<float>((*r)[0]), {0, 2, 0, 4}, 0);
 }
 
+// TensorFlow's g * (f > 0): a non-finite gradient where the feature is not
+// positive gives NaN (tf.raw_ops.ReluGrad(gradients=[inf, nan, 2],
+// features=[-1, 0, 1]) is [nan, nan, 2] in TensorFlow 2.21).
+TEST(ReluTest, ReluGradOfANonFiniteGradientIsNan) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output g = Ph(s, DT_FLOAT);
+  Output f = Ph(s, DT_FLOAT);
+  auto r = RunAll(s,
+                  {{g, Make<float>({INFINITY, NAN, 2}, TensorShape({3}))},
+                   {f, Make<float>({-1, 0, 1}, TensorShape({3}))}},
+                  {ops::ReluGrad(s, g, f)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::vector<double> v = Values<float>((*r)[0]);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_EQ(v[2], 2.0f);
+}
+
 TEST(ReluTest, Gradient) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x = Ph(s, DT_DOUBLE, TensorShape({2, 3}));

@@ -175,6 +175,12 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_wide_and_deep_trains_as_in_tensorflow(self):
         self.run_case("wide_and_deep")
 
+    def test_keras_and_sign_optimizer_ops(self):
+        self.run_case("optimizer_ops")
+
+    def test_nan_through_max_min_argmax_and_relu_grads(self):
+        self.run_case("nan_rules")
+
     def test_a_tf1_run_restored_from_its_meta_graph_and_checkpoint(self):
         self.run_case("meta_restored")
 

@@ -361,6 +361,91 @@ def wide_and_deep_cases():
               targets=[train.name], steps=5, rtol=1e-4, atol=1e-5, init=init.name)
 
 
+def optimizer_op_cases():
+    """The training ops Keras's optimizers emit (KerasMomentum dense and
+    sparse, AdamWithAmsgrad, AdaMax) and the sign rules (AddSign,
+    PowerSign), each on resource variables of its own with the gradient of
+    sum((w - target)^2) read from the variable; five steps, then every
+    variable and slot."""
+    g = tf.Graph()
+    with g.as_default():
+        rng = np.random.RandomState(11)
+        target = tf.constant(rng.randn(4, 2).astype(np.float32))
+        fetches, updates = [], []
+
+        def var(name, value=None):
+            v = v1.Variable(rng.randn(4, 2).astype(np.float32) if value is None else value,
+                            name=name, use_resource=True)
+            fetches.append(v.value())
+            return v
+
+        def grad(v):
+            return 2.0 * (v.read_value() - target)
+
+        zeros = np.zeros((4, 2), np.float32)
+        for nesterov in (False, True):
+            w, acc = var("keras_w%d" % nesterov), var("keras_acc%d" % nesterov, zeros)
+            updates.append(tf.raw_ops.ResourceApplyKerasMomentum(
+                var=w.handle, accum=acc.handle, lr=0.1, grad=grad(w), momentum=0.9,
+                use_nesterov=nesterov))
+        w, acc = var("sparse_keras_w"), var("sparse_keras_acc", zeros)
+        rows = tf.constant([2, 0, 2])
+        updates.append(tf.raw_ops.ResourceSparseApplyKerasMomentum(
+            var=w.handle, accum=acc.handle, lr=0.1, grad=tf.gather(grad(w), rows), indices=rows,
+            momentum=0.8, use_nesterov=True))
+        w, m, v, vhat = var("ams_w"), var("ams_m", zeros), var("ams_v", zeros), var("ams_vhat", zeros)
+        updates.append(tf.raw_ops.ResourceApplyAdamWithAmsgrad(
+            var=w.handle, m=m.handle, v=v.handle, vhat=vhat.handle, beta1_power=0.9 ** 3,
+            beta2_power=0.999 ** 3, lr=0.05, beta1=0.9, beta2=0.999, epsilon=1e-7, grad=grad(w)))
+        w, m, u = var("adamax_w"), var("adamax_m", zeros), var("adamax_u", zeros)
+        updates.append(tf.raw_ops.ResourceApplyAdaMax(
+            var=w.handle, m=m.handle, v=u.handle, beta1_power=0.9 ** 2, lr=0.05, beta1=0.9,
+            beta2=0.999, epsilon=1e-7, grad=grad(w)))
+        w, m = var("addsign_w"), var("addsign_m", zeros)
+        updates.append(tf.raw_ops.ResourceApplyAddSign(
+            var=w.handle, m=m.handle, lr=0.05, alpha=1.0, sign_decay=0.5, beta=0.9, grad=grad(w)))
+        w, m = var("powersign_w"), var("powersign_m", zeros)
+        updates.append(tf.raw_ops.ResourceApplyPowerSign(
+            var=w.handle, m=m.handle, lr=0.05, logbase=float(np.log(2.0)), sign_decay=0.5,
+            beta=0.9, grad=grad(w)))
+        train = tf.group(*updates, name="train")
+        init = v1.global_variables_initializer()
+        with v1.Session() as sess:
+            sess.run(init)
+            for _ in range(5):
+                sess.run(train)
+            vals = sess.run(fetches)
+    save_case("optimizer_ops", g, [t.name for t in fetches], vals, targets=[train.name], steps=5,
+              rtol=1e-5, atol=1e-6, init=init.name)
+
+
+def nan_cases():
+    """NaN through the ops whose NaN rules differ between libraries:
+    Maximum and Minimum, Max and Min reductions (rows long enough for
+    vectorized lanes, columns, the whole tensor), ArgMax and ArgMin, ReluGrad
+    and Relu6Grad of non-finite gradients."""
+    g = tf.Graph()
+    with g.as_default():
+        rows = np.zeros((3, 64), np.float32)
+        rows[0, 0], rows[0, 32], rows[0, 10] = np.nan, 5, -3
+        rows[1, 40], rows[1, 7], rows[1, 50] = np.nan, 4, -6
+        rows[2, 9], rows[2, 60] = 2, -1
+        cols = np.array([[np.nan] * 4, [2, 1, 3, 0], [1, np.nan, 5, 7]], np.float32)
+        x, c = tf.constant(rows), tf.constant(cols)
+        a, b = tf.constant([1.0, np.nan, 2.0]), tf.constant([np.nan, 1.0, 3.0])
+        gr, f = tf.constant([np.inf, np.nan, 2.0, 1.0]), tf.constant([-1.0, 0.0, 1.0, 7.0])
+        fetches = [tf.maximum(a, b), tf.minimum(a, b),
+                   tf.reduce_max(x, axis=1), tf.reduce_min(x, axis=1), tf.reduce_max(x),
+                   tf.reduce_max(c, axis=0), tf.reduce_min(c, axis=1),
+                   tf.argmax(x, axis=1), tf.argmin(x, axis=1), tf.argmax(c, axis=0),
+                   tf.argmin(c, axis=0), tf.argmax(c, axis=1), tf.argmin(c, axis=1),
+                   tf.raw_ops.ReluGrad(gradients=gr, features=f),
+                   tf.raw_ops.Relu6Grad(gradients=gr, features=f)]
+        with v1.Session() as sess:
+            vals = sess.run(fetches)
+    save_case("nan_rules", g, [t.name for t in fetches], vals, rtol=0, atol=0)
+
+
 def table_cases():
     """Tables as feature columns use them: a vocabulary from tensors and from
     a file, a mutable table filled by the step, and TF1 feature columns
@@ -655,6 +740,8 @@ def main():
     table_cases()
     sparse_more_cases()
     wide_and_deep_cases()
+    optimizer_op_cases()
+    nan_cases()
     checkpoint_cases()
     meta_graph_cases()
     saved_model_cases()
