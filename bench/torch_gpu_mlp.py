@@ -15,9 +15,10 @@ Configurations, each measured in this one process:
                     captured once by hand with torch.cuda.graph after a
                     warm-up on a side stream (PyTorch's documented recipe),
                     then replayed: g.replay(), loss.item(), synchronize
-Prints `torch_gpu_mlp_step_<precision>_<batch>: X ms` (median step) for each,
-then the figures gpu_mlp_step.cc is compared with, at its default float32
-precision:
+Prints `torch_gpu_mlp_step_<precision>_<batch>: X ms` (median step) for each
+as it finishes, the fp32 ones (measured first) each followed by the figure
+gpu_mlp_step.cc is compared with, at its default float32 precision, so that
+a run cut during the tf32 ones still has them:
   torch_gpu_mlp_step: X ms              fp32, batch fed from the host
   torch_gpu_mlp_step_resident: Y ms     fp32, batch on the GPU
   torch_gpu_mlp_step_cuda_graph: Z ms   fp32, batch on the GPU, CUDA graph
@@ -118,18 +119,18 @@ def main():
         print(f"# torch_gpu_mlp: skipped, torch {torch.__version__} sees no CUDA device")
         return 0
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name(0)}", flush=True)
-    results = {}
+    # The names gpu_mlp_step.cc's figures are compared with.
+    compared = {"fp32_fed": "torch_gpu_mlp_step",
+                "fp32_resident": "torch_gpu_mlp_step_resident",
+                "fp32_cuda_graph": "torch_gpu_mlp_step_cuda_graph"}
     for tf32 in (False, True):
-        for resident in (False, True):
-            name = f"{'tf32' if tf32 else 'fp32'}_{'resident' if resident else 'fed'}"
-            results[name] = measure(torch, tf32, resident, a.steps, a.warmup, a.batch)
-            print(f"torch_gpu_mlp_step_{name}: {results[name]:.3f} ms", flush=True)
-        name = f"{'tf32' if tf32 else 'fp32'}_cuda_graph"
-        results[name] = measure(torch, tf32, True, a.steps, a.warmup, a.batch, graph=True)
-        print(f"torch_gpu_mlp_step_{name}: {results[name]:.3f} ms", flush=True)
-    print(f"torch_gpu_mlp_step: {results['fp32_fed']:.3f} ms")
-    print(f"torch_gpu_mlp_step_resident: {results['fp32_resident']:.3f} ms")
-    print(f"torch_gpu_mlp_step_cuda_graph: {results['fp32_cuda_graph']:.3f} ms")
+        for resident, graph in ((False, False), (True, False), (True, True)):
+            name = (f"{'tf32' if tf32 else 'fp32'}_"
+                    f"{'cuda_graph' if graph else 'resident' if resident else 'fed'}")
+            ms = measure(torch, tf32, resident, a.steps, a.warmup, a.batch, graph=graph)
+            print(f"torch_gpu_mlp_step_{name}: {ms:.3f} ms", flush=True)
+            if name in compared:
+                print(f"{compared[name]}: {ms:.3f} ms", flush=True)
     return 0
 
 

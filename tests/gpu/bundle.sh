@@ -13,11 +13,17 @@
 #          which the GPU machine has in /usr/local/cuda/lib64
 #   bench/torch_gpu_*.py     the PyTorch peers
 #   run.sh                   tests/gpu/run_bundle.sh
+#   data/fashion-mnist/      40,000 of the 60,000 training images and the
+#                            whole test set (SLUICE_BUNDLE_FMNIST_TRAIN)
 # and OUT_DIR/sluice-gpu.tar.xz of it. On the GPU machine:
 #
-#   tar xJf sluice-gpu.tar.xz && sluice-gpu/run.sh
+#   tar xJf sluice-gpu.tar.xz && SLUICE_GPU_BUDGET_S=330 sluice-gpu/run.sh FIGURES
 #
-# or straight from OUT_DIR/sluice-gpu/run.sh when the folder was copied.
+# or straight from OUT_DIR/sluice-gpu/run.sh when the folder was copied. Its
+# last line says what the device call needs: a timeout of at least the
+# budget + 60 s, and the archive itself carried (not OUT_DIR, which holds the
+# unpacked copy too), with how much of the 64 MiB transfer limit it and the
+# working tree take.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -86,12 +92,18 @@ for t in "${targets[@]}"; do
   pkg=${pkg%%:*}
   b="bazel-bin/$pkg/${t##*:}"
   # "name => /path (0x...)": the resolved ones; a "not found" is an error.
-  if ldd "$b" | grep -q 'not found'; then
-    echo "bundle: $b has unresolved libraries:" >&2
-    ldd "$b" | grep 'not found' >&2
+  # ldd's whole output is read first: `ldd | grep -q` under pipefail can
+  # miss a failure when grep stops early and ldd dies of SIGPIPE.
+  if ! deps=$(ldd "$b" 2>&1); then
+    echo "bundle: ldd $b failed: $deps" >&2
     exit 1
   fi
-  ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' |
+  if grep -q 'not found' <<<"$deps"; then
+    echo "bundle: $b has unresolved libraries:" >&2
+    grep 'not found' <<<"$deps" >&2
+    exit 1
+  fi
+  awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$deps" |
     while read -r soname path; do
       if [[ "$soname" =~ $provided ]]; then continue; fi
       [[ -e "$root/lib/$soname" ]] || cp -L "$path" "$root/lib/$soname"
@@ -101,13 +113,16 @@ done
 
 # The Fashion-MNIST CNN's data (Debian's dataset-fashion-mnist; the GPU
 # machine has no Debian packages). SLUICE_BUNDLE_FMNIST_TRAIN=N keeps the
-# first N training images only (the IDX headers rewritten to say so), for a
-# bundle that must fit a transfer limit; the test set is always whole.
+# first N training images only (the IDX headers rewritten to say so; the
+# example counts the records it reads), default 40000: with all 60,000 the
+# archive does not fit the device machine's 64 MiB transfer limit beside the
+# working tree (40,000 left 1.7 MB to spare). 0 keeps them all. The test set
+# is always whole.
 fmnist=/usr/share/datasets/fashion-mnist
 if [[ -d "$fmnist" ]]; then
   mkdir -p "$root/data/fashion-mnist"
   cp "$fmnist"/t10k-*.gz "$root/data/fashion-mnist/"
-  keep=${SLUICE_BUNDLE_FMNIST_TRAIN:-0}
+  keep=${SLUICE_BUNDLE_FMNIST_TRAIN:-40000}
   if [[ "$keep" == 0 ]]; then
     cp "$fmnist"/train-*.gz "$root/data/fashion-mnist/"
   else
@@ -135,3 +150,14 @@ echo "bundle: $(ls "$root/bin" | wc -l) binaries, $(ls "$root/lib" | wc -l) libr
 # of a few dictionary sizes) cannot see. About half the size, 3 min on 1 core.
 tar -C "$out" -c sluice-gpu | xz -T1 --lzma2=preset=6,dict=256MiB >"$out/sluice-gpu.tar.xz"
 echo "bundle: $out/sluice-gpu.tar.xz ($(du -h "$out/sluice-gpu.tar.xz" | cut -f1))"
+
+# What travels to the device machine: the working tree (tracked files and
+# untracked ones git does not ignore) plus the carried archive, at most 64 MiB.
+tar_bytes=$(stat -c %s "$out/sluice-gpu.tar.xz")
+tree_bytes=$(git ls-files -z --cached --others --exclude-standard |
+               xargs -0 stat -c %s 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+awk -v a="$tar_bytes" -v t="$tree_bytes" -v p="$out/sluice-gpu.tar.xz" 'BEGIN {
+  mib = 1048576; total = a + t
+  printf "bundle: run it with timeout_s >= SLUICE_GPU_BUDGET_S + 60 (390 for 330) and carry [\"%s\"] (the file, not its folder): %.1f MiB archive + %.1f MiB working tree = %.1f of 64 MiB%s\n",
+    p, a / mib, t / mib, total / mib, (total > 64 * mib ? " -- OVER THE LIMIT" : "")
+}'
