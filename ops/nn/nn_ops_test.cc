@@ -548,6 +548,28 @@ TEST(SparseXentTest, LabelOutOfRange) {
   }
 }
 
+// No class at all: refused by the kernels' shared checks (so on a GPU as
+// well, where the label check cannot run), but an empty batch is fine.
+TEST(SparseXentTest, ZeroClassesAreRefused) {
+  for (int64_t batch : {2, 0}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output fp = Ph(s, DT_FLOAT);
+    Output lp = Ph(s, DT_INT64);
+    std::vector<Output> xent = ops::SparseSoftmaxCrossEntropyWithLogits(s, fp, lp);
+    auto r = RunAll(s,
+                    {{fp, Make<float>({}, TensorShape({batch, 0}))},
+                     {lp, Tensor::FromVector<int64_t>(std::vector<int64_t>(batch, 0))}},
+                    {xent[0]});
+    if (batch == 0) {
+      EXPECT_TRUE(r.ok()) << r.status();
+      continue;
+    }
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr("must have at least one class"));
+  }
+}
+
 TEST(SparseXentTest, BatchMismatchAtBuild) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   ops::SparseSoftmaxCrossEntropyWithLogits(s, Ph(s, DT_FLOAT, TensorShape({2, 3})),
