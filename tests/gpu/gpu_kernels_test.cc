@@ -4,6 +4,8 @@
 // in gpu_nn_array_test.cc; state, random, end-to-end and placement in
 // gpu_state_test.cc. Every test skips without a GPU, except the placement
 // one there.
+#include <cmath>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -495,6 +497,66 @@ TEST_F(GpuCwiseTest, ArgMax) {
     return Outputs{ops::ArgMax(s.WithOpName("op"), in[0], ops::Const(Unplaced(s), int32_t{1}))};
   };
   EXPECT_TRUE(GpuMatchesCpu({.label = "ArgMax ties", .build = build, .inputs = {ties}, .bound = 0}));
+}
+
+// NaN as TensorFlow treats it, the CPU's rules (ops/math/math_ops_test.cc,
+// NanFollowsTensorFlow): Maximum, Minimum, Max and Min give NaN when any
+// input is NaN; ArgMax skips NaNs (a row of NaNs gives 0); ReluGrad is
+// g * (f > 0), so an infinite g where f <= 0 gives NaN. Inputs with NaNs
+// sprinkled in, whole rows and columns of them too.
+TEST_F(GpuCwiseTest, NanFollowsTheCpu) {
+  auto with_nans = [&](TensorShape shape) {
+    Tensor t = RandomTensor(rng(), DT_FLOAT, shape, -3, 3);
+    float* v = t.data<float>();
+    std::bernoulli_distribution sprinkle(0.05);
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      if (sprinkle(rng())) v[i] = NAN;
+    }
+    const int64_t cols = shape.dim(shape.rank() - 1);
+    for (int64_t j = 0; j < cols; ++j) v[j] = NAN;               // row 0
+    for (int64_t r = 0; r < t.NumElements() / cols; ++r) v[r * cols + 1] = NAN;  // column 1
+    return t;
+  };
+  for (TensorShape shape : {TensorShape({37, 129}), TensorShape({3, 64}), TensorShape({600, 3})}) {
+    const Tensor x = with_nans(shape);
+    for (auto [name, fn] : {std::pair<const char*, ReduceFn>{"Max", ops::Max}, {"Min", ops::Min}}) {
+      for (const std::vector<int32_t>& axes : {std::vector<int32_t>{0}, {1}, {0, 1}}) {
+        EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat(name, " with NaNs ", shape.DebugString(),
+                                                         " axes {", absl::StrJoin(axes, ","), "}"),
+                                   .build = Reduce(fn, axes, false),
+                                   .inputs = {x},
+                                   .bound = 0}));
+      }
+    }
+    for (int32_t dim : {0, 1}) {
+      BuildFn build = [dim](const Scope& s, const Inputs& in) {
+        return Outputs{ops::ArgMax(s.WithOpName("op"), in[0], ops::Const(Unplaced(s), dim))};
+      };
+      EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("ArgMax with NaNs ", shape.DebugString(),
+                                                       " dim ", dim),
+                                 .build = build,
+                                 .inputs = {x},
+                                 .bound = 0}));
+    }
+    const Tensor y = with_nans(shape);
+    EXPECT_TRUE(GpuMatchesCpu({.label = "Maximum and Minimum with NaNs",
+                               .build = [](const Scope& s, const Inputs& in) {
+                                 return Outputs{ops::Maximum(s.WithOpName("max"), in[0], in[1]),
+                                                ops::Minimum(s.WithOpName("min"), in[0], in[1])};
+                               },
+                               .inputs = {x, y},
+                               .bound = 0}));
+  }
+  Tensor g = RandomTensor(rng(), DT_FLOAT, TensorShape({4, 100}), -3, 3);
+  for (int64_t i = 0; i < g.NumElements(); i += 7) g.data<float>()[i] = INFINITY;
+  for (int64_t i = 3; i < g.NumElements(); i += 11) g.data<float>()[i] = NAN;
+  const Tensor f = RandomTensor(rng(), DT_FLOAT, TensorShape({4, 100}), -3, 3);
+  EXPECT_TRUE(GpuMatchesCpu({.label = "ReluGrad of non-finite gradients",
+                             .build = [](const Scope& s, const Inputs& in) {
+                               return Outputs{ops::ReluGrad(s.WithOpName("op"), in[0], in[1])};
+                             },
+                             .inputs = {g, f},
+                             .bound = 0}));
 }
 
 }  // namespace
