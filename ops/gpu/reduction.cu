@@ -1,4 +1,4 @@
-// CUDA code of the reductions and ArgMax (launchers: reduction.cu.h).
+// CUDA code of the reductions (launchers: reduction.cu.h; ArgMax: argmax.cu).
 //
 // Layouts. A 3-D problem [outer, reduced, inner] runs as
 //   - rows (inner == 1): one warp per row for short rows, else one block per
@@ -13,8 +13,8 @@
 // when the reductions are short, with input offsets decomposed from strides.
 //
 // Accumulation is in AccOf<T> (float for half and bfloat16); every combine
-// takes the accumulator first, and Max/Min only move to b when a < b (b < a),
-// so a NaN input never enters an accumulator.
+// takes the accumulator first, and Max/Min move to b when a < b (b < a) or b
+// is NaN, so a NaN input wins whatever its place (TensorFlow's rule).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -25,83 +25,26 @@
 #include <type_traits>
 
 #include "ops/gpu/block_reduce.cu.h"
+#include "ops/gpu/reduce_common.cu.h"
 #include "ops/gpu/reduction.cu.h"
 
 namespace sluice {
 namespace gpu {
 namespace {
 
-constexpr int kDefaultSmCount = 80;
-constexpr int64_t kMaxGridYZ = 65535;
-constexpr int kTileThreads = 256;  // bx * by of the column tiles
-constexpr int kWarpRowsMaxWidth = 512;
-
-int Sms(int sm_count) { return sm_count > 0 ? sm_count : kDefaultSmCount; }
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t NextPow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-int64_t PrevPow2(int64_t v) {  // v >= 1
-  int64_t p = 1;
-  while (p * 2 <= v) p <<= 1;
-  return p;
-}
-// Grid-stride kernels need no more blocks than this.
-int64_t MaxBlocks(int sm_count) { return int64_t{Sms(sm_count)} * 64; }
-unsigned GridOf(int64_t blocks, int64_t cap) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
-}
-
-// ---------------------------------------------------------------------------
-// Element types and accumulators.
-
-template <typename T>
-struct AccOf {
-  using type = T;
-};
-template <>
-struct AccOf<__half> {
-  using type = float;
-};
-template <>
-struct AccOf<__nv_bfloat16> {
-  using type = float;
-};
-
-__device__ __forceinline__ float ToAcc(float v) { return v; }
-__device__ __forceinline__ double ToAcc(double v) { return v; }
-__device__ __forceinline__ int64_t ToAcc(int64_t v) { return v; }
-__device__ __forceinline__ float ToAcc(__half v) { return __half2float(v); }
-__device__ __forceinline__ float ToAcc(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename Out>
-struct FromAcc {
-  template <typename A>
-  __device__ __forceinline__ static Out Convert(A v) {
-    return static_cast<Out>(v);
-  }
-};
-template <>
-struct FromAcc<__half> {
-  __device__ __forceinline__ static __half Convert(float v) { return __float2half_rn(v); }
-};
-template <>
-struct FromAcc<__nv_bfloat16> {
-  __device__ __forceinline__ static __nv_bfloat16 Convert(float v) {
-    return __float2bfloat16_rn(v);
-  }
-};
-
-template <typename A>
-__device__ __forceinline__ bool IsNan(A v) {
-  if constexpr (std::is_floating_point_v<A>) {
-    return v != v;
-  } else {
-    return false;
-  }
-}
+using reduce_internal::AccOf;
+using reduce_internal::CeilDiv;
+using reduce_internal::FromAcc;
+using reduce_internal::GridOf;
+using reduce_internal::IsNan;
+using reduce_internal::kMaxGridYZ;
+using reduce_internal::kTileThreads;
+using reduce_internal::kWarpRowsMaxWidth;
+using reduce_internal::MaxBlocks;
+using reduce_internal::NextPow2;
+using reduce_internal::PrevPow2;
+using reduce_internal::Sms;
+using reduce_internal::ToAcc;
 
 // ---------------------------------------------------------------------------
 // Reducers (combine: accumulator first) and finalizers.
@@ -534,164 +477,6 @@ cudaError_t RunOp(const ReduceProblem& p, const void* x, void* y, void* scratch,
   return cudaErrorInvalidValue;
 }
 
-// ---------------------------------------------------------------------------
-// ArgMax. (v, i) pairs under a strict total order: a number beats a NaN,
-// a larger value beats a smaller one, then the smaller index wins.
-
-template <typename A>
-__device__ __forceinline__ bool Better(A bv, int64_t bi, A av, int64_t ai) {
-  const bool b_nan = IsNan(bv), a_nan = IsNan(av);
-  if (b_nan != a_nan) return a_nan;
-  if (!b_nan && bv != av) return bv > av;
-  return bi < ai;
-}
-
-template <typename A>
-__device__ __forceinline__ A WorstValue() {
-  if constexpr (std::numeric_limits<A>::has_quiet_NaN) {
-    return std::numeric_limits<A>::quiet_NaN();
-  } else {
-    return std::numeric_limits<A>::lowest();
-  }
-}
-constexpr int64_t kNoIndex = std::numeric_limits<int64_t>::max();
-
-template <typename A>
-__device__ __forceinline__ void WarpArgBest(A& v, int64_t& i) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
-    const A ov = __shfl_xor_sync(0xffffffffu, v, offset);
-    const int64_t oi = __shfl_xor_sync(0xffffffffu, i, offset);
-    if (Better(ov, oi, v, i)) {
-      v = ov;
-      i = oi;
-    }
-  }
-}
-
-// x [rows, n] -> y [rows]; one warp (kWarpRows) or one block per row.
-template <typename T, typename Idx, bool kWarpRows>
-__global__ void ArgMaxRowKernel(const T* __restrict__ x, int64_t rows, int64_t n,
-                                Idx* __restrict__ y) {
-  using A = typename AccOf<T>::type;
-  __shared__ A sv[kWarp];
-  __shared__ int64_t si[kWarp];
-  const int lane = threadIdx.x % kWarp;
-  const int64_t per_block = kWarpRows ? blockDim.x / kWarp : 1;
-  const int64_t first =
-      kWarpRows ? int64_t{blockIdx.x} * per_block + threadIdx.x / kWarp : int64_t{blockIdx.x};
-  const int step = kWarpRows ? kWarp : blockDim.x;
-  const int rank = kWarpRows ? lane : threadIdx.x;
-  for (int64_t row = first; row < rows; row += int64_t{gridDim.x} * per_block) {
-    const T* xr = x + row * n;
-    A v = WorstValue<A>();
-    int64_t i = kNoIndex;
-    for (int64_t k = rank; k < n; k += step) {
-      const A xv = ToAcc(xr[k]);
-      if (Better(xv, k, v, i)) {
-        v = xv;
-        i = k;
-      }
-    }
-    WarpArgBest(v, i);
-    if (kWarpRows) {
-      if (lane == 0) y[row] = static_cast<Idx>(i);
-      continue;
-    }
-    __syncthreads();  // sv/si of the previous row are read
-    if (lane == 0) {
-      sv[threadIdx.x / kWarp] = v;
-      si[threadIdx.x / kWarp] = i;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < static_cast<int>(blockDim.x / kWarp); ++w) {
-        if (Better(sv[w], si[w], v, i)) {
-          v = sv[w];
-          i = si[w];
-        }
-      }
-      y[row] = static_cast<Idx>(i);
-    }
-  }
-}
-
-// x [outer, n, inner] -> y [outer, inner]; tiles as in ColumnKernel.
-template <typename T, typename Idx>
-__global__ void ArgMaxColumnKernel(const T* __restrict__ x, int64_t outer, int64_t n, int64_t inner,
-                                   Idx* __restrict__ y) {
-  using A = typename AccOf<T>::type;
-  __shared__ A sv[kTileThreads];
-  __shared__ int64_t si[kTileThreads];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int bx = blockDim.x, by = blockDim.y;
-  const int64_t col_blocks = (inner + bx - 1) / bx;
-  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
-    for (int64_t cb = blockIdx.x; cb < col_blocks; cb += gridDim.x) {
-      const int64_t c = cb * bx + tx;
-      A v = WorstValue<A>();
-      int64_t i = kNoIndex;
-      if (c < inner) {
-        const T* xc = x + o * n * inner + c;
-        for (int64_t k = ty; k < n; k += by) {
-          const A xv = ToAcc(xc[k * inner]);
-          if (Better(xv, k, v, i)) {
-            v = xv;
-            i = k;
-          }
-        }
-      }
-      const int me = ty * bx + tx;
-      sv[me] = v;
-      si[me] = i;
-      __syncthreads();
-      for (int h = by / 2; h > 0; h /= 2) {
-        if (ty < h) {
-          const int other = (ty + h) * bx + tx;
-          if (Better(sv[other], si[other], sv[me], si[me])) {
-            sv[me] = sv[other];
-            si[me] = si[other];
-          }
-        }
-        __syncthreads();
-      }
-      if (ty == 0 && c < inner) y[o * inner + c] = static_cast<Idx>(si[tx]);
-      __syncthreads();
-    }
-  }
-}
-
-template <typename T, typename Idx>
-cudaError_t RunArgMax(const void* x, int64_t outer, int64_t n, int64_t inner, void* y, int sm_count,
-                      cudaStream_t stream) {
-  const T* xt = static_cast<const T*>(x);
-  Idx* yt = static_cast<Idx*>(y);
-  if (inner == 1) {
-    constexpr int kThreads = 256;
-    if (n <= kWarpRowsMaxWidth) {
-      const unsigned grid = GridOf(CeilDiv(outer, kThreads / kWarp), MaxBlocks(sm_count));
-      ArgMaxRowKernel<T, Idx, true><<<grid, kThreads, 0, stream>>>(xt, outer, n, yt);
-    } else {
-      ArgMaxRowKernel<T, Idx, false>
-          <<<GridOf(outer, MaxBlocks(sm_count)), kThreads, 0, stream>>>(xt, outer, n, yt);
-    }
-    return cudaGetLastError();
-  }
-  const int bx = static_cast<int>(std::min<int64_t>(kWarp, NextPow2(inner)));
-  const int by =
-      static_cast<int>(PrevPow2(std::max<int64_t>(1, std::min<int64_t>(kTileThreads / bx, n))));
-  const dim3 grid(GridOf(CeilDiv(inner, bx), kMaxGridYZ), GridOf(outer, kMaxGridYZ), 1);
-  ArgMaxColumnKernel<T, Idx><<<grid, dim3(bx, by), 0, stream>>>(xt, outer, n, inner, yt);
-  return cudaGetLastError();
-}
-
-template <typename T>
-cudaError_t RunArgMaxTyped(bool int64_output, const void* x, int64_t outer, int64_t n,
-                           int64_t inner, void* y, int sm_count, cudaStream_t stream) {
-  return int64_output ? RunArgMax<T, int64_t>(x, outer, n, inner, y, sm_count, stream)
-                      : RunArgMax<T, int32_t>(x, outer, n, inner, y, sm_count, stream);
-}
-
 }  // namespace
 
 int64_t ReduceScratchBytes(const ReduceProblem& p, int sm_count) {
@@ -720,24 +505,6 @@ cudaError_t LaunchReduce(const ReduceProblem& p, const void* x, void* y, void* s
   return cudaErrorInvalidValue;
 }
 
-cudaError_t LaunchArgMax(ReduceType type, bool int64_output, const void* x, int64_t outer,
-                         int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream) {
-  if (outer < 0 || n < 1 || inner < 0) return cudaErrorInvalidValue;
-  if (outer == 0 || inner == 0) return cudaSuccess;
-  switch (type) {
-    case ReduceType::kFloat:
-      return RunArgMaxTyped<float>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kDouble:
-      return RunArgMaxTyped<double>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kInt64:
-      return RunArgMaxTyped<int64_t>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kHalf:
-      return RunArgMaxTyped<__half>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kBFloat16:
-      return RunArgMaxTyped<__nv_bfloat16>(int64_output, x, outer, n, inner, y, sm_count, stream);
-  }
-  return cudaErrorInvalidValue;
-}
 
 }  // namespace gpu
 }  // namespace sluice
