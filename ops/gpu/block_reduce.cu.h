@@ -1,4 +1,4 @@
-// Device code shared by nn.cu and reduction.cu: all-reduce of one value
+// Device code shared by nn.cu, reduction.cu and argmax.cu: all-reduce of one value
 // across a warp or a block. For nvcc only (listed in both cuda_library
 // targets' hdrs); g++-compiled code never includes it.
 //

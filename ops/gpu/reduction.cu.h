@@ -1,5 +1,5 @@
 // CUDA launchers of the GPU reductions (Sum, Mean, Prod, Max, Min) and of
-// ArgMax; the CUDA code is in reduction.cu. Plain C++: g++-compiled callers
+// ArgMax; the CUDA code is in reduction.cu and argmax.cu. Plain C++: g++-compiled callers
 // include this header, nvcc compiles the definitions.
 //
 //   gpu::ReduceProblem p;                 // x [8, 1000] -> y [8] by Sum
