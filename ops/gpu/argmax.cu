@@ -1,5 +1,6 @@
-// CUDA code of ArgMax (launcher: reduction.cu.h): the first index of the
-// largest value along a dimension, NaNs losing to every number.
+// CUDA code of ArgMax and ArgMin (launchers: reduction.cu.h): the first
+// index of the largest (smallest) value along a dimension, NaNs losing to
+// every number. Every piece is a template on kMin, the direction.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -30,34 +31,35 @@ using reduce_internal::PrevPow2;
 using reduce_internal::ToAcc;
 
 // ---------------------------------------------------------------------------
-// ArgMax. (v, i) pairs under a strict total order: a number beats a NaN,
-// a larger value beats a smaller one, then the smaller index wins.
+// (v, i) pairs under a strict total order: a number beats a NaN, a larger
+// (kMin: smaller) value beats the other, then the smaller index wins.
 
-template <typename A>
+template <bool kMin, typename A>
 __device__ __forceinline__ bool Better(A bv, int64_t bi, A av, int64_t ai) {
   const bool b_nan = IsNan(bv), a_nan = IsNan(av);
   if (b_nan != a_nan) return a_nan;
-  if (!b_nan && bv != av) return bv > av;
+  if (!b_nan && bv != av) return kMin ? bv < av : bv > av;
   return bi < ai;
 }
 
-template <typename A>
+// The value every other beats or ties (then the index decides).
+template <bool kMin, typename A>
 __device__ __forceinline__ A WorstValue() {
   if constexpr (std::numeric_limits<A>::has_quiet_NaN) {
     return std::numeric_limits<A>::quiet_NaN();
   } else {
-    return std::numeric_limits<A>::lowest();
+    return kMin ? std::numeric_limits<A>::max() : std::numeric_limits<A>::lowest();
   }
 }
 constexpr int64_t kNoIndex = std::numeric_limits<int64_t>::max();
 
-template <typename A>
+template <bool kMin, typename A>
 __device__ __forceinline__ void WarpArgBest(A& v, int64_t& i) {
 #pragma unroll
   for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
     const A ov = __shfl_xor_sync(0xffffffffu, v, offset);
     const int64_t oi = __shfl_xor_sync(0xffffffffu, i, offset);
-    if (Better(ov, oi, v, i)) {
+    if (Better<kMin>(ov, oi, v, i)) {
       v = ov;
       i = oi;
     }
@@ -65,7 +67,7 @@ __device__ __forceinline__ void WarpArgBest(A& v, int64_t& i) {
 }
 
 // x [rows, n] -> y [rows]; one warp (kWarpRows) or one block per row.
-template <typename T, typename Idx, bool kWarpRows>
+template <bool kMin, typename T, typename Idx, bool kWarpRows>
 __global__ void ArgMaxRowKernel(const T* __restrict__ x, int64_t rows, int64_t n,
                                 Idx* __restrict__ y) {
   using A = typename AccOf<T>::type;
@@ -79,16 +81,16 @@ __global__ void ArgMaxRowKernel(const T* __restrict__ x, int64_t rows, int64_t n
   const int rank = kWarpRows ? lane : threadIdx.x;
   for (int64_t row = first; row < rows; row += int64_t{gridDim.x} * per_block) {
     const T* xr = x + row * n;
-    A v = WorstValue<A>();
+    A v = WorstValue<kMin, A>();
     int64_t i = kNoIndex;
     for (int64_t k = rank; k < n; k += step) {
       const A xv = ToAcc(xr[k]);
-      if (Better(xv, k, v, i)) {
+      if (Better<kMin>(xv, k, v, i)) {
         v = xv;
         i = k;
       }
     }
-    WarpArgBest(v, i);
+    WarpArgBest<kMin>(v, i);
     if (kWarpRows) {
       if (lane == 0) y[row] = static_cast<Idx>(i);
       continue;
@@ -101,7 +103,7 @@ __global__ void ArgMaxRowKernel(const T* __restrict__ x, int64_t rows, int64_t n
     __syncthreads();
     if (threadIdx.x == 0) {
       for (int w = 1; w < static_cast<int>(blockDim.x / kWarp); ++w) {
-        if (Better(sv[w], si[w], v, i)) {
+        if (Better<kMin>(sv[w], si[w], v, i)) {
           v = sv[w];
           i = si[w];
         }
@@ -112,7 +114,7 @@ __global__ void ArgMaxRowKernel(const T* __restrict__ x, int64_t rows, int64_t n
 }
 
 // x [outer, n, inner] -> y [outer, inner]; tiles as in ColumnKernel.
-template <typename T, typename Idx>
+template <bool kMin, typename T, typename Idx>
 __global__ void ArgMaxColumnKernel(const T* __restrict__ x, int64_t outer, int64_t n, int64_t inner,
                                    Idx* __restrict__ y) {
   using A = typename AccOf<T>::type;
@@ -124,13 +126,13 @@ __global__ void ArgMaxColumnKernel(const T* __restrict__ x, int64_t outer, int64
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
     for (int64_t cb = blockIdx.x; cb < col_blocks; cb += gridDim.x) {
       const int64_t c = cb * bx + tx;
-      A v = WorstValue<A>();
+      A v = WorstValue<kMin, A>();
       int64_t i = kNoIndex;
       if (c < inner) {
         const T* xc = x + o * n * inner + c;
         for (int64_t k = ty; k < n; k += by) {
           const A xv = ToAcc(xc[k * inner]);
-          if (Better(xv, k, v, i)) {
+          if (Better<kMin>(xv, k, v, i)) {
             v = xv;
             i = k;
           }
@@ -143,7 +145,7 @@ __global__ void ArgMaxColumnKernel(const T* __restrict__ x, int64_t outer, int64
       for (int h = by / 2; h > 0; h /= 2) {
         if (ty < h) {
           const int other = (ty + h) * bx + tx;
-          if (Better(sv[other], si[other], sv[me], si[me])) {
+          if (Better<kMin>(sv[other], si[other], sv[me], si[me])) {
             sv[me] = sv[other];
             si[me] = si[other];
           }
@@ -156,7 +158,7 @@ __global__ void ArgMaxColumnKernel(const T* __restrict__ x, int64_t outer, int64
   }
 }
 
-template <typename T, typename Idx>
+template <bool kMin, typename T, typename Idx>
 cudaError_t RunArgMax(const void* x, int64_t outer, int64_t n, int64_t inner, void* y, int sm_count,
                       cudaStream_t stream) {
   const T* xt = static_cast<const T*>(x);
@@ -165,9 +167,9 @@ cudaError_t RunArgMax(const void* x, int64_t outer, int64_t n, int64_t inner, vo
     constexpr int kThreads = 256;
     if (n <= kWarpRowsMaxWidth) {
       const unsigned grid = GridOf(CeilDiv(outer, kThreads / kWarp), MaxBlocks(sm_count));
-      ArgMaxRowKernel<T, Idx, true><<<grid, kThreads, 0, stream>>>(xt, outer, n, yt);
+      ArgMaxRowKernel<kMin, T, Idx, true><<<grid, kThreads, 0, stream>>>(xt, outer, n, yt);
     } else {
-      ArgMaxRowKernel<T, Idx, false>
+      ArgMaxRowKernel<kMin, T, Idx, false>
           <<<GridOf(outer, MaxBlocks(sm_count)), kThreads, 0, stream>>>(xt, outer, n, yt);
     }
     return cudaGetLastError();
@@ -176,36 +178,48 @@ cudaError_t RunArgMax(const void* x, int64_t outer, int64_t n, int64_t inner, vo
   const int by =
       static_cast<int>(PrevPow2(std::max<int64_t>(1, std::min<int64_t>(kTileThreads / bx, n))));
   const dim3 grid(GridOf(CeilDiv(inner, bx), kMaxGridYZ), GridOf(outer, kMaxGridYZ), 1);
-  ArgMaxColumnKernel<T, Idx><<<grid, dim3(bx, by), 0, stream>>>(xt, outer, n, inner, yt);
+  ArgMaxColumnKernel<kMin, T, Idx><<<grid, dim3(bx, by), 0, stream>>>(xt, outer, n, inner, yt);
   return cudaGetLastError();
 }
 
-template <typename T>
+template <bool kMin, typename T>
 cudaError_t RunArgMaxTyped(bool int64_output, const void* x, int64_t outer, int64_t n,
                            int64_t inner, void* y, int sm_count, cudaStream_t stream) {
-  return int64_output ? RunArgMax<T, int64_t>(x, outer, n, inner, y, sm_count, stream)
-                      : RunArgMax<T, int32_t>(x, outer, n, inner, y, sm_count, stream);
+  return int64_output ? RunArgMax<kMin, T, int64_t>(x, outer, n, inner, y, sm_count, stream)
+                      : RunArgMax<kMin, T, int32_t>(x, outer, n, inner, y, sm_count, stream);
+}
+
+template <bool kMin>
+cudaError_t LaunchArgBest(ReduceType type, bool int64_output, const void* x, int64_t outer,
+                          int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream) {
+  if (outer < 0 || n < 1 || inner < 0) return cudaErrorInvalidValue;
+  if (outer == 0 || inner == 0) return cudaSuccess;
+  switch (type) {
+    case ReduceType::kFloat:
+      return RunArgMaxTyped<kMin, float>(int64_output, x, outer, n, inner, y, sm_count, stream);
+    case ReduceType::kDouble:
+      return RunArgMaxTyped<kMin, double>(int64_output, x, outer, n, inner, y, sm_count, stream);
+    case ReduceType::kInt64:
+      return RunArgMaxTyped<kMin, int64_t>(int64_output, x, outer, n, inner, y, sm_count, stream);
+    case ReduceType::kHalf:
+      return RunArgMaxTyped<kMin, __half>(int64_output, x, outer, n, inner, y, sm_count, stream);
+    case ReduceType::kBFloat16:
+      return RunArgMaxTyped<kMin, __nv_bfloat16>(int64_output, x, outer, n, inner, y, sm_count,
+                                                 stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace
 
 cudaError_t LaunchArgMax(ReduceType type, bool int64_output, const void* x, int64_t outer,
                          int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream) {
-  if (outer < 0 || n < 1 || inner < 0) return cudaErrorInvalidValue;
-  if (outer == 0 || inner == 0) return cudaSuccess;
-  switch (type) {
-    case ReduceType::kFloat:
-      return RunArgMaxTyped<float>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kDouble:
-      return RunArgMaxTyped<double>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kInt64:
-      return RunArgMaxTyped<int64_t>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kHalf:
-      return RunArgMaxTyped<__half>(int64_output, x, outer, n, inner, y, sm_count, stream);
-    case ReduceType::kBFloat16:
-      return RunArgMaxTyped<__nv_bfloat16>(int64_output, x, outer, n, inner, y, sm_count, stream);
-  }
-  return cudaErrorInvalidValue;
+  return LaunchArgBest<false>(type, int64_output, x, outer, n, inner, y, sm_count, stream);
+}
+
+cudaError_t LaunchArgMin(ReduceType type, bool int64_output, const void* x, int64_t outer,
+                         int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream) {
+  return LaunchArgBest<true>(type, int64_output, x, outer, n, inner, y, sm_count, stream);
 }
 
 }  // namespace gpu

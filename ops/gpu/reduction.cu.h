@@ -69,6 +69,9 @@ cudaError_t LaunchReduce(const ReduceProblem& p, const void* x, void* y, void* s
 // lose to any number (a row of NaNs gives 0). Any ReduceType.
 cudaError_t LaunchArgMax(ReduceType type, bool int64_output, const void* x, int64_t outer,
                          int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream);
+// The same for the first index of the smallest value.
+cudaError_t LaunchArgMin(ReduceType type, bool int64_output, const void* x, int64_t outer,
+                         int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream);
 
 }  // namespace gpu
 }  // namespace sluice

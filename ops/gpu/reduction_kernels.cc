@@ -1,5 +1,5 @@
-// The GPU's part of Sum, Mean, Prod, Max, Min and ArgMax (the shells:
-// ops/math/reduction_kernels.h; CUDA code: reduction.cu). Same shapes, semantics and errors as the CPU kernels
+// The GPU's part of Sum, Mean, Prod, Max, Min, ArgMax and ArgMin (the shells:
+// ops/math/reduction_kernels.h; CUDA code: reduction.cu, argmax.cu). Same shapes, semantics and errors as the CPU kernels
 // (ops/math/reduction_kernels.cc; shared checks: ops/math/internal/math_kernel_checks.h);
 // the axes (reduction_indices, ArgMax's dimension) are HostMemory inputs, read
 // on the host to plan the launch.
@@ -35,16 +35,17 @@ struct GpuReduceImpl {
   }
 };
 
-// The GPU's part of ArgMaxOp (ops/math/reduction_kernels.h).
-template <typename T, typename Idx>
+// The GPU's part of ArgMaxOp (ops/math/reduction_kernels.h), for ArgMax or
+// (kMin) ArgMin.
+template <typename T, typename Idx, bool kMin>
 struct GpuArgMaxImpl {
   static absl::Status ArgMax(OpKernelContext* ctx, const Tensor& x, const internal::ArgMaxPlan& plan,
                              Tensor* out) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx,
-                        gpu::LaunchArgMax(GpuReduceTypeOf<T>::value, sizeof(Idx) == 8, x.raw_data(),
-                                          plan.outer, plan.n, plan.inner, out->raw_data(),
-                                          GpuOf(ctx)->multiprocessor_count(), stream));
+    const auto launch = kMin ? gpu::LaunchArgMin : gpu::LaunchArgMax;
+    return LaunchStatus(ctx, launch(GpuReduceTypeOf<T>::value, sizeof(Idx) == 8, x.raw_data(),
+                                    plan.outer, plan.n, plan.inner, out->raw_data(),
+                                    GpuOf(ctx)->multiprocessor_count(), stream));
   }
 };
 
@@ -56,17 +57,20 @@ void RegisterReduction(KernelRegistry* kernels, const char* op) {
    ...);
 }
 
-template <typename... Ts>
+template <bool kMin, typename... Ts>
 void RegisterArgMax(KernelRegistry* kernels) {
-  (kernels->Register<ArgMaxOp<GpuArgMaxImpl<Ts, int64_t>>>(GpuKernel("ArgMax")
-                                                   .TypeConstraint("T", DataTypeToEnum<Ts>::value)
-                                                   .TypeConstraint("output_type", DT_INT64)
-                                                   .HostMemory("dimension")),
+  const char* op = kMin ? "ArgMin" : "ArgMax";
+  (kernels->Register<ArgMaxOp<GpuArgMaxImpl<Ts, int64_t, kMin>>>(
+       GpuKernel(op)
+           .TypeConstraint("T", DataTypeToEnum<Ts>::value)
+           .TypeConstraint("output_type", DT_INT64)
+           .HostMemory("dimension")),
    ...);
-  (kernels->Register<ArgMaxOp<GpuArgMaxImpl<Ts, int32_t>>>(GpuKernel("ArgMax")
-                                                   .TypeConstraint("T", DataTypeToEnum<Ts>::value)
-                                                   .TypeConstraint("output_type", DT_INT32)
-                                                   .HostMemory("dimension")),
+  (kernels->Register<ArgMaxOp<GpuArgMaxImpl<Ts, int32_t, kMin>>>(
+       GpuKernel(op)
+           .TypeConstraint("T", DataTypeToEnum<Ts>::value)
+           .TypeConstraint("output_type", DT_INT32)
+           .HostMemory("dimension")),
    ...);
 }
 
@@ -79,7 +83,8 @@ void RegisterGpuReductionKernels(KernelRegistry* kernels) {
   RegisterReduction<Op::kProd, float, double, int64_t, Half, BFloat16>(kernels, "Prod");
   RegisterReduction<Op::kMax, float, double, int64_t, Half, BFloat16>(kernels, "Max");
   RegisterReduction<Op::kMin, float, double, int64_t, Half, BFloat16>(kernels, "Min");
-  RegisterArgMax<float, double, int64_t, Half, BFloat16>(kernels);
+  RegisterArgMax<false, float, double, int64_t, Half, BFloat16>(kernels);
+  RegisterArgMax<true, float, double, int64_t, Half, BFloat16>(kernels);
 }
 
 }  // namespace sluice

@@ -480,15 +480,19 @@ TEST_F(GpuCwiseTest, ArgMax) {
                                          {TensorShape({100000}), 0}}) {
     for (DataType out : {DT_INT64, DT_INT32}) {
       Tensor x = RandomTensor(rng(), DT_FLOAT, c.shape, -1, 1);
-      BuildFn build = [dim = c.dim, out](const Scope& s, const Inputs& in) {
-        Output d = ops::Const(Unplaced(s), dim);
-        return Outputs{ops::ArgMax(s.WithOpName("op"), in[0], d, {.output_type = out})};
-      };
-      EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("ArgMax ", c.shape.DebugString(), " dim ",
-                                                       c.dim, " -> ", DataTypeName(out)),
-                                 .build = build,
-                                 .inputs = {x},
-                                 .bound = 0}));
+      for (bool min : {false, true}) {
+        BuildFn build = [dim = c.dim, out, min](const Scope& s, const Inputs& in) {
+          Output d = ops::Const(Unplaced(s), dim);
+          return Outputs{min ? ops::ArgMin(s.WithOpName("op"), in[0], d, {.output_type = out})
+                             : ops::ArgMax(s.WithOpName("op"), in[0], d, {.output_type = out})};
+        };
+        EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat(min ? "ArgMin " : "ArgMax ",
+                                                         c.shape.DebugString(), " dim ", c.dim,
+                                                         " -> ", DataTypeName(out)),
+                                   .build = build,
+                                   .inputs = {x},
+                                   .bound = 0}));
+      }
     }
   }
   // Ties: the first maximum wins on both.
@@ -501,7 +505,7 @@ TEST_F(GpuCwiseTest, ArgMax) {
 
 // NaN as TensorFlow treats it, the CPU's rules (ops/math/math_ops_test.cc,
 // NanFollowsTensorFlow): Maximum, Minimum, Max and Min give NaN when any
-// input is NaN; ArgMax skips NaNs (a row of NaNs gives 0); ReluGrad is
+// input is NaN; ArgMax and ArgMin skip NaNs (a row of NaNs gives 0); ReluGrad is
 // g * (f > 0), so an infinite g where f <= 0 gives NaN. Inputs with NaNs
 // sprinkled in, whole rows and columns of them too.
 TEST_F(GpuCwiseTest, NanFollowsTheCpu) {
@@ -530,10 +534,12 @@ TEST_F(GpuCwiseTest, NanFollowsTheCpu) {
     }
     for (int32_t dim : {0, 1}) {
       BuildFn build = [dim](const Scope& s, const Inputs& in) {
-        return Outputs{ops::ArgMax(s.WithOpName("op"), in[0], ops::Const(Unplaced(s), dim))};
+        Output d = ops::Const(Unplaced(s), dim);
+        return Outputs{ops::ArgMax(s.WithOpName("argmax"), in[0], d),
+                       ops::ArgMin(s.WithOpName("argmin"), in[0], d)};
       };
-      EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("ArgMax with NaNs ", shape.DebugString(),
-                                                       " dim ", dim),
+      EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("ArgMax and ArgMin with NaNs ",
+                                                       shape.DebugString(), " dim ", dim),
                                  .build = build,
                                  .inputs = {x},
                                  .bound = 0}));
