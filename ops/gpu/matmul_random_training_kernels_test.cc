@@ -206,8 +206,11 @@ TEST_F(GpuKernelRegistrationTest, ResourceVariableOpsOnGpu) {
                    .Finalize(), 0);
     Output adam(s.Op("ResourceApplyAdam").Input(var).Input(m).Input(v).Input(x).Input(x)
                     .Input(x).Input(x).Input(x).Input(x).Input(x).Finalize(), 0);
+    Output keras(s.Op("ResourceApplyKerasMomentum").Input(var).Input(m).Input(x).Input(x)
+                     .Input(x).Finalize(), 0);
     ASSERT_TRUE(s.ok()) << s.status();
-    for (const auto& [o, handles] : {std::pair{gd, 1}, std::pair{mom, 2}, std::pair{adam, 3}}) {
+    for (const auto& [o, handles] :
+         {std::pair{gd, 1}, std::pair{mom, 2}, std::pair{adam, 3}, std::pair{keras, 2}}) {
       EXPECT_TRUE(HasGpuKernel(o)) << o.node->op();
       // The scalars and the gradient, after the handles.
       const std::vector<uint8_t> on_host = MemoryTypes(o).input_on_host;

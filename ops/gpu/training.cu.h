@@ -31,6 +31,13 @@ template <typename T>
 cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum,
                                 int64_t n, bool nesterov, cudaStream_t stream);
 
+// Keras's rule (ResourceApplyKerasMomentum): accum = accum * momentum - lr * grad;
+// var += accum (plain) or var += accum * momentum - lr * grad (nesterov)
+template <typename T>
+cudaError_t LaunchApplyKerasMomentum(T* var, T* accum, const T* lr, const T* grad,
+                                     const T* momentum, int64_t n, bool nesterov,
+                                     cudaStream_t stream);
+
 // Device pointers to the scalar inputs of ApplyAdam.
 template <typename T>
 struct AdamScalars {

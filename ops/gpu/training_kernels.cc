@@ -41,6 +41,16 @@ struct GpuTrainingImpl {
   }
 
   template <typename T>
+  static absl::Status KerasMomentum(OpKernelContext* ctx, T* var, T* accum, const Tensor& lr,
+                                    const T* grad, const Tensor& momentum, int64_t n,
+                                    bool nesterov) {
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchApplyKerasMomentum<T>(var, accum, DeviceScalar<T>(lr),
+                                                              grad, DeviceScalar<T>(momentum), n,
+                                                              nesterov, stream));
+  }
+
+  template <typename T>
   static absl::Status Adam(OpKernelContext* ctx, T* var, T* m, T* v, const AdamScalarInputs& s,
                            const T* grad, int64_t n, bool nesterov) {
     gpu::AdamScalars<T> scalars;
@@ -72,6 +82,10 @@ void RegisterGpuTrainingKernels(KernelRegistry* kernels) {
                                                      /*with_resource_forms=*/true);
   RegisterTrainingKernelsFor<GpuTrainingImpl, double>(kernels, kDeviceTypeGpu,
                                                       /*with_resource_forms=*/true);
+  // Keras's SGD with momentum (the CPU's kernel is a Rule:
+  // ops/training/training_kernels_keras.cc).
+  RegisterKerasMomentumKernelFor<GpuTrainingImpl, float>(kernels, kDeviceTypeGpu);
+  RegisterKerasMomentumKernelFor<GpuTrainingImpl, double>(kernels, kDeviceTypeGpu);
   // int64 too: the global step lives beside the model's variables on a GPU.
   RegisterAssignUpdateFor<GpuTrainingImpl, float>(kernels, kDeviceTypeGpu);
   RegisterAssignUpdateFor<GpuTrainingImpl, double>(kernels, kDeviceTypeGpu);

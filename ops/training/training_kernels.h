@@ -10,7 +10,8 @@
 //     template <typename T>
 //     static absl::Status GradientDescent(OpKernelContext* ctx, T* var,
 //                                         const Tensor& alpha, const T* delta, int64_t n);
-//     ... Momentum, Adam (below)
+//     ... Momentum, Adam (below); KerasMomentum where
+//     RegisterKerasMomentumKernelFor is called
 //   };
 //   RegisterTrainingKernelsFor<CpuTrainingImpl, float>(kernels, kDeviceTypeCpu,
 //                                                      /*with_resource_forms=*/true);
@@ -65,8 +66,9 @@ class ApplyGradientDescentOp : public internal::VariableKernel {
   }
 };
 
-// ApplyMomentum(var, accum, lr, grad, momentum; use_nesterov).
-template <typename Impl, typename T>
+// ApplyMomentum(var, accum, lr, grad, momentum; use_nesterov); with kKeras,
+// ResourceApplyKerasMomentum (same inputs; Impl::KerasMomentum).
+template <typename Impl, typename T, bool kKeras = false>
 class ApplyMomentumOp : public internal::VariableKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -86,9 +88,15 @@ class ApplyMomentumOp : public internal::VariableKernel {
     ASSIGN_OR_RETURN(internal::VarUpdate ua, internal::VarUpdate::Begin(accum, ctx->device()));
     RETURN_IF_ERROR(internal::CheckSameShape(ctx, *var, uv.shape(), 1, ua.shape()));
     RETURN_IF_ERROR(internal::CheckSameShape(ctx, *var, uv.shape(), 3, grad.shape()));
-    RETURN_IF_ERROR(Impl::template Momentum<T>(ctx, uv.data<T>(), ua.data<T>(), ctx->input(2),
-                                               grad.data<T>(), ctx->input(4), uv.size(),
-                                               nesterov_));
+    if constexpr (kKeras) {
+      RETURN_IF_ERROR(Impl::template KerasMomentum<T>(ctx, uv.data<T>(), ua.data<T>(),
+                                                      ctx->input(2), grad.data<T>(),
+                                                      ctx->input(4), uv.size(), nesterov_));
+    } else {
+      RETURN_IF_ERROR(Impl::template Momentum<T>(ctx, uv.data<T>(), ua.data<T>(), ctx->input(2),
+                                                 grad.data<T>(), ctx->input(4), uv.size(),
+                                                 nesterov_));
+    }
     uv.Commit();
     ua.Commit();
     internal::SetRefOutput(ctx, 0, var);
@@ -156,6 +164,15 @@ void RegisterTrainingKernelsFor(KernelRegistry* kernels, const char* device_type
   };
   register_forms("");
   if (with_resource_forms) register_forms("Resource");
+}
+
+// Registers ResourceApplyKerasMomentum (TensorFlow has no ref form) for T
+// on `device_type` with `Impl::KerasMomentum`.
+template <typename Impl, typename T>
+void RegisterKerasMomentumKernelFor(KernelRegistry* kernels, const char* device_type) {
+  kernels->Register<ApplyMomentumOp<Impl, T, /*kKeras=*/true>>(
+      KernelDef("ResourceApplyKerasMomentum", device_type)
+          .TypeConstraint("T", DataTypeToEnum<T>::value));
 }
 
 }  // namespace sluice

@@ -537,7 +537,8 @@ TEST(GpuCnnTest, MixedPrecisionKeepsTheConvolutionStackInBfloat16) {
 // A model written with resource variables (a TF graph with use_resource, a
 // Keras layer; tests/gpu/resource_variable_model.h) pinned to GPU:0: the
 // handles, reads, assignments, the embedding's ResourceGather and
-// ResourceScatterSub, ResourceApplyAdam, ResourceApplyMomentum and the int64
+// ResourceScatterSub, ResourceApplyAdam, ResourceApplyMomentum,
+// ResourceApplyKerasMomentum and the int64
 // counter's AssignAddVariableOp all have GPU kernels, so soft placement
 // leaves none on the CPU. (Before, VarHandleOp had only a CPU kernel, and
 // placement took every op on its handle to the CPU with it.) Every stateful
@@ -565,16 +566,17 @@ TEST(GpuHostTypesTest, ResourceVariablesAndTheirUpdatesStayOnTheGpu) {
       for (int i = 0; i < n->num_inputs(); ++i) resource_ops += n->input_type(i) == DT_RESOURCE;
     }
     if (target == m->train->name()) {
-      // 3 reads (the gather's, w's, b's); the updates: the scatter, Adam's
-      // with its 2 slots, Momentum's with its 1, the counter's.
-      EXPECT_EQ(resource_ops, 3 + 1 + 3 + 2 + 1) << "resource inputs";
+      // 4 reads (the gather's, w's, b's, c's); the updates: the scatter,
+      // Adam's with its 2 slots, Momentum's and Keras's with 1 each, the
+      // counter's.
+      EXPECT_EQ(resource_ops, 4 + 1 + 3 + 2 + 2 + 1) << "resource inputs";
       const absl::StatusOr<std::vector<int>> deciding = DecidingFeedsOnTheGpu(*cg->graph);
       ASSERT_TRUE(deciding.ok()) << deciding.status();
       EXPECT_TRUE(deciding->empty());
-      // The handles, the reads, the gather and the four updates.
-      EXPECT_EQ(ExpectStatefulKernelsReplayRight(*cg->graph, &d.gpu), 7 + 3 + 4);
+      // The handles, the reads with the gather, and the five updates.
+      EXPECT_EQ(ExpectStatefulKernelsReplayRight(*cg->graph, &d.gpu), 9 + 4 + 5);
     } else {
-      EXPECT_EQ(resource_ops, 7);  // one assignment per variable
+      EXPECT_EQ(resource_ops, 9);  // one assignment per variable
     }
   }
 }

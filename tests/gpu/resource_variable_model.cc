@@ -31,6 +31,8 @@ absl::StatusOr<ResourceModel> BuildResourceModel(const Scope& s) {
   const Output w_v = NewVariable(s, "w/adam_v", DT_FLOAT, w_shape, &m, &assigns);
   const Output b = NewVariable(s, "b", DT_FLOAT, {M::kOut}, &m, &assigns);
   const Output b_accum = NewVariable(s, "b/momentum", DT_FLOAT, {M::kOut}, &m, &assigns);
+  const Output c = NewVariable(s, "c", DT_FLOAT, {M::kOut}, &m, &assigns);
+  const Output c_velocity = NewVariable(s, "c/velocity", DT_FLOAT, {M::kOut}, &m, &assigns);
   const Output steps = NewVariable(s, "steps", DT_INT64, {}, &m, &assigns);
   m.init = ops::NoOp(s.WithOpName("init").WithControlDependencies(assigns));
 
@@ -40,10 +42,12 @@ absl::StatusOr<ResourceModel> BuildResourceModel(const Scope& s) {
   const Output rows = ops::ResourceGather(s.WithOpName("rows"), table, m.ids, DT_FLOAT);
   const Output w_read = ops::ReadVariableOp(s.WithOpName("w/read"), w, DT_FLOAT);
   const Output b_read = ops::ReadVariableOp(s.WithOpName("b/read"), b, DT_FLOAT);
+  const Output c_read = ops::ReadVariableOp(s.WithOpName("c/read"), c, DT_FLOAT);
   const Output h = ops::ConcatV2(s, {rows, m.x}, int32_t{1});
-  const Output out = ops::BiasAdd(s, ops::MatMul(s, h, w_read), b_read);
+  const Output out = ops::Add(s, ops::BiasAdd(s, ops::MatMul(s, h, w_read), b_read), c_read);
   m.loss = ops::Mean(s.WithOpName("loss"), ops::Square(s, ops::Sub(s, out, m.y)), {0, 1});
-  ASSIGN_OR_RETURN(std::vector<Output> grads, AddGradients(s, {m.loss}, {rows, w_read, b_read}));
+  ASSIGN_OR_RETURN(std::vector<Output> grads,
+                   AddGradients(s, {m.loss}, {rows, w_read, b_read, c_read}));
 
   auto f = [&](float v) { return ops::Const(s, v); };
   std::vector<Node*> updates;
@@ -69,6 +73,15 @@ absl::StatusOr<ResourceModel> BuildResourceModel(const Scope& s) {
                         .Input(f(0.1f))  // lr
                         .Input(grads[2])
                         .Input(f(0.9f))  // momentum
+                        .Finalize());
+  updates.push_back(s.WithOpName("c/update")
+                        .Op("ResourceApplyKerasMomentum")
+                        .Input(c)
+                        .Input(c_velocity)
+                        .Input(f(0.1f))  // lr
+                        .Input(grads[3])
+                        .Input(f(0.8f))  // momentum
+                        .Attr("use_nesterov", true)
                         .Finalize());
   updates.push_back(
       ops::AssignAddVariableOp(s.WithOpName("steps/update"), steps, ops::Const(s, int64_t{1})));

@@ -2,7 +2,8 @@
 // use_resource or a Keras layer writes it, for the GPU tests: an embedding
 // table read by ResourceGather and updated by ResourceScatterSub, a dense
 // layer whose kernel is updated by ResourceApplyAdam and whose bias by
-// ResourceApplyMomentum, and an int64 step counter bumped by
+// ResourceApplyMomentum, a second bias updated by ResourceApplyKerasMomentum
+// (Nesterov), and an int64 step counter bumped by
 // AssignAddVariableOp. Every variable is set by AssignVariableOp from a fed
 // value ("<name>/initial_value"), so two sessions can start alike.
 //
