@@ -21,7 +21,6 @@ namespace {
 using reduce_internal::AccOf;
 using reduce_internal::CeilDiv;
 using reduce_internal::GridOf;
-using reduce_internal::IsNan;
 using reduce_internal::kMaxGridYZ;
 using reduce_internal::kTileThreads;
 using reduce_internal::kWarpRowsMaxWidth;
@@ -31,14 +30,23 @@ using reduce_internal::PrevPow2;
 using reduce_internal::ToAcc;
 
 // ---------------------------------------------------------------------------
-// (v, i) pairs under a strict total order: a number beats a NaN, a larger
-// (kMin: smaller) value beats the other, then the smaller index wins.
+// TensorFlow's scan starts from index 0 and the type's lowest (kMin:
+// highest) value and moves only to a strictly larger (smaller) one. As a
+// strict total order on (v, i) pairs, so that threads may combine in any
+// order: values that cannot beat that start (NaN, and for ArgMax anything
+// <= lowest, e.g. -inf) all count as "out"; a value in beats an out one, a
+// larger (smaller) value beats another, then the smaller index wins. A row
+// of outs gives its smallest index, 0, as TensorFlow does.
+template <bool kMin, typename A>
+__device__ __forceinline__ bool Out(A v) {
+  return kMin ? !(v < std::numeric_limits<A>::max()) : !(v > std::numeric_limits<A>::lowest());
+}
 
 template <bool kMin, typename A>
 __device__ __forceinline__ bool Better(A bv, int64_t bi, A av, int64_t ai) {
-  const bool b_nan = IsNan(bv), a_nan = IsNan(av);
-  if (b_nan != a_nan) return a_nan;
-  if (!b_nan && bv != av) return kMin ? bv < av : bv > av;
+  const bool b_out = Out<kMin>(bv), a_out = Out<kMin>(av);
+  if (b_out != a_out) return a_out;
+  if (!b_out && bv != av) return kMin ? bv < av : bv > av;
   return bi < ai;
 }
 

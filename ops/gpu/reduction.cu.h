@@ -1,5 +1,5 @@
 // CUDA launchers of the GPU reductions (Sum, Mean, Prod, Max, Min) and of
-// ArgMax; the CUDA code is in reduction.cu and argmax.cu. Plain C++: g++-compiled callers
+// ArgMax and ArgMin; the CUDA code is in reduction.cu and argmax.cu. Plain C++: g++-compiled callers
 // include this header, nvcc compiles the definitions.
 //
 //   gpu::ReduceProblem p;                 // x [8, 1000] -> y [8] by Sum
@@ -65,11 +65,13 @@ cudaError_t LaunchReduce(const ReduceProblem& p, const void* x, void* y, void* s
                          int sm_count, cudaStream_t stream);
 
 // ArgMax of x [outer, n, inner] along n (n >= 1) into y [outer, inner] of
-// int64 (int64_output) or int32. The first index of the largest value; NaNs
-// lose to any number (a row of NaNs gives 0). Any ReduceType.
+// int64 (int64_output) or int32. The first index of the largest value, as
+// TensorFlow's scan from (0, lowest) finds it: NaNs lose to any number, and
+// a row where nothing exceeds lowest (NaNs, -inf) gives 0. Any ReduceType.
 cudaError_t LaunchArgMax(ReduceType type, bool int64_output, const void* x, int64_t outer,
                          int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream);
-// The same for the first index of the smallest value.
+// The same for the first index of the smallest value (the scan from
+// (0, highest)).
 cudaError_t LaunchArgMin(ReduceType type, bool int64_output, const void* x, int64_t outer,
                          int64_t n, int64_t inner, void* y, int sm_count, cudaStream_t stream);
 

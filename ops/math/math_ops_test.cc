@@ -1,7 +1,9 @@
 #include "ops/math/math_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -656,11 +658,27 @@ TEST_F(MathOpsTest, ArgMax) {
 // side and whatever the path (vectorized rows, columns, the whole tensor);
 // ArgMax and ArgMin skip NaNs, and a row of NaNs gives index 0.
 TEST_F(MathOpsTest, NanFollowsTensorFlow) {
+  // 67 elements: NaNs in the vectorized body (on either side) and the tail.
+  std::vector<float> av(67), bv(67), max_want(67), min_want(67);
+  for (int i = 0; i < 67; ++i) {
+    av[i] = static_cast<float>(i);
+    bv[i] = static_cast<float>(66 - i);
+  }
+  av[5] = NAN;
+  bv[40] = NAN;
+  av[64] = NAN;
+  for (int i = 0; i < 67; ++i) {
+    const bool nan = std::isnan(av[i]) || std::isnan(bv[i]);
+    max_want[i] = nan ? NAN : std::max(av[i], bv[i]);
+    min_want[i] = nan ? NAN : std::min(av[i], bv[i]);
+  }
   Output a = Placeholder(s_, DT_FLOAT);
   Output b = Placeholder(s_, DT_FLOAT);
-  Feeds ab = {{a, Make<float>({1, NAN}, {2})}, {b, Make<float>({NAN, 1}, {2})}};
-  ExpectTensor<float>(Eval(s_, ab, ops::Maximum(s_, a, b)), {2}, {NAN, NAN});
-  ExpectTensor<float>(Eval(s_, ab, ops::Minimum(s_, a, b)), {2}, {NAN, NAN});
+  Feeds ab = {{a, Make<float>(av, {67})}, {b, Make<float>(bv, {67})}};
+  ExpectTensor<float>(Eval(s_, ab, ops::Maximum(s_, a, b)), {67}, max_want);
+  ExpectTensor<float>(Eval(s_, ab, ops::Minimum(s_, a, b)), {67}, min_want);
+  Feeds ba = {{a, Make<float>({1, NAN}, {2})}, {b, Make<float>({NAN, 1}, {2})}};
+  ExpectTensor<float>(Eval(s_, ba, ops::Maximum(s_, a, b)), {2}, {NAN, NAN});
 
   // Rows of 64 (the vectorized lanes): NaN first in row 0, in a later lane
   // in row 1; row 2 has none.
@@ -689,6 +707,22 @@ TEST_F(MathOpsTest, NanFollowsTensorFlow) {
   ExpectTensor<int64_t>(Eval(s_, fc, ops::ArgMin(s_, c, 0)), {4}, {2, 1, 1, 1});
   ExpectTensor<int64_t>(Eval(s_, fc, ops::ArgMax(s_, c, 1)), {3}, {0, 2, 3});
   ExpectTensor<int64_t>(Eval(s_, fc, ops::ArgMin(s_, c, 1)), {3}, {0, 3, 0});
+
+  // Columns where a NaN comes after numbers, and one without NaN.
+  Output d = Placeholder(s_, DT_FLOAT);
+  Feeds fd = {{d, Make<float>({1, 5, NAN, NAN, 3, 0, 2, 1, 0}, {3, 3})}};
+  ExpectTensor<float>(Eval(s_, fd, ops::Max(s_, d, 0)), {3}, {NAN, 5, NAN});
+  ExpectTensor<float>(Eval(s_, fd, ops::Min(s_, d, 0)), {3}, {NAN, 1, NAN});
+  ExpectTensor<float>(Eval(s_, fd, ops::Min(s_, d, {0, 1})), {}, {NAN});
+
+  // TensorFlow's scan starts at (0, lowest) and moves only to a strictly
+  // larger value: -inf and lowest after a NaN never move it.
+  Output e = Placeholder(s_, DT_FLOAT);
+  const float lowest = std::numeric_limits<float>::lowest();
+  Feeds fe = {{e, Make<float>({NAN, -INFINITY, -INFINITY, 2, NAN, lowest, NAN, INFINITY}, {4, 2})}};
+  ExpectTensor<int64_t>(Eval(s_, fe, ops::ArgMax(s_, e, 1)), {4}, {0, 1, 0, 1});
+  ExpectTensor<int64_t>(Eval(s_, fe, ops::ArgMin(s_, e, 1)), {4}, {1, 0, 1, 0});
+  ExpectTensor<int64_t>(Eval(s_, fe, ops::ArgMax(s_, e, 0)), {2}, {0, 3});
 }
 
 TEST_F(MathOpsTest, ArgMinFindsTheFirstSmallest) {

@@ -190,24 +190,30 @@ struct CpuReduceImpl {
 };
 
 // ---------------------------------------------------------------------------
-// ArgMax and ArgMin: the index of the first largest (smallest) value. NaNs
-// lose to every number, so they count only where all values are NaN, and
-// then the index is 0 (TensorFlow's tf.argmax and tf.argmin).
+// ArgMax and ArgMin as TensorFlow's (Eigen's) reducers scan: from index 0
+// with the type's lowest (ArgMin: highest) value, moving only to a strictly
+// larger (smaller) value. So NaNs never win, ties keep the first index, and
+// where no value beats the start (all NaN, or only -inf and NaN) the index
+// is 0.
+
+// The value the scan starts from.
+template <typename T, bool kMin>
+T ScanStart() {
+  return kMin ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
+}
 
 // Whether x beats `best`, the best so far.
 template <typename T, bool kMin>
 bool Beats(T x, T best) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (best != best) return x == x;
-  }
   return kMin ? x < best : x > best;
 }
 
-// The best value, NaNs skipped (for ReduceContiguous's vectorized lanes).
+// The best value, NaNs skipped (for ReduceContiguous's vectorized lanes; a
+// NaN in the accumulator gives way to any number).
 template <typename T, bool kMin>
 struct BestR {
-  static T Init() { return kMin ? MinR<T>::Init() : MaxR<T>::Init(); }
-  static T Combine(T a, T b) { return Beats<T, kMin>(b, a) ? b : a; }
+  static T Init() { return ScanStart<T, kMin>(); }
+  static T Combine(T a, T b) { return Beats<T, kMin>(b, a) || a != a ? b : a; }
 };
 
 // Index of the first best of n >= 1 contiguous values: a vectorized
@@ -215,10 +221,11 @@ struct BestR {
 template <typename T, bool kMin>
 int64_t ArgBestContiguous(const T* x, int64_t n) {
   const T best = ReduceContiguous<T, BestR<T, kMin>>(x, n);
+  if (!Beats<T, kMin>(best, ScanStart<T, kMin>())) return 0;  // nothing beats the start
   for (int64_t r = 0; r < n; ++r) {
     if (x[r] == best) return r;
   }
-  return 0;  // every value is NaN
+  return 0;
 }
 
 // The CPU's part of ArgMaxOp (ops/math/reduction_kernels.h), for ArgMax or
@@ -238,9 +245,9 @@ struct CpuArgMaxImpl {
         *oa = static_cast<Idx>(ArgBestContiguous<T, kMin>(xa, n));
         continue;
       }
-      std::copy(xa, xa + inner, best.begin());
+      std::fill(best.begin(), best.end(), ScanStart<T, kMin>());
       std::fill(oa, oa + inner, Idx{0});
-      for (int64_t r = 1; r < n; ++r) {
+      for (int64_t r = 0; r < n; ++r) {
         const T* xr = xa + r * inner;
         for (int64_t j = 0; j < inner; ++j) {
           if (Beats<T, kMin>(xr[j], best[j])) {

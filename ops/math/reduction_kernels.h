@@ -69,7 +69,7 @@ class ArgMaxOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(internal::ArgMaxPlan plan, internal::PlanArgMax(x, ctx->input(1)));
+    ASSIGN_OR_RETURN(internal::ArgMaxPlan plan, internal::PlanArgMax(ctx->node().op(), x, ctx->input(1)));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     return Impl::ArgMax(ctx, x, plan, out);

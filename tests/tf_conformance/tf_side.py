@@ -434,11 +434,17 @@ def nan_cases():
         x, c = tf.constant(rows), tf.constant(cols)
         a, b = tf.constant([1.0, np.nan, 2.0]), tf.constant([np.nan, 1.0, 3.0])
         gr, f = tf.constant([np.inf, np.nan, 2.0, 1.0]), tf.constant([-1.0, 0.0, 1.0, 7.0])
+        # ArgMax's scan starts at (0, lowest): -inf and lowest after a NaN
+        # never move it.
+        lowest = np.finfo(np.float32).min
+        e = tf.constant(np.array([[np.nan, -np.inf], [-np.inf, 2], [np.nan, lowest],
+                                  [np.nan, np.inf]], np.float32))
         fetches = [tf.maximum(a, b), tf.minimum(a, b),
                    tf.reduce_max(x, axis=1), tf.reduce_min(x, axis=1), tf.reduce_max(x),
                    tf.reduce_max(c, axis=0), tf.reduce_min(c, axis=1),
                    tf.argmax(x, axis=1), tf.argmin(x, axis=1), tf.argmax(c, axis=0),
                    tf.argmin(c, axis=0), tf.argmax(c, axis=1), tf.argmin(c, axis=1),
+                   tf.argmax(e, axis=1), tf.argmin(e, axis=1), tf.argmax(e, axis=0),
                    tf.raw_ops.ReluGrad(gradients=gr, features=f),
                    tf.raw_ops.Relu6Grad(gradients=gr, features=f)]
         with v1.Session() as sess:

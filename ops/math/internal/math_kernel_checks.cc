@@ -124,7 +124,8 @@ absl::StatusOr<ReductionGroups> GroupReduction(const TensorShape& in,
   return plan;
 }
 
-absl::StatusOr<ArgMaxPlan> PlanArgMax(const Tensor& x, const Tensor& dimension) {
+absl::StatusOr<ArgMaxPlan> PlanArgMax(absl::string_view op, const Tensor& x,
+                                      const Tensor& dimension) {
   if (dimension.NumElements() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("dimension must be a scalar, got shape ", dimension.shape().DebugString()));
@@ -133,7 +134,7 @@ absl::StatusOr<ArgMaxPlan> PlanArgMax(const Tensor& x, const Tensor& dimension) 
   const int rank = x.dims();
   if (dim < -rank || dim >= rank) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "ArgMax dimension ", dim, " is out of range for input of shape ", x.shape().DebugString()));
+        op, " dimension ", dim, " is out of range for input of shape ", x.shape().DebugString()));
   }
   if (dim < 0) dim += rank;
   ArgMaxPlan plan;
@@ -141,7 +142,7 @@ absl::StatusOr<ArgMaxPlan> PlanArgMax(const Tensor& x, const Tensor& dimension) 
   plan.n = x.dim_size(static_cast<int>(dim));
   if (plan.n == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "ArgMax over dimension ", dim, " of size 0 (input shape ", x.shape().DebugString(), ")"));
+        op, " over dimension ", dim, " of size 0 (input shape ", x.shape().DebugString(), ")"));
   }
   plan.out_shape = x.shape();
   plan.out_shape.RemoveDim(static_cast<int>(dim));

@@ -68,16 +68,17 @@ struct ReductionGroups {
 absl::StatusOr<ReductionGroups> GroupReduction(const TensorShape& in,
                                                absl::Span<const int64_t> axes, bool keep_dims);
 
-// ArgMax of x along `dimension` (a one-element int32/int64 host tensor):
-// x viewed as [outer, n, inner], the output [outer, inner] in x's shape
-// with the dimension removed. InvalidArgument when the dimension is out of
-// range or empty.
+// ArgMax (ArgMin; `op` names it in errors) of x along `dimension` (a
+// one-element int32/int64 host tensor): x viewed as [outer, n, inner], the
+// output [outer, inner] in x's shape with the dimension removed.
+// InvalidArgument when the dimension is out of range or empty.
 struct ArgMaxPlan {
   int64_t dim = 0;
   TensorShape out_shape;
   int64_t outer = 1, n = 0, inner = 1;
 };
-absl::StatusOr<ArgMaxPlan> PlanArgMax(const Tensor& x, const Tensor& dimension);
+absl::StatusOr<ArgMaxPlan> PlanArgMax(absl::string_view op, const Tensor& x,
+                                      const Tensor& dimension);
 
 }  // namespace internal
 }  // namespace sluice

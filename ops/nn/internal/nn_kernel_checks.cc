@@ -90,9 +90,10 @@ absl::Status CheckSparseSoftmaxXentShapes(const Tensor& features, const Tensor& 
         "SparseSoftmaxCrossEntropyWithLogits: labels must be a vector of the batch size ", batch,
         " (features shape ", ShapeStr(features), "), got labels shape ", ShapeStr(labels)));
   }
-  // No label can be valid (TensorFlow refuses it on every device; a GPU
-  // could only give NaN rows, its labels being in device memory).
-  if (batch > 0 && features.dim_size(1) == 0) {
+  // No label can be valid (TensorFlow refuses it on every device, an empty
+  // batch too; a GPU could only give NaN rows, its labels being in device
+  // memory).
+  if (features.dim_size(1) == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("SparseSoftmaxCrossEntropyWithLogits: must have at least one class, got "
                      "features shape ",
