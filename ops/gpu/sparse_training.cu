@@ -62,6 +62,14 @@ __device__ __forceinline__ void MomentumAt(const RowUpdate<T>& u, int64_t at, T 
 }
 
 template <typename T>
+__device__ __forceinline__ void KerasMomentumAt(const RowUpdate<T>& u, int64_t at, T g) {
+  const T lr = *u.hyper[0], momentum = *u.hyper[1];
+  const T a = u.slot0[at] * momentum - g * lr;
+  u.slot0[at] = a;
+  u.var[at] += u.flag ? a * momentum - g * lr : a;
+}
+
+template <typename T>
 __device__ __forceinline__ void AdagradAt(const RowUpdate<T>& u, int64_t at, T g, bool sparse) {
   const T lr = *u.hyper[0];
   if (u.flag) u.slot0[at] += g * g;
@@ -109,6 +117,8 @@ __global__ void RowUpdateKernel(RowUpdate<T> u, int64_t rows, int64_t inner,
     const T g = u.grad[k];
     if (kRule == RowRule::kMomentum) {
       MomentumAt(u, at, g);
+    } else if (kRule == RowRule::kKerasMomentum) {
+      KerasMomentumAt(u, at, g);
     } else if (kRule == RowRule::kAdagrad) {
       AdagradAt(u, at, g, /*sparse=*/indices != nullptr);
     } else {
@@ -150,6 +160,10 @@ cudaError_t LaunchRowUpdate(const RowUpdate<T>& u, int64_t rows, int64_t inner,
   switch (u.rule) {
     case RowRule::kMomentum:
       RowUpdateKernel<T, Index, RowRule::kMomentum>
+          <<<GridFor(total), kThreads, 0, stream>>>(u, rows, inner, indices, total);
+      break;
+    case RowRule::kKerasMomentum:
+      RowUpdateKernel<T, Index, RowRule::kKerasMomentum>
           <<<GridFor(total), kThreads, 0, stream>>>(u, rows, inner, indices, total);
       break;
     case RowRule::kAdagrad:

@@ -43,11 +43,14 @@ cudaError_t LaunchScatter(ScatterKind kind, T* var, int64_t rows, int64_t inner,
 //   kMomentum (lr, momentum; flag use_nesterov):
 //     accum = accum * momentum + g; var -= lr * accum
 //     (Nesterov: var -= g * lr + accum * momentum * lr)
+//   kKerasMomentum (lr, momentum; flag use_nesterov):
+//     accum = accum * momentum - lr * g; var += accum
+//     (Nesterov: var += accum * momentum - lr * g)
 //   kAdagrad (lr; flag update_slots):
 //     accum += g^2 (when update_slots); var -= lr * g / sqrt(accum)
 //   kFtrl (lr, l1, l2, lr_power; flag multiply_linear_by_lr): FTRL-proximal
 //     with slots accum and linear (ops/training/training_kernels_ftrl.cc).
-enum class RowRule { kMomentum, kAdagrad, kFtrl };
+enum class RowRule { kMomentum, kKerasMomentum, kAdagrad, kFtrl };
 
 template <typename T>
 struct RowUpdate {

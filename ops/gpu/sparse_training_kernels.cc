@@ -1,6 +1,7 @@
 // GPU kernels of the row updates an embedding on a GPU needs: ScatterUpdate,
 // ScatterAdd, ScatterSub (gradient descent's and Adam's sparse steps) and the
-// Momentum, Adagrad and FTRL rules in their SparseApply* forms (Adagrad and
+// Momentum, Adagrad and FTRL rules in their SparseApply* forms (and Keras's
+// momentum in ResourceSparseApplyKerasMomentum; Adagrad and
 // FTRL in their dense Apply* forms too), each also in its Resource* form, for
 // float and double with int32 or int64 indices. The host checks shapes,
 // locks, and (dense forms only) copies on write as the CPU shells do
@@ -59,6 +60,11 @@ struct MomentumLayout {
   static constexpr int kGrad = 3;
   static constexpr std::array<int, 2> kScalars{2, 4};  // lr, momentum
   static constexpr const char* kFlag = "use_nesterov";
+};
+// Keras's rule (ResourceSparseApplyKerasMomentum; no ref form), laid out as
+// Momentum.
+struct KerasMomentumLayout : MomentumLayout {
+  static constexpr RowRule kRule = RowRule::kKerasMomentum;
 };
 struct AdagradLayout {
   static constexpr RowRule kRule = RowRule::kAdagrad;
@@ -156,6 +162,10 @@ void RegisterFor(KernelRegistry* kernels) {
   sparse.template operator()<MomentumLayout>("Momentum");
   sparse.template operator()<AdagradLayout>("Adagrad");
   sparse.template operator()<FtrlLayout>("Ftrl");
+  kernels->Register<GpuRowUpdateOp<KerasMomentumLayout, T, Index, true>>(
+      GpuKernel("ResourceSparseApplyKerasMomentum")
+          .TypeConstraint("T", kType)
+          .TypeConstraint("Tindices", kIndex));
 }
 
 template <typename T>

@@ -33,6 +33,7 @@ struct RowCase {
   std::string label;
   int num_vars = 1;
   UpdateFn update;
+  bool resource = false;  // the variables are resource handles, not refs
 };
 
 // Variables [kRows, kDim] on `device` set to `init`, then one update per
@@ -46,8 +47,13 @@ absl::StatusOr<std::vector<Tensor>> RunRowUpdates(
   std::vector<Node*> assigns;
   for (int i = 0; i < c.num_vars; ++i) {
     const std::string name = i == 0 ? "var" : absl::StrCat("slot", i);
-    vars.push_back(ops::Variable(d.WithOpName(name), init[i].shape(), DT_FLOAT));
     values.push_back(ops::Placeholder(d.WithOpName(name + "_init"), DT_FLOAT));
+    if (c.resource) {
+      vars.push_back(ops::VarHandleOp(d.WithOpName(name), DT_FLOAT, init[i].shape()));
+      assigns.push_back(ops::AssignVariableOp(d.WithOpName(name + "_assign"), vars[i], values[i]));
+      continue;
+    }
+    vars.push_back(ops::Variable(d.WithOpName(name), init[i].shape(), DT_FLOAT));
     assigns.push_back(ops::Assign(d.WithOpName(name + "_assign"), vars[i], values[i]).node);
   }
   Output grad = ops::Placeholder(d.WithOpName("grad"), DT_FLOAT);
@@ -55,7 +61,9 @@ absl::StatusOr<std::vector<Tensor>> RunRowUpdates(
   Output update = c.update(d.WithOpName("update"), Unplaced(d), vars, grad, ids);
   std::vector<Output> reads;
   for (size_t i = 0; i < vars.size(); ++i) {
-    reads.push_back(ops::Identity(d.WithOpName(absl::StrCat("read", i)), vars[i]));
+    const std::string name = absl::StrCat("read", i);
+    reads.push_back(c.resource ? ops::ReadVariableOp(d.WithOpName(name), vars[i], DT_FLOAT)
+                               : ops::Identity(d.WithOpName(name), vars[i]));
   }
   RETURN_IF_ERROR(root.status());
   ASSIGN_OR_RETURN(std::unique_ptr<TestSession> session,
@@ -162,6 +170,26 @@ TEST_F(GpuSparseTest, SparseApplyRulesMatchTheCpu) {
   };
   // Adagrad's and FTRL's accumulators stay positive.
   for (const RowCase& c : cases) ExpectGpuMatchesCpu(rng(), c, /*distinct=*/true, false, 0.1f);
+  // Keras's momentum, which has only the resource form.
+  for (bool nesterov : {false, true}) {
+    RowCase keras{
+        absl::StrCat("ResourceSparseApplyKerasMomentum", nesterov ? "(nesterov)" : ""), 2,
+        [nesterov](const Scope& d, const Scope& c, const std::vector<Output>& v, Output g,
+                   Output ids) {
+          return Output(d.Op("ResourceSparseApplyKerasMomentum")
+                            .Input(v[0])
+                            .Input(v[1])
+                            .Input(ops::Const(c, 0.05f))
+                            .Input(g)
+                            .Input(ids)
+                            .Input(ops::Const(c, 0.9f))
+                            .Attr("use_nesterov", nesterov)
+                            .Finalize(),
+                        0);
+        },
+        /*resource=*/true};
+    ExpectGpuMatchesCpu(rng(), keras, /*distinct=*/true, false);
+  }
 }
 
 TEST_F(GpuSparseTest, DenseAdagradAndFtrlMatchTheCpu) {
