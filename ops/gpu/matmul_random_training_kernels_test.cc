@@ -208,11 +208,7 @@ TEST_F(GpuKernelRegistrationTest, ResourceVariableOpsOnGpu) {
                     .Input(x).Input(x).Input(x).Input(x).Input(x).Finalize(), 0);
     Output keras(s.Op("ResourceApplyKerasMomentum").Input(var).Input(m).Input(x).Input(x)
                      .Input(x).Finalize(), 0);
-    Output rows = ops::Placeholder(s, DT_INT64);
-    Output sparse_keras(s.Op("ResourceSparseApplyKerasMomentum").Input(var).Input(m).Input(x)
-                            .Input(x).Input(rows).Input(x).Finalize(), 0);
     ASSERT_TRUE(s.ok()) << s.status();
-    EXPECT_TRUE(HasGpuKernel(sparse_keras));
     for (const auto& [o, handles] :
          {std::pair{gd, 1}, std::pair{mom, 2}, std::pair{adam, 3}, std::pair{keras, 2}}) {
       EXPECT_TRUE(HasGpuKernel(o)) << o.node->op();

@@ -581,5 +581,35 @@ TEST(GpuHostTypesTest, ResourceVariablesAndTheirUpdatesStayOnTheGpu) {
   }
 }
 
+// Keras's SGD with momentum on an embedding written with resource variables
+// (its sparse gradient applied by ResourceSparseApplyKerasMomentum, as
+// Keras's _resource_apply_sparse does): the update stays with the table on
+// the GPU.
+TEST(GpuHostTypesTest, KerasMomentumOnAResourceEmbeddingStaysOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Scope gpu = s.WithDevice(kGpu0);
+  Output table = ops::VarHandleOp(gpu.WithOpName("table"), DT_FLOAT, TensorShape({10, 4}));
+  Output velocity = ops::VarHandleOp(gpu.WithOpName("velocity"), DT_FLOAT, TensorShape({10, 4}));
+  Output ids = ops::Placeholder(s.WithOpName("ids"), DT_INT64);
+  Output rows = ops::ResourceGather(gpu.WithOpName("rows"), table, ids, DT_FLOAT);
+  Node* update = gpu.WithOpName("update")
+                     .Op("ResourceSparseApplyKerasMomentum")
+                     .Input(table)
+                     .Input(velocity)
+                     .Input(ops::Const(s, 0.1f))
+                     .Input(ops::Mul(gpu, ops::Const(s, 2.0f), rows))
+                     .Input(ids)
+                     .Input(ops::Const(s, 0.9f))
+                     .Attr("use_nesterov", true)
+                     .Finalize();
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<ClientGraph> cg = BuildClientGraph(*s.graph(), {"ids:0"}, {}, {update->name()});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  ASSERT_TRUE(PlaceOverACpuAndAGpu(cg->graph.get()));
+  const std::vector<std::string> off = OffTheGpu(*cg->graph);
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+}
+
 } // namespace
 } // namespace sluice
