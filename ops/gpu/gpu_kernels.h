@@ -19,7 +19,7 @@ void RegisterGpuKernels(KernelRegistry* kernels);
 
 // The families, each in its own file (ops/gpu/*_kernels.cc).
 void RegisterGpuCwiseKernels(KernelRegistry* kernels);      // elementwise, broadcasting, Cast, AddN, Select
-void RegisterGpuReductionKernels(KernelRegistry* kernels);  // Sum, Mean, Max, Min, Prod, ArgMax
+void RegisterGpuReductionKernels(KernelRegistry* kernels);  // Sum, Mean, Max, Min, Prod, ArgMax, ArgMin
 void RegisterGpuNnKernels(KernelRegistry* kernels);         // Relu, softmax, cross-entropy, bias
 void RegisterGpuMatMulKernels(KernelRegistry* kernels);     // cuBLAS
 void RegisterGpuFusedKernels(KernelRegistry* kernels);

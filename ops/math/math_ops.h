@@ -1,6 +1,6 @@
 // Math ops: element-wise arithmetic and comparisons with NumPy broadcasting,
 // unary functions (and the *Grad helper ops TensorFlow graphs contain),
-// Select, AddN, Cast, reductions (Sum, Mean, Max, Min, Prod), ArgMax and
+// Select, AddN, Cast, reductions (Sum, Mean, Max, Min, Prod), ArgMax, ArgMin and
 // MatMul — their definitions (TensorFlow names, args and attrs), CPU kernels
 // and typed graph-building wrappers.
 //

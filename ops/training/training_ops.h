@@ -1,6 +1,12 @@
 // Training ops: the in-place variable updates optimizers are built from —
-// ApplyGradientDescent, ApplyMomentum, ApplyAdam (TensorFlow's names, inputs
-// and attrs) — with CPU kernels for float and double and typed wrappers.
+// ApplyGradientDescent, ApplyMomentum, ApplyAdam, the adaptive rules
+// (Adagrad, AdagradV2, ProximalGradientDescent, ProximalAdagrad, Adadelta,
+// RMSProp, CenteredRMSProp, Ftrl, FtrlV2), AdaMax, AddSign, PowerSign, each
+// with its Sparse and Resource forms where TensorFlow has them, and the
+// resource-only ResourceApplyKerasMomentum, ResourceSparseApplyKerasMomentum
+// and ResourceApplyAdamWithAmsgrad (TensorFlow's names, inputs and attrs) —
+// with CPU kernels for float and double and typed wrappers for the common
+// ones; the others are built with scope.Op("ResourceApplyAdaMax")... .
 //
 //   Scope s = Scope::NewRootScope(BuiltinOps());
 //   Output w = ops::Variable(s.WithOpName("w"), TensorShape({2}), DT_FLOAT);
@@ -18,7 +24,9 @@
 //                         var -= lr_t * m / (sqrt(v) + epsilon)     (plain)
 //                         var -= lr_t * (beta1 * m + (1 - beta1) * grad)
 //                                / (sqrt(v) + epsilon)              (nesterov)
-// Each returns `var` (Ref(T)).
+// Each ref form returns `var` (Ref(T)); the Resource forms return nothing.
+// The formulas of the others are in their kernels' comments
+// (training_kernels_adaptive.cc, _ftrl.cc, _keras.cc, _sign.cc).
 //
 // Kernels hold every updated variable's lock for the whole update, whatever
 // use_locking says, and write copy-on-write, except the SparseApply* forms,
@@ -160,7 +168,10 @@ Output SparseApplyFtrlV2(const Scope& scope, Input var, Input accum, Input linea
 // ResourceApplyAdam) take resource handles (ops/state/resource_variable_ops.h) in
 // place of the variables and output nothing. So do ResourceApplyAdagrad,
 // ResourceSparseApplyAdagrad and the other adaptive rules' resource forms
-// (build them with scope.Op("ResourceSparseApplyFtrl")...).
+// (build them with scope.Op("ResourceSparseApplyFtrl")...), and the
+// resource-only Keras ones (ResourceApplyKerasMomentum: accum = accum *
+// momentum - lr * grad; var += accum, or with Nesterov accum * momentum -
+// lr * grad).
 Node* ResourceApplyGradientDescent(const Scope& scope, Input var, Input alpha, Input delta,
                                    const ApplyGradientDescentAttrs& attrs = {},
                                    std::source_location loc = std::source_location::current());

@@ -51,7 +51,7 @@ KernelDef Cpu(const char* op) {
 }
 
 // Registers the kernels of reduction_kernels.cc: Sum, Mean, Prod, Max, Min,
-// ArgMax.
+// ArgMax, ArgMin.
 void RegisterReductionKernels(KernelRegistry* k);
 
 // Registers the kernels of matmul_kernels.cc: MatMul.
