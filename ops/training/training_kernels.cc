@@ -1,5 +1,6 @@
 // CPU kernels of the training ops. ApplyGradientDescent, ApplyMomentum and
-// ApplyAdam (and their Resource forms) are the device-independent shells of
+// ApplyAdam (and their Resource forms), and ResourceApplyKerasMomentum, are
+// the device-independent shells of
 // ops/training/training_kernels.h with CpuTrainingImpl's arithmetic: tight
 // elementwise loops with __restrict pointers so the compiler vectorizes them.
 // The adaptive rules and FTRL use the Rule shells of training_apply_shell.h.
@@ -36,6 +37,18 @@ ABSL_ATTRIBUTE_NOINLINE void MomentumLoop(T* __restrict var, T* __restrict accum
     } else {
       var[i] -= lr * a;
     }
+  });
+}
+
+// Keras's rule: the velocity holds the step, lr folded in.
+template <typename T, bool kNesterov>
+ABSL_ATTRIBUTE_NOINLINE void KerasMomentumLoop(T* __restrict var, T* __restrict accum,
+                                               const T* __restrict grad, T lr, T momentum,
+                                               int64_t n) {
+  internal::ForEachIndex(n, [=](int64_t i) {
+    const T a = accum[i] * momentum - grad[i] * lr;
+    accum[i] = a;
+    var[i] += kNesterov ? a * momentum - grad[i] * lr : a;
   });
 }
 
@@ -82,6 +95,18 @@ struct CpuTrainingImpl {
       MomentumLoop<T, true>(var, accum, grad, lr.scalar<T>(), momentum.scalar<T>(), n);
     } else {
       MomentumLoop<T, false>(var, accum, grad, lr.scalar<T>(), momentum.scalar<T>(), n);
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  static absl::Status KerasMomentum(OpKernelContext* ctx, T* var, T* accum, const Tensor& lr,
+                                    const T* grad, const Tensor& momentum, int64_t n,
+                                    bool nesterov) {
+    if (nesterov) {
+      KerasMomentumLoop<T, true>(var, accum, grad, lr.scalar<T>(), momentum.scalar<T>(), n);
+    } else {
+      KerasMomentumLoop<T, false>(var, accum, grad, lr.scalar<T>(), momentum.scalar<T>(), n);
     }
     return absl::OkStatus();
   }
@@ -142,6 +167,10 @@ void RegisterTrainingKernels(KernelRegistry* kernels) {
                                                      /*with_resource_forms=*/true);
   RegisterTrainingKernelsFor<CpuTrainingImpl, double>(kernels, kDeviceTypeCpu,
                                                       /*with_resource_forms=*/true);
+  // ResourceApplyKerasMomentum through the same shell (its sparse form is a
+  // Rule: training_kernels_keras.cc).
+  RegisterKerasMomentumKernelFor<CpuTrainingImpl, float>(kernels, kDeviceTypeCpu);
+  RegisterKerasMomentumKernelFor<CpuTrainingImpl, double>(kernels, kDeviceTypeCpu);
   RegisterMultiApplyKernels(kernels);
   internal::RegisterAdaptiveTrainingKernels(kernels);
   internal::RegisterFtrlTrainingKernels(kernels);

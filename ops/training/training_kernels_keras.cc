@@ -1,6 +1,7 @@
 // CPU arithmetic of the training ops TensorFlow added for Keras's optimizers
-// — KerasMomentum (resource forms only, dense and sparse), AdamWithAmsgrad
-// (resource only) and AdaMax — as Rules for the shells of
+// — KerasMomentum's sparse form (resource only; the dense one has its own
+// kernel, training_kernels.cc), AdamWithAmsgrad (resource only) and AdaMax —
+// as Rules for the shells of
 // ops/training/training_apply_shell.h. The formulas are those of
 // TensorFlow's CPU functors (tensorflow/core/kernels/training_ops.cc).
 #include <algorithm>
@@ -14,8 +15,9 @@ namespace sluice {
 namespace internal {
 namespace {
 
-// KerasMomentum(var, accum, lr, grad, momentum; use_nesterov): the velocity
-// holds the step itself, lr folded in (Momentum's accum does not):
+// SparseKerasMomentum(var, accum, lr, grad, indices, momentum; use_nesterov)
+// on each named row; the velocity holds the step itself, lr folded in
+// (Momentum's accum does not):
 //   accum = accum * momentum - lr * grad
 //   var += accum, or with Nesterov accum * momentum - lr * grad.
 struct KerasMomentumRule : NoCheck {
@@ -92,7 +94,7 @@ struct AdaMaxRule : NoCheck {
 }  // namespace
 
 void RegisterKerasTrainingKernels(KernelRegistry* kernels) {
-  RegisterApplyRule<KerasMomentumRule>(kernels, "KerasMomentum", ApplyForms::kResourceOnly);
+  RegisterSparseApplyRule<KerasMomentumRule>(kernels, "KerasMomentum", ApplyForms::kResourceOnly);
   RegisterDenseApplyRule<AdamWithAmsgradRule>(kernels, "AdamWithAmsgrad",
                                               ApplyForms::kResourceOnly);
   RegisterDenseApplyRule<AdaMaxRule>(kernels, "AdaMax");
