@@ -555,22 +555,24 @@ SLUICE_REDUCTION_WRAPPER_(All)
 SLUICE_REDUCTION_WRAPPER_(Any)
 #undef SLUICE_REDUCTION_WRAPPER_
 
-Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs,
-              Loc loc) {
-  return scope.Op("ArgMax", loc)
+// ArgMax or ArgMin.
+static Output ArgBest(const char* op, const Scope& scope, Input input, Input dimension,
+                      const ArgMaxAttrs& attrs, Loc loc) {
+  return scope.Op(op, loc)
       .Input(input)
       .Input(dimension)
       .Attr("output_type", attrs.output_type)
       .Finalize1();
 }
 
+Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs,
+              Loc loc) {
+  return ArgBest("ArgMax", scope, input, dimension, attrs, loc);
+}
+
 Output ArgMin(const Scope& scope, Input input, Input dimension, const ArgMaxAttrs& attrs,
               Loc loc) {
-  return scope.Op("ArgMin", loc)
-      .Input(input)
-      .Input(dimension)
-      .Attr("output_type", attrs.output_type)
-      .Finalize1();
+  return ArgBest("ArgMin", scope, input, dimension, attrs, loc);
 }
 
 Output MatMul(const Scope& scope, Input a, Input b, const MatMulAttrs& attrs, Loc loc) {

@@ -167,8 +167,8 @@ void RegisterTrainingKernels(KernelRegistry* kernels) {
                                                      /*with_resource_forms=*/true);
   RegisterTrainingKernelsFor<CpuTrainingImpl, double>(kernels, kDeviceTypeCpu,
                                                       /*with_resource_forms=*/true);
-  // ResourceApplyKerasMomentum through the same shell (its sparse form is a
-  // Rule: training_kernels_keras.cc).
+  // ResourceApplyKerasMomentum through the same shell (its sparse form is
+  // Momentum's Rule: training_kernels_adaptive.cc).
   RegisterKerasMomentumKernelFor<CpuTrainingImpl, float>(kernels, kDeviceTypeCpu);
   RegisterKerasMomentumKernelFor<CpuTrainingImpl, double>(kernels, kDeviceTypeCpu);
   RegisterMultiApplyKernels(kernels);

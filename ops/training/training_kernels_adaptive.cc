@@ -1,5 +1,6 @@
 // CPU arithmetic of the adaptive-learning-rate training ops — Adagrad,
-// ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp — as Rules for the
+// ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp — and of the sparse
+// forms of Momentum and Keras's momentum, as Rules for the
 // shells of ops/training/training_apply_shell.h. The formulas are those of
 // TensorFlow's CPU functors (tensorflow/core/kernels/training_ops.cc), the
 // sparse variants included where TensorFlow writes them differently.
@@ -61,6 +62,11 @@ struct AdagradRule : NoCheck {
 // only (the dense ones have their own kernel, training_kernels.cc):
 //   accum = accum * momentum + grad
 //   var -= lr * accum, or with Nesterov lr * grad + lr * momentum * accum.
+// kKeras: Keras's rule (ResourceSparseApplyKerasMomentum only), the velocity
+// holding the step itself, lr folded in:
+//   accum = accum * momentum - lr * grad
+//   var += accum, or with Nesterov accum * momentum - lr * grad.
+template <bool kKeras>
 struct MomentumRule : NoCheck {
   static constexpr int kVars = 2;
   static constexpr int kGrad = 3;
@@ -73,6 +79,11 @@ struct MomentumRule : NoCheck {
     T* __restrict accum = v[1];
     const T lr = s[0], momentum = s[1];
     for (int64_t i = 0; i < n; ++i) {
+      if (kKeras) {
+        accum[i] = accum[i] * momentum - g[i] * lr;
+        var[i] += nesterov ? accum[i] * momentum - g[i] * lr : accum[i];
+        continue;
+      }
       accum[i] = accum[i] * momentum + g[i];
       if (nesterov) {
         var[i] -= g[i] * lr + accum[i] * momentum * lr;
@@ -244,7 +255,8 @@ struct CenteredRMSPropRule : NoCheck {
 
 void RegisterAdaptiveTrainingKernels(KernelRegistry* kernels) {
   RegisterApplyRule<AdagradRule>(kernels, "Adagrad");
-  RegisterSparseApplyRule<MomentumRule>(kernels, "Momentum");
+  RegisterSparseApplyRule<MomentumRule<false>>(kernels, "Momentum");
+  RegisterSparseApplyRule<MomentumRule<true>>(kernels, "KerasMomentum", ApplyForms::kResourceOnly);
   RegisterApplyRule<AdagradV2Rule>(kernels, "AdagradV2");
   RegisterApplyRule<ProximalGradientDescentRule>(kernels, "ProximalGradientDescent");
   RegisterApplyRule<ProximalAdagradRule>(kernels, "ProximalAdagrad");

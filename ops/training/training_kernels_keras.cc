@@ -1,7 +1,5 @@
-// CPU arithmetic of the training ops TensorFlow added for Keras's optimizers
-// — KerasMomentum's sparse form (resource only; the dense one has its own
-// kernel, training_kernels.cc), AdamWithAmsgrad (resource only) and AdaMax —
-// as Rules for the shells of
+// CPU arithmetic of two training ops TensorFlow added for Keras's optimizers
+// — AdamWithAmsgrad (resource only) and AdaMax — as Rules for the shells of
 // ops/training/training_apply_shell.h. The formulas are those of
 // TensorFlow's CPU functors (tensorflow/core/kernels/training_ops.cc).
 #include <algorithm>
@@ -14,29 +12,6 @@
 namespace sluice {
 namespace internal {
 namespace {
-
-// SparseKerasMomentum(var, accum, lr, grad, indices, momentum; use_nesterov)
-// on each named row; the velocity holds the step itself, lr folded in
-// (Momentum's accum does not):
-//   accum = accum * momentum - lr * grad
-//   var += accum, or with Nesterov accum * momentum - lr * grad.
-struct KerasMomentumRule : NoCheck {
-  static constexpr int kVars = 2;
-  static constexpr int kGrad = 3;
-  static constexpr std::array<int, 2> kScalars{2, 4};
-  static constexpr const char* kFlag = "use_nesterov";
-
-  template <typename T, bool kSparse>
-  static void Update(const T* s, bool nesterov, T* const* v, const T* __restrict g, int64_t n) {
-    T* __restrict var = v[0];
-    T* __restrict accum = v[1];
-    const T lr = s[0], momentum = s[1];
-    for (int64_t i = 0; i < n; ++i) {
-      accum[i] = accum[i] * momentum - g[i] * lr;
-      var[i] += nesterov ? accum[i] * momentum - g[i] * lr : accum[i];
-    }
-  }
-};
 
 // AdamWithAmsgrad(var, m, v, vhat, beta1_power, beta2_power, lr, beta1,
 // beta2, epsilon, grad): Adam whose denominator never shrinks:
@@ -94,7 +69,6 @@ struct AdaMaxRule : NoCheck {
 }  // namespace
 
 void RegisterKerasTrainingKernels(KernelRegistry* kernels) {
-  RegisterSparseApplyRule<KerasMomentumRule>(kernels, "KerasMomentum", ApplyForms::kResourceOnly);
   RegisterDenseApplyRule<AdamWithAmsgradRule>(kernels, "AdamWithAmsgrad",
                                               ApplyForms::kResourceOnly);
   RegisterDenseApplyRule<AdaMaxRule>(kernels, "AdaMax");
