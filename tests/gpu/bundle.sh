@@ -6,7 +6,9 @@
 #   tests/gpu/bundle.sh [OUT_DIR]        (default gpu_bundle/, git-ignored)
 #
 # It builds every GPU test, the GPU benchmarks, the GPU-capable examples,
-# the launcher and the runner, then writes OUT_DIR/sluice-gpu/ with
+# the launcher and the runner (not the server: the launcher runs the
+# examples' own binaries, and the transfer limit is near), then writes
+# OUT_DIR/sluice-gpu/ with
 #   bin/   the binaries
 #   lib/   every shared library `ldd` lists for them except glibc,
 #          libstdc++/libgcc_s and the CUDA libraries (cudart, cuBLAS, NCCL),
@@ -58,7 +60,6 @@ targets=(
   //examples:multi_worker_mlp
   //examples:fashion_mnist_cnn
   //tools:launch
-  //tools:server
   //tools:runner
 )
 
