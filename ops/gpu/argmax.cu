@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
 #include "ops/gpu/block_reduce.cu.h"
 #include "ops/gpu/reduce_common.cu.h"
@@ -50,14 +49,11 @@ __device__ __forceinline__ bool Better(A bv, int64_t bi, A av, int64_t ai) {
   return bi < ai;
 }
 
-// The value every other beats or ties (then the index decides).
+// Where each thread starts: the scan's start value, "out", with an index
+// every real one beats.
 template <bool kMin, typename A>
 __device__ __forceinline__ A WorstValue() {
-  if constexpr (std::numeric_limits<A>::has_quiet_NaN) {
-    return std::numeric_limits<A>::quiet_NaN();
-  } else {
-    return kMin ? std::numeric_limits<A>::max() : std::numeric_limits<A>::lowest();
-  }
+  return kMin ? std::numeric_limits<A>::max() : std::numeric_limits<A>::lowest();
 }
 constexpr int64_t kNoIndex = std::numeric_limits<int64_t>::max();
 
