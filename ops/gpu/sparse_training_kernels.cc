@@ -1,9 +1,13 @@
 // GPU kernels of the row updates an embedding on a GPU needs: ScatterUpdate,
 // ScatterAdd, ScatterSub (gradient descent's and Adam's sparse steps) and the
-// Momentum, Adagrad and FTRL rules in their SparseApply* forms (and Keras's
-// momentum in ResourceSparseApplyKerasMomentum; Adagrad and
-// FTRL in their dense Apply* forms too), each also in its Resource* form, for
-// float and double with int32 or int64 indices. The host checks shapes,
+// Momentum, Adagrad, AdagradV2, FTRL, Adadelta, RMSProp and CenteredRMSProp
+// rules in their SparseApply* forms (and Keras's momentum in
+// ResourceSparseApplyKerasMomentum); the same kernels update whole variables
+// in the dense Apply* forms of those rules but Momentum (ops/gpu/training.cu
+// has its own) and of AdaMax, AdamWithAmsgrad (resource only), AddSign and
+// PowerSign. Each comes in its Resource* form too, for float and double with
+// int32 or int64 indices. ProximalAdagrad and ProximalGradientDescent have
+// no GPU kernel: their hyper-parameters are checked by value, on the host. The host checks shapes,
 // locks, and (dense forms only) copies on write as the CPU shells do
 // (ops/training/training_apply_shell.h); the indices and the
 // hyper-parameters stay in device memory for the CUDA code
@@ -73,12 +77,67 @@ struct AdagradLayout {
   static constexpr std::array<int, 1> kScalars{2};  // lr
   static constexpr const char* kFlag = "update_slots";
 };
+struct AdagradV2Layout {
+  static constexpr RowRule kRule = RowRule::kAdagradV2;
+  static constexpr int kVars = 2;  // var, accum
+  static constexpr int kGrad = 4;
+  static constexpr std::array<int, 2> kScalars{2, 3};  // lr, epsilon
+  static constexpr const char* kFlag = "update_slots";
+};
 struct FtrlLayout {
   static constexpr RowRule kRule = RowRule::kFtrl;
   static constexpr int kVars = 3;  // var, accum, linear
   static constexpr int kGrad = 3;
   static constexpr std::array<int, 4> kScalars{4, 5, 6, 7};  // lr, l1, l2, lr_power
   static constexpr const char* kFlag = "multiply_linear_by_lr";
+};
+struct AdadeltaLayout {
+  static constexpr RowRule kRule = RowRule::kAdadelta;
+  static constexpr int kVars = 3;  // var, accum, accum_update
+  static constexpr int kGrad = 6;
+  static constexpr std::array<int, 3> kScalars{3, 4, 5};  // lr, rho, epsilon
+  static constexpr const char* kFlag = nullptr;
+};
+struct RMSPropLayout {
+  static constexpr RowRule kRule = RowRule::kRMSProp;
+  static constexpr int kVars = 3;  // var, ms, mom
+  static constexpr int kGrad = 7;
+  static constexpr std::array<int, 4> kScalars{3, 4, 5, 6};  // lr, rho, momentum, epsilon
+  static constexpr const char* kFlag = nullptr;
+};
+struct CenteredRMSPropLayout {
+  static constexpr RowRule kRule = RowRule::kCenteredRMSProp;
+  static constexpr int kVars = 4;  // var, mg, ms, mom
+  static constexpr int kGrad = 8;
+  static constexpr std::array<int, 4> kScalars{4, 5, 6, 7};  // lr, rho, momentum, epsilon
+  static constexpr const char* kFlag = nullptr;
+};
+// The rules below have dense forms only.
+struct AdaMaxLayout {
+  static constexpr RowRule kRule = RowRule::kAdaMax;
+  static constexpr int kVars = 3;  // var, m, v
+  static constexpr int kGrad = 8;
+  // beta1_power, lr, beta1, beta2, epsilon
+  static constexpr std::array<int, 5> kScalars{3, 4, 5, 6, 7};
+  static constexpr const char* kFlag = nullptr;
+};
+struct AmsgradLayout {  // ResourceApplyAdamWithAmsgrad (no ref form)
+  static constexpr RowRule kRule = RowRule::kAmsgrad;
+  static constexpr int kVars = 4;  // var, m, v, vhat
+  static constexpr int kGrad = 10;
+  // beta1_power, beta2_power, lr, beta1, beta2, epsilon
+  static constexpr std::array<int, 6> kScalars{4, 5, 6, 7, 8, 9};
+  static constexpr const char* kFlag = nullptr;
+};
+// AddSign (lr, alpha, sign_decay, beta) and PowerSign (lr, logbase,
+// sign_decay, beta), each with var and m.
+template <RowRule kSignRule>
+struct SignLayout {
+  static constexpr RowRule kRule = kSignRule;
+  static constexpr int kVars = 2;
+  static constexpr int kGrad = 6;
+  static constexpr std::array<int, 4> kScalars{2, 3, 4, 5};
+  static constexpr const char* kFlag = nullptr;
 };
 
 // The dense (kSparse false: Apply*, ResourceApply*) or sparse (SparseApply*,
@@ -121,8 +180,9 @@ class GpuRowUpdateOp : public internal::VariableKernel {
     }
     const std::array<T*, Layout::kVars> p = internal::DataOf<T, Layout::kVars>(u);
     r.var = p[0];
-    r.slot0 = p[1];
-    if constexpr (Layout::kVars > 2) r.slot1 = p[2];
+    static_assert(Layout::kVars - 1 <= gpu::kMaxRowSlots);
+    static_assert(Layout::kScalars.size() <= gpu::kMaxRowHyper);
+    for (int i = 1; i < Layout::kVars; ++i) r.slot[i - 1] = p[i];
     r.grad = grad.data<T>();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     RETURN_IF_ERROR(
@@ -161,7 +221,11 @@ void RegisterFor(KernelRegistry* kernels) {
   };
   sparse.template operator()<MomentumLayout>("Momentum");
   sparse.template operator()<AdagradLayout>("Adagrad");
+  sparse.template operator()<AdagradV2Layout>("AdagradV2");
   sparse.template operator()<FtrlLayout>("Ftrl");
+  sparse.template operator()<AdadeltaLayout>("Adadelta");
+  sparse.template operator()<RMSPropLayout>("RMSProp");
+  sparse.template operator()<CenteredRMSPropLayout>("CenteredRMSProp");
   kernels->Register<GpuRowUpdateOp<KerasMomentumLayout, T, Index, true>>(
       GpuKernel("ResourceSparseApplyKerasMomentum")
           .TypeConstraint("T", kType)
@@ -171,14 +235,23 @@ void RegisterFor(KernelRegistry* kernels) {
 template <typename T>
 void RegisterDenseFor(KernelRegistry* kernels) {
   constexpr DataType kType = DataTypeToEnum<T>::value;
-  auto dense = [&]<typename Layout>(const char* op) {
-    for (const char* prefix : {"Apply", "ResourceApply"}) {
+  auto dense = [&]<typename Layout>(const char* op, bool resource_only = false) {
+    for (const char* prefix : {"ResourceApply", "Apply"}) {
+      if (resource_only && prefix[0] != 'R') continue;
       kernels->Register<GpuRowUpdateOp<Layout, T, int64_t, false>>(
           GpuKernel(absl::StrCat(prefix, op)).TypeConstraint("T", kType));
     }
   };
   dense.template operator()<AdagradLayout>("Adagrad");
+  dense.template operator()<AdagradV2Layout>("AdagradV2");
   dense.template operator()<FtrlLayout>("Ftrl");
+  dense.template operator()<AdadeltaLayout>("Adadelta");
+  dense.template operator()<RMSPropLayout>("RMSProp");
+  dense.template operator()<CenteredRMSPropLayout>("CenteredRMSProp");
+  dense.template operator()<AdaMaxLayout>("AdaMax");
+  dense.template operator()<AmsgradLayout>("AdamWithAmsgrad", /*resource_only=*/true);
+  dense.template operator()<SignLayout<RowRule::kAddSign>>("AddSign");
+  dense.template operator()<SignLayout<RowRule::kPowerSign>>("PowerSign");
 }
 
 bool IndexTypes(const KernelDef& def) {

@@ -67,14 +67,13 @@ absl::Status CheckIsVariable(const std::string& optimizer, const Output& var) {
   return absl::OkStatus();
 }
 
-// The node, or the scope's error when building failed.
-absl::StatusOr<Node*> Built(const Scope& s, Node* node) {
-  RETURN_IF_ERROR(s.status());
+}  // namespace
+
+absl::StatusOr<Node*> Optimizer::Built(const Scope& scope, Node* node) {
+  RETURN_IF_ERROR(scope.status());
   if (node == nullptr) return absl::InternalError("node was not built");
   return node;
 }
-
-}  // namespace
 
 std::vector<GradAndVar> DenseGradients(const Scope& scope,
                                        absl::Span<const GradAndVar> grads_and_vars) {

@@ -142,6 +142,8 @@ class Optimizer {
   absl::StatusOr<Output> CreateScalarVariable(const Scope& scope, const std::string& name,
                                               DataType dtype, double value,
                                               const Output& colocate_with);
+  // `node` once `scope` has no error (else that error); Internal for null.
+  static absl::StatusOr<Node*> Built(const Scope& scope, Node* node);
 
  private:
   std::string name_;
@@ -273,6 +275,59 @@ class FtrlOptimizer : public Optimizer {
  private:
   double learning_rate_;
   Options options_;
+};
+
+// TensorFlow 1.x's RMSPropOptimizer: slots "rms" (ones), "mg" (zeros,
+// centered only) and "momentum" (zeros) per variable, in that order (so
+// named "<var>/RMSProp", "<var>/RMSProp_1", ...). ApplyRMSProp, or
+// ApplyCenteredRMSProp when centered (the denominator is the gradient's
+// variance estimate, not its second moment). Sparse: SparseApply(Centered)RMSProp
+// on the deduplicated rows.
+class RMSPropOptimizer : public Optimizer {
+ public:
+  struct Options {
+    double decay = 0.9;  // rho
+    double momentum = 0;
+    double epsilon = 1e-10;
+    bool centered = false;
+  };
+  RMSPropOptimizer(double learning_rate, Options options, std::string name = "RMSProp")
+      : Optimizer(std::move(name)), learning_rate_(learning_rate), options_(options) {}
+  explicit RMSPropOptimizer(double learning_rate) : RMSPropOptimizer(learning_rate, Options()) {}
+
+ protected:
+  absl::Status Prepare(const Scope& scope, absl::Span<const GradAndVar> grads_and_vars) override;
+  absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
+                                   const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
+
+ private:
+  double learning_rate_;
+  Options options_;
+};
+
+// TensorFlow 1.x's AdadeltaOptimizer (learning_rate 0.001, rho 0.95,
+// epsilon 1e-8 by default): slots "accum" and "accum_update" (zeros) per
+// variable; ApplyAdadelta. Sparse: SparseApplyAdadelta on the deduplicated
+// rows.
+class AdadeltaOptimizer : public Optimizer {
+ public:
+  explicit AdadeltaOptimizer(double learning_rate = 0.001, double rho = 0.95,
+                             double epsilon = 1e-8, std::string name = "Adadelta")
+      : Optimizer(std::move(name)), learning_rate_(learning_rate), rho_(rho), epsilon_(epsilon) {}
+
+ protected:
+  absl::Status Prepare(const Scope& scope, absl::Span<const GradAndVar> grads_and_vars) override;
+  absl::StatusOr<Node*> ApplyDense(const Scope& scope, const Output& grad,
+                                   const Output& var) override;
+  absl::StatusOr<Node*> ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                    const Output& var) override;
+
+ private:
+  double learning_rate_;
+  double rho_;
+  double epsilon_;
 };
 
 // Each variable updated by its own optimizer, as TensorFlow's wide & deep

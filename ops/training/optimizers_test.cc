@@ -144,6 +144,75 @@ TEST(OptimizersTest, AdamFirstStepAndSlots) {
   EXPECT_NEAR(FetchScalar<float>(sess.get(), Output(beta1_power)), 0.81f, 1e-6);
 }
 
+TEST(OptimizersTest, RMSPropConverges) {
+  RMSPropOptimizer rmsprop(0.02);
+  TrainResult r = Train(&rmsprop, 500);
+  EXPECT_NEAR(r.w, 3.0f, 1e-3);
+  // TensorFlow's slot names: rms, then momentum.
+  EXPECT_EQ(r.initializers, (std::vector<std::string>{"w/RMSProp/Assign", "w/RMSProp_1/Assign"}));
+}
+
+TEST(OptimizersTest, CenteredRMSPropWithMomentumConverges) {
+  RMSPropOptimizer rmsprop(0.01, {.momentum = 0.9, .centered = true});
+  TrainResult r = Train(&rmsprop, 500);
+  EXPECT_NEAR(r.w, 3.0f, 1e-2);
+  EXPECT_EQ(r.initializers, (std::vector<std::string>{"w/RMSProp/Assign", "w/RMSProp_1/Assign",
+                                                      "w/RMSProp_2/Assign"}));
+}
+
+// One step from w = 5 (g = 4) with lr 0.1, rho 0.9: rms starts at 1, so
+// rms = 1 + (16 - 1) * 0.1 = 2.5; centered, mg = 0.4 and the denominator is
+// sqrt(2.5 - 0.16).
+TEST(OptimizersTest, RMSPropFirstStepByHand) {
+  for (bool centered : {false, true}) {
+    SCOPED_TRACE(centered ? "centered" : "plain");
+    Quadratic q(5.0f);
+    RMSPropOptimizer rmsprop(0.1, {.centered = centered});
+    absl::StatusOr<Node*> train = rmsprop.Minimize(q.s, q.loss, {q.w.var});
+    ASSERT_TRUE(train.ok()) << train.status();
+    const Output rms = rmsprop.GetSlot(q.w.var, "rms");
+    const Output mom = rmsprop.GetSlot(q.w.var, "momentum");
+    ASSERT_TRUE(rms.valid() && mom.valid());
+    EXPECT_EQ(rmsprop.GetSlot(q.w.var, "mg").valid(), centered);
+    EXPECT_EQ(rms.node->ColocationNames(), std::vector<std::string>{"w"});
+    Node* init = ops::GlobalVariablesInitializer(q.s);
+    std::unique_ptr<Session> sess = MakeSession(q.s);
+    ASSERT_TRUE(sess->Run({}, {}, {init}).ok());
+    EXPECT_FLOAT_EQ(FetchScalar<float>(sess.get(), rms), 1.0f);
+    ASSERT_TRUE(sess->Run({}, {}, {*train}).ok());
+    const double step = 0.4 / std::sqrt(centered ? 2.34 : 2.5);
+    EXPECT_NEAR(FetchScalar<float>(sess.get(), rms), 2.5f, 1e-6);
+    EXPECT_NEAR(FetchScalar<float>(sess.get(), mom), step, 1e-6);
+    EXPECT_NEAR(FetchScalar<float>(sess.get(), q.w.var), 5.0 - step, 1e-6);
+  }
+}
+
+TEST(OptimizersTest, AdadeltaConverges) {
+  AdadeltaOptimizer adadelta(1.0, 0.95, 1e-6);
+  TrainResult r = Train(&adadelta, 1000);
+  EXPECT_NEAR(r.w, 3.0f, 1e-2);
+  EXPECT_EQ(r.initializers,
+            (std::vector<std::string>{"w/Adadelta/Assign", "w/Adadelta_1/Assign"}));
+}
+
+// One step from w = 5 (g = 4), lr 1, rho 0.95, epsilon 1e-6: accum = 0.8,
+// update = sqrt(1e-6) / sqrt(0.8 + 1e-6) * 4, accum_update = 0.05 update^2.
+TEST(OptimizersTest, AdadeltaFirstStepByHand) {
+  Quadratic q(5.0f);
+  AdadeltaOptimizer adadelta(1.0, 0.95, 1e-6);
+  absl::StatusOr<Node*> train = adadelta.Minimize(q.s, q.loss, {q.w.var});
+  ASSERT_TRUE(train.ok()) << train.status();
+  Node* init = ops::GlobalVariablesInitializer(q.s);
+  std::unique_ptr<Session> sess = MakeSession(q.s);
+  ASSERT_TRUE(sess->Run({}, {}, {init}).ok());
+  ASSERT_TRUE(sess->Run({}, {}, {*train}).ok());
+  const double update = 1e-3 / std::sqrt(0.8 + 1e-6) * 4;
+  EXPECT_NEAR(FetchScalar<float>(sess.get(), adadelta.GetSlot(q.w.var, "accum")), 0.8f, 1e-6);
+  EXPECT_NEAR(FetchScalar<float>(sess.get(), adadelta.GetSlot(q.w.var, "accum_update")),
+              0.05 * update * update, 1e-10);
+  EXPECT_NEAR(FetchScalar<float>(sess.get(), q.w.var), 5.0 - update, 1e-6);
+}
+
 TEST(OptimizersTest, ComputeThenApplyGradients) {
   Quadratic q(5.0f);
   GradientDescentOptimizer gd(0.25);

@@ -256,6 +256,25 @@ TEST(SparseGradientsTest, FtrlUpdatesTheTouchedRows) {
   ExpectRowsMatch(OneStep(&a, &b), false, 1e-6);
 }
 
+// RMSProp's and Adadelta's steps are 0 where the gradient is 0 (their
+// momentum and update start at 0), so the dense rule leaves untouched rows
+// alone too.
+TEST(SparseGradientsTest, RMSPropUpdatesTheTouchedRows) {
+  RMSPropOptimizer a(0.1), b(0.1);
+  ExpectRowsMatch(OneStep(&a, &b), true, 1e-6);
+}
+
+TEST(SparseGradientsTest, CenteredRMSPropUpdatesTheTouchedRows) {
+  RMSPropOptimizer a(0.1, {.momentum = 0.5, .centered = true});
+  RMSPropOptimizer b(0.1, {.momentum = 0.5, .centered = true});
+  ExpectRowsMatch(OneStep(&a, &b), true, 1e-6);
+}
+
+TEST(SparseGradientsTest, AdadeltaUpdatesTheTouchedRows) {
+  AdadeltaOptimizer a(1.0), b(1.0);
+  ExpectRowsMatch(OneStep(&a, &b), true, 1e-6);
+}
+
 // The table on CPU:1 (a parameter server's device), the loss on CPU:0:
 // what crosses between them is the gathered rows and their gradients,
 // never a table-sized tensor.

@@ -167,7 +167,10 @@ TEST(GpuHostTypesTest, SparseUpdatesOfAnEmbeddingOnTheGpuRunOnTheGpu) {
   AdamOptimizer adam(0.01);
   AdagradOptimizer adagrad(0.1);
   FtrlOptimizer ftrl(0.1);
-  for (Optimizer* opt : std::vector<Optimizer*>{&sgd, &momentum, &adam, &adagrad, &ftrl}) {
+  RMSPropOptimizer rmsprop(0.1), centered(0.1, {.momentum = 0.9, .centered = true});
+  AdadeltaOptimizer adadelta(1.0);
+  for (Optimizer* opt : std::vector<Optimizer*>{&sgd, &momentum, &adam, &adagrad, &ftrl, &rmsprop,
+                                                &centered, &adadelta}) {
     {
       SCOPED_TRACE(opt->name());
       Scope s = Scope::NewRootScope(BuiltinOps());
@@ -194,6 +197,53 @@ TEST(GpuHostTypesTest, SparseUpdatesOfAnEmbeddingOnTheGpuRunOnTheGpu) {
         }
       }
       EXPECT_GT(sparse_updates, 0);
+    }
+  }
+}
+
+// Every dense training rule with a GPU kernel (ops/gpu/training.cu and the
+// row updates of ops/gpu/sparse_training.cu), ref and resource forms: its
+// variables on the GPU, it stays with them there. Inputs come from the op's
+// definition: a ref or resource argument is a variable on the GPU, "grad" a
+// constant on the GPU, any other a scalar constant left to placement.
+TEST(GpuHostTypesTest, DenseTrainingRulesStayWithTheirVariablesOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  const TensorShape shape({4, 3});
+  for (const char* rule : {"GradientDescent", "Momentum", "KerasMomentum", "Adam", "Adagrad",
+                           "AdagradV2", "Ftrl", "Adadelta", "RMSProp", "CenteredRMSProp",
+                           "AdaMax", "AdamWithAmsgrad", "AddSign", "PowerSign"}) {
+    for (const char* prefix : {"Apply", "ResourceApply"}) {
+      const std::string op = absl::StrCat(prefix, rule);
+      const OpDef* def = BuiltinOps()->Find(op);
+      if (def == nullptr) {  // the Keras rules have only the resource form
+        EXPECT_TRUE(std::string(prefix) == "Apply") << op << " is not an op";
+        continue;
+      }
+      SCOPED_TRACE(op);
+      Scope root = Scope::NewRootScope(BuiltinOps());
+      Scope gpu = root.WithDevice(kGpu0);
+      OpBuilder b = gpu.WithOpName("update").Op(op);
+      for (const ArgDef& arg : def->inputs) {
+        const std::string name = absl::StrCat("in_", arg.name);
+        if (arg.is_ref) {
+          b.Input(ops::Variable(gpu.WithOpName(name), shape, DT_FLOAT));
+        } else if (arg.type == DT_RESOURCE) {
+          b.Input(ops::VarHandleOp(gpu.WithOpName(name), DT_FLOAT, shape));
+        } else if (arg.name == "grad" || arg.name == "delta") {
+          b.Input(ops::Const(gpu.WithOpName(name), std::vector<float>(12, 0.5f), shape));
+        } else {
+          b.Input(ops::Const(root.WithOpName(name), 0.5f));
+        }
+      }
+      b.Finalize();
+      ASSERT_TRUE(root.ok()) << root.status();
+      CpuAndGpu d;  // soft: a missing kernel would move the update to the CPU
+      absl::Status placed = PlaceOver(root.graph(), &d, /*soft=*/true);
+      ASSERT_TRUE(placed.ok()) << placed;
+      const Node* update = root.graph()->FindNode("update");
+      ASSERT_NE(update, nullptr);
+      EXPECT_EQ(update->assigned_device(), kGpu0);
+      EXPECT_NE(BuiltinKernels()->FindKernelDef(*update, kDeviceTypeGpu), nullptr);
     }
   }
 }

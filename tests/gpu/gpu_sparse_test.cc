@@ -1,6 +1,6 @@
 // GPU tests of the row updates an embedding on a GPU trains with: the
-// scatter ops, the SparseApply* rules (and Adagrad's and FTRL's dense forms)
-// against the CPU after three steps, and an embedding table on GPU:0 trained
+// scatter ops, the SparseApply* rules and the dense rules sharing their
+// kernels against the CPU after three steps, and an embedding table on GPU:0 trained
 // by each optimizer's sparse update against the same table on the CPU.
 #include <algorithm>
 #include <functional>
@@ -34,7 +34,59 @@ struct RowCase {
   int num_vars = 1;
   UpdateFn update;
   bool resource = false;  // the variables are resource handles, not refs
+  // The range of each slot's initial values (slot i at i - 1); the slots
+  // not listed take the caller's range.
+  std::vector<std::pair<float, float>> slot_ranges = {};
 };
+
+// The initial values of c's variables: var in [-1, 1), slots in their range
+// or [slot_lo, 0.5).
+std::vector<Tensor> InitialValues(std::mt19937& rng, const RowCase& c, float slot_lo) {
+  const TensorShape shape({kRows, kDim});
+  std::vector<Tensor> init = {RandomTensor(rng, DT_FLOAT, shape, -1, 1)};
+  for (int i = 1; i < c.num_vars; ++i) {
+    const size_t at = i - 1;
+    const auto [lo, hi] =
+        at < c.slot_ranges.size() ? c.slot_ranges[at] : std::pair<float, float>(slot_lo, 0.5f);
+    init.push_back(RandomTensor(rng, DT_FLOAT, shape, lo, hi));
+  }
+  return init;
+}
+
+// An argument of OpCase's op after its variables: a float constant, the fed
+// gradient or the fed indices.
+struct Arg {
+  enum Kind { kValue, kGrad, kIds };
+  Kind kind = kValue;
+  float value = 0;
+};
+Arg Value(float x) { return {Arg::kValue, x}; }
+constexpr Arg kGradArg{Arg::kGrad};
+constexpr Arg kIdsArg{Arg::kIds};
+
+// The case of `op` over `num_vars` variables (resource handles when its name
+// starts with "Resource") and then `args`, with bool attributes `flags`.
+RowCase OpCase(std::string label, const std::string& op, int num_vars, std::vector<Arg> args,
+               std::vector<std::pair<std::string, bool>> flags = {},
+               std::vector<std::pair<float, float>> slot_ranges = {}) {
+  RowCase c;
+  c.label = std::move(label);
+  c.num_vars = num_vars;
+  c.resource = op.rfind("Resource", 0) == 0;
+  c.slot_ranges = std::move(slot_ranges);
+  c.update = [op, args = std::move(args), flags = std::move(flags)](
+                 const Scope& d, const Scope& k, const std::vector<Output>& v, Output g,
+                 Output ids) {
+    OpBuilder b = d.Op(op);
+    for (const Output& var : v) b.Input(var);
+    for (const Arg& a : args) {
+      b.Input(a.kind == Arg::kGrad ? g : a.kind == Arg::kIds ? ids : ops::Const(k, a.value));
+    }
+    for (const auto& [name, value] : flags) b.Attr(name, value);
+    return Output(b.Finalize(), 0);
+  };
+  return c;
+}
 
 // Variables [kRows, kDim] on `device` set to `init`, then one update per
 // (grad, ids) pair; every variable's value afterwards.
@@ -97,11 +149,7 @@ void ExpectGpuMatchesCpu(std::mt19937& rng, const RowCase& c, bool distinct, boo
                          float slot_lo = -0.1f) {
   for (DataType index_type : {DT_INT32, DT_INT64}) {
     const std::string label = absl::StrCat(c.label, " ", DataTypeName(index_type));
-    const TensorShape shape({kRows, kDim});
-    std::vector<Tensor> init = {RandomTensor(rng, DT_FLOAT, shape, -1, 1)};
-    for (int i = 1; i < c.num_vars; ++i) {
-      init.push_back(RandomTensor(rng, DT_FLOAT, shape, slot_lo, 0.5));
-    }
+    const std::vector<Tensor> init = InitialValues(rng, c, slot_lo);
     std::vector<std::pair<Tensor, Tensor>> steps;
     for (int step = 0; step < 3; ++step) {
       const int64_t n = 12;
@@ -170,6 +218,27 @@ TEST_F(GpuSparseTest, SparseApplyRulesMatchTheCpu) {
   };
   // Adagrad's and FTRL's accumulators stay positive.
   for (const RowCase& c : cases) ExpectGpuMatchesCpu(rng(), c, /*distinct=*/true, false, 0.1f);
+  // The other adaptive rules, in their ref and resource forms.
+  const Arg g = kGradArg, ids = kIdsArg;
+  const std::vector<RowCase> adaptive = {
+      OpCase("SparseApplyAdagradV2", "SparseApplyAdagradV2", 2, {Value(0.1f), Value(1e-3f), g, ids}),
+      OpCase("ResourceSparseApplyAdagradV2(no slot update)", "ResourceSparseApplyAdagradV2", 2,
+             {Value(0.1f), Value(1e-3f), g, ids}, {{"update_slots", false}}),
+      OpCase("SparseApplyAdadelta", "SparseApplyAdadelta", 3,
+             {Value(1.0f), Value(0.95f), Value(1e-6f), g, ids}),
+      OpCase("SparseApplyRMSProp", "SparseApplyRMSProp", 3,
+             {Value(0.01f), Value(0.9f), Value(0.5f), Value(1e-6f), g, ids}),
+      OpCase("ResourceSparseApplyRMSProp", "ResourceSparseApplyRMSProp", 3,
+             {Value(0.01f), Value(0.9f), Value(0.5f), Value(1e-6f), g, ids}),
+      // ms well above mg^2, so that the centered denominator stays positive.
+      OpCase("SparseApplyCenteredRMSProp", "SparseApplyCenteredRMSProp", 4,
+             {Value(0.01f), Value(0.95f), Value(0.5f), Value(1e-6f), g, ids}, {},
+             {{-0.1f, 0.1f}, {0.2f, 0.5f}, {-0.1f, 0.1f}}),
+      OpCase("ResourceSparseApplyCenteredRMSProp", "ResourceSparseApplyCenteredRMSProp", 4,
+             {Value(0.01f), Value(0.95f), Value(0.5f), Value(1e-6f), g, ids}, {},
+             {{-0.1f, 0.1f}, {0.2f, 0.5f}, {-0.1f, 0.1f}}),
+  };
+  for (const RowCase& c : adaptive) ExpectGpuMatchesCpu(rng(), c, /*distinct=*/true, false, 0.1f);
   // Keras's momentum, which has only the resource form.
   for (bool nesterov : {false, true}) {
     RowCase keras{
@@ -192,23 +261,44 @@ TEST_F(GpuSparseTest, SparseApplyRulesMatchTheCpu) {
   }
 }
 
-TEST_F(GpuSparseTest, DenseAdagradAndFtrlMatchTheCpu) {
+TEST_F(GpuSparseTest, DenseRulesMatchTheCpu) {
+  const Arg g = kGradArg;
+  // Centered RMSProp's ms well above mg^2 (its denominator stays positive).
+  const std::vector<std::pair<float, float>> centered = {
+      {-0.1f, 0.1f}, {0.2f, 0.5f}, {-0.1f, 0.1f}};
   const std::vector<RowCase> cases = {
-      {"ApplyAdagrad", 2,
-       [](const Scope& d, const Scope& c, const std::vector<Output>& v, Output g, Output) {
-         return ops::ApplyAdagrad(d, v[0], v[1], ops::Const(c, 0.1f), g);
-       }},
-      {"ApplyFtrl", 3,
-       [](const Scope& d, const Scope& c, const std::vector<Output>& v, Output g, Output) {
-         return ops::ApplyFtrl(d, v[0], v[1], v[2], g, ops::Const(c, 0.1f), ops::Const(c, 0.01f),
-                               ops::Const(c, 0.02f), ops::Const(c, -0.5f));
-       }},
+      OpCase("ApplyAdagrad", "ApplyAdagrad", 2, {Value(0.1f), g}),
+      OpCase("ApplyAdagradV2", "ApplyAdagradV2", 2, {Value(0.1f), Value(1e-3f), g}),
+      OpCase("ApplyFtrl", "ApplyFtrl", 3,
+             {g, Value(0.1f), Value(0.01f), Value(0.02f), Value(-0.5f)}),
+      OpCase("ApplyAdadelta", "ApplyAdadelta", 3, {Value(1.0f), Value(0.95f), Value(1e-6f), g}),
+      OpCase("ApplyRMSProp", "ApplyRMSProp", 3,
+             {Value(0.01f), Value(0.9f), Value(0.5f), Value(1e-6f), g}),
+      OpCase("ResourceApplyRMSProp", "ResourceApplyRMSProp", 3,
+             {Value(0.01f), Value(0.9f), Value(0.5f), Value(1e-6f), g}),
+      OpCase("ApplyCenteredRMSProp", "ApplyCenteredRMSProp", 4,
+             {Value(0.01f), Value(0.95f), Value(0.5f), Value(1e-6f), g}, {}, centered),
+      OpCase("ResourceApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp", 4,
+             {Value(0.01f), Value(0.95f), Value(0.5f), Value(1e-6f), g}, {}, centered),
+      // beta1_power, lr, beta1, beta2, epsilon
+      OpCase("ApplyAdaMax", "ApplyAdaMax", 3,
+             {Value(0.729f), Value(0.01f), Value(0.9f), Value(0.999f), Value(1e-7f), g}),
+      // beta1_power, beta2_power, lr, beta1, beta2, epsilon; vhat above v
+      // for some elements, below for others.
+      OpCase("ResourceApplyAdamWithAmsgrad", "ResourceApplyAdamWithAmsgrad", 4,
+             {Value(0.729f), Value(0.997f), Value(0.01f), Value(0.9f), Value(0.999f),
+              Value(1e-7f), g},
+             {}, {{-0.1f, 0.1f}, {0.1f, 0.5f}, {0.0f, 0.6f}}),
+      // lr, alpha, sign_decay, beta; m of either sign, so signs agree and not.
+      OpCase("ApplyAddSign", "ApplyAddSign", 2,
+             {Value(0.01f), Value(1.0f), Value(0.5f), Value(0.9f), g}, {}, {{-0.5f, 0.5f}}),
+      // lr, logbase, sign_decay, beta
+      OpCase("ResourceApplyPowerSign", "ResourceApplyPowerSign", 2,
+             {Value(0.01f), Value(0.6931f), Value(0.5f), Value(0.9f), g}, {}, {{-0.5f, 0.5f}}),
   };
   for (const RowCase& c : cases) {
     const TensorShape shape({kRows, kDim});
-    std::vector<Tensor> init = {RandomTensor(rng(), DT_FLOAT, shape, -1, 1)};
-    for (int i = 1; i < c.num_vars; ++i)
-      init.push_back(RandomTensor(rng(), DT_FLOAT, shape, 0.1, 0.5));
+    const std::vector<Tensor> init = InitialValues(rng(), c, 0.1f);
     std::vector<std::pair<Tensor, Tensor>> steps;
     for (int step = 0; step < 3; ++step) {
       steps.push_back(
@@ -220,6 +310,8 @@ TEST_F(GpuSparseTest, DenseAdagradAndFtrlMatchTheCpu) {
     ASSERT_TRUE(gpu.ok()) << c.label << " on the GPU: " << gpu.status();
     for (size_t i = 0; i < cpu->size(); ++i) {
       EXPECT_TRUE(Close((*gpu)[i], (*cpu)[i], 1e-5)) << c.label << ", variable " << i;
+      EXPECT_FALSE(Close((*cpu)[i], init[i], 1e-6)) << c.label << ": variable " << i
+                                                    << " did not change";
     }
   }
 }
@@ -262,7 +354,7 @@ TEST_F(GpuSparseTest, EmbeddingTrainsLikeOnTheCpu) {
     for (int64_t& id : ids) id = row(rng());
     batches.push_back(Tensor::FromVector(ids));
   }
-  for (int k = 0; k < 5; ++k) {
+  for (int k = 0; k < 8; ++k) {
     // A fresh optimizer per session: each keeps its slots by graph.
     auto make = [k]() -> std::unique_ptr<Optimizer> {
       switch (k) {
@@ -274,6 +366,13 @@ TEST_F(GpuSparseTest, EmbeddingTrainsLikeOnTheCpu) {
           return std::make_unique<AdamOptimizer>(0.01);
         case 3:
           return std::make_unique<AdagradOptimizer>(0.1);
+        case 4:
+          return std::make_unique<RMSPropOptimizer>(0.01);
+        case 5:
+          return std::make_unique<RMSPropOptimizer>(
+              0.01, RMSPropOptimizer::Options{.momentum = 0.9, .centered = true});
+        case 6:
+          return std::make_unique<AdadeltaOptimizer>(1.0);
         default:
           return std::make_unique<FtrlOptimizer>(0.1);
       }
