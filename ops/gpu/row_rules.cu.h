@@ -100,9 +100,12 @@ SLUICE_ROW_RULE_FN void AdagradV2(const RowUpdate<T>& u, const T* h, int64_t at,
   u.var[at] -= lr * g / (Sqrt(u.slot[0][at]) + epsilon);
 }
 
-template <typename T>
+// FTRL-proximal; kShrinkage: FtrlV2, whose h[3] is l2_shrinkage (its
+// linear term sees grad + 2 * l2_shrinkage * var; accum still sums grad^2).
+template <bool kShrinkage, typename T>
 SLUICE_ROW_RULE_FN void Ftrl(const RowUpdate<T>& u, const T* h, int64_t at, T g) {
-  const T lr = h[0], l1 = h[1], l2 = h[2], lr_power = h[3];
+  const T lr = h[0], l1 = h[1], l2 = h[2];
+  const T lr_power = h[kShrinkage ? 4 : 3];
   const bool by_lr = u.flag;
   const bool half = lr_power == T(-0.5);
   const T accum = u.slot[0][at];
@@ -111,13 +114,14 @@ SLUICE_ROW_RULE_FN void Ftrl(const RowUpdate<T>& u, const T* h, int64_t at, T g)
   const T p_old = half ? Sqrt(accum) : Pow(accum, -lr_power);
   const T sigma = p_new - p_old;
   const T var = u.var[at];
+  const T gs = kShrinkage ? g + T(2) * h[3] * var : g;
   T linear = u.slot[1][at];
   T quadratic;
   if (by_lr) {
-    linear += g * lr - sigma * var;
+    linear += gs * lr - sigma * var;
     quadratic = p_new + T(2) * l2 * lr;
   } else {
-    linear += g - sigma / lr * var;
+    linear += gs - sigma / lr * var;
     quadratic = p_new / lr + T(2) * l2;
   }
   const T l1_eff = by_lr ? l1 * lr : l1;
@@ -218,7 +222,9 @@ SLUICE_ROW_RULE_FN void ApplyRowRule(const RowUpdate<T>& u, const T* h, int64_t 
   } else if constexpr (kRule == RowRule::kAdagradV2) {
     AdagradV2(u, h, at, g);
   } else if constexpr (kRule == RowRule::kFtrl) {
-    Ftrl(u, h, at, g);
+    Ftrl<false>(u, h, at, g);
+  } else if constexpr (kRule == RowRule::kFtrlV2) {
+    Ftrl<true>(u, h, at, g);
   } else if constexpr (kRule == RowRule::kAdadelta) {
     Adadelta(u, h, at, g);
   } else if constexpr (kRule == RowRule::kRMSProp) {
@@ -251,6 +257,7 @@ void VisitRowRule(RowRule rule, Visitor&& visit) {
     SLUICE_ROW_RULE_CASE_(kAdagrad)
     SLUICE_ROW_RULE_CASE_(kAdagradV2)
     SLUICE_ROW_RULE_CASE_(kFtrl)
+    SLUICE_ROW_RULE_CASE_(kFtrlV2)
     SLUICE_ROW_RULE_CASE_(kAdadelta)
     SLUICE_ROW_RULE_CASE_(kRMSProp)
     SLUICE_ROW_RULE_CASE_(kCenteredRMSProp)

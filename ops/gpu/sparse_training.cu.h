@@ -53,6 +53,7 @@ cudaError_t LaunchScatter(ScatterKind kind, T* var, int64_t rows, int64_t inner,
 //     accum += g^2 (when update_slots); var -= lr * g / (sqrt(accum) + epsilon)
 //   kFtrl (lr, l1, l2, lr_power; flag multiply_linear_by_lr; accum, linear):
 //     FTRL-proximal (ops/training/training_kernels_ftrl.cc).
+//   kFtrlV2 (lr, l1, l2, l2_shrinkage, lr_power; as kFtrl): with L2 shrinkage.
 //   kAdadelta (lr, rho, epsilon; accum, accum_update),
 //   kRMSProp (lr, rho, momentum, epsilon; ms, mom),
 //   kCenteredRMSProp (lr, rho, momentum, epsilon; mg, ms, mom):
@@ -70,6 +71,7 @@ enum class RowRule {
   kAdagrad,
   kAdagradV2,
   kFtrl,
+  kFtrlV2,
   kAdadelta,
   kRMSProp,
   kCenteredRMSProp,

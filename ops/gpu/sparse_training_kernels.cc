@@ -1,13 +1,14 @@
 // GPU kernels of the row updates an embedding on a GPU needs: ScatterUpdate,
 // ScatterAdd, ScatterSub (gradient descent's and Adam's sparse steps) and the
-// Momentum, Adagrad, AdagradV2, FTRL, Adadelta, RMSProp and CenteredRMSProp
+// Momentum, Adagrad, AdagradV2, FTRL, FtrlV2, Adadelta, RMSProp and CenteredRMSProp
 // rules in their SparseApply* forms (and Keras's momentum in
 // ResourceSparseApplyKerasMomentum); the same kernels update whole variables
 // in the dense Apply* forms of those rules but Momentum (ops/gpu/training.cu
 // has its own) and of AdaMax, AdamWithAmsgrad (resource only), AddSign and
 // PowerSign. Each comes in its Resource* form too, for float and double with
 // int32 or int64 indices. ProximalAdagrad and ProximalGradientDescent have
-// no GPU kernel: their hyper-parameters are checked by value, on the host. The host checks shapes,
+// no GPU kernel: their hyper-parameters are checked by value, on the host
+// (FTRL's are checked on the CPU only). The host checks shapes,
 // locks, and (dense forms only) copies on write as the CPU shells do
 // (ops/training/training_apply_shell.h); the indices and the
 // hyper-parameters stay in device memory for the CUDA code
@@ -90,6 +91,11 @@ struct FtrlLayout {
   static constexpr int kGrad = 3;
   static constexpr std::array<int, 4> kScalars{4, 5, 6, 7};  // lr, l1, l2, lr_power
   static constexpr const char* kFlag = "multiply_linear_by_lr";
+};
+struct FtrlV2Layout : FtrlLayout {
+  static constexpr RowRule kRule = RowRule::kFtrlV2;
+  // lr, l1, l2, l2_shrinkage, lr_power
+  static constexpr std::array<int, 5> kScalars{4, 5, 6, 7, 8};
 };
 struct AdadeltaLayout {
   static constexpr RowRule kRule = RowRule::kAdadelta;
@@ -223,6 +229,7 @@ void RegisterFor(KernelRegistry* kernels) {
   sparse.template operator()<AdagradLayout>("Adagrad");
   sparse.template operator()<AdagradV2Layout>("AdagradV2");
   sparse.template operator()<FtrlLayout>("Ftrl");
+  sparse.template operator()<FtrlV2Layout>("FtrlV2");
   sparse.template operator()<AdadeltaLayout>("Adadelta");
   sparse.template operator()<RMSPropLayout>("RMSProp");
   sparse.template operator()<CenteredRMSPropLayout>("CenteredRMSProp");
@@ -245,6 +252,7 @@ void RegisterDenseFor(KernelRegistry* kernels) {
   dense.template operator()<AdagradLayout>("Adagrad");
   dense.template operator()<AdagradV2Layout>("AdagradV2");
   dense.template operator()<FtrlLayout>("Ftrl");
+  dense.template operator()<FtrlV2Layout>("FtrlV2");
   dense.template operator()<AdadeltaLayout>("Adadelta");
   dense.template operator()<RMSPropLayout>("RMSProp");
   dense.template operator()<CenteredRMSPropLayout>("CenteredRMSProp");

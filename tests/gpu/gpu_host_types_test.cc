@@ -210,7 +210,7 @@ TEST(GpuHostTypesTest, DenseTrainingRulesStayWithTheirVariablesOnTheGpu) {
   if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
   const TensorShape shape({4, 3});
   for (const char* rule : {"GradientDescent", "Momentum", "KerasMomentum", "Adam", "Adagrad",
-                           "AdagradV2", "Ftrl", "Adadelta", "RMSProp", "CenteredRMSProp",
+                           "AdagradV2", "Ftrl", "FtrlV2", "Adadelta", "RMSProp", "CenteredRMSProp",
                            "AdaMax", "AdamWithAmsgrad", "AddSign", "PowerSign"}) {
     for (const char* prefix : {"Apply", "ResourceApply"}) {
       const std::string op = absl::StrCat(prefix, rule);

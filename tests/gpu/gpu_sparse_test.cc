@@ -221,9 +221,13 @@ TEST_F(GpuSparseTest, SparseApplyRulesMatchTheCpu) {
   // The other adaptive rules, in their ref and resource forms.
   const Arg g = kGradArg, ids = kIdsArg;
   const std::vector<RowCase> adaptive = {
-      OpCase("SparseApplyAdagradV2", "SparseApplyAdagradV2", 2, {Value(0.1f), Value(1e-3f), g, ids}),
+      OpCase("SparseApplyAdagradV2", "SparseApplyAdagradV2", 2,
+             {Value(0.1f), Value(1e-3f), g, ids}),
       OpCase("ResourceSparseApplyAdagradV2(no slot update)", "ResourceSparseApplyAdagradV2", 2,
              {Value(0.1f), Value(1e-3f), g, ids}, {{"update_slots", false}}),
+      OpCase("SparseApplyFtrlV2(lr_power -0.7, linear by lr)", "SparseApplyFtrlV2", 3,
+             {g, ids, Value(0.1f), Value(0.01f), Value(0.02f), Value(0.05f), Value(-0.7f)},
+             {{"multiply_linear_by_lr", true}}),
       OpCase("SparseApplyAdadelta", "SparseApplyAdadelta", 3,
              {Value(1.0f), Value(0.95f), Value(1e-6f), g, ids}),
       OpCase("SparseApplyRMSProp", "SparseApplyRMSProp", 3,
@@ -271,6 +275,8 @@ TEST_F(GpuSparseTest, DenseRulesMatchTheCpu) {
       OpCase("ApplyAdagradV2", "ApplyAdagradV2", 2, {Value(0.1f), Value(1e-3f), g}),
       OpCase("ApplyFtrl", "ApplyFtrl", 3,
              {g, Value(0.1f), Value(0.01f), Value(0.02f), Value(-0.5f)}),
+      OpCase("ApplyFtrlV2", "ApplyFtrlV2", 3,
+             {g, Value(0.1f), Value(0.01f), Value(0.02f), Value(0.05f), Value(-0.5f)}),
       OpCase("ApplyAdadelta", "ApplyAdadelta", 3, {Value(1.0f), Value(0.95f), Value(1e-6f), g}),
       OpCase("ApplyRMSProp", "ApplyRMSProp", 3,
              {Value(0.01f), Value(0.9f), Value(0.5f), Value(1e-6f), g}),
