@@ -237,8 +237,11 @@ bench() {  # name cap_s command...
     row "$name" SKIP "$(skip_detail)"
     return
   fi
-  n=$(grep -cE '^[A-Za-z0-9_]+: ' "$logs/$name.log")
-  grep -E '^[A-Za-z0-9_]+: ' "$logs/$name.log" >>"$figures"
+  # A figure is `name: number unit`; other `word: text` lines (a library's
+  # messages, "gpu: none") stay in the log only.
+  local figure_re='^[A-Za-z0-9_]+: [-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?( |$)'
+  n=$(grep -cE "$figure_re" "$logs/$name.log")
+  grep -E "$figure_re" "$logs/$name.log" >>"$figures"
   if [[ $rc != 0 ]]; then
     row "$name" FAIL "$(outcome $rc), $n figures; $(last_line "$name")" "$name"
   elif grep -q '^gpu: none' "$logs/$name.log"; then
