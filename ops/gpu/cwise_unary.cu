@@ -25,7 +25,10 @@ struct SquareF {
     return x * x;
   }
 };
+// Floating point: the sign bit cleared, so Abs(-0.0) is +0.0 (TensorFlow's).
 struct AbsF {
+  __device__ float operator()(float x) const { return fabsf(x); }
+  __device__ double operator()(double x) const { return fabs(x); }
   template <typename C>
   __device__ C operator()(C x) const {
     return x < C(0) ? -x : x;

@@ -179,7 +179,16 @@ template <typename T> struct SoftsignF {
 };
 template <typename T> struct ErfF { static T Apply(T x) { return std::erf(x); } };
 template <typename T> struct ErfcF { static T Apply(T x) { return std::erfc(x); } };
-template <typename T> struct AbsF { static T Apply(T x) { return x < T(0) ? -x : x; } };
+// Floating point: the sign bit cleared (TensorFlow's fabs: Abs(-0.0) is +0.0).
+template <typename T> struct AbsF {
+  static T Apply(T x) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::fabs(x);
+    } else {
+      return x < T(0) ? -x : x;
+    }
+  }
+};
 template <typename T> struct SignF {
   static T Apply(T x) {
     if (x != x) return x;  // NaN stays NaN

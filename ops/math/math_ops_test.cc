@@ -212,6 +212,20 @@ TEST_F(MathOpsTest, UnaryValues) {
   ExpectTensor<double>(Eval(s_, f, ops::Neg(s_, x)), {3}, {2, -0.5, -4});
   ExpectTensor<double>(Eval(s_, f, ops::Square(s_, x)), {3}, {4, 0.25, 16});
   ExpectTensor<double>(Eval(s_, f, ops::Abs(s_, x)), {3}, {2, 0.5, 4});
+  // -0.0 loses its sign (TensorFlow's fabs), in the vector loop and the tail.
+  for (DataType type : {DT_FLOAT, DT_DOUBLE}) {
+    Output z = Placeholder(s_, type);
+    Tensor zeros(type, TensorShape({19}));
+    for (int64_t k = 0; k < 19; ++k) {
+      if (type == DT_FLOAT) zeros.data<float>()[k] = -0.0f;
+      if (type == DT_DOUBLE) zeros.data<double>()[k] = -0.0;
+    }
+    const Tensor out = Eval(s_, {{z, zeros}}, ops::Abs(s_, z));
+    for (int64_t k = 0; k < 19; ++k) {
+      const double v = type == DT_FLOAT ? out.data<float>()[k] : out.data<double>()[k];
+      EXPECT_FALSE(std::signbit(v)) << DataTypeName(type) << " element " << k;
+    }
+  }
   ExpectTensor<double>(Eval(s_, f, ops::Sign(s_, x)), {3}, {-1, 1, 1});
   ExpectTensor<double>(Eval(s_, f, ops::Reciprocal(s_, x)), {3}, {-0.5, 2, 0.25});
   ExpectTensor<double>(Eval(s_, f, ops::Exp(s_, x)), {3},

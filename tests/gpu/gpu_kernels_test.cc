@@ -510,6 +510,22 @@ TEST_F(GpuCwiseTest, ArgMax) {
 // (0, 1) and the last element, leave every shape rows and columns without
 // any (whose results must stay numbers); ArgMax and ArgMin also see a
 // whole row and a whole column of NaNs.
+// Abs(-0.0) is +0.0 on both devices (1 / Abs(-0.0) is +inf, not -inf).
+TEST_F(GpuCwiseTest, AbsClearsTheSignOfZero) {
+  for (DataType type : {DT_FLOAT, DT_DOUBLE}) {
+    const Tensor x = type == DT_FLOAT
+                         ? Tensor::FromVector(std::vector<float>{-0.0f, 0.0f, -2.0f, -0.0f})
+                         : Tensor::FromVector(std::vector<double>{-0.0, 0.0, -2.0, -0.0});
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("1 / Abs(-0.0), ", DataTypeName(type)),
+                               .build =
+                                   [](const Scope& s, const Inputs& in) {
+                                     return Outputs{ops::Reciprocal(s, ops::Abs(s, in[0]))};
+                                   },
+                               .inputs = {x},
+                               .bound = 0}));
+  }
+}
+
 TEST_F(GpuCwiseTest, NanFollowsTheCpu) {
   auto with_nans = [&](TensorShape shape, bool whole_row_and_column) {
     Tensor t = RandomTensor(rng(), DT_FLOAT, shape, -3, 3);
