@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "ops/gpu/argmax_order.cu.h"
 #include "ops/gpu/block_reduce.cu.h"
 #include "ops/gpu/reduce_common.cu.h"
 #include "ops/gpu/reduction.cu.h"
@@ -28,34 +29,9 @@ using reduce_internal::NextPow2;
 using reduce_internal::PrevPow2;
 using reduce_internal::ToAcc;
 
-// ---------------------------------------------------------------------------
-// TensorFlow's scan starts from index 0 and the type's lowest (kMin:
-// highest) value and moves only to a strictly larger (smaller) one. As a
-// strict total order on (v, i) pairs, so that threads may combine in any
-// order: values that cannot beat that start (NaN, and for ArgMax anything
-// <= lowest, e.g. -inf) all count as "out"; a value in beats an out one, a
-// larger (smaller) value beats another, then the smaller index wins. A row
-// of outs gives its smallest index, 0, as TensorFlow does.
-template <bool kMin, typename A>
-__device__ __forceinline__ bool Out(A v) {
-  return kMin ? !(v < std::numeric_limits<A>::max()) : !(v > std::numeric_limits<A>::lowest());
-}
-
-template <bool kMin, typename A>
-__device__ __forceinline__ bool Better(A bv, int64_t bi, A av, int64_t ai) {
-  const bool b_out = Out<kMin>(bv), a_out = Out<kMin>(av);
-  if (b_out != a_out) return a_out;
-  if (!b_out && bv != av) return kMin ? bv < av : bv > av;
-  return bi < ai;
-}
-
-// Where each thread starts: the scan's start value, "out", with an index
-// every real one beats.
-template <bool kMin, typename A>
-__device__ __forceinline__ A WorstValue() {
-  return kMin ? std::numeric_limits<A>::max() : std::numeric_limits<A>::lowest();
-}
-constexpr int64_t kNoIndex = std::numeric_limits<int64_t>::max();
+using argmax_order::Better;
+using argmax_order::kNoIndex;
+using argmax_order::WorstValue;
 
 template <bool kMin, typename A>
 __device__ __forceinline__ void WarpArgBest(A& v, int64_t& i) {
