@@ -1,5 +1,5 @@
-// The adaptive training ops (Adagrad, ProximalAdagrad, Adadelta, RMSProp,
-// CenteredRMSProp, Ftrl, FtrlV2) in their dense, sparse and resource forms.
+// The adaptive training ops (Adagrad, AdagradDA, ProximalAdagrad, Adadelta,
+// RMSProp, CenteredRMSProp, Ftrl, FtrlV2) in their dense, sparse and resource forms.
 // Expected values come from TensorFlow's optimizer tests where they give
 // numbers (cited per test), else from the update formulas by hand.
 #include <algorithm>
@@ -544,6 +544,68 @@ TEST_F(AdaptiveTest, ResourceFormsMatchRefForms) {
   ExpectValues(read, {-1.6026098728179932, -0.6026098728179932}, 1e-6);
   ASSERT_TRUE(Steps({sparse}, 10).ok());
   ExpectValues(read_f, {-0.24059935, -0.46829352}, 1e-5);
+}
+
+// Values from TensorFlow 2.21 (tf.raw_ops.ResourceApplyAdagradDA, two steps
+// with l1 0.05, l2 0.05, lr 0.1, global_step 3).
+TEST_F(AdaptiveTest, AdagradDAMatchesTensorFlow) {
+  Output var = Var("var", {0.5f, -1.0f, 2.0f, 0.0f});
+  Output ga = Var("ga", {0.1f, -0.2f, 0.0f, 0.0f});
+  Output gsa = Var("gsa", {0.1f, 0.1f, 0.1f, 0.1f});
+  Output u = ops::ApplyAdagradDA(s_, var, ga, gsa, {0.3f, -0.4f, 0.05f, 0.0f}, 0.1f, 0.05f, 0.05f,
+                                 int64_t{3});
+  EXPECT_EQ(u.dtype(), DT_FLOAT_REF);
+  // Without l1, one step by the formula: var = -ga * lr / (l2 * 3 * lr + sqrt(gsa)).
+  Output var2 = Var("var2", {0.5, -1.0});
+  Output ga2 = Var("ga2", {0.1, -0.2});
+  Output gsa2 = Var("gsa2", {0.1, 0.1});
+  Output u2 =
+      ops::ApplyAdagradDA(s_, var2, ga2, gsa2, {0.3, -0.4}, 0.1, 0.0, 0.05, int64_t{3});
+  Start();
+  ASSERT_TRUE(Steps({u.node}, 2).ok());
+  ExpectValues(var, {-0.1010750383, 0.1281908005, 0.0, 0.0}, 1e-6);
+  ExpectValues(ga, {0.7, -1.0, 0.1, 0.0}, 1e-6);
+  ExpectValues(gsa, {0.28, 0.42, 0.105, 0.1}, 1e-6);
+  ASSERT_TRUE(Steps({u2.node}, 1).ok());
+  const double d0 = 0.015 + std::sqrt(0.19), d1 = 0.015 + std::sqrt(0.26);
+  ExpectValues(var2, {-0.4 * 0.1 / d0, 0.6 * 0.1 / d1}, 1e-12);
+}
+
+// The sparse form applies repeated rows one after the other (TensorFlow
+// 2.21's values for rows 1, 3, 1 of a [4, 1] variable, global_step 2).
+TEST_F(AdaptiveTest, SparseAdagradDAMatchesTensorFlow) {
+  Output var = Var2("var", {0.5f, -1.0f, 2.0f, 0.0f}, TensorShape({4, 1}));
+  Output ga = Var2("ga", {0.1f, -0.2f, 0.0f, 0.0f}, TensorShape({4, 1}));
+  Output gsa = Var2("gsa", {0.1f, 0.1f, 0.1f, 0.1f}, TensorShape({4, 1}));
+  Output g = ops::Const<float>(s_, {0.3f, -0.4f, 0.5f}, TensorShape({3, 1}));
+  Output u = ops::SparseApplyAdagradDA(s_, var, ga, gsa, g, {int64_t{1}, int64_t{3}, int64_t{1}},
+                                       0.1f, 0.05f, 0.05f, int64_t{2});
+  Start();
+  ASSERT_TRUE(Steps({u.node}, 1).ok());
+  ExpectValues(var, {0.5, -0.0742583573, 2.0, 0.0577031858}, 1e-6);
+  ExpectValues(ga, {0.1, 0.6, 0.0, -0.4}, 1e-6);
+  ExpectValues(gsa, {0.1, 0.44, 0.1, 0.26}, 1e-6);
+}
+
+TEST_F(AdaptiveTest, AdagradDAGlobalStepIsAnInt64Scalar) {
+  // Each case in a graph of its own (a scope keeps its first error).
+  auto build = [](const std::function<Output(const Scope&)>& step) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output var = ops::VariableWithInit(s.WithOpName("var"), {1.0f}).var;
+    Output ga = ops::VariableWithInit(s.WithOpName("ga"), {0.0f}).var;
+    Output gsa = ops::VariableWithInit(s.WithOpName("gsa"), {0.1f}).var;
+    ops::ApplyAdagradDA(s, var, ga, gsa, {1.0f}, 0.1f, 0.0f, 0.0f, step(s));
+    return s.status();
+  };
+  const absl::Status scalar = build([](const Scope& s) { return ops::Const(s, int64_t{3}); });
+  EXPECT_TRUE(scalar.ok()) << scalar;
+  // A float tensor: the op wants int64.
+  EXPECT_FALSE(build([](const Scope& s) { return ops::Const(s, 3.0f); }).ok());
+  const absl::Status vector = build([](const Scope& s) {
+    return ops::Const(s, std::vector<int64_t>{1, 2}, TensorShape({2}));
+  });
+  EXPECT_EQ(vector.code(), absl::StatusCode::kInvalidArgument) << vector;
+  EXPECT_THAT(std::string(vector.message()), HasSubstr("global_step must be a scalar"));
 }
 
 // Each rule minimizes (w - 3)^2 (gradient 2 (w - 3) built in the graph).

@@ -1,5 +1,5 @@
 // Generic CPU kernel shells for the adaptive training ops (Adagrad,
-// ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp, Ftrl, FtrlV2, AdaMax,
+// AdagradDA, ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp, Ftrl, FtrlV2, AdaMax,
 // AdamWithAmsgrad, KerasMomentum, AddSign, PowerSign) in their
 // dense ("Apply*") and sparse ("SparseApply*") forms; the ref and the
 // Resource forms share each shell (internal::VarInput reads either). The
@@ -68,8 +68,9 @@ T Sign(T x) {
   return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
 }
 
-// The scalar hyper-parameters of `Rule` at `first_shifted` and after moved up
-// by `shift`; InvalidArgument naming the argument when one is not a scalar.
+// The scalar hyper-parameters of `Rule`, those after grad moved up by
+// `shift`; an int64 one (AdagradDA's global_step) converted to T.
+// InvalidArgument naming the argument when one is not a scalar.
 template <typename Rule, typename T>
 absl::StatusOr<std::array<T, Rule::kScalars.size()>> ReadHyper(OpKernelContext* ctx, int shift) {
   std::array<T, Rule::kScalars.size()> s{};
@@ -77,7 +78,8 @@ absl::StatusOr<std::array<T, Rule::kScalars.size()>> ReadHyper(OpKernelContext* 
     const int input = Rule::kScalars[i] > Rule::kGrad ? Rule::kScalars[i] + shift
                                                       : Rule::kScalars[i];
     RETURN_IF_ERROR(CheckScalarInput(ctx, input));
-    s[i] = ctx->input(input).scalar<T>();
+    const Tensor& t = ctx->input(input);
+    s[i] = t.dtype() == DT_INT64 ? static_cast<T>(t.scalar<int64_t>()) : t.scalar<T>();
   }
   return s;
 }

@@ -1,5 +1,5 @@
 // CPU arithmetic of the adaptive-learning-rate training ops — Adagrad,
-// ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp — and of the sparse
+// AdagradDA, ProximalAdagrad, Adadelta, RMSProp, CenteredRMSProp — and of the sparse
 // forms of Momentum and Keras's momentum, as Rules for the
 // shells of ops/training/training_apply_shell.h. The formulas are those of
 // TensorFlow's CPU functors (tensorflow/core/kernels/training_ops.cc), the
@@ -111,6 +111,39 @@ struct AdagradV2Rule : NoCheck {
     for (int64_t i = 0; i < n; ++i) {
       if (update_slots) accum[i] += g[i] * g[i];
       var[i] -= lr * g[i] / (std::sqrt(accum[i]) + epsilon);
+    }
+  }
+};
+
+// AdagradDA(var, gradient_accumulator, gradient_squared_accumulator, grad,
+// lr, l1, l2, global_step): Adagrad's dual averaging, var solved afresh from
+// the accumulated gradients each step (global_step, int64, read as T):
+//   ga += grad; gsa += grad^2; d = l2 * global_step * lr + sqrt(gsa)
+//   var = -sign(ga) * lr * max(|ga| - l1 * global_step, 0) / d   (l1 > 0)
+//   var = -ga * lr / d                                           (otherwise)
+// TensorFlow checks none of the values.
+struct AdagradDARule : NoCheck {
+  static constexpr int kVars = 3;
+  static constexpr int kGrad = 3;
+  static constexpr std::array<int, 4> kScalars{4, 5, 6, 7};
+  static constexpr const char* kFlag = nullptr;
+
+  template <typename T, bool kSparse>
+  static void Update(const T* s, bool, T* const* v, const T* __restrict g, int64_t n) {
+    T* __restrict var = v[0];
+    T* __restrict ga = v[1];
+    T* __restrict gsa = v[2];
+    const T lr = s[0], l1 = s[1], l2 = s[2], step = s[3];
+    const T decay = l2 * step * lr;
+    for (int64_t i = 0; i < n; ++i) {
+      ga[i] += g[i];
+      gsa[i] += g[i] * g[i];
+      const T denom = decay + std::sqrt(gsa[i]);
+      if (l1 > T(0)) {
+        var[i] = -Sign(ga[i]) * lr * std::max(std::abs(ga[i]) - step * l1, T(0)) / denom;
+      } else {
+        var[i] = -ga[i] * lr / denom;
+      }
     }
   }
 };
@@ -258,6 +291,7 @@ void RegisterAdaptiveTrainingKernels(KernelRegistry* kernels) {
   RegisterSparseApplyRule<MomentumRule<false>>(kernels, "Momentum");
   RegisterSparseApplyRule<MomentumRule<true>>(kernels, "KerasMomentum", ApplyForms::kResourceOnly);
   RegisterApplyRule<AdagradV2Rule>(kernels, "AdagradV2");
+  RegisterApplyRule<AdagradDARule>(kernels, "AdagradDA");
   RegisterApplyRule<ProximalGradientDescentRule>(kernels, "ProximalGradientDescent");
   RegisterApplyRule<ProximalAdagradRule>(kernels, "ProximalAdagrad");
   RegisterApplyRule<AdadeltaRule>(kernels, "Adadelta");

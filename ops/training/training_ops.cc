@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
 
@@ -54,7 +55,9 @@ constexpr char kTypes[] = "T: {float, double}";
 // variable) and "ResourceApply*" on resource handles (no output).
 struct ApplyDef {
   const char* name;
-  std::vector<std::pair<const char*, bool>> inputs;  // (name, is a variable)
+  // (name, is a variable); a name with its own type ("global_step: int64")
+  // keeps it, other inputs are T.
+  std::vector<std::pair<const char*, bool>> inputs;
   std::vector<const char*> attrs;                    // beyond T and use_locking
   std::vector<int> same;                             // inputs shaped like var
   std::vector<int> scalars;
@@ -105,6 +108,14 @@ absl::Status SparseApplyShape(InferenceContext* c, const std::vector<int>& same,
   return absl::OkStatus();
 }
 
+// An input's OpDef spec: a variable is a Ref(T) or a resource, an input
+// whose name carries a type keeps it, any other is T.
+std::string InputSpec(const char* name, bool is_var, bool resource) {
+  if (is_var) return absl::StrCat(name, resource ? ": resource" : ": Ref(T)");
+  if (absl::string_view(name).find(':') != absl::string_view::npos) return name;
+  return absl::StrCat(name, ": T");
+}
+
 std::string ApplyOpName(const ApplyDef& d, bool resource, bool sparse) {
   const std::string name = sparse ? absl::StrCat("Sparse", d.name) : std::string(d.name);
   return resource ? absl::StrCat("Resource", name) : name;
@@ -116,7 +127,7 @@ absl::Status RegisterSparseApply(OpRegistry* ops, const ApplyDef& d, bool resour
   OpDefBuilder b(op);
   for (size_t i = 0; i < d.inputs.size(); ++i) {
     const auto& [name, is_var] = d.inputs[i];
-    b.Input(absl::StrCat(name, is_var ? (resource ? ": resource" : ": Ref(T)") : ": T"));
+    b.Input(InputSpec(name, is_var, resource));
     if (static_cast<int>(i) == d.sparse_grad) b.Input("indices: Tindices");
   }
   if (!resource) b.Output("out: Ref(T)");
@@ -143,9 +154,7 @@ absl::Status RegisterSparseApply(OpRegistry* ops, const ApplyDef& d, bool resour
 
 absl::Status RegisterApply(OpRegistry* ops, const ApplyDef& d, bool resource) {
   OpDefBuilder b(resource ? absl::StrCat("Resource", d.name) : std::string(d.name));
-  for (const auto& [name, is_var] : d.inputs) {
-    b.Input(absl::StrCat(name, is_var ? (resource ? ": resource" : ": Ref(T)") : ": T"));
-  }
+  for (const auto& [name, is_var] : d.inputs) b.Input(InputSpec(name, is_var, resource));
   if (!resource) b.Output("out: Ref(T)");
   b.Attr(kTypes).Attr("use_locking: bool = false");
   for (const char* a : d.attrs) b.Attr(a);
@@ -247,6 +256,21 @@ absl::Status RegisterTrainingOps(OpRegistry* ops) {
        {"multiply_linear_by_lr: bool = false"},
        {1, 2, 3},
        {4, 5, 6, 7, 8},
+       3},
+      // Adagrad's dual averaging (kernel: training_kernels_adaptive.cc); its
+      // step count is int64, as TensorFlow's global step.
+      {"ApplyAdagradDA",
+       {{"var", true},
+        {"gradient_accumulator", true},
+        {"gradient_squared_accumulator", true},
+        {"grad", false},
+        {"lr", false},
+        {"l1", false},
+        {"l2", false},
+        {"global_step: int64", false}},
+       {},
+       {1, 2, 3},
+       {4, 5, 6, 7},
        3},
       // The rules Keras's optimizers added (kernels: training_kernels_keras.cc).
       {"ApplyKerasMomentum",
@@ -417,6 +441,26 @@ Output SparseApplyAdadelta(const Scope& s, Input var, Input accum, Input accum_u
   return ApplyOp(s, "SparseApplyAdadelta",
                  {var, accum, accum_update, lr, rho, epsilon, grad, indices}, attrs.use_locking,
                  {}, loc);
+}
+
+Output ApplyAdagradDA(const Scope& s, Input var, Input gradient_accumulator,
+                      Input gradient_squared_accumulator, Input grad, Input lr, Input l1,
+                      Input l2, Input global_step, const ApplyAttrs& attrs,
+                      std::source_location loc) {
+  return ApplyOp(s, "ApplyAdagradDA",
+                 {var, gradient_accumulator, gradient_squared_accumulator, grad, lr, l1, l2,
+                  global_step},
+                 attrs.use_locking, {}, loc);
+}
+
+Output SparseApplyAdagradDA(const Scope& s, Input var, Input gradient_accumulator,
+                            Input gradient_squared_accumulator, Input grad, Input indices,
+                            Input lr, Input l1, Input l2, Input global_step,
+                            const ApplyAttrs& attrs, std::source_location loc) {
+  return ApplyOp(s, "SparseApplyAdagradDA",
+                 {var, gradient_accumulator, gradient_squared_accumulator, grad, indices, lr, l1,
+                  l2, global_step},
+                 attrs.use_locking, {}, loc);
 }
 
 Output ApplyRMSProp(const Scope& s, Input var, Input ms, Input mom, Input lr, Input rho,

@@ -94,6 +94,9 @@ Output ApplyAdam(const Scope& scope, Input var, Input m, Input v, Input beta1_po
 //                         mom = momentum * mom + lr * grad / sqrt(ms + eps); var -= mom
 //   ApplyCenteredRMSProp: also mg += (grad - mg) * (1 - rho); denominator
 //                         sqrt(ms - mg^2 + eps)
+//   ApplyAdagradDA:       ga += grad; gsa += grad^2; d = l2 * global_step * lr + sqrt(gsa);
+//                         var = -sign(ga) * lr * max(|ga| - l1 * global_step, 0) / d
+//                         (var = -ga * lr / d when l1 <= 0); global_step is int64
 //   ApplyFtrl, ApplyFtrlV2 (l2_shrinkage): FTRL-proximal, see training_kernels_ftrl.cc.
 // Ftrl and ProximalAdagrad check their hyper-parameters (lr > 0, l1, l2,
 // l2_shrinkage >= 0, lr_power <= 0) with InvalidArgument.
@@ -133,6 +136,16 @@ Output SparseApplyAdadelta(const Scope& scope, Input var, Input accum, Input acc
                            Input lr, Input rho, Input epsilon, Input grad, Input indices,
                            const ApplyAttrs& attrs = {},
                            std::source_location loc = std::source_location::current());
+// global_step is int64 (pass int64_t{n} or an int64 tensor).
+Output ApplyAdagradDA(const Scope& scope, Input var, Input gradient_accumulator,
+                      Input gradient_squared_accumulator, Input grad, Input lr, Input l1,
+                      Input l2, Input global_step, const ApplyAttrs& attrs = {},
+                      std::source_location loc = std::source_location::current());
+Output SparseApplyAdagradDA(const Scope& scope, Input var, Input gradient_accumulator,
+                            Input gradient_squared_accumulator, Input grad, Input indices,
+                            Input lr, Input l1, Input l2, Input global_step,
+                            const ApplyAttrs& attrs = {},
+                            std::source_location loc = std::source_location::current());
 Output ApplyRMSProp(const Scope& scope, Input var, Input ms, Input mom, Input lr, Input rho,
                     Input momentum, Input epsilon, Input grad, const ApplyAttrs& attrs = {},
                     std::source_location loc = std::source_location::current());

@@ -363,8 +363,8 @@ def wide_and_deep_cases():
 
 def optimizer_op_cases():
     """The training ops Keras's optimizers emit (KerasMomentum dense and
-    sparse, AdamWithAmsgrad, AdaMax) and the sign rules (AddSign,
-    PowerSign), each on resource variables of its own with the gradient of
+    sparse, AdamWithAmsgrad, AdaMax), the sign rules (AddSign, PowerSign)
+    and AdagradDA (dense and sparse), each on resource variables of its own with the gradient of
     sum((w - target)^2) read from the variable; five steps, then every
     variable and slot."""
     g = tf.Graph()
@@ -408,6 +408,19 @@ def optimizer_op_cases():
         updates.append(tf.raw_ops.ResourceApplyPowerSign(
             var=w.handle, m=m.handle, lr=0.05, logbase=float(np.log(2.0)), sign_decay=0.5,
             beta=0.9, grad=grad(w)))
+        # Adagrad's dual averaging: its global_step is int64; the sparse
+        # form with a repeated row.
+        tenths = np.full((4, 2), 0.1, np.float32)
+        w, ga, gsa = var("da_w"), var("da_ga", zeros), var("da_gsa", tenths)
+        updates.append(tf.raw_ops.ResourceApplyAdagradDA(
+            var=w.handle, gradient_accumulator=ga.handle, gradient_squared_accumulator=gsa.handle,
+            grad=grad(w), lr=0.1, l1=0.01, l2=0.02, global_step=tf.constant(3, tf.int64)))
+        w, ga, gsa = var("sparse_da_w"), var("sparse_da_ga", zeros), var("sparse_da_gsa", tenths)
+        rows = tf.constant([1, 3, 1])
+        updates.append(tf.raw_ops.ResourceSparseApplyAdagradDA(
+            var=w.handle, gradient_accumulator=ga.handle, gradient_squared_accumulator=gsa.handle,
+            grad=tf.gather(grad(w), rows), indices=rows, lr=0.1, l1=0.01, l2=0.02,
+            global_step=tf.constant(2, tf.int64)))
         train = tf.group(*updates, name="train")
         init = v1.global_variables_initializer()
         with v1.Session() as sess:
