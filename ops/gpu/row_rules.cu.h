@@ -245,12 +245,13 @@ SLUICE_ROW_RULE_FN void ApplyRowRule(const RowUpdate<T>& u, const T* h, int64_t 
 
 // Calls visit.template operator()<R>() with R the compile-time value of
 // `rule`: how a launcher picks the kernel instantiation for a RowUpdate.
+// False, calling nothing, for a value outside RowRule.
 template <typename Visitor>
-void VisitRowRule(RowRule rule, Visitor&& visit) {
-#define SLUICE_ROW_RULE_CASE_(R)                 \
-  case RowRule::R:                               \
-    visit.template operator()<RowRule::R>();     \
-    return;
+bool VisitRowRule(RowRule rule, Visitor&& visit) {
+#define SLUICE_ROW_RULE_CASE_(R)             \
+  case RowRule::R:                           \
+    visit.template operator()<RowRule::R>(); \
+    return true;
   switch (rule) {
     SLUICE_ROW_RULE_CASE_(kMomentum)
     SLUICE_ROW_RULE_CASE_(kKerasMomentum)
@@ -267,8 +268,11 @@ void VisitRowRule(RowRule rule, Visitor&& visit) {
     SLUICE_ROW_RULE_CASE_(kPowerSign)
   }
 #undef SLUICE_ROW_RULE_CASE_
+  return false;
 }
 
 }  // namespace sluice::gpu::row_rules
+
+#undef SLUICE_ROW_RULE_FN
 
 #endif  // SLUICE_OPS_GPU_ROW_RULES_CU_H_

@@ -35,7 +35,7 @@ template <typename T, typename Index>
 void RunRowUpdateOnHost(const RowUpdate<T>& u, int64_t rows, int64_t inner, const Index* indices,
                         int64_t n) {
   if (inner <= 0) return;
-  row_rules::VisitRowRule(u.rule, HostLoop<T, Index>{u, rows, inner, indices, n});
+  (void)row_rules::VisitRowRule(u.rule, HostLoop<T, Index>{u, rows, inner, indices, n});
 }
 
 template void RunRowUpdateOnHost<float, int32_t>(const RowUpdate<float>&, int64_t, int64_t,

@@ -8,7 +8,8 @@
 //
 // The elements are updated one after another in the kernel's flat order
 // (grad row i to var row indices[i], or to row i when indices is null); an
-// index outside [0, rows) is skipped, as on the device. Instantiated for
+// index outside [0, rows) is skipped, as on the device; a rule outside
+// RowRule updates nothing. Instantiated for
 // T = float and double, Index = int32_t and int64_t. Plain C++.
 #ifndef SLUICE_OPS_GPU_ROW_RULES_ON_HOST_CU_H_
 #define SLUICE_OPS_GPU_ROW_RULES_ON_HOST_CU_H_

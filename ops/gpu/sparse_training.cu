@@ -94,8 +94,10 @@ cudaError_t LaunchRowUpdate(const RowUpdate<T>& u, int64_t rows, int64_t inner,
                             const Index* indices, int64_t n, cudaStream_t stream) {
   const int64_t total = n * inner;
   if (total <= 0) return cudaSuccess;
-  row_rules::VisitRowRule(u.rule,
-                          RowKernelLauncher<T, Index>{u, rows, inner, indices, total, stream});
+  if (!row_rules::VisitRowRule(
+          u.rule, RowKernelLauncher<T, Index>{u, rows, inner, indices, total, stream})) {
+    return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 

@@ -1,7 +1,7 @@
 // Launchers of the GPU row updates (ops/gpu/sparse_training.cu): the scatter
 // ops and the training rules below, on chosen rows of a variable (the
 // SparseApply* forms) or on all of it (the dense Apply* forms of every rule
-// but Momentum's, which have their own kernels in ops/gpu/training.cu).
+// but the two momentums, whose dense kernels are in ops/gpu/training.cu).
 //
 //   // var[indices[i], :] -= updates[i, :] for i < n (duplicates add up)
 //   cudaError_t e = sluice::gpu::LaunchScatter<float, int64_t>(

@@ -1,13 +1,14 @@
 // GPU kernels of the row updates an embedding on a GPU needs: ScatterUpdate,
 // ScatterAdd, ScatterSub (gradient descent's and Adam's sparse steps) and the
-// Momentum, Adagrad, AdagradV2, FTRL, FtrlV2, Adadelta, RMSProp and CenteredRMSProp
-// rules in their SparseApply* forms (and Keras's momentum in
-// ResourceSparseApplyKerasMomentum); the same kernels update whole variables
-// in the dense Apply* forms of those rules but Momentum (ops/gpu/training.cu
-// has its own) and of AdaMax, AdamWithAmsgrad (resource only), AddSign and
-// PowerSign. Each comes in its Resource* form too, for float and double with
-// int32 or int64 indices. ProximalAdagrad and ProximalGradientDescent have
-// no GPU kernel: their hyper-parameters are checked by value, on the host
+// Momentum, Adagrad, AdagradV2, FTRL, FtrlV2, Adadelta, RMSProp and
+// CenteredRMSProp rules in their SparseApply* and ResourceSparseApply* forms
+// (and Keras's momentum in ResourceSparseApplyKerasMomentum), for float and
+// double with int32 or int64 indices. The same kernels update whole
+// variables in the Apply* and ResourceApply* forms of those rules but the
+// two momentums (ops/gpu/training.cu has theirs) and of AdaMax, AddSign,
+// PowerSign and AdamWithAmsgrad (ResourceApplyAdamWithAmsgrad only).
+// ProximalAdagrad and ProximalGradientDescent have no GPU kernel: their
+// hyper-parameters are checked by value, on the host
 // (FTRL's are checked on the CPU only). The host checks shapes,
 // locks, and (dense forms only) copies on write as the CPU shells do
 // (ops/training/training_apply_shell.h); the indices and the
@@ -22,6 +23,7 @@
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/row_rule_layouts.h"
 #include "ops/gpu/sparse_training.cu.h"
 #include "ops/state/scatter_ops.h"
 #include "ops/state/state_ops.h"
@@ -32,6 +34,7 @@ namespace {
 
 using gpu::RowRule;
 using gpu::ScatterKind;
+using namespace gpu::row_layouts;  // NOLINT: the rules' layouts
 
 template <typename T, typename Index, ScatterKind kKind>
 class GpuScatterOp : public internal::VariableKernel {
@@ -55,95 +58,6 @@ class GpuScatterOp : public internal::VariableKernel {
     internal::SetRefOutput(ctx, 0, var);
     return absl::OkStatus();
   }
-};
-
-// The layout of a rule's op (dense positions; the sparse forms insert
-// indices after grad): what ReadVars and the shells below read.
-struct MomentumLayout {
-  static constexpr RowRule kRule = RowRule::kMomentum;
-  static constexpr int kVars = 2;  // var, accum
-  static constexpr int kGrad = 3;
-  static constexpr std::array<int, 2> kScalars{2, 4};  // lr, momentum
-  static constexpr const char* kFlag = "use_nesterov";
-};
-// Keras's rule (ResourceSparseApplyKerasMomentum; no ref form), laid out as
-// Momentum.
-struct KerasMomentumLayout : MomentumLayout {
-  static constexpr RowRule kRule = RowRule::kKerasMomentum;
-};
-struct AdagradLayout {
-  static constexpr RowRule kRule = RowRule::kAdagrad;
-  static constexpr int kVars = 2;  // var, accum
-  static constexpr int kGrad = 3;
-  static constexpr std::array<int, 1> kScalars{2};  // lr
-  static constexpr const char* kFlag = "update_slots";
-};
-struct AdagradV2Layout {
-  static constexpr RowRule kRule = RowRule::kAdagradV2;
-  static constexpr int kVars = 2;  // var, accum
-  static constexpr int kGrad = 4;
-  static constexpr std::array<int, 2> kScalars{2, 3};  // lr, epsilon
-  static constexpr const char* kFlag = "update_slots";
-};
-struct FtrlLayout {
-  static constexpr RowRule kRule = RowRule::kFtrl;
-  static constexpr int kVars = 3;  // var, accum, linear
-  static constexpr int kGrad = 3;
-  static constexpr std::array<int, 4> kScalars{4, 5, 6, 7};  // lr, l1, l2, lr_power
-  static constexpr const char* kFlag = "multiply_linear_by_lr";
-};
-struct FtrlV2Layout : FtrlLayout {
-  static constexpr RowRule kRule = RowRule::kFtrlV2;
-  // lr, l1, l2, l2_shrinkage, lr_power
-  static constexpr std::array<int, 5> kScalars{4, 5, 6, 7, 8};
-};
-struct AdadeltaLayout {
-  static constexpr RowRule kRule = RowRule::kAdadelta;
-  static constexpr int kVars = 3;  // var, accum, accum_update
-  static constexpr int kGrad = 6;
-  static constexpr std::array<int, 3> kScalars{3, 4, 5};  // lr, rho, epsilon
-  static constexpr const char* kFlag = nullptr;
-};
-struct RMSPropLayout {
-  static constexpr RowRule kRule = RowRule::kRMSProp;
-  static constexpr int kVars = 3;  // var, ms, mom
-  static constexpr int kGrad = 7;
-  static constexpr std::array<int, 4> kScalars{3, 4, 5, 6};  // lr, rho, momentum, epsilon
-  static constexpr const char* kFlag = nullptr;
-};
-struct CenteredRMSPropLayout {
-  static constexpr RowRule kRule = RowRule::kCenteredRMSProp;
-  static constexpr int kVars = 4;  // var, mg, ms, mom
-  static constexpr int kGrad = 8;
-  static constexpr std::array<int, 4> kScalars{4, 5, 6, 7};  // lr, rho, momentum, epsilon
-  static constexpr const char* kFlag = nullptr;
-};
-// The rules below have dense forms only.
-struct AdaMaxLayout {
-  static constexpr RowRule kRule = RowRule::kAdaMax;
-  static constexpr int kVars = 3;  // var, m, v
-  static constexpr int kGrad = 8;
-  // beta1_power, lr, beta1, beta2, epsilon
-  static constexpr std::array<int, 5> kScalars{3, 4, 5, 6, 7};
-  static constexpr const char* kFlag = nullptr;
-};
-struct AmsgradLayout {  // ResourceApplyAdamWithAmsgrad (no ref form)
-  static constexpr RowRule kRule = RowRule::kAmsgrad;
-  static constexpr int kVars = 4;  // var, m, v, vhat
-  static constexpr int kGrad = 10;
-  // beta1_power, beta2_power, lr, beta1, beta2, epsilon
-  static constexpr std::array<int, 6> kScalars{4, 5, 6, 7, 8, 9};
-  static constexpr const char* kFlag = nullptr;
-};
-// AddSign (lr, alpha, sign_decay, beta) and PowerSign (lr, logbase,
-// sign_decay, beta), each with var and m.
-template <RowRule kSignRule>
-struct SignLayout {
-  static constexpr RowRule kRule = kSignRule;
-  static constexpr int kVars = 2;
-  static constexpr int kGrad = 6;
-  static constexpr std::array<int, 4> kScalars{2, 3, 4, 5};
-  static constexpr const char* kFlag = nullptr;
 };
 
 // The dense (kSparse false: Apply*, ResourceApply*) or sparse (SparseApply*,

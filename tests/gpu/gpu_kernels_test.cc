@@ -503,13 +503,6 @@ TEST_F(GpuCwiseTest, ArgMax) {
   EXPECT_TRUE(GpuMatchesCpu({.label = "ArgMax ties", .build = build, .inputs = {ties}, .bound = 0}));
 }
 
-// NaN as TensorFlow treats it, the CPU's rules (ops/math/math_ops_test.cc,
-// NanFollowsTensorFlow): Maximum, Minimum, Max and Min give NaN when any
-// input is NaN; ArgMax and ArgMin skip NaNs (a row of NaNs gives 0); ReluGrad is
-// g * (f > 0), so an infinite g where f <= 0 gives NaN. Two NaNs, at
-// (0, 1) and the last element, leave every shape rows and columns without
-// any (whose results must stay numbers); ArgMax and ArgMin also see a
-// whole row and a whole column of NaNs.
 // Abs(-0.0) is +0.0 on both devices (1 / Abs(-0.0) is +inf, not -inf).
 TEST_F(GpuCwiseTest, AbsClearsTheSignOfZero) {
   for (DataType type : {DT_FLOAT, DT_DOUBLE}) {
@@ -526,6 +519,13 @@ TEST_F(GpuCwiseTest, AbsClearsTheSignOfZero) {
   }
 }
 
+// NaN as TensorFlow treats it, the CPU's rules (ops/math/math_ops_test.cc,
+// NanFollowsTensorFlow): Maximum, Minimum, Max and Min give NaN when any
+// input is NaN; ArgMax and ArgMin skip NaNs (a row of NaNs gives 0); ReluGrad is
+// g * (f > 0), so an infinite g where f <= 0 gives NaN. Two NaNs, at
+// (0, 1) and the last element, leave every shape rows and columns without
+// any (whose results must stay numbers); ArgMax and ArgMin also see a
+// whole row and a whole column of NaNs.
 TEST_F(GpuCwiseTest, NanFollowsTheCpu) {
   auto with_nans = [&](TensorShape shape, bool whole_row_and_column) {
     Tensor t = RandomTensor(rng(), DT_FLOAT, shape, -3, 3);
