@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/gpu/cuda_status.h"
+#include "runtime/gpu/scoped_device.h"
 
 namespace sluice {
 
@@ -28,12 +29,10 @@ EventQueue::~EventQueue() {
     events.swap(free_events_);
   }
   if (!events.empty()) {
-    int previous = -1;
-    const bool restore = cudaGetDevice(&previous) == cudaSuccess;
-    if (cudaSetDevice(ordinal_) == cudaSuccess) {
+    ScopedDevice on(ordinal_);
+    if (on.ok()) {
       for (cudaEvent_t e : events) (void)cudaEventDestroy(e);
     }
-    if (restore) (void)cudaSetDevice(previous);
     (void)cudaGetLastError();  // leave no error behind on the caller's thread
   }
 }
@@ -48,9 +47,11 @@ void EventQueue::ThenExecute(cudaStream_t stream, std::function<void(absl::Statu
     }
   }
   // Events belong to the device they are created on and can only be recorded
-  // on that device's streams.
+  // on that device's streams. The caller's thread (an executor's, which may
+  // enqueue for other GPUs next) gets its device back on return.
+  ScopedDevice on(ordinal_);
   absl::Status status =
-      CudaStatus(cudaSetDevice(ordinal_), absl::StrCat("selecting GPU ordinal ", ordinal_));
+      CudaStatus(on.error(), absl::StrCat("selecting GPU ordinal ", ordinal_));
   if (status.ok() && event == nullptr) {
     status = CudaStatus(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
                         absl::StrCat("creating an event on GPU ordinal ", ordinal_));

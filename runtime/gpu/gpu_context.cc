@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/gpu/cuda_status.h"
+#include "runtime/gpu/scoped_device.h"
 
 namespace sluice {
 namespace {
@@ -18,32 +19,6 @@ namespace {
 constexpr int64_t kInitialDeviceRegion = int64_t{64} << 20;
 constexpr int64_t kInitialPinnedRegion = int64_t{16} << 20;
 constexpr size_t kBlasWorkspaceBytes = size_t{32} << 20;
-
-// Makes `ordinal` current on this thread and puts the previous device back
-// on destruction: allocator callbacks run inside other devices' work (a
-// tensor of GPU:0 freed while GPU:1 launches) and must not move that thread.
-class ScopedDevice {
- public:
-  explicit ScopedDevice(int ordinal) : ordinal_(ordinal) {
-    if (cudaGetDevice(&previous_) != cudaSuccess) {
-      (void)cudaGetLastError();
-      previous_ = -1;
-    }
-    ok_ = previous_ == ordinal_ || cudaSetDevice(ordinal_) == cudaSuccess;
-    if (!ok_) (void)cudaGetLastError();
-  }
-  ~ScopedDevice() {
-    if (ok_ && previous_ >= 0 && previous_ != ordinal_) (void)cudaSetDevice(previous_);
-  }
-  ScopedDevice(const ScopedDevice&) = delete;
-  ScopedDevice& operator=(const ScopedDevice&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  const int ordinal_;
-  int previous_ = -1;
-  bool ok_ = false;
-};
 
 // Device memory regions for the BfcAllocator. Self-contained (no pointer to
 // the context): tensors keep a shared-owned allocator alive on their own.
@@ -290,7 +265,8 @@ GpuContext::~GpuContext() {
   // pointer (unique_ptr::reset clears the pointer before it destroys).
   if (events_ != nullptr) events_->Stop();
   if (poison_ != nullptr) poison_->stream.store(nullptr, std::memory_order_release);
-  if (cudaSetDevice(options_.ordinal) == cudaSuccess) {
+  ScopedDevice on(options_.ordinal);  // the destroying thread keeps its device
+  if (on.ok()) {
     {
       absl::MutexLock lock(&blas_mu_);
       if (blas_ != nullptr) (void)cublasDestroy(blas_);
