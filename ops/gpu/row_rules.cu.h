@@ -36,11 +36,13 @@ SLUICE_ROW_RULE_FN float Abs(float x) { return fabsf(x); }
 SLUICE_ROW_RULE_FN double Abs(double x) { return fabs(x); }
 
 // The element of var that flat position k (of n * inner) updates, grad row
-// k / inner going to row indices[k / inner] (to row k / inner when indices
-// is null, the dense forms); -1 when that index is out of range.
+// k / inner going to row indices[k / inner] (element k itself when indices
+// is null, the dense forms, where n is rows); -1 when that index is out of
+// range.
 template <typename Index>
 SLUICE_ROW_RULE_FN int64_t RowTarget(const Index* indices, int64_t k, int64_t rows,
                                      int64_t inner) {
+  if (indices == nullptr) return k;  // dense: k < rows * inner, no division
   const int64_t i = k / inner;
   const int64_t row = indices == nullptr ? i : static_cast<int64_t>(indices[i]);
   if (row < 0 || row >= rows) return -1;

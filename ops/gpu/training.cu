@@ -23,31 +23,6 @@ __global__ void GradientDescentKernel(T* __restrict__ var, const T* __restrict__
   for (int64_t i = FirstIndex(); i < n; i += Stride()) var[i] -= a * delta[i];
 }
 
-// kKeras: Keras's rule, the velocity holding the step (lr folded in).
-template <typename T, bool kNesterov, bool kKeras = false>
-__global__ void MomentumKernel(T* __restrict__ var, T* __restrict__ accum,
-                               const T* __restrict__ lr_p, const T* __restrict__ grad,
-                               const T* __restrict__ momentum_p, int64_t n) {
-  const T lr = *lr_p;
-  const T momentum = *momentum_p;
-  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
-    const T g = grad[i];
-    if (kKeras) {
-      const T a = accum[i] * momentum - g * lr;
-      accum[i] = a;
-      var[i] += kNesterov ? a * momentum - g * lr : a;
-      continue;
-    }
-    const T a = accum[i] * momentum + g;
-    accum[i] = a;
-    if (kNesterov) {
-      var[i] -= g * lr + a * momentum * lr;
-    } else {
-      var[i] -= lr * a;
-    }
-  }
-}
-
 template <typename T, bool kNesterov>
 __global__ void AdamKernel(T* __restrict__ var, T* __restrict__ m, T* __restrict__ v,
                            AdamScalars<T> s, const T* __restrict__ grad, int64_t n) {
@@ -79,34 +54,6 @@ cudaError_t LaunchApplyGradientDescent(T* var, const T* alpha, const T* delta, i
 }
 
 template <typename T>
-cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum,
-                                int64_t n, bool nesterov, cudaStream_t stream) {
-  if (n <= 0) return cudaSuccess;
-  if (nesterov) {
-    MomentumKernel<T, true><<<GridFor(n), kThreads, 0, stream>>>(var, accum, lr, grad, momentum, n);
-  } else {
-    MomentumKernel<T, false>
-        <<<GridFor(n), kThreads, 0, stream>>>(var, accum, lr, grad, momentum, n);
-  }
-  return cudaGetLastError();
-}
-
-template <typename T>
-cudaError_t LaunchApplyKerasMomentum(T* var, T* accum, const T* lr, const T* grad,
-                                     const T* momentum, int64_t n, bool nesterov,
-                                     cudaStream_t stream) {
-  if (n <= 0) return cudaSuccess;
-  if (nesterov) {
-    MomentumKernel<T, true, true>
-        <<<GridFor(n), kThreads, 0, stream>>>(var, accum, lr, grad, momentum, n);
-  } else {
-    MomentumKernel<T, false, true>
-        <<<GridFor(n), kThreads, 0, stream>>>(var, accum, lr, grad, momentum, n);
-  }
-  return cudaGetLastError();
-}
-
-template <typename T>
 cudaError_t LaunchApplyAdam(T* var, T* m, T* v, const AdamScalars<T>& scalars, const T* grad,
                             int64_t n, bool nesterov, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
@@ -132,10 +79,6 @@ cudaError_t LaunchAssignUpdate(T* var, const T* value, int64_t n, bool add, cuda
 #define SLUICE_INSTANTIATE_APPLY_(T)                                                           \
   template cudaError_t LaunchApplyGradientDescent<T>(T*, const T*, const T*, int64_t,          \
                                                      cudaStream_t);                            \
-  template cudaError_t LaunchApplyMomentum<T>(T*, T*, const T*, const T*, const T*, int64_t,   \
-                                              bool, cudaStream_t);                             \
-  template cudaError_t LaunchApplyKerasMomentum<T>(T*, T*, const T*, const T*, const T*,       \
-                                                   int64_t, bool, cudaStream_t);               \
   template cudaError_t LaunchApplyAdam<T>(T*, T*, T*, const AdamScalars<T>&, const T*, int64_t, \
                                           bool, cudaStream_t);
 SLUICE_INSTANTIATE_APPLY_(float)

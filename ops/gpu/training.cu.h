@@ -25,18 +25,8 @@ template <typename T>
 cudaError_t LaunchApplyGradientDescent(T* var, const T* alpha, const T* delta, int64_t n,
                                        cudaStream_t stream);
 
-// accum = accum * momentum + grad;
-// var -= lr * accum (plain) or var -= grad * lr + accum * momentum * lr (nesterov)
-template <typename T>
-cudaError_t LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum,
-                                int64_t n, bool nesterov, cudaStream_t stream);
-
-// Keras's rule (ResourceApplyKerasMomentum): accum = accum * momentum - lr * grad;
-// var += accum (plain) or var += accum * momentum - lr * grad (nesterov)
-template <typename T>
-cudaError_t LaunchApplyKerasMomentum(T* var, T* accum, const T* lr, const T* grad,
-                                     const T* momentum, int64_t n, bool nesterov,
-                                     cudaStream_t stream);
+// The momentum rules' dense forms run on the row kernel
+// (ops/gpu/sparse_training.cu.h, RowRule::kMomentum and kKerasMomentum).
 
 // Device pointers to the scalar inputs of ApplyAdam.
 template <typename T>

@@ -1,15 +1,17 @@
 // GPU arithmetic of the training ops (ApplyGradientDescent, ApplyMomentum,
-// ApplyAdam, and their ResourceApply* forms) and of AssignAdd / AssignSub
-// (and AssignAdd/SubVariableOp): the shells of
-// ops/training/training_kernels.h and ops/state/state_kernels.h check, lock and copy on
-// write (the copy runs on the compute stream), then one fused CUDA kernel
-// (ops/gpu/training.cu) does the update. Scalars stay in device memory: the
+// ApplyAdam, their ResourceApply* forms, ResourceApplyKerasMomentum) and of
+// AssignAdd / AssignSub (and AssignAdd/SubVariableOp): the shells of
+// ops/training/training_kernels.h and ops/state/state_kernels.h check, lock
+// and copy on write (the copy runs on the compute stream), then one fused
+// CUDA kernel does the update (ops/gpu/training.cu; the momentums: the row
+// kernel of ops/gpu/sparse_training.cu). Scalars stay in device memory: the
 // host checks only their shapes, the kernel reads the values.
 #include <cstdint>
 
 #include "base/status_macros.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/sparse_training.cu.h"
 #include "ops/gpu/training.cu.h"
 #include "ops/state/state_kernels.h"
 #include "ops/training/training_kernels.h"
@@ -31,23 +33,20 @@ struct GpuTrainingImpl {
                                                                 delta, n, stream));
   }
 
+  // The two momentums run on the row kernel over the whole variable (the
+  // dense form of ops/gpu/sparse_training.cu.h's rules).
   template <typename T>
   static absl::Status Momentum(OpKernelContext* ctx, T* var, T* accum, const Tensor& lr,
                                const T* grad, const Tensor& momentum, int64_t n, bool nesterov) {
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchApplyMomentum<T>(var, accum, DeviceScalar<T>(lr), grad,
-                                                         DeviceScalar<T>(momentum), n, nesterov,
-                                                         stream));
+    return MomentumRow(ctx, gpu::RowRule::kMomentum, var, accum, lr, grad, momentum, n, nesterov);
   }
 
   template <typename T>
   static absl::Status KerasMomentum(OpKernelContext* ctx, T* var, T* accum, const Tensor& lr,
                                     const T* grad, const Tensor& momentum, int64_t n,
                                     bool nesterov) {
-    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    return LaunchStatus(ctx, gpu::LaunchApplyKerasMomentum<T>(var, accum, DeviceScalar<T>(lr),
-                                                              grad, DeviceScalar<T>(momentum), n,
-                                                              nesterov, stream));
+    return MomentumRow(ctx, gpu::RowRule::kKerasMomentum, var, accum, lr, grad, momentum, n,
+                       nesterov);
   }
 
   template <typename T>
@@ -70,6 +69,25 @@ struct GpuTrainingImpl {
                                    bool add) {
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
     return LaunchStatus(ctx, gpu::LaunchAssignUpdate<T>(var, value, n, add, stream));
+  }
+
+ private:
+  template <typename T>
+  static absl::Status MomentumRow(OpKernelContext* ctx, gpu::RowRule rule, T* var, T* accum,
+                                  const Tensor& lr, const T* grad, const Tensor& momentum,
+                                  int64_t n, bool nesterov) {
+    gpu::RowUpdate<T> u;
+    u.rule = rule;
+    u.var = var;
+    u.slot[0] = accum;
+    u.hyper[0] = DeviceScalar<T>(lr);
+    u.hyper[1] = DeviceScalar<T>(momentum);
+    u.flag = nesterov;
+    u.grad = grad;
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    // One row of n elements: the kernel's flat index is the element's.
+    return LaunchStatus(ctx, gpu::LaunchRowUpdate<T, int64_t>(u, /*rows=*/1, /*inner=*/n,
+                                                              /*indices=*/nullptr, 1, stream));
   }
 };
 
