@@ -11,6 +11,7 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuCwiseKernels(kernels);
   RegisterGpuReductionKernels(kernels);
   RegisterGpuNnKernels(kernels);
+  RegisterGpuActivationKernels(kernels);
   RegisterGpuMatMulKernels(kernels);
   RegisterGpuFusedKernels(kernels);
   RegisterGpuConvKernels(kernels);

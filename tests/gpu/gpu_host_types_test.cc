@@ -248,6 +248,26 @@ TEST(GpuHostTypesTest, DenseTrainingRulesStayWithTheirVariablesOnTheGpu) {
   }
 }
 
+// The activations beyond Relu and their gradient ops have GPU kernels for
+// every type their ops allow, so a network using them stays on the GPU (a
+// missing kernel would move the op to the CPU, a copy each way per step).
+TEST(GpuHostTypesTest, ActivationsAndTheirGradientsHaveGpuKernels) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16}) {
+    for (const char* op : {"Relu6", "Elu", "Selu", "LeakyRelu", "Softplus", "Softsign"}) {
+      Scope s = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
+      Output x = ops::Placeholder(s, t);
+      Output y = s.Op(op).Input(x).Finalize1();
+      Output dx = s.Op(absl::StrCat(op, "Grad")).Input(x).Input(y).Finalize1();
+      ASSERT_TRUE(s.ok()) << s.status();
+      for (const Output& o : {y, dx}) {
+        EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
+            << o.node->op() << " " << DataTypeName(t);
+      }
+    }
+  }
+}
+
 // A TensorArray on the GPU whose handle passes through an Identity (as a
 // function's argument or a loop variable does) stays on the GPU: placement
 // joins every op taking a resource handle with the op that made it, so the

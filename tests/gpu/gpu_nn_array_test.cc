@@ -1,5 +1,5 @@
-// GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu,
-// softmax, cross-entropy, bias), MatMul (float32, TF32 and bfloat16 through
+// GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu and
+// the other activations with their gradients, softmax, cross-entropy, bias), MatMul (float32, TF32 and bfloat16 through
 // the node attr _gpu_precision, half and bfloat16 operands), the fused
 // products (_FusedMatMul, _MatMulBiasAddGrad: cuBLASLt epilogues), the
 // window ops (Conv2D and its backprops, MaxPool, MaxPoolGrad) and the array
@@ -87,6 +87,60 @@ TEST_F(GpuNnTest, ReluAndBiasInSixteenBits) {
                                  .inputs = {f(g)},
                                  .bound = bound,
                                  .gpu_inputs = {g}}));
+    }
+  }
+}
+
+// The activations beyond Relu and their gradient ops (ops/gpu/activation.cu)
+// in float and double, and in half and bfloat16 against the CPU's float
+// kernels on the same values rounded to 16 bits. Values span both sides of
+// 0 and 6 (Relu6's bounds).
+TEST_F(GpuNnTest, ActivationsAndTheirGradients) {
+  const std::vector<std::string> forward = {"Relu6",     "Elu",      "Selu",
+                                            "LeakyRelu", "Softplus", "Softsign"};
+  const std::vector<std::string> backward = {"Relu6Grad",     "EluGrad",      "SeluGrad",
+                                             "LeakyReluGrad", "SoftplusGrad", "SoftsignGrad"};
+  auto unary = [](const std::string& op) {
+    return [op](const Scope& s, const Inputs& in) {
+      OpBuilder b = s.WithOpName("op").Op(op);
+      b.Input(in[0]);
+      if (op == "LeakyRelu") b.Attr("alpha", 0.3f);
+      return Outputs{b.Finalize1()};
+    };
+  };
+  auto binary = [](const std::string& op) {
+    return [op](const Scope& s, const Inputs& in) {
+      OpBuilder b = s.WithOpName("op").Op(op);
+      b.Input(in[0]).Input(in[1]);
+      if (op == "LeakyReluGrad") b.Attr("alpha", 0.3f);
+      return Outputs{b.Finalize1()};
+    };
+  };
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_HALF}) {
+    const bool sixteen = t == DT_BFLOAT16 || t == DT_HALF;
+    const double bound =
+        t == DT_DOUBLE ? 1e-12 : (t == DT_FLOAT ? 1e-5 : (t == DT_HALF ? 2e-3 : 1e-2));
+    for (const TensorShape& shape :
+         {TensorShape({7}), TensorShape({256, 130}), TensorShape({0, 3})}) {
+      const Tensor x = RandomTensor(rng(), t, shape, -8, 8);
+      const Tensor g = RandomTensor(rng(), t, shape, -1, 1);
+      // The CPU has float and double kernels: 16-bit values go to it as float.
+      const auto cpu = [&](const Tensor& v) { return sixteen ? ConvertTo(v, DT_FLOAT) : v; };
+      const std::string label = absl::StrCat(DataTypeName(t), " ", shape.DebugString());
+      for (const std::string& op : forward) {
+        EXPECT_TRUE(GpuMatchesCpu({.label = op + " " + label,
+                                   .build = unary(op),
+                                   .inputs = {cpu(x)},
+                                   .bound = bound,
+                                   .gpu_inputs = {x}}));
+      }
+      for (const std::string& op : backward) {
+        EXPECT_TRUE(GpuMatchesCpu({.label = op + " " + label,
+                                   .build = binary(op),
+                                   .inputs = {cpu(g), cpu(x)},
+                                   .bound = bound,
+                                   .gpu_inputs = {g, x}}));
+      }
     }
   }
 }
