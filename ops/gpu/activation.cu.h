@@ -23,7 +23,16 @@
 
 namespace sluice::gpu {
 
-enum class ActivationFn : int { kRelu6, kElu, kSelu, kLeakyRelu, kSoftplus, kSoftsign };
+// kHalfSquare (x * x / 2) is not an op: L2Loss sums its results.
+enum class ActivationFn : int {
+  kRelu6,
+  kElu,
+  kSelu,
+  kLeakyRelu,
+  kSoftplus,
+  kSoftsign,
+  kHalfSquare,
+};
 
 // The gradient ops: out = f(gradients, v), v being the features (Relu6Grad,
 // LeakyReluGrad, SoftplusGrad, SoftsignGrad) or the outputs (EluGrad,

@@ -43,9 +43,11 @@ SLUICE_ACTIVATION_FN C Activate(C x, C alpha) {
   } else if constexpr (kFn == ActivationFn::kSoftplus) {
     // log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
     return x > C(0) ? x + Log1p(Exp(-x)) : Log1p(Exp(x));
-  } else {
-    static_assert(kFn == ActivationFn::kSoftsign);
+  } else if constexpr (kFn == ActivationFn::kSoftsign) {
     return x / (C(1) + (x < C(0) ? -x : x));
+  } else {
+    static_assert(kFn == ActivationFn::kHalfSquare);
+    return x * x * C(0.5);  // exact halving: the sum of halves is half the sum
   }
 }
 
@@ -92,6 +94,9 @@ bool VisitActivation(ActivationFn fn, Visitor&& visit) {
       return true;
     case ActivationFn::kSoftsign:
       visit.template operator()<ActivationFn::kSoftsign>();
+      return true;
+    case ActivationFn::kHalfSquare:
+      visit.template operator()<ActivationFn::kHalfSquare>();
       return true;
   }
   return false;

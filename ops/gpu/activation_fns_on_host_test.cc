@@ -111,6 +111,15 @@ void ExpectTheGpuFunctionsMatchTheCpu(double rel) {
   }
 }
 
+// L2Loss's terms: x * x / 2, exactly (halving is exact).
+TEST(ActivationFnsOnHostTest, HalfSquaresAreExact) {
+  for (double x : {-3.0, 0.0, 1e-20, 7.25, 1e150}) {
+    EXPECT_EQ(gpu::ActivateOnHost<double>(ActivationFn::kHalfSquare, x, 0), x * x / 2) << x;
+    const float f = static_cast<float>(x);
+    EXPECT_EQ(gpu::ActivateOnHost<float>(ActivationFn::kHalfSquare, f, 0), f * f / 2) << x;
+  }
+}
+
 TEST(ActivationFnsOnHostTest, FloatMatchesTheCpuKernels) {
   ExpectTheGpuFunctionsMatchTheCpu<float>(1e-6);
 }

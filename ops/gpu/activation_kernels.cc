@@ -1,6 +1,7 @@
 // GPU kernels of the activations beyond Relu — Relu6, Elu, Selu, LeakyRelu,
 // Softplus, Softsign — and of their gradient ops, for float, double, half
-// and bfloat16 (CUDA code: activation.cu). As the CPU kernels
+// and bfloat16 (CUDA code: activation.cu); and of L2Loss (float, double:
+// halved squares summed by the GPU reduction). As the CPU kernels
 // (ops/nn/activation_ops.cc, activation_grad_ops.cc): the output may take
 // the first input's buffer, and a gradient op whose two inputs differ in
 // shape is InvalidArgument.
@@ -13,6 +14,8 @@
 #include "ops/gpu/cwise_type.h"
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
+#include "ops/gpu/reduction_launch.h"
+#include "ops/gpu/reduction_plan.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 
@@ -88,9 +91,40 @@ class GpuActivationGradOp : public OpKernel {
   float alpha_ = 0;
 };
 
+// L2Loss(t) = sum(t^2) / 2: the halved squares (one element kernel) summed
+// by the reduction kernels, all on the compute stream, nothing on the host
+// (the CPU sums in double; the GPU's tree of float sums is as TensorFlow's).
+template <typename T>
+class GpuL2LossOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& t = ctx->input(0);
+    const int64_t n = t.NumElements();
+    ASSIGN_OR_RETURN(gpu::CwiseType type, CwiseTypeOf(t.dtype()));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    ASSIGN_OR_RETURN(Tensor halves, ctx->allocate_temp(t.dtype(), TensorShape({n})));
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    RETURN_IF_ERROR(LaunchStatus(ctx, gpu::LaunchActivation(ActivationFn::kHalfSquare, type,
+                                                            t.raw_data(), halves.raw_data(), n,
+                                                            0, stream)));
+    ASSIGN_OR_RETURN(internal::GpuReducePlan plan,
+                     internal::MakeGpuReducePlan(halves.shape(), {0}, /*keep_dims=*/false));
+    if (plan.kind == internal::GpuReducePlan::Kind::kIdentity) {  // one element: its half square
+      return LaunchStatus(ctx, cudaMemcpyAsync(out->raw_data(), halves.raw_data(), sizeof(T),
+                                               cudaMemcpyDeviceToDevice, stream));
+    }
+    return internal::EnqueueGpuReduction(ctx, gpu::ReduceOp::kSum,
+                                         internal::GpuReduceTypeOf<T>::value, halves, plan, out);
+  }
+
+  bool IsExpensive() const override { return false; }
+};
+
 }  // namespace
 
 void RegisterGpuActivationKernels(KernelRegistry* kernels) {
+  kernels->Register<GpuL2LossOp<float>>(GpuKernel("L2Loss").TypeConstraint("T", DT_FLOAT));
+  kernels->Register<GpuL2LossOp<double>>(GpuKernel("L2Loss").TypeConstraint("T", DT_DOUBLE));
   const std::pair<const char*, ActivationFn> forward[] = {
       {"Relu6", ActivationFn::kRelu6},         {"Elu", ActivationFn::kElu},
       {"Selu", ActivationFn::kSelu},           {"LeakyRelu", ActivationFn::kLeakyRelu},

@@ -249,8 +249,9 @@ TEST(GpuHostTypesTest, DenseTrainingRulesStayWithTheirVariablesOnTheGpu) {
 }
 
 // The activations beyond Relu and their gradient ops have GPU kernels for
-// every type their ops allow, so a network using them stays on the GPU (a
-// missing kernel would move the op to the CPU, a copy each way per step).
+// every type their ops allow, and L2Loss for float and double, so a network
+// using them stays on the GPU (a missing kernel would move the op to the
+// CPU, a copy each way per step).
 TEST(GpuHostTypesTest, ActivationsAndTheirGradientsHaveGpuKernels) {
   if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
   for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16}) {
@@ -264,6 +265,13 @@ TEST(GpuHostTypesTest, ActivationsAndTheirGradientsHaveGpuKernels) {
         EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
             << o.node->op() << " " << DataTypeName(t);
       }
+    }
+    if (t == DT_FLOAT || t == DT_DOUBLE) {  // weight decay's loss
+      Scope s = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
+      Output loss = ops::L2Loss(s, ops::Placeholder(s, t));
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_NE(BuiltinKernels()->FindKernelDef(*loss.node, kDeviceTypeGpu), nullptr)
+          << "L2Loss " << DataTypeName(t);
     }
   }
 }

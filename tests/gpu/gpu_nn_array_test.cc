@@ -145,6 +145,22 @@ TEST_F(GpuNnTest, ActivationsAndTheirGradients) {
   }
 }
 
+// L2Loss: halved squares summed on the GPU; the CPU sums in double.
+TEST_F(GpuNnTest, L2Loss) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE}) {
+    for (const TensorShape& shape : {TensorShape({0}), TensorShape({1}), TensorShape({7, 3}),
+                                     TensorShape({256, 1030})}) {
+      EXPECT_TRUE(GpuMatchesCpu(
+          {.label = absl::StrCat("L2Loss ", DataTypeName(t), " ", shape.DebugString()),
+           .build = [](const Scope& s, const Inputs& in) {
+             return Outputs{ops::L2Loss(s.WithOpName("op"), in[0])};
+           },
+           .inputs = {RandomTensor(rng(), t, shape, -2, 2)},
+           .bound = t == DT_FLOAT ? 1e-5 : 1e-12}));
+    }
+  }
+}
+
 std::vector<TensorShape> SoftmaxShapes() {
   return {TensorShape({64, 10}), TensorShape({7, 1000}), TensorShape({3, 1}),
           TensorShape({256, 33}), TensorShape({2, 3, 17}), TensorShape({1, 5000})};
