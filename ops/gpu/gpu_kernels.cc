@@ -12,6 +12,7 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuReductionKernels(kernels);
   RegisterGpuNnKernels(kernels);
   RegisterGpuActivationKernels(kernels);
+  RegisterGpuBatchNormKernels(kernels);
   RegisterGpuMatMulKernels(kernels);
   RegisterGpuFusedKernels(kernels);
   RegisterGpuConvKernels(kernels);

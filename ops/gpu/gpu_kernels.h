@@ -21,6 +21,7 @@ void RegisterGpuKernels(KernelRegistry* kernels);
 void RegisterGpuCwiseKernels(KernelRegistry* kernels);      // elementwise, broadcasting, Cast, AddN, Select
 void RegisterGpuReductionKernels(KernelRegistry* kernels);  // Sum, Mean, Max, Min, Prod, ArgMax, ArgMin
 void RegisterGpuNnKernels(KernelRegistry* kernels);         // Relu, softmax, cross-entropy, bias
+void RegisterGpuBatchNormKernels(KernelRegistry* kernels);   // FusedBatchNorm{,V2,V3} and their gradients
 void RegisterGpuActivationKernels(KernelRegistry* kernels);  // Relu6, Elu, Selu, LeakyRelu, Softplus, Softsign, grads
 void RegisterGpuMatMulKernels(KernelRegistry* kernels);     // cuBLAS
 void RegisterGpuFusedKernels(KernelRegistry* kernels);

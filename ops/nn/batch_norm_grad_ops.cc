@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/nn/internal/batch_norm_checks.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
@@ -16,29 +17,26 @@ namespace {
 class FusedBatchNormGradOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(epsilon_, ctx.GetAttr<float>("epsilon"));
-    ASSIGN_OR_RETURN(std::string format, ctx.GetAttr<std::string>("data_format"));
-    if (format != "NHWC") {
-      return absl::UnimplementedError(absl::StrCat(ctx.node().op(), ": data_format ", format,
-                                                   " (only NHWC runs on the CPU)"));
-    }
-    ASSIGN_OR_RETURN(training_, ctx.GetAttr<bool>("is_training"));
+    ASSIGN_OR_RETURN(attrs_, internal::ReadBatchNormAttrs(ctx));
     return absl::OkStatus();
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const internal::BatchNormGeometry geo,
+                     internal::CheckBatchNormGradInputs(ctx));
     const Tensor& dy = ctx->input(0);
     const Tensor& x = ctx->input(1);
-    RETURN_IF_ERROR(CheckShapes(ctx));
-    const int64_t depth = x.dim_size(3);
-    const int64_t rows = depth == 0 ? 0 : x.NumElements() / depth;
+    const int64_t depth = geo.depth;
+    const int64_t rows = geo.rows;
+    const bool training = attrs_.training;
+    const float epsilon = attrs_.epsilon;
     const float* g = dy.data<float>();
     const float* in = x.data<float>();
     const float* scale = ctx->input(2).data<float>();
     const float* mean = ctx->input(3).data<float>();
     const float* var = ctx->input(4).data<float>();
     std::vector<double> r(depth), sum_dy(depth, 0), sum_dy_xhat(depth, 0);
-    for (int64_t c = 0; c < depth; ++c) r[c] = 1 / std::sqrt(double{var[c]} + epsilon_);
+    for (int64_t c = 0; c < depth; ++c) r[c] = 1 / std::sqrt(double{var[c]} + epsilon);
     for (int64_t i = 0; i < rows * depth; ++i) {
       const int64_t c = i % depth;
       sum_dy[c] += g[i];
@@ -49,7 +47,7 @@ class FusedBatchNormGradOp : public OpKernel {
     for (int64_t i = 0; i < rows * depth; ++i) {
       const int64_t c = i % depth;
       double inner = g[i];
-      if (training_) {
+      if (training) {
         const double xhat = (in[i] - mean[c]) * r[c];
         inner -= (sum_dy[c] + xhat * sum_dy_xhat[c]) / rows;
       }
@@ -65,29 +63,7 @@ class FusedBatchNormGradOp : public OpKernel {
   }
 
  private:
-  static absl::Status CheckShapes(OpKernelContext* ctx) {
-    const Tensor& dy = ctx->input(0);
-    const Tensor& x = ctx->input(1);
-    if (x.dims() != 4 || dy.shape() != x.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx->node().op(), ": x must be 4-D and y_backprop of its shape, got x ",
-          x.shape().DebugString(), " and y_backprop ", dy.shape().DebugString()));
-    }
-    const int64_t depth = x.dim_size(3);
-    const char* names[] = {"", "", "scale", "reserve_space_1", "reserve_space_2"};
-    for (int i = 2; i < 5; ++i) {
-      const Tensor& t = ctx->input(i);
-      if (t.dims() != 1 || t.dim_size(0) != depth) {
-        return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ", names[i],
-                                                       " must be [", depth, "], got ",
-                                                       t.shape().DebugString()));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  float epsilon_ = 0.0001f;
-  bool training_ = true;
+  internal::BatchNormAttrs attrs_;
 };
 
 absl::Status FusedBatchNormGradShape(InferenceContext* c) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/nn/internal/batch_norm_checks.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
@@ -16,43 +17,24 @@ namespace {
 class FusedBatchNormOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(epsilon_, ctx.GetAttr<float>("epsilon"));
-    absl::StatusOr<float> f = ctx.GetAttr<float>("exponential_avg_factor");
-    factor_ = f.ok() ? *f : 1.0f;
-    ASSIGN_OR_RETURN(std::string format, ctx.GetAttr<std::string>("data_format"));
-    if (format != "NHWC") {
-      return absl::UnimplementedError(absl::StrCat(ctx.node().op(), ": data_format ", format,
-                                                   " (only NHWC runs on the CPU)"));
-    }
-    ASSIGN_OR_RETURN(training_, ctx.GetAttr<bool>("is_training"));
+    ASSIGN_OR_RETURN(attrs_, internal::ReadBatchNormAttrs(ctx));
     return absl::OkStatus();
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const internal::BatchNormGeometry geo,
+                     internal::CheckBatchNormInputs(ctx, attrs_));
     const Tensor& x = ctx->input(0);
-    if (x.dims() != 4) {
-      return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": x must be 4-D, got ",
-                                                     x.shape().DebugString()));
-    }
-    const int64_t depth = x.dim_size(3);
-    const int64_t rows = depth == 0 ? 0 : x.NumElements() / depth;
-    const char* names[] = {"x", "scale", "offset", "mean", "variance"};
-    for (int i = 1; i < 5; ++i) {
-      const Tensor& t = ctx->input(i);
-      // Training may leave mean and variance empty (no moving average).
-      const bool may_be_empty = training_ && i >= 3 && factor_ == 1.0f;
-      if (!(t.dims() == 1 && t.dim_size(0) == depth) &&
-          !(may_be_empty && t.NumElements() == 0)) {
-        return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ", names[i],
-                                                       " must be [", depth, "], got ",
-                                                       t.shape().DebugString()));
-      }
-    }
+    const int64_t depth = geo.depth;
+    const int64_t rows = geo.rows;
+    const bool training = attrs_.training;
+    const float epsilon = attrs_.epsilon;
+    const float factor = attrs_.factor;
     const float* in = x.data<float>();
     const float* scale = ctx->input(1).data<float>();
     const float* offset = ctx->input(2).data<float>();
     std::vector<double> mean(depth, 0), var(depth, 0);
-    if (training_) {
+    if (training) {
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < depth; ++c) mean[c] += in[r * depth + c];
       }
@@ -74,7 +56,7 @@ class FusedBatchNormOp : public OpKernel {
     float* out = y->data<float>();
     std::vector<double> mul(depth), add(depth);
     for (int64_t c = 0; c < depth; ++c) {
-      mul[c] = scale[c] / std::sqrt(var[c] + epsilon_);
+      mul[c] = scale[c] / std::sqrt(var[c] + epsilon);
       add[c] = offset[c] - mean[c] * mul[c];
     }
     for (int64_t r = 0; r < rows; ++r) {
@@ -85,14 +67,14 @@ class FusedBatchNormOp : public OpKernel {
     // batch_mean, batch_variance: the statistics for the moving averages.
     const double bessel = rows > 1 ? static_cast<double>(rows) / (rows - 1) : 1.0;
     std::vector<double> out_mean = mean, out_var = var;
-    if (training_) {
+    if (training) {
       for (int64_t c = 0; c < depth; ++c) {
         out_var[c] = var[c] * bessel;
-        if (factor_ != 1.0f) {
+        if (factor != 1.0f) {
           const double old_mean = ctx->input(3).data<float>()[c];
           const double old_var = ctx->input(4).data<float>()[c];
-          out_mean[c] = (1 - factor_) * old_mean + factor_ * mean[c];
-          out_var[c] = (1 - factor_) * old_var + factor_ * out_var[c];
+          out_mean[c] = (1 - factor) * old_mean + factor * mean[c];
+          out_var[c] = (1 - factor) * old_var + factor * out_var[c];
         }
       }
     }
@@ -108,9 +90,7 @@ class FusedBatchNormOp : public OpKernel {
   }
 
  private:
-  float epsilon_ = 0.0001f;
-  float factor_ = 1.0f;
-  bool training_ = true;
+  internal::BatchNormAttrs attrs_;
 };
 
 absl::Status FusedBatchNormShape(InferenceContext* c) {

@@ -276,6 +276,23 @@ TEST(GpuHostTypesTest, ActivationsAndTheirGradientsHaveGpuKernels) {
   }
 }
 
+// The fused batch norm and its gradient have GPU kernels, so a CNN with
+// batch normalization trains wholly on the GPU.
+TEST(GpuHostTypesTest, FusedBatchNormHasGpuKernels) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope s = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
+  Output x = ops::Placeholder(s, DT_FLOAT);
+  Output c = ops::Placeholder(s, DT_FLOAT);
+  ops::FusedBatchNormOutputs bn = ops::FusedBatchNormV3(s, x, c, c, c, c);
+  ops::FusedBatchNormGradOutputs g =
+      ops::FusedBatchNormGradV3(s, x, x, c, bn.reserve_space_1, bn.reserve_space_2, c);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (const Output& o : {bn.y, g.x_backprop}) {
+    EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
+        << o.node->op();
+  }
+}
+
 // A TensorArray on the GPU whose handle passes through an Identity (as a
 // function's argument or a loop variable does) stays on the GPU: placement
 // joins every op taking a resource handle with the op that made it, so the

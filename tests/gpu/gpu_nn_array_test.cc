@@ -1,5 +1,6 @@
 // GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu and
-// the other activations with their gradients, softmax, cross-entropy, bias), MatMul (float32, TF32 and bfloat16 through
+// the other activations with their gradients, softmax, cross-entropy, bias,
+// the fused batch norm), MatMul (float32, TF32 and bfloat16 through
 // the node attr _gpu_precision, half and bfloat16 operands), the fused
 // products (_FusedMatMul, _MatMulBiasAddGrad: cuBLASLt epilogues), the
 // window ops (Conv2D and its backprops, MaxPool, MaxPoolGrad) and the array
@@ -158,6 +159,49 @@ TEST_F(GpuNnTest, L2Loss) {
            .inputs = {RandomTensor(rng(), t, shape, -2, 2)},
            .bound = t == DT_FLOAT ? 1e-5 : 1e-12}));
     }
+  }
+}
+
+// FusedBatchNormV3 and its gradient (ops/gpu/batch_norm.cu): training with
+// and without moving averages, and inference; batches of one chunk of rows
+// and of many.
+TEST_F(GpuNnTest, FusedBatchNormAndItsGradient) {
+  struct Case {
+    TensorShape shape;
+    bool training;
+    float factor;
+  };
+  for (const Case& c : {Case{TensorShape({2, 3, 3, 4}), true, 1.0f},
+                        Case{TensorShape({32, 14, 14, 64}), true, 1.0f},
+                        Case{TensorShape({16, 8, 8, 3}), true, 0.25f},
+                        Case{TensorShape({16, 8, 8, 3}), false, 1.0f}}) {
+    const int64_t depth = c.shape.dim(3);
+    const TensorShape channels({depth});
+    const std::vector<Tensor> in = {RandomTensor(rng(), DT_FLOAT, c.shape, -2, 3),
+                       RandomTensor(rng(), DT_FLOAT, channels, 0.5, 1.5),
+                       RandomTensor(rng(), DT_FLOAT, channels, -0.5, 0.5),
+                       RandomTensor(rng(), DT_FLOAT, channels, -0.5, 0.5),
+                       RandomTensor(rng(), DT_FLOAT, channels, 0.5, 2),
+                       RandomTensor(rng(), DT_FLOAT, c.shape, -1, 1)};
+    const bool training = c.training;
+    const float factor = c.factor;
+    EXPECT_TRUE(GpuMatchesCpu(
+        {.label = absl::StrCat("FusedBatchNormV3 ", c.shape.DebugString(),
+                               training ? " training" : " inference", " factor ", factor),
+         .build =
+             [training, factor](const Scope& s, const Inputs& x) {
+               ops::FusedBatchNormOutputs bn = ops::FusedBatchNormV3(
+                   s.WithOpName("op"), x[0], x[1], x[2], x[3], x[4],
+                   {.epsilon = 0.001f, .exponential_avg_factor = factor, .is_training = training});
+               ops::FusedBatchNormGradOutputs g = ops::FusedBatchNormGradV3(
+                   s.WithOpName("op_grad"), x[5], x[0], x[1], bn.reserve_space_1,
+                   bn.reserve_space_2, ops::Const(s, std::vector<float>{}, TensorShape({0})),
+                   {.epsilon = 0.001f, .is_training = training});
+               return Outputs{bn.y, bn.batch_mean, bn.batch_variance, g.x_backprop,
+                              g.scale_backprop, g.offset_backprop};
+             },
+         .inputs = in,
+         .bound = 1e-5}));
   }
 }
 

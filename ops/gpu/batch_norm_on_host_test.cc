@@ -1,0 +1,162 @@
+// The GPU batch normalization's kernels (ops/gpu/batch_norm.cu), their
+// arithmetic compiled by nvcc and run on the host in launch order
+// (batch_norm_on_host.cu.h), against the CPU kernels of FusedBatchNormV3
+// and FusedBatchNormGradV3: training with and without moving averages,
+// inference, one chunk of rows and many.
+#include "ops/gpu/batch_norm_on_host.cu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "builtin_session.h"
+#include "gtest/gtest.h"
+#include "ops/array/array_ops.h"
+#include "ops/builtins.h"
+#include "ops/nn/batch_norm_grad_ops.h"
+#include "ops/nn/batch_norm_ops.h"
+#include "runtime/session.h"
+#include "session/direct_session.h"
+
+namespace sluice {
+namespace {
+
+std::vector<float> Uniform(std::mt19937& rng, int64_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+Tensor Of(const std::vector<float>& v, const TensorShape& shape) {
+  Tensor t(DT_FLOAT, shape);
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+std::vector<float> Values(const Tensor& t) {
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, double rel,
+                const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], rel * std::max(1.0f, std::abs(want[i])))
+        << what << " element " << i;
+  }
+}
+
+struct Case {
+  TensorShape shape;  // NHWC
+  bool training;
+  float factor;       // exponential_avg_factor
+  bool empty_stats;   // training with no moving averages: mean, variance empty
+};
+
+void ExpectTheGpuCodeMatchesTheCpu(const Case& c) {
+  SCOPED_TRACE(c.shape.DebugString() + (c.training ? " training" : " inference") +
+               " factor " + std::to_string(c.factor) + (c.empty_stats ? " no stats" : ""));
+  std::mt19937 rng(5);
+  const int64_t depth = c.shape.dim(3);
+  const int64_t n = c.shape.num_elements();
+  const int64_t rows = depth == 0 ? 0 : n / depth;
+  const std::vector<float> x = Uniform(rng, n, -2, 3), dy = Uniform(rng, n, -1, 1);
+  const std::vector<float> scale = Uniform(rng, depth, 0.5, 1.5);
+  const std::vector<float> offset = Uniform(rng, depth, -0.5, 0.5);
+  const std::vector<float> mean_in = c.empty_stats ? std::vector<float>{}
+                                                   : Uniform(rng, depth, -0.5, 0.5);
+  const std::vector<float> var_in = c.empty_stats ? std::vector<float>{}
+                                                  : Uniform(rng, depth, 0.5, 2);
+  const TensorShape channels({depth});
+  const TensorShape stats({static_cast<int64_t>(mean_in.size())});
+
+  // The CPU: forward, then the gradient from its reserve spaces.
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  ops::FusedBatchNormOutputs bn = ops::FusedBatchNormV3(
+      s, ops::Const(s, Of(x, c.shape)), ops::Const(s, Of(scale, channels)),
+      ops::Const(s, Of(offset, channels)), ops::Const(s, Of(mean_in, stats)),
+      ops::Const(s, Of(var_in, stats)),
+      {.epsilon = 0.001f, .exponential_avg_factor = c.factor, .is_training = c.training});
+  ops::FusedBatchNormGradOutputs g = ops::FusedBatchNormGradV3(
+      s, ops::Const(s, Of(dy, c.shape)), ops::Const(s, Of(x, c.shape)),
+      ops::Const(s, Of(scale, channels)), bn.reserve_space_1, bn.reserve_space_2,
+      ops::Const(s, Of({}, TensorShape({0}))), {.epsilon = 0.001f, .is_training = c.training});
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::StatusOr<std::vector<Tensor>> cpu =
+      (*sess)->Run({},
+                   {bn.y, bn.batch_mean, bn.batch_variance, bn.reserve_space_1,
+                    bn.reserve_space_2, g.x_backprop, g.scale_backprop, g.offset_backprop},
+                   {});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+
+  // The GPU's code on the host.
+  std::vector<double> scratch(gpu::BatchNormScratchDoubles(rows, depth));
+  std::vector<float> y(n), batch_mean(depth), batch_var(depth), saved_mean(depth),
+      saved_var(depth);
+  gpu::BatchNormForwardArgs f;
+  f.x = x.data();
+  f.scale = scale.data();
+  f.offset = offset.data();
+  f.mean_in = c.empty_stats ? nullptr : mean_in.data();
+  f.var_in = c.empty_stats ? nullptr : var_in.data();
+  f.y = y.data();
+  f.batch_mean = batch_mean.data();
+  f.batch_var = batch_var.data();
+  f.saved_mean = saved_mean.data();
+  f.saved_var = saved_var.data();
+  f.scratch = scratch.data();
+  f.rows = rows;
+  f.depth = depth;
+  f.epsilon = 0.001f;
+  f.factor = c.factor;
+  f.training = c.training;
+  gpu::RunBatchNormForwardOnHost(f);
+  std::vector<float> dx(n), scale_grad(depth), offset_grad(depth);
+  gpu::BatchNormGradArgs b;
+  b.dy = dy.data();
+  b.x = x.data();
+  b.scale = scale.data();
+  b.mean = saved_mean.data();
+  b.var = saved_var.data();
+  b.dx = dx.data();
+  b.scale_grad = scale_grad.data();
+  b.offset_grad = offset_grad.data();
+  b.scratch = scratch.data();
+  b.rows = rows;
+  b.depth = depth;
+  b.epsilon = 0.001f;
+  b.training = c.training;
+  gpu::RunBatchNormGradOnHost(b);
+
+  const double rel = 1e-5;
+  ExpectNear(y, Values((*cpu)[0]), rel, "y");
+  ExpectNear(batch_mean, Values((*cpu)[1]), rel, "batch_mean");
+  ExpectNear(batch_var, Values((*cpu)[2]), rel, "batch_variance");
+  ExpectNear(saved_mean, Values((*cpu)[3]), rel, "reserve_space_1");
+  ExpectNear(saved_var, Values((*cpu)[4]), rel, "reserve_space_2");
+  ExpectNear(dx, Values((*cpu)[5]), rel, "x_backprop");
+  ExpectNear(scale_grad, Values((*cpu)[6]), rel, "scale_backprop");
+  ExpectNear(offset_grad, Values((*cpu)[7]), rel, "offset_backprop");
+}
+
+TEST(BatchNormOnHostTest, MatchesTheCpuKernels) {
+  const std::vector<Case> cases = {
+      {TensorShape({2, 3, 3, 4}), true, 1.0f, true},     // 18 rows: one chunk
+      {TensorShape({4, 20, 20, 3}), true, 1.0f, true},   // 1600 rows: 50 chunks
+      {TensorShape({4, 20, 20, 3}), true, 0.3f, false},  // moving averages blended
+      {TensorShape({8, 64, 70, 5}), true, 1.0f, false},  // 35840 rows: 1024 chunks
+      {TensorShape({4, 20, 20, 3}), false, 1.0f, false},  // inference
+      {TensorShape({1, 1, 1, 6}), true, 1.0f, true},     // one row: no Bessel factor
+      {TensorShape({0, 2, 2, 3}), true, 1.0f, true},     // no rows
+  };
+  for (const Case& c : cases) ExpectTheGpuCodeMatchesTheCpu(c);
+}
+
+}  // namespace
+}  // namespace sluice
