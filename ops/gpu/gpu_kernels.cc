@@ -14,6 +14,7 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuActivationKernels(kernels);
   RegisterGpuBatchNormKernels(kernels);
   RegisterGpuMatMulKernels(kernels);
+  RegisterGpuBatchMatMulKernels(kernels);
   RegisterGpuFusedKernels(kernels);
   RegisterGpuConvKernels(kernels);
   RegisterGpuRandomKernels(kernels);

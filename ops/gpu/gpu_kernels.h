@@ -24,6 +24,7 @@ void RegisterGpuNnKernels(KernelRegistry* kernels);         // Relu, softmax, cr
 void RegisterGpuBatchNormKernels(KernelRegistry* kernels);   // FusedBatchNorm{,V2,V3} and their gradients
 void RegisterGpuActivationKernels(KernelRegistry* kernels);  // Relu6, Elu, Selu, LeakyRelu, Softplus, Softsign, grads
 void RegisterGpuMatMulKernels(KernelRegistry* kernels);     // cuBLAS
+void RegisterGpuBatchMatMulKernels(KernelRegistry* kernels);  // BatchMatMul{,V2}: strided batched cuBLAS
 void RegisterGpuFusedKernels(KernelRegistry* kernels);
 void RegisterGpuConvKernels(KernelRegistry* kernels);       // Conv2D and backprops (im2col + cuBLAS), MaxPool      // _FusedMatMul, _MatMulBiasAddGrad (cuBLASLt)
 void RegisterGpuRandomKernels(KernelRegistry* kernels);     // Philox

@@ -293,6 +293,22 @@ TEST(GpuHostTypesTest, FusedBatchNormHasGpuKernels) {
   }
 }
 
+// BatchMatMul and BatchMatMulV2 have GPU kernels in the four float types
+// (attention's products stay on the GPU).
+TEST(GpuHostTypesTest, BatchMatMulHasGpuKernels) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16}) {
+    for (const char* op : {"BatchMatMul", "BatchMatMulV2"}) {
+      Scope s = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
+      Output x = ops::Placeholder(s, t);
+      Output y = s.Op(op).Input(x).Input(x).Attr("adj_x", false).Attr("adj_y", true).Finalize1();
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_NE(BuiltinKernels()->FindKernelDef(*y.node, kDeviceTypeGpu), nullptr)
+          << op << " " << DataTypeName(t);
+    }
+  }
+}
+
 // A TensorArray on the GPU whose handle passes through an Identity (as a
 // function's argument or a loop variable does) stays on the GPU: placement
 // joins every op taking a resource handle with the op that made it, so the

@@ -1,6 +1,6 @@
 // GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu and
 // the other activations with their gradients, softmax, cross-entropy, bias,
-// the fused batch norm), MatMul (float32, TF32 and bfloat16 through
+// the fused batch norm), BatchMatMul, MatMul (float32, TF32 and bfloat16 through
 // the node attr _gpu_precision, half and bfloat16 operands), the fused
 // products (_FusedMatMul, _MatMulBiasAddGrad: cuBLASLt epilogues), the
 // window ops (Conv2D and its backprops, MaxPool, MaxPoolGrad) and the array
@@ -203,6 +203,70 @@ TEST_F(GpuNnTest, FusedBatchNormAndItsGradient) {
          .inputs = in,
          .bound = 1e-5}));
   }
+}
+
+// BatchMatMul and BatchMatMulV2 (ops/gpu/batch_matmul_kernels.cc): one
+// strided batched GEMM for equal batches, an unbatched operand or a batch
+// of 1, a GEMM per matrix for cross broadcasting; adjoints; an empty sum;
+// every type, 16-bit ones against the CPU's float on the same values.
+TEST_F(GpuMatMulTest, BatchMatMul) {
+  struct Case {
+    TensorShape x, y;
+    bool adj_x, adj_y;
+  };
+  const std::vector<Case> cases = {
+      {TensorShape({3, 4, 5}), TensorShape({3, 5, 6}), false, false},
+      {TensorShape({8, 128, 64}), TensorShape({8, 128, 64}), false, true},  // Q K^T
+      {TensorShape({2, 3, 5, 4}), TensorShape({2, 3, 6, 5}), true, true},
+      {TensorShape({2, 3, 4, 5}), TensorShape({5, 6}), false, false},  // rows times a weight
+      {TensorShape({1, 4, 5}), TensorShape({3, 5, 6}), false, false},
+      {TensorShape({2, 1, 4, 5}), TensorShape({1, 3, 5, 6}), false, false},  // cross broadcast
+      {TensorShape({2, 3, 0}), TensorShape({2, 0, 4}), false, false},        // empty sum: zeros
+      {TensorShape({0, 3, 4}), TensorShape({0, 4, 2}), false, false},        // no batches
+  };
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_HALF}) {
+    const bool sixteen = t == DT_BFLOAT16 || t == DT_HALF;
+    const double bound =
+        t == DT_DOUBLE ? 1e-12 : (t == DT_FLOAT ? 1e-4 : (t == DT_HALF ? 2e-3 : 1e-2));
+    for (const Case& c : cases) {
+      const Tensor x = RandomTensor(rng(), t, c.x, -1, 1);
+      const Tensor y = RandomTensor(rng(), t, c.y, -1, 1);
+      const auto cpu = [&](const Tensor& v) { return sixteen ? ConvertTo(v, DT_FLOAT) : v; };
+      const bool adj_x = c.adj_x, adj_y = c.adj_y;
+      EXPECT_TRUE(GpuMatchesCpu(
+          {.label = absl::StrCat("BatchMatMulV2 ", DataTypeName(t), " ", c.x.DebugString(),
+                                 adj_x ? "^T" : "", " by ", c.y.DebugString(), adj_y ? "^T" : ""),
+           .build =
+               [adj_x, adj_y](const Scope& s, const Inputs& in) {
+                 return Outputs{s.WithOpName("op")
+                                    .Op("BatchMatMulV2")
+                                    .Input(in[0])
+                                    .Input(in[1])
+                                    .Attr("adj_x", adj_x)
+                                    .Attr("adj_y", adj_y)
+                                    .Finalize1()};
+               },
+           .inputs = {cpu(x), cpu(y)},
+           .bound = bound,
+           .gpu_inputs = {x, y}}));
+    }
+  }
+  // BatchMatMul (no broadcasting).
+  EXPECT_TRUE(GpuMatchesCpu(
+      {.label = "BatchMatMul",
+       .build =
+           [](const Scope& s, const Inputs& in) {
+             return Outputs{s.WithOpName("op")
+                                .Op("BatchMatMul")
+                                .Input(in[0])
+                                .Input(in[1])
+                                .Attr("adj_x", false)
+                                .Attr("adj_y", false)
+                                .Finalize1()};
+           },
+       .inputs = {RandomTensor(rng(), DT_FLOAT, TensorShape({2, 3, 4}), -1, 1),
+                  RandomTensor(rng(), DT_FLOAT, TensorShape({2, 4, 5}), -1, 1)},
+       .bound = 1e-5}));
 }
 
 std::vector<TensorShape> SoftmaxShapes() {

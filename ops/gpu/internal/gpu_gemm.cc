@@ -238,11 +238,21 @@ absl::Status EnqueueGpuGemm(OpKernelContext* ctx, const GpuGemmArgs& g, absl::st
           s = cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
           if (s != CUBLAS_STATUS_SUCCESS) return s;
         }
-        s = cublasGemmEx(handle, op_first, op_second, static_cast<int>(cm.m),
-                         static_cast<int>(cm.n), static_cast<int>(cm.k), one, g.b, g.type,
-                         static_cast<int>(cm.first.ld), g.a, g.type,
-                         static_cast<int>(cm.second.ld), beta, g.c, c_type,
-                         static_cast<int>(cm.ldc), g.compute, CUBLAS_GEMM_DEFAULT);
+        // Column-major, the product is B's then A's (blas_layout.h).
+        if (g.batch_count > 1) {
+          s = cublasGemmStridedBatchedEx(
+              handle, op_first, op_second, static_cast<int>(cm.m), static_cast<int>(cm.n),
+              static_cast<int>(cm.k), one, g.b, g.type, static_cast<int>(cm.first.ld),
+              g.stride_b, g.a, g.type, static_cast<int>(cm.second.ld), g.stride_a, beta, g.c,
+              c_type, static_cast<int>(cm.ldc), g.stride_c, g.batch_count, g.compute,
+              CUBLAS_GEMM_DEFAULT);
+        } else {
+          s = cublasGemmEx(handle, op_first, op_second, static_cast<int>(cm.m),
+                           static_cast<int>(cm.n), static_cast<int>(cm.k), one, g.b, g.type,
+                           static_cast<int>(cm.first.ld), g.a, g.type,
+                           static_cast<int>(cm.second.ld), beta, g.c, c_type,
+                           static_cast<int>(cm.ldc), g.compute, CUBLAS_GEMM_DEFAULT);
+        }
         if (mode != CUBLAS_DEFAULT_MATH) {
           const cublasStatus_t restored = cublasSetMathMode(handle, mode);
           if (s == CUBLAS_STATUS_SUCCESS) s = restored;

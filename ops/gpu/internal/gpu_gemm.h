@@ -57,6 +57,11 @@ struct GpuGemmArgs {
   std::optional<cudaDataType_t> c_type;  // C's, when not `type` (bfloat16 A, B into float C)
   float beta = 0;                        // C = op(A) op(B) + beta C
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  // batch_count products at once (EnqueueGpuGemm only): product i reads A
+  // and B at i * stride_a and i * stride_b elements (0: the same matrix
+  // each time) and writes C at i * stride_c.
+  int batch_count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
 
 // The args of C = op(A) op(B) over row-major operands of `type` (rows of
@@ -80,7 +85,8 @@ cublasComputeType_t GpuGemmComputeType(DataType dtype, GpuMatMulPrecision float_
 absl::StatusOr<std::optional<GpuMatMulPrecision>> NodeGpuPrecision(
     const OpKernelConstruction& ctx);
 
-// Enqueues the product with cublasGemmEx (alpha 1, g.beta). k == 0 is the
+// Enqueues the product with cublasGemmEx (alpha 1, g.beta), or the
+// batch_count products with cublasGemmStridedBatchedEx. k == 0 is the
 // caller's (an empty sum). `what` names the caller in errors.
 absl::Status EnqueueGpuGemm(OpKernelContext* ctx, const GpuGemmArgs& g, absl::string_view what);
 

@@ -115,4 +115,23 @@ cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_
                                 ldb, beta, c, c_type, ldc, compute, algo);
 }
 
+cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void* alpha, const void* a, cudaDataType a_type, int lda, long long int stride_a,
+    const void* b, cudaDataType b_type, int ldb, long long int stride_b, const void* beta, void* c,
+    cudaDataType c_type, int ldc, long long int stride_c, int batch_count,
+    cublasComputeType_t compute, cublasGemmAlgo_t algo) {
+  // Overloaded in C++ as cublasGemmEx is (see above).
+  using GemmStridedBatchedEx =
+      cublasStatus_t(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                     const void*, const void*, cudaDataType, int, long long int, const void*,
+                     cudaDataType, int, long long int, const void*, void*, cudaDataType, int,
+                     long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
+  static auto* const real = Find<GemmStridedBatchedEx>("cublasGemmStridedBatchedEx");
+  return real == nullptr ? kMissing
+                         : real(handle, transa, transb, m, n, k, alpha, a, a_type, lda, stride_a,
+                                b, b_type, ldb, stride_b, beta, c, c_type, ldc, stride_c,
+                                batch_count, compute, algo);
+}
+
 }  // extern "C"
