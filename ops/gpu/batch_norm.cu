@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gpu/batch_norm.cu.h"
 #include "ops/gpu/batch_norm_fns.cu.h"
@@ -22,10 +23,10 @@ using grid::kThreads;
 using grid::Stride;
 
 // blockIdx.x: the chunk; blockIdx.y * kThreads + threadIdx.x: the channel.
-template <bool kSquares>
+template <bool kSquares, typename S>
 __global__ void ForwardPartialKernel(BatchNormForwardArgs a, Scratch s) {
   const int64_t c = int64_t{blockIdx.y} * blockDim.x + threadIdx.x;
-  if (c < a.depth) batch_norm::ForwardPartial<kSquares>(a, s, blockIdx.x, c);
+  if (c < a.depth) batch_norm::ForwardPartial<kSquares, S>(a, s, blockIdx.x, c);
 }
 
 __global__ void FinishMeanKernel(BatchNormForwardArgs a, Scratch s) {
@@ -36,13 +37,15 @@ __global__ void FinishChannelKernel(BatchNormForwardArgs a, Scratch s) {
   for (int64_t c = FirstIndex(); c < a.depth; c += Stride()) batch_norm::FinishChannel(a, s, c);
 }
 
+template <typename S>
 __global__ void NormalizeKernel(BatchNormForwardArgs a, Scratch s, int64_t n) {
-  for (int64_t i = FirstIndex(); i < n; i += Stride()) batch_norm::Normalize(a, s, i);
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) batch_norm::Normalize<S>(a, s, i);
 }
 
+template <typename S>
 __global__ void GradPartialKernel(BatchNormGradArgs a, Scratch s) {
   const int64_t c = int64_t{blockIdx.y} * blockDim.x + threadIdx.x;
-  if (c < a.depth) batch_norm::GradPartial(a, s, blockIdx.x, c);
+  if (c < a.depth) batch_norm::GradPartial<S>(a, s, blockIdx.x, c);
 }
 
 __global__ void FinishGradKernel(BatchNormGradArgs a, Scratch s) {
@@ -51,8 +54,9 @@ __global__ void FinishGradKernel(BatchNormGradArgs a, Scratch s) {
   }
 }
 
+template <typename S>
 __global__ void GradElementKernel(BatchNormGradArgs a, Scratch s, int64_t n) {
-  for (int64_t i = FirstIndex(); i < n; i += Stride()) batch_norm::GradElement(a, s, i);
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) batch_norm::GradElement<S>(a, s, i);
 }
 
 // One block per (chunk, 256 channels).
@@ -66,24 +70,30 @@ dim3 PartialGrid(int64_t rows, int64_t depth) {
 cudaError_t LaunchBatchNormForward(const BatchNormForwardArgs& a, cudaStream_t stream) {
   if (a.depth <= 0) return cudaSuccess;
   const Scratch s = ScratchOf(a.scratch, a.rows, a.depth);
-  if (a.training) {
-    ForwardPartialKernel<false><<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
-    FinishMeanKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
-    ForwardPartialKernel<true><<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
-  }
-  FinishChannelKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
   const int64_t n = a.rows * a.depth;
-  if (n > 0) NormalizeKernel<<<GridFor(n), kThreads, 0, stream>>>(a, s, n);
+  batch_norm::WithStorage(a.type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    if (a.training) {
+      ForwardPartialKernel<false, S><<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
+      FinishMeanKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
+      ForwardPartialKernel<true, S><<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
+    }
+    FinishChannelKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
+    if (n > 0) NormalizeKernel<S><<<GridFor(n), kThreads, 0, stream>>>(a, s, n);
+  });
   return cudaGetLastError();
 }
 
 cudaError_t LaunchBatchNormGrad(const BatchNormGradArgs& a, cudaStream_t stream) {
   if (a.depth <= 0) return cudaSuccess;
   const Scratch s = ScratchOf(a.scratch, a.rows, a.depth);
-  GradPartialKernel<<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
-  FinishGradKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
   const int64_t n = a.rows * a.depth;
-  if (n > 0) GradElementKernel<<<GridFor(n), kThreads, 0, stream>>>(a, s, n);
+  batch_norm::WithStorage(a.type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    GradPartialKernel<S><<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
+    FinishGradKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
+    if (n > 0) GradElementKernel<S><<<GridFor(n), kThreads, 0, stream>>>(a, s, n);
+  });
   return cudaGetLastError();
 }
 

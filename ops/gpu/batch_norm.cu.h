@@ -1,5 +1,7 @@
-// CUDA launchers of the fused batch normalization on NHWC float data
-// (batch_norm.cu), x seen as [rows, depth] = [N * H * W, C]:
+// CUDA launchers of the fused batch normalization on NHWC data
+// (batch_norm.cu), x seen as [rows, depth] = [N * H * W, C]; x, y, dy and
+// dx are float, half or bfloat16 (`type`; 16-bit values computed in
+// float), the per-channel tensors float:
 //
 //   gpu::BatchNormForwardArgs a;  // device pointers; a.scratch holds
 //   ...                           // BatchNormScratchDoubles(rows, depth) doubles
@@ -25,13 +27,17 @@
 
 namespace sluice::gpu {
 
+// The storage type of x, y, dy and dx.
+enum class BatchNormType : int { kFloat, kHalf, kBFloat16 };
+
 struct BatchNormForwardArgs {
-  const float* x = nullptr;
+  BatchNormType type = BatchNormType::kFloat;
+  const void* x = nullptr;
   const float* scale = nullptr;
   const float* offset = nullptr;
   const float* mean_in = nullptr;  // inference's statistics, the moving
   const float* var_in = nullptr;   // averages' old values; may be null when training with factor 1
-  float* y = nullptr;
+  void* y = nullptr;
   float* batch_mean = nullptr;
   float* batch_var = nullptr;  // Bessel-corrected when training
   float* saved_mean = nullptr;  // reserve_space_1
@@ -45,12 +51,13 @@ struct BatchNormForwardArgs {
 };
 
 struct BatchNormGradArgs {
-  const float* dy = nullptr;
-  const float* x = nullptr;
+  BatchNormType type = BatchNormType::kFloat;
+  const void* dy = nullptr;
+  const void* x = nullptr;
   const float* scale = nullptr;
   const float* mean = nullptr;  // reserve_space_1
   const float* var = nullptr;   // reserve_space_2
-  float* dx = nullptr;
+  void* dx = nullptr;
   float* scale_grad = nullptr;
   float* offset_grad = nullptr;
   double* scratch = nullptr;

@@ -12,15 +12,37 @@
 #ifndef SLUICE_OPS_GPU_BATCH_NORM_FNS_CU_H_
 #define SLUICE_OPS_GPU_BATCH_NORM_FNS_CU_H_
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gpu/batch_norm.cu.h"
 
 #define SLUICE_BN_FN __host__ __device__ __forceinline__
 
 namespace sluice::gpu::batch_norm {
+
+// The storage types S of x, y, dy, dx: loads to float, stores from it.
+SLUICE_BN_FN float ToFloat(float v) { return v; }
+SLUICE_BN_FN float ToFloat(__half v) { return __half2float(v); }
+SLUICE_BN_FN float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename S>
+SLUICE_BN_FN S FromFloat(float v) {
+  if constexpr (std::is_same_v<S, __half>) {
+    return __float2half_rn(v);
+  } else if constexpr (std::is_same_v<S, __nv_bfloat16>) {
+    return __float2bfloat16_rn(v);
+  } else {
+    return v;
+  }
+}
+template <typename S>
+SLUICE_BN_FN float At(const void* p, int64_t i) {
+  return ToFloat(static_cast<const S*>(p)[i]);
+}
 
 SLUICE_BN_FN int64_t Chunks(int64_t rows) { return BatchNormChunks(rows); }
 SLUICE_BN_FN int64_t RowsPerChunk(int64_t rows) {
@@ -54,18 +76,19 @@ SLUICE_BN_FN void ChunkRows(int64_t rows, int64_t k, int64_t* r0, int64_t* r1) {
 
 // partial_a[k, c] = the sum of x over chunk k's rows (kSquares false), or
 // of (x - mean[c])^2 (true).
-template <bool kSquares>
+template <bool kSquares, typename S>
 SLUICE_BN_FN void ForwardPartial(const BatchNormForwardArgs& a, const Scratch& s, int64_t k,
                                  int64_t c) {
   int64_t r0, r1;
   ChunkRows(a.rows, k, &r0, &r1);
   double sum = 0;
   for (int64_t r = r0; r < r1; ++r) {
+    const float x = At<S>(a.x, r * a.depth + c);
     if (kSquares) {
-      const double d = a.x[r * a.depth + c] - s.ch[0][c];
+      const double d = x - s.ch[0][c];
       sum += d * d;
     } else {
-      sum += a.x[r * a.depth + c];
+      sum += x;
     }
   }
   s.partial_a[k * a.depth + c] = sum;
@@ -114,9 +137,11 @@ SLUICE_BN_FN void FinishChannel(const BatchNormForwardArgs& a, const Scratch& s,
 }
 
 // y at flat index i.
+template <typename S>
 SLUICE_BN_FN void Normalize(const BatchNormForwardArgs& a, const Scratch& s, int64_t i) {
   const int64_t c = i % a.depth;
-  a.y[i] = static_cast<float>(a.x[i] * s.ch[2][c] + s.ch[3][c]);
+  static_cast<S*>(a.y)[i] =
+      FromFloat<S>(static_cast<float>(At<S>(a.x, i) * s.ch[2][c] + s.ch[3][c]));
 }
 
 // ---- Gradient ------------------------------------------------------------
@@ -127,6 +152,7 @@ SLUICE_BN_FN double InvStd(const BatchNormGradArgs& a, int64_t c) {
 
 // partial_a[k, c] = sum of dy, partial_b[k, c] = sum of dy * xhat over
 // chunk k's rows.
+template <typename S>
 SLUICE_BN_FN void GradPartial(const BatchNormGradArgs& a, const Scratch& s, int64_t k,
                               int64_t c) {
   int64_t r0, r1;
@@ -135,8 +161,9 @@ SLUICE_BN_FN void GradPartial(const BatchNormGradArgs& a, const Scratch& s, int6
   double sum_dy = 0, sum_dy_xhat = 0;
   for (int64_t row = r0; row < r1; ++row) {
     const int64_t i = row * a.depth + c;
-    sum_dy += a.dy[i];
-    sum_dy_xhat += a.dy[i] * (a.x[i] - a.mean[c]) * r;
+    const float g = At<S>(a.dy, i);
+    sum_dy += g;
+    sum_dy_xhat += g * (At<S>(a.x, i) - a.mean[c]) * r;
   }
   s.partial_a[k * a.depth + c] = sum_dy;
   s.partial_b[k * a.depth + c] = sum_dy_xhat;
@@ -153,15 +180,33 @@ SLUICE_BN_FN void FinishGradChannel(const BatchNormGradArgs& a, const Scratch& s
 }
 
 // dx at flat index i.
+template <typename S>
 SLUICE_BN_FN void GradElement(const BatchNormGradArgs& a, const Scratch& s, int64_t i) {
   const int64_t c = i % a.depth;
   const double r = s.ch[2][c];
-  double inner = a.dy[i];
+  double inner = At<S>(a.dy, i);
   if (a.training) {
-    const double xhat = (a.x[i] - a.mean[c]) * r;
+    const double xhat = (At<S>(a.x, i) - a.mean[c]) * r;
     inner -= (s.ch[0][c] + xhat * s.ch[1][c]) / a.rows;
   }
-  a.dx[i] = static_cast<float>(a.scale[c] * r * inner);
+  static_cast<S*>(a.dx)[i] = FromFloat<S>(static_cast<float>(a.scale[c] * r * inner));
+}
+
+// Calls fn with a null pointer of `type`'s storage type (host code: the
+// launchers pick their kernels with it).
+template <typename Fn>
+void WithStorage(BatchNormType type, Fn&& fn) {
+  switch (type) {
+    case BatchNormType::kFloat:
+      fn(static_cast<float*>(nullptr));
+      return;
+    case BatchNormType::kHalf:
+      fn(static_cast<__half*>(nullptr));
+      return;
+    case BatchNormType::kBFloat16:
+      fn(static_cast<__nv_bfloat16*>(nullptr));
+      return;
+  }
 }
 
 }  // namespace sluice::gpu::batch_norm

@@ -1,11 +1,14 @@
 // GPU kernels of the fused batch normalization — FusedBatchNorm, V2, V3 and
-// their gradients — for float NHWC data (CUDA code: batch_norm.cu). They
+// their gradients — for NHWC data: x (and y, dy, dx) float, or half or
+// bfloat16 in V2 and V3 (what mixed precision gives them; computed in
+// float), the per-channel tensors float (CUDA code: batch_norm.cu). They
 // check their attrs and inputs as the CPU kernels do
 // (ops/nn/internal/batch_norm_checks.h) and compute what those compute,
 // statistics in double; scratch comes from the device's allocator, ordered
 // on the compute stream.
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/gpu/batch_norm.cu.h"
 #include "ops/gpu/gpu_kernel_util.h"
@@ -16,6 +19,20 @@
 
 namespace sluice {
 namespace {
+
+absl::StatusOr<gpu::BatchNormType> StorageOf(const Tensor& t) {
+  switch (t.dtype()) {
+    case DT_FLOAT:
+      return gpu::BatchNormType::kFloat;
+    case DT_HALF:
+      return gpu::BatchNormType::kHalf;
+    case DT_BFLOAT16:
+      return gpu::BatchNormType::kBFloat16;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch norm on the GPU: no kernel for ", DataTypeName(t.dtype())));
+  }
+}
 
 // Null for an empty tensor (training without moving averages).
 const float* DataOrNull(const Tensor& t) {
@@ -34,13 +51,14 @@ class GpuFusedBatchNormOp : public OpKernel {
                      internal::CheckBatchNormInputs(ctx, attrs_));
     const Tensor& x = ctx->input(0);
     gpu::BatchNormForwardArgs a;
-    a.x = x.data<float>();
+    ASSIGN_OR_RETURN(a.type, StorageOf(x));
+    a.x = x.raw_data();
     a.scale = ctx->input(1).data<float>();
     a.offset = ctx->input(2).data<float>();
     a.mean_in = DataOrNull(ctx->input(3));
     a.var_in = DataOrNull(ctx->input(4));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
-    a.y = y->data<float>();
+    a.y = y->raw_data();
     float** stats[] = {&a.batch_mean, &a.batch_var, &a.saved_mean, &a.saved_var};
     for (int k = 0; k < 4; ++k) {
       ASSIGN_OR_RETURN(Tensor * t, ctx->allocate_output(1 + k, TensorShape({geo.depth})));
@@ -78,13 +96,14 @@ class GpuFusedBatchNormGradOp : public OpKernel {
     ASSIGN_OR_RETURN(const internal::BatchNormGeometry geo,
                      internal::CheckBatchNormGradInputs(ctx));
     gpu::BatchNormGradArgs a;
-    a.dy = ctx->input(0).data<float>();
-    a.x = ctx->input(1).data<float>();
+    ASSIGN_OR_RETURN(a.type, StorageOf(ctx->input(1)));
+    a.dy = ctx->input(0).raw_data();
+    a.x = ctx->input(1).raw_data();
     a.scale = ctx->input(2).data<float>();
     a.mean = ctx->input(3).data<float>();
     a.var = ctx->input(4).data<float>();
     ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, ctx->input(1).shape()));
-    a.dx = dx->data<float>();
+    a.dx = dx->raw_data();
     ASSIGN_OR_RETURN(Tensor * scale_grad, ctx->allocate_output(1, TensorShape({geo.depth})));
     ASSIGN_OR_RETURN(Tensor * offset_grad, ctx->allocate_output(2, TensorShape({geo.depth})));
     a.scale_grad = scale_grad->data<float>();
@@ -114,13 +133,15 @@ void RegisterGpuBatchNormKernels(KernelRegistry* kernels) {
       GpuKernel("FusedBatchNorm").TypeConstraint("T", DT_FLOAT));
   kernels->Register<GpuFusedBatchNormGradOp>(
       GpuKernel("FusedBatchNormGrad").TypeConstraint("T", DT_FLOAT));
-  for (const char* op : {"FusedBatchNormV2", "FusedBatchNormV3"}) {
-    kernels->Register<GpuFusedBatchNormOp>(
-        GpuKernel(op).TypeConstraint("T", DT_FLOAT).TypeConstraint("U", DT_FLOAT));
-  }
-  for (const char* op : {"FusedBatchNormGradV2", "FusedBatchNormGradV3"}) {
-    kernels->Register<GpuFusedBatchNormGradOp>(
-        GpuKernel(op).TypeConstraint("T", DT_FLOAT).TypeConstraint("U", DT_FLOAT));
+  for (DataType t : {DT_FLOAT, DT_HALF, DT_BFLOAT16}) {
+    for (const char* op : {"FusedBatchNormV2", "FusedBatchNormV3"}) {
+      kernels->Register<GpuFusedBatchNormOp>(
+          GpuKernel(op).TypeConstraint("T", t).TypeConstraint("U", DT_FLOAT));
+    }
+    for (const char* op : {"FusedBatchNormGradV2", "FusedBatchNormGradV3"}) {
+      kernels->Register<GpuFusedBatchNormGradOp>(
+          GpuKernel(op).TypeConstraint("T", t).TypeConstraint("U", DT_FLOAT));
+    }
   }
 }
 

@@ -145,6 +145,83 @@ void ExpectTheGpuCodeMatchesTheCpu(const Case& c) {
   ExpectNear(offset_grad, Values((*cpu)[7]), rel, "offset_backprop");
 }
 
+// bfloat16 x and dy (what mixed precision gives the op): the host run of
+// the GPU code against the CPU's float kernels on the same, rounded values.
+TEST(BatchNormOnHostTest, BFloat16MatchesTheCpuOnRoundedValues) {
+  std::mt19937 rng(9);
+  const TensorShape shape({4, 10, 10, 3});
+  const int64_t depth = 3, n = shape.num_elements(), rows = n / depth;
+  std::vector<float> x = Uniform(rng, n, -2, 3), dy = Uniform(rng, n, -1, 1);
+  std::vector<BFloat16> x16(n), dy16(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x16[i] = BFloat16::FromFloat(x[i]);
+    dy16[i] = BFloat16::FromFloat(dy[i]);
+    x[i] = x16[i].ToFloat();
+    dy[i] = dy16[i].ToFloat();
+  }
+  const std::vector<float> scale = {1.0f, 0.5f, 2.0f}, offset = {0.1f, -0.2f, 0.0f};
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  const TensorShape channels({depth});
+  ops::FusedBatchNormOutputs bn = ops::FusedBatchNormV3(
+      s, ops::Const(s, Of(x, shape)), ops::Const(s, Of(scale, channels)),
+      ops::Const(s, Of(offset, channels)), ops::Const(s, Of({}, TensorShape({0}))),
+      ops::Const(s, Of({}, TensorShape({0}))), {.epsilon = 0.001f});
+  ops::FusedBatchNormGradOutputs g = ops::FusedBatchNormGradV3(
+      s, ops::Const(s, Of(dy, shape)), ops::Const(s, Of(x, shape)),
+      ops::Const(s, Of(scale, channels)), bn.reserve_space_1, bn.reserve_space_2,
+      ops::Const(s, Of({}, TensorShape({0}))), {.epsilon = 0.001f});
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::StatusOr<std::vector<Tensor>> cpu =
+      (*sess)->Run({}, {bn.y, bn.reserve_space_1, bn.reserve_space_2, g.x_backprop}, {});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+
+  std::vector<double> scratch(gpu::BatchNormScratchDoubles(rows, depth));
+  std::vector<BFloat16> y16(n), dx16(n);
+  std::vector<float> batch_mean(depth), batch_var(depth), mean(depth), var(depth);
+  gpu::BatchNormForwardArgs f;
+  f.type = gpu::BatchNormType::kBFloat16;
+  f.x = x16.data();
+  f.scale = scale.data();
+  f.offset = offset.data();
+  f.y = y16.data();
+  f.batch_mean = batch_mean.data();
+  f.batch_var = batch_var.data();
+  f.saved_mean = mean.data();
+  f.saved_var = var.data();
+  f.scratch = scratch.data();
+  f.rows = rows;
+  f.depth = depth;
+  f.epsilon = 0.001f;
+  gpu::RunBatchNormForwardOnHost(f);
+  std::vector<float> scale_grad(depth), offset_grad(depth);
+  gpu::BatchNormGradArgs b;
+  b.type = gpu::BatchNormType::kBFloat16;
+  b.dy = dy16.data();
+  b.x = x16.data();
+  b.scale = scale.data();
+  b.mean = mean.data();
+  b.var = var.data();
+  b.dx = dx16.data();
+  b.scale_grad = scale_grad.data();
+  b.offset_grad = offset_grad.data();
+  b.scratch = scratch.data();
+  b.rows = rows;
+  b.depth = depth;
+  b.epsilon = 0.001f;
+  gpu::RunBatchNormGradOnHost(b);
+  std::vector<float> y(n), dx(n);
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = y16[i].ToFloat();
+    dx[i] = dx16[i].ToFloat();
+  }
+  ExpectNear(mean, Values((*cpu)[1]), 1e-6, "reserve_space_1");
+  ExpectNear(var, Values((*cpu)[2]), 1e-6, "reserve_space_2");
+  ExpectNear(y, Values((*cpu)[0]), 8e-3, "y (rounded to bfloat16)");
+  ExpectNear(dx, Values((*cpu)[3]), 8e-3, "x_backprop (rounded to bfloat16)");
+}
+
 TEST(BatchNormOnHostTest, MatchesTheCpuKernels) {
   const std::vector<Case> cases = {
       {TensorShape({2, 3, 3, 4}), true, 1.0f, true},     // 18 rows: one chunk

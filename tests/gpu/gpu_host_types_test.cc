@@ -291,6 +291,20 @@ TEST(GpuHostTypesTest, FusedBatchNormHasGpuKernels) {
     EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
         << o.node->op();
   }
+  // In 16 bits (mixed precision's T; U stays float).
+  for (DataType t : {DT_HALF, DT_BFLOAT16}) {
+    Scope h = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
+    Output x16 = ops::Placeholder(h, t);
+    Output c32 = ops::Placeholder(h, DT_FLOAT);
+    ops::FusedBatchNormOutputs bn16 = ops::FusedBatchNormV3(h, x16, c32, c32, c32, c32);
+    ops::FusedBatchNormGradOutputs g16 = ops::FusedBatchNormGradV3(
+        h, x16, x16, c32, bn16.reserve_space_1, bn16.reserve_space_2, c32);
+    ASSERT_TRUE(h.ok()) << h.status();
+    for (const Output& o : {bn16.y, g16.x_backprop}) {
+      EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
+          << o.node->op() << " " << DataTypeName(t);
+    }
+  }
 }
 
 // BatchMatMul and BatchMatMulV2 have GPU kernels in the four float types

@@ -203,6 +203,33 @@ TEST_F(GpuNnTest, FusedBatchNormAndItsGradient) {
          .inputs = in,
          .bound = 1e-5}));
   }
+  // bfloat16 and half x and y_backprop (V3 under mixed precision), the
+  // per-channel tensors float, against the CPU's float kernels on the same
+  // rounded values.
+  for (DataType t : {DT_BFLOAT16, DT_HALF}) {
+    const TensorShape shape({8, 6, 6, 16}), channels({16});
+    const Tensor x = RandomTensor(rng(), t, shape, -2, 3);
+    const Tensor dy = RandomTensor(rng(), t, shape, -1, 1);
+    const Tensor scale = RandomTensor(rng(), DT_FLOAT, channels, 0.5, 1.5);
+    const Tensor offset = RandomTensor(rng(), DT_FLOAT, channels, -0.5, 0.5);
+    const Tensor none(DT_FLOAT, TensorShape({0}));
+    EXPECT_TRUE(GpuMatchesCpu(
+        {.label = absl::StrCat("FusedBatchNormV3 ", DataTypeName(t)),
+         .build =
+             [](const Scope& s, const Inputs& in) {
+               ops::FusedBatchNormOutputs bn =
+                   ops::FusedBatchNormV3(s.WithOpName("op"), in[0], in[1], in[2], in[3], in[3],
+                                         {.epsilon = 0.001f});
+               ops::FusedBatchNormGradOutputs g = ops::FusedBatchNormGradV3(
+                   s.WithOpName("op_grad"), in[4], in[0], in[1], bn.reserve_space_1,
+                   bn.reserve_space_2, in[3], {.epsilon = 0.001f});
+               return Outputs{bn.y, bn.reserve_space_1, bn.reserve_space_2, g.x_backprop,
+                              g.scale_backprop, g.offset_backprop};
+             },
+         .inputs = {ConvertTo(x, DT_FLOAT), scale, offset, none, ConvertTo(dy, DT_FLOAT)},
+         .bound = t == DT_BFLOAT16 ? 1e-2 : 2e-3,
+         .gpu_inputs = {x, scale, offset, none, dy}}));
+  }
 }
 
 // BatchMatMul and BatchMatMulV2 (ops/gpu/batch_matmul_kernels.cc): one
