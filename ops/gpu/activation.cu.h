@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "ops/gpu/cwise.cu.h"
 
@@ -45,6 +46,19 @@ enum class ActivationGradFn : int {
   kSoftplusGrad,
   kSoftsignGrad,
 };
+
+// The ops each function is (kHalfSquare is no op's).
+inline constexpr std::pair<const char*, ActivationFn> kActivationOps[] = {
+    {"Relu6", ActivationFn::kRelu6},         {"Elu", ActivationFn::kElu},
+    {"Selu", ActivationFn::kSelu},           {"LeakyRelu", ActivationFn::kLeakyRelu},
+    {"Softplus", ActivationFn::kSoftplus},   {"Softsign", ActivationFn::kSoftsign}};
+inline constexpr std::pair<const char*, ActivationGradFn> kActivationGradOps[] = {
+    {"Relu6Grad", ActivationGradFn::kRelu6Grad},
+    {"EluGrad", ActivationGradFn::kEluGrad},
+    {"SeluGrad", ActivationGradFn::kSeluGrad},
+    {"LeakyReluGrad", ActivationGradFn::kLeakyReluGrad},
+    {"SoftplusGrad", ActivationGradFn::kSoftplusGrad},
+    {"SoftsignGrad", ActivationGradFn::kSoftsignGrad}};
 
 // y[i] = fn(x[i]) for i < n.
 cudaError_t LaunchActivation(ActivationFn fn, CwiseType type, const void* x, void* y, int64_t n,

@@ -76,11 +76,7 @@ std::vector<T> OnTheCpu(const std::string& op, const std::vector<std::vector<T>>
 template <typename T>
 void ExpectTheGpuFunctionsMatchTheCpu(double rel) {
   const std::vector<T> x = Values<T>();
-  const std::pair<const char*, ActivationFn> forward[] = {
-      {"Relu6", ActivationFn::kRelu6},       {"Elu", ActivationFn::kElu},
-      {"Selu", ActivationFn::kSelu},         {"LeakyRelu", ActivationFn::kLeakyRelu},
-      {"Softplus", ActivationFn::kSoftplus}, {"Softsign", ActivationFn::kSoftsign}};
-  for (const auto& [op, fn] : forward) {
+  for (const auto& [op, fn] : gpu::kActivationOps) {
     const std::vector<T> want = OnTheCpu<T>(op, {x});
     ASSERT_EQ(want.size(), x.size()) << op;
     for (size_t i = 0; i < x.size(); ++i) {
@@ -94,14 +90,7 @@ void ExpectTheGpuFunctionsMatchTheCpu(double rel) {
   std::vector<T> g(x.size());
   for (size_t i = 0; i < g.size(); ++i) g[i] = T(0.5) - T(0.125) * T(i % 9);
   g[3] = std::numeric_limits<T>::infinity();
-  const std::pair<const char*, ActivationGradFn> backward[] = {
-      {"Relu6Grad", ActivationGradFn::kRelu6Grad},
-      {"EluGrad", ActivationGradFn::kEluGrad},
-      {"SeluGrad", ActivationGradFn::kSeluGrad},
-      {"LeakyReluGrad", ActivationGradFn::kLeakyReluGrad},
-      {"SoftplusGrad", ActivationGradFn::kSoftplusGrad},
-      {"SoftsignGrad", ActivationGradFn::kSoftsignGrad}};
-  for (const auto& [op, fn] : backward) {
+  for (const auto& [op, fn] : gpu::kActivationGradOps) {
     const std::vector<T> want = OnTheCpu<T>(op, {g, x});
     ASSERT_EQ(want.size(), x.size()) << op;
     for (size_t i = 0; i < x.size(); ++i) {

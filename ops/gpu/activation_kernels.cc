@@ -125,23 +125,12 @@ class GpuL2LossOp : public OpKernel {
 void RegisterGpuActivationKernels(KernelRegistry* kernels) {
   kernels->Register<GpuL2LossOp<float>>(GpuKernel("L2Loss").TypeConstraint("T", DT_FLOAT));
   kernels->Register<GpuL2LossOp<double>>(GpuKernel("L2Loss").TypeConstraint("T", DT_DOUBLE));
-  const std::pair<const char*, ActivationFn> forward[] = {
-      {"Relu6", ActivationFn::kRelu6},         {"Elu", ActivationFn::kElu},
-      {"Selu", ActivationFn::kSelu},           {"LeakyRelu", ActivationFn::kLeakyRelu},
-      {"Softplus", ActivationFn::kSoftplus},   {"Softsign", ActivationFn::kSoftsign}};
-  const std::pair<const char*, ActivationGradFn> backward[] = {
-      {"Relu6Grad", ActivationGradFn::kRelu6Grad},
-      {"EluGrad", ActivationGradFn::kEluGrad},
-      {"SeluGrad", ActivationGradFn::kSeluGrad},
-      {"LeakyReluGrad", ActivationGradFn::kLeakyReluGrad},
-      {"SoftplusGrad", ActivationGradFn::kSoftplusGrad},
-      {"SoftsignGrad", ActivationGradFn::kSoftsignGrad}};
   for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16}) {
-    for (const auto& [op, fn] : forward) {
+    for (const auto& [op, fn] : gpu::kActivationOps) {
       kernels->Register(GpuKernel(op).TypeConstraint("T", t),
                         [fn = fn] { return std::make_unique<GpuActivationOp>(fn); });
     }
-    for (const auto& [op, fn] : backward) {
+    for (const auto& [op, fn] : gpu::kActivationGradOps) {
       kernels->Register(GpuKernel(op).TypeConstraint("T", t),
                         [fn = fn] { return std::make_unique<GpuActivationGradOp>(fn); });
     }

@@ -34,6 +34,13 @@ absl::StatusOr<gpu::BatchNormType> StorageOf(const Tensor& t) {
   }
 }
 
+// The launchers' scratch (doubles), from the device's allocator: freed on
+// return, its reuse ordered on the compute stream behind the launches.
+absl::StatusOr<Tensor> Scratch(OpKernelContext* ctx, const internal::BatchNormGeometry& geo) {
+  return ctx->allocate_temp(DT_DOUBLE,
+                            TensorShape({gpu::BatchNormScratchDoubles(geo.rows, geo.depth)}));
+}
+
 // Null for an empty tensor (training without moving averages).
 const float* DataOrNull(const Tensor& t) {
   return t.NumElements() == 0 ? nullptr : t.data<float>();
@@ -68,9 +75,7 @@ class GpuFusedBatchNormOp : public OpKernel {
       RETURN_IF_ERROR(ctx->allocate_output(5, TensorShape({0})).status());
     }
     if (geo.depth == 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(Tensor scratch,
-                     ctx->allocate_temp(DT_DOUBLE, TensorShape({gpu::BatchNormScratchDoubles(
-                                                       geo.rows, geo.depth)})));
+    ASSIGN_OR_RETURN(Tensor scratch, Scratch(ctx, geo));
     a.scratch = scratch.data<double>();
     a.rows = geo.rows;
     a.depth = geo.depth;
@@ -110,9 +115,7 @@ class GpuFusedBatchNormGradOp : public OpKernel {
     a.offset_grad = offset_grad->data<float>();
     for (int i = 3; i < 5; ++i) RETURN_IF_ERROR(ctx->allocate_output(i, TensorShape({0})).status());
     if (geo.depth == 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(Tensor scratch,
-                     ctx->allocate_temp(DT_DOUBLE, TensorShape({gpu::BatchNormScratchDoubles(
-                                                       geo.rows, geo.depth)})));
+    ASSIGN_OR_RETURN(Tensor scratch, Scratch(ctx, geo));
     a.scratch = scratch.data<double>();
     a.rows = geo.rows;
     a.depth = geo.depth;

@@ -50,6 +50,61 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, d
   }
 }
 
+// What the GPU code computes besides y and dx, per channel.
+struct ChannelResults {
+  std::vector<float> batch_mean, batch_var, mean, var, scale_grad, offset_grad;
+};
+
+// The GPU's forward then gradient code on the host: x and dy of `type`
+// (rows * depth elements) into y and dx; mean_in and var_in may be null.
+ChannelResults RunTheGpuCodeOnHost(gpu::BatchNormType type, const void* x, const void* dy,
+                                   void* y, void* dx, const std::vector<float>& scale,
+                                   const std::vector<float>& offset, const float* mean_in,
+                                   const float* var_in, int64_t rows, int64_t depth,
+                                   bool training, float factor) {
+  ChannelResults r;
+  for (auto* v : {&r.batch_mean, &r.batch_var, &r.mean, &r.var, &r.scale_grad, &r.offset_grad}) {
+    v->resize(depth);
+  }
+  std::vector<double> scratch(gpu::BatchNormScratchDoubles(rows, depth));
+  gpu::BatchNormForwardArgs f;
+  f.type = type;
+  f.x = x;
+  f.scale = scale.data();
+  f.offset = offset.data();
+  f.mean_in = mean_in;
+  f.var_in = var_in;
+  f.y = y;
+  f.batch_mean = r.batch_mean.data();
+  f.batch_var = r.batch_var.data();
+  f.saved_mean = r.mean.data();
+  f.saved_var = r.var.data();
+  f.scratch = scratch.data();
+  f.rows = rows;
+  f.depth = depth;
+  f.epsilon = 0.001f;
+  f.factor = factor;
+  f.training = training;
+  gpu::RunBatchNormForwardOnHost(f);
+  gpu::BatchNormGradArgs b;
+  b.type = type;
+  b.dy = dy;
+  b.x = x;
+  b.scale = scale.data();
+  b.mean = r.mean.data();
+  b.var = r.var.data();
+  b.dx = dx;
+  b.scale_grad = r.scale_grad.data();
+  b.offset_grad = r.offset_grad.data();
+  b.scratch = scratch.data();
+  b.rows = rows;
+  b.depth = depth;
+  b.epsilon = 0.001f;
+  b.training = training;
+  gpu::RunBatchNormGradOnHost(b);
+  return r;
+}
+
 struct Case {
   TensorShape shape;  // NHWC
   bool training;
@@ -96,53 +151,21 @@ void ExpectTheGpuCodeMatchesTheCpu(const Case& c) {
   ASSERT_TRUE(cpu.ok()) << cpu.status();
 
   // The GPU's code on the host.
-  std::vector<double> scratch(gpu::BatchNormScratchDoubles(rows, depth));
-  std::vector<float> y(n), batch_mean(depth), batch_var(depth), saved_mean(depth),
-      saved_var(depth);
-  gpu::BatchNormForwardArgs f;
-  f.x = x.data();
-  f.scale = scale.data();
-  f.offset = offset.data();
-  f.mean_in = c.empty_stats ? nullptr : mean_in.data();
-  f.var_in = c.empty_stats ? nullptr : var_in.data();
-  f.y = y.data();
-  f.batch_mean = batch_mean.data();
-  f.batch_var = batch_var.data();
-  f.saved_mean = saved_mean.data();
-  f.saved_var = saved_var.data();
-  f.scratch = scratch.data();
-  f.rows = rows;
-  f.depth = depth;
-  f.epsilon = 0.001f;
-  f.factor = c.factor;
-  f.training = c.training;
-  gpu::RunBatchNormForwardOnHost(f);
-  std::vector<float> dx(n), scale_grad(depth), offset_grad(depth);
-  gpu::BatchNormGradArgs b;
-  b.dy = dy.data();
-  b.x = x.data();
-  b.scale = scale.data();
-  b.mean = saved_mean.data();
-  b.var = saved_var.data();
-  b.dx = dx.data();
-  b.scale_grad = scale_grad.data();
-  b.offset_grad = offset_grad.data();
-  b.scratch = scratch.data();
-  b.rows = rows;
-  b.depth = depth;
-  b.epsilon = 0.001f;
-  b.training = c.training;
-  gpu::RunBatchNormGradOnHost(b);
+  std::vector<float> y(n), dx(n);
+  const ChannelResults r = RunTheGpuCodeOnHost(
+      gpu::BatchNormType::kFloat, x.data(), dy.data(), y.data(), dx.data(), scale, offset,
+      c.empty_stats ? nullptr : mean_in.data(), c.empty_stats ? nullptr : var_in.data(), rows,
+      depth, c.training, c.factor);
 
   const double rel = 1e-5;
   ExpectNear(y, Values((*cpu)[0]), rel, "y");
-  ExpectNear(batch_mean, Values((*cpu)[1]), rel, "batch_mean");
-  ExpectNear(batch_var, Values((*cpu)[2]), rel, "batch_variance");
-  ExpectNear(saved_mean, Values((*cpu)[3]), rel, "reserve_space_1");
-  ExpectNear(saved_var, Values((*cpu)[4]), rel, "reserve_space_2");
+  ExpectNear(r.batch_mean, Values((*cpu)[1]), rel, "batch_mean");
+  ExpectNear(r.batch_var, Values((*cpu)[2]), rel, "batch_variance");
+  ExpectNear(r.mean, Values((*cpu)[3]), rel, "reserve_space_1");
+  ExpectNear(r.var, Values((*cpu)[4]), rel, "reserve_space_2");
   ExpectNear(dx, Values((*cpu)[5]), rel, "x_backprop");
-  ExpectNear(scale_grad, Values((*cpu)[6]), rel, "scale_backprop");
-  ExpectNear(offset_grad, Values((*cpu)[7]), rel, "offset_backprop");
+  ExpectNear(r.scale_grad, Values((*cpu)[6]), rel, "scale_backprop");
+  ExpectNear(r.offset_grad, Values((*cpu)[7]), rel, "offset_backprop");
 }
 
 // bfloat16 x and dy (what mixed precision gives the op): the host run of
@@ -177,47 +200,17 @@ TEST(BatchNormOnHostTest, BFloat16MatchesTheCpuOnRoundedValues) {
       (*sess)->Run({}, {bn.y, bn.reserve_space_1, bn.reserve_space_2, g.x_backprop}, {});
   ASSERT_TRUE(cpu.ok()) << cpu.status();
 
-  std::vector<double> scratch(gpu::BatchNormScratchDoubles(rows, depth));
   std::vector<BFloat16> y16(n), dx16(n);
-  std::vector<float> batch_mean(depth), batch_var(depth), mean(depth), var(depth);
-  gpu::BatchNormForwardArgs f;
-  f.type = gpu::BatchNormType::kBFloat16;
-  f.x = x16.data();
-  f.scale = scale.data();
-  f.offset = offset.data();
-  f.y = y16.data();
-  f.batch_mean = batch_mean.data();
-  f.batch_var = batch_var.data();
-  f.saved_mean = mean.data();
-  f.saved_var = var.data();
-  f.scratch = scratch.data();
-  f.rows = rows;
-  f.depth = depth;
-  f.epsilon = 0.001f;
-  gpu::RunBatchNormForwardOnHost(f);
-  std::vector<float> scale_grad(depth), offset_grad(depth);
-  gpu::BatchNormGradArgs b;
-  b.type = gpu::BatchNormType::kBFloat16;
-  b.dy = dy16.data();
-  b.x = x16.data();
-  b.scale = scale.data();
-  b.mean = mean.data();
-  b.var = var.data();
-  b.dx = dx16.data();
-  b.scale_grad = scale_grad.data();
-  b.offset_grad = offset_grad.data();
-  b.scratch = scratch.data();
-  b.rows = rows;
-  b.depth = depth;
-  b.epsilon = 0.001f;
-  gpu::RunBatchNormGradOnHost(b);
+  const ChannelResults r =
+      RunTheGpuCodeOnHost(gpu::BatchNormType::kBFloat16, x16.data(), dy16.data(), y16.data(),
+                          dx16.data(), scale, offset, nullptr, nullptr, rows, depth, true, 1.0f);
   std::vector<float> y(n), dx(n);
   for (int64_t i = 0; i < n; ++i) {
     y[i] = y16[i].ToFloat();
     dx[i] = dx16[i].ToFloat();
   }
-  ExpectNear(mean, Values((*cpu)[1]), 1e-6, "reserve_space_1");
-  ExpectNear(var, Values((*cpu)[2]), 1e-6, "reserve_space_2");
+  ExpectNear(r.mean, Values((*cpu)[1]), 1e-6, "reserve_space_1");
+  ExpectNear(r.var, Values((*cpu)[2]), 1e-6, "reserve_space_2");
   ExpectNear(y, Values((*cpu)[0]), 8e-3, "y (rounded to bfloat16)");
   ExpectNear(dx, Values((*cpu)[3]), 8e-3, "x_backprop (rounded to bfloat16)");
 }
