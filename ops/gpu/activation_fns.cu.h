@@ -47,7 +47,10 @@ SLUICE_ACTIVATION_FN C Activate(C x, C alpha) {
     return x / (C(1) + (x < C(0) ? -x : x));
   } else {
     static_assert(kFn == ActivationFn::kHalfSquare);
-    return x * x * C(0.5);  // exact halving: the sum of halves is half the sum
+    // Halving is exact (but in the subnormal range), so the sum of halves
+    // is half the sum; squared in T, as TensorFlow's GPU kernel does (a
+    // float beyond about 1.8e19 squares to inf; the CPU sums in double).
+    return x * x * C(0.5);
   }
 }
 

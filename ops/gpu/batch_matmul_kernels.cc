@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"

@@ -71,7 +71,7 @@ cudaError_t LaunchBatchNormForward(const BatchNormForwardArgs& a, cudaStream_t s
   if (a.depth <= 0) return cudaSuccess;
   const Scratch s = ScratchOf(a.scratch, a.rows, a.depth);
   const int64_t n = a.rows * a.depth;
-  batch_norm::WithStorage(a.type, [&](auto* tag) {
+  const bool known = batch_norm::WithStorage(a.type, [&](auto* tag) {
     using S = std::remove_pointer_t<decltype(tag)>;
     if (a.training) {
       ForwardPartialKernel<false, S><<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
@@ -81,20 +81,20 @@ cudaError_t LaunchBatchNormForward(const BatchNormForwardArgs& a, cudaStream_t s
     FinishChannelKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
     if (n > 0) NormalizeKernel<S><<<GridFor(n), kThreads, 0, stream>>>(a, s, n);
   });
-  return cudaGetLastError();
+  return known ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
 cudaError_t LaunchBatchNormGrad(const BatchNormGradArgs& a, cudaStream_t stream) {
   if (a.depth <= 0) return cudaSuccess;
   const Scratch s = ScratchOf(a.scratch, a.rows, a.depth);
   const int64_t n = a.rows * a.depth;
-  batch_norm::WithStorage(a.type, [&](auto* tag) {
+  const bool known = batch_norm::WithStorage(a.type, [&](auto* tag) {
     using S = std::remove_pointer_t<decltype(tag)>;
     GradPartialKernel<S><<<PartialGrid(a.rows, a.depth), kThreads, 0, stream>>>(a, s);
     FinishGradKernel<<<GridFor(a.depth), kThreads, 0, stream>>>(a, s);
     if (n > 0) GradElementKernel<S><<<GridFor(n), kThreads, 0, stream>>>(a, s, n);
   });
-  return cudaGetLastError();
+  return known ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
 }  // namespace sluice::gpu

@@ -193,20 +193,22 @@ SLUICE_BN_FN void GradElement(const BatchNormGradArgs& a, const Scratch& s, int6
 }
 
 // Calls fn with a null pointer of `type`'s storage type (host code: the
-// launchers pick their kernels with it).
+// launchers pick their kernels with it); false, calling nothing, for a
+// value outside the enum.
 template <typename Fn>
-void WithStorage(BatchNormType type, Fn&& fn) {
+bool WithStorage(BatchNormType type, Fn&& fn) {
   switch (type) {
     case BatchNormType::kFloat:
       fn(static_cast<float*>(nullptr));
-      return;
+      return true;
     case BatchNormType::kHalf:
       fn(static_cast<__half*>(nullptr));
-      return;
+      return true;
     case BatchNormType::kBFloat16:
       fn(static_cast<__nv_bfloat16*>(nullptr));
-      return;
+      return true;
   }
+  return false;
 }
 
 }  // namespace sluice::gpu::batch_norm

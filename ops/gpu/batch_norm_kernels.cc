@@ -34,6 +34,16 @@ absl::StatusOr<gpu::BatchNormType> StorageOf(const Tensor& t) {
   }
 }
 
+// The per-channel kernels' grid has a block row per 256 channels, at most
+// 65535 rows.
+absl::Status CheckDepth(OpKernelContext* ctx, const internal::BatchNormGeometry& geo) {
+  constexpr int64_t kMaxDepth = int64_t{65535} * 256;
+  if (geo.depth <= kMaxDepth) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ", geo.depth,
+                                                 " channels; the GPU kernel takes at most ",
+                                                 kMaxDepth));
+}
+
 // The launchers' scratch (doubles), from the device's allocator: freed on
 // return, its reuse ordered on the compute stream behind the launches.
 absl::StatusOr<Tensor> Scratch(OpKernelContext* ctx, const internal::BatchNormGeometry& geo) {
@@ -56,6 +66,7 @@ class GpuFusedBatchNormOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const internal::BatchNormGeometry geo,
                      internal::CheckBatchNormInputs(ctx, attrs_));
+    RETURN_IF_ERROR(CheckDepth(ctx, geo));
     const Tensor& x = ctx->input(0);
     gpu::BatchNormForwardArgs a;
     ASSIGN_OR_RETURN(a.type, StorageOf(x));
@@ -100,6 +111,7 @@ class GpuFusedBatchNormGradOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const internal::BatchNormGeometry geo,
                      internal::CheckBatchNormGradInputs(ctx));
+    RETURN_IF_ERROR(CheckDepth(ctx, geo));
     gpu::BatchNormGradArgs a;
     ASSIGN_OR_RETURN(a.type, StorageOf(ctx->input(1)));
     a.dy = ctx->input(0).raw_data();

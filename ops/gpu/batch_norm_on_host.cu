@@ -15,7 +15,7 @@ using batch_norm::ScratchOf;
 void RunBatchNormForwardOnHost(const BatchNormForwardArgs& a) {
   if (a.depth <= 0) return;
   const Scratch s = ScratchOf(a.scratch, a.rows, a.depth);
-  batch_norm::WithStorage(a.type, [&](auto* tag) {
+  (void)batch_norm::WithStorage(a.type, [&](auto* tag) {
     using S = std::remove_pointer_t<decltype(tag)>;
     if (a.training) {
       for (int64_t k = 0; k < Chunks(a.rows); ++k) {
@@ -34,7 +34,7 @@ void RunBatchNormForwardOnHost(const BatchNormForwardArgs& a) {
 void RunBatchNormGradOnHost(const BatchNormGradArgs& a) {
   if (a.depth <= 0) return;
   const Scratch s = ScratchOf(a.scratch, a.rows, a.depth);
-  batch_norm::WithStorage(a.type, [&](auto* tag) {
+  (void)batch_norm::WithStorage(a.type, [&](auto* tag) {
     using S = std::remove_pointer_t<decltype(tag)>;
     for (int64_t k = 0; k < Chunks(a.rows); ++k) {
       for (int64_t c = 0; c < a.depth; ++c) batch_norm::GradPartial<S>(a, s, k, c);

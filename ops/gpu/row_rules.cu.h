@@ -44,7 +44,7 @@ SLUICE_ROW_RULE_FN int64_t RowTarget(const Index* indices, int64_t k, int64_t ro
                                      int64_t inner) {
   if (indices == nullptr) return k;  // dense: k < rows * inner, no division
   const int64_t i = k / inner;
-  const int64_t row = indices == nullptr ? i : static_cast<int64_t>(indices[i]);
+  const int64_t row = static_cast<int64_t>(indices[i]);
   if (row < 0 || row >= rows) return -1;
   return row * inner + (k - i * inner);
 }

@@ -1,7 +1,7 @@
 // Launchers of the GPU row updates (ops/gpu/sparse_training.cu): the scatter
 // ops and the training rules below, on chosen rows of a variable (the
-// SparseApply* forms) or on all of it (the dense Apply* forms of every rule
-// but the two momentums, whose dense kernels are in ops/gpu/training.cu).
+// SparseApply* forms) or on all of it (the dense Apply* forms of every
+// rule; GradientDescent's and Adam's dense kernels are ops/gpu/training.cu's).
 //
 //   // var[indices[i], :] -= updates[i, :] for i < n (duplicates add up)
 //   cudaError_t e = sluice::gpu::LaunchScatter<float, int64_t>(

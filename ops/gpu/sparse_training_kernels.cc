@@ -5,8 +5,9 @@
 // (and Keras's momentum in ResourceSparseApplyKerasMomentum), for float and
 // double with int32 or int64 indices. The same kernels update whole
 // variables in the Apply* and ResourceApply* forms of those rules but the
-// two momentums (ops/gpu/training.cu has theirs) and of AdaMax, AddSign,
-// PowerSign and AdamWithAmsgrad (ResourceApplyAdamWithAmsgrad only).
+// two momentums (registered with training_kernels.cc's shell, which calls
+// the same row kernel) and of AdaMax, AddSign, PowerSign and
+// AdamWithAmsgrad (ResourceApplyAdamWithAmsgrad only).
 // ProximalAdagrad and ProximalGradientDescent have no GPU kernel: their
 // hyper-parameters are checked by value, on the host
 // (FTRL's are checked on the CPU only). The host checks shapes,

@@ -47,8 +47,8 @@ void EventQueue::ThenExecute(cudaStream_t stream, std::function<void(absl::Statu
     }
   }
   // Events belong to the device they are created on and can only be recorded
-  // on that device's streams. The caller's thread (an executor's, which may
-  // enqueue for other GPUs next) gets its device back on return.
+  // on that device's streams. A caller on another device gets it back on
+  // return (GpuDevice's callers have made this one current already).
   ScopedDevice on(ordinal_);
   absl::Status status =
       CudaStatus(on.error(), absl::StrCat("selecting GPU ordinal ", ordinal_));

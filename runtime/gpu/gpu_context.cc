@@ -258,6 +258,9 @@ absl::Status GpuContext::Init() {
 }
 
 GpuContext::~GpuContext() {
+  // First: Sync makes the context's GPU current; the destroying thread gets
+  // its own device back when this returns.
+  ScopedDevice on(options_.ordinal);
   (void)Sync("a GPU context being destroyed");
   // Drains: every pending callback is handed to the pool. The queue itself
   // stays (destroyed after the pool, the first member to go): a callback
@@ -265,7 +268,6 @@ GpuContext::~GpuContext() {
   // pointer (unique_ptr::reset clears the pointer before it destroys).
   if (events_ != nullptr) events_->Stop();
   if (poison_ != nullptr) poison_->stream.store(nullptr, std::memory_order_release);
-  ScopedDevice on(options_.ordinal);  // the destroying thread keeps its device
   if (on.ok()) {
     {
       absl::MutexLock lock(&blas_mu_);

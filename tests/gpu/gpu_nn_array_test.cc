@@ -177,7 +177,7 @@ TEST_F(GpuNnTest, FusedBatchNormAndItsGradient) {
                         Case{TensorShape({16, 8, 8, 3}), false, 1.0f}}) {
     const int64_t depth = c.shape.dim(3);
     const TensorShape channels({depth});
-    const std::vector<Tensor> in = {RandomTensor(rng(), DT_FLOAT, c.shape, -2, 3),
+    std::vector<Tensor> in = {RandomTensor(rng(), DT_FLOAT, c.shape, -2, 3),
                        RandomTensor(rng(), DT_FLOAT, channels, 0.5, 1.5),
                        RandomTensor(rng(), DT_FLOAT, channels, -0.5, 0.5),
                        RandomTensor(rng(), DT_FLOAT, channels, -0.5, 0.5),
@@ -185,6 +185,11 @@ TEST_F(GpuNnTest, FusedBatchNormAndItsGradient) {
                        RandomTensor(rng(), DT_FLOAT, c.shape, -1, 1)};
     const bool training = c.training;
     const float factor = c.factor;
+    // Training without moving averages: mean and variance empty.
+    if (training && factor == 1.0f && depth == 64) {
+      in[3] = Tensor(DT_FLOAT, TensorShape({0}));
+      in[4] = Tensor(DT_FLOAT, TensorShape({0}));
+    }
     EXPECT_TRUE(GpuMatchesCpu(
         {.label = absl::StrCat("FusedBatchNormV3 ", c.shape.DebugString(),
                                training ? " training" : " inference", " factor ", factor),
