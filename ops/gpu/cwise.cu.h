@@ -43,6 +43,13 @@ enum class UnaryFn : int {
   kTanh,
   kSigmoid,
   kReciprocal,
+  kFloor,
+  kCeil,
+  kRound,  // halves to even, as TensorFlow's Round
+  kLog1p,
+  kExpm1,
+  kErf,  // GELU's
+  kErfc,
 };
 
 // out = f(x, y). The *Grad functions take (y, dy). Comparisons write bool.

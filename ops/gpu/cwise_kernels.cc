@@ -187,6 +187,14 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
   RegisterUnary(k, "Tanh", UnaryFn::kTanh, f);
   RegisterUnary(k, "Sigmoid", UnaryFn::kSigmoid, f);
   RegisterUnary(k, "Reciprocal", UnaryFn::kReciprocal, f);
+  RegisterUnary(k, "Inv", UnaryFn::kReciprocal, f);
+  RegisterUnary(k, "Floor", UnaryFn::kFloor, f);
+  RegisterUnary(k, "Ceil", UnaryFn::kCeil, f);
+  RegisterUnary(k, "Round", UnaryFn::kRound, f);
+  RegisterUnary(k, "Log1p", UnaryFn::kLog1p, f);
+  RegisterUnary(k, "Expm1", UnaryFn::kExpm1, f);
+  RegisterUnary(k, "Erf", UnaryFn::kErf, f);
+  RegisterUnary(k, "Erfc", UnaryFn::kErfc, f);
 
   RegisterBinary(k, "Add", BinaryFn::kAdd, fi);
   RegisterBinary(k, "AddV2", BinaryFn::kAdd, fi);

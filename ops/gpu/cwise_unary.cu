@@ -84,6 +84,64 @@ struct ReciprocalF {
   }
 };
 
+// Rounding and the special functions: CUDA's libm (the CPU's std:: ones).
+__device__ __forceinline__ float Ceil(float x) { return ceilf(x); }
+__device__ __forceinline__ double Ceil(double x) { return ::ceil(x); }
+__device__ __forceinline__ float Rint(float x) { return rintf(x); }
+__device__ __forceinline__ double Rint(double x) { return ::rint(x); }
+__device__ __forceinline__ float Log1p(float x) { return log1pf(x); }
+__device__ __forceinline__ double Log1p(double x) { return ::log1p(x); }
+__device__ __forceinline__ float Expm1(float x) { return expm1f(x); }
+__device__ __forceinline__ double Expm1(double x) { return ::expm1(x); }
+__device__ __forceinline__ float Erf(float x) { return erff(x); }
+__device__ __forceinline__ double Erf(double x) { return ::erf(x); }
+__device__ __forceinline__ float Erfc(float x) { return erfcf(x); }
+__device__ __forceinline__ double Erfc(double x) { return ::erfc(x); }
+
+struct FloorF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Floor(x);
+  }
+};
+struct CeilF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Ceil(x);
+  }
+};
+// Halves to even (the default rounding mode), as the CPU's nearbyint.
+struct RoundF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Rint(x);
+  }
+};
+struct Log1pF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Log1p(x);
+  }
+};
+struct Expm1F {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Expm1(x);
+  }
+};
+struct ErfF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Erf(x);
+  }
+};
+struct ErfcF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Erfc(x);
+  }
+};
+
 // y[i] = f(x[i]); whole packs of kVec by Pack (aligned), the rest singly.
 template <typename T, typename F, int kVec>
 __global__ void __launch_bounds__(kThreads) UnaryKernel(const T* x, T* y, int64_t n, F f) {
@@ -234,6 +292,20 @@ cudaError_t LaunchUnary(UnaryFn fn, CwiseType type, const void* x, void* y, int6
       return DispatchFloat(type, Unary<SigmoidF>{x, y, n, stream});
     case UnaryFn::kReciprocal:
       return DispatchFloat(type, Unary<ReciprocalF>{x, y, n, stream});
+    case UnaryFn::kFloor:
+      return DispatchFloat(type, Unary<FloorF>{x, y, n, stream});
+    case UnaryFn::kCeil:
+      return DispatchFloat(type, Unary<CeilF>{x, y, n, stream});
+    case UnaryFn::kRound:
+      return DispatchFloat(type, Unary<RoundF>{x, y, n, stream});
+    case UnaryFn::kLog1p:
+      return DispatchFloat(type, Unary<Log1pF>{x, y, n, stream});
+    case UnaryFn::kExpm1:
+      return DispatchFloat(type, Unary<Expm1F>{x, y, n, stream});
+    case UnaryFn::kErf:
+      return DispatchFloat(type, Unary<ErfF>{x, y, n, stream});
+    case UnaryFn::kErfc:
+      return DispatchFloat(type, Unary<ErfcF>{x, y, n, stream});
   }
   return cudaErrorNotSupported;
 }

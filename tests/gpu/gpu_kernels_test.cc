@@ -175,7 +175,10 @@ std::vector<UnaryOp> FloatUnaryOps() {
       {"Exp", ops::Exp, -10, 10},       {"Log", ops::Log, 0.001, 100},
       {"Tanh", ops::Tanh, -5, 5},       {"Sigmoid", ops::Sigmoid, -12, 12},
       {"Reciprocal", ops::Reciprocal, 0.1, 10}, {"Abs", ops::Abs, -3, 3},
-      {"Sign", ops::Sign, -3, 3},
+      {"Sign", ops::Sign, -3, 3},       {"Floor", ops::Floor, -5, 5},
+      {"Ceil", ops::Ceil, -5, 5},       {"Round", ops::Round, -5, 5},
+      {"Log1p", ops::Log1p, -0.9, 10},  {"Expm1", ops::Expm1, -5, 5},
+      {"Erf", ops::Erf, -3, 3},         {"Erfc", ops::Erfc, -3, 3},
   };
 }
 
@@ -191,6 +194,22 @@ TEST_F(GpuCwiseTest, UnaryFloat) {
                                  .inputs = {x},
                                  .bound = 1e-5}));
     }
+  }
+}
+
+// Round halves to even, as the CPU's (TensorFlow's) Round.
+TEST_F(GpuCwiseTest, RoundHalvesToEven) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE}) {
+    const std::vector<double> v = {0.5, 1.5, 2.5, -0.5, -2.5, 3.49, -3.51, 1e9 + 0.5};
+    Tensor x(t, TensorShape({static_cast<int64_t>(v.size())}));
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (t == DT_FLOAT) x.data<float>()[i] = static_cast<float>(v[i]);
+      if (t == DT_DOUBLE) x.data<double>()[i] = v[i];
+    }
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("Round halves ", DataTypeName(t)),
+                               .build = Unary(ops::Round),
+                               .inputs = {x},
+                               .bound = 0}));
   }
 }
 
@@ -212,6 +231,7 @@ TEST_F(GpuCwiseTest, UnaryHalfAndBfloat16) {
       {"Neg", ops::Neg, -3, 3},   {"Square", ops::Square, -3, 3}, {"Exp", ops::Exp, -4, 4},
       {"Tanh", ops::Tanh, -4, 4}, {"Sigmoid", ops::Sigmoid, -8, 8}, {"Abs", ops::Abs, -3, 3},
       {"Sqrt", ops::Sqrt, 0.01, 9}, {"Log", ops::Log, 0.01, 50},
+      {"Erf", ops::Erf, -3, 3},   {"Floor", ops::Floor, -5, 5},
   };
   for (DataType t : {DT_HALF, DT_BFLOAT16}) {
     for (const UnaryOp& op : ops16) {
