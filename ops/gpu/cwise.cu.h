@@ -62,6 +62,9 @@ enum class BinaryFn : int {
   kMaximum,
   kMinimum,
   kPow,
+  kSquaredDifference,
+  kDivNoNan,  // 0 where y is 0
+  kFloorMod,  // floating point only: the remainder with y's sign
   kTanhGrad,
   kSigmoidGrad,
   kSqrtGrad,
@@ -126,8 +129,8 @@ cudaError_t LaunchUnary(UnaryFn fn, CwiseType type, const void* x, void* y, int6
                         cudaStream_t stream);
 
 // out = fn(x, y) over `layout` (operand 0: x, 1: y). Types: float, half,
-// bfloat16, double; int64 too for kAdd, kSub, kMul, kMaximum, kMinimum, kPow
-// and the comparisons; bool for kEqual and kNotEqual. `out` holds bool for
+// bfloat16, double; int64 too for kAdd, kSub, kMul, kMaximum, kMinimum, kPow,
+// kSquaredDifference and the comparisons; bool for kEqual and kNotEqual. `out` holds bool for
 // the comparisons, else `type`.
 cudaError_t LaunchBinary(BinaryFn fn, CwiseType type, const CwiseLayout<2>& layout, const void* x,
                          const void* y, void* out, cudaStream_t stream);

@@ -74,6 +74,30 @@ struct PowF {
   }
 };
 
+struct SquaredDifferenceF {
+  template <typename C>
+  __device__ C operator()(C a, C b) const {
+    const C d = a - b;
+    return d * d;
+  }
+};
+struct DivNoNanF {
+  template <typename C>
+  __device__ C operator()(C a, C b) const {
+    return b == C(0) ? C(0) : a / b;
+  }
+};
+__device__ __forceinline__ float Fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double Fmod(double a, double b) { return ::fmod(a, b); }
+// The remainder with the divisor's sign (floating point).
+struct FloorModF {
+  template <typename C>
+  __device__ C operator()(C a, C b) const {
+    const C r = Fmod(a, b);
+    return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? r + b : r;
+  }
+};
+
 // Gradient helpers: (y, dy).
 struct TanhGradF {
   template <typename C>
@@ -129,6 +153,12 @@ cudaError_t LaunchBinary(BinaryFn fn, CwiseType type, const CwiseLayout<2>& layo
       return DispatchFloatInt64(type, Same<MinF>{layout, x, y, out, stream});
     case BinaryFn::kPow:
       return DispatchFloatInt64(type, Same<PowF>{layout, x, y, out, stream});
+    case BinaryFn::kSquaredDifference:
+      return DispatchFloatInt64(type, Same<SquaredDifferenceF>{layout, x, y, out, stream});
+    case BinaryFn::kDivNoNan:
+      return DispatchFloat(type, Same<DivNoNanF>{layout, x, y, out, stream});
+    case BinaryFn::kFloorMod:
+      return DispatchFloat(type, Same<FloorModF>{layout, x, y, out, stream});
     case BinaryFn::kTanhGrad:
       return DispatchFloat(type, Same<TanhGradF>{layout, x, y, out, stream});
     case BinaryFn::kSigmoidGrad:

@@ -205,6 +205,10 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
   RegisterBinary(k, "Maximum", BinaryFn::kMaximum, fi);
   RegisterBinary(k, "Minimum", BinaryFn::kMinimum, fi);
   RegisterBinary(k, "Pow", BinaryFn::kPow, fi);
+  RegisterBinary(k, "SquaredDifference", BinaryFn::kSquaredDifference, fi);
+  RegisterBinary(k, "DivNoNan", BinaryFn::kDivNoNan, f);
+  RegisterBinary(k, "Div", BinaryFn::kRealDiv, f);  // of floats: RealDiv
+  RegisterBinary(k, "FloorMod", BinaryFn::kFloorMod, f);
   RegisterBinary(k, "TanhGrad", BinaryFn::kTanhGrad, f);
   RegisterBinary(k, "SigmoidGrad", BinaryFn::kSigmoidGrad, f);
   RegisterBinary(k, "SqrtGrad", BinaryFn::kSqrtGrad, f);

@@ -89,6 +89,9 @@ std::vector<BinaryOp> FloatBinaryOps() {
       {"Maximum", ops::Maximum, -2, 2, -2, 2, false},
       {"Minimum", ops::Minimum, -2, 2, -2, 2, false},
       {"Pow", ops::Pow, 0.25, 3, -2, 2, false},
+      {"SquaredDifference", ops::SquaredDifference, -2, 2, -2, 2, false},
+      {"Div", ops::Div, -2, 2, 0.5, 2, true},
+      {"FloorMod", ops::FloorMod, -9, 9, 0.5, 3, true},
   };
 }
 
@@ -110,6 +113,20 @@ TEST_F(GpuCwiseTest, BinaryFloatBroadcasting) {
           {.label = Label(op.name, p), .build = Binary(op.fn), .inputs = {x, y}, .bound = 1e-5}));
     }
   }
+}
+
+// DivNoNan gives 0 where the divisor is 0, whatever the dividend (NaN
+// and inf too).
+TEST_F(GpuCwiseTest, DivNoNanGivesZeroForAZeroDivisor) {
+  Tensor x = RandomTensor(rng(), DT_FLOAT, TensorShape({64, 33}), -2, 2);
+  Tensor y = RandomTensor(rng(), DT_FLOAT, TensorShape({64, 33}), 0.5, 2);
+  for (int64_t i = 0; i < 64 * 33; i += 5) y.data<float>()[i] = 0.0f;
+  x.data<float>()[5] = NAN;
+  x.data<float>()[10] = INFINITY;
+  EXPECT_TRUE(GpuMatchesCpu({.label = "DivNoNan with zero divisors",
+                             .build = Binary(ops::DivNoNan),
+                             .inputs = {x, y},
+                             .bound = 1e-6}));
 }
 
 // FloorDiv rounds toward -inf: exact on small integers with ties at the
