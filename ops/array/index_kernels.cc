@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "ops/array/index_ops.h"
 #include "ops/array/internal/array_kernel_util.h"
+#include "ops/array/internal/nd_index_plan.h"
 #include "ops/internal/index_tensors.h"
 #include "runtime/kernel.h"
 
@@ -173,23 +174,10 @@ class GatherNdOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& params = ctx->input(0);
     const Tensor& indices = ctx->input(1);
-    if (indices.dims() < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GatherNd: indices must be at least a vector, got ", indices.shape().DebugString()));
-    }
-    const int64_t depth = indices.dim_size(indices.dims() - 1);
-    if (depth > params.dims()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GatherNd: indices.shape[-1] = ", depth, " must be <= the rank of params ",
-          params.shape().DebugString()));
-    }
-    TensorShape out_shape = indices.shape();
-    out_shape.RemoveDim(out_shape.rank() - 1);
-    int64_t slice = 1;
-    for (int d = static_cast<int>(depth); d < params.dims(); ++d) {
-      out_shape.AddDim(params.dim_size(d));
-      slice *= params.dim_size(d);
-    }
+    ASSIGN_OR_RETURN(const internal::NdIndexPlan p,
+                     internal::PlanGatherNd(params.shape(), indices.shape()));
+    const int64_t depth = p.depth, slice = p.slice;
+    const TensorShape& out_shape = p.out_shape;
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "GatherNd: indices"));
     const int64_t n = IndexRows(indices);
     std::vector<int64_t> offsets(n, 0);
@@ -219,57 +207,21 @@ class ScatterNdOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& indices = ctx->input(0);
     const Tensor& updates = ctx->input(1);
-    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     internal::ReadVector(ctx->input(2), "ScatterNd: shape"));
-    for (int64_t d : dims) {
-      if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("ScatterNd: shape [",
-                                                       absl::StrJoin(dims, ", "),
-                                                       "] has a negative dimension"));
-      }
-    }
-    const TensorShape shape{absl::MakeConstSpan(dims)};
-    RETURN_IF_ERROR(CheckUpdates(indices, updates, shape));
-    const int64_t depth = indices.dim_size(indices.dims() - 1);
-    int64_t slice = 1;
-    for (int d = static_cast<int>(depth); d < shape.rank(); ++d) slice *= shape.dim(d);
+    ASSIGN_OR_RETURN(const internal::NdIndexPlan p,
+                     internal::PlanScatterNd(indices.shape(), updates.shape(), ctx->input(2)));
+    const int64_t depth = p.depth, slice = p.slice;
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "ScatterNd: indices"));
     const int64_t n = IndexRows(indices);
     std::vector<int64_t> offsets(n, 0);
     if (depth > 0) {
-      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, shape, "ScatterNd"));
+      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, p.out_shape, "ScatterNd"));
     }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.out_shape));
     T* o = out->data<T>();
     std::fill(o, o + out->NumElements(), T(0));
     const T* u = updates.data<T>();
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < slice; ++j) o[offsets[i] * slice + j] += u[i * slice + j];
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  // updates.shape must be indices.shape[:-1] + shape[depth:].
-  static absl::Status CheckUpdates(const Tensor& indices, const Tensor& updates,
-                                   const TensorShape& shape) {
-    if (indices.dims() < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ScatterNd: indices must be at least a vector, got ", indices.shape().DebugString()));
-    }
-    const int64_t depth = indices.dim_size(indices.dims() - 1);
-    if (depth > shape.rank()) {
-      return absl::InvalidArgumentError(absl::StrCat("ScatterNd: indices.shape[-1] = ", depth,
-                                                     " must be <= the rank of shape ",
-                                                     shape.DebugString()));
-    }
-    TensorShape expected = indices.shape();
-    expected.RemoveDim(expected.rank() - 1);
-    for (int d = static_cast<int>(depth); d < shape.rank(); ++d) expected.AddDim(shape.dim(d));
-    if (updates.shape() != expected) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ScatterNd: updates must have shape indices.shape[:-1] + shape[indices.shape[-1]:] = ",
-          expected.DebugString(), ", got ", updates.shape().DebugString()));
     }
     return absl::OkStatus();
   }

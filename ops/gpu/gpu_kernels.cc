@@ -8,6 +8,7 @@ namespace sluice {
 void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuRuntimeKernels(kernels);
   RegisterGpuArrayKernels(kernels);
+  RegisterGpuNdIndexKernels(kernels);
   RegisterGpuCwiseKernels(kernels);
   RegisterGpuReductionKernels(kernels);
   RegisterGpuNnKernels(kernels);

@@ -31,6 +31,7 @@ void RegisterGpuRandomKernels(KernelRegistry* kernels);     // Philox
 void RegisterGpuTrainingKernels(KernelRegistry* kernels);   // Apply*, AssignAdd/Sub
 void RegisterGpuMultiApplyKernels(KernelRegistry* kernels);  // _MultiApply* (grouped updates)
 void RegisterGpuSparseTrainingKernels(KernelRegistry* kernels);  // Scatter*, SparseApply*, Adagrad, Ftrl
+void RegisterGpuNdIndexKernels(KernelRegistry* kernels);     // GatherNd, ScatterNd
 void RegisterGpuArrayKernels(KernelRegistry* kernels);      // Const, Identity, shapes, Fill, Transpose, host int32 kernels
 void RegisterGpuControlFlowKernels(KernelRegistry* kernels);  // loops, stacks, TensorArrays
 

@@ -323,6 +323,25 @@ TEST(GpuHostTypesTest, BatchMatMulHasGpuKernels) {
   }
 }
 
+// GatherNd and ScatterNd have GPU kernels (ScatterNd's shape in host
+// memory), so gather_nd and its gradient stay on the GPU.
+TEST(GpuHostTypesTest, GatherNdAndScatterNdHaveGpuKernels) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  for (DataType index_type : {DT_INT32, DT_INT64}) {
+    Scope s = Scope::NewRootScope(BuiltinOps()).WithDevice(kGpu0);
+    Output params = ops::Placeholder(s, DT_FLOAT);
+    Output indices = ops::Placeholder(s, index_type);
+    Output g = ops::GatherNd(s, params, indices);
+    Output shape = ops::Placeholder(s, index_type);
+    Output sc = ops::ScatterNd(s, indices, g, shape);
+    ASSERT_TRUE(s.ok()) << s.status();
+    for (const Output& o : {g, sc}) {
+      EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
+          << o.node->op() << " " << DataTypeName(index_type);
+    }
+  }
+}
+
 // A TensorArray on the GPU whose handle passes through an Identity (as a
 // function's argument or a loop variable does) stays on the GPU: placement
 // joins every op taking a resource handle with the op that made it, so the

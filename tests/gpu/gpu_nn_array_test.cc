@@ -301,6 +301,52 @@ TEST_F(GpuMatMulTest, BatchMatMul) {
        .bound = 1e-5}));
 }
 
+// GatherNd and ScatterNd (ops/gpu/nd_index.cu): index rows of depth 0 to
+// the params' rank, int32 and int64 indices, repeated rows summed by
+// ScatterNd (atomically on the GPU, so in another order: a float bound).
+TEST_F(GpuArrayTest, GatherNdAndScatterNd) {
+  const TensorShape params_shape({6, 5, 4});
+  for (DataType index_type : {DT_INT32, DT_INT64}) {
+    for (int depth = 0; depth <= 3; ++depth) {
+      std::vector<int64_t> idx;
+      const int64_t rows = 9;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int d = 0; d < depth; ++d) {
+          idx.push_back(std::uniform_int_distribution<int64_t>(0, params_shape.dim(d) - 1)(rng()));
+        }
+      }
+      Tensor indices64 = Tensor::FromVector(idx);
+      absl::StatusOr<Tensor> shaped = indices64.Reshaped(TensorShape({rows, depth}));
+      ASSERT_TRUE(shaped.ok()) << shaped.status();
+      const Tensor indices = ConvertTo(*shaped, index_type);
+      TensorShape slice_shape({rows});
+      for (int d = depth; d < params_shape.rank(); ++d) slice_shape.AddDim(params_shape.dim(d));
+      for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT64}) {
+        const std::string label = absl::StrCat(DataTypeName(t), " depth ", depth, " ",
+                                               DataTypeName(index_type), " indices");
+        EXPECT_TRUE(GpuMatchesCpu({.label = "GatherNd " + label,
+                                   .build = [](const Scope& s, const Inputs& in) {
+                                     return Outputs{ops::GatherNd(s.WithOpName("op"), in[0],
+                                                                  in[1])};
+                                   },
+                                   .inputs = {RandomTensor(rng(), t, params_shape, -5, 5),
+                                              indices},
+                                   .bound = 0}));
+        const Tensor shape =  // typed as the indices
+            ConvertTo(Tensor::FromVector(std::vector<int64_t>{6, 5, 4}), index_type);
+        EXPECT_TRUE(GpuMatchesCpu({.label = "ScatterNd " + label,
+                                   .build = [](const Scope& s, const Inputs& in) {
+                                     return Outputs{ops::ScatterNd(s.WithOpName("op"), in[0],
+                                                                   in[1], in[2])};
+                                   },
+                                   .inputs = {indices, RandomTensor(rng(), t, slice_shape, -5, 5),
+                                              shape},
+                                   .bound = t == DT_INT64 ? 0 : 1e-6}));
+      }
+    }
+  }
+}
+
 std::vector<TensorShape> SoftmaxShapes() {
   return {TensorShape({64, 10}), TensorShape({7, 1000}), TensorShape({3, 1}),
           TensorShape({256, 33}), TensorShape({2, 3, 17}), TensorShape({1, 5000})};
