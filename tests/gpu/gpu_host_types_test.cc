@@ -608,6 +608,107 @@ void PlaceCnnStep(PlacedCnnStep* step) {
   ASSERT_TRUE(placed.ok()) << placed;
 }
 
+// Places the training step of `loss` (Adam, or Momentum with L2 weight
+// decay) over CPU:0 and the stand-in GPU with soft placement; the nodes
+// that fell back to the CPU.
+std::vector<std::string> OffTheGpuInATrainingStep(const Scope& root, Output loss,
+                                                  const std::vector<Output>& weights,
+                                                  const std::vector<std::string>& feeds) {
+  Scope s = root.WithDevice(kGpu0);
+  AdamOptimizer adam(0.001);
+  absl::StatusOr<Node*> train = adam.Minimize(s.WithOpName("train"), loss, weights);
+  EXPECT_TRUE(train.ok()) << train.status();
+  EXPECT_TRUE(root.ok()) << root.status();
+  if (!train.ok() || !root.ok()) return {"(not built)"};
+  absl::StatusOr<ClientGraph> cg =
+      BuildClientGraph(*root.graph(), feeds, {loss.name()}, {(*train)->name()});
+  EXPECT_TRUE(cg.ok()) << cg.status();
+  if (!cg.ok()) return {"(no client graph)"};
+  CpuAndGpu d;
+  absl::Status placed = PlaceOver(cg->graph.get(), &d, /*soft=*/true);
+  EXPECT_TRUE(placed.ok()) << placed;
+  return OffTheGpu(*cg->graph);
+}
+
+// A transformer block's training step — attention (BatchMatMul, scaled,
+// softmax), layer normalization (moments: SquaredDifference, Mean, Rsqrt),
+// an exact-GELU feed-forward layer (Erf), weight decay (L2Loss) — stays
+// wholly on the GPU, gradients included.
+TEST(GpuModelsTest, ATransformerBlockTrainsWhollyOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope s = root.WithDevice(kGpu0);
+  const int64_t width = 16;
+  Output x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);  // [batch, sequence, width]
+  auto weight = [&](const char* name, int64_t rows, int64_t cols) {
+    return ops::VariableWithInit(s.WithOpName(name),
+                                 ops::Const(s, std::vector<float>(rows * cols, 0.01f),
+                                            TensorShape({rows, cols})))
+        .var;
+  };
+  const Output wq = weight("wq", width, width), wk = weight("wk", width, width),
+               wv = weight("wv", width, width), w1 = weight("w1", width, 4 * width),
+               w2 = weight("w2", 4 * width, width);
+  auto dense = [&](Output in, Output w) {  // [batch, seq, a] x [a, b]
+    return s.Op("BatchMatMulV2").Input(in).Input(w).Attr("adj_x", false).Attr("adj_y", false)
+        .Finalize1();
+  };
+  Output q = dense(x, wq), k = dense(x, wk), v = dense(x, wv);
+  Output scores = ops::Mul(s, s.Op("BatchMatMulV2").Input(q).Input(k).Attr("adj_x", false)
+                                  .Attr("adj_y", true).Finalize1(),
+                           ops::Const(s, 0.25f));
+  Output attended = s.Op("BatchMatMulV2").Input(ops::Softmax(s, scores)).Input(v)
+                        .Attr("adj_x", false).Attr("adj_y", false).Finalize1();
+  Output h = ops::Add(s, x, attended);
+  // Layer norm over the last axis, as tf.nn.moments writes it.
+  Output mean = ops::Mean(s, h, ops::Const(s, std::vector<int32_t>{2}), {.keep_dims = true});
+  Output var = ops::Mean(s, ops::SquaredDifference(s, h, mean),
+                         ops::Const(s, std::vector<int32_t>{2}), {.keep_dims = true});
+  Output normed = ops::Mul(s, ops::Sub(s, h, mean), ops::Rsqrt(s, ops::Add(s, var, 1e-6f)));
+  // GELU(x) = x * (1 + erf(x / sqrt(2))) / 2.
+  Output up = dense(normed, w1);
+  Output gelu = ops::Mul(s, ops::Mul(s, up, 0.5f),
+                         ops::Add(s, ops::Erf(s, ops::Mul(s, up, 0.70710678f)), 1.0f));
+  Output out = dense(gelu, w2);
+  Output all_axes = ops::Const(s, std::vector<int32_t>{0, 1, 2});
+  Output loss = ops::Add(s.WithOpName("loss"), ops::Mean(s, ops::Square(s, out), all_axes),
+                         ops::Mul(s, ops::Add(s, ops::L2Loss(s, w1), ops::L2Loss(s, w2)), 1e-4f));
+  const std::vector<std::string> off =
+      OffTheGpuInATrainingStep(root, loss, {wq, wk, wv, w1, w2}, {"x:0"});
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+}
+
+// A residual convolution block's step — Conv2D, FusedBatchNormV3, Relu6,
+// a residual AddV2, global average pooling by Mean, L2 weight decay.
+TEST(GpuModelsTest, AResidualBlockWithBatchNormTrainsWhollyOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope s = root.WithDevice(kGpu0);
+  Output images = ops::Placeholder(s.WithOpName("images"), DT_FLOAT);  // [n, 8, 8, 4]
+  Output filter = ops::VariableWithInit(
+                      s.WithOpName("filter"),
+                      ops::Const(s, std::vector<float>(3 * 3 * 4 * 4, 0.01f),
+                                 TensorShape({3, 3, 4, 4})))
+                      .var;
+  Output gamma = ops::VariableWithInit(s.WithOpName("gamma"),
+                                       ops::Const(s, std::vector<float>(4, 1.0f)))
+                     .var;
+  Output beta = ops::VariableWithInit(s.WithOpName("beta"),
+                                      ops::Const(s, std::vector<float>(4, 0.0f)))
+                    .var;
+  Output conv = ops::Conv2D(s, images, filter, {1, 1, 1, 1}, "SAME");
+  Output none = ops::Const(s, std::vector<float>{}, TensorShape({0}));
+  ops::FusedBatchNormOutputs bn = ops::FusedBatchNormV3(s, conv, gamma, beta, none, none);
+  Output block = ops::AddV2(s, images, ops::Relu6(s, bn.y));
+  Output pooled = ops::Mean(s, block, ops::Const(s, std::vector<int32_t>{1, 2}));
+  Output both_axes = ops::Const(s, std::vector<int32_t>{0, 1});
+  Output loss = ops::Add(s.WithOpName("loss"), ops::Mean(s, ops::Square(s, pooled), both_axes),
+                         ops::Mul(s, ops::L2Loss(s, filter), 1e-4f));
+  const std::vector<std::string> off =
+      OffTheGpuInATrainingStep(root, loss, {filter, gamma, beta}, {"images:0"});
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+}
+
 // The convolutions, their gradients, the max-pools and theirs have GPU
 // kernels, so no node of the step falls back to the CPU.
 TEST(GpuCnnTest, TheFashionMnistCnnStepRunsWhollyOnTheGpu) {
