@@ -81,6 +81,22 @@ __global__ void MaxPoolGradKernel(const int64_t* first_max, const S* grad, S* in
   }
 }
 
+template <typename S>
+__global__ void AvgPoolKernel(const S* input, S* output, Window2D w, int64_t n) {
+  const auto load = [input](int64_t at) { return Num<S>::Up(input[at]); };
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    output[i] = Num<S>::Down(AvgPoolOf(w, load, i / w.in_depth, i % w.in_depth));
+  }
+}
+
+template <typename S>
+__global__ void AvgPoolGradKernel(const S* grad, S* input_grad, Window2D w, int64_t n) {
+  const auto load = [grad](int64_t at) { return Num<S>::Up(grad[at]); };
+  for (int64_t i = FirstIndex(); i < n; i += Stride()) {
+    input_grad[i] = Num<S>::Down(AvgPoolGradOf(w, load, i));
+  }
+}
+
 // Calls fn with a null pointer of the pooling kernels' storage type.
 template <typename Fn>
 cudaError_t WithPoolType(WindowType type, Fn fn) {
@@ -175,6 +191,30 @@ cudaError_t LaunchMaxPoolGrad(const void* input, const void* grad, void* input_g
     }
     MaxPoolGradKernel<<<GridFor(n), kThreads, 0, stream>>>(first_max,
                                                            static_cast<const S*>(grad),
+                                                           static_cast<S*>(input_grad), w, n);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t LaunchAvgPool(const void* input, void* output, WindowType type, const Window2D& w,
+                          cudaStream_t stream) {
+  const int64_t n = w.batch * w.image_pixels() * w.in_depth;
+  if (n == 0) return cudaSuccess;
+  return WithPoolType(type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    AvgPoolKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const S*>(input),
+                                                       static_cast<S*>(output), w, n);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t LaunchAvgPoolGrad(const void* grad, void* input_grad, WindowType type,
+                              const Window2D& w, cudaStream_t stream) {
+  const int64_t n = w.batch * w.image_elements();
+  if (n == 0) return cudaSuccess;
+  return WithPoolType(type, [&](auto* tag) {
+    using S = std::remove_pointer_t<decltype(tag)>;
+    AvgPoolGradKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const S*>(grad),
                                                            static_cast<S*>(input_grad), w, n);
     return cudaGetLastError();
   });

@@ -53,6 +53,17 @@ cudaError_t LaunchMaxPoolGrad(const void* input, const void* grad, void* input_g
                               int64_t* first_max, WindowType type, const Window2D& w,
                               cudaStream_t stream);
 
+// AvgPool (types as MaxPool): each window's mean over its elements inside
+// the input, summed in float (window_index.h's AvgPoolOf).
+cudaError_t LaunchAvgPool(const void* input, void* output, WindowType type, const Window2D& w,
+                          cudaStream_t stream);
+
+// AvgPoolGrad: each input element gathers grad / count of the windows
+// holding it, in window order (the CPU's scatter order), no atomics; w is
+// the forward op's geometry.
+cudaError_t LaunchAvgPoolGrad(const void* grad, void* input_grad, WindowType type,
+                              const Window2D& w, cudaStream_t stream);
+
 }  // namespace sluice::gpu
 
 #endif  // SLUICE_OPS_GPU_CONV_CU_H_

@@ -1,5 +1,6 @@
 // GPU kernels of the 2-D window ops over NHWC data: Conv2D,
-// Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool and MaxPoolGrad for
+// Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool, MaxPoolGrad, AvgPool
+// and AvgPoolGrad for
 // float, bfloat16 and half (16-bit elements, float sums).
 //
 // A convolution is im2col (conv.cu) and one cuBLAS GEMM per chunk of whole
@@ -306,6 +307,36 @@ class GpuMaxPoolGradOp : public GpuWindowOpKernel</*kPool=*/true> {
 };
 
 template <typename T>
+class GpuAvgPoolOp : public GpuWindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, internal::PoolGeometry("AvgPool", attrs_, input));
+    ASSIGN_OR_RETURN(
+        Tensor * output,
+        ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.in_depth})));
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchAvgPool(input.raw_data(), output->raw_data(),
+                                                WindowTypes<T>::kWindow, WindowOf(g), stream));
+  }
+};
+
+template <typename T>
+class GpuAvgPoolGradOp : public GpuWindowOpKernel</*kPool=*/true> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& grad = ctx->input(1);
+    ASSIGN_OR_RETURN(const internal::ConvBackpropGeometry checked,
+                     internal::CheckAvgPoolGradInputs(attrs_, ctx->input(0), grad));
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, checked.shape));
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchAvgPoolGrad(grad.raw_data(), output->raw_data(),
+                                                    WindowTypes<T>::kWindow,
+                                                    WindowOf(checked.geometry), stream));
+  }
+};
+
+template <typename T>
 void RegisterConvOfType(KernelRegistry* kernels, DataType type) {
   kernels->Register<GpuConv2DOp<T>>(GpuKernel("Conv2D").TypeConstraint("T", type));
   kernels->Register<GpuConv2DBackpropInputOp<T>>(
@@ -314,6 +345,9 @@ void RegisterConvOfType(KernelRegistry* kernels, DataType type) {
       GpuKernel("Conv2DBackpropFilter").TypeConstraint("T", type).HostMemory("filter_sizes"));
   kernels->Register<GpuMaxPoolOp<T>>(GpuKernel("MaxPool").TypeConstraint("T", type));
   kernels->Register<GpuMaxPoolGradOp<T>>(GpuKernel("MaxPoolGrad").TypeConstraint("T", type));
+  kernels->Register<GpuAvgPoolOp<T>>(GpuKernel("AvgPool").TypeConstraint("T", type));
+  kernels->Register<GpuAvgPoolGradOp<T>>(
+      GpuKernel("AvgPoolGrad").TypeConstraint("T", type).HostMemory("orig_input_shape"));
 }
 
 }  // namespace

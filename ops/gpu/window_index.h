@@ -157,6 +157,50 @@ SLUICE_WINDOW_FN float MaxPoolGradOf(const Window2D& w, const int64_t* first_max
   return sum;
 }
 
+// The input elements pooling window p covers (padding not counted).
+SLUICE_WINDOW_FN int64_t PoolCount(const Window2D& w, int64_t p) {
+  const int64_t ow = p % w.out_cols;
+  const int64_t oh = (p / w.out_cols) % w.out_rows;
+  int64_t r0, r1, c0, c1;
+  PoolSpan(oh, w.stride_rows, w.pad_top, w.filter_rows, w.in_rows, &r0, &r1);
+  PoolSpan(ow, w.stride_cols, w.pad_left, w.filter_cols, w.in_cols, &c0, &c1);
+  return (r1 > r0 && c1 > c0) ? (r1 - r0) * (c1 - c0) : 0;
+}
+
+// AvgPool's window p, channel c: the mean of its elements inside the input
+// (load(offset) giving one, summed in row-major order as the CPU kernel
+// does, in float); 0 for a window wholly in the padding.
+template <typename Load>
+SLUICE_WINDOW_FN float AvgPoolOf(const Window2D& w, Load&& load, int64_t p, int64_t c) {
+  const int64_t ow = p % w.out_cols;
+  const int64_t oh = (p / w.out_cols) % w.out_rows;
+  const int64_t b = p / (w.out_cols * w.out_rows);
+  int64_t r0, r1, c0, c1;
+  PoolSpan(oh, w.stride_rows, w.pad_top, w.filter_rows, w.in_rows, &r0, &r1);
+  PoolSpan(ow, w.stride_cols, w.pad_left, w.filter_cols, w.in_cols, &c0, &c1);
+  float sum = 0;
+  for (int64_t h = r0; h < r1; ++h) {
+    for (int64_t x = c0; x < c1; ++x) {
+      sum += load(((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + c);
+    }
+  }
+  const int64_t count = PoolCount(w, p);
+  return count > 0 ? sum / static_cast<float>(count) : 0.0f;
+}
+
+// AvgPoolGrad's gather for input element x (NHWC offset): the sum, in
+// window order (the CPU's scatter order), of grad(p * in_depth + c) /
+// count(p) over the windows p holding x.
+template <typename Grad>
+SLUICE_WINDOW_FN float AvgPoolGradOf(const Window2D& w, Grad&& grad, int64_t x) {
+  const int64_t c = x % w.in_depth;
+  float sum = 0;
+  ForEachPoolWindowOf(w, x, [&](int64_t p) {
+    sum += grad(p * w.in_depth + c) / static_cast<float>(PoolCount(w, p));
+  });
+  return sum;
+}
+
 }  // namespace sluice::gpu
 
 #endif  // SLUICE_OPS_GPU_WINDOW_INDEX_H_

@@ -7,6 +7,7 @@
 // is the CPU MaxPoolGrad's choice on ties.
 #include "ops/gpu/window_index.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -263,6 +264,47 @@ TEST(WindowIndexTest, TheMaxPoolGradGatherIsTheScatterOfEachWindowsGradient) {
           w, first_max.data(), [&](int64_t at) { return static_cast<float>(dy[at]); },
           static_cast<int64_t>(e));
       EXPECT_FLOAT_EQ(gathered, static_cast<float>(scattered[e])) << Name(w) << " element " << e;
+    }
+  }
+}
+
+// AvgPool's mean is the window's sum over its elements inside the input
+// divided by their count; AvgPoolGrad's gather equals the CPU kernel's
+// scatter (each window's gradient spread evenly over its elements), in
+// the same order of additions.
+TEST(WindowIndexTest, TheAvgPoolGatherIsTheScatterOfEachWindowsShare) {
+  std::mt19937 rng(9);
+  for (const Case& c : Cases()) {
+    const Window2D w = PoolGeometry(c);
+    const std::vector<double> in = Random(w.batch * w.image_elements(), rng);
+    const std::vector<double> dy = Random(w.batch * w.image_pixels() * w.in_depth, rng, -3, 3);
+    std::vector<float> scattered(in.size(), 0.0f);
+    for (int64_t p = 0; p < w.batch * w.image_pixels(); ++p) {
+      const int64_t ow = p % w.out_cols, oh = (p / w.out_cols) % w.out_rows;
+      const int64_t b = p / (w.out_cols * w.out_rows);
+      int64_t r0, r1, c0, c1;
+      PoolSpan(oh, w.stride_rows, w.pad_top, w.filter_rows, w.in_rows, &r0, &r1);
+      PoolSpan(ow, w.stride_cols, w.pad_left, w.filter_cols, w.in_cols, &c0, &c1);
+      const int64_t count = (r1 - r0) * (c1 - c0);
+      ASSERT_EQ(PoolCount(w, p), std::max<int64_t>(count, 0)) << Name(w);
+      for (int64_t ch = 0; ch < w.in_depth; ++ch) {
+        float sum = 0;
+        for (int64_t h = r0; h < r1; ++h) {
+          for (int64_t x = c0; x < c1; ++x) {
+            const int64_t at = ((b * w.in_rows + h) * w.in_cols + x) * w.in_depth + ch;
+            sum += static_cast<float>(in[at]);
+            scattered[at] += static_cast<float>(dy[p * w.in_depth + ch]) / count;
+          }
+        }
+        const float mean = AvgPoolOf(
+            w, [&](int64_t at) { return static_cast<float>(in[at]); }, p, ch);
+        EXPECT_FLOAT_EQ(mean, count > 0 ? sum / count : 0.0f) << Name(w) << " window " << p;
+      }
+    }
+    for (size_t e = 0; e < in.size(); ++e) {
+      const float gathered = AvgPoolGradOf(
+          w, [&](int64_t at) { return static_cast<float>(dy[at]); }, static_cast<int64_t>(e));
+      EXPECT_EQ(gathered, scattered[e]) << Name(w) << " element " << e;
     }
   }
 }

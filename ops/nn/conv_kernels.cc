@@ -475,17 +475,11 @@ template <typename T>
 class AvgPoolGradOp : public WindowOpKernel</*kPool=*/true> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
-    constexpr char kOp[] = "AvgPoolGrad";
-    ASSIGN_OR_RETURN(TensorShape in_shape, ReadSizes(kOp, ctx->input(0)));
     const Tensor& grad = ctx->input(1);
-    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometryOfShape(kOp, attrs_, in_shape));
-    const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
-    if (grad.shape() != out_shape) {
-      return absl::InvalidArgumentError(absl::StrCat(kOp, ": grad must have the pooled shape ",
-                                                     out_shape.DebugString(), ", got ",
-                                                     ShapeStr(grad)));
-    }
-    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, in_shape));
+    ASSIGN_OR_RETURN(const internal::ConvBackpropGeometry checked,
+                     internal::CheckAvgPoolGradInputs(attrs_, ctx->input(0), grad));
+    const Conv2DGeometry& g = checked.geometry;
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, checked.shape));
     T* dx = output->data<T>();
     std::fill(dx, dx + output->NumElements(), T(0));
     const int64_t depth = g.in_depth;

@@ -679,7 +679,8 @@ TEST(GpuModelsTest, ATransformerBlockTrainsWhollyOnTheGpu) {
 }
 
 // A residual convolution block's step — Conv2D, FusedBatchNormV3, Relu6,
-// a residual AddV2, global average pooling by Mean, L2 weight decay.
+// a residual AddV2, AvgPool, global average pooling by Mean, L2 weight
+// decay.
 TEST(GpuModelsTest, AResidualBlockWithBatchNormTrainsWhollyOnTheGpu) {
   if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
   Scope root = Scope::NewRootScope(BuiltinOps());
@@ -700,7 +701,8 @@ TEST(GpuModelsTest, AResidualBlockWithBatchNormTrainsWhollyOnTheGpu) {
   Output none = ops::Const(s, std::vector<float>{}, TensorShape({0}));
   ops::FusedBatchNormOutputs bn = ops::FusedBatchNormV3(s, conv, gamma, beta, none, none);
   Output block = ops::AddV2(s, images, ops::Relu6(s, bn.y));
-  Output pooled = ops::Mean(s, block, ops::Const(s, std::vector<int32_t>{1, 2}));
+  Output halved = ops::AvgPool(s, block, {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
+  Output pooled = ops::Mean(s, halved, ops::Const(s, std::vector<int32_t>{1, 2}));
   Output both_axes = ops::Const(s, std::vector<int32_t>{0, 1});
   Output loss = ops::Add(s.WithOpName("loss"), ops::Mean(s, ops::Square(s, pooled), both_axes),
                          ops::Mul(s, ops::L2Loss(s, filter), 1e-4f));

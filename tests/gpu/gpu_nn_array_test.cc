@@ -347,6 +347,56 @@ TEST_F(GpuArrayTest, GatherNdAndScatterNd) {
   }
 }
 
+// AvgPool and AvgPoolGrad (ops/gpu/conv.cu): SAME and VALID, strides,
+// windows over the edge (their counts exclude the padding), a global
+// pool; float, and bfloat16 against the CPU's float on the rounded values.
+TEST_F(GpuNnTest, AvgPoolAndItsGradient) {
+  struct Case {
+    TensorShape input;
+    std::vector<int64_t> ksize, strides;
+    const char* padding;
+  };
+  const std::vector<Case> cases = {
+      {TensorShape({2, 7, 6, 3}), {1, 3, 3, 1}, {1, 1, 1, 1}, "SAME"},
+      {TensorShape({2, 7, 6, 3}), {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID"},
+      {TensorShape({1, 9, 8, 4}), {1, 3, 2, 1}, {1, 2, 3, 1}, "SAME"},
+      {TensorShape({4, 7, 7, 8}), {1, 7, 7, 1}, {1, 1, 1, 1}, "VALID"},  // global
+  };
+  for (DataType t : {DT_FLOAT, DT_BFLOAT16}) {
+    for (const Case& c : cases) {
+      const Tensor x = RandomTensor(rng(), t, c.input, -2, 2);
+      const auto cpu = [&](const Tensor& v) { return t == DT_FLOAT ? v : ConvertTo(v, DT_FLOAT); };
+      const std::vector<int64_t> ksize = c.ksize, strides = c.strides;
+      const std::string padding = c.padding;
+      // The pooled gradient's shape, from the forward op on the CPU's shape fn.
+      const int64_t out_rows = padding == "SAME"
+                                   ? (c.input.dim(1) + strides[1] - 1) / strides[1]
+                                   : (c.input.dim(1) - ksize[1]) / strides[1] + 1;
+      const int64_t out_cols = padding == "SAME"
+                                   ? (c.input.dim(2) + strides[2] - 1) / strides[2]
+                                   : (c.input.dim(2) - ksize[2]) / strides[2] + 1;
+      const Tensor dy = RandomTensor(
+          rng(), t, TensorShape({c.input.dim(0), out_rows, out_cols, c.input.dim(3)}), -1, 1);
+      const Tensor sizes = Tensor::FromVector(std::vector<int32_t>(
+          {static_cast<int32_t>(c.input.dim(0)), static_cast<int32_t>(c.input.dim(1)),
+           static_cast<int32_t>(c.input.dim(2)), static_cast<int32_t>(c.input.dim(3))}));
+      EXPECT_TRUE(GpuMatchesCpu(
+          {.label = absl::StrCat("AvgPool and AvgPoolGrad ", DataTypeName(t), " ",
+                                 c.input.DebugString(), " ", padding),
+           .build =
+               [ksize, strides, padding](const Scope& s, const Inputs& in) {
+                 return Outputs{
+                     ops::AvgPool(s.WithOpName("op"), in[0], ksize, strides, padding),
+                     ops::AvgPoolGrad(s.WithOpName("op_grad"), in[2], in[1], ksize, strides,
+                                      padding)};
+               },
+           .inputs = {cpu(x), cpu(dy), sizes},
+           .bound = t == DT_FLOAT ? 1e-6 : 1e-2,
+           .gpu_inputs = {x, dy, sizes}}));
+    }
+  }
+}
+
 std::vector<TensorShape> SoftmaxShapes() {
   return {TensorShape({64, 10}), TensorShape({7, 1000}), TensorShape({3, 1}),
           TensorShape({256, 33}), TensorShape({2, 3, 17}), TensorShape({1, 5000})};

@@ -136,5 +136,20 @@ absl::StatusOr<Conv2DGeometry> CheckMaxPoolGradInputs(const WindowAttrs& attrs,
   return g;
 }
 
+absl::StatusOr<ConvBackpropGeometry> CheckAvgPoolGradInputs(const WindowAttrs& attrs,
+                                                            const Tensor& orig_input_shape,
+                                                            const Tensor& grad) {
+  constexpr char kOp[] = "AvgPoolGrad";
+  ASSIGN_OR_RETURN(TensorShape in_shape, ReadSizes(kOp, orig_input_shape));
+  ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometryOfShape(kOp, attrs, in_shape));
+  const TensorShape out_shape({g.batch, g.out_rows, g.out_cols, g.in_depth});
+  if (grad.shape() != out_shape) {
+    return absl::InvalidArgumentError(absl::StrCat(kOp, ": grad must have the pooled shape ",
+                                                   out_shape.DebugString(), ", got ",
+                                                   grad.shape().DebugString()));
+  }
+  return ConvBackpropGeometry{in_shape, g};
+}
+
 }  // namespace internal
 }  // namespace sluice

@@ -88,6 +88,12 @@ absl::StatusOr<Conv2DGeometry> CheckMaxPoolGradInputs(const WindowAttrs& attrs,
                                                       const Tensor& orig_output,
                                                       const Tensor& grad);
 
+// AvgPoolGrad: orig_input_shape (4 int32 sizes) and grad of its pooled
+// shape; the input gradient's shape and the geometry.
+absl::StatusOr<ConvBackpropGeometry> CheckAvgPoolGradInputs(const WindowAttrs& attrs,
+                                                            const Tensor& orig_input_shape,
+                                                            const Tensor& grad);
+
 }  // namespace internal
 }  // namespace sluice
 
