@@ -179,7 +179,7 @@ class GatherNdOp : public OpKernel {
     const int64_t depth = p.depth, slice = p.slice;
     const TensorShape& out_shape = p.out_shape;
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "GatherNd: indices"));
-    const int64_t n = IndexRows(indices);
+    const int64_t n = p.rows;
     std::vector<int64_t> offsets(n, 0);
     if (depth > 0) {
       ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, params.shape(), "GatherNd"));
@@ -211,7 +211,7 @@ class ScatterNdOp : public OpKernel {
                      internal::PlanScatterNd(indices.shape(), updates.shape(), ctx->input(2)));
     const int64_t depth = p.depth, slice = p.slice;
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "ScatterNd: indices"));
-    const int64_t n = IndexRows(indices);
+    const int64_t n = p.rows;
     std::vector<int64_t> offsets(n, 0);
     if (depth > 0) {
       ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, p.out_shape, "ScatterNd"));

@@ -211,9 +211,10 @@ absl::Status RegisterIndexOps(OpRegistry* ops) {
                                     .Output("output: Tparams")
                                     .Attr("Tparams: type")
                                     .Attr("Tindices: {int16, int32, int64}")
-                                    // TensorFlow's, as on its CPU: "" or
+                                    // TensorFlow's: the CPU takes "",
                                     // "DEFAULT" or "ERROR" (a bad index is an
-                                    // error); "IGNORE" is refused.
+                                    // error), the GPU "", "DEFAULT" or
+                                    // "IGNORE" (zeros for a bad index).
                                     .Attr("bad_indices_policy: string = ''")
                                     .SetShapeFn(GatherNdShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("ScatterNd")

@@ -1,7 +1,7 @@
 // CUDA launchers of the 2-D window kernels (ops/gpu/conv.cu): im2col and
 // its adjoint col2im for Conv2D and its backprops (whose GEMMs go to
-// cuBLAS), MaxPool and MaxPoolGrad. The index arithmetic is
-// ops/gpu/window_index.h.
+// cuBLAS), MaxPool, MaxPoolGrad, AvgPool and AvgPoolGrad. The index
+// arithmetic is ops/gpu/window_index.h.
 //
 //   cudaError_t e = gpu::LaunchIm2Col(input, col, /*element_size=*/4, w, p0, pixels, stream);
 //

@@ -6,6 +6,7 @@
 // 8 indexed dimensions.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"

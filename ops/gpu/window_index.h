@@ -1,8 +1,8 @@
 // The index arithmetic of the GPU's 2-D window kernels (ops/gpu/conv.cu):
 // which input element a column-matrix entry reads (im2col), which entries
 // read a given input element (col2im, gathered so that no two threads add
-// into one element), and which element of a pooling window is its first
-// maximum. Plain C++ outside nvcc, so the CPU tests it against the CPU
+// into one element), which element of a pooling window is its first
+// maximum, and average pooling's means and gathered gradients. Plain C++ outside nvcc, so the CPU tests it against the CPU
 // kernels (window_index_test.cc).
 //
 //   gpu::Window2D w = ...;   // the op's geometry, NHWC

@@ -26,11 +26,8 @@ namespace {
 
 using internal::Conv2DGeometry;
 using internal::PoolGeometry;
-using internal::PoolGeometryOfShape;
-using internal::ReadSizes;
 using internal::Map2;
 using internal::ParallelRange;
-using internal::ShapeStr;
 using internal::WindowAttrs;
 
 // ---------------------------------------------------------------------------

@@ -339,6 +339,9 @@ TEST(GpuHostTypesTest, GatherNdAndScatterNdHaveGpuKernels) {
       EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
           << o.node->op() << " " << DataTypeName(index_type);
     }
+    const KernelDef* def = BuiltinKernels()->FindKernelDef(*sc.node, kDeviceTypeGpu);
+    ASSERT_NE(def, nullptr);
+    EXPECT_TRUE(HostMemoryArgs(*def, *sc.node).input_on_host[2]) << "ScatterNd's shape";
   }
 }
 
@@ -608,9 +611,8 @@ void PlaceCnnStep(PlacedCnnStep* step) {
   ASSERT_TRUE(placed.ok()) << placed;
 }
 
-// Places the training step of `loss` (Adam, or Momentum with L2 weight
-// decay) over CPU:0 and the stand-in GPU with soft placement; the nodes
-// that fell back to the CPU.
+// Places the Adam training step of `loss` over CPU:0 and the stand-in GPU
+// with soft placement; the nodes that fell back to the CPU.
 std::vector<std::string> OffTheGpuInATrainingStep(const Scope& root, Output loss,
                                                   const std::vector<Output>& weights,
                                                   const std::vector<std::string>& feeds) {

@@ -1,6 +1,7 @@
 // GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu and
 // the other activations with their gradients, softmax, cross-entropy, bias,
-// the fused batch norm), BatchMatMul, MatMul (float32, TF32 and bfloat16 through
+// the fused batch norm, AvgPool and its gradient), BatchMatMul, GatherNd,
+// ScatterNd, MatMul (float32, TF32 and bfloat16 through
 // the node attr _gpu_precision, half and bfloat16 operands), the fused
 // products (_FusedMatMul, _MatMulBiasAddGrad: cuBLASLt epilogues), the
 // window ops (Conv2D and its backprops, MaxPool, MaxPoolGrad) and the array
@@ -170,11 +171,12 @@ TEST_F(GpuNnTest, FusedBatchNormAndItsGradient) {
     TensorShape shape;
     bool training;
     float factor;
+    bool empty_averages;  // mean and variance empty (training, factor 1)
   };
-  for (const Case& c : {Case{TensorShape({2, 3, 3, 4}), true, 1.0f},
-                        Case{TensorShape({32, 14, 14, 64}), true, 1.0f},
-                        Case{TensorShape({16, 8, 8, 3}), true, 0.25f},
-                        Case{TensorShape({16, 8, 8, 3}), false, 1.0f}}) {
+  for (const Case& c : {Case{TensorShape({2, 3, 3, 4}), true, 1.0f, false},
+                        Case{TensorShape({32, 14, 14, 64}), true, 1.0f, true},
+                        Case{TensorShape({16, 8, 8, 3}), true, 0.25f, false},
+                        Case{TensorShape({16, 8, 8, 3}), false, 1.0f, false}}) {
     const int64_t depth = c.shape.dim(3);
     const TensorShape channels({depth});
     std::vector<Tensor> in = {RandomTensor(rng(), DT_FLOAT, c.shape, -2, 3),
@@ -185,14 +187,14 @@ TEST_F(GpuNnTest, FusedBatchNormAndItsGradient) {
                        RandomTensor(rng(), DT_FLOAT, c.shape, -1, 1)};
     const bool training = c.training;
     const float factor = c.factor;
-    // Training without moving averages: mean and variance empty.
-    if (training && factor == 1.0f && depth == 64) {
+    if (c.empty_averages) {
       in[3] = Tensor(DT_FLOAT, TensorShape({0}));
       in[4] = Tensor(DT_FLOAT, TensorShape({0}));
     }
     EXPECT_TRUE(GpuMatchesCpu(
         {.label = absl::StrCat("FusedBatchNormV3 ", c.shape.DebugString(),
-                               training ? " training" : " inference", " factor ", factor),
+                               training ? " training" : " inference", " factor ", factor,
+                               c.empty_averages ? " without moving averages" : ""),
          .build =
              [training, factor](const Scope& s, const Inputs& x) {
                ops::FusedBatchNormOutputs bn = ops::FusedBatchNormV3(
@@ -321,7 +323,12 @@ TEST_F(GpuArrayTest, GatherNdAndScatterNd) {
       const Tensor indices = ConvertTo(*shaped, index_type);
       TensorShape slice_shape({rows});
       for (int d = depth; d < params_shape.rank(); ++d) slice_shape.AddDim(params_shape.dim(d));
-      for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT64}) {
+      for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_HALF, DT_BFLOAT16}) {
+        const bool sixteen = t == DT_HALF || t == DT_BFLOAT16;
+        // The CPU has no 16-bit kernels: it gets the same values in float.
+        const auto cpu = [&](const Tensor& v) { return sixteen ? ConvertTo(v, DT_FLOAT) : v; };
+        const Tensor params = RandomTensor(rng(), t, params_shape, -5, 5);
+        const Tensor updates = RandomTensor(rng(), t, slice_shape, -5, 5);
         const std::string label = absl::StrCat(DataTypeName(t), " depth ", depth, " ",
                                                DataTypeName(index_type), " indices");
         EXPECT_TRUE(GpuMatchesCpu({.label = "GatherNd " + label,
@@ -329,9 +336,9 @@ TEST_F(GpuArrayTest, GatherNdAndScatterNd) {
                                      return Outputs{ops::GatherNd(s.WithOpName("op"), in[0],
                                                                   in[1])};
                                    },
-                                   .inputs = {RandomTensor(rng(), t, params_shape, -5, 5),
-                                              indices},
-                                   .bound = 0}));
+                                   .inputs = {cpu(params), indices},
+                                   .bound = 0,
+                                   .gpu_inputs = {params, indices}}));
         const Tensor shape =  // typed as the indices
             ConvertTo(Tensor::FromVector(std::vector<int64_t>{6, 5, 4}), index_type);
         EXPECT_TRUE(GpuMatchesCpu({.label = "ScatterNd " + label,
@@ -339,9 +346,10 @@ TEST_F(GpuArrayTest, GatherNdAndScatterNd) {
                                      return Outputs{ops::ScatterNd(s.WithOpName("op"), in[0],
                                                                    in[1], in[2])};
                                    },
-                                   .inputs = {indices, RandomTensor(rng(), t, slice_shape, -5, 5),
-                                              shape},
-                                   .bound = t == DT_INT64 ? 0 : 1e-6}));
+                                   .inputs = {indices, cpu(updates), shape},
+                                   // 16-bit atomics round at every addition.
+                                   .bound = t == DT_INT64 ? 0 : (sixteen ? 1e-2 : 1e-6),
+                                   .gpu_inputs = {indices, updates, shape}}));
       }
     }
   }
@@ -362,13 +370,14 @@ TEST_F(GpuNnTest, AvgPoolAndItsGradient) {
       {TensorShape({1, 9, 8, 4}), {1, 3, 2, 1}, {1, 2, 3, 1}, "SAME"},
       {TensorShape({4, 7, 7, 8}), {1, 7, 7, 1}, {1, 1, 1, 1}, "VALID"},  // global
   };
-  for (DataType t : {DT_FLOAT, DT_BFLOAT16}) {
+  for (DataType t : {DT_FLOAT, DT_BFLOAT16, DT_HALF}) {
     for (const Case& c : cases) {
       const Tensor x = RandomTensor(rng(), t, c.input, -2, 2);
       const auto cpu = [&](const Tensor& v) { return t == DT_FLOAT ? v : ConvertTo(v, DT_FLOAT); };
       const std::vector<int64_t> ksize = c.ksize, strides = c.strides;
       const std::string padding = c.padding;
-      // The pooled gradient's shape, from the forward op on the CPU's shape fn.
+      // The pooled shape (SAME: ceil(in / stride); VALID: (in - k) / stride + 1);
+      // a wrong one would make the CPU's AvgPoolGrad refuse the case.
       const int64_t out_rows = padding == "SAME"
                                    ? (c.input.dim(1) + strides[1] - 1) / strides[1]
                                    : (c.input.dim(1) - ksize[1]) / strides[1] + 1;
@@ -391,7 +400,7 @@ TEST_F(GpuNnTest, AvgPoolAndItsGradient) {
                                       padding)};
                },
            .inputs = {cpu(x), cpu(dy), sizes},
-           .bound = t == DT_FLOAT ? 1e-6 : 1e-2,
+           .bound = t == DT_FLOAT ? 1e-6 : (t == DT_HALF ? 2e-3 : 1e-2),
            .gpu_inputs = {x, dy, sizes}}));
     }
   }

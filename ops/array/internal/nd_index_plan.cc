@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "ops/internal/index_tensors.h"
 
