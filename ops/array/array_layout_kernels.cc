@@ -39,32 +39,15 @@ class PadOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const Tensor& paddings = ctx->input(1);
     const int rank = x.dims();
-    if (paddings.dims() != 2 || paddings.dim_size(0) != rank || paddings.dim_size(1) != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx->node().op(), ": paddings must be a [rank, 2] = [", rank, ", 2] matrix, got ",
-          paddings.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(std::vector<int64_t> pads, internal::ReadInts(paddings, "paddings"));
-    TensorShape out_shape = x.shape();
-    for (int i = 0; i < rank; ++i) {
-      if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(),
-                                                       ": paddings must be non-negative, got ",
-                                                       pads[2 * i], " and ", pads[2 * i + 1]));
-      }
-      out_shape.set_dim(i, x.dim_size(i) + pads[2 * i] + pads[2 * i + 1]);
-    }
+    ASSIGN_OR_RETURN(internal::PadPlan plan, internal::PlanPad(ctx->node().op(), x, ctx->input(1)));
+    const TensorShape& out_shape = plan.out_shape;
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
     const size_t esize = DataTypeSize(x.dtype());
     const int64_t n_out = out->NumElements();
     if (ctx->num_inputs() == 3) {
       const Tensor& value = ctx->input(2);
-      if (value.NumElements() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "PadV2: constant_values must be a scalar, got ", value.shape().DebugString()));
-      }
+      RETURN_IF_ERROR(internal::CheckPadValue(value));
       for (int64_t i = 0; i < n_out; ++i) std::memcpy(Bytes(*out) + i * esize, Bytes(value), esize);
     } else if (n_out > 0) {
       std::memset(Bytes(*out), 0, n_out * esize);
@@ -80,7 +63,7 @@ class PadOp : public OpKernel {
     std::vector<int64_t> index(rank, 0);  // of the row's first element in x
     for (int64_t r = 0; r < rows; ++r) {
       int64_t offset = 0;
-      for (int i = 0; i < rank; ++i) offset = offset * out_shape.dim(i) + index[i] + pads[2 * i];
+      for (int i = 0; i < rank; ++i) offset = offset * out_shape.dim(i) + index[i] + plan.before[i];
       std::memcpy(Bytes(*out) + offset * esize, Bytes(x) + r * row * esize, row * esize);
       for (int i = rank - 2; i >= 0; --i) {
         if (++index[i] < x.dim_size(i)) break;

@@ -9,6 +9,7 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuRuntimeKernels(kernels);
   RegisterGpuArrayKernels(kernels);
   RegisterGpuNdIndexKernels(kernels);
+  RegisterGpuPadKernels(kernels);
   RegisterGpuCwiseKernels(kernels);
   RegisterGpuReductionKernels(kernels);
   RegisterGpuNnKernels(kernels);

@@ -32,6 +32,7 @@ void RegisterGpuTrainingKernels(KernelRegistry* kernels);   // Apply*, AssignAdd
 void RegisterGpuMultiApplyKernels(KernelRegistry* kernels);  // _MultiApply* (grouped updates)
 void RegisterGpuSparseTrainingKernels(KernelRegistry* kernels);  // Scatter*, SparseApply*, Adagrad, Ftrl
 void RegisterGpuNdIndexKernels(KernelRegistry* kernels);     // GatherNd, ScatterNd
+void RegisterGpuPadKernels(KernelRegistry* kernels);         // Pad, PadV2
 void RegisterGpuArrayKernels(KernelRegistry* kernels);      // Const, Identity, shapes, Fill, Transpose, host int32 kernels
 void RegisterGpuControlFlowKernels(KernelRegistry* kernels);  // loops, stacks, TensorArrays
 

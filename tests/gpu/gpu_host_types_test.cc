@@ -323,8 +323,8 @@ TEST(GpuHostTypesTest, BatchMatMulHasGpuKernels) {
   }
 }
 
-// GatherNd and ScatterNd have GPU kernels (ScatterNd's shape in host
-// memory), so gather_nd and its gradient stay on the GPU.
+// GatherNd, ScatterNd and Pad have GPU kernels (ScatterNd's shape in host
+// memory), so gather_nd, its gradient and explicit padding stay on the GPU.
 TEST(GpuHostTypesTest, GatherNdAndScatterNdHaveGpuKernels) {
   if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
   for (DataType index_type : {DT_INT32, DT_INT64}) {
@@ -339,6 +339,9 @@ TEST(GpuHostTypesTest, GatherNdAndScatterNdHaveGpuKernels) {
       EXPECT_NE(BuiltinKernels()->FindKernelDef(*o.node, kDeviceTypeGpu), nullptr)
           << o.node->op() << " " << DataTypeName(index_type);
     }
+    Output padded = ops::Pad(s, params, ops::Placeholder(s, index_type));
+    EXPECT_NE(BuiltinKernels()->FindKernelDef(*padded.node, kDeviceTypeGpu), nullptr)
+        << "Pad " << DataTypeName(index_type);
     const KernelDef* def = BuiltinKernels()->FindKernelDef(*sc.node, kDeviceTypeGpu);
     ASSERT_NE(def, nullptr);
     EXPECT_TRUE(HostMemoryArgs(*def, *sc.node).input_on_host[2]) << "ScatterNd's shape";

@@ -1,7 +1,7 @@
 // GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu and
 // the other activations with their gradients, softmax, cross-entropy, bias,
 // the fused batch norm, AvgPool and its gradient), BatchMatMul, GatherNd,
-// ScatterNd, MatMul (float32, TF32 and bfloat16 through
+// ScatterNd, Pad, MatMul (float32, TF32 and bfloat16 through
 // the node attr _gpu_precision, half and bfloat16 operands), the fused
 // products (_FusedMatMul, _MatMulBiasAddGrad: cuBLASLt epilogues), the
 // window ops (Conv2D and its backprops, MaxPool, MaxPoolGrad) and the array
@@ -402,6 +402,47 @@ TEST_F(GpuNnTest, AvgPoolAndItsGradient) {
            .inputs = {cpu(x), cpu(dy), sizes},
            .bound = t == DT_FLOAT ? 1e-6 : (t == DT_HALF ? 2e-3 : 1e-2),
            .gpu_inputs = {x, dy, sizes}}));
+    }
+  }
+}
+
+// Pad and PadV2 (ops/gpu/pad.cu): ranks 1 to 4, padding on some sides
+// only, none at all, a constant value; float, int64 and bfloat16.
+TEST_F(GpuArrayTest, PadAndPadV2) {
+  struct Case {
+    TensorShape x;
+    std::vector<int32_t> paddings;  // [rank, 2]
+  };
+  const std::vector<Case> cases = {
+      {TensorShape({5}), {2, 3}},
+      {TensorShape({3, 4}), {0, 0, 1, 2}},
+      {TensorShape({2, 3, 4, 5}), {0, 0, 1, 1, 2, 0, 0, 3}},  // NHWC spatial padding
+      {TensorShape({2, 3}), {0, 0, 0, 0}},
+  };
+  for (DataType t : {DT_FLOAT, DT_INT64, DT_BFLOAT16}) {
+    for (const Case& c : cases) {
+      const Tensor x = RandomTensor(rng(), t, c.x, -5, 5);
+      const Tensor paddings = Tensor::FromVector(c.paddings);
+      absl::StatusOr<Tensor> shaped = paddings.Reshaped(TensorShape({c.x.rank(), 2}));
+      ASSERT_TRUE(shaped.ok()) << shaped.status();
+      const Tensor value = ConvertTo(Tensor::FromVector(std::vector<double>{1.5}), t);
+      absl::StatusOr<Tensor> scalar = value.Reshaped(TensorShape({}));
+      ASSERT_TRUE(scalar.ok()) << scalar.status();
+      const std::string label = absl::StrCat(DataTypeName(t), " ", c.x.DebugString());
+      EXPECT_TRUE(GpuMatchesCpu({.label = "Pad " + label,
+                                 .build = [](const Scope& s, const Inputs& in) {
+                                   return Outputs{s.WithOpName("op").Op("Pad").Input(in[0])
+                                                      .Input(in[1]).Finalize1()};
+                                 },
+                                 .inputs = {x, *shaped},
+                                 .bound = 0}));
+      EXPECT_TRUE(GpuMatchesCpu({.label = "PadV2 " + label,
+                                 .build = [](const Scope& s, const Inputs& in) {
+                                   return Outputs{s.WithOpName("op").Op("PadV2").Input(in[0])
+                                                      .Input(in[1]).Input(in[2]).Finalize1()};
+                                 },
+                                 .inputs = {x, *shaped, *scalar},
+                                 .bound = 0}));
     }
   }
 }

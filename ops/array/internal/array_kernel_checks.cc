@@ -316,5 +316,33 @@ absl::StatusOr<SegmentSumPlan> PlanUnsortedSegmentSum(const OpKernelContext& ctx
   return plan;
 }
 
+absl::StatusOr<PadPlan> PlanPad(absl::string_view op, const Tensor& x, const Tensor& paddings) {
+  const int rank = x.dims();
+  if (paddings.dims() != 2 || paddings.dim_size(0) != rank || paddings.dim_size(1) != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": paddings must be a [rank, 2] = [", rank,
+                                                   ", 2] matrix, got ",
+                                                   paddings.shape().DebugString()));
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> pads, ReadInts(paddings, "paddings"));
+  PadPlan p;
+  p.out_shape = x.shape();
+  p.before.resize(rank);
+  for (int i = 0; i < rank; ++i) {
+    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": paddings must be non-negative, got ",
+                                                     pads[2 * i], " and ", pads[2 * i + 1]));
+    }
+    p.out_shape.set_dim(i, x.dim_size(i) + pads[2 * i] + pads[2 * i + 1]);
+    p.before[i] = pads[2 * i];
+  }
+  return p;
+}
+
+absl::Status CheckPadValue(const Tensor& value) {
+  if (value.NumElements() == 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "PadV2: constant_values must be a scalar, got ", value.shape().DebugString()));
+}
+
 }  // namespace internal
 }  // namespace sluice

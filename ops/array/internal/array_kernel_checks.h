@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "graph/tensor_shape.h"
 #include "ops/internal/array_util.h"
@@ -111,6 +112,16 @@ struct SegmentSumPlan {
   int64_t inner = 1;  // elements per segment id
 };
 absl::StatusOr<SegmentSumPlan> PlanUnsortedSegmentSum(const OpKernelContext& ctx);
+
+// Pad and PadV2: paddings a [rank, 2] matrix of non-negative counts; the
+// output shape and each dimension's padding before.
+struct PadPlan {
+  TensorShape out_shape;
+  std::vector<int64_t> before;
+};
+absl::StatusOr<PadPlan> PlanPad(absl::string_view op, const Tensor& x, const Tensor& paddings);
+// PadV2's constant_values must hold one value.
+absl::Status CheckPadValue(const Tensor& value);
 
 }  // namespace internal
 }  // namespace sluice
