@@ -182,26 +182,14 @@ class OneHotOp : public OpKernel {
   }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& indices = ctx->input(0);
-    const int rank = indices.dims();
-    if (axis_ < -1 || axis_ > rank) {
-      return absl::InvalidArgumentError(absl::StrCat("OneHot: axis ", axis_,
-                                                     " must be -1 or in [0, ", rank, "]"));
-    }
-    ASSIGN_OR_RETURN(int64_t depth, internal::ReadScalar(ctx->input(1), "OneHot: depth"));
-    if (depth < 0) return absl::InvalidArgumentError(absl::StrCat("OneHot: depth ", depth, " < 0"));
     const Tensor& on = ctx->input(2);
     const Tensor& off = ctx->input(3);
-    if (on.NumElements() != 1 || off.NumElements() != 1) {
-      return absl::InvalidArgumentError("OneHot: on_value and off_value must be scalars");
-    }
-    const int axis = axis_ == -1 ? rank : static_cast<int>(axis_);
-    TensorShape shape = indices.shape();
-    shape.InsertDim(axis, depth);
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    ASSIGN_OR_RETURN(const internal::OneHotPlan plan,
+                     internal::PlanOneHot(axis_, indices, ctx->input(1), on, off));
+    const int64_t depth = plan.depth, prefix = plan.prefix, suffix = plan.suffix;
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, "OneHot: indices"));
     const size_t esize = DataTypeSize(out->dtype());
-    const int64_t prefix = Product(indices.shape(), 0, axis);
-    const int64_t suffix = Product(indices.shape(), axis, rank);
     int64_t at = 0;
     for (int64_t p = 0; p < prefix; ++p) {
       for (int64_t d = 0; d < depth; ++d) {

@@ -10,6 +10,7 @@ void RegisterGpuKernels(KernelRegistry* kernels) {
   RegisterGpuArrayKernels(kernels);
   RegisterGpuNdIndexKernels(kernels);
   RegisterGpuPadKernels(kernels);
+  RegisterGpuOneHotKernels(kernels);
   RegisterGpuCwiseKernels(kernels);
   RegisterGpuReductionKernels(kernels);
   RegisterGpuNnKernels(kernels);

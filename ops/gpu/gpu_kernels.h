@@ -33,6 +33,7 @@ void RegisterGpuMultiApplyKernels(KernelRegistry* kernels);  // _MultiApply* (gr
 void RegisterGpuSparseTrainingKernels(KernelRegistry* kernels);  // Scatter*, SparseApply*, Adagrad, Ftrl
 void RegisterGpuNdIndexKernels(KernelRegistry* kernels);     // GatherNd, ScatterNd
 void RegisterGpuPadKernels(KernelRegistry* kernels);         // Pad, PadV2
+void RegisterGpuOneHotKernels(KernelRegistry* kernels);      // OneHot
 void RegisterGpuArrayKernels(KernelRegistry* kernels);      // Const, Identity, shapes, Fill, Transpose, host int32 kernels
 void RegisterGpuControlFlowKernels(KernelRegistry* kernels);  // loops, stacks, TensorArrays
 

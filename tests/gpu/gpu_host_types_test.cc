@@ -323,8 +323,9 @@ TEST(GpuHostTypesTest, BatchMatMulHasGpuKernels) {
   }
 }
 
-// GatherNd, ScatterNd and Pad have GPU kernels (ScatterNd's shape in host
-// memory), so gather_nd, its gradient and explicit padding stay on the GPU.
+// GatherNd, ScatterNd, Pad and OneHot have GPU kernels (ScatterNd's shape
+// in host memory), so gather_nd, its gradient, explicit padding and one-hot
+// labels stay on the GPU.
 TEST(GpuHostTypesTest, GatherNdAndScatterNdHaveGpuKernels) {
   if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
   for (DataType index_type : {DT_INT32, DT_INT64}) {
@@ -342,6 +343,10 @@ TEST(GpuHostTypesTest, GatherNdAndScatterNdHaveGpuKernels) {
     Output padded = ops::Pad(s, params, ops::Placeholder(s, index_type));
     EXPECT_NE(BuiltinKernels()->FindKernelDef(*padded.node, kDeviceTypeGpu), nullptr)
         << "Pad " << DataTypeName(index_type);
+    Output hot = ops::OneHot(s, indices, ops::Placeholder(s, DT_INT32),
+                             ops::Placeholder(s, DT_FLOAT), ops::Placeholder(s, DT_FLOAT));
+    EXPECT_NE(BuiltinKernels()->FindKernelDef(*hot.node, kDeviceTypeGpu), nullptr)
+        << "OneHot " << DataTypeName(index_type);
     const KernelDef* def = BuiltinKernels()->FindKernelDef(*sc.node, kDeviceTypeGpu);
     ASSERT_NE(def, nullptr);
     EXPECT_TRUE(HostMemoryArgs(*def, *sc.node).input_on_host[2]) << "ScatterNd's shape";

@@ -1,7 +1,7 @@
 // GPU against CPU (tests/gpu/gpu_compare.h) for the NN kernels (Relu and
 // the other activations with their gradients, softmax, cross-entropy, bias,
 // the fused batch norm, AvgPool and its gradient), BatchMatMul, GatherNd,
-// ScatterNd, Pad, MatMul (float32, TF32 and bfloat16 through
+// ScatterNd, Pad, OneHot, MatMul (float32, TF32 and bfloat16 through
 // the node attr _gpu_precision, half and bfloat16 operands), the fused
 // products (_FusedMatMul, _MatMulBiasAddGrad: cuBLASLt epilogues), the
 // window ops (Conv2D and its backprops, MaxPool, MaxPoolGrad) and the array
@@ -443,6 +443,39 @@ TEST_F(GpuArrayTest, PadAndPadV2) {
                                  },
                                  .inputs = {x, *shaped, *scalar},
                                  .bound = 0}));
+    }
+  }
+}
+
+// OneHot (ops/gpu/one_hot.cu): every axis of 2-D indices, int32 and int64
+// indices with some out of [0, depth) (a row of off_value), float and
+// bfloat16 values.
+TEST_F(GpuArrayTest, OneHot) {
+  for (DataType index_type : {DT_INT32, DT_INT64}) {
+    std::vector<int64_t> ids = {0, 3, 2, -1, 5, 1};  // -1 and 5: outside depth 4
+    const Tensor indices64 = Tensor::FromVector(ids);
+    absl::StatusOr<Tensor> shaped = indices64.Reshaped(TensorShape({2, 3}));
+    ASSERT_TRUE(shaped.ok()) << shaped.status();
+    const Tensor indices = ConvertTo(*shaped, index_type);
+    for (DataType t : {DT_FLOAT, DT_BFLOAT16}) {
+      absl::StatusOr<Tensor> on =
+          ConvertTo(Tensor::FromVector(std::vector<double>{2.5}), t).Reshaped(TensorShape({}));
+      absl::StatusOr<Tensor> off =
+          ConvertTo(Tensor::FromVector(std::vector<double>{-1}), t).Reshaped(TensorShape({}));
+      ASSERT_TRUE(on.ok() && off.ok());
+      for (int64_t axis : {-1, 0, 1, 2}) {
+        EXPECT_TRUE(GpuMatchesCpu(
+            {.label = absl::StrCat("OneHot ", DataTypeName(t), " ", DataTypeName(index_type),
+                                   " axis ", axis),
+             .build =
+                 [axis](const Scope& s, const Inputs& in) {
+                   return Outputs{ops::OneHot(s.WithOpName("op"), in[0],
+                                              ops::Const(Unplaced(s), int32_t{4}), in[1], in[2],
+                                              {.axis = axis})};
+                 },
+             .inputs = {indices, *on, *off},
+             .bound = 0}));
+      }
     }
   }
 }

@@ -344,5 +344,26 @@ absl::Status CheckPadValue(const Tensor& value) {
       "PadV2: constant_values must be a scalar, got ", value.shape().DebugString()));
 }
 
+absl::StatusOr<OneHotPlan> PlanOneHot(int64_t axis, const Tensor& indices, const Tensor& depth,
+                                      const Tensor& on_value, const Tensor& off_value) {
+  const int rank = indices.dims();
+  if (axis < -1 || axis > rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("OneHot: axis ", axis, " must be -1 or in [0, ", rank, "]"));
+  }
+  OneHotPlan p;
+  ASSIGN_OR_RETURN(p.depth, ReadScalar(depth, "OneHot: depth"));
+  if (p.depth < 0) return absl::InvalidArgumentError(absl::StrCat("OneHot: depth ", p.depth, " < 0"));
+  if (on_value.NumElements() != 1 || off_value.NumElements() != 1) {
+    return absl::InvalidArgumentError("OneHot: on_value and off_value must be scalars");
+  }
+  const int at = axis == -1 ? rank : static_cast<int>(axis);
+  p.out_shape = indices.shape();
+  p.out_shape.InsertDim(at, p.depth);
+  p.prefix = Product(indices.shape().dims(), 0, at);
+  p.suffix = Product(indices.shape().dims(), at, rank);
+  return p;
+}
+
 }  // namespace internal
 }  // namespace sluice

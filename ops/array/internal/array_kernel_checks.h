@@ -123,6 +123,16 @@ absl::StatusOr<PadPlan> PlanPad(absl::string_view op, const Tensor& x, const Ten
 // PadV2's constant_values must hold one value.
 absl::Status CheckPadValue(const Tensor& value);
 
+// OneHot: axis -1 or in [0, rank], depth (input 1) non-negative, on_value
+// and off_value one value each. indices [prefix..., suffix...] gives the
+// output [prefix..., depth, suffix...] (prefix: the dims before axis).
+struct OneHotPlan {
+  TensorShape out_shape;
+  int64_t prefix = 1, depth = 0, suffix = 1;
+};
+absl::StatusOr<OneHotPlan> PlanOneHot(int64_t axis, const Tensor& indices, const Tensor& depth,
+                                      const Tensor& on_value, const Tensor& off_value);
+
 }  // namespace internal
 }  // namespace sluice
 
