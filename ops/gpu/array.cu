@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "ops/gpu/array.cu.h"
+#include "ops/gpu/element_bits.cu.h"
 
 namespace sluice::gpu {
 namespace {
@@ -25,24 +26,6 @@ __device__ __forceinline__ int64_t GlobalThread() {
 }
 __device__ __forceinline__ int64_t GridStride() {
   return static_cast<int64_t>(blockDim.x) * gridDim.x;
-}
-
-// Calls f(Word{}) with the unsigned integer type of `element_size` bytes;
-// cudaErrorInvalidValue for other sizes.
-template <typename F>
-cudaError_t BySize(int element_size, F&& f) {
-  switch (element_size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      return cudaErrorInvalidValue;
-  }
 }
 
 // ---- Filling ----------------------------------------------------------------

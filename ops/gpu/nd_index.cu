@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "ops/gpu/element_bits.cu.h"
 #include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/nd_index.cu.h"
 #include "ops/gpu/nd_index.h"
@@ -63,27 +64,12 @@ cudaError_t LaunchGatherNd(const void* params, const Index* indices, void* out, 
                            const NdIndexGeometry& g, cudaStream_t stream) {
   const int64_t n = g.rows * g.slice;
   if (n <= 0) return cudaSuccess;
-  switch (elem_bytes) {
-    case 1:
-      GatherNdKernel<<<GridFor(n), kThreads, 0, stream>>>(
-          static_cast<const uint8_t*>(params), indices, static_cast<uint8_t*>(out), g, n);
-      break;
-    case 2:
-      GatherNdKernel<<<GridFor(n), kThreads, 0, stream>>>(
-          static_cast<const uint16_t*>(params), indices, static_cast<uint16_t*>(out), g, n);
-      break;
-    case 4:
-      GatherNdKernel<<<GridFor(n), kThreads, 0, stream>>>(
-          static_cast<const uint32_t*>(params), indices, static_cast<uint32_t*>(out), g, n);
-      break;
-    case 8:
-      GatherNdKernel<<<GridFor(n), kThreads, 0, stream>>>(
-          static_cast<const uint64_t*>(params), indices, static_cast<uint64_t*>(out), g, n);
-      break;
-    default:
-      return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
+  return BySize(elem_bytes, [&](auto word) {
+    using U = decltype(word);
+    GatherNdKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const U*>(params), indices,
+                                                        static_cast<U*>(out), g, n);
+    return cudaGetLastError();
+  });
 }
 
 template <typename Index>

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ops/gpu/element_bits.cu.h"
 #include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/one_hot.cu.h"
 
@@ -27,15 +28,6 @@ __global__ void OneHotKernel(const Index* indices, const Bits* on, const Bits* o
   }
 }
 
-template <typename Bits, typename Index>
-cudaError_t Launch(const Index* indices, const void* on, const void* off, void* out,
-                   int64_t depth, int64_t suffix, int64_t n, cudaStream_t stream) {
-  OneHotKernel<<<GridFor(n), kThreads, 0, stream>>>(indices, static_cast<const Bits*>(on),
-                                                    static_cast<const Bits*>(off),
-                                                    static_cast<Bits*>(out), depth, suffix, n);
-  return cudaGetLastError();
-}
-
 }  // namespace
 
 template <typename Index>
@@ -44,18 +36,13 @@ cudaError_t LaunchOneHot(int elem_bytes, const Index* indices, const void* on_va
                          int64_t suffix, cudaStream_t stream) {
   const int64_t n = prefix * depth * suffix;
   if (n <= 0) return cudaSuccess;
-  switch (elem_bytes) {
-    case 1:
-      return Launch<uint8_t>(indices, on_value, off_value, out, depth, suffix, n, stream);
-    case 2:
-      return Launch<uint16_t>(indices, on_value, off_value, out, depth, suffix, n, stream);
-    case 4:
-      return Launch<uint32_t>(indices, on_value, off_value, out, depth, suffix, n, stream);
-    case 8:
-      return Launch<uint64_t>(indices, on_value, off_value, out, depth, suffix, n, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return BySize(elem_bytes, [&](auto word) {
+    using U = decltype(word);
+    OneHotKernel<<<GridFor(n), kThreads, 0, stream>>>(
+        indices, static_cast<const U*>(on_value), static_cast<const U*>(off_value),
+        static_cast<U*>(out), depth, suffix, n);
+    return cudaGetLastError();
+  });
 }
 
 template cudaError_t LaunchOneHot<int32_t>(int, const int32_t*, const void*, const void*, void*,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ops/gpu/element_bits.cu.h"
 #include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/pad.cu.h"
 
@@ -25,32 +26,18 @@ __global__ void PadKernel(const Bits* x, const Bits* value, Bits* out, int64_t n
   }
 }
 
-template <typename Bits>
-cudaError_t Launch(const void* x, const void* value, void* out, int64_t n, const PadGeometry& g,
-                   cudaStream_t stream) {
-  PadKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const Bits*>(x),
-                                                 static_cast<const Bits*>(value),
-                                                 static_cast<Bits*>(out), n, g);
-  return cudaGetLastError();
-}
-
 }  // namespace
 
 cudaError_t LaunchPad(int elem_bytes, const void* x, const void* value, void* out, int64_t n,
                       const PadGeometry& g, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  switch (elem_bytes) {
-    case 1:
-      return Launch<uint8_t>(x, value, out, n, g, stream);
-    case 2:
-      return Launch<uint16_t>(x, value, out, n, g, stream);
-    case 4:
-      return Launch<uint32_t>(x, value, out, n, g, stream);
-    case 8:
-      return Launch<uint64_t>(x, value, out, n, g, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return BySize(elem_bytes, [&](auto word) {
+    using U = decltype(word);
+    PadKernel<<<GridFor(n), kThreads, 0, stream>>>(static_cast<const U*>(x),
+                                                   static_cast<const U*>(value),
+                                                   static_cast<U*>(out), n, g);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace sluice::gpu
