@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/gpu/activation.cu.h"
+#include "ops/gpu/device_math.cu.h"
 
 #define SLUICE_ACTIVATION_FN __host__ __device__ __forceinline__
 
@@ -23,12 +24,9 @@ namespace sluice::gpu::activation_fns {
 inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
 inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 
-SLUICE_ACTIVATION_FN float Expm1(float x) { return expm1f(x); }
-SLUICE_ACTIVATION_FN double Expm1(double x) { return expm1(x); }
-SLUICE_ACTIVATION_FN float Log1p(float x) { return log1pf(x); }
-SLUICE_ACTIVATION_FN double Log1p(double x) { return log1p(x); }
-SLUICE_ACTIVATION_FN float Exp(float x) { return expf(x); }
-SLUICE_ACTIVATION_FN double Exp(double x) { return exp(x); }
+using device_math::Exp;
+using device_math::Expm1;
+using device_math::Log1p;
 
 template <ActivationFn kFn, typename C>
 SLUICE_ACTIVATION_FN C Activate(C x, C alpha) {

@@ -10,12 +10,10 @@
 
 #include <cuda_runtime.h>
 
+#include "ops/gpu/device_math.cu.h"
 #include "ops/gpu/training.cu.h"
 
 namespace sluice::gpu {
-
-__device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double Sqrt(double x) { return sqrt(x); }
 
 // lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power);
 // m += (g - m) * (1 - beta1); v += (g^2 - v) * (1 - beta2);
@@ -29,7 +27,7 @@ struct AdamStep {
     const T one(1);
     beta1 = *s.beta1;
     epsilon = *s.epsilon;
-    lr_t = *s.lr * Sqrt(one - *s.beta2_power) / (one - *s.beta1_power);
+    lr_t = *s.lr * device_math::Sqrt(one - *s.beta2_power) / (one - *s.beta1_power);
     one_minus_beta1 = one - beta1;
     one_minus_beta2 = one - *s.beta2;
   }
@@ -41,7 +39,7 @@ struct AdamStep {
     *m = mi;
     *v = vi;
     const T step = kNesterov ? mi * beta1 + one_minus_beta1 * g : mi;
-    *var -= lr_t * step / (Sqrt(vi) + epsilon);
+    *var -= lr_t * step / (device_math::Sqrt(vi) + epsilon);
   }
 };
 

@@ -87,8 +87,6 @@ struct DivNoNanF {
     return b == C(0) ? C(0) : a / b;
   }
 };
-__device__ __forceinline__ float Fmod(float a, float b) { return fmodf(a, b); }
-__device__ __forceinline__ double Fmod(double a, double b) { return ::fmod(a, b); }
 // The remainder with the divisor's sign (floating point).
 struct FloorModF {
   template <typename C>

@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "ops/gpu/cwise.cu.h"
+#include "ops/gpu/device_math.cu.h"
 #include "ops/gpu/float16.cu.h"
 
 namespace sluice::gpu::cwise_impl {
@@ -131,20 +132,20 @@ inline bool AlignedTo(const void* p, size_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
 }
 
-// Math on float and double (nvcc's overloads, named here so the intent is
-// plain).
-__device__ __forceinline__ float Sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double Sqrt(double x) { return ::sqrt(x); }
-__device__ __forceinline__ float Exp(float x) { return expf(x); }
-__device__ __forceinline__ double Exp(double x) { return ::exp(x); }
-__device__ __forceinline__ float Log(float x) { return logf(x); }
-__device__ __forceinline__ double Log(double x) { return ::log(x); }
-__device__ __forceinline__ float Tanh(float x) { return tanhf(x); }
-__device__ __forceinline__ double Tanh(double x) { return ::tanh(x); }
-__device__ __forceinline__ float Floor(float x) { return floorf(x); }
-__device__ __forceinline__ double Floor(double x) { return ::floor(x); }
-__device__ __forceinline__ float Pow(float x, float y) { return powf(x, y); }
-__device__ __forceinline__ double Pow(double x, double y) { return ::pow(x, y); }
+// Math on float and double (device_math.cu.h).
+using device_math::Ceil;
+using device_math::Erf;
+using device_math::Erfc;
+using device_math::Exp;
+using device_math::Expm1;
+using device_math::Floor;
+using device_math::Fmod;
+using device_math::Log;
+using device_math::Log1p;
+using device_math::Pow;
+using device_math::Rint;
+using device_math::Sqrt;
+using device_math::Tanh;
 
 // ---------------------------------------------------------------------------
 // Broadcast layouts on the device.

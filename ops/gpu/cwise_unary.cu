@@ -85,19 +85,6 @@ struct ReciprocalF {
 };
 
 // Rounding and the special functions: CUDA's libm (the CPU's std:: ones).
-__device__ __forceinline__ float Ceil(float x) { return ceilf(x); }
-__device__ __forceinline__ double Ceil(double x) { return ::ceil(x); }
-__device__ __forceinline__ float Rint(float x) { return rintf(x); }
-__device__ __forceinline__ double Rint(double x) { return ::rint(x); }
-__device__ __forceinline__ float Log1p(float x) { return log1pf(x); }
-__device__ __forceinline__ double Log1p(double x) { return ::log1p(x); }
-__device__ __forceinline__ float Expm1(float x) { return expm1f(x); }
-__device__ __forceinline__ double Expm1(double x) { return ::expm1(x); }
-__device__ __forceinline__ float Erf(float x) { return erff(x); }
-__device__ __forceinline__ double Erf(double x) { return ::erf(x); }
-__device__ __forceinline__ float Erfc(float x) { return erfcf(x); }
-__device__ __forceinline__ double Erfc(double x) { return ::erfc(x); }
-
 struct FloorF {
   template <typename C>
   __device__ C operator()(C x) const {

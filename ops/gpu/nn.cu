@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "ops/gpu/block_reduce.cu.h"
+#include "ops/gpu/device_math.cu.h"
 #include "ops/gpu/float16.cu.h"
 #include "ops/gpu/nn.cu.h"
 
@@ -36,10 +37,8 @@ int64_t MaxRowBlocks(int sm_count) {
   return int64_t{sm_count > 0 ? sm_count : kDefaultSmCount} * 64;
 }
 
-__device__ __forceinline__ float Exp(float v) { return expf(v); }
-__device__ __forceinline__ double Exp(double v) { return exp(v); }
-__device__ __forceinline__ float Log(float v) { return logf(v); }
-__device__ __forceinline__ double Log(double v) { return log(v); }
+using device_math::Exp;
+using device_math::Log;
 
 struct MaxOp {
   // Only moves to b when a < b: NaNs never become the maximum.

@@ -20,20 +20,17 @@
 
 #include <cstdint>
 
+#include "ops/gpu/device_math.cu.h"
 #include "ops/gpu/sparse_training.cu.h"
 
 #define SLUICE_ROW_RULE_FN __host__ __device__ __forceinline__
 
 namespace sluice::gpu::row_rules {
 
-SLUICE_ROW_RULE_FN float Sqrt(float x) { return sqrtf(x); }
-SLUICE_ROW_RULE_FN double Sqrt(double x) { return sqrt(x); }
-SLUICE_ROW_RULE_FN float Pow(float x, float y) { return powf(x, y); }
-SLUICE_ROW_RULE_FN double Pow(double x, double y) { return pow(x, y); }
-SLUICE_ROW_RULE_FN float Exp(float x) { return expf(x); }
-SLUICE_ROW_RULE_FN double Exp(double x) { return exp(x); }
-SLUICE_ROW_RULE_FN float Abs(float x) { return fabsf(x); }
-SLUICE_ROW_RULE_FN double Abs(double x) { return fabs(x); }
+using device_math::Abs;
+using device_math::Exp;
+using device_math::Pow;
+using device_math::Sqrt;
 
 // The element of var that flat position k (of n * inner) updates, grad row
 // k / inner going to row indices[k / inner] (element k itself when indices
