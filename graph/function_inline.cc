@@ -237,10 +237,30 @@ absl::StatusOr<std::vector<Node*>> InlineFunctionCall(Graph* graph, Node* call) 
   return added;
 }
 
+bool HasLowering(const Node& node) { return static_cast<bool>(node.op_def().lower_fn); }
+
+absl::StatusOr<std::vector<Node*>> LowerOrInline(Graph* graph, Node* node) {
+  if (!HasLowering(*node)) return InlineFunctionCall(graph, node);
+  const std::string context = absl::StrCat("lowering node ", node->DebugName());
+  absl::StatusOr<std::vector<Node*>> added = node->op_def().lower_fn(graph, node);
+  if (!added.ok()) return AddContext(added.status(), context);
+  ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph));
+  absl::flat_hash_set<const Node*> is_new(added->begin(), added->end());
+  for (Node* n : order) {
+    if (is_new.contains(n)) {
+      absl::Status s = InferShapes(n);
+      if (!s.ok()) return AddContext(s, context);
+    }
+  }
+  return added;
+}
+
 absl::StatusOr<int> InlineFunctionCalls(Graph* graph, const InlineOptions& options) {
-  std::deque<std::pair<Node*, int>> work;  // call, depth
+  std::deque<std::pair<Node*, int>> work;  // call or node to lower, depth
   for (Node* n : graph->nodes()) {
-    if (IsFunctionCall(*n) && (!options.filter || options.filter(*n))) work.emplace_back(n, 0);
+    if ((IsFunctionCall(*n) || HasLowering(*n)) && (!options.filter || options.filter(*n))) {
+      work.emplace_back(n, 0);
+    }
   }
   int inlined = 0;
   while (!work.empty()) {
@@ -251,10 +271,10 @@ absl::StatusOr<int> InlineFunctionCalls(Graph* graph, const InlineOptions& optio
           "inlining node ", call->DebugName(), ": calls nested more than ", options.max_depth,
           " deep (does a function call itself?)"));
     }
-    ASSIGN_OR_RETURN(std::vector<Node*> added, InlineFunctionCall(graph, call));
+    ASSIGN_OR_RETURN(std::vector<Node*> added, LowerOrInline(graph, call));
     ++inlined;
     for (Node* n : added) {
-      if (IsFunctionCall(*n)) work.emplace_back(n, depth + 1);
+      if (IsFunctionCall(*n) || HasLowering(*n)) work.emplace_back(n, depth + 1);
     }
   }
   return inlined;

@@ -25,6 +25,12 @@
 //     control dependency on the call means the whole function ran.
 // The registry needs Identity, IdentityN and NoOp (ops/array).
 //
+// InlineFunctionCalls also lowers the nodes whose op has a lowering
+// (OpDef::lower_fn: TensorFlow's functional If, Case and While, which
+// become Switch/Merge and Enter/Exit control flow around calls of their
+// branches, condition and body: ops/functional), and inlines the calls that
+// leaves, so that what it returns has neither calls nor such nodes.
+//
 // Errors name the call node and the function: those of instantiation, a
 // call whose input or output types differ from the function's, an input
 // not connected, and FailedPrecondition for calls nested deeper than
@@ -53,14 +59,23 @@ absl::StatusOr<NameAttrList> CalledFunction(const Node& call);
 // Inlines one call (see above) and returns the nodes it added.
 absl::StatusOr<std::vector<Node*>> InlineFunctionCall(Graph* graph, Node* call);
 
+// The node's op has a lowering (OpDef::lower_fn).
+bool HasLowering(const Node& node);
+
+// Lowers one such node and returns the nodes it added (errors name the
+// node); InlineFunctionCall for a call.
+absl::StatusOr<std::vector<Node*>> LowerOrInline(Graph* graph, Node* node);
+
 struct InlineOptions {
   // Calls inside inlined bodies are inlined too, down to this depth.
   int max_depth = 32;
-  // When set, only calls it accepts (and the calls inside their bodies).
+  // When set, only calls (and nodes to lower) it accepts, and what those
+  // bring in.
   std::function<bool(const Node&)> filter;
 };
-// Inlines every call of `graph`, and the calls their bodies hold; returns
-// how many calls it inlined.
+// Inlines every call of `graph`, and the calls their bodies hold, lowering
+// the nodes that have a lowering on the way; returns how many calls it
+// inlined and nodes it lowered.
 absl::StatusOr<int> InlineFunctionCalls(Graph* graph, const InlineOptions& options = {});
 
 }  // namespace sluice

@@ -355,7 +355,8 @@ absl::Status GradientBuilder::InlineCallsOnPath() {
     FindPath();
     std::vector<Node*> calls;
     for (Node* n : scope_.graph()->nodes()) {
-      if (on_path_[n->id()] && IsFunctionCall(*n) && GradientFunctionFor(*n).empty()) {
+      if (on_path_[n->id()] &&
+          (HasLowering(*n) || (IsFunctionCall(*n) && GradientFunctionFor(*n).empty()))) {
         calls.push_back(n);
       }
     }
@@ -365,7 +366,7 @@ absl::Status GradientBuilder::InlineCallsOnPath() {
           "AddGradients: function calls nested more than ", kMaxDepth, " deep at ",
           calls[0]->DebugName()));
     }
-    for (Node* call : calls) RETURN_IF_ERROR(InlineFunctionCall(scope_.graph(), call).status());
+    for (Node* call : calls) RETURN_IF_ERROR(LowerOrInline(scope_.graph(), call).status());
   }
 }
 

@@ -21,6 +21,9 @@
 // library gives a gradient function (GradientDef) is not inlined: its
 // gradient is a call of that function with the call's inputs and one
 // gradient per output (zeros where none flows), as in TensorFlow.
+// Functional If, Case and While nodes on the path are lowered first
+// (OpDef::lower_fn), so their gradient is that of the conds and while loops
+// they become.
 //
 // Errors: FailedPrecondition naming the op of a node on the path that has no
 // gradient function (and is not declared non-differentiable); errors of the

@@ -37,6 +37,7 @@
 
 namespace sluice {
 
+class Graph;
 class InferenceContext;
 class Node;
 class Scope;
@@ -103,6 +104,13 @@ struct WhileLoopGradRequest {
 using WhileLoopGradFn = std::function<absl::StatusOr<std::vector<Output>>(
     const Scope& scope, const WhileLoopGradRequest& loop)>;
 
+// Rewrites one node into other ops of its graph (ops/functional lowers
+// TensorFlow's functional If, Case and While into TensorFlow 1.x control
+// flow around calls of their functions). The node stays, turned into the
+// gathering of the results (Graph::ReplaceOp), so that its name, id and the
+// Outputs of it stay valid. Returns the nodes it added.
+using LowerFn = std::function<absl::StatusOr<std::vector<Node*>>(Graph* graph, Node* node)>;
+
 struct OpDef {
   std::string name;
   std::vector<ArgDef> inputs;
@@ -135,6 +143,10 @@ struct OpDef {
   GradFn grad_fn;    // may be empty: see no_gradient
   SparseGradFn sparse_grad_fn;  // may be empty: grad_fn on dense gradients
   bool no_gradient = false;  // declared not differentiable (ArgMax, Shape, ...)
+  // May be empty: the op runs as a kernel. Sessions (and AddGradients, on
+  // the path it differentiates) lower such nodes before placement, with the
+  // function calls they inline (graph/function_inline.h).
+  LowerFn lower_fn;
 
   const AttrDef* FindAttr(absl::string_view attr_name) const;
 };

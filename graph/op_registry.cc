@@ -43,6 +43,16 @@ absl::Status OpRegistry::SetSparseGradient(absl::string_view op, SparseGradFn fn
   return absl::OkStatus();
 }
 
+absl::Status OpRegistry::SetLowering(absl::string_view op, LowerFn fn) {
+  absl::MutexLock lock(&mu_);
+  auto it = ops_.find(op);
+  if (it == ops_.end()) {
+    return absl::NotFoundError(absl::StrCat("lowering for unknown op '", op, "'"));
+  }
+  it->second->lower_fn = std::move(fn);
+  return absl::OkStatus();
+}
+
 void OpRegistry::SetWhileLoopGradient(WhileLoopGradFn fn) {
   absl::MutexLock lock(&mu_);
   while_loop_grad_ = std::move(fn);

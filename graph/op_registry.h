@@ -39,6 +39,10 @@ class OpRegistry {
   // A gradient function that keeps gathers' gradients sparse (OpDef::sparse_grad_fn).
   absl::Status SetSparseGradient(absl::string_view op, SparseGradFn fn);
 
+  // How the op's nodes are lowered (OpDef::lower_fn). NotFound when the op
+  // is unknown.
+  absl::Status SetLowering(absl::string_view op, LowerFn fn);
+
   // How AddGradients differentiates a while loop (empty: it refuses to).
   void SetWhileLoopGradient(WhileLoopGradFn fn);
   WhileLoopGradFn while_loop_gradient() const;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/functional/functional_control_flow.h"
 
 namespace sluice {
 namespace {
@@ -54,6 +55,7 @@ absl::StatusOr<std::vector<Output>> IdentityNGrad(const Scope& s, const Node& no
 absl::Status RegisterFunctionalOps(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->Register(CallOp("PartitionedCall")));
   RETURN_IF_ERROR(ops->Register(CallOp("StatefulPartitionedCall").SetIsStateful()));
+  RETURN_IF_ERROR(RegisterFunctionalControlFlowOps(ops));
   return ops->Register(OpDefBuilder("IdentityN")
                            .Input("input: T")
                            .Output("output: T")
