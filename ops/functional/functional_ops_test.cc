@@ -415,7 +415,7 @@ void CheckTensorFlowCase(const std::string& name) {
   std::ifstream expected(base + ".expected.txt");
   ASSERT_TRUE(expected.good());
   std::vector<std::pair<std::string, Tensor>> feeds;
-  std::vector<std::string> fetches;
+  std::vector<std::string> fetches, first_run;
   std::vector<std::vector<float>> want;
   std::string line;
   while (std::getline(expected, line)) {
@@ -424,7 +424,9 @@ void CheckTensorFlowCase(const std::string& name) {
     in >> kind >> tensor;
     std::vector<float> values;
     for (float v; in >> v;) values.push_back(v);
-    if (kind == "feed") {
+    if (kind == "run") {  // a target to run once first (an initializer)
+      first_run.push_back(tensor);
+    } else if (kind == "feed") {
       const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
       ASSERT_NE(n, nullptr) << tensor;
       absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
@@ -437,7 +439,13 @@ void CheckTensorFlowCase(const std::string& name) {
       want.push_back(values);
     }
   }
-  absl::StatusOr<std::vector<Tensor>> out = RunGraph(g, feeds, fetches);
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), g);
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  if (!first_run.empty()) {
+    absl::Status ran = (*sess)->Run({}, {}, first_run).status();
+    ASSERT_TRUE(ran.ok()) << ran;
+  }
+  absl::StatusOr<std::vector<Tensor>> out = (*sess)->Run(feeds, fetches, {});
   ASSERT_TRUE(out.ok()) << out.status();
   for (size_t i = 0; i < fetches.size(); ++i) {
     std::vector<float> got = Values((*out)[i]);
@@ -456,6 +464,12 @@ TEST(FunctionalOpsTest, TensorFlowWrittenFunctionAndItsGradient) {
 
 // TF1's Defun: a node whose op is the function.
 TEST(FunctionalOpsTest, TensorFlowWrittenDefunCall) { CheckTensorFlowCase("defun_call"); }
+
+// TF2's functional control flow in a graph: StatelessWhile, StatelessIf and
+// StatelessCase, and a tf.function whose loop writes a variable (While).
+TEST(FunctionalOpsTest, TensorFlowWrittenFunctionalControlFlow) {
+  CheckTensorFlowCase("control_flow_v2");
+}
 
 }  // namespace
 }  // namespace sluice

@@ -16,11 +16,13 @@ v1 = tf.compat.v1
 OUT = sys.argv[1]
 
 
-def save(name, graph, feeds, fetches, values):
+def save(name, graph, feeds, fetches, values, first_run=()):
     with open(os.path.join(OUT, name + ".pbtxt"), "w") as f:
         f.write("# Written by make_fixtures.py with TensorFlow %s.\n" % tf.__version__)
         f.write(str(graph.as_graph_def()))
     with open(os.path.join(OUT, name + ".expected.txt"), "w") as f:
+        for target in first_run:
+            f.write("run %s\n" % target)
         for k, v in feeds.items():
             f.write("feed %s %s\n" % (k, " ".join(repr(float(x)) for x in np.ravel(v))))
         for k, v in zip(fetches, values):
@@ -67,6 +69,57 @@ def defun_call():
     save("defun_call", g, {"a:0": fa, "b:0": fb}, ["s:0", "p:0"], vals)
 
 
+def control_flow_v2():
+    # TF2's functional control flow in a graph: tf.while_loop, tf.cond and
+    # tf.switch_case write StatelessWhile, StatelessIf and StatelessCase
+    # nodes whose cond, body and branches are library functions; a
+    # tf.function holding a loop that updates a variable writes While (it is
+    # stateful) inside the called function.
+    v1.enable_control_flow_v2()
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [3], name="x")
+        k = v1.placeholder(tf.float32, [], name="k")
+
+        def body(i, acc):
+            return i + 1, acc * 0.5 + tf.tanh(acc) * x
+
+        _, y = tf.while_loop(lambda i, a: i < 4, body, [tf.constant(0), x])
+        y = tf.identity(y, name="y")
+        c = tf.cond(tf.reduce_sum(x) * k > 0, lambda: y * 2.0, lambda: -y)
+        c = tf.identity(c, name="c")
+        index = tf.cast(k, tf.int32)
+        s = tf.switch_case(index, [lambda: c, lambda: c + 1.0, lambda: c * 3.0])
+        s = tf.identity(s, name="s")
+
+        v = tf.Variable(1.0, name="v", use_resource=True)
+
+        @tf.function
+        def grow(limit):
+            n = tf.constant(0.0)
+            while v < limit:  # autograph: a While (stateful: it writes v)
+                v.assign(v * 2.0)
+                n += 1.0
+            return n
+
+        steps = tf.identity(grow(k * 10.0), name="steps")
+        with tf.control_dependencies([steps]):
+            after = tf.identity(v.read_value(), name="after")
+        init = v1.global_variables_initializer()
+        assert init.name == "init", init.name
+        fx = np.array([0.5, -1.0, 2.0], np.float32)
+        fk = np.array(1.0, np.float32)
+        with v1.Session() as sess:
+            sess.run(init)
+            vals = sess.run([y, c, s, steps, after], {x: fx, k: fk})
+    ops = sorted(set(n.op for n in g.as_graph_def().node))
+    assert "StatelessWhile" in ops and "StatelessIf" in ops and "StatelessCase" in ops, ops
+    save("control_flow_v2", g, {"x:0": fx, "k:0": fk},
+         ["y:0", "c:0", "s:0", "steps:0", "after:0"], vals, first_run=["init"])
+    v1.disable_control_flow_v2()
+
+
 os.makedirs(OUT, exist_ok=True)
 tf_function_with_gradient()
 defun_call()
+control_flow_v2()
