@@ -5,6 +5,7 @@
 #include "ops/control_flow/control_flow_ops.h"
 #include "ops/control_flow/stack_ops.h"
 #include "ops/control_flow/tensor_array_ops.h"
+#include "ops/control_flow/tensor_list_ops.h"
 
 namespace sluice {
 
@@ -12,6 +13,7 @@ absl::Status RegisterControlFlowFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterControlFlowOps(ops));
   RETURN_IF_ERROR(RegisterStackOps(ops));
   RETURN_IF_ERROR(RegisterTensorArrayOps(ops));
+  RETURN_IF_ERROR(RegisterTensorListOps(ops));
   return absl::OkStatus();
 }
 
@@ -25,6 +27,7 @@ void RegisterControlFlowFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterControlFlowKernels(kernels);
   RegisterStackKernels(kernels);
   RegisterTensorArrayKernels(kernels);
+  RegisterTensorListKernels(kernels);
 }
 
 void RegisterControlFlowFamilyDeviceKernels(KernelRegistry* kernels,

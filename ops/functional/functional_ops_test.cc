@@ -471,5 +471,11 @@ TEST(FunctionalOpsTest, TensorFlowWrittenFunctionalControlFlow) {
   CheckTensorFlowCase("control_flow_v2");
 }
 
+// An RNN over TensorArrays (TensorLists) in a StatelessWhile, and
+// tf.gradients of it: a second While with TensorList accumulators.
+TEST(FunctionalOpsTest, TensorFlowWrittenLoopOverTensorListsAndItsGradient) {
+  CheckTensorFlowCase("control_flow_v2_grad");
+}
+
 }  // namespace
 }  // namespace sluice

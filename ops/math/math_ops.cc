@@ -365,7 +365,11 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
                                     .Input("inputs: N * T")
                                     .Output("sum: T")
                                     .Attr("N: int >= 1")
-                                    .Attr(absl::StrCat("T: ", kNumberTypes))
+                                    // variant: TensorLists, added element by element
+                                    // (their kernel: ops/control_flow/tensor_list_ops.h).
+                                    .Attr("T: {float, double, int32, uint8, int16, int8, complex64, "
+                                          "int64, bfloat16, uint16, complex128, half, uint32, "
+                                          "uint64, variant}")
                                     .SetIsCommutative()
                                     .SetShapeFn(MergeAllInputsShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Range")

@@ -119,7 +119,44 @@ def control_flow_v2():
     v1.disable_control_flow_v2()
 
 
+def control_flow_v2_grad():
+    # A small RNN as TF2 writes it: the input unstacked into a TensorArray
+    # (TensorListFromTensor), read per step (TensorListGetItem), the states
+    # written to another (TensorListReserve, TensorListSetItem) and stacked
+    # (TensorListStack), in a StatelessWhile; tf.gradients of it is a second
+    # While whose accumulators are TensorLists (EmptyTensorList,
+    # TensorListPushBack, TensorListPopBack).
+    v1.enable_control_flow_v2()
+    g = tf.Graph()
+    with g.as_default():
+        xs = v1.placeholder(tf.float32, [4, 2, 3], name="xs")  # time, batch, features
+        w = tf.constant(np.linspace(-0.5, 0.5, 9, dtype=np.float32).reshape(3, 3))
+        u = tf.constant(np.linspace(0.3, -0.3, 9, dtype=np.float32).reshape(3, 3))
+        inputs = tf.TensorArray(tf.float32, size=4).unstack(xs)
+        states = tf.TensorArray(tf.float32, size=4)
+
+        def body(t, h, states):
+            h = tf.tanh(tf.matmul(inputs.read(t), w) + tf.matmul(h, u))
+            return t + 1, h, states.write(t, h)
+
+        _, h, states = tf.while_loop(lambda t, h, s: t < 4, body,
+                                     [tf.constant(0), tf.zeros([2, 3]), states])
+        hs = tf.identity(states.stack(), name="hs")
+        loss = tf.reduce_sum(hs * hs) + tf.reduce_sum(h)
+        gx = tf.identity(tf.gradients(loss, xs)[0], name="gx")
+        fx = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(4, 2, 3)
+        with v1.Session() as sess:
+            vals = sess.run([hs, gx], {xs: fx})
+    ops = sorted(set(n.op for n in g.as_graph_def().node))
+    for f in g.as_graph_def().library.function:
+        ops += [n.op for n in f.node_def]
+    print("control_flow_v2_grad ops:", sorted(set(ops)))
+    save("control_flow_v2_grad", g, {"xs:0": fx}, ["hs:0", "gx:0"], vals)
+    v1.disable_control_flow_v2()
+
+
 os.makedirs(OUT, exist_ok=True)
 tf_function_with_gradient()
 defun_call()
 control_flow_v2()
+control_flow_v2_grad()

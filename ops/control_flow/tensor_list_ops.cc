@@ -1,0 +1,621 @@
+// The list ops and their CPU kernels (see tensor_list_ops.h).
+#include "ops/control_flow/tensor_list_ops.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "graph/shape_inference.h"
+#include "ops/control_flow/tensor_array.h"
+#include "ops/control_flow/tensor_list.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace {
+
+using ListPtr = std::shared_ptr<TensorList>;
+
+// A new list with `from`'s dtype, shape, limit and elements (shared buffers).
+ListPtr CopyOf(const TensorList& from) {
+  auto list = std::make_shared<TensorList>(from.element_dtype, from.element_shape);
+  list->max_num_elements = from.max_num_elements;
+  list->tensors = from.tensors;
+  return list;
+}
+
+absl::StatusOr<int64_t> ScalarIndex(const Tensor& t, absl::string_view op, absl::string_view what) {
+  if (t.dtype() != DT_INT32 || t.NumElements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " must be an int32 scalar"));
+  }
+  return int64_t{t.data<int32_t>()[0]};
+}
+
+// Row `row` of `t` (its first dimension) as a tensor of its own.
+Tensor RowOf(const Tensor& t, int64_t row) {
+  TensorShape shape = t.shape();
+  shape.RemoveDim(0);
+  Tensor out(t.dtype(), shape);
+  CopyRows(t, row, &out, 0, 1, out.NumElements());
+  return out;
+}
+
+// Stacks `rows` of `list` (each read as ReadElement does) into one tensor
+// of shape [rows.size()] + element shape.
+absl::StatusOr<Tensor> StackRows(const TensorList& list, const std::vector<int64_t>& rows,
+                                 const TensorShape& hint, absl::string_view op) {
+  ASSIGN_OR_RETURN(TensorShape shape, list.element_shape.Merge(hint));
+  for (int64_t r : rows) {
+    if (r < 0 || r >= static_cast<int64_t>(list.tensors.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": index ", r, " is outside a list of ",
+                                                     list.tensors.size(), " elements"));
+    }
+    const Tensor& t = list.tensors[r];
+    if (!t.IsInitialized()) continue;
+    absl::StatusOr<TensorShape> merged = shape.Merge(t.shape());
+    if (!merged.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": element ", r, " has shape ",
+                                                     t.shape().DebugString(), ", others ",
+                                                     shape.DebugString()));
+    }
+    shape = *std::move(merged);
+  }
+  if (!shape.IsFullyDefined()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": the element shape ", shape.DebugString(),
+        " is not known (no element set, and the list and the op leave it open)"));
+  }
+  TensorShape out_shape = shape;
+  out_shape.InsertDim(0, static_cast<int64_t>(rows.size()));
+  Tensor out(list.element_dtype, out_shape);
+  const int64_t row_elements = shape.num_elements();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSIGN_OR_RETURN(Tensor e, ReadElement(list, rows[i], shape, op));
+    if (e.shape() != shape) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": element ", rows[i], " has shape ",
+                                                     e.shape().DebugString(), ", not ",
+                                                     shape.DebugString()));
+    }
+    CopyRows(e, 0, &out, static_cast<int64_t>(i), 1, row_elements);
+  }
+  return out;
+}
+
+class ListKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    op_ = ctx.node().op();
+    absl::StatusOr<DataType> dtype = ctx.GetAttr<DataType>("element_dtype");
+    if (dtype.ok()) element_dtype_ = *dtype;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ protected:
+  // The list of input `i`, checked to hold this op's element_dtype.
+  absl::StatusOr<const TensorList*> List(OpKernelContext* ctx, int i) const {
+    ASSIGN_OR_RETURN(const TensorList* list, GetTensorList(ctx->input(i), op_));
+    if (element_dtype_ != DT_INVALID && list->element_dtype != element_dtype_) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": the list holds ",
+                                                     DataTypeName(list->element_dtype),
+                                                     ", the op reads ",
+                                                     DataTypeName(element_dtype_)));
+    }
+    return list;
+  }
+
+  std::string op_;
+  DataType element_dtype_ = DT_INVALID;
+};
+
+// EmptyTensorList(element_shape, max_num_elements) and
+// TensorListReserve(element_shape, num_elements).
+class NewListOp : public ListKernel {
+ public:
+  explicit NewListOp(bool reserve) : reserve_(reserve) {}
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromTensor(ctx->input(0), op_));
+    ASSIGN_OR_RETURN(int64_t n, ScalarIndex(ctx->input(1), op_,
+                                            reserve_ ? "num_elements" : "max_num_elements"));
+    auto list = std::make_shared<TensorList>(element_dtype_, shape);
+    if (reserve_) {
+      if (n < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(op_, ": num_elements is ", n, ", it must be at least 0"));
+      }
+      list->tensors.resize(static_cast<size_t>(n));
+    } else {
+      list->max_num_elements = n;
+    }
+    ctx->set_output(0, TensorListHandle(std::move(list)));
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool reserve_;
+};
+
+class FromTensorOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& t = ctx->input(0);
+    if (t.dims() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": the tensor must have a first dimension, got ",
+                                                     t.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(TensorShape given, ShapeFromTensor(ctx->input(1), op_));
+    TensorShape row = t.shape();
+    row.RemoveDim(0);
+    absl::StatusOr<TensorShape> shape = given.Merge(row);
+    if (!shape.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": rows of shape ", row.DebugString(),
+                                                     " do not fit the element shape ",
+                                                     given.DebugString()));
+    }
+    auto list = std::make_shared<TensorList>(t.dtype(), given);
+    for (int64_t i = 0; i < t.dim_size(0); ++i) list->tensors.push_back(RowOf(t, i));
+    ctx->set_output(0, TensorListHandle(std::move(list)));
+    return absl::OkStatus();
+  }
+};
+
+class PushBackOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    RETURN_IF_ERROR(CheckElement(*in, ctx->input(1), op_));
+    if (in->max_num_elements >= 0 &&
+        static_cast<int64_t>(in->tensors.size()) >= in->max_num_elements) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": the list is full (max_num_elements ",
+                                                     in->max_num_elements, ")"));
+    }
+    ListPtr out = CopyOf(*in);
+    out->tensors.push_back(ctx->input(1));
+    ctx->set_output(0, TensorListHandle(std::move(out)));
+    return absl::OkStatus();
+  }
+};
+
+class PopBackOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    if (in->tensors.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": pop from an empty list"));
+    }
+    ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(1), op_));
+    const int64_t last = static_cast<int64_t>(in->tensors.size()) - 1;
+    ASSIGN_OR_RETURN(Tensor value, ReadElement(*in, last, hint, op_));
+    ListPtr out = CopyOf(*in);
+    out->tensors.pop_back();
+    ctx->set_output(0, TensorListHandle(std::move(out)));
+    ctx->set_output(1, std::move(value));
+    return absl::OkStatus();
+  }
+};
+
+class LengthOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ctx->set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>(in->tensors.size())));
+    return absl::OkStatus();
+  }
+};
+
+class ElementShapeOp : public ListKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    RETURN_IF_ERROR(ListKernel::Init(ctx));
+    ASSIGN_OR_RETURN(shape_type_, ctx.GetAttr<DataType>("shape_type"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ctx->set_output(0, ShapeToTensor(in->element_shape, shape_type_));
+    return absl::OkStatus();
+  }
+
+ private:
+  DataType shape_type_ = DT_INT32;
+};
+
+class GetItemOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ASSIGN_OR_RETURN(int64_t index, ScalarIndex(ctx->input(1), op_, "index"));
+    ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(2), op_));
+    ASSIGN_OR_RETURN(Tensor value, ReadElement(*in, index, hint, op_));
+    ctx->set_output(0, std::move(value));
+    return absl::OkStatus();
+  }
+};
+
+class SetItemOp : public ListKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    RETURN_IF_ERROR(ListKernel::Init(ctx));
+    absl::StatusOr<bool> resize = ctx.GetAttr<bool>("resize_if_index_out_of_bounds");
+    resize_ = resize.ok() && *resize;
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ASSIGN_OR_RETURN(int64_t index, ScalarIndex(ctx->input(1), op_, "index"));
+    const int64_t size = static_cast<int64_t>(in->tensors.size());
+    if (index < 0 || (index >= size && !resize_)) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": index ", index,
+                                                     " is outside a list of ", size, " elements"));
+    }
+    RETURN_IF_ERROR(CheckElement(*in, ctx->input(2), op_));
+    ListPtr out = CopyOf(*in);
+    if (index >= size) out->tensors.resize(static_cast<size_t>(index) + 1);
+    out->tensors[index] = ctx->input(2);
+    ctx->set_output(0, TensorListHandle(std::move(out)));
+    return absl::OkStatus();
+  }
+
+ private:
+  bool resize_ = false;
+};
+
+class ResizeOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ASSIGN_OR_RETURN(int64_t size, ScalarIndex(ctx->input(1), op_, "size"));
+    if (size < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": size is ", size));
+    }
+    ListPtr out = CopyOf(*in);
+    out->tensors.resize(static_cast<size_t>(size));
+    ctx->set_output(0, TensorListHandle(std::move(out)));
+    return absl::OkStatus();
+  }
+};
+
+class StackOp : public ListKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    RETURN_IF_ERROR(ListKernel::Init(ctx));
+    absl::StatusOr<int64_t> n = ctx.GetAttr<int64_t>("num_elements");
+    num_elements_ = n.ok() ? *n : -1;
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(1), op_));
+    const int64_t size = static_cast<int64_t>(in->tensors.size());
+    if (num_elements_ != -1 && num_elements_ != size) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": the list has ", size,
+                                                     " elements, num_elements is ", num_elements_));
+    }
+    std::vector<int64_t> rows(static_cast<size_t>(size));
+    for (int64_t i = 0; i < size; ++i) rows[i] = i;
+    ASSIGN_OR_RETURN(Tensor out, StackRows(*in, rows, hint, op_));
+    ctx->set_output(0, std::move(out));
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t num_elements_ = -1;
+};
+
+absl::StatusOr<std::vector<int64_t>> IndexVector(const Tensor& t, absl::string_view op) {
+  if (t.dtype() != DT_INT32 || t.dims() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": indices must be an int32 vector"));
+  }
+  std::vector<int64_t> out(t.data<int32_t>(), t.data<int32_t>() + t.NumElements());
+  for (int64_t i : out) {
+    if (i < 0) return absl::InvalidArgumentError(absl::StrCat(op, ": index ", i, " is negative"));
+  }
+  return out;
+}
+
+class GatherOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndexVector(ctx->input(1), op_));
+    ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(2), op_));
+    ASSIGN_OR_RETURN(Tensor out, StackRows(*in, rows, hint, op_));
+    ctx->set_output(0, std::move(out));
+    return absl::OkStatus();
+  }
+};
+
+// Writes rows of `t` at `indices` into `list`, growing it to fit.
+absl::Status ScatterInto(TensorList* list, const Tensor& t, const std::vector<int64_t>& indices,
+                         absl::string_view op) {
+  if (t.dims() < 1 || t.dim_size(0) != static_cast<int64_t>(indices.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", indices.size(),
+                                                   " indices for a tensor of shape ",
+                                                   t.shape().DebugString()));
+  }
+  for (size_t i = 0; i < indices.size(); ++i) {
+    Tensor row = RowOf(t, static_cast<int64_t>(i));
+    RETURN_IF_ERROR(CheckElement(*list, row, op));
+    if (indices[i] >= static_cast<int64_t>(list->tensors.size())) {
+      list->tensors.resize(static_cast<size_t>(indices[i]) + 1);
+    }
+    list->tensors[indices[i]] = std::move(row);
+  }
+  return absl::OkStatus();
+}
+
+class ScatterIntoExistingListOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(2), op_));
+    ListPtr out = CopyOf(*in);
+    RETURN_IF_ERROR(ScatterInto(out.get(), ctx->input(1), indices, op_));
+    ctx->set_output(0, TensorListHandle(std::move(out)));
+    return absl::OkStatus();
+  }
+};
+
+// TensorListScatter(tensor, indices, element_shape) and TensorListScatterV2
+// (..., num_elements): a new list of max(num_elements, max index + 1).
+class ScatterOp : public ListKernel {
+ public:
+  explicit ScatterOp(bool v2) : v2_(v2) {}
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& t = ctx->input(0);
+    ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(1), op_));
+    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromTensor(ctx->input(2), op_));
+    auto list = std::make_shared<TensorList>(t.dtype(), shape);
+    if (v2_) {
+      ASSIGN_OR_RETURN(int64_t n, ScalarIndex(ctx->input(3), op_, "num_elements"));
+      if (n > 0) list->tensors.resize(static_cast<size_t>(n));
+    }
+    RETURN_IF_ERROR(ScatterInto(list.get(), t, indices, op_));
+    ctx->set_output(0, TensorListHandle(std::move(list)));
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool v2_;
+};
+
+// ---- Gradient plumbing: AddN and ZerosLike of lists ----------------------
+
+template <typename T>
+void AddInto(const Tensor& from, Tensor* to) {
+  T* dst = to->data<T>();
+  const T* src = from.data<T>();
+  for (int64_t i = 0; i < to->NumElements(); ++i) dst[i] += src[i];
+}
+
+// a + b in a new tensor.
+absl::StatusOr<Tensor> AddTensors(const Tensor& a, const Tensor& b, absl::string_view op) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": elements of ", DataTypeName(a.dtype()),
+                                                   " ", a.shape().DebugString(), " and ",
+                                                   DataTypeName(b.dtype()), " ",
+                                                   b.shape().DebugString(), " do not add"));
+  }
+  Tensor out(a.dtype(), a.shape());
+  CopyRows(a, 0, &out, 0, 1, a.NumElements());
+  switch (a.dtype()) {
+    case DT_FLOAT: AddInto<float>(b, &out); break;
+    case DT_DOUBLE: AddInto<double>(b, &out); break;
+    case DT_INT32: AddInto<int32_t>(b, &out); break;
+    case DT_INT64: AddInto<int64_t>(b, &out); break;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat(op, ": adding lists of ", DataTypeName(a.dtype())));
+  }
+  return out;
+}
+
+// AddN of TensorLists (gradients of a list reaching it twice): element i
+// of the sum is the sum of the elements i that are set; the lists must be
+// of one length.
+class AddListsOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* first, GetTensorList(ctx->input(0), op_));
+    ListPtr sum = CopyOf(*first);
+    for (int i = 1; i < ctx->num_inputs(); ++i) {
+      ASSIGN_OR_RETURN(const TensorList* next, GetTensorList(ctx->input(i), op_));
+      if (next->tensors.size() != sum->tensors.size() ||
+          next->element_dtype != sum->element_dtype) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            op_, ": adding lists of ", sum->tensors.size(), " ", DataTypeName(sum->element_dtype),
+            " and ", next->tensors.size(), " ", DataTypeName(next->element_dtype)));
+      }
+      for (size_t k = 0; k < sum->tensors.size(); ++k) {
+        const Tensor& b = next->tensors[k];
+        Tensor& a = sum->tensors[k];
+        if (!b.IsInitialized()) continue;
+        if (!a.IsInitialized()) {
+          a = b;
+          continue;
+        }
+        ASSIGN_OR_RETURN(a, AddTensors(a, b, op_));
+      }
+    }
+    ctx->set_output(0, TensorListHandle(std::move(sum)));
+    return absl::OkStatus();
+  }
+};
+
+// ZerosLike of a TensorList: as long, each element set zeros of its shape.
+class ZerosLikeListOp : public ListKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const TensorList* in, GetTensorList(ctx->input(0), op_));
+    ListPtr out = CopyOf(*in);
+    for (size_t k = 0; k < out->tensors.size(); ++k) {
+      if (!out->tensors[k].IsInitialized()) continue;
+      auto zeros = std::make_shared<TensorList>(in->element_dtype, out->tensors[k].shape());
+      zeros->tensors.resize(1);
+      ASSIGN_OR_RETURN(out->tensors[k], ReadElement(*zeros, 0, TensorShape::Unknown(), op_));
+    }
+    ctx->set_output(0, TensorListHandle(std::move(out)));
+    return absl::OkStatus();
+  }
+};
+
+// ---- Definitions ------------------------------------------------------------
+
+absl::Status ScalarOutputs(InferenceContext* c) {
+  for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, TensorShape());
+  return absl::OkStatus();
+}
+
+// Output `out` has the element shape input `in` gives, when constant.
+ShapeFn ElementFromInput(int in, int out, bool stacked) {
+  return [in, out, stacked](InferenceContext* c) -> absl::Status {
+    for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, TensorShape());
+    TensorShape shape = TensorShape::Unknown();
+    absl::StatusOr<std::optional<std::vector<int64_t>>> dims = c->InputAsInts(in);
+    if (dims.ok() && dims->has_value() && c->input(in).rank() == 1) {
+      shape = TensorShape(absl::MakeConstSpan(**dims));
+    }
+    if (stacked && !shape.unknown_rank()) shape.InsertDim(0, TensorShape::kUnknownDim);
+    c->set_output(out, stacked && shape.unknown_rank() ? TensorShape::Unknown() : shape);
+    return absl::OkStatus();
+  };
+}
+
+absl::Status UnknownVector(InferenceContext* c) {
+  c->set_output(0, TensorShape::UnknownOfRank(1));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterTensorListOps(OpRegistry* ops) {
+  auto op = [](const char* name) { return OpDefBuilder(name); };
+  RETURN_IF_ERROR(ops->Register(op("EmptyTensorList")
+                                    .Input("element_shape: shape_type")
+                                    .Input("max_num_elements: int32")
+                                    .Output("handle: variant")
+                                    .Attr("element_dtype: type")
+                                    .Attr("shape_type: {int32, int64}")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListReserve")
+                                    .Input("element_shape: shape_type")
+                                    .Input("num_elements: int32")
+                                    .Output("handle: variant")
+                                    .Attr("element_dtype: type")
+                                    .Attr("shape_type: {int32, int64}")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListFromTensor")
+                                    .Input("tensor: element_dtype")
+                                    .Input("element_shape: shape_type")
+                                    .Output("output_handle: variant")
+                                    .Attr("element_dtype: type")
+                                    .Attr("shape_type: {int32, int64}")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListPushBack")
+                                    .Input("input_handle: variant")
+                                    .Input("tensor: element_dtype")
+                                    .Output("output_handle: variant")
+                                    .Attr("element_dtype: type")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListPopBack")
+                                    .Input("input_handle: variant")
+                                    .Input("element_shape: int32")
+                                    .Output("output_handle: variant")
+                                    .Output("tensor: element_dtype")
+                                    .Attr("element_dtype: type")
+                                    .SetShapeFn(ElementFromInput(1, 1, false))));
+  RETURN_IF_ERROR(ops->Register(op("TensorListLength")
+                                    .Input("input_handle: variant")
+                                    .Output("length: int32")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListElementShape")
+                                    .Input("input_handle: variant")
+                                    .Output("element_shape: shape_type")
+                                    .Attr("shape_type: {int32, int64}")
+                                    .SetShapeFn(UnknownVector)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListGetItem")
+                                    .Input("input_handle: variant")
+                                    .Input("index: int32")
+                                    .Input("element_shape: Tshape")
+                                    .Output("item: element_dtype")
+                                    .Attr("element_dtype: type")
+                                    .Attr("Tshape: {int32, int64} = DT_INT32")
+                                    .SetShapeFn(ElementFromInput(2, 0, false))));
+  RETURN_IF_ERROR(ops->Register(op("TensorListSetItem")
+                                    .Input("input_handle: variant")
+                                    .Input("index: int32")
+                                    .Input("item: element_dtype")
+                                    .Output("output_handle: variant")
+                                    .Attr("element_dtype: type")
+                                    .Attr("resize_if_index_out_of_bounds: bool = false")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListResize")
+                                    .Input("input_handle: variant")
+                                    .Input("size: int32")
+                                    .Output("output_handle: variant")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListStack")
+                                    .Input("input_handle: variant")
+                                    .Input("element_shape: int32")
+                                    .Output("tensor: element_dtype")
+                                    .Attr("element_dtype: type")
+                                    .Attr("num_elements: int = -1")
+                                    .SetShapeFn(ElementFromInput(1, 0, true))));
+  RETURN_IF_ERROR(ops->Register(op("TensorListGather")
+                                    .Input("input_handle: variant")
+                                    .Input("indices: int32")
+                                    .Input("element_shape: int32")
+                                    .Output("values: element_dtype")
+                                    .Attr("element_dtype: type")
+                                    .SetShapeFn(ElementFromInput(2, 0, true))));
+  RETURN_IF_ERROR(ops->Register(op("TensorListScatter")
+                                    .Input("tensor: element_dtype")
+                                    .Input("indices: int32")
+                                    .Input("element_shape: shape_type")
+                                    .Output("output_handle: variant")
+                                    .Attr("element_dtype: type")
+                                    .Attr("shape_type: {int32, int64}")
+                                    .SetShapeFn(ScalarOutputs)));
+  RETURN_IF_ERROR(ops->Register(op("TensorListScatterV2")
+                                    .Input("tensor: element_dtype")
+                                    .Input("indices: int32")
+                                    .Input("element_shape: shape_type")
+                                    .Input("num_elements: int32")
+                                    .Output("output_handle: variant")
+                                    .Attr("element_dtype: type")
+                                    .Attr("shape_type: {int32, int64}")
+                                    .SetShapeFn(ScalarOutputs)));
+  return ops->Register(op("TensorListScatterIntoExistingList")
+                           .Input("input_handle: variant")
+                           .Input("tensor: element_dtype")
+                           .Input("indices: int32")
+                           .Output("output_handle: variant")
+                           .Attr("element_dtype: type")
+                           .SetShapeFn(ScalarOutputs));
+}
+
+void RegisterTensorListKernels(KernelRegistry* k) {
+  auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
+  k->Register(cpu("EmptyTensorList"), [] { return std::make_unique<NewListOp>(false); });
+  k->Register(cpu("TensorListReserve"), [] { return std::make_unique<NewListOp>(true); });
+  k->Register<FromTensorOp>(cpu("TensorListFromTensor"));
+  k->Register<PushBackOp>(cpu("TensorListPushBack"));
+  k->Register<PopBackOp>(cpu("TensorListPopBack"));
+  k->Register<LengthOp>(cpu("TensorListLength"));
+  k->Register<ElementShapeOp>(cpu("TensorListElementShape"));
+  k->Register<GetItemOp>(cpu("TensorListGetItem"));
+  k->Register<SetItemOp>(cpu("TensorListSetItem"));
+  k->Register<ResizeOp>(cpu("TensorListResize"));
+  k->Register<StackOp>(cpu("TensorListStack"));
+  k->Register<GatherOp>(cpu("TensorListGather"));
+  k->Register(cpu("TensorListScatter"), [] { return std::make_unique<ScatterOp>(false); });
+  k->Register(cpu("TensorListScatterV2"), [] { return std::make_unique<ScatterOp>(true); });
+  k->Register<ScatterIntoExistingListOp>(cpu("TensorListScatterIntoExistingList"));
+  k->Register<AddListsOp>(cpu("AddN").TypeConstraint("T", ::tensorflow::DT_VARIANT));
+  k->Register<ZerosLikeListOp>(cpu("ZerosLike").TypeConstraint("T", ::tensorflow::DT_VARIANT));
+}
+
+}  // namespace sluice

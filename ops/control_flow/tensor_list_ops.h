@@ -1,0 +1,38 @@
+// TensorFlow 2's list ops (tensorflow/core/ops/list_ops.cc), over the
+// TensorList values of tensor_list.h, with TensorFlow's names, inputs and
+// attrs and CPU kernels:
+//   EmptyTensorList, TensorListReserve, TensorListFromTensor,
+//   TensorListPushBack, TensorListPopBack, TensorListLength,
+//   TensorListElementShape, TensorListGetItem, TensorListSetItem,
+//   TensorListResize, TensorListStack, TensorListGather,
+//   TensorListScatter, TensorListScatterV2, TensorListScatterIntoExistingList.
+// These are what tf.TensorArray inside a tf.function, a Keras RNN layer and
+// the gradient of a while_v2 loop (its accumulators: EmptyTensorList,
+// TensorListPushBack, TensorListPopBack) write into graphs.
+//
+// Gradients: PushBack and PopBack (each other), GetItem and SetItem,
+// Stack and FromTensor (each other), as TensorFlow's list_grad.py.
+//
+// A list is a host object (a variant never enters device memory), so the
+// kernels are the CPU's; on a GPU the placer keeps them on the CPU.
+//
+// Errors: InvalidArgument naming the op: a wrong element dtype or shape, an
+// index outside the list, a pop from an empty list, reading an element never
+// set whose shape is not known, Stack of a list whose length differs from
+// num_elements. Thread-safety: kernels are thread-safe.
+#ifndef SLUICE_OPS_CONTROL_FLOW_TENSOR_LIST_OPS_H_
+#define SLUICE_OPS_CONTROL_FLOW_TENSOR_LIST_OPS_H_
+
+#include "absl/status/status.h"
+#include "graph/op_registry.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterTensorListOps(OpRegistry* ops);
+absl::Status RegisterTensorListGradients(OpRegistry* ops);
+void RegisterTensorListKernels(KernelRegistry* kernels);
+
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_CONTROL_FLOW_TENSOR_LIST_OPS_H_
