@@ -20,6 +20,7 @@ absl::Status RegisterControlFlowFamilyOps(OpRegistry* ops) {
 absl::Status RegisterControlFlowFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterControlFlowGradients(ops));
   RETURN_IF_ERROR(RegisterTensorArrayGradients(ops));
+  RETURN_IF_ERROR(RegisterTensorListGradients(ops));
   return absl::OkStatus();
 }
 

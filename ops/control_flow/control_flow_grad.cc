@@ -245,7 +245,8 @@ absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
   ASSIGN_OR_RETURN(int64_t parallel, first_enter->GetAttr<int64_t>("parallel_iterations"));
 
   // Every variable (its nodes bound the body), and the differentiable ones:
-  // floating-point variables and invariants get gradients, others none.
+  // floating-point variables and invariants get gradients, and so do
+  // variants (TensorLists: their gradient is a list), others none.
   std::vector<LoopVar> all_vars;
   std::vector<LoopVar> vars;
   std::vector<Node*> invariants;
@@ -253,7 +254,8 @@ absl::StatusOr<std::vector<Output>> WhileLoopGrad(const Scope& scope,
   // request.enters[i] -> vars index, -(1 + invariant index), or kNoGradient
   std::vector<int> slot_of_enter;
   auto differentiable = [](const Node* enter) {
-    return IsFloatingType(BaseType(enter->input_type(0)));
+    const DataType t = BaseType(enter->input_type(0));
+    return IsFloatingType(t) || t == ::tensorflow::DT_VARIANT;
   };
   for (Node* enter : request.enters) {
     absl::StatusOr<bool> constant = enter->GetAttr<bool>("is_constant");

@@ -1,5 +1,5 @@
-// Gradient functions of the control-flow ops (control_flow_ops.h, stack_ops.h, tensor_array_ops.h),
-// registered into an OpRegistry that already holds their definitions.
+// Gradient functions of the control-flow ops (control_flow_ops.h,
+// stack_ops.h, tensor_array_ops.h, tensor_list_ops.h), registered into an OpRegistry that already holds their definitions.
 // RegisterControlFlowFamilyGradients (ops/control_flow/control_flow_family.h) calls them all; a
 // test may call one on a private registry.
 //
@@ -21,6 +21,7 @@ namespace sluice {
 
 absl::Status RegisterControlFlowGradients(OpRegistry* ops);
 absl::Status RegisterTensorArrayGradients(OpRegistry* ops);
+absl::Status RegisterTensorListGradients(OpRegistry* ops);
 
 }  // namespace sluice
 

@@ -10,8 +10,15 @@
 // the gradient of a while_v2 loop (its accumulators: EmptyTensorList,
 // TensorListPushBack, TensorListPopBack) write into graphs.
 //
-// Gradients: PushBack and PopBack (each other), GetItem and SetItem,
-// Stack and FromTensor (each other), as TensorFlow's list_grad.py.
+// Gradients (tensor_list_grad.cc, RegisterTensorListGradients in
+// control_flow_gradients.h), as TensorFlow's list_grad.py: PushBack and
+// PopBack, GetItem and SetItem, Stack and FromTensor, Gather and the
+// Scatters are each other's; Resize resizes back. As in TensorFlow, a
+// Gather's gradient keeps one gradient per index: a Gather reading one
+// element twice gets the gradient of only one read.
+//
+// AddN and ZerosLike of lists (what gradients of lists need) have their
+// kernels here too.
 //
 // A list is a host object (a variant never enters device memory), so the
 // kernels are the CPU's; on a GPU the placer keeps them on the CPU.
@@ -30,7 +37,6 @@
 namespace sluice {
 
 absl::Status RegisterTensorListOps(OpRegistry* ops);
-absl::Status RegisterTensorListGradients(OpRegistry* ops);
 void RegisterTensorListKernels(KernelRegistry* kernels);
 
 }  // namespace sluice

@@ -18,6 +18,7 @@
 #include "ops/builtins.h"
 #include "ops/math/math_ops.h"
 #include "ops/state/resource_variable_ops.h"
+#include "ops/testutil/gradient_checker.h"
 #include "ops/functional/functional_ops.h"
 #include "runtime/session.h"
 #include "session/direct_session.h"
@@ -25,6 +26,7 @@
 namespace sluice {
 namespace {
 
+using ::tensorflow::DT_VARIANT;
 using Body = std::function<std::vector<Output>(Scope&, const std::vector<Output>&)>;
 
 // Defines `name` over `types` with `body`; fails the test on error.
@@ -310,6 +312,44 @@ TEST(FunctionalControlFlowTest, NestedInsideFunctionsAndGatedByControlInputs) {
     EXPECT_EQ((*r)[0].data<int32_t>()[0], 8);  // 6 3 10 5 16 8 4 2 1 (from 5: 5 steps)
     EXPECT_EQ(Scalar((*r)[1]), 1.0f);
   }
+}
+
+// A loop writing a TensorList (TF2's TensorArray), built in C++ and
+// differentiated by AddGradients: each step writes h = tanh(h * w + x[t]).
+TEST(FunctionalControlFlowTest, GradientsOfALoopOverATensorList) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  auto shape = [&](const Scope& b) { return ops::Const(b, int32_t{-1}); };
+  const NameAttrList cond = Define(s, "more", {DT_INT32, DT_DOUBLE, DT_VARIANT, DT_VARIANT, DT_DOUBLE},
+                                   [](Scope& b, const std::vector<Output>& a) {
+                                     return std::vector<Output>{ops::Less(b, a[0], 3)};
+                                   });
+  const NameAttrList body = Define(
+      s, "rnn_step", {DT_INT32, DT_DOUBLE, DT_VARIANT, DT_VARIANT, DT_DOUBLE},
+      [&](Scope& b, const std::vector<Output>& a) {
+        Output x_t = b.Op("TensorListGetItem").Input(a[2]).Input(a[0]).Input(shape(b))
+                         .Attr("element_dtype", DT_DOUBLE).Finalize1();
+        Output h = ops::Tanh(b, ops::Add(b, ops::Mul(b, a[1], a[4]), x_t));
+        Output states = b.Op("TensorListSetItem").Input(a[3]).Input(a[0]).Input(h).Finalize1();
+        return std::vector<Output>{ops::Add(b, a[0], 1), h, a[2], states, a[4]};
+      });
+  Output xs = ops::Placeholder(s.WithOpName("xs"), DT_DOUBLE);  // [3, 2]
+  Output w = ops::Placeholder(s.WithOpName("w"), DT_DOUBLE);    // [2]
+  Output inputs = s.Op("TensorListFromTensor").Input(xs).Input(shape(s)).Finalize1();
+  Output states = s.Op("TensorListReserve").Input(ops::Const(s, std::vector<int32_t>{2}))
+                      .Input(ops::Const(s, 3)).Attr("element_dtype", DT_DOUBLE).Finalize1();
+  Output h0 = ops::Const(s, std::vector<double>{0.1, -0.1});
+  std::vector<Output> out =
+      ops::While(s.WithOpName("rnn"), {ops::Const(s, 0), h0, inputs, states, w}, cond, body);
+  ASSERT_EQ(out.size(), 5u);
+  Output stacked = s.Op("TensorListStack").Input(out[3]).Input(shape(s))
+                       .Attr("element_dtype", DT_DOUBLE).Finalize1();
+  Output y = ops::Add(s, ops::Square(s, stacked), out[1]);
+  const Tensor xs_value =
+      Tensor::FromVector<double>({0.5, -1.0, 2.0, 0.25, 1.5, -0.75}, TensorShape({3, 2}));
+  const Tensor w_value = Tensor::FromVector<double>({0.8, -0.6});
+  absl::StatusOr<double> err = MaxGradientError(s, {xs, w}, {xs_value, w_value}, y);
+  ASSERT_TRUE(err.ok()) << err.status();
+  EXPECT_LT(*err, 1e-6);
 }
 
 TEST(FunctionalControlFlowTest, ErrorsNameTheNodeAndTheFunction) {
