@@ -1,6 +1,7 @@
 // Function inlining (see function_inline.h).
 #include "graph/function_inline.h"
 
+#include <algorithm>
 #include <deque>
 #include <utility>
 
@@ -66,6 +67,68 @@ absl::Status CheckTypes(const Node& call, const FunctionInstantiation& inst) {
     if (call.output_type(i) != inst.ret_types[i]) {
       return mismatch("output", i, call.output_type(i), inst.ret_types[i]);
     }
+  }
+  return absl::OkStatus();
+}
+
+// A body's Identity that only hands a result on (TensorFlow 2 ends its
+// functions' results with one): nothing but `call` reads it, it waits for
+// nothing else and asks for its input's device.
+bool HandsOnlyToCall(const Node* n, const Node* call) {
+  if (n->op() != "Identity" || n->num_inputs() != 1) return false;
+  for (const Edge* e : n->in_edges()) {
+    if (e->IsControl()) return false;
+    if (e->src->requested_device() != n->requested_device()) return false;
+  }
+  for (const Edge* e : n->out_edges()) {
+    if (e->dst != call || e->IsControl()) return false;
+  }
+  return true;
+}
+
+// Removes the gathering node `call`: its consumers read its inputs
+// instead (past a body's Identity that only handed a result on, which goes
+// too, and from `added`), and what waited for it waits for everything it
+// waited for.
+absl::Status Bypass(Graph* graph, Node* call, std::vector<Node*>* added) {
+  std::vector<std::pair<Node*, int>> source(call->num_inputs());
+  absl::flat_hash_set<Node*> handing_on;
+  for (const Edge* e : call->in_edges()) {
+    if (e->IsControl()) continue;
+    Node* src = e->src;
+    int index = e->src_output;
+    if (std::find(added->begin(), added->end(), src) != added->end() &&
+        HandsOnlyToCall(src, call)) {
+      handing_on.insert(src);
+      const Edge* in = src->input_edge(0);
+      src = in->src;
+      index = in->src_output;
+    }
+    source[e->dst_input] = {src, index};
+  }
+  std::vector<Node*> waited_for;
+  for (const Edge* e : call->in_edges()) {
+    if (!handing_on.contains(e->src)) waited_for.push_back(e->src);
+  }
+  for (const auto& [src, index] : source) waited_for.push_back(src);
+  const std::vector<const Edge*> out = call->out_edges();
+  for (const Edge* e : out) {
+    Node* dst = e->dst;
+    const int dst_input = e->dst_input;
+    const int src_output = e->src_output;
+    const bool control = e->IsControl();
+    graph->RemoveEdge(e);
+    if (control) {
+      for (Node* n : waited_for) graph->AddControlEdge(n, dst);
+    } else {
+      RETURN_IF_ERROR(graph->AddEdge(source[src_output].first, source[src_output].second, dst,
+                                     dst_input));
+    }
+  }
+  graph->RemoveNode(call);
+  for (Node* n : handing_on) {
+    added->erase(std::find(added->begin(), added->end(), n));
+    graph->RemoveNode(n);
   }
   return absl::OkStatus();
 }
@@ -212,9 +275,12 @@ absl::StatusOr<std::vector<Node*>> Inline(Graph* graph, Node* call,
     if (n->out_edges().empty()) graph->AddControlEdge(n, call);
   }
 
-  // Shapes of the new nodes and of the call's results.
+  absl::StatusOr<bool> bypass = call->GetAttr<bool>(kBypassedCallAttr);
+  const bool bypassed = bypass.ok() && *bypass;
+  if (bypassed) RETURN_IF_ERROR(Bypass(graph, call, &added));
   absl::flat_hash_set<const Node*> is_new(added.begin(), added.end());
-  is_new.insert(call);
+  if (!bypassed) is_new.insert(call);
+  // Shapes of the new nodes and of the call's results.
   ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph));
   for (Node* n : order) {
     if (is_new.contains(n)) RETURN_IF_ERROR(InferShapes(n));

@@ -23,6 +23,11 @@
 //     when there are none) that also waits for the function's control
 //     outputs and for every body node nothing else waits for, so that a
 //     control dependency on the call means the whole function ran.
+//   - except for a call node with attr kBypassedCallAttr set (a lowering
+//     makes such calls: nothing else holds them): it is removed, its
+//     consumers read the function's results directly and what waited for
+//     it waits for everything the gathering would have (no IdentityN sits
+//     between a loop's condition and its LoopCond).
 // The registry needs Identity, IdentityN and NoOp (ops/array).
 //
 // InlineFunctionCalls also lowers the nodes whose op has a lowering
@@ -47,6 +52,8 @@
 #include "graph/graph.h"
 
 namespace sluice {
+
+inline constexpr char kBypassedCallAttr[] = "_bypassed_call";
 
 // The node calls a function (OpDef::is_function or call_function_attr).
 bool IsFunctionCall(const Node& node);

@@ -68,7 +68,18 @@ ArgMemoryTypes HostMemoryArgs(const KernelDef& def, const Node& node) {
   ArgMemoryTypes m;
   m.input_on_host.assign(node.num_inputs(), def.all_host_memory() ? 1 : 0);
   m.output_on_host.assign(node.num_outputs(), def.all_host_memory() ? 1 : 0);
-  if (def.all_host_memory() || def.host_memory().empty()) return m;
+  if (def.all_host_memory()) return m;
+  const std::vector<DataType>& host_types = def.host_memory_types();
+  auto on_host = [&host_types](DataType t) {
+    return std::find(host_types.begin(), host_types.end(), BaseType(t)) != host_types.end();
+  };
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (on_host(node.input_type(i))) m.input_on_host[i] = 1;
+  }
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    if (on_host(node.output_type(i))) m.output_on_host[i] = 1;
+  }
+  if (def.host_memory().empty()) return m;
   // The number of tensors behind each arg of the op's signature.
   auto count = [&node](const ArgDef& arg) -> int {
     if (!arg.number_attr.empty()) {

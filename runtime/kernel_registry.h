@@ -47,6 +47,14 @@ class KernelDef {
     return *this;
   }
   bool all_host_memory() const { return all_host_memory_; }
+  // Every input and output whose dtype is one of `types` lives in host
+  // memory, whatever arg it belongs to: a kernel forwarding a list of
+  // mixed types (IdentityN) keeps int32 counters and handles on the host.
+  KernelDef& HostMemoryForTypes(std::vector<DataType> types) {
+    host_memory_types_ = std::move(types);
+    return *this;
+  }
+  const std::vector<DataType>& host_memory_types() const { return host_memory_types_; }
 
   const std::string& op() const { return op_; }
   const std::string& device_type() const { return device_type_; }
@@ -63,6 +71,7 @@ class KernelDef {
   std::string device_type_;
   std::vector<std::pair<std::string, std::vector<DataType>>> constraints_;
   std::vector<std::string> host_memory_;
+  std::vector<DataType> host_memory_types_;
   bool all_host_memory_ = false;
 };
 

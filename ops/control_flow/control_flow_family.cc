@@ -38,6 +38,7 @@ void RegisterControlFlowFamilyDeviceKernels(KernelRegistry* kernels,
   RegisterControlFlowDeviceKernels(kernels, device_type, device_types);
   RegisterStackDeviceKernels(kernels, device_type, device_types);
   RegisterTensorArrayDeviceKernels(kernels, device_type, device_types, device_ops);
+  RegisterTensorListDeviceKernels(kernels, device_type, device_types, device_ops);
 }
 
 }  // namespace sluice

@@ -182,7 +182,10 @@ void RegisterControlFlowKernels(KernelRegistry* kernels) {
 
 void RegisterControlFlowDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
                                       const std::vector<DataType>& device_types) {
-  const std::vector<DataType> host_types = {DT_INT32, DT_STRING, DT_RESOURCE};
+  // Values that live in host memory beside the device's kernels: counters,
+  // strings, handles, TensorLists (a variant never enters device memory).
+  const std::vector<DataType> host_types = {DT_INT32, DT_STRING, DT_RESOURCE,
+                                            ::tensorflow::DT_VARIANT};
   auto on = [&](const char* op, const std::vector<DataType>& types) {
     return KernelDef(op, device_type).TypeConstraint("T", types);
   };

@@ -1,6 +1,5 @@
 #include "ops/control_flow/tensor_list.h"
 
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -76,25 +75,24 @@ Tensor ShapeToTensor(const TensorShape& shape, DataType dtype) {
   return Tensor::FromVector<int64_t>(shape.dims(), TensorShape({shape.rank()}));
 }
 
-absl::StatusOr<Tensor> ReadElement(const TensorList& list, int64_t index, const TensorShape& hint,
-                                   absl::string_view op) {
+absl::StatusOr<const Tensor*> ElementAt(const TensorList& list, int64_t index,
+                                        absl::string_view op) {
   if (index < 0 || index >= static_cast<int64_t>(list.tensors.size())) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": index ", index, " is outside a list of ",
                                                    list.tensors.size(), " elements"));
   }
-  const Tensor& t = list.tensors[index];
-  if (t.IsInitialized()) return t;
+  return &list.tensors[index];
+}
+
+absl::StatusOr<TensorShape> UnsetElementShape(const TensorList& list, int64_t index,
+                                              const TensorShape& hint, absl::string_view op) {
   absl::StatusOr<TensorShape> shape = list.element_shape.Merge(hint);
   if (!shape.ok() || !shape->IsFullyDefined()) {
     return absl::InvalidArgumentError(absl::StrCat(
         op, ": element ", index, " was never set and its shape is not known (the list's is ",
         list.element_shape.DebugString(), ", the op's ", hint.DebugString(), ")"));
   }
-  Tensor zeros(list.element_dtype, *shape);
-  if (!HoldsStrings(zeros.dtype()) && !HoldsVariants(zeros.dtype()) && zeros.NumElements() > 0) {
-    std::memset(zeros.raw_data(), 0, zeros.TotalBytes());
-  }
-  return zeros;
+  return *shape;
 }
 
 absl::Status CheckElement(const TensorList& list, const Tensor& t, absl::string_view op) {

@@ -55,11 +55,15 @@ absl::StatusOr<TensorShape> ShapeFromTensor(const Tensor& shape, absl::string_vi
 // The other way, in `dtype` (int32 or int64).
 Tensor ShapeToTensor(const TensorShape& shape, DataType dtype);
 
-// Element `index` of `list`, or zeros of its shape when it is not set (the
-// list's element shape merged with `hint`; InvalidArgument when that is
-// not fully defined).
-absl::StatusOr<Tensor> ReadElement(const TensorList& list, int64_t index, const TensorShape& hint,
-                                   absl::string_view op);
+// Element `index` of `list` (InvalidArgument outside the list): an
+// uninitialized Tensor when it was never set.
+absl::StatusOr<const Tensor*> ElementAt(const TensorList& list, int64_t index,
+                                        absl::string_view op);
+
+// The shape an element never set reads as zeros of: the list's element
+// shape merged with `hint`; InvalidArgument when that is not fully defined.
+absl::StatusOr<TensorShape> UnsetElementShape(const TensorList& list, int64_t index,
+                                              const TensorShape& hint, absl::string_view op);
 
 // InvalidArgument unless `t` fits `list` (its dtype, and a shape compatible
 // with the element shape).

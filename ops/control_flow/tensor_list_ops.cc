@@ -2,6 +2,7 @@
 #include "ops/control_flow/tensor_list_ops.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -34,58 +35,20 @@ absl::StatusOr<int64_t> ScalarIndex(const Tensor& t, absl::string_view op, absl:
   return int64_t{t.data<int32_t>()[0]};
 }
 
-// Row `row` of `t` (its first dimension) as a tensor of its own.
-Tensor RowOf(const Tensor& t, int64_t row) {
-  TensorShape shape = t.shape();
-  shape.RemoveDim(0);
-  Tensor out(t.dtype(), shape);
-  CopyRows(t, row, &out, 0, 1, out.NumElements());
-  return out;
+template <typename T>
+void AddInto(const Tensor& from, Tensor* to) {
+  T* dst = to->data<T>();
+  const T* src = from.data<T>();
+  for (int64_t i = 0; i < to->NumElements(); ++i) dst[i] += src[i];
 }
 
-// Stacks `rows` of `list` (each read as ReadElement does) into one tensor
-// of shape [rows.size()] + element shape.
-absl::StatusOr<Tensor> StackRows(const TensorList& list, const std::vector<int64_t>& rows,
-                                 const TensorShape& hint, absl::string_view op) {
-  ASSIGN_OR_RETURN(TensorShape shape, list.element_shape.Merge(hint));
-  for (int64_t r : rows) {
-    if (r < 0 || r >= static_cast<int64_t>(list.tensors.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": index ", r, " is outside a list of ",
-                                                     list.tensors.size(), " elements"));
-    }
-    const Tensor& t = list.tensors[r];
-    if (!t.IsInitialized()) continue;
-    absl::StatusOr<TensorShape> merged = shape.Merge(t.shape());
-    if (!merged.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": element ", r, " has shape ",
-                                                     t.shape().DebugString(), ", others ",
-                                                     shape.DebugString()));
-    }
-    shape = *std::move(merged);
-  }
-  if (!shape.IsFullyDefined()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": the element shape ", shape.DebugString(),
-        " is not known (no element set, and the list and the op leave it open)"));
-  }
-  TensorShape out_shape = shape;
-  out_shape.InsertDim(0, static_cast<int64_t>(rows.size()));
-  Tensor out(list.element_dtype, out_shape);
-  const int64_t row_elements = shape.num_elements();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    ASSIGN_OR_RETURN(Tensor e, ReadElement(list, rows[i], shape, op));
-    if (e.shape() != shape) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": element ", rows[i], " has shape ",
-                                                     e.shape().DebugString(), ", not ",
-                                                     shape.DebugString()));
-    }
-    CopyRows(e, 0, &out, static_cast<int64_t>(i), 1, row_elements);
-  }
-  return out;
-}
-
+// A list kernel. Elements live in the memory of the kernel's device: the
+// host's, or a device's whose bytes `device_ops` moves and clears (a GPU's;
+// the lists themselves, shapes and indices stay in host memory).
 class ListKernel : public OpKernel {
  public:
+  explicit ListKernel(const TensorArrayDeviceOps* device_ops = nullptr)
+      : device_ops_(device_ops) {}
   absl::Status Init(const OpKernelConstruction& ctx) override {
     op_ = ctx.node().op();
     absl::StatusOr<DataType> dtype = ctx.GetAttr<DataType>("element_dtype");
@@ -107,6 +70,137 @@ class ListKernel : public OpKernel {
     return list;
   }
 
+  // Whether new elements go to the device's memory (else the host's).
+  bool on_device() const { return device_ops_ != nullptr; }
+
+  absl::StatusOr<Tensor> NewTensor(OpKernelContext* ctx, DataType dtype, const TensorShape& shape,
+                                   bool device) const {
+    if (!device) return Tensor(dtype, shape);
+    return Tensor::Allocate(ctx->allocator(), dtype, shape);
+  }
+
+  // Rows of `src` into `dst`, both in the device's memory when `device`.
+  absl::Status Copy(OpKernelContext* ctx, bool device, const Tensor& src, int64_t src_row,
+                    Tensor* dst, int64_t dst_row, int64_t rows, int64_t row_elements) const {
+    if (!device) {
+      CopyRows(src, src_row, dst, dst_row, rows, row_elements);
+      return absl::OkStatus();
+    }
+    return device_ops_->copy_rows(ctx->device(), src, src_row, dst, dst_row, rows, row_elements);
+  }
+
+  absl::StatusOr<Tensor> Zeros(OpKernelContext* ctx, DataType dtype, const TensorShape& shape,
+                               bool device) const {
+    ASSIGN_OR_RETURN(Tensor t, NewTensor(ctx, dtype, shape, device));
+    if (device) {
+      RETURN_IF_ERROR(device_ops_->zero(ctx->device(), &t));
+    } else if (!HoldsObjects(dtype) && t.NumElements() > 0) {
+      std::memset(t.raw_data(), 0, t.TotalBytes());
+    }
+    return t;
+  }
+
+  // Element `index`, or zeros of its shape when it was never set.
+  absl::StatusOr<Tensor> Read(OpKernelContext* ctx, const TensorList& list, int64_t index,
+                              const TensorShape& hint) const {
+    ASSIGN_OR_RETURN(const Tensor* t, ElementAt(list, index, op_));
+    if (t->IsInitialized()) return *t;
+    ASSIGN_OR_RETURN(TensorShape shape, UnsetElementShape(list, index, hint, op_));
+    return Zeros(ctx, list.element_dtype, shape, on_device());
+  }
+
+  // Row `row` of `t` (its first dimension) as a tensor of its own.
+  absl::StatusOr<Tensor> RowOf(OpKernelContext* ctx, const Tensor& t, int64_t row) const {
+    TensorShape shape = t.shape();
+    shape.RemoveDim(0);
+    ASSIGN_OR_RETURN(Tensor out, NewTensor(ctx, t.dtype(), shape, on_device()));
+    RETURN_IF_ERROR(Copy(ctx, on_device(), t, row, &out, 0, 1, out.NumElements()));
+    return out;
+  }
+
+  // Stacks `rows` of `list` (each read as Read does) into one tensor of
+  // shape [rows.size()] + element shape.
+  absl::StatusOr<Tensor> StackRows(OpKernelContext* ctx, const TensorList& list,
+                                   const std::vector<int64_t>& rows,
+                                   const TensorShape& hint) const {
+    ASSIGN_OR_RETURN(TensorShape shape, list.element_shape.Merge(hint));
+    for (int64_t r : rows) {
+      ASSIGN_OR_RETURN(const Tensor* t, ElementAt(list, r, op_));
+      if (!t->IsInitialized()) continue;
+      absl::StatusOr<TensorShape> merged = shape.Merge(t->shape());
+      if (!merged.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(op_, ": element ", r, " has shape ",
+                                                       t->shape().DebugString(), ", others ",
+                                                       shape.DebugString()));
+      }
+      shape = *std::move(merged);
+    }
+    if (!shape.IsFullyDefined()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op_, ": the element shape ", shape.DebugString(),
+          " is not known (no element set, and the list and the op leave it open)"));
+    }
+    TensorShape out_shape = shape;
+    out_shape.InsertDim(0, static_cast<int64_t>(rows.size()));
+    ASSIGN_OR_RETURN(Tensor out, NewTensor(ctx, list.element_dtype, out_shape, on_device()));
+    const int64_t row_elements = shape.num_elements();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      ASSIGN_OR_RETURN(Tensor e, Read(ctx, list, rows[i], shape));
+      RETURN_IF_ERROR(Copy(ctx, on_device(), e, 0, &out, static_cast<int64_t>(i), 1, row_elements));
+    }
+    return out;
+  }
+
+  // Writes rows of `t` at `indices` into `list`, growing it to fit.
+  absl::Status ScatterInto(OpKernelContext* ctx, TensorList* list, const Tensor& t,
+                           const std::vector<int64_t>& indices) const {
+    if (t.dims() < 1 || t.dim_size(0) != static_cast<int64_t>(indices.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": ", indices.size(),
+                                                     " indices for a tensor of shape ",
+                                                     t.shape().DebugString()));
+    }
+    for (size_t i = 0; i < indices.size(); ++i) {
+      ASSIGN_OR_RETURN(Tensor row, RowOf(ctx, t, static_cast<int64_t>(i)));
+      RETURN_IF_ERROR(CheckElement(*list, row, op_));
+      if (indices[i] >= static_cast<int64_t>(list->tensors.size())) {
+        list->tensors.resize(static_cast<size_t>(indices[i]) + 1);
+      }
+      list->tensors[indices[i]] = std::move(row);
+    }
+    return absl::OkStatus();
+  }
+
+  // a + b in a new tensor, where a lives.
+  absl::StatusOr<Tensor> Add(OpKernelContext* ctx, const Tensor& a, const Tensor& b) const {
+    if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(op_, ": elements of ", DataTypeName(a.dtype()),
+                                                     " ", a.shape().DebugString(), " and ",
+                                                     DataTypeName(b.dtype()), " ",
+                                                     b.shape().DebugString(), " do not add"));
+    }
+    const bool device = device_ops_ != nullptr && a.on_device();
+    ASSIGN_OR_RETURN(Tensor sum, NewTensor(ctx, a.dtype(), a.shape(), device));
+    if (device) {
+      if (device_ops_->add == nullptr) {
+        return absl::UnimplementedError(absl::StrCat(op_, ": adding lists on ", ctx->device()->name()));
+      }
+      RETURN_IF_ERROR(device_ops_->add(ctx->device(), a, b, &sum));
+      return sum;
+    }
+    CopyRows(a, 0, &sum, 0, 1, a.NumElements());
+    switch (a.dtype()) {
+      case DT_FLOAT: AddInto<float>(b, &sum); break;
+      case DT_DOUBLE: AddInto<double>(b, &sum); break;
+      case DT_INT32: AddInto<int32_t>(b, &sum); break;
+      case DT_INT64: AddInto<int64_t>(b, &sum); break;
+      default:
+        return absl::UnimplementedError(
+            absl::StrCat(op_, ": adding lists of ", DataTypeName(a.dtype())));
+    }
+    return sum;
+  }
+
+  const TensorArrayDeviceOps* const device_ops_;
   std::string op_;
   DataType element_dtype_ = DT_INVALID;
 };
@@ -115,7 +209,8 @@ class ListKernel : public OpKernel {
 // TensorListReserve(element_shape, num_elements).
 class NewListOp : public ListKernel {
  public:
-  explicit NewListOp(bool reserve) : reserve_(reserve) {}
+  NewListOp(bool reserve, const TensorArrayDeviceOps* device_ops)
+      : ListKernel(device_ops), reserve_(reserve) {}
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(TensorShape shape, ShapeFromTensor(ctx->input(0), op_));
     ASSIGN_OR_RETURN(int64_t n, ScalarIndex(ctx->input(1), op_,
@@ -140,6 +235,7 @@ class NewListOp : public ListKernel {
 
 class FromTensorOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& t = ctx->input(0);
     if (t.dims() < 1) {
@@ -156,7 +252,10 @@ class FromTensorOp : public ListKernel {
                                                      given.DebugString()));
     }
     auto list = std::make_shared<TensorList>(t.dtype(), given);
-    for (int64_t i = 0; i < t.dim_size(0); ++i) list->tensors.push_back(RowOf(t, i));
+    for (int64_t i = 0; i < t.dim_size(0); ++i) {
+      ASSIGN_OR_RETURN(Tensor row, RowOf(ctx, t, i));
+      list->tensors.push_back(std::move(row));
+    }
     ctx->set_output(0, TensorListHandle(std::move(list)));
     return absl::OkStatus();
   }
@@ -164,6 +263,7 @@ class FromTensorOp : public ListKernel {
 
 class PushBackOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     RETURN_IF_ERROR(CheckElement(*in, ctx->input(1), op_));
@@ -181,6 +281,7 @@ class PushBackOp : public ListKernel {
 
 class PopBackOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     if (in->tensors.empty()) {
@@ -188,7 +289,7 @@ class PopBackOp : public ListKernel {
     }
     ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(1), op_));
     const int64_t last = static_cast<int64_t>(in->tensors.size()) - 1;
-    ASSIGN_OR_RETURN(Tensor value, ReadElement(*in, last, hint, op_));
+    ASSIGN_OR_RETURN(Tensor value, Read(ctx, *in, last, hint));
     ListPtr out = CopyOf(*in);
     out->tensors.pop_back();
     ctx->set_output(0, TensorListHandle(std::move(out)));
@@ -199,6 +300,7 @@ class PopBackOp : public ListKernel {
 
 class LengthOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     ctx->set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>(in->tensors.size())));
@@ -208,6 +310,7 @@ class LengthOp : public ListKernel {
 
 class ElementShapeOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Init(const OpKernelConstruction& ctx) override {
     RETURN_IF_ERROR(ListKernel::Init(ctx));
     ASSIGN_OR_RETURN(shape_type_, ctx.GetAttr<DataType>("shape_type"));
@@ -225,11 +328,12 @@ class ElementShapeOp : public ListKernel {
 
 class GetItemOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     ASSIGN_OR_RETURN(int64_t index, ScalarIndex(ctx->input(1), op_, "index"));
     ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(2), op_));
-    ASSIGN_OR_RETURN(Tensor value, ReadElement(*in, index, hint, op_));
+    ASSIGN_OR_RETURN(Tensor value, Read(ctx, *in, index, hint));
     ctx->set_output(0, std::move(value));
     return absl::OkStatus();
   }
@@ -237,6 +341,7 @@ class GetItemOp : public ListKernel {
 
 class SetItemOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Init(const OpKernelConstruction& ctx) override {
     RETURN_IF_ERROR(ListKernel::Init(ctx));
     absl::StatusOr<bool> resize = ctx.GetAttr<bool>("resize_if_index_out_of_bounds");
@@ -265,6 +370,7 @@ class SetItemOp : public ListKernel {
 
 class ResizeOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     ASSIGN_OR_RETURN(int64_t size, ScalarIndex(ctx->input(1), op_, "size"));
@@ -280,6 +386,7 @@ class ResizeOp : public ListKernel {
 
 class StackOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Init(const OpKernelConstruction& ctx) override {
     RETURN_IF_ERROR(ListKernel::Init(ctx));
     absl::StatusOr<int64_t> n = ctx.GetAttr<int64_t>("num_elements");
@@ -296,7 +403,7 @@ class StackOp : public ListKernel {
     }
     std::vector<int64_t> rows(static_cast<size_t>(size));
     for (int64_t i = 0; i < size; ++i) rows[i] = i;
-    ASSIGN_OR_RETURN(Tensor out, StackRows(*in, rows, hint, op_));
+    ASSIGN_OR_RETURN(Tensor out, StackRows(ctx, *in, rows, hint));
     ctx->set_output(0, std::move(out));
     return absl::OkStatus();
   }
@@ -318,42 +425,25 @@ absl::StatusOr<std::vector<int64_t>> IndexVector(const Tensor& t, absl::string_v
 
 class GatherOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndexVector(ctx->input(1), op_));
     ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(2), op_));
-    ASSIGN_OR_RETURN(Tensor out, StackRows(*in, rows, hint, op_));
+    ASSIGN_OR_RETURN(Tensor out, StackRows(ctx, *in, rows, hint));
     ctx->set_output(0, std::move(out));
     return absl::OkStatus();
   }
 };
 
-// Writes rows of `t` at `indices` into `list`, growing it to fit.
-absl::Status ScatterInto(TensorList* list, const Tensor& t, const std::vector<int64_t>& indices,
-                         absl::string_view op) {
-  if (t.dims() < 1 || t.dim_size(0) != static_cast<int64_t>(indices.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": ", indices.size(),
-                                                   " indices for a tensor of shape ",
-                                                   t.shape().DebugString()));
-  }
-  for (size_t i = 0; i < indices.size(); ++i) {
-    Tensor row = RowOf(t, static_cast<int64_t>(i));
-    RETURN_IF_ERROR(CheckElement(*list, row, op));
-    if (indices[i] >= static_cast<int64_t>(list->tensors.size())) {
-      list->tensors.resize(static_cast<size_t>(indices[i]) + 1);
-    }
-    list->tensors[indices[i]] = std::move(row);
-  }
-  return absl::OkStatus();
-}
-
 class ScatterIntoExistingListOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(2), op_));
     ListPtr out = CopyOf(*in);
-    RETURN_IF_ERROR(ScatterInto(out.get(), ctx->input(1), indices, op_));
+    RETURN_IF_ERROR(ScatterInto(ctx, out.get(), ctx->input(1), indices));
     ctx->set_output(0, TensorListHandle(std::move(out)));
     return absl::OkStatus();
   }
@@ -363,7 +453,8 @@ class ScatterIntoExistingListOp : public ListKernel {
 // (..., num_elements): a new list of max(num_elements, max index + 1).
 class ScatterOp : public ListKernel {
  public:
-  explicit ScatterOp(bool v2) : v2_(v2) {}
+  ScatterOp(bool v2, const TensorArrayDeviceOps* device_ops)
+      : ListKernel(device_ops), v2_(v2) {}
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& t = ctx->input(0);
     ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(1), op_));
@@ -373,7 +464,7 @@ class ScatterOp : public ListKernel {
       ASSIGN_OR_RETURN(int64_t n, ScalarIndex(ctx->input(3), op_, "num_elements"));
       if (n > 0) list->tensors.resize(static_cast<size_t>(n));
     }
-    RETURN_IF_ERROR(ScatterInto(list.get(), t, indices, op_));
+    RETURN_IF_ERROR(ScatterInto(ctx, list.get(), t, indices));
     ctx->set_output(0, TensorListHandle(std::move(list)));
     return absl::OkStatus();
   }
@@ -384,40 +475,12 @@ class ScatterOp : public ListKernel {
 
 // ---- Gradient plumbing: AddN and ZerosLike of lists ----------------------
 
-template <typename T>
-void AddInto(const Tensor& from, Tensor* to) {
-  T* dst = to->data<T>();
-  const T* src = from.data<T>();
-  for (int64_t i = 0; i < to->NumElements(); ++i) dst[i] += src[i];
-}
-
-// a + b in a new tensor.
-absl::StatusOr<Tensor> AddTensors(const Tensor& a, const Tensor& b, absl::string_view op) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": elements of ", DataTypeName(a.dtype()),
-                                                   " ", a.shape().DebugString(), " and ",
-                                                   DataTypeName(b.dtype()), " ",
-                                                   b.shape().DebugString(), " do not add"));
-  }
-  Tensor out(a.dtype(), a.shape());
-  CopyRows(a, 0, &out, 0, 1, a.NumElements());
-  switch (a.dtype()) {
-    case DT_FLOAT: AddInto<float>(b, &out); break;
-    case DT_DOUBLE: AddInto<double>(b, &out); break;
-    case DT_INT32: AddInto<int32_t>(b, &out); break;
-    case DT_INT64: AddInto<int64_t>(b, &out); break;
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat(op, ": adding lists of ", DataTypeName(a.dtype())));
-  }
-  return out;
-}
-
 // AddN of TensorLists (gradients of a list reaching it twice): element i
 // of the sum is the sum of the elements i that are set; the lists must be
 // of one length.
 class AddListsOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* first, GetTensorList(ctx->input(0), op_));
     ListPtr sum = CopyOf(*first);
@@ -437,7 +500,7 @@ class AddListsOp : public ListKernel {
           a = b;
           continue;
         }
-        ASSIGN_OR_RETURN(a, AddTensors(a, b, op_));
+        ASSIGN_OR_RETURN(a, Add(ctx, a, b));
       }
     }
     ctx->set_output(0, TensorListHandle(std::move(sum)));
@@ -448,14 +511,13 @@ class AddListsOp : public ListKernel {
 // ZerosLike of a TensorList: as long, each element set zeros of its shape.
 class ZerosLikeListOp : public ListKernel {
  public:
+  using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const TensorList* in, GetTensorList(ctx->input(0), op_));
     ListPtr out = CopyOf(*in);
-    for (size_t k = 0; k < out->tensors.size(); ++k) {
-      if (!out->tensors[k].IsInitialized()) continue;
-      auto zeros = std::make_shared<TensorList>(in->element_dtype, out->tensors[k].shape());
-      zeros->tensors.resize(1);
-      ASSIGN_OR_RETURN(out->tensors[k], ReadElement(*zeros, 0, TensorShape::Unknown(), op_));
+    for (Tensor& t : out->tensors) {
+      if (!t.IsInitialized()) continue;
+      ASSIGN_OR_RETURN(t, Zeros(ctx, t.dtype(), t.shape(), on_device() && t.on_device()));
     }
     ctx->set_output(0, TensorListHandle(std::move(out)));
     return absl::OkStatus();
@@ -597,25 +659,98 @@ absl::Status RegisterTensorListOps(OpRegistry* ops) {
                            .SetShapeFn(ScalarOutputs));
 }
 
+namespace {
+
+// The kernels of every list op on `device_type`, their elements in the
+// memory `device_ops` works on (null: the host's). `on` makes a KernelDef
+// for an op; `elements` constrains the element type where the op has one.
+// With `untyped`, the ops without an element type too (Length, ElementShape,
+// Resize; AddN and ZerosLike of lists, which find each element's memory).
+void RegisterListKernels(KernelRegistry* k, const TensorArrayDeviceOps* device_ops,
+                         const std::function<KernelDef(const char*)>& on,
+                         const std::function<KernelDef(KernelDef)>& elements, bool untyped) {
+  auto make = [device_ops](auto tag) -> KernelFactory {
+    using K = typename decltype(tag)::type;
+    return [device_ops] { return std::make_unique<K>(device_ops); };
+  };
+  k->Register(elements(on("EmptyTensorList").HostMemory("element_shape")
+                           .HostMemory("max_num_elements").HostMemory("handle")),
+              [device_ops] { return std::make_unique<NewListOp>(false, device_ops); });
+  k->Register(elements(on("TensorListReserve").HostMemory("element_shape")
+                           .HostMemory("num_elements").HostMemory("handle")),
+              [device_ops] { return std::make_unique<NewListOp>(true, device_ops); });
+  k->Register(elements(on("TensorListFromTensor").HostMemory("element_shape")
+                           .HostMemory("output_handle")),
+              make(std::type_identity<FromTensorOp>()));
+  k->Register(elements(on("TensorListPushBack").HostMemory("input_handle")
+                           .HostMemory("output_handle")),
+              make(std::type_identity<PushBackOp>()));
+  k->Register(elements(on("TensorListPopBack").HostMemory("input_handle")
+                           .HostMemory("element_shape").HostMemory("output_handle")),
+              make(std::type_identity<PopBackOp>()));
+  k->Register(elements(on("TensorListGetItem").HostMemory("input_handle").HostMemory("index")
+                           .HostMemory("element_shape")),
+              make(std::type_identity<GetItemOp>()));
+  k->Register(elements(on("TensorListSetItem").HostMemory("input_handle").HostMemory("index")
+                           .HostMemory("output_handle")),
+              make(std::type_identity<SetItemOp>()));
+  k->Register(elements(on("TensorListStack").HostMemory("input_handle")
+                           .HostMemory("element_shape")),
+              make(std::type_identity<StackOp>()));
+  k->Register(elements(on("TensorListGather").HostMemory("input_handle").HostMemory("indices")
+                           .HostMemory("element_shape")),
+              make(std::type_identity<GatherOp>()));
+  k->Register(elements(on("TensorListScatter").HostMemory("indices").HostMemory("element_shape")
+                           .HostMemory("output_handle")),
+              [device_ops] { return std::make_unique<ScatterOp>(false, device_ops); });
+  k->Register(elements(on("TensorListScatterV2").HostMemory("indices")
+                           .HostMemory("element_shape").HostMemory("num_elements")
+                           .HostMemory("output_handle")),
+              [device_ops] { return std::make_unique<ScatterOp>(true, device_ops); });
+  k->Register(elements(on("TensorListScatterIntoExistingList").HostMemory("input_handle")
+                           .HostMemory("indices").HostMemory("output_handle")),
+              make(std::type_identity<ScatterIntoExistingListOp>()));
+  if (!untyped) return;
+  k->Register(on("TensorListLength").AllHostMemory(), make(std::type_identity<LengthOp>()));
+  k->Register(on("TensorListElementShape").AllHostMemory(),
+              make(std::type_identity<ElementShapeOp>()));
+  k->Register(on("TensorListResize").AllHostMemory(), make(std::type_identity<ResizeOp>()));
+  k->Register(on("AddN").TypeConstraint("T", ::tensorflow::DT_VARIANT).HostMemory("inputs")
+                  .HostMemory("sum"),
+              make(std::type_identity<AddListsOp>()));
+  k->Register(on("ZerosLike").TypeConstraint("T", ::tensorflow::DT_VARIANT).HostMemory("x")
+                  .HostMemory("y"),
+              make(std::type_identity<ZerosLikeListOp>()));
+}
+
+}  // namespace
+
 void RegisterTensorListKernels(KernelRegistry* k) {
-  auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
-  k->Register(cpu("EmptyTensorList"), [] { return std::make_unique<NewListOp>(false); });
-  k->Register(cpu("TensorListReserve"), [] { return std::make_unique<NewListOp>(true); });
-  k->Register<FromTensorOp>(cpu("TensorListFromTensor"));
-  k->Register<PushBackOp>(cpu("TensorListPushBack"));
-  k->Register<PopBackOp>(cpu("TensorListPopBack"));
-  k->Register<LengthOp>(cpu("TensorListLength"));
-  k->Register<ElementShapeOp>(cpu("TensorListElementShape"));
-  k->Register<GetItemOp>(cpu("TensorListGetItem"));
-  k->Register<SetItemOp>(cpu("TensorListSetItem"));
-  k->Register<ResizeOp>(cpu("TensorListResize"));
-  k->Register<StackOp>(cpu("TensorListStack"));
-  k->Register<GatherOp>(cpu("TensorListGather"));
-  k->Register(cpu("TensorListScatter"), [] { return std::make_unique<ScatterOp>(false); });
-  k->Register(cpu("TensorListScatterV2"), [] { return std::make_unique<ScatterOp>(true); });
-  k->Register<ScatterIntoExistingListOp>(cpu("TensorListScatterIntoExistingList"));
-  k->Register<AddListsOp>(cpu("AddN").TypeConstraint("T", ::tensorflow::DT_VARIANT));
-  k->Register<ZerosLikeListOp>(cpu("ZerosLike").TypeConstraint("T", ::tensorflow::DT_VARIANT));
+  RegisterListKernels(
+      k, nullptr, [](const char* op) { return KernelDef(op, kDeviceTypeCpu); },
+      [](KernelDef def) { return def; }, /*untyped=*/true);
+}
+
+void RegisterTensorListDeviceKernels(KernelRegistry* k, const std::string& device_type,
+                                     const std::vector<DataType>& device_types,
+                                     const TensorArrayDeviceOps* device_ops) {
+  RegisterListKernels(
+      k, device_ops, [&](const char* op) { return KernelDef(op, device_type); },
+      [&](KernelDef def) { return def.TypeConstraint("element_dtype", device_types); },
+      /*untyped=*/true);
+  // Lists of the other types (int32: shapes, counters) keep their elements
+  // in host memory too, as the device's kernels keep such values.
+  std::vector<DataType> host_types;
+  for (DataType t : {DT_INT32, DT_INT64, DT_BOOL, DT_STRING, DT_FLOAT, DT_DOUBLE}) {
+    if (std::find(device_types.begin(), device_types.end(), t) == device_types.end()) {
+      host_types.push_back(t);
+    }
+  }
+  if (host_types.empty()) return;
+  RegisterListKernels(
+      k, nullptr, [&](const char* op) { return KernelDef(op, device_type).AllHostMemory(); },
+      [&](KernelDef def) { return def.TypeConstraint("element_dtype", host_types); },
+      /*untyped=*/false);
 }
 
 }  // namespace sluice

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "graph/function_inline.h"
 #include "graph/graph.h"
 #include "graph/shape_inference.h"
 #include "ops/array/array_ops.h"
@@ -157,6 +158,7 @@ Node* Call(const Scope& scope, const NameAttrList& f, absl::Span<const Output> a
   OpBuilder b = scope.Op(f.name());
   for (const Output& a : args) b.Input(a);
   for (const auto& [name, value] : f.attr()) b.SetAttr(name, value);
+  b.Attr(kBypassedCallAttr, true);  // the inliner removes it: nothing else holds it
   return b.Finalize();
 }
 

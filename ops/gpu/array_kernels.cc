@@ -79,7 +79,10 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   kernels->Register<IdentityOp>(gpu("PlaceholderWithDefault").TypeConstraint("dtype", types));
   kernels->Register<NoOpKernel>(gpu("NoOp"));
   // What an inlined function call leaves behind (ops/functional).
-  kernels->Register<internal::IdentityNOp>(gpu("IdentityN"));
+  // Its int32 values (loop counters), handles and strings stay in host
+  // memory, as the kernels beside it keep them.
+  kernels->Register<internal::IdentityNOp>(gpu("IdentityN").HostMemoryForTypes(
+      {DT_INT32, DT_STRING, DT_RESOURCE, ::tensorflow::DT_VARIANT}));
   kernels->Register<ReshapeOp>(gpu("Reshape").TypeConstraint("T", types).HostMemory("shape"));
   kernels->Register<ExpandDimsOp>(gpu("ExpandDims").TypeConstraint("T", types).HostMemory("dim"));
   kernels->Register<SqueezeOp>(gpu("Squeeze").TypeConstraint("T", types));

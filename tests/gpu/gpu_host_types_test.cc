@@ -19,6 +19,8 @@
 #include "base/status_macros.h"
 #include "graph/algorithm.h"
 #include "graph/control_flow_info.h"
+#include "graph/function_inline.h"
+#include "graph/graph_def_io.h"
 #include "gtest/gtest.h"
 #include "examples/cnn_model.h"
 #include "ops/testutil/dynamic_rnn_lstm.h"
@@ -543,6 +545,42 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   ASSERT_TRUE(deciding.ok()) << deciding.status();
   EXPECT_TRUE(deciding->empty()) << "a feed's value decides: recorded per value";
   EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.devices.gpu), 10); // the arrays' and stacks' ops
+}
+
+// TensorFlow 2's own RNN step (ops/functional/testdata, written by TF
+// 2.21: TensorArrays as TensorLists in a StatelessWhile, tf.gradients of it
+// a second While with TensorList accumulators) pinned to GPU:0: lowered and
+// inlined as a session does, every node has a GPU kernel, and inside the
+// loops no edge joins host memory to device memory (the lists, counters
+// and predicates on the host, the elements and the math on the device).
+TEST(GpuLoopsTest, ATensorFlow2LoopOverTensorListsOnTheGpuCopiesNothingPerIteration) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  absl::StatusOr<GraphDef> def =
+      ReadGraphDefFile("ops/functional/testdata/control_flow_v2_grad.pbtxt");
+  ASSERT_TRUE(def.ok()) << def.status();
+  for (tensorflow::NodeDef& n : *def->mutable_node()) n.set_device(kGpu0);
+  Graph whole(BuiltinOps());
+  ASSERT_TRUE(ImportGraphDef(*def, &whole).ok());
+  absl::StatusOr<ClientGraph> cg = BuildClientGraph(whole, {"xs:0"}, {"hs:0", "gx:0"}, {});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  Graph& g = *cg->graph;
+  absl::StatusOr<int> lowered = InlineFunctionCalls(&g);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_GE(*lowered, 4);  // two Whiles, their conditions and bodies
+  CpuAndGpu d;
+  absl::Status placed = PlaceOver(&g, &d, /*soft=*/true);
+  ASSERT_TRUE(placed.ok()) << placed;
+  const std::vector<std::string> off = OffTheGpu(g);
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+  int list_ops = 0;
+  for (const Node* n : g.nodes()) list_ops += absl::StartsWith(n->op(), "TensorList") ? 1 : 0;
+  EXPECT_GE(list_ops, 8);
+  int loop_edges = 0;
+  std::vector<std::string> copies;
+  for (const Edge* e : PerIterationCopies(g, &loop_edges)) copies.push_back(Describe(e));
+  EXPECT_GT(loop_edges, 20);
+  EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
+                              << absl::StrJoin(copies, "\n");
 }
 
 // With a fed sequence_length (dynamic_rnn's Assert of its shape, its Min
