@@ -17,6 +17,7 @@
 #   run.sh                   tests/gpu/run_bundle.sh
 #   data/fashion-mnist/      40,000 of the 60,000 training images and the
 #                            whole test set (SLUICE_BUNDLE_FMNIST_TRAIN)
+#   testdata/                TensorFlow-written graphs the GPU tests run
 # and OUT_DIR/sluice-gpu.tar.xz of it. On the GPU machine:
 #
 #   tar xJf sluice-gpu.tar.xz && SLUICE_GPU_BUDGET_S=330 sluice-gpu/run.sh FIGURES
@@ -82,6 +83,11 @@ done
 cp bench/torch_gpu_mlp.py bench/torch_gpu_matmul.py bench/torch_gpu_lstm.py bench/torch_gpu_cnn.py \
   "$root/bench/"
 cp tests/gpu/run_bundle.sh "$root/run.sh"
+# Graphs TensorFlow wrote that GPU tests run (found through $SLUICE_TESTDATA
+# when the bundle runs away from a checkout).
+mkdir -p "$root/testdata"
+cp ops/functional/testdata/control_flow_v2_grad.pbtxt \
+   ops/functional/testdata/control_flow_v2_grad.expected.txt "$root/testdata/"
 chmod +x "$root/run.sh"
 
 # What the GPU machine provides itself: the C runtime and the CUDA libraries.

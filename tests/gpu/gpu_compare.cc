@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <limits>
 
@@ -41,6 +42,13 @@ std::string DryRunDevice(const std::string& device) {
 }
 
 }  // namespace
+
+std::string TestDataPath(const std::string& repo_path) {
+  if (std::ifstream(repo_path).good()) return repo_path;
+  const char* dir = std::getenv("SLUICE_TESTDATA");
+  if (dir == nullptr || *dir == '\0') return repo_path;
+  return absl::StrCat(dir, "/", repo_path.substr(repo_path.rfind('/') + 1));
+}
 
 bool DryRunOnCpu() {
   static const bool dry = [] {

@@ -62,6 +62,12 @@ using BuildFn = std::function<Outputs(const Scope& device_scope, const Inputs& p
 // Whether SLUICE_GPU_TEST_ON_CPU=1 (see above).
 bool DryRunOnCpu();
 
+// A file of the repository a test reads (say
+// "ops/functional/testdata/x.pbtxt"): that path when it exists (a Bazel
+// test's runfiles, the repository root), else the file of that name in
+// $SLUICE_TESTDATA (the GPU bundle's testdata/ folder, for runs elsewhere).
+std::string TestDataPath(const std::string& repo_path);
+
 // "" when CUDA sees at least `count` GPUs (always in a dry run, for count <= 2); else why not ("built without
 // CUDA", the CUDA error, "1 GPU visible, 2 needed").
 std::string NoGpuReason(int count = 1);

@@ -32,6 +32,7 @@
 #include "runtime/local_devices.h"
 #include "runtime/step_decisions.h"
 #include "sluice.h"
+#include "tests/gpu/gpu_compare.h"
 #include "tests/gpu/resource_variable_model.h"
 #include "training/checkpoint/saver.h"
 
@@ -556,7 +557,7 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
 TEST(GpuLoopsTest, ATensorFlow2LoopOverTensorListsOnTheGpuCopiesNothingPerIteration) {
   if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
   absl::StatusOr<GraphDef> def =
-      ReadGraphDefFile("ops/functional/testdata/control_flow_v2_grad.pbtxt");
+      ReadGraphDefFile(gpu_test::TestDataPath("ops/functional/testdata/control_flow_v2_grad.pbtxt"));
   ASSERT_TRUE(def.ok()) << def.status();
   for (tensorflow::NodeDef& n : *def->mutable_node()) n.set_device(kGpu0);
   Graph whole(BuiltinOps());

@@ -77,6 +77,7 @@ fi
 export PYTHONUNBUFFERED=1
 # Every program says why a step it runs is not recorded as a CUDA graph.
 export SLUICE_LOG_STEP_CAPTURE=1
+export SLUICE_TESTDATA="$here/testdata"
 export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin=$here/bin
 work=$(mktemp -d)
