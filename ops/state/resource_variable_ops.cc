@@ -106,6 +106,38 @@ class VarIsInitializedOpKernel : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
+// VariableShape: the shape of the variable's value (int32 or int64), what
+// TensorFlow's gradients ask of a variable a loop reads.
+class VariableShapeKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(out_type_, ctx.GetAttr<DataType>("out_type"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
+    TensorShape shape;
+    {
+      absl::MutexLock lock(&var->mu);
+      RETURN_IF_ERROR(internal::CheckInitialized(*var));
+      shape = var->tensor.shape();
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({shape.rank()})));
+    for (int i = 0; i < shape.rank(); ++i) {
+      if (out_type_ == DT_INT32) {
+        out->data<int32_t>()[i] = static_cast<int32_t>(shape.dim(i));
+      } else {
+        out->data<int64_t>()[i] = shape.dim(i);
+      }
+    }
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType out_type_ = DT_INT32;
+};
+
 // The CPU's rows: indices are read on the host and checked.
 class ResourceGatherKernel : public internal::ResourceGatherBase {
  protected:
@@ -129,6 +161,11 @@ class ResourceGatherKernel : public internal::ResourceGatherBase {
 
 absl::Status ReadShape(InferenceContext* c) {
   c->set_output(0, TensorShape::Unknown());
+  return absl::OkStatus();
+}
+
+absl::Status VariableShapeShape(InferenceContext* c) {
+  c->set_output(0, TensorShape::UnknownOfRank(1));
   return absl::OkStatus();
 }
 
@@ -269,6 +306,12 @@ absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
                                     .Output("is_initialized: bool")
                                     .SetIsStateful()
                                     .SetShapeFn(internal::ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("VariableShape")
+                                    .Input("input: resource")
+                                    .Output("output: out_type")
+                                    .Attr("out_type: {int32, int64} = DT_INT32")
+                                    .SetIsStateful()
+                                    .SetShapeFn(VariableShapeShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("ResourceGather")
                                     .Input("resource: resource")
                                     .Input("indices: Tindices")
@@ -283,7 +326,7 @@ absl::Status RegisterResourceVariableOps(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetSparseGradient("ReadVariableOp", ReadSparseGrad));
   RETURN_IF_ERROR(ops->SetSparseGradient("ResourceGather", ResourceGatherSparseGrad));
   for (const char* op : {"VarHandleOp", "AssignVariableOp", "AssignAddVariableOp",
-                         "AssignSubVariableOp", "VarIsInitializedOp"}) {
+                         "AssignSubVariableOp", "VarIsInitializedOp", "VariableShape"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -295,6 +338,7 @@ void RegisterResourceVariableKernels(KernelRegistry* kernels) {
   kernels->Register<ReadVariableOpKernel>(cpu("ReadVariableOp"));
   kernels->Register<AssignVariableOpKernel>(cpu("AssignVariableOp"));
   kernels->Register<VarIsInitializedOpKernel>(cpu("VarIsInitializedOp"));
+  kernels->Register<VariableShapeKernel>(cpu("VariableShape"));
   kernels->Register<ResourceGatherKernel>(cpu("ResourceGather"));
   // On a GPU the types its kernels compute in (as VariableV2's,
   // ops/state/state_kernels.cc); int32 and string variables stay on the CPU,
@@ -310,6 +354,7 @@ void RegisterResourceVariableDeviceKernels(KernelRegistry* kernels, const char* 
   kernels->Register<VarHandleOpKernel>(
       on("VarHandleOp").TypeConstraint("dtype", types).AllHostMemory());
   kernels->Register<VarIsInitializedOpKernel>(on("VarIsInitializedOp").AllHostMemory());
+  kernels->Register<VariableShapeKernel>(on("VariableShape").AllHostMemory());
   kernels->Register<ReadVariableOpKernel>(
       on("ReadVariableOp").TypeConstraint("dtype", types).HostMemory("resource"));
   kernels->Register<AssignVariableOpKernel>(

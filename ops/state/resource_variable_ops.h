@@ -1,6 +1,7 @@
 // Resource variables, as tf.compat.v1 graphs with use_resource (and Keras
 // layers) write them: VarHandleOp, ReadVariableOp, AssignVariableOp,
-// AssignAddVariableOp, AssignSubVariableOp, VarIsInitializedOp and
+// AssignAddVariableOp, AssignSubVariableOp, VarIsInitializedOp,
+// VariableShape (what TF2's loop gradients ask of a variable) and
 // ResourceGather, with CPU and GPU kernels and wrappers. (ResourceApplyGradientDescent,
 // ResourceApplyMomentum, ResourceApplyAdam: ops/training/training_ops.h.)
 // On a GPU (as in TensorFlow) a handle lives in host memory and the value in

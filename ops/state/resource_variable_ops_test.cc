@@ -75,6 +75,28 @@ TEST_F(ResourceVariableTest, AssignReadAndUpdateAcrossSteps) {
   EXPECT_EQ(Floats(rows), std::vector<float>({3.5f, 0.5f}));
 }
 
+// VariableShape gives the value's shape in int32 or int64; before the
+// variable is set it fails naming it.
+TEST_F(ResourceVariableTest, VariableShapeGivesTheValuesShape) {
+  Output w = ops::VarHandleOp(s_.WithOpName("w"), DT_FLOAT, TensorShape({2, 3}));
+  Node* init = ops::AssignVariableOp(s_, w, ops::Const(s_, std::vector<float>(6, 1.0f),
+                                                       TensorShape({2, 3})));
+  Output shape32 = s_.Op("VariableShape").Input(w).Finalize1();
+  Output shape64 = s_.Op("VariableShape").Input(w).Attr("out_type", DT_INT64).Finalize1();
+  Start();
+  absl::Status uninit = Run({shape32}).status();
+  EXPECT_EQ(uninit.code(), absl::StatusCode::kFailedPrecondition) << uninit;
+  EXPECT_NE(uninit.message().find("w"), std::string::npos) << uninit;
+  ASSERT_TRUE(Run({}, {init}).ok());
+  absl::StatusOr<std::vector<Tensor>> r = Run({shape32, shape64});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].dtype(), DT_INT32);
+  EXPECT_EQ((std::vector<int32_t>((*r)[0].data<int32_t>(), (*r)[0].data<int32_t>() + 2)),
+            (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ((*r)[1].dtype(), DT_INT64);
+  EXPECT_EQ((*r)[1].data<int64_t>()[1], 3);
+}
+
 // c := w gives c its own buffer: a later in-place update of w (a scatter
 // writes into w's buffer even while others hold it) leaves c as it was.
 TEST_F(ResourceVariableTest, AnAssignmentCopiesAValueOthersHold) {

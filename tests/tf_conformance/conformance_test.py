@@ -178,6 +178,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_keras_and_sign_optimizer_ops(self):
         self.run_case("optimizer_ops")
 
+    def test_an_lstm_in_a_tf2_while_loop_trains_as_in_tensorflow(self):
+        self.run_case("lstm_while_v2")
+
     def test_nan_through_max_min_argmax_and_relu_grads(self):
         self.run_case("nan_rules")
 

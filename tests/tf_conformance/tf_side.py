@@ -432,6 +432,51 @@ def optimizer_op_cases():
               rtol=1e-5, atol=1e-6, init=init.name)
 
 
+def control_flow_v2_cases():
+    """TF2's control flow in a v1 graph: an LSTM written with tf.while_loop
+    over TensorArrays (a While over TensorLists, reading the weights inside),
+    trained five steps by GradientDescentOptimizer (its gradient a second
+    While with TensorList accumulators); then the loss and the weights."""
+    v1.enable_control_flow_v2()
+    g = tf.Graph()
+    with g.as_default():
+        rng = np.random.RandomState(5)
+        time, batch, depth, hidden = 6, 4, 3, 5
+        xs = tf.constant(rng.randn(time, batch, depth).astype(np.float32))
+        target = tf.constant(rng.randn(batch, hidden).astype(np.float32))
+        kernel = v1.Variable((0.3 * rng.randn(depth + hidden, 4 * hidden)).astype(np.float32),
+                             name="kernel", use_resource=True)
+        bias = v1.Variable(np.zeros(4 * hidden, np.float32), name="bias", use_resource=True)
+        inputs = tf.TensorArray(tf.float32, size=time).unstack(xs)
+        outputs = tf.TensorArray(tf.float32, size=time)
+
+        def step(t, c, h, outputs):
+            z = tf.matmul(tf.concat([inputs.read(t), h], 1), kernel) + bias
+            i, f, o, u = tf.split(z, 4, axis=1)
+            c = tf.sigmoid(f + 1.0) * c + tf.sigmoid(i) * tf.tanh(u)
+            h = tf.sigmoid(o) * tf.tanh(c)
+            return t + 1, c, h, outputs.write(t, h)
+
+        zeros = tf.zeros([batch, hidden])
+        _, c, h, outputs = tf.while_loop(lambda t, *_: t < time, step,
+                                         [tf.constant(0), zeros, zeros, outputs])
+        mean_h = tf.reduce_mean(outputs.stack(), axis=0)
+        loss = tf.reduce_mean(tf.square(mean_h + h - target), name="loss")
+        train = v1.train.GradientDescentOptimizer(0.5).minimize(loss, name="train")
+        init = v1.global_variables_initializer()
+        fetches = [loss, kernel.value(), bias.value()]
+        with v1.Session() as sess:
+            sess.run(init)
+            for _ in range(5):
+                sess.run(train)
+            vals = sess.run(fetches)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert ops & {"While", "StatelessWhile"}, sorted(ops)
+    save_case("lstm_while_v2", g, [t.name for t in fetches], vals, targets=[train.name], steps=5,
+              rtol=1e-4, atol=1e-5, init=init.name)
+    v1.disable_control_flow_v2()
+
+
 def nan_cases():
     """NaN through the ops whose NaN rules differ between libraries:
     Maximum and Minimum, Max and Min reductions (rows long enough for
@@ -760,6 +805,7 @@ def main():
     sparse_more_cases()
     wide_and_deep_cases()
     optimizer_op_cases()
+    control_flow_v2_cases()
     nan_cases()
     checkpoint_cases()
     meta_graph_cases()
