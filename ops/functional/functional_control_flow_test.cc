@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,20 @@ std::map<std::string, int> LoweredOps(const Graph& g) {
   std::map<std::string, int> ops;
   for (const Node* node : copy.nodes()) ++ops[node->op()];
   return ops;
+}
+
+// Whether a path of edges (data or control) leads from `from` to `to`.
+bool Reaches(const Node* from, const Node* to) {
+  std::vector<const Node*> stack = {from};
+  std::set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (n == to) return true;
+    if (!seen.insert(n).second) continue;
+    for (const Edge* e : n->out_edges()) stack.push_back(e->dst);
+  }
+  return false;
 }
 
 // y = x > 0 ? x * x : -x, and a side effect in the true branch only.
@@ -303,6 +318,20 @@ TEST(FunctionalControlFlowTest, NestedInsideFunctionsAndGatedByControlInputs) {
                                        {v, ops::Const(s, 0)}, not_one, step);
   ASSERT_EQ(out.size(), 2u);
   Output last = ops::ReadVariableOp(s.WithOpName("last"), out[0], DT_FLOAT);
+  {  // Lowered, every Enter of the loop comes after bump.
+    GraphDef def;
+    s.graph()->ToGraphDef(&def);
+    Graph lowered(s.graph()->registry());
+    ASSERT_TRUE(ImportGraphDef(def, &lowered).ok());
+    ASSERT_TRUE(InlineFunctionCalls(&lowered).ok());
+    int enters = 0;
+    for (const Node* n : lowered.nodes()) {
+      if (n->op() != "Enter") continue;
+      ++enters;
+      EXPECT_TRUE(Reaches(lowered.FindNode("bump"), n)) << n->name() << " does not wait for bump";
+    }
+    EXPECT_GE(enters, 2);
+  }
   absl::StatusOr<std::unique_ptr<Session>> sess = Open(s);
   ASSERT_TRUE(sess.ok()) << sess.status();
   for (int run = 0; run < 3; ++run) {
