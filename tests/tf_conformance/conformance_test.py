@@ -235,13 +235,17 @@ class TensorFlowConformanceTest(unittest.TestCase):
                 self.assertEqual([to_bytes(x) for x in got.ravel()],
                                  [to_bytes(x) for x in expected.ravel()], key)
             else:
-                np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7, err_msg=key)
+                np.testing.assert_allclose(got, expected, rtol=sm.get("rtol", 1e-6),
+                                           atol=sm.get("atol", 1e-7), err_msg=key)
 
     def test_sluice_serves_a_tf1_saved_model_with_an_asset_table(self):
         self.run_saved_model("tf1")
 
     def test_sluice_serves_a_tf2_saved_model(self):
         self.run_saved_model("tf2")
+
+    def test_sluice_serves_a_tf2_saved_model_that_loops_and_branches(self):
+        self.run_saved_model("tf2_loop")
 
     def test_tensorflow_serves_a_saved_model_sluice_wrote(self):
         self.check_sluice_saved_model("sluice_sm")

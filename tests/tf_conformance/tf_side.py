@@ -718,6 +718,48 @@ for k, v in m(tf.constant(images)).items():
     SAVED_MODELS["tf2"] = dict(dir=d2, expected={k: "%s.%s.npy" % (prefix, k)
                                                  for k in ("probabilities", "classes")})
 
+    # A TF2 model whose signature loops (tf.while_loop in a tf.function: a
+    # While over a TensorArray, i.e. TensorLists; autograph would need the
+    # source, which `python -c` has not) and branches (tf.cond: an If).
+    d3 = os.path.join(OUT, "tf2_loop_saved_model")
+    code = """
+import sys, numpy as np, tensorflow as tf
+d, images, out = sys.argv[1:4]
+images = np.load(images)
+
+class Recurrent(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = tf.Variable(np.array([0.5, -0.25, 0.75], np.float32))
+        self.k = tf.Variable(np.array([[0.2, -0.1, 0.3]], np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="images")])
+    def __call__(self, images):
+        def step(t, h, states):
+            h = tf.tanh(h * self.a + images[:, t:t + 1] * self.k)
+            return t + 1, h, states.write(t, h)
+
+        _, h, states = tf.while_loop(
+            lambda t, h, states: t < 4, step,
+            [tf.constant(0), tf.zeros([tf.shape(images)[0], 3]), tf.TensorArray(tf.float32, size=4)])
+        total = tf.reduce_sum(h)
+        scaled = tf.cond(total > 0, lambda: h * 2.0, lambda: -h)
+        return {"states": tf.transpose(states.stack(), [1, 0, 2]), "scaled": scaled}
+
+m = Recurrent()
+tf.saved_model.save(m, d, signatures=m.__call__)
+for k, v in m(tf.constant(images)).items():
+    np.save(out + "." + k + ".npy", v.numpy())
+"""
+    prefix = os.path.join(OUT, "sm_tf2_loop.expected")
+    done = subprocess.run([sys.executable, "-c", code, d3, os.path.join(OUT, "sm_images.npy"),
+                           prefix], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("saving the looping TF2 model failed:\n" + done.stderr[-3000:])
+    SAVED_MODELS["tf2_loop"] = dict(dir=d3, rtol=1e-5, atol=1e-6,
+                                    expected={k: "%s.%s.npy" % (prefix, k)
+                                              for k in ("states", "scaled")})
+
 
 def save_outputs(name, outputs):
     paths = {}
