@@ -50,6 +50,8 @@ enum class UnaryFn : int {
   kExpm1,
   kErf,  // GELU's
   kErfc,
+  kSin,
+  kCos,
 };
 
 // out = f(x, y). The *Grad functions take (y, dy). Comparisons write bool.

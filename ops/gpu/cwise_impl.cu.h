@@ -134,6 +134,7 @@ inline bool AlignedTo(const void* p, size_t bytes) {
 
 // Math on float and double (device_math.cu.h).
 using device_math::Ceil;
+using device_math::Cos;
 using device_math::Erf;
 using device_math::Erfc;
 using device_math::Exp;
@@ -144,6 +145,7 @@ using device_math::Log;
 using device_math::Log1p;
 using device_math::Pow;
 using device_math::Rint;
+using device_math::Sin;
 using device_math::Sqrt;
 using device_math::Tanh;
 

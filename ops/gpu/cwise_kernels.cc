@@ -195,6 +195,8 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
   RegisterUnary(k, "Expm1", UnaryFn::kExpm1, f);
   RegisterUnary(k, "Erf", UnaryFn::kErf, f);
   RegisterUnary(k, "Erfc", UnaryFn::kErfc, f);
+  RegisterUnary(k, "Sin", UnaryFn::kSin, f);
+  RegisterUnary(k, "Cos", UnaryFn::kCos, f);
 
   RegisterBinary(k, "Add", BinaryFn::kAdd, fi);
   RegisterBinary(k, "AddV2", BinaryFn::kAdd, fi);

@@ -190,7 +190,7 @@ TEST_F(GpuCwiseKernelsTest, TypesOfEachOp) {
   };
   const std::vector<Family> unary = {
       {{"Neg", "Square", "Abs", "Sign"}, true},
-      {{"Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid", "Reciprocal"}, false}};
+      {{"Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid", "Reciprocal", "Sin", "Cos"}, false}};
   const std::vector<Family> binary = {
       {{"Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "Pow", "Equal", "NotEqual", "Greater",
         "GreaterEqual", "Less", "LessEqual"},

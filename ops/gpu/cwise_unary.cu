@@ -128,6 +128,18 @@ struct ErfcF {
     return Erfc(x);
   }
 };
+struct SinF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Sin(x);
+  }
+};
+struct CosF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Cos(x);
+  }
+};
 
 // y[i] = f(x[i]); whole packs of kVec by Pack (aligned), the rest singly.
 template <typename T, typename F, int kVec>
@@ -293,6 +305,10 @@ cudaError_t LaunchUnary(UnaryFn fn, CwiseType type, const void* x, void* y, int6
       return DispatchFloat(type, Unary<ErfF>{x, y, n, stream});
     case UnaryFn::kErfc:
       return DispatchFloat(type, Unary<ErfcF>{x, y, n, stream});
+    case UnaryFn::kSin:
+      return DispatchFloat(type, Unary<SinF>{x, y, n, stream});
+    case UnaryFn::kCos:
+      return DispatchFloat(type, Unary<CosF>{x, y, n, stream});
   }
   return cudaErrorNotSupported;
 }

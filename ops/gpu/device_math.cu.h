@@ -43,6 +43,10 @@ SLUICE_DEVICE_MATH_FN float Erf(float x) { return erff(x); }
 SLUICE_DEVICE_MATH_FN double Erf(double x) { return ::erf(x); }
 SLUICE_DEVICE_MATH_FN float Erfc(float x) { return erfcf(x); }
 SLUICE_DEVICE_MATH_FN double Erfc(double x) { return ::erfc(x); }
+SLUICE_DEVICE_MATH_FN float Sin(float x) { return sinf(x); }
+SLUICE_DEVICE_MATH_FN double Sin(double x) { return ::sin(x); }
+SLUICE_DEVICE_MATH_FN float Cos(float x) { return cosf(x); }
+SLUICE_DEVICE_MATH_FN double Cos(double x) { return ::cos(x); }
 SLUICE_DEVICE_MATH_FN float Fmod(float x, float y) { return fmodf(x, y); }
 SLUICE_DEVICE_MATH_FN double Fmod(double x, double y) { return ::fmod(x, y); }
 

@@ -288,6 +288,13 @@ GradResult ErfGrad(const Scope& s, const Node& node, absl::Span<const Output> g)
 GradResult ErfcGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return One(s, ops::Mul(s, g[0], ErfSlope(s, InputOf(node, 0), -1)));
 }
+// d sin(x) = cos(x), d cos(x) = -sin(x).
+GradResult SinGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ops::Cos(s, InputOf(node, 0))));
+}
+GradResult CosGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Neg(s, ops::Mul(s, g[0], ops::Sin(s, InputOf(node, 0)))));
+}
 GradResult ReciprocalGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return One(s, ops::ReciprocalGrad(s, OutputOf(node), g[0]));
 }
@@ -579,6 +586,8 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"ClipByValue", ClipByValueGrad},
       {"Erf", ErfGrad},
       {"Erfc", ErfcGrad},
+      {"Sin", SinGrad},
+      {"Cos", CosGrad},
       {"Abs", AbsGrad},
       {"TanhGrad", TanhGradGrad},
       {"SigmoidGrad", SigmoidGradGrad},

@@ -94,6 +94,7 @@ TEST(MathGradTest, UnaryOps) {
       {"Softplus", ops::Softplus, -3, 3}, {"Softsign", ops::Softsign, 0.1, 2},
       {"Softsign<0", ops::Softsign, -2, -0.1}, {"Erf", ops::Erf, -1.5, 1.5},
       {"Erfc", ops::Erfc, -1.5, 1.5},     {"Inv", ops::Inv, 0.5, 2},
+      {"Sin", ops::Sin, -3, 3},           {"Cos", ops::Cos, -3, 3},
   };
   for (const Case& c : cases) {
     Scope s = Scope::NewRootScope(BuiltinOps());

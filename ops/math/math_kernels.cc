@@ -179,6 +179,8 @@ template <typename T> struct SoftsignF {
 };
 template <typename T> struct ErfF { static T Apply(T x) { return std::erf(x); } };
 template <typename T> struct ErfcF { static T Apply(T x) { return std::erfc(x); } };
+template <typename T> struct SinF { static T Apply(T x) { return std::sin(x); } };
+template <typename T> struct CosF { static T Apply(T x) { return std::cos(x); } };
 // Floating point: the sign bit cleared (TensorFlow's fabs: Abs(-0.0) is +0.0).
 template <typename T> struct AbsF {
   static T Apply(T x) {
@@ -599,6 +601,8 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterUnary<SoftsignF, float, double>(k, "Softsign");
   RegisterUnary<ErfF, float, double>(k, "Erf");
   RegisterUnary<ErfcF, float, double>(k, "Erfc");
+  RegisterUnary<SinF, float, double>(k, "Sin");
+  RegisterUnary<CosF, float, double>(k, "Cos");
 }
 
 template <typename... Ts>

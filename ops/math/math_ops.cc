@@ -308,7 +308,7 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterUnary(ops, "Abs", "{bfloat16, half, float, double, int8, int16, "
                                             "int32, int64}"));
   RETURN_IF_ERROR(RegisterUnary(ops, "Sign", signed_types));
-  for (const char* name : {"Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid"}) {
+  for (const char* name : {"Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid", "Sin", "Cos"}) {
     RETURN_IF_ERROR(RegisterUnary(ops, name, kFloatComplexTypes));
   }
   // Real-valued only (TensorFlow's own type lists for these).
@@ -495,6 +495,8 @@ SLUICE_UNARY_WRAPPER_(Softplus)
 SLUICE_UNARY_WRAPPER_(Softsign)
 SLUICE_UNARY_WRAPPER_(Erf)
 SLUICE_UNARY_WRAPPER_(Erfc)
+SLUICE_UNARY_WRAPPER_(Sin)
+SLUICE_UNARY_WRAPPER_(Cos)
 SLUICE_UNARY_WRAPPER_(Reciprocal)
 SLUICE_UNARY_WRAPPER_(Abs)
 SLUICE_UNARY_WRAPPER_(Sign)

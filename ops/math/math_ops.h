@@ -102,6 +102,8 @@ Output Softplus(const Scope& scope, Input x, Loc loc = Loc::current());  // log(
 Output Softsign(const Scope& scope, Input x, Loc loc = Loc::current());  // x / (1 + |x|)
 Output Erf(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Erfc(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Sin(const Scope& scope, Input x, Loc loc = Loc::current());  // radians
+Output Cos(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Abs(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Sign(const Scope& scope, Input x, Loc loc = Loc::current());
 

@@ -372,6 +372,12 @@ TEST_F(MathOpsTest, RoundingAndSpecialFunctions) {
   EXPECT_NEAR(erf[2], -0.5204998778130465, 1e-15);
   const std::vector<double> erfc = ExpectedOf(Eval(s_, f, ops::Erfc(s_, x)));
   EXPECT_NEAR(erfc[1], 0.4795001221869535, 1e-15);
+  const std::vector<double> sin = ExpectedOf(Eval(s_, f, ops::Sin(s_, x)));
+  EXPECT_NEAR(sin[1], 0.479425538604203, 1e-15);
+  EXPECT_NEAR(sin[2], -0.479425538604203, 1e-15);
+  const std::vector<double> cos = ExpectedOf(Eval(s_, f, ops::Cos(s_, x)));
+  EXPECT_NEAR(cos[0], 1.0, 1e-15);
+  EXPECT_NEAR(cos[2], 0.8775825618903728, 1e-15);
   Feeds ends = {{x, Make<double>({-800, 0, 1, 800}, {4})}};
   const std::vector<double> sp = ExpectedOf(Eval(s_, ends, ops::Softplus(s_, x)));
   EXPECT_EQ(sp[0], 0);  // e^-800 underflows; no inf, no nan

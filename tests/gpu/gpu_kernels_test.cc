@@ -196,6 +196,7 @@ std::vector<UnaryOp> FloatUnaryOps() {
       {"Ceil", ops::Ceil, -5, 5},       {"Round", ops::Round, -5, 5},
       {"Log1p", ops::Log1p, -0.9, 10},  {"Expm1", ops::Expm1, -5, 5},
       {"Erf", ops::Erf, -3, 3},         {"Erfc", ops::Erfc, -3, 3},
+      {"Sin", ops::Sin, -10, 10},       {"Cos", ops::Cos, -10, 10},
   };
 }
 

@@ -82,7 +82,7 @@ def control_flow_v2():
         k = v1.placeholder(tf.float32, [], name="k")
 
         def body(i, acc):
-            return i + 1, acc * 0.5 + tf.tanh(acc) * x
+            return i + 1, acc * 0.5 + tf.sin(acc) * x
 
         _, y = tf.while_loop(lambda i, a: i < 4, body, [tf.constant(0), x])
         y = tf.identity(y, name="y")
