@@ -204,19 +204,22 @@ void RegisterStackKernels(KernelRegistry* kernels) {
 void RegisterStackDeviceKernels(KernelRegistry* kernels, const std::string& device_type,
                                 const std::vector<DataType>& device_types) {
   auto on = [&](const char* op) { return KernelDef(op, device_type); };
+  // int32 values and TensorLists (a loop gradient's stacked lists) stay in
+  // host memory.
+  const std::vector<DataType> host_types = {DT_INT32, ::tensorflow::DT_VARIANT};
   std::vector<DataType> elem_types = device_types;
-  elem_types.push_back(DT_INT32);
+  elem_types.insert(elem_types.end(), host_types.begin(), host_types.end());
   kernels->Register<StackOp>(on("StackV2")
                                  .TypeConstraint("elem_type", elem_types)
                                  .HostMemory("max_size")
                                  .HostMemory("handle"));
   kernels->Register<StackPushOp>(
       on("StackPushV2").TypeConstraint("T", device_types).HostMemory("handle"));
-  kernels->Register<StackPushOp>(on("StackPushV2").TypeConstraint("T", DT_INT32).AllHostMemory());
+  kernels->Register<StackPushOp>(on("StackPushV2").TypeConstraint("T", host_types).AllHostMemory());
   kernels->Register<StackPopOp>(
       on("StackPopV2").TypeConstraint("elem_type", device_types).HostMemory("handle"));
   kernels->Register<StackPopOp>(
-      on("StackPopV2").TypeConstraint("elem_type", DT_INT32).AllHostMemory());
+      on("StackPopV2").TypeConstraint("elem_type", host_types).AllHostMemory());
   kernels->Register<StackCloseOp>(on("StackCloseV2").HostMemory("handle"));
 }
 

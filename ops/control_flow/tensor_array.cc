@@ -54,6 +54,12 @@ void CopyRows(const Tensor& src, int64_t src_row, Tensor* dst, int64_t dst_row, 
     for (int64_t i = 0; i < n; ++i) to[i] = from[i];
     return;
   }
+  if (HoldsVariants(src.dtype())) {  // objects: a list of lists
+    const Variant* from = src.data<Variant>() + src_row * row_elements;
+    Variant* to = dst->data<Variant>() + dst_row * row_elements;
+    for (int64_t i = 0; i < n; ++i) to[i] = from[i];
+    return;
+  }
   const size_t size = DataTypeSize(src.dtype());
   std::memcpy(static_cast<char*>(dst->raw_data()) + dst_row * row_elements * size,
               static_cast<const char*>(src.raw_data()) + src_row * row_elements * size, n * size);

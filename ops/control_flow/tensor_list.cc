@@ -87,6 +87,10 @@ absl::StatusOr<const Tensor*> ElementAt(const TensorList& list, int64_t index,
 absl::StatusOr<TensorShape> UnsetElementShape(const TensorList& list, int64_t index,
                                               const TensorShape& hint, absl::string_view op) {
   absl::StatusOr<TensorShape> shape = list.element_shape.Merge(hint);
+  // Still open: the elements that are set say it, as in TensorFlow.
+  for (size_t i = 0; shape.ok() && !shape->IsFullyDefined() && i < list.tensors.size(); ++i) {
+    if (list.tensors[i].IsInitialized()) shape = shape->Merge(list.tensors[i].shape());
+  }
   if (!shape.ok() || !shape->IsFullyDefined()) {
     return absl::InvalidArgumentError(absl::StrCat(
         op, ": element ", index, " was never set and its shape is not known (the list's is ",

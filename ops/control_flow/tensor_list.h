@@ -11,7 +11,7 @@
 // A list in a tensor is immutable (Variant): an op that changes a list makes
 // a new one, which shares the element buffers of the old. An element not
 // set yet (TensorListReserve) is an uninitialized Tensor; reading it gives
-// zeros of the element shape, which must then be known.
+// zeros of the element shape (UnsetElementShape), which must then be known.
 //
 // Errors are InvalidArgument naming the op. Thread-safe once shared.
 #ifndef SLUICE_OPS_CONTROL_FLOW_TENSOR_LIST_H_
@@ -61,7 +61,9 @@ absl::StatusOr<const Tensor*> ElementAt(const TensorList& list, int64_t index,
                                         absl::string_view op);
 
 // The shape an element never set reads as zeros of: the list's element
-// shape merged with `hint`; InvalidArgument when that is not fully defined.
+// shape merged with `hint` and, while that is not fully defined, with the
+// shapes of the elements that are set; InvalidArgument when it stays open
+// (or the shapes disagree).
 absl::StatusOr<TensorShape> UnsetElementShape(const TensorList& list, int64_t index,
                                               const TensorShape& hint, absl::string_view op);
 

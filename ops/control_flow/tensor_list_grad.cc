@@ -110,6 +110,13 @@ GradResult SetItemGrad(const Scope& s, const Node& node, absl::Span<const Output
                  .Input(s.Op("ZerosLike").Input(item).Finalize1())
                  .Attr("element_dtype", dtype)
                  .Finalize1();
+  absl::StatusOr<bool> resized = node.GetAttr<bool>("resize_if_index_out_of_bounds");
+  if (resized.ok() && *resized) {  // the set may have grown the list: back to the input's length
+    grads[0] = s.Op("TensorListResize")
+                   .Input(grads[0])
+                   .Input(s.Op("TensorListLength").Input(InputOf(node, 0)).Finalize1())
+                   .Finalize1();
+  }
   return grads;
 }
 

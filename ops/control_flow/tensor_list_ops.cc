@@ -13,6 +13,7 @@
 #include "graph/shape_inference.h"
 #include "ops/control_flow/tensor_array.h"
 #include "ops/control_flow/tensor_list.h"
+#include "runtime/device.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
@@ -29,7 +30,7 @@ ListPtr CopyOf(const TensorList& from) {
 }
 
 absl::StatusOr<int64_t> ScalarIndex(const Tensor& t, absl::string_view op, absl::string_view what) {
-  if (t.dtype() != DT_INT32 || t.NumElements() != 1) {
+  if (t.dtype() != DT_INT32 || t.dims() != 0) {
     return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, " must be an int32 scalar"));
   }
   return int64_t{t.data<int32_t>()[0]};
@@ -100,11 +101,24 @@ class ListKernel : public OpKernel {
     return t;
   }
 
+  // InvalidArgument unless element `index` lives in this kernel's memory
+  // (a list filled on one device and read on another).
+  absl::Status CheckMemory(OpKernelContext* ctx, const Tensor& t, int64_t index) const {
+    if (t.on_device() == on_device()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        op_, " on ", ctx->device()->name(), ": element ", index, " of the list lives in ",
+        t.on_device() ? "device" : "host", " memory, this kernel reads ",
+        on_device() ? "device" : "host", " memory (fill and read a list on one device)"));
+  }
+
   // Element `index`, or zeros of its shape when it was never set.
   absl::StatusOr<Tensor> Read(OpKernelContext* ctx, const TensorList& list, int64_t index,
                               const TensorShape& hint) const {
     ASSIGN_OR_RETURN(const Tensor* t, ElementAt(list, index, op_));
-    if (t->IsInitialized()) return *t;
+    if (t->IsInitialized()) {
+      RETURN_IF_ERROR(CheckMemory(ctx, *t, index));
+      return *t;
+    }
     ASSIGN_OR_RETURN(TensorShape shape, UnsetElementShape(list, index, hint, op_));
     return Zeros(ctx, list.element_dtype, shape, on_device());
   }
@@ -136,9 +150,15 @@ class ListKernel : public OpKernel {
       shape = *std::move(merged);
     }
     if (!shape.IsFullyDefined()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op_, ": the element shape ", shape.DebugString(),
-          " is not known (no element set, and the list and the op leave it open)"));
+      // The other elements may say it (as in TensorFlow).
+      absl::StatusOr<TensorShape> from_all =
+          UnsetElementShape(list, rows.empty() ? 0 : rows[0], shape, op_);
+      if (!from_all.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            op_, ": the element shape ", shape.DebugString(),
+            " is not known (no element set, and the list and the op leave it open)"));
+      }
+      shape = *std::move(from_all);
     }
     TensorShape out_shape = shape;
     out_shape.InsertDim(0, static_cast<int64_t>(rows.size()));
@@ -177,6 +197,11 @@ class ListKernel : public OpKernel {
                                                      " ", a.shape().DebugString(), " and ",
                                                      DataTypeName(b.dtype()), " ",
                                                      b.shape().DebugString(), " do not add"));
+    }
+    if (a.on_device() != b.on_device()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op_, ": adding an element in ", a.on_device() ? "device" : "host",
+          " memory to one in ", b.on_device() ? "device" : "host", " memory"));
     }
     const bool device = device_ops_ != nullptr && a.on_device();
     ASSIGN_OR_RETURN(Tensor sum, NewTensor(ctx, a.dtype(), a.shape(), device));
@@ -223,6 +248,10 @@ class NewListOp : public ListKernel {
       }
       list->tensors.resize(static_cast<size_t>(n));
     } else {
+      if (n < -1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            op_, ": max_num_elements is ", n, ", it must be -1 (no limit) or at least 0"));
+      }
       list->max_num_elements = n;
     }
     ctx->set_output(0, TensorListHandle(std::move(list)));
@@ -462,6 +491,10 @@ class ScatterOp : public ListKernel {
     auto list = std::make_shared<TensorList>(t.dtype(), shape);
     if (v2_) {
       ASSIGN_OR_RETURN(int64_t n, ScalarIndex(ctx->input(3), op_, "num_elements"));
+      if (n < -1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            op_, ": num_elements is ", n, ", it must be -1 (as many as indexed) or at least 0"));
+      }
       if (n > 0) list->tensors.resize(static_cast<size_t>(n));
     }
     RETURN_IF_ERROR(ScatterInto(ctx, list.get(), t, indices));

@@ -86,7 +86,7 @@ TEST(TensorListOpsTest, FromTensorReadsBackRowsAndStacksToTheTensor) {
   absl::StatusOr<Tensor> gathered = l.Eval(l.Gather(list, {2, 0}, DT_FLOAT, l.UnknownShape()));
   ASSERT_TRUE(gathered.ok()) << gathered.status();
   EXPECT_EQ(Floats(*gathered), (std::vector<float>{5, 6, 1, 2}));
-  // The element shape the list learned from its rows' op input: [2].
+  // The element shape is the op's, as given ([-1]), not the rows' ([2]).
   Output shape = l.s.Op("TensorListElementShape").Input(l.FromTensor(Matrix(l.s), l.Shape({-1})))
                      .Attr("shape_type", DT_INT64).Finalize1();
   absl::StatusOr<Tensor> es = l.Eval(shape);
@@ -110,6 +110,14 @@ TEST(TensorListOpsTest, ReservedElementsNotSetReadAsZeros) {
   absl::StatusOr<Tensor> unknown = l.Eval(l.Get(open, 0, DT_FLOAT, l.UnknownShape()));
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(absl::StrContains(unknown.status().message(), "never set")) << unknown.status();
+  // Or the elements that are set say it, as in TensorFlow.
+  Output partly = l.Set(open, 1, ops::Const(l.s, std::vector<float>{5, 6}));
+  absl::StatusOr<Tensor> inferred = l.Eval(l.Get(partly, 0, DT_FLOAT, l.UnknownShape()));
+  ASSERT_TRUE(inferred.ok()) << inferred.status();
+  EXPECT_EQ(Floats(*inferred), (std::vector<float>{0, 0}));
+  absl::StatusOr<Tensor> gathered = l.Eval(l.Gather(partly, {0}, DT_FLOAT, l.UnknownShape()));
+  ASSERT_TRUE(gathered.ok()) << gathered.status();
+  EXPECT_EQ(gathered->shape(), TensorShape({1, 2}));
 }
 
 TEST(TensorListOpsTest, PushBackAndPopBackAreLastInFirstOut) {
@@ -201,6 +209,16 @@ TEST(TensorListOpsTest, BadUsesFailNamingTheOp) {
       {"read as another dtype",
        [](Lists& l) { return l.Get(l.FromTensor(Matrix(l.s), l.UnknownShape()), 0, DT_DOUBLE, l.UnknownShape()); },
        "the list holds float, the op reads double"},
+      {"index not a scalar",
+       [](Lists& l) {
+         return l.s.Op("TensorListGetItem").Input(l.FromTensor(Matrix(l.s), l.UnknownShape()))
+             .Input(ops::Const(l.s, std::vector<int32_t>{0})).Input(l.UnknownShape())
+             .Attr("element_dtype", DT_FLOAT).Finalize1();
+       },
+       "index must be an int32 scalar"},
+      {"max below -1",
+       [](Lists& l) { return l.Length(l.Empty(l.Shape({}), -2, DT_FLOAT)); },
+       "max_num_elements is -2"},
       {"bad shape tensor",
        [](Lists& l) { return l.Length(l.Reserve(ops::Const(l.s, int32_t{3}), 1, DT_FLOAT)); },
        "a scalar element shape must be -1"},
@@ -244,6 +262,16 @@ TEST(TensorListOpsTest, GradientsMatchFiniteDifferences) {
          std::vector<Output> top = l.Pop(list, DT_DOUBLE, l.Shape({2}));
          std::vector<Output> next = l.Pop(top[0], DT_DOUBLE, l.Shape({2}));
          return ops::Mul(l.s, top[1], next[1]);
+       }},
+      {"SetItem growing the list, Stack",
+       [](Lists& l, Output x, Output v) {
+         Output list = l.FromTensor(x, l.UnknownShape());
+         Output grown = l.s.Op("TensorListSetItem").Input(list).Input(ops::Const(l.s, 4))
+                            .Input(ops::Square(l.s, v)).Attr("resize_if_index_out_of_bounds", true)
+                            .Finalize1();
+         Output all = ops::Const(l.s, std::vector<int32_t>{0, 1});
+         return ops::Add(l.s, ops::Sum(l.s, ops::Square(l.s, l.Stack(grown, DT_DOUBLE, l.Shape({2}))), all),
+                         ops::Sum(l.s, l.Stack(list, DT_DOUBLE, l.UnknownShape()), all));
        }},
       {"Gather, ScatterIntoExistingList",
        [](Lists& l, Output x, Output v) {

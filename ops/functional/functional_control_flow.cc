@@ -259,6 +259,12 @@ absl::StatusOr<std::vector<Node*>> LowerCase(Graph* graph, Node* node) {
     }
     return *std::move(merged);
   };
+  if (branches.size() == 1) {
+    // No cond to hang the branch on: it waits for the index (its frame and
+    // liveness), as the node did.
+    const Output pivot = ops::Identity(l.scope.WithOpName("pivot"), index);
+    return FinishCond(l, from(l.scope.WithControlDependencies(std::vector<Node*>{pivot.node}), 0));
+  }
   return FinishCond(l, from(l.scope, 0));
 }
 
@@ -274,8 +280,10 @@ absl::StatusOr<std::vector<Node*>> LowerWhile(Graph* graph, Node* node) {
   ops::WhileLoopAttrs attrs;
   attrs.name = "loop";
   attrs.parallel_iterations = parallel;
+  Node* cond_call = nullptr;
+  Node* body_call = nullptr;
   const ops::LoopCondFn cond = [&](const Scope& c, absl::Span<const Output> vars) -> Output {
-    Node* call = Call(c.WithOpName("cond"), cond_f, vars);
+    Node* call = cond_call = Call(c.WithOpName("cond"), cond_f, vars);
     if (call == nullptr) return Output();
     if (call->num_outputs() != 1) {
       c.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
@@ -291,7 +299,7 @@ absl::StatusOr<std::vector<Node*>> LowerWhile(Graph* graph, Node* node) {
   };
   const ops::LoopBodyFn body = [&](const Scope& b,
                                    absl::Span<const Output> vars) -> std::vector<Output> {
-    Node* call = Call(b.WithOpName("body"), body_f, vars);
+    Node* call = body_call = Call(b.WithOpName("body"), body_f, vars);
     if (call == nullptr) return {};
     if (absl::Status s = CheckReturns(call, "body", body_f, types); !s.ok()) {
       b.UpdateStatus(s);
@@ -300,6 +308,17 @@ absl::StatusOr<std::vector<Node*>> LowerWhile(Graph* graph, Node* node) {
     return OutputsOf(call);
   };
   ASSIGN_OR_RETURN(std::vector<Output> exits, ops::WhileLoop(l.scope, l.inputs, cond, body, attrs));
+  // What the condition and the body do besides their results (a variable
+  // written, a control output) finishes before the iteration's LoopCond and
+  // NextIterations: once the calls are bypassed, those wait for it.
+  for (Node* n : graph->nodes()) {
+    if (n->id() < l.first_id) continue;
+    if (n->control_flow() == ControlFlowRole::kLoopCond && cond_call != nullptr) {
+      graph->AddControlEdge(cond_call, n);
+    } else if (n->control_flow() == ControlFlowRole::kNextIteration && body_call != nullptr) {
+      graph->AddControlEdge(body_call, n);
+    }
+  }
   return Finish(l, exits, nullptr);
 }
 

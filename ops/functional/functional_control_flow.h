@@ -21,8 +21,12 @@
 // whole. The node itself becomes the IdentityN of its results (a NoOp when
 // there are none) that also waits for the branch taken or the whole loop,
 // so that a control dependency on it still means "it ran"; the node's
-// control inputs gate its inputs. A non-bool condition counts as true when
-// it is not zero (a scalar, as TensorFlow's).
+// control inputs gate its inputs; a While's condition and body finish what
+// they do besides their results (writes, control outputs) before the
+// iteration ends. A condition must be a scalar: a bool, or a number that
+// counts as true when it is not zero (TensorFlow's rule that a non-scalar
+// counts as true when it is not empty is not supported: the Switch fails at
+// run time, naming the node).
 //
 //   ASSIGN_OR_RETURN(NameAttrList cond, DefineFunction(s, "less_than_10", ...));
 //   std::vector<Output> out = ops::While(s, {i, acc}, cond, body);
@@ -32,7 +36,8 @@
 // InvalidArgument for a While without inputs or a condition of a type that
 // has no truth value (string, resource, variant); those of inlining
 // (graph/function_inline.h), such as a branch whose types differ from the
-// node's. Thread-compatible, like Scope.
+// node's. A failed lowering leaves the node without its inputs: the graph is
+// then only good for reporting the error. Thread-compatible, like Scope.
 #ifndef SLUICE_OPS_FUNCTIONAL_FUNCTIONAL_CONTROL_FLOW_H_
 #define SLUICE_OPS_FUNCTIONAL_FUNCTIONAL_CONTROL_FLOW_H_
 

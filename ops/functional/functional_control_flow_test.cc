@@ -343,6 +343,80 @@ TEST(FunctionalControlFlowTest, NestedInsideFunctionsAndGatedByControlInputs) {
   }
 }
 
+// A body whose write is not among its results (a node nothing reads, as a
+// control output would be): the next iteration's condition still sees it.
+// v starts at 0; while v < 5: v += 1, i += 1. i ends at 5, on every run.
+TEST(FunctionalControlFlowTest, ABodysSideEffectsFinishBeforeTheNextIteration) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output v = ops::VarHandleOp(s.WithOpName("v"), DT_FLOAT, TensorShape({}));
+  Node* init = ops::AssignVariableOp(s.WithOpName("init"), v, ops::Const(s, 0.0f));
+  const NameAttrList below = Define(s, "below_five", {DT_RESOURCE, DT_INT32},
+                                    [](Scope& b, const std::vector<Output>& a) {
+                                      return std::vector<Output>{ops::Less(
+                                          b, ops::ReadVariableOp(b, a[0], DT_FLOAT), 5.0f)};
+                                    });
+  const NameAttrList bump = Define(s, "bump_v", {DT_RESOURCE, DT_INT32},
+                                   [](Scope& b, const std::vector<Output>& a) {
+                                     ops::AssignAddVariableOp(b.WithOpName("write"), a[0], 1.0f);
+                                     return std::vector<Output>{a[0], ops::Add(b, a[1], 1)};
+                                   });
+  std::vector<Output> out =
+      ops::While(s.WithOpName("loop"), {v, ops::Const(s, 0)}, below, bump);
+  ASSERT_EQ(out.size(), 2u);
+  {  // Lowered: the write comes before the NextIterations and the LoopCond.
+    GraphDef def;
+    s.graph()->ToGraphDef(&def);
+    Graph lowered(s.graph()->registry());
+    ASSERT_TRUE(ImportGraphDef(def, &lowered).ok());
+    ASSERT_TRUE(InlineFunctionCalls(&lowered).ok());
+    const Node* write = nullptr;
+    for (const Node* n : lowered.nodes()) {
+      if (n->op() == "AssignAddVariableOp") write = n;
+    }
+    ASSERT_NE(write, nullptr);
+    int next = 0;
+    for (const Node* n : lowered.nodes()) {
+      if (n->op() != "NextIteration") continue;
+      ++next;
+      EXPECT_TRUE(Reaches(write, n)) << n->name() << " does not wait for the write";
+    }
+    EXPECT_EQ(next, 2);
+  }
+  absl::StatusOr<std::unique_ptr<Session>> sess = Open(s);
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  for (int run = 0; run < 5; ++run) {
+    ASSERT_TRUE((*sess)->Run({}, {}, {init->name()}).ok());
+    absl::StatusOr<std::vector<Tensor>> r = (*sess)->Run({}, {out[1]}, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ((*r)[0].data<int32_t>()[0], 5) << "run " << run;
+  }
+}
+
+// A Case of one branch without inputs, in a loop's body: it runs in the
+// loop's frame, once per iteration.
+TEST(FunctionalControlFlowTest, ACaseOfOneBranchRunsInTheLoopsFrame) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  const NameAttrList one = Define(s, "one", {}, [](Scope& b, const std::vector<Output>&) {
+    return std::vector<Output>{ops::Const(b, 1.0f)};
+  });
+  const NameAttrList cond = Define(s, "below_three", {DT_INT32, DT_FLOAT},
+                                   [](Scope& b, const std::vector<Output>& a) {
+                                     return std::vector<Output>{ops::Less(b, a[0], 3)};
+                                   });
+  const NameAttrList body = Define(
+      s, "add_one", {DT_INT32, DT_FLOAT}, [&](Scope& b, const std::vector<Output>& a) {
+        std::vector<Output> c = ops::Case(b, a[0], {}, {one}, {DT_FLOAT});
+        return std::vector<Output>{ops::Add(b, a[0], 1), ops::Add(b, a[1], c[0])};
+      });
+  std::vector<Output> out =
+      ops::While(s.WithOpName("loop"), {ops::Const(s, 0), ops::Const(s, 0.5f)}, cond, body);
+  absl::StatusOr<std::unique_ptr<Session>> sess = Open(s);
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::StatusOr<std::vector<Tensor>> r = (*sess)->Run({}, {out[1]}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Scalar((*r)[0]), 3.5f);
+}
+
 // A loop writing a TensorList (TF2's TensorArray), built in C++ and
 // differentiated by AddGradients: each step writes h = tanh(h * w + x[t]).
 TEST(FunctionalControlFlowTest, GradientsOfALoopOverATensorList) {

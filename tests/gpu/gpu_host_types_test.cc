@@ -19,12 +19,14 @@
 #include "base/status_macros.h"
 #include "graph/algorithm.h"
 #include "graph/control_flow_info.h"
+#include "graph/function_builder.h"
 #include "graph/function_inline.h"
 #include "graph/graph_def_io.h"
 #include "gtest/gtest.h"
 #include "examples/cnn_model.h"
 #include "ops/testutil/dynamic_rnn_lstm.h"
 #include "placement/auto_mixed_precision.h"
+#include "ops/functional/functional_control_flow.h"
 #include "ops/training/optimizers.h"
 #include "placement/partition.h"
 #include "placement/placer.h"
@@ -576,6 +578,73 @@ TEST(GpuLoopsTest, ATensorFlow2LoopOverTensorListsOnTheGpuCopiesNothingPerIterat
   int list_ops = 0;
   for (const Node* n : g.nodes()) list_ops += absl::StartsWith(n->op(), "TensorList") ? 1 : 0;
   EXPECT_GE(list_ops, 8);
+  int loop_edges = 0;
+  std::vector<std::string> copies;
+  for (const Edge* e : PerIterationCopies(g, &loop_edges)) copies.push_back(Describe(e));
+  EXPECT_GT(loop_edges, 20);
+  EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
+                              << absl::StrJoin(copies, "\n");
+}
+
+// The same kind of loop built in C++ (ops::While over TensorLists) and
+// trained with Adam: Sluice's own loop gradient (a backward loop whose
+// stacks hold the forward lists, in host memory) places wholly on the GPU
+// and copies nothing per iteration.
+TEST(GpuLoopsTest, AFunctionalLoopOverTensorListsTrainsOnTheGpuWithoutCopies) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  Scope root = Scope::NewRootScope(BuiltinOps());
+  Scope s = root.WithDevice(kGpu0);
+  const std::vector<DataType> types = {DT_INT32, DT_FLOAT, ::tensorflow::DT_VARIANT,
+                                       ::tensorflow::DT_VARIANT, DT_FLOAT};
+  absl::StatusOr<NameAttrList> cond = DefineFunction(
+      s, "more_steps", types,
+      [](Scope& b, std::vector<Output> a) -> absl::StatusOr<std::vector<Output>> {
+        return std::vector<Output>{ops::Less(b, a[0], 5)};
+      });
+  ASSERT_TRUE(cond.ok()) << cond.status();
+  absl::StatusOr<NameAttrList> body = DefineFunction(
+      s, "rnn_step", types,
+      [](Scope& b, std::vector<Output> a) -> absl::StatusOr<std::vector<Output>> {
+        Output x_t = b.Op("TensorListGetItem").Input(a[2]).Input(a[0])
+                         .Input(ops::Const(b, int32_t{-1})).Attr("element_dtype", DT_FLOAT)
+                         .Finalize1();
+        Output h = ops::Tanh(b, ops::Add(b, ops::Mul(b, a[1], a[4]), x_t));
+        Output states = b.Op("TensorListSetItem").Input(a[3]).Input(a[0]).Input(h).Finalize1();
+        return std::vector<Output>{ops::Add(b, a[0], 1), h, a[2], states, a[4]};
+      });
+  ASSERT_TRUE(body.ok()) << body.status();
+  Output xs = ops::Placeholder(s.WithOpName("xs"), DT_FLOAT);  // [5, 8]
+  Output w = ops::VariableWithInit(s.WithOpName("w"),
+                                   ops::Const(s, std::vector<float>(8, 0.5f)))
+                 .var;
+  Output inputs = s.Op("TensorListFromTensor").Input(xs).Input(ops::Const(s, int32_t{-1}))
+                      .Finalize1();
+  Output states = s.Op("TensorListReserve").Input(ops::Const(s, std::vector<int32_t>{8}))
+                      .Input(ops::Const(s, 5)).Attr("element_dtype", DT_FLOAT).Finalize1();
+  std::vector<Output> out = ops::While(
+      s.WithOpName("rnn"),
+      {ops::Const(s, 0), ops::Const(s, std::vector<float>(8, 0.0f)), inputs, states,
+       ops::Identity(s, w)},
+      *cond, *body);
+  ASSERT_EQ(out.size(), 5u);
+  Output stacked = s.Op("TensorListStack").Input(out[3]).Input(ops::Const(s, int32_t{-1}))
+                       .Attr("element_dtype", DT_FLOAT).Finalize1();
+  Output loss = ops::Mean(s.WithOpName("loss"), ops::Square(s, stacked),
+                          ops::Const(s, std::vector<int32_t>{0, 1}));
+  AdamOptimizer adam(0.01);
+  absl::StatusOr<Node*> train = adam.Minimize(s.WithOpName("train"), loss, {w});
+  ASSERT_TRUE(train.ok()) << train.status();
+  ASSERT_TRUE(root.ok()) << root.status();
+  absl::StatusOr<ClientGraph> cg =
+      BuildClientGraph(*root.graph(), {"xs:0"}, {"loss:0"}, {(*train)->name()});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  Graph& g = *cg->graph;
+  ASSERT_TRUE(InlineFunctionCalls(&g).ok());
+  CpuAndGpu d;
+  absl::Status placed = PlaceOver(&g, &d, /*soft=*/true);
+  ASSERT_TRUE(placed.ok()) << placed;
+  const std::vector<std::string> off = OffTheGpu(g);
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
   int loop_edges = 0;
   std::vector<std::string> copies;
   for (const Edge* e : PerIterationCopies(g, &loop_edges)) copies.push_back(Describe(e));
