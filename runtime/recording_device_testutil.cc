@@ -361,7 +361,7 @@ void RecBackend::RegisterKernels(KernelRegistry *kernels) const {
       KernelDef("Identity", kRec).TypeConstraint("T", DT_FLOAT));
   kernels->Register<IdentityOp>(
       KernelDef("Identity", kRec)
-          .TypeConstraint("T", {DT_INT32, DT_BOOL, DT_RESOURCE})
+          .TypeConstraint("T", {DT_INT32, DT_BOOL, DT_RESOURCE, ::tensorflow::DT_VARIANT})
           .AllHostMemory());
   kernels->Register<IntConstOp>(KernelDef("IntConst", kRec).AllHostMemory());
   kernels->Register<IntAddOp>(KernelDef("IntAdd", kRec).AllHostMemory());

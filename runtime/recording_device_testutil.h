@@ -19,7 +19,7 @@
 //   recorded), DeviceTick (stateful: a counter in device memory that
 //   replays right); for loops (with the control flow family's ops and
 //   kernels, which a test registers), Identity (any type: float in device
-//   memory, int32, bool and handles in host memory) and host kernels on
+//   memory, int32, bool, handles and lists in host memory) and host kernels on
 //   int32 scalars: IntConst (attr value), IntAdd, IntLess, ToInt (a
 //   float's first element, read on the host); Ones (n -> n ones, n read in
 //   host memory, as a GPU's Fill reads its dims).

@@ -34,26 +34,6 @@ namespace {
 using testing_rec::kRec;
 using testing_rec::RecordingDevice;
 
-// A TensorArray's element moves on REC: queued like its kernels' work.
-absl::Status RecCopyRows(Device* device, const Tensor& src, int64_t src_row, Tensor* dst,
-                         int64_t dst_row, int64_t rows, int64_t row_elements) {
-  const size_t element = DataTypeSize(src.dtype());
-  const char* from = static_cast<const char*>(src.raw_data()) + src_row * row_elements * element;
-  char* to = static_cast<char*>(dst->raw_data()) + dst_row * row_elements * element;
-  const size_t bytes = rows * row_elements * element;
-  static_cast<RecordingDevice*>(device)->Enqueue([=] { std::memcpy(to, from, bytes); });
-  return absl::OkStatus();
-}
-
-absl::Status RecZero(Device* device, Tensor* t) {
-  void* to = t->raw_data();
-  const size_t bytes = t->TotalBytes();
-  static_cast<RecordingDevice*>(device)->Enqueue([=] { std::memset(to, 0, bytes); });
-  return absl::OkStatus();
-}
-
-const TensorArrayDeviceOps kRecArrayOps{.copy_rows = RecCopyRows, .zero = RecZero};
-
 // What decides the loops' trip count.
 enum class Bound {
   kShape,     // the element count of x (Size): fixed by the feeds' shapes
@@ -70,7 +50,7 @@ class LoopReplayTest : public RecSessionTest {
     ASSERT_TRUE(RegisterTensorArrayOps(&ops_).ok());
     RegisterControlFlowDeviceKernels(&kernels_, kRec, {DT_FLOAT});
     RegisterStackDeviceKernels(&kernels_, kRec, {DT_FLOAT});
-    RegisterTensorArrayDeviceKernels(&kernels_, kRec, {DT_FLOAT}, &kRecArrayOps);
+    RegisterTensorArrayDeviceKernels(&kernels_, kRec, {DT_FLOAT}, &testing_rec::kRecArrayOps);
     ASSERT_TRUE(RegisterCheckOps(&ops_).ok());
     RegisterCheckKernels(&kernels_);
     kernels_.RegisterHostKernels("Assert", kRec, [](const KernelDef&) { return true; });

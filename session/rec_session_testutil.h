@@ -24,13 +24,40 @@
 #include <utility>
 #include <vector>
 
+#include <cstring>
+
 #include "gtest/gtest.h"
+#include "ops/control_flow/tensor_array.h"
 #include "runtime/backend.h"
 #include "runtime/recording_device_testutil.h"
 #include "runtime/session.h"
 #include "session/direct_session.h"
 
 namespace sluice {
+namespace testing_rec {
+
+// A TensorArray's or TensorList's element moves on REC: queued like its
+// kernels' work (what a GPU's copies are).
+inline absl::Status RecCopyRows(Device* device, const Tensor& src, int64_t src_row, Tensor* dst,
+                                int64_t dst_row, int64_t rows, int64_t row_elements) {
+  const size_t element = DataTypeSize(src.dtype());
+  const char* from = static_cast<const char*>(src.raw_data()) + src_row * row_elements * element;
+  char* to = static_cast<char*>(dst->raw_data()) + dst_row * row_elements * element;
+  const size_t bytes = rows * row_elements * element;
+  static_cast<RecordingDevice*>(device)->Enqueue([=] { std::memcpy(to, from, bytes); });
+  return absl::OkStatus();
+}
+
+inline absl::Status RecZero(Device* device, Tensor* t) {
+  void* to = t->raw_data();
+  const size_t bytes = t->TotalBytes();
+  static_cast<RecordingDevice*>(device)->Enqueue([=] { std::memset(to, 0, bytes); });
+  return absl::OkStatus();
+}
+
+inline constexpr TensorArrayDeviceOps kRecArrayOps{.copy_rows = RecCopyRows, .zero = RecZero};
+
+}  // namespace testing_rec
 
 class RecSessionTest : public ::testing::Test {
  protected:
