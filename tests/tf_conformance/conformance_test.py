@@ -181,6 +181,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_an_lstm_in_a_tf2_while_loop_trains_as_in_tensorflow(self):
         self.run_case("lstm_while_v2")
 
+    def test_a_frozen_keras_lstm_and_gru_model_gives_tensorflows_outputs(self):
+        self.run_case("keras_rnn_frozen")
+
     def test_nan_through_max_min_argmax_and_relu_grads(self):
         self.run_case("nan_rules")
 

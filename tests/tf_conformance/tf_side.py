@@ -477,6 +477,39 @@ def control_flow_v2_cases():
     v1.disable_control_flow_v2()
 
 
+def keras_rnn_cases():
+    """A Keras model (LSTM, GRU, Dense) frozen the TF2 way
+    (convert_variables_to_constants_v2: weights as constants, its While loops
+    over TensorLists lowered by TensorFlow into Enter/Merge/Switch): what
+    people ship as a frozen TF2 graph. Keras needs eager execution, which
+    this process has turned off, so it runs in a child process."""
+    code = """
+import sys, numpy as np, tensorflow as tf, keras
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+out = sys.argv[1]
+keras.utils.set_random_seed(3)
+model = keras.Sequential([keras.Input((7, 3)), keras.layers.LSTM(5, return_sequences=True),
+                          keras.layers.GRU(4), keras.layers.Dense(2)])
+f = tf.function(lambda x: model(x), input_signature=[tf.TensorSpec([2, 7, 3], tf.float32, name="x")])
+frozen = convert_variables_to_constants_v2(f.get_concrete_function())
+with open(out + ".pb", "wb") as fh:
+    fh.write(frozen.graph.as_graph_def().SerializeToString())
+x = np.linspace(-1, 1, 42, dtype=np.float32).reshape(2, 7, 3)
+np.save(out + ".feed.x_0.npy", x)
+np.save(out + ".expected.0.npy", frozen(tf.constant(x))[0].numpy())
+print(frozen.outputs[0].name)
+"""
+    prefix = os.path.join(OUT, "keras_rnn_frozen")
+    done = subprocess.run([sys.executable, "-c", code, prefix], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("freezing the Keras RNN failed:\n" + done.stderr[-3000:])
+    fetch = done.stdout.strip().splitlines()[-1]
+    CASES.append(dict(name="keras_rnn_frozen", graph=prefix + ".pb", fetches=[fetch],
+                      expected=[prefix + ".expected.0.npy"], targets=[], steps=0,
+                      feeds={"x:0": prefix + ".feed.x_0.npy"}, rtol=1e-5, atol=1e-6, init="",
+                      meta_graph="", restore=""))
+
+
 def nan_cases():
     """NaN through the ops whose NaN rules differ between libraries:
     Maximum and Minimum, Max and Min reductions (rows long enough for
@@ -848,6 +881,7 @@ def main():
     wide_and_deep_cases()
     optimizer_op_cases()
     control_flow_v2_cases()
+    keras_rnn_cases()
     nan_cases()
     checkpoint_cases()
     meta_graph_cases()
