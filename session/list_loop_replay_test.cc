@@ -117,24 +117,6 @@ class ListLoopReplayTest : public RecSessionTest {
     g.ToGraphDef(&def);
     return NewRecSession(def, capture);
   }
-
-  struct Fetched {
-    std::vector<std::vector<float>> values;
-    bool replayed = false;
-  };
-  static Fetched Step(Session* s, const Tensor& x, const Tensor& y) {
-    RunMetadata md;
-    absl::StatusOr<std::vector<Tensor>> out =
-        s->Run({{"x", x}, {"y", y}}, {"x_out", "all", "p_out"}, {}, {}, &md);
-    EXPECT_TRUE(out.ok()) << out.status();
-    Fetched f;
-    if (!out.ok()) return f;
-    for (const Tensor& t : *out) {
-      f.values.emplace_back(t.data<float>(), t.data<float>() + t.NumElements());
-    }
-    f.replayed = md.step_replayed;
-    return f;
-  }
 };
 
 TEST_F(ListLoopReplayTest, LoopsOverListsAreRecordedWholeAndReplayRight) {

@@ -159,24 +159,6 @@ class LoopReplayTest : public RecSessionTest {
   static std::vector<float> Values(const Tensor& t) {
     return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
   }
-
-  // One step's fetches (x_out, all, p_out) as vectors, and whether it was
-  // a replay.
-  struct Fetched {
-    std::vector<std::vector<float>> values;
-    bool replayed = false;
-  };
-  static Fetched Step(Session* s, const Tensor& x, const Tensor& y) {
-    RunMetadata md;
-    absl::StatusOr<std::vector<Tensor>> out =
-        s->Run({{"x", x}, {"y", y}}, {"x_out", "all", "p_out"}, {}, {}, &md);
-    EXPECT_TRUE(out.ok()) << out.status();
-    Fetched f;
-    if (!out.ok()) return f;
-    for (const Tensor& t : *out) f.values.push_back(Values(t));
-    f.replayed = md.step_replayed;
-    return f;
-  }
 };
 
 TEST_F(LoopReplayTest, LoopsFixedByTheFeedsShapesAreRecordedWhole) {

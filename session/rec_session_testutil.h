@@ -98,6 +98,27 @@ class RecSessionTest : public ::testing::Test {
     return {std::move(replaying), std::move(plain)};
   }
 
+  // One step of a loop test (session/loop_replay_test,
+  // session/list_loop_replay_test): x and y fed, the fetches (x_out, all,
+  // p_out) as float vectors, and whether it was a replay.
+  struct Fetched {
+    std::vector<std::vector<float>> values;
+    bool replayed = false;
+  };
+  static Fetched Step(Session* s, const Tensor& x, const Tensor& y) {
+    RunMetadata md;
+    absl::StatusOr<std::vector<Tensor>> out =
+        s->Run({{"x", x}, {"y", y}}, {"x_out", "all", "p_out"}, {}, {}, &md);
+    EXPECT_TRUE(out.ok()) << out.status();
+    Fetched f;
+    if (!out.ok()) return f;
+    for (const Tensor& t : *out) {
+      f.values.emplace_back(t.data<float>(), t.data<float>() + t.NumElements());
+    }
+    f.replayed = md.step_replayed;
+    return f;
+  }
+
   static Tensor Floats(const std::vector<float>& v) {
     return Tensor::FromVector<float>(v, TensorShape({static_cast<int64_t>(v.size())}));
   }

@@ -550,6 +550,27 @@ TEST(GpuLoopsTest, AnLstmTrainingStepOnTheGpuCopiesNothingPerIteration) {
   EXPECT_GT(ExpectStatefulKernelsReplayRight(g, &step.devices.gpu), 10); // the arrays' and stacks' ops
 }
 
+// Lowers and inlines `g` as a session does (at least `min_lowered` nodes
+// and calls) and places it over CPU:0 and the stand-in GPU (soft); expects
+// every node on the GPU, and more than `min_loop_edges` loop edges, none
+// joining host and device memory.
+void ExpectLoweredLoopsOnTheGpuWithoutCopies(Graph* g, int min_lowered, int min_loop_edges) {
+  absl::StatusOr<int> lowered = InlineFunctionCalls(g);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_GE(*lowered, min_lowered);
+  CpuAndGpu d;
+  absl::Status placed = PlaceOver(g, &d, /*soft=*/true);
+  ASSERT_TRUE(placed.ok()) << placed;
+  const std::vector<std::string> off = OffTheGpu(*g);
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+  int loop_edges = 0;
+  std::vector<std::string> copies;
+  for (const Edge* e : PerIterationCopies(*g, &loop_edges)) copies.push_back(Describe(e));
+  EXPECT_GT(loop_edges, min_loop_edges);
+  EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
+                              << absl::StrJoin(copies, "\n");
+}
+
 // TensorFlow 2's own RNN step (ops/functional/testdata, written by TF
 // 2.21: TensorArrays as TensorLists in a StatelessWhile, tf.gradients of it
 // a second While with TensorList accumulators) pinned to GPU:0: lowered and
@@ -567,23 +588,11 @@ TEST(GpuLoopsTest, ATensorFlow2LoopOverTensorListsOnTheGpuCopiesNothingPerIterat
   absl::StatusOr<ClientGraph> cg = BuildClientGraph(whole, {"xs:0"}, {"hs:0", "gx:0"}, {});
   ASSERT_TRUE(cg.ok()) << cg.status();
   Graph& g = *cg->graph;
-  absl::StatusOr<int> lowered = InlineFunctionCalls(&g);
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  EXPECT_GE(*lowered, 4);  // two Whiles, their conditions and bodies
-  CpuAndGpu d;
-  absl::Status placed = PlaceOver(&g, &d, /*soft=*/true);
-  ASSERT_TRUE(placed.ok()) << placed;
-  const std::vector<std::string> off = OffTheGpu(g);
-  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+  // Two Whiles, their conditions and bodies.
+  ASSERT_NO_FATAL_FAILURE(ExpectLoweredLoopsOnTheGpuWithoutCopies(&g, 6, 20));
   int list_ops = 0;
   for (const Node* n : g.nodes()) list_ops += absl::StartsWith(n->op(), "TensorList") ? 1 : 0;
   EXPECT_GE(list_ops, 8);
-  int loop_edges = 0;
-  std::vector<std::string> copies;
-  for (const Edge* e : PerIterationCopies(g, &loop_edges)) copies.push_back(Describe(e));
-  EXPECT_GT(loop_edges, 20);
-  EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
-                              << absl::StrJoin(copies, "\n");
 }
 
 // The same kind of loop built in C++ (ops::While over TensorLists) and
@@ -638,19 +647,8 @@ TEST(GpuLoopsTest, AFunctionalLoopOverTensorListsTrainsOnTheGpuWithoutCopies) {
   absl::StatusOr<ClientGraph> cg =
       BuildClientGraph(*root.graph(), {"xs:0"}, {"loss:0"}, {(*train)->name()});
   ASSERT_TRUE(cg.ok()) << cg.status();
-  Graph& g = *cg->graph;
-  ASSERT_TRUE(InlineFunctionCalls(&g).ok());
-  CpuAndGpu d;
-  absl::Status placed = PlaceOver(&g, &d, /*soft=*/true);
-  ASSERT_TRUE(placed.ok()) << placed;
-  const std::vector<std::string> off = OffTheGpu(g);
-  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
-  int loop_edges = 0;
-  std::vector<std::string> copies;
-  for (const Edge* e : PerIterationCopies(g, &loop_edges)) copies.push_back(Describe(e));
-  EXPECT_GT(loop_edges, 20);
-  EXPECT_TRUE(copies.empty()) << copies.size() << " copies per iteration:\n"
-                              << absl::StrJoin(copies, "\n");
+  // AddGradients lowered the loop already (it was on the differentiated path).
+  ASSERT_NO_FATAL_FAILURE(ExpectLoweredLoopsOnTheGpuWithoutCopies(cg->graph.get(), 0, 20));
 }
 
 // With a fed sequence_length (dynamic_rnn's Assert of its shape, its Min
