@@ -162,8 +162,16 @@ absl::StatusOr<std::vector<Node*>> Inline(Graph* graph, Node* call,
     renamed[n.name()] = graph->NewName(prefix + n.name());
   }
 
+  // A bypassed call (made by a lowering) leaves no Identity per argument:
+  // the body reads the call's inputs directly (one node less per argument
+  // and iteration in a lowered loop).
+  absl::StatusOr<bool> bypass = call->GetAttr<bool>(kBypassedCallAttr);
+  const bool bypassed = bypass.ok() && *bypass;
   std::vector<Node*> added;
   absl::flat_hash_map<std::string, Node*> node_of;  // body name -> new node
+  // Bypassed: arg name -> the call's input (node, output), which outlives
+  // the call's edges.
+  absl::flat_hash_map<std::string, std::pair<Node*, int>> arg_input;
   std::vector<Node*> arg_identities(inst.arg_types.size(), nullptr);
   std::vector<std::pair<const NodeDef*, Node*>> body;  // body nodes to connect
   std::vector<std::string> ret_inputs(inst.ret_types.size());
@@ -178,6 +186,10 @@ absl::StatusOr<std::vector<Node*>> Inline(Graph* graph, Node* call,
     def.set_device(n.device().empty() ? device : n.device());
     if (n.op() == kFunctionArgOp) {
       ASSIGN_OR_RETURN(int64_t index, GetAttr<int64_t>(n.attr(), "index"));
+      if (bypassed) {
+        arg_input[n.name()] = {data_in[index]->src, data_in[index]->src_output};
+        continue;
+      }
       def.set_op("Identity");
       (*def.mutable_attr())["T"] = MakeAttr(inst.arg_types[index]);
       ASSIGN_OR_RETURN(Node * id, graph->AddNode(std::move(def)));
@@ -210,6 +222,10 @@ absl::StatusOr<std::vector<Node*>> Inline(Graph* graph, Node* call,
 
   auto resolve = [&](const std::string& input) -> absl::StatusOr<std::pair<Node*, int>> {
     ASSIGN_OR_RETURN(TensorId id, ParseTensorName(input));
+    if (auto arg = arg_input.find(id.node); arg != arg_input.end()) {
+      const auto& [src, output] = arg->second;
+      return std::make_pair(src, id.index == Edge::kControlSlot ? Edge::kControlSlot : output);
+    }
     auto it = node_of.find(id.node);
     if (it == node_of.end()) {
       return absl::InternalError(absl::StrCat("instantiated input '", input, "' names nothing"));
@@ -233,18 +249,28 @@ absl::StatusOr<std::vector<Node*>> Inline(Graph* graph, Node* call,
   }
   // The arguments, after the call's inputs and control inputs.
   for (size_t i = 0; i < arg_identities.size(); ++i) {
+    if (arg_identities[i] == nullptr) continue;  // bypassed
     const Edge* e = data_in[i];
     RETURN_IF_ERROR(graph->AddEdge(e->src, e->src_output, arg_identities[i], 0));
     for (Node* c : control_in) graph->AddControlEdge(c, arg_identities[i]);
   }
-  if (!roots.empty() && (!arg_identities.empty() || !control_in.empty())) {
+  // A bypassed call's roots wait for its control inputs (a lowering always
+  // gives it one: the pivot, or the loop's first value), else its inputs.
+  std::vector<Node*> gated_by;
+  for (Node* a : arg_identities) {
+    if (a != nullptr) gated_by.push_back(a);
+  }
+  if (bypassed && control_in.empty()) {
+    for (const Edge* e : data_in) gated_by.push_back(e->src);
+  }
+  if (!roots.empty() && (!gated_by.empty() || !control_in.empty())) {
     NodeDef def;
     def.set_name(graph->NewName(prefix + "input_control_node"));
     def.set_op("NoOp");
     def.set_device(device);
     ASSIGN_OR_RETURN(Node * gate, graph->AddNode(std::move(def)));
     added.push_back(gate);
-    for (Node* a : arg_identities) graph->AddControlEdge(a, gate);
+    for (Node* a : gated_by) graph->AddControlEdge(a, gate);
     for (Node* c : control_in) graph->AddControlEdge(c, gate);
     for (Node* r : roots) graph->AddControlEdge(gate, r);
   }
@@ -275,8 +301,6 @@ absl::StatusOr<std::vector<Node*>> Inline(Graph* graph, Node* call,
     if (n->out_edges().empty()) graph->AddControlEdge(n, call);
   }
 
-  absl::StatusOr<bool> bypass = call->GetAttr<bool>(kBypassedCallAttr);
-  const bool bypassed = bypass.ok() && *bypass;
   if (bypassed) RETURN_IF_ERROR(Bypass(graph, call, &added));
   absl::flat_hash_set<const Node*> is_new(added.begin(), added.end());
   if (!bypassed) is_new.insert(call);
