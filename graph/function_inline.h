@@ -27,7 +27,9 @@
 //     makes such calls: nothing else holds them): it is removed, its
 //     consumers read the function's results directly and what waited for
 //     it waits for everything the gathering would have (no IdentityN sits
-//     between a loop's condition and its LoopCond).
+//     between a loop's condition and its LoopCond); its body reads the
+//     call's inputs directly (no Identity per argument), and the body's
+//     nodes without inputs wait for the call's control inputs.
 // The registry needs Identity, IdentityN and NoOp (ops/array).
 //
 // InlineFunctionCalls also lowers the nodes whose op has a lowering
