@@ -10,30 +10,6 @@
 namespace sluice {
 namespace {
 
-template <typename T>
-void AddInto(const Tensor& from, Tensor* to) {
-  absl::Span<T> dst = to->flat<T>();
-  absl::Span<const T> src = from.flat<T>();
-  for (size_t i = 0; i < dst.size(); ++i) dst[i] += src[i];
-}
-
-// The sum of two same-shaped tensors, in a new buffer (the stored one may
-// be shared with a reader).
-absl::StatusOr<Tensor> Sum(const Tensor& a, const Tensor& b) {
-  Tensor out(a.dtype(), a.shape());
-  CopyRows(a, 0, &out, 0, 1, a.NumElements());
-  switch (a.dtype()) {
-    case DT_FLOAT: AddInto<float>(b, &out); break;
-    case DT_DOUBLE: AddInto<double>(b, &out); break;
-    case DT_INT32: AddInto<int32_t>(b, &out); break;
-    case DT_INT64: AddInto<int64_t>(b, &out); break;
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("TensorArray: adding gradients of ", DataTypeName(a.dtype())));
-  }
-  return out;
-}
-
 Tensor Zeros(DataType dtype, const TensorShape& shape) {
   Tensor t(dtype, shape);
   if (!HoldsStrings(dtype) && t.NumElements() > 0) {
@@ -42,7 +18,28 @@ Tensor Zeros(DataType dtype, const TensorShape& shape) {
   return t;
 }
 
+template <typename T>
+void AddInto(const Tensor& from, Tensor* to) {
+  absl::Span<T> dst = to->flat<T>();
+  absl::Span<const T> src = from.flat<T>();
+  for (size_t i = 0; i < dst.size(); ++i) dst[i] += src[i];
+}
+
 }  // namespace
+
+absl::StatusOr<Tensor> SumOnHost(const Tensor& a, const Tensor& b, absl::string_view what) {
+  Tensor out(a.dtype(), a.shape());
+  CopyRows(a, 0, &out, 0, 1, a.NumElements());
+  switch (a.dtype()) {
+    case DT_FLOAT: AddInto<float>(b, &out); break;
+    case DT_DOUBLE: AddInto<double>(b, &out); break;
+    case DT_INT32: AddInto<int32_t>(b, &out); break;
+    case DT_INT64: AddInto<int64_t>(b, &out); break;
+    default:
+      return absl::UnimplementedError(absl::StrCat(what, DataTypeName(a.dtype())));
+  }
+  return out;
+}
 
 void CopyRows(const Tensor& src, int64_t src_row, Tensor* dst, int64_t dst_row, int64_t rows,
               int64_t row_elements) {
@@ -199,7 +196,7 @@ absl::StatusOr<Tensor> TensorArray::ReadLocked(int64_t index) {
 
 absl::StatusOr<Tensor> TensorArray::AddWrites(const Tensor& a, const Tensor& b) const {
   const TensorArrayDeviceOps* ops = options_.device_ops;
-  if (ops == nullptr) return Sum(a, b);
+  if (ops == nullptr) return SumOnHost(a, b, "TensorArray: adding gradients of ");
   if (ops->add == nullptr) {
     return absl::UnimplementedError(absl::StrCat("Could not add two writes to one index of ",
                                                  DebugString(), ": ", options_.device->name(),

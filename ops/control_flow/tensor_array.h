@@ -27,6 +27,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "runtime/resource_mgr.h"
@@ -124,9 +125,14 @@ class TensorArray : public ResourceBase {
 };
 
 // Copies `rows` rows of `row_elements` elements each from src (starting at
-// row src_row) into dst (at row dst_row); numeric and string dtypes.
+// row src_row) into dst (at row dst_row); numeric, string and variant dtypes.
 void CopyRows(const Tensor& src, int64_t src_row, Tensor* dst, int64_t dst_row, int64_t rows,
               int64_t row_elements);
+
+// a + b (one dtype and shape, host memory) in a new buffer (the stored one
+// may be shared with a reader): how two gradients of one element add.
+// Float, double, int32 and int64; Unimplemented "<what><dtype>" otherwise.
+absl::StatusOr<Tensor> SumOnHost(const Tensor& a, const Tensor& b, absl::string_view what);
 
 }  // namespace sluice
 

@@ -22,10 +22,6 @@ DataType ElementType(const Node& node) {
   return t.ok() ? *t : DT_INVALID;
 }
 
-Output IntConst(const Scope& s, std::vector<int32_t> values) { return ops::Const(s, values); }
-
-Output ScalarIntConst(const Scope& s, int32_t value) { return ops::Const(s, value); }
-
 // The shape of `x` (int32).
 Output ShapeOf(const Scope& s, const Output& x) {
   return s.Op("Shape").Input(x).Attr("out_type", DT_INT32).Finalize1();
@@ -33,7 +29,7 @@ Output ShapeOf(const Scope& s, const Output& x) {
 
 // The shape of one row of `x` (its shape less the first dimension).
 Output RowShapeOf(const Scope& s, const Output& x) {
-  return s.Op("Slice").Input(ShapeOf(s, x)).Input(IntConst(s, {1})).Input(IntConst(s, {-1}))
+  return s.Op("Slice").Input(ShapeOf(s, x)).Input(ops::Const(s, std::vector<int32_t>{1})).Input(ops::Const(s, std::vector<int32_t>{-1}))
       .Finalize1();
 }
 
@@ -69,7 +65,7 @@ GradResult PopBackGrad(const Scope& s, const Node& node, absl::Span<const Output
   if (!dlist.valid()) {
     Output shape = s.Op("TensorListElementShape").Input(OutputOf(node, 0))
                        .Attr("shape_type", DT_INT32).Finalize1();
-    dlist = s.Op("EmptyTensorList").Input(shape).Input(ScalarIntConst(s, -1))
+    dlist = s.Op("EmptyTensorList").Input(shape).Input(ops::Const(s, int32_t{-1}))
                 .Attr("element_dtype", dtype).Finalize1();
   }
   Output dvalue = dy[1].valid() ? dy[1] : s.Op("ZerosLike").Input(OutputOf(node, 1)).Finalize1();

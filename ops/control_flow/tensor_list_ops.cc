@@ -36,13 +36,6 @@ absl::StatusOr<int64_t> ScalarIndex(const Tensor& t, absl::string_view op, absl:
   return int64_t{t.data<int32_t>()[0]};
 }
 
-template <typename T>
-void AddInto(const Tensor& from, Tensor* to) {
-  T* dst = to->data<T>();
-  const T* src = from.data<T>();
-  for (int64_t i = 0; i < to->NumElements(); ++i) dst[i] += src[i];
-}
-
 // A list kernel. Elements live in the memory of the kernel's device: the
 // host's, or a device's whose bytes `device_ops` moves and clears (a GPU's;
 // the lists themselves, shapes and indices stay in host memory).
@@ -203,25 +196,14 @@ class ListKernel : public OpKernel {
           op_, ": adding an element in ", a.on_device() ? "device" : "host",
           " memory to one in ", b.on_device() ? "device" : "host", " memory"));
     }
-    const bool device = device_ops_ != nullptr && a.on_device();
-    ASSIGN_OR_RETURN(Tensor sum, NewTensor(ctx, a.dtype(), a.shape(), device));
-    if (device) {
-      if (device_ops_->add == nullptr) {
-        return absl::UnimplementedError(absl::StrCat(op_, ": adding lists on ", ctx->device()->name()));
-      }
-      RETURN_IF_ERROR(device_ops_->add(ctx->device(), a, b, &sum));
-      return sum;
+    if (device_ops_ == nullptr || !a.on_device()) {
+      return SumOnHost(a, b, absl::StrCat(op_, ": adding lists of "));
     }
-    CopyRows(a, 0, &sum, 0, 1, a.NumElements());
-    switch (a.dtype()) {
-      case DT_FLOAT: AddInto<float>(b, &sum); break;
-      case DT_DOUBLE: AddInto<double>(b, &sum); break;
-      case DT_INT32: AddInto<int32_t>(b, &sum); break;
-      case DT_INT64: AddInto<int64_t>(b, &sum); break;
-      default:
-        return absl::UnimplementedError(
-            absl::StrCat(op_, ": adding lists of ", DataTypeName(a.dtype())));
+    if (device_ops_->add == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(op_, ": adding lists on ", ctx->device()->name()));
     }
+    ASSIGN_OR_RETURN(Tensor sum, NewTensor(ctx, a.dtype(), a.shape(), /*device=*/true));
+    RETURN_IF_ERROR(device_ops_->add(ctx->device(), a, b, &sum));
     return sum;
   }
 

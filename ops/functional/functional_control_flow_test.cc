@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <map>
-#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "base/status_macros.h"
 #include "builtin_session.h"
 #include "graph/function_builder.h"
+#include "graph/algorithm.h"
 #include "graph/function_inline.h"
 #include "graph/gradients.h"
 #include "graph/graph_def_io.h"
@@ -63,17 +63,8 @@ std::map<std::string, int> LoweredOps(const Graph& g) {
 }
 
 // Whether a path of edges (data or control) leads from `from` to `to`.
-bool Reaches(const Node* from, const Node* to) {
-  std::vector<const Node*> stack = {from};
-  std::set<const Node*> seen;
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (n == to) return true;
-    if (!seen.insert(n).second) continue;
-    for (const Edge* e : n->out_edges()) stack.push_back(e->dst);
-  }
-  return false;
+bool Reaches(const Graph& g, const Node* from, const Node* to) {
+  return ReachableBackward(g, {const_cast<Node*>(to)})[from->id()];
 }
 
 // y = x > 0 ? x * x : -x, and a side effect in the true branch only.
@@ -328,7 +319,8 @@ TEST(FunctionalControlFlowTest, NestedInsideFunctionsAndGatedByControlInputs) {
     for (const Node* n : lowered.nodes()) {
       if (n->op() != "Enter") continue;
       ++enters;
-      EXPECT_TRUE(Reaches(lowered.FindNode("bump"), n)) << n->name() << " does not wait for bump";
+      EXPECT_TRUE(Reaches(lowered, lowered.FindNode("bump"), n))
+          << n->name() << " does not wait for bump";
     }
     EXPECT_GE(enters, 2);
   }
@@ -378,7 +370,7 @@ TEST(FunctionalControlFlowTest, ABodysSideEffectsFinishBeforeTheNextIteration) {
     for (const Node* n : lowered.nodes()) {
       if (n->op() != "NextIteration") continue;
       ++next;
-      EXPECT_TRUE(Reaches(write, n)) << n->name() << " does not wait for the write";
+      EXPECT_TRUE(Reaches(lowered, write, n)) << n->name() << " does not wait for the write";
     }
     EXPECT_EQ(next, 2);
   }
