@@ -311,8 +311,9 @@ absl::StatusOr<std::vector<Node*>> LowerWhile(Graph* graph, Node* node) {
   // What the condition and the body do besides their results (a variable
   // written, a control output) finishes before the iteration's LoopCond and
   // NextIterations: once the calls are bypassed, those wait for it.
-  for (Node* n : graph->nodes()) {
-    if (n->id() < l.first_id) continue;
+  for (int id = l.first_id; id < graph->num_node_ids(); ++id) {
+    Node* n = graph->node(id);
+    if (n == nullptr) continue;
     if (n->control_flow() == ControlFlowRole::kLoopCond && cond_call != nullptr) {
       graph->AddControlEdge(cond_call, n);
     } else if (n->control_flow() == ControlFlowRole::kNextIteration && body_call != nullptr) {
