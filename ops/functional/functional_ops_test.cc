@@ -403,11 +403,13 @@ TEST(FunctionalOpsTest, GradientDefOverridesTheBody) {
 }
 
 // Graphs TensorFlow 2.21 wrote (testdata/make_fixtures.py), run with the
-// feeds it used; every fetch must match TensorFlow's values.
-void CheckTensorFlowCase(const std::string& name) {
+// feeds it used; every fetch must match TensorFlow's values within
+// `tolerance`. The graph is <name>.pbtxt, or <name>.pb for larger ones.
+void CheckTensorFlowCase(const std::string& name, float tolerance = 1e-5f) {
   SCOPED_TRACE(name);
   const std::string base = "ops/functional/testdata/" + name;
-  absl::StatusOr<GraphDef> def = ReadGraphDefFile(base + ".pbtxt");
+  const bool binary = std::ifstream(base + ".pb").good();
+  absl::StatusOr<GraphDef> def = ReadGraphDefFile(base + (binary ? ".pb" : ".pbtxt"));
   ASSERT_TRUE(def.ok()) << def.status();
   Graph g(BuiltinOps());
   absl::Status s = ImportGraphDef(*def, &g);
@@ -451,7 +453,7 @@ void CheckTensorFlowCase(const std::string& name) {
     std::vector<float> got = Values((*out)[i]);
     ASSERT_EQ(got.size(), want[i].size()) << fetches[i];
     for (size_t k = 0; k < got.size(); ++k) {
-      EXPECT_NEAR(got[k], want[i][k], 1e-5) << fetches[i] << "[" << k << "]";
+      EXPECT_NEAR(got[k], want[i][k], tolerance) << fetches[i] << "[" << k << "]";
     }
   }
 }
@@ -475,6 +477,14 @@ TEST(FunctionalOpsTest, TensorFlowWrittenFunctionalControlFlow) {
 // tf.gradients of it: a second While with TensorList accumulators.
 TEST(FunctionalOpsTest, TensorFlowWrittenLoopOverTensorListsAndItsGradient) {
   CheckTensorFlowCase("control_flow_v2_grad");
+}
+
+// A Keras 3 model's training step as TF2 traces it (LSTM, GRU and Dense
+// layers called with their weights as arguments; GradientTape's gradient):
+// six StatelessWhiles, the gradient loops popping TensorList accumulators.
+// The loss and all eight weight gradients match TensorFlow's.
+TEST(FunctionalOpsTest, TensorFlowWrittenKerasLstmGruTrainingStep) {
+  CheckTensorFlowCase("keras_rnn_grad", 1e-5f);
 }
 
 }  // namespace

@@ -595,6 +595,29 @@ TEST(GpuLoopsTest, ATensorFlow2LoopOverTensorListsOnTheGpuCopiesNothingPerIterat
   EXPECT_GE(list_ops, 8);
 }
 
+// A Keras 3 model's training step as TensorFlow 2.21 traces it (LSTM, GRU,
+// Dense; GradientTape: a gradient StatelessWhile per layer popping
+// TensorList accumulators; Split, StridedSlice(Grad), BiasAddGrad, the
+// activations' gradients) pinned to GPU:0: every node has a GPU kernel and
+// nothing crosses between host and device memory inside the loops.
+TEST(GpuLoopsTest, AKerasLstmGruTrainingStepPlacesOnTheGpuWithoutCopies) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  absl::StatusOr<GraphDef> def =
+      ReadGraphDefFile(gpu_test::TestDataPath("ops/functional/testdata/keras_rnn_grad.pb"));
+  ASSERT_TRUE(def.ok()) << def.status();
+  for (tensorflow::NodeDef& n : *def->mutable_node()) n.set_device(kGpu0);
+  Graph whole(BuiltinOps());
+  ASSERT_TRUE(ImportGraphDef(*def, &whole).ok());
+  std::vector<std::string> feeds = {"x:0", "y:0"};
+  for (int i = 0; i < 8; ++i) feeds.push_back(absl::StrCat("w_", i, ":0"));
+  std::vector<std::string> fetches = {"Identity:0"};
+  for (int i = 1; i <= 8; ++i) fetches.push_back(absl::StrCat("Identity_", i, ":0"));
+  absl::StatusOr<ClientGraph> cg = BuildClientGraph(whole, feeds, fetches, {});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  // Two layers: two forward and two gradient Whiles, with their conditions and bodies.
+  ASSERT_NO_FATAL_FAILURE(ExpectLoweredLoopsOnTheGpuWithoutCopies(cg->graph.get(), 12, 100));
+}
+
 // The same kind of loop built in C++ (ops::While over TensorLists) and
 // trained with Adam: Sluice's own loop gradient (a backward loop whose
 // stacks hold the forward lists, in host memory) places wholly on the GPU

@@ -1090,72 +1090,104 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
   EXPECT_TRUE(copied.empty()) << "inputs copied inside the loops:" << list;
 }
 
-// TensorFlow 2's own RNN step (ops/functional/testdata/control_flow_v2_grad,
-// written by TF 2.21: TensorArrays as TensorLists in a StatelessWhile;
-// tf.gradients of it a second While whose accumulators are TensorLists)
-// pinned to GPU:0 gives TensorFlow's values (its CPU's, within 1e-4); the
-// loops are lowered as a session lowers them and run on the GPU, from the
-// third run on as a replay of one recording, and no node of either loop has
-// an input copied between host and device memory.
-TEST_F(GpuGraphTest, TensorFlow2RnnOverTensorListsGivesTensorFlowsValuesWithoutCopies) {
-  const std::string base = "ops/functional/testdata/control_flow_v2_grad";
-  absl::StatusOr<GraphDef> def = ReadGraphDefFile(TestDataPath(base + ".pbtxt"));
+// A graph TensorFlow 2.21 wrote (ops/functional/testdata/`name`.pbtxt or
+// .pb, with its loops as StatelessWhiles over TensorLists) pinned to GPU:0
+// gives TensorFlow's values (its CPU's, within `tolerance`) for the feeds
+// and fetches in `name`.expected.txt; the loops are lowered as a session
+// lowers them and run on the GPU, from the third run on as a replay of one
+// recording, and no node of a loop has an input copied between host and
+// device memory. Returns the number of loop nodes the traced run ran.
+void ExpectTensorFlowLoopsOnTheGpu(const std::string& name, double tolerance,
+                                   int* loop_nodes_run) {
+  const std::string base = "ops/functional/testdata/" + name;
+  const std::string pb = TestDataPath(base + ".pb");
+  absl::StatusOr<GraphDef> def =
+      ReadGraphDefFile(std::ifstream(pb).good() ? pb : TestDataPath(base + ".pbtxt"));
   ASSERT_TRUE(def.ok()) << def.status();
   for (tensorflow::NodeDef& n : *def->mutable_node()) n.set_device(kGpu0);
   Graph g(BuiltinOps());
   ASSERT_TRUE(ImportGraphDef(*def, &g).ok());
-  // TensorFlow's feed and values: "feed xs:0 v...", "fetch hs:0 v...".
+  // TensorFlow's feeds and values: "feed x:0 v...", "fetch y:0 v...", in order.
   std::ifstream expected(TestDataPath(base + ".expected.txt"));
   ASSERT_TRUE(expected.good());
-  std::map<std::string, std::vector<float>> values;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> fetches;
+  std::vector<std::vector<float>> want;
   for (std::string line; std::getline(expected, line);) {
     std::istringstream in(line);
-    std::string kind, name;
-    in >> kind >> name;
-    for (float v; in >> v;) values[name].push_back(v);
+    std::string kind, tensor;
+    in >> kind >> tensor;
+    std::vector<float> values;
+    for (float v; in >> v;) values.push_back(v);
+    if (kind == "feed") {
+      const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
+      ASSERT_NE(n, nullptr) << tensor;
+      absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
+      ASSERT_TRUE(shape.ok() && shape->IsFullyDefined()) << tensor;
+      feeds.emplace_back(tensor, Tensor::FromVector<float>(values, *shape));
+    } else if (kind == "fetch") {
+      fetches.push_back(tensor);
+      want.push_back(values);
+    }
   }
-  const Tensor xs = Tensor::FromVector<float>(values["xs:0"], TensorShape({4, 2, 3}));
+  ASSERT_FALSE(fetches.empty());
   absl::StatusOr<std::unique_ptr<TestSession>> gpu =
       TestSession::Create(Scope::NewRootScope(&g), TestSessionOptions(1));
   ASSERT_TRUE(gpu.ok()) << gpu.status();
   int replayed = 0;
   for (int run = 0; run < 5; ++run) {
-    absl::StatusOr<std::vector<Tensor>> out = (*gpu)->Run({{"xs:0", xs}}, {"hs:0", "gx:0"}, {});
+    absl::StatusOr<std::vector<Tensor>> out = (*gpu)->Run(feeds, fetches, {});
     ASSERT_TRUE(out.ok()) << "run " << run << ": " << out.status();
     replayed += (*gpu)->replayed() ? 1 : 0;
-    const std::vector<std::string> names = {"hs:0", "gx:0"};
-    for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t i = 0; i < fetches.size(); ++i) {
       const std::vector<double> got = ToDoubles((*out)[i]);
-      const std::vector<float>& want = values[names[i]];
-      ASSERT_EQ(got.size(), want.size()) << names[i];
+      ASSERT_EQ(got.size(), want[i].size()) << fetches[i];
       for (size_t k = 0; k < got.size(); ++k) {
-        EXPECT_NEAR(got[k], want[k], 1e-4) << names[i] << "[" << k << "], run " << run;
+        EXPECT_NEAR(got[k], want[i][k], tolerance) << fetches[i] << "[" << k << "], run " << run;
       }
     }
   }
   if (!DryRunOnCpu()) {
     EXPECT_EQ(replayed, 3) << "runs replayed (SLUICE_LOG_STEP_CAPTURE=1 says why not)";
   }
-  EXPECT_TRUE((*gpu)->PlacedOn("while/loop/body/TensorArrayV2Read/TensorListGetItem", kGpu0));
-  EXPECT_TRUE((*gpu)->PlacedOn("while/loop/LoopCond", kGpu0));
+  EXPECT_TRUE((*gpu)->PlacedOn(fetches.back().substr(0, fetches.back().find(':')), kGpu0));
 
   RunOptions trace;
   trace.trace = true;
   RunMetadata metadata;
   absl::StatusOr<std::vector<Tensor>> traced =
-      (*gpu)->session()->Run({{"xs:0", xs}}, {"gx:0"}, {}, trace, &metadata);
+      (*gpu)->session()->Run(feeds, fetches, {}, trace, &metadata);
   ASSERT_TRUE(traced.ok()) << traced.status();
-  int loop_nodes_run = 0;
+  *loop_nodes_run = 0;
   std::map<std::string, int> copied;
   for (const NodeExecStats& n : metadata.step_stats.nodes) {
     if (!absl::StrContains(n.node_name, "while")) continue;
-    ++loop_nodes_run;
+    ++*loop_nodes_run;
     if (n.input_copies > 0) copied[n.node_name] += n.input_copies;
   }
   std::string list;
   for (const auto& [node, count] : copied) absl::StrAppend(&list, "\n  ", node, ": ", count);
-  EXPECT_GT(loop_nodes_run, 4 * 20);  // both loops ran every iteration
   EXPECT_TRUE(copied.empty()) << "inputs copied inside the loops:" << list;
+}
+
+// TensorFlow 2's own RNN step (control_flow_v2_grad: TensorArrays as
+// TensorLists in a StatelessWhile; tf.gradients of it a second While whose
+// accumulators are TensorLists) on GPU:0.
+TEST_F(GpuGraphTest, TensorFlow2RnnOverTensorListsGivesTensorFlowsValuesWithoutCopies) {
+  int loop_nodes_run = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectTensorFlowLoopsOnTheGpu("control_flow_v2_grad", 1e-4, &loop_nodes_run));
+  EXPECT_GT(loop_nodes_run, 4 * 20);  // both loops ran every iteration
+}
+
+// A Keras 3 model's training step as TF2 traces it (keras_rnn_grad: LSTM,
+// GRU and Dense layers, GradientTape; four loops over six time steps): the
+// loss and the eight weight gradients on GPU:0.
+TEST_F(GpuGraphTest, KerasLstmGruTrainingStepGivesTensorFlowsGradientsWithoutCopies) {
+  int loop_nodes_run = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectTensorFlowLoopsOnTheGpu("keras_rnn_grad", 1e-4, &loop_nodes_run));
+  EXPECT_GT(loop_nodes_run, 4 * 6 * 20);  // four loops ran every iteration
 }
 
 // The same step with a fed sequence_length: past its length a sequence's

@@ -16,10 +16,14 @@ v1 = tf.compat.v1
 OUT = sys.argv[1]
 
 
-def save(name, graph, feeds, fetches, values, first_run=()):
-    with open(os.path.join(OUT, name + ".pbtxt"), "w") as f:
-        f.write("# Written by make_fixtures.py with TensorFlow %s.\n" % tf.__version__)
-        f.write(str(graph.as_graph_def()))
+def save(name, graph, feeds, fetches, values, first_run=(), binary=False):
+    if binary:  # larger graphs: <name>.pb
+        with open(os.path.join(OUT, name + ".pb"), "wb") as f:
+            f.write(graph.as_graph_def().SerializeToString())
+    else:
+        with open(os.path.join(OUT, name + ".pbtxt"), "w") as f:
+            f.write("# Written by make_fixtures.py with TensorFlow %s.\n" % tf.__version__)
+            f.write(str(graph.as_graph_def()))
     with open(os.path.join(OUT, name + ".expected.txt"), "w") as f:
         for target in first_run:
             f.write("run %s\n" % target)
@@ -155,8 +159,47 @@ def control_flow_v2_grad():
     v1.disable_control_flow_v2()
 
 
+def keras_rnn_grad():
+    # A training step of a Keras 3 model (LSTM, GRU, Dense) as TF2 traces it:
+    # the weights are the tf.function's arguments (Model.stateless_call),
+    # and GradientTape's gradient of the mean squared error is a second
+    # StatelessWhile per layer, over TensorList accumulators. Keras picks its
+    # own loop (not cuDNN's) on a CPU, which is the graph TensorFlow runs
+    # everywhere without cuDNN. Fetches: the loss, then d loss / d w_i.
+    import keras
+    keras.utils.set_random_seed(1)
+    inp = keras.Input((6, 3), batch_size=4)
+    h = keras.layers.LSTM(8, return_sequences=True)(inp)
+    h = keras.layers.GRU(5)(h)
+    model = keras.Model(inp, keras.layers.Dense(2)(h))
+    weights = [v.value for v in model.trainable_variables]
+    fixed = [v.value for v in model.non_trainable_variables]
+    specs = [tf.TensorSpec([4, 6, 3]), tf.TensorSpec([4, 2])]
+    specs += [tf.TensorSpec(w.shape, tf.float32) for w in weights]
+
+    @tf.function(input_signature=specs)
+    def step(x, y, *w):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            p, _ = model.stateless_call(list(w), fixed, x, training=True)
+            loss = tf.reduce_mean(tf.square(p - y))
+        return [loss] + list(tape.gradient(loss, w))
+
+    rng = np.random.RandomState(3)
+    x = rng.randn(4, 6, 3).astype(np.float32)
+    y = rng.randn(4, 2).astype(np.float32)
+    w = [np.asarray(v) for v in weights]
+    values = [np.asarray(v) for v in step(x, y, *w)]
+    cf = step.get_concrete_function()
+    feeds = {"x:0": x, "y:0": y}
+    feeds.update({"w_%d:0" % i: v for i, v in enumerate(w)})
+    fetches = [t.name for t in cf.outputs]
+    save("keras_rnn_grad", cf.graph, feeds, fetches, values, binary=True)
+
+
 os.makedirs(OUT, exist_ok=True)
 tf_function_with_gradient()
 defun_call()
 control_flow_v2()
 control_flow_v2_grad()
+keras_rnn_grad()
