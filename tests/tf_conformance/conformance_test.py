@@ -228,7 +228,8 @@ class TensorFlowConformanceTest(unittest.TestCase):
         sm = self.manifest["saved_models"][name]
         out = os.path.join(self.dir, name + ".sluice_sm")
         done = subprocess.run([runfile("tools/runner"), "--saved_model=" + sm["dir"],
-                               "--input=images=" + os.path.join(self.dir, "sm_images.npy"),
+                               "--input=%s=%s" % (sm.get("input_key", "images"),
+                                                  os.path.join(self.dir, "sm_images.npy")),
                                "--out_dir=" + out], capture_output=True, text=True, timeout=120)
         self.assertEqual(done.returncode, 0, "%s: runner failed:\n%s" % (name, done.stderr[-3000:]))
         for key, path in sm["expected"].items():
@@ -249,6 +250,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
 
     def test_sluice_serves_a_tf2_saved_model_that_loops_and_branches(self):
         self.run_saved_model("tf2_loop")
+
+    def test_sluice_serves_a_keras_model_saved_by_tf_saved_model_save(self):
+        self.run_saved_model("keras")
 
     def test_tensorflow_serves_a_saved_model_sluice_wrote(self):
         self.check_sluice_saved_model("sluice_sm")

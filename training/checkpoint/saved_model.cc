@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -11,6 +12,7 @@
 #include "graph/text_proto.h"
 #include "runtime/atomic_file.h"
 #include "session/direct_session.h"
+#include "training/checkpoint/object_graph.h"
 
 namespace sluice {
 namespace {
@@ -84,6 +86,17 @@ std::vector<std::string> MainOp(const MetaGraphDef& meta) {
   return {};
 }
 
+// Adds to `graph` the restore of the variables its calls capture, from the
+// checkpoint at `prefix` (nothing for a checkpoint without an object graph).
+absl::StatusOr<CapturedVariableRestore> AddCapturedVariables(
+    const ::tensorflow::SavedObjectGraph& objects, const std::string& prefix, GraphDef* graph) {
+  ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> checkpoint, BundleReader::Open(prefix));
+  absl::StatusOr<::tensorflow::TrackableObjectGraph> saved = ReadCheckpointObjectGraph(*checkpoint);
+  if (absl::IsNotFound(saved.status())) return CapturedVariableRestore();
+  RETURN_IF_ERROR(saved.status());
+  return AddCapturedVariableRestore(objects, *saved, graph);
+}
+
 ::tensorflow::TensorInfo InfoOf(const Output& o) {
   ::tensorflow::TensorInfo info;
   info.set_name(o.name());
@@ -117,14 +130,40 @@ absl::StatusOr<SavedModelBundle> LoadSavedModel(const SessionConfig& config, con
                                             there.empty() ? "none" : absl::StrJoin(there, ", ")));
   }
   const MetaGraphDef& meta = bundle.meta_graph;
-  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(config, meta.graph_def());
+  const std::string variables = absl::StrCat(dir, "/variables/variables");
+  const bool has_variables = std::filesystem::exists(variables + ".index");
+  // TF2: the variables the signatures' functions capture, bound through
+  // the object graph (training/checkpoint/object_graph.h).
+  CapturedVariableRestore captured;
+  std::optional<GraphDef> with_captures;
+  if (meta.has_object_graph_def() && has_variables) {
+    with_captures = meta.graph_def();
+    absl::StatusOr<CapturedVariableRestore> added =
+        AddCapturedVariables(meta.object_graph_def(), variables, &*with_captures);
+    if (!added.ok()) {
+      return AddContext(added.status(),
+                        absl::StrCat("binding the variables of the SavedModel in '", dir, "'"));
+    }
+    captured = *std::move(added);
+  }
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      NewSession(config, with_captures ? *with_captures : meta.graph_def());
   if (!session.ok()) {
     return AddContext(session.status(), absl::StrCat("loading the SavedModel in '", dir, "'"));
   }
   bundle.session = *std::move(session);
   const std::vector<std::pair<std::string, Tensor>> assets = AssetFeeds(dir, meta);
-  const std::string variables = absl::StrCat(dir, "/variables/variables");
-  if (meta.has_saver_def() && std::filesystem::exists(variables + ".index")) {
+  if (captured.variables > 0) {
+    absl::Status s = bundle.session
+                         ->Run({{captured.prefix_tensor, Tensor::Scalar<std::string>(variables)}},
+                               {}, {captured.target})
+                         .status();
+    if (!s.ok()) {
+      return AddContext(s,
+                        absl::StrCat("restoring the variables of the SavedModel in '", dir, "'"));
+    }
+  }
+  if (meta.has_saver_def() && has_variables) {
     std::vector<std::pair<std::string, Tensor>> feeds = assets;
     feeds.emplace_back(meta.saver_def().filename_tensor_name(),
                        Tensor::Scalar<std::string>(variables));

@@ -7,7 +7,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -217,6 +220,40 @@ TEST(SavedModelTest, ServesTensorFlowServingsHalfPlusTwo) {
   EXPECT_EQ(r->at("outputs").flat<float>()[1], 3.5f);
   EXPECT_EQ(model->meta_graph.signature_def().at("classify_x_to_y").method_name(),
             kClassifyMethodName);
+}
+
+// A Keras 3 model (Embedding, LSTM, BatchNormalization, Dense) saved by
+// tf.saved_model.save (testdata/make_keras_saved_model.py): its serving
+// function captures handles that only the object graph binds to the
+// checkpoint (the MetaGraph's saver fills others). Served with
+// TensorFlow's outputs, and with the saver's restore alone it would fail.
+TEST(SavedModelTest, ServesAKerasModelThroughItsObjectGraph) {
+  const std::string testdata = absl::StrCat(std::getenv("TEST_SRCDIR"), "/",
+                                            std::getenv("TEST_WORKSPACE"),
+                                            "/training/checkpoint/testdata/");
+  std::ifstream expected(testdata + "keras_lstm.expected.txt");
+  ASSERT_TRUE(expected.good());
+  std::map<std::string, std::vector<double>> values;
+  for (std::string line; std::getline(expected, line);) {
+    std::istringstream in(line);
+    std::string kind, key;
+    in >> kind >> key;
+    for (double v; in >> v;) values[key].push_back(v);
+  }
+  std::vector<int32_t> ids(values["inputs"].begin(), values["inputs"].end());
+  ASSERT_EQ(ids.size(), 28u);
+  absl::StatusOr<SavedModelBundle> model =
+      LoadSavedModel(BuiltinSessionConfig(), testdata + "keras_lstm", {"serve"});
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(model->meta_graph.has_object_graph_def());
+  absl::StatusOr<std::map<std::string, Tensor>> out = RunSignature(
+      *model, "serving_default", {{"inputs", Tensor::FromVector(ids, TensorShape({4, 7}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const Tensor& probs = out->at("output_0");
+  ASSERT_EQ(probs.NumElements(), 12);
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_NEAR(probs.flat<float>()[i], values["output_0"][i], 1e-5) << i;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+// TF2 SavedModels are object-based. tf.saved_model.save records the objects
+// it saved in the MetaGraph (SavedObjectGraph), and its checkpoint records
+// the same objects (TrackableObjectGraph, stored in variables/variables as
+// the string tensor "_CHECKPOINTABLE_OBJECT_GRAPH") with the key of each
+// variable's value. TensorFlow's TF2 loader rebuilds the objects, restores
+// them from the checkpoint, and binds each concrete function's captured
+// inputs to them; it never runs the MetaGraph's saver. A Keras model saved
+// this way captures handles (VarHandleOps "dense/kernel", ...) that its
+// saver does not restore (the saver fills "Variable", "Variable_1", ...),
+// so the saver alone leaves a signature's variables uninitialized.
+//
+// AddCapturedVariableRestore adds the nodes that restore, from a checkpoint
+// whose prefix is fed at run time, every variable a call in the graph
+// captures. A node calling function F (its "f" attr) whose
+// concrete_functions[F] has bound_inputs n1..nk takes objects n1..nk as
+// its last k inputs. Each of those that is a variable and comes from a
+// VarHandleOp is assigned the checkpoint's value for it. The checkpoint's
+// node is found by following, from the roots of both graphs, the same
+// child names that lead to n_i in the SavedObjectGraph, as TensorFlow's
+// loader matches them.
+//
+//   ASSIGN_OR_RETURN(TrackableObjectGraph saved, ReadCheckpointObjectGraph(*reader));
+//   ASSIGN_OR_RETURN(CapturedVariableRestore r,
+//                    AddCapturedVariableRestore(meta.object_graph_def(), saved, &graph_def));
+//   if (r.variables > 0) RETURN_IF_ERROR(session->Run({{r.prefix_tensor, prefix}}, {}, {r.target}).status());
+//
+// Errors: NotFound from ReadCheckpointObjectGraph for a checkpoint without
+// an object graph (a name-based one); DataLoss for one that does not parse.
+// FailedPrecondition from AddCapturedVariableRestore naming the call, the
+// variable's object path and its handle when the checkpoint holds no value
+// for a captured variable; InvalidArgument for a call with fewer inputs
+// than its function's bound inputs, or a bound input outside the object
+// graph.
+#ifndef SLUICE_TRAINING_CHECKPOINT_OBJECT_GRAPH_H_
+#define SLUICE_TRAINING_CHECKPOINT_OBJECT_GRAPH_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "graph/proto/graph.pb.h"
+#include "graph/proto/saved_object_graph.pb.h"
+#include "graph/proto/trackable_object_graph.pb.h"
+#include "runtime/io/tensor_bundle.h"
+
+namespace sluice {
+
+// The checkpoint tensor holding the serialized TrackableObjectGraph.
+inline constexpr char kObjectGraphKey[] = "_CHECKPOINTABLE_OBJECT_GRAPH";
+
+absl::StatusOr<::tensorflow::TrackableObjectGraph> ReadCheckpointObjectGraph(
+    const BundleReader& checkpoint);
+
+struct CapturedVariableRestore {
+  int variables = 0;          // handles restored; 0: nothing was added
+  std::string target;         // the node to run
+  std::string prefix_tensor;  // the scalar string to feed the checkpoint's prefix
+};
+
+absl::StatusOr<CapturedVariableRestore> AddCapturedVariableRestore(
+    const ::tensorflow::SavedObjectGraph& objects,
+    const ::tensorflow::TrackableObjectGraph& checkpoint_objects, ::tensorflow::GraphDef* graph);
+
+}  // namespace sluice
+
+#endif  // SLUICE_TRAINING_CHECKPOINT_OBJECT_GRAPH_H_
