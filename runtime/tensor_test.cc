@@ -258,6 +258,21 @@ TEST(TensorVariantTest, ElementsAreSharedObjectsFreedWithTheLastHolder) {
   EXPECT_EQ(live, 0);
 }
 
+// Only a sole holder may change its value in place.
+TEST(TensorVariantTest, OnlyASoleHolderMayChangeItsValue) {
+  int live = 0;
+  Variant v(std::make_shared<Counted>(&live));
+  EXPECT_NE(v.mutable_if_sole<Counted>(), nullptr);
+  EXPECT_EQ(v.mutable_if_sole<Other>(), nullptr);
+  {
+    Variant other = v;
+    EXPECT_EQ(v.mutable_if_sole<Counted>(), nullptr);
+    EXPECT_EQ(other.mutable_if_sole<Counted>(), nullptr);
+  }
+  EXPECT_NE(v.mutable_if_sole<Counted>(), nullptr);
+  EXPECT_EQ(Variant().mutable_if_sole<Counted>(), nullptr);
+}
+
 TEST(TensorVariantTest, NeverReadFromAProto) {
   Tensor t(::tensorflow::DT_VARIANT, TensorShape({}));
   ::tensorflow::TensorProto proto;

@@ -12,10 +12,13 @@
 //
 // A variant tensor's elements are objects, not bytes: it never crosses a
 // process (the wire and TensorProto refuse it) nor enters device memory.
-// Thread-safe: values are const once made; copies share them.
+// Thread-safe: values are const once shared; copies share them. A Variant
+// that is its value's sole holder may change it in place (mutable_if_sole):
+// nothing else can see the change.
 #ifndef SLUICE_RUNTIME_VARIANT_H_
 #define SLUICE_RUNTIME_VARIANT_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,6 +43,17 @@ class Variant {
   template <typename T>
   const T* get() const {
     return dynamic_cast<const T*>(value_.get());
+  }
+  // The value as a mutable T when this Variant is its only holder (as a
+  // kernel that forwarded its input's buffer may find); nullptr when it is
+  // shared, empty or of another type.
+  template <typename T>
+  T* mutable_if_sole() {
+    if (value_.use_count() != 1) return nullptr;
+    // Pairs with the release of the other holders' references, so their
+    // reads happen before our writes.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return const_cast<T*>(dynamic_cast<const T*>(value_.get()));
   }
   // Shares the value, for holders that outlive the tensor.
   template <typename T>

@@ -64,6 +64,24 @@ class ListKernel : public OpKernel {
     return list;
   }
 
+  // The list of input 0 to change as output 0. TensorFlow's list kernels
+  // change a list in place when they hold its only reference; so does this:
+  // when the input's buffer forwards to the output and its Variant is the
+  // list's sole holder, the list itself, else a copy that shares the
+  // elements' buffers. Appending in a loop is then O(1), not O(length).
+  // Read what the op needs from the input before changing the list.
+  absl::StatusOr<TensorList*> ListToChange(OpKernelContext* ctx) const {
+    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
+    ASSIGN_OR_RETURN(Tensor* out, ctx->forward_input_or_allocate_output(0, 0, TensorShape()));
+    if (out->SharesBufferWith(ctx->input(0))) {
+      if (TensorList* list = out->scalar<Variant>().mutable_if_sole<TensorList>()) return list;
+    }
+    ListPtr copy = CopyOf(*in);
+    TensorList* list = copy.get();
+    *out = TensorListHandle(std::move(copy));
+    return list;
+  }
+
   // Whether new elements go to the device's memory (else the host's).
   bool on_device() const { return device_ops_ != nullptr; }
 
@@ -283,9 +301,8 @@ class PushBackOp : public ListKernel {
       return absl::InvalidArgumentError(absl::StrCat(op_, ": the list is full (max_num_elements ",
                                                      in->max_num_elements, ")"));
     }
-    ListPtr out = CopyOf(*in);
+    ASSIGN_OR_RETURN(TensorList* out, ListToChange(ctx));
     out->tensors.push_back(ctx->input(1));
-    ctx->set_output(0, TensorListHandle(std::move(out)));
     return absl::OkStatus();
   }
 };
@@ -301,9 +318,8 @@ class PopBackOp : public ListKernel {
     ASSIGN_OR_RETURN(TensorShape hint, ShapeFromTensor(ctx->input(1), op_));
     const int64_t last = static_cast<int64_t>(in->tensors.size()) - 1;
     ASSIGN_OR_RETURN(Tensor value, Read(ctx, *in, last, hint));
-    ListPtr out = CopyOf(*in);
+    ASSIGN_OR_RETURN(TensorList* out, ListToChange(ctx));
     out->tensors.pop_back();
-    ctx->set_output(0, TensorListHandle(std::move(out)));
     ctx->set_output(1, std::move(value));
     return absl::OkStatus();
   }
@@ -368,10 +384,9 @@ class SetItemOp : public ListKernel {
                                                      " is outside a list of ", size, " elements"));
     }
     RETURN_IF_ERROR(CheckElement(*in, ctx->input(2), op_));
-    ListPtr out = CopyOf(*in);
+    ASSIGN_OR_RETURN(TensorList* out, ListToChange(ctx));
     if (index >= size) out->tensors.resize(static_cast<size_t>(index) + 1);
     out->tensors[index] = ctx->input(2);
-    ctx->set_output(0, TensorListHandle(std::move(out)));
     return absl::OkStatus();
   }
 
@@ -383,14 +398,12 @@ class ResizeOp : public ListKernel {
  public:
   using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     ASSIGN_OR_RETURN(int64_t size, ScalarIndex(ctx->input(1), op_, "size"));
     if (size < 0) {
       return absl::InvalidArgumentError(absl::StrCat(op_, ": size is ", size));
     }
-    ListPtr out = CopyOf(*in);
+    ASSIGN_OR_RETURN(TensorList* out, ListToChange(ctx));
     out->tensors.resize(static_cast<size_t>(size));
-    ctx->set_output(0, TensorListHandle(std::move(out)));
     return absl::OkStatus();
   }
 };
@@ -451,12 +464,9 @@ class ScatterIntoExistingListOp : public ListKernel {
  public:
   using ListKernel::ListKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(const TensorList* in, List(ctx, 0));
     ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexVector(ctx->input(2), op_));
-    ListPtr out = CopyOf(*in);
-    RETURN_IF_ERROR(ScatterInto(ctx, out.get(), ctx->input(1), indices));
-    ctx->set_output(0, TensorListHandle(std::move(out)));
-    return absl::OkStatus();
+    ASSIGN_OR_RETURN(TensorList* out, ListToChange(ctx));
+    return ScatterInto(ctx, out, ctx->input(1), indices);
   }
 };
 

@@ -139,6 +139,42 @@ TEST(TensorListOpsTest, PushBackAndPopBackAreLastInFirstOut) {
   EXPECT_EQ(still->data<int32_t>()[0], 2);
 }
 
+// The list kernels change a list in place when they alone hold it (a
+// chain of appends, as in a loop); a list with other readers in the same
+// step is copied, so that each reader sees its own value.
+TEST(TensorListOpsTest, ChangesInPlaceNeverShowToOtherReaders) {
+  Lists l;
+  Output l0 = l.Empty(l.Shape({}), -1, DT_FLOAT);
+  Output l1 = l.Push(l0, ops::Const(l.s, 1.0f));
+  Output l2 = l.Push(l1, ops::Const(l.s, 2.0f));
+  Output l1b = l.Set(l1, 0, ops::Const(l.s, 5.0f));
+  std::vector<Output> popped = l.Pop(l2, DT_FLOAT, l.UnknownShape());
+  auto one = [&](Output x) { return ops::Reshape(l.s, x, ops::Const(l.s, std::vector<int32_t>{1})); };
+  absl::StatusOr<Tensor> lengths = l.Eval(ops::ConcatV2(
+      l.s, {one(l.Length(l0)), one(l.Length(l1)), one(l.Length(l2)), one(l.Length(l1b)),
+            one(l.Length(popped[0]))},
+      ops::Const(l.s, 0)));
+  ASSERT_TRUE(lengths.ok()) << lengths.status();
+  EXPECT_EQ(std::vector<int32_t>(lengths->data<int32_t>(), lengths->data<int32_t>() + 5),
+            (std::vector<int32_t>{0, 1, 2, 1, 1}));
+  absl::StatusOr<Tensor> items = l.Eval(ops::ConcatV2(
+      l.s, {one(l.Get(l1, 0, DT_FLOAT, l.UnknownShape())),
+            one(l.Get(l2, 0, DT_FLOAT, l.UnknownShape())),
+            one(l.Get(l2, 1, DT_FLOAT, l.UnknownShape())),
+            one(l.Get(l1b, 0, DT_FLOAT, l.UnknownShape())), one(popped[1])},
+      ops::Const(l.s, 0)));
+  ASSERT_TRUE(items.ok()) << items.status();
+  EXPECT_EQ(Floats(*items), (std::vector<float>{1, 1, 2, 5, 2}));
+
+  // A chain of sole holders: each append may reuse the list before it.
+  Output chain = l.Empty(l.Shape({}), -1, DT_FLOAT);
+  for (int i = 0; i < 5; ++i) chain = l.Push(chain, ops::Const(l.s, float(i)));
+  chain = l.Set(chain, 1, ops::Const(l.s, 9.0f));
+  absl::StatusOr<Tensor> stacked = l.Eval(l.Stack(chain, DT_FLOAT, l.UnknownShape()));
+  ASSERT_TRUE(stacked.ok()) << stacked.status();
+  EXPECT_EQ(Floats(*stacked), (std::vector<float>{0, 9, 2, 3, 4}));
+}
+
 TEST(TensorListOpsTest, ScattersResizeAndSums) {
   Lists l;
   Output rows = Matrix(l.s);
