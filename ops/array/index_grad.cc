@@ -90,7 +90,10 @@ GradResult TopKGrad(const Scope& s, const Node& node, absl::Span<const Output> g
   const Output x = InputOf(node, 0);
   const Output in_shape = ops::Shape(s, x);
   const Output cols = ops::GatherV2(s, in_shape, ops::Sub(s, ops::Size(s, in_shape), 1), 0);
-  const Output ind_2d = ops::Reshape(s, OutputOf(node, 1), ops::Pack(s, {ops::Const(s, -1), InputOf(node, 1)}));
+  // Indices and k as int32 whatever types the node has (Tk, index_type).
+  auto int32 = [&s](Output x) { return BaseType(x.dtype()) == DT_INT32 ? x : ops::Cast(s, x, DT_INT32); };
+  const Output ind_2d = ops::Reshape(s, int32(OutputOf(node, 1)),
+                                     ops::Pack(s, {ops::Const(s, -1), int32(InputOf(node, 1))}));
   const Output rows = ops::GatherV2(s, ops::Shape(s, ind_2d), 0, 0);
   const Output row_starts =
       ops::ExpandDims(s, ops::Range(s, 0, ops::Mul(s, rows, cols), ops::Maximum(s, cols, 1)), -1);

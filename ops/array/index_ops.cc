@@ -224,14 +224,18 @@ absl::Status RegisterIndexOps(OpRegistry* ops) {
                                     .Output("output: T")
                                     .Attr("T: type")
                                     .Attr("Tindices: {int16, int32, int64}")
+                                    // TensorFlow's; only its default is taken.
+                                    .Attr("bad_indices_policy: {''} = ''")
                                     .SetShapeFn(ScatterNdShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("TopKV2")
                                     .Input("input: T")
-                                    .Input("k: int32")
+                                    .Input("k: Tk")
                                     .Output("values: T")
-                                    .Output("indices: int32")
+                                    .Output("indices: index_type")
                                     .Attr("sorted: bool = true")
                                     .Attr(kRealTypes)
+                                    .Attr("Tk: {int32, int64} = DT_INT32")
+                                    .Attr("index_type: {int32, int64} = DT_INT32")
                                     .SetShapeFn(TopKShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("InTopKV2")
                                     .Input("predictions: float")

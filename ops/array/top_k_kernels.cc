@@ -44,7 +44,11 @@ class TopKOp : public OpKernel {
       });
       for (int64_t j = 0; j < k; ++j) {
         values->data<T>()[r * k + j] = row[order[j]];
-        indices->data<int32_t>()[r * k + j] = order[j];
+        if (indices->dtype() == DT_INT64) {
+          indices->data<int64_t>()[r * k + j] = order[j];
+        } else {
+          indices->data<int32_t>()[r * k + j] = order[j];
+        }
       }
     }
     return absl::OkStatus();
@@ -56,7 +60,8 @@ class TopKOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("TopKV2: k must be a scalar, got shape ", k_tensor.shape().DebugString()));
     }
-    const int64_t k = k_tensor.scalar<int32_t>();
+    const int64_t k = k_tensor.dtype() == DT_INT64 ? k_tensor.scalar<int64_t>()
+                                                   : int64_t{k_tensor.scalar<int32_t>()};
     if (k < 0) return absl::InvalidArgumentError(absl::StrCat("TopKV2: k = ", k, " < 0"));
     return k;
   }

@@ -121,6 +121,8 @@ absl::Status RegisterCollectiveOps(OpRegistry* ops) {
                                     .Attr("merge_op: {'Add'} = 'Add'")
                                     .Attr("final_op: {'Id', 'Div'} = 'Id'")
                                     .Attr("subdiv_offsets: list(int) = []")
+                                    // TensorFlow's; Sluice orders instances itself.
+                                    .Attr("wait_for: list(int) = []")
                                     .SetShapeFn(ReduceShape)));
   RETURN_IF_ERROR(ops->Register(CollectiveOp("CollectiveBcastSend")
                                     .Input("input: T")

@@ -312,9 +312,17 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
     RETURN_IF_ERROR(RegisterUnary(ops, name, kFloatComplexTypes));
   }
   // Real-valued only (TensorFlow's own type lists for these).
-  for (const char* name : {"Floor", "Ceil", "Round", "Log1p", "Expm1", "Softplus", "Softsign",
-                           "Erf", "Erfc"}) {
+  for (const char* name : {"Floor", "Ceil", "Round", "Log1p", "Expm1", "Erf", "Erfc"}) {
     RETURN_IF_ERROR(RegisterUnary(ops, name, "{bfloat16, half, float, double}"));
+  }
+  // Activations: TensorFlow names their argument and result differently
+  // (function bodies refer to "node:activations:0").
+  for (const char* name : {"Softplus", "Softsign"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("features: T")
+                                      .Output("activations: T")
+                                      .Attr("T: {bfloat16, half, float, double}")
+                                      .SetShapeFn(UnchangedShape)));
   }
   for (const char* name :
        {"TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"}) {

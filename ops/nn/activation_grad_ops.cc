@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "graph/attr_value.h"
 #include "graph/shape_inference.h"
 #include "ops/nn/activation_ops.h"
 #include "runtime/kernel.h"
@@ -112,7 +113,10 @@ absl::Status RegisterActivationGradOps(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->Register(GradBuilder("Relu6Grad", "features")));
   RETURN_IF_ERROR(ops->Register(GradBuilder("EluGrad", "outputs")));
   RETURN_IF_ERROR(ops->Register(GradBuilder("SeluGrad", "outputs")));
-  RETURN_IF_ERROR(ops->Register(GradBuilder("LeakyReluGrad", "features").Attr("alpha: float = 0.2")));
+  // T defaults to float for LeakyReluGrad alone, as in TensorFlow.
+  OpDefBuilder leaky = GradBuilder("LeakyReluGrad", "features");
+  leaky.Attr("alpha: float = 0.2").SetAttrDefault("T", MakeAttr(DT_FLOAT));
+  RETURN_IF_ERROR(ops->Register(leaky));
   RETURN_IF_ERROR(ops->Register(GradBuilder("SoftplusGrad", "features")));
   RETURN_IF_ERROR(ops->Register(GradBuilder("SoftsignGrad", "features")));
   return absl::OkStatus();

@@ -89,7 +89,7 @@ absl::Status RegisterActivationOps(OpRegistry* ops) {
                                     .Input("features: T")
                                     .Output("activations: T")
                                     .Attr("alpha: float = 0.2")
-                                    .Attr(kFloatTypes)
+                                    .Attr("T: {bfloat16, half, float, double} = DT_FLOAT")
                                     .SetShapeFn(internal::UnchangedShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("L2Loss")
                                     .Input("t: T")

@@ -310,9 +310,15 @@ absl::Status RegisterNnOps(OpRegistry* ops) {
                                     .Input("out_backprop: T")
                                     .Output("output: T")
                                     .SetShapeFn(Conv2DBackpropFilterShape)));
-  RETURN_IF_ERROR(ops->Register(
-      PoolBuilder("MaxPool").Input("input: T").Output("output: T").SetShapeFn(MaxPoolShape)));
+  // TensorFlow's MaxPool and MaxPoolGrad also take explicit_paddings (for
+  // padding 'EXPLICIT', which Sluice does not offer: only the empty default).
+  RETURN_IF_ERROR(ops->Register(PoolBuilder("MaxPool")
+                                    .Input("input: T")
+                                    .Output("output: T")
+                                    .Attr("explicit_paddings: list(int) = []")
+                                    .SetShapeFn(MaxPoolShape)));
   RETURN_IF_ERROR(ops->Register(PoolBuilder("MaxPoolGrad")
+                                    .Attr("explicit_paddings: list(int) = []")
                                     .Input("orig_input: T")
                                     .Input("orig_output: T")
                                     .Input("grad: T")

@@ -58,7 +58,7 @@ absl::Status RegisterScatter(OpRegistry* ops, const std::string& name, bool reso
         .Output("output_ref: Ref(T)")
         .Attr("T: {float, double, int32, int64}")
         .Attr("Tindices: {int32, int64}")
-        .Attr("use_locking: bool = true");
+        .Attr(name == "ScatterUpdate" ? "use_locking: bool = true" : "use_locking: bool = false");
   }
   b.SetShapeFn(ScatterShape);
   RETURN_IF_ERROR(ops->Register(b));

@@ -51,7 +51,9 @@ absl::Status CheckScatterUpdatesShape(OpKernelContext* ctx, const TensorShape& v
 namespace ops {
 
 struct ScatterAttrs {
-  bool use_locking = true;  // TensorFlow's default for the Scatter* ops
+  // ScatterUpdate's default in TensorFlow (ScatterAdd's and ScatterSub's is
+  // false); the kernels update in place whatever it says (above).
+  bool use_locking = true;
 };
 Output ScatterUpdate(const Scope& scope, Input ref, Input indices, Input updates,
                      const ScatterAttrs& attrs = {},

@@ -127,8 +127,11 @@ absl::Status RegisterSparseApply(OpRegistry* ops, const ApplyDef& d, bool resour
   OpDefBuilder b(op);
   for (size_t i = 0; i < d.inputs.size(); ++i) {
     const auto& [name, is_var] = d.inputs[i];
-    b.Input(InputSpec(name, is_var, resource));
-    if (static_cast<int>(i) == d.sparse_grad) b.Input("indices: Tindices");
+    // TensorFlow names the sparse gradient "grad" (the dense
+    // ProximalGradientDescent's is "delta").
+    const bool is_grad = static_cast<int>(i) == d.sparse_grad;
+    b.Input(InputSpec(is_grad ? "grad" : name, is_var, resource));
+    if (is_grad) b.Input("indices: Tindices");
   }
   if (!resource) b.Output("out: Ref(T)");
   b.Attr(kTypes).Attr("Tindices: {int32, int64}").Attr("use_locking: bool = false");
