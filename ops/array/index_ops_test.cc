@@ -233,6 +233,15 @@ TEST_F(IndexOpsTest, TopKV2) {
   EXPECT_NE(ErrorOf({{x, Make<float>({1}, {})}, {k, Make<int32_t>({1}, {})}}, dyn.values)
                 .find("at least 1-D"),
             std::string::npos);
+  // TensorFlow 2.16's Tk and index_type: an int64 k, int64 indices.
+  std::vector<Output> wide = s_.Op("TopKV2")
+                                 .Input(x)
+                                 .Input(ops::Const(s_, int64_t{2}))
+                                 .Attr("index_type", DT_INT64)
+                                 .FinalizeAll();
+  ASSERT_EQ(wide.size(), 2u);
+  ExpectTensor<float>(Eval(s_, f, wide[0]), {2, 2}, {0.4f, 0.3f, 0.4f, 0.3f});
+  ExpectTensor<int64_t>(Eval(s_, f, wide[1]), {2, 2}, {3, 1, 2, 1});
 }
 
 // in_topk_op_test.py: ties count for the target; non-finite predictions
