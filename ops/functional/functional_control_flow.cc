@@ -12,6 +12,7 @@
 #include "graph/shape_inference.h"
 #include "ops/array/array_ops.h"
 #include "ops/control_flow/control_flow_builders.h"
+#include "ops/internal/lowering.h"
 
 namespace sluice {
 namespace {
@@ -83,74 +84,6 @@ OpDefBuilder WhileOp(const char* name) {
 
 // ---- Lowering ---------------------------------------------------------------
 
-// One node being lowered: its inputs (gated by its control inputs), and a
-// scope on its device that builds in its graph under its name.
-struct Lowering {
-  Graph* graph = nullptr;
-  Node* node = nullptr;
-  int first_id = 0;  // nodes from here on are the lowering's
-  Scope scope;
-  std::vector<Output> inputs;
-};
-
-absl::StatusOr<Lowering> Begin(Graph* graph, Node* node) {
-  Lowering l{graph, node, graph->num_node_ids(),
-             Scope::NewRootScope(graph).WithDevice(node->requested_device())
-                 .NewSubScope(node->name()),
-             std::vector<Output>(node->num_inputs())};
-  std::vector<Node*> control;
-  for (const Edge* e : node->in_edges()) {
-    if (e->IsControl()) {
-      control.push_back(e->src);
-    } else {
-      l.inputs[e->dst_input] = Output(e->src, e->src_output);
-    }
-  }
-  for (int i = 0; i < node->num_inputs(); ++i) {
-    if (!l.inputs[i].valid()) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", i, " is not connected"));
-    }
-  }
-  const std::vector<const Edge*> old_edges = node->in_edges();
-  for (const Edge* e : old_edges) graph->RemoveEdge(e);
-  if (!control.empty()) {
-    // Nothing of the node runs before its control inputs have.
-    const Scope gated = l.scope.WithControlDependencies(control);
-    for (Output& in : l.inputs) in = ops::Identity(gated.WithOpName("gated_input"), in);
-  }
-  RETURN_IF_ERROR(l.scope.status());
-  return l;
-}
-
-// The node becomes the IdentityN of `results` (a NoOp without results),
-// waiting for `done` too when given. Returns the nodes the lowering added.
-absl::StatusOr<std::vector<Node*>> Finish(Lowering& l, const std::vector<Output>& results,
-                                          Node* done) {
-  RETURN_IF_ERROR(l.scope.status());
-  NodeDef def;
-  if (results.empty()) {
-    def.set_op("NoOp");
-  } else {
-    def.set_op("IdentityN");
-    std::vector<DataType> types;
-    for (const Output& r : results) types.push_back(r.dtype());
-    (*def.mutable_attr())["T"] = MakeAttr(types);
-  }
-  for (const auto& [name, value] : l.node->attrs()) {
-    if (name.rfind("_", 0) == 0) (*def.mutable_attr())[name] = value;
-  }
-  RETURN_IF_ERROR(l.graph->ReplaceOp(l.node, std::move(def)));
-  for (size_t i = 0; i < results.size(); ++i) {
-    RETURN_IF_ERROR(l.graph->AddEdge(results[i].node, results[i].index, l.node,
-                                     static_cast<int>(i)));
-  }
-  if (done != nullptr) l.graph->AddControlEdge(done, l.node);
-  std::vector<Node*> added;
-  for (int id = l.first_id; id < l.graph->num_node_ids(); ++id) {
-    if (Node* n = l.graph->node(id); n != nullptr) added.push_back(n);
-  }
-  return added;
-}
 
 // A call of `f` on `args`: a node whose op is the function (the inliner
 // replaces it by the body). Null on error, recorded in the scope.
@@ -219,13 +152,13 @@ absl::StatusOr<std::vector<Node*>> FinishCond(Lowering& l, std::vector<Output> m
   if (merged.empty()) return absl::InternalError("a lowered cond without its done value");
   Node* done = merged.back().node;
   merged.pop_back();
-  return Finish(l, merged, done);
+  return FinishLowering(l, merged, done);
 }
 
 absl::StatusOr<std::vector<Node*>> LowerIf(Graph* graph, Node* node) {
   ASSIGN_OR_RETURN(NameAttrList then_f, node->GetAttr<NameAttrList>("then_branch"));
   ASSIGN_OR_RETURN(NameAttrList else_f, node->GetAttr<NameAttrList>("else_branch"));
-  ASSIGN_OR_RETURN(Lowering l, Begin(graph, node));
+  ASSIGN_OR_RETURN(Lowering l, BeginLowering(graph, node));
   ASSIGN_OR_RETURN(Output pred, AsPredicate(l.scope, l.inputs[0]));
   const std::vector<Output> args(l.inputs.begin() + 1, l.inputs.end());
   ASSIGN_OR_RETURN(std::vector<Output> merged,
@@ -239,7 +172,7 @@ absl::StatusOr<std::vector<Node*>> LowerCase(Graph* graph, Node* node) {
   ASSIGN_OR_RETURN(std::vector<NameAttrList> branches,
                    node->GetAttr<std::vector<NameAttrList>>("branches"));
   if (branches.empty()) return absl::InvalidArgumentError("a Case without branches");
-  ASSIGN_OR_RETURN(Lowering l, Begin(graph, node));
+  ASSIGN_OR_RETURN(Lowering l, BeginLowering(graph, node));
   const Output index = l.inputs[0];
   const std::vector<Output> args(l.inputs.begin() + 1, l.inputs.end());
   const std::vector<DataType> types = node->output_types();
@@ -275,7 +208,7 @@ absl::StatusOr<std::vector<Node*>> LowerWhile(Graph* graph, Node* node) {
   if (node->num_inputs() == 0) {
     return absl::InvalidArgumentError("a While needs at least one loop variable");
   }
-  ASSIGN_OR_RETURN(Lowering l, Begin(graph, node));
+  ASSIGN_OR_RETURN(Lowering l, BeginLowering(graph, node));
   const std::vector<DataType> types = node->output_types();
   ops::WhileLoopAttrs attrs;
   attrs.name = "loop";
@@ -320,7 +253,7 @@ absl::StatusOr<std::vector<Node*>> LowerWhile(Graph* graph, Node* node) {
       graph->AddControlEdge(body_call, n);
     }
   }
-  return Finish(l, exits, nullptr);
+  return FinishLowering(l, exits, nullptr);
 }
 
 }  // namespace

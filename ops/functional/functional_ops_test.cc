@@ -487,5 +487,12 @@ TEST(FunctionalOpsTest, TensorFlowWrittenKerasLstmGruTrainingStep) {
   CheckTensorFlowCase("keras_rnn_grad", 1e-5f);
 }
 
+// A Keras 3 transformer block's training step as TF2 traces it: attention's
+// products and their gradients are Einsums (lowered into BatchMatMulV2s),
+// with LayerNormalization and a GELU feed-forward.
+TEST(FunctionalOpsTest, TensorFlowWrittenKerasAttentionTrainingStep) {
+  CheckTensorFlowCase("keras_attention_grad", 1e-5f);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -3,6 +3,7 @@
 #include "base/status_macros.h"
 #include "ops/math/batch_matmul_ops.h"
 #include "ops/math/check_ops.h"
+#include "ops/math/einsum.h"
 #include "ops/math/math_gradients.h"
 #include "ops/math/math_ops.h"
 #include "ops/math/scan_ops.h"
@@ -14,6 +15,7 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterCheckOps(ops));
   RETURN_IF_ERROR(RegisterBatchMatMulOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
+  RETURN_IF_ERROR(RegisterEinsumOps(ops));
   return absl::OkStatus();
 }
 

@@ -86,9 +86,9 @@ cp tests/gpu/run_bundle.sh "$root/run.sh"
 # Graphs TensorFlow wrote that GPU tests run (found through $SLUICE_TESTDATA
 # when the bundle runs away from a checkout).
 mkdir -p "$root/testdata"
-cp ops/functional/testdata/control_flow_v2_grad.pbtxt ops/functional/testdata/keras_rnn_grad.pb \
-   ops/functional/testdata/control_flow_v2_grad.expected.txt \
-   ops/functional/testdata/keras_rnn_grad.expected.txt "$root/testdata/"
+cp ops/functional/testdata/control_flow_v2_grad.{pbtxt,expected.txt} \
+   ops/functional/testdata/keras_rnn_grad.{pb,expected.txt} \
+   ops/functional/testdata/keras_attention_grad.{pb,expected.txt} "$root/testdata/"
 chmod +x "$root/run.sh"
 
 # What the GPU machine provides itself: the C runtime and the CUDA libraries.

@@ -618,6 +618,38 @@ TEST(GpuLoopsTest, AKerasLstmGruTrainingStepPlacesOnTheGpuWithoutCopies) {
   ASSERT_NO_FATAL_FAILURE(ExpectLoweredLoopsOnTheGpuWithoutCopies(cg->graph.get(), 12, 100));
 }
 
+// A Keras 3 transformer block's training step as TensorFlow 2.21 traces it
+// (MultiHeadAttention's Einsums and their gradients' Einsums, lowered into
+// Transposes, Reshapes and BatchMatMulV2s) pinned to GPU:0: every node has
+// a GPU kernel.
+TEST(GpuLoopsTest, AKerasAttentionTrainingStepPlacesOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  absl::StatusOr<GraphDef> def =
+      ReadGraphDefFile(gpu_test::TestDataPath("ops/functional/testdata/keras_attention_grad.pb"));
+  ASSERT_TRUE(def.ok()) << def.status();
+  for (tensorflow::NodeDef& n : *def->mutable_node()) n.set_device(kGpu0);
+  Graph whole(BuiltinOps());
+  ASSERT_TRUE(ImportGraphDef(*def, &whole).ok());
+  std::vector<std::string> feeds = {"x:0", "y:0"}, fetches = {"Identity:0"};
+  for (const Node* n : whole.nodes()) {
+    if (n->op() == "Placeholder" && absl::StartsWith(n->name(), "w_")) {
+      feeds.push_back(n->name() + ":0");
+      fetches.push_back(absl::StrCat("Identity_", fetches.size(), ":0"));
+    }
+  }
+  absl::StatusOr<ClientGraph> cg = BuildClientGraph(whole, feeds, fetches, {});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  Graph& g = *cg->graph;
+  absl::StatusOr<int> lowered = InlineFunctionCalls(&g);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(*lowered, 6);  // the Einsums
+  CpuAndGpu d;
+  absl::Status placed = PlaceOver(&g, &d, /*soft=*/true);
+  ASSERT_TRUE(placed.ok()) << placed;
+  const std::vector<std::string> off = OffTheGpu(g);
+  EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+}
+
 // The same kind of loop built in C++ (ops::While over TensorLists) and
 // trained with Adam: Sluice's own loop gradient (a backward loop whose
 // stacks hold the forward lists, in host memory) places wholly on the GPU

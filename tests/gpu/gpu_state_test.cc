@@ -1091,13 +1091,13 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
 }
 
 // A graph TensorFlow 2.21 wrote (ops/functional/testdata/`name`.pbtxt or
-// .pb, with its loops as StatelessWhiles over TensorLists) pinned to GPU:0
+// .pb; its loops StatelessWhiles over TensorLists) pinned to GPU:0
 // gives TensorFlow's values (its CPU's, within `tolerance`) for the feeds
 // and fetches in `name`.expected.txt; the loops are lowered as a session
 // lowers them and run on the GPU, from the third run on as a replay of one
 // recording, and no node of a loop has an input copied between host and
 // device memory. Returns the number of loop nodes the traced run ran.
-void ExpectTensorFlowLoopsOnTheGpu(const std::string& name, double tolerance,
+void ExpectTensorFlowCaseOnTheGpu(const std::string& name, double tolerance,
                                    int* loop_nodes_run) {
   const std::string base = "ops/functional/testdata/" + name;
   const std::string pb = TestDataPath(base + ".pb");
@@ -1176,8 +1176,18 @@ void ExpectTensorFlowLoopsOnTheGpu(const std::string& name, double tolerance,
 TEST_F(GpuGraphTest, TensorFlow2RnnOverTensorListsGivesTensorFlowsValuesWithoutCopies) {
   int loop_nodes_run = 0;
   ASSERT_NO_FATAL_FAILURE(
-      ExpectTensorFlowLoopsOnTheGpu("control_flow_v2_grad", 1e-4, &loop_nodes_run));
+      ExpectTensorFlowCaseOnTheGpu("control_flow_v2_grad", 1e-4, &loop_nodes_run));
   EXPECT_GT(loop_nodes_run, 4 * 20);  // both loops ran every iteration
+}
+
+// A Keras 3 transformer block's training step as TF2 traces it
+// (keras_attention_grad: MultiHeadAttention's Einsums and their gradients,
+// lowered into BatchMatMulV2s; LayerNormalization, GELU): the loss and the
+// weight gradients on GPU:0.
+TEST_F(GpuGraphTest, KerasAttentionTrainingStepGivesTensorFlowsGradients) {
+  int loop_nodes_run = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectTensorFlowCaseOnTheGpu("keras_attention_grad", 1e-4, &loop_nodes_run));
 }
 
 // A Keras 3 model's training step as TF2 traces it (keras_rnn_grad: LSTM,
@@ -1186,7 +1196,7 @@ TEST_F(GpuGraphTest, TensorFlow2RnnOverTensorListsGivesTensorFlowsValuesWithoutC
 TEST_F(GpuGraphTest, KerasLstmGruTrainingStepGivesTensorFlowsGradientsWithoutCopies) {
   int loop_nodes_run = 0;
   ASSERT_NO_FATAL_FAILURE(
-      ExpectTensorFlowLoopsOnTheGpu("keras_rnn_grad", 1e-4, &loop_nodes_run));
+      ExpectTensorFlowCaseOnTheGpu("keras_rnn_grad", 1e-4, &loop_nodes_run));
   EXPECT_GT(loop_nodes_run, 4 * 6 * 20);  // four loops ran every iteration
 }
 

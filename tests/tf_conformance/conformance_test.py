@@ -280,6 +280,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_sluice_serves_a_keras_model_saved_by_tf_saved_model_save(self):
         self.run_saved_model("keras")
 
+    def test_sluice_serves_a_keras_transformer_block(self):
+        self.run_saved_model("keras_attention")
+
     def test_tensorflow_serves_a_saved_model_sluice_wrote(self):
         self.check_sluice_saved_model("sluice_sm")
 

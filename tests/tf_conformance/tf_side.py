@@ -819,6 +819,31 @@ np.save(out + ".output_0.npy", model(images, training=False).numpy())
     SAVED_MODELS["keras"] = dict(dir=d4, input_key="inputs", rtol=1e-5, atol=1e-6,
                                  expected={"output_0": prefix + ".output_0.npy"})
 
+    # A Keras transformer block saved the same way: MultiHeadAttention's
+    # products are Einsums, which Sluice lowers into BatchMatMulV2s.
+    d5 = os.path.join(OUT, "keras_attention_saved_model")
+    code = """
+import sys, numpy as np, tensorflow as tf, keras
+d, images, out = sys.argv[1:4]
+images = np.load(images)
+keras.utils.set_random_seed(6)
+L = keras.layers
+x = keras.Input((4,))
+h = L.Reshape((2, 2))(x)
+h = L.LayerNormalization()(h + L.MultiHeadAttention(num_heads=2, key_dim=3)(h, h))
+h = L.Dense(2, activation="gelu")(h)
+model = keras.Model(x, L.Dense(3, activation="softmax")(L.Flatten()(h)))
+tf.saved_model.save(model, d)
+np.save(out + ".output_0.npy", model(images, training=False).numpy())
+"""
+    prefix = os.path.join(OUT, "sm_keras_attention.expected")
+    done = subprocess.run([sys.executable, "-c", code, d5, os.path.join(OUT, "sm_images.npy"),
+                           prefix], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("saving the Keras attention model failed:\n" + done.stderr[-3000:])
+    SAVED_MODELS["keras_attention"] = dict(dir=d5, input_key="inputs", rtol=1e-5, atol=1e-6,
+                                           expected={"output_0": prefix + ".output_0.npy"})
+
 
 def save_outputs(name, outputs):
     paths = {}

@@ -197,9 +197,51 @@ def keras_rnn_grad():
     save("keras_rnn_grad", cf.graph, feeds, fetches, values, binary=True)
 
 
+def keras_attention_grad():
+    # A training step of a Keras 3 transformer block (MultiHeadAttention,
+    # whose projections and products are Einsums; LayerNormalization; a
+    # GELU feed-forward) as TF2 traces it: GradientTape's gradients are
+    # Einsums with other equations, with the reductions and reshapes of
+    # TensorFlow's Einsum gradient. Fetches: the loss, then d loss / d w_i.
+    import keras
+    keras.utils.set_random_seed(4)
+    L = keras.layers
+    x = keras.Input((5, 8), batch_size=2)
+    a = L.MultiHeadAttention(num_heads=2, key_dim=4)(x, x)
+    h = L.LayerNormalization()(x + a)
+    f = L.Dense(8)(L.Dense(16, activation="gelu")(h))
+    h = L.GlobalAveragePooling1D()(L.LayerNormalization()(h + f))
+    model = keras.Model(x, L.Dense(3)(h))
+    weights = [v.value for v in model.trainable_variables]
+    specs = [tf.TensorSpec([2, 5, 8]), tf.TensorSpec([2, 3])]
+    specs += [tf.TensorSpec(w.shape, tf.float32) for w in weights]
+
+    @tf.function(input_signature=specs)
+    def step(x, y, *w):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            p, _ = model.stateless_call(list(w), [], x, training=True)
+            loss = tf.reduce_mean(tf.square(p - y))
+        return [loss] + list(tape.gradient(loss, w))
+
+    rng = np.random.RandomState(6)
+    x = rng.randn(2, 5, 8).astype(np.float32)
+    y = rng.randn(2, 3).astype(np.float32)
+    w = [np.asarray(v) for v in weights]
+    values = [np.asarray(v) for v in step(x, y, *w)]
+    cf = step.get_concrete_function()
+    ops = set(n.op for f in cf.graph.as_graph_def().library.function for n in f.node_def)
+    print("keras_attention_grad ops:", sorted(ops))
+    feeds = {"x:0": x, "y:0": y}
+    feeds.update({"w_%d:0" % i: v for i, v in enumerate(w)})
+    save("keras_attention_grad", cf.graph, feeds, [t.name for t in cf.outputs], values,
+         binary=True)
+
+
 os.makedirs(OUT, exist_ok=True)
 tf_function_with_gradient()
 defun_call()
 control_flow_v2()
 control_flow_v2_grad()
 keras_rnn_grad()
+keras_attention_grad()
