@@ -432,10 +432,15 @@ void CheckTensorFlowCase(const std::string& name, float tolerance = 1e-5f) {
       const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
       ASSERT_NE(n, nullptr) << tensor;
       absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
-      feeds.emplace_back(tensor, Tensor::FromVector<float>(
-                                     values, shape.ok() && shape->IsFullyDefined()
-                                                 ? *shape
-                                                 : TensorShape({static_cast<int64_t>(values.size())})));
+      const TensorShape dims = shape.ok() && shape->IsFullyDefined()
+                                   ? *shape
+                                   : TensorShape({static_cast<int64_t>(values.size())});
+      if (n->GetAttr<DataType>("dtype").value_or(DT_FLOAT) == DT_INT32) {  // labels
+        feeds.emplace_back(tensor, Tensor::FromVector<int32_t>(
+                                       std::vector<int32_t>(values.begin(), values.end()), dims));
+      } else {
+        feeds.emplace_back(tensor, Tensor::FromVector<float>(values, dims));
+      }
     } else {
       fetches.push_back(tensor);
       want.push_back(values);
@@ -492,6 +497,13 @@ TEST(FunctionalOpsTest, TensorFlowWrittenKerasLstmGruTrainingStep) {
 // with LayerNormalization and a GELU feed-forward.
 TEST(FunctionalOpsTest, TensorFlowWrittenKerasAttentionTrainingStep) {
   CheckTensorFlowCase("keras_attention_grad", 1e-5f);
+}
+
+// A Keras 3 CNN's training step with two Dropouts: the masks are stateless
+// Philox draws from the seed generator's state, TensorFlow's bit for bit,
+// or the loss and gradients would differ.
+TEST(FunctionalOpsTest, TensorFlowWrittenKerasDropoutTrainingStep) {
+  CheckTensorFlowCase("keras_dropout_grad", 1e-5f);
 }
 
 }  // namespace

@@ -143,6 +143,7 @@ void RegisterIntKernel(KernelRegistry* kernels) {
 }  // namespace
 
 void RegisterRandomKernels(KernelRegistry* kernels) {
+  RegisterStatelessRandomKernels(kernels);
   RegisterFloatKernels<float>(kernels);
   RegisterFloatKernels<double>(kernels);
   RegisterFloatKernels<Half>(kernels);

@@ -27,8 +27,12 @@
 #include "base/status_macros.h"
 #include "ops/random/internal/random_kernel_checks.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_registry.h"
 
 namespace sluice {
+
+// TensorFlow's stateless random ops (stateless_random_kernels.cc).
+void RegisterStatelessRandomKernels(KernelRegistry* kernels);
 
 enum class RandomDistribution {
   kUniform,          // [0, 1)

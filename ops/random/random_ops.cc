@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/shape_inference.h"
 #include "base/status_macros.h"
+#include "ops/internal/array_shape_fns.h"
 
 namespace sluice {
 namespace {
@@ -47,6 +48,19 @@ absl::Status UniformIntShape(InferenceContext* c) {
     }
   }
   return ShapeFromInput(c);
+}
+
+// key [1], counter [2] (and alg []) from a seed of two words.
+absl::Status KeyCounterShape(InferenceContext* c) {
+  const TensorShape& seed = c->input(0);
+  if (seed.rank() >= 0 && (seed.rank() != 1 || (seed.dim(0) >= 0 && seed.dim(0) != 2))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        c->node().op(), ": seed must have shape [2], got ", seed.DebugString()));
+  }
+  c->set_output(0, TensorShape({1}));
+  c->set_output(1, TensorShape({2}));
+  if (c->num_outputs() > 2) c->set_output(2, TensorShape());
+  return absl::OkStatus();
 }
 
 absl::Status RegisterFloatRandomOp(OpRegistry* ops, std::string name) {
@@ -92,6 +106,58 @@ absl::Status RegisterRandomOps(OpRegistry* ops) {
        {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
+  return RegisterStatelessRandomOps(ops);
+}
+
+// TensorFlow's stateless random ops (kernels: stateless_random_kernels.cc):
+// the same seed, key and counter give the same values, TensorFlow's.
+absl::Status RegisterStatelessRandomOps(OpRegistry* ops) {
+  constexpr char kFloatTypes[] = "dtype: {half, bfloat16, float, double} = DT_FLOAT";
+  constexpr char kSeedTypes[] = "Tseed: {int32, int64} = DT_INT64";
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StatelessRandomGetKeyCounter")
+                                    .Input("seed: Tseed")
+                                    .Output("key: uint64")
+                                    .Output("counter: uint64")
+                                    .Attr(kSeedTypes)
+                                    .SetShapeFn(KeyCounterShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StatelessRandomGetKeyCounterAlg")
+                                    .Input("seed: Tseed")
+                                    .Output("key: uint64")
+                                    .Output("counter: uint64")
+                                    .Output("alg: int32")
+                                    .Attr(kSeedTypes)
+                                    .SetShapeFn(KeyCounterShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StatelessRandomGetAlg")
+                                    .Output("alg: int32")
+                                    .SetIsStateful()
+                                    .SetShapeFn(internal::ScalarShape)));
+  for (const char* name : {"StatelessRandomUniformV2", "StatelessRandomNormalV2"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("shape: Tshape")
+                                      .Input("key: uint64")
+                                      .Input("counter: uint64")
+                                      .Input("alg: int32")
+                                      .Output("output: dtype")
+                                      .Attr(kFloatTypes)
+                                      .Attr("Tshape: {int32, int64} = DT_INT32")
+                                      .SetShapeFn(ShapeFromInput)));
+  }
+  for (const char* name : {"StatelessRandomUniform", "StatelessRandomNormal"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
+                                      .Input("shape: T")
+                                      .Input("seed: Tseed")
+                                      .Output("output: dtype")
+                                      .Attr(kFloatTypes)
+                                      .Attr("T: {int32, int64} = DT_INT32")
+                                      .Attr(kSeedTypes)
+                                      .SetShapeFn(ShapeFromInput)));
+  }
+  for (const char* op : {"StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg",
+                         "StatelessRandomGetAlg", "StatelessRandomUniformV2",
+                         "StatelessRandomNormalV2", "StatelessRandomUniform",
+                         "StatelessRandomNormal"}) {
+    RETURN_IF_ERROR(ops->SetNoGradient(op));
+  }
   return absl::OkStatus();
 }
 
@@ -110,6 +176,35 @@ Output RandomStandardNormal(const Scope& s, Input shape, DataType dtype, const R
 Output TruncatedNormal(const Scope& s, Input shape, DataType dtype, const RandomAttrs& attrs,
                        std::source_location loc) {
   return FloatRandom(s, "TruncatedNormal", shape, dtype, attrs, loc);
+}
+
+StatelessKeyCounter StatelessRandomGetKeyCounter(const Scope& s, Input seed,
+                                                 std::source_location loc) {
+  std::vector<Output> out = s.Op("StatelessRandomGetKeyCounter", loc).Input(seed).FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+Output StatelessRandomUniformV2(const Scope& s, Input shape, const StatelessKeyCounter& kc,
+                                DataType dtype, std::source_location loc) {
+  return s.Op("StatelessRandomUniformV2", loc)
+      .Input(shape)
+      .Input(kc.key)
+      .Input(kc.counter)
+      .Input(int32_t{1})  // Philox
+      .Attr("dtype", dtype)
+      .Finalize1();
+}
+
+Output StatelessRandomNormalV2(const Scope& s, Input shape, const StatelessKeyCounter& kc,
+                               DataType dtype, std::source_location loc) {
+  return s.Op("StatelessRandomNormalV2", loc)
+      .Input(shape)
+      .Input(kc.key)
+      .Input(kc.counter)
+      .Input(int32_t{1})
+      .Attr("dtype", dtype)
+      .Finalize1();
 }
 
 Output RandomUniformInt(const Scope& s, Input shape, Input minval, Input maxval,

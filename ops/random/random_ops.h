@@ -31,7 +31,8 @@
 
 namespace sluice {
 
-absl::Status RegisterRandomOps(OpRegistry* ops);
+absl::Status RegisterRandomOps(OpRegistry* ops);  // with RegisterStatelessRandomOps
+absl::Status RegisterStatelessRandomOps(OpRegistry* ops);
 void RegisterRandomKernels(KernelRegistry* kernels);
 
 namespace ops {
@@ -50,6 +51,26 @@ Output RandomStandardNormal(const Scope& scope, Input shape, DataType dtype,
 Output TruncatedNormal(const Scope& scope, Input shape, DataType dtype,
                        const RandomAttrs& attrs = {},
                        std::source_location loc = std::source_location::current());
+// TensorFlow's stateless draws (tf.random.stateless_uniform / _normal, and
+// Keras 3's dropout through them): a seed of two int32 or int64 words gives
+// a Philox key and counter (StatelessRandomGetKeyCounter), and those give
+// the values, TensorFlow's bit for bit for float and double (Box-Muller's
+// sine and cosine: within an ulp or two of TensorFlow's). Half and
+// bfloat16 as TensorFlow: 10 and 7 random bits. Only Philox (alg 1, and 3:
+// the automatic choice) is taken; ThreeFry (2) is Unimplemented.
+struct StatelessKeyCounter {
+  Output key;      // uint64 [1]
+  Output counter;  // uint64 [2]
+};
+StatelessKeyCounter StatelessRandomGetKeyCounter(
+    const Scope& scope, Input seed, std::source_location loc = std::source_location::current());
+Output StatelessRandomUniformV2(const Scope& scope, Input shape, const StatelessKeyCounter& kc,
+                                DataType dtype = DT_FLOAT,
+                                std::source_location loc = std::source_location::current());
+Output StatelessRandomNormalV2(const Scope& scope, Input shape, const StatelessKeyCounter& kc,
+                               DataType dtype = DT_FLOAT,
+                               std::source_location loc = std::source_location::current());
+
 // Integers in [minval, maxval); minval and maxval are int32 or int64 scalars.
 Output RandomUniformInt(const Scope& scope, Input shape, Input minval, Input maxval,
                         const RandomAttrs& attrs = {},

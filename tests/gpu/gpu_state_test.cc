@@ -1124,7 +1124,12 @@ void ExpectTensorFlowCaseOnTheGpu(const std::string& name, double tolerance,
       ASSERT_NE(n, nullptr) << tensor;
       absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
       ASSERT_TRUE(shape.ok() && shape->IsFullyDefined()) << tensor;
-      feeds.emplace_back(tensor, Tensor::FromVector<float>(values, *shape));
+      if (n->GetAttr<DataType>("dtype").value_or(DT_FLOAT) == DT_INT32) {  // labels
+        feeds.emplace_back(tensor, Tensor::FromVector<int32_t>(
+                                       std::vector<int32_t>(values.begin(), values.end()), *shape));
+      } else {
+        feeds.emplace_back(tensor, Tensor::FromVector<float>(values, *shape));
+      }
     } else if (kind == "fetch") {
       fetches.push_back(tensor);
       want.push_back(values);

@@ -238,6 +238,48 @@ def keras_attention_grad():
          binary=True)
 
 
+def keras_dropout_grad():
+    # A Keras 3 CNN's training step with Dropout as TF2 traces it: the
+    # dropout masks are stateless Philox draws (StatelessRandomGetKeyCounter,
+    # StatelessRandomUniformV2) from the seed generator's state, so the loss
+    # and gradients are TensorFlow's only if the draws are bit for bit.
+    import keras
+    keras.utils.set_random_seed(7)
+    L = keras.layers
+    x = keras.Input((8, 8, 1), batch_size=4)
+    h = L.MaxPooling2D()(L.Conv2D(4, 3, activation="relu")(x))
+    h = L.Dropout(0.5)(L.Flatten()(h))
+    model = keras.Model(x, L.Dense(3)(L.Dropout(0.25)(L.Dense(6, activation="relu")(h))))
+    weights = [v.value for v in model.trainable_variables]
+    state = [v.value for v in model.non_trainable_variables]  # the seed generator's
+    specs = [tf.TensorSpec([4, 8, 8, 1]), tf.TensorSpec([4], tf.int32)]
+    specs += [tf.TensorSpec(w.shape, tf.float32) for w in weights]
+
+    @tf.function(input_signature=specs)
+    def step(x, y, *w):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            p, _ = model.stateless_call(list(w), state, x, training=True)
+            loss = tf.reduce_mean(
+                keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True))
+        return [loss] + list(tape.gradient(loss, w))
+
+    rng = np.random.RandomState(8)
+    x = rng.randn(4, 8, 8, 1).astype(np.float32)
+    y = np.array([0, 2, 1, 2], np.int32)
+    w = [np.asarray(v) for v in weights]
+    values = [np.asarray(v) for v in step(x, y, *w)]
+    # The layers read the seed generator's state variable itself: frozen to
+    # its value, as TensorFlow's own freezing does.
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2)
+    frozen = convert_variables_to_constants_v2(step.get_concrete_function())
+    feeds = {"x:0": x, "y:0": y}
+    feeds.update({"w_%d:0" % i: v for i, v in enumerate(w)})
+    save("keras_dropout_grad", frozen.graph, feeds, [t.name for t in frozen.outputs], values,
+         binary=True)
+
+
 os.makedirs(OUT, exist_ok=True)
 tf_function_with_gradient()
 defun_call()
@@ -245,3 +287,4 @@ control_flow_v2()
 control_flow_v2_grad()
 keras_rnn_grad()
 keras_attention_grad()
+keras_dropout_grad()

@@ -1,0 +1,99 @@
+// TensorFlow's stateless random numbers (tf.random.stateless_uniform,
+// stateless_normal, and through them Keras 3's dropout and initializers):
+// the Philox key and counter TensorFlow derives from a two-word seed, the
+// counter of each group of values, and its conversions of Philox's 32-bit
+// words into values, so that Sluice draws TensorFlow's numbers bit for bit.
+//
+//   stateless::KeyCounter kc = stateless::FromSeed(7, 42);
+//   philox::Counter words = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
+//   float u = stateless::ToFloat(words.v[0]);  // value 4g of a float uniform draw
+//
+// Group g of a draw is Philox of the counter advanced by g: 4 floats, or 2
+// doubles (two words each); a normal draw pairs words by Box-Muller.
+// Plain C++ (host only for now). Pure functions: thread-safe.
+#ifndef SLUICE_OPS_RANDOM_INTERNAL_STATELESS_PHILOX_H_
+#define SLUICE_OPS_RANDOM_INTERNAL_STATELESS_PHILOX_H_
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "ops/gpu/philox.h"
+
+namespace sluice::stateless {
+
+struct KeyCounter {
+  philox::Key key;
+  philox::Counter counter;
+};
+
+// TensorFlow's GenerateKey: the seed's words (an int32 seed sign-extended)
+// as a counter through one Philox call under a fixed key; its first two
+// words are the key, its last two the counter's high half.
+inline KeyCounter FromSeed(uint64_t seed0, uint64_t seed1) {
+  const philox::Counter c{{static_cast<uint32_t>(seed0), static_cast<uint32_t>(seed0 >> 32),
+                           static_cast<uint32_t>(seed1), static_cast<uint32_t>(seed1 >> 32)}};
+  const philox::Counter mix = philox::Philox4x32_10(c, philox::Key{{0x3ec8f720u, 0x02461e29u}});
+  return KeyCounter{philox::Key{{mix.v[0], mix.v[1]}}, philox::Counter{{0u, 0u, mix.v[2], mix.v[3]}}};
+}
+
+// The key and counter as the V2 ops pass them: a uint64 key, and the
+// counter as two uint64s, low first.
+inline KeyCounter FromWords(uint64_t key, uint64_t counter_lo, uint64_t counter_hi) {
+  return KeyCounter{philox::KeyFromU64(key),
+                    philox::Counter{{static_cast<uint32_t>(counter_lo),
+                                     static_cast<uint32_t>(counter_lo >> 32),
+                                     static_cast<uint32_t>(counter_hi),
+                                     static_cast<uint32_t>(counter_hi >> 32)}}};
+}
+
+// The 128-bit counter advanced by n (PhiloxRandom::Skip).
+inline philox::Counter Advance(philox::Counter c, uint64_t n) {
+  const uint32_t lo = static_cast<uint32_t>(n);
+  uint32_t hi = static_cast<uint32_t>(n >> 32);
+  c.v[0] += lo;
+  if (c.v[0] < lo) ++hi;
+  c.v[1] += hi;
+  if (c.v[1] < hi && ++c.v[2] == 0) ++c.v[3];
+  return c;
+}
+
+// [0, 1) from the low 23 bits: 1.m - 1, as TensorFlow's Uint32ToFloat.
+inline float ToFloat(uint32_t x) {
+  const uint32_t bits = (127u << 23) | (x & 0x7fffffu);
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f - 1.0f;
+}
+
+// [0, 1) from 52 bits, the high word's low 20 first (Uint64ToDouble).
+inline double ToDouble(uint32_t x0, uint32_t x1) {
+  const uint64_t bits = (uint64_t{1023} << 52) | (uint64_t{x0 & 0xfffffu} << 32) | x1;
+  double d;
+  std::memcpy(&d, &bits, sizeof(d));
+  return d - 1.0;
+}
+
+// Half and bfloat16 take the low 10 and 7 bits (exact in the narrow type).
+inline float ToHalfValue(uint32_t x) { return static_cast<float>(x & 0x3ffu) / 1024.0f; }
+inline float ToBfloat16Value(uint32_t x) { return static_cast<float>(x & 0x7fu) / 128.0f; }
+
+// Box-Muller as TensorFlow's BoxMullerFloat / BoxMullerDouble: the first
+// uniform (at least 1e-7) gives the radius, the second the angle; sine
+// first.
+inline void BoxMuller(float u1, float u2, float* f0, float* f1) {
+  const float r = std::sqrt(-2.0f * std::log(u1 < 1.0e-7f ? 1.0e-7f : u1));
+  const float a = 2.0f * static_cast<float>(M_PI) * u2;
+  *f0 = std::sin(a) * r;
+  *f1 = std::cos(a) * r;
+}
+inline void BoxMuller(double u1, double u2, double* f0, double* f1) {
+  const double r = std::sqrt(-2.0 * std::log(u1 < 1.0e-7 ? 1.0e-7 : u1));
+  const double a = 2.0 * M_PI * u2;
+  *f0 = std::sin(a) * r;
+  *f1 = std::cos(a) * r;
+}
+
+}  // namespace sluice::stateless
+
+#endif  // SLUICE_OPS_RANDOM_INTERNAL_STATELESS_PHILOX_H_

@@ -1,0 +1,192 @@
+// CPU kernels of TensorFlow's stateless random ops (random_ops.h): Philox
+// from a key and counter (internal/stateless_philox.h), TensorFlow's
+// groups and conversions, so that the values are TensorFlow's.
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "ops/random/internal/random_kernel_checks.h"
+#include "ops/random/internal/stateless_philox.h"
+#include "ops/random/random_kernels.h"
+#include "runtime/kernel.h"
+
+namespace sluice {
+namespace {
+
+constexpr int32_t kPhilox = 1;
+constexpr int32_t kThreeFry = 2;
+constexpr int32_t kAutoSelect = 3;
+
+absl::StatusOr<stateless::KeyCounter> FromSeedTensor(absl::string_view op, const Tensor& seed) {
+  if (seed.dims() != 1 || seed.NumElements() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": seed must have shape [2], got ", seed.shape().DebugString()));
+  }
+  // An int32 seed's words are sign-extended, as TensorFlow reads them.
+  const uint64_t s0 = seed.dtype() == DT_INT32 ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[0]})
+                                               : static_cast<uint64_t>(seed.data<int64_t>()[0]);
+  const uint64_t s1 = seed.dtype() == DT_INT32 ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[1]})
+                                               : static_cast<uint64_t>(seed.data<int64_t>()[1]);
+  return stateless::FromSeed(s0, s1);
+}
+
+absl::StatusOr<stateless::KeyCounter> FromKeyCounterTensors(absl::string_view op,
+                                                            const Tensor& key,
+                                                            const Tensor& counter,
+                                                            const Tensor& alg) {
+  if (alg.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": alg must be a scalar, got ", alg.shape().DebugString()));
+  }
+  const int32_t a = alg.scalar<int32_t>();
+  if (a == kThreeFry) {
+    return absl::UnimplementedError(absl::StrCat(op, ": the ThreeFry algorithm (2); Philox is 1"));
+  }
+  if (a != kPhilox && a != kAutoSelect) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": unknown algorithm ", a));
+  }
+  if (key.NumElements() != 1 || counter.NumElements() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": key must have 1 element and counter 2, got ",
+                                                   key.shape().DebugString(), " and ",
+                                                   counter.shape().DebugString()));
+  }
+  const uint64_t* c = counter.data<uint64_t>();
+  return stateless::FromWords(key.data<uint64_t>()[0], c[0], c[1]);
+}
+
+template <typename T>
+void Store(T* out, int64_t i, float v) {
+  if constexpr (std::is_same_v<T, float>) {
+    out[i] = v;
+  } else {
+    out[i] = T::FromFloat(v);
+  }
+}
+
+// TensorFlow's UniformDistribution and NormalDistribution over Philox: group
+// g is Philox of the counter advanced by g; 4 values a group (2 for double).
+template <typename T>
+void FillUniform(const stateless::KeyCounter& kc, T* out, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    for (int64_t g = 0; 2 * g < n; ++g) {
+      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
+      for (int j = 0; j < 2 && 2 * g + j < n; ++j) {
+        out[2 * g + j] = stateless::ToDouble(w.v[2 * j], w.v[2 * j + 1]);
+      }
+    }
+  } else {
+    for (int64_t g = 0; 4 * g < n; ++g) {
+      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
+      for (int j = 0; j < 4 && 4 * g + j < n; ++j) {
+        float v;
+        if constexpr (std::is_same_v<T, Half>) {
+          v = stateless::ToHalfValue(w.v[j]);
+        } else if constexpr (std::is_same_v<T, BFloat16>) {
+          v = stateless::ToBfloat16Value(w.v[j]);
+        } else {
+          v = stateless::ToFloat(w.v[j]);
+        }
+        Store(out, 4 * g + j, v);
+      }
+    }
+  }
+}
+
+template <typename T>
+void FillNormal(const stateless::KeyCounter& kc, T* out, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    for (int64_t g = 0; 2 * g < n; ++g) {
+      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
+      double f[2];
+      stateless::BoxMuller(stateless::ToDouble(w.v[0], w.v[1]), stateless::ToDouble(w.v[2], w.v[3]),
+                           &f[0], &f[1]);
+      for (int j = 0; j < 2 && 2 * g + j < n; ++j) out[2 * g + j] = f[j];
+    }
+  } else {
+    // Half and bfloat16 draw float normals and round them, as TensorFlow.
+    for (int64_t g = 0; 4 * g < n; ++g) {
+      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
+      float f[4];
+      stateless::BoxMuller(stateless::ToFloat(w.v[0]), stateless::ToFloat(w.v[1]), &f[0], &f[1]);
+      stateless::BoxMuller(stateless::ToFloat(w.v[2]), stateless::ToFloat(w.v[3]), &f[2], &f[3]);
+      for (int j = 0; j < 4 && 4 * g + j < n; ++j) Store(out, 4 * g + j, f[j]);
+    }
+  }
+}
+
+class GetKeyCounterOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(stateless::KeyCounter kc, FromSeedTensor(ctx->node().op(), ctx->input(0)));
+    Tensor key(::tensorflow::DT_UINT64, TensorShape({1}));
+    Tensor counter(::tensorflow::DT_UINT64, TensorShape({2}));
+    key.data<uint64_t>()[0] = uint64_t{kc.key.v[0]} | (uint64_t{kc.key.v[1]} << 32);
+    counter.data<uint64_t>()[0] = uint64_t{kc.counter.v[0]} | (uint64_t{kc.counter.v[1]} << 32);
+    counter.data<uint64_t>()[1] = uint64_t{kc.counter.v[2]} | (uint64_t{kc.counter.v[3]} << 32);
+    ctx->set_output(0, std::move(key));
+    ctx->set_output(1, std::move(counter));
+    if (ctx->num_outputs() > 2) ctx->set_output(2, Tensor::Scalar<int32_t>(kPhilox));
+    return absl::OkStatus();
+  }
+};
+
+class GetAlgOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ctx->set_output(0, Tensor::Scalar<int32_t>(kPhilox));
+    return absl::OkStatus();
+  }
+};
+
+// StatelessRandom{Uniform,Normal}V2(shape, key, counter, alg), and the V1
+// forms (shape, seed), whose key and counter come from the seed.
+template <typename T, RandomDistribution kDist, bool kV2>
+class StatelessRandomOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const std::string& op = ctx->node().op();
+    ASSIGN_OR_RETURN(TensorShape shape, internal::RandomOutputShape(op, ctx->input(0)));
+    stateless::KeyCounter kc;
+    if constexpr (kV2) {
+      ASSIGN_OR_RETURN(kc, FromKeyCounterTensors(op, ctx->input(1), ctx->input(2), ctx->input(3)));
+    } else {
+      ASSIGN_OR_RETURN(kc, FromSeedTensor(op, ctx->input(1)));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if constexpr (kDist == RandomDistribution::kUniform) {
+      FillUniform(kc, out->data<T>(), out->NumElements());
+    } else {
+      FillNormal(kc, out->data<T>(), out->NumElements());
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+void RegisterFor(KernelRegistry* k) {
+  const DataType t = DataTypeToEnum<T>::value;
+  auto on = [t](const char* op) { return KernelDef(op, kDeviceTypeCpu).TypeConstraint("dtype", t); };
+  k->Register<StatelessRandomOp<T, RandomDistribution::kUniform, true>>(
+      on("StatelessRandomUniformV2"));
+  k->Register<StatelessRandomOp<T, RandomDistribution::kNormal, true>>(
+      on("StatelessRandomNormalV2"));
+  k->Register<StatelessRandomOp<T, RandomDistribution::kUniform, false>>(
+      on("StatelessRandomUniform"));
+  k->Register<StatelessRandomOp<T, RandomDistribution::kNormal, false>>(
+      on("StatelessRandomNormal"));
+}
+
+}  // namespace
+
+void RegisterStatelessRandomKernels(KernelRegistry* k) {
+  k->Register<GetKeyCounterOp>(KernelDef("StatelessRandomGetKeyCounter", kDeviceTypeCpu));
+  k->Register<GetKeyCounterOp>(KernelDef("StatelessRandomGetKeyCounterAlg", kDeviceTypeCpu));
+  k->Register<GetAlgOp>(KernelDef("StatelessRandomGetAlg", kDeviceTypeCpu));
+  RegisterFor<float>(k);
+  RegisterFor<double>(k);
+  RegisterFor<Half>(k);
+  RegisterFor<BFloat16>(k);
+}
+
+}  // namespace sluice
