@@ -52,6 +52,16 @@ enum class UnaryFn : int {
   kErfc,
   kSin,
   kCos,
+  kTan,
+  kSinh,
+  kCosh,
+  kAsin,
+  kAcos,
+  kAtan,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kRint,  // halves to even, as Round
 };
 
 // out = f(x, y). The *Grad functions take (y, dy). Comparisons write bool.
@@ -67,6 +77,10 @@ enum class BinaryFn : int {
   kSquaredDifference,
   kDivNoNan,  // 0 where y is 0
   kFloorMod,  // floating point only: the remainder with y's sign
+  kAtan2,     // atan2 of the first input (the ordinate) and the second
+  kXlogy,     // 0 where x is 0, as Xdivy and Xlog1py
+  kXdivy,
+  kXlog1py,
   kTanhGrad,
   kSigmoidGrad,
   kSqrtGrad,

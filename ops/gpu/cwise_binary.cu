@@ -96,6 +96,31 @@ struct FloorModF {
   }
 };
 
+struct Atan2F {
+  template <typename C>
+  __device__ C operator()(C a, C b) const {
+    return Atan2(a, b);
+  }
+};
+struct XlogyF {
+  template <typename C>
+  __device__ C operator()(C a, C b) const {
+    return a == C(0) ? C(0) : a * Log(b);
+  }
+};
+struct XdivyF {
+  template <typename C>
+  __device__ C operator()(C a, C b) const {
+    return a == C(0) ? C(0) : a / b;
+  }
+};
+struct Xlog1pyF {
+  template <typename C>
+  __device__ C operator()(C a, C b) const {
+    return a == C(0) ? C(0) : a * Log1p(b);
+  }
+};
+
 // Gradient helpers: (y, dy).
 struct TanhGradF {
   template <typename C>
@@ -157,6 +182,14 @@ cudaError_t LaunchBinary(BinaryFn fn, CwiseType type, const CwiseLayout<2>& layo
       return DispatchFloat(type, Same<DivNoNanF>{layout, x, y, out, stream});
     case BinaryFn::kFloorMod:
       return DispatchFloat(type, Same<FloorModF>{layout, x, y, out, stream});
+    case BinaryFn::kAtan2:
+      return DispatchFloat(type, Same<Atan2F>{layout, x, y, out, stream});
+    case BinaryFn::kXlogy:
+      return DispatchFloat(type, Same<XlogyF>{layout, x, y, out, stream});
+    case BinaryFn::kXdivy:
+      return DispatchFloat(type, Same<XdivyF>{layout, x, y, out, stream});
+    case BinaryFn::kXlog1py:
+      return DispatchFloat(type, Same<Xlog1pyF>{layout, x, y, out, stream});
     case BinaryFn::kTanhGrad:
       return DispatchFloat(type, Same<TanhGradF>{layout, x, y, out, stream});
     case BinaryFn::kSigmoidGrad:

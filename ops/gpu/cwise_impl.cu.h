@@ -133,8 +133,16 @@ inline bool AlignedTo(const void* p, size_t bytes) {
 }
 
 // Math on float and double (device_math.cu.h).
+using device_math::Acos;
+using device_math::Acosh;
+using device_math::Asin;
+using device_math::Asinh;
+using device_math::Atan;
+using device_math::Atan2;
+using device_math::Atanh;
 using device_math::Ceil;
 using device_math::Cos;
+using device_math::Cosh;
 using device_math::Erf;
 using device_math::Erfc;
 using device_math::Exp;
@@ -146,7 +154,9 @@ using device_math::Log1p;
 using device_math::Pow;
 using device_math::Rint;
 using device_math::Sin;
+using device_math::Sinh;
 using device_math::Sqrt;
+using device_math::Tan;
 using device_math::Tanh;
 
 // ---------------------------------------------------------------------------

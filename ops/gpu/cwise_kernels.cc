@@ -197,6 +197,16 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
   RegisterUnary(k, "Erfc", UnaryFn::kErfc, f);
   RegisterUnary(k, "Sin", UnaryFn::kSin, f);
   RegisterUnary(k, "Cos", UnaryFn::kCos, f);
+  RegisterUnary(k, "Tan", UnaryFn::kTan, f);
+  RegisterUnary(k, "Sinh", UnaryFn::kSinh, f);
+  RegisterUnary(k, "Cosh", UnaryFn::kCosh, f);
+  RegisterUnary(k, "Asin", UnaryFn::kAsin, f);
+  RegisterUnary(k, "Acos", UnaryFn::kAcos, f);
+  RegisterUnary(k, "Atan", UnaryFn::kAtan, f);
+  RegisterUnary(k, "Asinh", UnaryFn::kAsinh, f);
+  RegisterUnary(k, "Acosh", UnaryFn::kAcosh, f);
+  RegisterUnary(k, "Atanh", UnaryFn::kAtanh, f);
+  RegisterUnary(k, "Rint", UnaryFn::kRint, f);
 
   RegisterBinary(k, "Add", BinaryFn::kAdd, fi);
   RegisterBinary(k, "AddV2", BinaryFn::kAdd, fi);
@@ -211,6 +221,10 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
   RegisterBinary(k, "DivNoNan", BinaryFn::kDivNoNan, f);
   RegisterBinary(k, "Div", BinaryFn::kRealDiv, f);  // of floats: RealDiv
   RegisterBinary(k, "FloorMod", BinaryFn::kFloorMod, f);
+  RegisterBinary(k, "Atan2", BinaryFn::kAtan2, f);
+  RegisterBinary(k, "Xlogy", BinaryFn::kXlogy, f);
+  RegisterBinary(k, "Xdivy", BinaryFn::kXdivy, f);
+  RegisterBinary(k, "Xlog1py", BinaryFn::kXlog1py, f);
   RegisterBinary(k, "TanhGrad", BinaryFn::kTanhGrad, f);
   RegisterBinary(k, "SigmoidGrad", BinaryFn::kSigmoidGrad, f);
   RegisterBinary(k, "SqrtGrad", BinaryFn::kSqrtGrad, f);

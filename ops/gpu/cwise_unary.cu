@@ -141,6 +141,67 @@ struct CosF {
   }
 };
 
+struct TanF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Tan(x);
+  }
+};
+struct SinhF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Sinh(x);
+  }
+};
+struct CoshF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Cosh(x);
+  }
+};
+struct AsinF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Asin(x);
+  }
+};
+struct AcosF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Acos(x);
+  }
+};
+struct AtanF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Atan(x);
+  }
+};
+struct AsinhF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Asinh(x);
+  }
+};
+struct AcoshF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Acosh(x);
+  }
+};
+struct AtanhF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Atanh(x);
+  }
+};
+struct RintF {
+  template <typename C>
+  __device__ C operator()(C x) const {
+    return Rint(x);
+  }
+};
+
 // y[i] = f(x[i]); whole packs of kVec by Pack (aligned), the rest singly.
 template <typename T, typename F, int kVec>
 __global__ void __launch_bounds__(kThreads) UnaryKernel(const T* x, T* y, int64_t n, F f) {
@@ -309,6 +370,26 @@ cudaError_t LaunchUnary(UnaryFn fn, CwiseType type, const void* x, void* y, int6
       return DispatchFloat(type, Unary<SinF>{x, y, n, stream});
     case UnaryFn::kCos:
       return DispatchFloat(type, Unary<CosF>{x, y, n, stream});
+    case UnaryFn::kTan:
+      return DispatchFloat(type, Unary<TanF>{x, y, n, stream});
+    case UnaryFn::kSinh:
+      return DispatchFloat(type, Unary<SinhF>{x, y, n, stream});
+    case UnaryFn::kCosh:
+      return DispatchFloat(type, Unary<CoshF>{x, y, n, stream});
+    case UnaryFn::kAsin:
+      return DispatchFloat(type, Unary<AsinF>{x, y, n, stream});
+    case UnaryFn::kAcos:
+      return DispatchFloat(type, Unary<AcosF>{x, y, n, stream});
+    case UnaryFn::kAtan:
+      return DispatchFloat(type, Unary<AtanF>{x, y, n, stream});
+    case UnaryFn::kAsinh:
+      return DispatchFloat(type, Unary<AsinhF>{x, y, n, stream});
+    case UnaryFn::kAcosh:
+      return DispatchFloat(type, Unary<AcoshF>{x, y, n, stream});
+    case UnaryFn::kAtanh:
+      return DispatchFloat(type, Unary<AtanhF>{x, y, n, stream});
+    case UnaryFn::kRint:
+      return DispatchFloat(type, Unary<RintF>{x, y, n, stream});
   }
   return cudaErrorNotSupported;
 }

@@ -47,6 +47,26 @@ SLUICE_DEVICE_MATH_FN float Sin(float x) { return sinf(x); }
 SLUICE_DEVICE_MATH_FN double Sin(double x) { return ::sin(x); }
 SLUICE_DEVICE_MATH_FN float Cos(float x) { return cosf(x); }
 SLUICE_DEVICE_MATH_FN double Cos(double x) { return ::cos(x); }
+SLUICE_DEVICE_MATH_FN float Tan(float x) { return tanf(x); }
+SLUICE_DEVICE_MATH_FN double Tan(double x) { return ::tan(x); }
+SLUICE_DEVICE_MATH_FN float Sinh(float x) { return sinhf(x); }
+SLUICE_DEVICE_MATH_FN double Sinh(double x) { return ::sinh(x); }
+SLUICE_DEVICE_MATH_FN float Cosh(float x) { return coshf(x); }
+SLUICE_DEVICE_MATH_FN double Cosh(double x) { return ::cosh(x); }
+SLUICE_DEVICE_MATH_FN float Asin(float x) { return asinf(x); }
+SLUICE_DEVICE_MATH_FN double Asin(double x) { return ::asin(x); }
+SLUICE_DEVICE_MATH_FN float Acos(float x) { return acosf(x); }
+SLUICE_DEVICE_MATH_FN double Acos(double x) { return ::acos(x); }
+SLUICE_DEVICE_MATH_FN float Atan(float x) { return atanf(x); }
+SLUICE_DEVICE_MATH_FN double Atan(double x) { return ::atan(x); }
+SLUICE_DEVICE_MATH_FN float Asinh(float x) { return asinhf(x); }
+SLUICE_DEVICE_MATH_FN double Asinh(double x) { return ::asinh(x); }
+SLUICE_DEVICE_MATH_FN float Acosh(float x) { return acoshf(x); }
+SLUICE_DEVICE_MATH_FN double Acosh(double x) { return ::acosh(x); }
+SLUICE_DEVICE_MATH_FN float Atanh(float x) { return atanhf(x); }
+SLUICE_DEVICE_MATH_FN double Atanh(double x) { return ::atanh(x); }
+SLUICE_DEVICE_MATH_FN float Atan2(float y, float x) { return atan2f(y, x); }
+SLUICE_DEVICE_MATH_FN double Atan2(double y, double x) { return ::atan2(y, x); }
 SLUICE_DEVICE_MATH_FN float Fmod(float x, float y) { return fmodf(x, y); }
 SLUICE_DEVICE_MATH_FN double Fmod(double x, double y) { return ::fmod(x, y); }
 

@@ -295,6 +295,69 @@ GradResult SinGrad(const Scope& s, const Node& node, absl::Span<const Output> g)
 GradResult CosGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return One(s, ops::Neg(s, ops::Mul(s, g[0], ops::Sin(s, InputOf(node, 0)))));
 }
+// The other trigonometric and hyperbolic functions (TensorFlow's gradients).
+GradResult TanGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  // 1 / cos(x)^2
+  return One(s, ops::Mul(s, g[0], ops::Square(s, ops::Reciprocal(s, ops::Cos(s, InputOf(node, 0))))));
+}
+GradResult SinhGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ops::Cosh(s, InputOf(node, 0))));
+}
+GradResult CoshGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ops::Sinh(s, InputOf(node, 0))));
+}
+// 1 - x^2 (Asin, Acos, Atanh) and 1 + x^2 (Atan).
+Output OneMinusSquare(const Scope& s, const Output& x, double sign) {
+  return ops::Add(s, Scalar(1, x.dtype()), ops::Mul(s, ops::Square(s, x), Scalar(sign, x.dtype())));
+}
+GradResult AsinGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Mul(s, g[0], ops::Rsqrt(s, OneMinusSquare(s, InputOf(node, 0), -1))));
+}
+GradResult AcosGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::Neg(s, ops::Mul(s, g[0], ops::Rsqrt(s, OneMinusSquare(s, InputOf(node, 0), -1)))));
+}
+GradResult AtanGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::RealDiv(s, g[0], OneMinusSquare(s, InputOf(node, 0), 1)));
+}
+// From the output y: d asinh = 1 / cosh(y), d acosh = 1 / sinh(y).
+GradResult AsinhGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::RealDiv(s, g[0], ops::Cosh(s, OutputOf(node))));
+}
+GradResult AcoshGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::RealDiv(s, g[0], ops::Sinh(s, OutputOf(node))));
+}
+GradResult AtanhGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  return One(s, ops::RealDiv(s, g[0], OneMinusSquare(s, InputOf(node, 0), -1)));
+}
+// atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2). Input 0 is y.
+GradResult Atan2Grad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output y = InputOf(node, 0);
+  const Output x = InputOf(node, 1);
+  const Output scale = ops::RealDiv(s, g[0], ops::Add(s, ops::Square(s, x), ops::Square(s, y)));
+  return BinaryResult(s, node, ops::Mul(s, x, scale), ops::Neg(s, ops::Mul(s, y, scale)));
+}
+// Xlogy, Xdivy, Xlog1py: no gradient to x where x is 0 (TensorFlow's).
+Output NotZero(const Scope& s, const Output& x) {
+  return ops::Cast(s, ops::NotEqual(s, x, Scalar(0, x.dtype())), x.dtype());
+}
+GradResult XlogyGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output y = InputOf(node, 1);
+  return BinaryResult(s, node, ops::Mul(s, g[0], ops::Xlogy(s, NotZero(s, x), y)),
+                      ops::Mul(s, g[0], ops::Xdivy(s, x, y)));
+}
+GradResult XdivyGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output y = InputOf(node, 1);
+  return BinaryResult(s, node, ops::Mul(s, g[0], ops::Xdivy(s, NotZero(s, x), y)),
+                      ops::Mul(s, g[0], ops::Xdivy(s, ops::Neg(s, x), ops::Square(s, y))));
+}
+GradResult Xlog1pyGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output y = InputOf(node, 1);
+  return BinaryResult(s, node, ops::Mul(s, g[0], ops::Xlog1py(s, NotZero(s, x), y)),
+                      ops::Mul(s, g[0], ops::Xdivy(s, x, ops::Add(s, y, Scalar(1, y.dtype())))));
+}
 GradResult ReciprocalGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return One(s, ops::ReciprocalGrad(s, OutputOf(node), g[0]));
 }
@@ -588,6 +651,19 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"Erfc", ErfcGrad},
       {"Sin", SinGrad},
       {"Cos", CosGrad},
+      {"Tan", TanGrad},
+      {"Sinh", SinhGrad},
+      {"Cosh", CoshGrad},
+      {"Asin", AsinGrad},
+      {"Acos", AcosGrad},
+      {"Atan", AtanGrad},
+      {"Asinh", AsinhGrad},
+      {"Acosh", AcoshGrad},
+      {"Atanh", AtanhGrad},
+      {"Atan2", Atan2Grad},
+      {"Xlogy", XlogyGrad},
+      {"Xdivy", XdivyGrad},
+      {"Xlog1py", Xlog1pyGrad},
       {"Abs", AbsGrad},
       {"TanhGrad", TanhGradGrad},
       {"SigmoidGrad", SigmoidGradGrad},
@@ -607,7 +683,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
   };
   for (const Entry& e : entries) RETURN_IF_ERROR(ops->SetGradient(e.op, e.fn));
   for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-                         "ArgMax", "ArgMin", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Range", "LogicalAnd", "LogicalOr", "LogicalNot",
+                         "ArgMax", "ArgMin", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Rint", "Range", "LogicalAnd", "LogicalOr", "LogicalNot",
                          "TruncateDiv", "IsNan", "IsInf", "IsFinite", "All", "Any"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }

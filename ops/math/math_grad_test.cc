@@ -40,6 +40,9 @@ const BinaryCase kBinaryCases[] = {
     {"Div", ops::Div, -1, 1, 0.5, 2},         {"DivNoNan", ops::DivNoNan, -1, 1, 0.5, 2},
     // x / y in (0.05, 0.82): away from FloorMod's jumps.
     {"FloorMod", ops::FloorMod, 0.1, 0.9, 1.1, 2}, {"FloorMod<0", ops::FloorMod, -0.9, -0.1, 1.1, 2},
+    {"Atan2", ops::Atan2, -1, 1, 0.2, 1},     {"Atan2 x<0", ops::Atan2, 0.2, 1, -1, -0.2},
+    {"Xlogy", ops::Xlogy, -1, 1, 0.5, 2},     {"Xdivy", ops::Xdivy, -1, 1, 0.5, 2},
+    {"Xlog1py", ops::Xlog1py, -1, 1, -0.5, 2},
 };
 
 TEST(MathGradTest, BinaryOpsWithBroadcasting) {
@@ -95,6 +98,11 @@ TEST(MathGradTest, UnaryOps) {
       {"Softsign<0", ops::Softsign, -2, -0.1}, {"Erf", ops::Erf, -1.5, 1.5},
       {"Erfc", ops::Erfc, -1.5, 1.5},     {"Inv", ops::Inv, 0.5, 2},
       {"Sin", ops::Sin, -3, 3},           {"Cos", ops::Cos, -3, 3},
+      {"Tan", ops::Tan, -1.2, 1.2},       {"Sinh", ops::Sinh, -2, 2},
+      {"Cosh", ops::Cosh, -2, 2},         {"Asin", ops::Asin, -0.9, 0.9},
+      {"Acos", ops::Acos, -0.9, 0.9},     {"Atan", ops::Atan, -3, 3},
+      {"Asinh", ops::Asinh, -3, 3},       {"Acosh", ops::Acosh, 1.1, 3},
+      {"Atanh", ops::Atanh, -0.9, 0.9},
   };
   for (const Case& c : cases) {
     Scope s = Scope::NewRootScope(BuiltinOps());

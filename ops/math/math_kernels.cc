@@ -103,6 +103,19 @@ template <typename T> struct TruncateDivF {
     return a / b;
   }
 };
+// 0 where x is 0, whatever y is (TensorFlow's Xlogy, Xdivy, Xlog1py).
+template <typename T> struct XlogyF {
+  static T Apply(T x, T y) { return x == T(0) ? T(0) : x * std::log(y); }
+};
+template <typename T> struct XdivyF {
+  static T Apply(T x, T y) { return x == T(0) ? T(0) : x / y; }
+};
+template <typename T> struct Xlog1pyF {
+  static T Apply(T x, T y) { return x == T(0) ? T(0) : x * std::log1p(y); }
+};
+template <typename T> struct Atan2F {
+  static T Apply(T y, T x) { return std::atan2(y, x); }
+};
 template <typename T> struct DivNoNanF {
   static T Apply(T a, T b) { return b == T(0) ? T(0) : a / b; }
 };
@@ -180,6 +193,16 @@ template <typename T> struct SoftsignF {
 template <typename T> struct ErfF { static T Apply(T x) { return std::erf(x); } };
 template <typename T> struct ErfcF { static T Apply(T x) { return std::erfc(x); } };
 template <typename T> struct SinF { static T Apply(T x) { return std::sin(x); } };
+template <typename T> struct TanF { static T Apply(T x) { return std::tan(x); } };
+template <typename T> struct SinhF { static T Apply(T x) { return std::sinh(x); } };
+template <typename T> struct CoshF { static T Apply(T x) { return std::cosh(x); } };
+template <typename T> struct AsinF { static T Apply(T x) { return std::asin(x); } };
+template <typename T> struct AcosF { static T Apply(T x) { return std::acos(x); } };
+template <typename T> struct AtanF { static T Apply(T x) { return std::atan(x); } };
+template <typename T> struct AsinhF { static T Apply(T x) { return std::asinh(x); } };
+template <typename T> struct AcoshF { static T Apply(T x) { return std::acosh(x); } };
+template <typename T> struct AtanhF { static T Apply(T x) { return std::atanh(x); } };
+template <typename T> struct RintF { static T Apply(T x) { return std::nearbyint(x); } };
 template <typename T> struct CosF { static T Apply(T x) { return std::cos(x); } };
 // Floating point: the sign bit cleared (TensorFlow's fabs: Abs(-0.0) is +0.0).
 template <typename T> struct AbsF {
@@ -559,6 +582,10 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterBinary<DivF, float, double>(k, "Div");
   RegisterIntegerDiv<TruncateDivF, int32_t, int64_t>(k, "Div");
   RegisterBinary<DivNoNanF, float, double>(k, "DivNoNan");
+  RegisterBinary<XlogyF, float, double>(k, "Xlogy");
+  RegisterBinary<XdivyF, float, double>(k, "Xdivy");
+  RegisterBinary<Xlog1pyF, float, double>(k, "Xlog1py");
+  RegisterBinary<Atan2F, float, double>(k, "Atan2");
   RegisterUnary<ReciprocalF, float, double>(k, "Inv");
   RegisterPredicates<float, double>(k);
   k->Register<ClipByValueOp<float>>(Cpu<float>("ClipByValue"));
@@ -603,6 +630,16 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterUnary<ErfcF, float, double>(k, "Erfc");
   RegisterUnary<SinF, float, double>(k, "Sin");
   RegisterUnary<CosF, float, double>(k, "Cos");
+  RegisterUnary<TanF, float, double>(k, "Tan");
+  RegisterUnary<SinhF, float, double>(k, "Sinh");
+  RegisterUnary<CoshF, float, double>(k, "Cosh");
+  RegisterUnary<AsinF, float, double>(k, "Asin");
+  RegisterUnary<AcosF, float, double>(k, "Acos");
+  RegisterUnary<AtanF, float, double>(k, "Atan");
+  RegisterUnary<AsinhF, float, double>(k, "Asinh");
+  RegisterUnary<AcoshF, float, double>(k, "Acosh");
+  RegisterUnary<AtanhF, float, double>(k, "Atanh");
+  RegisterUnary<RintF, float, double>(k, "Rint");
 }
 
 template <typename... Ts>

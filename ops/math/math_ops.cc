@@ -284,6 +284,17 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBinary(
       ops, "SquaredDifference",
       "{bfloat16, half, float, double, int32, int64, complex64, complex128}", true));
+  // x * log(y), x / y, x * log1p(y): 0 where x is 0 (cross-entropies' 0 log 0).
+  for (const char* name : {"Xlogy", "Xdivy", "Xlog1py"}) {
+    RETURN_IF_ERROR(RegisterBinary(ops, name, kFloatComplexTypes, false));
+  }
+  // TensorFlow names Atan2's inputs y and x (the angle of the point (x, y)).
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Atan2")
+                                    .Input("y: T")
+                                    .Input("x: T")
+                                    .Output("z: T")
+                                    .Attr("T: {bfloat16, half, float, double}")
+                                    .SetShapeFn(BroadcastBinaryShape)));
   for (const char* name : {"IsNan", "IsInf", "IsFinite"}) {
     RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
                                       .Input("x: T")
@@ -308,11 +319,12 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterUnary(ops, "Abs", "{bfloat16, half, float, double, int8, int16, "
                                             "int32, int64}"));
   RETURN_IF_ERROR(RegisterUnary(ops, "Sign", signed_types));
-  for (const char* name : {"Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid", "Sin", "Cos"}) {
+  for (const char* name : {"Sqrt", "Rsqrt", "Exp", "Log", "Tanh", "Sigmoid", "Sin", "Cos", "Tan",
+                           "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh"}) {
     RETURN_IF_ERROR(RegisterUnary(ops, name, kFloatComplexTypes));
   }
   // Real-valued only (TensorFlow's own type lists for these).
-  for (const char* name : {"Floor", "Ceil", "Round", "Log1p", "Expm1", "Erf", "Erfc"}) {
+  for (const char* name : {"Floor", "Ceil", "Round", "Rint", "Log1p", "Expm1", "Erf", "Erfc"}) {
     RETURN_IF_ERROR(RegisterUnary(ops, name, "{bfloat16, half, float, double}"));
   }
   // Activations: TensorFlow names their argument and result differently
@@ -462,6 +474,10 @@ SLUICE_BINARY_WRAPPER_(Div)
 SLUICE_BINARY_WRAPPER_(TruncateDiv)
 SLUICE_BINARY_WRAPPER_(DivNoNan)
 SLUICE_BINARY_WRAPPER_(SquaredDifference)
+SLUICE_BINARY_WRAPPER_(Xlogy)
+SLUICE_BINARY_WRAPPER_(Xdivy)
+SLUICE_BINARY_WRAPPER_(Xlog1py)
+SLUICE_BINARY_WRAPPER_(Atan2)
 SLUICE_BINARY_WRAPPER_(Maximum)
 SLUICE_BINARY_WRAPPER_(Minimum)
 SLUICE_BINARY_WRAPPER_(Pow)
@@ -505,6 +521,16 @@ SLUICE_UNARY_WRAPPER_(Erf)
 SLUICE_UNARY_WRAPPER_(Erfc)
 SLUICE_UNARY_WRAPPER_(Sin)
 SLUICE_UNARY_WRAPPER_(Cos)
+SLUICE_UNARY_WRAPPER_(Tan)
+SLUICE_UNARY_WRAPPER_(Sinh)
+SLUICE_UNARY_WRAPPER_(Cosh)
+SLUICE_UNARY_WRAPPER_(Asin)
+SLUICE_UNARY_WRAPPER_(Acos)
+SLUICE_UNARY_WRAPPER_(Atan)
+SLUICE_UNARY_WRAPPER_(Asinh)
+SLUICE_UNARY_WRAPPER_(Acosh)
+SLUICE_UNARY_WRAPPER_(Atanh)
+SLUICE_UNARY_WRAPPER_(Rint)
 SLUICE_UNARY_WRAPPER_(Reciprocal)
 SLUICE_UNARY_WRAPPER_(Abs)
 SLUICE_UNARY_WRAPPER_(Sign)

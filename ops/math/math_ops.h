@@ -62,6 +62,12 @@ Output TruncateDiv(const Scope& scope, Input x, Input y, Loc loc = Loc::current(
 // x / y, and 0 where y is 0.
 Output DivNoNan(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output SquaredDifference(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// x * log(y), x / y and x * log1p(y), each 0 where x is 0 (whatever y is).
+Output Xlogy(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Xdivy(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output Xlog1py(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// The angle of the point (x, y) in (-pi, pi]: y first, as TensorFlow.
+Output Atan2(const Scope& scope, Input y, Input x, Loc loc = Loc::current());
 Output Maximum(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output Minimum(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output Pow(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
@@ -104,6 +110,17 @@ Output Erf(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Erfc(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Sin(const Scope& scope, Input x, Loc loc = Loc::current());  // radians
 Output Cos(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Tan(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Sinh(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Cosh(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Asin(const Scope& scope, Input x, Loc loc = Loc::current());   // in [-pi/2, pi/2]
+Output Acos(const Scope& scope, Input x, Loc loc = Loc::current());   // in [0, pi]
+Output Atan(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Asinh(const Scope& scope, Input x, Loc loc = Loc::current());
+Output Acosh(const Scope& scope, Input x, Loc loc = Loc::current());  // x >= 1
+Output Atanh(const Scope& scope, Input x, Loc loc = Loc::current());  // |x| < 1
+// The nearest integer, halves to even; no gradient (as Round).
+Output Rint(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Abs(const Scope& scope, Input x, Loc loc = Loc::current());
 Output Sign(const Scope& scope, Input x, Loc loc = Loc::current());
 

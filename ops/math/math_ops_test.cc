@@ -392,6 +392,52 @@ TEST_F(MathOpsTest, RoundingAndSpecialFunctions) {
   ExpectTensor<float>(Eval(s_, {{fl, Make<float>({}, {0, 3})}}, ops::Erf(s_, fl)), {0, 3}, {});
 }
 
+// The other trigonometric and hyperbolic functions, Rint, Atan2's
+// quadrants, and Xlogy/Xdivy/Xlog1py's 0 where x is 0 (even at y = 0).
+TEST_F(MathOpsTest, TrigonometryAtan2AndXlogy) {
+  Output x = Placeholder(s_, DT_DOUBLE);
+  Feeds f = {{x, Make<double>({0.5, -0.25}, {2})}};
+  const struct {
+    const char* name;
+    Output (*fn)(const Scope&, Input, std::source_location);
+    double want[2];
+  } unary[] = {
+      {"Tan", ops::Tan, {0.5463024898437905, -0.25534192122103627}},
+      {"Sinh", ops::Sinh, {0.5210953054937474, -0.25261231680816831}},
+      {"Cosh", ops::Cosh, {1.1276259652063807, 1.0314130998795732}},
+      {"Asin", ops::Asin, {0.5235987755982989, -0.25268025514207865}},
+      {"Acos", ops::Acos, {1.0471975511965979, 1.8234765819369754}},
+      {"Atan", ops::Atan, {0.4636476090008061, -0.24497866312686414}},
+      {"Asinh", ops::Asinh, {0.48121182505960347, -0.24746646154726346}},
+      {"Atanh", ops::Atanh, {0.5493061443340549, -0.25541281188299536}},
+  };
+  for (const auto& u : unary) {
+    const std::vector<double> got = ExpectedOf(Eval(s_, f, u.fn(s_, x, std::source_location::current())));
+    EXPECT_NEAR(got[0], u.want[0], 1e-15) << u.name;
+    EXPECT_NEAR(got[1], u.want[1], 1e-15) << u.name;
+  }
+  EXPECT_NEAR(ExpectedOf(Eval(s_, {{x, Make<double>({2}, {1})}}, ops::Acosh(s_, x)))[0],
+              1.3169578969248166, 1e-15);
+  Feeds halves = {{x, Make<double>({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6}, {7})}};
+  ExpectTensor<double>(Eval(s_, halves, ops::Rint(s_, x)), {7}, {-2, -2, -0, 0, 2, 2, 3});
+  // atan2(y, x) in each quadrant, and on the axes.
+  Output y = Placeholder(s_, DT_DOUBLE);
+  Feeds q = {{y, Make<double>({1, 1, -1, -1, 0, 1}, {6})}, {x, Make<double>({1, -1, -1, 1, -1, 0}, {6})}};
+  const double pi = 3.141592653589793;
+  const std::vector<double> angle = ExpectedOf(Eval(s_, q, ops::Atan2(s_, y, x)));
+  const std::vector<double> want = {pi / 4, 3 * pi / 4, -3 * pi / 4, -pi / 4, pi, pi / 2};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(angle[i], want[i], 1e-15) << i;
+  Feeds xy = {{x, Make<double>({0, 0, 2, 3}, {4})}, {y, Make<double>({0, 5, 4, -0.5}, {4})}};
+  const std::vector<double> xlogy = ExpectedOf(Eval(s_, xy, ops::Xlogy(s_, x, y)));
+  EXPECT_EQ(xlogy[0], 0);  // 0 log 0
+  EXPECT_EQ(xlogy[1], 0);
+  EXPECT_NEAR(xlogy[2], 2 * std::log(4.0), 1e-15);
+  EXPECT_TRUE(std::isnan(xlogy[3]));  // 3 log(-0.5)
+  ExpectTensor<double>(Eval(s_, xy, ops::Xdivy(s_, x, y)), {4}, {0, 0, 0.5, -6});
+  ExpectTensor<double>(Eval(s_, xy, ops::Xlog1py(s_, x, y)), {4},
+                       {0, 0, 2 * std::log1p(4.0), 3 * std::log1p(-0.5)});
+}
+
 TEST_F(MathOpsTest, FloatExpTanhSigmoidAccuracy) {
   std::vector<float> xs;
   for (int i = -20000; i <= 20000; ++i) xs.push_back(static_cast<float>(i) * 0.0047f);

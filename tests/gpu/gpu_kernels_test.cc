@@ -92,6 +92,10 @@ std::vector<BinaryOp> FloatBinaryOps() {
       {"SquaredDifference", ops::SquaredDifference, -2, 2, -2, 2, false},
       {"Div", ops::Div, -2, 2, 0.5, 2, true},
       {"FloorMod", ops::FloorMod, -9, 9, 0.5, 3, true},
+      {"Atan2", ops::Atan2, -2, 2, 0.5, 2, true},
+      {"Xlogy", ops::Xlogy, -2, 2, 0.5, 2, false},
+      {"Xdivy", ops::Xdivy, -2, 2, 0.5, 2, true},
+      {"Xlog1py", ops::Xlog1py, -2, 2, 0.5, 2, false},
   };
 }
 
@@ -197,6 +201,11 @@ std::vector<UnaryOp> FloatUnaryOps() {
       {"Log1p", ops::Log1p, -0.9, 10},  {"Expm1", ops::Expm1, -5, 5},
       {"Erf", ops::Erf, -3, 3},         {"Erfc", ops::Erfc, -3, 3},
       {"Sin", ops::Sin, -10, 10},       {"Cos", ops::Cos, -10, 10},
+      {"Tan", ops::Tan, -1.4, 1.4},     {"Sinh", ops::Sinh, -5, 5},
+      {"Cosh", ops::Cosh, -5, 5},       {"Asin", ops::Asin, -1, 1},
+      {"Acos", ops::Acos, -1, 1},       {"Atan", ops::Atan, -10, 10},
+      {"Asinh", ops::Asinh, -10, 10},   {"Acosh", ops::Acosh, 1, 10},
+      {"Atanh", ops::Atanh, -0.99, 0.99}, {"Rint", ops::Rint, -5, 5},
   };
 }
 
