@@ -5,6 +5,7 @@
 #include "ops/array/array_layout_ops.h"
 #include "ops/array/array_ops.h"
 #include "ops/array/array_rearrange_ops.h"
+#include "ops/array/broadcast_ops.h"
 #include "ops/array/index_ops.h"
 
 namespace sluice {
@@ -14,6 +15,7 @@ absl::Status RegisterArrayFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterArrayLayoutOps(ops));
   RETURN_IF_ERROR(RegisterIndexOps(ops));
   RETURN_IF_ERROR(RegisterArrayRearrangeOps(ops));
+  RETURN_IF_ERROR(RegisterBroadcastOps(ops));
   return absl::OkStatus();
 }
 
@@ -22,6 +24,7 @@ absl::Status RegisterArrayFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterArrayLayoutGradients(ops));
   RETURN_IF_ERROR(RegisterIndexGradients(ops));
   RETURN_IF_ERROR(RegisterArrayRearrangeGradients(ops));
+  RETURN_IF_ERROR(RegisterBroadcastGradients(ops));
   return absl::OkStatus();
 }
 
@@ -30,6 +33,7 @@ void RegisterArrayFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterArrayLayoutKernels(kernels);
   RegisterIndexKernels(kernels);
   RegisterArrayRearrangeKernels(kernels);
+  RegisterBroadcastKernels(kernels);
 }
 
 }  // namespace sluice

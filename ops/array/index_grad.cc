@@ -105,6 +105,36 @@ GradResult TopKGrad(const Scope& s, const Node& node, absl::Span<const Output> g
   return Done(s, std::move(grads));
 }
 
+// TensorFlow's: the tensor's gradient where no update replaced it (or all
+// of it, for Add and Sub); the updates' gradient gathered at the indices.
+GradResult TensorScatterUpdateGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  std::vector<Output> grads(3);
+  if (!g[0].valid()) return grads;
+  const Output indices = InputOf(node, 1);
+  grads[0] = ops::TensorScatterUpdate(s, g[0], indices, ops::ZerosLike(s, InputOf(node, 2)));
+  grads[2] = ops::GatherNd(s, g[0], indices);
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
+GradResult TensorScatterAddGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  std::vector<Output> grads(3);
+  if (!g[0].valid()) return grads;
+  grads[0] = g[0];
+  grads[2] = ops::GatherNd(s, g[0], InputOf(node, 1));
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
+GradResult TensorScatterSubGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  std::vector<Output> grads(3);
+  if (!g[0].valid()) return grads;
+  grads[0] = g[0];
+  grads[2] = ops::Neg(s, ops::GatherNd(s, g[0], InputOf(node, 1)));
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
 }  // namespace
 
 absl::Status RegisterIndexGradients(OpRegistry* ops) {
@@ -115,6 +145,9 @@ absl::Status RegisterIndexGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("GatherNd", GatherNdGrad));
   RETURN_IF_ERROR(ops->SetGradient("ScatterNd", ScatterNdGrad));
   RETURN_IF_ERROR(ops->SetGradient("TopKV2", TopKGrad));
+  RETURN_IF_ERROR(ops->SetGradient("TensorScatterUpdate", TensorScatterUpdateGrad));
+  RETURN_IF_ERROR(ops->SetGradient("TensorScatterAdd", TensorScatterAddGrad));
+  RETURN_IF_ERROR(ops->SetGradient("TensorScatterSub", TensorScatterSubGrad));
   for (const char* op : {"Bucketize", "ListDiff", "InTopKV2"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -227,6 +228,51 @@ class ScatterNdOp : public OpKernel {
   }
 };
 
+// TensorScatterUpdate / Add / Sub: the tensor (its buffer when no one else
+// holds it) with the updates' rows written, added or subtracted at the
+// slices the index rows name.
+enum class TensorScatterKind { kUpdate, kAdd, kSub };
+
+template <typename T, TensorScatterKind kKind>
+class TensorScatterOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const std::string& op = ctx->node().op();
+    const Tensor& tensor = ctx->input(0);
+    const Tensor& indices = ctx->input(1);
+    const Tensor& updates = ctx->input(2);
+    Tensor shape(DT_INT64, TensorShape({tensor.dims()}));
+    for (int d = 0; d < tensor.dims(); ++d) shape.data<int64_t>()[d] = tensor.dim_size(d);
+    absl::StatusOr<internal::NdIndexPlan> plan =
+        internal::PlanScatterNd(indices.shape(), updates.shape(), shape);
+    if (!plan.ok()) return AddContext(plan.status(), op);
+    ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, op + ": indices"));
+    std::vector<int64_t> offsets(plan->rows, 0);
+    if (plan->depth > 0) {
+      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, plan->depth, tensor.shape(), op.c_str()));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, tensor.shape()));
+    const size_t esize = DataTypeSize(tensor.dtype());
+    if (!out->SharesBufferWith(tensor) && tensor.NumElements() > 0) {
+      std::memcpy(Bytes(*out), Bytes(tensor), tensor.NumElements() * esize);
+    }
+    const int64_t slice = plan->slice;
+    for (int64_t i = 0; i < plan->rows; ++i) {
+      if constexpr (kKind == TensorScatterKind::kUpdate) {
+        std::memcpy(Bytes(*out) + offsets[i] * slice * esize, Bytes(updates) + i * slice * esize,
+                    slice * esize);
+      } else {
+        T* o = out->data<T>() + offsets[i] * slice;
+        const T* u = updates.data<T>() + i * slice;
+        for (int64_t j = 0; j < slice; ++j) {
+          o[j] = kKind == TensorScatterKind::kAdd ? o[j] + u[j] : o[j] - u[j];
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 template <typename T>
 void RegisterValueKernels(KernelRegistry* kernels) {
   const DataType t = DataTypeToEnum<T>::value;
@@ -265,6 +311,20 @@ void RegisterIndexKernels(KernelRegistry* kernels) {
       cpu("ScatterNd").TypeConstraint("T", DT_INT32).TypeConstraint("Tindices", index_types));
   kernels->Register<ScatterNdOp<int64_t>>(
       cpu("ScatterNd").TypeConstraint("T", DT_INT64).TypeConstraint("Tindices", index_types));
+  kernels->Register<TensorScatterOp<uint8_t, TensorScatterKind::kUpdate>>(
+      cpu("TensorScatterUpdate").TypeConstraint("T", internal::AllTypes()));
+  auto scatter_math = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const DataType t = DataTypeToEnum<T>::value;
+    kernels->Register<TensorScatterOp<T, TensorScatterKind::kAdd>>(
+        cpu("TensorScatterAdd").TypeConstraint("T", t).TypeConstraint("Tindices", index_types));
+    kernels->Register<TensorScatterOp<T, TensorScatterKind::kSub>>(
+        cpu("TensorScatterSub").TypeConstraint("T", t).TypeConstraint("Tindices", index_types));
+  };
+  scatter_math(std::type_identity<float>{});
+  scatter_math(std::type_identity<double>{});
+  scatter_math(std::type_identity<int32_t>{});
+  scatter_math(std::type_identity<int64_t>{});
   internal::RegisterStitchKernels(kernels);
   internal::RegisterTopKKernels(kernels);
 }

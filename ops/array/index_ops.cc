@@ -227,6 +227,24 @@ absl::Status RegisterIndexOps(OpRegistry* ops) {
                                     // TensorFlow's; only its default is taken.
                                     .Attr("bad_indices_policy: {''} = ''")
                                     .SetShapeFn(ScatterNdShape)));
+  // tf.tensor_scatter_nd_update / _add / _sub: `tensor` with the slices the
+  // index rows name replaced by (or added to, or less) the updates' rows.
+  for (const char* name : {"TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"}) {
+    RETURN_IF_ERROR(ops->Register(
+        OpDefBuilder(name)
+            .Input("tensor: T")
+            .Input("indices: Tindices")
+            .Input("updates: T")
+            .Output("output: T")
+            .Attr("T: type")
+            .Attr(std::string(name) == "TensorScatterUpdate" ? "Tindices: {int16, int32, int64, uint16}"
+                                                             : "Tindices: {int32, int64}")
+            .Attr("bad_indices_policy: {''} = ''")
+            .SetShapeFn([](InferenceContext* c) {
+              c->set_output(0, c->input(0));
+              return absl::OkStatus();
+            })));
+  }
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("TopKV2")
                                     .Input("input: T")
                                     .Input("k: Tk")
@@ -296,6 +314,21 @@ Output GatherNd(const Scope& scope, Input params, Input indices, std::source_loc
 Output ScatterNd(const Scope& scope, Input indices, Input updates, Input shape,
                  std::source_location loc) {
   return scope.Op("ScatterNd", loc).Input(indices).Input(updates).Input(shape).Finalize1();
+}
+
+Output TensorScatterUpdate(const Scope& scope, Input tensor, Input indices, Input updates,
+                           std::source_location loc) {
+  return scope.Op("TensorScatterUpdate", loc).Input(tensor).Input(indices).Input(updates).Finalize1();
+}
+
+Output TensorScatterAdd(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc) {
+  return scope.Op("TensorScatterAdd", loc).Input(tensor).Input(indices).Input(updates).Finalize1();
+}
+
+Output TensorScatterSub(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc) {
+  return scope.Op("TensorScatterSub", loc).Input(tensor).Input(indices).Input(updates).Finalize1();
 }
 
 TopKOutputs TopKV2(const Scope& scope, Input input, Input k, bool sorted,

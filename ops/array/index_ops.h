@@ -92,6 +92,16 @@ Output GatherNd(const Scope& scope, Input params, Input indices,
 // Zeros of `shape` with updates added at indices (repeats sum).
 Output ScatterNd(const Scope& scope, Input indices, Input updates, Input shape,
                  std::source_location loc = std::source_location::current());
+// `tensor` with the slices at indices replaced by the updates (a repeated
+// index: one of its updates), or with the updates added or subtracted
+// (repeats sum). Update takes every fixed-size dtype; Add and Sub float,
+// double, int32, int64.
+Output TensorScatterUpdate(const Scope& scope, Input tensor, Input indices, Input updates,
+                           std::source_location loc = std::source_location::current());
+Output TensorScatterAdd(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc = std::source_location::current());
+Output TensorScatterSub(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc = std::source_location::current());
 
 struct TopKOutputs {
   Output values;   // the k largest along the last dimension, largest first

@@ -15,6 +15,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/math/math_ops.h"
+#include "ops/testutil/gradient_checker.h"
 #include "ops/testutil/math_test_util.h"
 
 namespace sluice {
@@ -209,6 +210,54 @@ TEST_F(IndexOpsTest, ScatterNd) {
             std::string::npos);
   EXPECT_NE(ErrorOf({{updates, Make<int32_t>({1, 2, 3}, {3})}}, s).find("updates must have shape"),
             std::string::npos);
+}
+
+// scatter_nd_ops_test.py's TensorScatter cases: rows and elements replaced,
+// added and subtracted in a copy; the input is left as it was; gradients.
+TEST_F(IndexOpsTest, TensorScatterUpdateAddSub) {
+  Output t = Placeholder(s_, DT_FLOAT);
+  Output i = Placeholder(s_, DT_INT32);
+  Output u = Placeholder(s_, DT_FLOAT);
+  Feeds rows = {{t, Make<float>({1, 2, 3, 4, 5, 6}, {3, 2})},
+                {i, Make<int32_t>({2, 0}, {2, 1})},
+                {u, Make<float>({10, 20, 30, 40}, {2, 2})}};
+  ExpectTensor<float>(Eval(s_, rows, ops::TensorScatterUpdate(s_, t, i, u)), {3, 2},
+                      {30, 40, 3, 4, 10, 20});
+  ExpectTensor<float>(Eval(s_, rows, ops::TensorScatterAdd(s_, t, i, u)), {3, 2},
+                      {31, 42, 3, 4, 15, 26});
+  ExpectTensor<float>(Eval(s_, rows, ops::TensorScatterSub(s_, t, i, u)), {3, 2},
+                      {-29, -38, 3, 4, -5, -14});
+  ExpectTensor<float>(Eval(s_, rows, t), {3, 2}, {1, 2, 3, 4, 5, 6});
+  // Element indices, a repeated one summing in Add; int64 values.
+  Output t64 = Placeholder(s_, DT_INT64);
+  Output u64 = Placeholder(s_, DT_INT64);
+  Feeds elems = {{t64, Make<int64_t>({0, 0, 0, 0}, {2, 2})},
+                 {i, Make<int32_t>({0, 1, 1, 0, 0, 1}, {3, 2})},
+                 {u64, Make<int64_t>({5, 6, 7}, {3})}};
+  ExpectTensor<int64_t>(Eval(s_, elems, ops::TensorScatterAdd(s_, t64, i, u64)), {2, 2},
+                        {0, 12, 6, 0});
+  EXPECT_NE(ErrorOf({{t, Make<float>({1, 2}, {2})}, {i, Make<int32_t>({2}, {1, 1})},
+                     {u, Make<float>({9}, {1})}},
+                    ops::TensorScatterUpdate(s_, t, i, u))
+                .find("does not index"),
+            std::string::npos);
+  // Gradients against central differences (double).
+  for (int kind = 0; kind < 3; ++kind) {
+    Scope g = Scope::NewRootScope(BuiltinOps());
+    Output x = Placeholder(g, DT_DOUBLE);
+    Output up = Placeholder(g, DT_DOUBLE);
+    Output idx = ops::Const(g, std::vector<int32_t>{2, 0}, TensorShape({2, 1}));
+    Output y = kind == 0   ? ops::TensorScatterUpdate(g, x, idx, up)
+               : kind == 1 ? ops::TensorScatterAdd(g, x, idx, up)
+                           : ops::TensorScatterSub(g, x, idx, up);
+    absl::StatusOr<double> err = MaxGradientError(
+        g, {x, up},
+        {Tensor::FromVector<double>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2})),
+         Tensor::FromVector<double>({0.5, -1, 2, 0.25}, TensorShape({2, 2}))},
+        y);
+    ASSERT_TRUE(err.ok()) << err.status();
+    EXPECT_LT(*err, 1e-8) << kind;
+  }
 }
 
 // topk_op_test.py: ties go to the lower index; k = 0; k past the columns.

@@ -683,7 +683,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
   };
   for (const Entry& e : entries) RETURN_IF_ERROR(ops->SetGradient(e.op, e.fn));
   for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
-                         "ArgMax", "ArgMin", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Rint", "Range", "LogicalAnd", "LogicalOr", "LogicalNot",
+                         "ArgMax", "ArgMin", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Rint", "Range", "LinSpace", "LogicalAnd", "LogicalOr", "LogicalNot",
                          "TruncateDiv", "IsNan", "IsInf", "IsFinite", "All", "Any"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }

@@ -713,6 +713,38 @@ class RangeOp : public OpKernel {
   }
 };
 
+template <typename T>
+class LinSpaceOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const char* names[] = {"start", "stop", "num"};
+    for (int i = 0; i < 3; ++i) {
+      if (ctx->input(i).dims() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("LinSpace: ", names[i],
+                                                       " must be a scalar, not shape ",
+                                                       ctx->input(i).shape().DebugString()));
+      }
+    }
+    const T start = ctx->input(0).scalar<T>();
+    const T stop = ctx->input(1).scalar<T>();
+    const Tensor& n = ctx->input(2);
+    const int64_t num = n.dtype() == DT_INT64 ? n.scalar<int64_t>() : int64_t{n.scalar<int32_t>()};
+    if (num <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("LinSpace: num must be positive, got ", num));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({num})));
+    T* v = out->data<T>();
+    if (num == 1) {
+      v[0] = start;
+      return absl::OkStatus();
+    }
+    const T step = (stop - start) / static_cast<T>(num - 1);
+    for (int64_t i = 0; i + 1 < num; ++i) v[i] = start + step * static_cast<T>(i);
+    v[num - 1] = stop;  // exactly, as TensorFlow
+    return absl::OkStatus();
+  }
+};
+
 template <typename... Ts>
 void RegisterRange(KernelRegistry* k) {
   (k->Register<RangeOp<Ts>>(
@@ -724,6 +756,8 @@ void RegisterRange(KernelRegistry* k) {
 
 void RegisterMathKernels(KernelRegistry* k) {
   RegisterRange<float, double, int32_t, int64_t>(k);
+  k->Register<LinSpaceOp<float>>(KernelDef("LinSpace", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
+  k->Register<LinSpaceOp<double>>(KernelDef("LinSpace", kDeviceTypeCpu).TypeConstraint("T", DT_DOUBLE));
   RegisterElementwiseKernels(k);
   RegisterSelect<float, double, int32_t, int64_t, bool>(k);
   RegisterAddN<float, double, int32_t, int64_t>(k);

@@ -343,6 +343,18 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
   return absl::OkStatus();
 }
 
+// [num]: known when num is a constant.
+absl::Status LinSpaceShape(InferenceContext* c) {
+  for (int i = 0; i < 3; ++i) RETURN_IF_ERROR(c->WithRank(i, 0));
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> num, c->InputAsInts(2));
+  if (num.has_value() && num->size() == 1 && (*num)[0] <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("LinSpace: num must be positive, got ", (*num)[0]));
+  }
+  c->set_output(0, TensorShape({num.has_value() && num->size() == 1 ? (*num)[0]
+                                                                    : TensorShape::kUnknownDim}));
+  return absl::OkStatus();
+}
+
 // [n]: n known when start, limit and delta are integer constants.
 absl::Status RangeShape(InferenceContext* c) {
   for (int i = 0; i < 3; ++i) RETURN_IF_ERROR(c->WithRank(i, 0));
@@ -399,6 +411,14 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
                                     .Output("output: Tidx")
                                     .Attr("Tidx: {bfloat16, half, float, double, int32, int64} = int32")
                                     .SetShapeFn(RangeShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("LinSpace")
+                                    .Input("start: T")
+                                    .Input("stop: T")
+                                    .Input("num: Tidx")
+                                    .Output("output: T")
+                                    .Attr("T: {bfloat16, half, float, double}")
+                                    .Attr("Tidx: {int32, int64} = DT_INT32")
+                                    .SetShapeFn(LinSpaceShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Cast")
                                     .Input("x: SrcT")
                                     .Output("y: DstT")
@@ -567,6 +587,10 @@ Output ClipByValue(const Scope& scope, Input t, Input clip_value_min, Input clip
 
 Output Range(const Scope& scope, Input start, Input limit, Input delta, Loc loc) {
   return scope.Op("Range", loc).Input(start).Input(limit).Input(delta).Finalize1();
+}
+
+Output LinSpace(const Scope& scope, Input start, Input stop, Input num, Loc loc) {
+  return scope.Op("LinSpace", loc).Input(start).Input(stop).Input(num).Finalize1();
 }
 
 Output Cast(const Scope& scope, Input x, DataType dst_type, const CastAttrs& attrs, Loc loc) {

@@ -147,6 +147,9 @@ Output LogicalOr(const Scope& scope, Input x, Input y, Loc loc = Loc::current())
 Output LogicalNot(const Scope& scope, Input x, Loc loc = Loc::current());
 // start, start + delta, ... excluding limit; the dtype of start (Tidx).
 Output Range(const Scope& scope, Input start, Input limit, Input delta, Loc loc = Loc::current());
+// num evenly spaced values from start to stop, both included (stop exactly);
+// num > 0. Not differentiable, as in TensorFlow.
+Output LinSpace(const Scope& scope, Input start, Input stop, Input num, Loc loc = Loc::current());
 
 struct CastAttrs {
   bool truncate = false;  // attr "Truncate"

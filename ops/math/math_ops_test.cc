@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "graph/gradients.h"
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "ops/builtins.h"
 #include "ops/testutil/gradient_checker.h"
@@ -254,6 +255,22 @@ TEST_F(MathOpsTest, UnaryValues) {
 // Values from TensorFlow's documentation of tf.range and its
 // sequence_ops_test: a half-open sequence, a negative delta, a float delta
 // that does not divide the span (ceil), an empty range.
+// linspace_op_test.py: both ends included, the last exactly stop.
+TEST_F(MathOpsTest, LinSpace) {
+  ExpectTensor<float>(Eval(s_, {}, ops::LinSpace(s_, 10.0f, 12.0f, 3)), {3}, {10, 11, 12});
+  ExpectTensor<double>(Eval(s_, {}, ops::LinSpace(s_, 0.0, -1.0, int64_t{5})), {5},
+                       {0, -0.25, -0.5, -0.75, -1});
+  ExpectTensor<float>(Eval(s_, {}, ops::LinSpace(s_, 5.0f, 9.0f, 1)), {1}, {5});
+  const std::vector<double> tenth =
+      ExpectedOf(Eval(s_, {}, ops::LinSpace(s_, 0.0, 0.3, 4)));
+  EXPECT_EQ(tenth[3], 0.3);
+  EXPECT_EQ(ops::LinSpace(s_, 0.0f, 1.0f, 7).node->output_shape(0), TensorShape({7}));
+  Output num = Placeholder(s_, DT_INT32);
+  absl::Status bad = TryEval(s_, {{num, Make<int32_t>({0}, {})}}, ops::LinSpace(s_, 0.0f, 1.0f, num))
+                         .status();
+  EXPECT_TRUE(absl::StrContains(bad.message(), "num must be positive, got 0")) << bad;
+}
+
 TEST_F(MathOpsTest, Range) {
   ExpectTensor<int32_t>(Eval(s_, {}, ops::Range(s_, 3, 18, 3)), {5}, {3, 6, 9, 12, 15});
   ExpectTensor<int32_t>(Eval(s_, {}, ops::Range(s_, 3, 1, -1)), {2}, {3, 2});
