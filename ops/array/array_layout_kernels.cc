@@ -11,6 +11,7 @@
 #include "ops/array/array_layout_ops.h"
 #include "ops/array/internal/array_kernel_checks.h"
 #include "ops/array/internal/array_kernel_util.h"
+#include "ops/array/internal/shape_kernels.h"
 #include "ops/internal/index_tensors.h"
 #include "runtime/kernel.h"
 
@@ -159,19 +160,6 @@ class SplitVOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-};
-
-class ShapeNOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      const TensorShape& s = ctx->input(i).shape();
-      ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(i, TensorShape({s.rank()})));
-      RETURN_IF_ERROR(internal::WriteInts(s.dims(), out));
-    }
-    return absl::OkStatus();
-  }
-  bool IsExpensive() const override { return false; }
 };
 
 class OneHotOp : public OpKernel {
@@ -350,7 +338,7 @@ void RegisterArrayLayoutKernels(KernelRegistry* kernels) {
   kernels->Register(cpu("PadV2").TypeConstraint("T", all), Make<PadOp>());
   kernels->Register(cpu("ReverseV2").TypeConstraint("T", all), Make<ReverseOp>());
   kernels->Register(cpu("SplitV").TypeConstraint("T", all), Make<SplitVOp>());
-  kernels->Register(cpu("ShapeN"), Make<ShapeNOp>());
+  kernels->Register(cpu("ShapeN"), Make<internal::ShapeNOp>());
   kernels->Register(cpu("SpaceToDepth").TypeConstraint("T", all),
                     [] { return std::make_unique<BlockOp>(/*to_depth=*/true); });
   kernels->Register(cpu("DepthToSpace").TypeConstraint("T", all),

@@ -92,6 +92,8 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
                     [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kSize); });
   kernels->Register(gpu("Rank").TypeConstraint("T", types).HostMemory("output"),
                     [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kRank); });
+  kernels->Register<internal::ShapeNOp>(
+      gpu("ShapeN").TypeConstraint("T", types).HostMemory("output"));  // Conv2D's gradient
 
   kernels->Register<FillOp<GpuFillImpl>>(
       gpu("Fill").TypeConstraint("T", types).HostMemory("dims"));
@@ -132,8 +134,8 @@ void RegisterGpuArrayKernels(KernelRegistry* kernels) {
   }
   // Shape arithmetic of the gradients (math_grad.cc, array_grad.cc). Range
   // has no kernel yet; it is listed so that one is picked up when added.
-  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "FloorDiv", "Maximum", "Minimum", "Neg",
-                         "Cast", "Prod", "Sum", "Range"}) {
+  for (const char* op : {"Add", "AddV2", "Sub", "Mul", "FloorDiv", "FloorMod", "Maximum",
+                         "Minimum", "Neg", "Cast", "Prod", "Sum", "Range"}) {
     kernels->RegisterHostKernels(op, kDeviceTypeGpu, OnlyInt32);
   }
   // Every argument is an index vector.

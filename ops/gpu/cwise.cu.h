@@ -76,7 +76,7 @@ enum class BinaryFn : int {
   kPow,
   kSquaredDifference,
   kDivNoNan,  // 0 where y is 0
-  kFloorMod,  // floating point only: the remainder with y's sign
+  kFloorMod,  // the remainder with y's sign (an int64 zero divisor gives 0)
   kAtan2,     // atan2 of the first input (the ordinate) and the second
   kXlogy,     // 0 where x is 0, as Xdivy and Xlog1py
   kXdivy,

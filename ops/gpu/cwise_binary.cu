@@ -87,12 +87,19 @@ struct DivNoNanF {
     return b == C(0) ? C(0) : a / b;
   }
 };
-// The remainder with the divisor's sign (floating point).
+// The remainder with the divisor's sign. Integers: a zero divisor gives 0
+// (the CPU kernel refuses it; a device kernel cannot).
 struct FloorModF {
   template <typename C>
   __device__ C operator()(C a, C b) const {
-    const C r = Fmod(a, b);
-    return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? r + b : r;
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) return C(0);
+      const C r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    } else {
+      const C r = Fmod(a, b);
+      return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? r + b : r;
+    }
   }
 };
 
@@ -181,7 +188,7 @@ cudaError_t LaunchBinary(BinaryFn fn, CwiseType type, const CwiseLayout<2>& layo
     case BinaryFn::kDivNoNan:
       return DispatchFloat(type, Same<DivNoNanF>{layout, x, y, out, stream});
     case BinaryFn::kFloorMod:
-      return DispatchFloat(type, Same<FloorModF>{layout, x, y, out, stream});
+      return DispatchFloatInt64(type, Same<FloorModF>{layout, x, y, out, stream});
     case BinaryFn::kAtan2:
       return DispatchFloat(type, Same<Atan2F>{layout, x, y, out, stream});
     case BinaryFn::kXlogy:

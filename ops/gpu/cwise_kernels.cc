@@ -220,7 +220,7 @@ void RegisterGpuCwiseKernels(KernelRegistry* k) {
   RegisterBinary(k, "SquaredDifference", BinaryFn::kSquaredDifference, fi);
   RegisterBinary(k, "DivNoNan", BinaryFn::kDivNoNan, f);
   RegisterBinary(k, "Div", BinaryFn::kRealDiv, f);  // of floats: RealDiv
-  RegisterBinary(k, "FloorMod", BinaryFn::kFloorMod, f);
+  RegisterBinary(k, "FloorMod", BinaryFn::kFloorMod, fi);  // int64: Keras' seed arithmetic
   RegisterBinary(k, "Atan2", BinaryFn::kAtan2, f);
   RegisterBinary(k, "Xlogy", BinaryFn::kXlogy, f);
   RegisterBinary(k, "Xdivy", BinaryFn::kXdivy, f);

@@ -20,6 +20,7 @@
 #include "ops/gpu/gpu_kernel_util.h"
 #include "ops/gpu/gpu_kernels.h"
 #include "ops/gpu/random.cu.h"
+#include "ops/gpu/stateless_random.cu.h"
 #include "ops/random/random_kernels.h"
 
 namespace sluice {
@@ -144,9 +145,69 @@ void RegisterIntKernel(KernelRegistry* kernels) {
           .HostMemory("maxval"));
 }
 
+// TensorFlow's stateless draws: the key and counter read on the host, the
+// values written by stateless_random.cu with the CPU's arithmetic.
+template <typename T>
+constexpr gpu::StatelessElement StatelessElementOf() {
+  if constexpr (std::is_same_v<T, Half>) {
+    return gpu::StatelessElement::kHalf;
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return gpu::StatelessElement::kBFloat16;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return gpu::StatelessElement::kDouble;
+  } else {
+    static_assert(std::is_same_v<T, float>, "stateless draws: float, double, half, bfloat16");
+    return gpu::StatelessElement::kFloat;
+  }
+}
+
+template <typename T, gpu::StatelessDistribution kDist, bool kV2>
+class GpuStatelessRandomOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(TensorShape shape,
+                     internal::RandomOutputShape(ctx->node().op(), ctx->input(0)));
+    ASSIGN_OR_RETURN(stateless::KeyCounter kc, StatelessDrawInputs(ctx, kV2));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    const uint64_t key = uint64_t{kc.key.v[0]} | (uint64_t{kc.key.v[1]} << 32);
+    const uint64_t lo = uint64_t{kc.counter.v[0]} | (uint64_t{kc.counter.v[1]} << 32);
+    const uint64_t hi = uint64_t{kc.counter.v[2]} | (uint64_t{kc.counter.v[3]} << 32);
+    return LaunchStatus(ctx, gpu::LaunchStatelessRandom(kDist, StatelessElementOf<T>(),
+                                                        out->raw_data(), out->NumElements(), key,
+                                                        lo, hi, stream));
+  }
+};
+
+template <typename T>
+void RegisterStatelessKernels(KernelRegistry* kernels) {
+  constexpr DataType kType = DataTypeToEnum<T>::value;
+  using Dist = gpu::StatelessDistribution;
+  auto v2 = [&](const char* op) {
+    return GpuKernel(op).TypeConstraint("dtype", kType).HostMemory("shape").HostMemory("key")
+        .HostMemory("counter").HostMemory("alg");
+  };
+  auto v1 = [&](const char* op) {
+    return GpuKernel(op).TypeConstraint("dtype", kType).HostMemory("shape").HostMemory("seed");
+  };
+  kernels->Register<GpuStatelessRandomOp<T, Dist::kUniform, true>>(v2("StatelessRandomUniformV2"));
+  kernels->Register<GpuStatelessRandomOp<T, Dist::kNormal, true>>(v2("StatelessRandomNormalV2"));
+  kernels->Register<GpuStatelessRandomOp<T, Dist::kUniform, false>>(v1("StatelessRandomUniform"));
+  kernels->Register<GpuStatelessRandomOp<T, Dist::kNormal, false>>(v1("StatelessRandomNormal"));
+}
+
 }  // namespace
 
 void RegisterGpuRandomKernels(KernelRegistry* kernels) {
+  RegisterStatelessKernels<float>(kernels);
+  RegisterStatelessKernels<double>(kernels);
+  RegisterStatelessKernels<Half>(kernels);
+  RegisterStatelessKernels<BFloat16>(kernels);
+  // The key and counter are made on the host, beside the draws' host inputs.
+  for (const char* op : {"StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg"}) {
+    kernels->Register(GpuKernel(op).AllHostMemory(), &NewStatelessKeyCounterKernel);
+  }
   RegisterFloatKernels<float>(kernels);
   RegisterFloatKernels<Half>(kernels);
   RegisterFloatKernels<BFloat16>(kernels);

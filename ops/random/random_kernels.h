@@ -22,9 +22,11 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <random>
 
 #include "base/status_macros.h"
+#include "ops/gpu/stateless_philox.h"
 #include "ops/random/internal/random_kernel_checks.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
@@ -33,6 +35,12 @@ namespace sluice {
 
 // TensorFlow's stateless random ops (stateless_random_kernels.cc).
 void RegisterStatelessRandomKernels(KernelRegistry* kernels);
+// Shared with their GPU kernels (ops/gpu/random_kernels.cc): the key and
+// counter of a draw from its inputs, read on the host (V2: key, counter,
+// alg at inputs 1-3; V1: the seed at input 1), checked; and the kernel of
+// StatelessRandomGetKeyCounter(Alg), whose tensors all live in host memory.
+absl::StatusOr<stateless::KeyCounter> StatelessDrawInputs(OpKernelContext* ctx, bool v2);
+std::unique_ptr<OpKernel> NewStatelessKeyCounterKernel();
 
 enum class RandomDistribution {
   kUniform,          // [0, 1)

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/random/internal/random_kernel_checks.h"
-#include "ops/random/internal/stateless_philox.h"
+#include "ops/gpu/stateless_philox.h"
 #include "ops/random/random_kernels.h"
 #include "runtime/kernel.h"
 
@@ -115,6 +115,16 @@ void FillNormal(const stateless::KeyCounter& kc, T* out, int64_t n) {
   }
 }
 
+}  // namespace
+
+absl::StatusOr<stateless::KeyCounter> StatelessDrawInputs(OpKernelContext* ctx, bool v2) {
+  const std::string& op = ctx->node().op();
+  if (v2) return FromKeyCounterTensors(op, ctx->input(1), ctx->input(2), ctx->input(3));
+  return FromSeedTensor(op, ctx->input(1));
+}
+
+namespace {
+
 class GetKeyCounterOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -147,12 +157,7 @@ class StatelessRandomOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const std::string& op = ctx->node().op();
     ASSIGN_OR_RETURN(TensorShape shape, internal::RandomOutputShape(op, ctx->input(0)));
-    stateless::KeyCounter kc;
-    if constexpr (kV2) {
-      ASSIGN_OR_RETURN(kc, FromKeyCounterTensors(op, ctx->input(1), ctx->input(2), ctx->input(3)));
-    } else {
-      ASSIGN_OR_RETURN(kc, FromSeedTensor(op, ctx->input(1)));
-    }
+    ASSIGN_OR_RETURN(stateless::KeyCounter kc, StatelessDrawInputs(ctx, kV2));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if constexpr (kDist == RandomDistribution::kUniform) {
       FillUniform(kc, out->data<T>(), out->NumElements());
@@ -178,6 +183,10 @@ void RegisterFor(KernelRegistry* k) {
 }
 
 }  // namespace
+
+std::unique_ptr<OpKernel> NewStatelessKeyCounterKernel() {
+  return std::make_unique<GetKeyCounterOp>();
+}
 
 void RegisterStatelessRandomKernels(KernelRegistry* k) {
   k->Register<GetKeyCounterOp>(KernelDef("StatelessRandomGetKeyCounter", kDeviceTypeCpu));

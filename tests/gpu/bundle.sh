@@ -88,7 +88,8 @@ cp tests/gpu/run_bundle.sh "$root/run.sh"
 mkdir -p "$root/testdata"
 cp ops/functional/testdata/control_flow_v2_grad.{pbtxt,expected.txt} \
    ops/functional/testdata/keras_rnn_grad.{pb,expected.txt} \
-   ops/functional/testdata/keras_attention_grad.{pb,expected.txt} "$root/testdata/"
+   ops/functional/testdata/keras_attention_grad.{pb,expected.txt} \
+   ops/functional/testdata/keras_dropout_grad.{pb,expected.txt} "$root/testdata/"
 chmod +x "$root/run.sh"
 
 # What the GPU machine provides itself: the C runtime and the CUDA libraries.

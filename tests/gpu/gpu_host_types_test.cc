@@ -618,14 +618,13 @@ TEST(GpuLoopsTest, AKerasLstmGruTrainingStepPlacesOnTheGpuWithoutCopies) {
   ASSERT_NO_FATAL_FAILURE(ExpectLoweredLoopsOnTheGpuWithoutCopies(cg->graph.get(), 12, 100));
 }
 
-// A Keras 3 transformer block's training step as TensorFlow 2.21 traces it
-// (MultiHeadAttention's Einsums and their gradients' Einsums, lowered into
-// Transposes, Reshapes and BatchMatMulV2s) pinned to GPU:0: every node has
-// a GPU kernel.
-TEST(GpuLoopsTest, AKerasAttentionTrainingStepPlacesOnTheGpu) {
-  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+// A graph TensorFlow 2.21 wrote (ops/functional/testdata/`file`; fed x, y
+// and the weights w_i, fetching the loss and the gradients) pinned to
+// GPU:0: lowered as a session lowers it (`lowered` nodes), every node has a
+// GPU kernel.
+void ExpectTensorFlowStepWhollyOnTheGpu(const std::string& file, int lowered) {
   absl::StatusOr<GraphDef> def =
-      ReadGraphDefFile(gpu_test::TestDataPath("ops/functional/testdata/keras_attention_grad.pb"));
+      ReadGraphDefFile(gpu_test::TestDataPath("ops/functional/testdata/" + file));
   ASSERT_TRUE(def.ok()) << def.status();
   for (tensorflow::NodeDef& n : *def->mutable_node()) n.set_device(kGpu0);
   Graph whole(BuiltinOps());
@@ -640,14 +639,29 @@ TEST(GpuLoopsTest, AKerasAttentionTrainingStepPlacesOnTheGpu) {
   absl::StatusOr<ClientGraph> cg = BuildClientGraph(whole, feeds, fetches, {});
   ASSERT_TRUE(cg.ok()) << cg.status();
   Graph& g = *cg->graph;
-  absl::StatusOr<int> lowered = InlineFunctionCalls(&g);
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  EXPECT_EQ(*lowered, 6);  // the Einsums
+  absl::StatusOr<int> inlined = InlineFunctionCalls(&g);
+  ASSERT_TRUE(inlined.ok()) << inlined.status();
+  EXPECT_EQ(*inlined, lowered);
   CpuAndGpu d;
   absl::Status placed = PlaceOver(&g, &d, /*soft=*/true);
   ASSERT_TRUE(placed.ok()) << placed;
   const std::vector<std::string> off = OffTheGpu(g);
   EXPECT_TRUE(off.empty()) << "no GPU kernel: " << absl::StrJoin(off, ", ");
+}
+
+// A Keras 3 transformer block's training step (MultiHeadAttention's
+// Einsums and their gradients' Einsums, lowered into Transposes, Reshapes
+// and BatchMatMulV2s).
+TEST(GpuLoopsTest, AKerasAttentionTrainingStepPlacesOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  ExpectTensorFlowStepWhollyOnTheGpu("keras_attention_grad.pb", 6);  // the Einsums
+}
+
+// A Keras 3 CNN's training step with Dropout: its stateless draws have GPU
+// kernels (the key and counter made in host memory).
+TEST(GpuLoopsTest, AKerasDropoutTrainingStepPlacesOnTheGpu) {
+  if (!HasGpuKernels()) GTEST_SKIP() << "built without CUDA: no GPU kernels to place on";
+  ExpectTensorFlowStepWhollyOnTheGpu("keras_dropout_grad.pb", 0);
 }
 
 // The same kind of loop built in C++ (ops::While over TensorLists) and

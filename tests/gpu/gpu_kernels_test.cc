@@ -142,6 +142,26 @@ TEST_F(GpuCwiseTest, FloorDivOnIntegersInFloat) {
       {.label = "FloorDiv ints", .build = Binary(ops::FloorDiv), .inputs = {x, y}, .bound = 0}));
 }
 
+// FloorMod of int64 on the device (Keras' dropout seeds): the remainder
+// takes the divisor's sign, as on the CPU; and int32 on the host.
+TEST_F(GpuCwiseTest, FloorModOnInt64AndInt32) {
+  for (DataType t : {DT_INT64, DT_INT32}) {
+    Tensor x = RandomTensor(rng(), t, TensorShape({64, 33}), -100000, 100000);
+    Tensor y = RandomTensor(rng(), t, TensorShape({33}), 1, 1000);
+    for (int64_t i = 0; i < 33; i += 2) {  // negative divisors too
+      if (t == DT_INT64) {
+        y.data<int64_t>()[i] = -y.data<int64_t>()[i];
+      } else {
+        y.data<int32_t>()[i] = -y.data<int32_t>()[i];
+      }
+    }
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat("FloorMod ", DataTypeName(t)),
+                               .build = Binary(ops::FloorMod),
+                               .inputs = {x, y},
+                               .bound = 0}));
+  }
+}
+
 TEST_F(GpuCwiseTest, BinaryInt32) {
   const std::vector<std::pair<const char*, BinaryFn>> int_ops = {
       {"Add", ops::Add}, {"Sub", ops::Sub}, {"Mul", ops::Mul},

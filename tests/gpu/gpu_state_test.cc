@@ -345,6 +345,26 @@ TEST_F(GpuRandomTest, SameSeedSameSequence) {
   }
 }
 
+// TensorFlow's stateless draws (Keras 3's dropout) give the CPU's values
+// on the GPU: the same Philox words through the same conversions, so
+// uniform draws are equal bit for bit (float, double, half, bfloat16) and
+// normal ones within the device's sin/cos/log ulps.
+TEST_F(GpuRandomTest, StatelessDrawsAreTheCpus) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16}) {
+    for (bool normal : {false, true}) {
+      const BuildFn build = [t, normal](const Scope& s, const Inputs&) -> Outputs {
+        ops::StatelessKeyCounter kc =
+            ops::StatelessRandomGetKeyCounter(s, ops::Const(s, std::vector<int64_t>{7, 42}));
+        return {normal ? ops::StatelessRandomNormalV2(s, {1001, 3}, kc, t)
+                       : ops::StatelessRandomUniformV2(s, {1001, 3}, kc, t)};
+      };
+      EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat(DataTypeName(t), normal ? " normal" : " uniform"),
+                                 .build = build,
+                                 .bound = normal && t != DT_HALF && t != DT_BFLOAT16 ? 1e-6 : 0}));
+    }
+  }
+}
+
 TEST_F(GpuRandomTest, RandomUniformInt) {
   constexpr int64_t kSamples = 1 << 20;
   absl::StatusOr<std::vector<Tensor>> gpu =
@@ -1193,6 +1213,15 @@ TEST_F(GpuGraphTest, KerasAttentionTrainingStepGivesTensorFlowsGradients) {
   int loop_nodes_run = 0;
   ASSERT_NO_FATAL_FAILURE(
       ExpectTensorFlowCaseOnTheGpu("keras_attention_grad", 1e-4, &loop_nodes_run));
+}
+
+// A Keras 3 CNN's training step with two Dropouts (keras_dropout_grad):
+// the masks are stateless draws made on the GPU, TensorFlow's bit for bit,
+// so the loss and gradients are TensorFlow's.
+TEST_F(GpuGraphTest, KerasDropoutTrainingStepGivesTensorFlowsGradients) {
+  int loop_nodes_run = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectTensorFlowCaseOnTheGpu("keras_dropout_grad", 1e-4, &loop_nodes_run));
 }
 
 // A Keras 3 model's training step as TF2 traces it (keras_rnn_grad: LSTM,

@@ -83,5 +83,14 @@ absl::Status ShapeOp::Compute(OpKernelContext* ctx) {
   return WriteInts(values, out);
 }
 
+absl::Status ShapeNOp::Compute(OpKernelContext* ctx) {
+  for (int i = 0; i < ctx->num_inputs(); ++i) {
+    const TensorShape& s = ctx->input(i).shape();
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(i, TensorShape({s.rank()})));
+    RETURN_IF_ERROR(WriteInts(s.dims(), out));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace internal
 }  // namespace sluice

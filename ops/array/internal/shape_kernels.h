@@ -81,6 +81,14 @@ class ShapeOp : public OpKernel {
   const Kind kind_;
 };
 
+// ShapeN: the shape of each input, as Shape (inputs may stay in device
+// memory; the outputs are host tensors).
+class ShapeNOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override;
+  bool IsExpensive() const override { return false; }
+};
+
 }  // namespace internal
 }  // namespace sluice
 

@@ -10,9 +10,11 @@
 //
 // Group g of a draw is Philox of the counter advanced by g: 4 floats, or 2
 // doubles (two words each); a normal draw pairs words by Box-Muller.
-// Plain C++ (host only for now). Pure functions: thread-safe.
-#ifndef SLUICE_OPS_RANDOM_INTERNAL_STATELESS_PHILOX_H_
-#define SLUICE_OPS_RANDOM_INTERNAL_STATELESS_PHILOX_H_
+// Written once for the host (g++: the CPU kernels, ops/random) and the
+// device (nvcc: ops/gpu/stateless_random.cu), as philox.h. Pure functions:
+// thread-safe.
+#ifndef SLUICE_OPS_GPU_STATELESS_PHILOX_H_
+#define SLUICE_OPS_GPU_STATELESS_PHILOX_H_
 
 #include <cmath>
 #include <cstdint>
@@ -20,7 +22,34 @@
 
 #include "ops/gpu/philox.h"
 
+#if defined(__CUDACC__)
+#define SLUICE_STATELESS_FN __host__ __device__ __forceinline__
+#else
+#define SLUICE_STATELESS_FN inline
+#endif
+
 namespace sluice::stateless {
+
+// The bits of a float / double as the value (memcpy on the host, the
+// reinterpreting intrinsics on the device).
+SLUICE_STATELESS_FN float FloatFromBits(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+#endif
+}
+SLUICE_STATELESS_FN double DoubleFromBits(uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(bits));
+#else
+  double d;
+  std::memcpy(&d, &bits, sizeof(d));
+  return d;
+#endif
+}
 
 struct KeyCounter {
   philox::Key key;
@@ -30,7 +59,7 @@ struct KeyCounter {
 // TensorFlow's GenerateKey: the seed's words (an int32 seed sign-extended)
 // as a counter through one Philox call under a fixed key; its first two
 // words are the key, its last two the counter's high half.
-inline KeyCounter FromSeed(uint64_t seed0, uint64_t seed1) {
+SLUICE_STATELESS_FN KeyCounter FromSeed(uint64_t seed0, uint64_t seed1) {
   const philox::Counter c{{static_cast<uint32_t>(seed0), static_cast<uint32_t>(seed0 >> 32),
                            static_cast<uint32_t>(seed1), static_cast<uint32_t>(seed1 >> 32)}};
   const philox::Counter mix = philox::Philox4x32_10(c, philox::Key{{0x3ec8f720u, 0x02461e29u}});
@@ -39,7 +68,7 @@ inline KeyCounter FromSeed(uint64_t seed0, uint64_t seed1) {
 
 // The key and counter as the V2 ops pass them: a uint64 key, and the
 // counter as two uint64s, low first.
-inline KeyCounter FromWords(uint64_t key, uint64_t counter_lo, uint64_t counter_hi) {
+SLUICE_STATELESS_FN KeyCounter FromWords(uint64_t key, uint64_t counter_lo, uint64_t counter_hi) {
   return KeyCounter{philox::KeyFromU64(key),
                     philox::Counter{{static_cast<uint32_t>(counter_lo),
                                      static_cast<uint32_t>(counter_lo >> 32),
@@ -48,7 +77,7 @@ inline KeyCounter FromWords(uint64_t key, uint64_t counter_lo, uint64_t counter_
 }
 
 // The 128-bit counter advanced by n (PhiloxRandom::Skip).
-inline philox::Counter Advance(philox::Counter c, uint64_t n) {
+SLUICE_STATELESS_FN philox::Counter Advance(philox::Counter c, uint64_t n) {
   const uint32_t lo = static_cast<uint32_t>(n);
   uint32_t hi = static_cast<uint32_t>(n >> 32);
   c.v[0] += lo;
@@ -59,35 +88,29 @@ inline philox::Counter Advance(philox::Counter c, uint64_t n) {
 }
 
 // [0, 1) from the low 23 bits: 1.m - 1, as TensorFlow's Uint32ToFloat.
-inline float ToFloat(uint32_t x) {
-  const uint32_t bits = (127u << 23) | (x & 0x7fffffu);
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f - 1.0f;
+SLUICE_STATELESS_FN float ToFloat(uint32_t x) {
+  return FloatFromBits((127u << 23) | (x & 0x7fffffu)) - 1.0f;
 }
 
 // [0, 1) from 52 bits, the high word's low 20 first (Uint64ToDouble).
-inline double ToDouble(uint32_t x0, uint32_t x1) {
-  const uint64_t bits = (uint64_t{1023} << 52) | (uint64_t{x0 & 0xfffffu} << 32) | x1;
-  double d;
-  std::memcpy(&d, &bits, sizeof(d));
-  return d - 1.0;
+SLUICE_STATELESS_FN double ToDouble(uint32_t x0, uint32_t x1) {
+  return DoubleFromBits((uint64_t{1023} << 52) | (uint64_t{x0 & 0xfffffu} << 32) | x1) - 1.0;
 }
 
 // Half and bfloat16 take the low 10 and 7 bits (exact in the narrow type).
-inline float ToHalfValue(uint32_t x) { return static_cast<float>(x & 0x3ffu) / 1024.0f; }
-inline float ToBfloat16Value(uint32_t x) { return static_cast<float>(x & 0x7fu) / 128.0f; }
+SLUICE_STATELESS_FN float ToHalfValue(uint32_t x) { return static_cast<float>(x & 0x3ffu) / 1024.0f; }
+SLUICE_STATELESS_FN float ToBfloat16Value(uint32_t x) { return static_cast<float>(x & 0x7fu) / 128.0f; }
 
 // Box-Muller as TensorFlow's BoxMullerFloat / BoxMullerDouble: the first
 // uniform (at least 1e-7) gives the radius, the second the angle; sine
 // first.
-inline void BoxMuller(float u1, float u2, float* f0, float* f1) {
+SLUICE_STATELESS_FN void BoxMuller(float u1, float u2, float* f0, float* f1) {
   const float r = std::sqrt(-2.0f * std::log(u1 < 1.0e-7f ? 1.0e-7f : u1));
   const float a = 2.0f * static_cast<float>(M_PI) * u2;
   *f0 = std::sin(a) * r;
   *f1 = std::cos(a) * r;
 }
-inline void BoxMuller(double u1, double u2, double* f0, double* f1) {
+SLUICE_STATELESS_FN void BoxMuller(double u1, double u2, double* f0, double* f1) {
   const double r = std::sqrt(-2.0 * std::log(u1 < 1.0e-7 ? 1.0e-7 : u1));
   const double a = 2.0 * M_PI * u2;
   *f0 = std::sin(a) * r;
@@ -96,4 +119,6 @@ inline void BoxMuller(double u1, double u2, double* f0, double* f1) {
 
 }  // namespace sluice::stateless
 
-#endif  // SLUICE_OPS_RANDOM_INTERNAL_STATELESS_PHILOX_H_
+#undef SLUICE_STATELESS_FN
+
+#endif  // SLUICE_OPS_GPU_STATELESS_PHILOX_H_

@@ -1,0 +1,34 @@
+// Launcher of TensorFlow's stateless random draws on the GPU
+// (ops/gpu/stateless_random.cu): group g of the output is Philox of the
+// counter advanced by g under the key (ops/gpu/stateless_philox.h, the code
+// the CPU kernels run), one group per thread step, so the values are the
+// CPU's (uniform bit for bit; normal within the device's sin/cos/log ulps).
+//
+//   cudaError_t e = sluice::gpu::LaunchStatelessRandom(
+//       sluice::gpu::StatelessDistribution::kUniform, sluice::gpu::StatelessElement::kFloat,
+//       out, n, key, counter_lo, counter_hi, stream);
+//
+// Asynchronous on `stream`; the result is cudaGetLastError(). n == 0
+// launches nothing. Plain C++ declarations: g++ and nvcc both read this.
+#ifndef SLUICE_OPS_GPU_STATELESS_RANDOM_CU_H_
+#define SLUICE_OPS_GPU_STATELESS_RANDOM_CU_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace sluice::gpu {
+
+enum class StatelessDistribution : int { kUniform, kNormal };
+
+// float, double, __half or __nv_bfloat16 (bit-compatible with sluice::Half
+// and sluice::BFloat16).
+enum class StatelessElement : int { kFloat, kDouble, kHalf, kBFloat16 };
+
+cudaError_t LaunchStatelessRandom(StatelessDistribution dist, StatelessElement element, void* out,
+                                  int64_t n, uint64_t key, uint64_t counter_lo,
+                                  uint64_t counter_hi, cudaStream_t stream);
+
+}  // namespace sluice::gpu
+
+#endif  // SLUICE_OPS_GPU_STATELESS_RANDOM_CU_H_
