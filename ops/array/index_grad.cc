@@ -117,20 +117,14 @@ GradResult TensorScatterUpdateGrad(const Scope& s, const Node& node, absl::Span<
   return grads;
 }
 
-GradResult TensorScatterAddGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+// Add passes the gradient to the updates as it is, Sub negated.
+GradResult TensorScatterAddOrSubGrad(const Scope& s, const Node& node,
+                                     absl::Span<const Output> g) {
   std::vector<Output> grads(3);
   if (!g[0].valid()) return grads;
   grads[0] = g[0];
-  grads[2] = ops::GatherNd(s, g[0], InputOf(node, 1));
-  RETURN_IF_ERROR(s.status());
-  return grads;
-}
-
-GradResult TensorScatterSubGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
-  std::vector<Output> grads(3);
-  if (!g[0].valid()) return grads;
-  grads[0] = g[0];
-  grads[2] = ops::Neg(s, ops::GatherNd(s, g[0], InputOf(node, 1)));
+  const Output gathered = ops::GatherNd(s, g[0], InputOf(node, 1));
+  grads[2] = node.op() == "TensorScatterSub" ? ops::Neg(s, gathered) : gathered;
   RETURN_IF_ERROR(s.status());
   return grads;
 }
@@ -146,8 +140,8 @@ absl::Status RegisterIndexGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("ScatterNd", ScatterNdGrad));
   RETURN_IF_ERROR(ops->SetGradient("TopKV2", TopKGrad));
   RETURN_IF_ERROR(ops->SetGradient("TensorScatterUpdate", TensorScatterUpdateGrad));
-  RETURN_IF_ERROR(ops->SetGradient("TensorScatterAdd", TensorScatterAddGrad));
-  RETURN_IF_ERROR(ops->SetGradient("TensorScatterSub", TensorScatterSubGrad));
+  RETURN_IF_ERROR(ops->SetGradient("TensorScatterAdd", TensorScatterAddOrSubGrad));
+  RETURN_IF_ERROR(ops->SetGradient("TensorScatterSub", TensorScatterAddOrSubGrad));
   for (const char* op : {"Bucketize", "ListDiff", "InTopKV2"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }

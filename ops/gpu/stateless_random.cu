@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "ops/gpu/grid_stride.cu.h"
 #include "ops/gpu/philox.h"
 #include "ops/gpu/stateless_philox.h"
 #include "ops/gpu/stateless_random.cu.h"
@@ -15,15 +16,10 @@
 namespace sluice::gpu {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096;
-
-int GridFor(int64_t work) {
-  int64_t g = (work + kThreads - 1) / kThreads;
-  if (g < 1) g = 1;
-  if (g > kMaxBlocks) g = kMaxBlocks;
-  return static_cast<int>(g);
-}
+using grid::FirstIndex;
+using grid::GridFor;
+using grid::kThreads;
+using grid::Stride;
 
 __device__ __forceinline__ void Store(float* p, float v) { *p = v; }
 __device__ __forceinline__ void Store(double* p, double v) { *p = v; }
@@ -47,8 +43,7 @@ template <typename T, bool kNormal>
 __global__ void StatelessKernel(T* __restrict__ out, int64_t n, stateless::KeyCounter kc) {
   constexpr int kPerGroup = std::is_same_v<T, double> ? 2 : 4;
   const int64_t groups = (n + kPerGroup - 1) / kPerGroup;
-  for (int64_t g = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; g < groups;
-       g += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t g = FirstIndex(); g < groups; g += Stride()) {
     const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
     const int64_t first = g * kPerGroup;
     if constexpr (std::is_same_v<T, double>) {

@@ -796,53 +796,47 @@ for k, v in m(tf.constant(images)).items():
     # A Keras 3 model saved by tf.saved_model.save: its serving function
     # captures variable handles that the MetaGraph's saver does not restore
     # (that fills others); TF2's loader binds them through the object graph.
-    d4 = os.path.join(OUT, "keras_saved_model")
-    code = """
-import sys, numpy as np, tensorflow as tf, keras
-d, images, out = sys.argv[1:4]
-images = np.load(images)
-keras.utils.set_random_seed(5)
+    keras_saved_model("keras", """
 x = keras.Input((4,))
 h = keras.layers.BatchNormalization()(keras.layers.Dense(8, activation="relu")(x))
 model = keras.Model(x, keras.layers.Dense(3, activation="softmax")(h))
 model.compile(keras.optimizers.Adam(0.05), "sparse_categorical_crossentropy")
 train = np.random.RandomState(5).randn(64, 4).astype(np.float32)
 model.fit(train, (train[:, 0] > 0).astype(np.int32) + (train[:, 1] > 0), epochs=3, verbose=0)
-tf.saved_model.save(model, d)
-np.save(out + ".output_0.npy", model(images, training=False).numpy())
-"""
-    prefix = os.path.join(OUT, "sm_keras.expected")
-    done = subprocess.run([sys.executable, "-c", code, d4, os.path.join(OUT, "sm_images.npy"),
-                           prefix], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError("saving the Keras model failed:\n" + done.stderr[-3000:])
-    SAVED_MODELS["keras"] = dict(dir=d4, input_key="inputs", rtol=1e-5, atol=1e-6,
-                                 expected={"output_0": prefix + ".output_0.npy"})
-
+""")
     # A Keras transformer block saved the same way: MultiHeadAttention's
     # products are Einsums, which Sluice lowers into BatchMatMulV2s.
-    d5 = os.path.join(OUT, "keras_attention_saved_model")
-    code = """
-import sys, numpy as np, tensorflow as tf, keras
-d, images, out = sys.argv[1:4]
-images = np.load(images)
-keras.utils.set_random_seed(6)
+    keras_saved_model("keras_attention", """
 L = keras.layers
 x = keras.Input((4,))
 h = L.Reshape((2, 2))(x)
 h = L.LayerNormalization()(h + L.MultiHeadAttention(num_heads=2, key_dim=3)(h, h))
 h = L.Dense(2, activation="gelu")(h)
 model = keras.Model(x, L.Dense(3, activation="softmax")(L.Flatten()(h)))
+""")
+
+
+def keras_saved_model(name, build):
+    """Runs `build` (Python defining `model` on 4 features) in a process of
+    its own (TF2 saving needs eager execution), saves the model with
+    tf.saved_model.save and records TensorFlow's outputs on sm_images."""
+    d = os.path.join(OUT, name + "_saved_model")
+    prefix = os.path.join(OUT, "sm_%s.expected" % name)
+    code = """
+import sys, numpy as np, tensorflow as tf, keras
+d, images, out = sys.argv[1:4]
+images = np.load(images)
+keras.utils.set_random_seed(5)
+""" + build + """
 tf.saved_model.save(model, d)
 np.save(out + ".output_0.npy", model(images, training=False).numpy())
 """
-    prefix = os.path.join(OUT, "sm_keras_attention.expected")
-    done = subprocess.run([sys.executable, "-c", code, d5, os.path.join(OUT, "sm_images.npy"),
+    done = subprocess.run([sys.executable, "-c", code, d, os.path.join(OUT, "sm_images.npy"),
                            prefix], capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError("saving the Keras attention model failed:\n" + done.stderr[-3000:])
-    SAVED_MODELS["keras_attention"] = dict(dir=d5, input_key="inputs", rtol=1e-5, atol=1e-6,
-                                           expected={"output_0": prefix + ".output_0.npy"})
+        raise RuntimeError("saving Keras model %s failed:\n%s" % (name, done.stderr[-3000:]))
+    SAVED_MODELS[name] = dict(dir=d, input_key="inputs", rtol=1e-5, atol=1e-6,
+                              expected={"output_0": prefix + ".output_0.npy"})
 
 
 def save_outputs(name, outputs):

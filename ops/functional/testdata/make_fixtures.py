@@ -159,50 +159,63 @@ def control_flow_v2_grad():
     v1.disable_control_flow_v2()
 
 
-def keras_rnn_grad():
-    # A training step of a Keras 3 model (LSTM, GRU, Dense) as TF2 traces it:
-    # the weights are the tf.function's arguments (Model.stateless_call),
-    # and GradientTape's gradient of the mean squared error is a second
-    # StatelessWhile per layer, over TensorList accumulators. Keras picks its
-    # own loop (not cuDNN's) on a CPU, which is the graph TensorFlow runs
-    # everywhere without cuDNN. Fetches: the loss, then d loss / d w_i.
-    import keras
-    keras.utils.set_random_seed(1)
-    inp = keras.Input((6, 3), batch_size=4)
-    h = keras.layers.LSTM(8, return_sequences=True)(inp)
-    h = keras.layers.GRU(5)(h)
-    model = keras.Model(inp, keras.layers.Dense(2)(h))
+def keras_training_step(name, model, x, y, loss_fn, freeze=False):
+    """Saves the training step of a Keras 3 `model` as TF2 traces it: a
+    tf.function whose arguments are the batch and the weights
+    (Model.stateless_call), returning the loss and GradientTape's gradient of
+    it for each weight. Feeds x:0, y:0, w_i:0; fetches the loss, then
+    d loss / d w_i. `freeze`: variables the layers read themselves (a seed
+    generator's state) become constants, as TensorFlow's freezing does."""
     weights = [v.value for v in model.trainable_variables]
-    fixed = [v.value for v in model.non_trainable_variables]
-    specs = [tf.TensorSpec([4, 6, 3]), tf.TensorSpec([4, 2])]
+    state = [v.value for v in model.non_trainable_variables]
+    specs = [tf.TensorSpec(x.shape, x.dtype), tf.TensorSpec(y.shape, y.dtype)]
     specs += [tf.TensorSpec(w.shape, tf.float32) for w in weights]
 
     @tf.function(input_signature=specs)
     def step(x, y, *w):
         with tf.GradientTape() as tape:
             tape.watch(w)
-            p, _ = model.stateless_call(list(w), fixed, x, training=True)
-            loss = tf.reduce_mean(tf.square(p - y))
+            p, _ = model.stateless_call(list(w), state, x, training=True)
+            loss = loss_fn(y, p)
         return [loss] + list(tape.gradient(loss, w))
 
-    rng = np.random.RandomState(3)
-    x = rng.randn(4, 6, 3).astype(np.float32)
-    y = rng.randn(4, 2).astype(np.float32)
     w = [np.asarray(v) for v in weights]
     values = [np.asarray(v) for v in step(x, y, *w)]
-    cf = step.get_concrete_function()
+    fn = step.get_concrete_function()
+    if freeze:
+        from tensorflow.python.framework.convert_to_constants import (
+            convert_variables_to_constants_v2)
+        fn = convert_variables_to_constants_v2(fn)
     feeds = {"x:0": x, "y:0": y}
     feeds.update({"w_%d:0" % i: v for i, v in enumerate(w)})
-    fetches = [t.name for t in cf.outputs]
-    save("keras_rnn_grad", cf.graph, feeds, fetches, values, binary=True)
+    save(name, fn.graph, feeds, [t.name for t in fn.outputs], values, binary=True)
+
+
+def mean_squared_error(y, p):
+    return tf.reduce_mean(tf.square(p - y))
+
+
+def keras_rnn_grad():
+    # LSTM, GRU, Dense: each recurrent layer a StatelessWhile (Keras picks
+    # its own loop, not cuDNN's, on a CPU: the graph TensorFlow runs
+    # everywhere without cuDNN), its gradient a second StatelessWhile over
+    # TensorList accumulators.
+    import keras
+    keras.utils.set_random_seed(1)
+    inp = keras.Input((6, 3), batch_size=4)
+    h = keras.layers.LSTM(8, return_sequences=True)(inp)
+    h = keras.layers.GRU(5)(h)
+    model = keras.Model(inp, keras.layers.Dense(2)(h))
+    rng = np.random.RandomState(3)
+    keras_training_step("keras_rnn_grad", model, rng.randn(4, 6, 3).astype(np.float32),
+                        rng.randn(4, 2).astype(np.float32), mean_squared_error)
 
 
 def keras_attention_grad():
-    # A training step of a Keras 3 transformer block (MultiHeadAttention,
-    # whose projections and products are Einsums; LayerNormalization; a
-    # GELU feed-forward) as TF2 traces it: GradientTape's gradients are
+    # A transformer block (MultiHeadAttention, whose products are Einsums;
+    # LayerNormalization; a GELU feed-forward): GradientTape's gradients are
     # Einsums with other equations, with the reductions and reshapes of
-    # TensorFlow's Einsum gradient. Fetches: the loss, then d loss / d w_i.
+    # TensorFlow's Einsum gradient.
     import keras
     keras.utils.set_random_seed(4)
     L = keras.layers
@@ -212,37 +225,16 @@ def keras_attention_grad():
     f = L.Dense(8)(L.Dense(16, activation="gelu")(h))
     h = L.GlobalAveragePooling1D()(L.LayerNormalization()(h + f))
     model = keras.Model(x, L.Dense(3)(h))
-    weights = [v.value for v in model.trainable_variables]
-    specs = [tf.TensorSpec([2, 5, 8]), tf.TensorSpec([2, 3])]
-    specs += [tf.TensorSpec(w.shape, tf.float32) for w in weights]
-
-    @tf.function(input_signature=specs)
-    def step(x, y, *w):
-        with tf.GradientTape() as tape:
-            tape.watch(w)
-            p, _ = model.stateless_call(list(w), [], x, training=True)
-            loss = tf.reduce_mean(tf.square(p - y))
-        return [loss] + list(tape.gradient(loss, w))
-
     rng = np.random.RandomState(6)
-    x = rng.randn(2, 5, 8).astype(np.float32)
-    y = rng.randn(2, 3).astype(np.float32)
-    w = [np.asarray(v) for v in weights]
-    values = [np.asarray(v) for v in step(x, y, *w)]
-    cf = step.get_concrete_function()
-    ops = set(n.op for f in cf.graph.as_graph_def().library.function for n in f.node_def)
-    print("keras_attention_grad ops:", sorted(ops))
-    feeds = {"x:0": x, "y:0": y}
-    feeds.update({"w_%d:0" % i: v for i, v in enumerate(w)})
-    save("keras_attention_grad", cf.graph, feeds, [t.name for t in cf.outputs], values,
-         binary=True)
+    keras_training_step("keras_attention_grad", model, rng.randn(2, 5, 8).astype(np.float32),
+                        rng.randn(2, 3).astype(np.float32), mean_squared_error)
 
 
 def keras_dropout_grad():
-    # A Keras 3 CNN's training step with Dropout as TF2 traces it: the
-    # dropout masks are stateless Philox draws (StatelessRandomGetKeyCounter,
-    # StatelessRandomUniformV2) from the seed generator's state, so the loss
-    # and gradients are TensorFlow's only if the draws are bit for bit.
+    # A CNN with two Dropouts: the masks are stateless Philox draws
+    # (StatelessRandomGetKeyCounter, StatelessRandomUniformV2) from the seed
+    # generator's state, so the loss and gradients are TensorFlow's only if
+    # the draws are bit for bit.
     import keras
     keras.utils.set_random_seed(7)
     L = keras.layers
@@ -250,34 +242,13 @@ def keras_dropout_grad():
     h = L.MaxPooling2D()(L.Conv2D(4, 3, activation="relu")(x))
     h = L.Dropout(0.5)(L.Flatten()(h))
     model = keras.Model(x, L.Dense(3)(L.Dropout(0.25)(L.Dense(6, activation="relu")(h))))
-    weights = [v.value for v in model.trainable_variables]
-    state = [v.value for v in model.non_trainable_variables]  # the seed generator's
-    specs = [tf.TensorSpec([4, 8, 8, 1]), tf.TensorSpec([4], tf.int32)]
-    specs += [tf.TensorSpec(w.shape, tf.float32) for w in weights]
-
-    @tf.function(input_signature=specs)
-    def step(x, y, *w):
-        with tf.GradientTape() as tape:
-            tape.watch(w)
-            p, _ = model.stateless_call(list(w), state, x, training=True)
-            loss = tf.reduce_mean(
-                keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True))
-        return [loss] + list(tape.gradient(loss, w))
-
-    rng = np.random.RandomState(8)
-    x = rng.randn(4, 8, 8, 1).astype(np.float32)
-    y = np.array([0, 2, 1, 2], np.int32)
-    w = [np.asarray(v) for v in weights]
-    values = [np.asarray(v) for v in step(x, y, *w)]
-    # The layers read the seed generator's state variable itself: frozen to
-    # its value, as TensorFlow's own freezing does.
-    from tensorflow.python.framework.convert_to_constants import (
-        convert_variables_to_constants_v2)
-    frozen = convert_variables_to_constants_v2(step.get_concrete_function())
-    feeds = {"x:0": x, "y:0": y}
-    feeds.update({"w_%d:0" % i: v for i, v in enumerate(w)})
-    save("keras_dropout_grad", frozen.graph, feeds, [t.name for t in frozen.outputs], values,
-         binary=True)
+    keras_training_step(
+        "keras_dropout_grad", model,
+        np.random.RandomState(8).randn(4, 8, 8, 1).astype(np.float32),
+        np.array([0, 2, 1, 2], np.int32),
+        lambda y, p: tf.reduce_mean(
+            keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True)),
+        freeze=True)
 
 
 os.makedirs(OUT, exist_ok=True)
