@@ -48,6 +48,10 @@ class BroadcastToOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
+    if (ctx->input(1).dims() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("BroadcastTo: shape must be a vector, got shape ",
+                                                     ctx->input(1).shape().DebugString()));
+    }
     ASSIGN_OR_RETURN(std::vector<int64_t> to,
                      internal::ReadInts(ctx->input(1), "BroadcastTo: shape"));
     const int rank = static_cast<int>(to.size());

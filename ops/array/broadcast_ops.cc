@@ -35,6 +35,7 @@ absl::Status CheckBroadcastsTo(absl::string_view op, const TensorShape& from, co
 }
 
 absl::Status BroadcastToShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRank(1, 1));
   ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims, c->InputAsInts(1));
   if (!dims.has_value()) {
     const TensorShape& shape = c->input(1);

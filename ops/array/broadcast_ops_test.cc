@@ -143,6 +143,9 @@ TEST(BroadcastOpsTest, BadInputsAreClearErrors) {
   absl::Status st = EvalWithFeeds(s, {x, to}, {two, Tensor::FromVector<int32_t>({3})},
                                   ops::BroadcastTo(s, x, to)).status();
   EXPECT_TRUE(absl::StrContains(st.message(), "shape [2] does not broadcast to [3]")) << st;
+  st = EvalWithFeeds(s, {x, to}, {two, Tensor::Scalar<int32_t>(2)}, ops::BroadcastTo(s, x, to))
+           .status();
+  EXPECT_TRUE(absl::StrContains(st.message(), "shape must be a vector")) << st;
   st = EvalWithFeeds(s, {x}, {two}, ops::MatrixBandPart(s, x, -1, 0)).status();
   EXPECT_TRUE(absl::StrContains(st.message(), "at least 2-D")) << st;
   Output m = ops::Const(s, Iota(4), TensorShape({2, 2}));

@@ -93,7 +93,7 @@ struct FloorModF {
   template <typename C>
   __device__ C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
-      if (b == 0) return C(0);
+      if (b == 0 || b == C(-1)) return C(0);  // x mod -1 is 0 (and INT64_MIN % -1 overflows)
       const C r = a % b;
       return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     } else {

@@ -106,7 +106,7 @@ SLUICE_STATELESS_FN float ToBfloat16Value(uint32_t x) { return static_cast<float
 // first.
 SLUICE_STATELESS_FN void BoxMuller(float u1, float u2, float* f0, float* f1) {
   const float r = std::sqrt(-2.0f * std::log(u1 < 1.0e-7f ? 1.0e-7f : u1));
-  const float a = 2.0f * static_cast<float>(M_PI) * u2;
+  const float a = static_cast<float>(2.0 * M_PI * u2);  // in double, rounded once, as TF
   *f0 = std::sin(a) * r;
   *f1 = std::cos(a) * r;
 }

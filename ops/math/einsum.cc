@@ -162,14 +162,24 @@ absl::StatusOr<std::map<int, int64_t>> LabelSizes(absl::string_view equation, co
       const int l = e.in[i][d];
       const int64_t n = shapes[i].rank() < 0 ? -1 : shapes[i].dim(static_cast<int>(d));
       auto [it, fresh] = size.emplace(l, n);
-      if (fresh || n < 0 || it->second == n) continue;
-      if (it->second < 0) {
-        it->second = n;
-      } else if (l >= kEllipsis && (n == 1 || it->second == 1)) {
-        it->second = std::max(n, it->second);
+      const int64_t m = it->second;
+      if (fresh || m == n) continue;
+      if (l < kEllipsis) {  // the same size everywhere; unknown takes the other
+        if (m >= 0 && n >= 0) {
+          return Bad(equation, absl::StrCat("label '", LabelName(l), "' is ", m,
+                                            " in one operand and ", n, " in another"));
+        }
+        it->second = m < 0 ? n : m;
+      } else if (m >= 0 && n >= 0) {  // "...": NumPy broadcasting (1 with 0 is 0)
+        if (m != 1 && n != 1) {
+          return Bad(equation, absl::StrCat("'...' dimensions of ", m, " and ", n,
+                                            " do not broadcast"));
+        }
+        it->second = m == 1 ? n : m;
       } else {
-        return Bad(equation, absl::StrCat("label '", LabelName(l), "' is ", it->second,
-                                          " in one operand and ", n, " in another"));
+        // Unknown against 1 stays unknown; against another size, that size.
+        const int64_t known = m < 0 ? n : m;
+        it->second = known == 1 ? -1 : known;
       }
     }
   }

@@ -183,6 +183,31 @@ TEST(EinsumTest, LowersToOneBatchMatMul) {
   EXPECT_EQ(shapes, 1);
 }
 
+// The shape function broadcasts "..." as NumPy does: 1 with 0 is 0, an
+// unknown size with 1 stays unknown, with another size takes it.
+TEST(EinsumTest, InferredShapesBroadcastTheEllipsis) {
+  const struct {
+    std::vector<int64_t> a, b, want;
+  } cases[] = {
+      {{0, 3}, {1, 3}, {0}}, {{-1, 3}, {1, 3}, {-1}}, {{1, 3}, {-1, 3}, {-1}},
+      {{-1, 3}, {5, 3}, {5}}, {{4, 3}, {1, 3}, {4}},
+  };
+  for (const auto& c : cases) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output a = ops::Placeholder(s, DT_FLOAT, {.shape = TensorShape(c.a)});
+    Output b = ops::Placeholder(s, DT_FLOAT, {.shape = TensorShape(c.b)});
+    Output y = ops::Einsum(s, {a, b}, "...i,...i->...");
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(y.shape(), TensorShape(c.want)) << TensorShape(c.a).DebugString() << " "
+                                              << TensorShape(c.b).DebugString();
+  }
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  ops::Einsum(s, {ops::Placeholder(s, DT_FLOAT, {.shape = TensorShape({2, 3})}),
+                  ops::Placeholder(s, DT_FLOAT, {.shape = TensorShape({4, 3})})},
+              "...i,...i->...");
+  EXPECT_TRUE(absl::StrContains(s.status().message(), "of 2 and 4 do not broadcast")) << s.status();
+}
+
 TEST(EinsumTest, BadEquationsAreClearErrors) {
   struct Bad {
     std::string equation;

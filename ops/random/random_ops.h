@@ -54,8 +54,8 @@ Output TruncatedNormal(const Scope& scope, Input shape, DataType dtype,
 // TensorFlow's stateless draws (tf.random.stateless_uniform / _normal, and
 // Keras 3's dropout through them): a seed of two int32 or int64 words gives
 // a Philox key and counter (StatelessRandomGetKeyCounter), and those give
-// the values, TensorFlow's bit for bit for float and double (Box-Muller's
-// sine and cosine: within an ulp or two of TensorFlow's). Half and
+// the values, TensorFlow's bit for bit (normal draws with the same C
+// library's sin, cos and log as TensorFlow's). Half and
 // bfloat16 as TensorFlow: 10 and 7 random bits. Only Philox (alg 1, and 3:
 // the automatic choice) is taken; ThreeFry (2) is Unimplemented.
 struct StatelessKeyCounter {
