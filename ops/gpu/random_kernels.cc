@@ -171,12 +171,9 @@ class GpuStatelessRandomOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
-    const uint64_t key = uint64_t{kc.key.v[0]} | (uint64_t{kc.key.v[1]} << 32);
-    const uint64_t lo = uint64_t{kc.counter.v[0]} | (uint64_t{kc.counter.v[1]} << 32);
-    const uint64_t hi = uint64_t{kc.counter.v[2]} | (uint64_t{kc.counter.v[3]} << 32);
     return LaunchStatus(ctx, gpu::LaunchStatelessRandom(kDist, StatelessElementOf<T>(),
-                                                        out->raw_data(), out->NumElements(), key,
-                                                        lo, hi, stream));
+                                                        out->raw_data(), out->NumElements(), kc,
+                                                        stream));
   }
 };
 

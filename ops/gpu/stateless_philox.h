@@ -5,8 +5,8 @@
 // words into values, so that Sluice draws TensorFlow's numbers bit for bit.
 //
 //   stateless::KeyCounter kc = stateless::FromSeed(7, 42);
-//   philox::Counter words = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
-//   float u = stateless::ToFloat(words.v[0]);  // value 4g of a float uniform draw
+//   float v[4];
+//   stateless::FloatGroup(kc, g, /*normal=*/false, 23, v);  // values 4g..4g+3 of a float draw
 //
 // Group g of a draw is Philox of the counter advanced by g: 4 floats, or 2
 // doubles (two words each); a normal draw pairs words by Box-Muller.
@@ -115,6 +115,32 @@ SLUICE_STATELESS_FN void BoxMuller(double u1, double u2, double* f0, double* f1)
   const double a = 2.0 * M_PI * u2;
   *f0 = std::sin(a) * r;
   *f1 = std::cos(a) * r;
+}
+
+// Group g of a draw (TensorFlow's UniformDistribution and
+// NormalDistribution over Philox): the words of Philox at the counter
+// advanced by g, as 4 floats or 2 doubles. A float uniform keeps
+// `mantissa_bits` random bits (23 for float, 10 for half, 7 for bfloat16);
+// narrow normals are float normals the caller rounds.
+SLUICE_STATELESS_FN void FloatGroup(const KeyCounter& kc, int64_t g, bool normal,
+                                    int mantissa_bits, float v[4]) {
+  const philox::Counter w = philox::Philox4x32_10(Advance(kc.counter, g), kc.key);
+  if (normal) {
+    BoxMuller(ToFloat(w.v[0]), ToFloat(w.v[1]), &v[0], &v[1]);
+    BoxMuller(ToFloat(w.v[2]), ToFloat(w.v[3]), &v[2], &v[3]);
+    return;
+  }
+  for (int j = 0; j < 4; ++j) {
+    v[j] = mantissa_bits == 10  ? ToHalfValue(w.v[j])
+           : mantissa_bits == 7 ? ToBfloat16Value(w.v[j])
+                                : ToFloat(w.v[j]);
+  }
+}
+SLUICE_STATELESS_FN void DoubleGroup(const KeyCounter& kc, int64_t g, bool normal, double v[2]) {
+  const philox::Counter w = philox::Philox4x32_10(Advance(kc.counter, g), kc.key);
+  v[0] = ToDouble(w.v[0], w.v[1]);
+  v[1] = ToDouble(w.v[2], w.v[3]);
+  if (normal) BoxMuller(v[0], v[1], &v[0], &v[1]);
 }
 
 }  // namespace sluice::stateless

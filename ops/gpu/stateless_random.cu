@@ -1,6 +1,6 @@
 // CUDA kernel of the stateless random ops (launcher: stateless_random.cu.h):
-// a grid-stride loop over output groups, each Philox of the advanced
-// counter turned into values by stateless_philox.h, as on the CPU.
+// a grid-stride loop over output groups, each made by stateless_philox.h's
+// FloatGroup / DoubleGroup, the functions the CPU kernels call.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -26,38 +26,21 @@ __device__ __forceinline__ void Store(double* p, double v) { *p = v; }
 __device__ __forceinline__ void Store(__half* p, float v) { *p = __float2half_rn(v); }
 __device__ __forceinline__ void Store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
 
-// The uniform value of word x for output type T (TensorFlow's: 23, 10 or 7
-// random mantissa bits).
 template <typename T>
-__device__ __forceinline__ float UniformOf(uint32_t x) {
-  if constexpr (std::is_same_v<T, __half>) {
-    return stateless::ToHalfValue(x);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return stateless::ToBfloat16Value(x);
-  } else {
-    return stateless::ToFloat(x);
-  }
-}
-
-template <typename T, bool kNormal>
-__global__ void StatelessKernel(T* __restrict__ out, int64_t n, stateless::KeyCounter kc) {
+__global__ void StatelessKernel(T* __restrict__ out, int64_t n, stateless::KeyCounter kc,
+                                bool normal) {
   constexpr int kPerGroup = std::is_same_v<T, double> ? 2 : 4;
+  constexpr int kBits = std::is_same_v<T, __half> ? 10 : std::is_same_v<T, __nv_bfloat16> ? 7 : 23;
   const int64_t groups = (n + kPerGroup - 1) / kPerGroup;
   for (int64_t g = FirstIndex(); g < groups; g += Stride()) {
-    const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
     const int64_t first = g * kPerGroup;
     if constexpr (std::is_same_v<T, double>) {
-      double v[2] = {stateless::ToDouble(w.v[0], w.v[1]), stateless::ToDouble(w.v[2], w.v[3])};
-      if constexpr (kNormal) stateless::BoxMuller(v[0], v[1], &v[0], &v[1]);
+      double v[2];
+      stateless::DoubleGroup(kc, g, normal, v);
       for (int j = 0; j < 2 && first + j < n; ++j) Store(out + first + j, v[j]);
     } else {
       float v[4];
-      if constexpr (kNormal) {
-        stateless::BoxMuller(stateless::ToFloat(w.v[0]), stateless::ToFloat(w.v[1]), &v[0], &v[1]);
-        stateless::BoxMuller(stateless::ToFloat(w.v[2]), stateless::ToFloat(w.v[3]), &v[2], &v[3]);
-      } else {
-        for (int j = 0; j < 4; ++j) v[j] = UniformOf<T>(w.v[j]);
-      }
+      stateless::FloatGroup(kc, g, normal, kBits, v);
       for (int j = 0; j < 4 && first + j < n; ++j) Store(out + first + j, v[j]);
     }
   }
@@ -67,21 +50,16 @@ template <typename T>
 cudaError_t Launch(StatelessDistribution dist, void* out, int64_t n, stateless::KeyCounter kc,
                    cudaStream_t stream) {
   const int64_t groups = std::is_same_v<T, double> ? (n + 1) / 2 : (n + 3) / 4;
-  if (dist == StatelessDistribution::kNormal) {
-    StatelessKernel<T, true><<<GridFor(groups), kThreads, 0, stream>>>(static_cast<T*>(out), n, kc);
-  } else {
-    StatelessKernel<T, false><<<GridFor(groups), kThreads, 0, stream>>>(static_cast<T*>(out), n, kc);
-  }
+  StatelessKernel<T><<<GridFor(groups), kThreads, 0, stream>>>(
+      static_cast<T*>(out), n, kc, dist == StatelessDistribution::kNormal);
   return cudaGetLastError();
 }
 
 }  // namespace
 
 cudaError_t LaunchStatelessRandom(StatelessDistribution dist, StatelessElement element, void* out,
-                                  int64_t n, uint64_t key, uint64_t counter_lo,
-                                  uint64_t counter_hi, cudaStream_t stream) {
+                                  int64_t n, const stateless::KeyCounter& kc, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  const stateless::KeyCounter kc = stateless::FromWords(key, counter_lo, counter_hi);
   switch (element) {
     case StatelessElement::kFloat:
       return Launch<float>(dist, out, n, kc, stream);

@@ -6,7 +6,7 @@
 //
 //   cudaError_t e = sluice::gpu::LaunchStatelessRandom(
 //       sluice::gpu::StatelessDistribution::kUniform, sluice::gpu::StatelessElement::kFloat,
-//       out, n, key, counter_lo, counter_hi, stream);
+//       out, n, sluice::stateless::FromSeed(7, 42), stream);
 //
 // Asynchronous on `stream`; the result is cudaGetLastError(). n == 0
 // launches nothing. Plain C++ declarations: g++ and nvcc both read this.
@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "ops/gpu/stateless_philox.h"
+
 namespace sluice::gpu {
 
 enum class StatelessDistribution : int { kUniform, kNormal };
@@ -26,8 +28,7 @@ enum class StatelessDistribution : int { kUniform, kNormal };
 enum class StatelessElement : int { kFloat, kDouble, kHalf, kBFloat16 };
 
 cudaError_t LaunchStatelessRandom(StatelessDistribution dist, StatelessElement element, void* out,
-                                  int64_t n, uint64_t key, uint64_t counter_lo,
-                                  uint64_t counter_hi, cudaStream_t stream);
+                                  int64_t n, const stateless::KeyCounter& kc, cudaStream_t stream);
 
 }  // namespace sluice::gpu
 

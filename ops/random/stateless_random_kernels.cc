@@ -64,53 +64,22 @@ void Store(T* out, int64_t i, float v) {
   }
 }
 
-// TensorFlow's UniformDistribution and NormalDistribution over Philox: group
-// g is Philox of the counter advanced by g; 4 values a group (2 for double).
+// The draw's values, group by group (stateless_philox.h: the GPU kernel
+// runs the same groups).
 template <typename T>
-void FillUniform(const stateless::KeyCounter& kc, T* out, int64_t n) {
+void Fill(const stateless::KeyCounter& kc, bool normal, T* out, int64_t n) {
   if constexpr (std::is_same_v<T, double>) {
     for (int64_t g = 0; 2 * g < n; ++g) {
-      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
-      for (int j = 0; j < 2 && 2 * g + j < n; ++j) {
-        out[2 * g + j] = stateless::ToDouble(w.v[2 * j], w.v[2 * j + 1]);
-      }
+      double v[2];
+      stateless::DoubleGroup(kc, g, normal, v);
+      for (int j = 0; j < 2 && 2 * g + j < n; ++j) out[2 * g + j] = v[j];
     }
   } else {
+    constexpr int kBits = std::is_same_v<T, Half> ? 10 : std::is_same_v<T, BFloat16> ? 7 : 23;
     for (int64_t g = 0; 4 * g < n; ++g) {
-      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
-      for (int j = 0; j < 4 && 4 * g + j < n; ++j) {
-        float v;
-        if constexpr (std::is_same_v<T, Half>) {
-          v = stateless::ToHalfValue(w.v[j]);
-        } else if constexpr (std::is_same_v<T, BFloat16>) {
-          v = stateless::ToBfloat16Value(w.v[j]);
-        } else {
-          v = stateless::ToFloat(w.v[j]);
-        }
-        Store(out, 4 * g + j, v);
-      }
-    }
-  }
-}
-
-template <typename T>
-void FillNormal(const stateless::KeyCounter& kc, T* out, int64_t n) {
-  if constexpr (std::is_same_v<T, double>) {
-    for (int64_t g = 0; 2 * g < n; ++g) {
-      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
-      double f[2];
-      stateless::BoxMuller(stateless::ToDouble(w.v[0], w.v[1]), stateless::ToDouble(w.v[2], w.v[3]),
-                           &f[0], &f[1]);
-      for (int j = 0; j < 2 && 2 * g + j < n; ++j) out[2 * g + j] = f[j];
-    }
-  } else {
-    // Half and bfloat16 draw float normals and round them, as TensorFlow.
-    for (int64_t g = 0; 4 * g < n; ++g) {
-      const philox::Counter w = philox::Philox4x32_10(stateless::Advance(kc.counter, g), kc.key);
-      float f[4];
-      stateless::BoxMuller(stateless::ToFloat(w.v[0]), stateless::ToFloat(w.v[1]), &f[0], &f[1]);
-      stateless::BoxMuller(stateless::ToFloat(w.v[2]), stateless::ToFloat(w.v[3]), &f[2], &f[3]);
-      for (int j = 0; j < 4 && 4 * g + j < n; ++j) Store(out, 4 * g + j, f[j]);
+      float v[4];
+      stateless::FloatGroup(kc, g, normal, kBits, v);
+      for (int j = 0; j < 4 && 4 * g + j < n; ++j) Store(out, 4 * g + j, v[j]);
     }
   }
 }
@@ -159,11 +128,7 @@ class StatelessRandomOp : public OpKernel {
     ASSIGN_OR_RETURN(TensorShape shape, internal::RandomOutputShape(op, ctx->input(0)));
     ASSIGN_OR_RETURN(stateless::KeyCounter kc, StatelessDrawInputs(ctx, kV2));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    if constexpr (kDist == RandomDistribution::kUniform) {
-      FillUniform(kc, out->data<T>(), out->NumElements());
-    } else {
-      FillNormal(kc, out->data<T>(), out->NumElements());
-    }
+    Fill(kc, kDist == RandomDistribution::kNormal, out->data<T>(), out->NumElements());
     return absl::OkStatus();
   }
 };
