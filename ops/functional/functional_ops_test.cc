@@ -13,6 +13,7 @@
 #include "graph/function_inline.h"
 #include "graph/gradients.h"
 #include "graph/graph_def_io.h"
+#include "ops/testutil/tf_case.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
@@ -408,44 +409,14 @@ TEST(FunctionalOpsTest, GradientDefOverridesTheBody) {
 void CheckTensorFlowCase(const std::string& name, float tolerance = 1e-5f) {
   SCOPED_TRACE(name);
   const std::string base = "ops/functional/testdata/" + name;
-  const bool binary = std::ifstream(base + ".pb").good();
-  absl::StatusOr<GraphDef> def = ReadGraphDefFile(base + (binary ? ".pb" : ".pbtxt"));
+  absl::StatusOr<GraphDef> def = ReadTensorFlowCaseGraph(base);
   ASSERT_TRUE(def.ok()) << def.status();
   Graph g(BuiltinOps());
   absl::Status s = ImportGraphDef(*def, &g);
   ASSERT_TRUE(s.ok()) << s;
-  std::ifstream expected(base + ".expected.txt");
-  ASSERT_TRUE(expected.good());
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  std::vector<std::string> fetches, first_run;
-  std::vector<std::vector<float>> want;
-  std::string line;
-  while (std::getline(expected, line)) {
-    std::istringstream in(line);
-    std::string kind, tensor;
-    in >> kind >> tensor;
-    std::vector<float> values;
-    for (float v; in >> v;) values.push_back(v);
-    if (kind == "run") {  // a target to run once first (an initializer)
-      first_run.push_back(tensor);
-    } else if (kind == "feed") {
-      const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
-      ASSERT_NE(n, nullptr) << tensor;
-      absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
-      const TensorShape dims = shape.ok() && shape->IsFullyDefined()
-                                   ? *shape
-                                   : TensorShape({static_cast<int64_t>(values.size())});
-      if (n->GetAttr<DataType>("dtype").value_or(DT_FLOAT) == DT_INT32) {  // labels
-        feeds.emplace_back(tensor, Tensor::FromVector<int32_t>(
-                                       std::vector<int32_t>(values.begin(), values.end()), dims));
-      } else {
-        feeds.emplace_back(tensor, Tensor::FromVector<float>(values, dims));
-      }
-    } else {
-      fetches.push_back(tensor);
-      want.push_back(values);
-    }
-  }
+  absl::StatusOr<TensorFlowCase> c = ReadTensorFlowCase(g, base + ".expected.txt");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto& [first_run, feeds, fetches, want] = *c;
   absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), g);
   ASSERT_TRUE(sess.ok()) << sess.status();
   if (!first_run.empty()) {

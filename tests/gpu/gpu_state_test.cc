@@ -28,6 +28,7 @@
 #include "placement/auto_mixed_precision.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "sluice.h"
+#include "ops/testutil/tf_case.h"
 #include "tests/gpu/gpu_compare.h"
 #include "training/loss_scale.h"
 
@@ -1119,41 +1120,21 @@ TEST_F(GpuGraphTest, DynamicRnnLstmTrainsLikeOnTheCpuWithoutCopiesPerIteration) 
 // device memory. Returns the number of loop nodes the traced run ran.
 void ExpectTensorFlowCaseOnTheGpu(const std::string& name, double tolerance,
                                    int* loop_nodes_run) {
-  const std::string base = "ops/functional/testdata/" + name;
-  const std::string pb = TestDataPath(base + ".pb");
-  absl::StatusOr<GraphDef> def =
-      ReadGraphDefFile(std::ifstream(pb).good() ? pb : TestDataPath(base + ".pbtxt"));
+  // The fixture's files, from the checkout or $SLUICE_TESTDATA.
+  const std::string expected = TestDataPath("ops/functional/testdata/" + name + ".expected.txt");
+  const std::string base = expected.substr(0, expected.size() - std::string(".expected.txt").size());
+  absl::StatusOr<GraphDef> def = ReadTensorFlowCaseGraph(base);
   ASSERT_TRUE(def.ok()) << def.status();
   for (tensorflow::NodeDef& n : *def->mutable_node()) n.set_device(kGpu0);
   Graph g(BuiltinOps());
   ASSERT_TRUE(ImportGraphDef(*def, &g).ok());
-  // TensorFlow's feeds and values: "feed x:0 v...", "fetch y:0 v...", in order.
-  std::ifstream expected(TestDataPath(base + ".expected.txt"));
-  ASSERT_TRUE(expected.good());
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  std::vector<std::string> fetches;
-  std::vector<std::vector<float>> want;
-  for (std::string line; std::getline(expected, line);) {
-    std::istringstream in(line);
-    std::string kind, tensor;
-    in >> kind >> tensor;
-    std::vector<float> values;
-    for (float v; in >> v;) values.push_back(v);
-    if (kind == "feed") {
-      const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
-      ASSERT_NE(n, nullptr) << tensor;
-      absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
-      ASSERT_TRUE(shape.ok() && shape->IsFullyDefined()) << tensor;
-      if (n->GetAttr<DataType>("dtype").value_or(DT_FLOAT) == DT_INT32) {  // labels
-        feeds.emplace_back(tensor, Tensor::FromVector<int32_t>(
-                                       std::vector<int32_t>(values.begin(), values.end()), *shape));
-      } else {
-        feeds.emplace_back(tensor, Tensor::FromVector<float>(values, *shape));
-      }
-    } else if (kind == "fetch") {
-      fetches.push_back(tensor);
-      want.push_back(values);
-    }
+  absl::StatusOr<TensorFlowCase> c = ReadTensorFlowCase(g, expected);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto& [first_run, feeds, fetches, want] = *c;
+  for (const auto& [tensor, value] : feeds) {
+    const Node* n = g.FindNode(tensor.substr(0, tensor.find(':')));
+    absl::StatusOr<TensorShape> shape = n->GetAttr<TensorShape>("shape");
+    ASSERT_TRUE(shape.ok() && shape->IsFullyDefined()) << tensor;
   }
   ASSERT_FALSE(fetches.empty());
   absl::StatusOr<std::unique_ptr<TestSession>> gpu =
