@@ -57,6 +57,9 @@ void RegisterReductionKernels(KernelRegistry* k);
 // Registers the kernels of matmul_kernels.cc: MatMul.
 void RegisterMatMulKernels(KernelRegistry* k);
 
+// Registers the kernels of sequence_kernels.cc: Range, LinSpace.
+void RegisterSequenceKernels(KernelRegistry* k);
+
 }  // namespace internal
 }  // namespace sluice
 
