@@ -77,6 +77,7 @@ bool RpcChannel::Usable(const Connection& c, int64_t now_ms) {
 }
 
 absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool pooled,
+                                                                         int64_t timeout_ms,
                                                                          bool* reused) {
   *reused = false;
   // One clock read per call: the connection's last call began then.
@@ -104,7 +105,14 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
     }
   }
   if (!address_.ok()) return address_.status();
-  absl::StatusOr<int> fd = ConnectTcp(*address_, options_.connect_timeout_ms);
+  // A call with a shorter deadline than connect_timeout_ms (a liveness
+  // probe) does not wait longer than that to connect: a stopped task's
+  // kernel still completes the TCP handshake, and only the TLS handshake's
+  // timeout would tell.
+  const int64_t connect_ms = std::max<int64_t>(
+      timeout_ms > 0 ? std::min(options_.connect_timeout_ms, timeout_ms) : options_.connect_timeout_ms,
+      1);
+  absl::StatusOr<int> fd = ConnectTcp(*address_, connect_ms);
   if (!fd.ok()) return fd.status();
   auto c = std::make_unique<Connection>();
   c->last_call_ms = now_ms;
@@ -113,9 +121,8 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
     // task of the job.
     const std::string expected = absl::StartsWith(task_name_, "/job:") ? task_name_ : "";
     TlsSocket tls = options_.tls->Connect(*fd, expected);
-    const int handshake_ms = static_cast<int>(std::max<int64_t>(options_.connect_timeout_ms, 1));
-    tls.socket->setRecvTimeout(handshake_ms);
-    tls.socket->setSendTimeout(handshake_ms);
+    tls.socket->setRecvTimeout(static_cast<int>(connect_ms));
+    tls.socket->setSendTimeout(static_cast<int>(connect_ms));
     absl::StatusOr<std::string> peer = tls.Handshake();
     if (!peer.ok()) return peer.status();
     c->socket = std::move(tls.socket);
@@ -191,7 +198,7 @@ absl::Status RpcChannel::Call(absl::string_view method, int64_t timeout_ms,
   const int64_t timeout = timeout_ms > 0 ? std::min<int64_t>(timeout_ms, INT_MAX) : 0;
   for (int attempt = 0;; ++attempt) {
     bool reused;
-    absl::StatusOr<std::unique_ptr<Connection>> acquired = Acquire(/*pooled=*/attempt == 0, &reused);
+    absl::StatusOr<std::unique_ptr<Connection>> acquired = Acquire(/*pooled=*/attempt == 0, timeout, &reused);
     if (!acquired.ok()) {
       return absl::Status(acquired.status().code(), absl::StrCat(Where(), ": ", method, ": ",
                                                                  acquired.status().message()));

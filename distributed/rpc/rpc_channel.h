@@ -16,7 +16,8 @@
 // when not a byte of the reply had come.
 //
 // Error codes: the task refuses, resets or closes the connection, or cannot
-// be reached within connect_timeout_ms -> Unavailable; its TLS certificate
+// be reached within connect_timeout_ms (or the call's timeout, when shorter)
+// -> Unavailable; its TLS certificate
 // is not of the job's CA or names another task -> Unauthenticated; no reply within the
 // call's timeout -> DeadlineExceeded; an rpc::RpcError thrown by the
 // server's handler -> its code, its message after "task T: ".
@@ -56,7 +57,7 @@ struct RpcOptions {
   // reuse; 0: the default CPU allocator (a fresh buffer every time).
   int64_t recv_buffer_pool_bytes = 512 << 20;
   // Mutual TLS (tls_context.h): each new connection's handshake runs within
-  // connect_timeout_ms and checks that the server's certificate names this
+  // connect_timeout_ms (or the call's timeout, when shorter) and checks that the server's certificate names this
   // channel's task. Null: plaintext.
   std::shared_ptr<const TlsContext> tls;
 };
@@ -94,8 +95,10 @@ class RpcChannel {
   int IdleConnectionsForTesting() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // An idle connection when `pooled` (and one is usable), else a new one.
-  absl::StatusOr<std::unique_ptr<Connection>> Acquire(bool pooled, bool* reused)
+  // An idle connection when `pooled` (and one is usable), else a new one,
+  // connected (and its TLS handshake done) within connect_timeout_ms or the
+  // call's `timeout_ms`, whichever is shorter.
+  absl::StatusOr<std::unique_ptr<Connection>> Acquire(bool pooled, int64_t timeout_ms, bool* reused)
       ABSL_LOCKS_EXCLUDED(mu_);
   // One try of a call; `keep`: the connection is still in step;
   // `closed_before_reply`: it broke before any byte of the reply came.

@@ -4,6 +4,7 @@
 // are refused, the server logging the refused peer's address; the server
 // names each push's authenticated sender.
 #include <signal.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -217,6 +218,36 @@ TEST_F(TlsTest, SilentPeerIsDroppedWithinTheHandshakeTimeout) {
   EXPECT_LE(n, 0);
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   close(*fd);
+}
+
+// A stopped task: its kernel completes the TCP handshake (the socket
+// listens) but nothing answers the TLS handshake. A probe with a 300 ms
+// deadline fails within about that, not after connect_timeout_ms.
+TEST_F(TlsTest, ShortCallToAStoppedTaskFailsWithinItsOwnDeadline) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 8), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string silent = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+
+  RpcOptions options = Client(kClientIdentity);
+  options.connect_timeout_ms = 5000;
+  WorkerStub stub(kWorker, silent, options);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<rpc::WorkerStatus> status = stub.GetStatus(300);
+  const absl::Duration took = absl::Now() - start;
+  close(listener);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kDeadlineExceeded) << status.status();
+  EXPECT_TRUE(absl::StrContains(status.status().message(), kWorker)) << status.status();
+  EXPECT_TRUE(absl::StrContains(status.status().message(), "handshake")) << status.status();
+  EXPECT_GE(took, absl::Milliseconds(250));
+  EXPECT_LT(took, absl::Milliseconds(2000));
 }
 
 }  // namespace
