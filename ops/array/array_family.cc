@@ -7,6 +7,7 @@
 #include "ops/array/array_rearrange_ops.h"
 #include "ops/array/broadcast_ops.h"
 #include "ops/array/index_ops.h"
+#include "ops/array/unique_ops.h"
 
 namespace sluice {
 
@@ -16,6 +17,7 @@ absl::Status RegisterArrayFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterIndexOps(ops));
   RETURN_IF_ERROR(RegisterArrayRearrangeOps(ops));
   RETURN_IF_ERROR(RegisterBroadcastOps(ops));
+  RETURN_IF_ERROR(RegisterUniqueOps(ops));
   return absl::OkStatus();
 }
 
@@ -25,6 +27,7 @@ absl::Status RegisterArrayFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterIndexGradients(ops));
   RETURN_IF_ERROR(RegisterArrayRearrangeGradients(ops));
   RETURN_IF_ERROR(RegisterBroadcastGradients(ops));
+  RETURN_IF_ERROR(RegisterUniqueGradients(ops));
   return absl::OkStatus();
 }
 
@@ -34,6 +37,7 @@ void RegisterArrayFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterIndexKernels(kernels);
   RegisterArrayRearrangeKernels(kernels);
   RegisterBroadcastKernels(kernels);
+  RegisterUniqueKernels(kernels);
 }
 
 }  // namespace sluice

@@ -2,6 +2,7 @@
 
 #include "base/status_macros.h"
 #include "ops/math/batch_matmul_ops.h"
+#include "ops/math/bincount_ops.h"
 #include "ops/math/check_ops.h"
 #include "ops/math/einsum.h"
 #include "ops/math/math_gradients.h"
@@ -16,6 +17,7 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBatchMatMulOps(ops));
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterEinsumOps(ops));
+  RETURN_IF_ERROR(RegisterBincountOps(ops));
   return absl::OkStatus();
 }
 
@@ -31,6 +33,7 @@ void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterCheckKernels(kernels);
   RegisterBatchMatMulKernels(kernels);
   RegisterMathKernels(kernels);
+  RegisterBincountKernels(kernels);
 }
 
 }  // namespace sluice
