@@ -7,6 +7,7 @@
 #include "ops/array/array_rearrange_ops.h"
 #include "ops/array/broadcast_ops.h"
 #include "ops/array/index_ops.h"
+#include "ops/array/matrix_diag_ops.h"
 #include "ops/array/unique_ops.h"
 
 namespace sluice {
@@ -18,6 +19,7 @@ absl::Status RegisterArrayFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterArrayRearrangeOps(ops));
   RETURN_IF_ERROR(RegisterBroadcastOps(ops));
   RETURN_IF_ERROR(RegisterUniqueOps(ops));
+  RETURN_IF_ERROR(RegisterMatrixDiagOps(ops));
   return absl::OkStatus();
 }
 
@@ -28,6 +30,7 @@ absl::Status RegisterArrayFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterArrayRearrangeGradients(ops));
   RETURN_IF_ERROR(RegisterBroadcastGradients(ops));
   RETURN_IF_ERROR(RegisterUniqueGradients(ops));
+  RETURN_IF_ERROR(RegisterMatrixDiagGradients(ops));
   return absl::OkStatus();
 }
 
@@ -38,6 +41,7 @@ void RegisterArrayFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterArrayRearrangeKernels(kernels);
   RegisterBroadcastKernels(kernels);
   RegisterUniqueKernels(kernels);
+  RegisterMatrixDiagKernels(kernels);
 }
 
 }  // namespace sluice
