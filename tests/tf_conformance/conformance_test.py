@@ -160,6 +160,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_function_call_and_its_gradient(self):
         self.run_case("function_call")
 
+    def test_bincount_unique_and_diagonal_ops_and_their_gradients(self):
+        self.run_case("counting_and_diag")
+
     def test_feature_column_ops(self):
         self.run_case("feature_columns")
 
@@ -282,6 +285,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
 
     def test_sluice_serves_a_keras_transformer_block(self):
         self.run_saved_model("keras_attention")
+
+    def test_sluice_serves_a_keras_model_with_category_encoding(self):
+        self.run_saved_model("keras_category")
 
     def test_tensorflow_serves_a_saved_model_sluice_wrote(self):
         self.check_sluice_saved_model("sluice_sm")

@@ -222,6 +222,44 @@ def function_cases():
     save_case("function_call", g, [y.name, s.name, gx.name], vals, feeds={"x": feed})
 
 
+def counting_and_diag_cases():
+    """The ops TF2 programs use to count, deduplicate and take diagonals:
+    tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
+    and ragged ids), tf.unique_with_counts and UniqueV2, and the V3
+    diagonal ops of tf.linalg, with the gradients through the diagonals."""
+    g = tf.Graph()
+    with g.as_default():
+        ids = v1.placeholder(tf.int32, [3, 4], name="ids")
+        m = v1.placeholder(tf.float32, [3, 4], name="m")
+        dense = tf.math.bincount(ids, minlength=6, maxlength=6, axis=-1)
+        multi = tf.math.bincount(ids, minlength=6, maxlength=6, axis=-1, binary_output=True)
+        weighed = tf.math.bincount(ids, weights=m, minlength=6, maxlength=6, axis=-1)
+        flat = v1.raw_ops.Bincount(arr=ids, size=5, weights=tf.reshape(m, [-1]))
+        sparse = tf.math.bincount(tf.sparse.from_dense(ids), minlength=6, maxlength=6, axis=-1)
+        ragged = tf.math.bincount(tf.RaggedTensor.from_row_lengths(tf.reshape(ids, [-1]),
+                                                                   [5, 0, 7]),
+                                  minlength=6, maxlength=6, axis=-1)
+        uniq = tf.unique_with_counts(tf.reshape(ids, [-1]), out_idx=tf.int64)
+        rows = v1.raw_ops.UniqueV2(x=ids // 2, axis=[1])
+        band = tf.linalg.diag_part(m, k=(-1, 2), padding_value=-1.0)
+        built = tf.linalg.diag(band[..., 1:, :], k=(-1, 1))
+        replaced = tf.linalg.set_diag(m, band[1:], k=(-1, 1), align="LEFT_RIGHT")
+        loss = tf.reduce_sum(tf.square(band)) + tf.reduce_sum(built * 0.5) + \
+            tf.reduce_sum(replaced * replaced)
+        gm = tf.gradients(loss, m)[0]
+        fetches = [dense, multi, weighed, flat, sparse, ragged, uniq.y, uniq.idx, uniq.count,
+                   rows.y, rows.idx, band, built, replaced, gm]
+        feeds = {ids: np.array([[0, 1, 1, 5], [2, 7, 3, 3], [4, 0, 0, 0]], np.int32),
+                 m: np.linspace(-1, 2, 12, dtype=np.float32).reshape(3, 4)}
+        with v1.Session() as sess:
+            vals = sess.run(fetches, feeds)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"DenseBincount", "SparseBincount", "RaggedBincount", "UniqueWithCounts",
+            "MatrixDiagV3", "MatrixDiagPartV3", "MatrixSetDiagV3"} <= ops, sorted(ops)
+    save_case("counting_and_diag", g, [t.name for t in fetches], vals,
+              feeds={"ids": feeds[ids], "m": feeds[m]})
+
+
 def feature_column_cases():
     """The ops a TF1 feature-column model's graph hashes, prints and pools
     with (issue 33): every string-to-bucket op, AsString, the sparse segment
@@ -815,6 +853,17 @@ h = L.Dense(2, activation="gelu")(h)
 model = keras.Model(x, L.Dense(3, activation="softmax")(L.Flatten()(h)))
 """)
 
+    # Keras preprocessing inside the model: Discretization (Bucketize) and
+    # CategoryEncoding's count and multi_hot modes (DenseBincount).
+    keras_saved_model("keras_category", """
+L = keras.layers
+x = keras.Input((4,))
+ids = L.Discretization(bin_boundaries=[-0.5, 0.0, 0.5])(x)
+counts = L.CategoryEncoding(num_tokens=4, output_mode="count")(ids)
+multi = L.CategoryEncoding(num_tokens=4, output_mode="multi_hot")(ids)
+model = keras.Model(x, L.Dense(3)(L.Concatenate()([counts, multi, x])))
+""")
+
 
 def keras_saved_model(name, build):
     """Runs `build` (Python defining `model` on 4 features) in a process of
@@ -919,6 +968,7 @@ def main():
     parse_cases()
     image_cases()
     function_cases()
+    counting_and_diag_cases()
     feature_column_cases()
     sparse_tensor_cases()
     table_cases()
