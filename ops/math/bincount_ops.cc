@@ -310,6 +310,16 @@ void RegisterFor(KernelRegistry* kernels) {
   RegisterIndexed<T, int64_t>(kernels);
 }
 
+// TensorFlow defines no gradient for these ops (tf.gradients raises); a
+// path from a loss to their weights fails the same way here rather than
+// giving a silent zero.
+absl::StatusOr<std::vector<Output>> NoWeightsGradient(const Scope&, const Node& node,
+                                                      absl::Span<const Output>) {
+  return absl::UnimplementedError(absl::StrCat(
+      node.op(), " '", node.name(), "': no gradient with respect to its weights (TensorFlow "
+      "defines none either)"));
+}
+
 constexpr char kCountTypes[] = "T: {int32, int64, float32, float64}";
 
 }  // namespace
@@ -352,6 +362,9 @@ absl::Status RegisterBincountOps(OpRegistry* ops) {
                                     .Attr("binary_output: bool = false")
                                     .Output("output: T")
                                     .SetShapeFn(RaggedBincountShape)));
+  for (const char* op : {"Bincount", "DenseBincount", "SparseBincount", "RaggedBincount"}) {
+    RETURN_IF_ERROR(ops->SetGradient(op, NoWeightsGradient));
+  }
   return absl::OkStatus();
 }
 

@@ -17,8 +17,8 @@
 // scalar or is negative; a negative value; weights neither empty nor of the
 // values' shape; an input above rank 2; a sparse index outside dense_shape;
 // splits that do not start at 0, decrease, or do not end at the number of
-// values. No gradients (TensorFlow registers none). Thread-safety: stateless
-// kernels.
+// values. No gradients (TensorFlow registers none): AddGradients through
+// their weights is Unimplemented. Thread-safety: stateless kernels.
 #ifndef SLUICE_OPS_MATH_BINCOUNT_OPS_H_
 #define SLUICE_OPS_MATH_BINCOUNT_OPS_H_
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "builtin_session.h"
+#include "graph/gradients.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
@@ -194,6 +195,19 @@ TEST(BincountTest, BadInputsAreClearErrors) {
     ASSERT_FALSE(r.ok()) << message;
     EXPECT_TRUE(absl::StrContains(r.status().message(), message)) << r.status();
   }
+}
+
+// TensorFlow defines no gradient: a loss reaching the weights is an error
+// naming the node, not a silent zero.
+TEST(BincountTest, GradientThroughTheWeightsIsUnimplemented) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output w = ops::Placeholder(s, DT_FLOAT);
+  Output counts = ops::DenseBincount(s.WithOpName("counts"),
+                                     ops::Const(s, std::vector<int32_t>{0, 2}), 3, w);
+  absl::StatusOr<std::vector<Output>> dw = AddGradients(s, {counts}, {w});
+  ASSERT_FALSE(dw.ok());
+  EXPECT_EQ(dw.status().code(), absl::StatusCode::kUnimplemented) << dw.status();
+  EXPECT_TRUE(absl::StrContains(dw.status().message(), "DenseBincount 'counts'")) << dw.status();
 }
 
 }  // namespace
