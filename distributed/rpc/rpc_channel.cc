@@ -35,6 +35,9 @@ constexpr size_t kMaxIdleConnections = 64;
 // short calls skip the check (a call longer than this leaves its connection
 // checked once more, which costs one poll()).
 constexpr int64_t kCheckIdleAfterMs = 100;
+// The least time a new connection gets to connect and shake hands, however
+// close its call is to its deadline.
+constexpr int64_t kMinConnectMs = 1000;
 
 // Milliseconds of the coarse monotonic clock (a few ms of resolution, read
 // from memory): a precise clock read per call cost a tenth of a small
@@ -106,11 +109,13 @@ absl::StatusOr<std::unique_ptr<RpcChannel::Connection>> RpcChannel::Acquire(bool
   }
   if (!address_.ok()) return address_.status();
   // A call with a shorter deadline than connect_timeout_ms (a liveness
-  // probe) does not wait longer than that to connect: a stopped task's
+  // probe) does not wait much longer than that to connect: a stopped task's
   // kernel still completes the TCP handshake, and only the TLS handshake's
-  // timeout would tell.
+  // timeout would tell. A call near its deadline (a push that queued) still
+  // gets kMinConnectMs, so a healthy peer is not refused for want of time.
   const int64_t connect_ms = std::max<int64_t>(
-      timeout_ms > 0 ? std::min(options_.connect_timeout_ms, timeout_ms) : options_.connect_timeout_ms,
+      timeout_ms > 0 ? std::min(options_.connect_timeout_ms, std::max(timeout_ms, kMinConnectMs))
+                     : options_.connect_timeout_ms,
       1);
   absl::StatusOr<int> fd = ConnectTcp(*address_, connect_ms);
   if (!fd.ok()) return fd.status();

@@ -16,8 +16,8 @@
 // when not a byte of the reply had come.
 //
 // Error codes: the task refuses, resets or closes the connection, or cannot
-// be reached within connect_timeout_ms (or the call's timeout, when shorter)
-// -> Unavailable; its TLS certificate
+// be reached within connect_timeout_ms (or the call's timeout, when
+// shorter, but at least 1 s) -> Unavailable; its TLS certificate
 // is not of the job's CA or names another task -> Unauthenticated; no reply within the
 // call's timeout -> DeadlineExceeded; an rpc::RpcError thrown by the
 // server's handler -> its code, its message after "task T: ".
@@ -57,7 +57,8 @@ struct RpcOptions {
   // reuse; 0: the default CPU allocator (a fresh buffer every time).
   int64_t recv_buffer_pool_bytes = 512 << 20;
   // Mutual TLS (tls_context.h): each new connection's handshake runs within
-  // connect_timeout_ms (or the call's timeout, when shorter) and checks that the server's certificate names this
+  // connect_timeout_ms (or the call's timeout, when shorter, but at least
+  // 1 s) and checks that the server's certificate names this
   // channel's task. Null: plaintext.
   std::shared_ptr<const TlsContext> tls;
 };

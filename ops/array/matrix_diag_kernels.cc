@@ -41,8 +41,11 @@ struct Band {
   template <typename F>
   void ForEach(F&& f) const {
     const int64_t max_len = MaxLen();
-    for (int64_t di = 0; di < count(); ++di) {
-      const int64_t d = upper - di;
+    // Only the diagonals inside the matrix: MatrixDiag takes any k, and a
+    // band reaching far outside an empty matrix must not cost a loop.
+    const int64_t top = std::min(upper, cols - 1), bottom = std::max(lower, 1 - rows);
+    for (int64_t d = top; d >= bottom; --d) {
+      const int64_t di = upper - d;
       const int64_t len = Len(d), offset = Offset(d);
       for (int64_t i = 0; i < len; ++i) {
         f(di * max_len + offset + i, (i + std::max<int64_t>(-d, 0)) * cols + i + std::max<int64_t>(d, 0));

@@ -46,6 +46,13 @@ absl::Status DiagPartShape(InferenceContext* c) {
   }
   const auto [lower, upper] = *k;
   const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
+  for (const int64_t d : {lower, upper}) {
+    if (rows >= 0 && cols >= 0 && d != 0 && (d <= -rows || d >= cols)) {
+      return absl::InvalidArgumentError(absl::StrCat(c->node().op(), ": diagonal ", d,
+                                                     " is out of bound. It must be between ",
+                                                     -rows, " and ", cols));
+    }
+  }
   std::vector<int64_t> dims(x.dims().begin(), x.dims().end() - 2);
   if (upper > lower) dims.push_back(upper - lower + 1);
   dims.push_back(rows < 0 || cols < 0 ? TensorShape::kUnknownDim
@@ -67,6 +74,11 @@ absl::Status DiagShape(InferenceContext* c) {
   const auto [lower, upper] = *k;
   const int inner = upper > lower ? 2 : 1;
   RETURN_IF_ERROR(c->WithRankAtLeast(0, inner));
+  if (inner == 2 && d.dim(d.rank() - 2) >= 0 && d.dim(d.rank() - 2) != upper - lower + 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        c->node().op(), ": the diagonal holds ", d.dim(d.rank() - 2), " diagonals where k = [",
+        lower, ", ", upper, "] names ", upper - lower + 1));
+  }
   std::vector<int64_t> dims(d.dims().begin(), d.dims().end() - inner);
   ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> rows_in, c->InputAsInts(2));
   ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> cols_in, c->InputAsInts(3));
@@ -78,6 +90,11 @@ absl::Status DiagShape(InferenceContext* c) {
     const int64_t min_cols = max_len + std::max<int64_t>(lower, 0);
     rows = (*rows_in)[0];
     cols = (*cols_in)[0];
+    if (rows < -1 || cols < -1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          c->node().op(), ": num_rows and num_cols must be -1 or at least 0, got ", rows, " and ",
+          cols));
+    }
     if (rows == -1 && cols == -1) {
       rows = cols = std::max(min_rows, min_cols);
     } else if (rows == -1) {

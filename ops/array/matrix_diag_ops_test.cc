@@ -185,6 +185,26 @@ TEST(MatrixDiagOpsTest, BadInputsAreClearErrors) {
   ASSERT_FALSE(set.ok());
   EXPECT_TRUE(absl::StrContains(set.status().message(), "Expected diagonal of shape [3]"))
       << set.status();
+  // Constant k out of bounds, a negative size or a band of the wrong height
+  // are refused when the node is built.
+  Scope e = Scope::NewRootScope(BuiltinOps());
+  ops::MatrixDiagPartV3(e, ThreeByFour(e), K(e, {5}), 9.0f);
+  EXPECT_TRUE(absl::StrContains(e.status().message(), "diagonal 5 is out of bound")) << e.status();
+  Scope n = Scope::NewRootScope(BuiltinOps());
+  ops::MatrixDiagV3(n, ops::Const(n, std::vector<float>{1, 2}), K(n, {0}), 0.0f, {.num_rows = -5});
+  EXPECT_TRUE(absl::StrContains(n.status().message(), "-1 or at least 0")) << n.status();
+  Scope h = Scope::NewRootScope(BuiltinOps());
+  ops::MatrixDiagV3(h, ops::Const(h, std::vector<float>(9, 1), TensorShape({3, 3})), K(h, {-1, 0}),
+                    0.0f);
+  EXPECT_TRUE(absl::StrContains(h.status().message(), "holds 3 diagonals")) << h.status();
+  // A million empty diagonals, far outside each of 1000 1x1 matrices,
+  // cost no loop over them (a billion steps before).
+  absl::StatusOr<Tensor> far = Eval(
+      s, ops::MatrixDiagV3(s, ops::Const(s, std::vector<float>{}, TensorShape({1000, 1000000, 0})),
+                           K(s, {1, 1000000}), 7.0f));
+  ASSERT_TRUE(far.ok()) << far.status();
+  EXPECT_EQ(far->shape(), TensorShape({1000, 1, 1}));
+  EXPECT_EQ(Values<float>(*far), std::vector<float>(1000, 7.0f));
   // A bad align is refused when the node is built.
   Scope b = Scope::NewRootScope(BuiltinOps());
   ops::MatrixDiagPartV3(b, ThreeByFour(b), K(b, {0}), 9.0f, "UP");

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/internal/grad_util.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
@@ -62,6 +63,11 @@ absl::Status SparseBincountShape(InferenceContext* c) {
   } else if (rank == 1) {
     c->set_output(0, TensorShape({size}));
   } else if (rank == 2) {
+    if (dense.has_value() && (*dense)[0] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SparseBincount: dense_shape must not be negative, got [", (*dense)[0], ", ",
+          (*dense)[1], "]"));
+    }
     c->set_output(0, TensorShape({dense.has_value() ? (*dense)[0] : TensorShape::kUnknownDim,
                                   size}));
   } else {
@@ -310,11 +316,20 @@ void RegisterFor(KernelRegistry* kernels) {
   RegisterIndexed<T, int64_t>(kernels);
 }
 
-// TensorFlow defines no gradient for these ops (tf.gradients raises); a
-// path from a loss to their weights fails the same way here rather than
-// giving a silent zero.
-absl::StatusOr<std::vector<Output>> NoWeightsGradient(const Scope&, const Node& node,
-                                                      absl::Span<const Output>) {
+// TensorFlow defines no gradient for these ops (tf.gradients raises). The
+// ids and the size are integers, and weights that are empty (Keras'
+// CategoryEncoding passes none) or ignored (binary_output) have no effect:
+// nothing to differentiate, so a path through the ids (a Discretization's
+// input) gets no gradient. Non-empty weights that count fail, as in
+// TensorFlow, rather than getting a silent zero.
+absl::StatusOr<std::vector<Output>> WeightsGradient(const Scope&, const Node& node,
+                                                    absl::Span<const Output>) {
+  const int weights = node.num_inputs() - 1;
+  const bool binary = node.GetAttr<bool>("binary_output").value_or(false);
+  const TensorShape& shape = internal::InputOf(node, weights).shape();
+  if (binary || shape.num_elements() == 0 || !IsFloatingType(node.input_type(weights))) {
+    return std::vector<Output>(node.num_inputs());
+  }
   return absl::UnimplementedError(absl::StrCat(
       node.op(), " '", node.name(), "': no gradient with respect to its weights (TensorFlow "
       "defines none either)"));
@@ -363,7 +378,7 @@ absl::Status RegisterBincountOps(OpRegistry* ops) {
                                     .Output("output: T")
                                     .SetShapeFn(RaggedBincountShape)));
   for (const char* op : {"Bincount", "DenseBincount", "SparseBincount", "RaggedBincount"}) {
-    RETURN_IF_ERROR(ops->SetGradient(op, NoWeightsGradient));
+    RETURN_IF_ERROR(ops->SetGradient(op, WeightsGradient));
   }
   return absl::OkStatus();
 }

@@ -18,7 +18,8 @@
 // values' shape; an input above rank 2; a sparse index outside dense_shape;
 // splits that do not start at 0, decrease, or do not end at the number of
 // values. No gradients (TensorFlow registers none): AddGradients through
-// their weights is Unimplemented. Thread-safety: stateless kernels.
+// weights that count is Unimplemented; ids, size, empty weights and
+// binary_output's weights get none. Thread-safety: stateless kernels.
 #ifndef SLUICE_OPS_MATH_BINCOUNT_OPS_H_
 #define SLUICE_OPS_MATH_BINCOUNT_OPS_H_
 

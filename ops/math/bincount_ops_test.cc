@@ -199,7 +199,7 @@ TEST(BincountTest, BadInputsAreClearErrors) {
 
 // TensorFlow defines no gradient: a loss reaching the weights is an error
 // naming the node, not a silent zero.
-TEST(BincountTest, GradientThroughTheWeightsIsUnimplemented) {
+TEST(BincountTest, GradientThroughCountingWeightsIsUnimplemented) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output w = ops::Placeholder(s, DT_FLOAT);
   Output counts = ops::DenseBincount(s.WithOpName("counts"),
@@ -208,6 +208,11 @@ TEST(BincountTest, GradientThroughTheWeightsIsUnimplemented) {
   ASSERT_FALSE(dw.ok());
   EXPECT_EQ(dw.status().code(), absl::StatusCode::kUnimplemented) << dw.status();
   EXPECT_TRUE(absl::StrContains(dw.status().message(), "DenseBincount 'counts'")) << dw.status();
+  // With binary_output the weights do not count: no gradient, no error.
+  Output multi_hot = ops::DenseBincount(s, ops::Const(s, std::vector<int32_t>{0, 2}), 3, w,
+                                        {.binary_output = true});
+  absl::StatusOr<std::vector<Output>> none = AddGradients(s, {multi_hot}, {w});
+  EXPECT_TRUE(none.ok()) << none.status();
 }
 
 }  // namespace
