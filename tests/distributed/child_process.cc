@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -137,6 +138,30 @@ bool ChildProcess::WaitForOutputCount(absl::string_view needle, int count,
 
 void ChildProcess::Signal(int sig) {
   if (!status_.has_value()) kill(-pid_, sig);
+}
+
+bool ChildProcess::WaitUntilStopped(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  const std::string tasks = absl::StrCat("/proc/", pid_, "/task");
+  while (true) {
+    bool all_stopped = true;
+    int threads = 0;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(tasks, error)) {
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      // "tid (comm) S ...": the state follows the last ')'.
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos || close + 2 >= line.size()) continue;
+      ++threads;
+      const char state = line[close + 2];
+      if (state != 'T' && state != 't') all_stopped = false;
+    }
+    if (threads > 0 && all_stopped) return true;
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
 }
 
 std::optional<int> ChildProcess::WaitForExit(absl::Duration timeout) {

@@ -61,6 +61,12 @@ class ChildProcess {
   // Sends `sig` to the child's process group (a no-op once reaped).
   void Signal(int sig);
 
+  // After Signal(SIGSTOP): true once every thread of the process is
+  // stopped (kill() returns before a thread running on another core has
+  // stopped, so a fast step could still complete on it); false after
+  // `timeout`.
+  bool WaitUntilStopped(absl::Duration timeout);
+
   // The waitpid status once the process has exited (it is reaped then);
   // nullopt when it still runs after `timeout`.
   std::optional<int> WaitForExit(absl::Duration timeout);

@@ -194,6 +194,7 @@ TEST_F(CollectiveClusterTest, StoppedTaskFailsTheStepInTimeNamingIt) {
   RunAndCheck(1000, 9);
   ASSERT_FALSE(HasFatalFailure());
   servers_.process(2)->Signal(SIGSTOP);
+  ASSERT_TRUE(servers_.process(2)->WaitUntilStopped(absl::Seconds(5)));
   absl::Duration took;
   absl::Status s = FailingStep(&took);
   servers_.process(2)->Signal(SIGKILL);
