@@ -145,6 +145,18 @@ absl::StatusOr<T*> ZeroedOutput(OpKernelContext* ctx, TensorShape shape) {
   return data;
 }
 
+// The kernels with a binary_output attr.
+class CountingKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(binary_, ctx.GetAttr<bool>("binary_output"));
+    return absl::OkStatus();
+  }
+
+ protected:
+  bool binary_ = false;
+};
+
 template <typename T>
 class BincountOp : public OpKernel {
  public:
@@ -164,12 +176,8 @@ class BincountOp : public OpKernel {
 };
 
 template <typename T, typename Tidx>
-class DenseBincountOp : public OpKernel {
+class DenseBincountOp : public CountingKernel {
  public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(binary_, ctx.GetAttr<bool>("binary_output"));
-    return absl::OkStatus();
-  }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     ASSIGN_OR_RETURN(int64_t size, ReadSize<Tidx>(ctx->input(1)));
@@ -188,18 +196,11 @@ class DenseBincountOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  bool binary_ = false;
 };
 
 template <typename T, typename Tidx>
-class SparseBincountOp : public OpKernel {
+class SparseBincountOp : public CountingKernel {
  public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(binary_, ctx.GetAttr<bool>("binary_output"));
-    return absl::OkStatus();
-  }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& indices = ctx->input(0);
     const Tensor& values = ctx->input(1);
@@ -243,18 +244,11 @@ class SparseBincountOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  bool binary_ = false;
 };
 
 template <typename T, typename Tidx>
-class RaggedBincountOp : public OpKernel {
+class RaggedBincountOp : public CountingKernel {
  public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(binary_, ctx.GetAttr<bool>("binary_output"));
-    return absl::OkStatus();
-  }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& splits_t = ctx->input(0);
     const Tensor& values = ctx->input(1);
@@ -291,9 +285,6 @@ class RaggedBincountOp : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  bool binary_ = false;
 };
 
 template <typename T, typename Tidx>
