@@ -853,15 +853,18 @@ h = L.Dense(2, activation="gelu")(h)
 model = keras.Model(x, L.Dense(3, activation="softmax")(L.Flatten()(h)))
 """)
 
-    # Keras preprocessing inside the model: Discretization (Bucketize) and
-    # CategoryEncoding's count and multi_hot modes (DenseBincount).
+    # Keras preprocessing inside the model: Discretization (Bucketize),
+    # CategoryEncoding's count and multi_hot modes (DenseBincount),
+    # IntegerLookup (a hash table) and Hashing.
     keras_saved_model("keras_category", """
 L = keras.layers
 x = keras.Input((4,))
 ids = L.Discretization(bin_boundaries=[-0.5, 0.0, 0.5])(x)
 counts = L.CategoryEncoding(num_tokens=4, output_mode="count")(ids)
 multi = L.CategoryEncoding(num_tokens=4, output_mode="multi_hot")(ids)
-model = keras.Model(x, L.Dense(3)(L.Concatenate()([counts, multi, x])))
+looked = L.IntegerLookup(vocabulary=[3, 1, 2], output_mode="multi_hot")(ids)
+hashed = L.Hashing(num_bins=5, output_mode="count")(ids)
+model = keras.Model(x, L.Dense(3)(L.Concatenate()([counts, multi, looked, hashed, x])))
 """)
 
 
