@@ -19,8 +19,6 @@
 namespace sluice {
 namespace {
 
-char* Bytes(const Tensor& t) { return static_cast<char*>(t.raw_data()); }
-
 struct Band {
   int64_t rows = 0, cols = 0, lower = 0, upper = 0;
   bool left_super = true, left_sub = true;
@@ -106,6 +104,44 @@ std::vector<int64_t> BatchDims(const TensorShape& s, int inner) {
   return dims;
 }
 
+// Copies every element of the band between the matrices and the band
+// (`to_matrices` says which way), with loads and stores of the element's
+// size.
+void MoveBand(const Band& b, const Tensor& from, Tensor* to, bool to_matrices) {
+  const int64_t matrix = b.rows * b.cols, per = b.count() * b.MaxLen();
+  const int64_t batch =
+      matrix == 0 ? 0 : (to_matrices ? to->NumElements() : from.NumElements()) / matrix;
+  internal::DispatchBySize(DataTypeSize(from.dtype()), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* src = static_cast<const U*>(from.raw_data());
+    U* dst = static_cast<U*>(to->raw_data());
+    for (int64_t m = 0; m < batch; ++m) {
+      b.ForEach([&](int64_t at_band, int64_t at_matrix) {
+        if (to_matrices) {
+          dst[m * matrix + at_matrix] = src[m * per + at_band];
+        } else {
+          dst[m * per + at_band] = src[m * matrix + at_matrix];
+        }
+      });
+    }
+  });
+}
+
+// `out` filled with the scalar `pad`; InvalidArgument when `pad` is not one
+// element.
+absl::Status FillWith(const Tensor& pad, Tensor* out) {
+  if (pad.NumElements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("padding_value must be a scalar, got shape ",
+                                                   pad.shape().DebugString()));
+  }
+  internal::DispatchBySize(DataTypeSize(pad.dtype()), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U* dst = static_cast<U*>(out->raw_data());
+    std::fill(dst, dst + out->NumElements(), *static_cast<const U*>(pad.raw_data()));
+  });
+  return absl::OkStatus();
+}
+
 class MatrixDiagPartOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override { return ReadAlign(ctx, &band_); }
@@ -120,24 +156,9 @@ class MatrixDiagPartOp : public OpKernel {
     b.rows = x.dim_size(x.dims() - 2);
     b.cols = x.dim_size(x.dims() - 1);
     RETURN_IF_ERROR(CheckBounds(b));
-    const Tensor& pad = ctx->input(2);
-    if (pad.NumElements() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("padding_value must be a scalar, got shape ",
-                                                     pad.shape().DebugString()));
-    }
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, BandShape(BatchDims(x.shape(), 2), b)));
-    const size_t esize = DataTypeSize(x.dtype());
-    const int64_t matrix = b.rows * b.cols, band = b.count() * b.MaxLen();
-    const int64_t batch = matrix == 0 ? 0 : x.NumElements() / matrix;
-    for (int64_t e = 0; e < out->NumElements(); ++e) {
-      std::memcpy(Bytes(*out) + e * esize, Bytes(pad), esize);
-    }
-    for (int64_t m = 0; m < batch; ++m) {
-      b.ForEach([&](int64_t at_band, int64_t at_matrix) {
-        std::memcpy(Bytes(*out) + (m * band + at_band) * esize,
-                    Bytes(x) + (m * matrix + at_matrix) * esize, esize);
-      });
-    }
+    RETURN_IF_ERROR(FillWith(ctx->input(2), out));
+    MoveBand(b, x, out, /*to_matrices=*/false);
     return absl::OkStatus();
   }
 
@@ -185,34 +206,13 @@ class MatrixDiagOp : public OpKernel {
     }
     b.rows = rows;
     b.cols = cols;
-    const Tensor& pad = ctx->input(4);
-    if (pad.NumElements() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("padding_value must be a scalar, got shape ",
-                                                     pad.shape().DebugString()));
-    }
     std::vector<int64_t> dims = BatchDims(diag.shape(), inner);
     dims.push_back(rows);
     dims.push_back(cols);
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape(dims)));
-    const size_t esize = DataTypeSize(diag.dtype());
-    for (int64_t e = 0; e < out->NumElements(); ++e) {
-      std::memcpy(Bytes(*out) + e * esize, Bytes(pad), esize);
-    }
-    WriteBand(b, diag, out, esize);
+    RETURN_IF_ERROR(FillWith(ctx->input(4), out));
+    MoveBand(b, diag, out, /*to_matrices=*/true);
     return absl::OkStatus();
-  }
-
-  // Writes each diagonal of `band` into `out`'s matrices (b.MaxLen() must be
-  // the band's last dimension).
-  static void WriteBand(const Band& b, const Tensor& band, Tensor* out, size_t esize) {
-    const int64_t matrix = b.rows * b.cols, per = b.count() * b.MaxLen();
-    const int64_t batch = matrix == 0 ? 0 : out->NumElements() / matrix;
-    for (int64_t m = 0; m < batch; ++m) {
-      b.ForEach([&](int64_t at_band, int64_t at_matrix) {
-        std::memcpy(Bytes(*out) + (m * matrix + at_matrix) * esize,
-                    Bytes(band) + (m * per + at_band) * esize, esize);
-      });
-    }
   }
 
  private:
@@ -256,9 +256,9 @@ class MatrixSetDiagOp : public OpKernel {
     }
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
     if (x.NumElements() > 0) {
-      std::memcpy(Bytes(*out), Bytes(x), x.NumElements() * DataTypeSize(x.dtype()));
+      std::memcpy(out->raw_data(), x.raw_data(), x.NumElements() * DataTypeSize(x.dtype()));
     }
-    MatrixDiagOp::WriteBand(b, diag, out, DataTypeSize(x.dtype()));
+    MoveBand(b, diag, out, /*to_matrices=*/true);
     return absl::OkStatus();
   }
 

@@ -112,15 +112,10 @@ class UniqueSlicesOp : public OpKernel {
         static_cast<size_t>(v.len), hash, equal);  // slice -> its index in y
     std::vector<int64_t> kept;                     // y's slices, by number in x
     std::vector<int64_t> idx(v.len);
-    std::vector<int64_t> count;
     for (int64_t j = 0; j < v.len; ++j) {
       auto [it, inserted] = first.emplace(j, static_cast<int64_t>(kept.size()));
-      if (inserted) {
-        kept.push_back(j);
-        count.push_back(0);
-      }
+      if (inserted) kept.push_back(j);
       idx[j] = it->second;
-      ++count[it->second];
     }
     const int64_t n = static_cast<int64_t>(kept.size());
     TensorShape y_shape({n});
@@ -138,6 +133,8 @@ class UniqueSlicesOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * idx_t, ctx->allocate_output(1, TensorShape({v.len})));
     RETURN_IF_ERROR(internal::WriteInts(idx, idx_t));
     if constexpr (kCounts) {
+      std::vector<int64_t> count(n, 0);
+      for (int64_t k : idx) ++count[k];
       ASSIGN_OR_RETURN(Tensor * count_t, ctx->allocate_output(2, TensorShape({n})));
       RETURN_IF_ERROR(internal::WriteInts(count, count_t));
     }
