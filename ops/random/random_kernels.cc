@@ -30,6 +30,18 @@ BFloat16 FromDouble<BFloat16>(double v) {
   return BFloat16::FromFloat(static_cast<float>(v));
 }
 
+// Significant bits of a uniform in [0, 1) that T holds exactly. A uniform
+// with more bits would round up to 1 in T once in 2^bits draws (float: 1 in
+// 2^24, Half: 1 in 2^11), outside RandomUniform's [0, 1).
+template <typename T>
+constexpr int kUniformBits = 53;
+template <>
+constexpr int kUniformBits<float> = 24;
+template <>
+constexpr int kUniformBits<Half> = 11;
+template <>
+constexpr int kUniformBits<BFloat16> = 8;
+
 // The CPU's generator for the shells of ops/random/random_kernels.h: one
 // std::mt19937_64, advanced under a mutex.
 class CpuRandomGen {
@@ -47,7 +59,7 @@ class CpuRandomGen {
     T* data = out->data<T>();
     const int64_t n = out->NumElements();
     absl::MutexLock lock(&mu_);
-    for (int64_t i = 0; i < n; ++i) data[i] = FromDouble<T>(Draw(dist));
+    for (int64_t i = 0; i < n; ++i) data[i] = FromDouble<T>(Draw(dist, kUniformBits<T>));
     return absl::OkStatus();
   }
 
@@ -71,9 +83,10 @@ class CpuRandomGen {
   }
 
  private:
-  // Uniform in [0, 1) with 53 random bits.
-  double Uniform() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+  // Uniform in [0, 1): a multiple of 2^-bits, so a type with `bits`
+  // significant bits holds it exactly.
+  double Uniform(int bits = 53) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return std::ldexp(static_cast<double>(engine_() >> (64 - bits)), -bits);
   }
   // N(0, 1) by the Box-Muller transform; caches the second value of a pair.
   double Normal() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -89,10 +102,10 @@ class CpuRandomGen {
     has_spare_ = true;
     return r * std::cos(theta);
   }
-  double Draw(RandomDistribution dist) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  double Draw(RandomDistribution dist, int uniform_bits) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     switch (dist) {
       case RandomDistribution::kUniform:
-        return Uniform();
+        return Uniform(uniform_bits);
       case RandomDistribution::kNormal:
         return Normal();
       case RandomDistribution::kTruncatedNormal:

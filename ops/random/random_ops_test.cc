@@ -35,7 +35,12 @@ std::vector<std::vector<double>> Draw(RandomFn fn, Input shape, DataType dtype,
     EXPECT_EQ(v.dtype(), dtype);
     std::vector<double> values;
     for (int64_t j = 0; j < v.NumElements(); ++j) {
-      values.push_back(dtype == DT_FLOAT ? v.data<float>()[j] : v.data<double>()[j]);
+      switch (dtype) {
+        case DT_FLOAT: values.push_back(v.data<float>()[j]); break;
+        case DT_HALF: values.push_back(v.data<Half>()[j].ToFloat()); break;
+        case DT_BFLOAT16: values.push_back(v.data<BFloat16>()[j].ToFloat()); break;
+        default: values.push_back(v.data<double>()[j]);
+      }
     }
     out.push_back(std::move(values));
   }
@@ -118,8 +123,11 @@ TEST(RandomOpsTest, UnseededDiffersBetweenSessions) {
   EXPECT_NE(a[0], b[0]);
 }
 
+// Half and bfloat16 hold few bits: a uniform rounded to them from a wider one
+// reached 1.0 once in 2^12 (Half) or 2^9 (bfloat16) draws.
 TEST(RandomOpsTest, UniformRangeAndMoments) {
-  for (DataType dtype : {DT_FLOAT, DT_DOUBLE}) {
+  for (DataType dtype : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16}) {
+    SCOPED_TRACE(DataTypeName(dtype));
     auto r = Draw(&ops::RandomUniform, {20000}, dtype, {.seed = 1}, 1);
     ASSERT_EQ(r.size(), 1u);
     for (double x : r[0]) {

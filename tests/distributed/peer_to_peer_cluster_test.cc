@@ -240,7 +240,9 @@ void ExpectNextStepNamesTask1(int sig, absl::Duration bound) {
   if (sig == SIGKILL) {
     ASSERT_TRUE(servers.process(1)->WaitForExit(absl::Seconds(5)).has_value());
   }
-  if (sig == SIGSTOP) ASSERT_TRUE(servers.process(1)->WaitUntilStopped(absl::Seconds(5)));
+  if (sig == SIGSTOP) {
+    ASSERT_TRUE(servers.process(1)->WaitUntilStopped(absl::Seconds(5)));
+  }
   const absl::Time start = absl::Now();
   absl::StatusOr<PeerStepStats> st = workers[0]->trainer->Step(workers[0]->Feeds(0, 2));
   const absl::Duration took = absl::Now() - start;
