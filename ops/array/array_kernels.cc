@@ -234,11 +234,15 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   const std::vector<DataType>& all = AllTypes();
   auto cpu = [](const char* op) { return KernelDef(op, kDeviceTypeCpu); };
 
-  kernels->Register(cpu("Const").TypeConstraint("dtype", all), Make<ConstOp<ConstMemory::kDevice>>());
+  // Unsigned words (the stateless random ops' keys, counters and seeds) are
+  // held and passed on; no arithmetic kernel takes them.
+  std::vector<DataType> held = all;
+  held.insert(held.end(), {::tensorflow::DT_UINT32, ::tensorflow::DT_UINT64});
+  kernels->Register(cpu("Const").TypeConstraint("dtype", held), Make<ConstOp<ConstMemory::kDevice>>());
   kernels->Register(cpu("Placeholder"), Make<PlaceholderOp>());
-  kernels->Register(cpu("PlaceholderWithDefault").TypeConstraint("dtype", all), Make<IdentityOp>());
+  kernels->Register(cpu("PlaceholderWithDefault").TypeConstraint("dtype", held), Make<IdentityOp>());
   for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {
-    kernels->Register(cpu(op).TypeConstraint("T", all), Make<IdentityOp>());
+    kernels->Register(cpu(op).TypeConstraint("T", held), Make<IdentityOp>());
   }
   kernels->Register(cpu("NoOp"), Make<NoOpKernel>());
 

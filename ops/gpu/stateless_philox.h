@@ -9,7 +9,10 @@
 //   stateless::FloatGroup(kc, g, /*normal=*/false, 23, v);  // values 4g..4g+3 of a float draw
 //
 // Group g of a draw is Philox of the counter advanced by g: 4 floats, or 2
-// doubles (two words each); a normal draw pairs words by Box-Muller.
+// doubles (two words each); a normal draw pairs words by Box-Muller; integer
+// draws take the words' bits (Int32Group, Int64Group). A truncated normal
+// group (TruncatedFloatGroup, TruncatedDoubleGroup) starts 256 (128) Philox
+// calls per group further on and rejects values beyond two.
 // Written once for the host (g++: the CPU kernels, ops/random) and the
 // device (nvcc: ops/gpu/stateless_random.cu), as philox.h. Pure functions:
 // thread-safe.
@@ -87,6 +90,12 @@ SLUICE_STATELESS_FN philox::Counter Advance(philox::Counter c, uint64_t n) {
   return c;
 }
 
+// The four words of Philox at the counter advanced by `call`: group `call`
+// of a fixed-size draw, and the integer draws' raw bits.
+SLUICE_STATELESS_FN philox::Counter Words(const KeyCounter& kc, uint64_t call) {
+  return philox::Philox4x32_10(Advance(kc.counter, call), kc.key);
+}
+
 // [0, 1) from the low 23 bits: 1.m - 1, as TensorFlow's Uint32ToFloat.
 SLUICE_STATELESS_FN float ToFloat(uint32_t x) {
   return FloatFromBits((127u << 23) | (x & 0x7fffffu)) - 1.0f;
@@ -124,7 +133,7 @@ SLUICE_STATELESS_FN void BoxMuller(double u1, double u2, double* f0, double* f1)
 // narrow normals are float normals the caller rounds.
 SLUICE_STATELESS_FN void FloatGroup(const KeyCounter& kc, int64_t g, bool normal,
                                     int mantissa_bits, float v[4]) {
-  const philox::Counter w = philox::Philox4x32_10(Advance(kc.counter, g), kc.key);
+  const philox::Counter w = Words(kc, g);
   if (normal) {
     BoxMuller(ToFloat(w.v[0]), ToFloat(w.v[1]), &v[0], &v[1]);
     BoxMuller(ToFloat(w.v[2]), ToFloat(w.v[3]), &v[2], &v[3]);
@@ -137,10 +146,88 @@ SLUICE_STATELESS_FN void FloatGroup(const KeyCounter& kc, int64_t g, bool normal
   }
 }
 SLUICE_STATELESS_FN void DoubleGroup(const KeyCounter& kc, int64_t g, bool normal, double v[2]) {
-  const philox::Counter w = philox::Philox4x32_10(Advance(kc.counter, g), kc.key);
+  const philox::Counter w = Words(kc, g);
   v[0] = ToDouble(w.v[0], w.v[1]);
   v[1] = ToDouble(w.v[2], w.v[3]);
   if (normal) BoxMuller(v[0], v[1], &v[0], &v[1]);
+}
+
+// Integer group g (TensorFlow's UniformDistribution and
+// UniformFullIntDistribution over Philox): 4 values of 32 bits, or 2 of 64
+// bits (low word first), each the bits modulo `range` (0: all bits). The
+// caller adds minval in unsigned arithmetic, as TensorFlow's SignedAdd.
+SLUICE_STATELESS_FN void Int32Group(const KeyCounter& kc, int64_t g, uint32_t range,
+                                    uint32_t v[4]) {
+  const philox::Counter w = Words(kc, g);
+  for (int j = 0; j < 4; ++j) v[j] = range == 0 ? w.v[j] : w.v[j] % range;
+}
+SLUICE_STATELESS_FN void Int64Group(const KeyCounter& kc, int64_t g, uint64_t range,
+                                    uint64_t v[2]) {
+  const philox::Counter w = Words(kc, g);
+  for (int j = 0; j < 2; ++j) {
+    const uint64_t bits = w.v[2 * j] | (uint64_t{w.v[2 * j + 1]} << 32);
+    v[j] = range == 0 ? bits : bits % range;
+  }
+}
+
+// TensorFlow's truncated normal (TruncatedNormalDistribution over a
+// SingleSampleAdapter): the words of Philox taken one at a time, pairs (four
+// words for a double) through Box-Muller, values with |x| < 2 kept in order.
+// Group g starts at the counter advanced by 256 Philox calls per group (128
+// for doubles): the room TensorFlow reserves for each group's rejections,
+// so groups are independent and may be made in parallel.
+class WordStream {
+ public:
+  SLUICE_STATELESS_FN WordStream(const KeyCounter& kc, uint64_t first_call)
+      : kc_(kc), call_(first_call), used_(4) {}
+  SLUICE_STATELESS_FN uint32_t Next() {
+    if (used_ == 4) {
+      words_ = Words(kc_, call_++);
+      used_ = 0;
+    }
+    return words_.v[used_++];
+  }
+
+ private:
+  KeyCounter kc_;
+  uint64_t call_;
+  philox::Counter words_{};
+  int used_;
+};
+
+inline constexpr uint64_t kTruncatedCallsPerFloatGroup = 256;
+inline constexpr uint64_t kTruncatedCallsPerDoubleGroup = 128;
+
+SLUICE_STATELESS_FN void TruncatedFloatGroup(const KeyCounter& kc, int64_t g, float v[4]) {
+  WordStream words(kc, static_cast<uint64_t>(g) * kTruncatedCallsPerFloatGroup);
+  int kept = 0;
+  while (true) {
+    const uint32_t x0 = words.Next();
+    const uint32_t x1 = words.Next();
+    float f[2];
+    BoxMuller(ToFloat(x0), ToFloat(x1), &f[0], &f[1]);
+    for (float x : f) {
+      if (std::fabs(x) < 2.0f) {
+        v[kept++] = x;
+        if (kept == 4) return;
+      }
+    }
+  }
+}
+SLUICE_STATELESS_FN void TruncatedDoubleGroup(const KeyCounter& kc, int64_t g, double v[2]) {
+  WordStream words(kc, static_cast<uint64_t>(g) * kTruncatedCallsPerDoubleGroup);
+  int kept = 0;
+  while (true) {
+    const uint32_t x0 = words.Next(), x1 = words.Next(), x2 = words.Next(), x3 = words.Next();
+    double d[2];
+    BoxMuller(ToDouble(x0, x1), ToDouble(x2, x3), &d[0], &d[1]);
+    for (double x : d) {
+      if (std::fabs(x) < 2.0) {
+        v[kept++] = x;
+        if (kept == 2) return;
+      }
+    }
+  }
 }
 
 }  // namespace sluice::stateless

@@ -39,11 +39,13 @@ absl::Status ShapeFromInput(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// minval and maxval are the last two inputs and must be scalars.
 absl::Status UniformIntShape(InferenceContext* c) {
-  for (int i : {1, 2}) {
+  const int maxval = c->num_inputs() - 1;
+  for (int i : {maxval - 1, maxval}) {
     if (c->input(i).rank() > 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("RandomUniformInt: ", i == 1 ? "minval" : "maxval",
+          absl::StrCat(c->node().op(), ": ", i == maxval ? "maxval" : "minval",
                        " must be a scalar, got shape ", c->input(i).DebugString()));
     }
   }
@@ -131,7 +133,9 @@ absl::Status RegisterStatelessRandomOps(OpRegistry* ops) {
                                     .Output("alg: int32")
                                     .SetIsStateful()
                                     .SetShapeFn(internal::ScalarShape)));
-  for (const char* name : {"StatelessRandomUniformV2", "StatelessRandomNormalV2"}) {
+  constexpr char kIntTypes[] = "dtype: {int32, int64, uint32, uint64}";
+  for (const char* name :
+       {"StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2"}) {
     RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
                                       .Input("shape: Tshape")
                                       .Input("key: uint64")
@@ -142,7 +146,8 @@ absl::Status RegisterStatelessRandomOps(OpRegistry* ops) {
                                       .Attr("Tshape: {int32, int64} = DT_INT32")
                                       .SetShapeFn(ShapeFromInput)));
   }
-  for (const char* name : {"StatelessRandomUniform", "StatelessRandomNormal"}) {
+  for (const char* name :
+       {"StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"}) {
     RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
                                       .Input("shape: T")
                                       .Input("seed: Tseed")
@@ -152,10 +157,51 @@ absl::Status RegisterStatelessRandomOps(OpRegistry* ops) {
                                       .Attr(kSeedTypes)
                                       .SetShapeFn(ShapeFromInput)));
   }
-  for (const char* op : {"StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg",
-                         "StatelessRandomGetAlg", "StatelessRandomUniformV2",
-                         "StatelessRandomNormalV2", "StatelessRandomUniform",
-                         "StatelessRandomNormal"}) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StatelessRandomUniformIntV2")
+                                    .Input("shape: Tshape")
+                                    .Input("key: uint64")
+                                    .Input("counter: uint64")
+                                    .Input("alg: int32")
+                                    .Input("minval: dtype")
+                                    .Input("maxval: dtype")
+                                    .Output("output: dtype")
+                                    .Attr(kIntTypes)
+                                    .Attr("Tshape: {int32, int64} = DT_INT32")
+                                    .SetShapeFn(UniformIntShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StatelessRandomUniformFullIntV2")
+                                    .Input("shape: Tshape")
+                                    .Input("key: uint64")
+                                    .Input("counter: uint64")
+                                    .Input("alg: int32")
+                                    .Output("output: dtype")
+                                    .Attr(absl::StrCat(kIntTypes, " = DT_UINT64"))
+                                    .Attr("Tshape: {int32, int64} = DT_INT32")
+                                    .SetShapeFn(ShapeFromInput)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StatelessRandomUniformInt")
+                                    .Input("shape: T")
+                                    .Input("seed: Tseed")
+                                    .Input("minval: dtype")
+                                    .Input("maxval: dtype")
+                                    .Output("output: dtype")
+                                    .Attr("dtype: {int32, int64}")
+                                    .Attr("T: {int32, int64}")
+                                    .Attr(kSeedTypes)
+                                    .SetShapeFn(UniformIntShape)));
+  // TensorFlow's OpDef allows unsigned seeds here; the kernel refuses them.
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("StatelessRandomUniformFullInt")
+                                    .Input("shape: T")
+                                    .Input("seed: Tseed")
+                                    .Output("output: dtype")
+                                    .Attr(absl::StrCat(kIntTypes, " = DT_UINT64"))
+                                    .Attr("T: {int32, int64} = DT_INT32")
+                                    .Attr("Tseed: {int32, int64, uint32, uint64} = DT_INT64")
+                                    .SetShapeFn(ShapeFromInput)));
+  for (const char* op :
+       {"StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg", "StatelessRandomGetAlg",
+        "StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2",
+        "StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal",
+        "StatelessRandomUniformIntV2", "StatelessRandomUniformFullIntV2",
+        "StatelessRandomUniformInt", "StatelessRandomUniformFullInt"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -199,6 +245,40 @@ Output StatelessRandomUniformV2(const Scope& s, Input shape, const StatelessKeyC
 Output StatelessRandomNormalV2(const Scope& s, Input shape, const StatelessKeyCounter& kc,
                                DataType dtype, std::source_location loc) {
   return s.Op("StatelessRandomNormalV2", loc)
+      .Input(shape)
+      .Input(kc.key)
+      .Input(kc.counter)
+      .Input(int32_t{1})
+      .Attr("dtype", dtype)
+      .Finalize1();
+}
+
+Output StatelessTruncatedNormalV2(const Scope& s, Input shape, const StatelessKeyCounter& kc,
+                                  DataType dtype, std::source_location loc) {
+  return s.Op("StatelessTruncatedNormalV2", loc)
+      .Input(shape)
+      .Input(kc.key)
+      .Input(kc.counter)
+      .Input(int32_t{1})
+      .Attr("dtype", dtype)
+      .Finalize1();
+}
+
+Output StatelessRandomUniformIntV2(const Scope& s, Input shape, const StatelessKeyCounter& kc,
+                                   Input minval, Input maxval, std::source_location loc) {
+  return s.Op("StatelessRandomUniformIntV2", loc)
+      .Input(shape)
+      .Input(kc.key)
+      .Input(kc.counter)
+      .Input(int32_t{1})
+      .Input(minval)
+      .Input(maxval)
+      .Finalize1();
+}
+
+Output StatelessRandomUniformFullIntV2(const Scope& s, Input shape, const StatelessKeyCounter& kc,
+                                       DataType dtype, std::source_location loc) {
+  return s.Op("StatelessRandomUniformFullIntV2", loc)
       .Input(shape)
       .Input(kc.key)
       .Input(kc.counter)

@@ -56,8 +56,11 @@ Output TruncatedNormal(const Scope& scope, Input shape, DataType dtype,
 // a Philox key and counter (StatelessRandomGetKeyCounter), and those give
 // the values, TensorFlow's bit for bit (normal draws with the same C
 // library's sin, cos and log as TensorFlow's). Half and
-// bfloat16 as TensorFlow: 10 and 7 random bits. Only Philox (alg 1, and 3:
-// the automatic choice) is taken; ThreeFry (2) is Unimplemented.
+// bfloat16 as TensorFlow: 10 and 7 random bits. Truncated normal draws keep
+// values within two standard deviations; integer draws take minval plus
+// Philox's bits modulo the range (int32, int64), or all bits (full-range
+// draws, also uint32 and uint64). Only Philox (alg 1, and 3: the automatic
+// choice) is taken; ThreeFry (2) is Unimplemented.
 struct StatelessKeyCounter {
   Output key;      // uint64 [1]
   Output counter;  // uint64 [2]
@@ -70,6 +73,16 @@ Output StatelessRandomUniformV2(const Scope& scope, Input shape, const Stateless
 Output StatelessRandomNormalV2(const Scope& scope, Input shape, const StatelessKeyCounter& kc,
                                DataType dtype = DT_FLOAT,
                                std::source_location loc = std::source_location::current());
+Output StatelessTruncatedNormalV2(const Scope& scope, Input shape, const StatelessKeyCounter& kc,
+                                  DataType dtype = DT_FLOAT,
+                                  std::source_location loc = std::source_location::current());
+// minval and maxval: int32 or int64 scalars of the output's type.
+Output StatelessRandomUniformIntV2(const Scope& scope, Input shape, const StatelessKeyCounter& kc,
+                                   Input minval, Input maxval,
+                                   std::source_location loc = std::source_location::current());
+Output StatelessRandomUniformFullIntV2(const Scope& scope, Input shape,
+                                       const StatelessKeyCounter& kc, DataType dtype = ::tensorflow::DT_UINT64,
+                                       std::source_location loc = std::source_location::current());
 
 // Integers in [minval, maxval); minval and maxval are int32 or int64 scalars.
 Output RandomUniformInt(const Scope& scope, Input shape, Input minval, Input maxval,

@@ -2,6 +2,9 @@
 // from a key and counter (internal/stateless_philox.h), TensorFlow's
 // groups and conversions, so that the values are TensorFlow's.
 #include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +25,12 @@ absl::StatusOr<stateless::KeyCounter> FromSeedTensor(absl::string_view op, const
   if (seed.dims() != 1 || seed.NumElements() != 2) {
     return absl::InvalidArgumentError(
         absl::StrCat(op, ": seed must have shape [2], got ", seed.shape().DebugString()));
+  }
+  // StatelessRandomUniformFullInt's OpDef allows unsigned seeds; TensorFlow's
+  // kernels refuse them.
+  if (seed.dtype() != DT_INT32 && seed.dtype() != DT_INT64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": Invalid seed type: ", DataTypeName(seed.dtype())));
   }
   // An int32 seed's words are sign-extended, as TensorFlow reads them.
   const uint64_t s0 = seed.dtype() == DT_INT32 ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[0]})
@@ -67,19 +76,49 @@ void Store(T* out, int64_t i, float v) {
 // The draw's values, group by group (stateless_philox.h: the GPU kernel
 // runs the same groups).
 template <typename T>
-void Fill(const stateless::KeyCounter& kc, bool normal, T* out, int64_t n) {
+void Fill(const stateless::KeyCounter& kc, RandomDistribution dist, T* out, int64_t n) {
+  const bool normal = dist == RandomDistribution::kNormal;
+  const bool truncated = dist == RandomDistribution::kTruncatedNormal;
   if constexpr (std::is_same_v<T, double>) {
     for (int64_t g = 0; 2 * g < n; ++g) {
       double v[2];
-      stateless::DoubleGroup(kc, g, normal, v);
+      if (truncated) {
+        stateless::TruncatedDoubleGroup(kc, g, v);
+      } else {
+        stateless::DoubleGroup(kc, g, normal, v);
+      }
       for (int j = 0; j < 2 && 2 * g + j < n; ++j) out[2 * g + j] = v[j];
     }
   } else {
     constexpr int kBits = std::is_same_v<T, Half> ? 10 : std::is_same_v<T, BFloat16> ? 7 : 23;
     for (int64_t g = 0; 4 * g < n; ++g) {
       float v[4];
-      stateless::FloatGroup(kc, g, normal, kBits, v);
+      if (truncated) {
+        stateless::TruncatedFloatGroup(kc, g, v);
+      } else {
+        stateless::FloatGroup(kc, g, normal, kBits, v);
+      }
       for (int j = 0; j < 4 && 4 * g + j < n; ++j) Store(out, 4 * g + j, v[j]);
+    }
+  }
+}
+
+// Integers: minval plus the bits modulo the range (0: all bits, the full
+// range of T), added in unsigned arithmetic as TensorFlow's SignedAdd.
+template <typename T>
+void FillInts(const stateless::KeyCounter& kc, T lo, uint64_t range, T* out, int64_t n) {
+  using U = std::make_unsigned_t<T>;
+  if constexpr (sizeof(T) == 4) {
+    for (int64_t g = 0; 4 * g < n; ++g) {
+      uint32_t v[4];
+      stateless::Int32Group(kc, g, static_cast<uint32_t>(range), v);
+      for (int j = 0; j < 4 && 4 * g + j < n; ++j) out[4 * g + j] = static_cast<T>(static_cast<U>(lo) + v[j]);
+    }
+  } else {
+    for (int64_t g = 0; 2 * g < n; ++g) {
+      uint64_t v[2];
+      stateless::Int64Group(kc, g, range, v);
+      for (int j = 0; j < 2 && 2 * g + j < n; ++j) out[2 * g + j] = static_cast<T>(static_cast<U>(lo) + v[j]);
     }
   }
 }
@@ -118,8 +157,9 @@ class GetAlgOp : public OpKernel {
   }
 };
 
-// StatelessRandom{Uniform,Normal}V2(shape, key, counter, alg), and the V1
-// forms (shape, seed), whose key and counter come from the seed.
+// StatelessRandom{Uniform,Normal}V2 and StatelessTruncatedNormalV2(shape,
+// key, counter, alg), and the V1 forms (shape, seed), whose key and counter
+// come from the seed.
 template <typename T, RandomDistribution kDist, bool kV2>
 class StatelessRandomOp : public OpKernel {
  public:
@@ -128,7 +168,32 @@ class StatelessRandomOp : public OpKernel {
     ASSIGN_OR_RETURN(TensorShape shape, internal::RandomOutputShape(op, ctx->input(0)));
     ASSIGN_OR_RETURN(stateless::KeyCounter kc, StatelessDrawInputs(ctx, kV2));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    Fill(kc, kDist == RandomDistribution::kNormal, out->data<T>(), out->NumElements());
+    Fill(kc, kDist, out->data<T>(), out->NumElements());
+    return absl::OkStatus();
+  }
+};
+
+// StatelessRandomUniformIntV2(shape, key, counter, alg, minval, maxval) and
+// StatelessRandomUniformFullIntV2(shape, key, counter, alg); V1: (shape,
+// seed[, minval, maxval]). As in TensorFlow, an empty draw checks no bounds.
+template <typename T, bool kV2, bool kFullRange>
+class StatelessIntOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const std::string& op = ctx->node().op();
+    ASSIGN_OR_RETURN(TensorShape shape, internal::RandomOutputShape(op, ctx->input(0)));
+    ASSIGN_OR_RETURN(stateless::KeyCounter kc, StatelessDrawInputs(ctx, kV2));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    std::pair<T, uint64_t> bounds{T{0}, 0};  // the full range
+    if constexpr (!kFullRange) {
+      const int minval = kV2 ? 4 : 2;
+      absl::StatusOr<std::pair<T, uint64_t>> read =
+          internal::ReadStatelessIntBounds<T>(ctx->input(minval), ctx->input(minval + 1));
+      if (!read.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": ", read.status().message()));
+      bounds = *read;
+    }
+    FillInts(kc, bounds.first, bounds.second, out->data<T>(), out->NumElements());
     return absl::OkStatus();
   }
 };
@@ -145,6 +210,23 @@ void RegisterFor(KernelRegistry* k) {
       on("StatelessRandomUniform"));
   k->Register<StatelessRandomOp<T, RandomDistribution::kNormal, false>>(
       on("StatelessRandomNormal"));
+  k->Register<StatelessRandomOp<T, RandomDistribution::kTruncatedNormal, true>>(
+      on("StatelessTruncatedNormalV2"));
+  k->Register<StatelessRandomOp<T, RandomDistribution::kTruncatedNormal, false>>(
+      on("StatelessTruncatedNormal"));
+}
+
+// Bounded draws for int32 and int64 (TensorFlow registers no unsigned ones);
+// full-range draws for the unsigned types too.
+template <typename T>
+void RegisterIntFor(KernelRegistry* k, DataType t) {
+  auto on = [t](const char* op) { return KernelDef(op, kDeviceTypeCpu).TypeConstraint("dtype", t); };
+  if constexpr (std::is_signed_v<T>) {
+    k->Register<StatelessIntOp<T, true, false>>(on("StatelessRandomUniformIntV2"));
+    k->Register<StatelessIntOp<T, false, false>>(on("StatelessRandomUniformInt"));
+  }
+  k->Register<StatelessIntOp<T, true, true>>(on("StatelessRandomUniformFullIntV2"));
+  k->Register<StatelessIntOp<T, false, true>>(on("StatelessRandomUniformFullInt"));
 }
 
 }  // namespace
@@ -161,6 +243,10 @@ void RegisterStatelessRandomKernels(KernelRegistry* k) {
   RegisterFor<double>(k);
   RegisterFor<Half>(k);
   RegisterFor<BFloat16>(k);
+  RegisterIntFor<int32_t>(k, DT_INT32);
+  RegisterIntFor<int64_t>(k, DT_INT64);
+  RegisterIntFor<uint32_t>(k, ::tensorflow::DT_UINT32);  // no DataTypeToEnum for unsigned words
+  RegisterIntFor<uint64_t>(k, ::tensorflow::DT_UINT64);
 }
 
 }  // namespace sluice
