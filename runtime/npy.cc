@@ -36,7 +36,8 @@ struct DescrEntry {
 constexpr DescrEntry kDescrs[] = {
     {"f2", DT_HALF},   {"f4", DT_FLOAT},  {"f8", DT_DOUBLE}, {"i1", DT_INT8},
     {"i2", DT_INT16},  {"i4", DT_INT32},  {"i8", DT_INT64},  {"u1", DT_UINT8},
-    {"u2", DT_UINT16}, {"b1", DT_BOOL},
+    {"u2", DT_UINT16}, {"u4", ::tensorflow::DT_UINT32}, {"u8", ::tensorflow::DT_UINT64},
+    {"b1", DT_BOOL},
 };
 
 absl::Status Malformed(absl::string_view what) {

@@ -48,6 +48,27 @@ TEST(NpyTest, RoundTripEachDtype) {
   ExpectRoundTrip<int16_t>({-300, 300}, TensorShape({2}));
 }
 
+// Unsigned words (the stateless random ops' keys and draws), which have no
+// DataTypeToEnum: their bytes round-trip as '<u4' and '<u8'.
+TEST(NpyTest, RoundTripUnsignedWords) {
+  Tensor u32(::tensorflow::DT_UINT32, TensorShape({2}));
+  u32.data<uint32_t>()[0] = 4294967295u;
+  u32.data<uint32_t>()[1] = 7;
+  Tensor u64(::tensorflow::DT_UINT64, TensorShape({1}));
+  u64.data<uint64_t>()[0] = 18446744073709551615ull;
+  for (const Tensor& t : {u32, u64}) {
+    absl::StatusOr<std::string> bytes = EncodeNpy(t);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_THAT(*bytes, HasSubstr(t.dtype() == ::tensorflow::DT_UINT32 ? "'<u4'" : "'<u8'"));
+    absl::StatusOr<Tensor> back = ParseNpy(*bytes);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->dtype(), t.dtype());
+    EXPECT_EQ(back->shape(), t.shape());
+    EXPECT_EQ(std::string(static_cast<const char*>(back->raw_data()), back->TotalBytes()),
+              std::string(static_cast<const char*>(t.raw_data()), t.TotalBytes()));
+  }
+}
+
 TEST(NpyTest, StringsAreFixedWidthBytes) {
   Tensor t = Tensor::FromVector<std::string>({"ab", "", "xyz"}, TensorShape({3}));
   absl::StatusOr<std::string> bytes = EncodeNpy(t);

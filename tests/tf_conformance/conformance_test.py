@@ -163,6 +163,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_bincount_unique_and_diagonal_ops_and_their_gradients(self):
         self.run_case("counting_and_diag")
 
+    def test_stateless_truncated_normal_and_integer_draws_are_tensorflows(self):
+        self.run_case("stateless_random")
+
     def test_feature_column_ops(self):
         self.run_case("feature_columns")
 

@@ -260,6 +260,36 @@ def counting_and_diag_cases():
               feeds={"ids": feeds[ids], "m": feeds[m]})
 
 
+def stateless_random_cases():
+    """TF2's seeded draws beyond uniform and normal: tf.random's
+    stateless_truncated_normal and integer stateless_uniform (bounded and
+    full range, StatelessRandom*IntV2), and the V1 raw ops, from a seed fed
+    at run time; Sluice must give TensorFlow's values bit for bit."""
+    g = tf.Graph()
+    with g.as_default():
+        seed = v1.placeholder(tf.int64, [2], name="seed")
+        fetches = [
+            tf.random.stateless_truncated_normal([3, 5], seed),
+            tf.random.stateless_truncated_normal([7], seed, mean=1.0, stddev=0.5, dtype=tf.float64),
+            tf.random.stateless_uniform([4, 3], seed, minval=-7, maxval=20, dtype=tf.int32),
+            tf.random.stateless_uniform([5], seed, minval=-2**40, maxval=2**41, dtype=tf.int64),
+            tf.random.stateless_uniform([6], seed, minval=None, maxval=None, dtype=tf.int64),
+            tf.random.stateless_uniform([6], seed, minval=None, maxval=None, dtype=tf.uint32),
+            v1.raw_ops.StatelessTruncatedNormal(shape=[9], seed=seed, dtype=tf.float32),
+            v1.raw_ops.StatelessRandomUniformInt(shape=[5], seed=seed, minval=tf.constant(3),
+                                                 maxval=tf.constant(1000)),
+            v1.raw_ops.StatelessRandomUniformFullInt(shape=[4], seed=seed, dtype=tf.int32),
+        ]
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {seed: np.array([11, -4], np.int64)})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"StatelessTruncatedNormalV2", "StatelessRandomUniformIntV2",
+            "StatelessRandomUniformFullIntV2", "StatelessTruncatedNormal",
+            "StatelessRandomUniformInt", "StatelessRandomUniformFullInt"} <= ops, sorted(ops)
+    save_case("stateless_random", g, [t.name for t in fetches], vals,
+              feeds={"seed": np.array([11, -4], np.int64)}, rtol=0, atol=0)
+
+
 def feature_column_cases():
     """The ops a TF1 feature-column model's graph hashes, prints and pools
     with (issue 33): every string-to-bucket op, AsString, the sparse segment
@@ -972,6 +1002,7 @@ def main():
     image_cases()
     function_cases()
     counting_and_diag_cases()
+    stateless_random_cases()
     feature_column_cases()
     sparse_tensor_cases()
     table_cases()
