@@ -10,7 +10,9 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -177,6 +179,53 @@ class GpuStatelessRandomOp : public OpKernel {
   }
 };
 
+// Stateless integer draws: bounds read on the host (HostMemory minval and
+// maxval), the values written by stateless_random.cu.
+template <typename T, bool kV2, bool kFullRange>
+class GpuStatelessIntOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const std::string& op = ctx->node().op();
+    ASSIGN_OR_RETURN(TensorShape shape, internal::RandomOutputShape(op, ctx->input(0)));
+    ASSIGN_OR_RETURN(stateless::KeyCounter kc, StatelessDrawInputs(ctx, kV2));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    uint64_t lo = 0, range = 0;  // the full range
+    if constexpr (!kFullRange) {
+      const int minval = kV2 ? 4 : 2;
+      absl::StatusOr<std::pair<T, uint64_t>> read =
+          internal::ReadStatelessIntBounds<T>(ctx->input(minval), ctx->input(minval + 1));
+      if (!read.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": ", read.status().message()));
+      lo = static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(read->first));
+      range = read->second;
+    }
+    ASSIGN_OR_RETURN(cudaStream_t stream, BeginLaunch(ctx));
+    return LaunchStatus(ctx, gpu::LaunchStatelessInts(sizeof(T), out->raw_data(),
+                                                      out->NumElements(), lo, range, kc, stream));
+  }
+};
+
+// Bounded draws for int32 and int64, full-range ones for the unsigned words
+// too (no DataTypeToEnum for those: `type` is passed).
+template <typename T>
+void RegisterStatelessIntKernels(KernelRegistry* kernels, DataType type) {
+  auto v2 = [&](const char* op) {
+    return GpuKernel(op).TypeConstraint("dtype", type).HostMemory("shape").HostMemory("key")
+        .HostMemory("counter").HostMemory("alg");
+  };
+  auto v1 = [&](const char* op) {
+    return GpuKernel(op).TypeConstraint("dtype", type).HostMemory("shape").HostMemory("seed");
+  };
+  if constexpr (std::is_signed_v<T>) {
+    kernels->Register<GpuStatelessIntOp<T, true, false>>(
+        v2("StatelessRandomUniformIntV2").HostMemory("minval").HostMemory("maxval"));
+    kernels->Register<GpuStatelessIntOp<T, false, false>>(
+        v1("StatelessRandomUniformInt").HostMemory("minval").HostMemory("maxval"));
+  }
+  kernels->Register<GpuStatelessIntOp<T, true, true>>(v2("StatelessRandomUniformFullIntV2"));
+  kernels->Register<GpuStatelessIntOp<T, false, true>>(v1("StatelessRandomUniformFullInt"));
+}
+
 template <typename T>
 void RegisterStatelessKernels(KernelRegistry* kernels) {
   constexpr DataType kType = DataTypeToEnum<T>::value;
@@ -192,6 +241,10 @@ void RegisterStatelessKernels(KernelRegistry* kernels) {
   kernels->Register<GpuStatelessRandomOp<T, Dist::kNormal, true>>(v2("StatelessRandomNormalV2"));
   kernels->Register<GpuStatelessRandomOp<T, Dist::kUniform, false>>(v1("StatelessRandomUniform"));
   kernels->Register<GpuStatelessRandomOp<T, Dist::kNormal, false>>(v1("StatelessRandomNormal"));
+  kernels->Register<GpuStatelessRandomOp<T, Dist::kTruncatedNormal, true>>(
+      v2("StatelessTruncatedNormalV2"));
+  kernels->Register<GpuStatelessRandomOp<T, Dist::kTruncatedNormal, false>>(
+      v1("StatelessTruncatedNormal"));
 }
 
 }  // namespace
@@ -201,6 +254,10 @@ void RegisterGpuRandomKernels(KernelRegistry* kernels) {
   RegisterStatelessKernels<double>(kernels);
   RegisterStatelessKernels<Half>(kernels);
   RegisterStatelessKernels<BFloat16>(kernels);
+  RegisterStatelessIntKernels<int32_t>(kernels, DT_INT32);
+  RegisterStatelessIntKernels<int64_t>(kernels, DT_INT64);
+  RegisterStatelessIntKernels<uint32_t>(kernels, ::tensorflow::DT_UINT32);
+  RegisterStatelessIntKernels<uint64_t>(kernels, ::tensorflow::DT_UINT64);
   // The key and counter are made on the host, beside the draws' host inputs.
   for (const char* op : {"StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg"}) {
     kernels->Register(GpuKernel(op).AllHostMemory(), &NewStatelessKeyCounterKernel);

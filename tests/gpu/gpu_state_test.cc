@@ -366,6 +366,29 @@ TEST_F(GpuRandomTest, StatelessDrawsAreTheCpus) {
   }
 }
 
+// Truncated normal groups reject on their own on each thread, and integer
+// draws take the same words modulo the range: the CPU's values on the GPU.
+TEST_F(GpuRandomTest, StatelessTruncatedAndIntegerDrawsAreTheCpus) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16}) {
+    const BuildFn build = [t](const Scope& s, const Inputs&) -> Outputs {
+      ops::StatelessKeyCounter kc =
+          ops::StatelessRandomGetKeyCounter(s, ops::Const(s, std::vector<int64_t>{7, 42}));
+      return {ops::StatelessTruncatedNormalV2(s, {1001, 3}, kc, t)};
+    };
+    EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat(DataTypeName(t), " truncated normal"),
+                               .build = build,
+                               .bound = t != DT_HALF && t != DT_BFLOAT16 ? 1e-6 : 0}));
+  }
+  const BuildFn ints = [](const Scope& s, const Inputs&) -> Outputs {
+    ops::StatelessKeyCounter kc =
+        ops::StatelessRandomGetKeyCounter(s, ops::Const(s, std::vector<int64_t>{7, 42}));
+    return {ops::StatelessRandomUniformIntV2(s, {1001, 3}, kc, int32_t{-7}, int32_t{20}),
+            ops::StatelessRandomUniformIntV2(s, {999}, kc, -(int64_t{1} << 40), int64_t{1} << 41),
+            ops::StatelessRandomUniformFullIntV2(s, {1001}, kc, DT_INT32)};
+  };
+  EXPECT_TRUE(GpuMatchesCpu({.label = "stateless integers", .build = ints, .bound = 0}));
+}
+
 TEST_F(GpuRandomTest, RandomUniformInt) {
   constexpr int64_t kSamples = 1 << 20;
   absl::StatusOr<std::vector<Tensor>> gpu =
