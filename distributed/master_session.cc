@@ -4,6 +4,10 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -56,6 +60,61 @@ struct ClusterSignature {
   std::vector<TaskPart> parts;
   std::vector<GraphDef> partition_graphs;
 };
+
+// One step's RunGraph calls, shared with them: the step ends when every
+// call has answered, or a grace period after the first failure that is no
+// echo (StepBarrier::IsEcho), so that a task which stopped answering (its
+// call waits for the RPC deadline) does not hold the step once another task
+// has named it. A call that answers later writes into `results`, which
+// nobody reads then.
+class StepCalls {
+ public:
+  explicit StepCalls(int n) : results(n), done_(n == 0) {}
+
+  // The calls' return values, one map per task; read after Wait returned OK.
+  std::vector<std::map<int, Tensor>> results;
+
+  void NoteRootCause(const absl::Status& s) {
+    absl::MutexLock lock(&mu_);
+    if (root_.has_value()) return;
+    root_ = s;
+    root_at_ = absl::Now();
+  }
+  // The barrier's verdict, after every call answered.
+  void Finish(absl::Status s) {
+    absl::MutexLock lock(&mu_);
+    status_ = std::move(s);
+    done_ = true;
+  }
+  // The step's status: the barrier's, or the root cause once `grace` has
+  // passed after it without the others answering.
+  absl::Status Wait(absl::Duration grace) {
+    absl::MutexLock lock(&mu_);
+    while (!done_) {
+      if (!root_.has_value()) {
+        mu_.Await(absl::Condition(this, &StepCalls::DoneOrRootKnown));
+      } else if (!mu_.AwaitWithDeadline(absl::Condition(&done_), root_at_ + grace)) {
+        return *root_;
+      }
+    }
+    return status_;
+  }
+
+ private:
+  bool DoneOrRootKnown() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return done_ || root_.has_value();
+  }
+
+  absl::Mutex mu_;
+  bool done_ ABSL_GUARDED_BY(mu_);
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Status> root_ ABSL_GUARDED_BY(mu_);
+  absl::Time root_at_ ABSL_GUARDED_BY(mu_);
+};
+
+// How long a failed step waits for the tasks that have not answered after
+// the first root cause arrived (the others' aborts take milliseconds).
+constexpr int64_t kStragglerGraceMs = 500;
 
 }  // namespace
 
@@ -252,9 +311,21 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
   }
   const int64_t step_id = NewStepId();
   const int n = static_cast<int>(c->parts.size());
-  std::vector<std::map<int, Tensor>> results(n);
-  absl::Notification all_done;
-  absl::Status status;
+  // Each task's call, made whole before any is sent: a call may outlive
+  // this Run (StepCalls), so it holds no reference to its arguments.
+  std::vector<RunGraphArgs> args(n);
+  for (int i = 0; i < n; ++i) {
+    const TaskPart& p = c->parts[i];
+    args[i].graph_handle = p.graph_handle;
+    args[i].step_id = step_id;
+    // RunOptions::timeout_in_ms, when given, replaces the session's step
+    // deadline: each task stops its partitions (a loop that never ends)
+    // and answers DeadlineExceeded when it passes.
+    args[i].timeout_ms = options.timeout_in_ms > 0 ? options.timeout_in_ms : step_timeout_ms_;
+    for (int a : p.arg_indices) args[i].feeds[a] = feeds[a].second;
+    args[i].retval_indices = p.retval_indices;
+  }
+  auto calls = std::make_shared<StepCalls>(n);
   // The step engine's fan-in (runtime/step_barrier.h), over one RunGraph
   // per task; its root cause is the step's error. The first failure stops
   // the step everywhere else, so that nobody waits for that task's tensors
@@ -262,37 +333,26 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
   // hung task waits for its RPC deadline, and the step must not.
   StepBarrier* barrier = StepBarrier::Create(
       n,
-      [this, &c, step_id](int failed, const absl::Status& s) {
+      [this, c, step_id](int failed, const absl::Status& s) {
         for (int j = 0; j < static_cast<int>(c->parts.size()); ++j) {
           if (j == failed) continue;
           WorkerInterface* w = c->parts[j].worker;
           pool_.Schedule([w, step_id, s] { (void)w->AbortStep(step_id, s); });
         }
       },
-      [&](absl::Status s) {
-        status = std::move(s);
-        all_done.Notify();
-      });
-  auto run_part = [&, step_id](int i, const StepBarrier::StatusCallback& report) {
-    const TaskPart& p = c->parts[i];
-    RunGraphArgs args;
-    args.graph_handle = p.graph_handle;
-    args.step_id = step_id;
-    // RunOptions::timeout_in_ms, when given, replaces the session's step
-    // deadline: each task stops its partitions (a loop that never ends)
-    // and answers DeadlineExceeded when it passes.
-    args.timeout_ms = options.timeout_in_ms > 0 ? options.timeout_in_ms : step_timeout_ms_;
-    for (int a : p.arg_indices) args.feeds[a] = feeds[a].second;
-    args.retval_indices = p.retval_indices;
-    report(p.worker->RunGraph(args, &results[i]));
-  };
-  for (int i = 1; i < n; ++i) {
-    pool_.Schedule([&run_part, i, report = barrier->Get(i)] { run_part(i, report); });
+      [calls](absl::Status s) { calls->Finish(std::move(s)); });
+  // Every call from the pool, so that a task that stopped answering holds
+  // no caller: the step ends kStragglerGraceMs after its root cause.
+  for (int i = 0; i < n; ++i) {
+    pool_.Schedule([c, calls, i, call = std::move(args[i]), report = barrier->Get(i)] {
+      const absl::Status s = c->parts[i].worker->RunGraph(call, &calls->results[i]);
+      report(s);  // the first failure's aborts are scheduled before the grace starts
+      if (!s.ok() && !StepBarrier::IsEcho(s)) calls->NoteRootCause(s);
+    });
   }
-  if (n > 0) run_part(0, barrier->Get(0));
   // A step with nothing to run (no fetches, no targets) has no parts and
   // is done at once (it waited forever: found by service_handlers_test).
-  all_done.WaitForNotification();
+  const absl::Status status = calls->Wait(absl::Milliseconds(kStragglerGraceMs));
   // Transfers of the step are forgotten in the background.
   for (const TaskPart& p : c->parts) {
     WorkerInterface* w = p.worker;
@@ -304,6 +364,7 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
     Forget(key);
     return status;
   }
+  std::vector<std::map<int, Tensor>>& results = calls->results;  // every call has answered
   std::vector<Tensor> out(fetches.size());
   for (int i = 0; i < n; ++i) {
     for (auto& [index, t] : results[i]) {

@@ -791,5 +791,79 @@ TEST(MasterSessionTest, FunctionsRunOnEveryTask) {
   ASSERT_TRUE((*session)->Close().ok());
 }
 
+// A task that stops answering once a step runs (SIGSTOP, a partition): its
+// RunGraph and AbortStep wait until `release` (at most 20 s), then go to the
+// real worker; everything else goes there at once.
+class HungWorker : public WorkerInterface {
+ public:
+  explicit HungWorker(WorkerInterface* real) : real_(real) {}
+  absl::Notification release;
+
+  absl::StatusOr<WorkerInfo> GetStatus() override { return real_->GetStatus(); }
+  absl::StatusOr<std::string> RegisterGraph(
+      const std::string& session, const std::map<std::string, GraphDef>& parts) override {
+    return real_->RegisterGraph(session, parts);
+  }
+  absl::Status DeregisterGraph(const std::string& handle) override {
+    return real_->DeregisterGraph(handle);
+  }
+  absl::Status RunGraph(const RunGraphArgs& args, std::map<int, Tensor>* retvals) override {
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+    return real_->RunGraph(args, retvals);
+  }
+  absl::StatusOr<Tensor> RecvTensor(int64_t step, const std::string& key, int64_t ms) override {
+    return real_->RecvTensor(step, key, ms);
+  }
+  absl::Status AbortStep(int64_t step, const absl::Status& reason) override {
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+    return real_->AbortStep(step, reason);
+  }
+  absl::Status CleanupStep(int64_t step) override { return real_->CleanupStep(step); }
+  absl::Status CollectivePush(const std::string& to, const std::string& key, const Tensor& value,
+                              int64_t ms) override {
+    return real_->CollectivePush(to, key, value, ms);
+  }
+
+ private:
+  WorkerInterface* const real_;
+};
+
+// The step's root cause (a bad matmul on the worker) ends the step soon after
+// it comes, although the ps never answers its RunGraph: the master does not
+// wait for a task that stopped answering once another has failed the step
+// (it used to wait for that call's RPC deadline, the step timeout + 2 s).
+TEST(MasterSessionTest, AFailedStepEndsSoonThoughATaskHangs) {
+  Cluster c;
+  HungWorker hung_ps(c.ps());
+  InProcessWorkerCache master_view;
+  master_view.Add(kPs, &hung_ps);
+  master_view.Add(kWk, c.wk());
+  // mm = x w fails on the worker, needing nothing from the ps; r = -mm (ps).
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(s.WithDevice(WkCpu(0)).WithOpName("x"), DT_FLOAT);
+  Output w = ops::Const(s.WithDevice(WkCpu(0)).WithOpName("w"), {1.f}, TensorShape({3, 3}));
+  ops::Neg(s.WithDevice(PsCpu()).WithOpName("r"),
+           ops::MatMul(s.WithDevice(WkCpu(0)).WithOpName("mm"), x, w));
+  absl::StatusOr<GraphDef> def = s.ToGraphDef();
+  ASSERT_TRUE(def.ok()) << def.status();
+  MasterSessionOptions master;
+  master.workers = &master_view;
+  master.session.ops = BuiltinOps();
+  master.session.kernels = BuiltinKernels();
+  absl::StatusOr<std::unique_ptr<MasterSession>> session = MasterSession::Create(master, *def);
+  ASSERT_TRUE(session.ok()) << session.status();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*session)->Run({{"x:0", Tensor(DT_FLOAT, TensorShape({2, 5}))}}, {"r:0"}, {});
+  const absl::Duration took = absl::Now() - start;
+  hung_ps.release.Notify();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << out.status();
+  EXPECT_TRUE(Contains(out.status(), "'mm'")) << out.status();
+  EXPECT_LT(took, absl::Seconds(5));  // the grace is 0.5 s; the hung call waits 20 s
+  ASSERT_TRUE((*session)->Close().ok());
+  session->reset();  // joins the straggler's call, released above
+  master_view.Quiesce();
+}
+
 }  // namespace
 }  // namespace sluice
