@@ -1,8 +1,7 @@
 // Gradients of BatchMatMul and BatchMatMulV2 (TensorFlow's math_grad.py):
 // the two products of the incoming gradient with the other operand that
 // undo each adjoint, then, for V2, a sum over the batch dimensions an
-// operand was broadcast along (BroadcastGradientArgs of the batch shapes),
-// skipped when both batch shapes are known and equal.
+// operand was broadcast along (internal/batch_grad.h).
 #include <vector>
 
 #include "base/status_macros.h"
@@ -10,20 +9,13 @@
 #include "ops/math/batch_matmul_ops.h"
 #include "ops/math/math_gradients.h"
 #include "ops/internal/grad_util.h"
+#include "ops/math/internal/batch_grad.h"
 #include "ops/math/math_ops.h"
 
 namespace sluice {
 namespace {
 
 using internal::InputOf;
-
-bool SameKnownBatch(const TensorShape& x, const TensorShape& y) {
-  if (!x.IsFullyDefined() || !y.IsFullyDefined() || x.rank() != y.rank()) return false;
-  for (int i = 0; i + 2 < x.rank(); ++i) {
-    if (x.dim(i) != y.dim(i)) return false;
-  }
-  return true;
-}
 
 absl::StatusOr<std::vector<Output>> BatchMatMulGrad(const Scope& s, const Node& node,
                                                     absl::Span<const Output> g) {
@@ -48,15 +40,7 @@ absl::StatusOr<std::vector<Output>> BatchMatMulGrad(const Scope& s, const Node& 
     gx = ops::BatchMatMulV2(s, y, dz, {.adj_x = true, .adj_y = true});
     gy = ops::BatchMatMulV2(s, dz, x, {.adj_x = true, .adj_y = true});
   }
-  if (node.op() == "BatchMatMulV2" && !SameKnownBatch(x.shape(), y.shape())) {
-    Output sx = ops::Shape(s, x);
-    Output sy = ops::Shape(s, y);
-    ops::BroadcastGradientArgsOutputs r =
-        ops::BroadcastGradientArgs(s, ops::StridedSlice(s, sx, {0}, {-2}, {1}),
-                                   ops::StridedSlice(s, sy, {0}, {-2}, {1}));
-    gx = ops::Reshape(s, ops::Sum(s, gx, r.r0), sx);
-    gy = ops::Reshape(s, ops::Sum(s, gy, r.r1), sy);
-  }
+  if (node.op() == "BatchMatMulV2") internal::SumOverBroadcastBatch(s, x, y, &gx, &gy);
   grads[0] = gx;
   grads[1] = gy;
   RETURN_IF_ERROR(s.status());

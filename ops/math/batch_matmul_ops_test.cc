@@ -121,7 +121,7 @@ TEST(BatchMatMulTest, EmptyAndBadShapes) {
                    {y, Make<float>(std::vector<float>(4, 1.0f), {1, 2, 2})}},
                ops::BatchMatMul(s, x, y))
            .status();
-  EXPECT_NE(st.message().find("needs them equal"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("must be equal"), std::string::npos) << st;
 }
 
 TEST(BatchMatMulTest, Gradients) {

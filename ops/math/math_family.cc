@@ -5,6 +5,7 @@
 #include "ops/math/bincount_ops.h"
 #include "ops/math/check_ops.h"
 #include "ops/math/einsum.h"
+#include "ops/math/linalg_ops.h"
 #include "ops/math/math_gradients.h"
 #include "ops/math/math_ops.h"
 #include "ops/math/scan_ops.h"
@@ -18,6 +19,7 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterMathOps(ops));
   RETURN_IF_ERROR(RegisterEinsumOps(ops));
   RETURN_IF_ERROR(RegisterBincountOps(ops));
+  RETURN_IF_ERROR(RegisterLinalgOps(ops));
   return absl::OkStatus();
 }
 
@@ -25,6 +27,7 @@ absl::Status RegisterMathFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterMathGradients(ops));
   RETURN_IF_ERROR(RegisterScanAndCheckGradients(ops));
   RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));
+  RETURN_IF_ERROR(RegisterLinalgGradients(ops));
   return absl::OkStatus();
 }
 
@@ -34,6 +37,7 @@ void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterBatchMatMulKernels(kernels);
   RegisterMathKernels(kernels);
   RegisterBincountKernels(kernels);
+  RegisterLinalgKernels(kernels);
 }
 
 }  // namespace sluice

@@ -166,6 +166,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_stateless_truncated_normal_and_integer_draws_are_tensorflows(self):
         self.run_case("stateless_random")
 
+    def test_linalg_ops_and_their_gradients(self):
+        self.run_case("linalg")
+
     def test_feature_column_ops(self):
         self.run_case("feature_columns")
 

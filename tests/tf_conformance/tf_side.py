@@ -290,6 +290,43 @@ def stateless_random_cases():
               feeds={"seed": np.array([11, -4], np.int64)}, rtol=0, atol=0)
 
 
+def linalg_cases():
+    """tf.linalg's dense ops on a batch of matrices fed at run time, and
+    tf.gradients of a loss through all of them: inv, det, slogdet, solve,
+    triangular_solve (broadcast over the batch), cholesky and cholesky_solve."""
+    g = tf.Graph()
+    rng = np.random.RandomState(7)
+    a_val = rng.randn(2, 4, 4) + 4 * np.eye(4)
+    b_val = rng.randn(2, 4, 3)
+    with g.as_default():
+        a = v1.placeholder(tf.float64, [2, 4, 4], name="a")
+        b = v1.placeholder(tf.float64, [2, 4, 3], name="b")
+        spd = tf.matmul(a, a, transpose_b=True) + tf.eye(4, dtype=tf.float64)
+        chol = tf.linalg.cholesky(spd)
+        sign, logdet = tf.linalg.slogdet(a)
+        fetches = [
+            tf.linalg.inv(a),
+            tf.linalg.inv(a, adjoint=True),
+            tf.linalg.det(a),
+            sign, logdet,
+            tf.linalg.solve(a, b),
+            tf.linalg.solve(a, b, adjoint=True),
+            tf.linalg.triangular_solve(a[0], b),
+            tf.linalg.triangular_solve(a, b, lower=False, adjoint=True),
+            chol,
+            tf.linalg.cholesky_solve(chol, b),
+        ]
+        loss = tf.add_n([tf.reduce_sum(tf.square(f)) for f in fetches if f is not sign])
+        fetches += tf.gradients(loss, [a, b])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {a: a_val, b: b_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "MatrixSolve",
+            "MatrixTriangularSolve", "Cholesky"} <= ops, sorted(ops)
+    save_case("linalg", g, [t.name for t in fetches], vals, feeds={"a": a_val, "b": b_val},
+              rtol=1e-9, atol=1e-9)
+
+
 def feature_column_cases():
     """The ops a TF1 feature-column model's graph hashes, prints and pools
     with (issue 33): every string-to-bucket op, AsString, the sparse segment
@@ -1003,6 +1040,7 @@ def main():
     function_cases()
     counting_and_diag_cases()
     stateless_random_cases()
+    linalg_cases()
     feature_column_cases()
     sparse_tensor_cases()
     table_cases()

@@ -18,16 +18,19 @@ absl::StatusOr<std::vector<int64_t>> BatchMatMulBatchDims(const TensorShape& x,
       out[i] = dx == 1 ? dy : dx;
       continue;
     }
-    if (!broadcast || (dx >= 0 && dy >= 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "batch dimensions of ", x.DebugString(), " and ", y.DebugString(),
-          broadcast ? " do not broadcast" : " differ (BatchMatMul needs them equal)"));
+    if (dx >= 0 && dy >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch dimensions of ", x.DebugString(), " and ", y.DebugString(),
+                       broadcast ? " do not broadcast" : " differ (they must be equal)"));
     }
-    out[i] = TensorShape::kUnknownDim;
+    // One is unknown: without broadcasting it equals the known one; with
+    // it, a known size above 1 is the result's.
+    const int64_t known = std::max(dx, dy);
+    out[i] = !broadcast || known > 1 ? known : TensorShape::kUnknownDim;
   }
   if (!broadcast && bx != by) {
-    return absl::InvalidArgumentError(absl::StrCat("BatchMatMul: ", x.DebugString(), " and ",
-                                                   y.DebugString(), " differ in rank"));
+    return absl::InvalidArgumentError(absl::StrCat("the batch ranks of ", x.DebugString(),
+                                                   " and ", y.DebugString(), " differ"));
   }
   return out;
 }

@@ -72,5 +72,21 @@ TEST(BatchMatMulPlanTest, BadShapesNameTheOp) {
   EXPECT_NE(p.status().message().find("do not broadcast"), absl::string_view::npos) << p.status();
 }
 
+// Shape inference sees unknown batch dimensions (-1): without broadcasting
+// an unknown one takes the other's size; with it, a known size above 1 wins
+// and a 1 leaves the result unknown. Known sizes that differ are refused.
+TEST(BatchMatMulPlanTest, UnknownBatchDimensions) {
+  const TensorShape x({-1, 3, 4, 5}), y({2, -1, 5, 6});
+  absl::StatusOr<std::vector<int64_t>> b = BatchMatMulBatchDims(x, y, /*broadcast=*/false);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(*b, (std::vector<int64_t>{2, 3}));
+  b = BatchMatMulBatchDims(TensorShape({-1, 1, 4, 5}), TensorShape({2, -1, 5, 6}), true);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(*b, (std::vector<int64_t>{2, -1}));
+  EXPECT_FALSE(BatchMatMulBatchDims(TensorShape({3, 4, 5}), TensorShape({2, 5, 6}), false).ok());
+  EXPECT_FALSE(BatchMatMulBatchDims(TensorShape({3, 4, 5}), TensorShape({2, 5, 6}), true).ok());
+  EXPECT_FALSE(BatchMatMulBatchDims(TensorShape({4, 5}), TensorShape({2, 5, 6}), false).ok());
+}
+
 }  // namespace
 }  // namespace sluice::internal
