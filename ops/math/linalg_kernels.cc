@@ -3,9 +3,11 @@
 // column-major scratch (its transpose in memory), so LAPACK works on the
 // matrix itself, as TensorFlow's Eigen kernels do, and the result is copied
 // out transposed. Batches of matrices are split over the device's threads.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -303,6 +305,176 @@ class CholeskyOp : public OpKernel {
   }
 };
 
+// The matrices of a [..., M, N] input (rank >= 2): how many, of what size.
+struct MatrixStack {
+  int64_t batches = 1, m = 0, n = 0;
+  explicit MatrixStack(const Tensor& t)
+      : m(t.dim_size(t.dims() - 2)), n(t.dim_size(t.dims() - 1)) {
+    for (int i = 0; i + 2 < t.dims(); ++i) batches *= t.dim_size(i);
+  }
+};
+
+absl::Status CheckRank2(OpKernelContext* ctx) {
+  const TensorShape& s = ctx->input(0).shape();
+  if (s.rank() >= 2) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      ctx->node().op(), ": Input tensor 0 must have rank >= 2, got ", s.rank()));
+}
+
+// The batch dimensions of input 0 followed by `inner`.
+TensorShape BatchAnd(const Tensor& t, std::initializer_list<int64_t> inner) {
+  std::vector<int64_t> dims(t.shape().dims().begin(), t.shape().dims().end() - 2);
+  dims.insert(dims.end(), inner);
+  return TensorShape(dims);
+}
+
+// An identity (rows x cols, row-major) into out.
+template <typename T>
+void Identity(int64_t rows, int64_t cols, T* out) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) out[i * cols + j] = i == j ? T(1) : T(0);
+  }
+}
+
+template <typename T>
+class QrOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(full_, ctx.GetAttr<bool>("full_matrices"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckRank2(ctx));
+    const Tensor& x = ctx->input(0);
+    const MatrixStack st(x);
+    const int64_t m = st.m, n = st.n, k = std::min(m, n);
+    const int64_t q_cols = full_ ? m : k, r_rows = full_ ? m : k;
+    ASSIGN_OR_RETURN(Tensor * q, ctx->allocate_output(0, BatchAnd(x, {m, q_cols})));
+    ASSIGN_OR_RETURN(Tensor * r, ctx->allocate_output(1, BatchAnd(x, {r_rows, n})));
+    const T* in = x.data<T>();
+    return ForEachMatrix(ctx, st.batches, std::max(m, n), [&](int64_t b) {
+      T* qo = q->data<T>() + b * m * q_cols;
+      T* ro = r->data<T>() + b * r_rows * n;
+      std::vector<T> a(m * n), qc(m * q_cols);
+      Transpose(in + b * m * n, m, n, a.data());
+      const int info = internal::Qr(static_cast<int>(m), static_cast<int>(n), a.data(),
+                                    static_cast<int>(q_cols), qc.data());
+      if (info != 0) {
+        return absl::InternalError(absl::StrCat(ctx->node().op(), ": LAPACK's QR failed: ", info));
+      }
+      if (k == 0) {
+        Identity(m, q_cols, qo);  // the full Q of an empty matrix
+      } else {
+        Transpose(qc.data(), q_cols, m, qo);
+      }
+      for (int64_t i = 0; i < r_rows; ++i) {
+        for (int64_t j = 0; j < n; ++j) ro[i * n + j] = j >= i ? a[j * m + i] : T(0);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  bool full_ = false;
+};
+
+template <typename T>
+class SelfAdjointEigOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(vectors_, ctx.GetAttr<bool>("compute_v"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckSquare(ctx, 0));
+    const Tensor& x = ctx->input(0);
+    const MatrixStack st(x);
+    const int64_t n = st.n;
+    ASSIGN_OR_RETURN(Tensor * e, ctx->allocate_output(0, BatchAnd(x, {n})));
+    ASSIGN_OR_RETURN(Tensor * v, ctx->allocate_output(
+                                     1, vectors_ ? x.shape() : TensorShape({0})));
+    const T* in = x.data<T>();
+    return ForEachMatrix(ctx, st.batches, n, [&](int64_t b) {
+      std::vector<T> a(n * n);
+      Transpose(in + b * n * n, n, n, a.data());
+      T* w = e->data<T>() + b * n;
+      const int info = internal::SymmetricEigen(vectors_, static_cast<int>(n), a.data(), w);
+      bool finite = info == 0;
+      for (int64_t i = 0; i < n && finite; ++i) finite = std::isfinite(w[i]);
+      if (!finite) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            ctx->node().op(),
+            ": Self-adjoint eigen decomposition was not successful. The input might not be "
+            "valid."));
+      }
+      if (vectors_) Transpose(a.data(), n, n, v->data<T>() + b * n * n);
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  bool vectors_ = true;
+};
+
+template <typename T>
+class SvdOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(vectors_, ctx.GetAttr<bool>("compute_uv"));
+    ASSIGN_OR_RETURN(full_, ctx.GetAttr<bool>("full_matrices"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckRank2(ctx));
+    const Tensor& x = ctx->input(0);
+    const MatrixStack st(x);
+    const int64_t m = st.m, n = st.n, k = std::min(m, n);
+    const int64_t u_cols = full_ ? m : k, v_cols = full_ ? n : k;
+    ASSIGN_OR_RETURN(Tensor * s, ctx->allocate_output(0, BatchAnd(x, {k})));
+    ASSIGN_OR_RETURN(Tensor * u, ctx->allocate_output(
+                                     1, vectors_ ? BatchAnd(x, {m, u_cols}) : TensorShape({0})));
+    ASSIGN_OR_RETURN(Tensor * v, ctx->allocate_output(
+                                     2, vectors_ ? BatchAnd(x, {n, v_cols}) : TensorShape({0})));
+    const T* in = x.data<T>();
+    return ForEachMatrix(ctx, st.batches, std::max(m, n), [&](int64_t b) {
+      T* so = s->data<T>() + b * k;
+      T* uo = vectors_ ? u->data<T>() + b * m * u_cols : nullptr;
+      T* vo = vectors_ ? v->data<T>() + b * n * v_cols : nullptr;
+      if (k == 0) {  // no singular values; the full U and V are identities
+        if (vectors_) {
+          Identity(m, u_cols, uo);
+          Identity(n, v_cols, vo);
+        }
+        return absl::OkStatus();
+      }
+      std::vector<T> a(m * n), uc(vectors_ ? m * u_cols : 0), vt(vectors_ ? v_cols * n : 0);
+      Transpose(in + b * m * n, m, n, a.data());
+      const int info = internal::Svd(vectors_, full_, static_cast<int>(m), static_cast<int>(n),
+                                     a.data(), so, uc.data(), vt.data());
+      if (info != 0) {
+        // As TensorFlow (Eigen's BDCSVD failing): NaN everywhere.
+        const T nan = std::numeric_limits<T>::quiet_NaN();
+        std::fill(so, so + k, nan);
+        if (vectors_) {
+          std::fill(uo, uo + m * u_cols, nan);
+          std::fill(vo, vo + n * v_cols, nan);
+        }
+        return absl::OkStatus();
+      }
+      if (vectors_) {
+        Transpose(uc.data(), u_cols, m, uo);
+        // V^T column-major (v_cols x n) is V row-major (n x v_cols).
+        std::copy(vt.begin(), vt.end(), vo);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  bool vectors_ = true;
+  bool full_ = false;
+};
+
 template <typename T>
 void RegisterFor(KernelRegistry* k) {
   auto cpu = [](const char* op) {
@@ -314,6 +486,9 @@ void RegisterFor(KernelRegistry* k) {
   k->Register<MatrixSolveOp<T>>(cpu("MatrixSolve"));
   k->Register<MatrixTriangularSolveOp<T>>(cpu("MatrixTriangularSolve"));
   k->Register<CholeskyOp<T>>(cpu("Cholesky"));
+  k->Register<QrOp<T>>(cpu("Qr"));
+  k->Register<SelfAdjointEigOp<T>>(cpu("SelfAdjointEigV2"));
+  k->Register<SvdOp<T>>(cpu("Svd"));
 }
 
 }  // namespace

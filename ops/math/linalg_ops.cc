@@ -2,7 +2,9 @@
 // linalg_kernels.cc; gradients: linalg_grad.cc).
 #include "ops/math/linalg_ops.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -90,9 +92,82 @@ absl::Status SolveShape(InferenceContext* c, bool broadcast) {
   return absl::OkStatus();
 }
 
+// Qr and Svd: the batch, then their factors' sides from M, N and K =
+// min(M, N) (unknown when M or N is).
+absl::Status FactorShapes(InferenceContext* c) {
+  const TensorShape& x = c->input(0);
+  if (x.unknown_rank()) {
+    for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, TensorShape::Unknown());
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(c->WithRankAtLeast(0, 2));
+  const int64_t m = x.dim(x.rank() - 2), n = x.dim(x.rank() - 1);
+  const int64_t k = m < 0 || n < 0 ? TensorShape::kUnknownDim : std::min(m, n);
+  ASSIGN_OR_RETURN(bool full, c->GetAttr<bool>("full_matrices"));
+  const std::vector<int64_t> batch(x.dims().begin(), x.dims().end() - 2);
+  auto with = [&](std::initializer_list<int64_t> inner) {
+    std::vector<int64_t> d = batch;
+    d.insert(d.end(), inner);
+    return TensorShape(d);
+  };
+  if (c->node().op() == "Qr") {
+    c->set_output(0, with({m, full ? m : k}));
+    c->set_output(1, with({full ? m : k, n}));
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(bool uv, c->GetAttr<bool>("compute_uv"));
+  c->set_output(0, with({k}));
+  c->set_output(1, uv ? with({m, full ? m : k}) : TensorShape({0}));
+  c->set_output(2, uv ? with({n, full ? n : k}) : TensorShape({0}));
+  return absl::OkStatus();
+}
+
+// SelfAdjointEigV2: e [..., N], v as the input (or [0] without vectors).
+absl::Status EigShape(InferenceContext* c) {
+  ASSIGN_OR_RETURN(bool vectors, c->GetAttr<bool>("compute_v"));
+  c->set_output(1, vectors ? c->input(0) : TensorShape({0}));
+  if (c->input(0).unknown_rank()) {
+    c->set_output(0, TensorShape::Unknown());
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> batch;
+  int64_t n;
+  RETURN_IF_ERROR(SquareInput(c, 0, &batch, &n));
+  batch.push_back(n);
+  c->set_output(0, TensorShape(batch));
+  if (vectors) {
+    batch.push_back(n);
+    c->set_output(1, TensorShape(batch));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterLinalgOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Qr")
+                                    .Input("input: T")
+                                    .Output("q: T")
+                                    .Output("r: T")
+                                    .Attr("full_matrices: bool = false")
+                                    .Attr(kTypes)
+                                    .SetShapeFn(FactorShapes)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Svd")
+                                    .Input("input: T")
+                                    .Output("s: T")
+                                    .Output("u: T")
+                                    .Output("v: T")
+                                    .Attr("compute_uv: bool = true")
+                                    .Attr("full_matrices: bool = false")
+                                    .Attr(kTypes)
+                                    .SetShapeFn(FactorShapes)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("SelfAdjointEigV2")
+                                    .Input("input: T")
+                                    .Output("e: T")
+                                    .Output("v: T")
+                                    .Attr("compute_v: bool = true")
+                                    .Attr(kTypes)
+                                    .SetShapeFn(EigShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("MatrixInverse")
                                     .Input("input: T")
                                     .Output("output: T")
@@ -172,6 +247,31 @@ Output MatrixTriangularSolve(const Scope& s, Input matrix, Input rhs,
 
 Output Cholesky(const Scope& s, Input x, std::source_location loc) {
   return s.Op("Cholesky", loc).Input(x).Finalize1();
+}
+
+QrOutputs Qr(const Scope& s, Input x, bool full_matrices, std::source_location loc) {
+  std::vector<Output> out =
+      s.Op("Qr", loc).Input(x).Attr("full_matrices", full_matrices).FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+SelfAdjointEigOutputs SelfAdjointEigV2(const Scope& s, Input x, bool compute_v,
+                                       std::source_location loc) {
+  std::vector<Output> out =
+      s.Op("SelfAdjointEigV2", loc).Input(x).Attr("compute_v", compute_v).FinalizeAll();
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+SvdOutputs Svd(const Scope& s, Input x, const SvdAttrs& attrs, std::source_location loc) {
+  std::vector<Output> out = s.Op("Svd", loc)
+                                .Input(x)
+                                .Attr("compute_uv", attrs.compute_uv)
+                                .Attr("full_matrices", attrs.full_matrices)
+                                .FinalizeAll();
+  if (out.size() != 3) return {};
+  return {out[0], out[1], out[2]};
 }
 
 }  // namespace ops

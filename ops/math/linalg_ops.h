@@ -1,8 +1,10 @@
-// Dense linear algebra on the innermost square matrices, as tf.linalg
-// writes it: MatrixInverse (tf.linalg.inv), MatrixDeterminant (det),
+// Dense linear algebra on the innermost matrices, as tf.linalg writes it:
+// MatrixInverse (tf.linalg.inv), MatrixDeterminant (det),
 // LogMatrixDeterminant (slogdet), MatrixSolve (solve),
-// MatrixTriangularSolve (triangular_solve, and cholesky_solve through it)
-// and Cholesky. CPU kernels for float and double through LAPACK
+// MatrixTriangularSolve (triangular_solve, and cholesky_solve through it),
+// Cholesky, and the factorizations Qr (qr, and Keras' Orthogonal
+// initializer), SelfAdjointEigV2 (eigh, eigvalsh) and Svd (svd, norm's
+// "2"). CPU kernels for float and double through LAPACK
 // (ops/internal/lapack.h), one matrix after another over the device's
 // threads.
 //
@@ -18,10 +20,17 @@
 // matrix that is not positive definite; the triangular solve reads one
 // triangle and broadcasts batch dimensions (NumPy's rules), the others
 // require them equal; `adjoint` solves with the (conjugate) transpose.
+// QR, eigenvectors and singular vectors are unique only up to signs:
+// LAPACK's and TensorFlow's (Eigen's) Householder QR agree, eigenvectors
+// and singular vectors may differ from TensorFlow's by a sign per vector.
+// A symmetric eigenproblem that fails (NaN input) is an error, an SVD that
+// fails gives NaN, as in TensorFlow.
 //
 // Gradients as TensorFlow's linalg_grad.py (Cholesky's from the inverse of
 // L by a triangular solve; the triangular solve's summed over broadcast
-// batch dimensions; slogdet's through log_abs_determinant only).
+// batch dimensions; slogdet's through log_abs_determinant only; Qr's for
+// reduced factors of known shape; SelfAdjointEigV2's, and Svd's for
+// known shapes, through the values and the vectors).
 //
 // Errors, InvalidArgument with TensorFlow's wording: an input of rank < 2,
 // matrices that are not square, a right-hand side whose rows or batch
@@ -70,6 +79,35 @@ Output MatrixTriangularSolve(const Scope& scope, Input matrix, Input rhs,
 // x: [..., M, M] (its lower triangle); L, lower triangular.
 Output Cholesky(const Scope& scope, Input x,
                 std::source_location loc = std::source_location::current());
+
+// x: [..., M, N] = Q R; with K = min(M, N), q [..., M, K] and r [..., K, N]
+// (full_matrices: [..., M, M] and [..., M, N]).
+struct QrOutputs {
+  Output q, r;
+};
+QrOutputs Qr(const Scope& scope, Input x, bool full_matrices = false,
+             std::source_location loc = std::source_location::current());
+
+// x: [..., N, N] (its lower triangle) = V diag(e) V^T; e [..., N] ascending,
+// v [..., N, N] (shape [0] without compute_v).
+struct SelfAdjointEigOutputs {
+  Output e, v;
+};
+SelfAdjointEigOutputs SelfAdjointEigV2(const Scope& scope, Input x, bool compute_v = true,
+                                       std::source_location loc = std::source_location::current());
+
+// x: [..., M, N] = U diag(s) V^T; s [..., K] descending, u [..., M, K], v
+// [..., N, K] (full_matrices: [..., M, M], [..., N, N]; shape [0] without
+// compute_uv).
+struct SvdAttrs {
+  bool compute_uv = true;
+  bool full_matrices = false;
+};
+struct SvdOutputs {
+  Output s, u, v;
+};
+SvdOutputs Svd(const Scope& scope, Input x, const SvdAttrs& attrs = {},
+               std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

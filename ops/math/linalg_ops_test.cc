@@ -5,17 +5,20 @@
 // differences, and each bad input's error.
 #include "ops/math/linalg_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "builtin_session.h"
 #include "graph/scope.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/array/broadcast_ops.h"
+#include "ops/array/matrix_diag_ops.h"
 #include "ops/builtins.h"
 #include "ops/math/batch_matmul_ops.h"
 #include "ops/math/math_ops.h"
@@ -66,6 +69,27 @@ Tensor RandomMatrices(TensorShape shape, uint32_t seed, bool spd) {
     }
   }
   return t;
+}
+
+// The first `cols` columns of the innermost matrices.
+Output Columns(const Scope& s, const Output& x, int64_t cols) {
+  return ops::Slice(s, x, ops::Const(s, std::vector<int64_t>{0, 0, 0}),
+                    ops::Const(s, std::vector<int64_t>{-1, -1, cols}));
+}
+
+Output Diag(const Scope& s, const Output& d) { return ops::MatrixDiagV3(s, d, 0, 0.0); }
+
+// The sum of each [rows, cols] matrix of x weighted elementwise by 1, 2,
+// 3, ... (a loss whose gradient reaches every element).
+Output Weighted(const Scope& s, const Output& x, int64_t rows, int64_t cols) {
+  std::vector<double> w(rows * cols);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 1.0 + static_cast<double>(i) / 3;
+  return ops::Sum(s, ops::Mul(s, x, ops::Const(s, w, TensorShape({rows, cols}))),
+                  ops::Const(s, std::vector<int32_t>{-2, -1}));
+}
+
+Output MatrixTransposeForTest(const Scope& s, const Output& x) {
+  return ops::Transpose(s, x, ops::Const(s, std::vector<int32_t>{0, 2, 1}));
 }
 
 TEST(LinalgOpsTest, ValuesAreTensorFlows) {
@@ -243,6 +267,174 @@ TEST(LinalgOpsTest, GradientsMatchCentralDifferences) {
     ASSERT_TRUE(err.ok()) << c.name << ": " << err.status();
     EXPECT_LT(*err, 1e-6) << c.name;
   }
+}
+
+// A 4 x 3 matrix: Householder QR as TensorFlow's (R's diagonal may be
+// negative); eigenvalues and singular values as TensorFlow's; vectors equal
+// up to a sign per vector.
+TEST(LinalgOpsTest, FactorizationsAreTensorFlows) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output a = ops::Const(s, Tensor::FromVector<double>({1, 2, 3, 4, 5, 6, 7, 8, 10, 1, 0, 1},
+                                                      TensorShape({4, 3})));
+  ops::QrOutputs qr = ops::Qr(s, a);
+  ops::SelfAdjointEigOutputs eig = ops::SelfAdjointEigV2(s, ops::Const(s, Spd()));
+  ops::SvdOutputs svd = ops::Svd(s, a);
+  const std::vector<std::pair<Output, std::vector<double>>> exact = {
+      {qr.q,
+       {-0.12216944435630528, 0.5642764926868793, 0.8122914203647437, -0.48867777742522095,
+        0.23175641663925375, -0.15017152309264203, -0.8551861104941366, -0.10076365940837129,
+        -0.10921565315828474, -0.12216944435630524, -0.7859565433852947, 0.552904244113818}},
+      {qr.r,
+       {-8.18535277187245, -9.529216659791809, -11.972605546917912, 0, 1.481225793303057,
+        1.2897748404271518, 0, 0, 0.9965928350693491}},
+      {eig.e, {2.1943971674224088, 3.3867701566075468, 9.41883267597004}},
+      {svd.s, {17.45089558463664, 0.9869391657365879, 0.7015656613921307}},
+  };
+  for (size_t i = 0; i < exact.size(); ++i) {
+    absl::StatusOr<Tensor> got = Eval(s, exact[i].first);
+    ASSERT_TRUE(got.ok()) << i << ": " << got.status();
+    ExpectNear(Values(*got), exact[i].second, 1e-12, "factor " + std::to_string(i));
+  }
+  auto abs = [](std::vector<double> v) {
+    for (double& x : v) x = std::fabs(x);
+    return v;
+  };
+  const std::vector<std::pair<Output, std::vector<double>>> up_to_sign = {
+      {eig.v,
+       {0.4412246968734647, -0.8155834192895002, 0.3743587224160359, 0.5773502691896256,
+        0.5773502691896263, 0.5773502691896257, -0.6870134158337711, -0.038605088352623225,
+        0.7256185041863942}},
+      {svd.u,
+       {0.2088293975651838, -0.723187842845512, -0.6531005371338507, 0.5027074321838487,
+        -0.13767965376374183, 0.20832197127836088, 0.8362242314927112, 0.21236852664821085,
+        0.09514883650333782, 0.06636682156098839, 0.6426066182270609, -0.7218090769658098}},
+      {svd.v,
+       {0.46642852963239645, 0.8665983442107424, 0.1773463745221782, 0.5513178255711642,
+        -0.4415933184683912, 0.7078446130977886, 0.6917319437126235, -0.2323847045209174,
+        -0.6837428370025398}},
+  };
+  for (size_t i = 0; i < up_to_sign.size(); ++i) {
+    absl::StatusOr<Tensor> got = Eval(s, up_to_sign[i].first);
+    ASSERT_TRUE(got.ok()) << i << ": " << got.status();
+    ExpectNear(abs(Values(*got)), abs(up_to_sign[i].second), 1e-12, "vectors " + std::to_string(i));
+  }
+}
+
+// Over batches of tall, square and wide matrices, reduced and full: Q^T Q =
+// I and Q R = A; V diag(e) V^T = A; U diag(s) V^T = A; the shapes; empty
+// matrices (full factors of an empty side are identities).
+TEST(LinalgOpsTest, FactorizationIdentities) {
+  for (auto [m, n] : std::vector<std::pair<int64_t, int64_t>>{{5, 3}, {4, 4}, {2, 5}}) {
+    for (bool full : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(m, "x", n, full ? " full" : ""));
+      Scope s = Scope::NewRootScope(BuiltinOps());
+      Tensor at(DT_DOUBLE, TensorShape({3, m, n}));
+      std::mt19937 rng(static_cast<uint32_t>(m * 10 + n));
+      std::uniform_real_distribution<double> u(-1, 1);
+      for (int64_t i = 0; i < at.NumElements(); ++i) at.data<double>()[i] = u(rng);
+      Output a = ops::Const(s, at);
+      const int64_t k = std::min(m, n);
+      ops::QrOutputs qr = ops::Qr(s, a, full);
+      EXPECT_EQ(qr.q.shape(), TensorShape({3, m, full ? m : k}));
+      EXPECT_EQ(qr.r.shape(), TensorShape({3, full ? m : k, n}));
+      absl::StatusOr<Tensor> qtq = Eval(s, ops::BatchMatMulV2(s, qr.q, qr.q, {.adj_x = true}));
+      absl::StatusOr<Tensor> prod = Eval(s, ops::BatchMatMulV2(s, qr.q, qr.r));
+      ASSERT_TRUE(qtq.ok() && prod.ok()) << qtq.status() << prod.status();
+      const int64_t qc = full ? m : k;
+      std::vector<double> eye;
+      for (int b = 0; b < 3; ++b) {
+        for (int64_t i = 0; i < qc; ++i) {
+          for (int64_t j = 0; j < qc; ++j) eye.push_back(i == j);
+        }
+      }
+      ExpectNear(Values(*qtq), eye, 1e-12, "Q^T Q");
+      ExpectNear(Values(*prod), Values(at), 1e-12, "Q R");
+      ops::SvdOutputs svd = ops::Svd(s, a, {.full_matrices = full});
+      const Output us = ops::BatchMatMulV2(s, Columns(s, svd.u, k), Diag(s, svd.s));
+      absl::StatusOr<Tensor> usv =
+          Eval(s, ops::BatchMatMulV2(s, us, Columns(s, svd.v, k), {.adj_y = true}));
+      ASSERT_TRUE(usv.ok()) << usv.status();
+      ExpectNear(Values(*usv), Values(at), 1e-12, "U S V^T");
+    }
+  }
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  const Tensor spd = RandomMatrices(TensorShape({2, 5, 5}), 9, true);
+  ops::SelfAdjointEigOutputs eig = ops::SelfAdjointEigV2(s, ops::Const(s, spd));
+  absl::StatusOr<Tensor> vev = Eval(
+      s, ops::BatchMatMulV2(s, ops::BatchMatMulV2(s, eig.v, Diag(s, eig.e)), eig.v, {.adj_y = true}));
+  ASSERT_TRUE(vev.ok()) << vev.status();
+  ExpectNear(Values(*vev), Values(spd), 1e-12, "V diag(e) V^T");
+  // Empty sides: a full Q and full singular vectors of an empty side are
+  // identities; no values.
+  ops::QrOutputs qr = ops::Qr(s, ops::Const(s, Tensor(DT_DOUBLE, TensorShape({2, 3, 0}))), true);
+  absl::StatusOr<Tensor> q = Eval(s, qr.q);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->shape(), TensorShape({2, 3, 3}));
+  EXPECT_EQ(Values(*q), (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  ops::SvdOutputs svd =
+      ops::Svd(s, ops::Const(s, Tensor(DT_DOUBLE, TensorShape({0, 2}))), {.full_matrices = true});
+  absl::StatusOr<Tensor> v = Eval(s, svd.v), sv = Eval(s, svd.s);
+  ASSERT_TRUE(v.ok() && sv.ok()) << v.status();
+  EXPECT_EQ(Values(*v), (std::vector<double>{1, 0, 0, 1}));
+  EXPECT_EQ(sv->NumElements(), 0);
+  // Without vectors: the values, and vectors of shape [0].
+  ops::SvdOutputs values_only = ops::Svd(s, ops::Const(s, spd), {.compute_uv = false});
+  EXPECT_EQ(values_only.u.shape(), TensorShape({0}));
+  absl::StatusOr<Tensor> ev = Eval(s, ops::SelfAdjointEigV2(s, ops::Const(s, spd), false).e);
+  absl::StatusOr<Tensor> svals = Eval(s, values_only.s);
+  ASSERT_TRUE(ev.ok() && svals.ok()) << ev.status() << svals.status();
+  // An SPD matrix's singular values are its eigenvalues, reversed.
+  std::vector<double> e = Values(*ev);
+  for (int b = 0; b < 2; ++b) std::reverse(e.begin() + b * 5, e.begin() + b * 5 + 5);
+  ExpectNear(Values(*svals), e, 1e-12, "svd vs eigh");
+  absl::Status st = Eval(s, ops::SelfAdjointEigV2(s, ops::Const(s, Tensor::FromVector<double>(
+                                                                     {NAN, 0, 0, 1},
+                                                                     TensorShape({2, 2}))))
+                                .e)
+                        .status();
+  EXPECT_TRUE(absl::StrContains(st.message(), "eigen decomposition was not successful")) << st;
+}
+
+// Gradients of the factorizations through losses that do not depend on the
+// vectors' signs (squares of their elements).
+TEST(LinalgOpsTest, FactorizationGradientsMatchCentralDifferences) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  for (auto [m, n] : std::vector<std::pair<int64_t, int64_t>>{{4, 3}, {3, 3}, {2, 4}}) {
+    Output x = ops::Placeholder(s, DT_DOUBLE, {.shape = TensorShape({2, m, n})});
+    Tensor at(DT_DOUBLE, TensorShape({2, m, n}));
+    std::mt19937 rng(static_cast<uint32_t>(m + 7 * n));
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int64_t i = 0; i < at.NumElements(); ++i) at.data<double>()[i] = u(rng);
+    ops::QrOutputs qr = ops::Qr(s, x);
+    ops::SvdOutputs svd = ops::Svd(s, x);
+    const int64_t k = std::min(m, n);
+    const std::vector<std::pair<std::string, Output>> losses = {
+        {"qr", ops::Add(s, Weighted(s, ops::Square(s, qr.q), m, k), Weighted(s, qr.r, k, n))},
+        {"svd values", ops::Svd(s, x, {.compute_uv = false}).s},
+        {"svd", ops::Add(s, ops::Add(s, Weighted(s, ops::Square(s, svd.u), m, k),
+                                     ops::Sum(s, svd.s, ops::Const(s, std::vector<int32_t>{-1}))),
+                         Weighted(s, ops::Square(s, svd.v), n, k))},
+    };
+    for (const auto& [name, y] : losses) {
+      absl::StatusOr<double> err = MaxGradientError(s, {x}, {at}, y);
+      ASSERT_TRUE(err.ok()) << name << " " << m << "x" << n << ": " << err.status();
+      EXPECT_LT(*err, 1e-6) << name << " " << m << "x" << n;
+    }
+  }
+  // eigh: a symmetric input from x (only its lower triangle is read).
+  Output x = ops::Placeholder(s, DT_DOUBLE, {.shape = TensorShape({2, 4, 4})});
+  Output sym = ops::Add(s, x, MatrixTransposeForTest(s, x));
+  ops::SelfAdjointEigOutputs eig = ops::SelfAdjointEigV2(s, sym);
+  Output y = ops::Add(s, ops::Sum(s, ops::Mul(s, eig.e, 2.0), ops::Const(s, std::vector<int32_t>{-1})),
+                     Weighted(s, ops::Square(s, eig.v), 4, 4));
+  absl::StatusOr<double> err =
+      MaxGradientError(s, {x}, {RandomMatrices(TensorShape({2, 4, 4}), 11, false)}, y);
+  ASSERT_TRUE(err.ok()) << err.status();
+  EXPECT_LT(*err, 1e-6) << "eigh";
+  err = MaxGradientError(s, {x}, {RandomMatrices(TensorShape({2, 4, 4}), 12, false)},
+                         ops::SelfAdjointEigV2(s, sym, false).e);
+  ASSERT_TRUE(err.ok()) << err.status();
+  EXPECT_LT(*err, 1e-6) << "eigvalsh";
 }
 
 TEST(LinalgOpsTest, BadInputsAreClearErrors) {

@@ -169,6 +169,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_linalg_ops_and_their_gradients(self):
         self.run_case("linalg")
 
+    def test_qr_eigh_and_svd_and_their_gradients(self):
+        self.run_case("linalg_factors")
+
     def test_feature_column_ops(self):
         self.run_case("feature_columns")
 

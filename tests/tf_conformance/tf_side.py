@@ -327,6 +327,41 @@ def linalg_cases():
               rtol=1e-9, atol=1e-9)
 
 
+def linalg_factor_cases():
+    """tf.linalg.qr, eigh, eigvalsh and svd of a batch fed at run time, with
+    tf.gradients through them. Vectors are unique up to sign, so the fetches
+    take them squared (and Q, R as they are: Householder QR agrees)."""
+    g = tf.Graph()
+    rng = np.random.RandomState(11)
+    tall_val, wide_val = rng.randn(2, 5, 3), rng.randn(2, 3, 5)
+    sym_val = rng.randn(2, 4, 4)
+    with g.as_default():
+        tall = v1.placeholder(tf.float64, [2, 5, 3], name="tall")
+        wide = v1.placeholder(tf.float64, [2, 3, 5], name="wide")
+        sym = v1.placeholder(tf.float64, [2, 4, 4], name="sym")
+        s4 = sym + tf.linalg.matrix_transpose(sym)
+        q, r = tf.linalg.qr(tall)
+        qw, rw = tf.linalg.qr(wide)
+        e, v = tf.linalg.eigh(s4)
+        s, u, vv = tf.linalg.svd(tall)
+        sw = tf.linalg.svd(wide, compute_uv=False)
+        weights = tf.constant(np.arange(1, 26, dtype=np.float64).reshape(5, 5) / 7)
+        fetches = [q, r, qw, rw, e, tf.square(v), tf.linalg.eigvalsh(s4), s, tf.square(u),
+                   tf.square(vv), sw]
+        loss = (tf.reduce_sum(q * weights[:, :3]) + tf.reduce_sum(r) + tf.reduce_sum(qw) +
+                tf.reduce_sum(rw * weights[:3, :]) + tf.reduce_sum(e * e) +
+                tf.reduce_sum(tf.square(v) * weights[:4, :4]) + tf.reduce_sum(s) +
+                tf.reduce_sum(tf.square(u) * weights[:, :3]) +
+                tf.reduce_sum(tf.square(vv) * weights[:3, :3]) + tf.reduce_sum(sw * sw))
+        fetches += tf.gradients(loss, [tall, wide, sym])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {tall: tall_val, wide: wide_val, sym: sym_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"Qr", "SelfAdjointEigV2", "Svd"} <= ops, sorted(ops)
+    save_case("linalg_factors", g, [t.name for t in fetches], vals,
+              feeds={"tall": tall_val, "wide": wide_val, "sym": sym_val}, rtol=1e-8, atol=1e-9)
+
+
 def feature_column_cases():
     """The ops a TF1 feature-column model's graph hashes, prints and pools
     with (issue 33): every string-to-bucket op, AsString, the sparse segment
@@ -1041,6 +1076,7 @@ def main():
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
+    linalg_factor_cases()
     feature_column_cases()
     sparse_tensor_cases()
     table_cases()
