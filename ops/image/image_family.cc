@@ -3,12 +3,14 @@
 #include "base/status_macros.h"
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
+#include "ops/image/nms_ops.h"
 
 namespace sluice {
 
 absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterImageCodecOps(ops));
   RETURN_IF_ERROR(RegisterImageOps(ops));
+  RETURN_IF_ERROR(RegisterNmsOps(ops));
   return absl::OkStatus();
 }
 
@@ -17,6 +19,7 @@ absl::Status RegisterImageFamilyGradients(OpRegistry* ops) { return RegisterImag
 void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterImageCodecKernels(kernels);
   RegisterImageKernels(kernels);
+  RegisterNmsKernels(kernels);
 }
 
 }  // namespace sluice

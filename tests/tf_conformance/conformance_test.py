@@ -172,6 +172,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_qr_eigh_and_svd_and_their_gradients(self):
         self.run_case("linalg_factors")
 
+    def test_non_max_suppression_hard_padded_and_soft(self):
+        self.run_case("nms")
+
     def test_feature_column_ops(self):
         self.run_case("feature_columns")
 

@@ -362,6 +362,37 @@ def linalg_factor_cases():
               feeds={"tall": tall_val, "wide": wide_val, "sym": sym_val}, rtol=1e-8, atol=1e-9)
 
 
+def nms_cases():
+    """A detector's last step: tf.image.non_max_suppression (V3), the padded
+    kernel (V4) and _with_scores (V5, Soft-NMS) over random boxes fed at run
+    time, and the kept boxes gathered."""
+    g = tf.Graph()
+    rng = np.random.RandomState(5)
+    corners = rng.rand(60, 2).astype(np.float32) * 10
+    sizes = rng.rand(60, 2).astype(np.float32) * 3 + 0.5
+    boxes_val = np.concatenate([corners, corners + sizes], axis=1)
+    scores_val = rng.rand(60).astype(np.float32)
+    with g.as_default():
+        boxes = v1.placeholder(tf.float32, [None, 4], name="boxes")
+        scores = v1.placeholder(tf.float32, [None], name="scores")
+        keep = tf.image.non_max_suppression(boxes, scores, 20, iou_threshold=0.4,
+                                            score_threshold=0.1)
+        # tf.image.non_max_suppression_padded is a function of other ops in
+        # TF2; the kernel its TF1 form called:
+        padded, valid = v1.raw_ops.NonMaxSuppressionV4(
+            boxes=boxes, scores=scores, max_output_size=25, iou_threshold=0.5,
+            score_threshold=float("-inf"), pad_to_max_output_size=True)
+        soft, soft_scores = tf.image.non_max_suppression_with_scores(
+            boxes, scores, 30, iou_threshold=1.0, score_threshold=0.05, soft_nms_sigma=0.5)
+        fetches = [keep, tf.gather(boxes, keep), padded, valid, soft, soft_scores]
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {boxes: boxes_val, scores: scores_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5"} <= ops, sorted(ops)
+    save_case("nms", g, [t.name for t in fetches], vals,
+              feeds={"boxes": boxes_val, "scores": scores_val}, rtol=1e-6, atol=1e-6)
+
+
 def feature_column_cases():
     """The ops a TF1 feature-column model's graph hashes, prints and pools
     with (issue 33): every string-to-bucket op, AsString, the sparse segment
@@ -1077,6 +1108,7 @@ def main():
     stateless_random_cases()
     linalg_cases()
     linalg_factor_cases()
+    nms_cases()
     feature_column_cases()
     sparse_tensor_cases()
     table_cases()
