@@ -4,6 +4,7 @@
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
 #include "ops/image/nms_ops.h"
+#include "ops/image/resize_ops.h"
 
 namespace sluice {
 
@@ -11,15 +12,20 @@ absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterImageCodecOps(ops));
   RETURN_IF_ERROR(RegisterImageOps(ops));
   RETURN_IF_ERROR(RegisterNmsOps(ops));
+  RETURN_IF_ERROR(RegisterResizeOps(ops));
   return absl::OkStatus();
 }
 
-absl::Status RegisterImageFamilyGradients(OpRegistry* ops) { return RegisterImageGradients(ops); }
+absl::Status RegisterImageFamilyGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(RegisterImageGradients(ops));
+  return RegisterResizeGradients(ops);
+}
 
 void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterImageCodecKernels(kernels);
   RegisterImageKernels(kernels);
   RegisterNmsKernels(kernels);
+  RegisterResizeKernels(kernels);
 }
 
 }  // namespace sluice

@@ -9,55 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/image/image_ops.h"
+#include "ops/image/internal/resize_util.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
 namespace {
 
-// Calls fn(T{}) with the C++ type of a real dtype.
-template <typename Fn>
-absl::Status WithRealType(DataType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DT_UINT8: return fn(uint8_t{});
-    case DT_INT8: return fn(int8_t{});
-    case DT_UINT16: return fn(uint16_t{});
-    case DT_INT16: return fn(int16_t{});
-    case DT_INT32: return fn(int32_t{});
-    case DT_INT64: return fn(int64_t{});
-    case DT_FLOAT: return fn(float{});
-    case DT_DOUBLE: return fn(double{});
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("no CPU kernel for images of type ", DataTypeName(dtype)));
-  }
-}
-
-absl::Status Check4D(const Tensor& t, const char* what) {
-  if (t.dims() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be 4-dimensional, got shape ", t.shape().DebugString()));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::pair<int64_t, int64_t>> SizeInput(const Tensor& size, const char* what) {
-  if (size.dims() != 1 || size.NumElements() != 2 || size.dtype() != DT_INT32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a 1-D int32 Tensor of 2 elements: new_height, new_width, got ",
-                     size.DebugString(0)));
-  }
-  const int64_t h = size.data<int32_t>()[0], w = size.data<int32_t>()[1];
-  if (h <= 0 || w <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be positive, got [", h, ", ", w, "]"));
-  }
-  return std::make_pair(h, w);
-}
-
-float Scale(int64_t in, int64_t out, bool align_corners) {
-  return (align_corners && out > 1) ? (in - 1) / static_cast<float>(out - 1)
-                                    : in / static_cast<float>(out);
-}
+using internal::CheckImages4D;
+using internal::WithRealType;
 
 // Where output index i samples the input: the two neighbours and the weight
 // of the upper one.
@@ -86,18 +45,15 @@ struct ResizeGeometry {
 
 absl::StatusOr<ResizeGeometry> Geometry(const Tensor& image, int64_t out_h, int64_t out_w,
                                         bool align, bool half) {
-  if (align && half) {
-    return absl::InvalidArgumentError(
-        "If half_pixel_centers is True, align_corners must be False.");
-  }
+  RETURN_IF_ERROR(internal::CheckResizeAttrs(align, half));
   ResizeGeometry g{image.dim_size(0), image.dim_size(1), image.dim_size(2), out_h, out_w,
                    image.dim_size(3), {}, {}};
   if (g.in_h <= 0 || g.in_w <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "input image must be of non-zero size, got shape ", image.shape().DebugString()));
   }
-  g.ys = Weights(out_h, g.in_h, Scale(g.in_h, out_h, align), half);
-  g.xs = Weights(out_w, g.in_w, Scale(g.in_w, out_w, align), half);
+  g.ys = Weights(out_h, g.in_h, internal::ResizeScale(g.in_h, out_h, align), half);
+  g.xs = Weights(out_w, g.in_w, internal::ResizeScale(g.in_w, out_w, align), half);
   return g;
 }
 
@@ -111,8 +67,8 @@ class ResizeBilinearOp : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& images = ctx->input(0);
-    RETURN_IF_ERROR(Check4D(images, "input"));
-    ASSIGN_OR_RETURN(auto hw, SizeInput(ctx->input(1), "size"));
+    RETURN_IF_ERROR(CheckImages4D(images, "input"));
+    ASSIGN_OR_RETURN(auto hw, internal::ResizeSizeInput(ctx->input(1), "size"));
     ASSIGN_OR_RETURN(ResizeGeometry g, Geometry(images, hw.first, hw.second, align_, half_));
     ASSIGN_OR_RETURN(Tensor * out,
                      ctx->allocate_output(0, TensorShape({g.batch, g.out_h, g.out_w, g.depth})));
@@ -160,8 +116,8 @@ class ResizeBilinearGradOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& grads = ctx->input(0);
     const Tensor& original = ctx->input(1);
-    RETURN_IF_ERROR(Check4D(grads, "input_grad"));
-    RETURN_IF_ERROR(Check4D(original, "original_image"));
+    RETURN_IF_ERROR(CheckImages4D(grads, "input_grad"));
+    RETURN_IF_ERROR(CheckImages4D(original, "original_image"));
     if (grads.dim_size(0) != original.dim_size(0) || grads.dim_size(3) != original.dim_size(3)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "grads ", grads.shape().DebugString(), " and original_image ",
@@ -253,8 +209,8 @@ class CropAndResizeOp : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& image = ctx->input(0);
-    RETURN_IF_ERROR(Check4D(image, "input image"));
-    ASSIGN_OR_RETURN(auto hw, SizeInput(ctx->input(3), "crop_size"));
+    RETURN_IF_ERROR(CheckImages4D(image, "input image"));
+    ASSIGN_OR_RETURN(auto hw, internal::ResizeSizeInput(ctx->input(3), "crop_size"));
     const int64_t batch = image.dim_size(0), H = image.dim_size(1), W = image.dim_size(2),
                   D = image.dim_size(3);
     if (H <= 0 || W <= 0) {
@@ -326,7 +282,7 @@ class CropAndResizeGradImageOp : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& grads = ctx->input(0);
-    RETURN_IF_ERROR(Check4D(grads, "grads"));
+    RETURN_IF_ERROR(CheckImages4D(grads, "grads"));
     const Tensor& size = ctx->input(3);
     if (size.dims() != 1 || size.NumElements() != 4 || size.dtype() != DT_INT32) {
       return absl::InvalidArgumentError(
@@ -399,8 +355,8 @@ class CropAndResizeGradBoxesOp : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& grads = ctx->input(0);
     const Tensor& image = ctx->input(1);
-    RETURN_IF_ERROR(Check4D(grads, "grads"));
-    RETURN_IF_ERROR(Check4D(image, "input image"));
+    RETURN_IF_ERROR(CheckImages4D(grads, "grads"));
+    RETURN_IF_ERROR(CheckImages4D(image, "input image"));
     const int64_t batch = image.dim_size(0), H = image.dim_size(1), W = image.dim_size(2),
                   D = image.dim_size(3);
     if (H <= 0 || W <= 0 || D != grads.dim_size(3)) {

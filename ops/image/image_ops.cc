@@ -9,43 +9,22 @@
 #include "base/status_macros.h"
 #include "graph/attr_value.h"
 #include "graph/shape_inference.h"
+#include "ops/image/internal/resize_util.h"
 
 namespace sluice {
 namespace {
 
-// [b, h, w, c] with h and w from a constant 2-vector input when known.
-absl::Status ResizedShape(InferenceContext* c, int images, int size, int batch_from) {
-  RETURN_IF_ERROR(c->WithRank(images, 4));
-  RETURN_IF_ERROR(c->WithRank(size, 1));
-  const TensorShape& in = c->input(images);
-  int64_t h = -1, w = -1;
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> hw, c->InputAsInts(size));
-  if (hw.has_value()) {
-    if (hw->size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("size must have 2 elements, got ", hw->size()));
-    }
-    h = (*hw)[0];
-    w = (*hw)[1];
-  }
-  const TensorShape& b = c->input(batch_from);
-  const int64_t batch = b.rank() >= 1 ? b.dim(0) : -1;
-  const int64_t depth = in.rank() == 4 ? in.dim(3) : -1;
-  c->set_output(0, TensorShape({batch, h, w, depth}));
-  return absl::OkStatus();
-}
+using internal::ResizedShape;
 
 absl::Status SameAsInput(InferenceContext* c, int i) {
   c->set_output(0, c->input(i));
   return absl::OkStatus();
 }
 
-constexpr char kRealTypes[] =
-    "{int8, uint8, int16, uint16, int32, int64, bfloat16, half, float, double}";
-
 }  // namespace
 
 absl::Status RegisterImageOps(OpRegistry* ops) {
-  const std::string real = kRealTypes;
+  const std::string real = internal::kImageRealTypes;
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("ResizeBilinear")
                                     .Input("images: T")
                                     .Input("size: int32")

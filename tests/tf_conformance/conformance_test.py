@@ -175,6 +175,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_non_max_suppression_hard_padded_and_soft(self):
         self.run_case("nms")
 
+    def test_nearest_and_bicubic_resize_and_their_gradients(self):
+        self.run_case("resize")
+
     def test_feature_column_ops(self):
         self.run_case("feature_columns")
 

@@ -393,6 +393,34 @@ def nms_cases():
               feeds={"boxes": boxes_val, "scores": scores_val}, rtol=1e-6, atol=1e-6)
 
 
+def resize_cases():
+    """tf.image.resize's nearest and bicubic methods (TF2: half-pixel
+    centers), the TF1 compat forms (legacy and align_corners sampling), and
+    tf.gradients through them."""
+    g = tf.Graph()
+    rng = np.random.RandomState(9)
+    img_val = rng.rand(2, 6, 5, 3).astype(np.float32)
+    with g.as_default():
+        img = v1.placeholder(tf.float32, [2, 6, 5, 3], name="img")
+        fetches = [
+            tf.image.resize(img, [9, 13], method="nearest"),
+            tf.image.resize(img, [4, 3], method="nearest"),
+            tf.image.resize(img, [11, 8], method="bicubic"),
+            v1.image.resize_bicubic(img, [7, 7]),
+            v1.image.resize_bicubic(img, [7, 9], align_corners=True),
+            v1.image.resize_nearest_neighbor(img, [7, 9], align_corners=True),
+        ]
+        loss = tf.add_n([tf.reduce_sum(tf.square(f)) for f in fetches])
+        fetches += tf.gradients(loss, [img])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {img: img_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"ResizeNearestNeighbor", "ResizeBicubic", "ResizeNearestNeighborGrad",
+            "ResizeBicubicGrad"} <= ops, sorted(ops)
+    save_case("resize", g, [t.name for t in fetches], vals, feeds={"img": img_val},
+              rtol=1e-5, atol=1e-5)
+
+
 def feature_column_cases():
     """The ops a TF1 feature-column model's graph hashes, prints and pools
     with (issue 33): every string-to-bucket op, AsString, the sparse segment
@@ -1109,6 +1137,7 @@ def main():
     linalg_cases()
     linalg_factor_cases()
     nms_cases()
+    resize_cases()
     feature_column_cases()
     sparse_tensor_cases()
     table_cases()
