@@ -62,11 +62,14 @@ struct ClusterSignature {
 };
 
 // One step's RunGraph calls, shared with them: the step ends when every
-// call has answered, or a grace period after the first failure that is no
-// echo (StepBarrier::IsEcho), so that a task which stopped answering (its
-// call waits for the RPC deadline) does not hold the step once another task
-// has named it. A call that answers later writes into `results`, which
-// nobody reads then.
+// call has answered, or a grace period after its first failure, so that a
+// task which stopped answering (its call waits for the RPC deadline) does
+// not hold the step once another task has failed it. The step's error is
+// chosen here, by the barrier's rule (the first failure that is no echo,
+// StepBarrier::IsEcho, else the first failure), from the failures noted so
+// far; every failure is noted before it is reported, so an early and a late
+// end name the same cause when they see the same failures. A call that
+// answers after the end writes into `results`, which nobody reads then.
 class StepCalls {
  public:
   explicit StepCalls(int n) : results(n), done_(n == 0) {}
@@ -74,46 +77,47 @@ class StepCalls {
   // The calls' return values, one map per task; read after Wait returned OK.
   std::vector<std::map<int, Tensor>> results;
 
-  void NoteRootCause(const absl::Status& s) {
+  void NoteFailure(const absl::Status& s) {
     absl::MutexLock lock(&mu_);
-    if (root_.has_value()) return;
-    root_ = s;
-    root_at_ = absl::Now();
+    if (!failure_.has_value()) {
+      failure_ = s;
+      first_failure_at_ = absl::Now();
+    } else if (StepBarrier::IsEcho(*failure_) && !StepBarrier::IsEcho(s)) {
+      failure_ = s;
+    }
   }
-  // The barrier's verdict, after every call answered.
-  void Finish(absl::Status s) {
+  // After every call answered (the barrier's done).
+  void Finish() {
     absl::MutexLock lock(&mu_);
-    status_ = std::move(s);
     done_ = true;
   }
-  // The step's status: the barrier's, or the root cause once `grace` has
-  // passed after it without the others answering.
+  // OK when every call succeeded; else the chosen failure, once every call
+  // answered or `grace` passed after the first failure.
   absl::Status Wait(absl::Duration grace) {
     absl::MutexLock lock(&mu_);
     while (!done_) {
-      if (!root_.has_value()) {
-        mu_.Await(absl::Condition(this, &StepCalls::DoneOrRootKnown));
-      } else if (!mu_.AwaitWithDeadline(absl::Condition(&done_), root_at_ + grace)) {
-        return *root_;
+      if (!failure_.has_value()) {
+        mu_.Await(absl::Condition(this, &StepCalls::DoneOrFailed));
+      } else if (!mu_.AwaitWithDeadline(absl::Condition(&done_), first_failure_at_ + grace)) {
+        break;
       }
     }
-    return status_;
+    return failure_.value_or(absl::OkStatus());
   }
 
  private:
-  bool DoneOrRootKnown() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return done_ || root_.has_value();
+  bool DoneOrFailed() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return done_ || failure_.has_value();
   }
 
   absl::Mutex mu_;
   bool done_ ABSL_GUARDED_BY(mu_);
-  absl::Status status_ ABSL_GUARDED_BY(mu_);
-  std::optional<absl::Status> root_ ABSL_GUARDED_BY(mu_);
-  absl::Time root_at_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Status> failure_ ABSL_GUARDED_BY(mu_);
+  absl::Time first_failure_at_ ABSL_GUARDED_BY(mu_);
 };
 
 // How long a failed step waits for the tasks that have not answered after
-// the first root cause arrived (the others' aborts take milliseconds).
+// its first failure (the others' aborts take milliseconds).
 constexpr int64_t kStragglerGraceMs = 500;
 
 }  // namespace
@@ -340,14 +344,14 @@ absl::StatusOr<std::vector<Tensor>> MasterSession::Impl::Run(
           pool_.Schedule([w, step_id, s] { (void)w->AbortStep(step_id, s); });
         }
       },
-      [calls](absl::Status s) { calls->Finish(std::move(s)); });
+      [calls](absl::Status) { calls->Finish(); });
   // Every call from the pool, so that a task that stopped answering holds
-  // no caller: the step ends kStragglerGraceMs after its root cause.
+  // no caller: a failed step ends kStragglerGraceMs after its first failure.
   for (int i = 0; i < n; ++i) {
     pool_.Schedule([c, calls, i, call = std::move(args[i]), report = barrier->Get(i)] {
       const absl::Status s = c->parts[i].worker->RunGraph(call, &calls->results[i]);
-      report(s);  // the first failure's aborts are scheduled before the grace starts
-      if (!s.ok() && !StepBarrier::IsEcho(s)) calls->NoteRootCause(s);
+      if (!s.ok()) calls->NoteFailure(s);
+      report(s);
     });
   }
   // A step with nothing to run (no fetches, no targets) has no parts and

@@ -15,10 +15,13 @@
 // On creation it asks every task for its devices, retrying until
 // `wait_for_cluster_ms`, and fails with Unavailable listing the tasks that
 // never answered. A step that fails on one task is aborted on the others;
-// the step returns the first error (which names the task), at most half a
-// second after it came: a task that stopped answering (hung, cut off) does
-// not hold the step until its call's deadline. Its call ends in the
-// background; destroying the session waits for it. A task that
+// the step returns its root cause, naming the task (the first error that
+// is not Aborted or Cancelled, the codes of a task stopped because of
+// another's failure; else the first error), at most half a second after its
+// first error came: a task that stopped answering (hung, cut off) does not
+// hold the step until its call's deadline. That call ends in the
+// background, so destroying the session may wait for it, up to the step's
+// timeout (RunOptions::timeout_in_ms or the session's) + 2 s. A task that
 // restarted since its graphs were registered makes the step fail with
 // Aborted naming it; the next Run registers again (its variables are gone,
 // so a training loop restores them: distributed/collective_training/).

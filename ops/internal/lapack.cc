@@ -8,6 +8,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstddef>
 #include <mutex>
 #include <vector>
@@ -91,10 +93,13 @@ struct Routines<double> {
   }
 };
 
-// The workspace size a query (lwork = -1) wrote into `size`.
+// The workspace size a query (lwork = -1) wrote into `size`, rounded up: a
+// float holds sizes above 2^24 rounded, possibly down (LAPACK before 3.11
+// does not round its answer up itself).
 template <typename T>
 int WorkSize(T size) {
-  return std::max(1, static_cast<int>(size));
+  const double up = std::ceil(static_cast<double>(size) * (1.0 + 1e-6));
+  return static_cast<int>(std::clamp(up, 1.0, static_cast<double>(INT_MAX)));
 }
 
 template <typename T>
@@ -141,7 +146,10 @@ int QrT(int m, int n, T* a, int q_cols, T* q) {
   if (info != 0) return info;
   // Q from the reflectors below R's diagonal: the first q_cols columns.
   std::fill(q, q + static_cast<size_t>(m) * q_cols, T(0));
-  for (int j = 0; j < k; ++j) std::copy(a + j * lda, a + j * lda + m, q + j * lda);
+  for (int j = 0; j < k; ++j) {
+    const size_t at = static_cast<size_t>(j) * lda;
+    std::copy(a + at, a + at + m, q + at);
+  }
   if (m == 0 || q_cols == 0) return 0;
   Routines<T>::orgqr(&m, &q_cols, &k, q, &lda, tau.data(), &size, &query, &info);
   work.resize(WorkSize(size));

@@ -11,9 +11,10 @@
 //
 // Each function returns LAPACK's `info`: 0 on success, > 0 for a numerical
 // failure (a zero pivot; a matrix that is not positive definite; no
-// convergence), < 0 for an argument LAPACK refused (a bug here). Calls run
-// single-threaded, as the GEMMs of ops/internal/blas.h: a kernel's batch
-// loop is the parallelism.
+// convergence), < 0 for an argument LAPACK refused (a bug here). Sizes are
+// LAPACK's 32-bit ints: a caller refuses matrices of more than INT_MAX
+// elements. Calls run single-threaded, as the GEMMs of ops/internal/blas.h:
+// a kernel's batch loop is the parallelism.
 // Thread-safe (no shared state).
 #ifndef SLUICE_OPS_INTERNAL_LAPACK_H_
 #define SLUICE_OPS_INTERNAL_LAPACK_H_

@@ -63,9 +63,9 @@ Output InverseDifferences(const Scope& s, const Output& d) {
 }
 
 // The columns [begin, begin + size) of the innermost matrices (size -1: to
-// the end); the rank must be known.
-Output Columns(const Scope& s, const Output& x, int64_t begin, int64_t size) {
-  const int rank = x.shape().rank();
+// the end) of x of rank `rank` (the op's own known rank: an incoming
+// gradient's may be unknown).
+Output Columns(const Scope& s, const Output& x, int rank, int64_t begin, int64_t size) {
   std::vector<int64_t> b(rank, 0), n(rank, -1);
   b[rank - 1] = begin;
   n[rank - 1] = size;
@@ -204,11 +204,12 @@ GradResult QrGrad(const Scope& s, const Node& node, absl::Span<const Output> g) 
   if (m >= n) {
     grads[0] = QrGradDeep(s, q, r, dq, dr);
   } else {
-    const Output y = Columns(s, InputOf(node, 0), m, -1);
-    const Output dv = Columns(s, dr, m, -1);
-    const Output dx = QrGradDeep(s, q, Columns(s, r, 0, m),
+    const int rank = rs.rank();
+    const Output y = Columns(s, InputOf(node, 0), rank, m, -1);
+    const Output dv = Columns(s, dr, rank, m, -1);
+    const Output dx = QrGradDeep(s, q, Columns(s, r, rank, 0, m),
                                  ops::Add(s, dq, ops::BatchMatMulV2(s, y, dv, {.adj_y = true})),
-                                 Columns(s, dr, 0, m));
+                                 Columns(s, dr, rank, 0, m));
     grads[0] = ops::ConcatV2(s, {dx, ops::BatchMatMulV2(s, q, dv)}, -1);
   }
   RETURN_IF_ERROR(s.status());
@@ -279,7 +280,8 @@ GradResult SvdGrad(const Scope& s, const Node& node, absl::Span<const Output> g)
   }
   const Output s_mat = Diag(s, sv);
   const Output f = InverseDifferences(s, ops::Square(s, sv));
-  const Output v1 = Columns(s, v, 0, m), gv1 = Columns(s, gv, 0, m);
+  const int rank = as.rank();
+  const Output v1 = Columns(s, v, rank, 0, m), gv1 = Columns(s, gv, rank, 0, m);
   const Output f_u = ops::Mul(s, f, ops::BatchMatMulV2(s, u, gu, {.adj_x = true}));
   const Output f_v = ops::Mul(s, f, ops::BatchMatMulV2(s, v1, gv1, {.adj_x = true}));
   const Output term1_inner = ops::Add(
@@ -292,7 +294,7 @@ GradResult SvdGrad(const Scope& s, const Node& node, absl::Span<const Output> g)
     Output term2 = ops::Sub(
         s, gv1t, ops::BatchMatMulV2(s, ops::BatchMatMulV2(s, gv1t, v1), v1, {.adj_y = true}));
     if (full) {
-      const Output v2 = Columns(s, v, m, n - m), gv2 = Columns(s, gv, m, n - m);
+      const Output v2 = Columns(s, v, rank, m, n - m), gv2 = Columns(s, gv, rank, m, n - m);
       term2 = ops::Sub(s, term2,
                        ops::BatchMatMulV2(s, ops::BatchMatMulV2(s, v1, gv2, {.adj_x = true}), v2,
                                           {.adj_y = true}));

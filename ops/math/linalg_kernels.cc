@@ -4,6 +4,7 @@
 // matrix itself, as TensorFlow's Eigen kernels do, and the result is copied
 // out transposed. Batches of matrices are split over the device's threads.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -77,6 +78,19 @@ absl::Status CheckSquare(OpKernelContext* ctx, int input) {
 
 int64_t Side(const Tensor& t) { return t.dim_size(t.dims() - 1); }
 
+// LAPACK (OpenBLAS's LP64 build) indexes a matrix with 32-bit ints.
+absl::Status CheckLapackSize(OpKernelContext* ctx, int64_t rows, int64_t cols) {
+  if (rows <= INT_MAX && cols <= INT_MAX && rows * cols <= INT_MAX) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": a ", rows, " x ", cols,
+                                                 " matrix is beyond LAPACK's 32-bit indices"));
+}
+
+// A negative `info`: LAPACK refused an argument, a bug here.
+absl::Status LapackRefused(OpKernelContext* ctx, const char* routine, int info) {
+  return absl::InternalError(
+      absl::StrCat(ctx->node().op(), ": LAPACK's ", routine, " refused argument ", -info));
+}
+
 // An LU factorization with partial pivoting of one matrix (column-major).
 template <typename T>
 struct Lu {
@@ -85,8 +99,9 @@ struct Lu {
 
   Lu(const T* row_major, int64_t n) : a(n * n), pivots(n) {
     Transpose(row_major, n, n, a.data());
-    internal::LuFactor(static_cast<int>(n), a.data(), pivots.data());
+    info = internal::LuFactor(static_cast<int>(n), a.data(), pivots.data());
   }
+  int info = 0;  // < 0: LAPACK refused an argument
   // TensorFlow's test: no pivot is exactly zero (nor NaN).
   bool Invertible() const {
     const int64_t n = pivots.size();
@@ -137,8 +152,10 @@ class MatrixInverseOp : public OpKernel {
     if (n == 0) return absl::OkStatus();
     const T* in = x.data<T>();
     T* o = out->data<T>();
+    RETURN_IF_ERROR(CheckLapackSize(ctx, n, n));
     return ForEachMatrix(ctx, x.NumElements() / (n * n), n, [&](int64_t b) {
       const Lu<T> lu(in + b * n * n, n);
+      if (lu.info < 0) return LapackRefused(ctx, "getrf", lu.info);
       if (!lu.Invertible()) {
         return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": Input is not invertible."));
       }
@@ -170,10 +187,15 @@ class DeterminantOp : public OpKernel {
       ASSIGN_OR_RETURN(second, ctx->allocate_output(1, batch_shape));
     }
     const int64_t n = Side(x);
+    RETURN_IF_ERROR(CheckLapackSize(ctx, n, n));
     const T* in = x.data<T>();
     return ForEachMatrix(ctx, batch_shape.num_elements(), n, [&](int64_t b) {
       T sign = 1, log_abs = 0;
-      if (n > 0) Lu<T>(in + b * n * n, n).SignAndLogAbs(&sign, &log_abs);
+      if (n > 0) {
+        const Lu<T> lu(in + b * n * n, n);
+        if (lu.info < 0) return LapackRefused(ctx, "getrf", lu.info);
+        lu.SignAndLogAbs(&sign, &log_abs);
+      }
       if (kLog) {
         first->data<T>()[b] = sign;
         second->data<T>()[b] = log_abs;
@@ -218,11 +240,13 @@ class MatrixSolveOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, rhs.shape()));
     const int64_t k = Side(rhs);
     if (n == 0 || k == 0) return absl::OkStatus();
+    RETURN_IF_ERROR(CheckLapackSize(ctx, n, std::max(n, k)));
     const T* am = a.data<T>();
     const T* bm = rhs.data<T>();
     T* o = out->data<T>();
     return ForEachMatrix(ctx, a.NumElements() / (n * n), n, [&](int64_t b) {
       const Lu<T> lu(am + b * n * n, n);
+      if (lu.info < 0) return LapackRefused(ctx, "getrf", lu.info);
       if (!lu.Invertible()) {
         return absl::InvalidArgumentError(absl::StrCat(op, ": Input matrix is not invertible."));
       }
@@ -258,6 +282,7 @@ class MatrixTriangularSolveOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.out_shape));
     const int64_t n = p.m, k = p.n;
     if (n == 0 || k == 0) return absl::OkStatus();
+    RETURN_IF_ERROR(CheckLapackSize(ctx, n, std::max(n, k)));
     const T* am = a.data<T>();
     const T* bm = rhs.data<T>();
     T* o = out->data<T>();
@@ -286,12 +311,15 @@ class CholeskyOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
     const int64_t n = Side(x);
     if (n == 0) return absl::OkStatus();
+    RETURN_IF_ERROR(CheckLapackSize(ctx, n, n));
     const T* in = x.data<T>();
     T* o = out->data<T>();
     return ForEachMatrix(ctx, x.NumElements() / (n * n), n, [&](int64_t b) {
       std::vector<T> l(n * n);
       Transpose(in + b * n * n, n, n, l.data());
-      const bool ok = internal::CholeskyLower(static_cast<int>(n), l.data()) == 0;
+      const int info = internal::CholeskyLower(static_cast<int>(n), l.data());
+      if (info < 0) return LapackRefused(ctx, "potrf", info);
+      const bool ok = info == 0;
       T* m = o + b * n * n;
       // As TensorFlow, a matrix that is not positive definite gives NaN in
       // the lower triangle (its upper triangle was left unwritten there).
@@ -351,6 +379,7 @@ class QrOp : public OpKernel {
     const int64_t q_cols = full_ ? m : k, r_rows = full_ ? m : k;
     ASSIGN_OR_RETURN(Tensor * q, ctx->allocate_output(0, BatchAnd(x, {m, q_cols})));
     ASSIGN_OR_RETURN(Tensor * r, ctx->allocate_output(1, BatchAnd(x, {r_rows, n})));
+    RETURN_IF_ERROR(CheckLapackSize(ctx, m, std::max(n, q_cols)));
     const T* in = x.data<T>();
     return ForEachMatrix(ctx, st.batches, std::max(m, n), [&](int64_t b) {
       T* qo = q->data<T>() + b * m * q_cols;
@@ -359,9 +388,7 @@ class QrOp : public OpKernel {
       Transpose(in + b * m * n, m, n, a.data());
       const int info = internal::Qr(static_cast<int>(m), static_cast<int>(n), a.data(),
                                     static_cast<int>(q_cols), qc.data());
-      if (info != 0) {
-        return absl::InternalError(absl::StrCat(ctx->node().op(), ": LAPACK's QR failed: ", info));
-      }
+      if (info != 0) return LapackRefused(ctx, "geqrf/orgqr", info);
       if (k == 0) {
         Identity(m, q_cols, qo);  // the full Q of an empty matrix
       } else {
@@ -393,12 +420,14 @@ class SelfAdjointEigOp : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * e, ctx->allocate_output(0, BatchAnd(x, {n})));
     ASSIGN_OR_RETURN(Tensor * v, ctx->allocate_output(
                                      1, vectors_ ? x.shape() : TensorShape({0})));
+    RETURN_IF_ERROR(CheckLapackSize(ctx, n, n));
     const T* in = x.data<T>();
     return ForEachMatrix(ctx, st.batches, n, [&](int64_t b) {
       std::vector<T> a(n * n);
       Transpose(in + b * n * n, n, n, a.data());
       T* w = e->data<T>() + b * n;
       const int info = internal::SymmetricEigen(vectors_, static_cast<int>(n), a.data(), w);
+      if (info < 0) return LapackRefused(ctx, "syevd", info);
       bool finite = info == 0;
       for (int64_t i = 0; i < n && finite; ++i) finite = std::isfinite(w[i]);
       if (!finite) {
@@ -435,6 +464,7 @@ class SvdOp : public OpKernel {
                                      1, vectors_ ? BatchAnd(x, {m, u_cols}) : TensorShape({0})));
     ASSIGN_OR_RETURN(Tensor * v, ctx->allocate_output(
                                      2, vectors_ ? BatchAnd(x, {n, v_cols}) : TensorShape({0})));
+    RETURN_IF_ERROR(CheckLapackSize(ctx, std::max(m, n), std::max(m, n)));
     const T* in = x.data<T>();
     return ForEachMatrix(ctx, st.batches, std::max(m, n), [&](int64_t b) {
       T* so = s->data<T>() + b * k;
@@ -451,7 +481,8 @@ class SvdOp : public OpKernel {
       Transpose(in + b * m * n, m, n, a.data());
       const int info = internal::Svd(vectors_, full_, static_cast<int>(m), static_cast<int>(n),
                                      a.data(), so, uc.data(), vt.data());
-      if (info != 0) {
+      if (info < 0) return LapackRefused(ctx, "gesdd", info);
+      if (info > 0) {
         // As TensorFlow (Eigen's BDCSVD failing): NaN everywhere.
         const T nan = std::numeric_limits<T>::quiet_NaN();
         std::fill(so, so + k, nan);

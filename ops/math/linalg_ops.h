@@ -29,13 +29,16 @@
 // Gradients as TensorFlow's linalg_grad.py (Cholesky's from the inverse of
 // L by a triangular solve; the triangular solve's summed over broadcast
 // batch dimensions; slogdet's through log_abs_determinant only; Qr's for
-// reduced factors of known shape; SelfAdjointEigV2's, and Svd's for
-// known shapes, through the values and the vectors).
+// matrices of known size, except the full factors of a tall one;
+// SelfAdjointEigV2's; Svd's through the values alone, or with the vectors
+// for matrices of known size, full factors only when the sides differ by at
+// most one).
 //
-// Errors, InvalidArgument with TensorFlow's wording: an input of rank < 2,
-// matrices that are not square, a right-hand side whose rows or batch
-// dimensions do not match, "Input is not invertible." Thread-safety: as
-// Scope; kernels are stateless.
+// Errors, InvalidArgument: an input of rank < 2, matrices that are not
+// square, a right-hand side whose rows or batch dimensions do not match,
+// "Input is not invertible." (TensorFlow's words where its kernels have
+// them), a matrix of more than INT_MAX elements (LAPACK's indices).
+// Thread-safety: as Scope; kernels are stateless.
 #ifndef SLUICE_OPS_MATH_LINALG_OPS_H_
 #define SLUICE_OPS_MATH_LINALG_OPS_H_
 

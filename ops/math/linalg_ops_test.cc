@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "builtin_session.h"
 #include "graph/scope.h"
+#include "graph/gradients.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/array/broadcast_ops.h"
@@ -435,6 +436,29 @@ TEST(LinalgOpsTest, FactorizationGradientsMatchCentralDifferences) {
                          ops::SelfAdjointEigV2(s, sym, false).e);
   ASSERT_TRUE(err.ok()) << err.status();
   EXPECT_LT(*err, 1e-6) << "eigvalsh";
+}
+
+// An incoming gradient of unknown rank (from a function, a placeholder) is
+// sliced with the op's own rank: the wide Qr's and the Svd's gradients build
+// and equal those of a known-rank gradient.
+TEST(LinalgOpsTest, FactorGradientsTakeIncomingGradientsOfUnknownRank) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Tensor at(DT_DOUBLE, TensorShape({2, 3}));
+  for (int i = 0; i < 6; ++i) at.data<double>()[i] = std::cos(i * 1.3);
+  Output x = ops::Const(s, at);
+  ops::QrOutputs qr = ops::Qr(s, x);
+  ops::SvdOutputs svd = ops::Svd(s, x);
+  for (const Output& y : {qr.r, svd.v}) {
+    Output ones = ops::OnesLike(s, y);
+    Output unknown = ops::PlaceholderWithDefault(s, ones, TensorShape::Unknown());
+    absl::StatusOr<std::vector<Output>> known = AddGradients(s, {y}, {x}, {ones});
+    absl::StatusOr<std::vector<Output>> blind = AddGradients(s, {y}, {x}, {unknown});
+    ASSERT_TRUE(known.ok()) << known.status();
+    ASSERT_TRUE(blind.ok()) << blind.status();
+    absl::StatusOr<Tensor> a = Eval(s, (*known)[0]), b = Eval(s, (*blind)[0]);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    ExpectNear(Values(*b), Values(*a), 1e-12, y.node->op());
+  }
 }
 
 TEST(LinalgOpsTest, BadInputsAreClearErrors) {

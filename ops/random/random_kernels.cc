@@ -31,8 +31,9 @@ BFloat16 FromDouble<BFloat16>(double v) {
 }
 
 // Significant bits of a uniform in [0, 1) that T holds exactly. A uniform
-// with more bits would round up to 1 in T once in 2^bits draws (float: 1 in
-// 2^24, Half: 1 in 2^11), outside RandomUniform's [0, 1).
+// with more bits would round up to 1 in T once in 2^(bits + 1) draws (float:
+// 1 in 2^25, Half: 1 in 2^12, bfloat16: 1 in 2^9), outside RandomUniform's
+// [0, 1).
 template <typename T>
 constexpr int kUniformBits = 53;
 template <>

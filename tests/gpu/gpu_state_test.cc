@@ -375,9 +375,11 @@ TEST_F(GpuRandomTest, StatelessTruncatedAndIntegerDrawsAreTheCpus) {
           ops::StatelessRandomGetKeyCounter(s, ops::Const(s, std::vector<int64_t>{7, 42}));
       return {ops::StatelessTruncatedNormalV2(s, {1001, 3}, kc, t)};
     };
+    // Narrow types: a value the device's sin or log moves by one float ulp
+    // may round to the neighbouring half or bfloat16.
     EXPECT_TRUE(GpuMatchesCpu({.label = absl::StrCat(DataTypeName(t), " truncated normal"),
                                .build = build,
-                               .bound = t != DT_HALF && t != DT_BFLOAT16 ? 1e-6 : 0}));
+                               .bound = t == DT_HALF || t == DT_BFLOAT16 ? 1e-3 : 1e-6}));
   }
   const BuildFn ints = [](const Scope& s, const Inputs&) -> Outputs {
     ops::StatelessKeyCounter kc =

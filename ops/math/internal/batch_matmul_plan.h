@@ -25,8 +25,10 @@
 namespace sluice::internal {
 
 // The batch dimensions of x and y (all but the last two) broadcast
-// (`broadcast`, V2) or required equal (BatchMatMul); unknown dims stay
-// unknown. InvalidArgument saying why otherwise (without the op's name).
+// (`broadcast`, V2) or required equal (BatchMatMul). A dimension unknown in
+// one takes the other's size when they must be equal, or when that size is
+// above 1 under broadcasting; else it stays unknown. InvalidArgument saying
+// why otherwise (without the op's name).
 absl::StatusOr<std::vector<int64_t>> BatchMatMulBatchDims(const TensorShape& x,
                                                           const TensorShape& y, bool broadcast);
 
