@@ -116,13 +116,27 @@ class RestoreV2Op : public OpKernel {
     ASSIGN_OR_RETURN(SaveRestoreArgs args, ReadArgs(*ctx, ctx->num_outputs()));
     RETURN_IF_ERROR(CheckGraphFileRead(args.prefix));
     if (std::filesystem::exists(args.prefix + ".index")) return RestoreFromTensorBundle(ctx, args);
-    // Sluice's own files: one at the prefix (SaveV2 before it wrote
-    // TensorFlow's format), or the Saver's old layout beside it.
+    // TensorFlow's V1 files, or Sluice's own: one at the prefix (SaveV2
+    // before it wrote TensorFlow's format), or the Saver's old layout beside
+    // it; or, as TensorFlow's V1 fallback reads its prefix, the files the
+    // prefix matches as a glob (a sharded V1 save).
+    std::string path = args.prefix;
+    std::vector<std::string> matched;
+    if (!std::filesystem::exists(path) &&
+        path.find_first_of("*?[") != std::string::npos) {
+      matched = internal::MatchingFiles(path);
+      if (!matched.empty()) {
+        path = matched[0];
+        RETURN_IF_ERROR(CheckGraphFileRead(path));
+      }
+    }
     absl::StatusOr<internal::CheckpointShard> shard =
-        internal::CheckpointShard::Read(args.prefix, ctx->allocator());
+        internal::CheckpointShard::Read(path, ctx->allocator());
     // A file of a checkpoint saved with other shards (Saver's layout) may be
     // missing: its siblings hold what it would.
-    std::vector<std::string> siblings = internal::SiblingShards(args.prefix);
+    std::vector<std::string> siblings =
+        matched.empty() ? internal::SiblingShards(path)
+                        : std::vector<std::string>(matched.begin() + 1, matched.end());
     if (siblings.empty() && absl::IsNotFound(shard.status())) {
       siblings = internal::SaverLayoutShards(args.prefix);
     }
@@ -152,7 +166,7 @@ class RestoreV2Op : public OpKernel {
         slice = *std::move(parsed);
       }
       ASSIGN_OR_RETURN(Tensor t,
-                       internal::RestoreTensor(own, args.prefix, siblings, args.names[i],
+                       internal::RestoreTensor(own, path, siblings, args.names[i],
                                                slice ? &*slice : nullptr, dtype, ctx->allocator()));
       ctx->set_output(i, std::move(t));
     }

@@ -28,9 +28,12 @@
 // at `prefix`: "<prefix>.index" and "<prefix>.data-00000-of-00001", each
 // atomically, creating missing directories; TensorFlow reads it. RestoreV2
 // reads such a checkpoint, written by TensorFlow or Sluice, and, when there
-// is none at the prefix, Sluice's older format: one file at `prefix` itself
-// (or its sibling "<p>.shard-*-of-*" files), or the older Saver layout
-// "<prefix>.shard-<k>-of-<n>". That format (ops/io/internal/checkpoint_shard.h),
+// is none at the prefix, as TensorFlow falls back: TensorFlow's V1 files
+// (runtime/io/tensor_slice_file.h), the prefix being one file ("model.ckpt",
+// as TF-slim's pretrained checkpoints are) or a glob of a sharded V1 save's
+// files ("model.ckpt-?????-of-00002"); or Sluice's older format: one file at
+// `prefix` itself (or its sibling "<p>.shard-*-of-*" files), or the older
+// Saver layout "<prefix>.shard-<k>-of-<n>". That format (ops/io/internal/checkpoint_shard.h),
 // all integers little-endian:
 //
 //   header   "SLUICECK" (8 bytes), u32 format version (1)

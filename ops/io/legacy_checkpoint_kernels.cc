@@ -1,7 +1,6 @@
 // CPU kernels of Save, SaveSlices, Restore and RestoreSlice
-// (ops/io/legacy_checkpoint_ops.h) over Sluice's checkpoint files.
-#include <glob.h>
-
+// (ops/io/legacy_checkpoint_ops.h): TensorFlow's V1 checkpoint files written
+// (runtime/io/tensor_slice_file.h), V1 files and Sluice's shards read.
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "ops/io/internal/tensor_slice.h"
 #include "ops/io/legacy_checkpoint_ops.h"
 #include "runtime/atomic_file.h"
+#include "runtime/io/tensor_slice_file.h"
 
 namespace sluice {
 namespace {
@@ -41,34 +41,29 @@ class SaveOp : public OpKernel {
                                                      kSliced ? " and shapes_and_slices" : "",
                                                      ", got ", names.NumElements()));
     }
-    std::vector<internal::ShardEntry> entries;
+    std::vector<TensorSliceRecord> records;
     for (int64_t i = 0; i < n; ++i) {
       const Tensor& value = ctx->input(static_cast<int>(kFirstData + i));
-      ASSIGN_OR_RETURN(std::string entry,
-                       internal::SavedEntryName(names.flat<std::string>()[i],
-                                                specs ? specs->flat<std::string>()[i] : "", value));
-      entries.push_back({std::move(entry), value});
+      const std::string& name = names.flat<std::string>()[i];
+      internal::ShapeAndSlice slice = internal::FullSlice(value.shape());
+      if (specs != nullptr && !specs->flat<std::string>()[i].empty()) {
+        absl::StatusOr<internal::ShapeAndSlice> parsed =
+            internal::ParseShapeAndSlice(specs->flat<std::string>()[i]);
+        if (!parsed.ok()) {
+          return AddContext(parsed.status(), absl::StrCat("saving tensor '", name, "'"));
+        }
+        slice = *std::move(parsed);
+      }
+      records.push_back({name, slice.full_shape, {slice.start, slice.length}, value});
     }
     RETURN_IF_ERROR(CheckGraphFileWrite(filename));
     const size_t slash = filename.rfind('/');
     if (slash != std::string::npos && slash > 0) {
       RETURN_IF_ERROR(CreateDirectories(filename.substr(0, slash)));
     }
-    return internal::WriteCheckpointShard(filename, entries);
+    return WriteTensorSliceFile(filename, records);
   }
 };
-
-// The files a pattern matches, sorted (glob's order); the pattern itself
-// when it names a file without wildcards.
-std::vector<std::string> Matches(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  globfree(&g);
-  return out;
-}
 
 // Restore (sliced = false) and RestoreSlice.
 template <bool kSliced>
@@ -90,7 +85,7 @@ class RestoreOp : public OpKernel {
         wanted = *std::move(parsed);
       }
     }
-    const std::vector<std::string> files = Matches(pattern);
+    const std::vector<std::string> files = internal::MatchingFiles(pattern);
     if (files.empty()) {
       return absl::NotFoundError(absl::StrCat("no checkpoint file matches '", pattern, "'"));
     }

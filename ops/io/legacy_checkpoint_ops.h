@@ -8,16 +8,19 @@
 //   RestoreSlice(file_pattern: string, tensor_name: string, shape_and_slice: string)
 //       -> tensor: dt                                attrs dt: type, preferred_shard: int = -1
 //
-// Files are Sluice's checkpoint files (ops/io/io_ops.h), not TensorFlow's V1
-// table format: a legacy graph saves and restores its own checkpoints, and a
-// slice is stored as SaveV2 stores it. A file pattern is a glob (a V1
-// sharded saver's "model-?????-of-00002"); the slices of one tensor may lie
-// in several of its files, and a restore assembles what it needs from them
-// (so parts saved in N slices restore into M). Writes and reads pass the
-// graph file policy (ops/io/file_write_policy.h).
+// Files are TensorFlow's V1 checkpoint files (runtime/io/tensor_slice_file.h):
+// TensorFlow reads what Save writes, and Restore reads what TensorFlow's V1
+// savers wrote (and Sluice's own shard files, which Save wrote before). A
+// file pattern is a glob (a V1 sharded saver's "model-?????-of-00002"); the
+// slices of one tensor may lie in several of its files, and a restore
+// assembles what it needs from them (so parts saved in N slices restore
+// into M). Writes and reads pass the graph file policy
+// (ops/io/file_write_policy.h). RestoreV2 reads V1 files too, as
+// TensorFlow's does, when its prefix has no ".index" (ops/io/io_ops.h).
 //
-// Errors: InvalidArgument for inputs of the wrong shapes or a malformed
-// shape_and_slice (naming it); NotFound naming the pattern when no file
+// Errors: InvalidArgument for inputs of the wrong shapes, a malformed
+// shape_and_slice (naming it), or a dtype V1 files cannot hold (bfloat16,
+// uint32, uint64: TensorFlow's Save refuses them too); NotFound naming the pattern when no file
 // matches or none holds the tensor, or the slices held do not cover the
 // slice asked for; DataLoss for a corrupt file. Messages start with the node.
 #ifndef SLUICE_OPS_IO_LEGACY_CHECKPOINT_OPS_H_

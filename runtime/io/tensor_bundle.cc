@@ -172,33 +172,64 @@ absl::StatusOr<Tensor> StringTensor(const std::string& name, const TensorShape& 
   return t;
 }
 
-// A stored slice's place: resolved start and length, and the lengths its
-// key encodes (-1 for a whole dimension).
-struct SlicePlace {
-  BundleSlice slice;
-  std::vector<int64_t> key_length;
-};
+}  // namespace
 
-absl::StatusOr<SlicePlace> PlaceOf(const std::string& name, const TensorShape& full,
-                                   const ::tensorflow::TensorSliceProto& proto) {
+namespace internal {
+
+absl::StatusOr<BundleSlice> ResolveSliceProto(const std::string& name, const TensorShape& full,
+                                              const ::tensorflow::TensorSliceProto& proto,
+                                              std::vector<int64_t>* key_length) {
   const int rank = full.rank();
   if (proto.extent_size() != rank) return Corrupt(name, "a slice of another rank");
-  SlicePlace p{{std::vector<int64_t>(rank), std::vector<int64_t>(rank)},
-               std::vector<int64_t>(rank)};
+  BundleSlice slice{std::vector<int64_t>(rank), std::vector<int64_t>(rank)};
+  if (key_length != nullptr) key_length->assign(rank, 0);
   for (int d = 0; d < rank; ++d) {
     const auto& x = proto.extent(d);
-    p.slice.start[d] = x.start();
-    p.key_length[d] = KeyLength(x);
-    p.slice.length[d] = p.key_length[d] < 0 ? full.dim(d) : p.key_length[d];
-    if (p.slice.start[d] < 0 || p.slice.length[d] < 0 || p.slice.start[d] > full.dim(d) ||
-        p.slice.length[d] > full.dim(d) - p.slice.start[d]) {
+    const int64_t keyed = KeyLength(x);
+    if (key_length != nullptr) (*key_length)[d] = keyed;
+    slice.start[d] = x.start();
+    slice.length[d] = keyed < 0 ? full.dim(d) : keyed;
+    if (slice.start[d] < 0 || slice.length[d] < 0 || slice.start[d] > full.dim(d) ||
+        slice.length[d] > full.dim(d) - slice.start[d]) {
       return Corrupt(name, "a slice outside the tensor");
     }
   }
-  return p;
+  return slice;
 }
 
-}  // namespace
+absl::Status SliceToProto(const std::string& name, const TensorShape& full,
+                          const BundleSlice& slice, ::tensorflow::TensorSliceProto* proto,
+                          std::vector<int64_t>* key_length) {
+  const int rank = full.rank();
+  if (!full.IsFullyDefined() || static_cast<int>(slice.start.size()) != rank ||
+      static_cast<int>(slice.length.size()) != rank) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "': a slice of ",
+                                                   slice.start.size(), " dimensions of ",
+                                                   full.DebugString()));
+  }
+  proto->Clear();
+  key_length->assign(rank, 0);
+  for (int d = 0; d < rank; ++d) {
+    const int64_t start = slice.start[d], length = slice.length[d];
+    if (start < 0 || length < 0 || start > full.dim(d) || length > full.dim(d) - start) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint tensor '", name, "': a slice outside ", full.DebugString()));
+    }
+    ::tensorflow::TensorSliceProto::Extent* x = proto->add_extent();
+    // A whole dimension is stored as TensorFlow stores "-": no start or
+    // length, and -1 in the key.
+    if (start == 0 && length == full.dim(d)) {
+      (*key_length)[d] = -1;
+    } else {
+      x->set_start(start);
+      x->set_length(length);
+      (*key_length)[d] = length;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
 
 absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
   ASSIGN_OR_RETURN(BundleIndex index, ReadIndex(prefix));
@@ -237,8 +268,8 @@ absl::StatusOr<std::vector<BundleSlice>> BundleReader::Slices(const std::string&
     return out;
   }
   for (const ::tensorflow::TensorSliceProto& proto : e.slices()) {
-    ASSIGN_OR_RETURN(SlicePlace p, PlaceOf(name, full, proto));
-    out.push_back(std::move(p.slice));
+    ASSIGN_OR_RETURN(BundleSlice p, internal::ResolveSliceProto(name, full, proto));
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -259,12 +290,13 @@ absl::StatusOr<Tensor> BundleReader::ReadSlice(const std::string& name,
     return ReadEntry(name, e);
   }
   for (const ::tensorflow::TensorSliceProto& proto : e.slices()) {
-    ASSIGN_OR_RETURN(SlicePlace p, PlaceOf(name, full, proto));
-    if (p.slice.start != slice.start || p.slice.length != slice.length) continue;
-    auto part = records_.find(internal::EncodeTensorNameSlice(name, p.slice.start, p.key_length));
+    std::vector<int64_t> key_length;
+    ASSIGN_OR_RETURN(BundleSlice p, internal::ResolveSliceProto(name, full, proto, &key_length));
+    if (p.start != slice.start || p.length != slice.length) continue;
+    auto part = records_.find(internal::EncodeTensorNameSlice(name, p.start, key_length));
     if (part == records_.end()) return Corrupt(name, "a slice listed but not stored");
     ASSIGN_OR_RETURN(Tensor t, ReadEntry(name, part->second));
-    if (t.dtype() != static_cast<DataType>(e.dtype()) || t.shape() != TensorShape(p.slice.length)) {
+    if (t.dtype() != static_cast<DataType>(e.dtype()) || t.shape() != TensorShape(p.length)) {
       return Corrupt(name, "a slice stored with another dtype or shape");
     }
     return t;
@@ -342,12 +374,13 @@ absl::StatusOr<Tensor> BundleReader::ReadSliced(const std::string& name,
   std::vector<Part> parts;
   int64_t stored = 0;
   for (const ::tensorflow::TensorSliceProto& slice : e.slices()) {
-    ASSIGN_OR_RETURN(SlicePlace place, PlaceOf(name, full, slice));
-    auto it =
-        records_.find(internal::EncodeTensorNameSlice(name, place.slice.start, place.key_length));
+    std::vector<int64_t> key_length;
+    ASSIGN_OR_RETURN(BundleSlice place,
+                     internal::ResolveSliceProto(name, full, slice, &key_length));
+    auto it = records_.find(internal::EncodeTensorNameSlice(name, place.start, key_length));
     if (it == records_.end()) return Corrupt(name, "a slice listed but not stored");
     if (it->second.size() > 0) stored += it->second.size();
-    parts.push_back({std::move(place.slice.start), std::move(place.slice.length), &it->second});
+    parts.push_back({std::move(place.start), std::move(place.length), &it->second});
   }
   // The slices' stored bytes bound the tensor: nothing is allocated for a
   // declared shape they cannot fill.
@@ -416,32 +449,9 @@ absl::Status BundleWriter::AddSlice(const std::string& name, const TensorShape& 
   if (name.empty() || name[0] == '\0') {
     return absl::InvalidArgumentError("a checkpoint tensor needs a name (not starting with NUL)");
   }
-  const int rank = full.rank();
-  if (!full.IsFullyDefined() || static_cast<int>(slice.start.size()) != rank ||
-      static_cast<int>(slice.length.size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "': a slice of ",
-                                                   slice.start.size(), " dimensions of ",
-                                                   full.DebugString()));
-  }
   ::tensorflow::TensorSliceProto proto;
-  std::vector<int64_t> key_length(rank);
-  for (int d = 0; d < rank; ++d) {
-    const int64_t start = slice.start[d], length = slice.length[d];
-    if (start < 0 || length < 0 || start > full.dim(d) || length > full.dim(d) - start) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint tensor '", name, "': a slice outside ", full.DebugString()));
-    }
-    ::tensorflow::TensorSliceProto::Extent* x = proto.add_extent();
-    // A whole dimension is stored as TensorFlow stores "-": no start or
-    // length, and -1 in the key.
-    if (start == 0 && length == full.dim(d)) {
-      key_length[d] = -1;
-    } else {
-      x->set_start(start);
-      x->set_length(length);
-      key_length[d] = length;
-    }
-  }
+  std::vector<int64_t> key_length;
+  RETURN_IF_ERROR(internal::SliceToProto(name, full, slice, &proto, &key_length));
   if (t.shape() != TensorShape(slice.length)) {
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint tensor '", name, "': a slice of shape ",

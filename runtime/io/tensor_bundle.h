@@ -61,6 +61,23 @@ struct BundleSlice {
   std::vector<int64_t> length;
 };
 
+namespace internal {
+// A stored slice's extents resolved against `full` (a whole dimension,
+// stored without a length, is 0 and its size); `key_length`, when given,
+// gets the lengths its key encodes (-1 for a whole dimension). DataLoss
+// naming tensor `name` for a slice of another rank or outside `full`.
+absl::StatusOr<BundleSlice> ResolveSliceProto(const std::string& name, const TensorShape& full,
+                                              const ::tensorflow::TensorSliceProto& proto,
+                                              std::vector<int64_t>* key_length = nullptr);
+// `slice` of `full` as TensorFlow stores it: a whole dimension without start
+// or length, and -1 in `key_length`. InvalidArgument naming tensor `name`
+// for a slice of another rank or outside `full`, or a `full` not fully
+// defined.
+absl::Status SliceToProto(const std::string& name, const TensorShape& full,
+                          const BundleSlice& slice, ::tensorflow::TensorSliceProto* proto,
+                          std::vector<int64_t>* key_length);
+}  // namespace internal
+
 class BundleReader {
  public:
   struct Entry {

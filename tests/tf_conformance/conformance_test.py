@@ -101,6 +101,7 @@ class TensorFlowConformanceTest(unittest.TestCase):
         out = os.path.join(self.dir, name + ".sluice")
         os.makedirs(out, exist_ok=True)
         argv = [runfile("tools/runner"), "--fetch=" + ",".join(case["fetches"]), "--out_dir=" + out]
+        argv += case.get("runner_args", [])
         if case.get("meta_graph"):
             argv += ["--meta_graph=" + case["meta_graph"], "--restore=" + case["restore"]]
         else:
@@ -213,6 +214,39 @@ class TensorFlowConformanceTest(unittest.TestCase):
 
     def test_restores_a_checkpoint_tensorflow_wrote(self):
         self.run_case("tf_checkpoint")
+
+    def test_a_tf1_run_saved_in_v1_shards_resumes_from_its_meta_graph(self):
+        self.run_case("v1_meta_resumed")
+
+    def test_tensorflow_restores_the_v1_files_sluices_save_ops_wrote(self):
+        self.run_case("v1_save")  # Sluice runs Save and SaveSlices
+        code = """
+import sys, numpy as np, tensorflow as tf
+out, names = sys.argv[1], sys.argv[2].split(",")
+reader = tf.train.load_checkpoint(out + "/sluice_v1.ckpt")
+as_npy = lambda a: np.asarray(a).astype("S") if np.asarray(a).dtype == object else np.asarray(a)
+for n in names:
+    dtype = reader.get_variable_to_dtype_map()[n]
+    r = tf.raw_ops.Restore(file_pattern=out + "/sluice_v1.ckpt", tensor_name=n, dt=dtype)
+    np.save(out + "/sluice_v1.%s.tf.npy" % n, as_npy(r.numpy()))
+    if dtype != tf.float16:  # TensorFlow's V1 reader has no half (it says Unimplemented)
+        np.save(out + "/sluice_v1.%s.reader.npy" % n, as_npy(reader.get_tensor(n)))
+part = tf.raw_ops.RestoreSlice(file_pattern=out + "/sluice_v1_part.ckpt", tensor_name="part",
+                               shape_and_slice="4 2 3,1:-", dt=tf.float32).numpy()
+np.save(out + "/sluice_v1.part.tf.npy", part)
+"""
+        names = ["f", "flag", "h", "i64", "s", "u8"]
+        done = subprocess.run([PY, "-c", code, self.dir, ",".join(names)], capture_output=True,
+                              text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        for n in names:
+            want = np.load(os.path.join(self.dir, "sluice_v1.%s.expected.npy" % n))
+            for how in ("tf", "reader") if n != "h" else ("tf",):
+                got = np.load(os.path.join(self.dir, "sluice_v1.%s.%s.npy" % (n, how)))
+                self.assertEqual(got.dtype, want.dtype, "%s via %s" % (n, how))
+                np.testing.assert_array_equal(got, want, "%s via %s" % (n, how))
+        np.testing.assert_array_equal(np.load(os.path.join(self.dir, "sluice_v1.part.tf.npy")),
+                                      np.array([[7.0, 8.0]], np.float32))
 
     def test_tensorflow_reads_a_checkpoint_sluice_wrote(self):
         with open(os.path.join(self.dir, "sluice_ckpt.names.json")) as f:

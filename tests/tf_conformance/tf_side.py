@@ -37,7 +37,7 @@ def save_npy(path, value):
 
 
 def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, rtol=1e-5, atol=1e-6,
-              init=None, meta_graph=None, restore=None):
+              init=None, meta_graph=None, restore=None, runner_args=None):
     """One runner invocation: after `steps` runs of `targets`, fetching
     `fetches` gives `values` (TF's)."""
     path = os.path.join(OUT, name + ".pb")
@@ -55,7 +55,8 @@ def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, r
         feed_files[k] = p
     CASES.append(dict(name=name, graph=path, fetches=fetches, expected=outs,
                       targets=targets or [], steps=steps, feeds=feed_files, rtol=rtol, atol=atol,
-                      init=init or "", meta_graph=meta_graph or "", restore=restore or ""))
+                      init=init or "", meta_graph=meta_graph or "", restore=restore or "",
+                      runner_args=runner_args or []))
 
 
 def tname(t):
@@ -875,6 +876,73 @@ def meta_graph_cases():
               meta_graph=prefix + ".meta", restore=prefix, rtol=1e-5, atol=1e-6)
 
 
+def v1_checkpoint_cases():
+    """TensorFlow's V1 checkpoint files both ways. v1_meta_resumed: a TF1 run
+    (a partitioned weight, Momentum, a global step) on two CPU devices saved
+    at step 10 by a sharded V1 saver (one file per device, restored through
+    the glob ShardedFilespec makes); Sluice's runner imports the .meta,
+    restores and runs 10 more steps: TensorFlow's loss and weights at step 20.
+    v1_save: a graph whose Save and SaveSlices write V1 files, run by
+    Sluice; conformance_test.py then has TensorFlow restore them."""
+    rng = np.random.RandomState(5)
+    xv = rng.randn(32, 6).astype(np.float32)
+    yv = (xv @ rng.randn(6, 1) - 0.2).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(xv, name="x")
+        y = tf.constant(yv, name="y")
+        with tf.device("/cpu:0"):
+            w = v1.get_variable("dense/kernel", [6, 1],
+                                initializer=v1.glorot_uniform_initializer(seed=2),
+                                partitioner=v1.fixed_size_partitioner(2), use_resource=False)
+            step = v1.train.get_or_create_global_step()
+        with tf.device("/cpu:1"):
+            b = v1.get_variable("dense/bias", [1], initializer=v1.zeros_initializer(),
+                                use_resource=False)
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, tf.concat(list(w), 0)) + b - y),
+                              name="loss")
+        train = v1.train.MomentumOptimizer(0.05, 0.9).minimize(loss, global_step=step,
+                                                               name="train")
+        saver = v1.train.Saver(write_version=v1.train.SaverDef.V1, sharded=True)
+        os.makedirs(os.path.join(OUT, "tf_v1"), exist_ok=True)
+        with v1.Session(config=v1.ConfigProto(device_count={"CPU": 2})) as sess:
+            sess.run(v1.global_variables_initializer())
+            for _ in range(10):
+                sess.run(train)
+            prefix = saver.save(sess, os.path.join(OUT, "tf_v1", "model.ckpt"), global_step=step)
+            for _ in range(10):
+                sess.run(train)
+            at20 = sess.run([loss, b, step])
+    assert prefix.endswith("-?????-of-00002"), prefix
+    shards = sorted(f for f in os.listdir(os.path.join(OUT, "tf_v1")) if "-of-" in f)
+    assert len(shards) == 2, shards
+    meta = prefix[:-len("-?????-of-00002")] + ".meta"
+    step_value = g.get_tensor_by_name(step.op.name + "/Read/ReadVariableOp:0")  # in the .meta
+    save_case("v1_meta_resumed", g, [loss.name, b.name, step_value.name], at20, targets=["train"],
+              steps=10, meta_graph=meta, restore=prefix, rtol=1e-5, atol=1e-6,
+              runner_args=["--virtual_cpus=2"])
+
+    values = {"f": np.array([[1.5, -2], [3, 4.25]], np.float32),
+              "i64": np.array([1 << 40, -3], np.int64),
+              "s": np.array([b"a", b"", b"xyz"]),
+              "h": np.array([0.5, -1.25], np.float16),
+              "u8": np.array([0, 255], np.uint8),
+              "flag": np.array(True)}
+    g = tf.Graph()
+    with g.as_default():
+        names = sorted(values)
+        tf.raw_ops.Save(filename=os.path.join(OUT, "sluice_v1.ckpt"), tensor_names=names,
+                        data=[tf.constant(values[n]) for n in names], name="save")
+        # Rows 2..3 of a [4, 2] tensor: a partitioned variable's part.
+        tf.raw_ops.SaveSlices(filename=os.path.join(OUT, "sluice_v1_part.ckpt"),
+                              tensor_names=["part"], shapes_and_slices=["4 2 2,2:-"],
+                              data=[tf.constant([[5.0, 6.0], [7.0, 8.0]])], name="save_part")
+        done = tf.constant(1, name="done")
+    save_case("v1_save", g, [done.name], [np.int32(1)], targets=["save", "save_part"], steps=1)
+    for n, v in values.items():
+        save_npy(os.path.join(OUT, "sluice_v1.%s.expected.npy" % n), v)
+
+
 SAVED_MODELS = {}
 
 
@@ -1149,6 +1217,7 @@ def main():
     nan_cases()
     checkpoint_cases()
     meta_graph_cases()
+    v1_checkpoint_cases()
     saved_model_cases()
     if len(sys.argv) > 2:
         read_sluice_records(sys.argv[2])

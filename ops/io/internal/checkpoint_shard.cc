@@ -8,8 +8,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ops/io/internal/tensor_slice.h"
 #include "runtime/atomic_file.h"
 #include "runtime/crc32c.h"
+#include "runtime/io/tensor_slice_file.h"
 
 namespace sluice {
 namespace internal {
@@ -169,6 +171,7 @@ absl::StatusOr<CheckpointShard> CheckpointShard::Parse(absl::string_view bytes,
                                                        const std::string& path,
                                                        Allocator* allocator) {
   if (allocator == nullptr) allocator = DefaultCpuAllocator();
+  if (IsTableFile(bytes)) return ParseTensorSlices(bytes, path, allocator);
   auto loss = [&path](absl::string_view what) {
     return absl::DataLossError(absl::StrCat("checkpoint shard '", path, "' ", what));
   };
@@ -256,6 +259,25 @@ absl::StatusOr<CheckpointShard> CheckpointShard::Parse(absl::string_view bytes,
   const uint32_t file_crc = Crc32c(bytes.data(), bytes.size() - kFooterSize + 8);
   if (UnmaskCrc32c(stored_file_crc) != file_crc) {
     return loss("is corrupt (file checksum mismatch)");
+  }
+  return shard;
+}
+
+absl::StatusOr<CheckpointShard> CheckpointShard::ParseTensorSlices(absl::string_view bytes,
+                                                                   const std::string& path,
+                                                                   Allocator* allocator) {
+  ASSIGN_OR_RETURN(std::vector<TensorSliceRecord> records,
+                   ParseTensorSliceFile(bytes, path, allocator));
+  CheckpointShard shard;
+  shard.path_ = path;
+  for (TensorSliceRecord& r : records) {
+    const ShapeAndSlice slice{r.full_shape, r.slice.start, r.slice.length};
+    std::string key = slice.IsFull() ? r.name : SliceEntryName(r.name, slice);
+    if (!shard.tensors_.emplace(key, std::move(r.value)).second) {
+      return absl::DataLossError(
+          absl::StrCat("V1 checkpoint file '", path, "' holds tensor '", r.name, "' twice"));
+    }
+    shard.names_.push_back(std::move(key));
   }
   return shard;
 }

@@ -1,6 +1,12 @@
-// The checkpoint shard file format of SaveV2 / RestoreV2 (described in
-// ops/io/io_ops.h): writing one shard atomically, and reading one back with
-// every checksum verified. Internal to ops/ (the kernels and their tests).
+// Sluice's checkpoint shard file format (described in ops/io/io_ops.h; what
+// SaveV2 wrote before it wrote TensorFlow's V2 format): writing one shard
+// atomically, and reading one back with every checksum verified. Reading
+// also takes TensorFlow's V1 checkpoint files (runtime/io/tensor_slice_file.h:
+// what Save and SaveSlices write, and old TensorFlow checkpoints), told
+// apart by their table footer: a whole tensor is found under its name, a
+// slice under SliceEntryName (ops/io/internal/tensor_slice.h), so every
+// restore that reads shards reads V1 files too. Internal to ops/ (the
+// kernels and their tests).
 //
 //   RETURN_IF_ERROR(internal::WriteCheckpointShard(path, {{"w", w}, {"b", b}}));
 //   ASSIGN_OR_RETURN(internal::CheckpointShard shard,
@@ -43,8 +49,9 @@ absl::Status WriteCheckpointShard(const std::string& path, absl::Span<const Shar
 
 class CheckpointShard {
  public:
-  // Reads and verifies the whole file; tensors are allocated from
-  // `allocator` (nullptr: the default CPU allocator).
+  // Reads and verifies the whole file (a Sluice shard or a TensorFlow V1
+  // checkpoint file); tensors are allocated from `allocator` (nullptr: the
+  // default CPU allocator).
   static absl::StatusOr<CheckpointShard> Read(const std::string& path,
                                               Allocator* allocator = nullptr);
   // Read, of a file's bytes already in memory; `path` names it in errors.
@@ -61,6 +68,11 @@ class CheckpointShard {
   const std::vector<std::string>& names() const { return names_; }
 
  private:
+  // A TensorFlow V1 checkpoint file's slices as entries.
+  static absl::StatusOr<CheckpointShard> ParseTensorSlices(absl::string_view bytes,
+                                                           const std::string& path,
+                                                           Allocator* allocator);
+
   std::string path_;
   std::vector<std::string> names_;
   absl::flat_hash_map<std::string, Tensor> tensors_;

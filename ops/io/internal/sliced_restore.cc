@@ -90,6 +90,16 @@ std::vector<std::string> SiblingShards(const std::string& path) {
   return out;
 }
 
+std::vector<std::string> MatchingFiles(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g{};
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  }
+  globfree(&g);
+  return out;
+}
+
 std::vector<std::string> SaverLayoutShards(const std::string& prefix) {
   std::vector<std::string> out;
   glob_t g{};

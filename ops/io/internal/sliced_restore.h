@@ -37,6 +37,11 @@ std::vector<std::string> SiblingShards(const std::string& path);
 // wrote TensorFlow's format: every existing "<prefix>.shard-*-of-*".
 std::vector<std::string> SaverLayoutShards(const std::string& prefix);
 
+// The files a glob pattern matches, sorted (glob's order): a V1
+// checkpoint's file pattern ("model.ckpt-?????-of-00002"), or a file's own
+// name. Empty when none matches.
+std::vector<std::string> MatchingFiles(const std::string& pattern);
+
 // `wanted` null: the whole tensor. `own` is the file at `path` (null when
 // it does not exist); files of `others` pass the read fence
 // (CheckGraphFileRead) before they are read, and missing ones are skipped.
