@@ -1,4 +1,5 @@
-// A checkpoint shard's bytes (ops/io/internal/checkpoint_shard.h) parsed and
+// A checkpoint shard's bytes (ops/io/internal/checkpoint_shard.h: Sluice's
+// shard format, or TensorFlow's V1 files, runtime/io/tensor_slice_file.h) parsed and
 // every entry read back under each dtype, and every sliced tensor's slices
 // assembled (ops/io/internal/sliced_restore.h), whole and as the first
 // slice: errors, never a crash or an allocation the file's size does not

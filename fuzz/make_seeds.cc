@@ -6,8 +6,9 @@
 // graph_def_fuzzer: the graphs of tests/testdata, as text and binary;
 // rpc_request_fuzzer: each WorkerService / MasterService call as a client
 // frames it, and all of them in one connection; npy_fuzzer: tensors of
-// several dtypes and shapes; checkpoint_fuzzer: a shard of three tensors
-// and one of a table's two slices;
+// several dtypes and shapes; checkpoint_fuzzer: a shard of three tensors,
+// one of a table's two slices, and a TensorFlow V1 file of both (beside
+// tf_v1_model.ckpt, which TensorFlow wrote);
 // cluster_spec_fuzzer: a spec for each parser (first byte picks it);
 // task_handlers_fuzzer: a session's steps, a registered graph's run, status
 // and abort calls.
@@ -30,6 +31,7 @@
 #include "distributed/rpc/tensor_wire.h"
 #include "graph/graph_def_io.h"
 #include "ops/io/internal/checkpoint_shard.h"
+#include "runtime/io/tensor_slice_file.h"
 #include "ops/io/internal/tensor_slice.h"
 #include "runtime/npy.h"
 #include "runtime/tensor.h"
@@ -229,6 +231,16 @@ int Main(int argc, char** argv) {
         {{internal::SliceEntryName("emb", *top),
           Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))},
          {internal::SliceEntryName("emb", *bottom),
+          Tensor::FromVector<float>({5, 6}, TensorShape({1, 2}))}});
+    if (!written.ok()) std::fprintf(stderr, "make_seeds: %s\n", written.ToString().c_str());
+    written = WriteTensorSliceFile(
+        absl::StrCat(g_root, "/checkpoint_fuzzer/v1.ckpt"),
+        {{"w", tensors[0].second.shape(), {std::vector<int64_t>(tensors[0].second.dims(), 0),
+                                           tensors[0].second.shape().dims()}, tensors[0].second},
+         {"names", strings.shape(), {{0}, strings.shape().dims()}, strings},
+         {"emb", top->full_shape, {top->start, top->length},
+          Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))},
+         {"emb", bottom->full_shape, {bottom->start, bottom->length},
           Tensor::FromVector<float>({5, 6}, TensorShape({1, 2}))}});
     if (!written.ok()) std::fprintf(stderr, "make_seeds: %s\n", written.ToString().c_str());
   }
