@@ -76,6 +76,31 @@ absl::StatusOr<PartitionedVariable> Table(const Scope& s, int parts, float shift
   return v;
 }
 
+// TensorFlow 2.21's V1 checkpoint file (runtime/io/testdata): "emb", a [5, 3]
+// np.arange saved in 2 row slices, restores through the Saver into 3 parts.
+TEST(PartitionedCheckpointTest, ATensorFlowV1CheckpointRestoresIntoThreeParts) {
+  const std::string file = absl::StrCat(std::getenv("TEST_SRCDIR"), "/",
+                                        std::getenv("TEST_WORKSPACE"),
+                                        "/runtime/io/testdata/tf_v1_model.ckpt");
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<PartitionedVariable> table =
+      CreatePartitionedVariable(s, "emb", TensorShape({5, 3}), DT_FLOAT, FixedSizePartitioner(3),
+                                Pattern(1000));
+  ASSERT_TRUE(table.ok()) << table.status();
+  absl::StatusOr<std::unique_ptr<Saver>> saver = Saver::Build(s, {});
+  ASSERT_TRUE(saver.ok()) << saver.status();
+  std::unique_ptr<Session> sess = NewSess(s);
+  absl::Status restored = (*saver)->Restore(sess.get(), file);
+  ASSERT_TRUE(restored.ok()) << restored;
+  float next = 0;
+  for (const VariablePart& part : table->parts) {
+    absl::StatusOr<std::vector<Tensor>> out = sess->Run({}, {part.var}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    for (float v : (*out)[0].flat<float>()) EXPECT_EQ(v, next++) << part.var.node->name();
+  }
+  EXPECT_EQ(next, 15);
+}
+
 TEST(PartitionedCheckpointTest, TwoPartsRestoreIntoThreeAndWhole) {
   const std::string dir = TestDir("n_to_m");
   ASSERT_TRUE(CreateDirectories(dir).ok());
