@@ -6,6 +6,7 @@
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
 #include "ops/functional/functional_control_flow.h"
+#include "ops/functional/symbolic_gradient.h"
 
 namespace sluice {
 namespace {
@@ -56,6 +57,7 @@ absl::Status RegisterFunctionalOps(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->Register(CallOp("PartitionedCall")));
   RETURN_IF_ERROR(ops->Register(CallOp("StatefulPartitionedCall").SetIsStateful()));
   RETURN_IF_ERROR(RegisterFunctionalControlFlowOps(ops));
+  RETURN_IF_ERROR(RegisterSymbolicGradientOp(ops));
   return ops->Register(OpDefBuilder("IdentityN")
                            .Input("input: T")
                            .Output("output: T")
