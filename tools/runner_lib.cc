@@ -169,11 +169,17 @@ absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& req
   ASSIGN_OR_RETURN(GraphDef pruned, PruneGraphDef(def, roots));
 
   RunReport report;
+  // A node whose op names a library function calls it (a TF1 Defun call).
+  absl::flat_hash_set<std::string> functions;
+  for (const auto& f : def.library().function()) functions.insert(f.signature().name());
+  auto lacks_op = [&](const NodeDef& n) {
+    return options.ops->Find(n.op()) == nullptr && !functions.contains(n.op());
+  };
   absl::flat_hash_set<std::string> kept;
   std::vector<const NodeDef*> missing_needed;
   for (const NodeDef& n : pruned.node()) {
     kept.insert(n.name());
-    if (options.ops->Find(n.op()) == nullptr) missing_needed.push_back(&n);
+    if (lacks_op(n)) missing_needed.push_back(&n);
   }
   if (!missing_needed.empty()) {
     return absl::NotFoundError(
@@ -182,7 +188,7 @@ absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& req
   }
   std::vector<const NodeDef*> missing_ignored;
   for (const NodeDef& n : def.node()) {
-    if (!kept.contains(n.name()) && options.ops->Find(n.op()) == nullptr) {
+    if (!kept.contains(n.name()) && lacks_op(n)) {
       missing_ignored.push_back(&n);
     }
   }

@@ -330,6 +330,43 @@ TEST_F(RunnerTest, RunGraphDefLibrary) {
             absl::StatusCode::kNotFound);
 }
 
+// A node whose op is a library function's name calls it (a TF1 Defun call):
+// the runner does not count it as an op Sluice lacks.
+TEST_F(RunnerTest, RunGraphDefCallsALibraryFunctionByName) {
+  absl::StatusOr<GraphDef> def = ParseGraphDef(R"pb(
+    node {
+      name: "x"
+      op: "Placeholder"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+    }
+    node { name: "c" op: "Twice" input: "x" }
+    library {
+      function {
+        signature {
+          name: "Twice"
+          input_arg { name: "a" type: DT_FLOAT }
+          output_arg { name: "b" type: DT_FLOAT }
+        }
+        node_def {
+          name: "s"
+          op: "AddV2"
+          input: "a"
+          input: "a"
+          attr { key: "T" value { type: DT_FLOAT } }
+        }
+        ret { key: "b" value: "s:z:0" }
+      }
+    })pb");
+  ASSERT_TRUE(def.ok()) << def.status();
+  RunRequest req;
+  req.feeds = {{"x", Tensor::FromVector<float>({1.5f, -2.0f})}};
+  req.fetches = {"c:0"};
+  absl::StatusOr<RunReport> r = RunGraphDef(*def, req, BuiltinSessionConfig());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->fetched[0].flat<float>(), ElementsAre(3.0f, -4.0f));
+  EXPECT_TRUE(r->warnings.empty());
+}
+
 TEST_F(RunnerTest, BinaryRunsAndWritesNpy) {
   Result r = RunBinary(absl::StrCat("--graph=", graph_, " --feed=x=", x_,
                                     " --init=init --fetch=layer/y:0,W --out_dir=", dir_, "/out"));

@@ -223,6 +223,32 @@ def function_cases():
     save_case("function_call", g, [y.name, s.name, gx.name], vals, feeds={"x": feed})
 
 
+def symbolic_gradient_cases():
+    """A TF1 Defun without a gradient function: tf.gradients differentiates
+    the call with a SymbolicGradient node that names the function."""
+    from tensorflow.python.framework import function as tf1_function
+
+    @tf1_function.Defun(tf.float32, tf.float32)
+    def layer(x, w):
+        return tf.tanh(tf.matmul(x, w)), tf.reduce_sum(x * x)
+
+    g = tf.Graph()
+    rng = np.random.RandomState(4)
+    x_val = rng.randn(3, 4).astype(np.float32)
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [3, 4], name="x")
+        w = tf.constant(rng.randn(4, 2).astype(np.float32))
+        y, s = layer(x, w)
+        loss = tf.reduce_sum(y * tf.constant([[1.0, -2.0]])) + 0.5 * s
+        gx, gw = tf.gradients(loss, [x, w])
+        with v1.Session() as sess:
+            vals = sess.run([y, s, gx, gw], {x: x_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert "SymbolicGradient" in ops, sorted(ops)
+    save_case("symbolic_gradient", g, [y.name, s.name, gx.name, gw.name], vals,
+              feeds={"x": x_val}, rtol=1e-5, atol=1e-5)
+
+
 def counting_and_diag_cases():
     """The ops TF2 programs use to count, deduplicate and take diagonals:
     tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
@@ -1200,6 +1226,7 @@ def main():
     parse_cases()
     image_cases()
     function_cases()
+    symbolic_gradient_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
