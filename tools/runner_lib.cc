@@ -24,6 +24,7 @@
 #include "runtime/npy.h"
 #include "session/direct_session.h"
 #include "training/checkpoint/meta_graph.h"
+#include "training/checkpoint/saved_function.h"
 #include "training/checkpoint/saved_model.h"
 
 ABSL_FLAG(std::string, graph, "", "GraphDef file to run, binary (.pb) or text (.pbtxt)");
@@ -34,6 +35,9 @@ ABSL_FLAG(std::string, saved_model, "",
 ABSL_FLAG(std::vector<std::string>, tag, {"serve"},
           "with --saved_model: the tags of the MetaGraph to load (comma list)");
 ABSL_FLAG(std::string, signature, "serving_default", "with --saved_model: the signature to run");
+ABSL_FLAG(std::string, function, "",
+          "with --saved_model: call the TF2 function at this object path (e.g. encoder.embed) "
+          "instead of a signature; --input keys are its argument names");
 ABSL_FLAG(std::vector<std::string>, input, {},
           "with --saved_model: KEY=FILE.npy, a signature input by its key; comma list, may repeat");
 ABSL_FLAG(std::string, restore, "",
@@ -63,7 +67,7 @@ namespace sluice {
 namespace {
 
 constexpr const char* kFlagNames[] = {"graph", "meta_graph",   "restore",    "saved_model",
-                                      "tag",   "signature",    "input",      "feed",
+                                      "tag",   "signature",    "function",   "input",      "feed",
                                       "init",  "target",       "steps",      "fetch",
                                       "check", "virtual_cpus", "auto_place", "out_dir"};
 
@@ -317,6 +321,7 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
   parsed.saved_model = absl::GetFlag(FLAGS_saved_model);
   parsed.tags = absl::GetFlag(FLAGS_tag);
   parsed.signature = absl::GetFlag(FLAGS_signature);
+  parsed.function = absl::GetFlag(FLAGS_function);
   parsed.steps = absl::GetFlag(FLAGS_steps);
   parsed.out_dir = absl::GetFlag(FLAGS_out_dir);
   parsed.virtual_cpus = absl::GetFlag(FLAGS_virtual_cpus);
@@ -345,6 +350,9 @@ absl::StatusOr<RunnerArgs> ParseRunnerArgs(const std::vector<std::string>& args)
           "--target, --fetch, --restore or --check");
     }
     return parsed;
+  }
+  if (!parsed.function.empty()) {
+    return absl::InvalidArgumentError("--function is for --saved_model");
   }
   if (!inputs.empty()) {
     return absl::InvalidArgumentError("--input is for --saved_model; graphs take --feed");
@@ -436,6 +444,7 @@ std::string UsageText() {
       "       runner --meta_graph=PREFIX.meta [--restore=PREFIX] ...the same...\n"
       "       runner --saved_model=DIR [--tag=serve] [--signature=serving_default]\n"
       "              --input=KEY=FILE.npy ... [--out_dir=DIR]\n"
+      "       runner --saved_model=DIR --function=PATH --input=ARG=FILE.npy ... [--out_dir=DIR]\n"
       "       runner --graph=FILE --check\n"
       "Runs a GraphDef (binary or text), or a MetaGraph's graph after restoring a\n"
       "checkpoint through its saver: the --init nodes once, --steps runs of the\n"
@@ -461,7 +470,8 @@ absl::StatusOr<std::string> MakeOutDir(const RunnerArgs& args, const std::string
   return out_dir;
 }
 
-// --saved_model: one signature on the --input tensors; outputs by key.
+// --saved_model: one signature (or --function) on the --input tensors;
+// outputs by key (a function's: by their paths in what it returns).
 absl::Status RunSavedModel(const RunnerArgs& args, const std::string& wd, std::ostream& out) {
   std::map<std::string, Tensor> inputs;
   for (const auto& [key, path] : args.inputs) {
@@ -474,7 +484,14 @@ absl::Status RunSavedModel(const RunnerArgs& args, const std::string& wd, std::o
   options.auto_place = args.auto_place;
   ASSIGN_OR_RETURN(SavedModelBundle model,
                    LoadSavedModel(options, ResolvePath(args.saved_model, wd), args.tags));
-  ASSIGN_OR_RETURN(auto outputs, RunSignature(model, args.signature, inputs));
+  std::vector<std::pair<std::string, Tensor>> outputs;
+  if (args.function.empty()) {
+    ASSIGN_OR_RETURN(auto by_key, RunSignature(model, args.signature, inputs));
+    outputs.assign(by_key.begin(), by_key.end());
+  } else {
+    SavedFunctions functions(&model);
+    ASSIGN_OR_RETURN(outputs, functions.Call(args.function, inputs));
+  }
   ASSIGN_OR_RETURN(std::string out_dir, MakeOutDir(args, wd));
   for (const auto& [key, tensor] : outputs) {
     out << DescribeFetched(key, tensor) << "\n";

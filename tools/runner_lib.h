@@ -89,6 +89,7 @@ struct RunnerArgs {
   std::string saved_model;  // instead of a graph: a SavedModel directory, one signature run
   std::vector<std::string> tags = {"serve"};
   std::string signature = "serving_default";
+  std::string function;  // instead of the signature: a TF2 function by object path
   std::vector<std::pair<std::string, std::string>> inputs;  // signature input key -> .npy path
   std::vector<std::pair<std::string, std::string>> feeds;   // tensor name -> .npy path
   std::vector<std::string> init_targets;

@@ -293,6 +293,8 @@ TEST_F(RunnerTest, ParseArgsErrors) {
   EXPECT_THAT(error({"--graph=g", "--fetch=y", "--feed=x.npy"}), HasSubstr("NAME=FILE"));
   EXPECT_THAT(error({"--graph=g", "--fetch=y", "stray"}), HasSubstr("stray"));
   EXPECT_THAT(error({"--graph=g", "--fetch"}), HasSubstr("needs a value"));
+  EXPECT_THAT(error({"--graph=g", "--fetch=y", "--function=f"}),
+              HasSubstr("--function is for --saved_model"));
 }
 
 TEST_F(RunnerTest, Helpers) {
@@ -509,6 +511,27 @@ TEST_F(RunnerTest, BinaryRunsASavedModelsSignature) {
                      "--saved_model runs a signature");
   ExpectOneErrorLine(RunBinary(absl::StrCat("--graph=", graph_, " --input=x=", x_, " --fetch=y")),
                      "--input is for --saved_model");
+}
+
+// A TF2 module's method by object path (training/checkpoint/testdata/
+// module_methods: h(x) = (x . w + bias, offset * scale)).
+TEST_F(RunnerTest, BinaryCallsASavedModelsFunction) {
+  const std::string model = absl::StrCat(std::getenv("TEST_SRCDIR"), "/",
+                                         std::getenv("TEST_WORKSPACE"),
+                                         "/training/checkpoint/testdata/module_methods");
+  const std::string x = dir_ + "/row.npy";
+  ASSERT_TRUE(WriteNpyFile(Tensor::FromVector<float>({1, 2, 3}, TensorShape({1, 3})), x).ok());
+  Result r = RunBinary(absl::StrCat("--saved_model=", model, " --function=h --input=x=", x,
+                                    " --out_dir=", dir_, "/fn_out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "0: float[1,2] [2.25 4.25]\n1: float[2] [2 -2]\n");
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/fn_out/0.npy"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/fn_out/1.npy"));
+  ExpectOneErrorLine(
+      RunBinary(absl::StrCat("--saved_model=", model, " --function=enc.nope --input=x=", x)),
+      "'enc' has no child 'nope'");
+  ExpectOneErrorLine(RunBinary(absl::StrCat("--saved_model=", model, " --function=h --input=y=", x)),
+                     "no trace takes (y: float[1,3])");
 }
 
 TEST_F(RunnerTest, BinaryHelp) {

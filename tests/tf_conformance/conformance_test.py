@@ -308,10 +308,13 @@ np.save(out + "/sluice_v1.part.tf.npy", part)
     def run_saved_model(self, name):
         sm = self.manifest["saved_models"][name]
         out = os.path.join(self.dir, name + ".sluice_sm")
-        done = subprocess.run([runfile("tools/runner"), "--saved_model=" + sm["dir"],
-                               "--input=%s=%s" % (sm.get("input_key", "images"),
-                                                  os.path.join(self.dir, "sm_images.npy")),
-                               "--out_dir=" + out], capture_output=True, text=True, timeout=120)
+        inputs = sm.get("inputs") or {sm.get("input_key", "images"):
+                                      os.path.join(self.dir, "sm_images.npy")}
+        argv = [runfile("tools/runner"), "--saved_model=" + sm["dir"], "--out_dir=" + out]
+        argv += ["--input=%s=%s" % kv for kv in sorted(inputs.items())]
+        if sm.get("function"):
+            argv.append("--function=" + sm["function"])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         self.assertEqual(done.returncode, 0, "%s: runner failed:\n%s" % (name, done.stderr[-3000:]))
         for key, path in sm["expected"].items():
             expected = np.load(path, allow_pickle=True)
@@ -328,6 +331,9 @@ np.save(out + "/sluice_v1.part.tf.npy", part)
 
     def test_sluice_serves_a_tf2_saved_model(self):
         self.run_saved_model("tf2")
+
+    def test_sluice_calls_a_tf2_modules_function_by_object_path(self):
+        self.run_saved_model("tf2_module")
 
     def test_sluice_serves_a_tf2_saved_model_that_loops_and_branches(self):
         self.run_saved_model("tf2_loop")

@@ -1086,6 +1086,59 @@ for k, v in m(tf.constant(images)).items():
                                     expected={k: "%s.%s.npy" % (prefix, k)
                                               for k in ("states", "scaled")})
 
+    # A tf.Module saved without signatures, called by object path (as
+    # obj.f(x) after tf.saved_model.load): a nested module's method that
+    # counts its calls, and a method returning a dict holding a tuple.
+    d4 = os.path.join(OUT, "tf2_module_saved_model")
+    code = """
+import sys, numpy as np, tensorflow as tf
+d, images, out = sys.argv[1:4]
+images = np.load(images)
+
+class Scaler(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.factor = tf.Variable(np.array([1.5, -0.5, 2.0, 0.25], np.float32))
+        self.calls = tf.Variable(0, dtype=tf.int64)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+    def scale(self, x):
+        self.calls.assign_add(1)
+        return x * self.factor
+
+class Model(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.scaler = Scaler()
+        self.kernel = tf.Variable(np.linspace(-1, 1, 12).reshape(4, 3).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="features"),
+                                  tf.TensorSpec([], tf.float32, name="temperature")])
+    def predict(self, features, temperature):
+        logits = tf.matmul(self.scaler.scale(features), self.kernel) / temperature
+        return {"logits": logits, "parts": (tf.argmax(logits, 1), self.scaler.calls.read_value())}
+
+m = Model()
+m.scaler.scale(tf.constant(images))
+tf.saved_model.save(m, d)
+loaded = tf.saved_model.load(d)
+got = loaded.predict(tf.constant(images), tf.constant(0.5))
+np.save(out + ".logits.npy", got["logits"].numpy())
+np.save(out + ".parts_0.npy", got["parts"][0].numpy())
+np.save(out + ".parts_1.npy", got["parts"][1].numpy())
+"""
+    prefix = os.path.join(OUT, "sm_tf2_module.expected")
+    done = subprocess.run([sys.executable, "-c", code, d4, os.path.join(OUT, "sm_images.npy"),
+                           prefix], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("saving the TF2 module failed:\n" + done.stderr[-3000:])
+    temperature = os.path.join(OUT, "sm_temperature.npy")
+    np.save(temperature, np.float32(0.5))
+    SAVED_MODELS["tf2_module"] = dict(
+        dir=d4, function="predict", rtol=1e-5, atol=1e-6,
+        inputs={"features": os.path.join(OUT, "sm_images.npy"), "temperature": temperature},
+        expected={k: "%s.%s.npy" % (prefix, k) for k in ("logits", "parts_0", "parts_1")})
+
     # A Keras 3 model saved by tf.saved_model.save: its serving function
     # captures variable handles that the MetaGraph's saver does not restore
     # (that fills others); TF2's loader binds them through the object graph.

@@ -134,7 +134,7 @@ absl::StatusOr<TrackableObjectGraph> ReadCheckpointObjectGraph(const BundleReade
 
 absl::StatusOr<CapturedVariableRestore> AddCapturedVariableRestore(
     const SavedObjectGraph& objects, const TrackableObjectGraph& checkpoint_objects,
-    GraphDef* graph) {
+    GraphDef* graph, const std::string& scope_name) {
   const Matched matched = MatchByChildNames(objects, checkpoint_objects);
   std::map<std::string, const NodeDef*> by_name;
   for (const NodeDef& n : graph->node()) by_name[n.name()] = &n;
@@ -185,7 +185,7 @@ absl::StatusOr<CapturedVariableRestore> AddCapturedVariableRestore(
   if (captures.empty()) return r;
 
   // prefix -> RestoreV2(prefix, keys, "") -> AssignVariableOp(handle_i, value_i), grouped.
-  const std::string scope = FreshScope(*graph);
+  const std::string scope = scope_name.empty() ? FreshScope(*graph) : scope_name;
   std::vector<std::string> keys, slices, assigns;
   AttrValue dtypes;
   for (const Capture& c : captures) {

@@ -22,6 +22,11 @@
 //   ASSIGN_OR_RETURN(TrackableObjectGraph saved, ReadCheckpointObjectGraph(*reader));
 //   ASSIGN_OR_RETURN(CapturedVariableRestore r,
 //                    AddCapturedVariableRestore(meta.object_graph_def(), saved, &graph_def));
+//
+// The added nodes are named under `scope`, or under a fresh one
+// ("_captured_variable_restore", "..._1") that no node of the graph starts
+// with when `scope` is empty (a caller that extends a session with a part of
+// its graph names its own).
 //   if (r.variables > 0) RETURN_IF_ERROR(session->Run({{r.prefix_tensor, prefix}}, {}, {r.target}).status());
 //
 // Errors: NotFound from ReadCheckpointObjectGraph for a checkpoint without
@@ -58,7 +63,8 @@ struct CapturedVariableRestore {
 
 absl::StatusOr<CapturedVariableRestore> AddCapturedVariableRestore(
     const ::tensorflow::SavedObjectGraph& objects,
-    const ::tensorflow::TrackableObjectGraph& checkpoint_objects, ::tensorflow::GraphDef* graph);
+    const ::tensorflow::TrackableObjectGraph& checkpoint_objects, ::tensorflow::GraphDef* graph,
+    const std::string& scope = "");
 
 }  // namespace sluice
 
