@@ -176,6 +176,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_non_max_suppression_hard_padded_and_soft(self):
         self.run_case("nms")
 
+    def test_text_cleaned_split_and_parsed_by_tf_strings(self):
+        self.run_case("text")
+
     def test_a_defun_differentiated_by_symbolic_gradient(self):
         self.run_case("symbolic_gradient")
 

@@ -51,7 +51,7 @@ def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, r
     feed_files = {}
     for k, v in (feeds or {}).items():
         p = os.path.join(OUT, "%s.feed.%s.npy" % (name, k.replace(":", "_").replace("/", "_")))
-        np.save(p, v)
+        save_npy(p, v)
         feed_files[k] = p
     CASES.append(dict(name=name, graph=path, fetches=fetches, expected=outs,
                       targets=targets or [], steps=steps, feeds=feed_files, rtol=rtol, atol=atol,
@@ -247,6 +247,48 @@ def symbolic_gradient_cases():
     assert "SymbolicGradient" in ops, sorted(ops)
     save_case("symbolic_gradient", g, [y.name, s.name, gx.name, gw.name], vals,
               feeds={"x": x_val}, rtol=1e-5, atol=1e-5)
+
+
+def text_cases():
+    """tf.strings on lines of text, as a text input pipeline cleans them:
+    lower, strip, regex_replace, length, substr, to_number, reduce_join,
+    base64."""
+    g = tf.Graph()
+    lines_val = np.array([b"  Hello, World!  ", b"Don't PANIC: 42", b"\xc3\x89t\xc3\xa9 -3.5e2",
+                          b"a.b.c"], dtype=object)
+    with g.as_default():
+        lines = v1.placeholder(tf.string, [4], name="lines")
+        clean = tf.strings.regex_replace(tf.strings.lower(tf.strings.strip(lines)),
+                                         r"[[:punct:]]", "")
+        # A pattern tensor (not a Python string) makes a RegexReplace.
+        first = tf.strings.regex_replace(lines, tf.constant(r"(\w+)"), r"<\1>",
+                                         replace_global=False)
+        grid = tf.reshape(lines, [2, 2])
+        fetches = [
+            clean,
+            first,
+            tf.strings.upper(lines),
+            tf.strings.length(lines),
+            tf.strings.length(lines, unit="UTF8_CHAR"),
+            tf.strings.substr(lines, [2, -4, 1, 0], [5, -1, 3, 100]),
+            tf.strings.substr(lines, 1, 4, unit="UTF8_CHAR"),
+            tf.strings.substr(grid, [0, 3], [2, 2]),
+            tf.strings.to_number(tf.constant(["1.5", " -3.5e2 ", "inf", "0x1p3"])),
+            tf.strings.to_number(tf.constant(["42", "-7", " 9 "]), tf.int64),
+            tf.strings.reduce_join(grid, separator="|"),
+            tf.strings.reduce_join(grid, axis=0, keepdims=True, separator="+"),
+            tf.strings.reduce_join(grid, axis=-1),
+            tf.io.encode_base64(lines),
+            tf.io.encode_base64(lines, pad=True),
+            tf.io.decode_base64(tf.io.encode_base64(lines, pad=True)),
+        ]
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {lines: lines_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"StaticRegexReplace", "RegexReplace", "StringLower", "StringUpper", "StringStrip",
+            "StringLength", "Substr", "StringToNumber", "ReduceJoin", "EncodeBase64",
+            "DecodeBase64"} <= ops, sorted(ops)
+    save_case("text", g, [t.name for t in fetches], vals, feeds={"lines": lines_val})
 
 
 def counting_and_diag_cases():
@@ -1280,6 +1322,7 @@ def main():
     image_cases()
     function_cases()
     symbolic_gradient_cases()
+    text_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
