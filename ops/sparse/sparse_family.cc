@@ -1,22 +1,27 @@
 #include "ops/sparse/sparse_family.h"
 
+#include "base/status_macros.h"
+#include "ops/sparse/segment_reduction_ops.h"
 #include "ops/sparse/sparse_segment_ops.h"
 #include "ops/sparse/sparse_tensor_ops.h"
 
 namespace sluice {
 
 absl::Status RegisterSparseFamilyOps(OpRegistry* ops) {
-  absl::Status s = RegisterSparseSegmentOps(ops);
-  return s.ok() ? RegisterSparseTensorOps(ops) : s;
+  RETURN_IF_ERROR(RegisterSparseSegmentOps(ops));
+  RETURN_IF_ERROR(RegisterSegmentReductionOps(ops));
+  return RegisterSparseTensorOps(ops);
 }
 
 absl::Status RegisterSparseFamilyGradients(OpRegistry* ops) {
-  absl::Status s = RegisterSparseSegmentGradients(ops);
-  return s.ok() ? RegisterSparseTensorGradients(ops) : s;
+  RETURN_IF_ERROR(RegisterSparseSegmentGradients(ops));
+  RETURN_IF_ERROR(RegisterSegmentReductionGradients(ops));
+  return RegisterSparseTensorGradients(ops);
 }
 
 void RegisterSparseFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterSparseSegmentKernels(kernels);
+  RegisterSegmentReductionKernels(kernels);
   RegisterSparseTensorKernels(kernels);
 }
 

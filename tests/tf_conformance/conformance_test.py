@@ -176,6 +176,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_non_max_suppression_hard_padded_and_soft(self):
         self.run_case("nms")
 
+    def test_segment_max_min_mean_prod_sorted_and_unsorted_with_gradients(self):
+        self.run_case("segment_reductions")
+
     def test_text_cleaned_split_and_parsed_by_tf_strings(self):
         self.run_case("text")
 

@@ -291,6 +291,44 @@ def text_cases():
     save_case("text", g, [t.name for t in fetches], vals, feeds={"lines": lines_val})
 
 
+def segment_reduction_cases():
+    """tf.math.segment_max/min/mean/prod and unsorted_segment_max/min/prod
+    (ids of rank 2, negative ids, an empty segment), and tf.gradients
+    through them (ties and zeros included)."""
+    g = tf.Graph()
+    rng = np.random.RandomState(12)
+    data_val = np.round(rng.randn(6, 3) * 4).astype(np.float32) / 4
+    data_val[1, 0] = data_val[0, 0]  # a tie in segment 0
+    data_val[4, 2] = 0.0  # a zero in segment 2
+    with g.as_default():
+        data = v1.placeholder(tf.float32, [6, 3], name="data")
+        ids = tf.constant([0, 0, 0, 2, 2, 3])
+        uids = tf.constant([[2, 0], [-1, 2], [0, 2]], tf.int64)
+        data3 = tf.reshape(data, [3, 2, 3])
+        fetches = [
+            tf.math.segment_max(data, ids),
+            tf.math.segment_min(data, ids),
+            tf.math.segment_mean(data, ids),
+            tf.math.segment_prod(data, ids),
+            tf.math.unsorted_segment_max(data3, uids, 4),
+            tf.math.unsorted_segment_min(data, [1, 1, -1, 0, 3, 1], 4),
+            tf.math.unsorted_segment_prod(data3, uids, 3),
+        ]
+        w = tf.constant(rng.randn(4, 3).astype(np.float32))
+        loss = (tf.reduce_sum(fetches[0] * w) + tf.reduce_sum(fetches[1] * w)
+                + tf.reduce_sum(fetches[2] * w) + tf.reduce_sum(fetches[3] * w)
+                + tf.reduce_sum(tf.math.unsorted_segment_max(data3, uids, 3) * w[:3])
+                + tf.reduce_sum(tf.math.unsorted_segment_prod(data3, uids, 3) * w[:3]))
+        fetches += tf.gradients(loss, [data])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {data: data_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"SegmentMax", "SegmentMin", "SegmentMean", "SegmentProd", "UnsortedSegmentMax",
+            "UnsortedSegmentMin", "UnsortedSegmentProd"} <= ops, sorted(ops)
+    save_case("segment_reductions", g, [t.name for t in fetches], vals, feeds={"data": data_val},
+              rtol=1e-5, atol=1e-5)
+
+
 def counting_and_diag_cases():
     """The ops TF2 programs use to count, deduplicate and take diagonals:
     tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
@@ -1323,6 +1361,7 @@ def main():
     function_cases()
     symbolic_gradient_cases()
     text_cases()
+    segment_reduction_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
