@@ -3,12 +3,14 @@
 #include "base/status_macros.h"
 #include "ops/math/batch_matmul_ops.h"
 #include "ops/math/bincount_ops.h"
+#include "ops/math/bitwise_ops.h"
 #include "ops/math/check_ops.h"
 #include "ops/math/einsum.h"
 #include "ops/math/linalg_ops.h"
 #include "ops/math/math_gradients.h"
 #include "ops/math/math_ops.h"
 #include "ops/math/scan_ops.h"
+#include "ops/math/special_functions.h"
 
 namespace sluice {
 
@@ -20,6 +22,8 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterEinsumOps(ops));
   RETURN_IF_ERROR(RegisterBincountOps(ops));
   RETURN_IF_ERROR(RegisterLinalgOps(ops));
+  RETURN_IF_ERROR(RegisterBitwiseOps(ops));
+  RETURN_IF_ERROR(RegisterSpecialFunctionOps(ops));
   return absl::OkStatus();
 }
 
@@ -28,6 +32,7 @@ absl::Status RegisterMathFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterScanAndCheckGradients(ops));
   RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));
   RETURN_IF_ERROR(RegisterLinalgGradients(ops));
+  RETURN_IF_ERROR(RegisterSpecialFunctionGradients(ops));
   return absl::OkStatus();
 }
 
@@ -38,6 +43,8 @@ void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterMathKernels(kernels);
   RegisterBincountKernels(kernels);
   RegisterLinalgKernels(kernels);
+  RegisterBitwiseKernels(kernels);
+  RegisterSpecialFunctionKernels(kernels);
 }
 
 }  // namespace sluice

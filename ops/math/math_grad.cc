@@ -204,6 +204,12 @@ GradResult FloorModGrad(const Scope& s, const Node& node, absl::Span<const Outpu
   return BinaryResult(s, node, g[0], ops::Mul(s, g[0], ops::Neg(s, ops::FloorDiv(s, x, y))));
 }
 
+// MulNoNan: each operand's gradient through MulNoNan too (TensorFlow's).
+GradResult MulNoNanGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output y = InputOf(node, 1);
+  return BinaryResult(s, node, ops::MulNoNan(s, g[0], y), ops::MulNoNan(s, x, g[0]));
+}
 GradResult DivNoNanGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   return DivisionGrad(s, node, g, ops::DivNoNan);
 }
@@ -645,6 +651,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"FloorMod", FloorModGrad},
       {"Div", RealDivGrad},
       {"DivNoNan", DivNoNanGrad},
+      {"MulNoNan", MulNoNanGrad},
       {"Inv", ReciprocalGrad},
       {"ClipByValue", ClipByValueGrad},
       {"Erf", ErfGrad},
@@ -684,7 +691,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
   for (const Entry& e : entries) RETURN_IF_ERROR(ops->SetGradient(e.op, e.fn));
   for (const char* op : {"Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual",
                          "ArgMax", "ArgMin", "Sign", "FloorDiv", "Floor", "Ceil", "Round", "Rint", "Range", "LinSpace", "LogicalAnd", "LogicalOr", "LogicalNot",
-                         "TruncateDiv", "IsNan", "IsInf", "IsFinite", "All", "Any"}) {
+                         "TruncateDiv", "Mod", "TruncateMod", "IsNan", "IsInf", "IsFinite", "All", "Any"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();

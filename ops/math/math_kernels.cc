@@ -31,6 +31,7 @@
 #include "ops/internal/bf16_gemm.h"
 #include "ops/math/cwise_kernels.h"
 #include "ops/math/internal/broadcast.h"
+#include "ops/math/internal/cpu_cwise_loops.h"
 #include "ops/math/internal/fast_math.h"
 #include "ops/math/internal/math_kernel_checks.h"
 #include "ops/math/internal/math_kernel_util.h"
@@ -115,6 +116,20 @@ template <typename T> struct Xlog1pyF {
 };
 template <typename T> struct Atan2F {
   static T Apply(T y, T x) { return std::atan2(y, x); }
+};
+template <typename T> struct MulNoNanF {
+  static T Apply(T a, T b) { return b == T(0) ? T(0) : a * b; }
+};
+// The remainder with the dividend's sign (Mod, TruncateMod; integer
+// divisors were checked for zero by the kernel).
+template <typename T> struct TruncateModF {
+  static T Apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::fmod(a, b);
+    } else {
+      return b == T(-1) ? T(0) : a % b;
+    }
+  }
 };
 template <typename T> struct DivNoNanF {
   static T Apply(T a, T b) { return b == T(0) ? T(0) : a / b; }
@@ -226,62 +241,9 @@ template <typename T> struct SignF {
 // (type, functor), reached through the descriptor the kernel was registered
 // with.
 
-template <typename T, typename F>
-absl::Status UnaryLoop(OpKernelContext* ctx, const Tensor& x, Tensor* y) {
-  const T* in = x.data<T>();
-  T* out = y->data<T>();
-  MaybeParallelFor(ctx, x.NumElements(), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = F::Apply(in[i]);
-  });
-  return absl::OkStatus();
-}
-
-template <typename T, typename Out, typename F>
-absl::Status BinaryLoop(OpKernelContext* ctx, const BinaryShapes& shapes, const Tensor& x,
-                        const Tensor& y, Tensor* result) {
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  Out* out = result->data<Out>();
-  const int64_t n = result->NumElements();
-  switch (shapes.kind) {
-    case BinaryShapes::Kind::kSame:
-      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
-        internal::BinaryLoopSame<F>(xd + b, yd + b, out + b, e - b);
-      });
-      break;
-    case BinaryShapes::Kind::kScalarY: {
-      const T yv = *yd;
-      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
-        internal::BinaryLoopScalarY<F>(xd + b, yv, out + b, e - b);
-      });
-      break;
-    }
-    case BinaryShapes::Kind::kScalarX: {
-      const T xv = *xd;
-      MaybeParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) {
-        internal::BinaryLoopScalarX<F>(xv, yd + b, out + b, e - b);
-      });
-      break;
-    }
-    case BinaryShapes::Kind::kBroadcast:
-      MaybeParallelFor(ctx, shapes.plan.rows(), shapes.plan.inner(), [&](int64_t b, int64_t e) {
-        internal::BinaryBroadcastRows<F>(shapes.plan, xd, yd, out, b, e);
-      });
-      break;
-  }
-  return absl::OkStatus();
-}
-
-// Integer division: a zero divisor is an error, not a crash.
-template <typename T, typename F>
-absl::Status IntegerDivLoop(OpKernelContext* ctx, const BinaryShapes& shapes, const Tensor& x,
-                            const Tensor& y, Tensor* out) {
-  const T* yd = y.data<T>();
-  bool has_zero = false;
-  for (int64_t i = 0; i < y.NumElements(); ++i) has_zero |= yd[i] == T(0);
-  if (has_zero) return absl::InvalidArgumentError("Integer division by zero");
-  return BinaryLoop<T, T, F>(ctx, shapes, x, y, out);
-}
+using internal::BinaryLoop;
+using internal::IntegerDivLoop;
+using internal::UnaryLoop;
 
 template <typename T>
 absl::Status AddNLoop(OpKernelContext* ctx, Tensor* out) {
@@ -380,10 +342,7 @@ absl::Status CastLoop(OpKernelContext* ctx, const Tensor& x, Tensor* y) {
   return absl::OkStatus();
 }
 
-struct CpuCwiseImpl {
-  using UnaryFn = absl::Status (*)(OpKernelContext*, const Tensor&, Tensor*);
-  using BinaryFn = absl::Status (*)(OpKernelContext*, const BinaryShapes&, const Tensor&,
-                                    const Tensor&, Tensor*);
+struct CpuCwiseImpl : internal::CpuElementwiseImpl {
   using AddNFn = absl::Status (*)(OpKernelContext*, Tensor*);
   struct SelectFn {
     absl::Status (*select)(internal::SelectCondition, const Tensor&, const Tensor&, const Tensor&,
@@ -396,13 +355,6 @@ struct CpuCwiseImpl {
   // The condition is in host memory: a scalar one hands t or e through.
   static constexpr bool kConditionOnHost = true;
 
-  static absl::Status Unary(OpKernelContext* ctx, UnaryFn fn, const Tensor& x, Tensor* y) {
-    return fn(ctx, x, y);
-  }
-  static absl::Status Binary(OpKernelContext* ctx, BinaryFn fn, const BinaryShapes& shapes,
-                             const Tensor& x, const Tensor& y, Tensor* out) {
-    return fn(ctx, shapes, x, y, out);
-  }
   static absl::Status AddN(OpKernelContext* ctx, AddNFn fn, Tensor* out) { return fn(ctx, out); }
   static absl::Status Select(OpKernelContext*, const SelectFn& fn, internal::SelectCondition mode,
                              const Tensor& cond, const Tensor& t, const Tensor& e, Tensor* out) {
@@ -425,19 +377,12 @@ using Impl = CpuCwiseImpl;
 
 template <template <typename> class F, typename... Ts>
 void RegisterUnary(KernelRegistry* k, const char* op) {
-  (k->Register(Cpu<Ts>(op),
-               [] { return std::make_unique<UnaryOp<Impl>>(&UnaryLoop<Ts, F<Ts>>); }),
-   ...);
+  internal::RegisterCpuUnary<F, Ts...>(k, op);
 }
 
 template <template <typename> class F, typename... Ts>
 void RegisterBinary(KernelRegistry* k, const char* op) {
-  (k->Register(Cpu<Ts>(op),
-               [] {
-                 return std::make_unique<BinaryOp<Impl>>(&BinaryLoop<Ts, Ts, F<Ts>>,
-                                                         /*same_type=*/true);
-               }),
-   ...);
+  internal::RegisterCpuBinary<F, Ts...>(k, op);
 }
 
 template <template <typename> class F, typename... Ts>
@@ -452,12 +397,7 @@ void RegisterComparison(KernelRegistry* k, const char* op) {
 
 template <template <typename> class F, typename... Ts>
 void RegisterIntegerDiv(KernelRegistry* k, const char* op) {
-  (k->Register(Cpu<Ts>(op),
-               [] {
-                 return std::make_unique<BinaryOp<Impl>>(&IntegerDivLoop<Ts, F<Ts>>,
-                                                         /*same_type=*/true);
-               }),
-   ...);
+  internal::RegisterCpuIntegerDiv<F, Ts...>(k, op);
 }
 
 // IsNan, IsInf, IsFinite: a bool per element.
@@ -582,6 +522,11 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterBinary<DivF, float, double>(k, "Div");
   RegisterIntegerDiv<TruncateDivF, int32_t, int64_t>(k, "Div");
   RegisterBinary<DivNoNanF, float, double>(k, "DivNoNan");
+  RegisterBinary<MulNoNanF, float, double>(k, "MulNoNan");
+  for (const char* op : {"Mod", "TruncateMod"}) {
+    RegisterBinary<TruncateModF, float, double>(k, op);
+    RegisterIntegerDiv<TruncateModF, int32_t, int64_t>(k, op);
+  }
   RegisterBinary<XlogyF, float, double>(k, "Xlogy");
   RegisterBinary<XdivyF, float, double>(k, "Xdivy");
   RegisterBinary<Xlog1pyF, float, double>(k, "Xlog1py");

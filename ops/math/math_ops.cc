@@ -281,6 +281,14 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
       ops, "FloorMod",
       "{int8, int16, int32, int64, uint8, uint16, uint32, uint64, bfloat16, half, float, double}",
       false));
+  // x * y, and 0 where y is 0 (even where x is inf or NaN).
+  RETURN_IF_ERROR(RegisterBinary(
+      ops, "MulNoNan", "{bfloat16, half, float, double, complex64, complex128}", false));
+  // The remainder with the dividend's sign (C's % and fmod).
+  RETURN_IF_ERROR(
+      RegisterBinary(ops, "Mod", "{int32, int64, half, bfloat16, float, double}", false));
+  RETURN_IF_ERROR(
+      RegisterBinary(ops, "TruncateMod", "{int32, int64, bfloat16, half, float, double}", false));
   RETURN_IF_ERROR(RegisterBinary(
       ops, "SquaredDifference",
       "{bfloat16, half, float, double, int32, int64, complex64, complex128}", true));
@@ -493,6 +501,9 @@ SLUICE_BINARY_WRAPPER_(FloorMod)
 SLUICE_BINARY_WRAPPER_(Div)
 SLUICE_BINARY_WRAPPER_(TruncateDiv)
 SLUICE_BINARY_WRAPPER_(DivNoNan)
+SLUICE_BINARY_WRAPPER_(MulNoNan)
+SLUICE_BINARY_WRAPPER_(Mod)
+SLUICE_BINARY_WRAPPER_(TruncateMod)
 SLUICE_BINARY_WRAPPER_(SquaredDifference)
 SLUICE_BINARY_WRAPPER_(Xlogy)
 SLUICE_BINARY_WRAPPER_(Xdivy)

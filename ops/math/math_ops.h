@@ -61,6 +61,12 @@ Output Div(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output TruncateDiv(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 // x / y, and 0 where y is 0.
 Output DivNoNan(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// x * y, and 0 where y is 0 (whatever x is, inf and NaN included).
+Output MulNoNan(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+// The remainder of x / y with x's sign (C's % and fmod; TruncateMod is the
+// same op under TensorFlow's other name). No gradient, as in TensorFlow.
+Output Mod(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
+Output TruncateMod(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output SquaredDifference(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 // x * log(y), x / y and x * log1p(y), each 0 where x is 0 (whatever y is).
 Output Xlogy(const Scope& scope, Input x, Input y, Loc loc = Loc::current());

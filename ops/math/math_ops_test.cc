@@ -121,6 +121,38 @@ TEST_F(MathOpsTest, IntegerArithmetic) {
                         {2}, {-4, -3});
 }
 
+// TensorFlow's values: tf.raw_ops.Mod, TruncateMod, tf.math.multiply_no_nan.
+TEST_F(MathOpsTest, ModTruncateModAndMulNoNan) {
+  Output x = Placeholder(s_, DT_INT32);
+  Output y = Placeholder(s_, DT_INT32);
+  const Feeds ints = {{x, Make<int32_t>({7, -7, 7, -7, INT32_MIN}, {5})},
+                      {y, Make<int32_t>({3, 3, -3, -3, -1}, {5})}};
+  ExpectTensor<int32_t>(Eval(s_, ints, ops::Mod(s_, x, y)), {5}, {1, -1, 1, -1, 0});
+  ExpectTensor<int32_t>(Eval(s_, ints, ops::TruncateMod(s_, x, y)), {5}, {1, -1, 1, -1, 0});
+  absl::StatusOr<Tensor> r = TryEval(
+      s_, {{x, Make<int32_t>({7}, {1})}, {y, Make<int32_t>({0}, {1})}}, ops::Mod(s_, x, y));
+  EXPECT_THAT(r.status().message(), HasSubstr("Integer division by zero"));
+  Output f = Placeholder(s_, DT_FLOAT);
+  Output g = Placeholder(s_, DT_FLOAT);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  ExpectTensor<float>(Eval(s_, {{f, Make<float>({7.5f, -7.5f, 1.0f}, {3})},
+                                {g, Make<float>({2, 2, 0}, {3})}},
+                           ops::TruncateMod(s_, f, g)),
+                      {3}, {1.5f, -1.5f, nan});
+  ExpectTensor<float>(Eval(s_, {{f, Make<float>({inf, nan, 2}, {3})},
+                                {g, Make<float>({0, 0, 3}, {3})}},
+                           ops::MulNoNan(s_, f, g)),
+                      {3}, {0, 0, 6});
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output a = Placeholder(s, DT_DOUBLE, TensorShape({2, 3}));
+  Output b = Placeholder(s, DT_DOUBLE, TensorShape({3}));
+  EXPECT_LT(GradError(s, {{a, Make<double>({1, -2, 3, 0.5, 4, -1}, {2, 3})},
+                          {b, Make<double>({0.5, 2, -3}, {3})}},
+                      ops::MulNoNan(s, a, b)),
+            1e-8);
+}
+
 TEST_F(MathOpsTest, FloorDiv) {
   Output x = Placeholder(s_, DT_INT32);
   Output y = Placeholder(s_, DT_INT32);

@@ -179,6 +179,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_segment_max_min_mean_prod_sorted_and_unsorted_with_gradients(self):
         self.run_case("segment_reductions")
 
+    def test_bitwise_mod_mul_no_nan_and_special_functions_with_gradients(self):
+        self.run_case("elementwise_extra")
+
     def test_text_cleaned_split_and_parsed_by_tf_strings(self):
         self.run_case("text")
 

@@ -329,6 +329,47 @@ def segment_reduction_cases():
               rtol=1e-5, atol=1e-5)
 
 
+def elementwise_extra_cases():
+    """tf.bitwise, Mod/TruncateMod, multiply_no_nan and the special functions
+    (lgamma, digamma, polygamma, erfinv, ndtri) with their gradients."""
+    g = tf.Graph()
+    rng = np.random.RandomState(21)
+    x_val = (rng.rand(2, 5) * 3 + 0.2).astype(np.float32)
+    p_val = (rng.rand(2, 5) * 0.9 + 0.05).astype(np.float32)
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2, 5], name="x")
+        p = v1.placeholder(tf.float32, [2, 5], name="p")
+        ints = tf.constant([[12, -7, 0, 5, 1 << 20], [3, -1, 255, -128, 9]], tf.int32)
+        counts = tf.constant([[1, 2, 33, -1, 4], [0, 31, 7, 3, 2]], tf.int32)
+        small = tf.constant([1, 2, 3], tf.int64)
+        fetches = [
+            tf.bitwise.bitwise_and(ints, counts),
+            tf.bitwise.bitwise_or(ints, counts),
+            tf.bitwise.bitwise_xor(ints, 0x5a),
+            tf.bitwise.invert(ints),
+            tf.bitwise.left_shift(ints, counts),
+            tf.bitwise.right_shift(ints, counts),
+            tf.bitwise.left_shift(small, tf.constant([63, 64, -3], tf.int64)),
+            tf.raw_ops.Mod(x=ints, y=tf.constant([[5, 3, 7, -2, 3], [2, 4, -6, 5, 7]])),
+            tf.raw_ops.TruncateMod(x=x * 3 - 4, y=p),
+            tf.math.multiply_no_nan(x, tf.constant([[0., 1, 2, 0, -1], [3, 0, 1, 1, 0]])),
+            tf.math.lgamma(x),
+            tf.math.digamma(x),
+            tf.math.polygamma(tf.constant([[0.], [2.]]), x),
+            tf.math.erfinv(p * 2 - 1),
+            tf.math.ndtri(p),
+        ]
+        loss = tf.add_n([tf.reduce_sum(f * w) for f, w in zip(fetches[9:], [1.0, 0.5, -1.0, 0.25, 2.0, 1.5])])
+        fetches += tf.gradients(loss, [x, p])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {x: x_val, p: p_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"BitwiseAnd", "Invert", "LeftShift", "RightShift", "Mod", "TruncateMod", "MulNoNan",
+            "Lgamma", "Digamma", "Polygamma", "Erfinv", "Ndtri"} <= ops, sorted(ops)
+    save_case("elementwise_extra", g, [t.name for t in fetches], vals,
+              feeds={"x": x_val, "p": p_val}, rtol=2e-5, atol=2e-5)
+
+
 def counting_and_diag_cases():
     """The ops TF2 programs use to count, deduplicate and take diagonals:
     tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
@@ -1362,6 +1403,7 @@ def main():
     symbolic_gradient_cases()
     text_cases()
     segment_reduction_cases()
+    elementwise_extra_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
