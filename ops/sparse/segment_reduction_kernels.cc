@@ -14,7 +14,7 @@
 namespace sluice {
 namespace {
 
-enum class Kind { kMax, kMin, kMean, kProd };
+enum class Kind { kSum, kMax, kMin, kMean, kProd };
 
 template <typename T, Kind kind>
 struct Reducer {
@@ -71,7 +71,7 @@ int64_t InnerElements(const Tensor& data, int ids_rank) {
   return inner;
 }
 
-// SegmentMax/Min/Mean/Prod: sorted 1-D ids; an empty segment gives 0
+// SegmentSum/Max/Min/Mean/Prod: sorted 1-D ids; an empty segment gives 0
 // (Prod: 1).
 template <typename T, Kind kind>
 class SegmentReductionOp : public OpKernel {
@@ -159,6 +159,7 @@ template <typename T>
 void RegisterFor(KernelRegistry* k) {
   const DataType t = DataTypeToEnum<T>::value;
   auto def = [t](const char* op) { return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", t); };
+  k->Register<SegmentReductionOp<T, Kind::kSum>>(def("SegmentSum"));
   k->Register<SegmentReductionOp<T, Kind::kMax>>(def("SegmentMax"));
   k->Register<SegmentReductionOp<T, Kind::kMin>>(def("SegmentMin"));
   k->Register<SegmentReductionOp<T, Kind::kMean>>(def("SegmentMean"));

@@ -206,44 +206,6 @@ class SparseSegmentGradOp : public OpKernel {
   const bool v2_;
 };
 
-// SegmentSum: every row of data into its (sorted) segment.
-template <typename T>
-class SegmentSumOp : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& data = ctx->input(0);
-    const Tensor& ids = ctx->input(1);
-    if (data.dims() < 1) return absl::InvalidArgumentError("data must be at least rank 1");
-    if (ids.dims() != 1 || ids.NumElements() != data.dim_size(0)) {
-      return absl::InvalidArgumentError(
-          "segment_ids should be the same size as dimension 0 of input.");
-    }
-    ASSIGN_OR_RETURN(std::vector<int64_t> seg, internal::ReadInts(ids, "segment_ids"));
-    const int64_t rows = seg.empty() ? 0 : seg.back() + 1;
-    for (size_t i = 0; i < seg.size(); ++i) {
-      if (i > 0 && seg[i] < seg[i - 1]) {
-        return absl::InvalidArgumentError("segment ids are not increasing");
-      }
-      if (seg[i] < 0 || seg[i] >= rows) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Segment id ", seg[i], " out of range [0, ", rows,
-            "), possibly because 'segment_ids' input is not sorted."));
-      }
-    }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, WithRows(data, rows)));
-    const int64_t inner = RowElements(data);
-    T* o = out->data<T>();
-    std::fill_n(o, out->NumElements(), T{});
-    const T* d = data.data<T>();
-    for (size_t i = 0; i < seg.size(); ++i) {
-      T* dst = o + seg[i] * inner;
-      const T* src = d + static_cast<int64_t>(i) * inner;
-      for (int64_t k = 0; k < inner; ++k) dst[k] += src[k];
-    }
-    return absl::OkStatus();
-  }
-};
-
 template <typename T, Kind kind>
 void RegisterFor(KernelRegistry* k, const std::string& name, bool grads) {
   const DataType t = DataTypeToEnum<T>::value;
@@ -261,13 +223,6 @@ void RegisterFor(KernelRegistry* k, const std::string& name, bool grads) {
 }  // namespace
 
 void RegisterSparseSegmentKernels(KernelRegistry* k) {
-  k->Register<SegmentSumOp<float>>(KernelDef("SegmentSum", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
-  k->Register<SegmentSumOp<double>>(
-      KernelDef("SegmentSum", kDeviceTypeCpu).TypeConstraint("T", DT_DOUBLE));
-  k->Register<SegmentSumOp<int32_t>>(
-      KernelDef("SegmentSum", kDeviceTypeCpu).TypeConstraint("T", DT_INT32));
-  k->Register<SegmentSumOp<int64_t>>(
-      KernelDef("SegmentSum", kDeviceTypeCpu).TypeConstraint("T", DT_INT64));
   RegisterFor<float, Kind::kSum>(k, "SparseSegmentSum", true);
   RegisterFor<double, Kind::kSum>(k, "SparseSegmentSum", true);
   RegisterFor<int32_t, Kind::kSum>(k, "SparseSegmentSum", false);
