@@ -7,7 +7,9 @@
 #include "ops/array/array_rearrange_ops.h"
 #include "ops/array/broadcast_ops.h"
 #include "ops/array/index_ops.h"
+#include "ops/array/legacy_top_k_ops.h"
 #include "ops/array/matrix_diag_ops.h"
+#include "ops/array/sorted_search_ops.h"
 #include "ops/array/unique_ops.h"
 
 namespace sluice {
@@ -20,6 +22,8 @@ absl::Status RegisterArrayFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBroadcastOps(ops));
   RETURN_IF_ERROR(RegisterUniqueOps(ops));
   RETURN_IF_ERROR(RegisterMatrixDiagOps(ops));
+  RETURN_IF_ERROR(RegisterLegacyTopKOps(ops));
+  RETURN_IF_ERROR(RegisterSortedSearchOps(ops));
   return absl::OkStatus();
 }
 
@@ -42,6 +46,7 @@ void RegisterArrayFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterBroadcastKernels(kernels);
   RegisterUniqueKernels(kernels);
   RegisterMatrixDiagKernels(kernels);
+  RegisterSortedSearchKernels(kernels);
 }
 
 }  // namespace sluice

@@ -6,6 +6,7 @@
 #include "ops/math/bitwise_ops.h"
 #include "ops/math/check_ops.h"
 #include "ops/math/einsum.h"
+#include "ops/math/histogram_ops.h"
 #include "ops/math/linalg_ops.h"
 #include "ops/math/math_gradients.h"
 #include "ops/math/math_ops.h"
@@ -24,6 +25,7 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterLinalgOps(ops));
   RETURN_IF_ERROR(RegisterBitwiseOps(ops));
   RETURN_IF_ERROR(RegisterSpecialFunctionOps(ops));
+  RETURN_IF_ERROR(RegisterHistogramOps(ops));
   return absl::OkStatus();
 }
 
@@ -45,6 +47,7 @@ void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterLinalgKernels(kernels);
   RegisterBitwiseKernels(kernels);
   RegisterSpecialFunctionKernels(kernels);
+  RegisterHistogramKernels(kernels);
 }
 
 }  // namespace sluice

@@ -182,6 +182,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_bitwise_mod_mul_no_nan_and_special_functions_with_gradients(self):
         self.run_case("elementwise_extra")
 
+    def test_tf1_top_k_searchsorted_and_histogram(self):
+        self.run_case("search_and_histogram")
+
     def test_text_cleaned_split_and_parsed_by_tf_strings(self):
         self.run_case("text")
 

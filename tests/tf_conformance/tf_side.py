@@ -370,6 +370,51 @@ def elementwise_extra_cases():
               feeds={"x": x_val, "p": p_val}, rtol=2e-5, atol=2e-5)
 
 
+def search_and_histogram_cases():
+    """TF1's TopK (k an attr; graphs before GraphDef version 7, which TF no
+    longer builds: written here as TopKV2 and rewritten) with its gradient,
+    InTopK, tf.searchsorted (LowerBound, UpperBound) and
+    tf.histogram_fixed_width."""
+    g = tf.Graph()
+    rng = np.random.RandomState(8)
+    x_val = rng.randn(3, 6).astype(np.float32)
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [3, 6], name="x")
+        top = tf.math.top_k(x, k=3, name="top")
+        edges = tf.constant([[-1.0, 0.0, 0.5, 2.0]] * 3)
+        fetches = [
+            top.values,
+            top.indices,
+            tf.raw_ops.InTopK(predictions=x, targets=tf.constant([0, 5, 2]), k=2),
+            tf.searchsorted(edges, x, side="left"),
+            tf.searchsorted(edges, x, side="right", out_type=tf.int64),
+            tf.histogram_fixed_width(x, [-1.5, 1.5], nbins=7),
+            tf.histogram_fixed_width(tf.cast(x * 10, tf.int32), [-10, 10], nbins=4, dtype=tf.int64),
+        ]
+        fetches += tf.gradients(tf.reduce_sum(top.values * tf.constant([3.0, -1.0, 0.5])), [x])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {x: x_val})
+
+    class WithTopKV1:
+        """The graph with its TopKV2 node turned into TF1's TopK."""
+        def as_graph_def(self):
+            gd = g.as_graph_def()
+            for n in gd.node:
+                if n.op == "TopKV2":
+                    n.op = "TopK"
+                    del n.input[1]
+                    n.attr["k"].i = 3
+                    for a in ("Tk", "index_type"):
+                        if a in n.attr:
+                            del n.attr[a]
+            return gd
+
+    ops = set(n.op for n in WithTopKV1().as_graph_def().node)
+    assert {"TopK", "InTopK", "LowerBound", "UpperBound", "HistogramFixedWidth"} <= ops, sorted(ops)
+    save_case("search_and_histogram", WithTopKV1(), [t.name for t in fetches], vals,
+              feeds={"x": x_val})
+
+
 def counting_and_diag_cases():
     """The ops TF2 programs use to count, deduplicate and take diagonals:
     tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
@@ -1404,6 +1449,7 @@ def main():
     text_cases()
     segment_reduction_cases()
     elementwise_extra_cases()
+    search_and_histogram_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
