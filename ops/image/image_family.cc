@@ -1,6 +1,7 @@
 #include "ops/image/image_family.h"
 
 #include "base/status_macros.h"
+#include "ops/image/color_ops.h"
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
 #include "ops/image/nms_ops.h"
@@ -13,11 +14,13 @@ absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterImageOps(ops));
   RETURN_IF_ERROR(RegisterNmsOps(ops));
   RETURN_IF_ERROR(RegisterResizeOps(ops));
+  RETURN_IF_ERROR(RegisterColorOps(ops));
   return absl::OkStatus();
 }
 
 absl::Status RegisterImageFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterImageGradients(ops));
+  RETURN_IF_ERROR(RegisterColorGradients(ops));
   return RegisterResizeGradients(ops);
 }
 
@@ -26,6 +29,7 @@ void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterImageKernels(kernels);
   RegisterNmsKernels(kernels);
   RegisterResizeKernels(kernels);
+  RegisterColorKernels(kernels);
 }
 
 }  // namespace sluice

@@ -185,6 +185,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_tf1_top_k_searchsorted_and_histogram(self):
         self.run_case("search_and_histogram")
 
+    def test_hsv_conversions_hue_and_saturation_with_rgb_to_hsv_gradient(self):
+        self.run_case("color")
+
     def test_text_cleaned_split_and_parsed_by_tf_strings(self):
         self.run_case("text")
 

@@ -415,6 +415,35 @@ def search_and_histogram_cases():
               feeds={"x": x_val})
 
 
+def color_cases():
+    """tf.image.rgb_to_hsv (and its gradient), hsv_to_rgb, adjust_hue,
+    adjust_saturation on random images, greys and black included."""
+    g = tf.Graph()
+    rng = np.random.RandomState(17)
+    img_val = rng.rand(2, 4, 5, 3).astype(np.float32)
+    img_val[0, 0, 0] = [0.5, 0.5, 0.5]
+    img_val[0, 0, 1] = [0.0, 0.0, 0.0]
+    with g.as_default():
+        img = v1.placeholder(tf.float32, [2, 4, 5, 3], name="img")
+        hsv = tf.image.rgb_to_hsv(img)
+        fetches = [
+            hsv,
+            tf.image.hsv_to_rgb(hsv),
+            tf.image.adjust_hue(img, 0.3),
+            tf.image.adjust_hue(img, -0.45),
+            tf.image.adjust_saturation(img, 0.4),
+            tf.image.adjust_saturation(img, 2.5),
+        ]
+        w = tf.constant(rng.randn(3).astype(np.float32))
+        fetches += tf.gradients(tf.reduce_sum(hsv * w), [img])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {img: img_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"RGBToHSV", "HSVToRGB", "AdjustHue", "AdjustSaturation"} <= ops, sorted(ops)
+    save_case("color", g, [t.name for t in fetches], vals, feeds={"img": img_val},
+              rtol=1e-5, atol=1e-5)
+
+
 def counting_and_diag_cases():
     """The ops TF2 programs use to count, deduplicate and take diagonals:
     tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
@@ -1450,6 +1479,7 @@ def main():
     segment_reduction_cases()
     elementwise_extra_cases()
     search_and_histogram_cases()
+    color_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
