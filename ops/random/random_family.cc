@@ -1,6 +1,7 @@
 #include "ops/random/random_family.h"
 
 #include "base/status_macros.h"
+#include "ops/random/multinomial_ops.h"
 #include "ops/random/random_ops.h"
 #include "ops/random/random_shuffle_ops.h"
 
@@ -9,12 +10,14 @@ namespace sluice {
 absl::Status RegisterRandomFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterRandomOps(ops));
   RETURN_IF_ERROR(RegisterRandomShuffleOps(ops));
+  RETURN_IF_ERROR(RegisterMultinomialOps(ops));
   return absl::OkStatus();
 }
 
 void RegisterRandomFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterRandomKernels(kernels);
   RegisterRandomShuffleKernels(kernels);
+  RegisterMultinomialKernels(kernels);
 }
 
 }  // namespace sluice

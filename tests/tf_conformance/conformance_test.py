@@ -188,6 +188,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_hsv_conversions_hue_and_saturation_with_rgb_to_hsv_gradient(self):
         self.run_case("color")
 
+    def test_categorical_draws_are_tensorflows_ids(self):
+        self.run_case("categorical")
+
     def test_text_cleaned_split_and_parsed_by_tf_strings(self):
         self.run_case("text")
 

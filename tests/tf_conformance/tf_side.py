@@ -444,6 +444,30 @@ def color_cases():
               rtol=1e-5, atol=1e-5)
 
 
+def categorical_cases():
+    """tf.random.stateless_categorical and a seeded tf.random.categorical
+    (Multinomial with the graph's seeds), fetched once: TensorFlow's ids bit
+    for bit."""
+    g = tf.Graph()
+    rng = np.random.RandomState(5)
+    logits_val = rng.randn(3, 7).astype(np.float32)
+    logits_val[1, 2] = -np.inf
+    with g.as_default():
+        v1.set_random_seed(1234)
+        logits = v1.placeholder(tf.float32, [3, 7], name="logits")
+        fetches = [
+            tf.random.stateless_categorical(logits, 9, seed=[5, 6]),
+            tf.random.stateless_categorical(tf.cast(logits, tf.float64), 4,
+                                            seed=tf.constant([-9, 3], tf.int32), dtype=tf.int32),
+            tf.random.categorical(logits, 8, seed=77),
+        ]
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {logits: logits_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"StatelessMultinomial", "Multinomial"} <= ops, sorted(ops)
+    save_case("categorical", g, [t.name for t in fetches], vals, feeds={"logits": logits_val})
+
+
 def counting_and_diag_cases():
     """The ops TF2 programs use to count, deduplicate and take diagonals:
     tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
@@ -1480,6 +1504,7 @@ def main():
     elementwise_extra_cases()
     search_and_histogram_cases()
     color_cases()
+    categorical_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
