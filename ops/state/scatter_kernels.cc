@@ -3,6 +3,7 @@
 // (internal::VarInput reads either).
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -13,7 +14,7 @@
 namespace sluice {
 namespace {
 
-enum class ScatterKind { kUpdate, kAdd, kSub };
+enum class ScatterKind { kUpdate, kAdd, kSub, kMul, kDiv, kMin, kMax };
 
 // "[i]" or "[i,j,...]": position `flat` of an index tensor shaped `shape`.
 std::string IndexPosition(const TensorShape& shape, int64_t flat) {
@@ -55,6 +56,14 @@ class ScatterOp : public internal::VariableKernel {
     const bool scalar = updates.dims() == 0;
     T* out = u.data<T>();
     const T* up = updates.data<T>();
+    if constexpr (kKind == ScatterKind::kDiv && std::is_integral_v<T>) {
+      for (int64_t i = 0; i < updates.NumElements(); ++i) {
+        if (up[i] == T(0)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(ctx->node().op(), ": integer division by zero (updates[", i, "])"));
+        }
+      }
+    }
     const Index* idx = indices.data<Index>();
     for (int64_t i = 0; i < indices.NumElements(); ++i) {
       T* row = out + static_cast<int64_t>(idx[i]) * inner;
@@ -71,8 +80,16 @@ class ScatterOp : public internal::VariableKernel {
       x = v;
     } else if constexpr (kKind == ScatterKind::kAdd) {
       x += v;
-    } else {
+    } else if constexpr (kKind == ScatterKind::kSub) {
       x -= v;
+    } else if constexpr (kKind == ScatterKind::kMul) {
+      x *= v;
+    } else if constexpr (kKind == ScatterKind::kDiv) {
+      x /= v;
+    } else if constexpr (kKind == ScatterKind::kMin) {
+      x = v < x ? v : x;
+    } else {
+      x = v > x ? v : x;
     }
   }
 };
@@ -97,6 +114,14 @@ void RegisterForType(KernelRegistry* kernels) {
   RegisterOne<T, int64_t, ScatterKind::kAdd>(kernels, "ScatterAdd");
   RegisterOne<T, int32_t, ScatterKind::kSub>(kernels, "ScatterSub");
   RegisterOne<T, int64_t, ScatterKind::kSub>(kernels, "ScatterSub");
+  RegisterOne<T, int32_t, ScatterKind::kMul>(kernels, "ScatterMul");
+  RegisterOne<T, int64_t, ScatterKind::kMul>(kernels, "ScatterMul");
+  RegisterOne<T, int32_t, ScatterKind::kDiv>(kernels, "ScatterDiv");
+  RegisterOne<T, int64_t, ScatterKind::kDiv>(kernels, "ScatterDiv");
+  RegisterOne<T, int32_t, ScatterKind::kMin>(kernels, "ScatterMin");
+  RegisterOne<T, int64_t, ScatterKind::kMin>(kernels, "ScatterMin");
+  RegisterOne<T, int32_t, ScatterKind::kMax>(kernels, "ScatterMax");
+  RegisterOne<T, int64_t, ScatterKind::kMax>(kernels, "ScatterMax");
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ absl::Status RegisterScatter(OpRegistry* ops, const std::string& name, bool reso
 }  // namespace
 
 absl::Status RegisterScatterOps(OpRegistry* ops) {
-  for (const char* name : {"ScatterUpdate", "ScatterAdd", "ScatterSub"}) {
+  for (const char* name : {"ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
+                           "ScatterMin", "ScatterMax"}) {
     RETURN_IF_ERROR(RegisterScatter(ops, name, /*resource=*/false));
     RETURN_IF_ERROR(RegisterScatter(ops, name, /*resource=*/true));
   }
@@ -107,6 +108,22 @@ Output ScatterSub(const Scope& s, Input ref, Input indices, Input updates,
                   const ScatterAttrs& attrs, std::source_location loc) {
   return RefScatter(s, "ScatterSub", ref, indices, updates, attrs, loc);
 }
+Output ScatterMul(const Scope& s, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs, std::source_location loc) {
+  return RefScatter(s, "ScatterMul", ref, indices, updates, attrs, loc);
+}
+Output ScatterDiv(const Scope& s, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs, std::source_location loc) {
+  return RefScatter(s, "ScatterDiv", ref, indices, updates, attrs, loc);
+}
+Output ScatterMin(const Scope& s, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs, std::source_location loc) {
+  return RefScatter(s, "ScatterMin", ref, indices, updates, attrs, loc);
+}
+Output ScatterMax(const Scope& s, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs, std::source_location loc) {
+  return RefScatter(s, "ScatterMax", ref, indices, updates, attrs, loc);
+}
 Node* ResourceScatterUpdate(const Scope& s, Input resource, Input indices, Input updates,
                             std::source_location loc) {
   return ResourceScatter(s, "ResourceScatterUpdate", resource, indices, updates, loc);
@@ -118,6 +135,22 @@ Node* ResourceScatterAdd(const Scope& s, Input resource, Input indices, Input up
 Node* ResourceScatterSub(const Scope& s, Input resource, Input indices, Input updates,
                          std::source_location loc) {
   return ResourceScatter(s, "ResourceScatterSub", resource, indices, updates, loc);
+}
+Node* ResourceScatterMul(const Scope& s, Input resource, Input indices, Input updates,
+                         std::source_location loc) {
+  return ResourceScatter(s, "ResourceScatterMul", resource, indices, updates, loc);
+}
+Node* ResourceScatterDiv(const Scope& s, Input resource, Input indices, Input updates,
+                         std::source_location loc) {
+  return ResourceScatter(s, "ResourceScatterDiv", resource, indices, updates, loc);
+}
+Node* ResourceScatterMin(const Scope& s, Input resource, Input indices, Input updates,
+                         std::source_location loc) {
+  return ResourceScatter(s, "ResourceScatterMin", resource, indices, updates, loc);
+}
+Node* ResourceScatterMax(const Scope& s, Input resource, Input indices, Input updates,
+                         std::source_location loc) {
+  return ResourceScatter(s, "ResourceScatterMax", resource, indices, updates, loc);
 }
 
 }  // namespace ops

@@ -1,6 +1,6 @@
 // Scatter ops: sparse row updates of variables — ScatterUpdate, ScatterAdd,
-// ScatterSub on ref variables (VariableV2) and ResourceScatterUpdate,
-// ResourceScatterAdd, ResourceScatterSub on resource handles (VarHandleOp),
+// ScatterSub, ScatterMul, ScatterDiv, ScatterMin, ScatterMax on ref variables
+// (VariableV2) and their Resource forms on resource handles (VarHandleOp),
 // with TensorFlow's names, inputs and attrs, and CPU kernels for float,
 // double, int32 and int64 values with int32 or int64 indices.
 //
@@ -12,6 +12,9 @@
 //   ScatterUpdate: ref[indices[i], ...] = updates[i, ...]   (the last write wins)
 //   ScatterAdd:    ref[indices[i], ...] += updates[i, ...]  (duplicates add up)
 //   ScatterSub:    ref[indices[i], ...] -= updates[i, ...]
+//   ScatterMul, ScatterDiv: *= and /= (an integer update of 0 is
+//                  InvalidArgument, before anything is written)
+//   ScatterMin, ScatterMax: the smaller / larger of the two
 // updates has shape indices.shape + ref.shape[1:], or is a scalar applied to
 // every addressed row. The ref forms output the variable (Ref(T)); the
 // resource forms output nothing.
@@ -64,6 +67,18 @@ Output ScatterAdd(const Scope& scope, Input ref, Input indices, Input updates,
 Output ScatterSub(const Scope& scope, Input ref, Input indices, Input updates,
                   const ScatterAttrs& attrs = {},
                   std::source_location loc = std::source_location::current());
+Output ScatterMul(const Scope& scope, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs = {},
+                  std::source_location loc = std::source_location::current());
+Output ScatterDiv(const Scope& scope, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs = {},
+                  std::source_location loc = std::source_location::current());
+Output ScatterMin(const Scope& scope, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs = {},
+                  std::source_location loc = std::source_location::current());
+Output ScatterMax(const Scope& scope, Input ref, Input indices, Input updates,
+                  const ScatterAttrs& attrs = {},
+                  std::source_location loc = std::source_location::current());
 
 // The resource forms: `resource` is a VarHandleOp handle.
 Node* ResourceScatterUpdate(const Scope& scope, Input resource, Input indices, Input updates,
@@ -71,6 +86,14 @@ Node* ResourceScatterUpdate(const Scope& scope, Input resource, Input indices, I
 Node* ResourceScatterAdd(const Scope& scope, Input resource, Input indices, Input updates,
                          std::source_location loc = std::source_location::current());
 Node* ResourceScatterSub(const Scope& scope, Input resource, Input indices, Input updates,
+                         std::source_location loc = std::source_location::current());
+Node* ResourceScatterMul(const Scope& scope, Input resource, Input indices, Input updates,
+                         std::source_location loc = std::source_location::current());
+Node* ResourceScatterDiv(const Scope& scope, Input resource, Input indices, Input updates,
+                         std::source_location loc = std::source_location::current());
+Node* ResourceScatterMin(const Scope& scope, Input resource, Input indices, Input updates,
+                         std::source_location loc = std::source_location::current());
+Node* ResourceScatterMax(const Scope& scope, Input resource, Input indices, Input updates,
                          std::source_location loc = std::source_location::current());
 
 }  // namespace ops

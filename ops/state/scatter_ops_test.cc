@@ -158,5 +158,42 @@ TEST_F(ScatterTest, ResourceForms) {
   EXPECT_EQ(Fetch<float>(read), (std::vector<float>{3, 1.5f, 9}));
 }
 
+TEST_F(ScatterTest, MulDivMinMaxOnRows) {
+  Output init = ops::Const<float>(s_, {1, 2, 3, 4, 5, 6}, TensorShape({3, 2}));
+  ops::VariableAndInit m = ops::VariableWithInit(s_.WithOpName("m"), init);
+  ops::VariableAndInit d = ops::VariableWithInit(s_.WithOpName("d"), init);
+  ops::VariableAndInit lo = ops::VariableWithInit(s_.WithOpName("lo"), init);
+  ops::VariableAndInit hi = ops::VariableWithInit(s_.WithOpName("hi"), init);
+  Output rows = ops::Const<float>(s_, {2, 2, 0.5f, 10}, TensorShape({2, 2}));
+  Output mul = ops::ScatterMul(s_, m.var, {2, 0}, rows);
+  Output div = ops::ScatterDiv(s_, d.var, {2, 0}, rows);
+  Output min = ops::ScatterMin(s_, lo.var, {int64_t{2}, int64_t{0}}, rows);
+  Output max = ops::ScatterMax(s_, hi.var, {2, 0}, rows);
+  Start({m.initializer, d.initializer, lo.initializer, hi.initializer});
+  EXPECT_EQ(Fetch<float>(mul), (std::vector<float>{0.5f, 20, 3, 4, 10, 12}));
+  EXPECT_EQ(Fetch<float>(div), (std::vector<float>{2, 0.2f, 3, 4, 2.5f, 3}));
+  EXPECT_EQ(Fetch<float>(min), (std::vector<float>{0.5f, 2, 3, 4, 2, 2}));
+  EXPECT_EQ(Fetch<float>(max), (std::vector<float>{1, 10, 3, 4, 5, 6}));
+}
+
+TEST_F(ScatterTest, IntegerDivisionByZeroWritesNothing) {
+  Output h = ops::VarHandleOp(s_.WithOpName("h"), DT_INT32, TensorShape({3}));
+  Node* init = ops::AssignVariableOp(s_, h, {4, 8, 12});
+  Node* div = ops::ResourceScatterDiv(s_, h, {0, 1}, {2, 0});
+  Node* mul = ops::ResourceScatterMul(s_, h, {2, 2}, {2, 3});
+  Node* max = ops::ResourceScatterMax(s_, h, {0}, {100});
+  Node* min = ops::ResourceScatterMin(s_, h, {1}, {-1});
+  Output read = ops::ReadVariableOp(s_, h, DT_INT32);
+  Start({init});
+  absl::Status st = RunTarget(div);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  EXPECT_THAT(st.message(), HasSubstr("integer division by zero (updates[1])"));
+  EXPECT_EQ(Fetch<int32_t>(read), (std::vector<int32_t>{4, 8, 12}));
+  ASSERT_TRUE(RunTarget(mul).ok());
+  ASSERT_TRUE(RunTarget(max).ok());
+  ASSERT_TRUE(RunTarget(min).ok());
+  EXPECT_EQ(Fetch<int32_t>(read), (std::vector<int32_t>{100, -1, 72}));
+}
+
 }  // namespace
 }  // namespace sluice
