@@ -43,15 +43,12 @@ TEST(ColorOpsTest, HueAndSaturationAdjustments) {
   Output rgb = Pixels(s, {1, 0, 0, 0.2f, 0.4f, 0.8f, 0.5f, 0.5f, 0.5f});
   // Half a turn: red to cyan; a grey stays grey.
   ExpectTensor<float>(Eval(s, {}, ops::AdjustHue(s, rgb, ops::Const(s, 0.5f))),
-                      TensorShape({1, 3, 3}), {0, 1, 1, 0.8f, 0.6f, 0.2f, 0.5f, 0.5f, 0.5f},
-                      1e-6);
+                      TensorShape({1, 3, 3}), {0, 1, 1, 0.8f, 0.6f, 0.2f, 0.5f, 0.5f, 0.5f}, 1e-6);
   // A full turn back to itself, negative deltas wrap.
   ExpectTensor<float>(Eval(s, {}, ops::AdjustHue(s, rgb, ops::Const(s, -1.0f))),
-                      TensorShape({1, 3, 3}), {1, 0, 0, 0.2f, 0.4f, 0.8f, 0.5f, 0.5f, 0.5f},
-                      1e-6);
+                      TensorShape({1, 3, 3}), {1, 0, 0, 0.2f, 0.4f, 0.8f, 0.5f, 0.5f, 0.5f}, 1e-6);
   ExpectTensor<float>(Eval(s, {}, ops::AdjustSaturation(s, rgb, ops::Const(s, 0.0f))),
-                      TensorShape({1, 3, 3}), {1, 1, 1, 0.8f, 0.8f, 0.8f, 0.5f, 0.5f, 0.5f},
-                      1e-6);
+                      TensorShape({1, 3, 3}), {1, 1, 1, 0.8f, 0.8f, 0.8f, 0.5f, 0.5f, 0.5f}, 1e-6);
   // Saturation 0.75 * 2 clamps to 1: min goes to 0, the middle scales.
   ExpectTensor<float>(Eval(s, {}, ops::AdjustSaturation(s, rgb, ops::Const(s, 2.0f))),
                       TensorShape({1, 3, 3}), {1, 0, 0, 0, 0.26666668f, 0.8f, 0.5f, 0.5f, 0.5f},
@@ -62,9 +59,10 @@ TEST(ColorOpsTest, RgbToHsvGradient) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output x = Placeholder(s, DT_DOUBLE, TensorShape({4, 3}));
   // Each channel the largest and the smallest somewhere; no ties.
-  EXPECT_LT(GradError(s, {{x, Tensor::FromVector<double>({0.9, 0.3, 0.1, 0.2, 0.7, 0.4, 0.35,
-                                                          0.15, 0.85, 0.5, 0.6, 0.25},
-                                                         TensorShape({4, 3}))}},
+  EXPECT_LT(GradError(s,
+                      {{x, Tensor::FromVector<double>(
+                               {0.9, 0.3, 0.1, 0.2, 0.7, 0.4, 0.35, 0.15, 0.85, 0.5, 0.6, 0.25},
+                               TensorShape({4, 3}))}},
                       ops::RGBToHSV(s, x)),
             1e-6);
 }

@@ -5,6 +5,7 @@
 #include "ops/math/bincount_ops.h"
 #include "ops/math/bitwise_ops.h"
 #include "ops/math/check_ops.h"
+#include "ops/math/composite_ops.h"
 #include "ops/math/einsum.h"
 #include "ops/math/histogram_ops.h"
 #include "ops/math/linalg_ops.h"
@@ -26,6 +27,7 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBitwiseOps(ops));
   RETURN_IF_ERROR(RegisterSpecialFunctionOps(ops));
   RETURN_IF_ERROR(RegisterHistogramOps(ops));
+  RETURN_IF_ERROR(RegisterCompositeOps(ops));
   return absl::OkStatus();
 }
 

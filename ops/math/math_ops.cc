@@ -440,6 +440,8 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
   for (const char* name : {"Max", "Min"}) {
     RETURN_IF_ERROR(RegisterReduction(ops, name, kRealNumberTypes));
   }
+  // sqrt(sum(x^2)): no kernel, lowered by ops/math/composite_ops.cc.
+  RETURN_IF_ERROR(RegisterReduction(ops, "EuclideanNorm", kNumberTypes));
   for (const char* name : {"All", "Any"}) {
     RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
                                       .Input("input: bool")

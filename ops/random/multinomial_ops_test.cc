@@ -36,14 +36,15 @@ TEST(MultinomialOpsTest, StatelessIdsAreTensorFlows) {
   Scope s = Scope::NewRootScope(BuiltinOps());
   Output l = ops::Const(s, Logits());
   ExpectTensor<int64_t>(
-      Eval(s, {}, ops::StatelessMultinomial(s, l, ops::Const(s, 6),
-                                            ops::Const(s, Tensor::FromVector<int64_t>({7, 42})))),
+      Eval(s, {},
+           ops::StatelessMultinomial(s, l, ops::Const(s, 6),
+                                     ops::Const(s, Tensor::FromVector<int64_t>({7, 42})))),
       TensorShape({2, 6}), {3, 3, 1, 2, 0, 1, 1, 3, 2, 1, 1, 3});
-  ExpectTensor<int32_t>(
-      Eval(s, {}, ops::StatelessMultinomial(s, ops::Cast(s, l, DT_DOUBLE), ops::Const(s, 5),
-                                            ops::Const(s, Tensor::FromVector<int32_t>({-3, 11})),
-                                            DT_INT32)),
-      TensorShape({2, 5}), {3, 1, 2, 0, 3, 2, 1, 1, 1, 3});
+  ExpectTensor<int32_t>(Eval(s, {},
+                             ops::StatelessMultinomial(
+                                 s, ops::Cast(s, l, DT_DOUBLE), ops::Const(s, 5),
+                                 ops::Const(s, Tensor::FromVector<int32_t>({-3, 11})), DT_INT32)),
+                        TensorShape({2, 5}), {3, 1, 2, 0, 3, 2, 1, 1, 1, 3});
 }
 
 TEST(MultinomialOpsTest, SeededStatefulRunsAreTensorFlows) {

@@ -194,6 +194,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_scatter_mul_div_min_max_on_ref_and_resource_variables(self):
         self.run_case("scatter_mul_div_min_max")
 
+    def test_euclidean_norm_and_cumulative_logsumexp_with_gradients(self):
+        self.run_case("composite")
+
     def test_text_cleaned_split_and_parsed_by_tf_strings(self):
         self.run_case("text")
 

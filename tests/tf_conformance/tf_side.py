@@ -499,6 +499,32 @@ def scatter_cases():
               targets=[steps.name], steps=2, init=init_op.name)
 
 
+def composite_cases():
+    """tf.math.reduce_euclidean_norm and cumulative_logsumexp (exclusive,
+    reverse) with their gradients."""
+    g = tf.Graph()
+    rng = np.random.RandomState(31)
+    x_val = rng.randn(3, 5).astype(np.float32)
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [3, 5], name="x")
+        fetches = [
+            tf.math.reduce_euclidean_norm(x, 1),
+            tf.math.reduce_euclidean_norm(x, [0, 1], keepdims=True),
+            tf.math.cumulative_logsumexp(x, 1),
+            tf.math.cumulative_logsumexp(x, 0, exclusive=True),
+            tf.math.cumulative_logsumexp(x, 1, reverse=True),
+        ]
+        loss = (tf.reduce_sum(fetches[0] * [1.0, -2.0, 0.5]) + tf.reduce_sum(fetches[2] * 0.3)
+                + tf.reduce_sum(fetches[4] * x))
+        fetches += tf.gradients(loss, [x])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {x: x_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"EuclideanNorm", "CumulativeLogsumexp"} <= ops, sorted(ops)
+    save_case("composite", g, [t.name for t in fetches], vals, feeds={"x": x_val},
+              rtol=1e-5, atol=1e-5)
+
+
 def counting_and_diag_cases():
     """The ops TF2 programs use to count, deduplicate and take diagonals:
     tf.math.bincount (DenseBincount, and Sparse/RaggedBincount for sparse
@@ -1537,6 +1563,7 @@ def main():
     color_cases()
     categorical_cases()
     scatter_cases()
+    composite_cases()
     counting_and_diag_cases()
     stateless_random_cases()
     linalg_cases()
