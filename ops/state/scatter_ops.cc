@@ -96,62 +96,23 @@ Node* ResourceScatter(const Scope& s, const char* op, Input resource, Input indi
 
 }  // namespace
 
-Output ScatterUpdate(const Scope& s, Input ref, Input indices, Input updates,
-                     const ScatterAttrs& attrs, std::source_location loc) {
-  return RefScatter(s, "ScatterUpdate", ref, indices, updates, attrs, loc);
-}
-Output ScatterAdd(const Scope& s, Input ref, Input indices, Input updates,
-                  const ScatterAttrs& attrs, std::source_location loc) {
-  return RefScatter(s, "ScatterAdd", ref, indices, updates, attrs, loc);
-}
-Output ScatterSub(const Scope& s, Input ref, Input indices, Input updates,
-                  const ScatterAttrs& attrs, std::source_location loc) {
-  return RefScatter(s, "ScatterSub", ref, indices, updates, attrs, loc);
-}
-Output ScatterMul(const Scope& s, Input ref, Input indices, Input updates,
-                  const ScatterAttrs& attrs, std::source_location loc) {
-  return RefScatter(s, "ScatterMul", ref, indices, updates, attrs, loc);
-}
-Output ScatterDiv(const Scope& s, Input ref, Input indices, Input updates,
-                  const ScatterAttrs& attrs, std::source_location loc) {
-  return RefScatter(s, "ScatterDiv", ref, indices, updates, attrs, loc);
-}
-Output ScatterMin(const Scope& s, Input ref, Input indices, Input updates,
-                  const ScatterAttrs& attrs, std::source_location loc) {
-  return RefScatter(s, "ScatterMin", ref, indices, updates, attrs, loc);
-}
-Output ScatterMax(const Scope& s, Input ref, Input indices, Input updates,
-                  const ScatterAttrs& attrs, std::source_location loc) {
-  return RefScatter(s, "ScatterMax", ref, indices, updates, attrs, loc);
-}
-Node* ResourceScatterUpdate(const Scope& s, Input resource, Input indices, Input updates,
-                            std::source_location loc) {
-  return ResourceScatter(s, "ResourceScatterUpdate", resource, indices, updates, loc);
-}
-Node* ResourceScatterAdd(const Scope& s, Input resource, Input indices, Input updates,
-                         std::source_location loc) {
-  return ResourceScatter(s, "ResourceScatterAdd", resource, indices, updates, loc);
-}
-Node* ResourceScatterSub(const Scope& s, Input resource, Input indices, Input updates,
-                         std::source_location loc) {
-  return ResourceScatter(s, "ResourceScatterSub", resource, indices, updates, loc);
-}
-Node* ResourceScatterMul(const Scope& s, Input resource, Input indices, Input updates,
-                         std::source_location loc) {
-  return ResourceScatter(s, "ResourceScatterMul", resource, indices, updates, loc);
-}
-Node* ResourceScatterDiv(const Scope& s, Input resource, Input indices, Input updates,
-                         std::source_location loc) {
-  return ResourceScatter(s, "ResourceScatterDiv", resource, indices, updates, loc);
-}
-Node* ResourceScatterMin(const Scope& s, Input resource, Input indices, Input updates,
-                         std::source_location loc) {
-  return ResourceScatter(s, "ResourceScatterMin", resource, indices, updates, loc);
-}
-Node* ResourceScatterMax(const Scope& s, Input resource, Input indices, Input updates,
-                         std::source_location loc) {
-  return ResourceScatter(s, "ResourceScatterMax", resource, indices, updates, loc);
-}
+#define SLUICE_SCATTER_WRAPPERS_(NAME)                                                      \
+  Output Scatter##NAME(const Scope& s, Input ref, Input indices, Input updates,              \
+                       const ScatterAttrs& attrs, std::source_location loc) {                \
+    return RefScatter(s, "Scatter" #NAME, ref, indices, updates, attrs, loc);                \
+  }                                                                                          \
+  Node* ResourceScatter##NAME(const Scope& s, Input resource, Input indices, Input updates, \
+                              std::source_location loc) {                                    \
+    return ResourceScatter(s, "ResourceScatter" #NAME, resource, indices, updates, loc);     \
+  }
+SLUICE_SCATTER_WRAPPERS_(Update)
+SLUICE_SCATTER_WRAPPERS_(Add)
+SLUICE_SCATTER_WRAPPERS_(Sub)
+SLUICE_SCATTER_WRAPPERS_(Mul)
+SLUICE_SCATTER_WRAPPERS_(Div)
+SLUICE_SCATTER_WRAPPERS_(Min)
+SLUICE_SCATTER_WRAPPERS_(Max)
+#undef SLUICE_SCATTER_WRAPPERS_
 
 }  // namespace ops
 }  // namespace sluice
