@@ -121,6 +121,14 @@ absl::StatusOr<std::pair<Node*, int>> FindOutput(const Graph& graph, const std::
   return std::make_pair(node, id->index);
 }
 
+// The names of the file's library functions: a node whose op is one calls
+// it (a TF1 Defun call), so it is not an op Sluice lacks.
+absl::flat_hash_set<std::string> LibraryFunctionNames(const GraphDef& def) {
+  absl::flat_hash_set<std::string> names;
+  for (const auto& f : def.library().function()) names.insert(f.signature().name());
+  return names;
+}
+
 // Renders a status as one line (no newlines).
 std::string OneLine(const absl::Status& status) {
   return absl::StrReplaceAll(status.message(), {{"\r\n", "; "}, {"\n", "; "}});
@@ -173,9 +181,7 @@ absl::StatusOr<RunReport> RunGraphDef(const GraphDef& def, const RunRequest& req
   ASSIGN_OR_RETURN(GraphDef pruned, PruneGraphDef(def, roots));
 
   RunReport report;
-  // A node whose op names a library function calls it (a TF1 Defun call).
-  absl::flat_hash_set<std::string> functions;
-  for (const auto& f : def.library().function()) functions.insert(f.signature().name());
+  const absl::flat_hash_set<std::string> functions = LibraryFunctionNames(def);
   auto lacks_op = [&](const NodeDef& n) {
     return options.ops->Find(n.op()) == nullptr && !functions.contains(n.op());
   };
@@ -393,8 +399,7 @@ OpCheck CheckGraphOps(const GraphDef& def, const OpRegistry& ops) {
     for (const NodeDef& n : f.node_def()) see(n.op());
   }
   check.num_ops = static_cast<int>(order.size());
-  absl::flat_hash_set<std::string> functions;  // calls of library functions are not missing ops
-  for (const auto& f : def.library().function()) functions.insert(f.signature().name());
+  const absl::flat_hash_set<std::string> functions = LibraryFunctionNames(def);
   for (const std::string& op : order) {
     if (ops.Find(op) != nullptr || functions.contains(op)) continue;
     check.missing.emplace_back(op, count[op]);

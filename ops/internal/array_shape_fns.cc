@@ -543,13 +543,14 @@ absl::Status GatherV2Shape(InferenceContext* c) {
 absl::Status GatherShape(InferenceContext* c) { return GatherShapeImpl(c, 0); }
 
 absl::Status UnsortedSegmentSumShape(InferenceContext* c) {
+  const std::string& op = c->node().op();
   const TensorShape& data = c->input(0);
   const TensorShape& ids = c->input(1);
   ASSIGN_OR_RETURN(std::optional<int64_t> num,
-                   ScalarFromInput(c, 2, "UnsortedSegmentSum: num_segments"));
+                   ScalarFromInput(c, 2, absl::StrCat(op, ": num_segments")));
   if (num.has_value() && *num < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("UnsortedSegmentSum: num_segments must be non-negative, got ", *num));
+        absl::StrCat(op, ": num_segments must be non-negative, got ", *num));
   }
   if (data.rank() < 0 || ids.rank() < 0) {
     c->set_output(0, TensorShape::Unknown());
@@ -561,7 +562,7 @@ absl::Status UnsortedSegmentSumShape(InferenceContext* c) {
   }
   if (!prefix_ok) {
     return absl::InvalidArgumentError(
-        absl::StrCat("UnsortedSegmentSum: segment_ids shape ", ids.DebugString(),
+        absl::StrCat(op, ": segment_ids shape ", ids.DebugString(),
                      " must be a prefix of data shape ", data.DebugString()));
   }
   std::vector<int64_t> dims = {num.value_or(-1)};

@@ -50,6 +50,8 @@ absl::Status StridedSliceShape(InferenceContext* c);
 absl::Status StridedSliceGradShape(InferenceContext* c);
 absl::Status GatherV2Shape(InferenceContext* c);
 absl::Status GatherShape(InferenceContext* c);
+// UnsortedSegmentSum's, and the other unsorted segment reductions' (errors
+// name the node's op).
 absl::Status UnsortedSegmentSumShape(InferenceContext* c);
 absl::Status BroadcastGradientArgsShape(InferenceContext* c);
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ops/array/internal/array_kernel_checks.h"
 #include "ops/internal/index_tensors.h"
 #include "ops/sparse/segment_reduction_ops.h"
 #include "runtime/kernel.h"
@@ -127,18 +128,8 @@ class UnsortedSegmentReductionOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("num_segments should be a scalar, not shape ", num.shape().DebugString()));
     }
-    ASSIGN_OR_RETURN(int64_t rows, internal::ReadScalar(num, "num_segments"));
-    if (rows < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Input num_segments == ", rows, " must not be negative."));
-    }
-    bool prefix = ids.dims() <= data.dims();
-    for (int d = 0; prefix && d < ids.dims(); ++d) prefix = ids.dim_size(d) == data.dim_size(d);
-    if (!prefix) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("data.shape = ", data.shape().DebugString(),
-                       " does not start with segment_ids.shape = ", ids.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(internal::SegmentSumPlan plan, internal::PlanUnsortedSegmentSum(*ctx));
+    const int64_t rows = plan.num_segments;
     ASSIGN_OR_RETURN(std::vector<int64_t> seg, internal::ReadInts(ids, "segment_ids"));
     for (size_t i = 0; i < seg.size(); ++i) {
       if (seg[i] >= rows) {
@@ -146,11 +137,11 @@ class UnsortedSegmentReductionOp : public OpKernel {
                                                        " is out of range [0, ", rows, ")"));
       }
     }
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, OutputShape(data, ids.dims(), rows)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, plan.out_shape));
     T* o = out->data<T>();
     std::fill_n(o, out->NumElements(), Reducer<T, kind>::Start());
     std::vector<int64_t> counts(rows, 0);
-    FoldRows<T, kind>(seg, data.data<T>(), InnerElements(data, ids.dims()), o, &counts);
+    FoldRows<T, kind>(seg, data.data<T>(), plan.inner, o, &counts);
     return absl::OkStatus();
   }
 };

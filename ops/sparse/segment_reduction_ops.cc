@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/internal/array_shape_fns.h"
 
 namespace sluice {
 namespace {
@@ -36,39 +37,6 @@ absl::Status SortedShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// Unsorted: [num_segments] + data's dims after segment_ids' rank.
-absl::Status UnsortedShape(InferenceContext* c) {
-  const TensorShape& data = c->input(0);
-  const TensorShape& ids = c->input(1);
-  RETURN_IF_ERROR(c->WithRank(2, 0));
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> num, c->InputAsInts(2));
-  int64_t rows = -1;
-  if (num.has_value() && num->size() == 1) {
-    rows = (*num)[0];
-    if (rows < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("num_segments must be non-negative, got ", rows));
-    }
-  }
-  if (data.unknown_rank() || ids.unknown_rank()) {
-    c->set_output(0, TensorShape::Unknown());
-    return absl::OkStatus();
-  }
-  bool prefix = ids.rank() <= data.rank();
-  for (int i = 0; prefix && i < ids.rank(); ++i) {
-    prefix = ids.dim(i) < 0 || data.dim(i) < 0 || ids.dim(i) == data.dim(i);
-  }
-  if (!prefix) {
-    return absl::InvalidArgumentError(absl::StrCat("segment_ids shape ", ids.DebugString(),
-                                                   " must be a prefix of data shape ",
-                                                   data.DebugString()));
-  }
-  std::vector<int64_t> dims = {rows};
-  dims.insert(dims.end(), data.dims().begin() + ids.rank(), data.dims().end());
-  c->set_output(0, TensorShape(absl::MakeConstSpan(dims)));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status RegisterSegmentReductionOps(OpRegistry* ops) {
@@ -90,7 +58,7 @@ absl::Status RegisterSegmentReductionOps(OpRegistry* ops) {
                                       .Attr(real ? kRealTypes : kNumberTypes)
                                       .Attr("Tindices: {int32, int64}")
                                       .Attr("Tnumsegments: {int32, int64} = DT_INT32")
-                                      .SetShapeFn(UnsortedShape)));
+                                      .SetShapeFn(internal::UnsortedSegmentSumShape)));
   }
   return absl::OkStatus();
 }

@@ -132,6 +132,33 @@ absl::StatusOr<TrackableObjectGraph> ReadCheckpointObjectGraph(const BundleReade
   return graph;
 }
 
+absl::StatusOr<std::vector<BoundInput>> BoundInputsOf(const SavedObjectGraph& objects,
+                                                       const NodeDef& call) {
+  std::vector<BoundInput> result;
+  auto f = call.attr().find("f");
+  if (f == call.attr().end() || !f->second.has_func()) return result;
+  auto fn = objects.concrete_functions().find(f->second.func().name());
+  if (fn == objects.concrete_functions().end()) return result;
+  const auto& bound = fn->second.bound_inputs();
+  const std::vector<std::string> inputs = DataInputs(call);
+  if (static_cast<int>(inputs.size()) < bound.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", call.name(), "' calls '", f->second.func().name(), "' with ", inputs.size(),
+        " inputs, fewer than its ", bound.size(), " bound inputs"));
+  }
+  const size_t first = inputs.size() - bound.size();
+  for (int i = 0; i < bound.size(); ++i) {
+    const int id = bound[i];
+    if (id < 0 || id >= objects.nodes_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("function '", f->second.func().name(),
+                                                     "' binds object ", id, ", outside the ",
+                                                     objects.nodes_size(), " saved objects"));
+    }
+    result.push_back({id, inputs[first + i]});
+  }
+  return result;
+}
+
 absl::StatusOr<CapturedVariableRestore> AddCapturedVariableRestore(
     const SavedObjectGraph& objects, const TrackableObjectGraph& checkpoint_objects,
     GraphDef* graph, const std::string& scope_name) {
@@ -142,27 +169,11 @@ absl::StatusOr<CapturedVariableRestore> AddCapturedVariableRestore(
   std::vector<Capture> captures;
   std::set<std::string> seen;
   for (const NodeDef& call : graph->node()) {
-    auto f = call.attr().find("f");
-    if (f == call.attr().end() || !f->second.has_func()) continue;
-    auto fn = objects.concrete_functions().find(f->second.func().name());
-    if (fn == objects.concrete_functions().end()) continue;
-    const auto& bound = fn->second.bound_inputs();
-    const std::vector<std::string> inputs = DataInputs(call);
-    if (static_cast<int>(inputs.size()) < bound.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "node '", call.name(), "' calls '", f->second.func().name(), "' with ",
-          inputs.size(), " inputs, fewer than its ", bound.size(), " bound inputs"));
-    }
-    const size_t first = inputs.size() - bound.size();
-    for (int i = 0; i < bound.size(); ++i) {
-      const int id = bound[i];
-      if (id < 0 || id >= objects.nodes_size()) {
-        return absl::InvalidArgumentError(absl::StrCat("function '", f->second.func().name(),
-                                                       "' binds object ", id, ", outside the ",
-                                                       objects.nodes_size(), " saved objects"));
-      }
+    ASSIGN_OR_RETURN(std::vector<BoundInput> bound, BoundInputsOf(objects, call));
+    for (const BoundInput& b : bound) {
+      const int id = b.object;
       if (!objects.nodes(id).has_variable()) continue;  // a resource, asset or constant
-      auto handle = by_name.find(NodeOf(inputs[first + i]));
+      auto handle = by_name.find(NodeOf(b.tensor));
       if (handle == by_name.end() || handle->second->op() != "VarHandleOp") continue;
       if (!seen.insert(handle->second->name()).second) continue;
       const int ckpt = matched.checkpoint_node[id];

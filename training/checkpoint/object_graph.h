@@ -40,6 +40,7 @@
 #define SLUICE_TRAINING_CHECKPOINT_OBJECT_GRAPH_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "graph/proto/graph.pb.h"
@@ -54,6 +55,17 @@ inline constexpr char kObjectGraphKey[] = "_CHECKPOINTABLE_OBJECT_GRAPH";
 
 absl::StatusOr<::tensorflow::TrackableObjectGraph> ReadCheckpointObjectGraph(
     const BundleReader& checkpoint);
+
+// What a call of one of the object graph's concrete functions (its "f"
+// attr) passes for each bound input: the object and the input tensor.
+// Empty for a node that calls none; InvalidArgument for a call with fewer
+// inputs than bound inputs, or a bound object outside the graph.
+struct BoundInput {
+  int object;
+  std::string tensor;  // "node" or "node:k"
+};
+absl::StatusOr<std::vector<BoundInput>> BoundInputsOf(const ::tensorflow::SavedObjectGraph& objects,
+                                                      const ::tensorflow::NodeDef& call);
 
 struct CapturedVariableRestore {
   int variables = 0;          // handles restored; 0: nothing was added

@@ -94,15 +94,6 @@ AttrValue TypeAttr(DataType t) {
   return a;
 }
 
-// The node's data inputs ("x", "x:1"; not "^x").
-std::vector<std::string> DataInputs(const NodeDef& node) {
-  std::vector<std::string> inputs;
-  for (const std::string& in : node.input()) {
-    if (!in.empty() && in[0] != '^') inputs.push_back(in);
-  }
-  return inputs;
-}
-
 std::string NodeOf(const std::string& tensor) { return tensor.substr(0, tensor.find(':')); }
 
 std::string KindOf(const SavedObject& o) {
@@ -139,20 +130,13 @@ SavedFunctions::SavedFunctions(SavedModelBundle* bundle) : bundle_(bundle) {
   // The handles the signatures' calls pass for their captured variables.
   const SavedObjectGraph& objects = bundle_->meta_graph.object_graph_def();
   for (const NodeDef& call : graph.node()) {
-    auto f = call.attr().find("f");
-    if (f == call.attr().end() || !f->second.has_func()) continue;
-    auto fn = objects.concrete_functions().find(f->second.func().name());
-    if (fn == objects.concrete_functions().end()) continue;
-    const auto& bound = fn->second.bound_inputs();
-    const std::vector<std::string> inputs = DataInputs(call);
-    if (static_cast<int>(inputs.size()) < bound.size()) continue;
-    const size_t first = inputs.size() - bound.size();
-    for (int i = 0; i < bound.size(); ++i) {
-      const int id = bound[i];
-      if (id < 0 || id >= objects.nodes_size() || !objects.nodes(id).has_variable()) continue;
-      auto handle = by_name.find(NodeOf(inputs[first + i]));
+    absl::StatusOr<std::vector<BoundInput>> bound = BoundInputsOf(objects, call);
+    if (!bound.ok()) continue;  // LoadSavedModel refused such a graph already
+    for (const BoundInput& b : *bound) {
+      if (!objects.nodes(b.object).has_variable()) continue;
+      auto handle = by_name.find(NodeOf(b.tensor));
       if (handle == by_name.end() || handle->second->op() != "VarHandleOp") continue;
-      handles_.emplace(id, inputs[first + i]);
+      handles_.emplace(b.object, b.tensor);
     }
   }
 }

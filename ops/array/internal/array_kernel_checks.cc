@@ -294,18 +294,19 @@ TensorShape GatherShape(const TensorShape& params, const TensorShape& indices, i
 absl::StatusOr<SegmentSumPlan> PlanUnsortedSegmentSum(const OpKernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& ids = ctx.input(1);
+  const std::string& op = ctx.node().op();
   SegmentSumPlan plan;
-  ASSIGN_OR_RETURN(plan.num_segments, ReadScalar(ctx.input(2), "UnsortedSegmentSum: num_segments"));
+  ASSIGN_OR_RETURN(plan.num_segments, ReadScalar(ctx.input(2), absl::StrCat(op, ": num_segments")));
   const int64_t num = plan.num_segments;
   if (num < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("UnsortedSegmentSum: num_segments must be non-negative, got ", num));
+        absl::StrCat(op, ": num_segments must be non-negative, got ", num));
   }
   bool prefix = ids.dims() <= data.dims();
   for (int i = 0; prefix && i < ids.dims(); ++i) prefix = ids.dim_size(i) == data.dim_size(i);
   if (!prefix) {
     return absl::InvalidArgumentError(
-        absl::StrCat("UnsortedSegmentSum: data.shape = ", data.shape().DebugString(),
+        absl::StrCat(op, ": data.shape = ", data.shape().DebugString(),
                      " does not start with segment_ids.shape = ", ids.shape().DebugString()));
   }
   std::vector<int64_t> out_dims = {num};

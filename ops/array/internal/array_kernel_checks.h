@@ -104,8 +104,9 @@ absl::StatusOr<int64_t> GatherAxis(const OpKernelContext& ctx, bool has_axis);
 // params' dims before axis, then indices' dims, then params' dims after axis.
 TensorShape GatherShape(const TensorShape& params, const TensorShape& indices, int64_t axis);
 
-// UnsortedSegmentSum of data (input 0) by segment_ids (input 1) into
-// num_segments (input 2) rows.
+// UnsortedSegmentSum (and the other unsorted segment reductions) of data
+// (input 0) by segment_ids (input 1) into num_segments (input 2) rows;
+// errors name the node's op.
 struct SegmentSumPlan {
   int64_t num_segments = 0;
   TensorShape out_shape;
