@@ -1,5 +1,5 @@
-// CPU kernels of DecodeJpeg, DecodePng, EncodePng and DecodeImage
-// (ops/image/image_codec_ops.h) over ops/image/internal/image_codec.h.
+// CPU kernels of the image decoders and encoders (ops/image/image_codec_ops.h)
+// over ops/image/internal/image_codec.h.
 #include <cstring>
 #include <string>
 
@@ -96,6 +96,149 @@ class DecodeJpegOp : public OpKernel {
 
  private:
   image_codec::JpegOptions options_;
+};
+
+// DecodeAndCropJpeg: crop_window is [y, x, height, width] of the (scaled)
+// image.
+class DecodeAndCropJpegOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(options_, JpegOptionsOf(ctx, true));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
+    const Tensor& window = ctx->input(1);
+    if (window.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("crop_window must be 1-D, got shape ", window.shape().DebugString()));
+    }
+    if (window.dim_size(0) != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "crop_window must have four elements [y, x, height, width], got shape ",
+          window.shape().DebugString()));
+    }
+    image_codec::JpegOptions o = options_;
+    o.crop = true;
+    const int32_t* w = window.data<int32_t>();
+    o.crop_y = w[0];
+    o.crop_x = w[1];
+    o.crop_height = w[2];
+    o.crop_width = w[3];
+    ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodeJpeg(*data, o));
+    return Emit(ctx, img, DT_UINT8);
+  }
+
+ private:
+  image_codec::JpegOptions options_;
+};
+
+class ExtractJpegShapeOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(dtype_, ctx.GetAttr<DataType>("output_type"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
+    ASSIGN_OR_RETURN(auto shape, image_codec::JpegShape(*data));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({3})));
+    for (int i = 0; i < 3; ++i) {
+      if (dtype_ == DT_INT32) {
+        out->data<int32_t>()[i] = static_cast<int32_t>(shape[i]);
+      } else {
+        out->data<int64_t>()[i] = shape[i];
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DataType dtype_ = DT_INT32;
+};
+
+// The channels `format` asks for ("" takes the image's: 1 or 3).
+absl::StatusOr<int> EncodeChannels(const Tensor& image, const std::string& format) {
+  if (image.dims() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image must be 3-dimensional, got shape ", image.shape().DebugString()));
+  }
+  const int64_t channels = image.dim_size(2);
+  const int64_t want = format == "grayscale" ? 1 : format == "rgb" ? 3 : channels;
+  if (want != channels || (channels != 1 && channels != 3)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image must have ", format.empty() ? "1 or 3" : absl::StrCat(want),
+        " channels", format.empty() ? "" : absl::StrCat(" for format '", format, "'"), ", got ",
+        image.shape().DebugString()));
+  }
+  return static_cast<int>(channels);
+}
+
+absl::Status EmitJpeg(OpKernelContext* ctx, const Tensor& image, int channels,
+                      const image_codec::JpegEncodeOptions& o) {
+  ASSIGN_OR_RETURN(std::string jpeg,
+                   image_codec::EncodeJpeg(image.data<uint8_t>(), image.dim_size(0),
+                                           image.dim_size(1), channels, o));
+  ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+  out->scalar<std::string>() = std::move(jpeg);
+  return absl::OkStatus();
+}
+
+class EncodeJpegOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(format_, ctx.GetAttr<std::string>("format"));
+    ASSIGN_OR_RETURN(int64_t quality, ctx.GetAttr<int64_t>("quality"));
+    if (quality < 0 || quality > 100) {
+      return absl::InvalidArgumentError(absl::StrCat("quality must be in [0,100], got ", quality));
+    }
+    options_.quality = static_cast<int>(quality);
+    ASSIGN_OR_RETURN(options_.progressive, ctx.GetAttr<bool>("progressive"));
+    ASSIGN_OR_RETURN(options_.optimize_size, ctx.GetAttr<bool>("optimize_size"));
+    ASSIGN_OR_RETURN(options_.chroma_downsampling, ctx.GetAttr<bool>("chroma_downsampling"));
+    ASSIGN_OR_RETURN(std::string unit, ctx.GetAttr<std::string>("density_unit"));
+    if (unit != "in" && unit != "cm") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("density_unit must be 'in' or 'cm', got '", unit, "'"));
+    }
+    options_.density_unit = unit == "in" ? 1 : 2;
+    ASSIGN_OR_RETURN(int64_t x, ctx.GetAttr<int64_t>("x_density"));
+    ASSIGN_OR_RETURN(int64_t y, ctx.GetAttr<int64_t>("y_density"));
+    if (x < 0 || x > 65535 || y < 0 || y > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("x_density and y_density must be in [0, 65535], got ", x, " and ", y));
+    }
+    options_.x_density = static_cast<int>(x);
+    options_.y_density = static_cast<int>(y);
+    ASSIGN_OR_RETURN(options_.xmp_metadata, ctx.GetAttr<std::string>("xmp_metadata"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& image = ctx->input(0);
+    ASSIGN_OR_RETURN(int channels, EncodeChannels(image, format_));
+    return EmitJpeg(ctx, image, channels, options_);
+  }
+
+ private:
+  std::string format_;
+  image_codec::JpegEncodeOptions options_;
+};
+
+// EncodeJpegVariableQuality: the quality a scalar input, the rest defaults.
+class EncodeJpegVariableQualityOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& image = ctx->input(0);
+    const Tensor& quality = ctx->input(1);
+    if (quality.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("quality must be a scalar, got shape ", quality.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(int channels, EncodeChannels(image, ""));
+    image_codec::JpegEncodeOptions o;
+    o.quality = quality.scalar<int32_t>();
+    return EmitJpeg(ctx, image, channels, o);
+  }
 };
 
 class DecodePngOp : public OpKernel {
@@ -196,6 +339,10 @@ void RegisterImageCodecKernels(KernelRegistry* k) {
   k->Register<DecodePngOp>(KernelDef("DecodePng", kDeviceTypeCpu));
   k->Register<EncodePngOp>(KernelDef("EncodePng", kDeviceTypeCpu));
   k->Register<DecodeImageOp>(KernelDef("DecodeImage", kDeviceTypeCpu));
+  k->Register<DecodeAndCropJpegOp>(KernelDef("DecodeAndCropJpeg", kDeviceTypeCpu));
+  k->Register<ExtractJpegShapeOp>(KernelDef("ExtractJpegShape", kDeviceTypeCpu));
+  k->Register<EncodeJpegOp>(KernelDef("EncodeJpeg", kDeviceTypeCpu));
+  k->Register<EncodeJpegVariableQualityOp>(KernelDef("EncodeJpegVariableQuality", kDeviceTypeCpu));
 }
 
 }  // namespace sluice

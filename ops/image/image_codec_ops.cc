@@ -2,6 +2,9 @@
 // image_codec_kernels.cc).
 #include "ops/image/image_codec_ops.h"
 
+#include <optional>
+#include <vector>
+
 #include "base/status_macros.h"
 #include "graph/attr_value.h"
 #include "graph/shape_inference.h"
@@ -58,7 +61,62 @@ absl::Status RegisterImageCodecOps(OpRegistry* ops) {
                                       c->set_output(0, TensorShape::Unknown());
                                       return absl::OkStatus();
                                     })));
-  for (const char* op : {"DecodeJpeg", "DecodePng", "EncodePng", "DecodeImage"}) {
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("DecodeAndCropJpeg")
+          .Input("contents: string")
+          .Input("crop_window: int32")
+          .Output("image: uint8")
+          .Attr("channels: int = 0")
+          .Attr("ratio: int = 1")
+          .Attr("fancy_upscaling: bool = true")
+          .Attr("try_recover_truncated: bool = false")
+          .Attr("acceptable_fraction: float = 1.0")
+          .Attr("dct_method: string = ''")
+          .SetShapeFn([](InferenceContext* c) {
+            RETURN_IF_ERROR(c->WithRank(0, 0));
+            RETURN_IF_ERROR(c->WithRank(1, 1));
+            ASSIGN_OR_RETURN(int64_t channels, c->GetAttr<int64_t>("channels"));
+            ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> window, c->InputAsInts(1));
+            const bool known = window.has_value() && window->size() == 4;
+            c->set_output(0, TensorShape({known ? (*window)[2] : -1, known ? (*window)[3] : -1,
+                                          channels == 0 ? -1 : channels}));
+            return absl::OkStatus();
+          })));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ExtractJpegShape")
+                                    .Input("contents: string")
+                                    .Output("image_shape: output_type")
+                                    .Attr("output_type: {int32, int64} = DT_INT32")
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      RETURN_IF_ERROR(c->WithRank(0, 0));
+                                      c->set_output(0, TensorShape({3}));
+                                      return absl::OkStatus();
+                                    })));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("EncodeJpeg")
+                                    .Input("image: uint8")
+                                    .Output("contents: string")
+                                    .Attr("format: {'', 'grayscale', 'rgb'} = ''")
+                                    .Attr("quality: int = 95")
+                                    .Attr("progressive: bool = false")
+                                    .Attr("optimize_size: bool = false")
+                                    .Attr("chroma_downsampling: bool = true")
+                                    .Attr("density_unit: {'in', 'cm'} = 'in'")
+                                    .Attr("x_density: int = 300")
+                                    .Attr("y_density: int = 300")
+                                    .Attr("xmp_metadata: string = ''")
+                                    .SetShapeFn(ScalarShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("EncodeJpegVariableQuality")
+                                    .Input("images: uint8")
+                                    .Input("quality: int32")
+                                    .Output("contents: string")
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      RETURN_IF_ERROR(c->WithRank(0, 3));
+                                      RETURN_IF_ERROR(c->WithRank(1, 0));
+                                      c->set_output(0, TensorShape());
+                                      return absl::OkStatus();
+                                    })));
+  for (const char* op : {"DecodeJpeg", "DecodePng", "EncodePng", "DecodeImage",
+                         "DecodeAndCropJpeg", "ExtractJpegShape", "EncodeJpeg",
+                         "EncodeJpegVariableQuality"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -100,6 +158,46 @@ Output DecodeImage(const Scope& s, Input contents, const DecodeImageAttrs& a,
       .Attr("dtype", a.dtype)
       .Attr("expand_animations", a.expand_animations)
       .Finalize1();
+}
+
+Output DecodeAndCropJpeg(const Scope& s, Input contents, Input crop_window,
+                         const DecodeJpegAttrs& a, std::source_location loc) {
+  return s.Op("DecodeAndCropJpeg", loc)
+      .Input(contents)
+      .Input(crop_window)
+      .Attr("channels", a.channels)
+      .Attr("ratio", a.ratio)
+      .Attr("fancy_upscaling", a.fancy_upscaling)
+      .Attr("try_recover_truncated", a.try_recover_truncated)
+      .Attr("acceptable_fraction", a.acceptable_fraction)
+      .Attr("dct_method", a.dct_method)
+      .Finalize1();
+}
+
+Output ExtractJpegShape(const Scope& s, Input contents, DataType output_type,
+                        std::source_location loc) {
+  return s.Op("ExtractJpegShape", loc).Input(contents).Attr("output_type", output_type).Finalize1();
+}
+
+Output EncodeJpeg(const Scope& s, Input image, const EncodeJpegAttrs& a,
+                  std::source_location loc) {
+  return s.Op("EncodeJpeg", loc)
+      .Input(image)
+      .Attr("format", a.format)
+      .Attr("quality", a.quality)
+      .Attr("progressive", a.progressive)
+      .Attr("optimize_size", a.optimize_size)
+      .Attr("chroma_downsampling", a.chroma_downsampling)
+      .Attr("density_unit", a.density_unit)
+      .Attr("x_density", a.x_density)
+      .Attr("y_density", a.y_density)
+      .Attr("xmp_metadata", a.xmp_metadata)
+      .Finalize1();
+}
+
+Output EncodeJpegVariableQuality(const Scope& s, Input images, Input quality,
+                                 std::source_location loc) {
+  return s.Op("EncodeJpegVariableQuality", loc).Input(images).Input(quality).Finalize1();
 }
 
 }  // namespace ops

@@ -5,9 +5,11 @@
 // trips; truncated, corrupt and unknown data give errors.
 #include "ops/image/image_codec_ops.h"
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,6 +23,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing_util::Eval;
+using testing_util::ExpectTensor;
 using testing_util::TryEval;
 
 constexpr char kDir[] = "ops/image/testdata/";
@@ -155,6 +158,160 @@ TEST_F(ImageCodecTest, BadDataIsAnError) {
   EXPECT_THAT(std::string(st.message()), HasSubstr("ratio must be 1, 2, 4, or 8"));
   st = RunStatus(ops::DecodeJpeg(s_, x_, {.dct_method = "FAST"}), jpg);
   EXPECT_THAT(std::string(st.message()), HasSubstr("dct_method must be one of"));
+}
+
+// A smooth 96x128 RGB picture with some edges, as a JPEG this library wrote.
+Tensor Picture(int64_t h = 96, int64_t w = 128) {
+  Tensor t(DT_UINT8, TensorShape({h, w, 3}));
+  uint8_t* p = t.data<uint8_t>();
+  for (int64_t y = 0; y < h; ++y) {
+    for (int64_t x = 0; x < w; ++x) {
+      p[(y * w + x) * 3 + 0] = static_cast<uint8_t>(2 * x);
+      p[(y * w + x) * 3 + 1] = static_cast<uint8_t>(2 * y + ((x / 10 + y / 10) % 2) * 60);
+      p[(y * w + x) * 3 + 2] = static_cast<uint8_t>(x + y);
+    }
+  }
+  return t;
+}
+
+double MeanAbsDiff(const Tensor& a, const Tensor& b) {
+  double sum = 0;
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    sum += std::abs(static_cast<int>(a.data<uint8_t>()[i]) - static_cast<int>(b.data<uint8_t>()[i]));
+  }
+  return sum / a.NumElements();
+}
+
+// Rows [y, y+h) and columns [x, x+w) of an HWC image.
+Tensor Window(const Tensor& img, int64_t y, int64_t x, int64_t h, int64_t w) {
+  const int64_t c = img.dim_size(2), width = img.dim_size(1);
+  Tensor out(DT_UINT8, TensorShape({h, w, c}));
+  for (int64_t r = 0; r < h; ++r) {
+    std::memcpy(out.data<uint8_t>() + r * w * c, img.data<uint8_t>() + ((y + r) * width + x) * c,
+                w * c);
+  }
+  return out;
+}
+
+TEST_F(ImageCodecTest, EncodeJpegRoundTripsCloselyWithItsSettings) {
+  Tensor pic = Picture();
+  Output img = ops::Placeholder(s_, DT_UINT8);
+  Tensor q95 = Eval(s_, {{img, pic}}, ops::EncodeJpeg(s_, img));
+  Tensor q30 = Eval(s_, {{img, pic}}, ops::EncodeJpeg(s_, img, {.quality = 30}));
+  Tensor opt = Eval(s_, {{img, pic}}, ops::EncodeJpeg(s_, img, {.optimize_size = true}));
+  Tensor prog = Eval(s_, {{img, pic}}, ops::EncodeJpeg(s_, img, {.progressive = true}));
+  Tensor full = Eval(s_, {{img, pic}}, ops::EncodeJpeg(s_, img, {.chroma_downsampling = false}));
+  const std::string& b95 = q95.scalar<std::string>();
+  EXPECT_LT(q30.scalar<std::string>().size(), b95.size());
+  EXPECT_LT(opt.scalar<std::string>().size(), b95.size());  // same pixels, better tables
+  EXPECT_GT(full.scalar<std::string>().size(), b95.size());  // 4:4:4 keeps more chroma
+  // JFIF APP0 at 300 dpi: units 1, densities 0x012c.
+  EXPECT_EQ(b95.substr(0, 4), std::string("\xff\xd8\xff\xe0", 4));
+  EXPECT_EQ(b95.substr(13, 5), std::string("\x01\x01\x2c\x01\x2c", 5));
+  const double err95 = MeanAbsDiff(Run(ops::DecodeJpeg(s_, x_), b95), pic);
+  const double err30 = MeanAbsDiff(Run(ops::DecodeJpeg(s_, x_), q30.scalar<std::string>()), pic);
+  EXPECT_LT(err95, 6.0);
+  EXPECT_LT(err95, err30);
+  EXPECT_EQ(MeanAbsDiff(Run(ops::DecodeJpeg(s_, x_), opt.scalar<std::string>()),
+                        Run(ops::DecodeJpeg(s_, x_), b95)),
+            0.0);
+  EXPECT_LT(MeanAbsDiff(Run(ops::DecodeJpeg(s_, x_), prog.scalar<std::string>()), pic), 6.0);
+  // A variable quality is the same encoder.
+  Tensor vq = Eval(s_, {{img, pic}}, ops::EncodeJpegVariableQuality(s_, img, ops::Const(s_, 30)));
+  EXPECT_EQ(vq.scalar<std::string>(), q30.scalar<std::string>());
+  // Grayscale, cm densities, XMP metadata in an APP1 marker.
+  Tensor gray(DT_UINT8, TensorShape({8, 8, 1}));
+  for (int i = 0; i < 64; ++i) gray.data<uint8_t>()[i] = static_cast<uint8_t>(100 + i / 8 + i % 8);
+  Tensor g = Eval(s_, {{img, gray}},
+                  ops::EncodeJpeg(s_, img,
+                                  {.format = "grayscale", .density_unit = "cm", .x_density = 72,
+                                   .y_density = 96, .xmp_metadata = "<x:xmpmeta/>"}));
+  const std::string& gb = g.scalar<std::string>();
+  EXPECT_EQ(gb.substr(13, 5), std::string("\x02\x00\x48\x00\x60", 5));
+  EXPECT_NE(gb.find(std::string("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta/>", 41)),
+            std::string::npos);
+  Tensor back = Run(ops::DecodeJpeg(s_, x_), gb);
+  EXPECT_EQ(back.shape(), TensorShape({8, 8, 1}));
+  EXPECT_LT(MeanAbsDiff(back, gray), 3.0);
+  Tensor shape = Run(ops::ExtractJpegShape(s_, x_, DT_INT64), b95);
+  ExpectTensor<int64_t>(shape, TensorShape({3}), {96, 128, 3});
+  ExpectTensor<int32_t>(Run(ops::ExtractJpegShape(s_, x_), gb), TensorShape({3}), {8, 8, 1});
+}
+
+TEST_F(ImageCodecTest, EncodeJpegRefusesBadImagesAndAttrs) {
+  Output img = ops::Placeholder(s_, DT_UINT8);
+  auto message = [&](const Tensor& t, const ops::EncodeJpegAttrs& a) {
+    return std::string(TryEval(s_, {{img, t}}, ops::EncodeJpeg(s_, img, a)).status().message());
+  };
+  EXPECT_THAT(message(Tensor(DT_UINT8, TensorShape({4, 4, 2})), {}),
+              HasSubstr("must have 1 or 3 channels"));
+  EXPECT_THAT(message(Tensor(DT_UINT8, TensorShape({4, 4, 3})), {.format = "grayscale"}),
+              HasSubstr("must have 1 channels for format 'grayscale'"));
+  EXPECT_THAT(message(Tensor(DT_UINT8, TensorShape({4, 4})), {}), HasSubstr("3-dimensional"));
+  EXPECT_THAT(message(Tensor(DT_UINT8, TensorShape({0, 4, 3})), {}), HasSubstr("empty image"));
+  EXPECT_THAT(message(Picture(8, 8), {.quality = 101}), HasSubstr("quality must be in [0,100]"));
+  absl::StatusOr<Tensor> r = TryEval(
+      s_, {{img, Picture(8, 8)}}, ops::EncodeJpegVariableQuality(s_, img, ops::Const(s_, -1)));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("quality must be in [0,100]"));
+  EXPECT_THAT(std::string(RunStatus(ops::ExtractJpegShape(s_, x_), "hello").message()),
+              HasSubstr("not a JPEG file"));
+}
+
+TEST_F(ImageCodecTest, DecodeAndCropJpegDecodesTheWindow) {
+  Tensor pic = Picture();
+  Output img = ops::Placeholder(s_, DT_UINT8);
+  const std::string jpg =
+      Eval(s_, {{img, pic}}, ops::EncodeJpeg(s_, img)).scalar<std::string>();
+  Output window = ops::Placeholder(s_, DT_INT32);
+  auto crop = [&](std::vector<int32_t> w, const ops::DecodeJpegAttrs& a = {}) {
+    return Eval(s_,
+                {{x_, Tensor::Scalar<std::string>(jpg)},
+                 {window, Tensor::FromVector<int32_t>(w, TensorShape({4}))}},
+                ops::DecodeAndCropJpeg(s_, x_, window, a));
+  };
+  const Tensor whole = Run(ops::DecodeJpeg(s_, x_), jpg);
+  const Tensor whole_plain = Run(ops::DecodeJpeg(s_, x_, {.fancy_upscaling = false}), jpg);
+  // The whole image is the full decode. Without fancy upscaling any window
+  // is the full decode's window exactly; with it, chroma is interpolated
+  // only within the decoded iMCU columns (as in TensorFlow, which decodes
+  // the same way), so pixels near a window's side edges may move a few
+  // levels.
+  ExpectClose<uint8_t>(crop({0, 0, 96, 128}), whole);
+  ExpectClose<uint8_t>(crop({5, 21, 33, 70}, {.fancy_upscaling = false}),
+                       Window(whole_plain, 5, 21, 33, 70));
+  ExpectClose<uint8_t>(crop({17, 32, 40, 50}, {.fancy_upscaling = false}),
+                       Window(whole_plain, 17, 32, 40, 50));
+  for (std::vector<int32_t> w : std::vector<std::vector<int32_t>>{{17, 32, 40, 50},
+                                                                  {5, 21, 33, 70}}) {
+    const Tensor got = crop(w);
+    const Tensor want = Window(whole, w[0], w[1], w[2], w[3]);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_LT(MeanAbsDiff(got, want), 0.5);
+    ExpectClose<uint8_t>(got, want, /*max_diff=*/8);
+  }
+  // Scaled: the window is in the half-size image's pixels.
+  const Tensor half = Run(ops::DecodeJpeg(s_, x_, {.ratio = 2}), jpg);
+  SCOPED_TRACE(536);
+  ExpectClose<uint8_t>(crop({8, 16, 20, 30}, {.ratio = 2}), Window(half, 8, 16, 20, 30));
+  // Gray output.
+  EXPECT_EQ(crop({0, 0, 10, 10}, {.channels = 1}).shape(), TensorShape({10, 10, 1}));
+  // Windows outside the image and malformed windows.
+  for (std::vector<int32_t> w : std::vector<std::vector<int32_t>>{
+           {0, 0, 97, 10}, {0, 120, 10, 9}, {-1, 0, 5, 5}, {0, 0, 0, 5}}) {
+    absl::StatusOr<Tensor> r =
+        TryEval(s_,
+                {{x_, Tensor::Scalar<std::string>(jpg)},
+                 {window, Tensor::FromVector<int32_t>(w, TensorShape({4}))}},
+                ops::DecodeAndCropJpeg(s_, x_, window));
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("is not inside the 96x128 image"))
+        << w[0] << " " << w[1] << " " << w[2] << " " << w[3];
+  }
+  absl::StatusOr<Tensor> r =
+      TryEval(s_,
+              {{x_, Tensor::Scalar<std::string>(jpg)},
+               {window, Tensor::FromVector<int32_t>({0, 0, 5}, TensorShape({3}))}},
+              ops::DecodeAndCropJpeg(s_, x_, window));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("four elements"));
 }
 
 }  // namespace

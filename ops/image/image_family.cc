@@ -1,6 +1,7 @@
 #include "ops/image/image_family.h"
 
 #include "base/status_macros.h"
+#include "ops/image/bounding_box_ops.h"
 #include "ops/image/color_ops.h"
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
@@ -15,6 +16,7 @@ absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterNmsOps(ops));
   RETURN_IF_ERROR(RegisterResizeOps(ops));
   RETURN_IF_ERROR(RegisterColorOps(ops));
+  RETURN_IF_ERROR(RegisterBoundingBoxOps(ops));
   return absl::OkStatus();
 }
 
@@ -30,6 +32,7 @@ void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterNmsKernels(kernels);
   RegisterResizeKernels(kernels);
   RegisterColorKernels(kernels);
+  RegisterBoundingBoxKernels(kernels);
 }
 
 }  // namespace sluice

@@ -7,14 +7,13 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
 #include "ops/gpu/stateless_philox.h"
+#include "ops/random/internal/philox_stream.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
@@ -30,31 +29,6 @@ absl::Status MultinomialShape(InferenceContext* c) {
                                                                 : TensorShape::kUnknownDim}));
   return absl::OkStatus();
 }
-
-// Philox's words one after another from a key and counter (TensorFlow's
-// SingleSampleAdapter over PhiloxRandom).
-class WordStream {
- public:
-  explicit WordStream(const stateless::KeyCounter& kc) : kc_(kc) {}
-  uint32_t Next() {
-    if (used_ == 4) {
-      block_ = stateless::Words(kc_, calls_++);
-      used_ = 0;
-    }
-    return block_.v[used_++];
-  }
-  double NextDouble() {
-    const uint32_t x0 = Next();
-    const uint32_t x1 = Next();
-    return stateless::ToDouble(x0, x1);
-  }
-
- private:
-  stateless::KeyCounter kc_;
-  philox::Counter block_{};
-  uint64_t calls_ = 0;
-  int used_ = 4;
-};
 
 // The checks of TensorFlow's MultinomialOp; the number of samples.
 absl::StatusOr<int64_t> CheckInputs(const Tensor& logits, const Tensor& num_samples) {
@@ -85,7 +59,7 @@ void Draw(const Tensor& logits, int64_t num_samples, const stateless::KeyCounter
   const int64_t classes = logits.dim_size(1);
   const T* l = logits.data<T>();
   Out* o = out->data<Out>();
-  WordStream words(kc);
+  PhiloxStream words(kc);
   std::vector<double> cdf(classes);
   for (int64_t b = 0; b < batch; ++b) {
     const T* row = l + b * classes;
@@ -100,7 +74,7 @@ void Draw(const Tensor& logits, int64_t num_samples, const stateless::KeyCounter
       cdf[j] = total;
     }
     for (int64_t j = 0; j < num_samples; ++j) {
-      const double to_find = words.NextDouble() * total;
+      const double to_find = words.RandDouble() * total;
       o[b * num_samples + j] =
           static_cast<Out>(std::upper_bound(cdf.begin(), cdf.end(), to_find) - cdf.begin());
     }
@@ -138,44 +112,22 @@ class StatelessMultinomialOp : public OpKernel {
 template <typename T, typename Out>
 class MultinomialOp : public OpKernel {
  public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(int64_t seed, ctx.GetAttr<int64_t>("seed"));
-    ASSIGN_OR_RETURN(int64_t seed2, ctx.GetAttr<int64_t>("seed2"));
-    uint64_t lo = static_cast<uint64_t>(seed), hi = static_cast<uint64_t>(seed2);
-    if (seed == 0 && seed2 == 0) {
-      std::random_device device;
-      lo = (uint64_t{device()} << 32) | device();
-      hi = (uint64_t{device()} << 32) | device();
-    }
-    // TensorFlow's PhiloxRandom(seed, seed2): the key from seed, the
-    // counter's high half from seed2.
-    next_ = stateless::KeyCounter{
-        philox::Key{{static_cast<uint32_t>(lo), static_cast<uint32_t>(lo >> 32)}},
-        philox::Counter{{0u, 0u, static_cast<uint32_t>(hi), static_cast<uint32_t>(hi >> 32)}}};
-    return absl::OkStatus();
-  }
+  absl::Status Init(const OpKernelConstruction& ctx) override { return generator_.Init(ctx); }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& logits = ctx->input(0);
     ASSIGN_OR_RETURN(int64_t n, CheckInputs(logits, ctx->input(1)));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({logits.dim_size(0), n})));
     if (out->NumElements() == 0) return absl::OkStatus();
-    stateless::KeyCounter kc;
-    {
-      // What TensorFlow reserves per run: batch x ceil4(n) x 2 words' worth
-      // of 128-bit blocks, times 256.
-      absl::MutexLock lock(&mu_);
-      kc = next_;
-      const uint64_t reserved =
-          static_cast<uint64_t>(logits.dim_size(0)) * ((n + 3) / 4 * 4 * 2) * 256;
-      next_.counter = stateless::Advance(next_.counter, reserved);
-    }
+    // What TensorFlow reserves per run: batch x ceil4(n) x 2 words' worth
+    // of 128-bit blocks, times 256.
+    const stateless::KeyCounter kc = generator_.ReserveSamples128(
+        static_cast<uint64_t>(logits.dim_size(0)) * ((n + 3) / 4 * 4 * 2) * 256);
     Draw<T, Out>(logits, n, kc, out);
     return absl::OkStatus();
   }
 
  private:
-  absl::Mutex mu_;
-  stateless::KeyCounter next_;
+  SeededPhilox generator_;
 };
 
 template <template <typename, typename> class Op, typename T>

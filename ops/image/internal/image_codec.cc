@@ -1,8 +1,11 @@
 #include "ops/image/internal/image_codec.h"
 
+#include <array>
 #include <csetjmp>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <jpeglib.h>
 #include <png.h>
@@ -72,11 +75,30 @@ void SrcSkip(j_decompress_ptr cinfo, long n) {
 }
 void SrcTerm(j_decompress_ptr) {}
 
+// Error handler and in-memory source for decompressing `data`.
+void PrepareDecompress(absl::string_view data, jpeg_decompress_struct* cinfo, JpegError* err,
+                       JpegSource* src) {
+  std::memset(cinfo, 0, sizeof(*cinfo));
+  cinfo->err = jpeg_std_error(&err->pub);
+  err->pub.error_exit = JpegErrorExit;
+  err->pub.emit_message = JpegQuiet;
+  err->message[0] = '\0';
+  src->pub.init_source = SrcInit;
+  src->pub.fill_input_buffer = SrcFill;
+  src->pub.skip_input_data = SrcSkip;
+  src->pub.resync_to_restart = jpeg_resync_to_restart;
+  src->pub.term_source = SrcTerm;
+  src->pub.next_input_byte = reinterpret_cast<const JOCTET*>(data.data());
+  src->pub.bytes_in_buffer = data.size();
+  src->data = reinterpret_cast<const uint8_t*>(data.data());
+  src->size = data.size();
+}
+
 // The part of DecodeJpeg between setjmp and the end: no objects with
-// destructors live here except `out`, which the caller owns.
+// destructors live here except `out` and `scratch`, which the caller owns.
 bool DecodeJpegRaw(jpeg_decompress_struct* cinfo, JpegError* err, JpegSource* src,
-                   const JpegOptions& o, DecodedImage* out, std::string* error,
-                   int64_t* lines_read) {
+                   const JpegOptions& o, DecodedImage* out, std::vector<JSAMPLE>* scratch,
+                   std::string* error, int64_t* lines_read) {
   if (setjmp(err->jump)) {
     *error = err->message;
     jpeg_destroy_decompress(cinfo);
@@ -109,19 +131,118 @@ bool DecodeJpegRaw(jpeg_decompress_struct* cinfo, JpegError* err, JpegSource* sr
     return false;
   }
   jpeg_start_decompress(cinfo);
+  JDIMENSION skipped = 0;  // rows above a crop window
+  size_t shift = 0;        // bytes left of the crop window in a decoded row
   out->height = cinfo->output_height;
   out->width = cinfo->output_width;
+  if (o.crop) {
+    const int64_t w = cinfo->output_width, h = cinfo->output_height;
+    if (o.crop_width <= 0 || o.crop_height <= 0 || o.crop_x < 0 || o.crop_y < 0 ||
+        o.crop_x + o.crop_width > w || o.crop_y + o.crop_height > h) {
+      *error = absl::StrCat("crop window [y=", o.crop_y, ", x=", o.crop_x, ", h=", o.crop_height,
+                            ", w=", o.crop_width, "] is not inside the ", h, "x", w, " image");
+      jpeg_destroy_decompress(cinfo);
+      return false;
+    }
+    // As TensorFlow does: libjpeg-turbo decodes whole iMCU columns (the
+    // window's left edge moves left to one) and skips the rows above, so
+    // only the window's blocks are decoded.
+    JDIMENSION x = static_cast<JDIMENSION>(o.crop_x);
+    JDIMENSION cols = static_cast<JDIMENSION>(o.crop_width);
+    jpeg_crop_scanline(cinfo, &x, &cols);
+    shift = static_cast<size_t>(o.crop_x - x) * channels;
+    skipped = jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(o.crop_y));
+    out->height = o.crop_height;
+    out->width = o.crop_width;
+  }
   out->channels = channels;
   const size_t stride = static_cast<size_t>(out->width) * channels;
   out->pixels.assign(stride * out->height, 0);
-  while (cinfo->output_scanline < cinfo->output_height) {
-    JSAMPROW row = out->pixels.data() + stride * cinfo->output_scanline;
+  // A crop reads each row whole (cinfo->output_width, from the aligned left
+  // edge) into `row_buffer` and keeps the window's part.
+  std::vector<JSAMPLE>& row_buffer = *scratch;
+  row_buffer.assign(o.crop ? static_cast<size_t>(cinfo->output_width) * channels : 0, 0);
+  const JDIMENSION end = skipped + static_cast<JDIMENSION>(out->height);
+  while (cinfo->output_scanline < end) {
+    const size_t r = cinfo->output_scanline - skipped;
+    JSAMPROW row = o.crop ? row_buffer.data() : out->pixels.data() + stride * r;
     if (jpeg_read_scanlines(cinfo, &row, 1) != 1) break;
-    if (!src->truncated) *lines_read = cinfo->output_scanline;
+    if (o.crop) std::memcpy(out->pixels.data() + stride * r, row_buffer.data() + shift, stride);
+    if (!src->truncated) *lines_read = cinfo->output_scanline - skipped;
   }
-  if (!src->truncated) *lines_read = cinfo->output_scanline;
+  if (!src->truncated) *lines_read = cinfo->output_scanline - skipped;
+  if (o.crop && cinfo->output_scanline == end && end < cinfo->output_height) {
+    jpeg_skip_scanlines(cinfo, cinfo->output_height - end);  // libjpeg wants every row passed
+  }
   if (cinfo->output_scanline == cinfo->output_height) jpeg_finish_decompress(cinfo);
   jpeg_destroy_decompress(cinfo);
+  return true;
+}
+
+// The header's dimensions and components as a decode with default options
+// would output them.
+bool JpegShapeRaw(jpeg_decompress_struct* cinfo, JpegError* err, JpegSource* src,
+                  int64_t shape[3], std::string* error) {
+  if (setjmp(err->jump)) {
+    *error = err->message;
+    jpeg_destroy_decompress(cinfo);
+    return false;
+  }
+  jpeg_create_decompress(cinfo);
+  cinfo->src = &src->pub;
+  jpeg_read_header(cinfo, TRUE);
+  // What jpeg_start_decompress would set (TensorFlow calls it), without
+  // allocating the decoder.
+  jpeg_calc_output_dimensions(cinfo);
+  shape[0] = cinfo->output_height;
+  shape[1] = cinfo->output_width;
+  shape[2] = cinfo->output_components;
+  jpeg_destroy_decompress(cinfo);
+  return true;
+}
+
+// jpeg_mem_dest's buffer (malloc'd by libjpeg) is returned through
+// `buffer` even on failure, for the caller to free.
+bool EncodeJpegRaw(jpeg_compress_struct* cinfo, JpegError* err, const uint8_t* pixels,
+                   int64_t height, int64_t width, int channels, const JpegEncodeOptions& o,
+                   const std::string& xmp_packet, unsigned char** buffer, unsigned long* size,
+                   std::string* error) {
+  if (setjmp(err->jump)) {
+    *error = err->message;
+    jpeg_destroy_compress(cinfo);
+    return false;
+  }
+  jpeg_create_compress(cinfo);
+  jpeg_mem_dest(cinfo, buffer, size);
+  cinfo->image_width = static_cast<JDIMENSION>(width);
+  cinfo->image_height = static_cast<JDIMENSION>(height);
+  cinfo->input_components = channels;
+  cinfo->in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(cinfo);
+  if (o.optimize_size) cinfo->optimize_coding = TRUE;
+  cinfo->density_unit = static_cast<UINT8>(o.density_unit);
+  cinfo->X_density = static_cast<UINT16>(o.x_density);
+  cinfo->Y_density = static_cast<UINT16>(o.y_density);
+  jpeg_set_quality(cinfo, o.quality, TRUE);
+  if (o.progressive) jpeg_simple_progression(cinfo);
+  if (!o.chroma_downsampling) {
+    for (int i = 0; i < cinfo->num_components; ++i) {
+      cinfo->comp_info[i].h_samp_factor = 1;
+      cinfo->comp_info[i].v_samp_factor = 1;
+    }
+  }
+  jpeg_start_compress(cinfo, TRUE);
+  if (!xmp_packet.empty()) {
+    jpeg_write_marker(cinfo, JPEG_APP0 + 1, reinterpret_cast<const JOCTET*>(xmp_packet.data()),
+                      static_cast<unsigned int>(xmp_packet.size()));
+  }
+  const size_t stride = static_cast<size_t>(width) * channels;
+  while (cinfo->next_scanline < cinfo->image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(pixels + stride * cinfo->next_scanline);
+    jpeg_write_scanlines(cinfo, &row, 1);
+  }
+  jpeg_finish_compress(cinfo);
+  jpeg_destroy_compress(cinfo);
   return true;
 }
 
@@ -298,25 +419,13 @@ absl::StatusOr<DecodedImage> DecodeJpeg(absl::string_view data, const JpegOption
   }
   jpeg_decompress_struct cinfo;
   JpegError err;
-  std::memset(&cinfo, 0, sizeof(cinfo));
-  cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = JpegErrorExit;
-  err.pub.emit_message = JpegQuiet;
-  err.message[0] = '\0';
   JpegSource src;
-  src.pub.init_source = SrcInit;
-  src.pub.fill_input_buffer = SrcFill;
-  src.pub.skip_input_data = SrcSkip;
-  src.pub.resync_to_restart = jpeg_resync_to_restart;
-  src.pub.term_source = SrcTerm;
-  src.pub.next_input_byte = reinterpret_cast<const JOCTET*>(data.data());
-  src.pub.bytes_in_buffer = data.size();
-  src.data = reinterpret_cast<const uint8_t*>(data.data());
-  src.size = data.size();
+  PrepareDecompress(data, &cinfo, &err, &src);
   DecodedImage out;
   std::string error;
   int64_t lines = 0;
-  if (!DecodeJpegRaw(&cinfo, &err, &src, o, &out, &error, &lines)) {
+  std::vector<JSAMPLE> scratch;
+  if (!DecodeJpegRaw(&cinfo, &err, &src, o, &out, &scratch, &error, &lines)) {
     return absl::InvalidArgumentError(
         absl::StrCat("Invalid JPEG data (", data.size(), " bytes): ", error));
   }
@@ -334,6 +443,65 @@ absl::StatusOr<DecodedImage> DecodeJpeg(absl::string_view data, const JpegOption
     const size_t stride = static_cast<size_t>(out.width) * out.channels;
     std::fill(out.pixels.begin() + lines * stride, out.pixels.end(), 0);
   }
+  return out;
+}
+
+absl::StatusOr<std::array<int64_t, 3>> JpegShape(absl::string_view data) {
+  if (Classify(data) != Format::kJpeg) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a JPEG file: starts with ", Leading(data)));
+  }
+  jpeg_decompress_struct cinfo;
+  JpegError err;
+  JpegSource src;
+  PrepareDecompress(data, &cinfo, &err, &src);
+  std::array<int64_t, 3> shape{};
+  std::string error;
+  if (!JpegShapeRaw(&cinfo, &err, &src, shape.data(), &error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid JPEG data (", data.size(), " bytes): ", error));
+  }
+  return shape;
+}
+
+absl::StatusOr<std::string> EncodeJpeg(const uint8_t* pixels, int64_t height, int64_t width,
+                                       int channels, const JpegEncodeOptions& o) {
+  if (height <= 0 || width <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot encode an empty image (", height, "x", width, ") as JPEG"));
+  }
+  if (height * width >= kMaxPixels) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image of ", width, "x", height, " pixels is too large"));
+  }
+  if (channels != 1 && channels != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a JPEG holds 1 or 3 channels, got ", channels));
+  }
+  if (o.quality < 0 || o.quality > 100) {
+    return absl::InvalidArgumentError(absl::StrCat("quality must be in [0,100], got ", o.quality));
+  }
+  // XMP goes in an APP1 marker after Adobe's namespace and its NUL.
+  std::string xmp;
+  if (!o.xmp_metadata.empty()) {
+    xmp = absl::StrCat("http://ns.adobe.com/xap/1.0/", std::string(1, '\0'), o.xmp_metadata);
+  }
+  jpeg_compress_struct cinfo;
+  std::memset(&cinfo, 0, sizeof(cinfo));
+  JpegError err;
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = JpegErrorExit;
+  err.pub.emit_message = JpegQuiet;
+  err.message[0] = '\0';
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;  // NOLINT(runtime/int): jpeg_mem_dest's type
+  std::string error;
+  const bool ok =
+      EncodeJpegRaw(&cinfo, &err, pixels, height, width, channels, o, xmp, &buffer, &size, &error);
+  std::string out;
+  if (ok) out.assign(reinterpret_cast<const char*>(buffer), size);
+  std::free(buffer);
+  if (!ok) return absl::InvalidArgumentError(absl::StrCat("JPEG encoding failed: ", error));
   return out;
 }
 

@@ -7,6 +7,7 @@
 //   ASSIGN_OR_RETURN(DecodedImage img, DecodeJpeg(bytes, o));
 //   // img.pixels: height * width * channels bytes, row-major HWC
 //   ASSIGN_OR_RETURN(std::string png, EncodePng(data, h, w, c, /*bits=*/8, -1));
+//   ASSIGN_OR_RETURN(std::string jpg, EncodeJpeg(data, h, w, c, JpegEncodeOptions{}));
 //
 // Errors: InvalidArgument naming what is wrong with the data ("not a JPEG
 // file: starts with 0x89 0x50", the library's message for corrupt data,
@@ -17,6 +18,7 @@
 #ifndef SLUICE_OPS_IMAGE_INTERNAL_IMAGE_CODEC_H_
 #define SLUICE_OPS_IMAGE_INTERNAL_IMAGE_CODEC_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,8 +46,30 @@ struct JpegOptions {
   bool try_recover_truncated = false;
   float acceptable_fraction = 1.0f;
   bool integer_accurate = false;  // dct_method INTEGER_ACCURATE; else INTEGER_FAST
+  // Decode only this window of the (scaled) image, as TensorFlow's
+  // DecodeAndCropJpeg does; it must lie inside the image.
+  bool crop = false;
+  int64_t crop_y = 0, crop_x = 0, crop_height = 0, crop_width = 0;
 };
 absl::StatusOr<DecodedImage> DecodeJpeg(absl::string_view data, const JpegOptions& options);
+
+// {height, width, components} from the header alone (components: 1, 3, or
+// 4 for CMYK), as a default decode would output them.
+absl::StatusOr<std::array<int64_t, 3>> JpegShape(absl::string_view data);
+
+// TensorFlow's jpeg::CompressFlags that EncodeJpeg exposes.
+struct JpegEncodeOptions {
+  int quality = 95;  // 0..100
+  bool progressive = false;
+  bool optimize_size = false;
+  bool chroma_downsampling = true;  // 4:2:0; false: 4:4:4
+  int density_unit = 1;             // 1: dots per inch, 2: per cm
+  int x_density = 300, y_density = 300;
+  std::string xmp_metadata;  // written in an APP1 marker when not empty
+};
+// `pixels`: height * width * channels bytes (channels 1 or 3), row-major.
+absl::StatusOr<std::string> EncodeJpeg(const uint8_t* pixels, int64_t height, int64_t width,
+                                       int channels, const JpegEncodeOptions& options);
 
 // channels: 0 (as stored), 1, 2, 3 or 4; bits: 8 or 16 (of the output).
 absl::StatusOr<DecodedImage> DecodePng(absl::string_view data, int channels, int bits);
