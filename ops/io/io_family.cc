@@ -1,8 +1,10 @@
 #include "ops/io/io_family.h"
 
 #include "base/status_macros.h"
+#include "ops/io/file_ops.h"
 #include "ops/io/io_ops.h"
 #include "ops/io/legacy_checkpoint_ops.h"
+#include "ops/io/print_ops.h"
 #include "ops/io/reader_ops.h"
 #include "ops/io/sharded_checkpoint_ops.h"
 #include "ops/io/summary_ops.h"
@@ -15,6 +17,8 @@ absl::Status RegisterIoFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterIoOps(ops));
   RETURN_IF_ERROR(RegisterLegacyCheckpointOps(ops));
   RETURN_IF_ERROR(RegisterReaderOps(ops));
+  RETURN_IF_ERROR(RegisterFileOps(ops));
+  RETURN_IF_ERROR(RegisterPrintOps(ops));
   return absl::OkStatus();
 }
 
@@ -24,6 +28,8 @@ void RegisterIoFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterIoKernels(kernels);
   RegisterLegacyCheckpointKernels(kernels);
   RegisterReaderKernels(kernels);
+  RegisterFileKernels(kernels);
+  RegisterPrintKernels(kernels);
 }
 
 }  // namespace sluice
