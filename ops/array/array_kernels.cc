@@ -199,6 +199,16 @@ struct CpuJoinImpl {
     const char* src = static_cast<const char*>(x.raw_data());
     for (int64_t i = 0; i < num; ++i) {
       ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(static_cast<int>(i), out_shape));
+      if (x.dtype() == DT_STRING) {  // element by element, not as bytes
+        const std::string* from = x.data<std::string>();
+        std::string* to = out->data<std::string>();
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t j = 0; j < chunk_elements; ++j) {
+            to[o * chunk_elements + j] = from[(o * num + i) * chunk_elements + j];
+          }
+        }
+        continue;
+      }
       if (chunk == 0) continue;
       char* dst = static_cast<char*>(out->raw_data());
       for (int64_t o = 0; o < outer; ++o) {
@@ -292,8 +302,15 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   kernels->Register(cpu("Reshape").TypeConstraint("T", DT_STRING), Make<ReshapeOp>());
   kernels->Register(cpu("ExpandDims").TypeConstraint("T", DT_STRING), Make<ExpandDimsOp>());
   kernels->Register(cpu("Squeeze").TypeConstraint("T", DT_STRING), Make<SqueezeOp>());
-  // TensorFlow's Saver packs the shard file names (MergeV2Checkpoints).
+  // TensorFlow's Saver packs the shard file names (MergeV2Checkpoints);
+  // the join and split kernels copy strings element by element.
   kernels->Register(cpu("Pack").TypeConstraint("T", DT_STRING), Make<PackOp<CpuJoinImpl>>());
+  kernels->Register(cpu("Unpack").TypeConstraint("T", DT_STRING), Make<UnpackOp<CpuJoinImpl>>());
+  kernels->Register(cpu("Split").TypeConstraint("T", DT_STRING), Make<SplitOp<CpuJoinImpl>>());
+  kernels->Register(cpu("ConcatV2").TypeConstraint("T", DT_STRING),
+                    [] { return std::make_unique<ConcatOp<CpuJoinImpl>>(/*axis_first=*/false); });
+  kernels->Register(cpu("Concat").TypeConstraint("T", DT_STRING),
+                    [] { return std::make_unique<ConcatOp<CpuJoinImpl>>(/*axis_first=*/true); });
   kernels->Register(cpu("Shape").TypeConstraint("T", DT_STRING),
                     [] { return std::make_unique<ShapeOp>(ShapeOp::Kind::kShape); });
   kernels->Register(cpu("Size").TypeConstraint("T", DT_STRING),

@@ -1,11 +1,13 @@
 // CPU element moves of the array ops that index or rearrange elements: Slice,
 // StridedSlice, StridedSliceGrad, GatherV2, Gather, UnsortedSegmentSum, Tile
-// and Transpose (their shells: ops/array/array_index_kernels.h). All but UnsortedSegmentSum move bytes, so one kernel serves
-// every fixed-size dtype.
+// and Transpose (their shells: ops/array/array_index_kernels.h). All but
+// UnsortedSegmentSum move bytes, so one kernel serves every fixed-size
+// dtype; strings move by position (MoveStrings).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -185,20 +187,46 @@ void TileBlock(const char* in, char* out, int d, absl::Span<const int64_t> in_di
 }
 
 
+// ---- Strings ------------------------------------------------------------------
+
+// DT_STRING elements are objects, not bytes: `move` moves an int64 tensor
+// of x's flat positions the way it would move x (into one of out's shape),
+// then each output string is copied from the position that landed there.
+// One path for every mover, at the cost of an int64 per element.
+template <typename Move>
+absl::Status MoveStrings(const Tensor& x, Tensor* out, Move move) {
+  Tensor positions(DT_INT64, x.shape());
+  int64_t* p = positions.data<int64_t>();
+  for (int64_t i = 0; i < x.NumElements(); ++i) p[i] = i;
+  Tensor moved(DT_INT64, out->shape());
+  RETURN_IF_ERROR(move(positions, &moved));
+  const std::string* src = x.data<std::string>();
+  std::string* dst = out->data<std::string>();
+  const int64_t* m = moved.data<int64_t>();
+  for (int64_t i = 0; i < out->NumElements(); ++i) dst[i] = src[m[i]];
+  return absl::OkStatus();
+}
+
 // ---- Indexing -------------------------------------------------------------------
 
 // The CPU's element moves for the shells of ops/array/array_index_kernels.h
 // (the join and split ones: array_kernels.cc).
 struct CpuSliceImpl {
-  static absl::Status Transpose(OpKernelContext*, const Tensor& x,
+  static absl::Status Transpose(OpKernelContext* ctx, const Tensor& x,
                                 const internal::TransposePlan& plan, Tensor* y) {
+    if (x.dtype() == DT_STRING) {
+      return MoveStrings(x, y, [&](const Tensor& p, Tensor* m) { return Transpose(ctx, p, plan, m); });
+    }
     TransposeBytes(static_cast<const char*>(x.raw_data()), plan.merged_dims, plan.merged_perm,
                    static_cast<char*>(y->raw_data()), DataTypeSize(x.dtype()));
     return absl::OkStatus();
   }
 
-  static absl::Status Tile(OpKernelContext*, const Tensor& x, const internal::TilePlan& plan,
+  static absl::Status Tile(OpKernelContext* ctx, const Tensor& x, const internal::TilePlan& plan,
                            Tensor* out) {
+    if (x.dtype() == DT_STRING) {
+      return MoveStrings(x, out, [&](const Tensor& p, Tensor* m) { return Tile(ctx, p, plan, m); });
+    }
     const int rank = x.dims();
     const size_t esize = DataTypeSize(x.dtype());
     // Bytes of one block of dims [d, rank), for input and output.
@@ -212,11 +240,16 @@ struct CpuSliceImpl {
     return absl::OkStatus();
   }
 
-  static absl::Status StridedGather(OpKernelContext*, const Tensor& x,
+  static absl::Status StridedGather(OpKernelContext* ctx, const Tensor& x,
                                     const std::vector<int64_t>& begin,
                                     const std::vector<int64_t>& strides,
                                     const std::vector<int64_t>& size, Tensor* out,
-                                    const char* /*op*/) {
+                                    const char* op) {
+    if (x.dtype() == DT_STRING) {
+      return MoveStrings(x, out, [&](const Tensor& p, Tensor* m) {
+        return StridedGather(ctx, p, begin, strides, size, m, op);
+      });
+    }
     StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), begin, strides,
                           size, static_cast<char*>(out->raw_data()), DataTypeSize(x.dtype()));
     return absl::OkStatus();
@@ -232,8 +265,13 @@ struct CpuSliceImpl {
     return absl::OkStatus();
   }
 
-  static absl::Status Gather(OpKernelContext*, const Tensor& params, const Tensor& indices,
+  static absl::Status Gather(OpKernelContext* ctx, const Tensor& params, const Tensor& indices,
                              int64_t axis, Tensor* out) {
+    if (params.dtype() == DT_STRING) {
+      return MoveStrings(params, out, [&](const Tensor& p, Tensor* m) {
+        return Gather(ctx, p, indices, axis, m);
+      });
+    }
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, ReadInts(indices, "Gather: indices"));
     const int64_t limit = params.dim_size(axis);
     for (size_t i = 0; i < idx.size(); ++i) {
@@ -297,13 +335,20 @@ void RegisterSliceKernels(KernelRegistry* kernels) {
   kernels->Register(cpu("Transpose").TypeConstraint("T", all), Make<TransposeOp<Impl>>());
   kernels->Register(cpu("Tile").TypeConstraint("T", all), Make<TileOp<Impl>>());
 
-  kernels->Register(cpu("Slice").TypeConstraint("T", all), Make<SliceOp<Impl>>());
-  kernels->Register(cpu("StridedSlice").TypeConstraint("T", all), Make<StridedSliceOp<Impl>>());
+  // Strings move through MoveStrings; StridedSliceGrad has none (no
+  // gradient flows to strings).
+  std::vector<DataType> with_strings = all;
+  with_strings.push_back(DT_STRING);
+  kernels->Register(cpu("Transpose").TypeConstraint("T", DT_STRING), Make<TransposeOp<Impl>>());
+  kernels->Register(cpu("Tile").TypeConstraint("T", DT_STRING), Make<TileOp<Impl>>());
+  kernels->Register(cpu("Slice").TypeConstraint("T", with_strings), Make<SliceOp<Impl>>());
+  kernels->Register(cpu("StridedSlice").TypeConstraint("T", with_strings),
+                    Make<StridedSliceOp<Impl>>());
   kernels->Register(cpu("StridedSliceGrad").TypeConstraint("T", all),
                     Make<StridedSliceGradOp<Impl>>());
-  kernels->Register(cpu("GatherV2").TypeConstraint("Tparams", all),
+  kernels->Register(cpu("GatherV2").TypeConstraint("Tparams", with_strings),
                     [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/true); });
-  kernels->Register(cpu("Gather").TypeConstraint("Tparams", all),
+  kernels->Register(cpu("Gather").TypeConstraint("Tparams", with_strings),
                     [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/false); });
   kernels->Register(cpu("UnsortedSegmentSum").TypeConstraint("T", DT_FLOAT),
                     Make<UnsortedSegmentSumOp<Impl, float>>());

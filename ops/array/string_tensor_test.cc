@@ -1,5 +1,7 @@
 // DT_STRING tensors through a session: string Consts (built in C++ and read
-// back from a GraphDef), feeds, buffer-sharing kernels and the in-process
+// back from a GraphDef), feeds, buffer-sharing kernels, the kernels that
+// index and rearrange them (Transpose, Tile, Slice, StridedSlice, GatherV2,
+// ConcatV2, Split, Unpack), and the in-process
 // _Send/_Recv between devices.
 #include <memory>
 #include <string>
@@ -62,6 +64,40 @@ TEST(StringTensorTest, FeedsAndBufferSharingKernels) {
   EXPECT_TRUE((*out)[0].SharesBufferWith(fed));
   EXPECT_EQ(Strings((*out)[1]), Strings(fed));
   EXPECT_EQ((*out)[2].flat<int32_t>()[0], 1);
+}
+
+TEST(StringTensorTest, IndexingAndRearrangingKernelsMoveStrings) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  // Long strings, so a bytewise copy of std::string objects would show.
+  std::vector<std::string> words;
+  for (int i = 0; i < 6; ++i) words.push_back(std::string(40, static_cast<char>('a' + i)));
+  Output x = ops::Const(s, Tensor::FromVector<std::string>(words, TensorShape({2, 3})));
+  Output t = ops::Transpose(s, x, {1, 0});
+  Output tile = ops::Tile(s, x, {1, 2});
+  Output slice = ops::Slice(s, x, {0, 1}, {2, 2});
+  Output strided = ops::StridedSlice(s, x, {1, 2}, {2, -4}, {1, -2}, {.shrink_axis_mask = 1});
+  Output gather = ops::GatherV2(s, x, ops::Const(s, std::vector<int32_t>{2, 0, 2}), 1);
+  Output concat = ops::ConcatV2(s, {x, x}, 0);
+  std::vector<Output> parts = ops::Split(s, 1, x, 3);
+  std::vector<Output> rows = ops::Unpack(s, x, 2);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s.graph());
+  ASSERT_TRUE(sess.ok()) << sess.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*sess)->Run({}, {t, tile, slice, strided, gather, concat, parts[1], rows[1]});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto& w = words;  // [[a b c] [d e f]]
+  EXPECT_EQ(Strings((*out)[0]), (std::vector<std::string>{w[0], w[3], w[1], w[4], w[2], w[5]}));
+  EXPECT_EQ(Strings((*out)[1]),
+            (std::vector<std::string>{w[0], w[1], w[2], w[0], w[1], w[2], w[3], w[4], w[5], w[3],
+                                      w[4], w[5]}));
+  EXPECT_EQ(Strings((*out)[2]), (std::vector<std::string>{w[1], w[2], w[4], w[5]}));
+  EXPECT_EQ(Strings((*out)[3]), (std::vector<std::string>{w[5], w[3]}));
+  EXPECT_EQ(Strings((*out)[4]), (std::vector<std::string>{w[2], w[0], w[2], w[5], w[3], w[5]}));
+  EXPECT_EQ(Strings((*out)[5]).size(), 12u);
+  EXPECT_EQ(Strings((*out)[5])[7], w[1]);
+  EXPECT_EQ(Strings((*out)[6]), (std::vector<std::string>{w[1], w[4]}));
+  EXPECT_EQ(Strings((*out)[7]), (std::vector<std::string>{w[3], w[4], w[5]}));
 }
 
 TEST(StringTensorTest, CrossesDevicesThroughSendRecv) {

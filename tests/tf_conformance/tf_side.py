@@ -205,6 +205,78 @@ def image_cases():
     save_case("images", g, [t.name for t in fetch], vals, rtol=1e-4, atol=1e-3)
 
 
+def image_file_cases():
+    """An ImageNet-style input step over JPEG files TensorFlow wrote:
+    MatchingFiles, ReadFile, ExtractJpegShape, a stateless distorted box,
+    DecodeAndCropJpeg and a resize per file; seeded stateful V1 and V2 box
+    draws; EncodeJpeg's bytes (base64) at several settings;
+    serialize/parse_tensor; tf.strings.format."""
+    d = os.path.join(OUT, "jpegs")
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.RandomState(11)
+    sizes = [(37, 53), (64, 48), (50, 50)]
+    with tf.Graph().as_default(), v1.Session() as s:
+        for i, (h, w) in enumerate(sizes):
+            yy, xx = np.mgrid[0:h, 0:w]
+            img = np.stack([xx * 4, yy * 3, (xx + yy) * 2], -1) % 256
+            img = np.clip(img + rng.randint(-6, 7, img.shape), 0, 255).astype(np.uint8)
+            data = s.run(tf.io.encode_jpeg(img, quality=95 - 10 * i, chroma_downsampling=i != 2))
+            with open(os.path.join(d, "img%d.jpg" % i), "wb") as f:
+                f.write(data)
+    g = tf.Graph()
+    with g.as_default():
+        files = tf.io.matching_files(os.path.join(d, "*.jpg"))
+        boxes = tf.constant([[[0.1, 0.1, 0.9, 0.8]]])
+        fetch = [files]
+        crops = []
+        for i in range(3):
+            data = tf.io.read_file(files[i])
+            shape = tf.image.extract_jpeg_shape(data)
+            begin, size, bbox = tf.image.stateless_sample_distorted_bounding_box(
+                shape, boxes, seed=[i, 7], min_object_covered=0.25, area_range=(0.1, 1.0))
+            oy, ox, _ = tf.unstack(begin)
+            th, tw, _ = tf.unstack(size)
+            crop = tf.image.decode_and_crop_jpeg(data, tf.stack([oy, ox, th, tw]), channels=3)
+            crops.append(crop)
+            fetch += [shape, begin, size, bbox, crop,
+                      tf.image.resize(crop, [24, 24]),
+                      tf.image.decode_and_crop_jpeg(data, [3, 5, 20, 17], fancy_upscaling=False),
+                      tf.image.decode_and_crop_jpeg(data, [2, 9, 10, 12], ratio=2)]
+        size0 = tf.image.extract_jpeg_shape(tf.io.read_file(files[0]), output_type=tf.int64)
+        v2 = tf.raw_ops.SampleDistortedBoundingBoxV2(
+            image_size=size0, bounding_boxes=boxes, min_object_covered=tf.constant(0.3), seed=5,
+            seed2=9, area_range=[0.2, 0.9], max_attempts=20)
+        v1op = tf.raw_ops.SampleDistortedBoundingBox(
+            image_size=tf.cast(size0, tf.int32), bounding_boxes=boxes, seed=3, seed2=4,
+            min_object_covered=0.5)
+        fetch += list(v2) + list(v1op)
+        b64 = lambda t: tf.io.encode_base64(t)
+        fetch += [b64(tf.io.encode_jpeg(crops[0])),
+                  b64(tf.io.encode_jpeg(crops[1], quality=50, progressive=True)),
+                  b64(tf.io.encode_jpeg(crops[2], optimize_size=True, chroma_downsampling=False,
+                                        density_unit="cm", x_density=72, y_density=96,
+                                        xmp_metadata="<x:xmpmeta/>")),
+                  b64(tf.io.encode_jpeg(tf.image.rgb_to_grayscale(crops[0]), format="grayscale")),
+                  b64(tf.raw_ops.EncodeJpegVariableQuality(images=crops[1], quality=30))]
+        # / 4: TensorFlow's grappler turns a division by a constant into a
+        # multiplication by its reciprocal (1 ulp off for 3); Sluice divides.
+        cropf = tf.cast(crops[0], tf.float32) / 4.0
+        fetch += [b64(tf.io.serialize_tensor(cropf)),
+                  b64(tf.io.serialize_tensor(files)),
+                  tf.io.parse_tensor(tf.io.serialize_tensor(cropf), tf.float32),
+                  tf.strings.format("files {} first crop {}", [files, cropf], summarize=2),
+                  tf.strings.format("{} {} {}", [tf.constant(True), tf.constant(1.0 / 3, tf.float64),
+                                                 tf.reshape(tf.range(30), [2, 3, 5])])]
+        with v1.Session() as s:
+            vals = s.run(fetch)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"MatchingFiles", "ReadFile", "ExtractJpegShape", "DecodeAndCropJpeg",
+            "StatelessSampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2",
+            "SampleDistortedBoundingBox", "EncodeJpeg", "EncodeJpegVariableQuality",
+            "SerializeTensor", "ParseTensor", "StringFormat"} <= ops, sorted(ops)
+    save_case("image_files", g, [t.name for t in fetch], vals)
+
+
 def function_cases():
     @tf.function
     def affine(x, w):
@@ -1554,6 +1626,7 @@ def main():
     pipeline_cases(paths)
     parse_cases()
     image_cases()
+    image_file_cases()
     function_cases()
     symbolic_gradient_cases()
     text_cases()
