@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
+#include "graph/attr_value.h"
 #include "graph/shape_inference.h"
 #include "ops/io/file_write_policy.h"
 #include "ops/strings/internal/tensor_format.h"
@@ -140,7 +141,8 @@ absl::Status RegisterPrintOps(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("PrintV2")
                                     .Input("input: string")
                                     .Attr("output_stream: string = 'stderr'")
-                                    .Attr("end: string = '\\n'")
+                                    .Attr("end: string")
+                                    .SetAttrDefault("end", MakeAttr("\n"))
                                     .SetIsStateful()
                                     .SetShapeFn([](InferenceContext* c) {
                                       return c->WithRank(0, 0);
