@@ -5,6 +5,7 @@
 #include "ops/nn/activation_ops.h"
 #include "ops/nn/batch_norm_grad_ops.h"
 #include "ops/nn/batch_norm_ops.h"
+#include "ops/nn/candidate_sampling_ops.h"
 #include "ops/nn/depthwise_conv_ops.h"
 #include "ops/nn/fused_ops.h"
 #include "ops/nn/lrn_ops.h"
@@ -17,6 +18,7 @@ namespace sluice {
 
 absl::Status RegisterNnFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterLrnOps(ops));
+  RETURN_IF_ERROR(RegisterCandidateSamplingOps(ops));
   RETURN_IF_ERROR(RegisterRnnBlockOps(ops));
   RETURN_IF_ERROR(RegisterNn3dOps(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvOps(ops));
@@ -42,6 +44,7 @@ absl::Status RegisterNnFamilyGradients(OpRegistry* ops) {
 
 void RegisterNnFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterLrnKernels(kernels);
+  RegisterCandidateSamplingKernels(kernels);
   RegisterLstmBlockKernels(kernels);
   RegisterGruBlockKernels(kernels);
   RegisterNn3dKernels(kernels);

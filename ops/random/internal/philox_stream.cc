@@ -19,6 +19,17 @@ uint32_t PhiloxStream::Uniform(uint32_t n) {
   return x % n;
 }
 
+uint64_t PhiloxStream::Uniform64(uint64_t n) {
+  if (n == 0) return Rand64() * n;
+  if ((n & (n - 1)) == 0) return Rand64() & (n - 1);
+  const uint64_t reject = UINT64_MAX % n + 1;
+  uint64_t x;
+  do {
+    x = Rand64();
+  } while (x < reject);
+  return x % n;
+}
+
 absl::Status SeededPhilox::Init(const OpKernelConstruction& ctx) {
   ASSIGN_OR_RETURN(int64_t seed, ctx.GetAttr<int64_t>("seed"));
   ASSIGN_OR_RETURN(int64_t seed2, ctx.GetAttr<int64_t>("seed2"));

@@ -3,7 +3,7 @@
 //
 //   PhiloxStream  SimplePhilox over SingleSampleAdapter: Philox's 32-bit
 //                 words one after another from a key and counter, with
-//                 RandFloat, RandDouble and Uniform(n) (exact, by
+//                 RandFloat, RandDouble and Uniform(n) / Uniform64(n) (exact, by
 //                 rejection) made from them as TensorFlow makes them.
 //   SeededPhilox  GuardedPhiloxRandom: a kernel's generator seeded from
 //                 its seed/seed2 attrs (from std::random_device when both
@@ -39,6 +39,12 @@ class PhiloxStream {
     }
     return block_.v[used_++];
   }
+  // Two words, the first the low half.
+  uint64_t Rand64() {
+    const uint32_t lo = Rand32();
+    const uint32_t hi = Rand32();
+    return lo | (uint64_t{hi} << 32);
+  }
   // [0, 1) from one word's low 23 bits.
   float RandFloat() { return stateless::ToFloat(Rand32()); }
   // [0, 1) from two words.
@@ -51,6 +57,8 @@ class PhiloxStream {
   // below (2^32 - 1) % n + 1 are drawn again. n == 0 consumes a word and
   // gives 0.
   uint32_t Uniform(uint32_t n);
+  // The same over Rand64.
+  uint64_t Uniform64(uint64_t n);
 
  private:
   stateless::KeyCounter kc_;
