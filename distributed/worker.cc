@@ -23,6 +23,7 @@
 #include "base/status_macros.h"
 #include "runtime/executor.h"
 #include "runtime/step_gate.h"
+#include "runtime/stateful_kernels.h"
 #include "runtime/step_partitions.h"
 #include "runtime/thread_pool.h"
 #include "runtime/collective/collective_executor.h"
@@ -44,6 +45,8 @@ constexpr int64_t kPushPoolBytes = 256 << 20;
 // nodes use (indices are the client graph's, so a task's may have gaps).
 struct RegisteredGraph {
   std::string session_handle;
+  // The session's stateful kernels, shared by all its graphs on this task.
+  std::shared_ptr<StatefulKernels> stateful_kernels;
   std::unique_ptr<StepPartitions> partitions;
   std::map<int, std::pair<std::string, DataType>> args;  // index -> (_Arg node, dtype)
   std::map<int, std::string> retvals;                    // index -> _Retval node
@@ -125,6 +128,9 @@ class Worker::Impl {
   // minute); the caller destroys them after releasing graphs_mu_.
   std::vector<std::shared_ptr<const RegisteredGraph>> DropIdleGraphs()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(graphs_mu_);
+  // The stateful kernels of a master session's graphs on this task: one
+  // set while any of its graphs is registered.
+  std::shared_ptr<StatefulKernels> StatefulKernelsOf(const std::string& session_handle);
   absl::Status CheckRunArgs(const RegisteredGraph& graph, const RunGraphArgs& args) const;
   // The step's rendezvous, made on first use; also forgets stale steps.
   // nullptr once CleanupStep has ended it as a failed step.
@@ -164,6 +170,8 @@ class Worker::Impl {
       ABSL_GUARDED_BY(graphs_mu_);
   std::map<std::string, absl::Time> graph_last_used_ ABSL_GUARDED_BY(graphs_mu_);
   absl::Time next_graph_sweep_ ABSL_GUARDED_BY(graphs_mu_) = absl::Now();
+  std::map<std::string, std::weak_ptr<StatefulKernels>> stateful_kernels_
+      ABSL_GUARDED_BY(graphs_mu_);
 
   absl::Mutex steps_mu_;
   std::map<int64_t, StepEntry> steps_ ABSL_GUARDED_BY(steps_mu_);
@@ -299,9 +307,11 @@ absl::StatusOr<std::string> Worker::Impl::RegisterGraph(
   }
   auto graph = std::make_shared<RegisteredGraph>();
   graph->session_handle = session_handle;
+  graph->stateful_kernels = StatefulKernelsOf(session_handle);
   StepPartitionsOptions capture;
   capture.capture_steps = capture_steps_;
   capture.gate = capture_steps_ ? &step_gate_ : nullptr;
+  capture.stateful_kernels = graph->stateful_kernels.get();
   absl::StatusOr<std::unique_ptr<StepPartitions>> built = StepPartitions::Build(
       std::move(graphs), options_.session.ops, *options_.session.kernels, capture);
   RETURN_IF_ERROR(WithTask(built.status()));
@@ -339,6 +349,20 @@ std::vector<std::shared_ptr<const RegisteredGraph>> Worker::Impl::DropIdleGraphs
     }
   }
   return dropped;
+}
+
+std::shared_ptr<StatefulKernels> Worker::Impl::StatefulKernelsOf(
+    const std::string& session_handle) {
+  absl::MutexLock lock(&graphs_mu_);
+  for (auto it = stateful_kernels_.begin(); it != stateful_kernels_.end();) {
+    it = it->second.expired() ? stateful_kernels_.erase(it) : std::next(it);
+  }
+  std::shared_ptr<StatefulKernels> kernels = stateful_kernels_[session_handle].lock();
+  if (kernels == nullptr) {
+    kernels = std::make_shared<StatefulKernels>();
+    stateful_kernels_[session_handle] = kernels;
+  }
+  return kernels;
 }
 
 absl::Status Worker::Impl::DeregisterGraph(const std::string& graph_handle) {

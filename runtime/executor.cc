@@ -400,8 +400,17 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph
                                                            Device* device,
                                                            const KernelRegistry& kernels,
                                                            FunctionRuntime* function_runtime) {
+  return Create(std::move(graph), device, kernels, function_runtime, nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<Graph> graph,
+                                                           Device* device,
+                                                           const KernelRegistry& kernels,
+                                                           FunctionRuntime* function_runtime,
+                                                           StatefulKernels* shared) {
   ASSIGN_OR_RETURN(std::unique_ptr<const ExecutorLayout> layout,
-                   ExecutorLayout::Create(std::move(graph), device, kernels, function_runtime));
+                   ExecutorLayout::Create(std::move(graph), device, kernels, function_runtime,
+                                          shared));
   return std::unique_ptr<Executor>(std::make_unique<ExecutorImpl>(std::move(layout)));
 }
 

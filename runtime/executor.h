@@ -55,6 +55,7 @@
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/rendezvous.h"
+#include "runtime/stateful_kernels.h"
 #include "runtime/step_stats.h"
 
 namespace sluice {
@@ -96,6 +97,13 @@ class Executor {
                                                           Device* device,
                                                           const KernelRegistry& kernels,
                                                           FunctionRuntime* function_runtime);
+  // The same, with stateful nodes' kernels shared with the session's other
+  // executors through `shared` (borrowed; null: none shared).
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::unique_ptr<Graph> graph,
+                                                          Device* device,
+                                                          const KernelRegistry& kernels,
+                                                          FunctionRuntime* function_runtime,
+                                                          StatefulKernels* shared);
   virtual ~Executor() = default;
 
   // Runs the step to completion (or first error); `done` is called once.

@@ -13,14 +13,14 @@ namespace internal {
 
 absl::StatusOr<std::unique_ptr<const ExecutorLayout>> ExecutorLayout::Create(
     std::unique_ptr<Graph> graph, Device* device, const KernelRegistry& kernels,
-    FunctionRuntime* function_runtime) {
+    FunctionRuntime* function_runtime, StatefulKernels* shared) {
   std::unique_ptr<ExecutorLayout> layout(
       new ExecutorLayout(std::move(graph), device, function_runtime));
-  RETURN_IF_ERROR(layout->Initialize(kernels));
+  RETURN_IF_ERROR(layout->Initialize(kernels, shared));
   return std::unique_ptr<const ExecutorLayout>(std::move(layout));
 }
 
-absl::Status ExecutorLayout::Initialize(const KernelRegistry& kernels) {
+absl::Status ExecutorLayout::Initialize(const KernelRegistry& kernels, StatefulKernels* shared) {
   ASSIGN_OR_RETURN(std::vector<Node*> order, TopologicalOrder(*graph_));
   std::vector<int> item_of(graph_->num_node_ids(), -1);
   items_.resize(order.size());
@@ -29,7 +29,12 @@ absl::Status ExecutorLayout::Initialize(const KernelRegistry& kernels) {
     item_of[n->id()] = static_cast<int>(i);
     NodeItem& item = items_[i];
     item.node = n;
-    ASSIGN_OR_RETURN(item.kernel, kernels.CreateKernel(*n, device_, function_runtime_));
+    auto make = [&] { return kernels.CreateKernel(*n, device_, function_runtime_); };
+    if (shared != nullptr) {
+      ASSIGN_OR_RETURN(item.kernel, shared->GetOrCreate(*n, *device_, make));
+    } else {
+      ASSIGN_OR_RETURN(item.kernel, make());
+    }
     // A GPU's kernels only enqueue work: they run inline, never via the pool.
     item.expensive = item.kernel->IsExpensive() && !device_->has_device_memory();
     item.is_async = item.kernel->AsAsync() != nullptr;

@@ -33,6 +33,7 @@
 #include "runtime/device.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/stateful_kernels.h"
 
 namespace sluice {
 namespace internal {
@@ -51,7 +52,7 @@ enum class ItemKind : uint8_t { kNormal, kMerge, kEnter, kExit, kNextIteration, 
 // Everything about a node a step needs, laid out once.
 struct NodeItem {
   const Node* node = nullptr;
-  std::unique_ptr<OpKernel> kernel;
+  std::shared_ptr<OpKernel> kernel;  // shared across executors when stateful
   ItemKind kind = ItemKind::kNormal;
   bool expensive = true;
   bool is_async = false;
@@ -106,10 +107,12 @@ class ExecutorLayout {
   // kernel attr, frames that do not nest (graph/control_flow_info.h). The
   // graph may hold cycles only through NextIteration.
   // `function_runtime` (may be null, borrowed) is what the kernels get as
-  // OpKernelConstruction::function_runtime().
+  // OpKernelConstruction::function_runtime(). `shared` (may be null,
+  // borrowed) gives stateful nodes the kernels other executors of the
+  // session made for them (runtime/stateful_kernels.h).
   static absl::StatusOr<std::unique_ptr<const ExecutorLayout>> Create(
       std::unique_ptr<Graph> graph, Device* device, const KernelRegistry& kernels,
-      FunctionRuntime* function_runtime = nullptr);
+      FunctionRuntime* function_runtime = nullptr, StatefulKernels* shared = nullptr);
   ExecutorLayout(const ExecutorLayout&) = delete;
   ExecutorLayout& operator=(const ExecutorLayout&) = delete;
 
@@ -131,7 +134,7 @@ class ExecutorLayout {
   ExecutorLayout(std::unique_ptr<Graph> graph, Device* device, FunctionRuntime* function_runtime)
       : graph_(std::move(graph)), device_(device), function_runtime_(function_runtime) {}
 
-  absl::Status Initialize(const KernelRegistry& kernels);
+  absl::Status Initialize(const KernelRegistry& kernels, StatefulKernels* shared);
   absl::Status InitializeFrames(absl::Span<Node* const> order, const std::vector<int>& item_of);
   // Fills every item's read_when_run.
   void MarkReadsOrderedAfterUpdates(const std::vector<int>& item_of);

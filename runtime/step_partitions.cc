@@ -58,7 +58,8 @@ absl::StatusOr<std::unique_ptr<StepPartitions>> StepPartitions::Build(
     if (!function_runtime.ok()) return AddContext(function_runtime.status(), context);
     part.function_runtime = *std::move(function_runtime);
     absl::StatusOr<std::unique_ptr<Executor>> executor =
-        Executor::Create(std::move(graph), g.device, kernels, part.function_runtime.get());
+        Executor::Create(std::move(graph), g.device, kernels, part.function_runtime.get(),
+                         options.stateful_kernels);
     if (!executor.ok()) return AddContext(executor.status(), context);
     part.executor = *std::move(executor);
     out->parts_.push_back(std::move(part));

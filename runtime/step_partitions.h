@@ -43,6 +43,7 @@
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/stateful_kernels.h"
 #include "runtime/step_gate.h"
 #include "runtime/step_replay.h"
 
@@ -63,6 +64,10 @@ struct StepPartitionsOptions {
   // Shared by every StepPartitions of one session or worker, borrowed (it
   // must outlive them); null: steps pass no gate.
   StepGate* gate = nullptr;
+  // The session's stateful kernels, shared by all its signatures
+  // (runtime/stateful_kernels.h); borrowed, it must outlive the partitions.
+  // Null: each signature's stateful nodes start afresh.
+  StatefulKernels* stateful_kernels = nullptr;
 };
 
 class StepPartitions {

@@ -21,6 +21,7 @@
 #include "session/signature_cache.h"
 #include "runtime/rendezvous.h"
 #include "runtime/step_deadline.h"
+#include "runtime/stateful_kernels.h"
 #include "runtime/step_partitions.h"
 #include "runtime/step_gate.h"
 
@@ -66,6 +67,8 @@ class DirectSession : public Session {
   // when some device can record.
   StepGate step_gate_;
   bool any_device_can_capture_ = false;
+  // Stateful nodes keep one kernel across this session's signatures.
+  StatefulKernels stateful_kernels_;
   SignatureCache<LocalSignature> signatures_;
   mutable absl::Mutex mu_;
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
@@ -116,6 +119,7 @@ absl::StatusOr<std::shared_ptr<LocalSignature>> DirectSession::Compile(
   StepPartitionsOptions capture;
   capture.capture_steps = any_device_can_capture_;
   capture.gate = any_device_can_capture_ ? &step_gate_ : nullptr;
+  capture.stateful_kernels = &stateful_kernels_;
   ASSIGN_OR_RETURN(signature->partitions, StepPartitions::Build(std::move(graphs), config_.ops,
                                                                 *config_.kernels, capture));
   signature->client = std::move(c.client);

@@ -224,6 +224,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_wide_and_deep_trains_as_in_tensorflow(self):
         self.run_case("wide_and_deep")
 
+    def test_word2vec_sampled_softmax_and_nce_train_as_in_tensorflow(self):
+        self.run_case("sampled_softmax")
+
     def test_keras_and_sign_optimizer_ops(self):
         self.run_case("optimizer_ops")
 

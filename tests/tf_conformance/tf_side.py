@@ -935,6 +935,53 @@ def wide_and_deep_cases():
               targets=[train.name], steps=5, rtol=1e-4, atol=1e-5, init=init.name)
 
 
+def sampled_softmax_cases():
+    """A skip-gram step as word2vec trains it: embeddings looked up for the
+    centre words, tf.nn.sampled_softmax_loss (log-uniform candidates, unique,
+    accidental hits removed) and tf.nn.nce_loss with fixed-unigram and
+    learned-unigram candidates, five SGD steps on seeded samplers; the losses
+    and the tables after them."""
+    g = tf.Graph()
+    with g.as_default():
+        v1.set_random_seed(42)
+        rng = np.random.RandomState(8)
+        vocab, dim, batch = 50, 8, 16
+        centre = tf.constant(rng.randint(0, vocab, batch).astype(np.int64))
+        context = tf.constant(rng.randint(0, vocab, (batch, 1)).astype(np.int64))
+        emb = tf.Variable((rng.randn(vocab, dim) * 0.3).astype(np.float32), name="emb")
+        out_w = tf.Variable((rng.randn(vocab, dim) * 0.3).astype(np.float32), name="out_w")
+        out_b = tf.Variable(np.zeros(vocab, np.float32), name="out_b")
+        nce_w = tf.Variable((rng.randn(vocab, dim) * 0.3).astype(np.float32), name="nce_w")
+        nce_b = tf.Variable(np.zeros(vocab, np.float32), name="nce_b")
+        x = tf.nn.embedding_lookup(emb, centre)
+        softmax_loss = tf.reduce_mean(tf.nn.sampled_softmax_loss(
+            out_w, out_b, context, x, num_sampled=10, num_classes=vocab))
+        counts = (np.arange(vocab, 0, -1) ** 1.2).astype(np.float32).tolist()
+        fixed = tf.random.fixed_unigram_candidate_sampler(
+            context, 1, 12, True, vocab, unigrams=counts, distortion=0.75)
+        learned = tf.random.learned_unigram_candidate_sampler(context, 1, 6, False, vocab)
+        nce_loss = tf.reduce_mean(tf.nn.nce_loss(nce_w, nce_b, context, x, 12, vocab,
+                                                 sampled_values=fixed))
+        nce_learned = tf.reduce_mean(tf.nn.nce_loss(nce_w, nce_b, context, x, 6, vocab,
+                                                    sampled_values=learned,
+                                                    remove_accidental_hits=True))
+        loss = softmax_loss + nce_loss + 0.5 * nce_learned
+        train = v1.train.GradientDescentOptimizer(0.5).minimize(loss)
+        init = v1.global_variables_initializer()
+        fetches = [softmax_loss, nce_loss, nce_learned] + [v.value() for v in
+                                                           (emb, out_w, out_b, nce_w, nce_b)]
+        with v1.Session() as sess:
+            sess.run(init)
+            for _ in range(5):
+                sess.run(train)
+            vals = sess.run(fetches)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"LogUniformCandidateSampler", "FixedUnigramCandidateSampler",
+            "LearnedUnigramCandidateSampler", "ComputeAccidentalHits"} <= ops, sorted(ops)
+    save_case("sampled_softmax", g, [t.name for t in fetches], vals,
+              targets=[train.name], steps=5, rtol=1e-4, atol=1e-5, init=init.name)
+
+
 def optimizer_op_cases():
     """The training ops Keras's optimizers emit (KerasMomentum dense and
     sparse, AdamWithAmsgrad, AdaMax), the sign rules (AddSign, PowerSign)
@@ -1648,6 +1695,7 @@ def main():
     table_cases()
     sparse_more_cases()
     wide_and_deep_cases()
+    sampled_softmax_cases()
     optimizer_op_cases()
     control_flow_v2_cases()
     keras_rnn_cases()
