@@ -129,6 +129,27 @@ GradResult TensorScatterAddOrSubGrad(const Scope& s, const Node& node,
   return grads;
 }
 
+// TensorFlow's: the gradient goes to whichever of the tensor's element and
+// its updates equal the result, split evenly between ties.
+GradResult TensorScatterMinOrMaxGrad(const Scope& s, const Node& node,
+                                     absl::Span<const Output> g) {
+  std::vector<Output> grads(3);
+  if (!g[0].valid()) return grads;
+  const Output x = InputOf(node, 0);
+  const Output indices = InputOf(node, 1);
+  const Output y = InputOf(node, 2);
+  const Output out = OutputOf(node, 0);
+  const DataType t = g[0].dtype();
+  const Output x_hit = ops::Cast(s, ops::Equal(s, x, out), t);
+  const Output y_hit = ops::Cast(s, ops::Equal(s, y, ops::GatherNd(s, out, indices)), t);
+  const Output shape = ops::Shape(s, x, {.out_type = indices.dtype()});
+  const Output hits = ops::Add(s, x_hit, ops::ScatterNd(s, indices, y_hit, shape));
+  grads[0] = ops::Div(s, ops::Mul(s, g[0], x_hit), hits);
+  grads[2] = ops::Mul(s, ops::GatherNd(s, ops::Div(s, g[0], hits), indices), y_hit);
+  RETURN_IF_ERROR(s.status());
+  return grads;
+}
+
 }  // namespace
 
 absl::Status RegisterIndexGradients(OpRegistry* ops) {
@@ -142,6 +163,9 @@ absl::Status RegisterIndexGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("TensorScatterUpdate", TensorScatterUpdateGrad));
   RETURN_IF_ERROR(ops->SetGradient("TensorScatterAdd", TensorScatterAddOrSubGrad));
   RETURN_IF_ERROR(ops->SetGradient("TensorScatterSub", TensorScatterAddOrSubGrad));
+  RETURN_IF_ERROR(ops->SetGradient("ScatterNdNonAliasingAdd", TensorScatterAddOrSubGrad));
+  RETURN_IF_ERROR(ops->SetGradient("TensorScatterMax", TensorScatterMinOrMaxGrad));
+  RETURN_IF_ERROR(ops->SetGradient("TensorScatterMin", TensorScatterMinOrMaxGrad));
   for (const char* op : {"Bucketize", "ListDiff", "InTopKV2"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }

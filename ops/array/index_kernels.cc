@@ -125,30 +125,6 @@ class ListDiffOp : public OpKernel {
   }
 };
 
-// The rows of an [n, depth] index matrix as offsets (in units of `slice`
-// elements) into a tensor of shape `dims`; InvalidArgument naming the first
-// index out of range.
-absl::StatusOr<std::vector<int64_t>> IndexOffsets(const std::vector<int64_t>& idx, int64_t depth,
-                                                  const TensorShape& shape, const char* op) {
-  const int64_t n = depth == 0 ? 0 : static_cast<int64_t>(idx.size()) / depth;
-  std::vector<int64_t> offsets(n, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t offset = 0;
-    for (int64_t d = 0; d < depth; ++d) {
-      const int64_t v = idx[i * depth + d];
-      if (v < 0 || v >= shape.dim(static_cast<int>(d))) {
-        std::vector<int64_t> row(idx.begin() + i * depth, idx.begin() + (i + 1) * depth);
-        return absl::InvalidArgumentError(absl::StrCat(
-            op, ": indices[", i, "] = [", absl::StrJoin(row, ", "),
-            "] does not index into shape ", shape.DebugString()));
-      }
-      offset = offset * shape.dim(static_cast<int>(d)) + v;
-    }
-    offsets[i] = offset;
-  }
-  return offsets;
-}
-
 // The number of index rows of an indices tensor [..., depth].
 int64_t IndexRows(const Tensor& indices) {
   int64_t n = 1;
@@ -183,7 +159,7 @@ class GatherNdOp : public OpKernel {
     const int64_t n = p.rows;
     std::vector<int64_t> offsets(n, 0);
     if (depth > 0) {
-      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, params.shape(), "GatherNd"));
+      ASSIGN_OR_RETURN(offsets, internal::NdIndexOffsets(idx, depth, params.shape(), "GatherNd"));
     }
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, out_shape));
     if (params.dtype() == DT_STRING) {  // objects, not bytes
@@ -215,7 +191,7 @@ class ScatterNdOp : public OpKernel {
     const int64_t n = p.rows;
     std::vector<int64_t> offsets(n, 0);
     if (depth > 0) {
-      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, depth, p.out_shape, "ScatterNd"));
+      ASSIGN_OR_RETURN(offsets, internal::NdIndexOffsets(idx, depth, p.out_shape, "ScatterNd"));
     }
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, p.out_shape));
     T* o = out->data<T>();
@@ -228,10 +204,11 @@ class ScatterNdOp : public OpKernel {
   }
 };
 
-// TensorScatterUpdate / Add / Sub: the tensor (its buffer when no one else
-// holds it) with the updates' rows written, added or subtracted at the
-// slices the index rows name.
-enum class TensorScatterKind { kUpdate, kAdd, kSub };
+// TensorScatterUpdate / Add / Sub / Max / Min (and ScatterNdNonAliasingAdd):
+// the tensor (its buffer when no one else holds it) with the updates' rows
+// written, added, subtracted or compared in at the slices the index rows
+// name.
+enum class TensorScatterKind { kUpdate, kAdd, kSub, kMax, kMin };
 
 template <typename T, TensorScatterKind kKind>
 class TensorScatterOp : public OpKernel {
@@ -249,7 +226,8 @@ class TensorScatterOp : public OpKernel {
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, internal::ReadInts(indices, op + ": indices"));
     std::vector<int64_t> offsets(plan->rows, 0);
     if (plan->depth > 0) {
-      ASSIGN_OR_RETURN(offsets, IndexOffsets(idx, plan->depth, tensor.shape(), op.c_str()));
+      ASSIGN_OR_RETURN(offsets,
+                       internal::NdIndexOffsets(idx, plan->depth, tensor.shape(), op.c_str()));
     }
     ASSIGN_OR_RETURN(Tensor * out, ctx->forward_input_or_allocate_output(0, 0, tensor.shape()));
     const size_t esize = DataTypeSize(tensor.dtype());
@@ -265,7 +243,15 @@ class TensorScatterOp : public OpKernel {
         T* o = out->data<T>() + offsets[i] * slice;
         const T* u = updates.data<T>() + i * slice;
         for (int64_t j = 0; j < slice; ++j) {
-          o[j] = kKind == TensorScatterKind::kAdd ? o[j] + u[j] : o[j] - u[j];
+          if constexpr (kKind == TensorScatterKind::kAdd) {
+            o[j] += u[j];
+          } else if constexpr (kKind == TensorScatterKind::kSub) {
+            o[j] -= u[j];
+          } else if constexpr (kKind == TensorScatterKind::kMax) {
+            o[j] = u[j] > o[j] ? u[j] : o[j];
+          } else {
+            o[j] = u[j] < o[j] ? u[j] : o[j];
+          }
         }
       }
     }
@@ -320,6 +306,13 @@ void RegisterIndexKernels(KernelRegistry* kernels) {
         cpu("TensorScatterAdd").TypeConstraint("T", t).TypeConstraint("Tindices", index_types));
     kernels->Register<TensorScatterOp<T, TensorScatterKind::kSub>>(
         cpu("TensorScatterSub").TypeConstraint("T", t).TypeConstraint("Tindices", index_types));
+    kernels->Register<TensorScatterOp<T, TensorScatterKind::kMax>>(
+        cpu("TensorScatterMax").TypeConstraint("T", t).TypeConstraint("Tindices", index_types));
+    kernels->Register<TensorScatterOp<T, TensorScatterKind::kMin>>(
+        cpu("TensorScatterMin").TypeConstraint("T", t).TypeConstraint("Tindices", index_types));
+    kernels->Register<TensorScatterOp<T, TensorScatterKind::kAdd>>(
+        cpu("ScatterNdNonAliasingAdd").TypeConstraint("T", t).TypeConstraint("Tindices",
+                                                                              index_types));
   };
   scatter_math(std::type_identity<float>{});
   scatter_math(std::type_identity<double>{});

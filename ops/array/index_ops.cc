@@ -229,10 +229,14 @@ absl::Status RegisterIndexOps(OpRegistry* ops) {
                                     .SetShapeFn(ScatterNdShape)));
   // tf.tensor_scatter_nd_update / _add / _sub: `tensor` with the slices the
   // index rows name replaced by (or added to, or less) the updates' rows.
-  for (const char* name : {"TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"}) {
+  // TensorScatterMax / Min: the larger / smaller of each addressed element
+  // and the update; ScatterNdNonAliasingAdd is TensorScatterAdd under its
+  // TF1 name (tf.compat.v1.scatter_nd_add on a tensor).
+  for (const char* name : {"TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub",
+                           "TensorScatterMax", "TensorScatterMin", "ScatterNdNonAliasingAdd"}) {
     RETURN_IF_ERROR(ops->Register(
         OpDefBuilder(name)
-            .Input("tensor: T")
+            .Input(std::string(name) == "ScatterNdNonAliasingAdd" ? "input: T" : "tensor: T")
             .Input("indices: Tindices")
             .Input("updates: T")
             .Output("output: T")
@@ -329,6 +333,25 @@ Output TensorScatterAdd(const Scope& scope, Input tensor, Input indices, Input u
 Output TensorScatterSub(const Scope& scope, Input tensor, Input indices, Input updates,
                         std::source_location loc) {
   return scope.Op("TensorScatterSub", loc).Input(tensor).Input(indices).Input(updates).Finalize1();
+}
+
+Output TensorScatterMax(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc) {
+  return scope.Op("TensorScatterMax", loc).Input(tensor).Input(indices).Input(updates).Finalize1();
+}
+
+Output TensorScatterMin(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc) {
+  return scope.Op("TensorScatterMin", loc).Input(tensor).Input(indices).Input(updates).Finalize1();
+}
+
+Output ScatterNdNonAliasingAdd(const Scope& scope, Input input, Input indices, Input updates,
+                               std::source_location loc) {
+  return scope.Op("ScatterNdNonAliasingAdd", loc)
+      .Input(input)
+      .Input(indices)
+      .Input(updates)
+      .Finalize1();
 }
 
 TopKOutputs TopKV2(const Scope& scope, Input input, Input k, bool sorted,

@@ -102,6 +102,15 @@ Output TensorScatterAdd(const Scope& scope, Input tensor, Input indices, Input u
                         std::source_location loc = std::source_location::current());
 Output TensorScatterSub(const Scope& scope, Input tensor, Input indices, Input updates,
                         std::source_location loc = std::source_location::current());
+// The larger / smaller of each addressed element and its update (repeats:
+// the extreme of all); float, double, int32, int64.
+Output TensorScatterMax(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc = std::source_location::current());
+Output TensorScatterMin(const Scope& scope, Input tensor, Input indices, Input updates,
+                        std::source_location loc = std::source_location::current());
+// TensorScatterAdd under TF1's name (tf.compat.v1.scatter_nd_add of a tensor).
+Output ScatterNdNonAliasingAdd(const Scope& scope, Input input, Input indices, Input updates,
+                               std::source_location loc = std::source_location::current());
 
 struct TopKOutputs {
   Output values;   // the k largest along the last dimension, largest first

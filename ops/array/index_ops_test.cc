@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/gradients.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
@@ -258,6 +259,50 @@ TEST_F(IndexOpsTest, TensorScatterUpdateAddSub) {
     ASSERT_TRUE(err.ok()) << err.status();
     EXPECT_LT(*err, 1e-8) << kind;
   }
+}
+
+// TensorScatterMax / Min (repeated indices compare with all their
+// updates) and ScatterNdNonAliasingAdd, with gradients (ties in Max split
+// theirs) against central differences.
+TEST_F(IndexOpsTest, TensorScatterMaxMinAndNonAliasingAdd) {
+  Output t = Placeholder(s_, DT_FLOAT);
+  Output i = Placeholder(s_, DT_INT32);
+  Output u = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{t, Make<float>({1, 5, 3, 4, 5, 6}, {3, 2})},
+             {i, Make<int32_t>({2, 0, 2}, {3, 1})},
+             {u, Make<float>({10, 2, 0, 9, 7, 1}, {3, 2})}};
+  ExpectTensor<float>(Eval(s_, f, ops::TensorScatterMax(s_, t, i, u)), {3, 2},
+                      {1, 9, 3, 4, 10, 6});
+  ExpectTensor<float>(Eval(s_, f, ops::TensorScatterMin(s_, t, i, u)), {3, 2},
+                      {0, 5, 3, 4, 5, 1});
+  ExpectTensor<float>(Eval(s_, f, ops::ScatterNdNonAliasingAdd(s_, t, i, u)), {3, 2},
+                      {1, 14, 3, 4, 22, 9});
+  for (int kind = 0; kind < 3; ++kind) {
+    Scope g = Scope::NewRootScope(BuiltinOps());
+    Output x = Placeholder(g, DT_DOUBLE);
+    Output up = Placeholder(g, DT_DOUBLE);
+    Output idx = ops::Const(g, std::vector<int32_t>{2, 0}, TensorShape({2, 1}));
+    Output y = kind == 0   ? ops::TensorScatterMax(g, x, idx, up)
+               : kind == 1 ? ops::TensorScatterMin(g, x, idx, up)
+                           : ops::ScatterNdNonAliasingAdd(g, x, idx, up);
+    // No ties between x and the updates: the differences stay on one side.
+    absl::StatusOr<double> err = MaxGradientError(
+        g, {x, up},
+        {Tensor::FromVector<double>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2})),
+         Tensor::FromVector<double>({0.5, 7, 2, 0.25}, TensorShape({2, 2}))},
+        y);
+    ASSERT_TRUE(err.ok()) << err.status();
+    EXPECT_LT(*err, 1e-8) << kind;
+  }
+  // A tie: the gradient splits evenly between the element and its update.
+  Scope g = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Const(g, Make<double>({3, 1}, {2}));
+  Output up = ops::Const(g, Make<double>({3}, {1}));
+  Output y = ops::TensorScatterMax(g, x, ops::Const(g, Make<int32_t>({0}, {1, 1})), up);
+  absl::StatusOr<std::vector<Output>> dy = AddGradients(g, {y}, {x, up});
+  ASSERT_TRUE(dy.ok()) << dy.status();
+  ExpectTensor<double>(Eval(g, {}, (*dy)[0]), {2}, {0.5, 1});
+  ExpectTensor<double>(Eval(g, {}, (*dy)[1]), {1}, {0.5});
 }
 
 // topk_op_test.py: ties go to the lower index; k = 0; k past the columns.

@@ -2,6 +2,7 @@
 
 #include "base/status_macros.h"
 #include "ops/state/resource_variable_ops.h"
+#include "ops/state/scatter_nd_ops.h"
 #include "ops/state/scatter_ops.h"
 #include "ops/state/state_ops.h"
 
@@ -11,6 +12,7 @@ absl::Status RegisterStateFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterResourceVariableOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));
   RETURN_IF_ERROR(RegisterScatterOps(ops));
+  RETURN_IF_ERROR(RegisterScatterNdOps(ops));
   return absl::OkStatus();
 }
 
@@ -18,6 +20,7 @@ void RegisterStateFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterResourceVariableKernels(kernels);
   RegisterStateKernels(kernels);
   RegisterScatterKernels(kernels);
+  RegisterScatterNdKernels(kernels);
 }
 
 }  // namespace sluice

@@ -197,6 +197,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_scatter_mul_div_min_max_on_ref_and_resource_variables(self):
         self.run_case("scatter_mul_div_min_max")
 
+    def test_scatter_nd_on_variables_and_tensor_scatter_max_min_with_gradients(self):
+        self.run_case("scatter_nd")
+
     def test_euclidean_norm_and_cumulative_logsumexp_with_gradients(self):
         self.run_case("composite")
 

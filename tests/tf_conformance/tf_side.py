@@ -571,6 +571,54 @@ def scatter_cases():
               targets=[steps.name], steps=2, init=init_op.name)
 
 
+def scatter_nd_cases():
+    """scatter_nd_update/add/sub/max/min on a ref variable and on a resource
+    variable (slices and elements, repeated indices; each element touched by
+    one op of a step, whose ops run in any order) over two steps, and
+    tensor_scatter_nd_max/min and scatter_nd_non_aliasing_add with their
+    gradients."""
+    g = tf.Graph()
+    with g.as_default():
+        init = np.arange(1, 16, dtype=np.float32).reshape(5, 3)
+        ref = v1.Variable(init, name="ref", use_resource=False)
+        res = v1.Variable(init, name="res", use_resource=True)
+        rows = tf.constant([[2.0, 0.5, 1.0], [1.5, 2.0, 0.25]])
+        row_idx = tf.constant([[3], [0]])
+        elem_idx = tf.constant([[2, 2], [2, 2], [2, 0]], tf.int64)
+        elems = tf.constant([1.0, 2.5, -3.0])
+        steps = tf.group(
+            v1.scatter_nd_add(ref, row_idx, rows), v1.scatter_nd_sub(ref, elem_idx, elems),
+            v1.scatter_nd_update(ref, [[2, 1]], [7.0]),
+            tf.raw_ops.ScatterNdMax(ref=ref, indices=[[1]], updates=rows[:1] * 4),
+            tf.raw_ops.ScatterNdMin(ref=ref, indices=[[4, 0]], updates=[-1.0]),
+            res.scatter_nd_add(row_idx, rows * 2), res.scatter_nd_sub(elem_idx, elems),
+            res.scatter_nd_update([[4, 2]], [0.5]),
+            tf.raw_ops.ResourceScatterNdMax(ref=res.handle, indices=[[1]], updates=rows[1:] * 9),
+            tf.raw_ops.ResourceScatterNdMin(ref=res.handle, indices=[[4, 1]], updates=[-2.0]))
+        x = tf.constant([[1.0, 5.0], [3.0, 4.0], [5.0, 6.0]])
+        upd = tf.constant([[10.0, 2.0], [0.0, 9.0], [7.0, 1.0]])
+        idx = tf.constant([[2], [0], [2]])
+        tmax = tf.tensor_scatter_nd_max(x, idx, upd)
+        tmin = tf.tensor_scatter_nd_min(x, idx, upd)
+        nadd = tf.raw_ops.ScatterNdNonAliasingAdd(input=x, indices=idx, updates=upd)
+        gx, gu = tf.gradients(tf.reduce_sum(tmax * tmax) + tf.reduce_sum(tmin * 3.0) +
+                              tf.reduce_sum(nadd * nadd), [x, upd])
+        init_op = v1.global_variables_initializer()
+        fetches = [ref.value(), res.value(), tmax, tmin, nadd, gx, gu]
+        with v1.Session() as sess:
+            sess.run(init_op)
+            for _ in range(2):
+                sess.run(steps)
+            vals = sess.run(fetches)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"ScatterNdAdd", "ScatterNdSub", "ScatterNdUpdate", "ScatterNdMax", "ScatterNdMin",
+            "ResourceScatterNdAdd", "ResourceScatterNdSub", "ResourceScatterNdUpdate",
+            "ResourceScatterNdMax", "ResourceScatterNdMin", "TensorScatterMax",
+            "TensorScatterMin", "ScatterNdNonAliasingAdd"} <= ops, sorted(ops)
+    save_case("scatter_nd", g, [t.name for t in fetches], vals,
+              targets=[steps.name], steps=2, init=init_op.name)
+
+
 def composite_cases():
     """tf.math.reduce_euclidean_norm and cumulative_logsumexp (exclusive,
     reverse) with their gradients."""
@@ -1683,6 +1731,7 @@ def main():
     color_cases()
     categorical_cases()
     scatter_cases()
+    scatter_nd_cases()
     composite_cases()
     counting_and_diag_cases()
     stateless_random_cases()

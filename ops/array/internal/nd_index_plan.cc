@@ -79,4 +79,31 @@ absl::StatusOr<NdIndexPlan> PlanScatterNd(const TensorShape& indices, const Tens
   return p;
 }
 
+absl::StatusOr<std::vector<int64_t>> NdIndexOffsets(const std::vector<int64_t>& idx,
+                                                    int64_t depth, const TensorShape& shape,
+                                                    const char* op, bool skip_bad) {
+  const int64_t n = depth == 0 ? 0 : static_cast<int64_t>(idx.size()) / depth;
+  std::vector<int64_t> offsets(n, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < depth; ++d) {
+      const int64_t v = idx[i * depth + d];
+      if (v < 0 || v >= shape.dim(static_cast<int>(d))) {
+        if (skip_bad) {
+          offset = -1;
+          break;
+        }
+        std::vector<int64_t> row(idx.begin() + i * depth, idx.begin() + (i + 1) * depth);
+        return absl::InvalidArgumentError(absl::StrCat(op, ": indices[", i, "] = [",
+                                                       absl::StrJoin(row, ", "),
+                                                       "] does not index into shape ",
+                                                       shape.DebugString()));
+      }
+      offset = offset * shape.dim(static_cast<int>(d)) + v;
+    }
+    offsets[i] = offset;
+  }
+  return offsets;
+}
+
 }  // namespace sluice::internal

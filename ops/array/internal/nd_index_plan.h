@@ -15,6 +15,7 @@
 #define SLUICE_OPS_ARRAY_INTERNAL_ND_INDEX_PLAN_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "graph/tensor_shape.h"
@@ -36,6 +37,14 @@ absl::StatusOr<NdIndexPlan> PlanGatherNd(const TensorShape& params, const Tensor
 // updates must be indices.shape[:-1] + shape[depth:].
 absl::StatusOr<NdIndexPlan> PlanScatterNd(const TensorShape& indices, const TensorShape& updates,
                                           const Tensor& shape);
+
+// The flat slice number of each index row of `idx` (rows of `depth`
+// values, row-major) in `shape`'s first `depth` dimensions; InvalidArgument
+// naming `op`, the row and the shape for a value out of range, or -1 for
+// that row when `skip_bad` (bad_indices_policy "IGNORE").
+absl::StatusOr<std::vector<int64_t>> NdIndexOffsets(const std::vector<int64_t>& idx,
+                                                    int64_t depth, const TensorShape& shape,
+                                                    const char* op, bool skip_bad = false);
 
 }  // namespace sluice::internal
 
