@@ -6,6 +6,7 @@
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
 #include "ops/image/nms_ops.h"
+#include "ops/image/patch_ops.h"
 #include "ops/image/resize_ops.h"
 
 namespace sluice {
@@ -17,12 +18,14 @@ absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterResizeOps(ops));
   RETURN_IF_ERROR(RegisterColorOps(ops));
   RETURN_IF_ERROR(RegisterBoundingBoxOps(ops));
+  RETURN_IF_ERROR(RegisterPatchOps(ops));
   return absl::OkStatus();
 }
 
 absl::Status RegisterImageFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterImageGradients(ops));
   RETURN_IF_ERROR(RegisterColorGradients(ops));
+  RETURN_IF_ERROR(RegisterPatchGradients(ops));
   return RegisterResizeGradients(ops);
 }
 
@@ -33,6 +36,7 @@ void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterResizeKernels(kernels);
   RegisterColorKernels(kernels);
   RegisterBoundingBoxKernels(kernels);
+  RegisterPatchKernels(kernels);
 }
 
 }  // namespace sluice

@@ -161,6 +161,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_jpeg_files_cropped_by_distorted_boxes_encoded_serialized_and_formatted(self):
         self.run_case("image_files")
 
+    def test_extract_patches_and_its_gradient(self):
+        self.run_case("extract_patches")
+
     def test_function_call_and_its_gradient(self):
         self.run_case("function_call")
 

@@ -277,6 +277,28 @@ def image_file_cases():
     save_case("image_files", g, [t.name for t in fetch], vals)
 
 
+def patch_cases():
+    """tf.image.extract_patches (VALID and SAME, strides and rates) and its
+    gradient."""
+    g = tf.Graph()
+    with g.as_default():
+        rng = np.random.RandomState(12)
+        x = tf.constant(rng.randn(2, 7, 8, 3).astype(np.float32))
+        fetch = []
+        loss = 0.0
+        for sizes, strides, rates, padding in [([1, 3, 2, 1], [1, 2, 3, 1], [1, 1, 2, 1], "SAME"),
+                                               ([1, 2, 2, 1], [1, 2, 2, 1], [1, 1, 1, 1], "VALID"),
+                                               ([1, 2, 3, 1], [1, 1, 2, 1], [1, 2, 1, 1], "VALID")]:
+            p = tf.image.extract_patches(x, sizes, strides, rates, padding)
+            w = tf.constant(rng.randn(*p.shape.as_list()).astype(np.float32))
+            loss += tf.reduce_sum(p * p * w)
+            fetch.append(p)
+        fetch += tf.gradients(loss, [x])
+        with v1.Session() as s:
+            vals = s.run(fetch)
+    save_case("extract_patches", g, [t.name for t in fetch], vals, rtol=1e-5, atol=1e-5)
+
+
 def function_cases():
     @tf.function
     def affine(x, w):
@@ -1722,6 +1744,7 @@ def main():
     parse_cases()
     image_cases()
     image_file_cases()
+    patch_cases()
     function_cases()
     symbolic_gradient_cases()
     text_cases()
