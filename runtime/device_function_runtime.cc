@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <deque>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,8 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "graph/attr_value.h"
 #include "graph/function_inline.h"
 #include "graph/function_instantiate.h"
 #include "runtime/executor.h"
@@ -24,23 +22,9 @@ namespace {
 // Step ids of function runs: far above any session's, unique in the process.
 std::atomic<int64_t> next_function_step_id{int64_t{1} << 62};
 
-// The cache key of an instantiation: the name and each attr's deterministic
-// bytes, in name order.
+// The cache key of an instantiation: the name and its attrs' key.
 std::string InstantiationKey(const NameAttrList& func) {
-  std::map<std::string, const AttrValue*> sorted;
-  for (const auto& [name, value] : func.attr()) sorted[name] = &value;
-  std::string key = func.name();
-  for (const auto& [name, value] : sorted) {
-    std::string bytes;
-    {
-      google::protobuf::io::StringOutputStream stream(&bytes);
-      google::protobuf::io::CodedOutputStream coded(&stream);
-      coded.SetSerializationDeterministic(true);
-      value->SerializeToCodedStream(&coded);
-    }
-    absl::StrAppend(&key, "\n", name, "=", bytes.size(), ":", bytes);
-  }
-  return key;
+  return absl::StrCat(func.name(), AttrMapKey(func.attr()));
 }
 
 class DeviceFunctionRuntime : public FunctionRuntime {

@@ -1,13 +1,11 @@
 #include "runtime/stateful_kernels.h"
 
-#include <map>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "graph/attr_value.h"
 
 namespace sluice {
 namespace {
@@ -19,23 +17,9 @@ bool HasFunctionAttr(const Node& node) {
   return false;
 }
 
-// Op, input count and attrs (in name order, each serialized
-// deterministically).
+// Op, input count and attrs.
 std::string Fingerprint(const Node& node) {
-  std::string out = absl::StrCat(node.op(), "|", node.num_inputs());
-  std::map<std::string, const AttrValue*> sorted;
-  for (const auto& [name, value] : node.attrs()) sorted[name] = &value;
-  for (const auto& [name, value] : sorted) {
-    std::string bytes;
-    {
-      google::protobuf::io::StringOutputStream stream(&bytes);
-      google::protobuf::io::CodedOutputStream coded(&stream);
-      coded.SetSerializationDeterministic(true);
-      value->SerializeToCodedStream(&coded);
-    }
-    absl::StrAppend(&out, "|", name, "=", bytes.size(), ":", bytes);
-  }
-  return out;
+  return absl::StrCat(node.op(), "|", node.num_inputs(), AttrMapKey(node.attrs()));
 }
 
 }  // namespace

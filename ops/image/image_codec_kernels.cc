@@ -1,6 +1,7 @@
 // CPU kernels of the image decoders and encoders (ops/image/image_codec_ops.h)
 // over ops/image/internal/image_codec.h.
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -82,54 +83,42 @@ absl::Status Emit(OpKernelContext* ctx, const DecodedImage& img, DataType dtype)
   return absl::OkStatus();
 }
 
+// DecodeJpeg, and DecodeAndCropJpeg (`crop`), whose crop_window is
+// [y, x, height, width] of the (scaled) image.
 class DecodeJpegOp : public OpKernel {
  public:
+  explicit DecodeJpegOp(bool crop) : crop_(crop) {}
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(options_, JpegOptionsOf(ctx, true));
     return absl::OkStatus();
   }
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
-    ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodeJpeg(*data, options_));
-    return Emit(ctx, img, DT_UINT8);
-  }
-
- private:
-  image_codec::JpegOptions options_;
-};
-
-// DecodeAndCropJpeg: crop_window is [y, x, height, width] of the (scaled)
-// image.
-class DecodeAndCropJpegOp : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(options_, JpegOptionsOf(ctx, true));
-    return absl::OkStatus();
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
-    const Tensor& window = ctx->input(1);
-    if (window.dims() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("crop_window must be 1-D, got shape ", window.shape().DebugString()));
-    }
-    if (window.dim_size(0) != 4) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "crop_window must have four elements [y, x, height, width], got shape ",
-          window.shape().DebugString()));
-    }
     image_codec::JpegOptions o = options_;
-    o.crop = true;
-    const int32_t* w = window.data<int32_t>();
-    o.crop_y = w[0];
-    o.crop_x = w[1];
-    o.crop_height = w[2];
-    o.crop_width = w[3];
+    if (crop_) {
+      const Tensor& window = ctx->input(1);
+      if (window.dims() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("crop_window must be 1-D, got shape ", window.shape().DebugString()));
+      }
+      if (window.dim_size(0) != 4) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "crop_window must have four elements [y, x, height, width], got shape ",
+            window.shape().DebugString()));
+      }
+      const int32_t* w = window.data<int32_t>();
+      o.crop = true;
+      o.crop_y = w[0];
+      o.crop_x = w[1];
+      o.crop_height = w[2];
+      o.crop_width = w[3];
+    }
     ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodeJpeg(*data, o));
     return Emit(ctx, img, DT_UINT8);
   }
 
  private:
+  const bool crop_;
   image_codec::JpegOptions options_;
 };
 
@@ -335,11 +324,13 @@ class DecodeImageOp : public OpKernel {
 }  // namespace
 
 void RegisterImageCodecKernels(KernelRegistry* k) {
-  k->Register<DecodeJpegOp>(KernelDef("DecodeJpeg", kDeviceTypeCpu));
+  k->Register(KernelDef("DecodeJpeg", kDeviceTypeCpu),
+              [] { return std::make_unique<DecodeJpegOp>(/*crop=*/false); });
   k->Register<DecodePngOp>(KernelDef("DecodePng", kDeviceTypeCpu));
   k->Register<EncodePngOp>(KernelDef("EncodePng", kDeviceTypeCpu));
   k->Register<DecodeImageOp>(KernelDef("DecodeImage", kDeviceTypeCpu));
-  k->Register<DecodeAndCropJpegOp>(KernelDef("DecodeAndCropJpeg", kDeviceTypeCpu));
+  k->Register(KernelDef("DecodeAndCropJpeg", kDeviceTypeCpu),
+              [] { return std::make_unique<DecodeJpegOp>(/*crop=*/true); });
   k->Register<ExtractJpegShapeOp>(KernelDef("ExtractJpegShape", kDeviceTypeCpu));
   k->Register<EncodeJpegOp>(KernelDef("EncodeJpeg", kDeviceTypeCpu));
   k->Register<EncodeJpegVariableQualityOp>(KernelDef("EncodeJpegVariableQuality", kDeviceTypeCpu));

@@ -3,6 +3,7 @@
 #include "ops/image/image_codec_ops.h"
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "base/status_macros.h"
@@ -19,6 +20,18 @@ absl::Status DecodeShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// DecodeJpeg's output and attrs, DecodeAndCropJpeg's too.
+OpDefBuilder JpegDecodeAttrs(OpDefBuilder b) {
+  b.Output("image: uint8")
+      .Attr("channels: int = 0")
+      .Attr("ratio: int = 1")
+      .Attr("fancy_upscaling: bool = true")
+      .Attr("try_recover_truncated: bool = false")
+      .Attr("acceptable_fraction: float = 1.0")
+      .Attr("dct_method: string = ''");
+  return b;
+}
+
 absl::Status ScalarShape(InferenceContext* c) {
   RETURN_IF_ERROR(c->WithRank(0, 3));
   c->set_output(0, TensorShape());
@@ -28,16 +41,8 @@ absl::Status ScalarShape(InferenceContext* c) {
 }  // namespace
 
 absl::Status RegisterImageCodecOps(OpRegistry* ops) {
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("DecodeJpeg")
-                                    .Input("contents: string")
-                                    .Output("image: uint8")
-                                    .Attr("channels: int = 0")
-                                    .Attr("ratio: int = 1")
-                                    .Attr("fancy_upscaling: bool = true")
-                                    .Attr("try_recover_truncated: bool = false")
-                                    .Attr("acceptable_fraction: float = 1.0")
-                                    .Attr("dct_method: string = ''")
-                                    .SetShapeFn(DecodeShape)));
+  RETURN_IF_ERROR(ops->Register(
+      JpegDecodeAttrs(OpDefBuilder("DecodeJpeg").Input("contents: string")).SetShapeFn(DecodeShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("DecodePng")
                                     .Input("contents: string")
                                     .Output("image: dtype")
@@ -62,16 +67,8 @@ absl::Status RegisterImageCodecOps(OpRegistry* ops) {
                                       return absl::OkStatus();
                                     })));
   RETURN_IF_ERROR(ops->Register(
-      OpDefBuilder("DecodeAndCropJpeg")
-          .Input("contents: string")
-          .Input("crop_window: int32")
-          .Output("image: uint8")
-          .Attr("channels: int = 0")
-          .Attr("ratio: int = 1")
-          .Attr("fancy_upscaling: bool = true")
-          .Attr("try_recover_truncated: bool = false")
-          .Attr("acceptable_fraction: float = 1.0")
-          .Attr("dct_method: string = ''")
+      JpegDecodeAttrs(
+          OpDefBuilder("DecodeAndCropJpeg").Input("contents: string").Input("crop_window: int32"))
           .SetShapeFn([](InferenceContext* c) {
             RETURN_IF_ERROR(c->WithRank(0, 0));
             RETURN_IF_ERROR(c->WithRank(1, 1));
@@ -124,17 +121,25 @@ absl::Status RegisterImageCodecOps(OpRegistry* ops) {
 
 namespace ops {
 
-Output DecodeJpeg(const Scope& s, Input contents, const DecodeJpegAttrs& a,
-                  std::source_location loc) {
-  return s.Op("DecodeJpeg", loc)
-      .Input(contents)
-      .Attr("channels", a.channels)
+namespace {
+
+Output WithJpegAttrs(OpBuilder b, const DecodeJpegAttrs& a) {
+  return b.Attr("channels", a.channels)
       .Attr("ratio", a.ratio)
       .Attr("fancy_upscaling", a.fancy_upscaling)
       .Attr("try_recover_truncated", a.try_recover_truncated)
       .Attr("acceptable_fraction", a.acceptable_fraction)
       .Attr("dct_method", a.dct_method)
       .Finalize1();
+}
+
+}  // namespace
+
+Output DecodeJpeg(const Scope& s, Input contents, const DecodeJpegAttrs& a,
+                  std::source_location loc) {
+  OpBuilder b = s.Op("DecodeJpeg", loc);
+  b.Input(contents);
+  return WithJpegAttrs(std::move(b), a);
 }
 
 Output DecodePng(const Scope& s, Input contents, const DecodePngAttrs& a,
@@ -162,16 +167,9 @@ Output DecodeImage(const Scope& s, Input contents, const DecodeImageAttrs& a,
 
 Output DecodeAndCropJpeg(const Scope& s, Input contents, Input crop_window,
                          const DecodeJpegAttrs& a, std::source_location loc) {
-  return s.Op("DecodeAndCropJpeg", loc)
-      .Input(contents)
-      .Input(crop_window)
-      .Attr("channels", a.channels)
-      .Attr("ratio", a.ratio)
-      .Attr("fancy_upscaling", a.fancy_upscaling)
-      .Attr("try_recover_truncated", a.try_recover_truncated)
-      .Attr("acceptable_fraction", a.acceptable_fraction)
-      .Attr("dct_method", a.dct_method)
-      .Finalize1();
+  OpBuilder b = s.Op("DecodeAndCropJpeg", loc);
+  b.Input(contents).Input(crop_window);
+  return WithJpegAttrs(std::move(b), a);
 }
 
 Output ExtractJpegShape(const Scope& s, Input contents, DataType output_type,

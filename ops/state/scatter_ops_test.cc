@@ -3,48 +3,22 @@
 // addressed by indices, duplicates adding up for Add/Sub) by hand.
 #include "ops/state/scatter_ops.h"
 
-#include <memory>
 #include <vector>
 
-#include "builtin_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
 #include "ops/state/resource_variable_ops.h"
 #include "ops/state/state_ops.h"
-#include "session/direct_session.h"
-#include "runtime/session.h"
+#include "ops/testutil/session_fixture.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
 
-class ScatterTest : public ::testing::Test {
- protected:
-  void Start(std::vector<Node*> inits) {
-    ASSERT_TRUE(s_.ok()) << s_.status();
-    absl::StatusOr<std::unique_ptr<Session>> sess = NewSession(BuiltinSessionConfig(), *s_.graph());
-    ASSERT_TRUE(sess.ok()) << sess.status();
-    sess_ = std::move(*sess);
-    ASSERT_TRUE(sess_->Run({}, {}, inits).ok());
-  }
-
-  template <typename T>
-  std::vector<T> Fetch(const Output& out) {
-    absl::StatusOr<std::vector<Tensor>> r = sess_->Run({}, {out}, {});
-    EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok()) return {};
-    absl::Span<T> v = (*r)[0].flat<T>();
-    return std::vector<T>(v.begin(), v.end());
-  }
-
-  absl::Status RunTarget(Node* n) { return sess_->Run({}, {}, {n}).status(); }
-
-  Scope s_ = Scope::NewRootScope(BuiltinOps());
-  std::unique_ptr<Session> sess_;
-};
+class ScatterTest : public testing_util::SessionFixture {};
 
 TEST_F(ScatterTest, UpdateAddSubOnRows) {
   Output init = ops::Const<float>(s_, {1, 2, 3, 4, 5, 6}, TensorShape({3, 2}));
