@@ -67,11 +67,6 @@ inline AttrValue MakeAttr(const std::vector<NameAttrList>& v) { return MakeAttr(
 template <typename T>
 absl::StatusOr<T> GetAttr(const AttrMap& attrs, absl::string_view name);
 
-// Every attr's deterministic bytes, in name order, each after its name and
-// length: equal maps give equal keys, so a key identifies a set of attrs
-// (function instantiations, a stateful node's kernel).
-std::string AttrMapKey(const AttrMap& attrs);
-
 // Reads a single attr value as T (same T as above).
 template <typename T>
 absl::StatusOr<T> AttrValueAs(const AttrValue& value);

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
-#include "graph/attr_value.h"
+#include "graph/attr_map_key.h"
 #include "graph/function_inline.h"
 #include "graph/function_instantiate.h"
 #include "runtime/executor.h"

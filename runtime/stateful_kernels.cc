@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "graph/attr_value.h"
+#include "graph/attr_map_key.h"
 
 namespace sluice {
 namespace {
