@@ -9,6 +9,7 @@
 #include "ops/nn/depthwise_conv_ops.h"
 #include "ops/nn/fused_ops.h"
 #include "ops/nn/lrn_ops.h"
+#include "ops/nn/max_pool_ops.h"
 #include "ops/nn/nn3d_ops.h"
 #include "ops/nn/nn_gradients.h"
 #include "ops/nn/nn_ops.h"
@@ -19,6 +20,7 @@ namespace sluice {
 absl::Status RegisterNnFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterLrnOps(ops));
   RETURN_IF_ERROR(RegisterCandidateSamplingOps(ops));
+  RETURN_IF_ERROR(RegisterMaxPoolOps(ops));
   RETURN_IF_ERROR(RegisterRnnBlockOps(ops));
   RETURN_IF_ERROR(RegisterNn3dOps(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvOps(ops));
@@ -36,6 +38,7 @@ absl::Status RegisterNnFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterActivationGradients(ops));
   RETURN_IF_ERROR(RegisterBatchNormGradients(ops));
   RETURN_IF_ERROR(RegisterLrnGradients(ops));
+  RETURN_IF_ERROR(RegisterMaxPoolGradients(ops));
   RETURN_IF_ERROR(RegisterRnnBlockGradients(ops));
   RETURN_IF_ERROR(RegisterNn3dGradients(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvGradients(ops));
@@ -45,6 +48,7 @@ absl::Status RegisterNnFamilyGradients(OpRegistry* ops) {
 void RegisterNnFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterLrnKernels(kernels);
   RegisterCandidateSamplingKernels(kernels);
+  RegisterMaxPoolKernels(kernels);
   RegisterLstmBlockKernels(kernels);
   RegisterGruBlockKernels(kernels);
   RegisterNn3dKernels(kernels);

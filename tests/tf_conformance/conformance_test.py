@@ -164,6 +164,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 
+    def test_max_pool_with_argmax_and_v2_with_gradients(self):
+        self.run_case("max_pool_argmax")
+
     def test_function_call_and_its_gradient(self):
         self.run_case("function_call")
 

@@ -299,6 +299,33 @@ def patch_cases():
     save_case("extract_patches", g, [t.name for t in fetch], vals, rtol=1e-5, atol=1e-5)
 
 
+def max_pool_cases():
+    """tf.nn.max_pool_with_argmax (with and without the batch in the index,
+    int64 and, forward only, int32) and MaxPoolV2 (window sizes as tensors), with their
+    gradients."""
+    g = tf.Graph()
+    with g.as_default():
+        rng = np.random.RandomState(13)
+        x = tf.constant(rng.randn(2, 7, 6, 3).astype(np.float32))
+        p1, a1 = tf.nn.max_pool_with_argmax(x, [1, 3, 2, 1], [1, 2, 2, 1], "SAME")
+        p2, a2 = tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 1, 2, 1], "VALID",
+                                            include_batch_in_index=True)
+        # int32 indices: forward only (TensorFlow's CPU gradient takes int64).
+        _, a4 = tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME",
+                                           output_dtype=tf.int32)
+        p3 = tf.raw_ops.MaxPoolV2(input=x, ksize=tf.constant([1, 2, 3, 1]),
+                                  strides=tf.constant([1, 2, 1, 1]), padding="SAME")
+        w = [tf.constant(rng.randn(*t.shape.as_list()).astype(np.float32)) for t in (p1, p2, p3)]
+        loss = tf.reduce_sum(p1 * w[0]) + tf.reduce_sum(p2 * p2 * w[1]) + tf.reduce_sum(p3 * w[2])
+        fetch = [p1, a1, p2, a2, p3, a4] + tf.gradients(loss, [x])
+        with v1.Session() as s:
+            vals = s.run(fetch)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"MaxPoolWithArgmax", "MaxPoolGradWithArgmax", "MaxPoolV2",
+            "MaxPoolGradV2"} <= ops, sorted(ops)
+    save_case("max_pool_argmax", g, [t.name for t in fetch], vals)
+
+
 def function_cases():
     @tf.function
     def affine(x, w):
@@ -1745,6 +1772,7 @@ def main():
     image_cases()
     image_file_cases()
     patch_cases()
+    max_pool_cases()
     function_cases()
     symbolic_gradient_cases()
     text_cases()
