@@ -591,21 +591,22 @@ def categorical_cases():
 
 def scatter_cases():
     """TF1's scatter_mul/div/min/max on a ref variable and on a resource
-    variable, duplicates included, after three steps."""
+    variable, duplicates included, after two steps (each row touched by one
+    op of a step: the ops of a group run in any order)."""
     g = tf.Graph()
     with g.as_default():
-        init = np.arange(1, 13, dtype=np.float32).reshape(4, 3)
+        init = np.arange(1, 19, dtype=np.float32).reshape(6, 3)
         ref = v1.Variable(init, name="ref", use_resource=False)
         res = v1.Variable(init, name="res", use_resource=True)
         rows = tf.constant([[2.0, 0.5, 1.0], [1.5, 2.0, 0.25], [0.5, 3.0, 2.0]])
         idx = tf.constant([3, 0, 3])
         steps = tf.group(
             v1.scatter_mul(ref, idx, rows), v1.scatter_div(ref, [1], rows[:1]),
-            v1.scatter_min(ref, [2, 2], rows[1:] * 4), v1.scatter_max(ref, [0], rows[2:] * 5),
+            v1.scatter_min(ref, [2, 2], rows[1:] * 4), v1.scatter_max(ref, [4], rows[2:] * 5),
             res.scatter_max(tf.IndexedSlices(rows * 6, idx)),
             res.scatter_min(tf.IndexedSlices(rows, tf.constant([1, 1, 2]))),
-            tf.raw_ops.ResourceScatterMul(resource=res.handle, indices=[0], updates=rows[:1]),
-            tf.raw_ops.ResourceScatterDiv(resource=res.handle, indices=[3], updates=rows[2:]))
+            tf.raw_ops.ResourceScatterMul(resource=res.handle, indices=[4], updates=rows[:1]),
+            tf.raw_ops.ResourceScatterDiv(resource=res.handle, indices=[5], updates=rows[2:]))
         init_op = v1.global_variables_initializer()
         fetches = [ref.value(), res.value()]
         with v1.Session() as sess:
