@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,7 @@
 #include "base/status_macros.h"
 #include "ops/internal/bf16_gemm.h"
 #include "ops/internal/blas.h"
+#include "ops/internal/index_tensors.h"
 #include "ops/nn/internal/nn_kernel_util.h"
 #include "ops/nn/internal/window_checks.h"
 #include "ops/nn/internal/window_geometry.h"
@@ -342,12 +345,46 @@ inline PoolWindow WindowOf(const Conv2DGeometry& g, int64_t p) {
           WindowSpan(ow, g.stride_cols, g.pad_left, g.filter_cols, g.in_cols)};
 }
 
-template <typename T>
-class MaxPoolOp : public WindowOpKernel</*kPool=*/true> {
+// The window of MaxPool and MaxPoolGrad: their attrs, read once; or, for
+// MaxPoolV2 and MaxPoolGradV2 (kV2), the ksize and strides inputs `at` and
+// `at` + 1 of each run.
+template <bool kV2>
+class MaxPoolWindowKernel : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    if (!kV2) {
+      ASSIGN_OR_RETURN(attrs_, internal::ReadKernelWindowAttrs(ctx, true, kDeviceTypeCpu));
+    }
+    return absl::OkStatus();
+  }
+
+ protected:
+  absl::StatusOr<WindowAttrs> Window(OpKernelContext* ctx, int at) const {
+    if (!kV2) return attrs_;
+    const std::string& op = ctx->node().op();
+    ASSIGN_OR_RETURN(std::vector<int64_t> ksize, internal::ReadInts(ctx->input(at), op + ": ksize"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                     internal::ReadInts(ctx->input(at + 1), op + ": strides"));
+    ASSIGN_OR_RETURN(WindowAttrs attrs, internal::ReadPoolAttrs(ctx->node().attrs(),
+                                                                std::move(ksize),
+                                                                std::move(strides)));
+    if (attrs.nchw) {
+      return absl::UnimplementedError(
+          absl::StrCat(op, " on ", kDeviceTypeCpu, " supports only data_format NHWC"));
+    }
+    return attrs;
+  }
+
+  WindowAttrs attrs_;
+};
+
+template <typename T, bool kV2 = false>
+class MaxPoolOp : public MaxPoolWindowKernel<kV2> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
-    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry("MaxPool", attrs_, input));
+    ASSIGN_OR_RETURN(const WindowAttrs attrs, this->Window(ctx, 1));
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry(ctx->node().op(), attrs, input));
     ASSIGN_OR_RETURN(
         Tensor * output,
         ctx->allocate_output(0, TensorShape({g.batch, g.out_rows, g.out_cols, g.in_depth})));
@@ -374,14 +411,15 @@ class MaxPoolOp : public WindowOpKernel</*kPool=*/true> {
   }
 };
 
-template <typename T>
-class MaxPoolGradOp : public WindowOpKernel</*kPool=*/true> {
+template <typename T, bool kV2 = false>
+class MaxPoolGradOp : public MaxPoolWindowKernel<kV2> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& grad = ctx->input(2);
+    ASSIGN_OR_RETURN(const WindowAttrs attrs, this->Window(ctx, 3));
     ASSIGN_OR_RETURN(Conv2DGeometry g,
-                     internal::CheckMaxPoolGradInputs(attrs_, input, ctx->input(1), grad));
+                     internal::CheckMaxPoolGradInputs(attrs, input, ctx->input(1), grad));
     ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, input.shape()));
     T* dx = output->data<T>();
     std::fill(dx, dx + output->NumElements(), T(0));
@@ -517,6 +555,15 @@ void RegisterConvKernels(KernelRegistry* kernels) {
   kernels->Register<Conv2DBackpropFilterOp<BFloat16>>(bf16("Conv2DBackpropFilter"));
   RegisterFloatKernels<MaxPoolOp>(kernels, "MaxPool");
   RegisterFloatKernels<MaxPoolGradOp>(kernels, "MaxPoolGrad");
+  // The V2 forms: the same kernels, their window read from inputs.
+  const auto v2 = [](const char* op, DataType t) {
+    return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", t).HostMemory("ksize").HostMemory(
+        "strides");
+  };
+  kernels->Register<MaxPoolOp<float, true>>(v2("MaxPoolV2", DT_FLOAT));
+  kernels->Register<MaxPoolOp<double, true>>(v2("MaxPoolV2", DT_DOUBLE));
+  kernels->Register<MaxPoolGradOp<float, true>>(v2("MaxPoolGradV2", DT_FLOAT));
+  kernels->Register<MaxPoolGradOp<double, true>>(v2("MaxPoolGradV2", DT_DOUBLE));
 }
 
 }  // namespace internal

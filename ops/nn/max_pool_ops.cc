@@ -1,5 +1,8 @@
 // MaxPoolV2, MaxPoolGradV2, MaxPoolWithArgmax, MaxPoolGradWithArgmax: op
-// definitions, CPU kernels, gradients and wrappers (ops/nn/max_pool_ops.h).
+// definitions, the argmax ops' CPU kernels, gradients and wrappers
+// (ops/nn/max_pool_ops.h). MaxPoolV2's and MaxPoolGradV2's kernels are
+// MaxPool's and MaxPoolGrad's (ops/nn/conv_kernels.cc), their window read
+// from inputs.
 #include "ops/nn/max_pool_ops.h"
 
 #include <algorithm>
@@ -13,7 +16,6 @@
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
 #include "ops/internal/grad_util.h"
-#include "ops/internal/index_tensors.h"
 #include "ops/nn/internal/window_geometry.h"
 #include "runtime/kernel.h"
 
@@ -90,70 +92,13 @@ void Pool(const PoolDims& d, const T* in, T* out, int64_t* at) {
               }
             }
           }
-          if (out != nullptr) out[o + ch] = best;
+          out[o + ch] = best;
           at[o + ch] = best_at;
         }
       }
     }
   }
 }
-
-absl::StatusOr<std::vector<int64_t>> WindowInput(OpKernelContext* ctx, int i, const char* what) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> v,
-                   internal::ReadInts(ctx->input(i), absl::StrCat(ctx->node().op(), ": ", what)));
-  return v;
-}
-
-absl::Status CheckNhwc(const std::string& format) {
-  if (format == "NHWC") return absl::OkStatus();
-  return absl::UnimplementedError(
-      absl::StrCat("max pooling supports only NHWC on the CPU, got ", format));
-}
-
-// MaxPoolV2 (kGrad false) and MaxPoolGradV2 (true).
-template <typename T, bool kGrad>
-class MaxPoolV2Op : public OpKernel {
- public:
-  absl::Status Init(const OpKernelConstruction& ctx) override {
-    ASSIGN_OR_RETURN(std::string padding, ctx.GetAttr<std::string>("padding"));
-    ASSIGN_OR_RETURN(padding_, internal::ParsePadding(padding));
-    ASSIGN_OR_RETURN(std::string format, ctx.GetAttr<std::string>("data_format"));
-    return CheckNhwc(format);
-  }
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const int window = kGrad ? 3 : 1;
-    ASSIGN_OR_RETURN(std::vector<int64_t> ksize, WindowInput(ctx, window, "ksize"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> strides, WindowInput(ctx, window + 1, "strides"));
-    absl::StatusOr<PoolDims> d = Geometry(x.shape(), ksize, strides, padding_);
-    if (!d.ok()) return AddContext(d.status(), ctx->node().op());
-    std::vector<int64_t> at(d->out_size());
-    if constexpr (!kGrad) {
-      ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape({d->batch, d->out_rows,
-                                                                          d->out_cols, d->depth})));
-      Pool<T>(*d, x.data<T>(), out->data<T>(), at.data());
-      return absl::OkStatus();
-    }
-    const Tensor& grad = ctx->input(2);
-    if (grad.NumElements() != d->out_size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx->node().op(), ": grad has shape ", grad.shape().DebugString(), ", the output ",
-          TensorShape({d->batch, d->out_rows, d->out_cols, d->depth}).DebugString()));
-    }
-    Pool<T>(*d, x.data<T>(), nullptr, at.data());
-    ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, x.shape()));
-    T* o = dx->data<T>();
-    std::fill(o, o + dx->NumElements(), T(0));
-    const T* g = grad.data<T>();
-    for (int64_t i = 0; i < d->out_size(); ++i) {
-      if (at[i] >= 0) o[at[i]] += g[i];
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  internal::Padding padding_ = internal::Padding::kValid;
-};
 
 // Attrs of MaxPoolWithArgmax and its gradient.
 struct ArgmaxAttrs {
@@ -389,9 +334,6 @@ void RegisterMaxPoolKernels(KernelRegistry* k) {
     using T = typename decltype(tag)::type;
     const DataType t = DataTypeToEnum<T>::value;
     auto cpu = [t](const char* op) { return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", t); };
-    k->Register<MaxPoolV2Op<T, false>>(cpu("MaxPoolV2").HostMemory("ksize").HostMemory("strides"));
-    k->Register<MaxPoolV2Op<T, true>>(
-        cpu("MaxPoolGradV2").HostMemory("ksize").HostMemory("strides"));
     k->Register<MaxPoolWithArgmaxOp<T, int64_t>>(
         cpu("MaxPoolWithArgmax").TypeConstraint("Targmax", DT_INT64));
     k->Register<MaxPoolWithArgmaxOp<T, int32_t>>(

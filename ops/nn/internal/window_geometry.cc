@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -137,11 +138,18 @@ absl::StatusOr<WindowAttrs> ReadConvAttrs(const AttrMap& attrs) {
 }
 
 absl::StatusOr<WindowAttrs> ReadPoolAttrs(const AttrMap& attrs) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> ksize, GetAttr<std::vector<int64_t>>(attrs, "ksize"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> strides, GetAttr<std::vector<int64_t>>(attrs, "strides"));
+  return ReadPoolAttrs(attrs, std::move(ksize), std::move(strides));
+}
+
+absl::StatusOr<WindowAttrs> ReadPoolAttrs(const AttrMap& attrs, std::vector<int64_t> ksize,
+                                          std::vector<int64_t> strides) {
   WindowAttrs a;
   ASSIGN_OR_RETURN(a.nchw, ReadDataFormat(attrs));
-  ASSIGN_OR_RETURN(a.ksize, GetAttr<std::vector<int64_t>>(attrs, "ksize"));
+  a.ksize = std::move(ksize);
   RETURN_IF_ERROR(CheckSpatialOnly(a, a.ksize, "ksize"));
-  ASSIGN_OR_RETURN(a.strides, GetAttr<std::vector<int64_t>>(attrs, "strides"));
+  a.strides = std::move(strides);
   RETURN_IF_ERROR(CheckSpatialOnly(a, a.strides, "strides"));
   a.dilations = {1, 1, 1, 1};
   ASSIGN_OR_RETURN(std::string padding, GetAttr<std::string>(attrs, "padding"));

@@ -54,6 +54,9 @@ struct WindowAttrs {
 };
 absl::StatusOr<WindowAttrs> ReadConvAttrs(const AttrMap& attrs);
 absl::StatusOr<WindowAttrs> ReadPoolAttrs(const AttrMap& attrs);
+// The same with ksize and strides given, not read (MaxPoolV2's inputs).
+absl::StatusOr<WindowAttrs> ReadPoolAttrs(const AttrMap& attrs, std::vector<int64_t> ksize,
+                                          std::vector<int64_t> strides);
 
 // The full geometry of one 2-D window op over NHWC data.
 struct Conv2DGeometry {
