@@ -378,7 +378,7 @@ class MaxPoolWindowKernel : public OpKernel {
   WindowAttrs attrs_;
 };
 
-template <typename T, bool kV2 = false>
+template <typename T, bool kV2>
 class MaxPoolOp : public MaxPoolWindowKernel<kV2> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -411,7 +411,7 @@ class MaxPoolOp : public MaxPoolWindowKernel<kV2> {
   }
 };
 
-template <typename T, bool kV2 = false>
+template <typename T, bool kV2>
 class MaxPoolGradOp : public MaxPoolWindowKernel<kV2> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -465,6 +465,12 @@ class MaxPoolGradOp : public MaxPoolWindowKernel<kV2> {
     return absl::OkStatus();
   }
 };
+
+// The V1 ops' kernels, one type parameter (as RegisterFloatKernels takes).
+template <typename T>
+using MaxPoolV1Op = MaxPoolOp<T, false>;
+template <typename T>
+using MaxPoolGradV1Op = MaxPoolGradOp<T, false>;
 
 // ---------------------------------------------------------------------------
 // AvgPool, AvgPoolGrad: the mean over the window's elements inside the input
@@ -553,8 +559,8 @@ void RegisterConvKernels(KernelRegistry* kernels) {
   kernels->Register<Conv2DOp<BFloat16>>(bf16("Conv2D"));
   kernels->Register<Conv2DBackpropInputOp<BFloat16>>(bf16("Conv2DBackpropInput"));
   kernels->Register<Conv2DBackpropFilterOp<BFloat16>>(bf16("Conv2DBackpropFilter"));
-  RegisterFloatKernels<MaxPoolOp>(kernels, "MaxPool");
-  RegisterFloatKernels<MaxPoolGradOp>(kernels, "MaxPoolGrad");
+  RegisterFloatKernels<MaxPoolV1Op>(kernels, "MaxPool");
+  RegisterFloatKernels<MaxPoolGradV1Op>(kernels, "MaxPoolGrad");
   // The V2 forms: the same kernels, their window read from inputs.
   const auto v2 = [](const char* op, DataType t) {
     return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", t).HostMemory("ksize").HostMemory(

@@ -27,6 +27,15 @@ float ExpectedCount(float p, int64_t n, int64_t tries) {
 void RangeSampler::SampleBatch(PhiloxStream* rng, bool unique, absl::Span<int64_t> batch,
                                absl::Span<float> batch_counts, absl::Span<const int64_t> extras,
                                absl::Span<float> extra_counts) const {
+  FillBatch([&] { return Sample(rng); }, [&](int64_t id) { return Probability(id); }, unique,
+            batch, batch_counts, extras, extra_counts);
+}
+
+void RangeSampler::FillBatch(absl::FunctionRef<int64_t()> sample,
+                             absl::FunctionRef<float(int64_t)> probability, bool unique,
+                             absl::Span<int64_t> batch, absl::Span<float> batch_counts,
+                             absl::Span<const int64_t> extras,
+                             absl::Span<float> extra_counts) const {
   const int64_t n = static_cast<int64_t>(batch.size());
   int64_t tries = 0;
   if (unique) {
@@ -34,18 +43,18 @@ void RangeSampler::SampleBatch(PhiloxStream* rng, bool unique, absl::Span<int64_
     used.reserve(batch.size());
     for (int64_t picked = 0; picked < n;) {
       ++tries;
-      const int64_t id = Sample(rng);
+      const int64_t id = sample();
       if (used.insert(id).second) batch[picked++] = id;
     }
   } else {
-    for (int64_t i = 0; i < n; ++i) batch[i] = Sample(rng);
+    for (int64_t i = 0; i < n; ++i) batch[i] = sample();
     tries = n;
   }
   for (size_t i = 0; i < batch_counts.size(); ++i) {
-    batch_counts[i] = ExpectedCount(Probability(batch[i]), n, tries);
+    batch_counts[i] = ExpectedCount(probability(batch[i]), n, tries);
   }
   for (size_t i = 0; i < extra_counts.size(); ++i) {
-    extra_counts[i] = ExpectedCount(Probability(extras[i]), n, tries);
+    extra_counts[i] = ExpectedCount(probability(extras[i]), n, tries);
   }
 }
 
@@ -95,9 +104,13 @@ int64_t UnigramRangeSampler::Sample(PhiloxStream* rng) const {
   return SampleLocked(rng);
 }
 
+float UnigramRangeSampler::ProbabilityLocked(int64_t id) const {
+  return static_cast<float>(weights_[id]) / static_cast<float>(total_);
+}
+
 float UnigramRangeSampler::Probability(int64_t id) const {
   absl::ReaderMutexLock lock(&mu_);
-  return static_cast<float>(weights_[id]) / static_cast<float>(total_);
+  return ProbabilityLocked(id);
 }
 
 void UnigramRangeSampler::Update(absl::Span<const int64_t> ids) {
@@ -117,29 +130,11 @@ void UnigramRangeSampler::SampleBatch(PhiloxStream* rng, bool unique, absl::Span
                                       absl::Span<float> batch_counts,
                                       absl::Span<const int64_t> extras,
                                       absl::Span<float> extra_counts) const {
-  // One lock for the whole batch: the base class's loop calls Sample and
-  // Probability, which would take it per draw.
+  // One lock for the whole batch, not one per draw.
   absl::ReaderMutexLock lock(&mu_);
-  const int64_t n = static_cast<int64_t>(batch.size());
-  int64_t tries = 0;
-  if (unique) {
-    std::unordered_set<int64_t> used;
-    for (int64_t picked = 0; picked < n;) {
-      ++tries;
-      const int64_t id = SampleLocked(rng);
-      if (used.insert(id).second) batch[picked++] = id;
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) batch[i] = SampleLocked(rng);
-    tries = n;
-  }
-  const float total = static_cast<float>(total_);
-  for (size_t i = 0; i < batch_counts.size(); ++i) {
-    batch_counts[i] = ExpectedCount(static_cast<float>(weights_[batch[i]]) / total, n, tries);
-  }
-  for (size_t i = 0; i < extra_counts.size(); ++i) {
-    extra_counts[i] = ExpectedCount(static_cast<float>(weights_[extras[i]]) / total, n, tries);
-  }
+  FillBatch([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return SampleLocked(rng); },
+            [&](int64_t id) ABSL_NO_THREAD_SAFETY_ANALYSIS { return ProbabilityLocked(id); },
+            unique, batch, batch_counts, extras, extra_counts);
 }
 
 absl::StatusOr<std::unique_ptr<FixedUnigramRangeSampler>> FixedUnigramRangeSampler::Create(

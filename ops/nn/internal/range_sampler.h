@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -58,6 +59,13 @@ class RangeSampler {
                            absl::Span<float> extra_counts) const;
 
  protected:
+  // SampleBatch's loop over the given draw and probability (the unigram
+  // sampler passes ones that expect its lock held).
+  void FillBatch(absl::FunctionRef<int64_t()> sample,
+                 absl::FunctionRef<float(int64_t)> probability, bool unique,
+                 absl::Span<int64_t> batch, absl::Span<float> batch_counts,
+                 absl::Span<const int64_t> extras, absl::Span<float> extra_counts) const;
+
   const int64_t range_;
 };
 
@@ -96,6 +104,7 @@ class UnigramRangeSampler : public RangeSampler {
   // The id at weight position `at` of the prefix sums (a Fenwick tree).
   int64_t Find(int32_t at) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t SampleLocked(PhiloxStream* rng) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  float ProbabilityLocked(int64_t id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   std::vector<int32_t> weights_ ABSL_GUARDED_BY(mu_);
