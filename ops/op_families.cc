@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/array/array_family.h"
+#include "ops/audio/audio_family.h"
 #include "ops/collective/collective_ops.h"
 #include "ops/control_flow/control_flow_family.h"
 #include "ops/data/data_family.h"
@@ -52,6 +53,7 @@ constexpr OpFamily kFamilies[] = {
     {"data_flow", RegisterDataFlowFamilyOps, nullptr, RegisterDataFlowFamilyCpuKernels},
     {"data", RegisterDataFamilyOps, nullptr, RegisterDataFamilyCpuKernels},
     {"parsing", RegisterParsingFamilyOps, nullptr, RegisterParsingFamilyCpuKernels},
+    {"audio", RegisterAudioFamilyOps, nullptr, RegisterAudioFamilyCpuKernels},
     {"image", RegisterImageFamilyOps, RegisterImageFamilyGradients, RegisterImageFamilyCpuKernels},
     {"strings", RegisterStringsFamilyOps, nullptr, RegisterStringsFamilyCpuKernels},
     {"sparse", RegisterSparseFamilyOps, RegisterSparseFamilyGradients,

@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "runtime/io/record_reader.h"
 #include "training/monitored_session.h"
-#include "training/summary/event.pb.h"
+#include "graph/proto/event.pb.h"
 #include "training/training_testutil.h"
 
 namespace sluice {

@@ -1,4 +1,4 @@
-#include "training/summary/event_writer.h"
+#include "runtime/io/event_writer.h"
 
 #include <unistd.h>
 

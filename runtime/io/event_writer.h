@@ -14,8 +14,8 @@
 // `flush_interval` (a background thread). Thread-safe: every method may be
 // called from any thread. Ownership: the writer owns its file and thread;
 // the destructor closes (errors are then dropped: call Close to see them).
-#ifndef SLUICE_TRAINING_SUMMARY_EVENT_WRITER_H_
-#define SLUICE_TRAINING_SUMMARY_EVENT_WRITER_H_
+#ifndef SLUICE_RUNTIME_IO_EVENT_WRITER_H_
+#define SLUICE_RUNTIME_IO_EVENT_WRITER_H_
 
 #include <cstdint>
 #include <memory>
@@ -28,7 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "training/summary/event.pb.h"
+#include "graph/proto/event.pb.h"
 #include "runtime/io/record_writer.h"
 #include "graph/proto/graph.pb.h"
 
@@ -95,4 +95,4 @@ double EventWallTimeNow();
 
 }  // namespace sluice
 
-#endif  // SLUICE_TRAINING_SUMMARY_EVENT_WRITER_H_
+#endif  // SLUICE_RUNTIME_IO_EVENT_WRITER_H_

@@ -1,6 +1,6 @@
 // EventWriter: file name, version event, event sequence, flushing (explicit
 // and periodic) and concurrent writers.
-#include "training/summary/event_writer.h"
+#include "runtime/io/event_writer.h"
 
 #include <unistd.h>
 
