@@ -540,7 +540,8 @@ absl::Status RegisterArrayGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetSparseGradient("Identity", IdentitySparseGrad));
   for (const char* op :
        {"Const", "Placeholder", "StopGradient", "NoOp", "ZerosLike", "OnesLike", "Shape", "Size",
-        "Rank", "InvertPermutation", "ConcatOffset", "BroadcastGradientArgs"}) {
+        "Rank", "InvertPermutation", "ConcatOffset", "BroadcastGradientArgs",
+        "BroadcastArgs"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();

@@ -238,6 +238,26 @@ class BroadcastGradientArgsOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 };
 
+class BroadcastArgsOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(std::vector<int64_t> s0, ReadVector(ctx->input(0), "BroadcastArgs: s0"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> s1, ReadVector(ctx->input(1), "BroadcastArgs: s1"));
+    std::vector<int64_t> unused0, unused1;
+    RETURN_IF_ERROR(internal::BroadcastReductionAxes(s0, s1, &unused0, &unused1));
+    if (s0.size() < s1.size()) std::swap(s0, s1);
+    // s0 is the longer; a dimension of 1 gives way to the other side's.
+    const size_t shift = s0.size() - s1.size();
+    for (size_t i = shift; i < s0.size(); ++i) {
+      if (s0[i] == 1) s0[i] = s1[i - shift];
+    }
+    ASSIGN_OR_RETURN(Tensor * out,
+                     ctx->allocate_output(0, TensorShape({static_cast<int64_t>(s0.size())})));
+    return WriteInts(s0, out);
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 }  // namespace
 
 void RegisterArrayKernels(KernelRegistry* kernels) {
@@ -250,6 +270,8 @@ void RegisterArrayKernels(KernelRegistry* kernels) {
   held.insert(held.end(), {::tensorflow::DT_UINT32, ::tensorflow::DT_UINT64});
   kernels->Register(cpu("Const").TypeConstraint("dtype", held), Make<ConstOp<ConstMemory::kDevice>>());
   kernels->Register(cpu("Placeholder"), Make<PlaceholderOp>());
+  kernels->Register(cpu("BroadcastArgs").TypeConstraint("T", {DT_INT32, DT_INT64}),
+                    Make<BroadcastArgsOp>());
   kernels->Register(cpu("PlaceholderWithDefault").TypeConstraint("dtype", held), Make<IdentityOp>());
   for (const char* op : {"Identity", "StopGradient", "PreventGradient"}) {
     kernels->Register(cpu(op).TypeConstraint("T", held), Make<IdentityOp>());

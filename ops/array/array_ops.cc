@@ -3,6 +3,7 @@
 // slice_kernels.cc.
 #include "ops/array/array_ops.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -272,6 +273,22 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .Output("r1: T")
                                     .Attr(IndexAttr("T"))
                                     .SetShapeFn(internal::BroadcastGradientArgsShape)));
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("BroadcastArgs")
+          .Input("s0: T")
+          .Input("s1: T")
+          .Output("r0: T")
+          .Attr("T: {int32, int64} = int32")
+          .SetShapeFn([](InferenceContext* c) -> absl::Status {
+            RETURN_IF_ERROR(c->WithRank(0, 1));
+            RETURN_IF_ERROR(c->WithRank(1, 1));
+            const TensorShape& a = c->input(0);
+            const TensorShape& b = c->input(1);
+            const bool known = !a.unknown_rank() && !b.unknown_rank() && a.dim(0) >= 0 &&
+                               b.dim(0) >= 0;
+            c->set_output(0, TensorShape({known ? std::max(a.dim(0), b.dim(0)) : -1}));
+            return absl::OkStatus();
+          })));
   return absl::OkStatus();
 }
 
@@ -517,6 +534,10 @@ Output UnsortedSegmentSum(const Scope& scope, const Input& data, const Input& se
       .Input(segment_ids)
       .Input(num_segments)
       .Finalize1();
+}
+
+Output BroadcastArgs(const Scope& scope, const Input& s0, const Input& s1, SourceLocation loc) {
+  return scope.Op("BroadcastArgs", loc).Input(s0).Input(s1).Finalize1();
 }
 
 BroadcastGradientArgsOutputs BroadcastGradientArgs(const Scope& scope, const Input& s0,

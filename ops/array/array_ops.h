@@ -257,6 +257,12 @@ Output UnsortedSegmentSum(const Scope& scope, const Input& data, const Input& se
                           const Input& num_segments,
                           SourceLocation loc = SourceLocation::current());
 
+// The shape a broadcasting binary op gives inputs of shapes s0 and s1
+// (tf.broadcast_dynamic_shape); InvalidArgument "Incompatible shapes: [2,3]
+// vs. [4]" when they do not broadcast.
+Output BroadcastArgs(const Scope& scope, const Input& s0, const Input& s1,
+                     SourceLocation loc = SourceLocation::current());
+
 // For a broadcasting binary op on shapes s0 and s1: the axes along which
 // each input's gradient must be summed.
 struct BroadcastGradientArgsOutputs {

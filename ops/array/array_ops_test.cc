@@ -561,6 +561,19 @@ TEST_F(ArrayOpsTest, BroadcastGradientArgs) {
   EXPECT_THAT(std::string(s_.status().message()), HasSubstr("Incompatible shapes: [2,3] vs. [4]"));
 }
 
+TEST_F(ArrayOpsTest, BroadcastArgs) {
+  Output r = ops::BroadcastArgs(s_, {2, 1, 4}, {3, 1});
+  EXPECT_EQ(r.shape(), TensorShape({3}));
+  EXPECT_THAT(Values<int32_t>(Eval(r)), ElementsAre(2, 3, 4));
+  Output q = ops::BroadcastArgs(s_, ops::Const<int64_t>(s_, {5}, {1}),
+                                ops::Const<int64_t>(s_, {0, 1}, {2}));
+  EXPECT_THAT(Values<int64_t>(Eval(q)), ElementsAre(0, 5));
+  EXPECT_THAT(Values<int32_t>(Eval(ops::BroadcastArgs(s_, ops::Const<int32_t>(s_, {}, {0}), {7}))),
+              ElementsAre(7));
+  absl::StatusOr<Tensor> bad = TryEval(ops::BroadcastArgs(s_, {2, 3}, {4}));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("Incompatible shapes: [2,3] vs. [4]"));
+}
+
 // ---- A graph written by TensorFlow ----------------------------------------------------
 
 TEST(ArrayOpsGraphDefTest, RunsTensorFlowStyleGraph) {

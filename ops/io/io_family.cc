@@ -8,12 +8,14 @@
 #include "ops/io/reader_ops.h"
 #include "ops/io/sharded_checkpoint_ops.h"
 #include "ops/io/summary_ops.h"
+#include "ops/io/summary_writer_ops.h"
 
 namespace sluice {
 
 absl::Status RegisterIoFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterShardedCheckpointOps(ops));
   RETURN_IF_ERROR(RegisterSummaryOps(ops));
+  RETURN_IF_ERROR(RegisterSummaryWriterOps(ops));
   RETURN_IF_ERROR(RegisterIoOps(ops));
   RETURN_IF_ERROR(RegisterLegacyCheckpointOps(ops));
   RETURN_IF_ERROR(RegisterReaderOps(ops));
@@ -25,6 +27,7 @@ absl::Status RegisterIoFamilyOps(OpRegistry* ops) {
 void RegisterIoFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterShardedCheckpointKernels(kernels);
   RegisterSummaryKernels(kernels);
+  RegisterSummaryWriterKernels(kernels);
   RegisterIoKernels(kernels);
   RegisterLegacyCheckpointKernels(kernels);
   RegisterReaderKernels(kernels);

@@ -35,6 +35,16 @@ absl::Status ScalarOutput(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// TensorFlow's default bad_color: opaque red.
+AttrValue OpaqueRed() {
+  AttrValue v;
+  ::tensorflow::TensorProto* t = v.mutable_tensor();
+  t->set_dtype(DT_UINT8);
+  t->mutable_tensor_shape()->add_dim()->set_size(4);
+  for (int c : {255, 0, 0, 255}) t->add_int_val(c);
+  return v;
+}
+
 }  // namespace
 
 absl::Status RegisterSummaryOps(OpRegistry* ops) {
@@ -55,7 +65,46 @@ absl::Status RegisterSummaryOps(OpRegistry* ops) {
                                     .Output("summary: string")
                                     .Attr("N: int >= 1")
                                     .SetShapeFn(ScalarOutput)));
-  for (const char* op : {"ScalarSummary", "HistogramSummary", "MergeSummary"}) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ImageSummary")
+                                    .Input("tag: string")
+                                    .Input("tensor: T")
+                                    .Output("summary: string")
+                                    .Attr("max_images: int >= 1 = 3")
+                                    .Attr("T: {uint8, float, half, float64} = float")
+                                    .Attr("bad_color: tensor")
+                                    .SetAttrDefault("bad_color", OpaqueRed())
+                                    .SetShapeFn(ScalarOutput)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("AudioSummaryV2")
+                                    .Input("tag: string")
+                                    .Input("tensor: float")
+                                    .Input("sample_rate: float")
+                                    .Output("summary: string")
+                                    .Attr("max_outputs: int >= 1 = 3")
+                                    .SetShapeFn(ScalarOutput)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("AudioSummary")
+                                    .Input("tag: string")
+                                    .Input("tensor: float")
+                                    .Output("summary: string")
+                                    .Attr("sample_rate: float")
+                                    .Attr("max_outputs: int >= 1 = 3")
+                                    .SetShapeFn(ScalarOutput)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorSummaryV2")
+                                    .Input("tag: string")
+                                    .Input("tensor: T")
+                                    .Input("serialized_summary_metadata: string")
+                                    .Output("summary: string")
+                                    .Attr("T: type")
+                                    .SetShapeFn(ScalarOutput)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("TensorSummary")
+                                    .Input("tensor: T")
+                                    .Output("summary: string")
+                                    .Attr("T: type")
+                                    .Attr("description: string = ''")
+                                    .Attr("labels: list(string) = []")
+                                    .Attr("display_name: string = ''")
+                                    .SetShapeFn(ScalarOutput)));
+  for (const char* op : {"ScalarSummary", "HistogramSummary", "MergeSummary", "ImageSummary",
+                         "AudioSummaryV2", "AudioSummary", "TensorSummaryV2", "TensorSummary"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));
   }
   return absl::OkStatus();
@@ -69,6 +118,28 @@ Output ScalarSummary(const Scope& scope, Input tags, Input values, std::source_l
 
 Output HistogramSummary(const Scope& scope, Input tag, Input values, std::source_location loc) {
   return scope.Op("HistogramSummary", loc).Input(tag).Input(values).Finalize1();
+}
+
+Output ImageSummary(const Scope& scope, Input tag, Input images, int64_t max_images,
+                    std::source_location loc) {
+  return scope.Op("ImageSummary", loc).Input(tag).Input(images).Attr("max_images", max_images)
+      .Finalize1();
+}
+
+Output AudioSummaryV2(const Scope& scope, Input tag, Input audio, Input sample_rate,
+                      int64_t max_outputs, std::source_location loc) {
+  return scope.Op("AudioSummaryV2", loc)
+      .Input(tag)
+      .Input(audio)
+      .Input(sample_rate)
+      .Attr("max_outputs", max_outputs)
+      .Finalize1();
+}
+
+Output TensorSummaryV2(const Scope& scope, Input tag, Input tensor, Input serialized_metadata,
+                       std::source_location loc) {
+  return scope.Op("TensorSummaryV2", loc).Input(tag).Input(tensor).Input(serialized_metadata)
+      .Finalize1();
 }
 
 Output MergeSummary(const Scope& scope, absl::Span<const Output> inputs,

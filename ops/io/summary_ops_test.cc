@@ -15,6 +15,8 @@
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
+#include "ops/audio/internal/wav.h"
+#include "ops/image/internal/image_codec.h"
 #include "ops/io/histogram.h"
 #include "session/direct_session.h"
 #include "runtime/session.h"
@@ -239,7 +241,10 @@ TEST(HistogramSummaryTest, BadInputs) {
     absl::StatusOr<Summary> summary =
         RunSummary(s, out, {{x, Tensor::FromVector<float>({1, bad, 2})}});
     EXPECT_EQ(summary.status().code(), absl::StatusCode::kInvalidArgument) << summary.status();
-    EXPECT_NE(summary.status().message().find("non-finite"), std::string::npos);
+    EXPECT_NE(summary.status().message().find(std::isnan(bad) ? "Nan in summary histogram for"
+                                                               : "Infinity in summary histogram"),
+              std::string::npos)
+        << summary.status();
     EXPECT_NE(summary.status().message().find("activations"), std::string::npos);
     EXPECT_NE(summary.status().message().find("hist"), std::string::npos);
   }
@@ -299,8 +304,107 @@ TEST(MergeSummaryTest, DuplicateTagAndGarbage) {
   EXPECT_NE(bad.status().message().find("not a serialized Summary"), std::string::npos);
 }
 
+// The PNG of one image value, decoded.
+std::vector<uint8_t> Pixels(const Summary::Value& v) {
+  absl::StatusOr<image_codec::DecodedImage> d =
+      image_codec::DecodePng(v.image().encoded_image_string(), 0, 8);
+  EXPECT_TRUE(d.ok()) << d.status();
+  return d.ok() ? d->pixels : std::vector<uint8_t>{};
+}
+
+TEST(ImageSummaryTest, RescalesFloatImagesAndPaintsNonFinitePixels) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  // Image 0 has negatives: x * 127 / 2 + 128. Image 1 is non-negative:
+  // x * 255 / 1. Its NaN pixel takes the default bad color's first channel.
+  Tensor images = Tensor::FromVector<float>({-2.0f, 0.0f, 1.0f, 2.0f, 0.0f, 0.5f, std::nanf(""), 1.0f},
+                                            TensorShape({2, 2, 2, 1}));
+  absl::StatusOr<Summary> summary =
+      RunSummary(s, ops::ImageSummary(s, "input", ops::Const(s, images), 3));
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(summary->value_size(), 2);
+  EXPECT_EQ(summary->value(0).tag(), "input/image/0");
+  EXPECT_EQ(summary->value(1).tag(), "input/image/1");
+  EXPECT_EQ(summary->value(0).image().height(), 2);
+  EXPECT_EQ(summary->value(0).image().width(), 2);
+  EXPECT_EQ(summary->value(0).image().colorspace(), 1);
+  EXPECT_EQ(Pixels(summary->value(0)), (std::vector<uint8_t>{1, 128, 191, 255}));
+  EXPECT_EQ(Pixels(summary->value(1)), (std::vector<uint8_t>{0, 127, 255, 255}));
+}
+
+TEST(ImageSummaryTest, Uint8ImagesAsTheyAreAndOneTagForOneImage) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Tensor rgb = Tensor::FromVector<uint8_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+                                           TensorShape({2, 1, 2, 3}));
+  absl::StatusOr<Summary> summary =
+      RunSummary(s, ops::ImageSummary(s, "rgb", ops::Const(s, rgb), 1));
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(summary->value_size(), 1);
+  EXPECT_EQ(summary->value(0).tag(), "rgb/image");
+  EXPECT_EQ(Pixels(summary->value(0)), (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
+
+  Scope t = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Placeholder(t, DT_FLOAT);
+  Output bad = ops::ImageSummary(t, "x", x);
+  absl::StatusOr<Summary> r = RunSummary(t, bad, {{x, Tensor::FromVector<float>({1, 2})}});
+  EXPECT_NE(r.status().message().find("4-D with last dim 1, 3, or 4"), std::string::npos)
+      << r.status();
+  r = RunSummary(t, bad, {{x, Tensor::FromVector<float>({1, 2}, TensorShape({1, 1, 1, 2}))}});
+  EXPECT_NE(r.status().message().find("not [1,1,1,2]"), std::string::npos) << r.status();
+}
+
+TEST(AudioSummaryTest, ClipsAsWavFilesAtTheGivenRate) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Tensor clips = Tensor::FromVector<float>({0.5f, -0.5f, 0.25f, 0.0f, 1.0f, -1.0f},
+                                           TensorShape({3, 2}));
+  absl::StatusOr<Summary> summary = RunSummary(
+      s, ops::AudioSummaryV2(s, "speech", ops::Const(s, clips), ops::Const(s, 16000.4f), 2));
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(summary->value_size(), 2);
+  EXPECT_EQ(summary->value(1).tag(), "speech/audio/1");
+  const Summary::Audio& a = summary->value(0).audio();
+  EXPECT_EQ(a.sample_rate(), 16000.4f);
+  EXPECT_EQ(a.num_channels(), 1);
+  EXPECT_EQ(a.length_frames(), 2);
+  EXPECT_EQ(a.content_type(), "audio/wav");
+  absl::StatusOr<std::string> wav = wav::EncodeS16(clips.data<float>(), 16000, 1, 2);
+  ASSERT_TRUE(wav.ok());
+  EXPECT_EQ(a.encoded_audio_string(), *wav);
+
+  Scope t = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<Summary> r = RunSummary(
+      t, ops::AudioSummaryV2(t, "x", ops::Const(t, clips), ops::Const(t, 0.0f)));
+  EXPECT_NE(r.status().message().find("sample_rate must be > 0"), std::string::npos) << r.status();
+}
+
+TEST(TensorSummaryTest, TensorsWithPluginMetadataAndTheTf1NodeName) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  ::tensorflow::SummaryMetadata meta;
+  meta.mutable_plugin_data()->set_plugin_name("text");
+  absl::StatusOr<Summary> summary = RunSummary(
+      s, ops::TensorSummaryV2(s, "notes", ops::Const(s, Strings({"a", "bc"}, TensorShape({2}))),
+                              ops::Const(s, meta.SerializeAsString())));
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  const Summary::Value& v = summary->value(0);
+  EXPECT_EQ(v.tag(), "notes");
+  EXPECT_EQ(v.metadata().plugin_data().plugin_name(), "text");
+  EXPECT_EQ(v.tensor().dtype(), DT_STRING);
+  ASSERT_EQ(v.tensor().string_val_size(), 2);
+  EXPECT_EQ(v.tensor().string_val(1), "bc");
+
+  Scope t = Scope::NewRootScope(BuiltinOps());
+  Output old = t.WithOpName("weights_summary")
+                   .Op("TensorSummary", std::source_location::current())
+                   .Input(ops::Const(t, {1.5f, 2.5f}))
+                   .Finalize1();
+  summary = RunSummary(t, old);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->value(0).node_name(), "weights_summary");
+  EXPECT_EQ(summary->value(0).tensor().tensor_content().size(), 8u);
+}
+
 TEST(SummaryOpsTest, Registered) {
-  for (const char* op : {"ScalarSummary", "HistogramSummary", "MergeSummary"}) {
+  for (const char* op : {"ScalarSummary", "HistogramSummary", "MergeSummary", "ImageSummary",
+                         "AudioSummary", "AudioSummaryV2", "TensorSummary", "TensorSummaryV2"}) {
     const OpDef* def = BuiltinOps()->Find(op);
     ASSERT_NE(def, nullptr) << op;
     EXPECT_TRUE(def->no_gradient) << op;
