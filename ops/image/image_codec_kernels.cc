@@ -261,17 +261,25 @@ class EncodePngOp : public OpKernel {
   }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& image = ctx->input(0);
-    if (image.dims() != 3) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("image must be 3-dimensional, got shape ", image.shape().DebugString()));
+    const int rank = image.dims();
+    if (rank < 3) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "image must be at least 3-dimensional, got shape ", image.shape().DebugString()));
     }
-    ASSIGN_OR_RETURN(std::string png,
-                     image_codec::EncodePng(image.raw_data(), image.dim_size(0),
-                                            image.dim_size(1), static_cast<int>(image.dim_size(2)),
-                                            image.dtype() == DT_UINT8 ? 8 : 16,
-                                            static_cast<int>(compression_)));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
-    out->scalar<std::string>() = std::move(png);
+    // Leading dimensions are a batch: one PNG per [h, w, c] image.
+    std::vector<int64_t> batch;
+    for (int i = 0; i + 3 < rank; ++i) batch.push_back(image.dim_size(i));
+    const int64_t h = image.dim_size(rank - 3), w = image.dim_size(rank - 2);
+    const int64_t c = image.dim_size(rank - 1);
+    const int bits = image.dtype() == DT_UINT8 ? 8 : 16;
+    const size_t image_bytes = static_cast<size_t>(h * w * c * bits / 8);
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape(batch)));
+    const char* data = static_cast<const char*>(image.raw_data());
+    for (int64_t i = 0; i < out->NumElements(); ++i) {
+      ASSIGN_OR_RETURN(out->data<std::string>()[i],
+                       image_codec::EncodePng(data + i * image_bytes, h, w, static_cast<int>(c),
+                                              bits, static_cast<int>(compression_)));
+    }
     return absl::OkStatus();
   }
 

@@ -38,6 +38,20 @@ absl::Status ScalarShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+// EncodePng takes a batch of any rank: one PNG per [h, w, c] image.
+absl::Status EncodePngShape(InferenceContext* c) {
+  RETURN_IF_ERROR(c->WithRankAtLeast(0, 3));
+  const TensorShape& in = c->input(0);
+  if (in.unknown_rank()) {
+    c->set_output(0, TensorShape::Unknown());
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> batch;
+  for (int i = 0; i + 3 < in.rank(); ++i) batch.push_back(in.dim(i));
+  c->set_output(0, TensorShape(batch));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterImageCodecOps(OpRegistry* ops) {
@@ -54,7 +68,7 @@ absl::Status RegisterImageCodecOps(OpRegistry* ops) {
                                     .Output("contents: string")
                                     .Attr("compression: int = -1")
                                     .Attr("T: {uint8, uint16} = DT_UINT8")
-                                    .SetShapeFn(ScalarShape)));
+                                    .SetShapeFn(EncodePngShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("DecodeImage")
                                     .Input("contents: string")
                                     .Output("image: dtype")

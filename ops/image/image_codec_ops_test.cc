@@ -111,6 +111,28 @@ TEST_F(ImageCodecTest, EncodePngRoundTrips) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   r = TryEval(s_, {{img, rgb}}, ops::EncodePng(s_, img, {.compression = 12}));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("compression should be in [-1,9]"));
+  r = TryEval(s_, {{img, Tensor(DT_UINT8, TensorShape({4, 3}))}}, ops::EncodePng(s_, img));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("at least 3-dimensional"));
+}
+
+TEST_F(ImageCodecTest, EncodePngTakesABatchOfAnyRank) {
+  // [2, 3] images of 1x2 gray pixels: one PNG each, in order.
+  std::vector<uint8_t> pixels(12);
+  for (int i = 0; i < 12; ++i) pixels[i] = static_cast<uint8_t>(20 * i);
+  Output batch = ops::Const(s_, Tensor::FromVector<uint8_t>(pixels, TensorShape({2, 3, 1, 2, 1})));
+  Output pngs = ops::EncodePng(s_, batch);
+  EXPECT_EQ(pngs.shape(), TensorShape({2, 3}));
+  Output flat = ops::Reshape(s_, pngs, {-1});
+  Output last = ops::DecodePng(
+      s_, ops::Reshape(s_, ops::Slice(s_, flat, {5}, {1}), ops::Const<int32_t>(s_, {}, {0})));
+  EXPECT_EQ(Eval(s_, {}, pngs).shape(), TensorShape({2, 3}));
+  Tensor decoded = Eval(s_, {}, last);
+  EXPECT_EQ(decoded.shape(), TensorShape({1, 2, 1}));
+  EXPECT_EQ(decoded.data<uint8_t>()[0], 200);
+  EXPECT_EQ(decoded.data<uint8_t>()[1], 220);
+  EXPECT_EQ(Eval(s_, {}, ops::EncodePng(s_, ops::Const(s_, Tensor(DT_UINT8, TensorShape({0, 2, 2, 3})))))
+                .shape(),
+            TensorShape({0}));
 }
 
 TEST_F(ImageCodecTest, BadDataIsAnError) {

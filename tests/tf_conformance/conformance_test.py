@@ -161,6 +161,16 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_jpeg_files_cropped_by_distorted_boxes_encoded_serialized_and_formatted(self):
         self.run_case("image_files")
 
+    def test_tensorboard_summaries_written_as_tensorflow_writes_them(self):
+        self.run_case("summaries")
+        case = next(c for c in self.manifest["cases"] if c["name"] == "summaries")
+        done = subprocess.run([PY, os.path.join(HERE, "compare_events.py"), case["events"]["sluice"],
+                               case["events"]["tensorflow"]],
+                              env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True,
+                              text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stdout[-6000:] + done.stderr[-3000:])
+        print(done.stdout.strip(), file=sys.stderr)
+
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 

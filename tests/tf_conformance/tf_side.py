@@ -37,7 +37,7 @@ def save_npy(path, value):
 
 
 def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, rtol=1e-5, atol=1e-6,
-              init=None, meta_graph=None, restore=None, runner_args=None):
+              init=None, meta_graph=None, restore=None, runner_args=None, events=None):
     """One runner invocation: after `steps` runs of `targets`, fetching
     `fetches` gives `values` (TF's)."""
     path = os.path.join(OUT, name + ".pb")
@@ -56,7 +56,7 @@ def save_case(name, graph, fetches, values, targets=None, steps=0, feeds=None, r
     CASES.append(dict(name=name, graph=path, fetches=fetches, expected=outs,
                       targets=targets or [], steps=steps, feeds=feed_files, rtol=rtol, atol=atol,
                       init=init or "", meta_graph=meta_graph or "", restore=restore or "",
-                      runner_args=runner_args or []))
+                      runner_args=runner_args or [], events=events or {}))
 
 
 def tname(t):
@@ -275,6 +275,72 @@ def image_file_cases():
             "SampleDistortedBoundingBox", "EncodeJpeg", "EncodeJpegVariableQuality",
             "SerializeTensor", "ParseTensor", "StringFormat"} <= ops, sorted(ops)
     save_case("image_files", g, [t.name for t in fetch], vals)
+
+
+def summary_cases():
+    """TensorBoard summaries as TF2 code writes them in a graph: a file
+    writer resource, tf.summary.scalar/histogram/image/text/audio (their If
+    and While functions, EncodePng on a batch, EncodeWav), the raw Write*
+    ops (a NaN pixel in bad_color, a GraphDef, an imported Event), and TF1's
+    summary ops merged into WriteRawProtoSummary. The graph writes into
+    summaries.sluice; TensorFlow ran it with the logdir fed to summaries.tf.
+    conformance_test.py compares the two event files (compare_events.py)."""
+    sluice_dir = os.path.join(OUT, "summaries.sluice")
+    tf_dir = os.path.join(OUT, "summaries.tf")
+    g = tf.Graph()
+    with g.as_default():
+        step = v1.train.get_or_create_global_step()
+        writer = tf.summary.create_file_writer(sluice_dir, max_queue=3, filename_suffix=".v2")
+        x = tf.constant(((np.arange(40) - 12) * 0.25).astype(np.float32).reshape(4, 10))
+        loss = tf.reduce_mean(tf.square(x)) + tf.cast(step, tf.float32)
+        imgs = tf.reshape(tf.linspace(-1.0, 1.0, 2 * 3 * 4 * 3), [2, 3, 4, 3])
+        clips = tf.reshape(tf.sin(tf.linspace(0.0, 20.0, 2 * 50)), [2, 50, 1]) * 0.8
+        nan_img = tf.constant(np.array([[[[0.2], [np.nan]], [[0.9], [0.0]]]], np.float32))
+        old = v1.summary.merge([
+            v1.summary.scalar("old_scalar", loss),
+            v1.summary.histogram("old_hist", x),
+            v1.summary.image("old_img", imgs, max_outputs=1),
+            v1.summary.image("old_u8", tf.cast((imgs + 1.0) * 100.0, tf.uint8), max_outputs=2),
+            v1.summary.audio("old_audio", clips, 8000.0, max_outputs=2),
+            v1.summary.tensor_summary("old_tensor", x[0]),
+            tf.raw_ops.TensorSummary(tensor=tf.constant(["a", "bc"]), name="old_tensor_v1"),
+        ])
+        graph_bytes = tf.constant(tf.Graph().as_graph_def().SerializeToString())
+        event = tf.compat.v1.Event(step=12, wall_time=3.5)
+        event.summary.value.add(tag="imported", simple_value=1.25)
+        with writer.as_default(step=step):
+            tf.summary.scalar("loss", loss)
+            tf.summary.histogram("x", x, buckets=7)
+            tf.summary.image("imgs", imgs, max_outputs=2)
+            tf.summary.text("note", tf.strings.format("step {}", step))
+            tf.summary.audio("clips", clips, 8000, max_outputs=1)
+            res = writer._resource
+            s64 = tf.cast(step, tf.int64)
+            raw = [tf.raw_ops.WriteScalarSummary(writer=res, step=s64, tag="raw_scalar", value=loss),
+                   tf.raw_ops.WriteHistogramSummary(writer=res, step=s64, tag="raw_hist", values=x),
+                   tf.raw_ops.WriteImageSummary(writer=res, step=s64, tag="raw_img", tensor=nan_img,
+                                                bad_color=tf.constant([7], tf.uint8), max_images=1),
+                   tf.raw_ops.WriteAudioSummary(writer=res, step=s64, tag="raw_audio", tensor=clips,
+                                                sample_rate=16000.0, max_outputs=2),
+                   tf.raw_ops.WriteRawProtoSummary(writer=res, step=s64, tensor=old),
+                   tf.raw_ops.WriteGraphSummary(writer=res, step=s64, tensor=graph_bytes),
+                   tf.raw_ops.ImportEvent(writer=res, event=tf.constant(event.SerializeToString()))]
+        writes = v1.summary.all_v2_summary_ops() + raw
+        with tf.control_dependencies(writes):
+            train = tf.group(v1.assign_add(step, 1), name="train")
+        init = tf.group(v1.global_variables_initializer(), writer.init(), name="init_all")
+        flush = writer.flush()
+        with tf.control_dependencies([flush]):
+            done = tf.identity(step.read_value() if hasattr(step, "read_value") else step, name="done")
+    logdir = [op for op in g.get_operations() if op.type == "CreateSummaryFileWriter"][0].inputs[1]
+    with v1.Session(graph=g) as s:
+        feed = {logdir: tf_dir.encode()}
+        s.run(init, feed)
+        for _ in range(2):
+            s.run(train, feed)
+        vals = s.run([done], feed)
+    save_case("summaries", g, ["done"], vals, targets=["train"], steps=2, init="init_all",
+              events=dict(sluice=sluice_dir, tensorflow=tf_dir))
 
 
 def patch_cases():
@@ -1772,6 +1838,7 @@ def main():
     parse_cases()
     image_cases()
     image_file_cases()
+    summary_cases()
     patch_cases()
     max_pool_cases()
     function_cases()
