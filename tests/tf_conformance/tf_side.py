@@ -332,14 +332,21 @@ def summary_cases():
         flush = writer.flush()
         with tf.control_dependencies([flush]):
             done = tf.identity(step.read_value() if hasattr(step, "read_value") else step, name="done")
+        wav = tf.audio.encode_wav(clips[0], 8000)
+        # Named apart: fetch files are named by node and output index.
+        decoded = [tf.audio.decode_wav(wav, name="wav_as_stored"),
+                   tf.audio.decode_wav(wav, 2, 60, name="wav_wide"),
+                   tf.audio.decode_wav(wav, 1, 20, name="wav_cut")]
+        fetch = [done, wav] + [t for d in decoded for t in d]
     logdir = [op for op in g.get_operations() if op.type == "CreateSummaryFileWriter"][0].inputs[1]
     with v1.Session(graph=g) as s:
         feed = {logdir: tf_dir.encode()}
         s.run(init, feed)
         for _ in range(2):
             s.run(train, feed)
-        vals = s.run([done], feed)
-    save_case("summaries", g, ["done"], vals, targets=["train"], steps=2, init="init_all",
+        vals = s.run(fetch, feed)
+    save_case("summaries", g, [tname(t) for t in fetch], vals, targets=["train"], steps=2,
+              init="init_all",
               events=dict(sluice=sluice_dir, tensorflow=tf_dir))
 
 
