@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
 #include "ops/math/internal/cpu_cwise_loops.h"
@@ -42,9 +45,68 @@ template <typename T> struct RightShiftF {
   static T Apply(T x, T y) { return static_cast<T>(x >> ClampedShift(y)); }
 };
 
+constexpr char kBitcastTypes[] =
+    "{bfloat16, half, float, double, int64, int32, uint8, uint16, uint32, uint64, int8, int16}";
+
+// Bitcast's output shape: the same when the element sizes match; one more
+// dimension (in / out) from a wider type; the last dimension (out / in)
+// dropped into a wider type. Rank -1 in `in` means unknown.
+absl::StatusOr<TensorShape> BitcastShape(const TensorShape& in, int in_size, int out_size) {
+  if (in.unknown_rank()) return TensorShape::Unknown();
+  std::vector<int64_t> dims = in.dims();
+  if (in_size > out_size) {
+    dims.push_back(in_size / out_size);
+  } else if (in_size < out_size) {
+    if (dims.empty() || (dims.back() >= 0 && dims.back() != out_size / in_size)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Cannot bitcast from a shape of ", in.DebugString(), " with ", in_size,
+          "-byte elements to ", out_size, "-byte elements: the last dimension must be ",
+          out_size / in_size));
+    }
+    dims.pop_back();
+  }
+  return TensorShape(dims);
+}
+
+// Bitcast: the input's bytes, reinterpreted (copied into the output).
+class BitcastOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(type_, ctx.GetAttr<DataType>("type"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    ASSIGN_OR_RETURN(TensorShape shape,
+                     BitcastShape(in.shape(), DataTypeSize(in.dtype()), DataTypeSize(type_)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (in.TotalBytes() > 0) std::memcpy(out->raw_data(), in.raw_data(), in.TotalBytes());
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  DataType type_ = DT_INVALID;
+};
+
 }  // namespace
 
 absl::Status RegisterBitwiseOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("Bitcast")
+          .Input("input: T")
+          .Output("output: type")
+          .Attr(absl::StrCat("T: ", kBitcastTypes))
+          .Attr(absl::StrCat("type: ", kBitcastTypes))
+          .SetShapeFn([](InferenceContext* c) -> absl::Status {
+            ASSIGN_OR_RETURN(DataType in, c->GetAttr<DataType>("T"));
+            ASSIGN_OR_RETURN(DataType out, c->GetAttr<DataType>("type"));
+            ASSIGN_OR_RETURN(TensorShape shape,
+                             BitcastShape(c->input(0), DataTypeSize(in), DataTypeSize(out)));
+            c->set_output(0, shape);
+            return absl::OkStatus();
+          })));
+  RETURN_IF_ERROR(ops->SetNoGradient("Bitcast"));
   for (const char* name : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"}) {
     OpDefBuilder b(name);
     b.Input("x: T").Input("y: T").Output("z: T").Attr(kIntegerTypes);
@@ -64,6 +126,7 @@ absl::Status RegisterBitwiseOps(OpRegistry* ops) {
 }
 
 void RegisterBitwiseKernels(KernelRegistry* k) {
+  k->Register<BitcastOp>(KernelDef("Bitcast", kDeviceTypeCpu));
   internal::RegisterCpuBinary<AndF, int8_t, uint8_t, int32_t, int64_t>(k, "BitwiseAnd");
   internal::RegisterCpuBinary<OrF, int8_t, uint8_t, int32_t, int64_t>(k, "BitwiseOr");
   internal::RegisterCpuBinary<XorF, int8_t, uint8_t, int32_t, int64_t>(k, "BitwiseXor");
@@ -84,6 +147,10 @@ SLUICE_BITWISE_WRAPPER_(BitwiseXor)
 SLUICE_BITWISE_WRAPPER_(LeftShift)
 SLUICE_BITWISE_WRAPPER_(RightShift)
 #undef SLUICE_BITWISE_WRAPPER_
+
+Output Bitcast(const Scope& s, Input input, DataType type, std::source_location loc) {
+  return s.Op("Bitcast", loc).Input(input).Attr("type", type).Finalize1();
+}
 
 Output Invert(const Scope& s, Input x, std::source_location loc) {
   return s.Op("Invert", loc).Input(x).Finalize1();

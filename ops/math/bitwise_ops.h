@@ -3,7 +3,11 @@
 // LeftShift and RightShift (x shifted by y clamped into [0, bits - 1], as
 // TensorFlow: a left shift works on the unsigned bits, a right shift of a
 // signed value is arithmetic). CPU kernels for int8, uint8, int32 and int64;
-// no gradients (as in TensorFlow).
+// no gradients (as in TensorFlow). Bitcast(input: T) -> output: type
+// reinterprets the bytes: the same shape between types of one size, one
+// more dimension (in / out) from a wider type, the last dimension (which
+// must be out / in) dropped into a wider one (InvalidArgument otherwise);
+// tf.random.Generator turns its int64 state into uint64 keys with it.
 //
 //   Output masked = ops::BitwiseAnd(s, flags, ops::Const(s, 0x0f));
 //
@@ -36,6 +40,8 @@ Output RightShift(const Scope& scope, Input x, Input y,
                   std::source_location loc = std::source_location::current());
 Output Invert(const Scope& scope, Input x,
               std::source_location loc = std::source_location::current());
+Output Bitcast(const Scope& scope, Input input, DataType type,
+               std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

@@ -49,9 +49,31 @@ TEST(BitwiseOpsTest, ShiftsClampTheirCount) {
       TensorShape({2}), {1, 0x0f});
 }
 
+TEST(BitwiseOpsTest, BitcastReinterpretsBytesAndReshapes) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  // int64 -> uint64: the same shape and bits (-1 is all ones).
+  Output u = ops::Bitcast(s, ops::Const(s, Tensor::FromVector<int64_t>({-1, 5})), ::tensorflow::DT_UINT64);
+  EXPECT_EQ(u.shape(), TensorShape({2}));
+  Tensor ut = Eval(s, {}, u);
+  EXPECT_EQ(ut.data<uint64_t>()[0], ~uint64_t{0});
+  EXPECT_EQ(ut.data<uint64_t>()[1], 5u);
+  // float -> uint8: a last dimension of 4 (little-endian bytes of 1.0f).
+  Output b = ops::Bitcast(s, ops::Const(s, Tensor::FromVector<float>({1.0f})), DT_UINT8);
+  EXPECT_EQ(b.shape(), TensorShape({1, 4}));
+  ExpectTensor<uint8_t>(Eval(s, {}, b), TensorShape({1, 4}), {0x00, 0x00, 0x80, 0x3f});
+  // ... and back: the last dimension folds away.
+  Output f = ops::Bitcast(s, b, DT_FLOAT);
+  EXPECT_EQ(f.shape(), TensorShape({1}));
+  ExpectTensor<float>(Eval(s, {}, f), TensorShape({1}), {1.0f});
+  Scope bad = Scope::NewRootScope(BuiltinOps());
+  ops::Bitcast(bad, ops::Const(bad, Tensor::FromVector<uint8_t>({1, 2, 3})), DT_INT32);
+  EXPECT_NE(bad.status().message().find("the last dimension must be 4"), std::string::npos)
+      << bad.status();
+}
+
 TEST(BitwiseOpsTest, NoGradients) {
   for (const char* op :
-       {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift", "Invert"}) {
+       {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift", "Invert", "Bitcast"}) {
     ASSERT_NE(BuiltinOps()->Find(op), nullptr) << op;
     EXPECT_TRUE(BuiltinOps()->Find(op)->no_gradient) << op;
   }

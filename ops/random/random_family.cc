@@ -4,6 +4,7 @@
 #include "ops/random/multinomial_ops.h"
 #include "ops/random/random_ops.h"
 #include "ops/random/random_shuffle_ops.h"
+#include "ops/random/stateful_random_ops.h"
 
 namespace sluice {
 
@@ -11,6 +12,7 @@ absl::Status RegisterRandomFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterRandomOps(ops));
   RETURN_IF_ERROR(RegisterRandomShuffleOps(ops));
   RETURN_IF_ERROR(RegisterMultinomialOps(ops));
+  RETURN_IF_ERROR(RegisterStatefulRandomOps(ops));
   return absl::OkStatus();
 }
 
@@ -18,6 +20,7 @@ void RegisterRandomFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterRandomKernels(kernels);
   RegisterRandomShuffleKernels(kernels);
   RegisterMultinomialKernels(kernels);
+  RegisterStatefulRandomKernels(kernels);
 }
 
 }  // namespace sluice

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/random/internal/random_kernel_checks.h"
+#include "ops/random/internal/stateless_fill.h"
 #include "ops/gpu/stateless_philox.h"
 #include "ops/random/random_kernels.h"
 #include "runtime/kernel.h"
@@ -64,65 +65,6 @@ absl::StatusOr<stateless::KeyCounter> FromKeyCounterTensors(absl::string_view op
   return stateless::FromWords(key.data<uint64_t>()[0], c[0], c[1]);
 }
 
-template <typename T>
-void Store(T* out, int64_t i, float v) {
-  if constexpr (std::is_same_v<T, float>) {
-    out[i] = v;
-  } else {
-    out[i] = T::FromFloat(v);
-  }
-}
-
-// The draw's values, group by group (stateless_philox.h: the GPU kernel
-// runs the same groups).
-template <typename T>
-void Fill(const stateless::KeyCounter& kc, RandomDistribution dist, T* out, int64_t n) {
-  const bool normal = dist == RandomDistribution::kNormal;
-  const bool truncated = dist == RandomDistribution::kTruncatedNormal;
-  if constexpr (std::is_same_v<T, double>) {
-    for (int64_t g = 0; 2 * g < n; ++g) {
-      double v[2];
-      if (truncated) {
-        stateless::TruncatedDoubleGroup(kc, g, v);
-      } else {
-        stateless::DoubleGroup(kc, g, normal, v);
-      }
-      for (int j = 0; j < 2 && 2 * g + j < n; ++j) out[2 * g + j] = v[j];
-    }
-  } else {
-    constexpr int kBits = std::is_same_v<T, Half> ? 10 : std::is_same_v<T, BFloat16> ? 7 : 23;
-    for (int64_t g = 0; 4 * g < n; ++g) {
-      float v[4];
-      if (truncated) {
-        stateless::TruncatedFloatGroup(kc, g, v);
-      } else {
-        stateless::FloatGroup(kc, g, normal, kBits, v);
-      }
-      for (int j = 0; j < 4 && 4 * g + j < n; ++j) Store(out, 4 * g + j, v[j]);
-    }
-  }
-}
-
-// Integers: minval plus the bits modulo the range (0: all bits, the full
-// range of T), added in unsigned arithmetic as TensorFlow's SignedAdd.
-template <typename T>
-void FillInts(const stateless::KeyCounter& kc, T lo, uint64_t range, T* out, int64_t n) {
-  using U = std::make_unsigned_t<T>;
-  if constexpr (sizeof(T) == 4) {
-    for (int64_t g = 0; 4 * g < n; ++g) {
-      uint32_t v[4];
-      stateless::Int32Group(kc, g, static_cast<uint32_t>(range), v);
-      for (int j = 0; j < 4 && 4 * g + j < n; ++j) out[4 * g + j] = static_cast<T>(static_cast<U>(lo) + v[j]);
-    }
-  } else {
-    for (int64_t g = 0; 2 * g < n; ++g) {
-      uint64_t v[2];
-      stateless::Int64Group(kc, g, range, v);
-      for (int j = 0; j < 2 && 2 * g + j < n; ++j) out[2 * g + j] = static_cast<T>(static_cast<U>(lo) + v[j]);
-    }
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<stateless::KeyCounter> StatelessDrawInputs(OpKernelContext* ctx, bool v2) {
@@ -168,7 +110,7 @@ class StatelessRandomOp : public OpKernel {
     ASSIGN_OR_RETURN(TensorShape shape, internal::RandomOutputShape(op, ctx->input(0)));
     ASSIGN_OR_RETURN(stateless::KeyCounter kc, StatelessDrawInputs(ctx, kV2));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
-    Fill(kc, kDist, out->data<T>(), out->NumElements());
+    internal::FillStateless(kc, kDist, out->data<T>(), out->NumElements());
     return absl::OkStatus();
   }
 };
@@ -193,7 +135,7 @@ class StatelessIntOp : public OpKernel {
       if (!read.ok()) return absl::InvalidArgumentError(absl::StrCat(op, ": ", read.status().message()));
       bounds = *read;
     }
-    FillInts(kc, bounds.first, bounds.second, out->data<T>(), out->NumElements());
+    internal::FillStatelessInts(kc, bounds.first, bounds.second, out->data<T>(), out->NumElements());
     return absl::OkStatus();
   }
 };
