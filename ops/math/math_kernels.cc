@@ -476,11 +476,23 @@ absl::Status CastFromBf16(OpKernelContext* ctx, const Tensor& x, Tensor* y) {
   return absl::OkStatus();
 }
 
+// DataTypeToEnum, and the unsigned words it has no entry for.
+template <typename T>
+constexpr DataType CastTypeEnum() {
+  if constexpr (std::is_same_v<T, uint32_t>) {
+    return ::tensorflow::DT_UINT32;
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    return ::tensorflow::DT_UINT64;
+  } else {
+    return DataTypeToEnum<T>::value;
+  }
+}
+
 template <typename Src, typename Dst>
 void RegisterCast(KernelRegistry* k, Impl::CastFn fn) {
   k->Register(KernelDef("Cast", kDeviceTypeCpu)
-                  .TypeConstraint("SrcT", DataTypeToEnum<Src>::value)
-                  .TypeConstraint("DstT", DataTypeToEnum<Dst>::value),
+                  .TypeConstraint("SrcT", CastTypeEnum<Src>())
+                  .TypeConstraint("DstT", CastTypeEnum<Dst>()),
               [fn] { return std::make_unique<CastOp<Impl>>(fn); });
 }
 
@@ -488,6 +500,15 @@ template <typename Src, typename... Dsts>
 void RegisterCastFrom(KernelRegistry* k) {
   (RegisterCast<Src, Dsts>(k, &CastLoop<Src, Dsts>), ...);
 }
+
+// Casts from each of Srcs to each of Dsts.
+template <typename... Dsts>
+struct RegisterCastsTo {
+  template <typename... Srcs>
+  static void From(KernelRegistry* k) {
+    (RegisterCastFrom<Srcs, Dsts...>(k), ...);
+  }
+};
 
 template <typename... Ts>
 void RegisterCasts(KernelRegistry* k) {
@@ -617,6 +638,14 @@ void RegisterMathKernels(KernelRegistry* k) {
   RegisterSelect<float, double, int32_t, int64_t, bool>(k);
   RegisterAddN<float, double, int32_t, int64_t>(k);
   RegisterCasts<float, double, int32_t, int64_t, bool, uint8_t, int8_t>(k);
+  // uint32 and uint64 (RNG keys and counters: tf.random.Generator casts its
+  // skip count to uint64) to and from those, and between themselves.
+  RegisterCastFrom<uint32_t, uint32_t, uint64_t, float, double, int32_t, int64_t, bool, uint8_t,
+                   int8_t>(k);
+  RegisterCastFrom<uint64_t, uint32_t, uint64_t, float, double, int32_t, int64_t, bool, uint8_t,
+                   int8_t>(k);
+  RegisterCastsTo<uint32_t, uint64_t>::From<float, double, int32_t, int64_t, bool, uint8_t,
+                                            int8_t>(k);
   // Mixed precision's casts (placement/auto_mixed_precision.h).
   RegisterCast<float, BFloat16>(k, &CastToBf16);
   RegisterCast<BFloat16, float>(k, &CastFromBf16);

@@ -171,6 +171,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stdout[-6000:] + done.stderr[-3000:])
         print(done.stdout.strip(), file=sys.stderr)
 
+    def test_random_generator_draws_are_tensorflows(self):
+        self.run_case("generator")
+
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 

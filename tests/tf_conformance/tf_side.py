@@ -350,6 +350,56 @@ def summary_cases():
               events=dict(sluice=sluice_dir, tensorflow=tf_dir))
 
 
+def generator_cases():
+    """tf.random.Generator in a graph (RngReadAndSkip, Bitcast and the
+    stateless V2 draws) and the older stateful draw ops on a state variable,
+    chained so that each draw takes the counter after the previous one: two
+    steps of draws, then the third step's values and both states."""
+    g = tf.Graph()
+    with g.as_default():
+        gen = tf.random.Generator.from_seed(7)
+        state = tf.Variable(np.array([5, -1, 11], np.int64), name="old_state")
+        h = state.handle
+        makers = [
+            lambda: gen.uniform([3]),
+            lambda: gen.normal([2, 2], dtype=tf.float64),
+            lambda: gen.uniform([5], -3, 10, tf.int64),
+            lambda: gen.truncated_normal([3], mean=1.0, stddev=2.0),
+            lambda: gen.uniform_full_int([2], tf.int64),
+            lambda: gen.uniform([3], minval=-2.0, maxval=4.0, dtype=tf.float64),
+            lambda: tf.raw_ops.StatefulUniform(resource=h, algorithm=1, shape=[3]),
+            lambda: tf.raw_ops.StatefulStandardNormalV2(resource=h, algorithm=1, shape=[2],
+                                                        dtype=tf.float64),
+            lambda: tf.raw_ops.StatefulTruncatedNormal(resource=h, algorithm=3, shape=[3]),
+            lambda: tf.raw_ops.StatefulUniformInt(resource=h, algorithm=1, shape=[4], minval=-5,
+                                                  maxval=5),
+            lambda: tf.raw_ops.StatefulUniformFullInt(resource=h, algorithm=1, shape=[3],
+                                                      dtype=tf.int32),
+        ]
+        draws = []
+        for make in makers:
+            with tf.control_dependencies(draws[-1:]):
+                draws.append(make())
+        with tf.control_dependencies(draws[-1:]):
+            skip = tf.raw_ops.RngSkip(resource=h, algorithm=1, delta=3)
+        with tf.control_dependencies([skip]):
+            train = tf.group(name="train")
+            states = [tf.identity(gen.state.read_value(), name="gen_state"),
+                      tf.identity(state.read_value(), name="old_state_value")]
+        init = tf.group(v1.global_variables_initializer(), name="init_all")
+        with v1.Session() as s:
+            s.run(init)
+            for _ in range(2):
+                s.run(train)
+            fetch = draws + states
+            vals = s.run(fetch)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"RngReadAndSkip", "Bitcast", "StatelessRandomUniformV2", "StatefulUniform",
+            "RngSkip"} <= ops, sorted(ops)
+    save_case("generator", g, [tname(t) for t in fetch], vals, targets=["train"], steps=2,
+              init="init_all", rtol=0, atol=0)
+
+
 def patch_cases():
     """tf.image.extract_patches (VALID and SAME, strides and rates) and its
     gradient."""
@@ -1846,6 +1896,7 @@ def main():
     image_cases()
     image_file_cases()
     summary_cases()
+    generator_cases()
     patch_cases()
     max_pool_cases()
     function_cases()
