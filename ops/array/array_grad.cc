@@ -336,6 +336,25 @@ GradResult StridedSliceGradGrad(const Scope& s, const Node& node, absl::Span<con
   return Done(s, std::move(grads));
 }
 
+// TensorStridedSliceUpdate: the input's gradient is dy with the slice zeroed;
+// the value's is dy's slice, summed over the dimensions the value was
+// broadcast along (TensorFlow's gradient).
+GradResult TensorStridedSliceUpdateGrad(const Scope& s, const Node& node,
+                                        absl::Span<const Output> dy) {
+  Grads grads(5);
+  if (!dy[0].valid()) return grads;
+  ASSIGN_OR_RETURN(internal::StridedSliceSpec masks, MasksOf(node));
+  const Output begin = InputOf(node, 1), end = InputOf(node, 2), strides = InputOf(node, 3);
+  const Output value = InputOf(node, 4);
+  grads[0] = ops::TensorStridedSliceUpdate(s, dy[0], begin, end, strides,
+                                           ops::ZerosLike(s, value), ToAttrs(masks));
+  const Output slice = ops::StridedSlice(s, dy[0], begin, end, strides, ToAttrs(masks));
+  const Output value_shape = ops::Shape(s, value);
+  const Output axes = ops::BroadcastGradientArgs(s, value_shape, ops::Shape(s, slice)).r0;
+  grads[4] = ops::Reshape(s, Sum(s, slice, axes), value_shape);
+  return Done(s, std::move(grads));
+}
+
 // Entries [begin, end) of the shape vector `shape` (end -1: to the end).
 Output ShapeSlice(const Scope& s, const Output& shape, int64_t begin, int64_t end) {
   if (end < 0) {
@@ -529,6 +548,7 @@ absl::Status RegisterArrayGradients(OpRegistry* ops) {
       {"Tile", TileGrad},
       {"StridedSlice", StridedSliceGradFn},
       {"StridedSliceGrad", StridedSliceGradGrad},
+      {"TensorStridedSliceUpdate", TensorStridedSliceUpdateGrad},
       {"GatherV2", GatherV2Grad},
       {"Gather", GatherGrad},
       {"UnsortedSegmentSum", UnsortedSegmentSumGrad},

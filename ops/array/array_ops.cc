@@ -237,6 +237,23 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
         .SetShapeFn(internal::StridedSliceGradShape);
     RETURN_IF_ERROR(ops->Register(add_masks(b)));
   }
+  {
+    // input with a strided slice replaced by value (broadcast to the slice).
+    OpDefBuilder b("TensorStridedSliceUpdate");
+    b.Input("input: T")
+        .Input("begin: Index")
+        .Input("end: Index")
+        .Input("strides: Index")
+        .Input("value: T")
+        .Output("output: T")
+        .Attr("T: type")
+        .Attr(IndexAttr("Index", /*with_default=*/false))
+        .SetShapeFn([](InferenceContext* c) {
+          c->set_output(0, c->input(0));
+          return absl::OkStatus();
+        });
+    RETURN_IF_ERROR(ops->Register(add_masks(b)));
+  }
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("GatherV2")
                                     .Input("params: Tparams")
                                     .Input("indices: Tindices")
@@ -514,6 +531,14 @@ Output StridedSliceGrad(const Scope& scope, const Input& shape, const Input& beg
                         const StridedSliceAttrs& attrs, SourceLocation loc) {
   OpBuilder b = scope.Op("StridedSliceGrad", loc);
   b.Input(shape).Input(begin).Input(end).Input(strides).Input(dy);
+  return SetMasks(b, attrs).Finalize1();
+}
+
+Output TensorStridedSliceUpdate(const Scope& scope, const Input& input, const Input& begin,
+                                const Input& end, const Input& strides, const Input& value,
+                                const StridedSliceAttrs& attrs, SourceLocation loc) {
+  OpBuilder b = scope.Op("TensorStridedSliceUpdate", loc);
+  b.Input(input).Input(begin).Input(end).Input(strides).Input(value);
   return SetMasks(b, attrs).Finalize1();
 }
 

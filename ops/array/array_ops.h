@@ -242,6 +242,13 @@ Output StridedSliceGrad(const Scope& scope, const Input& shape, const Input& beg
                         const Input& end, const Input& strides, const Input& dy,
                         const StridedSliceAttrs& attrs = {},
                         SourceLocation loc = SourceLocation::current());
+// `input` with the strided slice (as StridedSlice takes it) replaced by
+// `value`, broadcast to the slice's shape (tf.tensor_strided_slice_update,
+// what `x[1:3].assign(...)` of a tensor lowers to); TensorFlow's gradient.
+Output TensorStridedSliceUpdate(const Scope& scope, const Input& input, const Input& begin,
+                                const Input& end, const Input& strides, const Input& value,
+                                const StridedSliceAttrs& attrs = {},
+                                SourceLocation loc = SourceLocation::current());
 
 struct GatherV2Attrs {
   int64_t batch_dims = 0;  // only 0 is supported

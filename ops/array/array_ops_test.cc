@@ -561,6 +561,32 @@ TEST_F(ArrayOpsTest, BroadcastGradientArgs) {
   EXPECT_THAT(std::string(s_.status().message()), HasSubstr("Incompatible shapes: [2,3] vs. [4]"));
 }
 
+TEST_F(ArrayOpsTest, TensorStridedSliceUpdateWritesABroadcastValue) {
+  Output x = ops::Const(s_, Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3})));
+  // x[:, ::2] = [9, 8] (broadcast over rows); x[1, 1:] = 7 (a scalar).
+  Output a = ops::TensorStridedSliceUpdate(s_, x, {0, 0}, {0, 3}, {1, 2}, {9, 8},
+                                           {.begin_mask = 1, .end_mask = 1});
+  EXPECT_EQ(a.shape(), TensorShape({2, 3}));
+  EXPECT_THAT(Values<int32_t>(Eval(a)), ElementsAre(9, 2, 8, 9, 5, 8));
+  Output b = ops::TensorStridedSliceUpdate(s_, x, {1, 1}, {2, 3}, {1, 1}, 7,
+                                           {.shrink_axis_mask = 1});
+  EXPECT_THAT(Values<int32_t>(Eval(b)), ElementsAre(1, 2, 3, 4, 7, 7));
+  absl::StatusOr<Tensor> bad = TryEval(ops::TensorStridedSliceUpdate(s_, x, {0, 0}, {2, 2},
+                                                                     {1, 1}, {1, 2, 3}));
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("cannot broadcast a value of shape [3] to the slice's shape [2,2]"));
+}
+
+TEST_F(ArrayOpsTest, TensorStridedSliceUpdateGradient) {
+  Output x = X({3, 4});
+  Output v = X({1, 2});  // broadcast over the slice's 2 rows
+  Output y = ops::TensorStridedSliceUpdate(s_, x, {0, 1}, {3, 4}, {2, 2}, v);
+  Tensor xv(DT_DOUBLE, TensorShape({3, 4}));
+  for (int i = 0; i < 12; ++i) xv.data<double>()[i] = 0.1 * i - 0.4;
+  Tensor vv = Tensor::FromVector<double>({0.3, -0.7}, TensorShape({1, 2}));
+  EXPECT_LT(GradError({x, v}, {xv, vv}, y), 1e-8);
+}
+
 TEST_F(ArrayOpsTest, BroadcastArgs) {
   Output r = ops::BroadcastArgs(s_, {2, 1, 4}, {3, 1});
   EXPECT_EQ(r.shape(), TensorShape({3}));

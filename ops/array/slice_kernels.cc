@@ -18,6 +18,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/array/internal/array_kernel_checks.h"
 #include "ops/array/internal/array_kernel_util.h"
+#include "ops/array/internal/strided_box.h"
 #include "ops/internal/array_util.h"
 #include "ops/internal/index_tensors.h"
 
@@ -29,88 +30,6 @@ using internal::Product;
 using internal::ReadInts;
 
 // ---- Byte movers ---------------------------------------------------------
-
-// Copies `n` elements from `src` (stepping `step` elements) to the
-// contiguous `dst`, or with Scatter from the contiguous `src` to `dst`
-// stepping `step`.
-template <bool Scatter>
-void CopyRow(char* dst, const char* src, int64_t n, int64_t step, size_t esize) {
-  if (step == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * esize);
-    return;
-  }
-  DispatchBySize(esize, [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    U* d = reinterpret_cast<U*>(dst);
-    const U* s = reinterpret_cast<const U*>(src);
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (Scatter) {
-        d[i * step] = s[i];
-      } else {
-        d[i] = s[i * step];
-      }
-    }
-  });
-}
-
-// The box of `box_dims` elements of a tensor of `full_dims`, starting at
-// `begin` and stepping `strides` (possibly negative) per dimension: gathered
-// into the contiguous `compact` (Scatter = false), or written back from it.
-template <bool Scatter>
-void StridedBoxCopy(char* full, absl::Span<const int64_t> full_dims,
-                    absl::Span<const int64_t> begin, absl::Span<const int64_t> strides,
-                    absl::Span<const int64_t> box_dims, char* compact, size_t esize) {
-  const int rank = static_cast<int>(full_dims.size());
-  for (int64_t d : box_dims) {
-    if (d == 0) return;
-  }
-  std::vector<int64_t> full_strides(rank, 1);
-  for (int i = rank - 2; i >= 0; --i) full_strides[i] = full_strides[i + 1] * full_dims[i + 1];
-  int64_t base = 0;
-  for (int i = 0; i < rank; ++i) base += begin[i] * full_strides[i];
-  if (rank == 0) {
-    if (Scatter) {
-      std::memcpy(full, compact, esize);
-    } else {
-      std::memcpy(compact, full, esize);
-    }
-    return;
-  }
-  // Trailing dimensions that form one contiguous run merge into the row.
-  int inner = rank - 1;  // the row's dimension
-  int64_t row = box_dims[rank - 1];
-  int64_t step = strides[rank - 1];
-  if (step == 1) {
-    while (inner > 0 && begin[inner] == 0 && box_dims[inner] == full_dims[inner] &&
-           strides[inner - 1] == 1) {
-      --inner;
-      row *= box_dims[inner];
-    }
-    // Rows of dims [inner, rank) are contiguous iff every dim after `inner`
-    // is whole; the loop above only merges while that holds.
-  }
-  std::vector<int64_t> idx(inner, 0);
-  const size_t row_bytes = static_cast<size_t>(row) * esize;
-  char* out = compact;
-  int64_t offset = base;
-  while (true) {
-    char* f = full + offset * static_cast<int64_t>(esize);
-    if (Scatter) {
-      CopyRow<true>(f, out, row, step, esize);
-    } else {
-      CopyRow<false>(out, f, row, step, esize);
-    }
-    out += row_bytes;
-    int d = inner - 1;
-    for (; d >= 0; --d) {
-      offset += strides[d] * full_strides[d];
-      if (++idx[d] < box_dims[d]) break;
-      offset -= strides[d] * full_strides[d] * box_dims[d];
-      idx[d] = 0;
-    }
-    if (d < 0) break;
-  }
-}
 
 // ---- Transposing and tiling ----------------------------------------------
 
@@ -250,7 +169,7 @@ struct CpuSliceImpl {
         return StridedGather(ctx, p, begin, strides, size, m, op);
       });
     }
-    StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), begin, strides,
+    internal::StridedBoxCopy<false>(static_cast<char*>(x.raw_data()), x.shape().dims(), begin, strides,
                           size, static_cast<char*>(out->raw_data()), DataTypeSize(x.dtype()));
     return absl::OkStatus();
   }
@@ -259,7 +178,7 @@ struct CpuSliceImpl {
                                      const std::vector<int64_t>& dims,
                                      const internal::StridedSlicePlan& plan, Tensor* out) {
     std::memset(out->raw_data(), 0, out->TotalBytes());
-    StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), dims, plan.begin, plan.strides,
+    internal::StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), dims, plan.begin, plan.strides,
                          plan.processing_dims, static_cast<char*>(dy.raw_data()),
                          DataTypeSize(dy.dtype()));
     return absl::OkStatus();
@@ -324,6 +243,35 @@ struct CpuSliceImpl {
 
 using Impl = CpuSliceImpl;
 
+// TensorStridedSliceUpdate: a copy of the input with the slice overwritten
+// by the value, broadcast to the slice's shape.
+class TensorStridedSliceUpdateOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(spec_, internal::ReadStridedSliceSpec(ctx));
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    ASSIGN_OR_RETURN(internal::StridedSlicePlan plan,
+                     internal::PlanStridedSliceOfInputs(*ctx, 1, input.shape(), spec_));
+    ASSIGN_OR_RETURN(Tensor value, internal::BroadcastValue(ctx->input(4), plan.final_shape,
+                                                            "TensorStridedSliceUpdate"));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, input.shape()));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    std::memcpy(out->raw_data(), input.raw_data(), input.TotalBytes());
+    internal::StridedBoxCopy<true>(static_cast<char*>(out->raw_data()), input.shape().dims(),
+                                   plan.begin, plan.strides, plan.processing_dims,
+                                   static_cast<char*>(value.raw_data()),
+                                   DataTypeSize(input.dtype()));
+    return absl::OkStatus();
+  }
+
+ private:
+  internal::StridedSliceSpec spec_;
+};
+
 }  // namespace
 
 namespace internal {
@@ -346,6 +294,8 @@ void RegisterSliceKernels(KernelRegistry* kernels) {
                     Make<StridedSliceOp<Impl>>());
   kernels->Register(cpu("StridedSliceGrad").TypeConstraint("T", all),
                     Make<StridedSliceGradOp<Impl>>());
+  kernels->Register(cpu("TensorStridedSliceUpdate").TypeConstraint("T", all),
+                    Make<TensorStridedSliceUpdateOp>());
   kernels->Register(cpu("GatherV2").TypeConstraint("Tparams", with_strings),
                     [] { return std::make_unique<GatherOp<Impl>>(/*has_axis=*/true); });
   kernels->Register(cpu("Gather").TypeConstraint("Tparams", with_strings),

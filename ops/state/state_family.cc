@@ -5,6 +5,7 @@
 #include "ops/state/scatter_nd_ops.h"
 #include "ops/state/scatter_ops.h"
 #include "ops/state/state_ops.h"
+#include "ops/state/variable_slice_ops.h"
 
 namespace sluice {
 
@@ -13,6 +14,7 @@ absl::Status RegisterStateFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterStateOps(ops));
   RETURN_IF_ERROR(RegisterScatterOps(ops));
   RETURN_IF_ERROR(RegisterScatterNdOps(ops));
+  RETURN_IF_ERROR(RegisterVariableSliceOps(ops));
   return absl::OkStatus();
 }
 
@@ -21,6 +23,7 @@ void RegisterStateFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterStateKernels(kernels);
   RegisterScatterKernels(kernels);
   RegisterScatterNdKernels(kernels);
+  RegisterVariableSliceKernels(kernels);
 }
 
 }  // namespace sluice
