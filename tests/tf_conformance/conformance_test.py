@@ -174,6 +174,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_random_generator_draws_are_tensorflows(self):
         self.run_case("generator")
 
+    def test_slice_assignments_and_count_up_to(self):
+        self.run_case("slice_assign")
+
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 

@@ -400,6 +400,48 @@ def generator_cases():
               init="init_all", rtol=0, atol=0)
 
 
+def slice_assign_cases():
+    """`v[...].assign(...)` on ref and resource variables (StridedSliceAssign,
+    ResourceStridedSliceAssign: strides, a negative stride, a shrunk axis, a
+    broadcast value), CountUpTo and ResourceCountUpTo, three steps; and
+    TensorStridedSliceUpdate with its gradient."""
+    g = tf.Graph()
+    with g.as_default():
+        v = v1.Variable(np.arange(12.0, dtype=np.float32).reshape(3, 4), use_resource=False,
+                        name="ref_v")
+        rv = v1.Variable(np.full((3, 4), 0.5, np.float32), use_resource=True, name="res_v")
+        epochs = v1.Variable(0, dtype=tf.int64, use_resource=False, name="epochs")
+        repochs = v1.Variable(3, dtype=tf.int32, use_resource=True, name="res_epochs")
+        a = v[1:3, ::2].assign(v[1:3, ::2] * 2.0 + 1.0)
+        with tf.control_dependencies([a]):
+            b = v[0, ::-1].assign(tf.constant([4.0, 3.0, 2.0, 1.0]))
+        c = rv[:, 1].assign(rv[:, 1] + tf.range(3, dtype=tf.float32))
+        with tf.control_dependencies([c]):
+            d = rv[::2, 2:].assign(tf.constant([[7.0]]) * tf.cast(epochs.read_value(), tf.float32))
+        with tf.control_dependencies([b, d]):
+            e = v1.count_up_to(epochs, 10)
+            f = tf.raw_ops.ResourceCountUpTo(resource=repochs.handle, limit=10, T=tf.int32)
+        train = tf.group(e, f, name="train")
+        x = tf.constant(np.linspace(-1, 1, 20).reshape(4, 5), tf.float64)
+        val = tf.constant([[0.5], [-2.0]], tf.float64)
+        upd = tf.raw_ops.TensorStridedSliceUpdate(input=x, begin=[1, 0], end=[0, 5], strides=[2, 2],
+                                                  value=val, end_mask=1)
+        w = tf.constant(np.arange(20.0).reshape(4, 5) / 7.0)
+        gx, gv = tf.gradients(tf.reduce_sum(upd * w), [x, val])
+        init = tf.group(v1.global_variables_initializer(), name="init_all")
+        fetch = [v, rv.read_value(), epochs, repochs.read_value(), upd, gx, gv]
+        with v1.Session() as s:
+            s.run(init)
+            for _ in range(3):
+                s.run(train)
+            vals = s.run(fetch)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"StridedSliceAssign", "ResourceStridedSliceAssign", "CountUpTo", "ResourceCountUpTo",
+            "TensorStridedSliceUpdate"} <= ops, sorted(ops)
+    save_case("slice_assign", g, [tname(t) for t in fetch], vals, targets=["train"], steps=3,
+              init="init_all")
+
+
 def patch_cases():
     """tf.image.extract_patches (VALID and SAME, strides and rates) and its
     gradient."""
@@ -1897,6 +1939,7 @@ def main():
     image_file_cases()
     summary_cases()
     generator_cases()
+    slice_assign_cases()
     patch_cases()
     max_pool_cases()
     function_cases()
