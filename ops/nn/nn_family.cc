@@ -9,6 +9,7 @@
 #include "ops/nn/depthwise_conv_ops.h"
 #include "ops/nn/fused_ops.h"
 #include "ops/nn/lrn_ops.h"
+#include "ops/nn/fake_quant_ops.h"
 #include "ops/nn/max_pool_ops.h"
 #include "ops/nn/nn3d_ops.h"
 #include "ops/nn/nn_gradients.h"
@@ -21,6 +22,7 @@ absl::Status RegisterNnFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterLrnOps(ops));
   RETURN_IF_ERROR(RegisterCandidateSamplingOps(ops));
   RETURN_IF_ERROR(RegisterMaxPoolOps(ops));
+  RETURN_IF_ERROR(RegisterFakeQuantOps(ops));
   RETURN_IF_ERROR(RegisterRnnBlockOps(ops));
   RETURN_IF_ERROR(RegisterNn3dOps(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvOps(ops));
@@ -39,6 +41,7 @@ absl::Status RegisterNnFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBatchNormGradients(ops));
   RETURN_IF_ERROR(RegisterLrnGradients(ops));
   RETURN_IF_ERROR(RegisterMaxPoolGradients(ops));
+  RETURN_IF_ERROR(RegisterFakeQuantGradients(ops));
   RETURN_IF_ERROR(RegisterRnnBlockGradients(ops));
   RETURN_IF_ERROR(RegisterNn3dGradients(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvGradients(ops));
@@ -49,6 +52,7 @@ void RegisterNnFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterLrnKernels(kernels);
   RegisterCandidateSamplingKernels(kernels);
   RegisterMaxPoolKernels(kernels);
+  RegisterFakeQuantKernels(kernels);
   RegisterLstmBlockKernels(kernels);
   RegisterGruBlockKernels(kernels);
   RegisterNn3dKernels(kernels);
