@@ -177,6 +177,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_slice_assignments_and_count_up_to(self):
         self.run_case("slice_assign")
 
+    def test_quantization_aware_training_with_fake_quant_ops(self):
+        self.run_case("fake_quant")
+
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 

@@ -442,6 +442,48 @@ def slice_assign_cases():
               init="init_all")
 
 
+def fake_quant_cases():
+    """Quantization-aware training as tf.quantization's fake-quant ops run
+    it: a dense layer whose weights are fake-quantized per channel (trained
+    min/max) and whose activations by Args and Vars, three SGD steps; and
+    the forward ops at several bit widths, narrow or not."""
+    rng = np.random.RandomState(5)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(rng.uniform(-3, 3, (8, 5)).astype(np.float32))
+        labels = tf.constant(rng.uniform(-1, 1, (8, 3)).astype(np.float32))
+        w = v1.get_variable("w", initializer=rng.uniform(-1, 1, (5, 3)).astype(np.float32))
+        wmin = v1.get_variable("wmin", initializer=np.array([-0.8, -0.5, -1.0], np.float32))
+        wmax = v1.get_variable("wmax", initializer=np.array([0.9, 0.6, 1.1], np.float32))
+        amin = v1.get_variable("amin", initializer=np.float32(-2.0))
+        amax = v1.get_variable("amax", initializer=np.float32(2.5))
+        qw = tf.quantization.fake_quant_with_min_max_vars_per_channel(w, wmin, wmax, num_bits=6)
+        qx = tf.quantization.fake_quant_with_min_max_args(x, -2.5, 2.5, num_bits=8)
+        h = tf.matmul(qx, qw)
+        qh = tf.quantization.fake_quant_with_min_max_vars(h, amin, amax, narrow_range=True)
+        loss = tf.reduce_mean(tf.square(qh - labels))
+        train = v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        probe = tf.constant(rng.uniform(-4, 4, (6, 4)).astype(np.float32))
+        forwards = [tf.quantization.fake_quant_with_min_max_args(probe, -3.0, 2.0, num_bits=b,
+                                                                 narrow_range=n)
+                    for b in (2, 5, 8) for n in (False, True)]
+        forwards.append(tf.quantization.fake_quant_with_min_max_vars(probe, -0.3, 3.7, num_bits=4))
+        forwards.append(tf.quantization.fake_quant_with_min_max_vars_per_channel(
+            probe, [-1.0, -2.0, 0.0, -3.0], [1.0, 0.5, 2.0, 3.3], narrow_range=True))
+        init = tf.group(v1.global_variables_initializer(), name="init_all")
+        fetch = [loss] + [tf.identity(v) for v in (w, wmin, wmax, amin, amax)] + forwards
+        with v1.Session() as s:
+            s.run(init)
+            for _ in range(3):
+                s.run(train)
+            vals = s.run(fetch)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"FakeQuantWithMinMaxVarsPerChannelGradient", "FakeQuantWithMinMaxArgs",
+            "FakeQuantWithMinMaxVarsGradient"} <= ops, sorted(ops)
+    save_case("fake_quant", g, [tname(t) for t in fetch], vals, targets=["train"], steps=3,
+              init="init_all", rtol=1e-5, atol=1e-6)
+
+
 def patch_cases():
     """tf.image.extract_patches (VALID and SAME, strides and rates) and its
     gradient."""
@@ -1940,6 +1982,7 @@ def main():
     summary_cases()
     generator_cases()
     slice_assign_cases()
+    fake_quant_cases()
     patch_cases()
     max_pool_cases()
     function_cases()
