@@ -36,7 +36,7 @@ GradResult PadGrad(const Scope& s, const Node& node, absl::Span<const Output> g)
 GradResult ReverseGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   std::vector<Output> grads(2);
   if (!g[0].valid()) return grads;
-  grads[0] = ops::ReverseV2(s, g[0], InputOf(node, 1));
+  grads[0] = s.Op(node.op()).Input(g[0]).Input(InputOf(node, 1)).Finalize1();
   RETURN_IF_ERROR(s.status());
   return grads;
 }
@@ -94,6 +94,20 @@ absl::Status RegisterArrayLayoutGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("Pad", PadGrad));
   RETURN_IF_ERROR(ops->SetGradient("PadV2", PadGrad));
   RETURN_IF_ERROR(ops->SetGradient("ReverseV2", ReverseGrad));
+  RETURN_IF_ERROR(ops->SetGradient("Reverse", ReverseGrad));
+  // Diag and DiagPart are each other's gradient.
+  RETURN_IF_ERROR(ops->SetGradient(
+      "Diag", [](const Scope& s, const Node&, absl::Span<const Output> g) -> GradResult {
+        std::vector<Output> grads{s.Op("DiagPart").Input(g[0]).Finalize1()};
+        RETURN_IF_ERROR(s.status());
+        return grads;
+      }));
+  RETURN_IF_ERROR(ops->SetGradient(
+      "DiagPart", [](const Scope& s, const Node&, absl::Span<const Output> g) -> GradResult {
+        std::vector<Output> grads{s.Op("Diag").Input(g[0]).Finalize1()};
+        RETURN_IF_ERROR(s.status());
+        return grads;
+      }));
   RETURN_IF_ERROR(ops->SetGradient("SplitV", SplitVGrad));
   for (const char* op : {"ShapeN", "OneHot", "Where"}) RETURN_IF_ERROR(ops->SetNoGradient(op));
   return absl::OkStatus();

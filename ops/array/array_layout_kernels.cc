@@ -75,21 +75,38 @@ class PadOp : public OpKernel {
   }
 };
 
+// The dimensions ReverseV2 (axis: a vector of axes) or TF1's Reverse (dims:
+// one bool per dimension) flips.
+absl::StatusOr<std::vector<bool>> FlippedDims(const Tensor& x, const Tensor& which) {
+  const int rank = x.dims();
+  if (which.dtype() == DT_BOOL) {
+    if (which.dims() != 1 || which.dim_size(0) != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Reverse: 'dims' must have the same number of values as 'input' has dimensions (", rank,
+          "), got shape ", which.shape().DebugString()));
+    }
+    return std::vector<bool>(which.data<bool>(), which.data<bool>() + rank);
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, internal::ReadVector(which, "ReverseV2: axis"));
+  std::vector<bool> flip(rank, false);
+  for (int64_t a : axes) {
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, rank, "ReverseV2"));
+    if (flip[axis]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ReverseV2: axis ", axis, " is specified more than once"));
+    }
+    flip[axis] = true;
+  }
+  return flip;
+}
+
+// ReverseV2 and Reverse.
 class ReverseOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, internal::ReadVector(ctx->input(1), "ReverseV2: axis"));
     const int rank = x.dims();
-    std::vector<bool> flip(rank, false);
-    for (int64_t a : axes) {
-      ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, rank, "ReverseV2"));
-      if (flip[axis]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("ReverseV2: axis ", axis, " is specified more than once"));
-      }
-      flip[axis] = true;
-    }
+    ASSIGN_OR_RETURN(std::vector<bool> flip, FlippedDims(x, ctx->input(1)));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, x.shape()));
     const size_t esize = DataTypeSize(x.dtype());
     const int64_t n = x.NumElements();
@@ -304,6 +321,55 @@ class MatrixDiagOp : public OpKernel {
   }
 };
 
+// Diag: a tensor of shape D + D holding `diagonal` (shape D) where the two
+// halves of the index agree; DiagPart: the inverse.
+class DiagOp : public OpKernel {
+ public:
+  explicit DiagOp(bool part) : part_(part) {}
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    std::vector<int64_t> half;
+    if (part_) {
+      const int rank = x.dims();
+      if (rank == 0 || rank % 2 != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "DiagPart: the rank of the tensor should be even and positive, got shape ",
+            x.shape().DebugString()));
+      }
+      for (int i = 0; i < rank / 2; ++i) {
+        if (x.dim_size(i) != x.dim_size(i + rank / 2)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "DiagPart: invalid shape ", x.shape().DebugString(), ": dimensions ", i, " and ",
+              i + rank / 2, " do not match"));
+        }
+        half.push_back(x.dim_size(i));
+      }
+    } else {
+      if (x.dims() < 1) return absl::InvalidArgumentError("Diag: input must be at least 1-D");
+      half = x.shape().dims();
+    }
+    std::vector<int64_t> full = half;
+    full.insert(full.end(), half.begin(), half.end());
+    int64_t n = 1;
+    for (int64_t d : half) n *= d;
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape(part_ ? half : full)));
+    const size_t esize = DataTypeSize(x.dtype());
+    if (!part_) std::memset(Bytes(*out), 0, out->TotalBytes());
+    // Element i of the diagonal sits at flat position i * (n + 1) of the full tensor.
+    for (int64_t i = 0; i < n; ++i) {
+      if (part_) {
+        std::memcpy(Bytes(*out) + i * esize, Bytes(x) + i * (n + 1) * esize, esize);
+      } else {
+        std::memcpy(Bytes(*out) + i * (n + 1) * esize, Bytes(x) + i * esize, esize);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool part_;
+};
+
 class MatrixDiagPartOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -337,6 +403,10 @@ void RegisterArrayLayoutKernels(KernelRegistry* kernels) {
   kernels->Register(cpu("Pad").TypeConstraint("T", all), Make<PadOp>());
   kernels->Register(cpu("PadV2").TypeConstraint("T", all), Make<PadOp>());
   kernels->Register(cpu("ReverseV2").TypeConstraint("T", all), Make<ReverseOp>());
+  kernels->Register(cpu("Reverse").TypeConstraint("T", all), Make<ReverseOp>());
+  kernels->Register(cpu("Diag").TypeConstraint("T", all), [] { return std::make_unique<DiagOp>(false); });
+  kernels->Register(cpu("DiagPart").TypeConstraint("T", all),
+                    [] { return std::make_unique<DiagOp>(true); });
   kernels->Register(cpu("SplitV").TypeConstraint("T", all), Make<SplitVOp>());
   kernels->Register(cpu("ShapeN"), Make<internal::ShapeNOp>());
   kernels->Register(cpu("SpaceToDepth").TypeConstraint("T", all),

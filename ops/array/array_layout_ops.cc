@@ -182,6 +182,51 @@ absl::Status RegisterArrayLayoutOps(OpRegistry* ops) {
                                     .Attr("Tidx: {int32, int64} = int32")
                                     .Attr("T: type")
                                     .SetShapeFn(internal::UnchangedShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Reverse")
+                                    .Input("tensor: T")
+                                    .Input("dims: bool")
+                                    .Output("output: T")
+                                    .Attr("T: type")
+                                    .SetShapeFn(internal::UnchangedShape)));
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("Diag")
+          .Input("diagonal: T")
+          .Output("output: T")
+          .Attr("T: {bfloat16, half, float, double, int32, int64}")
+          .SetShapeFn([](InferenceContext* c) {
+            const TensorShape& d = c->input(0);
+            if (d.unknown_rank()) {
+              c->set_output(0, TensorShape::Unknown());
+              return absl::OkStatus();
+            }
+            std::vector<int64_t> dims = d.dims();
+            dims.insert(dims.end(), d.dims().begin(), d.dims().end());
+            c->set_output(0, TensorShape(dims));
+            return absl::OkStatus();
+          })));
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("DiagPart")
+          .Input("input: T")
+          .Output("diagonal: T")
+          .Attr("T: {bfloat16, half, float, double, int32, int64}")
+          .SetShapeFn([](InferenceContext* c) -> absl::Status {
+            const TensorShape& x = c->input(0);
+            if (x.unknown_rank()) {
+              c->set_output(0, TensorShape::Unknown());
+              return absl::OkStatus();
+            }
+            if (x.rank() == 0 || x.rank() % 2 != 0) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "DiagPart: the rank of the input must be even and positive, got ",
+                  x.DebugString()));
+            }
+            std::vector<int64_t> half(x.dims().begin(), x.dims().begin() + x.rank() / 2);
+            for (int i = 0; i < x.rank() / 2; ++i) {
+              if (half[i] < 0) half[i] = x.dim(i + x.rank() / 2);
+            }
+            c->set_output(0, TensorShape(half));
+            return absl::OkStatus();
+          })));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("SplitV")
                                     .Input("value: T")
                                     .Input("size_splits: Tlen")
@@ -276,6 +321,18 @@ Output DepthToSpace(const Scope& scope, Input input, int64_t block_size, std::so
 
 Output MatrixDiag(const Scope& scope, Input diagonal, std::source_location loc) {
   return scope.Op("MatrixDiag", loc).Input(diagonal).Finalize1();
+}
+
+Output Reverse(const Scope& scope, Input tensor, Input dims, std::source_location loc) {
+  return scope.Op("Reverse", loc).Input(tensor).Input(dims).Finalize1();
+}
+
+Output Diag(const Scope& scope, Input diagonal, std::source_location loc) {
+  return scope.Op("Diag", loc).Input(diagonal).Finalize1();
+}
+
+Output DiagPart(const Scope& scope, Input input, std::source_location loc) {
+  return scope.Op("DiagPart", loc).Input(input).Finalize1();
 }
 
 Output MatrixDiagPart(const Scope& scope, Input input, std::source_location loc) {

@@ -1,6 +1,8 @@
 // Array ops that move elements around, as TensorFlow 1.x graphs use them:
-// Pad, PadV2, ReverseV2, SplitV, ShapeN, OneHot, Where, SpaceToDepth,
-// DepthToSpace, MatrixDiag, MatrixDiagPart. Definitions with
+// Pad, PadV2, ReverseV2 (and TF1's Reverse, its dims one bool per
+// dimension), SplitV, ShapeN, OneHot, Where, SpaceToDepth, DepthToSpace,
+// MatrixDiag, MatrixDiagPart, and tf.linalg.tensor_diag's Diag (shape D ->
+// D + D) and DiagPart (its inverse). Definitions with
 // TensorFlow's names, attrs and defaults (RegisterArrayLayoutOps), CPU
 // kernels for every fixed-size dtype (RegisterArrayLayoutKernels), and
 // wrappers:
@@ -11,8 +13,9 @@
 //   Output h = ops::OneHot(s, labels, 10, 1.0f, 0.0f);
 //   Output where = ops::Where(s, mask);            // int64 [num_true, rank]
 //
-// Gradients (Pad, PadV2, ReverseV2, SplitV, SpaceToDepth, DepthToSpace,
-// MatrixDiag, MatrixDiagPart of square matrices): RegisterArrayLayoutGradients
+// Gradients (Pad, PadV2, ReverseV2, Reverse, SplitV, SpaceToDepth,
+// DepthToSpace, MatrixDiag, MatrixDiagPart of square matrices, Diag,
+// DiagPart): RegisterArrayLayoutGradients
 // (ops/array/array_gradients.h); ShapeN, OneHot and Where have none. Errors are
 // InvalidArgument naming the op and the bad shape or value. Thread-safety:
 // as Scope; the kernels are stateless.
@@ -66,6 +69,15 @@ Output SpaceToDepth(const Scope& scope, Input input, int64_t block_size,
                     std::source_location loc = std::source_location::current());
 Output DepthToSpace(const Scope& scope, Input input, int64_t block_size,
                     std::source_location loc = std::source_location::current());
+// TF1's Reverse: `dims` holds one bool per dimension of `tensor`.
+Output Reverse(const Scope& scope, Input tensor, Input dims,
+               std::source_location loc = std::source_location::current());
+// diagonal of shape D -> D + D, zero but where both halves of the index
+// agree; and back.
+Output Diag(const Scope& scope, Input diagonal,
+            std::source_location loc = std::source_location::current());
+Output DiagPart(const Scope& scope, Input input,
+                std::source_location loc = std::source_location::current());
 // [..., n] -> [..., n, n] with the values on the diagonal; and the diagonal
 // [..., min(m, n)] of [..., m, n].
 Output MatrixDiag(const Scope& scope, Input diagonal,

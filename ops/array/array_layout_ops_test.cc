@@ -85,6 +85,31 @@ TEST_F(ArrayLayoutTest, ReverseV2) {
   EXPECT_NE(ErrorOf(f, ops::ReverseV2(s_, t, {2})).find("out of range"), std::string::npos);
 }
 
+TEST_F(ArrayLayoutTest, Tf1ReverseTakesOneBoolPerDimension) {
+  Output t = Placeholder(s_, DT_FLOAT);
+  Feeds f = {{t, Make<float>({1, 2, 3, 4, 5, 6}, {2, 3})}};
+  Output dims = ops::Const(s_, Tensor::FromVector<bool>({true, false}));
+  ExpectTensor<float>(Eval(s_, f, ops::Reverse(s_, t, dims)), {2, 3}, {4, 5, 6, 1, 2, 3});
+  EXPECT_NE(ErrorOf(f, ops::Reverse(s_, t, ops::Const(s_, Tensor::FromVector<bool>({true}))))
+                .find("same number of values as 'input' has dimensions (2)"),
+            std::string::npos);
+}
+
+TEST_F(ArrayLayoutTest, TensorDiagAndDiagPart) {
+  Output d = Placeholder(s_, DT_INT32);
+  Output full = ops::Diag(s_, d);
+  ExpectTensor<int32_t>(Eval(s_, {{d, Make<int32_t>({1, 2, 3, 4}, {2, 2})}}, full), {2, 2, 2, 2},
+                        {1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0, 4});
+  ExpectTensor<int32_t>(Eval(s_, {{d, Make<int32_t>({1, 2, 3, 4}, {2, 2})}}, ops::DiagPart(s_, full)),
+                        {2, 2}, {1, 2, 3, 4});
+  Output m = Placeholder(s_, DT_INT32);
+  EXPECT_NE(ErrorOf({{m, Make<int32_t>({1, 2, 3}, {3})}}, ops::DiagPart(s_, m)).find("even"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({{m, Make<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3})}}, ops::DiagPart(s_, m))
+                .find("do not match"),
+            std::string::npos);
+}
+
 TEST_F(ArrayLayoutTest, SplitV) {
   Output x = Placeholder(s_, DT_INT64);
   Feeds f = {{x, Make<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 5})}};
@@ -257,6 +282,14 @@ TEST_F(ArrayLayoutTest, Gradients) {
   Feeds sqf = {{sq, Make<double>({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}, {2, 2, 2})}};
   EXPECT_LT(GradError(s_, sqf, ops::Square(s_, ops::MatrixDiagPart(s_, sq))), 1e-6);
   EXPECT_LT(GradError(s_, m, ops::MatrixDiag(s_, ops::Square(s_, x))), 1e-6);
+  EXPECT_LT(GradError(s_, m, ops::Diag(s_, ops::Square(s_, x))), 1e-6);
+  EXPECT_LT(GradError(s_, m, ops::Reverse(s_, ops::Square(s_, x),
+                                          ops::Const(s_, Tensor::FromVector<bool>({true, true})))),
+            1e-6);
+  Output sq4 = Placeholder(s_, DT_DOUBLE, TensorShape({2, 2}));
+  EXPECT_LT(GradError(s_, {{sq4, Make<double>({0.1, 0.2, 0.3, 0.4}, {2, 2})}},
+                      ops::Square(s_, ops::DiagPart(s_, sq4))),
+            1e-6);
 }
 
 }  // namespace
