@@ -6,6 +6,7 @@
 #include "ops/array/array_ops.h"
 #include "ops/array/array_rearrange_ops.h"
 #include "ops/array/broadcast_ops.h"
+#include "ops/array/compat_array_ops.h"
 #include "ops/array/index_ops.h"
 #include "ops/array/legacy_top_k_ops.h"
 #include "ops/array/matrix_diag_ops.h"
@@ -24,6 +25,7 @@ absl::Status RegisterArrayFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterMatrixDiagOps(ops));
   RETURN_IF_ERROR(RegisterLegacyTopKOps(ops));
   RETURN_IF_ERROR(RegisterSortedSearchOps(ops));
+  RETURN_IF_ERROR(RegisterCompatArrayOps(ops));
   return absl::OkStatus();
 }
 
@@ -35,6 +37,7 @@ absl::Status RegisterArrayFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBroadcastGradients(ops));
   RETURN_IF_ERROR(RegisterUniqueGradients(ops));
   RETURN_IF_ERROR(RegisterMatrixDiagGradients(ops));
+  RETURN_IF_ERROR(RegisterCompatArrayGradients(ops));
   return absl::OkStatus();
 }
 
@@ -47,6 +50,7 @@ void RegisterArrayFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterUniqueKernels(kernels);
   RegisterMatrixDiagKernels(kernels);
   RegisterSortedSearchKernels(kernels);
+  RegisterCompatArrayKernels(kernels);
 }
 
 }  // namespace sluice
