@@ -207,6 +207,15 @@ TEST_F(ArrayLayoutTest, AssertAndCheckNumerics) {
   EXPECT_NE(ErrorOf({{x, Make<float>({INFINITY, NAN}, {2})}}, checked)
                 .find("logits : Tensor had Inf and NaN values"),
             std::string::npos);
+  Output v2 = s_.Op("CheckNumericsV2", std::source_location::current())
+                  .Input(x)
+                  .Attr("message", std::string("h"))
+                  .Finalize1();
+  EXPECT_NE(ErrorOf({{x, Make<float>({-INFINITY, INFINITY, NAN}, {3})}}, v2)
+                .find("h : Tensor had -Inf and +Inf and NaN values"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({{x, Make<float>({1, INFINITY}, {2})}}, v2).find("Tensor had +Inf values"),
+            std::string::npos);
 }
 
 // tf.nn.space_to_depth's documented example: [1, 2, 2, 1] with block 2

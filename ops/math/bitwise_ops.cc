@@ -68,6 +68,21 @@ absl::StatusOr<TensorShape> BitcastShape(const TensorShape& in, int in_size, int
   return TensorShape(dims);
 }
 
+// PopulationCount: the set bits of each element, as uint8.
+template <typename T>
+class PopulationCountOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
+    using U = std::make_unsigned_t<T>;
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      y->data<uint8_t>()[i] = static_cast<uint8_t>(__builtin_popcountll(static_cast<U>(x.data<T>()[i])));
+    }
+    return absl::OkStatus();
+  }
+};
+
 // Bitcast: the input's bytes, reinterpreted (copied into the output).
 class BitcastOp : public OpKernel {
  public:
@@ -107,6 +122,16 @@ absl::Status RegisterBitwiseOps(OpRegistry* ops) {
             return absl::OkStatus();
           })));
   RETURN_IF_ERROR(ops->SetNoGradient("Bitcast"));
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("PopulationCount")
+          .Input("x: T")
+          .Output("y: uint8")
+          .Attr("T: {int8, int16, int32, int64, uint8, uint16, uint32, uint64}")
+          .SetShapeFn([](InferenceContext* c) {
+            c->set_output(0, c->input(0));
+            return absl::OkStatus();
+          })));
+  RETURN_IF_ERROR(ops->SetNoGradient("PopulationCount"));
   for (const char* name : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"}) {
     OpDefBuilder b(name);
     b.Input("x: T").Input("y: T").Output("z: T").Attr(kIntegerTypes);
@@ -127,6 +152,15 @@ absl::Status RegisterBitwiseOps(OpRegistry* ops) {
 
 void RegisterBitwiseKernels(KernelRegistry* k) {
   k->Register<BitcastOp>(KernelDef("Bitcast", kDeviceTypeCpu));
+  auto popcount = [](DataType t) {
+    return KernelDef("PopulationCount", kDeviceTypeCpu).TypeConstraint("T", t);
+  };
+  k->Register<PopulationCountOp<int8_t>>(popcount(DT_INT8));
+  k->Register<PopulationCountOp<int16_t>>(popcount(DT_INT16));
+  k->Register<PopulationCountOp<int32_t>>(popcount(DT_INT32));
+  k->Register<PopulationCountOp<int64_t>>(popcount(DT_INT64));
+  k->Register<PopulationCountOp<uint8_t>>(popcount(DT_UINT8));
+  k->Register<PopulationCountOp<uint16_t>>(popcount(DT_UINT16));
   internal::RegisterCpuBinary<AndF, int8_t, uint8_t, int32_t, int64_t>(k, "BitwiseAnd");
   internal::RegisterCpuBinary<OrF, int8_t, uint8_t, int32_t, int64_t>(k, "BitwiseOr");
   internal::RegisterCpuBinary<XorF, int8_t, uint8_t, int32_t, int64_t>(k, "BitwiseXor");

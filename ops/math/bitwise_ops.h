@@ -8,6 +8,7 @@
 // more dimension (in / out) from a wider type, the last dimension (which
 // must be out / in) dropped into a wider one (InvalidArgument otherwise);
 // tf.random.Generator turns its int64 state into uint64 keys with it.
+// PopulationCount(x: T) -> y: uint8 counts each element's set bits.
 //
 //   Output masked = ops::BitwiseAnd(s, flags, ops::Const(s, 0x0f));
 //

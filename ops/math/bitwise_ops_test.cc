@@ -71,9 +71,18 @@ TEST(BitwiseOpsTest, BitcastReinterpretsBytesAndReshapes) {
       << bad.status();
 }
 
+TEST(BitwiseOpsTest, PopulationCount) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output c = s.Op("PopulationCount", std::source_location::current())
+                 .Input(ops::Const(s, Tensor::FromVector<int32_t>({0, 7, -1, 1 << 30})))
+                 .Finalize1();
+  ExpectTensor<uint8_t>(Eval(s, {}, c), TensorShape({4}), {0, 3, 32, 1});
+}
+
 TEST(BitwiseOpsTest, NoGradients) {
   for (const char* op :
-       {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift", "Invert", "Bitcast"}) {
+       {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift", "Invert", "Bitcast",
+        "PopulationCount"}) {
     ASSERT_NE(BuiltinOps()->Find(op), nullptr) << op;
     EXPECT_TRUE(BuiltinOps()->Find(op)->no_gradient) << op;
   }

@@ -76,22 +76,31 @@ class AssertOp : public OpKernel {
   int64_t summarize_ = 3;
 };
 
+// CheckNumerics, and CheckNumericsV2 (v2), which tells +Inf from -Inf.
 template <typename T>
 class CheckNumericsOp : public OpKernel {
  public:
+  explicit CheckNumericsOp(bool v2 = false) : v2_(v2) {}
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(message_, ctx.GetAttr<std::string>("message"));
     return absl::OkStatus();
   }
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    bool nan = false, inf = false;
+    bool nan = false, pos_inf = false, neg_inf = false;
     for (T v : x.flat<T>()) {
       nan |= std::isnan(v);
-      inf |= std::isinf(v);
+      pos_inf |= std::isinf(v) && v > 0;
+      neg_inf |= std::isinf(v) && v < 0;
     }
-    if (nan || inf) {
-      const char* what = nan && inf ? "Inf and NaN" : (nan ? "NaN" : "Inf");
+    if (nan || pos_inf || neg_inf) {
+      std::string what;
+      if (!v2_) {
+        what = nan && (pos_inf || neg_inf) ? "Inf and NaN" : (nan ? "NaN" : "Inf");
+      } else {
+        what = neg_inf && pos_inf ? "-Inf and +Inf" : (neg_inf ? "-Inf" : (pos_inf ? "+Inf" : ""));
+        if (nan) what = what.empty() ? "NaN" : absl::StrCat(what, " and NaN");
+      }
       return absl::InvalidArgumentError(absl::StrCat(message_, " : Tensor had ", what, " values"));
     }
     ctx->set_output(0, x);
@@ -100,6 +109,7 @@ class CheckNumericsOp : public OpKernel {
   bool IsExpensive() const override { return false; }
 
  private:
+  const bool v2_;
   std::string message_;
 };
 
@@ -112,13 +122,15 @@ absl::Status RegisterCheckOps(OpRegistry* ops) {
                                     .Attr("T: list(type)")
                                     .Attr("summarize: int = 3")
                                     .SetIsStateful()));
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("CheckNumerics")
-                                    .Input("tensor: T")
-                                    .Output("output: T")
-                                    .Attr("T: {bfloat16, half, float, double}")
-                                    .Attr("message: string")
-                                    .SetIsStateful()
-                                    .SetShapeFn(internal::UnchangedShape)));
+  for (const char* op : {"CheckNumerics", "CheckNumericsV2"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(op)
+                                      .Input("tensor: T")
+                                      .Output("output: T")
+                                      .Attr("T: {bfloat16, half, float, double}")
+                                      .Attr("message: string")
+                                      .SetIsStateful()
+                                      .SetShapeFn(internal::UnchangedShape)));
+  }
   return absl::OkStatus();
 }
 
@@ -128,6 +140,10 @@ void RegisterCheckKernels(KernelRegistry* kernels) {
       KernelDef("CheckNumerics", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT));
   kernels->Register<CheckNumericsOp<double>>(
       KernelDef("CheckNumerics", kDeviceTypeCpu).TypeConstraint("T", DT_DOUBLE));
+  kernels->Register(KernelDef("CheckNumericsV2", kDeviceTypeCpu).TypeConstraint("T", DT_FLOAT),
+                    [] { return std::make_unique<CheckNumericsOp<float>>(true); });
+  kernels->Register(KernelDef("CheckNumericsV2", kDeviceTypeCpu).TypeConstraint("T", DT_DOUBLE),
+                    [] { return std::make_unique<CheckNumericsOp<double>>(true); });
 }
 
 namespace ops {

@@ -8,8 +8,10 @@
 // A failed Assert fails the step with InvalidArgument "assertion failed: "
 // and its data, each printed as "[v0 v1 ...]" (at most `summarize`
 // elements). CheckNumerics passes its input through, or fails with
-// "<message> : Tensor had NaN values" (Inf, or Inf and NaN). Its gradient
-// checks the gradient the same way (RegisterCheckGradients).
+// "<message> : Tensor had NaN values" (Inf, or Inf and NaN);
+// CheckNumericsV2 (tf.debugging.enable_check_numerics) says which infinity
+// ("-Inf and +Inf and NaN"). Their gradients check the gradient the same
+// way (RegisterCheckGradients).
 // Thread-safety: as Scope; the kernels are stateless.
 #ifndef SLUICE_OPS_MATH_CHECK_OPS_H_
 #define SLUICE_OPS_MATH_CHECK_OPS_H_

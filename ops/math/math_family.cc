@@ -5,6 +5,7 @@
 #include "ops/math/bincount_ops.h"
 #include "ops/math/bitwise_ops.h"
 #include "ops/math/check_ops.h"
+#include "ops/math/compat_math_ops.h"
 #include "ops/math/composite_ops.h"
 #include "ops/math/einsum.h"
 #include "ops/math/histogram_ops.h"
@@ -28,6 +29,7 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterSpecialFunctionOps(ops));
   RETURN_IF_ERROR(RegisterHistogramOps(ops));
   RETURN_IF_ERROR(RegisterCompositeOps(ops));
+  RETURN_IF_ERROR(RegisterCompatMathOps(ops));
   return absl::OkStatus();
 }
 
@@ -37,6 +39,7 @@ absl::Status RegisterMathFamilyGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBatchMatMulGradients(ops));
   RETURN_IF_ERROR(RegisterLinalgGradients(ops));
   RETURN_IF_ERROR(RegisterSpecialFunctionGradients(ops));
+  RETURN_IF_ERROR(RegisterCompatMathGradients(ops));
   return absl::OkStatus();
 }
 
@@ -50,6 +53,7 @@ void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterBitwiseKernels(kernels);
   RegisterSpecialFunctionKernels(kernels);
   RegisterHistogramKernels(kernels);
+  RegisterCompatMathKernels(kernels);
 }
 
 }  // namespace sluice

@@ -52,9 +52,13 @@ GradResult CumprodGrad(const Scope& s, const Node& node, absl::Span<const Output
 
 GradResult CheckNumericsGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
   ASSIGN_OR_RETURN(std::string message, node.GetAttr<std::string>("message"));
-  std::vector<Output> grads{ops::CheckNumerics(
-      s, g[0],
-      absl::StrCat("Not a number (NaN) or infinity (Inf) values detected in gradient. ", message))};
+  std::vector<Output> grads{
+      s.Op(node.op())
+          .Input(g[0])
+          .Attr("message", absl::StrCat(
+                               "Not a number (NaN) or infinity (Inf) values detected in gradient. ",
+                               message))
+          .Finalize1()};
   RETURN_IF_ERROR(s.status());
   return grads;
 }
@@ -65,6 +69,7 @@ absl::Status RegisterScanAndCheckGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("Cumsum", CumsumGrad));
   RETURN_IF_ERROR(ops->SetGradient("Cumprod", CumprodGrad));
   RETURN_IF_ERROR(ops->SetGradient("CheckNumerics", CheckNumericsGrad));
+  RETURN_IF_ERROR(ops->SetGradient("CheckNumericsV2", CheckNumericsGrad));
   RETURN_IF_ERROR(ops->SetNoGradient("Assert"));
   return absl::OkStatus();
 }

@@ -1,0 +1,44 @@
+// Math ops that TensorFlow graphs carry beside the core ones, under
+// TensorFlow's names, inputs and attrs:
+//   ApproximateEqual(x, y) -> z: bool   |x - y| < tolerance (attr, 1e-5);
+//       x and y of one shape
+//   Cross(a, b) -> product   the cross product of 3-vectors along the last
+//       dimension (tf.linalg.cross), with its gradient
+//   AccumulateNV2(inputs: N * T) -> sum   tf.math.accumulate_n: the sum of
+//       same-shaped inputs (attr shape, checked when fully known); its
+//       gradient passes to every input, as AddN's
+// CPU kernels for float, double, int32, int64.
+//
+//   Output c = ops::Cross(s, a, b);
+//
+// Errors (InvalidArgument): shapes that differ, a last dimension not 3.
+// Thread-safety: as Scope; kernels are stateless.
+#ifndef SLUICE_OPS_MATH_COMPAT_MATH_OPS_H_
+#define SLUICE_OPS_MATH_COMPAT_MATH_OPS_H_
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "base/source_location.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterCompatMathOps(OpRegistry* ops);
+absl::Status RegisterCompatMathGradients(OpRegistry* ops);
+void RegisterCompatMathKernels(KernelRegistry* kernels);
+
+namespace ops {
+
+Output ApproximateEqual(const Scope& scope, Input x, Input y, float tolerance = 1e-5f,
+                        std::source_location loc = std::source_location::current());
+Output Cross(const Scope& scope, Input a, Input b,
+             std::source_location loc = std::source_location::current());
+Output AccumulateNV2(const Scope& scope, absl::Span<const Output> inputs,
+                     std::source_location loc = std::source_location::current());
+
+}  // namespace ops
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_MATH_COMPAT_MATH_OPS_H_
