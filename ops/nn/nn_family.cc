@@ -9,6 +9,7 @@
 #include "ops/nn/depthwise_conv_ops.h"
 #include "ops/nn/fused_ops.h"
 #include "ops/nn/lrn_ops.h"
+#include "ops/nn/data_format_ops.h"
 #include "ops/nn/fake_quant_ops.h"
 #include "ops/nn/max_pool_ops.h"
 #include "ops/nn/nn3d_ops.h"
@@ -23,6 +24,7 @@ absl::Status RegisterNnFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterCandidateSamplingOps(ops));
   RETURN_IF_ERROR(RegisterMaxPoolOps(ops));
   RETURN_IF_ERROR(RegisterFakeQuantOps(ops));
+  RETURN_IF_ERROR(RegisterDataFormatOps(ops));
   RETURN_IF_ERROR(RegisterRnnBlockOps(ops));
   RETURN_IF_ERROR(RegisterNn3dOps(ops));
   RETURN_IF_ERROR(RegisterDepthwiseConvOps(ops));
@@ -53,6 +55,7 @@ void RegisterNnFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterCandidateSamplingKernels(kernels);
   RegisterMaxPoolKernels(kernels);
   RegisterFakeQuantKernels(kernels);
+  RegisterDataFormatKernels(kernels);
   RegisterLstmBlockKernels(kernels);
   RegisterGruBlockKernels(kernels);
   RegisterNn3dKernels(kernels);
