@@ -5,7 +5,9 @@
 //   UnravelIndex(indices, dims: Tidx) -> output: Tidx   flat indices into
 //       coordinates: [ndims] for a scalar, [ndims, n] for n indices
 //   InplaceUpdate / InplaceAdd / InplaceSub(x, i: int32, v) -> y   x with
-//       rows i[k] set to (or added / subtracted) v[k]; y is a copy
+//       rows i[k] set to (or added / subtracted) v[k]; y is always a copy
+//       (TensorFlow's raw kernels write into x's buffer when they can, so
+//       another reader of x may see the rows change; here it never does)
 //   NthElement(input, n: int32) -> values   attr reverse: the n-th smallest
 //       (reverse: largest) of each last-dimension vector; TensorFlow's
 //       gradient (shared among equal values)

@@ -180,6 +180,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_quantization_aware_training_with_fake_quant_ops(self):
         self.run_case("fake_quant")
 
+    def test_ops_tf_graphs_carry_beside_the_core_ones(self):
+        self.run_case("compat_ops")
+
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 

@@ -484,6 +484,57 @@ def fake_quant_cases():
               init="init_all", rtol=1e-5, atol=1e-6)
 
 
+def compat_op_cases():
+    """Ops TF graphs carry beside the core ones: TF1 Reverse, Diag/DiagPart,
+    Empty, UnravelIndex, the Inplace ops, NthElement, ApproximateEqual,
+    Cross, accumulate_n, PopulationCount, CheckNumericsV2, the data format
+    ops, BroadcastArgs and Bitcast, with the gradients TF defines."""
+    rng = np.random.RandomState(9)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(rng.uniform(-2, 2, (3, 4)))
+        a = tf.constant(rng.uniform(-1, 1, (2, 3)))
+        b = tf.constant(rng.uniform(-1, 1, (2, 3)))
+        d = tf.constant(rng.uniform(-1, 1, (2, 3)))
+        rev = tf.raw_ops.Reverse(tensor=x, dims=[True, False])
+        diag = tf.linalg.tensor_diag(d)
+        part = tf.linalg.tensor_diag_part(diag)
+        nth = tf.raw_ops.NthElement(input=x, n=2)
+        nth_r = tf.raw_ops.NthElement(input=x, n=0, reverse=True)
+        cross = tf.linalg.cross(a, b)
+        acc = tf.raw_ops.AccumulateNV2(inputs=[a, b, d * 2.0], shape=[2, 3])
+        loss = (tf.reduce_sum(rev * x) + tf.reduce_sum(tf.square(diag)) + tf.reduce_sum(nth * 3.0)
+                + tf.reduce_sum(cross * a) + tf.reduce_sum(acc * b))
+        grads = tf.gradients(loss, [x, a, b, d])
+        ints = tf.constant([[7, -1, 256], [3, 0, 1023]], tf.int32)
+        fetch = [rev, diag, part, nth, nth_r, cross, acc] + grads + [
+            tf.raw_ops.Empty(shape=[2, 3], dtype=tf.float32, init=True),
+            tf.unravel_index([1, 5, 11], [3, 4]),
+            # TensorFlow's raw Inplace kernels write into x's own buffer: each
+            # gets an x of its own (Sluice always writes a copy).
+            tf.raw_ops.InplaceUpdate(x=x * 2.0, i=[2, 0], v=tf.ones((2, 4), tf.float64)),
+            tf.raw_ops.InplaceAdd(x=x * 3.0, i=[1], v=tf.ones((1, 4), tf.float64)),
+            tf.raw_ops.InplaceSub(x=x * 4.0, i=[0, 0], v=tf.ones((2, 4), tf.float64)),
+            tf.raw_ops.ApproximateEqual(x=a, y=a + 1e-6, tolerance=1e-5),
+            tf.raw_ops.ApproximateEqual(x=a, y=b),
+            tf.raw_ops.PopulationCount(x=ints),
+            tf.raw_ops.CheckNumericsV2(tensor=x, message="x"),
+            tf.raw_ops.DataFormatDimMap(x=[0, 1, 2, 3, -1]),
+            tf.raw_ops.DataFormatDimMap(x=[1, 4], src_format="NDHWC", dst_format="NCDHW"),
+            tf.raw_ops.DataFormatVecPermute(x=[8, 32, 24, 3]),
+            tf.raw_ops.DataFormatVecPermute(x=[[0, 0], [1, 2], [3, 4], [0, 0]]),
+            tf.raw_ops.BroadcastArgs(s0=[2, 1, 4], s1=[3, 1]),
+            tf.bitcast(tf.constant([1.0, -2.5], tf.float32), tf.uint8),
+            tf.bitcast(tf.constant([-1, 5], tf.int64), tf.uint64),
+        ]
+        with v1.Session() as s:
+            vals = s.run(fetch)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"Reverse", "Diag", "DiagPart", "NthElement", "Cross", "AccumulateNV2",
+            "PopulationCount", "Bitcast"} <= ops, sorted(ops)
+    save_case("compat_ops", g, [tname(t) for t in fetch], vals, rtol=1e-12, atol=1e-12)
+
+
 def patch_cases():
     """tf.image.extract_patches (VALID and SAME, strides and rates) and its
     gradient."""
@@ -1983,6 +2034,7 @@ def main():
     generator_cases()
     slice_assign_cases()
     fake_quant_cases()
+    compat_op_cases()
     patch_cases()
     max_pool_cases()
     function_cases()
