@@ -38,6 +38,14 @@ AttrValue EmptyIntList() {
 
 }  // namespace
 
+OpDefBuilder& AddStridedSliceMaskAttrs(OpDefBuilder& b) {
+  return b.Attr("begin_mask: int = 0")
+      .Attr("end_mask: int = 0")
+      .Attr("ellipsis_mask: int = 0")
+      .Attr("new_axis_mask: int = 0")
+      .Attr("shrink_axis_mask: int = 0");
+}
+
 absl::Status RegisterArrayOps(OpRegistry* ops) {
   // Constants and feeds.
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Const")
@@ -205,13 +213,7 @@ absl::Status RegisterArrayOps(OpRegistry* ops) {
                                     .Attr("T: type")
                                     .Attr(IndexAttr("Index", /*with_default=*/false))
                                     .SetShapeFn(internal::SliceShape)));
-  auto add_masks = [](OpDefBuilder& b) -> OpDefBuilder& {
-    return b.Attr("begin_mask: int = 0")
-        .Attr("end_mask: int = 0")
-        .Attr("ellipsis_mask: int = 0")
-        .Attr("new_axis_mask: int = 0")
-        .Attr("shrink_axis_mask: int = 0");
-  };
+  auto add_masks = AddStridedSliceMaskAttrs;
   {
     OpDefBuilder b("StridedSlice");
     b.Input("input: T")
@@ -509,21 +511,19 @@ Output Slice(const Scope& scope, const Input& input, const Input& begin, const I
   return scope.Op("Slice", loc).Input(input).Input(begin).Input(size).Finalize1();
 }
 
-namespace {
-OpBuilder& SetMasks(OpBuilder& b, const StridedSliceAttrs& a) {
+OpBuilder& SetStridedSliceMasks(OpBuilder& b, const StridedSliceAttrs& a) {
   return b.Attr("begin_mask", a.begin_mask)
       .Attr("end_mask", a.end_mask)
       .Attr("ellipsis_mask", a.ellipsis_mask)
       .Attr("new_axis_mask", a.new_axis_mask)
       .Attr("shrink_axis_mask", a.shrink_axis_mask);
 }
-}  // namespace
 
 Output StridedSlice(const Scope& scope, const Input& input, const Input& begin, const Input& end,
                     const Input& strides, const StridedSliceAttrs& attrs, SourceLocation loc) {
   OpBuilder b = scope.Op("StridedSlice", loc);
   b.Input(input).Input(begin).Input(end).Input(strides);
-  return SetMasks(b, attrs).Finalize1();
+  return SetStridedSliceMasks(b, attrs).Finalize1();
 }
 
 Output StridedSliceGrad(const Scope& scope, const Input& shape, const Input& begin,
@@ -531,7 +531,7 @@ Output StridedSliceGrad(const Scope& scope, const Input& shape, const Input& beg
                         const StridedSliceAttrs& attrs, SourceLocation loc) {
   OpBuilder b = scope.Op("StridedSliceGrad", loc);
   b.Input(shape).Input(begin).Input(end).Input(strides).Input(dy);
-  return SetMasks(b, attrs).Finalize1();
+  return SetStridedSliceMasks(b, attrs).Finalize1();
 }
 
 Output TensorStridedSliceUpdate(const Scope& scope, const Input& input, const Input& begin,
@@ -539,7 +539,7 @@ Output TensorStridedSliceUpdate(const Scope& scope, const Input& input, const In
                                 const StridedSliceAttrs& attrs, SourceLocation loc) {
   OpBuilder b = scope.Op("TensorStridedSliceUpdate", loc);
   b.Input(input).Input(begin).Input(end).Input(strides).Input(value);
-  return SetMasks(b, attrs).Finalize1();
+  return SetStridedSliceMasks(b, attrs).Finalize1();
 }
 
 Output GatherV2(const Scope& scope, const Input& params, const Input& indices, const Input& axis,

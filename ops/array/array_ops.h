@@ -56,6 +56,9 @@ namespace sluice {
 // Registers the array op definitions (with shape functions). AlreadyExists
 // when one of them is already in `ops`.
 absl::Status RegisterArrayOps(OpRegistry* ops);
+// Adds StridedSlice's five mask attrs (begin_mask ... shrink_axis_mask, all
+// defaulting to 0) to an op definition: the strided slice ops' shared attrs.
+OpDefBuilder& AddStridedSliceMaskAttrs(OpDefBuilder& b);
 // Registers the CPU kernels of the array ops.
 void RegisterArrayKernels(KernelRegistry* kernels);
 
@@ -233,6 +236,9 @@ struct StridedSliceAttrs {
   int64_t new_axis_mask = 0;
   int64_t shrink_axis_mask = 0;
 };
+// The five mask attrs on the builder of a strided slice op (StridedSlice,
+// its gradient, TensorStridedSliceUpdate, the slice assignments).
+OpBuilder& SetStridedSliceMasks(OpBuilder& b, const StridedSliceAttrs& attrs);
 Output StridedSlice(const Scope& scope, const Input& input, const Input& begin, const Input& end,
                     const Input& strides, const StridedSliceAttrs& attrs = {},
                     SourceLocation loc = SourceLocation::current());

@@ -33,6 +33,17 @@ absl::StatusOr<Grid> ReadGrid(const OpKernelConstruction& ctx) {
   return Grid{narrow ? 1 : 0, (1 << bits) - 1};
 }
 
+// The Args forms' range attrs; min must lie below max.
+absl::Status ReadArgsRange(const OpKernelConstruction& ctx, float* min, float* max) {
+  ASSIGN_OR_RETURN(*min, ctx.GetAttr<float>("min"));
+  ASSIGN_OR_RETURN(*max, ctx.GetAttr<float>("max"));
+  if (!(*min < *max)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min has to be smaller than max, was: ", *min, " >= ", *max));
+  }
+  return absl::OkStatus();
+}
+
 // The range nudged so that zero lies on the grid.
 struct Nudged {
   float min = 0, max = 0, scale = 0;
@@ -114,14 +125,7 @@ class FakeQuantOp : public OpKernel {
 
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(grid_, ReadGrid(ctx));
-    if (form_ == Form::kArgs) {
-      ASSIGN_OR_RETURN(min_, ctx.GetAttr<float>("min"));
-      ASSIGN_OR_RETURN(max_, ctx.GetAttr<float>("max"));
-      if (!(min_ < max_)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("min has to be smaller than max, was: ", min_, " >= ", max_));
-      }
-    }
+    if (form_ == Form::kArgs) RETURN_IF_ERROR(ReadArgsRange(ctx, &min_, &max_));
     return absl::OkStatus();
   }
 
@@ -164,14 +168,7 @@ class FakeQuantGradientOp : public OpKernel {
 
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(grid_, ReadGrid(ctx));
-    if (form_ == FakeQuantOp::Form::kArgs) {
-      ASSIGN_OR_RETURN(min_, ctx.GetAttr<float>("min"));
-      ASSIGN_OR_RETURN(max_, ctx.GetAttr<float>("max"));
-      if (!(min_ < max_)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("min has to be smaller than max, was: ", min_, " >= ", max_));
-      }
-    }
+    if (form_ == FakeQuantOp::Form::kArgs) RETURN_IF_ERROR(ReadArgsRange(ctx, &min_, &max_));
     return absl::OkStatus();
   }
 
@@ -337,9 +334,11 @@ Output FakeQuantWithMinMaxArgs(const Scope& s, Input inputs, float min, float ma
       .Finalize1();
 }
 
-Output FakeQuantWithMinMaxVars(const Scope& s, Input inputs, Input min, Input max,
-                               const FakeQuantAttrs& attrs, std::source_location loc) {
-  return s.Op("FakeQuantWithMinMaxVars", loc)
+namespace {
+
+Output VarsNode(const Scope& s, const char* op, Input inputs, Input min, Input max,
+                const FakeQuantAttrs& attrs, std::source_location loc) {
+  return s.Op(op, loc)
       .Input(inputs)
       .Input(min)
       .Input(max)
@@ -348,15 +347,16 @@ Output FakeQuantWithMinMaxVars(const Scope& s, Input inputs, Input min, Input ma
       .Finalize1();
 }
 
+}  // namespace
+
+Output FakeQuantWithMinMaxVars(const Scope& s, Input inputs, Input min, Input max,
+                               const FakeQuantAttrs& attrs, std::source_location loc) {
+  return VarsNode(s, "FakeQuantWithMinMaxVars", inputs, min, max, attrs, loc);
+}
+
 Output FakeQuantWithMinMaxVarsPerChannel(const Scope& s, Input inputs, Input min, Input max,
                                          const FakeQuantAttrs& attrs, std::source_location loc) {
-  return s.Op("FakeQuantWithMinMaxVarsPerChannel", loc)
-      .Input(inputs)
-      .Input(min)
-      .Input(max)
-      .Attr("num_bits", attrs.num_bits)
-      .Attr("narrow_range", attrs.narrow_range)
-      .Finalize1();
+  return VarsNode(s, "FakeQuantWithMinMaxVarsPerChannel", inputs, min, max, attrs, loc);
 }
 
 }  // namespace ops

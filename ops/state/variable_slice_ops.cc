@@ -90,14 +90,6 @@ class CountUpToOp : public internal::VariableKernel {
   int64_t limit_ = 0;
 };
 
-OpDefBuilder& AddMasks(OpDefBuilder& b) {
-  return b.Attr("begin_mask: int = 0")
-      .Attr("end_mask: int = 0")
-      .Attr("ellipsis_mask: int = 0")
-      .Attr("new_axis_mask: int = 0")
-      .Attr("shrink_axis_mask: int = 0");
-}
-
 }  // namespace
 
 absl::Status RegisterVariableSliceOps(OpRegistry* ops) {
@@ -115,7 +107,7 @@ absl::Status RegisterVariableSliceOps(OpRegistry* ops) {
           c->set_output(0, c->input(0));
           return absl::OkStatus();
         });
-    RETURN_IF_ERROR(ops->Register(AddMasks(b)));
+    RETURN_IF_ERROR(ops->Register(AddStridedSliceMaskAttrs(b)));
   }
   {
     OpDefBuilder b("ResourceStridedSliceAssign");
@@ -128,7 +120,7 @@ absl::Status RegisterVariableSliceOps(OpRegistry* ops) {
         .Attr("Index: {int32, int64}")
         .SetIsStateful()
         .SetShapeFn([](InferenceContext*) { return absl::OkStatus(); });
-    RETURN_IF_ERROR(ops->Register(AddMasks(b)));
+    RETURN_IF_ERROR(ops->Register(AddStridedSliceMaskAttrs(b)));
   }
   auto scalar = [](InferenceContext* c) {
     c->set_output(0, TensorShape());
@@ -164,31 +156,20 @@ void RegisterVariableSliceKernels(KernelRegistry* k) {
 }
 
 namespace ops {
-namespace {
-
-OpBuilder& SetMasks(OpBuilder& b, const StridedSliceAttrs& a) {
-  return b.Attr("begin_mask", a.begin_mask)
-      .Attr("end_mask", a.end_mask)
-      .Attr("ellipsis_mask", a.ellipsis_mask)
-      .Attr("new_axis_mask", a.new_axis_mask)
-      .Attr("shrink_axis_mask", a.shrink_axis_mask);
-}
-
-}  // namespace
 
 Node* ResourceStridedSliceAssign(const Scope& s, Input ref, Input begin, Input end, Input strides,
                                  Input value, const StridedSliceAttrs& attrs,
                                  std::source_location loc) {
   OpBuilder b = s.Op("ResourceStridedSliceAssign", loc);
   b.Input(ref).Input(begin).Input(end).Input(strides).Input(value);
-  return SetMasks(b, attrs).Finalize();
+  return SetStridedSliceMasks(b, attrs).Finalize();
 }
 
 Output StridedSliceAssign(const Scope& s, Input ref, Input begin, Input end, Input strides,
                           Input value, const StridedSliceAttrs& attrs, std::source_location loc) {
   OpBuilder b = s.Op("StridedSliceAssign", loc);
   b.Input(ref).Input(begin).Input(end).Input(strides).Input(value);
-  return SetMasks(b, attrs).Finalize1();
+  return SetStridedSliceMasks(b, attrs).Finalize1();
 }
 
 Output CountUpTo(const Scope& s, Input ref, int64_t limit, std::source_location loc) {
