@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "runtime/resource_handle.h"
 
 namespace sluice {
 namespace {
@@ -205,16 +207,10 @@ Queue::Tuple Queue::TakeLocked() {
 
 absl::StatusOr<Queue*> LookupQueue(ResourceMgr* rm, const Tensor& handle,
                                    absl::string_view device) {
-  if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
-    return absl::InvalidArgumentError("handle must be a queue's resource handle");
-  }
-  const std::string& h = handle.flat<std::string>()[0];
-  const size_t sep = h.find('\x1f');
-  if (sep == std::string::npos) return absl::InvalidArgumentError("handle names no queue");
-  Queue* q = rm->Find<Queue>(h.substr(0, sep), h.substr(sep + 1));
+  ASSIGN_OR_RETURN(ResourceName n, ParseResourceHandle(handle, "queue"));
+  Queue* q = rm->Find<Queue>(n.container, n.name);
   if (q == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("queue '", h.substr(sep + 1), "' does not exist on ", device));
+    return absl::NotFoundError(absl::StrCat("queue '", n.name, "' does not exist on ", device));
   }
   return q;
 }

@@ -16,13 +16,12 @@
 #include "ops/data_flow/queue.h"
 #include "ops/data_flow/queue_ops.h"
 #include "runtime/rendezvous.h"
+#include "runtime/resource_handle.h"
 
 namespace sluice {
 namespace {
 
 using internal::AbortWatch;
-
-constexpr char kHandleSeparator = '\x1f';
 
 // Finds the queue the handle on input 0 names.
 absl::StatusOr<Queue*> QueueInput(OpKernelContext* ctx) {
@@ -108,8 +107,7 @@ class QueueHandleOp : public OpKernel {
                                                 })
                         .status());
     ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
-    handle->scalar<std::string>() =
-        absl::StrCat(container_, std::string(1, kHandleSeparator), options.name);
+    handle->scalar<std::string>() = MakeResourceHandle(container_, options.name);
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }

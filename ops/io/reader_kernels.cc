@@ -12,11 +12,10 @@
 #include "ops/io/internal/reader.h"
 #include "ops/io/reader_ops.h"
 #include "runtime/kernel.h"
+#include "runtime/resource_handle.h"
 
 namespace sluice {
 namespace {
-
-constexpr char kHandleSeparator = '\x1f';
 
 class ReaderResource : public ResourceBase {
  public:
@@ -72,7 +71,7 @@ class ReaderHandleOp : public OpKernel {
                             })
                         .status());
     ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
-    handle->scalar<std::string>() = absl::StrCat(container_, std::string(1, kHandleSeparator), name_);
+    handle->scalar<std::string>() = MakeResourceHandle(container_, name_);
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -85,20 +84,7 @@ class ReaderHandleOp : public OpKernel {
 };
 
 absl::StatusOr<std::shared_ptr<ReaderState>> ReaderInput(OpKernelContext* ctx) {
-  const Tensor& handle = ctx->input(0);
-  if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
-    return absl::InvalidArgumentError("reader_handle must be a reader's resource handle");
-  }
-  const std::string& h = handle.flat<std::string>()[0];
-  const size_t sep = h.find(kHandleSeparator);
-  ReaderResource* r = sep == std::string::npos
-                          ? nullptr
-                          : ctx->resource_manager()->Find<ReaderResource>(h.substr(0, sep),
-                                                                          h.substr(sep + 1));
-  if (r == nullptr) {
-    return absl::NotFoundError(absl::StrCat("reader '", sep == std::string::npos ? h : h.substr(sep + 1),
-                                            "' does not exist on ", ctx->device()->name()));
-  }
+  ASSIGN_OR_RETURN(ReaderResource * r, LookupResourceInput<ReaderResource>(ctx, 0, "reader"));
   return r->state();
 }
 

@@ -13,29 +13,17 @@
 #include "ops/lookup/lookup_table.h"
 #include "runtime/atomic_file.h"
 #include "runtime/kernel.h"
+#include "runtime/resource_handle.h"
 
 namespace sluice {
 namespace {
 
-constexpr char kSeparator = '\x1f';
 // The largest vocabulary file a table reads (a guard against a graph that
 // names something huge).
 constexpr int64_t kMaxTextFileBytes = int64_t{4} << 30;
 
 absl::StatusOr<LookupTable*> TableInput(OpKernelContext* ctx) {
-  const Tensor& handle = ctx->input(0);
-  if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
-    return absl::InvalidArgumentError("table_handle must be a table's resource handle");
-  }
-  const std::string& h = handle.flat<std::string>()[0];
-  const size_t sep = h.find(kSeparator);
-  if (sep == std::string::npos) return absl::InvalidArgumentError("table_handle names no table");
-  LookupTable* t = ctx->resource_manager()->Find<LookupTable>(h.substr(0, sep), h.substr(sep + 1));
-  if (t == nullptr) {
-    return absl::NotFoundError(absl::StrCat("table '", h.substr(sep + 1), "' does not exist on ",
-                                            ctx->device()->name()));
-  }
-  return t;
+  return LookupResourceInput<LookupTable>(ctx, 0, "table");
 }
 
 class TableHandleOp : public OpKernel {
@@ -78,7 +66,7 @@ class TableHandleOp : public OpKernel {
                             })
                         .status());
     ASSIGN_OR_RETURN(Tensor * handle, ctx->allocate_output(0, TensorShape()));
-    handle->scalar<std::string>() = absl::StrCat(container_, std::string(1, kSeparator), name_);
+    handle->scalar<std::string>() = MakeResourceHandle(container_, name_);
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }

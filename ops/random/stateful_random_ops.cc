@@ -61,16 +61,15 @@ absl::StatusOr<stateless::KeyCounter> ReadAndAdvance(OpKernelContext* ctx, int64
   ASSIGN_OR_RETURN(Var * var, internal::VarInput(ctx, 0));
   absl::MutexLock lock(&var->mu);
   RETURN_IF_ERROR(internal::CheckInitialized(*var));
-  const Tensor& state = var->tensor;
-  if (state.dtype() != DT_INT64 || state.dims() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": the RNG state variable ", var->name, " must be an int64 vector, not ",
-                     DataTypeName(state.dtype()), " ", state.shape().DebugString()));
+  if (var->tensor.dtype() != DT_INT64 || var->tensor.dims() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": the RNG state variable ", var->name, " must be an int64 vector, not ",
+        DataTypeName(var->tensor.dtype()), " ", var->tensor.shape().DebugString()));
   }
-  if (state.NumElements() < skip + kPhiloxStateWords) {
+  if (var->tensor.NumElements() < skip + kPhiloxStateWords) {
     return absl::InvalidArgumentError(
         absl::StrCat(op, ": For the Philox algorithm, the size of state must be at least ",
-                     skip + kPhiloxStateWords, "; got ", state.NumElements()));
+                     skip + kPhiloxStateWords, "; got ", var->tensor.NumElements()));
   }
   ASSIGN_OR_RETURN(internal::VarUpdate u, internal::VarUpdate::Begin(var, ctx->device()));
   int64_t* words = u.data<int64_t>();

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ops/state/state_ops.h"
+#include "runtime/resource_handle.h"
 #include "runtime/tensor.h"
 
 namespace sluice {
@@ -27,24 +28,22 @@ VarLockSet::~VarLockSet() {
 }
 
 std::string VarHandle(absl::string_view container, absl::string_view name) {
-  return absl::StrCat(container, "\x1f", name);
+  return MakeResourceHandle(container, name);
 }
 
 absl::StatusOr<Var*> VarInput(OpKernelContext* ctx, int i) {
   Var* var = ctx->input_ref(i);
   const Tensor& handle = ctx->input(i);
   if (var == nullptr && handle.dtype() == DT_RESOURCE && handle.NumElements() == 1) {
-    const std::string& h = handle.scalar<std::string>();
-    const size_t sep = h.find('\x1f');
-    if (sep == std::string::npos) {
+    absl::StatusOr<ResourceName> n = ParseResourceHandle(handle, "variable");
+    if (!n.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(ctx->node().DebugName(), ": input ", i, " is not a variable's handle"));
     }
-    var = ctx->resource_manager()->FindVar(absl::string_view(h).substr(0, sep),
-                                           absl::string_view(h).substr(sep + 1));
+    var = ctx->resource_manager()->FindVar(n->container, n->name);
     if (var == nullptr) {
       return absl::NotFoundError(absl::StrCat(ctx->node().DebugName(), ": resource variable '",
-                                              h.substr(sep + 1), "' does not exist on ",
+                                              n->name, "' does not exist on ",
                                               ctx->device()->name()));
     }
     return var;
