@@ -1,5 +1,5 @@
-// The JPEG and PNG decoders (ops/image/internal/image_codec.h: libjpeg-turbo
-// and libpng behind setjmp) on arbitrary bytes: no crash, no leak; what a
+// The JPEG, PNG and BMP decoders (ops/image/internal/image_codec.h:
+// libjpeg-turbo and libpng behind setjmp, BMP by hand) on arbitrary bytes: no crash, no leak; what a
 // decoder returns has the size its dimensions say.
 #include <cstdlib>
 
@@ -26,5 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(ic::DecodeJpeg(bytes, o));
   check(ic::DecodePng(bytes, 0, 8));
   check(ic::DecodePng(bytes, 3, 16));
+  check(ic::DecodeBmp(bytes, 0));
+  check(ic::DecodeBmp(bytes, 4));
   return 0;
 }

@@ -253,6 +253,26 @@ class DecodePngOp : public OpKernel {
   DataType dtype_ = DT_UINT8;
 };
 
+class DecodeBmpOp : public OpKernel {
+ public:
+  absl::Status Init(const OpKernelConstruction& ctx) override {
+    ASSIGN_OR_RETURN(channels_, ctx.GetAttr<int64_t>("channels"));
+    return absl::OkStatus();
+  }
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(const std::string* data, Contents(ctx));
+    if (image_codec::Classify(*data) != Format::kBmp) {
+      return absl::InvalidArgumentError(
+          "DecodeBmp: not a BMP file (use decode_png, decode_jpeg or decode_image)");
+    }
+    ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodeBmp(*data, static_cast<int>(channels_)));
+    return Emit(ctx, img, DT_UINT8);
+  }
+
+ private:
+  int64_t channels_ = 0;
+};
+
 class EncodePngOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
@@ -315,8 +335,10 @@ class DecodeImageOp : public OpKernel {
       }
       case Format::kGif:
         return absl::UnimplementedError("DecodeImage: GIF images are not supported (JPEG, PNG are)");
-      case Format::kBmp:
-        return absl::UnimplementedError("DecodeImage: BMP images are not supported (JPEG, PNG are)");
+      case Format::kBmp: {
+        ASSIGN_OR_RETURN(DecodedImage img, image_codec::DecodeBmp(*data, jpeg_.channels));
+        return Emit(ctx, img, dtype_);
+      }
       case Format::kUnknown:
         break;
     }
@@ -336,6 +358,7 @@ void RegisterImageCodecKernels(KernelRegistry* k) {
               [] { return std::make_unique<DecodeJpegOp>(/*crop=*/false); });
   k->Register<DecodePngOp>(KernelDef("DecodePng", kDeviceTypeCpu));
   k->Register<EncodePngOp>(KernelDef("EncodePng", kDeviceTypeCpu));
+  k->Register<DecodeBmpOp>(KernelDef("DecodeBmp", kDeviceTypeCpu));
   k->Register<DecodeImageOp>(KernelDef("DecodeImage", kDeviceTypeCpu));
   k->Register(KernelDef("DecodeAndCropJpeg", kDeviceTypeCpu),
               [] { return std::make_unique<DecodeJpegOp>(/*crop=*/true); });

@@ -69,6 +69,11 @@ absl::Status RegisterImageCodecOps(OpRegistry* ops) {
                                     .Attr("compression: int = -1")
                                     .Attr("T: {uint8, uint16} = DT_UINT8")
                                     .SetShapeFn(EncodePngShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("DecodeBmp")
+                                    .Input("contents: string")
+                                    .Output("image: uint8")
+                                    .Attr("channels: int = 0")
+                                    .SetShapeFn(DecodeShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("DecodeImage")
                                     .Input("contents: string")
                                     .Output("image: dtype")
@@ -125,7 +130,7 @@ absl::Status RegisterImageCodecOps(OpRegistry* ops) {
                                       c->set_output(0, TensorShape());
                                       return absl::OkStatus();
                                     })));
-  for (const char* op : {"DecodeJpeg", "DecodePng", "EncodePng", "DecodeImage",
+  for (const char* op : {"DecodeJpeg", "DecodePng", "DecodeBmp", "EncodePng", "DecodeImage",
                          "DecodeAndCropJpeg", "ExtractJpegShape", "EncodeJpeg",
                          "EncodeJpegVariableQuality"}) {
     RETURN_IF_ERROR(ops->SetNoGradient(op));

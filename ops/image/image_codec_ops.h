@@ -22,9 +22,10 @@
 // settings (quality, 4:2:0 unless chroma_downsampling is false, JFIF
 // density, progressive, optimized Huffman tables, an XMP APP1 marker);
 // DecodeImage picks the decoder by the leading bytes (uint16 output of a
-// JPEG scales by 257; float output divides by the type's maximum). GIF and
-// BMP are Unimplemented. Errors (InvalidArgument) say what is wrong with the
-// bytes ("not a JPEG file: starts with 0x89 0x50 0x4e 0x47", a truncated
+// JPEG scales by 257; float output divides by the type's maximum). BMP
+// decodes too (DecodeBmp, and DecodeImage by its "BM" bytes: gray, BGR,
+// BGRA as TensorFlow reads them); GIF is Unimplemented. Errors
+// (InvalidArgument) say what is wrong with the bytes ("not a JPEG file: starts with 0x89 0x50 0x4e 0x47", a truncated
 // JPEG without try_recover_truncated, libpng's message for a bad CRC, a
 // crop window not inside the image, an image to encode with other than 1 or
 // 3 channels or a quality outside [0, 100]...);

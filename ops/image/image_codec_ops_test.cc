@@ -135,6 +135,59 @@ TEST_F(ImageCodecTest, EncodePngTakesABatchOfAnyRank) {
             TensorShape({0}));
 }
 
+// A BMP file: a 54-byte header (pixels at offset 54), then `pixels` as
+// stored (rows padded to 4 bytes by the caller).
+std::string Bmp(int32_t width, int32_t height, int16_t bpp, const std::string& pixels) {
+  std::string h(54, '\0');
+  auto put32 = [&h](int at, int32_t v) {
+    for (int i = 0; i < 4; ++i) h[at + i] = static_cast<char>((static_cast<uint32_t>(v) >> (8 * i)) & 0xff);
+  };
+  h[0] = 'B';
+  h[1] = 'M';
+  put32(2, static_cast<int32_t>(54 + pixels.size()));
+  put32(10, 54);
+  put32(14, 40);
+  put32(18, width);
+  put32(22, height);
+  h[26] = 1;
+  h[28] = static_cast<char>(bpp);
+  return h + pixels;
+}
+
+TEST_F(ImageCodecTest, DecodeBmpReadsGrayBgrAndBgra) {
+  Output bmp = s_.Op("DecodeBmp", std::source_location::current()).Input(x_).Finalize1();
+  Output rgba = s_.Op("DecodeBmp", std::source_location::current())
+                    .Input(x_)
+                    .Attr("channels", int64_t{4})
+                    .Finalize1();
+  // 2x2 BGR, bottom-up: the first stored row is the image's last; each row
+  // of 6 bytes padded to 8.
+  const std::string bgr = Bmp(2, 2, 24, std::string("\x01\x02\x03\x04\x05\x06\0\0"
+                                                    "\x07\x08\x09\x0a\x0b\x0c\0\0", 16));
+  Tensor t = Run(bmp, bgr);
+  EXPECT_EQ(t.shape(), TensorShape({2, 2, 3}));
+  const std::vector<uint8_t> want = {9, 8, 7, 12, 11, 10, 3, 2, 1, 6, 5, 4};
+  EXPECT_EQ(std::vector<uint8_t>(t.data<uint8_t>(), t.data<uint8_t>() + 12), want);
+  Tensor a = Run(rgba, bgr);
+  EXPECT_EQ(a.shape(), TensorShape({2, 2, 4}));
+  EXPECT_EQ(a.data<uint8_t>()[3], 255);
+  // 1x2 BGRA top-down (negative height); 1x3 gray repeated into RGB.
+  Tensor top = Run(bmp, Bmp(1, -2, 32, std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8)));
+  EXPECT_EQ(top.shape(), TensorShape({2, 1, 4}));
+  EXPECT_EQ(std::vector<uint8_t>(top.data<uint8_t>(), top.data<uint8_t>() + 8),
+            (std::vector<uint8_t>{3, 2, 1, 4, 7, 6, 5, 8}));
+  Output rgb = ops::DecodeImage(s_, x_, {.channels = 3});
+  Tensor gray = Run(rgb, Bmp(3, 1, 8, std::string("\x0a\x14\x1e\0", 4)));
+  EXPECT_EQ(std::vector<uint8_t>(gray.data<uint8_t>(), gray.data<uint8_t>() + 9),
+            (std::vector<uint8_t>{10, 10, 10, 20, 20, 20, 30, 30, 30}));
+  // Refusals.
+  EXPECT_THAT(std::string(RunStatus(bmp, bgr + "x").message()), HasSubstr("differ by 1"));
+  EXPECT_THAT(std::string(RunStatus(bmp, Bmp(2, 2, 16, std::string(8, '\0'))).message()),
+              HasSubstr("must be 1, 3 or 4, was 2"));
+  EXPECT_THAT(std::string(RunStatus(bmp, FileBytes("rgb.png")).message()), HasSubstr("not a BMP"));
+  EXPECT_THAT(std::string(RunStatus(bmp, "BM").message()), HasSubstr("at least 32 bytes"));
+}
+
 TEST_F(ImageCodecTest, BadDataIsAnError) {
   const std::string jpg = FileBytes("rgb.jpg");
   const std::string png = FileBytes("rgb.png");
@@ -168,13 +221,13 @@ TEST_F(ImageCodecTest, BadDataIsAnError) {
   EXPECT_THAT(std::string(st.message()), HasSubstr("Invalid PNG data"));
   st = RunStatus(ops::DecodeJpeg(s_, x_), png);
   EXPECT_THAT(std::string(st.message()), HasSubstr("not a JPEG file: starts with 0x89 0x50 0x4e 0x47"));
-  // DecodeImage: unknown bytes, GIF and BMP.
+  // DecodeImage: unknown bytes, GIF, and a BMP too short for its header.
   st = RunStatus(ops::DecodeImage(s_, x_), "hello");
   EXPECT_THAT(std::string(st.message()), HasSubstr("Unknown image file format"));
   st = RunStatus(ops::DecodeImage(s_, x_), "GIF89a....");
   EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented);
   st = RunStatus(ops::DecodeImage(s_, x_), "BM......");
-  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("Incomplete bmp content"));
   // Attrs.
   st = RunStatus(ops::DecodeJpeg(s_, x_, {.ratio = 3}), jpg);
   EXPECT_THAT(std::string(st.message()), HasSubstr("ratio must be 1, 2, 4, or 8"));

@@ -1,10 +1,12 @@
 #include "ops/image/internal/image_codec.h"
 
+#include <algorithm>
 #include <array>
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <jpeglib.h>
@@ -545,6 +547,73 @@ absl::StatusOr<std::string> EncodePng(const void* data, int64_t height, int64_t 
     return absl::InternalError(absl::StrCat("PNG encoding failed: ", message));
   }
   return out;
+}
+
+absl::StatusOr<DecodedImage> DecodeBmp(absl::string_view data, int channels) {
+  if (channels != 0 && channels != 3 && channels != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("`channels` must be 0, 3 or 4 for BMP, but got ", channels));
+  }
+  if (data.size() < 32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Incomplete bmp content, requires at least 32 bytes to find the header "
+                     "size, width, height, and bpp, got ",
+                     data.size(), " bytes"));
+  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+  const auto le32 = [bytes](size_t at) {
+    return static_cast<int32_t>(uint32_t{bytes[at]} | uint32_t{bytes[at + 1]} << 8 |
+                                uint32_t{bytes[at + 2]} << 16 | uint32_t{bytes[at + 3]} << 24);
+  };
+  const int64_t header_size = le32(10);
+  const int64_t width = le32(18);
+  const int64_t height = le32(22);
+  const int bpp = static_cast<int16_t>(uint16_t{bytes[28]} | uint16_t{bytes[29]} << 8);
+  const int stored = bpp / 8;
+  if (stored != 1 && stored != 3 && stored != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Number of channels inherent in the image must be 1, 3 or 4, was ", stored));
+  }
+  if (width <= 0) return absl::InvalidArgumentError("Width must be positive");
+  if (height == 0) return absl::InvalidArgumentError("Height must be nonzero");
+  if (header_size < 0) return absl::InvalidArgumentError("header size must be nonnegative");
+  const int64_t rows = height < 0 ? -height : height;
+  if (width * rows >= std::numeric_limits<int32_t>::max() / 8) {
+    return absl::InvalidArgumentError("Total possible pixel bytes must be less than 2^30");
+  }
+  // Rows are padded to a multiple of 4 bytes.
+  const int64_t row_size = (stored * width + 3) / 4 * 4;
+  const int64_t size_diff = static_cast<int64_t>(data.size()) - header_size - row_size * rows;
+  if (size_diff != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Input size should match (header_size + row_size * abs_height) but they differ by ",
+        size_diff));
+  }
+  DecodedImage img;
+  img.height = rows;
+  img.width = width;
+  img.channels = channels != 0 ? channels : stored;
+  img.pixels.resize(static_cast<size_t>(rows * width * img.channels));
+  const bool top_down = height < 0;
+  const uint8_t* px = bytes + header_size;
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint8_t* row = px + (top_down ? i : rows - 1 - i) * row_size;
+    for (int64_t j = 0; j < width; ++j) {
+      const uint8_t* in = row + j * stored;
+      uint8_t* out = &img.pixels[static_cast<size_t>((i * width + j) * img.channels)];
+      if (stored == 1) {
+        for (int64_t c = 0; c < std::min<int64_t>(img.channels, 3); ++c) out[c] = in[0];
+      } else {  // BGR(A) -> RGB(A)
+        out[0] = in[2];
+        if (img.channels > 1) {
+          out[1] = in[1];
+          out[2] = in[0];
+        }
+      }
+      if (img.channels == 4) out[3] = stored == 4 ? in[3] : 255;
+    }
+  }
+  return img;
 }
 
 }  // namespace image_codec

@@ -1,4 +1,4 @@
-// JPEG and PNG in memory, through Debian's libjpeg-turbo and libpng, with
+// JPEG and PNG in memory, through Debian's libjpeg-turbo and libpng (and BMP), with
 // the transforms TensorFlow's decoders apply (its core/lib/jpeg/jpeg_mem.cc
 // and core/lib/png/png_io.cc): the image kernels (image_codec_kernels.cc)
 // and the image fuzz seeds use these.
@@ -73,6 +73,15 @@ absl::StatusOr<std::string> EncodeJpeg(const uint8_t* pixels, int64_t height, in
 
 // channels: 0 (as stored), 1, 2, 3 or 4; bits: 8 or 16 (of the output).
 absl::StatusOr<DecodedImage> DecodePng(absl::string_view data, int channels, int bits);
+
+// Uncompressed BMP as TensorFlow reads it: 8-bit gray, 24-bit BGR or 32-bit
+// BGRA pixels (rows padded to 4 bytes, bottom-up unless the height is
+// negative) from the pixel offset in the header; channels 0 (as stored), 3
+// or 4 (gray repeated, opaque alpha added or alpha dropped). Why not a
+// library: Debian has none for BMP short of a whole imaging stack, and
+// TensorFlow's checks (the file size must match the rows exactly) are part
+// of the format it accepts.
+absl::StatusOr<DecodedImage> DecodeBmp(absl::string_view data, int channels);
 
 // `data`: height * width * channels samples of `bits` (8 or 16, host order).
 // compression: -1 (zlib's default) or 0..9.
