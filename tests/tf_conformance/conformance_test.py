@@ -183,6 +183,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_ops_tf_graphs_carry_beside_the_core_ones(self):
         self.run_case("compat_ops")
 
+    def test_bmp_files_decoded_as_tensorflow_decodes_them(self):
+        self.run_case("bmp")
+
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 
