@@ -1,5 +1,7 @@
 #include "runtime/resource_handle.h"
 
+#include "absl/strings/escaping.h"
+
 namespace sluice {
 namespace {
 
@@ -17,12 +19,16 @@ absl::StatusOr<ResourceName> ParseResourceHandle(const Tensor& handle, absl::str
                                                    DataTypeName(handle.dtype()), " ",
                                                    handle.shape().DebugString()));
   }
-  const std::string& h = handle.flat<std::string>()[0];
-  const size_t sep = h.find(kSeparator);
-  if (sep == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("the handle names no ", what));
+  return ParseResourceHandle(absl::string_view(handle.flat<std::string>()[0]), what);
+}
+
+absl::StatusOr<ResourceName> ParseResourceHandle(absl::string_view handle, absl::string_view what) {
+  const size_t sep = handle.find(kSeparator);
+  if (sep == absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", absl::CEscape(handle), "' is not a ", what, " handle"));
   }
-  return ResourceName{h.substr(0, sep), h.substr(sep + 1)};
+  return ResourceName{std::string(handle.substr(0, sep)), std::string(handle.substr(sep + 1))};
 }
 
 }  // namespace sluice

@@ -29,6 +29,8 @@ struct ResourceName {
 };
 // `what` names the expected resource in the error ("summary writer").
 absl::StatusOr<ResourceName> ParseResourceHandle(const Tensor& handle, absl::string_view what);
+// The same for a handle's string (an iterator's string handle).
+absl::StatusOr<ResourceName> ParseResourceHandle(absl::string_view handle, absl::string_view what);
 
 template <typename T>
 absl::StatusOr<T*> LookupResourceInput(OpKernelContext* ctx, int input, absl::string_view what,

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
@@ -17,16 +16,11 @@
 #include "ops/data/dataset_kernel.h"
 #include "ops/data/internal/dataset_kernels.h"
 #include "runtime/data/iterator_resource.h"
+#include "runtime/resource_handle.h"
 
 namespace sluice {
 namespace data {
 namespace {
-
-constexpr char kSeparator = '\x1f';
-
-std::string HandleString(absl::string_view container, absl::string_view name) {
-  return absl::StrCat(container, std::string(1, kSeparator), name);
-}
 
 Tensor ResourceHandle(std::string handle) {
   Tensor t(DT_RESOURCE, TensorShape({}));
@@ -36,15 +30,10 @@ Tensor ResourceHandle(std::string handle) {
 
 absl::StatusOr<IteratorResource*> LookupIterator(ResourceMgr* rm, const std::string& handle,
                                                  const Device& device) {
-  const size_t sep = handle.find(kSeparator);
-  if (sep == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("'", absl::CEscape(handle),
-                                                   "' is not an iterator handle"));
-  }
-  IteratorResource* r =
-      rm->Find<IteratorResource>(handle.substr(0, sep), handle.substr(sep + 1));
+  ASSIGN_OR_RETURN(ResourceName n, ParseResourceHandle(handle, "iterator"));
+  IteratorResource* r = rm->Find<IteratorResource>(n.container, n.name);
   if (r == nullptr) {
-    return absl::NotFoundError(absl::StrCat("iterator '", handle.substr(sep + 1),
+    return absl::NotFoundError(absl::StrCat("iterator '", n.name,
                                             "' does not exist on ", device.name(),
                                             " (deleted, or made by another device)"));
   }
@@ -108,7 +97,7 @@ class IteratorHandleOp : public OpKernel {
   }
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CreateIterator(ctx, container_, name_, sig_, fr_).status());
-    ctx->set_output(0, ResourceHandle(HandleString(container_, name_)));
+    ctx->set_output(0, ResourceHandle(MakeResourceHandle(container_, name_)));
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
@@ -140,7 +129,7 @@ class AnonymousIteratorOp : public OpKernel {
     static std::atomic<int64_t> next{0};
     const std::string name = absl::StrCat("_AnonymousIterator", next.fetch_add(1));
     RETURN_IF_ERROR(CreateIterator(ctx, "", name, sig_, fr_).status());
-    ctx->set_output(0, ResourceHandle(HandleString("", name)));
+    ctx->set_output(0, ResourceHandle(MakeResourceHandle("", name)));
     if (kDeleter) {
       Tensor d(::tensorflow::DT_VARIANT, TensorShape({}));
       d.scalar<Variant>() = Variant(std::make_shared<IteratorDeleter>());
@@ -164,8 +153,8 @@ class DeleteIteratorOp : public OpKernel {
     }
     const std::string& h = t.flat<std::string>()[0];
     RETURN_IF_ERROR(LookupIterator(ctx->resource_manager(), h, *ctx->device()).status());
-    const size_t sep = h.find(kSeparator);
-    ctx->resource_manager()->Delete(h.substr(0, sep), h.substr(sep + 1));
+    ASSIGN_OR_RETURN(ResourceName n, ParseResourceHandle(h, "iterator"));
+    ctx->resource_manager()->Delete(n.container, n.name);
     return absl::OkStatus();
   }
 };
@@ -271,7 +260,7 @@ class OneShotIteratorOp : public OpKernel {
                        CreateIterator(ctx, container_, name_, sig_, factory_.runtime.get()));
       RETURN_IF_ERROR(r->SetIteratorFromDataset(std::move(ds)));
     }
-    ctx->set_output(0, ResourceHandle(HandleString(container_, name_)));
+    ctx->set_output(0, ResourceHandle(MakeResourceHandle(container_, name_)));
     return absl::OkStatus();
   }
 

@@ -31,6 +31,7 @@
 #include "base/status_macros.h"
 #include "ops/data/dataset_kernel.h"
 #include "ops/data/internal/dataset_kernels.h"
+#include "runtime/resource_handle.h"
 
 namespace sluice {
 namespace data {
@@ -213,22 +214,8 @@ class SeedGenerator : public ResourceBase {
   const bool reshuffle;
 };
 
-constexpr char kSeparator = '\x1f';
-
 absl::StatusOr<SeedGenerator*> SeedGeneratorInput(OpKernelContext* ctx, int i) {
-  const Tensor& t = ctx->input(i);
-  const std::string h = t.dtype() == DT_RESOURCE && t.NumElements() == 1
-                            ? t.flat<std::string>()[0]
-                            : std::string();
-  const size_t sep = h.find(kSeparator);
-  SeedGenerator* g = sep == std::string::npos
-                         ? nullptr
-                         : ctx->resource_manager()->Find<SeedGenerator>(h.substr(0, sep),
-                                                                        h.substr(sep + 1));
-  if (g == nullptr) {
-    return absl::NotFoundError("seed_generator names no seed generator on this device");
-  }
-  return g;
+  return LookupResourceInput<SeedGenerator>(ctx, i, "seed generator");
 }
 
 // AnonymousSeedGenerator (kAnonymous) and DummySeedGenerator.
@@ -253,7 +240,7 @@ class SeedGeneratorOp : public OpKernel {
                             })
                         .status());
     Tensor h(DT_RESOURCE, TensorShape({}));
-    h.scalar<std::string>() = absl::StrCat(std::string(1, kSeparator), name);
+    h.scalar<std::string>() = MakeResourceHandle("", name);
     ctx->set_output(0, h);
     if (kAnonymous) {
       Tensor d(::tensorflow::DT_VARIANT, TensorShape({}));
@@ -274,9 +261,8 @@ class DeleteSeedGeneratorOp : public OpKernel {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(SeedGeneratorInput(ctx, 0).status());
-    const std::string& h = ctx->input(0).flat<std::string>()[0];
-    const size_t sep = h.find(kSeparator);
-    ctx->resource_manager()->Delete(h.substr(0, sep), h.substr(sep + 1));
+    ASSIGN_OR_RETURN(ResourceName n, ParseResourceHandle(ctx->input(0), "seed generator"));
+    ctx->resource_manager()->Delete(n.container, n.name);
     return absl::OkStatus();
   }
 };
