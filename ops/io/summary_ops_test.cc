@@ -370,6 +370,20 @@ TEST(AudioSummaryTest, ClipsAsWavFilesAtTheGivenRate) {
   ASSERT_TRUE(wav.ok());
   EXPECT_EQ(a.encoded_audio_string(), *wav);
 
+  // TF1's AudioSummary takes the rate as an attr.
+  Scope v1 = Scope::NewRootScope(BuiltinOps());
+  Output old = v1.Op("AudioSummary", std::source_location::current())
+                   .Input(ops::Const(v1, std::string("speech")))
+                   .Input(ops::Const(v1, clips))
+                   .Attr("sample_rate", 8000.0f)
+                   .Attr("max_outputs", int64_t{1})
+                   .Finalize1();
+  absl::StatusOr<Summary> one = RunSummary(v1, old);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ(one->value_size(), 1);
+  EXPECT_EQ(one->value(0).tag(), "speech/audio");
+  EXPECT_EQ(one->value(0).audio().sample_rate(), 8000.0f);
+
   Scope t = Scope::NewRootScope(BuiltinOps());
   absl::StatusOr<Summary> r = RunSummary(
       t, ops::AudioSummaryV2(t, "x", ops::Const(t, clips), ops::Const(t, 0.0f)));
