@@ -411,6 +411,68 @@ class MaxPoolOp : public MaxPoolWindowKernel<kV2> {
   }
 };
 
+// The flat input position of each channel's maximum in output pixel p's
+// window (the first maximum in row-major order wins), into best_at; false
+// for a window over padding alone.
+template <typename T>
+bool WindowArgmax(const Conv2DGeometry& g, const T* in, int64_t p, T* best, int64_t* best_at) {
+  const auto [b, rows, cols] = WindowOf(g, p);
+  if (rows.begin >= rows.end || cols.begin >= cols.end) return false;
+  const int64_t depth = g.in_depth;
+  bool first = true;
+  for (int64_t h = rows.begin; h < rows.end; ++h) {
+    for (int64_t w = cols.begin; w < cols.end; ++w) {
+      const int64_t at = ((b * g.in_rows + h) * g.in_cols + w) * depth;
+      const T* x = in + at;
+      for (int64_t c = 0; c < depth; ++c) {
+        const bool more = first || x[c] > best[c];
+        best[c] = more ? x[c] : best[c];
+        best_at[c] = more ? at + c : best_at[c];
+      }
+      first = false;
+    }
+  }
+  return true;
+}
+
+// MaxPoolGradGrad: grad (shaped like the input) read at each window's
+// maximum, into the pooled shape.
+template <typename T>
+class MaxPoolGradGradOp : public MaxPoolWindowKernel<false> {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& grad = ctx->input(2);
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry(ctx->node().op(), this->attrs_, input));
+    const TensorShape pooled({g.batch, g.out_rows, g.out_cols, g.in_depth});
+    if (ctx->input(1).shape() != pooled || grad.shape() != input.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MaxPoolGradGrad: orig_output must have the pooled shape ", pooled.DebugString(),
+          " and grad the input's ", input.shape().DebugString(), ", got ",
+          ctx->input(1).shape().DebugString(), " and ", grad.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(Tensor * output, ctx->allocate_output(0, pooled));
+    const int64_t depth = g.in_depth;
+    const T* in = input.data<T>();
+    const T* gi = grad.data<T>();
+    T* out = output->data<T>();
+    ParallelRange(ctx, g.batch * g.out_rows * g.out_cols, depth * g.filter_rows * g.filter_cols,
+                  [&g, in, gi, out, depth](int64_t begin, int64_t end) {
+                    std::vector<T> best(depth);
+                    std::vector<int64_t> best_at(depth);
+                    for (int64_t p = begin; p < end; ++p) {
+                      T* o = out + p * depth;
+                      if (!WindowArgmax(g, in, p, best.data(), best_at.data())) {
+                        std::fill(o, o + depth, T(0));
+                        continue;
+                      }
+                      for (int64_t c = 0; c < depth; ++c) o[c] = gi[best_at[c]];
+                    }
+                  });
+    return absl::OkStatus();
+  }
+};
+
 template <typename T, bool kV2>
 class MaxPoolGradOp : public MaxPoolWindowKernel<kV2> {
  public:
@@ -435,29 +497,7 @@ class MaxPoolGradOp : public MaxPoolWindowKernel<kV2> {
           std::vector<T> best(depth);
           std::vector<int64_t> best_at(depth);
           for (int64_t p = b0 * per_image; p < b1 * per_image; ++p) {
-            const auto [b, rows, cols] = WindowOf(g, p);
-            if (rows.begin >= rows.end || cols.begin >= cols.end) continue;  // nothing to route
-            // The first maximum in the window's row-major order wins.
-            bool first = true;
-            for (int64_t h = rows.begin; h < rows.end; ++h) {
-              for (int64_t w = cols.begin; w < cols.end; ++w) {
-                const int64_t at = ((b * g.in_rows + h) * g.in_cols + w) * depth;
-                const T* x = in + at;
-                if (first) {
-                  for (int64_t c = 0; c < depth; ++c) {
-                    best[c] = x[c];
-                    best_at[c] = at + c;
-                  }
-                  first = false;
-                  continue;
-                }
-                for (int64_t c = 0; c < depth; ++c) {
-                  const bool more = x[c] > best[c];
-                  best[c] = more ? x[c] : best[c];
-                  best_at[c] = more ? at + c : best_at[c];
-                }
-              }
-            }
+            if (!WindowArgmax(g, in, p, best.data(), best_at.data())) continue;  // nothing to route
             const T* gr = gp + p * depth;
             for (int64_t c = 0; c < depth; ++c) dx[best_at[c]] += gr[c];
           }
@@ -561,6 +601,7 @@ void RegisterConvKernels(KernelRegistry* kernels) {
   kernels->Register<Conv2DBackpropFilterOp<BFloat16>>(bf16("Conv2DBackpropFilter"));
   RegisterFloatKernels<MaxPoolV1Op>(kernels, "MaxPool");
   RegisterFloatKernels<MaxPoolGradV1Op>(kernels, "MaxPoolGrad");
+  RegisterFloatKernels<MaxPoolGradGradOp>(kernels, "MaxPoolGradGrad");
   // The V2 forms: the same kernels, their window read from inputs.
   const auto v2 = [](const char* op, DataType t) {
     return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", t).HostMemory("ksize").HostMemory(

@@ -1,7 +1,8 @@
 // Gradient functions of the neural-network ops (TensorFlow's formulas).
 //
-// The helper ops they emit (ReluGrad, BiasAddGrad, Conv2DBackprop*,
-// MaxPoolGrad) have no gradient of their own.
+// The helper ops they emit (ReluGrad, BiasAddGrad, Conv2DBackprop*) have no
+// gradient of their own; MaxPoolGrad and MaxPoolGradGrad are each other's
+// (second derivatives through max pooling, as gradient penalties take).
 #include <string>
 #include <vector>
 
@@ -174,6 +175,27 @@ absl::StatusOr<std::vector<Output>> MaxPoolGradFn(const Scope& s, const Node& no
                                    a.padding, {.data_format = a.format})});
 }
 
+// MaxPoolGrad is linear in grad: its gradient routes the incoming one back
+// through the same maxima (MaxPoolGradGrad), and MaxPoolGradGrad's through
+// MaxPoolGrad; the original input and output get none (TensorFlow's).
+absl::StatusOr<std::vector<Output>> MaxPoolGradGradFn(const Scope& s, const Node& node,
+                                                      absl::Span<const Output> grads) {
+  std::vector<Output> out(3);
+  if (!grads[0].valid()) return out;
+  ASSIGN_OR_RETURN(Output input, InputOf(node, 0));
+  ASSIGN_OR_RETURN(Output orig_output, InputOf(node, 1));
+  const bool of_grad = node.op() == "MaxPoolGrad";
+  OpBuilder b = s.Op(of_grad ? "MaxPoolGradGrad" : "MaxPoolGrad");
+  b.Input(input).Input(orig_output).Input(grads[0]);
+  for (const char* attr : {"ksize", "strides", "padding", "data_format"}) {
+    b.SetAttr(attr, node.attrs().at(attr));
+  }
+  out[0] = s.Op("ZerosLike").Input(input).Finalize1();
+  out[1] = s.Op("ZerosLike").Input(orig_output).Finalize1();
+  out[2] = b.Finalize1();
+  return Done(s, out);
+}
+
 absl::StatusOr<std::vector<Output>> AvgPoolGradFn(const Scope& s, const Node& node,
                                                   absl::Span<const Output> grads) {
   if (!grads[0].valid()) return std::vector<Output>{Output()};
@@ -194,6 +216,8 @@ absl::Status RegisterNnGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("SparseSoftmaxCrossEntropyWithLogits", SparseXentGradFn));
   RETURN_IF_ERROR(ops->SetGradient("Conv2D", Conv2DGradFn));
   RETURN_IF_ERROR(ops->SetGradient("MaxPool", MaxPoolGradFn));
+  RETURN_IF_ERROR(ops->SetGradient("MaxPoolGrad", MaxPoolGradGradFn));
+  RETURN_IF_ERROR(ops->SetGradient("MaxPoolGradGrad", MaxPoolGradGradFn));
   RETURN_IF_ERROR(ops->SetGradient("AvgPool", AvgPoolGradFn));
   return absl::OkStatus();
 }

@@ -324,6 +324,19 @@ absl::Status RegisterNnOps(OpRegistry* ops) {
                                     .Input("grad: T")
                                     .Output("output: T")
                                     .SetShapeFn(MaxPoolGradShape)));
+  // The gradient of MaxPoolGrad: grad (shaped like orig_input) at each
+  // window's maximum, shaped like orig_output.
+  RETURN_IF_ERROR(ops->Register(PoolBuilder("MaxPoolGradGrad")
+                                    .Input("orig_input: T")
+                                    .Input("orig_output: T")
+                                    .Input("grad: T")
+                                    .Output("output: T")
+                                    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+                                      for (int i = 0; i < 3; ++i) RETURN_IF_ERROR(c->WithRank(i, 4));
+                                      RETURN_IF_ERROR(PoolAttrs(c).status());
+                                      c->set_output(0, c->input(1));
+                                      return absl::OkStatus();
+                                    })));
   RETURN_IF_ERROR(ops->Register(
       PoolBuilder("AvgPool").Input("value: T").Output("output: T").SetShapeFn(MaxPoolShape)));
   RETURN_IF_ERROR(ops->Register(PoolBuilder("AvgPoolGrad")

@@ -913,6 +913,45 @@ TEST(MaxPoolTest, Gradient) {
   }
 }
 
+// Second derivatives through max pooling: MaxPoolGrad's gradient with
+// respect to its incoming gradient (MaxPoolGradGrad), and back, by finite
+// differences; MaxPoolGradGrad reads grad at each window's maximum.
+TEST(MaxPoolTest, MaxPoolGradGradAndSecondOrderGradients) {
+  std::vector<double> v(40);
+  for (int i = 0; i < 40; ++i) v[i] = 0.025 * ((i * 17) % 40) - 0.5;
+  const Tensor xv = Make<double>(v, TensorShape({1, 4, 5, 2}));
+  for (const char* padding : {"SAME", "VALID"}) {
+    Scope s = Scope::NewRootScope(BuiltinOps());
+    Output x = ops::Const(s, xv);
+    Output y = ops::MaxPool(s, x, {1, 2, 3, 1}, {1, 2, 2, 1}, padding);
+    Output dy = Ph(s, DT_DOUBLE, y.shape());
+    Output dx = ops::MaxPoolGrad(s, x, y, dy, {1, 2, 3, 1}, {1, 2, 2, 1}, padding);
+    std::vector<double> gv(static_cast<size_t>(y.shape().num_elements()));
+    for (size_t i = 0; i < gv.size(); ++i) gv[i] = 0.3 * static_cast<double>(i) - 1.0;
+    auto err = MaxGradientError(s, {dy}, {Make<double>(gv, y.shape())}, dx);
+    ASSERT_TRUE(err.ok()) << err.status();
+    EXPECT_LT(*err, 1e-6) << padding;
+    // MaxPoolGradGrad of an input-shaped tensor, and its own gradient.
+    Output ddx = Ph(s, DT_DOUBLE, xv.shape());
+    Output gg = s.Op("MaxPoolGradGrad", std::source_location::current())
+                    .Input(x)
+                    .Input(y)
+                    .Input(ddx)
+                    .Attr("ksize", std::vector<int64_t>{1, 2, 3, 1})
+                    .Attr("strides", std::vector<int64_t>{1, 2, 2, 1})
+                    .Attr("padding", std::string(padding))
+                    .Finalize1();
+    EXPECT_EQ(gg.shape(), y.shape());
+    // With ddx = x, each output is the window's maximum: MaxPool itself.
+    auto same = RunAll(s, {{ddx, xv}}, {gg, y});
+    ASSERT_TRUE(same.ok()) << same.status();
+    EXPECT_EQ(Values<double>((*same)[0]), Values<double>((*same)[1])) << padding;
+    err = MaxGradientError(s, {ddx}, {xv}, gg);
+    ASSERT_TRUE(err.ok()) << err.status();
+    EXPECT_LT(*err, 1e-6) << padding;
+  }
+}
+
 // AvgPool: TensorFlow's tf.nn.avg_pool averages only the elements inside
 // the input (a SAME window hanging over the edge divides by fewer).
 TEST(AvgPoolTest, HandComputedValidAndSame) {

@@ -188,6 +188,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_bmp_files_decoded_as_tensorflow_decodes_them(self):
         self.run_case("bmp")
 
+    def test_second_derivatives_through_max_pooling(self):
+        self.run_case("max_pool_second_order")
+
     def test_extract_patches_and_its_gradient(self):
         self.run_case("extract_patches")
 

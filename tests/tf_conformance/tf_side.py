@@ -578,6 +578,34 @@ def bmp_cases():
     save_case("bmp", g, [tname(t) for t in fetch], vals)
 
 
+def max_pool_second_order_cases():
+    """Second derivatives through max pooling (a gradient penalty's):
+    MaxPoolGrad's gradient is MaxPoolGradGrad, and MaxPoolGradGrad's is
+    MaxPoolGrad; both raw ops on known values too."""
+    rng = np.random.RandomState(12)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(rng.permutation(2 * 5 * 6 * 3).reshape(2, 5, 6, 3).astype(np.float64) / 7)
+        w = tf.constant(rng.uniform(-1, 1, (2, 3, 3, 3)))
+        fetch = []
+        for padding in ("SAME", "VALID"):
+            y = tf.nn.max_pool2d(x, 2, 2, padding) if padding == "VALID" else \
+                tf.nn.max_pool2d(x, [2, 3], [2, 2], padding)
+            wy = tf.constant(rng.uniform(-1, 1, y.shape.as_list()))
+            gx = tf.gradients(tf.reduce_sum(y * wy), x)[0]
+            penalty = tf.reduce_sum(tf.square(gx)) * 0.5
+            fetch += [tf.gradients(penalty, wy)[0]]
+            ksize = [1, 2, 2, 1] if padding == "VALID" else [1, 2, 3, 1]
+            gg = tf.raw_ops.MaxPoolGradGrad(orig_input=x, orig_output=y, grad=x * 3.0, ksize=ksize,
+                                            strides=[1, 2, 2, 1], padding=padding)
+            fetch += [gg, tf.gradients(tf.reduce_sum(gg * wy), x)[0]]
+        with v1.Session() as s:
+            vals = s.run(fetch)
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"MaxPoolGradGrad", "MaxPoolGrad"} <= ops, sorted(ops)
+    save_case("max_pool_second_order", g, [tname(t) for t in fetch], vals, rtol=1e-12, atol=1e-12)
+
+
 def patch_cases():
     """tf.image.extract_patches (VALID and SAME, strides and rates) and its
     gradient."""
@@ -2079,6 +2107,7 @@ def main():
     fake_quant_cases()
     compat_op_cases()
     bmp_cases()
+    max_pool_second_order_cases()
     patch_cases()
     max_pool_cases()
     function_cases()
