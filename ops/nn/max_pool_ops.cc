@@ -146,29 +146,33 @@ class MaxPoolWithArgmaxOp : public OpKernel {
   ArgmaxAttrs a_;
 };
 
-template <typename T, typename Arg>
-class MaxPoolGradWithArgmaxOp : public OpKernel {
+// MaxPoolGradWithArgmax (kGather false): grad, pooled, added into the input
+// positions argmax names; MaxPoolGradGradWithArgmax (kGather true): grad,
+// shaped like the input, read at those positions into the pooled shape.
+template <typename T, typename Arg, bool kGather>
+class ArgmaxRouteOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
     ASSIGN_OR_RETURN(a_, ReadArgmaxAttrs(ctx));
     return absl::OkStatus();
   }
   absl::Status Compute(OpKernelContext* ctx) override {
+    const std::string& op = ctx->node().op();
     const Tensor& x = ctx->input(0);
     const Tensor& grad = ctx->input(1);
     const Tensor& argmax = ctx->input(2);
     absl::StatusOr<PoolDims> d = Geometry(x.shape(), a_.ksize, a_.strides, a_.padding);
-    if (!d.ok()) return AddContext(d.status(), "MaxPoolGradWithArgmax");
-    const TensorShape shape({d->batch, d->out_rows, d->out_cols, d->depth});
-    if (grad.shape() != shape || argmax.shape() != shape) {
+    if (!d.ok()) return AddContext(d.status(), op);
+    const TensorShape pooled({d->batch, d->out_rows, d->out_cols, d->depth});
+    const TensorShape& grad_shape = kGather ? x.shape() : pooled;
+    if (grad.shape() != grad_shape || argmax.shape() != pooled) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "MaxPoolGradWithArgmax: grad ", grad.shape().DebugString(), " and argmax ",
-          argmax.shape().DebugString(), " must both have the output's shape ",
-          shape.DebugString()));
+          op, ": grad ", grad.shape().DebugString(), " and argmax ", argmax.shape().DebugString(),
+          " must have the shapes ", grad_shape.DebugString(), " and ", pooled.DebugString()));
     }
-    ASSIGN_OR_RETURN(Tensor * dx, ctx->allocate_output(0, x.shape()));
-    T* o = dx->data<T>();
-    std::fill(o, o + dx->NumElements(), T(0));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, kGather ? pooled : x.shape()));
+    T* o = out->data<T>();
+    if (!kGather) std::fill(o, o + out->NumElements(), T(0));
     const int64_t image = d->rows * d->cols * d->depth;
     const int64_t per_batch = d->out_rows * d->out_cols * d->depth;
     const T* g = grad.data<T>();
@@ -177,10 +181,13 @@ class MaxPoolGradWithArgmaxOp : public OpKernel {
       const int64_t at = static_cast<int64_t>(a[i]) + (a_.include_batch ? 0 : (i / per_batch) * image);
       if (at < 0 || at >= d->in_size()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "MaxPoolGradWithArgmax: argmax[", i, "] = ", a[i], " is outside the input of ",
-            x.shape().DebugString()));
+            op, ": argmax[", i, "] = ", a[i], " is outside the input of ", x.shape().DebugString()));
       }
-      o[at] += g[i];
+      if constexpr (kGather) {
+        o[i] = g[at];
+      } else {
+        o[at] += g[i];
+      }
     }
     return absl::OkStatus();
   }
@@ -188,6 +195,12 @@ class MaxPoolGradWithArgmaxOp : public OpKernel {
  private:
   ArgmaxAttrs a_;
 };
+
+// MaxPoolGradGradWithArgmax: the pooled shape, argmax's.
+absl::Status PooledLikeArgmax(InferenceContext* c) {
+  c->set_output(0, c->input(2));
+  return absl::OkStatus();
+}
 
 absl::Status V2Shape(InferenceContext* c) {
   RETURN_IF_ERROR(c->WithRank(0, 4));
@@ -277,20 +290,22 @@ absl::Status RegisterMaxPoolOps(OpRegistry* ops) {
                                     .Attr("include_batch_in_index: bool = false")
                                     .Attr("T: {float, double}")
                                     .SetShapeFn(ArgmaxShape)));
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("MaxPoolGradWithArgmax")
-                                    .Input("input: T")
-                                    .Input("grad: T")
-                                    .Input("argmax: Targmax")
-                                    .Output("output: T")
-                                    .Attr("ksize: list(int) >= 4")
-                                    .Attr("strides: list(int) >= 4")
-                                    .Attr("padding: {'SAME', 'VALID'}")
-                                    .Attr("include_batch_in_index: bool = false")
-                                    .Attr("Targmax: {int32, int64}")
-                                    .Attr("T: {float, double}")
-                                    .SetShapeFn(SameAsInput)));
-  RETURN_IF_ERROR(ops->SetNoGradient("MaxPoolGradV2"));
-  return ops->SetNoGradient("MaxPoolGradWithArgmax");
+  for (const char* op : {"MaxPoolGradWithArgmax", "MaxPoolGradGradWithArgmax"}) {
+    const bool gather = std::string(op) == "MaxPoolGradGradWithArgmax";
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(op)
+                                      .Input("input: T")
+                                      .Input("grad: T")
+                                      .Input("argmax: Targmax")
+                                      .Output("output: T")
+                                      .Attr("ksize: list(int) >= 4")
+                                      .Attr("strides: list(int) >= 4")
+                                      .Attr("padding: {'SAME', 'VALID'}")
+                                      .Attr("include_batch_in_index: bool = false")
+                                      .Attr("Targmax: {int32, int64}")
+                                      .Attr("T: {float, double}")
+                                      .SetShapeFn(gather ? PooledLikeArgmax : SameAsInput)));
+  }
+  return ops->SetNoGradient("MaxPoolGradV2");
 }
 
 absl::Status RegisterMaxPoolGradients(OpRegistry* ops) {
@@ -313,6 +328,25 @@ absl::Status RegisterMaxPoolGradients(OpRegistry* ops) {
         RETURN_IF_ERROR(s.status());
         return grads;
       }));
+  // MaxPoolGradWithArgmax and MaxPoolGradGradWithArgmax route a gradient
+  // through the same argmax, each the other's way; the input gets none.
+  auto route_back = [](const Scope& s, const Node& node,
+                       absl::Span<const Output> dy) -> absl::StatusOr<std::vector<Output>> {
+    std::vector<Output> grads(3);
+    if (!dy[0].valid()) return grads;
+    const bool of_grad = node.op() == "MaxPoolGradWithArgmax";
+    OpBuilder b = s.Op(of_grad ? "MaxPoolGradGradWithArgmax" : "MaxPoolGradWithArgmax");
+    b.Input(internal::InputOf(node, 0)).Input(dy[0]).Input(internal::InputOf(node, 2));
+    for (const char* attr : {"ksize", "strides", "padding", "include_batch_in_index"}) {
+      b.SetAttr(attr, node.attrs().at(attr));
+    }
+    grads[0] = s.Op("ZerosLike").Input(internal::InputOf(node, 0)).Finalize1();
+    grads[1] = b.Finalize1();
+    RETURN_IF_ERROR(s.status());
+    return grads;
+  };
+  RETURN_IF_ERROR(ops->SetGradient("MaxPoolGradWithArgmax", route_back));
+  RETURN_IF_ERROR(ops->SetGradient("MaxPoolGradGradWithArgmax", route_back));
   return ops->SetGradient(
       "MaxPoolWithArgmax", [](const Scope& s, const Node& node, absl::Span<const Output> dy)
                                -> absl::StatusOr<std::vector<Output>> {
@@ -338,10 +372,14 @@ void RegisterMaxPoolKernels(KernelRegistry* k) {
         cpu("MaxPoolWithArgmax").TypeConstraint("Targmax", DT_INT64));
     k->Register<MaxPoolWithArgmaxOp<T, int32_t>>(
         cpu("MaxPoolWithArgmax").TypeConstraint("Targmax", DT_INT32));
-    k->Register<MaxPoolGradWithArgmaxOp<T, int64_t>>(
+    k->Register<ArgmaxRouteOp<T, int64_t, false>>(
         cpu("MaxPoolGradWithArgmax").TypeConstraint("Targmax", DT_INT64));
-    k->Register<MaxPoolGradWithArgmaxOp<T, int32_t>>(
+    k->Register<ArgmaxRouteOp<T, int32_t, false>>(
         cpu("MaxPoolGradWithArgmax").TypeConstraint("Targmax", DT_INT32));
+    k->Register<ArgmaxRouteOp<T, int64_t, true>>(
+        cpu("MaxPoolGradGradWithArgmax").TypeConstraint("Targmax", DT_INT64));
+    k->Register<ArgmaxRouteOp<T, int32_t, true>>(
+        cpu("MaxPoolGradGradWithArgmax").TypeConstraint("Targmax", DT_INT32));
   };
   both(std::type_identity<float>{});
   both(std::type_identity<double>{});

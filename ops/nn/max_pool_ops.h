@@ -7,6 +7,11 @@
 //                          offset when include_batch_in_index
 //                          (tf.nn.max_pool_with_argmax; SegNet's unpooling)
 //   MaxPoolGradWithArgmax  the gradient routed to those indices
+//   MaxPoolGradGradWithArgmax  an input-shaped tensor read at those indices
+//                          (the two are each other's gradient here: second
+//                          derivatives through max_pool_with_argmax;
+//                          TensorFlow registers neither that gradient nor a
+//                          CPU kernel for MaxPoolGradGradWithArgmax)
 // Windows as MaxPool's (SAME: centred, padding never the maximum; ties: the
 // first in row-major order). Gradients are TensorFlow's: MaxPoolV2 through
 // MaxPoolGradV2, MaxPoolWithArgmax through MaxPoolGradWithArgmax (argmax

@@ -61,6 +61,45 @@ TEST(MaxPoolOpsTest, GradientsMatchCentralDifferences) {
   EXPECT_LT(GradError(s, {{x, xv}}, p.output), 1e-8);
 }
 
+TEST(MaxPoolOpsTest, GradGradWithArgmaxReadsTheArgmaxPositions) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Const(s, TwoImages());
+  ops::MaxPoolWithArgmaxOutputs p = ops::MaxPoolWithArgmax(s, x, {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
+  auto route = [&](const char* op, Input grad) {
+    return s.Op(op, std::source_location::current())
+        .Input(x)
+        .Input(grad)
+        .Input(p.argmax)
+        .Attr("ksize", std::vector<int64_t>{1, 2, 2, 1})
+        .Attr("strides", std::vector<int64_t>{1, 2, 2, 1})
+        .Attr("padding", std::string("VALID"))
+        .Finalize1();
+  };
+  // With grad = x, each pooled value is read back: the pooled maxima.
+  ExpectTensor<float>(Eval(s, {}, route("MaxPoolGradGradWithArgmax", x)), TensorShape({2, 1, 2, 1}),
+                      {5, 7, 15, 17});
+  // Second order: the gradient of MaxPoolGradWithArgmax with respect to its
+  // incoming gradient, by finite differences.
+  Output dy = Placeholder(s, DT_DOUBLE, TensorShape({2, 1, 2, 1}));
+  Output xd = ops::Const(s, Tensor::FromVector<double>({1, 5, 3, 2, 4, 0, 6, 7, 11, 15, 13, 12, 14,
+                                                        10, 16, 17},
+                                                       TensorShape({2, 2, 4, 1})));
+  ops::MaxPoolWithArgmaxOutputs pd =
+      ops::MaxPoolWithArgmax(s, xd, {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
+  Output back = s.Op("MaxPoolGradWithArgmax", std::source_location::current())
+                    .Input(xd)
+                    .Input(dy)
+                    .Input(pd.argmax)
+                    .Attr("ksize", std::vector<int64_t>{1, 2, 2, 1})
+                    .Attr("strides", std::vector<int64_t>{1, 2, 2, 1})
+                    .Attr("padding", std::string("VALID"))
+                    .Finalize1();
+  EXPECT_LT(GradError(s, {{dy, Tensor::FromVector<double>({0.3, -1.0, 2.0, 0.5},
+                                                           TensorShape({2, 1, 2, 1}))}},
+                      back),
+            1e-8);
+}
+
 TEST(MaxPoolOpsTest, Errors) {
   auto message = [](std::vector<int64_t> k, const Tensor& v) {
     Scope s = Scope::NewRootScope(BuiltinOps());
