@@ -437,17 +437,18 @@ bool WindowArgmax(const Conv2DGeometry& g, const T* in, int64_t p, T* best, int6
 
 // MaxPoolGradGrad: grad (shaped like the input) read at each window's
 // maximum, into the pooled shape.
-template <typename T>
-class MaxPoolGradGradOp : public MaxPoolWindowKernel<false> {
+template <typename T, bool kV2>
+class MaxPoolGradGradOp : public MaxPoolWindowKernel<kV2> {
  public:
   absl::Status Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& grad = ctx->input(2);
-    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry(ctx->node().op(), this->attrs_, input));
+    ASSIGN_OR_RETURN(const WindowAttrs attrs, this->Window(ctx, 3));
+    ASSIGN_OR_RETURN(Conv2DGeometry g, PoolGeometry(ctx->node().op(), attrs, input));
     const TensorShape pooled({g.batch, g.out_rows, g.out_cols, g.in_depth});
     if (ctx->input(1).shape() != pooled || grad.shape() != input.shape()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "MaxPoolGradGrad: orig_output must have the pooled shape ", pooled.DebugString(),
+          ctx->node().op(), ": orig_output must have the pooled shape ", pooled.DebugString(),
           " and grad the input's ", input.shape().DebugString(), ", got ",
           ctx->input(1).shape().DebugString(), " and ", grad.shape().DebugString()));
     }
@@ -511,6 +512,8 @@ template <typename T>
 using MaxPoolV1Op = MaxPoolOp<T, false>;
 template <typename T>
 using MaxPoolGradV1Op = MaxPoolGradOp<T, false>;
+template <typename T>
+using MaxPoolGradGradV1Op = MaxPoolGradGradOp<T, false>;
 
 // ---------------------------------------------------------------------------
 // AvgPool, AvgPoolGrad: the mean over the window's elements inside the input
@@ -601,7 +604,7 @@ void RegisterConvKernels(KernelRegistry* kernels) {
   kernels->Register<Conv2DBackpropFilterOp<BFloat16>>(bf16("Conv2DBackpropFilter"));
   RegisterFloatKernels<MaxPoolV1Op>(kernels, "MaxPool");
   RegisterFloatKernels<MaxPoolGradV1Op>(kernels, "MaxPoolGrad");
-  RegisterFloatKernels<MaxPoolGradGradOp>(kernels, "MaxPoolGradGrad");
+  RegisterFloatKernels<MaxPoolGradGradV1Op>(kernels, "MaxPoolGradGrad");
   // The V2 forms: the same kernels, their window read from inputs.
   const auto v2 = [](const char* op, DataType t) {
     return KernelDef(op, kDeviceTypeCpu).TypeConstraint("T", t).HostMemory("ksize").HostMemory(
@@ -611,6 +614,8 @@ void RegisterConvKernels(KernelRegistry* kernels) {
   kernels->Register<MaxPoolOp<double, true>>(v2("MaxPoolV2", DT_DOUBLE));
   kernels->Register<MaxPoolGradOp<float, true>>(v2("MaxPoolGradV2", DT_FLOAT));
   kernels->Register<MaxPoolGradOp<double, true>>(v2("MaxPoolGradV2", DT_DOUBLE));
+  kernels->Register<MaxPoolGradGradOp<float, true>>(v2("MaxPoolGradGradV2", DT_FLOAT));
+  kernels->Register<MaxPoolGradGradOp<double, true>>(v2("MaxPoolGradGradV2", DT_DOUBLE));
 }
 
 }  // namespace internal

@@ -305,7 +305,22 @@ absl::Status RegisterMaxPoolOps(OpRegistry* ops) {
                                       .Attr("T: {float, double}")
                                       .SetShapeFn(gather ? PooledLikeArgmax : SameAsInput)));
   }
-  return ops->SetNoGradient("MaxPoolGradV2");
+  // MaxPoolGradV2's gradient op: grad (the input's shape) at each window's
+  // maximum, in the pooled shape.
+  return ops->Register(OpDefBuilder("MaxPoolGradGradV2")
+                           .Input("orig_input: T")
+                           .Input("orig_output: T")
+                           .Input("grad: T")
+                           .Input("ksize: int32")
+                           .Input("strides: int32")
+                           .Output("output: T")
+                           .Attr("padding: {'SAME', 'VALID'}")
+                           .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+                           .Attr(kTypes)
+                           .SetShapeFn([](InferenceContext* c) {
+                             c->set_output(0, c->input(1));
+                             return absl::OkStatus();
+                           }));
 }
 
 absl::Status RegisterMaxPoolGradients(OpRegistry* ops) {
@@ -328,6 +343,25 @@ absl::Status RegisterMaxPoolGradients(OpRegistry* ops) {
         RETURN_IF_ERROR(s.status());
         return grads;
       }));
+  // MaxPoolGradV2 and MaxPoolGradGradV2: each other's gradient, through the
+  // same window (ksize and strides get none), as MaxPoolGrad's.
+  auto v2_back = [](const Scope& s, const Node& node,
+                    absl::Span<const Output> dy) -> absl::StatusOr<std::vector<Output>> {
+    std::vector<Output> grads(5);
+    if (!dy[0].valid()) return grads;
+    const bool of_grad = node.op() == "MaxPoolGradV2";
+    OpBuilder b = s.Op(of_grad ? "MaxPoolGradGradV2" : "MaxPoolGradV2");
+    b.Input(internal::InputOf(node, 0)).Input(internal::InputOf(node, 1)).Input(dy[0]);
+    b.Input(internal::InputOf(node, 3)).Input(internal::InputOf(node, 4));
+    for (const char* attr : {"padding", "data_format"}) b.SetAttr(attr, node.attrs().at(attr));
+    grads[0] = s.Op("ZerosLike").Input(internal::InputOf(node, 0)).Finalize1();
+    grads[1] = s.Op("ZerosLike").Input(internal::InputOf(node, 1)).Finalize1();
+    grads[2] = b.Finalize1();
+    RETURN_IF_ERROR(s.status());
+    return grads;
+  };
+  RETURN_IF_ERROR(ops->SetGradient("MaxPoolGradV2", v2_back));
+  RETURN_IF_ERROR(ops->SetGradient("MaxPoolGradGradV2", v2_back));
   // MaxPoolGradWithArgmax and MaxPoolGradGradWithArgmax route a gradient
   // through the same argmax, each the other's way; the input gets none.
   auto route_back = [](const Scope& s, const Node& node,

@@ -2,6 +2,8 @@
 // names, inputs and attrs, NHWC on the CPU (as TensorFlow's CPU kernels):
 //   MaxPoolV2              MaxPool with ksize and strides as int32 inputs
 //   MaxPoolGradV2          MaxPoolGrad with them as inputs
+//   MaxPoolGradGradV2      MaxPoolGradGrad with them as inputs (the two V2
+//                          ops are each other's gradient)
 //   MaxPoolWithArgmax      also each maximum's flat index, int64 or int32:
 //                          (y * width + x) * channels + c, plus the batch's
 //                          offset when include_batch_in_index

@@ -100,6 +100,31 @@ TEST(MaxPoolOpsTest, GradGradWithArgmaxReadsTheArgmaxPositions) {
             1e-8);
 }
 
+TEST(MaxPoolOpsTest, GradGradV2AndSecondOrderThroughMaxPoolV2) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Const(s, TwoImages());
+  Output k = ops::Const(s, std::vector<int32_t>{1, 2, 2, 1});
+  Output y = ops::MaxPoolV2(s, x, k, k, "VALID");
+  Output gg = s.Op("MaxPoolGradGradV2", std::source_location::current())
+                  .Input(x).Input(y).Input(x).Input(k).Input(k)
+                  .Attr("padding", std::string("VALID"))
+                  .Finalize1();
+  ExpectTensor<float>(Eval(s, {}, gg), TensorShape({2, 1, 2, 1}), {5, 7, 15, 17});
+  Output xd = ops::Const(s, Tensor::FromVector<double>({1, 5, 3, 2, 4, 0, 6, 7, 11, 15, 13, 12, 14,
+                                                        10, 16, 17},
+                                                       TensorShape({2, 2, 4, 1})));
+  Output yd = ops::MaxPoolV2(s, xd, k, k, "VALID");
+  Output dy = Placeholder(s, DT_DOUBLE, TensorShape({2, 1, 2, 1}));
+  Output back = s.Op("MaxPoolGradV2", std::source_location::current())
+                    .Input(xd).Input(yd).Input(dy).Input(k).Input(k)
+                    .Attr("padding", std::string("VALID"))
+                    .Finalize1();
+  EXPECT_LT(GradError(s, {{dy, Tensor::FromVector<double>({0.3, -1.0, 2.0, 0.5},
+                                                           TensorShape({2, 1, 2, 1}))}},
+                      back),
+            1e-8);
+}
+
 TEST(MaxPoolOpsTest, Errors) {
   auto message = [](std::vector<int64_t> k, const Tensor& v) {
     Scope s = Scope::NewRootScope(BuiltinOps());

@@ -599,10 +599,18 @@ def max_pool_second_order_cases():
             gg = tf.raw_ops.MaxPoolGradGrad(orig_input=x, orig_output=y, grad=x * 3.0, ksize=ksize,
                                             strides=[1, 2, 2, 1], padding=padding)
             fetch += [gg, tf.gradients(tf.reduce_sum(gg * wy), x)[0]]
+        # The V2 forms (ksize and strides as inputs).
+        y2 = tf.raw_ops.MaxPoolV2(input=x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME")
+        wy2 = tf.constant(rng.uniform(-1, 1, y2.shape.as_list()))
+        gx2 = tf.gradients(tf.reduce_sum(y2 * wy2), x)[0]
+        fetch += [tf.gradients(tf.reduce_sum(tf.square(gx2)), wy2)[0],
+                  tf.raw_ops.MaxPoolGradGradV2(orig_input=x, orig_output=y2, grad=x * 2.0,
+                                               ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1],
+                                               padding="SAME")]
         with v1.Session() as s:
             vals = s.run(fetch)
     ops = set(n.op for n in g.as_graph_def().node)
-    assert {"MaxPoolGradGrad", "MaxPoolGrad"} <= ops, sorted(ops)
+    assert {"MaxPoolGradGrad", "MaxPoolGrad", "MaxPoolGradGradV2"} <= ops, sorted(ops)
     save_case("max_pool_second_order", g, [tname(t) for t in fetch], vals, rtol=1e-12, atol=1e-12)
 
 
