@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
 #include "ops/audio/internal/wav.h"
+#include "ops/internal/index_tensors.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
@@ -24,11 +25,8 @@ class EncodeWavOp : public OpKernel {
       return absl::InvalidArgumentError(
           absl::StrCat("audio must be 2-dimensional, got shape ", audio.shape().DebugString()));
     }
-    if (rate.dims() != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("sample_rate must be a scalar, got shape ",
-                                                     rate.shape().DebugString()));
-    }
-    const int32_t sample_rate = rate.scalar<int32_t>();
+    ASSIGN_OR_RETURN(const int32_t* rate_value, internal::ScalarOf<int32_t>(rate, "sample_rate"));
+    const int32_t sample_rate = *rate_value;
     if (sample_rate <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("sample_rate must be in (0, 2^31), got ", sample_rate));
@@ -57,12 +55,9 @@ class DecodeWavOp : public OpKernel {
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& contents = ctx->input(0);
-    if (contents.dims() != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("contents must be a scalar, got shape ",
-                                                     contents.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(wav::Decoded in, wav::DecodeS16(contents.scalar<std::string>()));
+    ASSIGN_OR_RETURN(const std::string* contents,
+                     internal::ScalarOf<std::string>(ctx->input(0), "contents"));
+    ASSIGN_OR_RETURN(wav::Decoded in, wav::DecodeS16(*contents));
     const int64_t samples = desired_samples_ == -1 ? in.frames : desired_samples_;
     const int64_t channels = desired_channels_ == -1 ? in.channels : desired_channels_;
     ASSIGN_OR_RETURN(Tensor * audio, ctx->allocate_output(0, TensorShape({samples, channels})));

@@ -1,5 +1,5 @@
 // Reading and writing the int32/int64 index tensors of the array kernels
-// (perm, multiples, begin, axis, ...), shared by the CPU kernels and the GPU
+// (perm, multiples, begin, axis, ...), and any kernel's scalar inputs, shared by the CPU kernels and the GPU
 // kernels, which get these tensors in host memory (HostMemory args).
 //
 //   ASSIGN_OR_RETURN(std::vector<int64_t> perm,
@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "runtime/tensor.h"
@@ -32,6 +33,18 @@ absl::StatusOr<std::vector<int64_t>> ReadInts(const Tensor& t, absl::string_view
 absl::StatusOr<std::vector<int64_t>> ReadVector(const Tensor& t, absl::string_view what);
 // As ReadInts, for a scalar (or one-element vector).
 absl::StatusOr<int64_t> ReadScalar(const Tensor& t, absl::string_view what);
+// The value of a scalar host tensor of T (the caller knows the dtype from
+// the op's definition): InvalidArgument "<what> must be a scalar, got shape
+// [2]" for any other rank.
+template <typename T>
+absl::StatusOr<const T*> ScalarOf(const Tensor& t, absl::string_view what) {
+  if (t.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
+  }
+  return &t.scalar<T>();
+}
+
 // Writes `values` into the int32 or int64 host tensor `t` (of as many
 // elements); InvalidArgument when a value does not fit in int32.
 absl::Status WriteInts(absl::Span<const int64_t> values, Tensor* t);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/internal/index_tensors.h"
 #include "ops/io/file_write_policy.h"
 #include "runtime/atomic_file.h"
 #include "runtime/kernel.h"
@@ -19,11 +20,7 @@ namespace sluice {
 namespace {
 
 absl::StatusOr<const std::string*> ScalarString(const Tensor& t, const char* what) {
-  if (t.dims() != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a scalar, got shape ", t.shape().DebugString()));
-  }
-  return &t.scalar<std::string>();
+  return internal::ScalarOf<std::string>(t, what);
 }
 
 class ReadFileOp : public OpKernel {

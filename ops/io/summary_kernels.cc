@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/proto/summary.pb.h"
+#include "ops/internal/index_tensors.h"
 #include "ops/io/internal/summary_values.h"
 #include "ops/io/summary_ops.h"
 
@@ -15,13 +16,7 @@ namespace {
 // Input `i` as a scalar string ("tag must be a scalar, got shape [2]").
 absl::StatusOr<const std::string*> ScalarStringInput(OpKernelContext* ctx, int i,
                                                      const char* what) {
-  const Tensor& t = ctx->input(i);
-  if (t.dims() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ", what,
-                                                   " must be a scalar, got shape ",
-                                                   t.shape().DebugString()));
-  }
-  return &t.scalar<std::string>();
+  return internal::ScalarOf<std::string>(ctx->input(i), what);
 }
 
 absl::Status SetSummaryOutput(OpKernelContext* ctx, const ::tensorflow::Summary& summary) {

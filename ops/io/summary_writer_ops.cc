@@ -12,6 +12,7 @@
 #include "graph/proto/graph.pb.h"
 #include "graph/shape_inference.h"
 #include "ops/io/internal/summary_file_writer.h"
+#include "ops/internal/index_tensors.h"
 #include "ops/io/internal/summary_values.h"
 #include "runtime/kernel.h"
 #include "runtime/resource_handle.h"
@@ -31,13 +32,7 @@ absl::StatusOr<SummaryFileWriter*> WriterInput(OpKernelContext* ctx) {
 // Input `i` as a scalar of T ("step must be a scalar, got shape [2]").
 template <typename T>
 absl::StatusOr<const T*> Scalar(OpKernelContext* ctx, int i, const char* what) {
-  const Tensor& t = ctx->input(i);
-  if (t.dims() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(ctx->node().op(), ": ", what,
-                                                   " must be a scalar, got shape ",
-                                                   t.shape().DebugString()));
-  }
-  return &t.scalar<T>();
+  return internal::ScalarOf<T>(ctx->input(i), what);
 }
 
 class SummaryWriterOp : public OpKernel {

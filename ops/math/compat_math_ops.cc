@@ -1,4 +1,4 @@
-// ApproximateEqual, Cross and AccumulateNV2: definitions, CPU kernels,
+// ApproximateEqual and Cross: definitions, CPU kernels,
 // gradients and wrappers (ops/math/compat_math_ops.h).
 #include "ops/math/compat_math_ops.h"
 
@@ -73,23 +73,6 @@ class CrossOp : public OpKernel {
   }
 };
 
-template <typename T>
-class AccumulateNV2Op : public OpKernel {
- public:
-  absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& first = ctx->input(0);
-    for (int i = 1; i < ctx->num_inputs(); ++i) RETURN_IF_ERROR(CheckSameShape(ctx, first, ctx->input(i)));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, first.shape()));
-    T* sum = out->data<T>();
-    for (int64_t j = 0; j < first.NumElements(); ++j) sum[j] = first.data<T>()[j];
-    for (int i = 1; i < ctx->num_inputs(); ++i) {
-      const T* in = ctx->input(i).data<T>();
-      for (int64_t j = 0; j < first.NumElements(); ++j) sum[j] += in[j];
-    }
-    return absl::OkStatus();
-  }
-};
-
 absl::StatusOr<std::vector<Output>> CrossGrad(const Scope& s, const Node& node,
                                               absl::Span<const Output> dy) {
   std::vector<Output> grads(2);
@@ -101,17 +84,11 @@ absl::StatusOr<std::vector<Output>> CrossGrad(const Scope& s, const Node& node,
   return grads;
 }
 
-absl::StatusOr<std::vector<Output>> AccumulateGrad(const Scope&, const Node& node,
-                                                   absl::Span<const Output> dy) {
-  return std::vector<Output>(node.num_inputs(), dy[0]);
-}
-
 template <typename T>
 void RegisterFor(KernelRegistry* k) {
   const DataType t = DataTypeToEnum<T>::value;
   k->Register<ApproximateEqualOp<T>>(KernelDef("ApproximateEqual", kDeviceTypeCpu).TypeConstraint("T", t));
   k->Register<CrossOp<T>>(KernelDef("Cross", kDeviceTypeCpu).TypeConstraint("T", t));
-  k->Register<AccumulateNV2Op<T>>(KernelDef("AccumulateNV2", kDeviceTypeCpu).TypeConstraint("T", t));
 }
 
 constexpr char kRealTypes[] =
@@ -140,24 +117,11 @@ absl::Status RegisterCompatMathOps(OpRegistry* ops) {
                                       c->set_output(0, c->input(0));
                                       return absl::OkStatus();
                                     })));
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("AccumulateNV2")
-                                    .Input("inputs: N * T")
-                                    .Output("sum: T")
-                                    .Attr("N: int >= 1")
-                                    .Attr(kRealTypes)
-                                    .Attr("shape: shape")
-                                    .SetShapeFn([](InferenceContext* c) -> absl::Status {
-                                      ASSIGN_OR_RETURN(TensorShape shape,
-                                                       c->GetAttr<TensorShape>("shape"));
-                                      c->set_output(0, shape.unknown_rank() ? c->input(0) : shape);
-                                      return absl::OkStatus();
-                                    })));
   return ops->SetNoGradient("ApproximateEqual");
 }
 
 absl::Status RegisterCompatMathGradients(OpRegistry* ops) {
-  RETURN_IF_ERROR(ops->SetGradient("Cross", CrossGrad));
-  return ops->SetGradient("AccumulateNV2", AccumulateGrad);
+  return ops->SetGradient("Cross", CrossGrad);
 }
 
 void RegisterCompatMathKernels(KernelRegistry* k) {
@@ -176,11 +140,6 @@ Output ApproximateEqual(const Scope& s, Input x, Input y, float tolerance,
 
 Output Cross(const Scope& s, Input a, Input b, std::source_location loc) {
   return s.Op("Cross", loc).Input(a).Input(b).Finalize1();
-}
-
-Output AccumulateNV2(const Scope& s, absl::Span<const Output> inputs, std::source_location loc) {
-  TensorShape shape = inputs.empty() ? TensorShape::Unknown() : inputs[0].shape();
-  return s.Op("AccumulateNV2", loc).InputList(inputs).Attr("shape", shape).Finalize1();
 }
 
 }  // namespace ops

@@ -4,9 +4,7 @@
 //       x and y of one shape
 //   Cross(a, b) -> product   the cross product of 3-vectors along the last
 //       dimension (tf.linalg.cross), with its gradient
-//   AccumulateNV2(inputs: N * T) -> sum   tf.math.accumulate_n: the sum of
-//       same-shaped inputs (attr shape, checked when fully known); its
-//       gradient passes to every input, as AddN's
+// (tf.math.accumulate_n's AccumulateNV2 is AddN's kin: ops/math/math_ops.h.)
 // CPU kernels for float, double, int32, int64.
 //
 //   Output c = ops::Cross(s, a, b);
@@ -17,7 +15,6 @@
 #define SLUICE_OPS_MATH_COMPAT_MATH_OPS_H_
 
 #include "absl/status/status.h"
-#include "absl/types/span.h"
 #include "base/source_location.h"
 #include "graph/op_registry.h"
 #include "graph/scope.h"
@@ -35,8 +32,6 @@ Output ApproximateEqual(const Scope& scope, Input x, Input y, float tolerance = 
                         std::source_location loc = std::source_location::current());
 Output Cross(const Scope& scope, Input a, Input b,
              std::source_location loc = std::source_location::current());
-Output AccumulateNV2(const Scope& scope, absl::Span<const Output> inputs,
-                     std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

@@ -680,6 +680,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"Select", SelectGrad},
       {"SelectV2", SelectV2Grad},
       {"AddN", AddNGrad},
+      {"AccumulateNV2", AddNGrad},
       {"Cast", CastGrad},
       {"Sum", SumGrad},
       {"Mean", MeanGrad},

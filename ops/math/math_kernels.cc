@@ -624,10 +624,12 @@ void RegisterSelect(KernelRegistry* k) {
    ...);
 }
 
+// AddN and AccumulateNV2 (tf.math.accumulate_n's AddN).
 template <typename... Ts>
 void RegisterAddN(KernelRegistry* k) {
-  (k->Register(Cpu<Ts>("AddN"), [] { return std::make_unique<AddNOp<Impl>>(&AddNLoop<Ts>); }),
-   ...);
+  for (const char* op : {"AddN", "AccumulateNV2"}) {
+    (k->Register(Cpu<Ts>(op), [] { return std::make_unique<AddNOp<Impl>>(&AddNLoop<Ts>); }), ...);
+  }
 }
 
 }  // namespace

@@ -412,6 +412,22 @@ absl::Status RegisterOtherOps(OpRegistry* ops) {
                                           "uint64, variant}")
                                     .SetIsCommutative()
                                     .SetShapeFn(MergeAllInputsShape)));
+  // tf.math.accumulate_n's op: AddN with the sum's shape as an attr (it
+  // runs AddN's kernel and has AddN's gradient).
+  RETURN_IF_ERROR(ops->Register(
+      OpDefBuilder("AccumulateNV2")
+          .Input("inputs: N * T")
+          .Output("sum: T")
+          .Attr("N: int >= 1")
+          .Attr("T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, "
+                "uint32, uint64}")
+          .Attr("shape: shape")
+          .SetShapeFn([](InferenceContext* c) -> absl::Status {
+            ASSIGN_OR_RETURN(TensorShape shape, c->GetAttr<TensorShape>("shape"));
+            if (shape.unknown_rank()) return MergeAllInputsShape(c);
+            c->set_output(0, shape);
+            return absl::OkStatus();
+          })));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Range")
                                     .Input("start: Tidx")
                                     .Input("limit: Tidx")
@@ -579,6 +595,11 @@ Output SelectV2(const Scope& scope, Input condition, Input t, Input e, Loc loc) 
 
 Output AddN(const Scope& scope, absl::Span<const Output> inputs, Loc loc) {
   return scope.Op("AddN", loc).InputList(inputs).Finalize1();
+}
+
+Output AccumulateNV2(const Scope& scope, absl::Span<const Output> inputs, Loc loc) {
+  const TensorShape shape = inputs.empty() ? TensorShape::Unknown() : inputs[0].shape();
+  return scope.Op("AccumulateNV2", loc).InputList(inputs).Attr("shape", shape).Finalize1();
 }
 
 Output LogicalAnd(const Scope& scope, Input x, Input y, Loc loc) {

@@ -1,8 +1,8 @@
 // Math ops: element-wise arithmetic and comparisons with NumPy broadcasting,
 // unary functions (and the *Grad helper ops TensorFlow graphs contain),
-// Select, AddN, Cast, reductions (Sum, Mean, Max, Min, Prod), ArgMax, ArgMin and
-// MatMul — their definitions (TensorFlow names, args and attrs), CPU kernels
-// and typed graph-building wrappers.
+// Select, AddN (and AccumulateNV2), Cast, reductions (Sum, Mean, Max, Min,
+// Prod), ArgMax, ArgMin and MatMul — their definitions (TensorFlow names,
+// args and attrs), CPU kernels and typed graph-building wrappers.
 //
 //   OpRegistry ops;  KernelRegistry kernels;
 //   RETURN_IF_ERROR(RegisterMathOps(&ops));
@@ -147,6 +147,9 @@ Output SelectV2(const Scope& scope, Input condition, Input t, Input e,
 
 // Sum of N >= 1 tensors of one shape and type.
 Output AddN(const Scope& scope, absl::Span<const Output> inputs, Loc loc = Loc::current());
+// tf.math.accumulate_n's form of AddN (the shape as an attr, from inputs[0]).
+Output AccumulateNV2(const Scope& scope, absl::Span<const Output> inputs,
+                     Loc loc = Loc::current());
 // Element-wise on bool tensors (And, Or broadcast).
 Output LogicalAnd(const Scope& scope, Input x, Input y, Loc loc = Loc::current());
 Output LogicalOr(const Scope& scope, Input x, Input y, Loc loc = Loc::current());

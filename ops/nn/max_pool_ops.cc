@@ -197,8 +197,11 @@ class ArgmaxRouteOp : public OpKernel {
 };
 
 // MaxPoolGradGradWithArgmax: the pooled shape, argmax's.
-absl::Status PooledLikeArgmax(InferenceContext* c) {
-  c->set_output(0, c->input(2));
+// The gradient ops' output: shaped like input i (the input's for the
+// routes into it, the pooled one's for the GradGrad reads).
+template <int i>
+absl::Status LikeInput(InferenceContext* c) {
+  c->set_output(0, c->input(i));
   return absl::OkStatus();
 }
 
@@ -249,11 +252,6 @@ absl::Status ArgmaxShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-absl::Status SameAsInput(InferenceContext* c) {
-  c->set_output(0, c->input(0));
-  return absl::OkStatus();
-}
-
 constexpr char kTypes[] = "T: {float, double} = DT_FLOAT";
 
 }  // namespace
@@ -268,17 +266,23 @@ absl::Status RegisterMaxPoolOps(OpRegistry* ops) {
                                     .Attr("padding: {'SAME', 'VALID'}")
                                     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
                                     .SetShapeFn(V2Shape)));
-  RETURN_IF_ERROR(ops->Register(OpDefBuilder("MaxPoolGradV2")
-                                    .Input("orig_input: T")
-                                    .Input("orig_output: T")
-                                    .Input("grad: T")
-                                    .Input("ksize: int32")
-                                    .Input("strides: int32")
-                                    .Output("output: T")
-                                    .Attr("padding: {'SAME', 'VALID'}")
-                                    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-                                    .Attr(kTypes)
-                                    .SetShapeFn(SameAsInput)));
+  // MaxPoolGradV2 routes grad (pooled) into the input's shape;
+  // MaxPoolGradGradV2, its gradient, reads grad (the input's shape) at each
+  // window's maximum into the pooled shape.
+  for (const char* op : {"MaxPoolGradV2", "MaxPoolGradGradV2"}) {
+    const bool gather = std::string(op) == "MaxPoolGradGradV2";
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(op)
+                                      .Input("orig_input: T")
+                                      .Input("orig_output: T")
+                                      .Input("grad: T")
+                                      .Input("ksize: int32")
+                                      .Input("strides: int32")
+                                      .Output("output: T")
+                                      .Attr("padding: {'SAME', 'VALID'}")
+                                      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+                                      .Attr(kTypes)
+                                      .SetShapeFn(gather ? LikeInput<1> : LikeInput<0>)));
+  }
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("MaxPoolWithArgmax")
                                     .Input("input: T")
                                     .Output("output: T")
@@ -303,24 +307,9 @@ absl::Status RegisterMaxPoolOps(OpRegistry* ops) {
                                       .Attr("include_batch_in_index: bool = false")
                                       .Attr("Targmax: {int32, int64}")
                                       .Attr("T: {float, double}")
-                                      .SetShapeFn(gather ? PooledLikeArgmax : SameAsInput)));
+                                      .SetShapeFn(gather ? LikeInput<2> : LikeInput<0>)));
   }
-  // MaxPoolGradV2's gradient op: grad (the input's shape) at each window's
-  // maximum, in the pooled shape.
-  return ops->Register(OpDefBuilder("MaxPoolGradGradV2")
-                           .Input("orig_input: T")
-                           .Input("orig_output: T")
-                           .Input("grad: T")
-                           .Input("ksize: int32")
-                           .Input("strides: int32")
-                           .Output("output: T")
-                           .Attr("padding: {'SAME', 'VALID'}")
-                           .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-                           .Attr(kTypes)
-                           .SetShapeFn([](InferenceContext* c) {
-                             c->set_output(0, c->input(1));
-                             return absl::OkStatus();
-                           }));
+  return absl::OkStatus();
 }
 
 absl::Status RegisterMaxPoolGradients(OpRegistry* ops) {
