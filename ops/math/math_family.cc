@@ -1,6 +1,7 @@
 #include "ops/math/math_family.h"
 
 #include "base/status_macros.h"
+#include "ops/math/bessel_functions.h"
 #include "ops/math/batch_matmul_ops.h"
 #include "ops/math/bincount_ops.h"
 #include "ops/math/bitwise_ops.h"
@@ -9,6 +10,7 @@
 #include "ops/math/composite_ops.h"
 #include "ops/math/einsum.h"
 #include "ops/math/histogram_ops.h"
+#include "ops/math/incomplete_functions.h"
 #include "ops/math/linalg_ops.h"
 #include "ops/math/math_gradients.h"
 #include "ops/math/math_ops.h"
@@ -27,6 +29,8 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterLinalgOps(ops));
   RETURN_IF_ERROR(RegisterBitwiseOps(ops));
   RETURN_IF_ERROR(RegisterSpecialFunctionOps(ops));
+  RETURN_IF_ERROR(RegisterIncompleteFunctionOps(ops));
+  RETURN_IF_ERROR(RegisterBesselFunctionOps(ops));
   RETURN_IF_ERROR(RegisterHistogramOps(ops));
   RETURN_IF_ERROR(RegisterCompositeOps(ops));
   RETURN_IF_ERROR(RegisterCompatMathOps(ops));
@@ -52,6 +56,8 @@ void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterLinalgKernels(kernels);
   RegisterBitwiseKernels(kernels);
   RegisterSpecialFunctionKernels(kernels);
+  RegisterIncompleteFunctionKernels(kernels);
+  RegisterBesselFunctionKernels(kernels);
   RegisterHistogramKernels(kernels);
   RegisterCompatMathKernels(kernels);
 }

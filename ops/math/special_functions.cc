@@ -1,10 +1,13 @@
 // Definitions, wrappers, CPU kernels and gradients of the special functions.
-// Why Boost.Math: digamma, polygamma and the inverse error functions are in
-// no C or C++ standard library; Boost's are well kept and header only.
+// Why Boost.Math: digamma, polygamma, the exponential integral and the
+// inverse error functions are in no C or C++ standard library; Boost's are
+// well kept and header only. Hurwitz's zeta is not in Boost (only
+// Riemann's): it is summed here.
 #include "ops/math/special_functions.h"
 
 #include <boost/math/special_functions/digamma.hpp>
 #include <boost/math/special_functions/erf.hpp>
+#include <boost/math/special_functions/expint.hpp>
 #include <boost/math/special_functions/polygamma.hpp>
 
 #include <cmath>
@@ -68,8 +71,83 @@ template <typename T> struct NdtriF {
   }
 };
 
+// Ei(x) for x > 0 (TensorFlow's Expint: -inf at 0, NaN below).
+template <typename T> struct ExpintF {
+  static T Apply(T x) {
+    if (x == T(0)) return -std::numeric_limits<T>::infinity();
+    if (!(x > T(0))) return std::numeric_limits<T>::quiet_NaN();
+    return static_cast<T>(boost::math::expint(static_cast<double>(x), Policy()));
+  }
+};
+
+// (2k)! / B_2k for k = 1..12: the Euler-Maclaurin correction terms of the
+// Hurwitz zeta function.
+constexpr double kZetaTerms[] = {12.0,
+                                 -720.0,
+                                 30240.0,
+                                 -1209600.0,
+                                 47900160.0,
+                                 -1.8924375803183791606e9,
+                                 7.47242496e10,
+                                 -2.950130727918164224e12,
+                                 1.1646782814350067249e14,
+                                 -4.5979787224074726105e15,
+                                 1.8152105401943546773e17,
+                                 -7.1661652561756670113e18};
+
+// Hurwitz's zeta(x, q) = sum_k (q + k)^-x by the Euler-Maclaurin formula:
+// the sum's first terms (at least 9, and up to q + k > 9), the integral of
+// the rest, and Bernoulli corrections. TensorFlow's domain: inf at x = 1
+// and at q a non-positive integer; NaN for x < 1, and for q < 0 with x not
+// an integer.
+double HurwitzZeta(double x, double q) {
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  if (x == 1) return std::numeric_limits<double>::infinity();
+  if (x < 1) return std::numeric_limits<double>::quiet_NaN();
+  if (q <= 0) {
+    if (q == std::floor(q)) return std::numeric_limits<double>::infinity();
+    if (x != std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (q == std::numeric_limits<double>::infinity()) return 0;
+  double sum = std::pow(q, -x);
+  double a = q;
+  double b = 0;
+  for (int i = 0; i < 9 || a <= 9;) {
+    ++i;
+    a += 1;
+    b = std::pow(a, -x);
+    sum += b;
+    if (std::fabs(b / sum) < kEps) return sum;
+  }
+  const double w = a;
+  sum += b * w / (x - 1) - 0.5 * b;
+  double rising = 1;  // x (x + 1) ... (x + 2j)
+  double k = 0;
+  for (double term_scale : kZetaTerms) {
+    rising *= x + k;
+    b /= w;
+    const double t = rising * b / term_scale;
+    sum += t;
+    if (std::fabs(t / sum) < kEps) break;
+    k += 1;
+    rising *= x + k;
+    b /= w;
+    k += 1;
+  }
+  return sum;
+}
+template <typename T> struct ZetaF {
+  static T Apply(T x, T q) { return static_cast<T>(HurwitzZeta(x, q)); }
+};
+
 absl::Status SameShape(InferenceContext* c) {
   c->set_output(0, c->input(0));
+  return absl::OkStatus();
+}
+
+absl::Status BroadcastShape(InferenceContext* c) {
+  ASSIGN_OR_RETURN(TensorShape out, BroadcastShapes(c->input(0), c->input(1)));
+  c->set_output(0, out);
   return absl::OkStatus();
 }
 
@@ -117,27 +195,45 @@ GradResult PolygammaGrad(const Scope& s, const Node& node, absl::Span<const Outp
   return std::vector<Output>{Output(), gx};
 }
 
+// W.r.t. q only: -x zeta(x + 1, q), summed to q's shape.
+GradResult ZetaGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  const Output q = InputOf(node, 1);
+  Output partial = ops::Mul(
+      s, g[0], ops::Neg(s, ops::Mul(s, x, ops::Zeta(s, ops::Add(s, x, ops::OnesLike(s, x)), q))));
+  ops::BroadcastGradientArgsOutputs r =
+      ops::BroadcastGradientArgs(s, ops::Shape(s, x), ops::Shape(s, q));
+  Output gq = ops::Reshape(s, ops::Sum(s, partial, r.r1), ops::Shape(s, q));
+  RETURN_IF_ERROR(s.status());
+  return std::vector<Output>{Output(), gq};
+}
+GradResult ExpintGrad(const Scope& s, const Node& node, absl::Span<const Output> g) {
+  const Output x = InputOf(node, 0);
+  return Only(s, ops::Mul(s, g[0], ops::Div(s, ops::Exp(s, x), x)));
+}
+
 }  // namespace
 
 absl::Status RegisterSpecialFunctionOps(OpRegistry* ops) {
-  for (const char* name : {"Lgamma", "Digamma", "Erfinv", "Ndtri"}) {
+  for (const char* name : {"Lgamma", "Digamma", "Erfinv", "Ndtri", "Expint"}) {
     RETURN_IF_ERROR(ops->Register(OpDefBuilder(name)
                                       .Input("x: T")
                                       .Output("y: T")
                                       .Attr("T: {bfloat16, half, float, double}")
                                       .SetShapeFn(SameShape)));
   }
-  return ops->Register(OpDefBuilder("Polygamma")
-                           .Input("a: T")
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Polygamma")
+                                    .Input("a: T")
+                                    .Input("x: T")
+                                    .Output("z: T")
+                                    .Attr("T: {float, double}")
+                                    .SetShapeFn(BroadcastShape)));
+  return ops->Register(OpDefBuilder("Zeta")
                            .Input("x: T")
+                           .Input("q: T")
                            .Output("z: T")
                            .Attr("T: {float, double}")
-                           .SetShapeFn([](InferenceContext* c) -> absl::Status {
-                             ASSIGN_OR_RETURN(TensorShape out,
-                                              BroadcastShapes(c->input(0), c->input(1)));
-                             c->set_output(0, out);
-                             return absl::OkStatus();
-                           }));
+                           .SetShapeFn(BroadcastShape));
 }
 
 absl::Status RegisterSpecialFunctionGradients(OpRegistry* ops) {
@@ -145,6 +241,8 @@ absl::Status RegisterSpecialFunctionGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("Digamma", DigammaGrad));
   RETURN_IF_ERROR(ops->SetGradient("Polygamma", PolygammaGrad));
   RETURN_IF_ERROR(ops->SetGradient("Erfinv", ErfinvGrad));
+  RETURN_IF_ERROR(ops->SetGradient("Zeta", ZetaGrad));
+  RETURN_IF_ERROR(ops->SetGradient("Expint", ExpintGrad));
   return ops->SetGradient("Ndtri", NdtriGrad);
 }
 
@@ -154,6 +252,8 @@ void RegisterSpecialFunctionKernels(KernelRegistry* k) {
   internal::RegisterCpuUnary<ErfinvF, float, double>(k, "Erfinv");
   internal::RegisterCpuUnary<NdtriF, float, double>(k, "Ndtri");
   internal::RegisterCpuBinary<PolygammaF, float, double>(k, "Polygamma");
+  internal::RegisterCpuBinary<ZetaF, float, double>(k, "Zeta");
+  internal::RegisterCpuUnary<ExpintF, float, double>(k, "Expint");
 }
 
 namespace ops {
@@ -172,6 +272,12 @@ Output Erfinv(const Scope& s, Input x, std::source_location loc) {
 }
 Output Ndtri(const Scope& s, Input x, std::source_location loc) {
   return s.Op("Ndtri", loc).Input(x).Finalize1();
+}
+Output Zeta(const Scope& s, Input x, Input q, std::source_location loc) {
+  return s.Op("Zeta", loc).Input(x).Input(q).Finalize1();
+}
+Output Expint(const Scope& s, Input x, std::source_location loc) {
+  return s.Op("Expint", loc).Input(x).Finalize1();
 }
 
 }  // namespace ops

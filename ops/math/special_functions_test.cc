@@ -66,5 +66,40 @@ TEST(SpecialFunctionsTest, GradientsByFiniteDifferences) {
             1e-4);
 }
 
+TEST(SpecialFunctionsTest, ZetaAndExpintAreTensorFlows) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Poles, the domain's edges, negative q, and both ways out of the sum.
+  ExpectTensor<double>(
+      Eval(s, {},
+           ops::Zeta(s,
+                     ops::Const(s, Tensor::FromVector<double>(
+                                       {1, 0.5, 2, 2, 3, 2.5, 2, 4, nan, 2, 30, 1.5, 2})),
+                     ops::Const(s, Tensor::FromVector<double>(
+                                       {1, 1, 0, -1, -1.5, -1.5, 1e-3, 7, 1, inf, 2, 1e6, nan})))),
+      TensorShape({13}),
+      {inf, nan, inf, inf, 0.11810202582086413, nan, 1000001.6425331959, 0.0011996997605209074,
+       nan, 0.0, 9.313274324196682e-10, 0.002000000500000125, nan},
+      1e-7);
+  ExpectTensor<double>(
+      Eval(s, {},
+           ops::Expint(s, ops::Const(s, Tensor::FromVector<double>(
+                                         {0, 1e-5, 0.5, -2, 10, 800, inf, -inf, nan})))),
+      TensorShape({9}),
+      {-inf, -10.935699800043695, 0.45421990486317354, nan, 2492.228976241878, inf, inf, nan,
+       nan},
+      1e-9);
+}
+
+TEST(SpecialFunctionsTest, ZetaAndExpintGradients) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output q = Placeholder(s, DT_DOUBLE);
+  EXPECT_LT(GradError(s, {{q, Tensor::FromVector<double>({0.9, 1.7, 12})}},
+                      ops::Zeta(s, ops::Const(s, Tensor::FromVector<double>({2.5, 4}, TensorShape({2, 1}))), q)),
+            1e-6);
+  EXPECT_LT(GradError(s, {{q, Tensor::FromVector<double>({0.9, 1.7, 4})}}, ops::Expint(s, q)), 1e-6);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -87,6 +87,17 @@ absl::StatusOr<stateless::KeyCounter> ReadAndAdvance(OpKernelContext* ctx, int64
   return kc;
 }
 
+}  // namespace
+
+absl::StatusOr<stateless::KeyCounter> internal::ReadAndAdvanceRngState(OpKernelContext* ctx,
+                                                                       uint64_t advance) {
+  ASSIGN_OR_RETURN(int64_t alg, ScalarInput<int64_t>(ctx, 1));
+  RETURN_IF_ERROR(CheckAlgorithm(ctx->node().op(), alg));
+  return ReadAndAdvance(ctx, 0, advance, nullptr, nullptr);
+}
+
+namespace {
+
 // The draws: (resource, algorithm, shape[, minval, maxval]) -> output,
 // or StatefulStandardNormal's (resource, shape) with the algorithm first
 // in the state.

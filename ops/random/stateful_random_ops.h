@@ -36,12 +36,25 @@
 #include "base/source_location.h"
 #include "graph/op_registry.h"
 #include "graph/scope.h"
+#include "ops/gpu/stateless_philox.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 
 namespace sluice {
 
 absl::Status RegisterStatefulRandomOps(OpRegistry* ops);
 void RegisterStatefulRandomKernels(KernelRegistry* kernels);
+
+namespace internal {
+
+// For other draws over an RNG state (StatefulRandomBinomial:
+// ops/random/distribution_ops.h): with the state variable at input 0 and
+// the algorithm at input 1, checks the algorithm and returns the Philox key
+// and counter, advancing the counter by `advance` under the variable's lock.
+absl::StatusOr<stateless::KeyCounter> ReadAndAdvanceRngState(OpKernelContext* ctx,
+                                                             uint64_t advance);
+
+}  // namespace internal
 
 namespace ops {
 

@@ -230,6 +230,12 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_categorical_draws_are_tensorflows_ids(self):
         self.run_case("categorical")
 
+    def test_gamma_poisson_and_binomial_draws_with_gamma_gradients(self):
+        self.run_case("distributions")
+
+    def test_incomplete_gamma_beta_and_bessel_functions_with_gradients(self):
+        self.run_case("special_functions")
+
     def test_scatter_mul_div_min_max_on_ref_and_resource_variables(self):
         self.run_case("scatter_mul_div_min_max")
 

@@ -926,6 +926,72 @@ def categorical_cases():
     save_case("categorical", g, [t.name for t in fetches], vals, feeds={"logits": logits_val})
 
 
+def distribution_cases():
+    """Seeded tf.random.gamma and tf.random.poisson, stateless gamma, Poisson
+    and binomial, and tf.random.Generator.binomial, fetched once with
+    gamma's reparameterization gradient w.r.t. alpha: TensorFlow's draws
+    (to float rounding of the gradients)."""
+    g = tf.Graph()
+    with g.as_default():
+        v1.set_random_seed(4321)
+        alpha = v1.placeholder(tf.float32, [3], name="alpha")
+        rate = v1.placeholder(tf.float64, [2, 2], name="rate")
+        gamma = tf.random.gamma([4], alpha, seed=11)
+        sgamma = tf.random.stateless_gamma([5, 3], seed=[3, 8], alpha=tf.cast(alpha, tf.float64),
+                                          dtype=tf.float64)
+        gen = tf.random.Generator.from_seed(99)
+        fetches = [
+            gamma,
+            sgamma,
+            tf.random.poisson([3], rate, seed=12, dtype=tf.int32),
+            tf.random.stateless_poisson([4, 2, 2], seed=[-2, 5], lam=rate),
+            tf.random.stateless_binomial([6, 3], seed=[1, 9], counts=[8.0, 60.0, 400.0],
+                                         probs=[0.45, 0.8, 0.1], output_dtype=tf.float32),
+            gen.binomial([5, 2], counts=tf.constant([15.0, 250.0]), probs=tf.constant([0.5, 0.3])),
+        ]
+        fetches += tf.gradients(tf.reduce_sum(gamma * gamma), [alpha])
+        fetches += tf.gradients(tf.reduce_sum(tf.sqrt(sgamma)), [alpha])
+        init = v1.global_variables_initializer()
+        with v1.Session() as sess:
+            sess.run(init)
+            vals = sess.run(fetches, {alpha: [0.4, 1.0, 3.5], rate: [[0.3, 6.0], [45.0, 2e3]]})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"RandomGamma", "RandomPoissonV2", "StatelessRandomGammaV3", "StatelessRandomPoisson",
+            "StatelessRandomBinomial", "StatefulRandomBinomial", "RandomGammaGrad"} <= ops, sorted(ops)
+    save_case("distributions", g, [t.name for t in fetches], vals,
+              feeds={"alpha": np.array([0.4, 1.0, 3.5], np.float32),
+                     "rate": np.array([[0.3, 6.0], [45.0, 2e3]])},
+              init=init.name, rtol=2e-5, atol=1e-6)
+
+
+def special_function_cases():
+    """tf.math.igamma, igammac and betainc, the Bessel functions of
+    tf.math.special, with their gradients."""
+    g = tf.Graph()
+    rng = np.random.RandomState(8)
+    a_val = rng.uniform(0.2, 6, [2, 3])
+    x_val = rng.uniform(0.05, 9, [3])
+    u_val = rng.uniform(0.02, 0.98, [2, 3])
+    with g.as_default():
+        a = v1.placeholder(tf.float64, [2, 3], name="a")
+        x = v1.placeholder(tf.float64, [3], name="x")
+        u = v1.placeholder(tf.float64, [2, 3], name="u")
+        sp = tf.math.special
+        ys = [tf.math.igamma(a, x), tf.math.igammac(a, x), tf.math.betainc(a, a[::-1], u)]
+        ys += [sp.bessel_i0(x), sp.bessel_i0e(-x), sp.bessel_i1(x), sp.bessel_i1e(-x),
+               sp.bessel_k0(x), sp.bessel_k0e(x), sp.bessel_k1(x), sp.bessel_k1e(x),
+               sp.bessel_j0(x), sp.bessel_j1(x), sp.bessel_y0(x), sp.bessel_y1(x)]
+        total = tf.add_n([tf.reduce_sum(y) for y in ys])
+        fetches = ys + tf.gradients(total, [a, x, u])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {a: a_val, x: x_val, u: u_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"Igamma", "Igammac", "IgammaGradA", "Betainc", "BesselI0", "BesselK1e",
+            "BesselY1"} <= ops, sorted(ops)
+    save_case("special_functions", g, [t.name for t in fetches], vals,
+              feeds={"a": a_val, "x": x_val, "u": u_val}, rtol=1e-9, atol=1e-12)
+
+
 def scatter_cases():
     """TF1's scatter_mul/div/min/max on a ref variable and on a resource
     variable, duplicates included, after two steps (each row touched by one
@@ -2126,6 +2192,8 @@ def main():
     search_and_histogram_cases()
     color_cases()
     categorical_cases()
+    distribution_cases()
+    special_function_cases()
     scatter_cases()
     scatter_nd_cases()
     composite_cases()
