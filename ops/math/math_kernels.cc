@@ -313,9 +313,17 @@ absl::Status SelectV2Loop(const internal::BroadcastPlan<3>& plan, const Tensor& 
   return absl::OkStatus();
 }
 
+template <typename T>
+constexpr bool kIsFloat16 = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
 template <typename Dst, typename Src>
 inline Dst ConvertValue(Src v) {
-  if constexpr (std::is_same_v<Dst, bool>) {
+  if constexpr (kIsFloat16<Src>) {
+    return ConvertValue<Dst>(v.ToFloat());
+  } else if constexpr (kIsFloat16<Dst>) {
+    // Through float, as TensorFlow's (Eigen's) conversions.
+    return Dst::FromFloat(ConvertValue<float>(v));
+  } else if constexpr (std::is_same_v<Dst, bool>) {
     return v != Src(0);
   } else if constexpr (std::is_floating_point_v<Src> && std::is_integral_v<Dst>) {
     // Defined results for NaN and out-of-range values: 0 and saturation.
@@ -651,6 +659,16 @@ void RegisterMathKernels(KernelRegistry* k) {
   // Mixed precision's casts (placement/auto_mixed_precision.h).
   RegisterCast<float, BFloat16>(k, &CastToBf16);
   RegisterCast<BFloat16, float>(k, &CastFromBf16);
+  // The 16-bit types to and from the others (bfloat16 and float: above).
+  RegisterCastFrom<Half, Half, BFloat16, int16_t, uint16_t, float, double, int32_t, int64_t, bool,
+                   uint8_t, int8_t>(k);
+  RegisterCastFrom<BFloat16, Half, BFloat16, int16_t, uint16_t, double, int32_t, int64_t, bool,
+                   uint8_t, int8_t>(k);
+  RegisterCastsTo<Half, int16_t, uint16_t>::From<int16_t, uint16_t, float, double, int32_t, int64_t,
+                                                 bool, uint8_t, int8_t>(k);
+  RegisterCastFrom<int16_t, BFloat16>(k);
+  RegisterCastFrom<uint16_t, BFloat16>(k);
+  RegisterCastsTo<BFloat16>::From<double, int32_t, int64_t, bool, uint8_t, int8_t>(k);
 
   internal::RegisterReductionKernels(k);
   internal::RegisterMatMulKernels(k);

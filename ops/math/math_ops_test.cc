@@ -618,6 +618,32 @@ TEST_F(MathOpsTest, Cast) {
                         {2}, {251, 7});
 }
 
+TEST_F(MathOpsTest, CastsOfSixteenBitTypes) {
+  Output f = Placeholder(s_, DT_FLOAT);
+  Feeds fv = {{f, Make<float>({2.7f, -70000, 0.1f, 1e-8f}, {4})}};
+  // To half and back: rounded to 11 bits, -inf beyond its range, denormals kept.
+  Output h = ops::Cast(s_, f, DT_HALF);
+  ExpectTensor<float>(Eval(s_, fv, ops::Cast(s_, h, DT_FLOAT)), {4},
+                      {2.69921875f, -INFINITY, 0.0999755859375f, 0});
+  ExpectTensor<double>(Eval(s_, fv, ops::Cast(s_, h, DT_DOUBLE)), {4},
+                       {2.69921875, -INFINITY, 0.0999755859375, 0}, 1e-7);
+  ExpectTensor<int32_t>(Eval(s_, fv, ops::Cast(s_, h, DT_INT32)), {4},
+                        {2, std::numeric_limits<int32_t>::lowest(), 0, 0});
+  ExpectTensor<int16_t>(Eval(s_, fv, ops::Cast(s_, f, DT_INT16)), {4}, {2, -32768, 0, 0});
+  ExpectTensor<bool>(Eval(s_, fv, ops::Cast(s_, h, DT_BOOL)), {4}, {true, true, true, false});
+  // Half to bfloat16 and integers to both.
+  ExpectTensor<float>(
+      Eval(s_, fv, ops::Cast(s_, ops::Cast(s_, h, DT_BFLOAT16), DT_FLOAT)), {4},
+      {2.703125f, -INFINITY, 0.10009765625f, 0});
+  Output i = Placeholder(s_, DT_INT64);
+  ExpectTensor<float>(Eval(s_, {{i, Make<int64_t>({2049, -3}, {2})}},
+                           ops::Cast(s_, ops::Cast(s_, i, DT_HALF), DT_FLOAT)),
+                      {2}, {2048, -3});
+  ExpectTensor<double>(Eval(s_, {{i, Make<int64_t>({257, -3}, {2})}},
+                            ops::Cast(s_, ops::Cast(s_, i, DT_BFLOAT16), DT_DOUBLE)),
+                       {2}, {256, -3});
+}
+
 // ---------------------------------------------------------------------------
 // Reductions.
 
