@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace sluice {
 namespace internal {
@@ -100,14 +101,19 @@ Dual UpperFraction(double a, double x) {
   return {prefix * ratio.v, prefix * (dlog_prefix * ratio.v + ratio.d)};
 }
 
-enum class Edge { kNone, kZero, kNaN, kInfiniteA, kInfiniteX };
+// The value at an edge: x == 0, outside the domain (NaN), a == inf, x == inf.
+struct EdgeValues {
+  double zero_x;
+  double infinite_a;
+  double infinite_x;
+};
 
-Edge EdgeOf(double a, double x) {
-  if (x == 0) return Edge::kZero;
-  if (!(x >= 0) || !(a > 0)) return Edge::kNaN;
-  if (std::isinf(a)) return Edge::kInfiniteA;
-  if (std::isinf(x)) return Edge::kInfiniteX;
-  return Edge::kNone;
+std::optional<double> AtEdge(double a, double x, const EdgeValues& values) {
+  if (x == 0) return values.zero_x;
+  if (!(x >= 0) || !(a > 0)) return kNaN;
+  if (std::isinf(a)) return values.infinite_a;
+  if (std::isinf(x)) return values.infinite_x;
+  return std::nullopt;
 }
 
 // P and dP/da away from the edges.
@@ -117,67 +123,29 @@ Dual LowerWithDerivative(double a, double x) {
   return {1 - q.v, -q.d};
 }
 
+constexpr EdgeValues kDerivativeEdges = {0, 0, -0.0};
+
 }  // namespace
 
 double Igamma(double a, double x) {
-  switch (EdgeOf(a, x)) {
-    case Edge::kZero:
-    case Edge::kInfiniteA:
-      return 0;
-    case Edge::kNaN:
-      return kNaN;
-    case Edge::kInfiniteX:
-      return 1;
-    case Edge::kNone:
-      break;
-  }
+  if (std::optional<double> edge = AtEdge(a, x, {0, 0, 1})) return *edge;
   if (x <= 1 || x <= a) return LowerSeries(a, x).v;
   return 1 - UpperFraction(a, x).v;
 }
 
 double Igammac(double a, double x) {
-  switch (EdgeOf(a, x)) {
-    case Edge::kZero:
-    case Edge::kInfiniteA:
-      return 1;
-    case Edge::kNaN:
-      return kNaN;
-    case Edge::kInfiniteX:
-      return 0;
-    case Edge::kNone:
-      break;
-  }
+  if (std::optional<double> edge = AtEdge(a, x, {1, 1, 0})) return *edge;
   if (x <= 1 || x <= a) return 1 - LowerSeries(a, x).v;
   return UpperFraction(a, x).v;
 }
 
 double IgammaDerA(double a, double x) {
-  switch (EdgeOf(a, x)) {
-    case Edge::kZero:
-    case Edge::kInfiniteA:
-      return 0;
-    case Edge::kNaN:
-      return kNaN;
-    case Edge::kInfiniteX:
-      return -0.0;
-    case Edge::kNone:
-      break;
-  }
+  if (std::optional<double> edge = AtEdge(a, x, kDerivativeEdges)) return *edge;
   return LowerWithDerivative(a, x).d;
 }
 
 double GammaSampleDerAlpha(double a, double x) {
-  switch (EdgeOf(a, x)) {
-    case Edge::kZero:
-    case Edge::kInfiniteA:
-      return 0;
-    case Edge::kNaN:
-      return kNaN;
-    case Edge::kInfiniteX:
-      return -0.0;
-    case Edge::kNone:
-      break;
-  }
+  if (std::optional<double> edge = AtEdge(a, x, kDerivativeEdges)) return *edge;
   // dP/dx: the Gamma(a, 1) density at x.
   const double density = std::exp(-x + (a - 1) * std::log(x) - LogGamma(a));
   return -LowerWithDerivative(a, x).d / density;
