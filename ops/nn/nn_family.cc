@@ -6,6 +6,7 @@
 #include "ops/nn/batch_norm_grad_ops.h"
 #include "ops/nn/batch_norm_ops.h"
 #include "ops/nn/candidate_sampling_ops.h"
+#include "ops/nn/ctc_ops.h"
 #include "ops/nn/depthwise_conv_ops.h"
 #include "ops/nn/fused_ops.h"
 #include "ops/nn/lrn_ops.h"
@@ -22,6 +23,7 @@ namespace sluice {
 absl::Status RegisterNnFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterLrnOps(ops));
   RETURN_IF_ERROR(RegisterCandidateSamplingOps(ops));
+  RETURN_IF_ERROR(RegisterCtcOps(ops));
   RETURN_IF_ERROR(RegisterMaxPoolOps(ops));
   RETURN_IF_ERROR(RegisterFakeQuantOps(ops));
   RETURN_IF_ERROR(RegisterDataFormatOps(ops));
@@ -53,6 +55,7 @@ absl::Status RegisterNnFamilyGradients(OpRegistry* ops) {
 void RegisterNnFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterLrnKernels(kernels);
   RegisterCandidateSamplingKernels(kernels);
+  RegisterCtcKernels(kernels);
   RegisterMaxPoolKernels(kernels);
   RegisterFakeQuantKernels(kernels);
   RegisterDataFormatKernels(kernels);

@@ -236,6 +236,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_incomplete_gamma_beta_and_bessel_functions_with_gradients(self):
         self.run_case("special_functions")
 
+    def test_ctc_loss_with_gradients_and_greedy_decoding(self):
+        self.run_case("ctc")
+
     def test_scatter_mul_div_min_max_on_ref_and_resource_variables(self):
         self.run_case("scatter_mul_div_min_max")
 

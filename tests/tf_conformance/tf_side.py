@@ -992,6 +992,33 @@ def special_function_cases():
               feeds={"a": a_val, "x": x_val, "u": u_val}, rtol=1e-9, atol=1e-12)
 
 
+def ctc_cases():
+    """tf.compat.v1.nn.ctc_loss over sparse labels (CTCLoss) with its
+    gradient through a softmax-free linear layer, and
+    tf.nn.ctc_greedy_decoder's sparse output and log probabilities."""
+    g = tf.Graph()
+    rng = np.random.RandomState(21)
+    x_val = rng.randn(7, 4, 6).astype(np.float32)
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [7, 4, 6], name="x")
+        w = tf.constant(rng.randn(6, 6).astype(np.float32))
+        logits = tf.tensordot(x, w, 1)
+        labels = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [2, 0], [2, 1], [2, 2], [3, 0]],
+                                 tf.constant([1, 1, 4, 0, 2, 3, 2], tf.int32), [4, 3])
+        lengths = tf.constant([7, 5, 6, 3], tf.int32)
+        loss = v1.nn.ctc_loss(labels, logits, lengths)
+        loss_collapsed = v1.nn.ctc_loss(labels, logits, lengths, preprocess_collapse_repeated=True)
+        (decoded,), log_prob = tf.nn.ctc_greedy_decoder(logits, lengths)
+        fetches = [loss, loss_collapsed, decoded.indices, decoded.values, decoded.dense_shape,
+                   log_prob]
+        fetches += tf.gradients(tf.reduce_sum(loss) + tf.reduce_sum(loss_collapsed), [x])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {x: x_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"CTCLoss", "CTCGreedyDecoder"} <= ops, sorted(ops)
+    save_case("ctc", g, [t.name for t in fetches], vals, feeds={"x": x_val}, rtol=2e-5, atol=2e-6)
+
+
 def scatter_cases():
     """TF1's scatter_mul/div/min/max on a ref variable and on a resource
     variable, duplicates included, after two steps (each row touched by one
@@ -2194,6 +2221,7 @@ def main():
     categorical_cases()
     distribution_cases()
     special_function_cases()
+    ctc_cases()
     scatter_cases()
     scatter_nd_cases()
     composite_cases()

@@ -1,0 +1,69 @@
+// Connectionist temporal classification (tf.nn.ctc_loss with sparse labels,
+// tf.compat.v1.nn.ctc_loss, Keras's ctc_batch_cost and ctc_decode with
+// greedy decoding), under TensorFlow's names, inputs and attrs:
+//   CTCLoss(inputs [max_time, batch, classes], labels_indices int64 [n, 2],
+//           labels_values int32 [n], sequence_length int32 [batch])
+//       -> loss [batch], gradient [max_time, batch, classes]
+//       attrs preprocess_collapse_repeated (false), ctc_merge_repeated
+//       (true), ignore_longer_outputs_than_inputs (false); the blank is the
+//       last class
+//   CTCGreedyDecoder(inputs, sequence_length) -> decoded_indices int64
+//       [n, 2], decoded_values int64 [n], decoded_shape int64 [2],
+//       log_probability [batch, 1] (minus the sum of each step's largest
+//       logit); attrs merge_repeated (false), blank_index (-1: the last)
+// The loss is TensorFlow's (ops/nn/internal/ctc_loss.h, in double), its
+// gradient the kernel's second output times the loss's incoming gradient
+// (no second derivative, as TensorFlow). CPU kernels for float and double.
+//
+//   ops::CTCLossOutputs l = ops::CTCLoss(s, logits, indices, values, lengths);
+//
+// Errors (InvalidArgument, TensorFlow's texts): inputs not 3-D, lengths
+// not a vector of batch values within max_time, labels not a matrix and a
+// vector of one length, a batch index out of range, an empty label
+// sequence, a label after a blank-or-above label, fewer steps than labels
+// (unless ignore_longer_outputs_than_inputs: loss and gradient 0), a
+// blank_index outside [-classes, classes).
+// Thread-safety: as Scope; kernels are stateless.
+#ifndef SLUICE_OPS_NN_CTC_OPS_H_
+#define SLUICE_OPS_NN_CTC_OPS_H_
+
+#include "absl/status/status.h"
+#include "base/source_location.h"
+#include "graph/op_registry.h"
+#include "graph/scope.h"
+#include "runtime/kernel_registry.h"
+
+namespace sluice {
+
+absl::Status RegisterCtcOps(OpRegistry* ops);
+void RegisterCtcKernels(KernelRegistry* kernels);
+
+namespace ops {
+
+struct CTCLossAttrs {
+  bool preprocess_collapse_repeated = false;
+  bool ctc_merge_repeated = true;
+  bool ignore_longer_outputs_than_inputs = false;
+};
+struct CTCLossOutputs {
+  Output loss;
+  Output gradient;
+};
+CTCLossOutputs CTCLoss(const Scope& scope, Input inputs, Input labels_indices, Input labels_values,
+                       Input sequence_length, const CTCLossAttrs& attrs = {},
+                       std::source_location loc = std::source_location::current());
+
+struct CTCGreedyDecoderOutputs {
+  Output decoded_indices;
+  Output decoded_values;
+  Output decoded_shape;
+  Output log_probability;
+};
+CTCGreedyDecoderOutputs CTCGreedyDecoder(const Scope& scope, Input inputs, Input sequence_length,
+                                         bool merge_repeated = false, int64_t blank_index = -1,
+                                         std::source_location loc = std::source_location::current());
+
+}  // namespace ops
+}  // namespace sluice
+
+#endif  // SLUICE_OPS_NN_CTC_OPS_H_
