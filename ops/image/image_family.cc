@@ -7,6 +7,7 @@
 #include "ops/image/image_ops.h"
 #include "ops/image/nms_ops.h"
 #include "ops/image/patch_ops.h"
+#include "ops/image/projective_transform_ops.h"
 #include "ops/image/resize_ops.h"
 
 namespace sluice {
@@ -19,6 +20,7 @@ absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterColorOps(ops));
   RETURN_IF_ERROR(RegisterBoundingBoxOps(ops));
   RETURN_IF_ERROR(RegisterPatchOps(ops));
+  RETURN_IF_ERROR(RegisterProjectiveTransformOps(ops));
   return absl::OkStatus();
 }
 
@@ -37,6 +39,7 @@ void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterColorKernels(kernels);
   RegisterBoundingBoxKernels(kernels);
   RegisterPatchKernels(kernels);
+  RegisterProjectiveTransformKernels(kernels);
 }
 
 }  // namespace sluice

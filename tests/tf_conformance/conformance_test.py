@@ -239,6 +239,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_ctc_loss_with_gradients_and_greedy_decoding(self):
         self.run_case("ctc")
 
+    def test_projective_transforms_in_every_mode_with_image_gradient(self):
+        self.run_case("projective_transform")
+
     def test_scatter_mul_div_min_max_on_ref_and_resource_variables(self):
         self.run_case("scatter_mul_div_min_max")
 

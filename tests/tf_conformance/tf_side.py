@@ -1019,6 +1019,38 @@ def ctc_cases():
     save_case("ctc", g, [t.name for t in fetches], vals, feeds={"x": x_val}, rtol=2e-5, atol=2e-6)
 
 
+def projective_transform_cases():
+    """ImageProjectiveTransformV3 (what Keras's RandomRotation / RandomZoom
+    run) in every interpolation and fill mode, and V2, with the gradient
+    w.r.t. the images."""
+    g = tf.Graph()
+    rng = np.random.RandomState(13)
+    img_val = rng.rand(2, 9, 7, 3).astype(np.float32)
+    angle = 0.35
+    with g.as_default():
+        img = v1.placeholder(tf.float32, [2, 9, 7, 3], name="img")
+        c, s_ = np.cos(angle), np.sin(angle)
+        tr = tf.constant([[c, -s_, 1.2, s_, c, -0.8, 0.0, 0.0],
+                          [0.8, 0.1, 0.6, -0.05, 1.15, 0.2, 0.01, -0.02]], tf.float32)
+        fetches = []
+        for interp in ["NEAREST", "BILINEAR"]:
+            for mode in ["CONSTANT", "REFLECT", "WRAP", "NEAREST"]:
+                fetches.append(tf.raw_ops.ImageProjectiveTransformV3(
+                    images=img, transforms=tr, output_shape=[8, 10], fill_value=0.25,
+                    interpolation=interp, fill_mode=mode))
+        fetches.append(tf.raw_ops.ImageProjectiveTransformV2(
+            images=img, transforms=tr[:1], output_shape=[9, 7], interpolation="BILINEAR",
+            fill_mode="REFLECT"))
+        w = tf.constant(rng.randn(8, 10, 3).astype(np.float32))
+        fetches += tf.gradients(tf.reduce_sum(fetches[5] * w) + tf.reduce_sum(fetches[-1]), [img])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {img: img_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"ImageProjectiveTransformV3", "ImageProjectiveTransformV2", "MatrixInverse"} <= ops, sorted(ops)
+    save_case("projective_transform", g, [t.name for t in fetches], vals, feeds={"img": img_val},
+              rtol=1e-4, atol=1e-5)
+
+
 def scatter_cases():
     """TF1's scatter_mul/div/min/max on a ref variable and on a resource
     variable, duplicates included, after two steps (each row touched by one
@@ -2222,6 +2254,7 @@ def main():
     distribution_cases()
     special_function_cases()
     ctc_cases()
+    projective_transform_cases()
     scatter_cases()
     scatter_nd_cases()
     composite_cases()
