@@ -1,6 +1,7 @@
 #include "ops/sparse/sparse_family.h"
 
 #include "base/status_macros.h"
+#include "ops/sparse/edit_distance_ops.h"
 #include "ops/sparse/segment_reduction_ops.h"
 #include "ops/sparse/sparse_segment_ops.h"
 #include "ops/sparse/sparse_tensor_ops.h"
@@ -10,6 +11,7 @@ namespace sluice {
 absl::Status RegisterSparseFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterSparseSegmentOps(ops));
   RETURN_IF_ERROR(RegisterSegmentReductionOps(ops));
+  RETURN_IF_ERROR(RegisterEditDistanceOps(ops));
   return RegisterSparseTensorOps(ops);
 }
 
@@ -23,6 +25,7 @@ void RegisterSparseFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterSparseSegmentKernels(kernels);
   RegisterSegmentReductionKernels(kernels);
   RegisterSparseTensorKernels(kernels);
+  RegisterEditDistanceKernels(kernels);
 }
 
 }  // namespace sluice

@@ -994,8 +994,9 @@ def special_function_cases():
 
 def ctc_cases():
     """tf.compat.v1.nn.ctc_loss over sparse labels (CTCLoss) with its
-    gradient through a softmax-free linear layer, and
-    tf.nn.ctc_greedy_decoder's sparse output and log probabilities."""
+    gradient through a softmax-free linear layer, tf.nn.ctc_greedy_decoder's
+    sparse output and log probabilities, and tf.edit_distance of the
+    decoding against the labels."""
     g = tf.Graph()
     rng = np.random.RandomState(21)
     x_val = rng.randn(7, 4, 6).astype(np.float32)
@@ -1009,13 +1010,15 @@ def ctc_cases():
         loss = v1.nn.ctc_loss(labels, logits, lengths)
         loss_collapsed = v1.nn.ctc_loss(labels, logits, lengths, preprocess_collapse_repeated=True)
         (decoded,), log_prob = tf.nn.ctc_greedy_decoder(logits, lengths)
+        errors = tf.edit_distance(tf.cast(decoded, tf.int32), labels)
+        raw_errors = tf.edit_distance(tf.cast(decoded, tf.int32), labels, normalize=False)
         fetches = [loss, loss_collapsed, decoded.indices, decoded.values, decoded.dense_shape,
-                   log_prob]
+                   log_prob, errors, raw_errors]
         fetches += tf.gradients(tf.reduce_sum(loss) + tf.reduce_sum(loss_collapsed), [x])
         with v1.Session() as sess:
             vals = sess.run(fetches, {x: x_val})
     ops = set(n.op for n in g.as_graph_def().node)
-    assert {"CTCLoss", "CTCGreedyDecoder"} <= ops, sorted(ops)
+    assert {"CTCLoss", "CTCGreedyDecoder", "EditDistance"} <= ops, sorted(ops)
     save_case("ctc", g, [t.name for t in fetches], vals, feeds={"x": x_val}, rtol=2e-5, atol=2e-6)
 
 
