@@ -11,6 +11,12 @@
 //       [n, 2], decoded_values int64 [n], decoded_shape int64 [2],
 //       log_probability [batch, 1] (minus the sum of each step's largest
 //       logit); attrs merge_repeated (false), blank_index (-1: the last)
+//   CTCBeamSearchDecoder(inputs, sequence_length) -> top_paths each of
+//       decoded_indices, decoded_values, decoded_shape, and log_probability
+//       [batch, top_paths]; attrs beam_width, top_paths (>= 1),
+//       merge_repeated (true): TensorFlow's beam search without a language
+//       model (ops/nn/internal/ctc_beam_search.h), equal-scoring paths in
+//       TensorFlow's order
 // The loss is TensorFlow's (ops/nn/internal/ctc_loss.h, in double), its
 // gradient the kernel's second output times the loss's incoming gradient
 // (no second derivative, as TensorFlow). CPU kernels for float and double.
@@ -22,10 +28,15 @@
 // vector of one length, a batch index out of range, an empty label
 // sequence, a label after a blank-or-above label, fewer steps than labels
 // (unless ignore_longer_outputs_than_inputs: loss and gradient 0), a
-// blank_index outside [-classes, classes).
+// blank_index outside [-classes, classes), top_paths above beam_width or
+// above the prefixes the beam ends with. The decoders' length checks are
+// FailedPrecondition, as TensorFlow's, and they take a negative length as 0.
 // Thread-safety: as Scope; kernels are stateless.
 #ifndef SLUICE_OPS_NN_CTC_OPS_H_
 #define SLUICE_OPS_NN_CTC_OPS_H_
+
+#include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "base/source_location.h"
@@ -62,6 +73,16 @@ struct CTCGreedyDecoderOutputs {
 CTCGreedyDecoderOutputs CTCGreedyDecoder(const Scope& scope, Input inputs, Input sequence_length,
                                          bool merge_repeated = false, int64_t blank_index = -1,
                                          std::source_location loc = std::source_location::current());
+
+struct CTCBeamSearchDecoderOutputs {
+  std::vector<Output> decoded_indices;  // top_paths of each
+  std::vector<Output> decoded_values;
+  std::vector<Output> decoded_shape;
+  Output log_probability;
+};
+CTCBeamSearchDecoderOutputs CTCBeamSearchDecoder(
+    const Scope& scope, Input inputs, Input sequence_length, int64_t beam_width, int64_t top_paths,
+    bool merge_repeated = true, std::source_location loc = std::source_location::current());
 
 }  // namespace ops
 }  // namespace sluice

@@ -147,9 +147,70 @@ TEST(CtcOpsTest, ShortSequencesAndErrors) {
   EXPECT_THAT(r.status().message(), HasSubstr("len(sequence_length) != batch_size"));
   r = TryEval(s, {}, ops::CTCLoss(s, Inputs(s), Example(s).indices, Example(s).values,
                                   ops::Const(s, Tensor::FromVector<int32_t>({6, 4, 7}))).loss);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr("sequence_length(2) <= 6"));
   r = TryEval(s, {}, ops::CTCGreedyDecoder(s, Inputs(s), Example(s).lengths, false, 5).decoded_shape);
   EXPECT_THAT(r.status().message(), HasSubstr("blank_index expected to be between -5 and 4"));
+}
+
+TEST(CtcOpsTest, BeamSearchIsTensorFlows) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output lengths = ops::Const(s, Tensor::FromVector<int32_t>({6, 4, 5}));
+  auto values = [&](const ops::CTCBeamSearchDecoderOutputs& d, int p) { return Eval(s, {}, d.decoded_values[p]); };
+  ops::CTCBeamSearchDecoderOutputs d = ops::CTCBeamSearchDecoder(s, Inputs(s), lengths, 4, 3);
+  ASSERT_EQ(d.decoded_values.size(), 3u);
+  ExpectTensor<int64_t>(Eval(s, {}, d.decoded_indices[0]), TensorShape({7, 2}),
+                        {0, 0, 0, 1, 0, 2, 1, 0, 2, 0, 2, 1, 2, 2});
+  ExpectTensor<int64_t>(values(d, 0), TensorShape({7}), {3, 1, 2, 1, 1, 3, 2});
+  ExpectTensor<int64_t>(values(d, 1), TensorShape({9}), {3, 1, 2, 1, 1, 2, 1, 3, 0});
+  ExpectTensor<int64_t>(values(d, 2), TensorShape({8}), {3, 1, 0, 1, 1, 3, 0, 2});
+  ExpectTensor<int64_t>(Eval(s, {}, d.decoded_shape[1]), TensorShape({2}), {3, 4});
+  ExpectTensor<float>(Eval(s, {}, d.log_probability), TensorShape({3, 3}),
+                      {-3.9786155223846436f, -4.230266571044922f, -4.48388147354126f, -2.5622406005859375f,
+                       -2.6138405799865723f, -2.7097020149230957f, -2.505872964859009f, -2.735386610031128f,
+                       -3.2512595653533936f},
+                      1e-6);
+  // Repeats kept apart.
+  d = ops::CTCBeamSearchDecoder(s, Inputs(s), lengths, 2, 2, /*merge_repeated=*/false);
+  ExpectTensor<int64_t>(values(d, 0), TensorShape({8}), {3, 1, 2, 1, 2, 1, 3, 2});
+  ExpectTensor<int64_t>(values(d, 1), TensorShape({6}), {1, 2, 1, 1, 3, 0});
+  ExpectTensor<float>(Eval(s, {}, d.log_probability), TensorShape({3, 2}),
+                      {-4.482844352722168f, -4.856179237365723f, -2.6138405799865723f, -2.7097020149230957f,
+                       -3.0220017433166504f, -3.154433250427246f},
+                      1e-6);
+  // Equal scores come out in TensorFlow's order.
+  Output zeros = ops::Const(s, Tensor::FromVector<float>(std::vector<float>(8, 0), TensorShape({2, 1, 4})));
+  d = ops::CTCBeamSearchDecoder(s, zeros, ops::Const(s, Tensor::FromVector<int32_t>({2})), 3, 3);
+  ExpectTensor<int64_t>(values(d, 0), TensorShape({1}), {0});
+  ExpectTensor<int64_t>(values(d, 1), TensorShape({1}), {1});
+  ExpectTensor<int64_t>(values(d, 2), TensorShape({0}), {});
+  ExpectTensor<int64_t>(Eval(s, {}, d.decoded_shape[2]), TensorShape({2}), {1, 0});
+  ExpectTensor<float>(Eval(s, {}, d.log_probability), TensorShape({1, 3}),
+                      {-1.6739764213562012f, -1.6739764213562012f, -2.7725887298583984f}, 1e-6);
+  // Double, and an empty sequence (log probability 0).
+  d = ops::CTCBeamSearchDecoder(s, ops::Cast(s, Inputs(s), DT_DOUBLE),
+                                ops::Const(s, Tensor::FromVector<int32_t>({6, 0, 3})), 3, 1);
+  ExpectTensor<int64_t>(values(d, 0), TensorShape({5}), {3, 1, 2, 1, 3});
+  ExpectTensor<double>(Eval(s, {}, d.log_probability), TensorShape({3, 1}),
+                       {-4.4828442291693404, 0.0, -1.0790864927024844}, 1e-12);
+}
+
+TEST(CtcOpsTest, DecoderErrors) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  absl::StatusOr<Tensor> r =
+      TryEval(s, {}, ops::CTCBeamSearchDecoder(s, Inputs(s), Example(s).lengths, 2, 3).log_probability);
+  EXPECT_THAT(r.status().message(), HasSubstr("requested more paths than the beam width."));
+  r = TryEval(s, {}, ops::CTCBeamSearchDecoder(s, Inputs(s), ops::Const(s, Tensor::FromVector<int32_t>({6, 4, 7})),
+                                               2, 1).log_probability);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("sequence_length(2) <= 6"));
+  r = TryEval(s, {}, ops::CTCGreedyDecoder(s, Inputs(s), ops::Const(s, Tensor::FromVector<int32_t>({6, 4}))).log_probability);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("len(sequence_length) != batch_size"));
+  // Negative lengths decode nothing, as TensorFlow.
+  ExpectTensor<float>(Eval(s, {}, ops::CTCGreedyDecoder(s, Inputs(s), ops::Const(s, Tensor::FromVector<int32_t>({6, -2, 3})))
+                                      .log_probability),
+                      TensorShape({3, 1}), {-5.124216556549072f, 0, -4.937828063964844f}, 1e-5);
 }
 
 }  // namespace

@@ -236,7 +236,7 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_incomplete_gamma_beta_and_bessel_functions_with_gradients(self):
         self.run_case("special_functions")
 
-    def test_ctc_loss_with_gradients_greedy_decoding_and_edit_distance(self):
+    def test_ctc_loss_with_gradients_greedy_and_beam_decoding_and_edit_distance(self):
         self.run_case("ctc")
 
     def test_projective_transforms_in_every_mode_with_image_gradient(self):

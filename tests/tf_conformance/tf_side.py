@@ -995,8 +995,8 @@ def special_function_cases():
 def ctc_cases():
     """tf.compat.v1.nn.ctc_loss over sparse labels (CTCLoss) with its
     gradient through a softmax-free linear layer, tf.nn.ctc_greedy_decoder's
-    sparse output and log probabilities, and tf.edit_distance of the
-    decoding against the labels."""
+    and ctc_beam_search_decoder's (v2 and v1) sparse outputs and log
+    probabilities, and tf.edit_distance of the decoding against the labels."""
     g = tf.Graph()
     rng = np.random.RandomState(21)
     x_val = rng.randn(7, 4, 6).astype(np.float32)
@@ -1012,13 +1012,18 @@ def ctc_cases():
         (decoded,), log_prob = tf.nn.ctc_greedy_decoder(logits, lengths)
         errors = tf.edit_distance(tf.cast(decoded, tf.int32), labels)
         raw_errors = tf.edit_distance(tf.cast(decoded, tf.int32), labels, normalize=False)
+        beams, beam_log_probs = tf.nn.ctc_beam_search_decoder(logits, lengths, beam_width=5,
+                                                              top_paths=2)
+        merged, merged_log_probs = v1.nn.ctc_beam_search_decoder(logits, lengths, beam_width=3)
         fetches = [loss, loss_collapsed, decoded.indices, decoded.values, decoded.dense_shape,
-                   log_prob, errors, raw_errors]
+                   log_prob, errors, raw_errors, beam_log_probs, merged_log_probs]
+        for path in beams + merged:
+            fetches += [path.indices, path.values, path.dense_shape]
         fetches += tf.gradients(tf.reduce_sum(loss) + tf.reduce_sum(loss_collapsed), [x])
         with v1.Session() as sess:
             vals = sess.run(fetches, {x: x_val})
     ops = set(n.op for n in g.as_graph_def().node)
-    assert {"CTCLoss", "CTCGreedyDecoder", "EditDistance"} <= ops, sorted(ops)
+    assert {"CTCLoss", "CTCGreedyDecoder", "CTCBeamSearchDecoder", "EditDistance"} <= ops, sorted(ops)
     save_case("ctc", g, [t.name for t in fetches], vals, feeds={"x": x_val}, rtol=2e-5, atol=2e-6)
 
 
