@@ -1,4 +1,5 @@
-// Empty, UnravelIndex, the Inplace ops and NthElement: definitions, CPU
+// Empty, UnravelIndex, the Inplace ops, NthElement, Snapshot,
+// GuaranteeConst, DeepCopy and ToBool: definitions, CPU
 // kernels, gradients and wrappers (ops/array/compat_array_ops.h).
 #include "ops/array/compat_array_ops.h"
 
@@ -219,7 +220,78 @@ void RegisterNthElement(KernelRegistry* k) {
 
 }  // namespace
 
+// Snapshot, GuaranteeConst, DeepCopy: the input itself. (TensorFlow copies
+// for Snapshot and DeepCopy so that later in-place writes to the input do
+// not show; Sluice's tensors are never written in place once handed on.)
+class PassThroughOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ctx->set_output(0, ctx->input(0));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// A tensor's truth as Python's: a scalar's value (a string's non-emptiness),
+// else whether it has elements.
+class ToBoolOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& t = ctx->input(0);
+    bool truth = t.NumElements() > 0;
+    if (t.dims() == 0) {
+      switch (t.dtype()) {
+        case DT_STRING:
+          truth = !t.data<std::string>()[0].empty();
+          break;
+        case DT_BOOL:
+          truth = t.data<bool>()[0];
+          break;
+        case DT_FLOAT:
+          truth = t.data<float>()[0] != 0;
+          break;
+        case DT_DOUBLE:
+          truth = t.data<double>()[0] != 0;
+          break;
+        case DT_INT32:
+          truth = t.data<int32_t>()[0] != 0;
+          break;
+        case DT_INT64:
+          truth = t.data<int64_t>()[0] != 0;
+          break;
+        default:
+          return absl::UnimplementedError(
+              absl::StrCat("ToBool of a ", DataTypeName(t.dtype()), " scalar"));
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->data<bool>()[0] = truth;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 absl::Status RegisterCompatArrayOps(OpRegistry* ops) {
+  for (const char* op : {"Snapshot", "GuaranteeConst", "DeepCopy"}) {
+    RETURN_IF_ERROR(ops->Register(OpDefBuilder(op)
+                                      .Input(op == std::string("DeepCopy") ? "x: T" : "input: T")
+                                      .Output(op == std::string("DeepCopy") ? "y: T" : "output: T")
+                                      .Attr("T: type")
+                                      .SetShapeFn([](InferenceContext* c) {
+                                        c->set_output(0, c->input(0));
+                                        return absl::OkStatus();
+                                      })));
+    RETURN_IF_ERROR(ops->SetNoGradient(op));
+  }
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("ToBool")
+                                    .Input("input: T")
+                                    .Output("output: bool")
+                                    .Attr("T: type")
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      c->set_output(0, TensorShape());
+                                      return absl::OkStatus();
+                                    })));
+  RETURN_IF_ERROR(ops->SetNoGradient("ToBool"));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("Empty")
                                     .Input("shape: int32")
                                     .Output("output: dtype")
@@ -293,6 +365,10 @@ absl::Status RegisterCompatArrayGradients(OpRegistry* ops) {
 }
 
 void RegisterCompatArrayKernels(KernelRegistry* k) {
+  for (const char* op : {"Snapshot", "GuaranteeConst", "DeepCopy"}) {
+    k->Register<PassThroughOp>(KernelDef(op, kDeviceTypeCpu));
+  }
+  k->Register<ToBoolOp>(KernelDef("ToBool", kDeviceTypeCpu));
   k->Register<EmptyOp>(KernelDef("Empty", kDeviceTypeCpu));
   k->Register<UnravelIndexOp<int32_t>>(
       KernelDef("UnravelIndex", kDeviceTypeCpu).TypeConstraint("Tidx", DT_INT32));
@@ -313,6 +389,14 @@ namespace ops {
 
 Output Empty(const Scope& s, Input shape, DataType dtype, bool init, std::source_location loc) {
   return s.Op("Empty", loc).Input(shape).Attr("dtype", dtype).Attr("init", init).Finalize1();
+}
+
+Output Snapshot(const Scope& s, Input input, std::source_location loc) {
+  return s.Op("Snapshot", loc).Input(input).Finalize1();
+}
+
+Output ToBool(const Scope& s, Input input, std::source_location loc) {
+  return s.Op("ToBool", loc).Input(input).Finalize1();
 }
 
 Output UnravelIndex(const Scope& s, Input indices, Input dims, std::source_location loc) {

@@ -11,12 +11,19 @@
 //   NthElement(input, n: int32) -> values   attr reverse: the n-th smallest
 //       (reverse: largest) of each last-dimension vector; TensorFlow's
 //       gradient (shared among equal values)
+//   Snapshot, GuaranteeConst (input -> output), DeepCopy (x -> y)   the
+//       input itself, any type (no copy is needed: Sluice never writes a
+//       tensor in place once another op holds it); no gradient, as
+//       TensorFlow
+//   ToBool(input) -> output: bool scalar   a scalar's truth (nonzero, a
+//       non-empty string), else whether the tensor has elements
 //
 //   Output coords = ops::UnravelIndex(s, flat, dims);
 //
 // Errors (InvalidArgument): an index out of bounds (UnravelIndex, the
 // Inplace ops), a dimension of zero, v not [len(i)] + x's row shape, n out
-// of [0, columns). Thread-safety: as Scope; kernels are stateless.
+// of [0, columns); Unimplemented for ToBool of a scalar not bool, string,
+// float, double, int32 or int64. Thread-safety: as Scope; kernels are stateless.
 #ifndef SLUICE_OPS_ARRAY_COMPAT_ARRAY_OPS_H_
 #define SLUICE_OPS_ARRAY_COMPAT_ARRAY_OPS_H_
 
@@ -33,6 +40,11 @@ absl::Status RegisterCompatArrayGradients(OpRegistry* ops);
 void RegisterCompatArrayKernels(KernelRegistry* kernels);
 
 namespace ops {
+
+Output Snapshot(const Scope& scope, Input input,
+                std::source_location loc = std::source_location::current());
+Output ToBool(const Scope& scope, Input input,
+              std::source_location loc = std::source_location::current());
 
 Output Empty(const Scope& scope, Input shape, DataType dtype, bool init = false,
              std::source_location loc = std::source_location::current());

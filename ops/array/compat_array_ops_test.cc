@@ -70,5 +70,23 @@ TEST(CompatArrayOpsTest, NthElementAndItsGradient) {
             1e-6);
 }
 
+TEST(CompatArrayOpsTest, SnapshotGuaranteeConstDeepCopyAndToBool) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output x = ops::Const(s, Make<float>({1, 2, 3}, {3}));
+  ExpectTensor<float>(Eval(s, {}, ops::Snapshot(s, x)), {3}, {1, 2, 3});
+  for (const char* op : {"GuaranteeConst", "DeepCopy"}) {
+    ExpectTensor<float>(Eval(s, {}, s.Op(op).Input(x).Finalize1()), {3}, {1, 2, 3});
+  }
+  ExpectTensor<std::string>(Eval(s, {}, ops::Snapshot(s, ops::Const(s, std::string("a")))), {}, {"a"});
+  // Scalars by value, other tensors by whether they have elements.
+  ExpectTensor<bool>(Eval(s, {}, ops::ToBool(s, ops::Const(s, 0.0f))), {}, {false});
+  ExpectTensor<bool>(Eval(s, {}, ops::ToBool(s, ops::Const(s, int64_t{-3}))), {}, {true});
+  ExpectTensor<bool>(Eval(s, {}, ops::ToBool(s, ops::Const(s, std::string("")))), {}, {false});
+  ExpectTensor<bool>(Eval(s, {}, ops::ToBool(s, x)), {}, {true});
+  ExpectTensor<bool>(Eval(s, {}, ops::ToBool(s, ops::Const(s, Make<float>({}, {0, 2})))), {}, {false});
+  EXPECT_NE(ErrorOf(s, ops::ToBool(s, ops::Const(s, Make<uint8_t>({1}, {})))).find("ToBool of a uint8"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -16,6 +16,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status_macros.h"
 #include "graph/attr_value.h"
@@ -135,9 +137,28 @@ class PrintOp : public OpKernel {
   int64_t printed_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// Seconds since the epoch, microsecond resolution (tf.timestamp).
+class TimestampOp : public OpKernel {
+ public:
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, TensorShape()));
+    out->data<double>()[0] = absl::ToUnixMicros(absl::Now()) / 1e6;
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 }  // namespace
 
 absl::Status RegisterPrintOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("Timestamp")
+                                    .Output("ts: float64")
+                                    .SetIsStateful()
+                                    .SetShapeFn([](InferenceContext* c) {
+                                      c->set_output(0, TensorShape());
+                                      return absl::OkStatus();
+                                    })));
+  RETURN_IF_ERROR(ops->SetNoGradient("Timestamp"));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("PrintV2")
                                     .Input("input: string")
                                     .Attr("output_stream: string = 'stderr'")
@@ -173,9 +194,12 @@ absl::Status RegisterPrintOps(OpRegistry* ops) {
 void RegisterPrintKernels(KernelRegistry* k) {
   k->Register<PrintV2Op>(KernelDef("PrintV2", kDeviceTypeCpu));
   k->Register<PrintOp>(KernelDef("Print", kDeviceTypeCpu));
+  k->Register<TimestampOp>(KernelDef("Timestamp", kDeviceTypeCpu));
 }
 
 namespace ops {
+
+Output Timestamp(const Scope& s, std::source_location loc) { return s.Op("Timestamp", loc).Finalize1(); }
 
 Node* PrintV2(const Scope& s, Input input, const PrintV2Attrs& a, std::source_location loc) {
   return s.Op("PrintV2", loc)

@@ -9,6 +9,8 @@
 //   Print    passes `input` through, and writes `message` and each of
 //            `data` as "[v1 v2 v3...]" (the first `summarize` values) to
 //            stderr, on the first `first_n` runs only (-1: every run)
+//   Timestamp  () -> ts: float64 scalar, seconds since the epoch to the
+//            microsecond (tf.timestamp, what step-time logging reads)
 // Each line goes out in one write, so lines of concurrent steps do not mix.
 // No gradients (Print's input passes its gradient through, as Identity's).
 // Errors (InvalidArgument): a non-scalar PrintV2 input, an unknown
@@ -37,6 +39,8 @@ absl::Status RegisterPrintOps(OpRegistry* ops);
 void RegisterPrintKernels(KernelRegistry* kernels);
 
 namespace ops {
+
+Output Timestamp(const Scope& scope, std::source_location loc = std::source_location::current());
 
 struct PrintV2Attrs {
   std::string output_stream = "stderr";

@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "builtin_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -111,6 +113,16 @@ TEST(PrintTest, GradientPassesThrough) {
   Output x = Placeholder(s, DT_DOUBLE, TensorShape({3}));
   Output y = ops::Print(s, x, {x}, {.first_n = 0});
   EXPECT_LT(GradError(s, {{x, Tensor::FromVector<double>({1, -2, 3})}}, y), 1e-8);
+}
+
+TEST(TimestampTest, IsNowInSeconds) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  const double before = absl::ToUnixMicros(absl::Now()) / 1e6;
+  Tensor t = Eval(s, {}, ops::Timestamp(s));
+  const double after = absl::ToUnixMicros(absl::Now()) / 1e6;
+  ASSERT_EQ(t.dtype(), DT_DOUBLE);
+  EXPECT_GE(t.flat<double>()[0], before);
+  EXPECT_LE(t.flat<double>()[0], after);
 }
 
 }  // namespace

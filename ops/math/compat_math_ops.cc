@@ -1,4 +1,4 @@
-// ApproximateEqual and Cross: definitions, CPU kernels,
+// ApproximateEqual, Cross and NextAfter: definitions, CPU kernels,
 // gradients and wrappers (ops/math/compat_math_ops.h).
 #include "ops/math/compat_math_ops.h"
 
@@ -9,7 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "graph/shape_inference.h"
+#include "ops/array/array_ops.h"
 #include "ops/internal/grad_util.h"
+#include "ops/math/internal/cpu_cwise_loops.h"
+#include "ops/math/math_ops.h"
 #include "runtime/kernel.h"
 
 namespace sluice {
@@ -94,9 +97,37 @@ void RegisterFor(KernelRegistry* k) {
 constexpr char kRealTypes[] =
     "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}";
 
+// The next representable value after x1 toward x2 (std::nextafter).
+template <typename T> struct NextAfterF {
+  static T Apply(T x1, T x2) { return std::nextafter(x1, x2); }
+};
+
+// TensorFlow's: the gradient passes to x1 (summed to its shape), none to x2.
+absl::StatusOr<std::vector<Output>> NextAfterGrad(const Scope& s, const Node& node,
+                                                  absl::Span<const Output> g) {
+  const Output x1 = internal::InputOf(node, 0);
+  const Output x2 = internal::InputOf(node, 1);
+  ops::BroadcastGradientArgsOutputs r = ops::BroadcastGradientArgs(s, ops::Shape(s, x1), ops::Shape(s, x2));
+  std::vector<Output> out = {ops::Reshape(s, ops::Sum(s, g[0], r.r0), ops::Shape(s, x1)),
+                             ops::ZerosLike(s, x2)};
+  RETURN_IF_ERROR(s.status());
+  return out;
+}
+
 }  // namespace
 
 absl::Status RegisterCompatMathOps(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("NextAfter")
+                                    .Input("x1: T")
+                                    .Input("x2: T")
+                                    .Output("output: T")
+                                    .Attr("T: {float64, float32} = DT_FLOAT")
+                                    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+                                      ASSIGN_OR_RETURN(TensorShape out,
+                                                       BroadcastShapes(c->input(0), c->input(1)));
+                                      c->set_output(0, out);
+                                      return absl::OkStatus();
+                                    })));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("ApproximateEqual")
                                     .Input("x: T")
                                     .Input("y: T")
@@ -121,6 +152,7 @@ absl::Status RegisterCompatMathOps(OpRegistry* ops) {
 }
 
 absl::Status RegisterCompatMathGradients(OpRegistry* ops) {
+  RETURN_IF_ERROR(ops->SetGradient("NextAfter", NextAfterGrad));
   return ops->SetGradient("Cross", CrossGrad);
 }
 
@@ -129,6 +161,7 @@ void RegisterCompatMathKernels(KernelRegistry* k) {
   RegisterFor<double>(k);
   RegisterFor<int32_t>(k);
   RegisterFor<int64_t>(k);
+  internal::RegisterCpuBinary<NextAfterF, float, double>(k, "NextAfter");
 }
 
 namespace ops {
@@ -140,6 +173,10 @@ Output ApproximateEqual(const Scope& s, Input x, Input y, float tolerance,
 
 Output Cross(const Scope& s, Input a, Input b, std::source_location loc) {
   return s.Op("Cross", loc).Input(a).Input(b).Finalize1();
+}
+
+Output NextAfter(const Scope& s, Input x1, Input x2, std::source_location loc) {
+  return s.Op("NextAfter", loc).Input(x1).Input(x2).Finalize1();
 }
 
 }  // namespace ops

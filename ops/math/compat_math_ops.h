@@ -4,6 +4,9 @@
 //       x and y of one shape
 //   Cross(a, b) -> product   the cross product of 3-vectors along the last
 //       dimension (tf.linalg.cross), with its gradient
+//   NextAfter(x1, x2) -> output   the next representable value after x1
+//       toward x2 (tf.math.nextafter; float and double, broadcasting; the
+//       gradient passes to x1, as TensorFlow's)
 // (tf.math.accumulate_n's AccumulateNV2 is AddN's kin: ops/math/math_ops.h.)
 // CPU kernels for float, double, int32, int64.
 //
@@ -30,6 +33,8 @@ namespace ops {
 
 Output ApproximateEqual(const Scope& scope, Input x, Input y, float tolerance = 1e-5f,
                         std::source_location loc = std::source_location::current());
+Output NextAfter(const Scope& scope, Input x1, Input x2,
+                 std::source_location loc = std::source_location::current());
 Output Cross(const Scope& scope, Input a, Input b,
              std::source_location loc = std::source_location::current());
 

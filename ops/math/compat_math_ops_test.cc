@@ -2,8 +2,12 @@
 // gradients by finite differences, and mismatched shapes.
 #include "ops/math/compat_math_ops.h"
 
+#include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
+#include "graph/gradients.h"
 #include "gtest/gtest.h"
 #include "ops/array/array_ops.h"
 #include "ops/builtins.h"
@@ -54,6 +58,23 @@ TEST(CompatMathOpsTest, AccumulateNV2SumsAndPassesTheGradient) {
   testing_util::Feeds f = {{x, Make<double>({3, -1}, {2})}};
   ExpectTensor<double>(Eval(s, f, sum), {2}, {13, 2});
   EXPECT_LT(GradError(s, f, sum), 1e-6);
+}
+
+TEST(CompatMathOpsTest, NextAfterAndItsGradient) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Tensor t = Eval(s, {}, ops::NextAfter(s, ops::Const(s, {1.0f, 1.0f, 0.0f}), ops::Const(s, {2.0f, 0.0f, -1.0f})));
+  EXPECT_EQ(t.flat<float>()[0], std::nextafter(1.0f, 2.0f));
+  EXPECT_EQ(t.flat<float>()[1], std::nextafter(1.0f, 0.0f));
+  EXPECT_EQ(t.flat<float>()[2], -std::numeric_limits<float>::denorm_min());
+  // Broadcasting; d/dx1 is 1 (summed over the broadcast), d/dx2 is 0.
+  Output x1 = Placeholder(s, DT_DOUBLE);
+  Output x2 = Placeholder(s, DT_DOUBLE);
+  Output y = ops::NextAfter(s, x1, x2);
+  absl::StatusOr<std::vector<Output>> g = AddGradients(s, {ops::Sum(s, y, ops::Const(s, std::vector<int32_t>{0, 1}))}, {x1, x2});
+  ASSERT_TRUE(g.ok()) << g.status();
+  testing_util::Feeds f = {{x1, Make<double>({0.5, -2}, {2, 1})}, {x2, Make<double>({1, 2, 3}, {3})}};
+  ExpectTensor<double>(Eval(s, f, (*g)[0]), {2, 1}, {3, 3});
+  ExpectTensor<double>(Eval(s, f, (*g)[1]), {3}, {0, 0, 0});
 }
 
 }  // namespace

@@ -677,6 +677,7 @@ absl::Status RegisterMathGradients(OpRegistry* ops) {
       {"SqrtGrad", SqrtGradGrad},
       {"RsqrtGrad", RsqrtGradGrad},
       {"ReciprocalGrad", ReciprocalGradGrad},
+      {"InvGrad", ReciprocalGradGrad},  // ReciprocalGrad's first name
       {"Select", SelectGrad},
       {"SelectV2", SelectV2Grad},
       {"AddN", AddNGrad},

@@ -581,6 +581,7 @@ void RegisterElementwiseKernels(KernelRegistry* k) {
   RegisterBinary<SqrtGradF, float, double>(k, "SqrtGrad");
   RegisterBinary<RsqrtGradF, float, double>(k, "RsqrtGrad");
   RegisterBinary<ReciprocalGradF, float, double>(k, "ReciprocalGrad");
+  RegisterBinary<ReciprocalGradF, float, double>(k, "InvGrad");
 
   RegisterUnary<NegF, float, double, int32_t, int64_t>(k, "Neg");
   RegisterUnary<SquareF, float, double, int32_t, int64_t>(k, "Square");

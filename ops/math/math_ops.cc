@@ -345,7 +345,7 @@ absl::Status RegisterElementwiseOps(OpRegistry* ops) {
                                       .SetShapeFn(UnchangedShape)));
   }
   for (const char* name :
-       {"TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"}) {
+       {"TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "InvGrad"}) {
     RETURN_IF_ERROR(RegisterUnaryGrad(ops, name));
   }
   return absl::OkStatus();

@@ -534,6 +534,10 @@ TEST_F(MathOpsTest, GradientHelperValues) {
   ExpectTensor<double>(Eval(s_, f, ops::SqrtGrad(s_, y, dy)), {2}, {3.0, -0.25});
   ExpectTensor<double>(Eval(s_, f, ops::RsqrtGrad(s_, y, dy)), {2}, {3 * -0.0625, 4.0});
   ExpectTensor<double>(Eval(s_, f, ops::ReciprocalGrad(s_, y, dy)), {2}, {-0.75, 4.0});
+  // InvGrad: ReciprocalGrad's first name, its values and its gradient.
+  Output inv_grad = s_.Op("InvGrad").Input(y).Input(dy).Finalize1();
+  ExpectTensor<double>(Eval(s_, f, inv_grad), {2}, {-0.75, 4.0});
+  EXPECT_LT(GradError(s_, f, inv_grad), 1e-6);
 }
 
 // ---------------------------------------------------------------------------

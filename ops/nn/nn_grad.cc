@@ -67,7 +67,10 @@ absl::StatusOr<std::vector<Output>> ReluGradFn(const Scope& s, const Node& node,
 absl::StatusOr<std::vector<Output>> BiasAddGradFn(const Scope& s, const Node& node,
                                                   absl::Span<const Output> grads) {
   if (!grads[0].valid()) return std::vector<Output>{Output(), Output()};
-  ASSIGN_OR_RETURN(std::string format, node.GetAttr<std::string>("data_format"));
+  std::string format = "NHWC";  // BiasAddV1's only layout
+  if (node.op() != "BiasAddV1") {
+    ASSIGN_OR_RETURN(format, node.GetAttr<std::string>("data_format"));
+  }
   return Done(s, {grads[0], ops::BiasAddGrad(s, grads[0], {.data_format = format})});
 }
 
@@ -210,6 +213,7 @@ absl::StatusOr<std::vector<Output>> AvgPoolGradFn(const Scope& s, const Node& no
 absl::Status RegisterNnGradients(OpRegistry* ops) {
   RETURN_IF_ERROR(ops->SetGradient("Relu", ReluGradFn));
   RETURN_IF_ERROR(ops->SetGradient("BiasAdd", BiasAddGradFn));
+  RETURN_IF_ERROR(ops->SetGradient("BiasAddV1", BiasAddGradFn));
   RETURN_IF_ERROR(ops->SetGradient("Softmax", SoftmaxGradFn));
   RETURN_IF_ERROR(ops->SetGradient("LogSoftmax", LogSoftmaxGradFn));
   RETURN_IF_ERROR(ops->SetGradient("SoftmaxCrossEntropyWithLogits", SoftmaxXentGradFn));

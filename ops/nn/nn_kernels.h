@@ -62,6 +62,8 @@ template <typename Impl, typename T>
 class BiasAddOp : public OpKernel {
  public:
   absl::Status Init(const OpKernelConstruction& ctx) override {
+    // BiasAddV1, the first form, has no data_format: always NHWC.
+    if (ctx.node().op() == "BiasAddV1") return absl::OkStatus();
     ASSIGN_OR_RETURN(nchw_, internal::ReadNchw(ctx));
     return absl::OkStatus();
   }
@@ -172,6 +174,7 @@ void RegisterNnKernelsFor(KernelRegistry* kernels, const char* device_type) {
     kernels->Register<ReluOp<Impl, T>>(def("Relu", t));
     kernels->Register<ReluGradOp<Impl, T>>(def("ReluGrad", t));
     kernels->Register<BiasAddOp<Impl, T>>(def("BiasAdd", t));
+    kernels->Register<BiasAddOp<Impl, T>>(def("BiasAddV1", t));
     kernels->Register<BiasAddGradOp<Impl, T>>(def("BiasAddGrad", t));
     kernels->Register<SoftmaxOp<Impl, T, false>>(def("Softmax", t));
     kernels->Register<SoftmaxOp<Impl, T, true>>(def("LogSoftmax", t));

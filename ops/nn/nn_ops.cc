@@ -50,7 +50,10 @@ absl::Status ReluGradShape(InferenceContext* c) {
 absl::Status BiasAddShape(InferenceContext* c) {
   RETURN_IF_ERROR(c->WithRankAtLeast(0, 2));
   RETURN_IF_ERROR(c->WithRank(1, 1));
-  ASSIGN_OR_RETURN(std::string format, c->GetAttr<std::string>("data_format"));
+  std::string format = "NHWC";  // BiasAddV1's only layout
+  if (c->node().op() != "BiasAddV1") {
+    ASSIGN_OR_RETURN(format, c->GetAttr<std::string>("data_format"));
+  }
   TensorShape out = c->input(0);
   const TensorShape& bias = c->input(1);
   if (out.unknown_rank()) {
@@ -261,6 +264,12 @@ absl::Status RegisterNnOps(OpRegistry* ops) {
                                     .Output("output: T")
                                     .Attr(kFloatTypes)
                                     .Attr(kDataFormat)
+                                    .SetShapeFn(BiasAddShape)));
+  RETURN_IF_ERROR(ops->Register(OpDefBuilder("BiasAddV1")
+                                    .Input("value: T")
+                                    .Input("bias: T")
+                                    .Output("output: T")
+                                    .Attr(kFloatTypes)
                                     .SetShapeFn(BiasAddShape)));
   RETURN_IF_ERROR(ops->Register(OpDefBuilder("BiasAddGrad")
                                     .Input("out_backprop: T")

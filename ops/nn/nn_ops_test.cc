@@ -1018,5 +1018,20 @@ TEST(MaxPoolTest, RankMismatchAtRunTime) {
   EXPECT_THAT(r.status().message(), HasSubstr("4-D"));
 }
 
+TEST(BiasAddTest, V1IsNhwcWithItsGradient) {
+  Scope s = Scope::NewRootScope(BuiltinOps());
+  Output v = Ph(s, DT_DOUBLE, TensorShape({2, 3, 2}));
+  Output b = Ph(s, DT_DOUBLE, TensorShape({2}));
+  Output y = s.Op("BiasAddV1").Input(v).Input(b).Finalize1();
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(y.shape(), TensorShape({2, 3, 2}));
+  auto err = MaxGradientError(s, {v, b},
+                              {Make<double>(Wave(12, 0.5, 0.3), TensorShape({2, 3, 2})),
+                               Make<double>(Wave(2, 1.1, 0.2), TensorShape({2}))},
+                              y);
+  ASSERT_TRUE(err.ok()) << err.status();
+  EXPECT_LT(*err, 1e-6);
+}
+
 }  // namespace
 }  // namespace sluice

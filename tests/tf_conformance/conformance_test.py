@@ -242,6 +242,9 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_projective_transforms_in_every_mode_with_image_gradient(self):
         self.run_case("projective_transform")
 
+    def test_nextafter_bias_add_v1_inv_grad_snapshot_and_to_bool(self):
+        self.run_case("small_compat")
+
     def test_scatter_mul_div_min_max_on_ref_and_resource_variables(self):
         self.run_case("scatter_mul_div_min_max")
 

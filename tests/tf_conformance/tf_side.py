@@ -1059,6 +1059,29 @@ def projective_transform_cases():
               rtol=1e-4, atol=1e-5)
 
 
+def small_compat_cases():
+    """tf.math.nextafter, BiasAddV1 (TF1's first bias_add) and InvGrad with
+    their gradients, tf.guarantee_const, Snapshot and ToBool."""
+    g = tf.Graph()
+    rng = np.random.RandomState(17)
+    x_val = rng.randn(2, 3, 4).astype(np.float32)
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2, 3, 4], name="x")
+        b = tf.constant(rng.randn(4).astype(np.float32))
+        y = tf.raw_ops.BiasAddV1(value=x, bias=b)
+        nxt = tf.math.nextafter(x, tf.constant(0.0))
+        inv = tf.raw_ops.InvGrad(y=x, dy=y)
+        fetches = [y, nxt, inv, tf.guarantee_const(x), tf.raw_ops.Snapshot(input=x),
+                   tf.raw_ops.ToBool(input=x), tf.raw_ops.ToBool(input=tf.constant(0.0))]
+        fetches += tf.gradients(tf.reduce_sum(y * y) + tf.reduce_sum(nxt) + tf.reduce_sum(inv),
+                                [x, b])
+        with v1.Session() as sess:
+            vals = sess.run(fetches, {x: x_val})
+    ops = set(n.op for n in g.as_graph_def().node)
+    assert {"BiasAddV1", "NextAfter", "InvGrad", "GuaranteeConst", "Snapshot", "ToBool"} <= ops, sorted(ops)
+    save_case("small_compat", g, [t.name for t in fetches], vals, feeds={"x": x_val})
+
+
 def scatter_cases():
     """TF1's scatter_mul/div/min/max on a ref variable and on a resource
     variable, duplicates included, after two steps (each row touched by one
@@ -2263,6 +2286,7 @@ def main():
     special_function_cases()
     ctc_cases()
     projective_transform_cases()
+    small_compat_cases()
     scatter_cases()
     scatter_nd_cases()
     composite_cases()
