@@ -8,6 +8,7 @@
 #include "ops/image/nms_ops.h"
 #include "ops/image/patch_ops.h"
 #include "ops/image/projective_transform_ops.h"
+#include "ops/image/resize_area_ops.h"
 #include "ops/image/resize_ops.h"
 
 namespace sluice {
@@ -21,6 +22,7 @@ absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterBoundingBoxOps(ops));
   RETURN_IF_ERROR(RegisterPatchOps(ops));
   RETURN_IF_ERROR(RegisterProjectiveTransformOps(ops));
+  RETURN_IF_ERROR(RegisterResizeAreaOps(ops));
   return absl::OkStatus();
 }
 
@@ -40,6 +42,7 @@ void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterBoundingBoxKernels(kernels);
   RegisterPatchKernels(kernels);
   RegisterProjectiveTransformKernels(kernels);
+  RegisterResizeAreaKernels(kernels);
 }
 
 }  // namespace sluice

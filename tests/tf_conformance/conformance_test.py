@@ -239,7 +239,7 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_ctc_loss_with_gradients_greedy_and_beam_decoding_and_edit_distance(self):
         self.run_case("ctc")
 
-    def test_projective_transforms_in_every_mode_with_image_gradient(self):
+    def test_projective_transforms_in_every_mode_with_image_gradient_and_area_resize(self):
         self.run_case("projective_transform")
 
     def test_nextafter_bias_add_v1_inv_grad_snapshot_and_to_bool(self):

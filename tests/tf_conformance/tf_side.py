@@ -1030,7 +1030,7 @@ def ctc_cases():
 def projective_transform_cases():
     """ImageProjectiveTransformV3 (what Keras's RandomRotation / RandomZoom
     run) in every interpolation and fill mode, and V2, with the gradient
-    w.r.t. the images."""
+    w.r.t. the images; tf.image.resize's "area" (ResizeArea)."""
     g = tf.Graph()
     rng = np.random.RandomState(13)
     img_val = rng.rand(2, 9, 7, 3).astype(np.float32)
@@ -1046,6 +1046,9 @@ def projective_transform_cases():
                 fetches.append(tf.raw_ops.ImageProjectiveTransformV3(
                     images=img, transforms=tr, output_shape=[8, 10], fill_value=0.25,
                     interpolation=interp, fill_mode=mode))
+        fetches.append(tf.image.resize(img, [5, 4], method="area"))
+        fetches.append(v1.image.resize_area(tf.cast(img * 255, tf.uint8), [6, 11],
+                                            align_corners=True))
         fetches.append(tf.raw_ops.ImageProjectiveTransformV2(
             images=img, transforms=tr[:1], output_shape=[9, 7], interpolation="BILINEAR",
             fill_mode="REFLECT"))
@@ -1054,7 +1057,8 @@ def projective_transform_cases():
         with v1.Session() as sess:
             vals = sess.run(fetches, {img: img_val})
     ops = set(n.op for n in g.as_graph_def().node)
-    assert {"ImageProjectiveTransformV3", "ImageProjectiveTransformV2", "MatrixInverse"} <= ops, sorted(ops)
+    assert {"ImageProjectiveTransformV3", "ImageProjectiveTransformV2", "MatrixInverse",
+            "ResizeArea"} <= ops, sorted(ops)
     save_case("projective_transform", g, [t.name for t in fetches], vals, feeds={"img": img_val},
               rtol=1e-4, atol=1e-5)
 
