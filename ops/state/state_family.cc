@@ -1,6 +1,7 @@
 #include "ops/state/state_family.h"
 
 #include "base/status_macros.h"
+#include "ops/state/resource_gather_nd_ops.h"
 #include "ops/state/resource_variable_ops.h"
 #include "ops/state/scatter_nd_ops.h"
 #include "ops/state/scatter_ops.h"
@@ -11,6 +12,7 @@ namespace sluice {
 
 absl::Status RegisterStateFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterResourceVariableOps(ops));
+  RETURN_IF_ERROR(RegisterResourceGatherNdOps(ops));
   RETURN_IF_ERROR(RegisterStateOps(ops));
   RETURN_IF_ERROR(RegisterScatterOps(ops));
   RETURN_IF_ERROR(RegisterScatterNdOps(ops));

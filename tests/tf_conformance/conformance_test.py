@@ -242,7 +242,7 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_projective_transforms_in_every_mode_with_image_gradient_and_area_resize(self):
         self.run_case("projective_transform")
 
-    def test_nextafter_bias_add_v1_inv_grad_snapshot_and_to_bool(self):
+    def test_nextafter_bias_add_v1_inv_grad_snapshot_to_bool_and_resource_gather_nd(self):
         self.run_case("small_compat")
 
     def test_scatter_mul_div_min_max_on_ref_and_resource_variables(self):

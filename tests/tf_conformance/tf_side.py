@@ -1065,7 +1065,8 @@ def projective_transform_cases():
 
 def small_compat_cases():
     """tf.math.nextafter, BiasAddV1 (TF1's first bias_add) and InvGrad with
-    their gradients, tf.guarantee_const, Snapshot and ToBool."""
+    their gradients, tf.guarantee_const, Snapshot and ToBool, and
+    tf.gather_nd on a resource variable (ResourceGatherNd) with its gradient."""
     g = tf.Graph()
     rng = np.random.RandomState(17)
     x_val = rng.randn(2, 3, 4).astype(np.float32)
@@ -1077,13 +1078,21 @@ def small_compat_cases():
         inv = tf.raw_ops.InvGrad(y=x, dy=y)
         fetches = [y, nxt, inv, tf.guarantee_const(x), tf.raw_ops.Snapshot(input=x),
                    tf.raw_ops.ToBool(input=x), tf.raw_ops.ToBool(input=tf.constant(0.0))]
+        var = v1.Variable(rng.randn(4, 3).astype(np.float32), use_resource=True, name="var")
+        picked = tf.gather_nd(var, [[1, 2], [3, 0], [1, 2]])
+        fetches += [picked]
         fetches += tf.gradients(tf.reduce_sum(y * y) + tf.reduce_sum(nxt) + tf.reduce_sum(inv),
                                 [x, b])
+        fetches += tf.gradients(tf.reduce_sum(picked * [1.0, 2.0, 3.0]), [var])
+        init = v1.global_variables_initializer()
         with v1.Session() as sess:
+            sess.run(init)
             vals = sess.run(fetches, {x: x_val})
     ops = set(n.op for n in g.as_graph_def().node)
-    assert {"BiasAddV1", "NextAfter", "InvGrad", "GuaranteeConst", "Snapshot", "ToBool"} <= ops, sorted(ops)
-    save_case("small_compat", g, [t.name for t in fetches], vals, feeds={"x": x_val})
+    assert {"BiasAddV1", "NextAfter", "InvGrad", "GuaranteeConst", "Snapshot", "ToBool",
+            "ResourceGatherNd"} <= ops, sorted(ops)
+    save_case("small_compat", g, [t.name for t in fetches], vals, feeds={"x": x_val},
+              init=init.name)
 
 
 def scatter_cases():
