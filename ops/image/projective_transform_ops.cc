@@ -143,7 +143,10 @@ class ProjectiveTransformOp : public OpKernel {
             x = MapCoordinate(mode_, (m[0] * fx + m[1] * fy + m[2]) / k, w);
             y = MapCoordinate(mode_, (m[3] * fx + m[4] * fy + m[5]) / k, h);
           }
-          if (!x) {
+          // Points off the image by a whole pixel or more read only
+          // fill_value (and NaN or huge coordinates must not reach the
+          // integer casts below).
+          if (!x || !(*x > -1 && *x < w && *y > -1 && *y < h)) {
             std::fill(pixel, pixel + channels, fill_value);
             continue;
           }

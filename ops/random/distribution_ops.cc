@@ -81,11 +81,16 @@ std::vector<double> ParamsAsDoubles(const Tensor& t) {
 // A draw stored as Out, as TensorFlow stores it: through float for half;
 // results below the smallest normal flushed to zero (TensorFlow's kernels
 // run with denormals flushed); integers from NaN or inf (undefined in
-// TensorFlow, which gives 0 on x86) as 0.
+// TensorFlow, which gives 0 on x86) as 0, beyond the type saturated.
 template <typename Out>
 Out FromDouble(double v) {
   if constexpr (std::is_integral_v<Out>) {
-    return std::isfinite(v) ? static_cast<Out>(v) : Out(0);
+    if (!std::isfinite(v)) return Out(0);
+    // Saturated: a count beyond the type (a huge binomial count) has no
+    // defined conversion.
+    if (v >= static_cast<double>(std::numeric_limits<Out>::max())) return std::numeric_limits<Out>::max();
+    if (v <= static_cast<double>(std::numeric_limits<Out>::lowest())) return std::numeric_limits<Out>::lowest();
+    return static_cast<Out>(v);
   } else {
     if (std::fabs(v) < std::numeric_limits<double>::min()) v = 0;
     if constexpr (std::is_same_v<Out, double>) {

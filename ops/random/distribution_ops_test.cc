@@ -5,6 +5,7 @@
 #include "ops/random/distribution_ops.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -302,6 +303,11 @@ TEST(DistributionOpsTest, EdgesNeverHang) {
                                                DT_DOUBLE));
   EXPECT_TRUE(std::isnan(b.flat<double>()[0]));
   EXPECT_TRUE(std::isnan(b.flat<double>()[1]));
+  // A draw beyond the output type saturates.
+  Tensor big = Eval(s, {},
+                    ops::StatelessRandomBinomial(s, ops::Const(s, Tensor::FromVector<int32_t>({1})), Seed(s, 1, 2),
+                                                 ops::Const(s, 1e12), ops::Const(s, 1.0), DT_INT32));
+  EXPECT_EQ(big.flat<int32_t>()[0], std::numeric_limits<int32_t>::max());
   // Gamma's edges: alpha 0 gives 0, below 0 NaN.
   Tensor g = Eval(s, {},
                   ops::StatelessRandomGammaV2(s, ops::Const(s, Tensor::FromVector<int32_t>({2})),
