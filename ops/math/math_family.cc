@@ -16,6 +16,7 @@
 #include "ops/math/math_ops.h"
 #include "ops/math/scan_ops.h"
 #include "ops/math/special_functions.h"
+#include "ops/math/special_integrals.h"
 
 namespace sluice {
 
@@ -31,6 +32,7 @@ absl::Status RegisterMathFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterSpecialFunctionOps(ops));
   RETURN_IF_ERROR(RegisterIncompleteFunctionOps(ops));
   RETURN_IF_ERROR(RegisterBesselFunctionOps(ops));
+  RETURN_IF_ERROR(RegisterSpecialIntegralOps(ops));
   RETURN_IF_ERROR(RegisterHistogramOps(ops));
   RETURN_IF_ERROR(RegisterCompositeOps(ops));
   RETURN_IF_ERROR(RegisterCompatMathOps(ops));
@@ -58,6 +60,7 @@ void RegisterMathFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterSpecialFunctionKernels(kernels);
   RegisterIncompleteFunctionKernels(kernels);
   RegisterBesselFunctionKernels(kernels);
+  RegisterSpecialIntegralKernels(kernels);
   RegisterHistogramKernels(kernels);
   RegisterCompatMathKernels(kernels);
 }

@@ -233,7 +233,7 @@ class TensorFlowConformanceTest(unittest.TestCase):
     def test_gamma_poisson_and_binomial_draws_with_gamma_gradients(self):
         self.run_case("distributions")
 
-    def test_incomplete_gamma_beta_and_bessel_functions_with_gradients(self):
+    def test_incomplete_gamma_beta_bessel_and_special_integrals_with_gradients(self):
         self.run_case("special_functions")
 
     def test_ctc_loss_with_gradients_greedy_and_beam_decoding_and_edit_distance(self):

@@ -965,7 +965,8 @@ def distribution_cases():
 
 
 def special_function_cases():
-    """tf.math.igamma, igammac and betainc, the Bessel functions of
+    """tf.math.igamma, igammac, betainc and zeta, the Bessel functions,
+    Dawson's, Fresnel's and Spence's integrals and expint of
     tf.math.special, with their gradients."""
     g = tf.Graph()
     rng = np.random.RandomState(8)
@@ -980,14 +981,16 @@ def special_function_cases():
         ys = [tf.math.igamma(a, x), tf.math.igammac(a, x), tf.math.betainc(a, a[::-1], u)]
         ys += [sp.bessel_i0(x), sp.bessel_i0e(-x), sp.bessel_i1(x), sp.bessel_i1e(-x),
                sp.bessel_k0(x), sp.bessel_k0e(x), sp.bessel_k1(x), sp.bessel_k1e(x),
-               sp.bessel_j0(x), sp.bessel_j1(x), sp.bessel_y0(x), sp.bessel_y1(x)]
+               sp.bessel_j0(x), sp.bessel_j1(x), sp.bessel_y0(x), sp.bessel_y1(x),
+               sp.dawsn(x - 4.0), sp.fresnel_cos(x - 3.0), sp.fresnel_sin(x - 3.0), sp.spence(x),
+               sp.expint(x), tf.math.zeta(a + 1.2, x)]
         total = tf.add_n([tf.reduce_sum(y) for y in ys])
         fetches = ys + tf.gradients(total, [a, x, u])
         with v1.Session() as sess:
             vals = sess.run(fetches, {a: a_val, x: x_val, u: u_val})
     ops = set(n.op for n in g.as_graph_def().node)
     assert {"Igamma", "Igammac", "IgammaGradA", "Betainc", "BesselI0", "BesselK1e",
-            "BesselY1"} <= ops, sorted(ops)
+            "BesselY1", "Dawsn", "FresnelCos", "FresnelSin", "Spence", "Expint", "Zeta"} <= ops, sorted(ops)
     save_case("special_functions", g, [t.name for t in fetches], vals,
               feeds={"a": a_val, "x": x_val, "u": u_val}, rtol=1e-9, atol=1e-12)
 
