@@ -3,6 +3,7 @@
 #include "base/status_macros.h"
 #include "ops/image/bounding_box_ops.h"
 #include "ops/image/color_ops.h"
+#include "ops/image/draw_bounding_box_ops.h"
 #include "ops/image/image_codec_ops.h"
 #include "ops/image/image_ops.h"
 #include "ops/image/nms_ops.h"
@@ -23,6 +24,7 @@ absl::Status RegisterImageFamilyOps(OpRegistry* ops) {
   RETURN_IF_ERROR(RegisterPatchOps(ops));
   RETURN_IF_ERROR(RegisterProjectiveTransformOps(ops));
   RETURN_IF_ERROR(RegisterResizeAreaOps(ops));
+  RETURN_IF_ERROR(RegisterDrawBoundingBoxOps(ops));
   return absl::OkStatus();
 }
 
@@ -43,6 +45,7 @@ void RegisterImageFamilyCpuKernels(KernelRegistry* kernels) {
   RegisterPatchKernels(kernels);
   RegisterProjectiveTransformKernels(kernels);
   RegisterResizeAreaKernels(kernels);
+  RegisterDrawBoundingBoxKernels(kernels);
 }
 
 }  // namespace sluice

@@ -1033,7 +1033,8 @@ def ctc_cases():
 def projective_transform_cases():
     """ImageProjectiveTransformV3 (what Keras's RandomRotation / RandomZoom
     run) in every interpolation and fill mode, and V2, with the gradient
-    w.r.t. the images; tf.image.resize's "area" (ResizeArea)."""
+    w.r.t. the images; tf.image.resize's "area" (ResizeArea) and
+    tf.image.draw_bounding_boxes."""
     g = tf.Graph()
     rng = np.random.RandomState(13)
     img_val = rng.rand(2, 9, 7, 3).astype(np.float32)
@@ -1050,6 +1051,9 @@ def projective_transform_cases():
                     images=img, transforms=tr, output_shape=[8, 10], fill_value=0.25,
                     interpolation=interp, fill_mode=mode))
         fetches.append(tf.image.resize(img, [5, 4], method="area"))
+        boxes = tf.constant([[[0.1, 0.2, 0.8, 0.9], [0.5, -0.3, 1.4, 0.6]],
+                             [[0.0, 0.0, 1.0, 1.0], [0.9, 0.1, 0.2, 0.5]]])
+        fetches.append(tf.image.draw_bounding_boxes(img, boxes, [[1.0, 0.0, 0.0], [0.0, 0.5, 1.0]]))
         fetches.append(v1.image.resize_area(tf.cast(img * 255, tf.uint8), [6, 11],
                                             align_corners=True))
         fetches.append(tf.raw_ops.ImageProjectiveTransformV2(
@@ -1061,7 +1065,7 @@ def projective_transform_cases():
             vals = sess.run(fetches, {img: img_val})
     ops = set(n.op for n in g.as_graph_def().node)
     assert {"ImageProjectiveTransformV3", "ImageProjectiveTransformV2", "MatrixInverse",
-            "ResizeArea"} <= ops, sorted(ops)
+            "ResizeArea", "DrawBoundingBoxesV2"} <= ops, sorted(ops)
     save_case("projective_transform", g, [t.name for t in fetches], vals, feeds={"img": img_val},
               rtol=1e-4, atol=1e-5)
 
