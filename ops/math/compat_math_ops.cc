@@ -11,6 +11,7 @@
 #include "graph/shape_inference.h"
 #include "ops/array/array_ops.h"
 #include "ops/internal/grad_util.h"
+#include "ops/math/internal/broadcast_grad.h"
 #include "ops/math/internal/cpu_cwise_loops.h"
 #include "ops/math/math_ops.h"
 #include "runtime/kernel.h"
@@ -107,9 +108,7 @@ absl::StatusOr<std::vector<Output>> NextAfterGrad(const Scope& s, const Node& no
                                                   absl::Span<const Output> g) {
   const Output x1 = internal::InputOf(node, 0);
   const Output x2 = internal::InputOf(node, 1);
-  ops::BroadcastGradientArgsOutputs r = ops::BroadcastGradientArgs(s, ops::Shape(s, x1), ops::Shape(s, x2));
-  std::vector<Output> out = {ops::Reshape(s, ops::Sum(s, g[0], r.r0), ops::Shape(s, x1)),
-                             ops::ZerosLike(s, x2)};
+  std::vector<Output> out = {internal::ReduceToOperand(s, g[0], x1, {x2}), ops::ZerosLike(s, x2)};
   RETURN_IF_ERROR(s.status());
   return out;
 }

@@ -16,6 +16,7 @@
 #include "graph/shape_inference.h"
 #include "ops/array/array_ops.h"
 #include "ops/internal/grad_util.h"
+#include "ops/math/internal/broadcast_grad.h"
 #include "ops/math/internal/cpu_cwise_loops.h"
 #include "ops/math/internal/incomplete_gamma.h"
 #include "ops/math/math_ops.h"
@@ -109,13 +110,6 @@ absl::Status BetaincShape(InferenceContext* c) {
 using internal::InputOf;
 using GradResult = absl::StatusOr<std::vector<Output>>;
 
-// `partial` (of the broadcast shape of x and y) summed down to x's shape.
-Output SumToShapeOf(const Scope& s, const Output& partial, const Output& x, const Output& y) {
-  ops::BroadcastGradientArgsOutputs r =
-      ops::BroadcastGradientArgs(s, ops::Shape(s, x), ops::Shape(s, y));
-  return ops::Reshape(s, ops::Sum(s, partial, r.r0), ops::Shape(s, x));
-}
-
 // The Gamma(a, 1) density at x: d P(a, x) / d x.
 Output GammaDensity(const Scope& s, const Output& a, const Output& x) {
   const Output one = ops::OnesLike(s, a);
@@ -134,7 +128,8 @@ GradResult IncompleteGammaGrad(const Scope& s, const Node& node, absl::Span<cons
     ga = ops::Neg(s, ga);
     gx = ops::Neg(s, gx);
   }
-  std::vector<Output> out = {SumToShapeOf(s, ga, a, x), SumToShapeOf(s, gx, x, a)};
+  std::vector<Output> out = {internal::ReduceToOperand(s, ga, a, {x}),
+                             internal::ReduceToOperand(s, gx, x, {a})};
   RETURN_IF_ERROR(s.status());
   return out;
 }
@@ -154,9 +149,7 @@ GradResult BetaincGrad(const Scope& s, const Node& node, absl::Span<const Output
                   log_beta));
   const Output gx = ops::Mul(s, g[0], partial);
   // The output has the shape of whichever input is not a scalar.
-  Output sum = ops::Reshape(
-      s, ops::Sum(s, gx, ops::BroadcastGradientArgs(s, ops::Shape(s, x), ops::Shape(s, gx)).r0),
-      ops::Shape(s, x));
+  Output sum = internal::ReduceToOperand(s, gx, x, {a, b});
   RETURN_IF_ERROR(s.status());
   return std::vector<Output>{Output(), Output(), sum};
 }

@@ -18,6 +18,7 @@
 #include "graph/shape_inference.h"
 #include "ops/array/array_ops.h"
 #include "ops/internal/grad_util.h"
+#include "ops/math/internal/broadcast_grad.h"
 #include "ops/math/internal/cpu_cwise_loops.h"
 #include "ops/math/math_ops.h"
 
@@ -188,9 +189,7 @@ GradResult PolygammaGrad(const Scope& s, const Node& node, absl::Span<const Outp
   const Output a = InputOf(node, 0);
   const Output x = InputOf(node, 1);
   Output partial = ops::Mul(s, g[0], ops::Polygamma(s, ops::Add(s, a, ops::OnesLike(s, a)), x));
-  ops::BroadcastGradientArgsOutputs r =
-      ops::BroadcastGradientArgs(s, ops::Shape(s, a), ops::Shape(s, x));
-  Output gx = ops::Reshape(s, ops::Sum(s, partial, r.r1), ops::Shape(s, x));
+  Output gx = internal::ReduceToOperand(s, partial, x, {a});
   RETURN_IF_ERROR(s.status());
   return std::vector<Output>{Output(), gx};
 }
@@ -201,9 +200,7 @@ GradResult ZetaGrad(const Scope& s, const Node& node, absl::Span<const Output> g
   const Output q = InputOf(node, 1);
   Output partial = ops::Mul(
       s, g[0], ops::Neg(s, ops::Mul(s, x, ops::Zeta(s, ops::Add(s, x, ops::OnesLike(s, x)), q))));
-  ops::BroadcastGradientArgsOutputs r =
-      ops::BroadcastGradientArgs(s, ops::Shape(s, x), ops::Shape(s, q));
-  Output gq = ops::Reshape(s, ops::Sum(s, partial, r.r1), ops::Shape(s, q));
+  Output gq = internal::ReduceToOperand(s, partial, q, {x});
   RETURN_IF_ERROR(s.status());
   return std::vector<Output>{Output(), gq};
 }
